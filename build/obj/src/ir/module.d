@@ -1,0 +1,11 @@
+build/obj/src/ir/module.o: src/ir/module.c src/ir/ir.h src/ir/ops.h \
+ src/ir/ops.def src/ir/shape.h src/ir/types.h include/cxla.h \
+ src/util/util.h src/ir/literal.h
+src/ir/ir.h:
+src/ir/ops.h:
+src/ir/ops.def:
+src/ir/shape.h:
+src/ir/types.h:
+include/cxla.h:
+src/util/util.h:
+src/ir/literal.h:

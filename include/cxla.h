@@ -1,0 +1,337 @@
+/*
+ * cxla.h — the one public header of cxla, a just-in-time compiler for linear algebra.
+ *
+ * Conventions
+ *  - Every fallible call returns a cxla_status (CXLA_OK is 0) or a handle that may be NULL; the
+ *    context keeps the last error message: cxla_context_errmsg(ctx).
+ *  - Objects are opaque; *_create / *_destroy pair up. Destroying NULL is a no-op.
+ *  - Builder calls return cxla_op handles so expressions chain. The first error in a builder
+ *    sticks: later calls return an invalid op ({0}) and cxla_builder_finish reports the error.
+ *  - Literal data is always dense in row-major (C) order of the logical shape; layouts only
+ *    affect how HLO text is printed.
+ *  - Thread safety: a context, its modules and builders are used from one thread at a time;
+ *    a compiled executable may be run from many threads at once.
+ */
+#ifndef CXLA_H
+#define CXLA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status ------------------------------------------------------------------------------- */
+typedef enum cxla_status {
+  CXLA_OK = 0,
+  CXLA_ERR_INVALID_ARGUMENT, /* a bad argument to an API call or a bad input value */
+  CXLA_ERR_PARSE,            /* malformed HLO text (message starts with FILE:LINE:COL) */
+  CXLA_ERR_VERIFY,           /* a module that parses but is ill-formed (shapes, names, attrs) */
+  CXLA_ERR_UNSUPPORTED,      /* valid, but not implemented by the chosen backend */
+  CXLA_ERR_OUT_OF_MEMORY,
+  CXLA_ERR_IO,               /* file system or file format errors (.npy, .hlo) */
+  CXLA_ERR_DEVICE,           /* a device is missing or failed */
+  CXLA_ERR_COMPILE,          /* code generation failed */
+  CXLA_ERR_RUNTIME,          /* execution failed (e.g. a loop-iteration limit) */
+  CXLA_ERR_INTERNAL          /* a bug in cxla: please report */
+} cxla_status;
+
+/* Static text for a status code ("ok", "parse error", ...). */
+const char *cxla_status_str(cxla_status s);
+
+/* ---- element types and shapes ------------------------------------------------------------- */
+typedef enum cxla_type {
+  CXLA_INVALID = 0,
+  CXLA_PRED,
+  CXLA_S8, CXLA_S16, CXLA_S32, CXLA_S64,
+  CXLA_U8, CXLA_U16, CXLA_U32, CXLA_U64,
+  CXLA_F16, CXLA_BF16, CXLA_F32, CXLA_F64,
+  CXLA_TUPLE,
+  CXLA_TOKEN
+} cxla_type;
+
+#define CXLA_MAX_RANK 16
+
+/* Bytes per element (0 for tuple/token/invalid); HLO text name ("f32") or NULL. */
+size_t cxla_type_size(cxla_type t);
+const char *cxla_type_name(cxla_type t);
+
+/* A caller-owned shape description: an array shape (type, rank, dims) or a tuple
+ * (type == CXLA_TUPLE, ntuple elements in `elems`). Functions that take one copy it. */
+typedef struct cxla_shape {
+  cxla_type type;
+  int rank;
+  const int64_t *dims;
+  int ntuple;
+  const struct cxla_shape *elems;
+} cxla_shape;
+
+/* ---- context -------------------------------------------------------------------------------- */
+typedef struct cxla_context cxla_context;
+
+/* Creates a context and reads CXLA_FLAGS from the environment (see docs/flags.md). If only
+ * CXLA_FLAGS is bad, *out is still set (read the message, then destroy it) and an error is
+ * returned; on OOM *out is NULL. */
+cxla_status cxla_context_create(cxla_context **out);
+void cxla_context_destroy(cxla_context *ctx);
+/* The last error message of this context ("" if none). The pointer stays valid in the
+ * calling thread until its next call into this context. */
+const char *cxla_context_errmsg(cxla_context *ctx);
+/* Parses a flag string like CXLA_FLAGS ("--threads=2 --fusion=off") into the context. */
+cxla_status cxla_context_set_flags(cxla_context *ctx, const char *flags);
+
+/* ---- literals: host arrays and tuples -------------------------------------------------------- */
+typedef struct cxla_literal cxla_literal;
+
+/* A zero-filled array literal. */
+cxla_literal *cxla_literal_create(cxla_context *ctx, cxla_type type, int rank, const int64_t *dims);
+/* An array literal that copies `nbytes` of row-major data (nbytes must match the shape). */
+cxla_literal *cxla_literal_from_data(cxla_context *ctx, cxla_type type, int rank,
+                                     const int64_t *dims, const void *data, size_t nbytes);
+/* A tuple literal taking ownership of its n elements (they must not be destroyed by the caller,
+ * even if this call fails). */
+cxla_literal *cxla_literal_tuple(cxla_context *ctx, int n, cxla_literal **elems);
+cxla_literal *cxla_literal_clone(cxla_context *ctx, const cxla_literal *lit);
+void cxla_literal_destroy(cxla_literal *lit);
+
+cxla_type cxla_literal_type(const cxla_literal *lit);         /* CXLA_TUPLE for tuples */
+int cxla_literal_rank(const cxla_literal *lit);
+const int64_t *cxla_literal_dims(const cxla_literal *lit);
+int64_t cxla_literal_element_count(const cxla_literal *lit);
+size_t cxla_literal_size_bytes(const cxla_literal *lit);
+void *cxla_literal_data(cxla_literal *lit);                   /* NULL for tuples */
+int cxla_literal_tuple_size(const cxla_literal *lit);         /* -1 for arrays */
+cxla_literal *cxla_literal_tuple_get(cxla_literal *lit, int i); /* borrowed */
+/* Element i (row-major) converted to double; f16/bf16/integers/pred included. */
+double cxla_literal_get_f64(const cxla_literal *lit, int64_t i);
+/* Stores value (converted to the literal's type, as `convert` would). */
+void cxla_literal_set_f64(cxla_literal *lit, int64_t i, double value);
+/* Prints the literal as HLO text ("f32[2] {1, 2}") into a malloc'd string the caller frees. */
+char *cxla_literal_to_string(const cxla_literal *lit);
+/* Parses HLO literal text such as "f32[2,2] {{1,2},{3,4}}" or "(s32[], pred[]) (1, true)". */
+cxla_status cxla_literal_parse(cxla_context *ctx, const char *text, cxla_literal **out);
+
+/* .npy files: format versions 1-3, little-endian, C order. */
+cxla_status cxla_literal_read_npy(cxla_context *ctx, const char *path, cxla_literal **out);
+cxla_status cxla_literal_write_npy(cxla_context *ctx, const cxla_literal *lit, const char *path);
+
+/* ---- modules ---------------------------------------------------------------------------------- */
+typedef struct cxla_module cxla_module;
+
+/* Parses and verifies HLO text. `filename` names the text in error messages (may be NULL). */
+cxla_status cxla_module_parse(cxla_context *ctx, const char *text, size_t len,
+                              const char *filename, cxla_module **out);
+cxla_status cxla_module_parse_file(cxla_context *ctx, const char *path, cxla_module **out);
+/* An empty module, to be filled with builders. */
+cxla_module *cxla_module_create(cxla_context *ctx, const char *name);
+void cxla_module_destroy(cxla_module *m);
+/* Verifies the module (shape inference for every instruction). */
+cxla_status cxla_module_verify(cxla_module *m);
+/* Canonical HLO text (malloc'd; the caller frees it), or NULL with an error set. */
+char *cxla_module_to_string(cxla_module *m);
+int cxla_module_num_parameters(cxla_module *m);
+/* Shape of ENTRY parameter i / of the ENTRY result. Pointers stay valid while m lives. */
+cxla_status cxla_module_parameter_shape(cxla_module *m, int i, cxla_shape *out);
+cxla_status cxla_module_result_shape(cxla_module *m, cxla_shape *out);
+
+/* ---- builder: one computation at a time --------------------------------------------------------- */
+typedef struct cxla_builder cxla_builder;
+typedef struct cxla_computation cxla_computation; /* owned by its module */
+typedef struct cxla_op { int32_t id; } cxla_op;   /* id 0 is the invalid op */
+
+cxla_builder *cxla_builder_create(cxla_module *m, const char *name);
+/* Ends the builder: sets `root` as the computation's ROOT, verifies, adds the computation to
+ * the module (as ENTRY if is_entry), and frees the builder. Returns the first sticky error. */
+cxla_status cxla_builder_finish(cxla_builder *b, cxla_op root, int is_entry,
+                                cxla_computation **out);
+/* Discards a builder that will not be finished. */
+void cxla_builder_destroy(cxla_builder *b);
+/* CXLA_OK, or the first error recorded in the builder. */
+cxla_status cxla_builder_status(cxla_builder *b);
+/* Shape of an op built so far (valid while the builder lives). */
+cxla_status cxla_builder_get_shape(cxla_builder *b, cxla_op x, cxla_shape *out);
+
+cxla_op cxla_builder_parameter(cxla_builder *b, int64_t number, const cxla_shape *shape,
+                               const char *name);
+cxla_op cxla_builder_constant(cxla_builder *b, const cxla_literal *lit);   /* copies lit */
+cxla_op cxla_builder_constant_scalar(cxla_builder *b, cxla_type type, double value);
+
+/* Any elementwise op by its HLO name ("add", "exponential", ...). */
+cxla_op cxla_builder_unary(cxla_builder *b, const char *opname, cxla_op x);
+cxla_op cxla_builder_binary(cxla_builder *b, const char *opname, cxla_op x, cxla_op y);
+
+/* Unary elementwise. */
+cxla_op cxla_builder_abs(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_negate(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_sign(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_exp(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_expm1(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_log(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_log1p(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_logistic(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_sqrt(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_rsqrt(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_cbrt(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_sin(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_cos(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_tan(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_tanh(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_floor(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_ceil(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_round_afz(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_round_even(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_is_finite(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_not(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_popcnt(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_clz(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_erf(cxla_builder *b, cxla_op x);
+cxla_op cxla_builder_copy(cxla_builder *b, cxla_op x);
+
+/* Binary elementwise (operands of equal shape; broadcast explicitly first). */
+cxla_op cxla_builder_add(cxla_builder *b, cxla_op x, cxla_op y);
+cxla_op cxla_builder_sub(cxla_builder *b, cxla_op x, cxla_op y);
+cxla_op cxla_builder_mul(cxla_builder *b, cxla_op x, cxla_op y);
+cxla_op cxla_builder_div(cxla_builder *b, cxla_op x, cxla_op y);
+cxla_op cxla_builder_rem(cxla_builder *b, cxla_op x, cxla_op y);
+cxla_op cxla_builder_pow(cxla_builder *b, cxla_op x, cxla_op y);
+cxla_op cxla_builder_atan2(cxla_builder *b, cxla_op x, cxla_op y);
+cxla_op cxla_builder_max(cxla_builder *b, cxla_op x, cxla_op y);
+cxla_op cxla_builder_min(cxla_builder *b, cxla_op x, cxla_op y);
+cxla_op cxla_builder_and(cxla_builder *b, cxla_op x, cxla_op y);
+cxla_op cxla_builder_or(cxla_builder *b, cxla_op x, cxla_op y);
+cxla_op cxla_builder_xor(cxla_builder *b, cxla_op x, cxla_op y);
+cxla_op cxla_builder_shl(cxla_builder *b, cxla_op x, cxla_op y);
+cxla_op cxla_builder_shr_arith(cxla_builder *b, cxla_op x, cxla_op y);
+cxla_op cxla_builder_shr_logical(cxla_builder *b, cxla_op x, cxla_op y);
+
+typedef enum cxla_compare_dir { CXLA_EQ, CXLA_NE, CXLA_LT, CXLA_LE, CXLA_GT, CXLA_GE } cxla_compare_dir;
+/* cmp_type: NULL for the default of the element type, or "FLOAT", "TOTALORDER", "SIGNED",
+ * "UNSIGNED". */
+cxla_op cxla_builder_compare(cxla_builder *b, cxla_op x, cxla_op y, cxla_compare_dir dir,
+                             const char *cmp_type);
+cxla_op cxla_builder_select(cxla_builder *b, cxla_op pred, cxla_op on_true, cxla_op on_false);
+cxla_op cxla_builder_clamp(cxla_builder *b, cxla_op lo, cxla_op x, cxla_op hi);
+cxla_op cxla_builder_convert(cxla_builder *b, cxla_op x, cxla_type to);
+cxla_op cxla_builder_bitcast_convert(cxla_builder *b, cxla_op x, cxla_type to);
+
+/* Shape ops. */
+cxla_op cxla_builder_broadcast(cxla_builder *b, cxla_op x, int rank, const int64_t *dims,
+                               const int64_t *operand_to_result_dims);
+cxla_op cxla_builder_reshape(cxla_builder *b, cxla_op x, int rank, const int64_t *dims);
+cxla_op cxla_builder_transpose(cxla_builder *b, cxla_op x, const int64_t *permutation);
+/* strides may be NULL (all 1). */
+cxla_op cxla_builder_slice(cxla_builder *b, cxla_op x, const int64_t *starts,
+                           const int64_t *limits, const int64_t *strides);
+cxla_op cxla_builder_dynamic_slice(cxla_builder *b, cxla_op x, const cxla_op *start_indices,
+                                   const int64_t *sizes);
+cxla_op cxla_builder_dynamic_update_slice(cxla_builder *b, cxla_op x, cxla_op update,
+                                          const cxla_op *start_indices);
+cxla_op cxla_builder_concatenate(cxla_builder *b, int n, const cxla_op *xs, int64_t dimension);
+/* lo/hi may be negative; interior >= 0; one entry per dimension. */
+cxla_op cxla_builder_pad(cxla_builder *b, cxla_op x, cxla_op pad_value, const int64_t *lo,
+                         const int64_t *hi, const int64_t *interior);
+cxla_op cxla_builder_reverse(cxla_builder *b, cxla_op x, int n, const int64_t *dimensions);
+cxla_op cxla_builder_iota(cxla_builder *b, cxla_type type, int rank, const int64_t *dims,
+                          int64_t iota_dimension);
+
+/* Reductions and computations. `to_apply` etc. come from cxla_builder_finish. */
+cxla_op cxla_builder_reduce(cxla_builder *b, int n, const cxla_op *operands,
+                            const cxla_op *init_values, int ndims, const int64_t *dimensions,
+                            cxla_computation *to_apply);
+cxla_op cxla_builder_map(cxla_builder *b, int n, const cxla_op *operands,
+                         cxla_computation *to_apply);
+cxla_op cxla_builder_sort(cxla_builder *b, int n, const cxla_op *operands, int64_t dimension,
+                          int is_stable, cxla_computation *comparator);
+
+typedef struct cxla_window_dim {
+  int64_t size, stride, pad_lo, pad_hi, lhs_dilate, rhs_dilate; /* 0 stride/dilate means 1 */
+  int reversal;
+} cxla_window_dim;
+cxla_op cxla_builder_reduce_window(cxla_builder *b, int n, const cxla_op *operands,
+                                   const cxla_op *init_values, const cxla_window_dim *window,
+                                   cxla_computation *to_apply);
+cxla_op cxla_builder_select_and_scatter(cxla_builder *b, cxla_op operand, cxla_op source,
+                                        cxla_op init_value, const cxla_window_dim *window,
+                                        cxla_computation *select, cxla_computation *scatter);
+
+typedef struct cxla_dot_dims {
+  int nbatch, ncontract;
+  const int64_t *lhs_batch, *rhs_batch, *lhs_contract, *rhs_contract;
+} cxla_dot_dims;
+cxla_op cxla_builder_dot(cxla_builder *b, cxla_op lhs, cxla_op rhs, const cxla_dot_dims *dims);
+/* A plain matrix product: contracts lhs's last dimension with rhs's first. */
+cxla_op cxla_builder_matmul(cxla_builder *b, cxla_op lhs, cxla_op rhs);
+
+/* dim_labels as in HLO text, e.g. "b01f_01io->b01f"; window has one entry per spatial dim. */
+cxla_op cxla_builder_convolution(cxla_builder *b, cxla_op lhs, cxla_op rhs,
+                                 const char *dim_labels, const cxla_window_dim *window,
+                                 int64_t feature_group_count, int64_t batch_group_count);
+
+typedef struct cxla_gather_dims {
+  int noffset, ncollapsed, nstart_index_map, noperand_batching;
+  const int64_t *offset_dims, *collapsed_slice_dims, *start_index_map;
+  const int64_t *operand_batching_dims, *start_indices_batching_dims;
+  int64_t index_vector_dim;
+  int nslice_sizes;
+  const int64_t *slice_sizes;
+} cxla_gather_dims;
+cxla_op cxla_builder_gather(cxla_builder *b, cxla_op operand, cxla_op start_indices,
+                            const cxla_gather_dims *dims);
+
+typedef struct cxla_scatter_dims {
+  int nupdate_window, ninserted_window, nscatter_to_operand, ninput_batching;
+  const int64_t *update_window_dims, *inserted_window_dims, *scatter_dims_to_operand_dims;
+  const int64_t *input_batching_dims, *scatter_indices_batching_dims;
+  int64_t index_vector_dim;
+} cxla_scatter_dims;
+cxla_op cxla_builder_scatter(cxla_builder *b, cxla_op operand, cxla_op indices, cxla_op updates,
+                             const cxla_scatter_dims *dims, cxla_computation *to_apply);
+
+/* Tuples and control flow. */
+cxla_op cxla_builder_tuple(cxla_builder *b, int n, const cxla_op *elems);
+cxla_op cxla_builder_get_tuple_element(cxla_builder *b, cxla_op t, int64_t index);
+cxla_op cxla_builder_call(cxla_builder *b, int n, const cxla_op *args, cxla_computation *c);
+cxla_op cxla_builder_while(cxla_builder *b, cxla_op init, cxla_computation *condition,
+                           cxla_computation *body);
+/* branch_index is pred (2 branches: true, false) or s32 (n branches, out of range -> last). */
+cxla_op cxla_builder_conditional(cxla_builder *b, cxla_op branch_index, int n,
+                                 const cxla_op *branch_operands, cxla_computation **branches);
+
+/* ---- compile and execute --------------------------------------------------------------------- */
+typedef struct cxla_executable cxla_executable;
+typedef struct cxla_buffer cxla_buffer;
+
+typedef struct cxla_compile_options {
+  const char *backend; /* "interp" (default), "cpu", "gpu" */
+  int opt_level;       /* -1: from flags (default 2) */
+  int threads;         /* 0: from flags / all cores */
+} cxla_compile_options;
+void cxla_compile_options_init(cxla_compile_options *o);
+
+/* Compiles the module's ENTRY computation. The module must outlive nothing: the executable
+ * keeps what it needs. */
+cxla_status cxla_compile(cxla_module *m, const cxla_compile_options *opts,
+                         cxla_executable **out);
+void cxla_executable_destroy(cxla_executable *e);
+/* Runs once. args: one buffer per ENTRY parameter. *result receives a new buffer (a tuple
+ * buffer when the ENTRY result is a tuple). Safe to call from several threads at once. */
+cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *const *args,
+                                    cxla_buffer **result);
+/* Wall-clock milliseconds of each compile phase, as "name=ms" pairs joined by spaces. */
+const char *cxla_executable_compile_stats(cxla_executable *e);
+
+/* Buffers live on the executable's device (host memory for interp and cpu). */
+cxla_status cxla_buffer_from_literal(cxla_context *ctx, const char *backend,
+                                     const cxla_literal *lit, cxla_buffer **out);
+cxla_status cxla_buffer_to_literal(cxla_buffer *buf, cxla_literal **out);
+void cxla_buffer_destroy(cxla_buffer *buf);
+
+/* Convenience: parse nothing, compile with opts, run on literals, return a literal. */
+cxla_status cxla_module_run(cxla_module *m, const cxla_compile_options *opts, int nargs,
+                            cxla_literal *const *args, cxla_literal **result);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

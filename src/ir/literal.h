@@ -1,0 +1,28 @@
+/* literal.h — host arrays and tuples (cxla_literal). Data is dense row-major in the logical
+ * shape; f16/bf16 are stored as their 16-bit patterns, pred as one byte (0 or 1). */
+#ifndef CX_LITERAL_H
+#define CX_LITERAL_H
+#include "ir/shape.h"
+
+struct cxla_literal {
+  cx_shape shape;           /* heap-owned tuple element shapes */
+  void *data;               /* arrays: shape bytes (at least 1 byte allocated) */
+  int nelems;
+  struct cxla_literal **elems; /* tuples */
+};
+
+/* A zero-filled literal of any shape (tuples recursively); NULL on OOM or a bad shape. */
+cxla_literal *cx_literal_new(const cx_shape *shape);
+/* Prints "{1, 2}" (values only) or "f32[2] {1, 2}" (with_shape); tuples as "(a, b)". */
+void cx_literal_print(cx_sb *sb, const cxla_literal *lit, int with_shape);
+/* Prints one element in HLO literal syntax. */
+void cx_literal_print_elem(cx_sb *sb, const cxla_literal *lit, int64_t i);
+/* Compares got with want: same shape, integers and pred exact, floats within
+ * |got-want| <= atol + rtol*|want| (NaN matches NaN, infinities must match). Returns 1 if
+ * they match; otherwise 0 and a description of the first difference in why (may be NULL). */
+int cx_literal_compare(const cxla_literal *got, const cxla_literal *want, double rtol,
+                       double atol, cx_sb *why);
+/* Bitwise equality of shape and data. */
+int cx_literal_equal(const cxla_literal *a, const cxla_literal *b);
+
+#endif

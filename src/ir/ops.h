@@ -1,0 +1,25 @@
+/* ops.h — the op enum and table queries, generated from ops.def. */
+#ifndef CX_OPS_H
+#define CX_OPS_H
+
+typedef enum cx_op {
+#define X(id, name, arity, cls, cost) CX_OP_##id,
+#include "ir/ops.def"
+#undef X
+  CX_OP_COUNT
+} cx_op;
+
+typedef enum {
+  CX_CLASS_DATA, CX_CLASS_ELEMENTWISE, CX_CLASS_SHAPE, CX_CLASS_REDUCE,
+  CX_CLASS_LIBRARY, CX_CLASS_CONTROL, CX_CLASS_OTHER
+} cx_op_class;
+
+const char *cx_op_name(cx_op op);
+/* The op with this HLO name, or -1. */
+int cx_op_lookup(const char *name, int len);
+int cx_op_arity(cx_op op);               /* -1: variadic */
+cx_op_class cx_op_class_of(cx_op op);
+int cx_op_is_expensive(cx_op op);
+static inline int cx_op_is_elementwise(cx_op op) { return cx_op_class_of(op) == CX_CLASS_ELEMENTWISE; }
+
+#endif

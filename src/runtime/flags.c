@@ -1,0 +1,121 @@
+/* flags.c — parses CXLA_FLAGS-style option strings; one table names every flag. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "runtime/flags.h"
+
+typedef enum { F_BOOL, F_INT, F_STR } flag_kind;
+typedef struct {
+  const char *name;
+  flag_kind kind;
+  size_t offset;
+  int64_t lo, hi;
+  const char *help;
+} flag_def;
+
+#define OFF(f) offsetof(cx_flags, f)
+static const flag_def defs[] = {
+    {"fusion", F_BOOL, OFF(fusion), 0, 1, "on|off: fuse ops into kernels (off: one kernel per op)"},
+    {"threads", F_INT, OFF(threads), 0, 1024, "N: worker threads (0: all cores)"},
+    {"opt-level", F_INT, OFF(opt_level), 0, 3, "0..3: LLVM optimisation level"},
+    {"max-loop-iterations", F_INT, OFF(max_loop_iterations), 0, INT64_MAX,
+     "N: stop interpreted while loops after N iterations (0: no limit)"},
+    {"dump-to", F_STR, OFF(dump_to), 0, 0, "DIR: write HLO text and GraphViz after each pass"},
+    {"dump-pass-re", F_STR, OFF(dump_pass_re), 0, 0, "REGEX: only dump passes matching it"},
+    {"trace", F_STR, OFF(trace), 0, 0, "FILE: write a Chrome trace of compile phases and kernels"},
+};
+
+void cx_flags_init(cx_flags *f) {
+  memset(f, 0, sizeof *f);
+  f->fusion = 1;
+  f->opt_level = 2;
+}
+
+void cx_flags_free(cx_flags *f) {
+  for (int i = 0; i < CX_ARRAY_LEN(defs); i++)
+    if (defs[i].kind == F_STR) cx_free(*(char **)((char *)f + defs[i].offset));
+  cx_flags_init(f);
+}
+
+cxla_status cx_flags_copy(cxla_context *ctx, cx_flags *dst, const cx_flags *src) {
+  cx_flags tmp = *src;
+  for (int i = 0; i < CX_ARRAY_LEN(defs); i++) {
+    if (defs[i].kind != F_STR) continue;
+    char **slot = (char **)((char *)&tmp + defs[i].offset);
+    if (*slot && !(*slot = cx_strdup(*slot))) {
+      for (int j = 0; j < i; j++)
+        if (defs[j].kind == F_STR) cx_free(*(char **)((char *)&tmp + defs[j].offset));
+      return cx_oom(ctx);
+    }
+  }
+  *dst = tmp;
+  return CXLA_OK;
+}
+
+static const flag_def *find(const char *name, size_t n) {
+  for (int i = 0; i < CX_ARRAY_LEN(defs); i++)
+    if (strlen(defs[i].name) == n && !strncmp(defs[i].name, name, n)) return &defs[i];
+  return NULL;
+}
+
+int cx_flags_is_flag(const char *arg) {
+  if (strncmp(arg, "--", 2)) return 0;
+  const char *eq = strchr(arg, '=');
+  size_t n = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+  return find(arg + 2, n) != NULL;
+}
+
+static cxla_status set_one(cxla_context *ctx, cx_flags *f, const char *tok, size_t len) {
+  if (len < 3 || strncmp(tok, "--", 2))
+    return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "flag '%.*s' must look like --name=value",
+                    (int)len, tok);
+  const char *eq = memchr(tok, '=', len);
+  size_t nlen = eq ? (size_t)(eq - tok - 2) : len - 2;
+  const flag_def *d = find(tok + 2, nlen);
+  if (!d) {
+    cx_sb known;
+    cx_sb_init(&known);
+    for (int i = 0; i < CX_ARRAY_LEN(defs); i++) cx_sb_printf(&known, "%s--%s", i ? ", " : "", defs[i].name);
+    cxla_status s = cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "unknown flag '--%.*s' (known: %s)",
+                             (int)nlen, tok + 2, known.buf ? known.buf : "");
+    cx_sb_free(&known);
+    return s;
+  }
+  const char *val = eq ? eq + 1 : NULL;
+  size_t vlen = eq ? len - (size_t)(val - tok) : 0;
+  char *v = val ? cx_strndup(val, vlen) : NULL;
+  if (val && !v) return cx_oom(ctx);
+  void *slot = (char *)f + d->offset;
+  cxla_status st = CXLA_OK;
+  if (d->kind == F_BOOL) {
+    if (!v || !strcmp(v, "on") || !strcmp(v, "true") || !strcmp(v, "1")) *(int *)slot = 1;
+    else if (!strcmp(v, "off") || !strcmp(v, "false") || !strcmp(v, "0")) *(int *)slot = 0;
+    else st = cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "flag --%s wants on or off, not '%s'", d->name, v);
+  } else if (d->kind == F_INT) {
+    char *end = NULL;
+    errno = 0;
+    long long x = v ? strtoll(v, &end, 10) : 0;
+    if (!v || !*v || *end || errno || x < d->lo || x > d->hi)
+      st = cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "flag --%s wants an integer in [%lld, %lld], not '%s'",
+                    d->name, (long long)d->lo, (long long)d->hi, v ? v : "");
+    else if (d->offset == OFF(max_loop_iterations)) *(int64_t *)slot = x;
+    else *(int *)slot = (int)x;
+  } else {
+    if (!v || !*v) st = cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "flag --%s wants a value", d->name);
+    else { cx_free(*(char **)slot); *(char **)slot = v; v = NULL; }
+  }
+  cx_free(v);
+  return st;
+}
+
+cxla_status cx_flags_parse(cxla_context *ctx, cx_flags *f, const char *text) {
+  const char *p = text ? text : "";
+  for (;;) {
+    while (*p && isspace((unsigned char)*p)) p++;
+    if (!*p) return CXLA_OK;
+    const char *s = p;
+    while (*p && !isspace((unsigned char)*p)) p++;
+    CX_TRY(set_one(ctx, f, s, (size_t)(p - s)));
+  }
+}

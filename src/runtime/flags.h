@@ -1,0 +1,24 @@
+/* flags.h — user-facing options, read from CXLA_FLAGS and from CLI options (same syntax). */
+#ifndef CX_FLAGS_H
+#define CX_FLAGS_H
+#include "util/util.h"
+
+typedef struct cx_flags {
+  int fusion;             /* --fusion=on|off: off compiles every op as its own kernel */
+  int threads;            /* --threads=N: worker threads for compiled code; 0 means all cores */
+  int opt_level;          /* --opt-level=0..3: LLVM optimisation level (default 2) */
+  int64_t max_loop_iterations; /* --max-loop-iterations=N: interpreter guard; 0 means none */
+  char *dump_to;          /* --dump-to=DIR: HLO text + GraphViz after each pass */
+  char *dump_pass_re;     /* --dump-pass-re=REGEX: which passes to dump (default all) */
+  char *trace;            /* --trace=FILE: Chrome trace JSON of compile phases and kernels */
+} cx_flags;
+
+void cx_flags_init(cx_flags *f);
+void cx_flags_free(cx_flags *f);
+cxla_status cx_flags_copy(cxla_context *ctx, cx_flags *dst, const cx_flags *src);
+/* Parses whitespace-separated "--name=value" options into f; unknown names are errors. */
+cxla_status cx_flags_parse(cxla_context *ctx, cx_flags *f, const char *text);
+/* Parses one option ("--threads=2"); returns 0 if the name is not a cxla flag. */
+int cx_flags_is_flag(const char *arg);
+
+#endif
