@@ -1,0 +1,65 @@
+/* interp.h — the reference interpreter: evaluates a module's computations on host literals.
+ * It judges every compiled backend, so it favours obvious correctness over speed: floats are
+ * computed in double and rounded to the element type after every op. */
+#ifndef CX_INTERP_H
+#define CX_INTERP_H
+#include "ir/ir.h"
+
+typedef struct cx_interp {
+  cx_module *m;
+  cxla_context *ctx;
+  int64_t max_loop_iterations; /* 0: unlimited */
+  int depth;                   /* nesting of computation calls (guards runaway recursion) */
+} cx_interp;
+
+/* One scalar value: floats in f (already rounded to the element type), integers and pred
+ * in i (u64 as its bit pattern, narrower types sign/zero-extended). */
+typedef union cx_scalar {
+  double f;
+  int64_t i;
+} cx_scalar;
+
+void cx_interp_init(cx_interp *st, cx_module *m);
+/* Runs the ENTRY computation. args are borrowed; *out is a new literal. */
+cxla_status cx_interp_run(cx_module *m, int nargs, cxla_literal *const *args, cxla_literal **out);
+/* Evaluates computation c on args (borrowed); *out is new. */
+cxla_status cx_interp_call(cx_interp *st, cx_comp *c, int nargs, cxla_literal *const *args,
+                           cxla_literal **out);
+/* Evaluates a computation whose parameters and result are scalars (or a tuple of scalars),
+ * as reducers, comparators and scatter combiners are, without allocating literals when the
+ * body only uses elementwise ops, constants, tuples and get-tuple-element. */
+cxla_status cx_interp_call_scalar(cx_interp *st, cx_comp *c, int nargs, const cx_scalar *args,
+                                  int nouts, cx_scalar *outs);
+
+/* Scalar semantics of the elementwise ops (XLA's rules: integer division truncates, x/0 = -1
+ * for integers, remainder takes the dividend's sign, shifts past the width give 0 or the sign,
+ * max/min propagate NaN, ...). `type` is the operand element type; the result type is the
+ * instruction's (pred for compare and is-finite). */
+cx_scalar cx_scalar_unary(cx_op op, cxla_type type, cx_scalar x);
+cx_scalar cx_scalar_binary(cx_op op, cxla_type type, cx_scalar a, cx_scalar b);
+int cx_scalar_compare(cxla_compare_dir dir, cx_cmp_type ct, cxla_type type, cx_scalar a, cx_scalar b);
+cx_scalar cx_scalar_convert(cxla_type from, cxla_type to, cx_scalar x);
+cx_scalar cx_scalar_load(cxla_type t, const void *base, int64_t i);
+void cx_scalar_store(cxla_type t, void *base, int64_t i, cx_scalar v);
+
+/* Per-op evaluation, by group. ops are the operand values (borrowed); *out is new. Each
+ * returns CXLA_ERR_UNSUPPORTED "not supported: <op> ..." for cases it does not handle. */
+typedef cxla_status (*cx_interp_fn)(cx_interp *st, cx_instr *in, cxla_literal *const *ops,
+                                    cxla_literal **out);
+cxla_status cx_interp_elementwise(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
+cxla_status cx_interp_shape_op(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
+cxla_status cx_interp_control(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
+cxla_status cx_interp_reduce(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
+cxla_status cx_interp_reduce_window(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
+cxla_status cx_interp_select_and_scatter(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
+cxla_status cx_interp_map(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
+cxla_status cx_interp_sort(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
+cxla_status cx_interp_dot(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
+cxla_status cx_interp_convolution(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
+cxla_status cx_interp_gather(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
+cxla_status cx_interp_scatter(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
+
+/* Error helpers: "FILE:LINE:COL: error: not supported: <op>: <why>". */
+cxla_status cx_interp_unsupported(cx_interp *st, cx_instr *in, const char *why);
+
+#endif

@@ -1,0 +1,40 @@
+/* executable.h — backends behind cxla_compile / cxla_executable_execute. A backend compiles a
+ * private clone of the module once; execute may then run from many threads at once. */
+#ifndef CX_EXECUTABLE_H
+#define CX_EXECUTABLE_H
+#include "ir/ir.h"
+#include "runtime/flags.h"
+
+typedef struct cx_backend {
+  const char *name;     /* "interp", "cpu", "gpu" */
+  /* Takes ownership of m (a verified clone). Writes "phase=ms" pairs to stats. */
+  cxla_status (*compile)(cxla_context *ctx, cx_module *m, const cx_flags *flags, void **state,
+                         cx_sb *stats);
+  /* args are borrowed host literals, one per ENTRY parameter, already checked against the
+   * parameter shapes; *out is a new literal. Thread safe. */
+  cxla_status (*execute)(void *state, cxla_context *ctx, int nargs, cxla_literal *const *args,
+                         cxla_literal **out);
+  void (*destroy)(void *state);
+} cx_backend;
+
+/* The backend with this name, or NULL. */
+const cx_backend *cx_backend_find(const char *name);
+/* Registered backends, NULL-terminated (for --help and error messages). */
+const cx_backend *const *cx_backend_list(void);
+
+struct cxla_executable {
+  cxla_context *ctx;
+  const cx_backend *backend;
+  void *state;
+  int nparams;
+  cx_shape *param_shapes;   /* heap copies, to check arguments */
+  cx_shape result_shape;
+  char *stats;
+};
+
+struct cxla_buffer {
+  cxla_context *ctx;
+  cxla_literal *host;       /* host-resident value (interp and cpu keep buffers on the host) */
+};
+
+#endif

@@ -1,0 +1,26 @@
+/* hlo.h — HLO text: parsing modules and literals, and printing them back. */
+#ifndef CX_HLO_H
+#define CX_HLO_H
+#include "ir/ir.h"
+
+/* Parses HLO text into a module without verifying it. Errors (CXLA_ERR_PARSE, or
+ * CXLA_ERR_UNSUPPORTED for valid syntax cxla does not model) read
+ * "FILE:LINE:COL: error: expected ..., got ...". */
+cxla_status cx_parse_module(cxla_context *ctx, const char *text, size_t len, const char *filename,
+                            cx_module **out);
+/* Parses a literal with its shape: "f32[2,2] {{1,2},{3,4}}", "(f32[], s32[2]) (1, {2, 3})". */
+cxla_status cx_parse_literal(cxla_context *ctx, const char *text, size_t len, cxla_literal **out);
+
+typedef struct cx_print_opts {
+  int percent;          /* "%name" instead of "name" */
+  int operand_shapes;   /* "add(f32[2]{0} %a, ...)" */
+  int layouts;          /* "{1,0}" after array shapes */
+  int metadata;         /* metadata= and other kept attributes */
+} cx_print_opts;
+/* Canonical text: bare names, layouts, no operand shapes, kept attributes. */
+cx_print_opts cx_print_opts_canonical(void);
+void cx_print_module(cx_sb *sb, const cx_module *m, const cx_print_opts *o);
+void cx_print_comp(cx_sb *sb, const cx_comp *c, const cx_print_opts *o);
+void cx_print_instr(cx_sb *sb, const cx_instr *in, const cx_print_opts *o);
+
+#endif
