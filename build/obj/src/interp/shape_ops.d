@@ -1,0 +1,13 @@
+build/obj/src/interp/shape_ops.o: src/interp/shape_ops.c \
+ src/interp/interp.h src/ir/ir.h src/ir/ops.h src/ir/ops.def \
+ src/ir/shape.h src/ir/types.h include/cxla.h src/util/util.h \
+ src/ir/literal.h
+src/interp/interp.h:
+src/ir/ir.h:
+src/ir/ops.h:
+src/ir/ops.def:
+src/ir/shape.h:
+src/ir/types.h:
+include/cxla.h:
+src/util/util.h:
+src/ir/literal.h:

@@ -1,0 +1,1 @@
+build/obj/tools/cxla.o: tools/cxla.c

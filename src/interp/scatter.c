@@ -1,0 +1,3 @@
+/* scatter.c — placeholder until it lands. */
+#include "interp/interp.h"
+cxla_status cx_interp_scatter(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) { (void)ops; *out = NULL; return cx_interp_unsupported(st, in, "not built yet"); }
