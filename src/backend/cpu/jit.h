@@ -1,0 +1,28 @@
+/* jit.h — a thin wrapper over LLVM's ORC LLJIT (its C API calls itself experimental, so this
+ * is the only file that touches it) and the host target machine. */
+#ifndef CX_JIT_H
+#define CX_JIT_H
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+#include "util/util.h"
+
+typedef struct cx_jit cx_jit;
+
+/* An LLJIT for the host CPU (name and features) with the runtime (cx_rt_*) and libm symbols
+ * resolvable. */
+cxla_status cx_jit_create(cxla_context *ctx, int opt_level, cx_jit **out);
+void cx_jit_destroy(cx_jit *j);
+/* The LLVM context modules for this JIT must be created in. */
+LLVMContextRef cx_jit_context(cx_jit *j);
+/* Host triple, CPU name ("znver4"), features, data layout; SIMD width in bits. */
+const char *cx_jit_triple(cx_jit *j);
+const char *cx_jit_cpu(cx_jit *j);
+int cx_jit_vector_bits(cx_jit *j);
+/* Sets triple + data layout on mod, runs the optimisation pipeline for opt_level (0..3), and
+ * adds it to the JIT (taking ownership of mod even on failure). */
+cxla_status cx_jit_add_module(cx_jit *j, LLVMModuleRef mod, double *opt_ms, double *codegen_ms);
+cxla_status cx_jit_lookup(cx_jit *j, const char *name, void **addr);
+/* Native assembly of a module (for dumps); caller frees. */
+char *cx_jit_emit_asm(cx_jit *j, LLVMModuleRef mod);
+
+#endif

@@ -1,0 +1,39 @@
+/* runtime.h — functions that JIT-compiled code calls, and the per-execution runtime state
+ * they receive. Everything here has C linkage and is resolved by the JIT by name. */
+#ifndef CX_CPU_RUNTIME_H
+#define CX_CPU_RUNTIME_H
+#include <stdint.h>
+#include "cxla.h"
+
+typedef void (*cx_kernel_fn)(void **args, int64_t begin, int64_t end);
+
+typedef struct cx_threadpool cx_threadpool;
+typedef struct cx_trace cx_trace;
+
+/* Per-execution state passed to the sequencer function. */
+typedef struct cx_rt {
+  cx_threadpool *pool;        /* NULL: run everything on the calling thread */
+  cx_trace *trace;            /* NULL unless --trace */
+  const char *const *names;   /* kernel / call names by id, for traces */
+  void *exe;                  /* the executable (interpreter fallbacks need its module) */
+  cxla_status status;         /* first failure inside a runtime call (checked after entry) */
+  char errmsg[512];
+} cx_rt;
+
+/* Runs fn over [0, total) in chunks of at least `grain` on the pool. */
+void cx_rt_parallel_for(cx_rt *rt, cx_kernel_fn fn, void **args, int64_t total, int64_t grain,
+                        int32_t id);
+/* Row-major GEMM on f32/f64 (type: CXLA_F32/CXLA_F64), `batch` times with element strides
+ * between batches: C[b] = A[b] (M×K, or K×M if trans_a) · B[b] (K×N, or N×K if trans_b). */
+void cx_rt_gemm(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n,
+                int64_t k, const void *a, int64_t lda, int64_t stride_a, const void *b,
+                int64_t ldb, int64_t stride_b, void *c, int64_t ldc, int64_t stride_c,
+                int64_t batch, int32_t id);
+/* Runs instruction `instr_index` of the executable's fallback table on the interpreter:
+ * operands read from args[nout..], results written to args[0..nout). */
+void cx_rt_interp_op(cx_rt *rt, int32_t instr_index, void **args, int32_t id);
+/* Trace spans around sequencer steps that are not kernels (copies, loops). */
+void cx_rt_trace_begin(cx_rt *rt, int32_t id);
+void cx_rt_trace_end(cx_rt *rt, int32_t id);
+
+#endif

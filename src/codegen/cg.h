@@ -1,0 +1,56 @@
+/* cg.h — the target-independent LLVM emission context shared by the CPU backend (and later
+ * the GPU backend): types, typed loads/stores, and kernel emission for fusions. */
+#ifndef CX_CG_H
+#define CX_CG_H
+#include <llvm-c/Core.h>
+#include "ir/ir.h"
+#include "runtime/flags.h"
+
+typedef struct cx_cg {
+  cxla_context *ctx;
+  cx_module *m;              /* the (fused, scheduled) module being compiled */
+  const cx_flags *flags;
+  LLVMContextRef llctx;
+  LLVMModuleRef mod;
+  LLVMBuilderRef b;
+  LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f32, t_f64, t_ptr;
+  int vector_bits;           /* host SIMD register width (512 with AVX-512) */
+  int is_gpu;                /* later: NVPTX target */
+  cxla_status status;        /* first error (sticky); the context holds the message */
+  int nkernels;              /* kernels emitted so far (unique names) */
+} cx_cg;
+
+/* Sets up types and a builder for an existing LLVM context/module. */
+void cx_cg_init(cx_cg *g, cxla_context *ctx, cx_module *m, const cx_flags *flags,
+                LLVMContextRef llctx, LLVMModuleRef mod);
+void cx_cg_dispose(cx_cg *g);
+/* Records the first error (returns it). */
+cxla_status cx_cg_fail(cx_cg *g, cxla_status code, const char *fmt, ...) CX_PRINTF(3, 4);
+
+/* Register type of an element type: pred i1, integers iN, f16/bf16 computed as f32, f32, f64. */
+LLVMTypeRef cx_cg_reg_type(cx_cg *g, cxla_type t);
+/* Memory type: pred i8, f16/bf16 i16, others as registers. */
+LLVMTypeRef cx_cg_mem_type(cx_cg *g, cxla_type t);
+/* Loads element `index` (i64) of a typed array at `base` and converts it to the register type. */
+LLVMValueRef cx_cg_load(cx_cg *g, cxla_type t, LLVMValueRef base, LLVMValueRef index);
+/* Converts v from the register type and stores it as element `index`. */
+void cx_cg_store(cx_cg *g, cxla_type t, LLVMValueRef base, LLVMValueRef index, LLVMValueRef v);
+LLVMValueRef cx_cg_i64(cx_cg *g, int64_t v);
+
+/* One emitted kernel: void fn(i8 **args, i64 begin, i64 end), args = outputs then operands. */
+typedef struct cx_kernel {
+  LLVMValueRef fn;
+  char name[64];             /* LLVM symbol */
+  int64_t total;             /* size of the [begin, end) iteration space */
+  int64_t grain;             /* smallest worthwhile chunk of it for one thread */
+  int nout, nin;             /* pointers in args: nout outputs, then nin operands */
+} cx_kernel;
+
+/* Emits the kernel for a fusion instruction (kLoop or kInput; kOutput epilogues are emitted
+ * by the sequencer around the GEMM call with cx_emit_epilogue). */
+cxla_status cx_emit_kernel(cx_cg *g, cx_instr *fusion, cx_kernel *out);
+/* True if the emitter can generate code for every instruction of this fusion; otherwise the
+ * sequencer runs it on the interpreter. `why` gets the first unsupported op. */
+int cx_emit_supported(cx_instr *fusion, const char **why);
+
+#endif

@@ -1,0 +1,47 @@
+/* buffers.h — schedule and buffer assignment for a fused module. Every array leaf of every
+ * value gets a slot; tuples, get-tuple-element, parameters and bitcasts alias slots. */
+#ifndef CX_BUFFERS_H
+#define CX_BUFFERS_H
+#include "ir/ir.h"
+
+typedef enum cx_slot_kind {
+  CX_SLOT_TEMP,    /* offset into the per-execution arena */
+  CX_SLOT_PARAM,   /* ENTRY parameter `param`, leaf `leaf` (caller memory, read-only unless donated) */
+  CX_SLOT_OUTPUT,  /* ENTRY result leaf `leaf` (memory handed in by the executable) */
+  CX_SLOT_CONST    /* a constant's literal data, owned by the executable's module */
+} cx_slot_kind;
+
+typedef struct cx_slot {
+  cx_slot_kind kind;
+  int64_t offset;        /* TEMP: arena offset (64-byte aligned) */
+  int64_t size;          /* bytes */
+  int param, leaf;       /* PARAM / OUTPUT */
+  const cxla_literal *constant; /* CONST (the array leaf) */
+} cx_slot;
+
+typedef struct cx_buffers {
+  int nslots;
+  cx_slot *slots;
+  int64_t arena_size;
+  int max_id;            /* instruction ids are < max_id */
+  int **leaf_slots;      /* [instr id] -> slot index per leaf (DFS order), NULL if none */
+  int *nleaves;          /* [instr id] -> number of leaves */
+  int noutputs;          /* ENTRY result leaves */
+  cx_shape *output_shapes; /* their shapes (heap) */
+} cx_buffers;
+
+/* Assigns slots for every computation reachable from ENTRY through control flow (embedded
+ * computations such as fused computations and reducers get no slots). */
+cxla_status cx_buffers_assign(cx_module *m, cx_buffers *out);
+void cx_buffers_free(cx_buffers *b);
+/* Slot of leaf `leaf` of instruction `in` (-1 if none). */
+int cx_buffers_slot(const cx_buffers *b, const cx_instr *in, int leaf);
+/* Writes a human-readable assignment (for --dump-to). */
+void cx_buffers_print(cx_sb *sb, const cx_module *m, const cx_buffers *b);
+
+/* Number of array leaves in a shape (1 for arrays). */
+int cx_shape_leaf_count(const cx_shape *s);
+/* The shape of leaf i in DFS order. */
+const cx_shape *cx_shape_leaf(const cx_shape *s, int i);
+
+#endif

@@ -1,0 +1,51 @@
+/* pass.h — HLO-to-HLO passes and the pass manager that runs, times and dumps them. */
+#ifndef CX_PASS_H
+#define CX_PASS_H
+#include "ir/ir.h"
+#include "runtime/flags.h"
+
+/* A pass edits m in place and sets *changed when it changed anything. */
+typedef cxla_status (*cx_pass_fn)(cx_module *m, int *changed);
+typedef struct cx_pass {
+  const char *name;   /* file-system safe; used in dumps, stats and --dump-pass-re */
+  cx_pass_fn run;
+} cx_pass;
+
+/* State of one compilation's pass pipeline: flags (dumps), a dump counter, stats. */
+typedef struct cx_pass_ctx {
+  const cx_flags *flags;
+  int verify;          /* run cx_verify_module after every pass */
+  int ndumps;          /* dump file counter (NN in DIR/<module>.<NN>.<pass>.hlo) */
+  cx_sb *stats;        /* "name=ms " appended per pass (may be NULL) */
+} cx_pass_ctx;
+
+/* Runs one pass (timed, verified, dumped). */
+cxla_status cx_pass_run(cx_pass_ctx *pc, cx_module *m, const cx_pass *p, int *changed);
+/* Runs passes in order, repeating the whole list until nothing changes (at most max_iters). */
+cxla_status cx_pass_fixpoint(cx_pass_ctx *pc, cx_module *m, const cx_pass *passes, int n,
+                             int max_iters);
+/* Writes the module as HLO text and GraphViz (fusions drawn as clusters) under --dump-to,
+ * if `pass` matches --dump-pass-re. `pass` names the file. */
+cxla_status cx_pass_dump(cx_pass_ctx *pc, cx_module *m, const char *pass);
+
+/* The passes (one file each). */
+cxla_status cx_pass_inline_calls(cx_module *m, int *changed);   /* inline.c */
+cxla_status cx_pass_simplify(cx_module *m, int *changed);       /* simplify.c */
+cxla_status cx_pass_fold_constants(cx_module *m, int *changed); /* fold.c (via the interpreter) */
+cxla_status cx_pass_cse(cx_module *m, int *changed);            /* cse.c */
+cxla_status cx_pass_dce(cx_module *m, int *changed);            /* dce.c */
+cxla_status cx_pass_fusion(cx_module *m, int *changed);         /* fusion.c */
+cxla_status cx_pass_multi_output_fusion(cx_module *m, int *changed); /* fusion_multi.c */
+cxla_status cx_pass_dot_epilogue_fusion(cx_module *m, int *changed); /* fusion_dot.c */
+/* --fusion=off: every op that needs memory becomes its own single-op fusion. */
+cxla_status cx_pass_wrap_singletons(cx_module *m, int *changed);    /* fusion_wrap.c */
+
+/* The standard pipeline before code generation (simplification fixpoint then fusion or
+ * singleton wrapping per flags). */
+cxla_status cx_pass_pipeline_cpu(cx_pass_ctx *pc, cx_module *m);
+
+/* GraphViz rendering of a module: fusions as clusters, control-flow computations as
+ * subgraphs. */
+void cx_dot_graph(cx_sb *sb, const cx_module *m);
+
+#endif
