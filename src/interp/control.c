@@ -1,3 +1,110 @@
-/* control.c — placeholder until it lands. */
-#include "interp/interp.h"
-cxla_status cx_interp_control(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) { (void)ops; *out = NULL; return cx_interp_unsupported(st, in, "not built yet"); }
+/* control.c — calls into computations: call, fusion, while, conditional; and tuple /
+ * get-tuple-element for callers that only hold borrowed operands (the driver handles those
+ * two itself so that it can move values instead of copying them). */
+#include "interp/internal.h"
+
+static cxla_status need_called(cx_interp *st, cx_instr *in, int n) {
+  for (int i = 0; i < in->ncalled; i++)
+    if (!in->called[i]) return cx_interp_bad(st, in, "called computation %d is missing", i);
+  if (in->ncalled != n) return cx_interp_bad(st, in, "calls %d computations, expected %d", in->ncalled, n);
+  return CXLA_OK;
+}
+
+/* Reads a scalar pred result of a condition computation. */
+static cxla_status read_pred(cx_interp *st, cx_instr *in, const cxla_literal *p, int *v) {
+  if (p->shape.type != CXLA_PRED || p->shape.rank != 0)
+    return cx_interp_bad(st, in, "condition must return pred[]");
+  *v = ((const uint8_t *)p->data)[0] != 0;
+  return CXLA_OK;
+}
+
+/* while: the condition, then the body, as long as the condition holds. The state literal is
+ * replaced by each body result; --max-loop-iterations bounds the number of body runs. */
+static cxla_status while_loop(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+  CX_TRY(need_called(st, in, 2));
+  if (in->nops != 1) return cx_interp_bad(st, in, "takes one operand");
+  cx_comp *cond = in->called[0], *body = in->called[1];
+  cxla_literal *state = cxla_literal_clone(st->ctx, ops[0]);
+  if (!state) return CXLA_ERR_OUT_OF_MEMORY;
+  cxla_status s = CXLA_OK;
+  for (int64_t iter = 0;; iter++) {
+    cxla_literal *p = NULL, *next = NULL;
+    int go = 0;
+    s = cx_interp_call(st, cond, 1, &state, &p);
+    if (s == CXLA_OK) s = read_pred(st, in, p, &go);
+    cxla_literal_destroy(p);
+    if (s != CXLA_OK || !go) break;
+    if (st->max_loop_iterations > 0 && iter >= st->max_loop_iterations) {
+      s = cx_error_at(st->m, in->loc, CXLA_ERR_RUNTIME, "while loop exceeded --max-loop-iterations=%lld",
+                      (long long)st->max_loop_iterations);
+      break;
+    }
+    if ((s = cx_interp_call(st, body, 1, &state, &next)) != CXLA_OK) break;
+    cxla_literal_destroy(state);
+    state = next;
+  }
+  if (s != CXLA_OK) {
+    cxla_literal_destroy(state);
+    return s;
+  }
+  *out = state;
+  return CXLA_OK;
+}
+
+/* conditional: a pred index picks branch 0 (true) or 1 (false); an integer index picks that
+ * branch, and any index outside [0, N) picks the last one, as XLA specifies. */
+static cxla_status conditional(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+  int n = in->ncalled;
+  if (n < 1) return cx_interp_bad(st, in, "has no branches");
+  CX_TRY(need_called(st, in, n));
+  if (in->nops != n + 1) return cx_interp_bad(st, in, "%d operands for %d branches", in->nops, n);
+  const cxla_literal *ix = ops[0];
+  if (ix->shape.rank != 0 || !(ix->shape.type == CXLA_PRED || cx_type_is_int(ix->shape.type)))
+    return cx_interp_bad(st, in, "branch index must be a pred or integer scalar");
+  int64_t b;
+  if (ix->shape.type == CXLA_PRED) {
+    if (n != 2) return cx_interp_bad(st, in, "a pred index needs 2 branches");
+    b = ((const uint8_t *)ix->data)[0] ? 0 : 1;
+  } else {
+    int64_t v = cx_load_i64(ix->shape.type, ix->data, 0);
+    int neg = v < 0 && ix->shape.type != CXLA_U64; /* u64 above INT64_MAX is just large */
+    b = neg || (uint64_t)v >= (uint64_t)n ? n - 1 : v;
+  }
+  return cx_interp_call(st, in->called[b], 1, &ops[1 + b], out);
+}
+
+static cxla_status tuple_copy(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+  int n = in->nops;
+  cxla_literal **el = cx_calloc((size_t)(n ? n : 1), sizeof *el);
+  if (!el) return cx_oom(st->ctx);
+  for (int j = 0; j < n; j++) {
+    if (!(el[j] = cxla_literal_clone(st->ctx, ops[j]))) {
+      for (int k = 0; k < j; k++) cxla_literal_destroy(el[k]);
+      cx_free(el);
+      return CXLA_ERR_OUT_OF_MEMORY;
+    }
+  }
+  *out = cxla_literal_tuple(st->ctx, n, el);
+  cx_free(el);
+  return *out ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
+}
+
+cxla_status cx_interp_control(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+  *out = NULL;
+  switch (in->op) {
+  case CX_OP_CALL:
+  case CX_OP_FUSION: /* a fusion computes exactly what its fused computation computes */
+    CX_TRY(need_called(st, in, 1));
+    return cx_interp_call(st, in->called[0], in->nops, ops, out);
+  case CX_OP_WHILE: return while_loop(st, in, ops, out);
+  case CX_OP_CONDITIONAL: return conditional(st, in, ops, out);
+  case CX_OP_TUPLE: return tuple_copy(st, in, ops, out);
+  case CX_OP_GET_TUPLE_ELEMENT:
+    if (in->nops != 1 || ops[0]->shape.type != CXLA_TUPLE || in->a.index < 0 || in->a.index >= ops[0]->nelems)
+      return cx_interp_bad(st, in, "index out of range");
+    *out = cxla_literal_clone(st->ctx, ops[0]->elems[in->a.index]);
+    return *out ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
+  default:
+    return cx_interp_unsupported(st, in, "not a control-flow op");
+  }
+}

@@ -1,18 +1,336 @@
-/* interp.c — placeholder until the interpreter driver lands. */
-#include "interp/interp.h"
-void cx_interp_init(cx_interp *st, cx_module *m) { st->m = m; st->ctx = m->ctx; st->max_loop_iterations = 0; st->depth = 0; }
+/* interp.c — the interpreter's driver: runs a computation's instructions in order, keeps each
+ * value only until its last user has run, and dispatches every op to its group's evaluator.
+ *
+ * Thread safety: compiled executables run from many threads at once, so evaluation never
+ * writes to the IR (no instr->aux or comp->aux). What a call needs beyond the IR — the
+ * position of each operand, liveness, last uses — is computed per call into memory the call
+ * owns; it is linear in the computation's size, small next to the literals themselves. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "interp/internal.h"
+#include "runtime/context.h"
+
+void cx_interp_init(cx_interp *st, cx_module *m) {
+  st->m = m;
+  st->ctx = m->ctx;
+  st->max_loop_iterations = m->ctx ? m->ctx->flags.max_loop_iterations : 0;
+  st->depth = 0;
+}
+
 cxla_status cx_interp_unsupported(cx_interp *st, cx_instr *in, const char *why) {
   return cx_error_at(st->m, in->loc, CXLA_ERR_UNSUPPORTED, "not supported: %s: %s", cx_op_name(in->op), why);
 }
+
+cxla_status cx_interp_bad(cx_interp *st, cx_instr *in, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return cx_error_at(st->m, in->loc, CXLA_ERR_VERIFY, "%s: %s", cx_op_name(in->op), msg);
+}
+
+cxla_status cx_interp_new_array(cx_interp *st, cx_instr *in, const cx_shape *s, cxla_literal **out) {
+  cx_shape a = cx_shape_array(s->type, s->rank, s->dims);
+  *out = NULL;
+  if (!cx_type_is_array(s->type) || s->rank < 0 || s->rank > CXLA_MAX_RANK || cx_shape_bytes(&a) < 0)
+    return cx_interp_bad(st, in, "result shape is not a valid array shape");
+  if (!(*out = cx_literal_new(&a))) return cx_oom(st->ctx);
+  return CXLA_OK;
+}
+
+static int shape_is_dynamic(const cx_shape *s) {
+  if (s->type == CXLA_TUPLE) {
+    for (int i = 0; i < s->ntuple; i++)
+      if (shape_is_dynamic(&s->tuple[i])) return 1;
+    return 0;
+  }
+  return s->dynamic != 0;
+}
+
+/* ---- per-call frame ---- */
+
+typedef struct frame {
+  int n, root;
+  cxla_literal **vals;  /* value of instruction i (NULL before it runs / after its last use) */
+  uint8_t *owned;       /* vals[i] is ours to free (parameters and constants are borrowed) */
+  int *last;            /* position of the last instruction that reads value i; -1: none */
+  int *opos_start;      /* operand k of instruction i sits at opos[opos_start[i] + k] */
+  int *opos;
+} frame;
+
+/* Positions by pointer: an open-addressing table built once per call. */
+static int pos_lookup(cx_instr **keys, int *vals, size_t mask, const cx_instr *x) {
+  size_t h = (size_t)(((uintptr_t)x >> 4) * 0x9E3779B97F4A7C15ull) & mask;
+  while (keys[h]) {
+    if (keys[h] == x) return vals[h];
+    h = (h + 1) & mask;
+  }
+  return -1;
+}
+
+static cxla_status frame_init(cx_interp *st, cx_comp *c, frame *f) {
+  int n = c->ninstrs;
+  int64_t nops = 0;
+  for (int i = 0; i < n; i++) nops += c->instrs[i]->nops;
+  size_t cap = 16;
+  while (cap < 2 * (size_t)n) cap *= 2;
+  memset(f, 0, sizeof *f);
+  f->n = n;
+  f->vals = cx_calloc((size_t)n + 1, sizeof *f->vals);
+  f->owned = cx_calloc((size_t)n + 1, 1);
+  f->last = cx_malloc(((size_t)n + 1) * sizeof *f->last);
+  f->opos_start = cx_malloc(((size_t)n + 1) * sizeof *f->opos_start);
+  f->opos = cx_malloc(((size_t)nops + 1) * sizeof *f->opos);
+  cx_instr **keys = cx_calloc(cap, sizeof *keys);
+  int *kv = cx_malloc(cap * sizeof *kv);
+  cxla_status s = CXLA_OK;
+  if (!f->vals || !f->owned || !f->last || !f->opos_start || !f->opos || !keys || !kv) {
+    s = cx_oom(st->ctx);
+    goto done;
+  }
+  for (int i = 0; i < n; i++) {
+    size_t h = (size_t)(((uintptr_t)c->instrs[i] >> 4) * 0x9E3779B97F4A7C15ull) & (cap - 1);
+    while (keys[h]) h = (h + 1) & (cap - 1);
+    keys[h] = c->instrs[i];
+    kv[h] = i;
+  }
+  int64_t k = 0;
+  for (int i = 0; i < n; i++) {
+    cx_instr *in = c->instrs[i];
+    f->opos_start[i] = (int)k;
+    f->last[i] = -1;
+    for (int j = 0; j < in->nops; j++) {
+      int p = pos_lookup(keys, kv, cap - 1, in->ops[j]);
+      if (p < 0 || p >= i) {
+        s = cx_error_at(st->m, in->loc, CXLA_ERR_INTERNAL,
+                        "%s: operand %d is not an earlier instruction of computation %s",
+                        cx_op_name(in->op), j, c->name);
+        goto done;
+      }
+      f->opos[k++] = p;
+    }
+  }
+  /* Liveness: only what the root needs runs (like XLA, dead code is never evaluated). In
+   * topological order one backward sweep finds it; `last` doubles as the live mark. */
+  int root = pos_lookup(keys, kv, cap - 1, c->root);
+  if (root < 0) {
+    s = cx_error(st->ctx, CXLA_ERR_INTERNAL, "computation %s: root is not one of its instructions", c->name);
+    goto done;
+  }
+  f->root = root;
+  f->last[root] = n; /* the root outlives the loop: it becomes the result */
+  for (int i = n - 1; i >= 0; i--) {
+    if (f->last[i] < 0) continue;
+    for (int j = 0; j < c->instrs[i]->nops; j++) {
+      int p = f->opos[f->opos_start[i] + j];
+      if (f->last[p] < i) f->last[p] = i;
+    }
+  }
+done:
+  cx_free(keys);
+  cx_free(kv);
+  return s;
+}
+
+static void frame_free(frame *f) {
+  if (f->vals && f->owned)
+    for (int i = 0; i < f->n; i++)
+      if (f->owned[i]) cxla_literal_destroy(f->vals[i]);
+  cx_free(f->vals);
+  cx_free(f->owned);
+  cx_free(f->last);
+  cx_free(f->opos_start);
+  cx_free(f->opos);
+}
+
+/* An owned copy of operand j of instruction i: moved out of the frame when this is its last
+ * use and it appears only once among i's operands, else cloned. */
+static cxla_literal *take_operand(cx_interp *st, frame *f, cx_instr *in, int i, int j) {
+  const int *op = f->opos + f->opos_start[i];
+  int p = op[j], once = 1;
+  for (int k = 0; k < in->nops; k++)
+    if (k != j && op[k] == p) once = 0;
+  if (f->owned[p] && f->last[p] == i && once) {
+    cxla_literal *l = f->vals[p];
+    f->vals[p] = NULL;
+    f->owned[p] = 0;
+    return l;
+  }
+  return cxla_literal_clone(st->ctx, f->vals[p]);
+}
+
+static cxla_status eval_tuple(cx_interp *st, frame *f, cx_instr *in, int i, cxla_literal **out) {
+  int n = in->nops;
+  cxla_literal **el = cx_calloc((size_t)(n ? n : 1), sizeof *el);
+  if (!el) return cx_oom(st->ctx);
+  for (int j = 0; j < n; j++) {
+    if (!(el[j] = take_operand(st, f, in, i, j))) {
+      for (int k = 0; k < j; k++) cxla_literal_destroy(el[k]);
+      cx_free(el);
+      return CXLA_ERR_OUT_OF_MEMORY;
+    }
+  }
+  *out = cxla_literal_tuple(st->ctx, n, el); /* owns el's literals even when it fails */
+  cx_free(el);
+  return *out ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
+}
+
+static cxla_status eval_gte(cx_interp *st, frame *f, cx_instr *in, int i, cxla_literal **out) {
+  int p = f->opos[f->opos_start[i]];
+  cxla_literal *t = f->vals[p];
+  int64_t k = in->a.index;
+  if (t->shape.type != CXLA_TUPLE || k < 0 || k >= t->nelems)
+    return cx_interp_bad(st, in, "index %lld out of range for %s", (long long)k,
+                         t->shape.type == CXLA_TUPLE ? "the tuple" : "a non-tuple");
+  if (f->owned[p] && f->last[p] == i) { /* the tuple dies here: move the element out */
+    *out = t->elems[k];
+    t->elems[k] = NULL;
+    return CXLA_OK;
+  }
+  *out = cxla_literal_clone(st->ctx, t->elems[k]);
+  return *out ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
+}
+
+/* The group evaluators of interp.h, by op. */
+static cxla_status dispatch(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+  switch (in->op) {
+  case CX_OP_GATHER: return cx_interp_gather(st, in, ops, out);
+  case CX_OP_SCATTER: return cx_interp_scatter(st, in, ops, out);
+  case CX_OP_REDUCE: return cx_interp_reduce(st, in, ops, out);
+  case CX_OP_REDUCE_WINDOW: return cx_interp_reduce_window(st, in, ops, out);
+  case CX_OP_SELECT_AND_SCATTER: return cx_interp_select_and_scatter(st, in, ops, out);
+  case CX_OP_MAP: return cx_interp_map(st, in, ops, out);
+  case CX_OP_SORT: return cx_interp_sort(st, in, ops, out);
+  case CX_OP_DOT: return cx_interp_dot(st, in, ops, out);
+  case CX_OP_CONVOLUTION: return cx_interp_convolution(st, in, ops, out);
+  case CX_OP_PARTITION_ID: case CX_OP_REPLICA_ID: /* one device: both are 0 */
+    return cx_interp_new_array(st, in, &in->shape, out);
+  default: break;
+  }
+  switch (cx_op_class_of(in->op)) {
+  case CX_CLASS_ELEMENTWISE: return cx_interp_elementwise(st, in, ops, out);
+  case CX_CLASS_SHAPE: return cx_interp_shape_op(st, in, ops, out);
+  case CX_CLASS_CONTROL: case CX_CLASS_DATA: return cx_interp_control(st, in, ops, out);
+  default: return cx_interp_unsupported(st, in, "the interpreter does not run this op");
+  }
+}
+
+/* Runs instruction i, leaving its value in the frame. */
+static cxla_status eval_instr(cx_interp *st, frame *f, cx_instr *in, int i, int nargs,
+                              cxla_literal *const *args) {
+  cxla_literal *r = NULL, *small[8], **ops = small;
+  cxla_status s = CXLA_OK;
+  if (shape_is_dynamic(&in->shape)) return cx_interp_unsupported(st, in, "dynamic dimensions");
+  switch (in->op) {
+  case CX_OP_PARAMETER:
+    if (in->a.index < 0 || in->a.index >= nargs || !args[in->a.index])
+      return cx_interp_bad(st, in, "parameter %lld without an argument", (long long)in->a.index);
+    f->vals[i] = args[in->a.index];
+    return CXLA_OK;
+  case CX_OP_CONSTANT:
+    if (!in->a.literal) return cx_interp_bad(st, in, "no literal");
+    f->vals[i] = in->a.literal;
+    return CXLA_OK;
+  case CX_OP_TUPLE: s = eval_tuple(st, f, in, i, &r); break;
+  case CX_OP_GET_TUPLE_ELEMENT: s = eval_gte(st, f, in, i, &r); break;
+  case CX_OP_OPT_BARRIER: /* the identity: a barrier only matters to optimisers */
+    r = take_operand(st, f, in, i, 0);
+    s = r ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
+    break;
+  default:
+    if (in->nops > (int)CX_ARRAY_LEN(small) && !(ops = cx_malloc(sizeof *ops * (size_t)in->nops)))
+      return cx_oom(st->ctx);
+    for (int j = 0; j < in->nops; j++) ops[j] = f->vals[f->opos[f->opos_start[i] + j]];
+    s = dispatch(st, in, ops, &r);
+    if (ops != small) cx_free(ops);
+    break;
+  }
+  if (s == CXLA_OK && !r)
+    s = cx_error_at(st->m, in->loc, CXLA_ERR_INTERNAL, "%s produced no value", cx_op_name(in->op));
+  if (s == CXLA_OK && !cx_shape_equal(&r->shape, &in->shape)) {
+    char a[256], b[256];
+    s = cx_error_at(st->m, in->loc, CXLA_ERR_INTERNAL, "%s produced %s, expected %s",
+                    cx_op_name(in->op), cx_shape_str(&r->shape, a, sizeof a),
+                    cx_shape_str(&in->shape, b, sizeof b));
+  }
+  if (s != CXLA_OK) {
+    cxla_literal_destroy(r);
+    return s;
+  }
+  f->vals[i] = r;
+  f->owned[i] = 1;
+  return CXLA_OK;
+}
+
+cxla_status cx_interp_call(cx_interp *st, cx_comp *c, int nargs, cxla_literal *const *args,
+                           cxla_literal **out) {
+  *out = NULL;
+  if (!c || !c->root) return cx_error(st->ctx, CXLA_ERR_INTERNAL, "call of a computation without a root");
+  if (st->depth >= CX_INTERP_MAX_DEPTH)
+    return cx_error(st->ctx, CXLA_ERR_RUNTIME, "computation %s: calls nested deeper than %d",
+                    c->name, CX_INTERP_MAX_DEPTH);
+  frame f;
+  cxla_status s = frame_init(st, c, &f);
+  if (s != CXLA_OK) {
+    frame_free(&f);
+    return s;
+  }
+  st->depth++;
+  for (int i = 0; i < f.n && s == CXLA_OK; i++) {
+    if (f.last[i] < 0) continue; /* dead */
+    cx_instr *in = c->instrs[i];
+    s = eval_instr(st, &f, in, i, nargs, args);
+    /* free the operands whose last reader was this instruction */
+    for (int j = 0; j < in->nops; j++) {
+      int p = f.opos[f.opos_start[i] + j];
+      if (f.last[p] == i && f.owned[p]) {
+        cxla_literal_destroy(f.vals[p]);
+        f.vals[p] = NULL;
+        f.owned[p] = 0;
+      }
+    }
+  }
+  st->depth--;
+  if (s == CXLA_OK) {
+    int root = f.root;
+    if (f.owned[root]) {
+      *out = f.vals[root];
+      f.owned[root] = 0;
+      f.vals[root] = NULL;
+    } else if (!(*out = cxla_literal_clone(st->ctx, f.vals[root]))) {
+      s = CXLA_ERR_OUT_OF_MEMORY;
+    }
+  }
+  frame_free(&f);
+  return s;
+}
+
 cxla_status cx_interp_run(cx_module *m, int nargs, cxla_literal *const *args, cxla_literal **out) {
-  (void)nargs; (void)args; *out = NULL;
-  return cx_error(m->ctx, CXLA_ERR_UNSUPPORTED, "not supported: interpreter not built yet");
-}
-cxla_status cx_interp_call(cx_interp *st, cx_comp *c, int nargs, cxla_literal *const *args, cxla_literal **out) {
-  (void)c; (void)nargs; (void)args; *out = NULL;
-  return cx_error(st->ctx, CXLA_ERR_UNSUPPORTED, "not supported: interpreter not built yet");
-}
-cxla_status cx_interp_call_scalar(cx_interp *st, cx_comp *c, int nargs, const cx_scalar *args, int nouts, cx_scalar *outs) {
-  (void)c; (void)nargs; (void)args; (void)nouts; (void)outs;
-  return cx_error(st->ctx, CXLA_ERR_UNSUPPORTED, "not supported: interpreter not built yet");
+  *out = NULL;
+  cx_comp *c = m->entry;
+  if (!c) return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT, "module %s has no ENTRY computation", m->name);
+  int np = 0;
+  for (int i = 0; i < c->ninstrs; i++) np += c->instrs[i]->op == CX_OP_PARAMETER;
+  if (nargs != np || (nargs && !args))
+    return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT, "%s takes %d argument%s, %d given", c->name, np,
+                    np == 1 ? "" : "s", nargs);
+  for (int i = 0; i < c->ninstrs; i++) {
+    cx_instr *p = c->instrs[i];
+    if (p->op != CX_OP_PARAMETER) continue;
+    int64_t k = p->a.index;
+    char want[256], got[256];
+    if (k < 0 || k >= nargs)
+      return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT, "parameter number %lld out of range", (long long)k);
+    if (!args[k])
+      return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT, "parameter %lld: no argument given", (long long)k);
+    if (!cx_shape_equal(&p->shape, &args[k]->shape))
+      return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT, "parameter %lld: expected %s, given %s",
+                      (long long)k, cx_shape_str(&p->shape, want, sizeof want),
+                      cx_shape_str(&args[k]->shape, got, sizeof got));
+  }
+  cx_interp st;
+  cx_interp_init(&st, m);
+  return cx_interp_call(&st, c, nargs, args, out);
 }

@@ -41,6 +41,13 @@ int cx_scalar_compare(cxla_compare_dir dir, cx_cmp_type ct, cxla_type type, cx_s
 cx_scalar cx_scalar_convert(cxla_type from, cxla_type to, cx_scalar x);
 cx_scalar cx_scalar_load(cxla_type t, const void *base, int64_t i);
 void cx_scalar_store(cxla_type t, void *base, int64_t i, cx_scalar v);
+/* reduce-precision of one value of float type t (XLA's bit-exact algorithm). */
+cx_scalar cx_scalar_reduce_precision(cxla_type t, cx_scalar x, int exponent_bits, int mantissa_bits);
+/* bitcast-convert of one value between types of equal width. */
+cx_scalar cx_scalar_bitcast(cxla_type from, cxla_type to, cx_scalar x);
+/* Any elementwise instruction (compare, convert, select, clamp, ... included) on scalar
+ * operand values; operand types come from in->ops[k]->shape.type. */
+cx_scalar cx_scalar_eval(const cx_instr *in, const cx_scalar *args);
 
 /* Per-op evaluation, by group. ops are the operand values (borrowed); *out is new. Each
  * returns CXLA_ERR_UNSUPPORTED "not supported: <op> ..." for cases it does not handle. */

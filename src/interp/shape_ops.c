@@ -1,3 +1,331 @@
-/* shape_ops.c — placeholder until it lands. */
-#include "interp/interp.h"
-cxla_status cx_interp_shape_op(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) { (void)ops; *out = NULL; return cx_interp_unsupported(st, in, "not built yet"); }
+/* shape_ops.c — re-indexing ops on row-major literals. Each is one strided box copy
+ * (cx_box_copy): the result-driven ops (broadcast, transpose, slice, reverse, dynamic-slice)
+ * walk the result with operand strides, the operand-driven ones (pad, concatenate,
+ * dynamic-update-slice) walk the operand with result strides. Attributes are checked against
+ * the operand shapes so that an unverified module can never index out of bounds. */
+#include <string.h>
+#include "interp/internal.h"
+
+static void copy_run(char *d, const char *s, size_t es, int64_t len, int64_t ds, int64_t ss) {
+  if (ds == 1 && ss == 1) {
+    memcpy(d, s, (size_t)len * es);
+    return;
+  }
+  switch (es) { /* typed element moves: literal buffers are aligned to their element size */
+  case 1: for (int64_t i = 0; i < len; i++) ((uint8_t *)d)[i * ds] = ((const uint8_t *)s)[i * ss]; break;
+  case 2: for (int64_t i = 0; i < len; i++) ((uint16_t *)d)[i * ds] = ((const uint16_t *)s)[i * ss]; break;
+  case 4: for (int64_t i = 0; i < len; i++) ((uint32_t *)d)[i * ds] = ((const uint32_t *)s)[i * ss]; break;
+  case 8: for (int64_t i = 0; i < len; i++) ((uint64_t *)d)[i * ds] = ((const uint64_t *)s)[i * ss]; break;
+  default:
+    for (int64_t i = 0; i < len; i++) memcpy(d + (size_t)(i * ds) * es, s + (size_t)(i * ss) * es, es);
+  }
+}
+
+void cx_box_copy(void *dst, const void *src, size_t esize, int rank, const int64_t *n,
+                 int64_t dbase, const int64_t *dstr, int64_t sbase, const int64_t *sstr) {
+  char *d0 = dst;
+  const char *s0 = src;
+  for (int k = 0; k < rank; k++)
+    if (n[k] <= 0) return;
+  if (rank == 0) {
+    memcpy(d0 + (size_t)dbase * esize, s0 + (size_t)sbase * esize, esize);
+    return;
+  }
+  int64_t idx[CXLA_MAX_RANK] = {0}, d = dbase, s = sbase;
+  int last = rank - 1;
+  for (;;) {
+    copy_run(d0 + d * (int64_t)esize, s0 + s * (int64_t)esize, esize, n[last], dstr[last], sstr[last]);
+    int k = last - 1;
+    for (; k >= 0; k--) { /* odometer over the outer dimensions */
+      idx[k]++;
+      d += dstr[k];
+      s += sstr[k];
+      if (idx[k] < n[k]) break;
+      d -= dstr[k] * n[k];
+      s -= sstr[k] * n[k];
+      idx[k] = 0;
+    }
+    if (k < 0) return;
+  }
+}
+
+typedef struct {
+  cx_interp *st;
+  cx_instr *in;
+  const cxla_literal *x;  /* operand 0 */
+  cxla_literal *r;        /* result */
+  size_t es;
+  int64_t xs[CXLA_MAX_RANK], rs[CXLA_MAX_RANK]; /* row-major strides */
+} sop;
+
+static cxla_status need_rank(sop *o, const cx_ints *v, int rank, const char *what) {
+  if (v->n != rank) return cx_interp_bad(o->st, o->in, "%s has %d entries, expected %d", what, v->n, rank);
+  return CXLA_OK;
+}
+
+static cxla_status broadcast(sop *o) {
+  const cx_shape *xs = &o->x->shape, *rs = &o->r->shape;
+  int64_t ss[CXLA_MAX_RANK] = {0};
+  CX_TRY(need_rank(o, &o->in->a.dims, xs->rank, "dimensions"));
+  for (int i = 0; i < xs->rank; i++) {
+    int64_t d = o->in->a.dims.v[i];
+    if (d < 0 || d >= rs->rank || (xs->dims[i] != rs->dims[d] && xs->dims[i] != 1) || ss[d])
+      return cx_interp_bad(o->st, o->in, "operand dimension %d cannot broadcast to result dimension %lld", i, (long long)d);
+    ss[d] = xs->dims[i] == 1 ? 0 : o->xs[i]; /* size-1 dims repeat their one element */
+  }
+  cx_box_copy(o->r->data, o->x->data, o->es, rs->rank, rs->dims, 0, o->rs, 0, ss);
+  return CXLA_OK;
+}
+
+static cxla_status transpose(sop *o) {
+  const cx_shape *xs = &o->x->shape, *rs = &o->r->shape;
+  int64_t ss[CXLA_MAX_RANK];
+  int seen[CXLA_MAX_RANK] = {0};
+  CX_TRY(need_rank(o, &o->in->a.dims, xs->rank, "dimensions"));
+  for (int i = 0; i < rs->rank; i++) {
+    int64_t p = o->in->a.dims.v[i];
+    if (p < 0 || p >= xs->rank || seen[p] || xs->dims[p] != rs->dims[i])
+      return cx_interp_bad(o->st, o->in, "dimensions is not a permutation matching the result");
+    seen[p] = 1;
+    ss[i] = o->xs[p];
+  }
+  cx_box_copy(o->r->data, o->x->data, o->es, rs->rank, rs->dims, 0, o->rs, 0, ss);
+  return CXLA_OK;
+}
+
+static cxla_status slice(sop *o) {
+  const cx_attrs *a = &o->in->a;
+  const cx_shape *xs = &o->x->shape, *rs = &o->r->shape;
+  int64_t ss[CXLA_MAX_RANK], base = 0;
+  CX_TRY(need_rank(o, &a->slice_start, xs->rank, "slice starts"));
+  CX_TRY(need_rank(o, &a->slice_limit, xs->rank, "slice limits"));
+  if (a->slice_stride.n) CX_TRY(need_rank(o, &a->slice_stride, xs->rank, "slice strides"));
+  for (int i = 0; i < xs->rank; i++) {
+    int64_t st = a->slice_start.v[i], stride = a->slice_stride.n ? a->slice_stride.v[i] : 1;
+    int64_t lim = a->slice_limit.v[i];
+    int64_t want = stride > 0 && lim >= st ? (lim - st + stride - 1) / stride : -1;
+    if (st < 0 || lim > xs->dims[i] || stride < 1 || want != rs->dims[i])
+      return cx_interp_bad(o->st, o->in, "slice [%lld:%lld:%lld] of dimension %d does not fit",
+                           (long long)st, (long long)lim, (long long)stride, i);
+    base += st * o->xs[i];
+    ss[i] = stride * o->xs[i];
+  }
+  cx_box_copy(o->r->data, o->x->data, o->es, rs->rank, rs->dims, 0, o->rs, base, ss);
+  return CXLA_OK;
+}
+
+static cxla_status reverse(sop *o) {
+  const cx_shape *rs = &o->r->shape;
+  int64_t ss[CXLA_MAX_RANK], base = 0;
+  int seen[CXLA_MAX_RANK] = {0};
+  if (!cx_shape_same_dims(rs, &o->x->shape)) return cx_interp_bad(o->st, o->in, "result dims differ from the operand's");
+  memcpy(ss, o->xs, sizeof ss);
+  for (int i = 0; i < o->in->a.dims.n; i++) {
+    int64_t d = o->in->a.dims.v[i];
+    if (d < 0 || d >= rs->rank || seen[d])
+      return cx_interp_bad(o->st, o->in, "bad dimension %lld", (long long)d);
+    seen[d] = 1;
+    if (rs->dims[d] > 0) base += (rs->dims[d] - 1) * o->xs[d];
+    ss[d] = -o->xs[d];
+  }
+  cx_box_copy(o->r->data, o->x->data, o->es, rs->rank, rs->dims, 0, o->rs, base, ss);
+  return CXLA_OK;
+}
+
+/* Start indices of dynamic-(update-)slice: one scalar operand per dimension from `first` on
+ * (any integer type), or the old form with one rank-1 vector. Each is clamped into
+ * [0, dim - size] as XLA does, so the slice always fits. */
+static cxla_status dyn_starts(sop *o, cxla_literal *const *ops, int first, const int64_t *size,
+                              int64_t *start) {
+  int rank = o->x->shape.rank, nidx = o->in->nops - first;
+  int vec = nidx == 1 && ops[first]->shape.rank == 1 && rank != 0;
+  if (!vec && nidx != rank) return cx_interp_bad(o->st, o->in, "%d start indices for rank %d", nidx, rank);
+  if (vec && ops[first]->shape.dims[0] != rank)
+    return cx_interp_bad(o->st, o->in, "start index vector has %lld entries for rank %d",
+                         (long long)ops[first]->shape.dims[0], rank);
+  for (int i = 0; i < rank; i++) {
+    const cxla_literal *ix = ops[vec ? first : first + i];
+    if (!cx_type_is_int(ix->shape.type) || (!vec && ix->shape.rank != 0))
+      return cx_interp_bad(o->st, o->in, "start index %d must be an integer scalar", i);
+    int64_t v = cx_load_i64(ix->shape.type, ix->data, vec ? i : 0);
+    if (ix->shape.type == CXLA_U64 && v < 0) v = INT64_MAX; /* a huge unsigned start */
+    int64_t hi = o->x->shape.dims[i] - size[i];
+    if (hi < 0) return cx_interp_bad(o->st, o->in, "slice size %lld exceeds dimension %d", (long long)size[i], i);
+    start[i] = v < 0 ? 0 : v > hi ? hi : v;
+  }
+  return CXLA_OK;
+}
+
+static cxla_status dynamic_slice(sop *o, cxla_literal *const *ops) {
+  const cx_shape *rs = &o->r->shape;
+  int64_t start[CXLA_MAX_RANK], base = 0;
+  if (rs->rank != o->x->shape.rank) return cx_interp_bad(o->st, o->in, "result rank differs from the operand's");
+  CX_TRY(dyn_starts(o, ops, 1, rs->dims, start));
+  for (int i = 0; i < rs->rank; i++) base += start[i] * o->xs[i];
+  cx_box_copy(o->r->data, o->x->data, o->es, rs->rank, rs->dims, 0, o->rs, base, o->xs);
+  return CXLA_OK;
+}
+
+static cxla_status dynamic_update_slice(sop *o, cxla_literal *const *ops) {
+  const cxla_literal *u = ops[1];
+  int64_t start[CXLA_MAX_RANK], us[CXLA_MAX_RANK], base = 0;
+  if (u->shape.type != o->r->shape.type || u->shape.rank != o->r->shape.rank)
+    return cx_interp_bad(o->st, o->in, "update must have the operand's type and rank");
+  CX_TRY(dyn_starts(o, ops, 2, u->shape.dims, start));
+  memcpy(o->r->data, o->x->data, (size_t)cx_shape_bytes(&o->r->shape));
+  cx_shape_strides(&u->shape, us);
+  for (int i = 0; i < u->shape.rank; i++) base += start[i] * o->rs[i];
+  cx_box_copy(o->r->data, u->data, o->es, u->shape.rank, u->shape.dims, base, o->rs, 0, us);
+  return CXLA_OK;
+}
+
+static cxla_status concatenate(sop *o, cxla_literal *const *ops) {
+  const cx_shape *rs = &o->r->shape;
+  if (o->in->a.dims.n != 1) return cx_interp_bad(o->st, o->in, "needs one dimension");
+  int64_t d = o->in->a.dims.v[0], off = 0;
+  if (d < 0 || d >= rs->rank) return cx_interp_bad(o->st, o->in, "dimension %lld out of range", (long long)d);
+  for (int k = 0; k < o->in->nops; k++) {
+    const cx_shape *xs = &ops[k]->shape;
+    int64_t ss[CXLA_MAX_RANK];
+    int ok = xs->type == rs->type && xs->rank == rs->rank;
+    for (int i = 0; ok && i < rs->rank; i++) ok = i == d || xs->dims[i] == rs->dims[i];
+    if (!ok || off + xs->dims[d] > rs->dims[d])
+      return cx_interp_bad(o->st, o->in, "operand %d does not fit the result", k);
+    cx_shape_strides(xs, ss);
+    cx_box_copy(o->r->data, ops[k]->data, o->es, xs->rank, xs->dims, off * o->rs[d], o->rs, 0, ss);
+    off += xs->dims[d];
+  }
+  if (off != rs->dims[d]) return cx_interp_bad(o->st, o->in, "operands do not fill the result");
+  return CXLA_OK;
+}
+
+/* pad: result position of operand index j along a dimension is lo + j*(interior+1); negative
+ * lo/hi crop. Only the operand indices landing inside the result are copied. */
+static cxla_status pad(sop *o, cxla_literal *const *ops) {
+  const cx_attrs *a = &o->in->a;
+  const cx_shape *xs = &o->x->shape, *rs = &o->r->shape;
+  const cxla_literal *pv = ops[1];
+  int64_t n[CXLA_MAX_RANK], ds[CXLA_MAX_RANK], sbase = 0, dbase = 0;
+  if (pv->shape.rank != 0 || pv->shape.type != rs->type)
+    return cx_interp_bad(o->st, o->in, "padding value must be a scalar of the operand's type");
+  CX_TRY(need_rank(o, &a->pad_lo, xs->rank, "padding"));
+  if (a->pad_hi.n != xs->rank || (a->pad_interior.n && a->pad_interior.n != xs->rank))
+    return cx_interp_bad(o->st, o->in, "padding has the wrong number of entries");
+  int empty = 0;
+  for (int i = 0; i < xs->rank; i++) {
+    int64_t lo = a->pad_lo.v[i], hi = a->pad_hi.v[i], in = a->pad_interior.n ? a->pad_interior.v[i] : 0;
+    int64_t len = xs->dims[i], step = in + 1;
+    if (in < 0 || lo + hi + (len ? len + (len - 1) * in : 0) != rs->dims[i])
+      return cx_interp_bad(o->st, o->in, "padding of dimension %d does not give the result size", i);
+    int64_t j0 = lo >= 0 ? 0 : (-lo + step - 1) / step;
+    int64_t top = rs->dims[i] - 1 - lo; /* largest j*step that still lands inside */
+    int64_t j1 = top < 0 ? 0 : top / step + 1;
+    if (j1 > len) j1 = len;
+    n[i] = j1 - j0;
+    if (n[i] <= 0) empty = 1;
+    sbase += j0 * o->xs[i];
+    dbase += (lo + j0 * step) * o->rs[i];
+    ds[i] = step * o->rs[i];
+  }
+  int64_t total = cx_shape_elems(rs);
+  for (int64_t i = 0; i < total; i++) memcpy((char *)o->r->data + (size_t)i * o->es, pv->data, o->es);
+  if (!empty) cx_box_copy(o->r->data, o->x->data, o->es, xs->rank, n, dbase, ds, sbase, o->xs);
+  return CXLA_OK;
+}
+
+static cxla_status iota(sop *o) {
+  const cx_shape *rs = &o->r->shape;
+  int64_t d = o->in->a.index, total = cx_shape_elems(rs);
+  if (rs->rank == 0 || d < 0 || d >= rs->rank) return cx_interp_bad(o->st, o->in, "iota_dimension out of range");
+  for (int64_t i = 0; i < total; i++) {
+    cx_scalar v;
+    v.i = (i / o->rs[d]) % rs->dims[d];
+    cx_scalar_store(rs->type, o->r->data, i, cx_scalar_convert(CXLA_S64, rs->type, v));
+  }
+  return CXLA_OK;
+}
+
+/* Physical order of a layout: dimension major_to_minor[j] is the j-th most major. */
+static void major_to_minor(const cx_shape *s, int64_t *p) {
+  for (int j = 0; j < s->rank; j++) p[j] = s->has_layout ? s->minor_to_major[s->rank - 1 - j] : j;
+}
+
+/* bitcast: the result reads the operand's physical buffer. With default layouts that is a
+ * reshape; otherwise lay the operand out physically, then read it back in the result's
+ * layout. Tiled layouts are refused. */
+static cxla_status bitcast(sop *o) {
+  const cx_shape *xl = &o->in->ops[0]->shape, *rl = &o->in->shape, *rs = &o->r->shape;
+  int64_t bytes = cx_shape_bytes(rs);
+  if (bytes != cx_shape_bytes(&o->x->shape)) return cx_interp_bad(o->st, o->in, "operand and result sizes differ");
+  if (cx_shape_has_default_layout(xl) && cx_shape_has_default_layout(rl)) {
+    memcpy(o->r->data, o->x->data, (size_t)bytes);
+    return CXLA_OK;
+  }
+  if (xl->layout_extra || rl->layout_extra || cxla_type_size(xl->type) != o->es ||
+      xl->rank != o->x->shape.rank)
+    return cx_interp_unsupported(o->st, o->in, "bitcast with tiled layouts or a change of element size");
+  int64_t xp[CXLA_MAX_RANK], rp[CXLA_MAX_RANK], pd[CXLA_MAX_RANK], ps[CXLA_MAX_RANK], ss[CXLA_MAX_RANK];
+  major_to_minor(xl, xp);
+  major_to_minor(rl, rp);
+  char *phys = cx_malloc((size_t)(bytes ? bytes : 1));
+  if (!phys) return cx_oom(o->st->ctx);
+  /* operand -> physical: physical dim j is operand dim xp[j] */
+  for (int j = 0; j < xl->rank; j++) {
+    pd[j] = o->x->shape.dims[xp[j]];
+    ss[j] = o->xs[xp[j]];
+  }
+  cx_shape pshape = cx_shape_array(rs->type, xl->rank, pd);
+  cx_shape_strides(&pshape, ps);
+  cx_box_copy(phys, o->x->data, o->es, xl->rank, pd, 0, ps, 0, ss);
+  /* physical (row-major in the result's major-to-minor dims) -> result */
+  for (int j = 0; j < rs->rank; j++) pd[j] = rs->dims[rp[j]];
+  pshape = cx_shape_array(rs->type, rs->rank, pd);
+  cx_shape_strides(&pshape, ps);
+  for (int j = 0; j < rs->rank; j++) ss[rp[j]] = ps[j];
+  cx_box_copy(o->r->data, phys, o->es, rs->rank, rs->dims, 0, o->rs, 0, ss);
+  cx_free(phys);
+  return CXLA_OK;
+}
+
+cxla_status cx_interp_shape_op(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+  *out = NULL;
+  sop o = {st, in, in->nops ? ops[0] : NULL, NULL, 0, {0}, {0}};
+  if (in->shape.type == CXLA_TUPLE || !cx_type_is_array(in->shape.type))
+    return cx_interp_unsupported(st, in, "non-array result");
+  int min_ops = in->op == CX_OP_IOTA ? 0 : in->op == CX_OP_PAD || in->op == CX_OP_DYNAMIC_UPDATE_SLICE ? 2 : 1;
+  if (in->nops < min_ops) return cx_interp_bad(st, in, "needs at least %d operands", min_ops);
+  for (int k = 0; k < in->nops; k++)
+    if (!ops[k] || !cx_type_is_array(ops[k]->shape.type))
+      return cx_interp_bad(st, in, "operand %d is not an array", k);
+  if (o.x && in->op != CX_OP_BITCAST && o.x->shape.type != in->shape.type)
+    return cx_interp_bad(st, in, "operand type differs from the result's");
+  CX_TRY(cx_interp_new_array(st, in, &in->shape, &o.r));
+  o.es = cxla_type_size(in->shape.type);
+  cx_shape_strides(&o.r->shape, o.rs);
+  if (o.x) cx_shape_strides(&o.x->shape, o.xs);
+  cxla_status s;
+  switch (in->op) {
+  case CX_OP_IOTA: s = iota(&o); break;
+  case CX_OP_BROADCAST: s = broadcast(&o); break;
+  case CX_OP_RESHAPE:
+    s = cx_shape_elems(&o.x->shape) == cx_shape_elems(&o.r->shape)
+            ? CXLA_OK : cx_interp_bad(st, in, "element counts differ");
+    if (s == CXLA_OK) memcpy(o.r->data, o.x->data, (size_t)cx_shape_bytes(&o.r->shape));
+    break;
+  case CX_OP_BITCAST: s = bitcast(&o); break;
+  case CX_OP_TRANSPOSE: s = transpose(&o); break;
+  case CX_OP_SLICE: s = slice(&o); break;
+  case CX_OP_DYNAMIC_SLICE: s = dynamic_slice(&o, ops); break;
+  case CX_OP_DYNAMIC_UPDATE_SLICE: s = dynamic_update_slice(&o, ops); break;
+  case CX_OP_CONCATENATE: s = concatenate(&o, ops); break;
+  case CX_OP_PAD: s = pad(&o, ops); break;
+  case CX_OP_REVERSE: s = reverse(&o); break;
+  default: s = cx_interp_unsupported(st, in, "not a re-indexing op"); break;
+  }
+  if (s != CXLA_OK) {
+    cxla_literal_destroy(o.r);
+    return s;
+  }
+  *out = o.r;
+  return CXLA_OK;
+}
