@@ -18,7 +18,7 @@ LIB_SRCS    := $(sort $(wildcard src/*/*.c src/*/*/*.c))
 LIB_OBJS    := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_SRCS   := $(sort $(wildcard tests/unit/*.c))
 TEST_OBJS   := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
-CLI_OBJS    := $(BUILD)/obj/tools/cxla.o
+CLI_OBJS    := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard tools/*.c)))
 DEPS        := $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
 
 .PHONY: all demo test setup clean asan fuzz bench check-fast

@@ -112,7 +112,10 @@ char *cxla_literal_to_string(const cxla_literal *lit);
 /* Parses HLO literal text such as "f32[2,2] {{1,2},{3,4}}" or "(s32[], pred[]) (1, true)". */
 cxla_status cxla_literal_parse(cxla_context *ctx, const char *text, cxla_literal **out);
 
-/* .npy files: format versions 1-3, little-endian, C order. */
+/* .npy files: format versions 1.0, 2.0 and 3.0, little-endian, C order; dtypes b1 (pred),
+ * i1-i8, u1-u8, f2, f4, f8. Writing uses version 1.0 (header padded to 64 bytes, as numpy
+ * does). NumPy has no bfloat16, so a bf16 literal is written widened to f4 (exactly) and reads
+ * back as f32. Tuples cannot be written. Every malformed file is CXLA_ERR_IO naming the file. */
 cxla_status cxla_literal_read_npy(cxla_context *ctx, const char *path, cxla_literal **out);
 cxla_status cxla_literal_write_npy(cxla_context *ctx, const cxla_literal *lit, const char *path);
 
@@ -130,16 +133,31 @@ void cxla_module_destroy(cxla_module *m);
 cxla_status cxla_module_verify(cxla_module *m);
 /* Canonical HLO text (malloc'd; the caller frees it), or NULL with an error set. */
 char *cxla_module_to_string(cxla_module *m);
+/* Number of ENTRY parameters, or -1 if the module has no ENTRY computation. */
 int cxla_module_num_parameters(cxla_module *m);
 /* Shape of ENTRY parameter i / of the ENTRY result. Pointers stay valid while m lives. */
 cxla_status cxla_module_parameter_shape(cxla_module *m, int i, cxla_shape *out);
 cxla_status cxla_module_result_shape(cxla_module *m, cxla_shape *out);
+/* Name of ENTRY parameter i as the HLO text spells it ("Arg_0.1"), or NULL if out of range.
+ * Valid while m lives. */
+const char *cxla_module_parameter_name(cxla_module *m, int i);
 
-/* ---- builder: one computation at a time --------------------------------------------------------- */
+/* ---- builder: one computation at a time ---------------------------------------------------------
+ * A builder builds one computation of a module; several builders may be open on one module
+ * (finish a reducer first, then pass it to reduce). Every op's shape is inferred when it is
+ * added, so a mistake surfaces at the call that made it: that call and every later one return
+ * the invalid op {0}, and cxla_builder_status / cxla_builder_finish report the first error as
+ * "builder NAME: OP: message" (CXLA_ERR_VERIFY for shape and attribute errors,
+ * CXLA_ERR_INVALID_ARGUMENT for misuse: NULL arrays, negative counts, ops of another builder,
+ * computations of another module or not yet finished). Array arguments have one entry per
+ * dimension of the operand unless a count says otherwise. Instructions get names like "add.7".
+ * A cxla_op is only meaningful to the builder that made it. */
 typedef struct cxla_builder cxla_builder;
 typedef struct cxla_computation cxla_computation; /* owned by its module */
 typedef struct cxla_op { int32_t id; } cxla_op;   /* id 0 is the invalid op */
 
+/* name: the computation's name (NULL: a fresh one); must be unique in the module. NULL only if
+ * m is NULL or memory ran out; a bad name is the builder's first (sticky) error. */
 cxla_builder *cxla_builder_create(cxla_module *m, const char *name);
 /* Ends the builder: sets `root` as the computation's ROOT, verifies, adds the computation to
  * the module (as ENTRY if is_entry), and frees the builder. Returns the first sticky error. */
@@ -152,12 +170,14 @@ cxla_status cxla_builder_status(cxla_builder *b);
 /* Shape of an op built so far (valid while the builder lives). */
 cxla_status cxla_builder_get_shape(cxla_builder *b, cxla_op x, cxla_shape *out);
 
+/* Parameters must end up numbered 0..n-1. name may be NULL ("Arg_<number>.<id>"). */
 cxla_op cxla_builder_parameter(cxla_builder *b, int64_t number, const cxla_shape *shape,
                                const char *name);
 cxla_op cxla_builder_constant(cxla_builder *b, const cxla_literal *lit);   /* copies lit */
 cxla_op cxla_builder_constant_scalar(cxla_builder *b, cxla_type type, double value);
 
-/* Any elementwise op by its HLO name ("add", "exponential", ...). */
+/* Any elementwise op by its HLO name ("add", "exponential", ...), except those that take
+ * attributes (compare, convert, bitcast-convert, reduce-precision: use their own calls). */
 cxla_op cxla_builder_unary(cxla_builder *b, const char *opname, cxla_op x);
 cxla_op cxla_builder_binary(cxla_builder *b, const char *opname, cxla_op x, cxla_op y);
 
@@ -213,7 +233,10 @@ cxla_op cxla_builder_compare(cxla_builder *b, cxla_op x, cxla_op y, cxla_compare
 cxla_op cxla_builder_select(cxla_builder *b, cxla_op pred, cxla_op on_true, cxla_op on_false);
 cxla_op cxla_builder_clamp(cxla_builder *b, cxla_op lo, cxla_op x, cxla_op hi);
 cxla_op cxla_builder_convert(cxla_builder *b, cxla_op x, cxla_type to);
+/* Between types of different widths the last dimension grows or shrinks, as in XLA. */
 cxla_op cxla_builder_bitcast_convert(cxla_builder *b, cxla_op x, cxla_type to);
+cxla_op cxla_builder_reduce_precision(cxla_builder *b, cxla_op x, int exponent_bits,
+                                      int mantissa_bits);
 
 /* Shape ops. */
 cxla_op cxla_builder_broadcast(cxla_builder *b, cxla_op x, int rank, const int64_t *dims,
@@ -228,14 +251,15 @@ cxla_op cxla_builder_dynamic_slice(cxla_builder *b, cxla_op x, const cxla_op *st
 cxla_op cxla_builder_dynamic_update_slice(cxla_builder *b, cxla_op x, cxla_op update,
                                           const cxla_op *start_indices);
 cxla_op cxla_builder_concatenate(cxla_builder *b, int n, const cxla_op *xs, int64_t dimension);
-/* lo/hi may be negative; interior >= 0; one entry per dimension. */
+/* lo/hi may be negative; interior >= 0 (NULL: all 0); one entry per dimension. */
 cxla_op cxla_builder_pad(cxla_builder *b, cxla_op x, cxla_op pad_value, const int64_t *lo,
                          const int64_t *hi, const int64_t *interior);
 cxla_op cxla_builder_reverse(cxla_builder *b, cxla_op x, int n, const int64_t *dimensions);
 cxla_op cxla_builder_iota(cxla_builder *b, cxla_type type, int rank, const int64_t *dims,
                           int64_t iota_dimension);
 
-/* Reductions and computations. `to_apply` etc. come from cxla_builder_finish. */
+/* Reductions and computations. `to_apply` etc. come from cxla_builder_finish. reduce and
+ * reduce_window take n operands and n init values; map maps every dimension. */
 cxla_op cxla_builder_reduce(cxla_builder *b, int n, const cxla_op *operands,
                             const cxla_op *init_values, int ndims, const int64_t *dimensions,
                             cxla_computation *to_apply);
@@ -307,27 +331,35 @@ typedef struct cxla_compile_options {
   int opt_level;       /* -1: from flags (default 2) */
   int threads;         /* 0: from flags / all cores */
 } cxla_compile_options;
+/* backend "interp", opt_level -1, threads 0. */
 void cxla_compile_options_init(cxla_compile_options *o);
 
-/* Compiles the module's ENTRY computation. The module must outlive nothing: the executable
- * keeps what it needs. */
+/* Verifies the module and compiles its ENTRY computation (opts NULL: defaults). The
+ * executable keeps its own copy of what it needs, so the module may be destroyed after. An
+ * unknown backend is CXLA_ERR_INVALID_ARGUMENT; a known one missing from this build ("cpu",
+ * "gpu" until they land) is CXLA_ERR_UNSUPPORTED "backend 'cpu' is not built into this cxla". */
 cxla_status cxla_compile(cxla_module *m, const cxla_compile_options *opts,
                          cxla_executable **out);
 void cxla_executable_destroy(cxla_executable *e);
-/* Runs once. args: one buffer per ENTRY parameter. *result receives a new buffer (a tuple
- * buffer when the ENTRY result is a tuple). Safe to call from several threads at once. */
+/* Runs once. args: one buffer per ENTRY parameter, each of exactly the parameter's shape
+ * (otherwise CXLA_ERR_INVALID_ARGUMENT "argument 1 (parameter 'w'): expected f32[2,3], got
+ * f32[3,2]"; arguments count from 0 like parameter numbers). *result receives a new buffer (a
+ * tuple buffer when the ENTRY result is a tuple). Safe to call from several threads at once. */
 cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *const *args,
                                     cxla_buffer **result);
-/* Wall-clock milliseconds of each compile phase, as "name=ms" pairs joined by spaces. */
+/* Wall-clock milliseconds of each compile phase, as "name=ms" pairs joined by spaces:
+ * "parse=0.412 verify=0.051 clone=0.020" (parse only for modules from text), then the
+ * backend's own phases. Valid while e lives. */
 const char *cxla_executable_compile_stats(cxla_executable *e);
 
-/* Buffers live on the executable's device (host memory for interp and cpu). */
+/* Buffers live on the executable's device (host memory for interp and cpu). backend NULL
+ * means "interp". from_literal and to_literal copy. */
 cxla_status cxla_buffer_from_literal(cxla_context *ctx, const char *backend,
                                      const cxla_literal *lit, cxla_buffer **out);
 cxla_status cxla_buffer_to_literal(cxla_buffer *buf, cxla_literal **out);
 void cxla_buffer_destroy(cxla_buffer *buf);
 
-/* Convenience: parse nothing, compile with opts, run on literals, return a literal. */
+/* Convenience: compile with opts, run once on borrowed literals, return a new literal. */
 cxla_status cxla_module_run(cxla_module *m, const cxla_compile_options *opts, int nargs,
                             cxla_literal *const *args, cxla_literal **result);
 

@@ -1,1 +1,196 @@
-int main(void){return 0;}
+/* cxla.c — the `cxla` command-line tool: command dispatch, help texts, error reporting and the
+ * `fmt` command. `run` lives in cli_run.c; `compile` will join the table with the CPU backend. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "runtime/executable.h"
+#include "runtime/flags.h"
+#include "util/file.h"
+
+typedef struct {
+  const char *name;
+  int (*fn)(cxla_context *ctx, int argc, char **argv);
+  const char *summary; /* one line in the overview */
+} command;
+
+static const command commands[] = {
+    {"run", cli_run, "run a module's ENTRY computation on .npy inputs and print or save the result"},
+    {"fmt", cli_fmt, "print a module in canonical HLO text"},
+    /* {"compile", cli_compile, ...} arrives with the CPU backend. */
+};
+
+/* Commands cxla will have but this build does not. */
+static const char *const planned_commands[] = {"compile", "dump", "bench"};
+
+static void print_flags_and_backends(FILE *f) {
+  cx_sb sb;
+  cx_sb_init(&sb);
+  cx_flags_help(&sb, 2);
+  fprintf(f, "\ncxla flags (any command; also read from the CXLA_FLAGS environment variable, which\n"
+             "the command line overrides):\n%s", sb.buf ? sb.buf : "");
+  cx_sb_free(&sb);
+  fprintf(f, "\nbackends built in:");
+  const cx_backend *const *b = cx_backend_list();
+  for (int i = 0; b[i]; i++) fprintf(f, " %s", b[i]->name);
+  fprintf(f, " (cpu and gpu are not built into this cxla yet)\n");
+}
+
+void cli_print_usage(FILE *f, const char *cmd) {
+  if (cmd && !strcmp(cmd, "run")) {
+    fprintf(f,
+            "usage: cxla run MODULE.hlo [IN.npy ...] [options] [cxla flags]\n\n"
+            "Runs the ENTRY computation of MODULE.hlo. Give one .npy file per ENTRY parameter, in\n"
+            "parameter order, or --random-inputs. Without --out, prints a summary of each result\n"
+            "leaf (a tuple result is flattened depth-first): its shape and values (all of them for\n"
+            "small arrays; the first few plus min/max/mean for large ones).\n\n"
+            "options:\n"
+            "  --backend=NAME               backend to compile for (default: interp)\n"
+            "  --out DIR, --out=DIR         write leaf i of the result to DIR/i.npy (DIR is created)\n"
+            "  --random-inputs[=SEED]       fill every parameter with seeded random values: floats\n"
+            "                               uniform in [-1, 1), signed ints in [-8, 8), unsigned\n"
+            "                               ints in [0, 16), pred 0/1 (SEED: default 0)\n"
+            "  --stats                      print compile phase timings (ms) on stderr\n"
+            "  -h, --help                   show this help\n\n"
+            "A bf16 parameter accepts an f4 .npy of its shape (numpy has no bfloat16); bf16\n"
+            "results are written as f4 .npy.\n");
+  } else if (cmd && !strcmp(cmd, "fmt")) {
+    fprintf(f,
+            "usage: cxla fmt MODULE.hlo [--check] [cxla flags]\n\n"
+            "Parses and verifies MODULE.hlo and prints it in canonical HLO text.\n\n"
+            "options:\n"
+            "  --check                      print nothing; exit 0 if the file is already canonical,\n"
+            "                               1 (with a message naming it) if not\n"
+            "  -h, --help                   show this help\n");
+  } else {
+    fprintf(f, "usage: cxla <command> [options]\n\ncommands:\n");
+    for (int i = 0; i < CX_ARRAY_LEN(commands); i++) fprintf(f, "  %-28s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "  %-28s %s\n", "help [COMMAND]", "show this help, or a command's");
+    fprintf(f, "\nRun 'cxla COMMAND --help' for a command's options.\n");
+  }
+  print_flags_and_backends(f);
+  fprintf(f, "\nexit status: 0 success; 1 error (one line on stderr); 2 bad command line\n");
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "cxla%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+  vfprintf(stderr, fmt, ap);
+  fputs("\n\n", stderr);
+  va_end(ap);
+  cli_print_usage(stderr, cmd);
+  return CLI_USAGE;
+}
+
+int cli_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("cxla: error: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return CLI_FAIL;
+}
+
+int cli_lib_error(cxla_context *ctx) {
+  const char *msg = cxla_context_errmsg(ctx);
+  if (strstr(msg, ": error: ")) fprintf(stderr, "%s\n", msg);
+  else fprintf(stderr, "cxla: error: %s\n", *msg ? msg : "unknown error");
+  return CLI_FAIL;
+}
+
+int cli_apply_flag(cxla_context *ctx, const char *cmd, const char *arg) {
+  if (cxla_context_set_flags(ctx, arg) == CXLA_OK) return CLI_OK;
+  return cli_usage_error(cmd, "%s", cxla_context_errmsg(ctx));
+}
+
+/* ---- fmt ---------------------------------------------------------------------------------- */
+
+int cli_fmt(cxla_context *ctx, int argc, char **argv) {
+  const char *path = NULL;
+  int check = 0, only_positional = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!only_positional && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
+      cli_print_usage(stdout, "fmt");
+      return CLI_OK;
+    } else if (!only_positional && !strcmp(a, "--")) {
+      only_positional = 1;
+    } else if (!only_positional && !strcmp(a, "--check")) {
+      check = 1;
+    } else if (!only_positional && cx_flags_is_flag(a)) {
+      int r = cli_apply_flag(ctx, "fmt", a);
+      if (r != CLI_OK) return r;
+    } else if (!only_positional && a[0] == '-' && a[1]) {
+      return cli_usage_error("fmt", "unknown option '%s'", a);
+    } else if (!path) {
+      path = a;
+    } else {
+      return cli_usage_error("fmt", "expected one MODULE.hlo, got '%s' as well", a);
+    }
+  }
+  if (!path) return cli_usage_error("fmt", "missing MODULE.hlo");
+  unsigned char *text;
+  size_t len;
+  if (cx_read_file(ctx, path, &text, &len) != CXLA_OK) return cli_lib_error(ctx);
+  cxla_module *m;
+  cxla_status s = cxla_module_parse(ctx, (const char *)text, len, path, &m);
+  if (s != CXLA_OK) {
+    cx_free(text);
+    return cli_lib_error(ctx);
+  }
+  char *out = cxla_module_to_string(m);
+  cxla_module_destroy(m);
+  if (!out) {
+    cx_free(text);
+    return cli_lib_error(ctx);
+  }
+  int rc = CLI_OK;
+  if (check) {
+    if (strlen(out) != len || memcmp(out, text, len)) {
+      fprintf(stderr, "cxla: %s is not in canonical form (run 'cxla fmt %s' to see it)\n", path, path);
+      rc = CLI_FAIL;
+    }
+  } else {
+    fputs(out, stdout);
+    if (fflush(stdout) != 0) rc = cli_error("cannot write to stdout");
+  }
+  cx_free(out);
+  cx_free(text);
+  return rc;
+}
+
+/* ---- main ------------------------------------------------------------------------------------ */
+
+int main(int argc, char **argv) {
+  if (argc < 2) return cli_usage_error(NULL, "missing command");
+  const char *cmd = argv[1];
+  if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+    cli_print_usage(stdout, NULL);
+    return CLI_OK;
+  }
+  if (!strcmp(cmd, "help")) {
+    const char *topic = argc > 2 ? argv[2] : NULL;
+    int known = !topic;
+    for (int i = 0; topic && i < CX_ARRAY_LEN(commands); i++) known |= !strcmp(topic, commands[i].name);
+    if (!known) return cli_usage_error(NULL, "no help for unknown command '%s'", topic);
+    cli_print_usage(stdout, topic);
+    return CLI_OK;
+  }
+  const command *c = NULL;
+  for (int i = 0; i < CX_ARRAY_LEN(commands); i++)
+    if (!strcmp(cmd, commands[i].name)) c = &commands[i];
+  if (!c) {
+    for (int i = 0; i < CX_ARRAY_LEN(planned_commands); i++)
+      if (!strcmp(cmd, planned_commands[i]))
+        return cli_usage_error(NULL, "command '%s' is not built into this cxla yet", cmd);
+    return cli_usage_error(NULL, "unknown command '%s'", cmd);
+  }
+  cxla_context *ctx = NULL;
+  cxla_status s = cxla_context_create(&ctx);
+  if (!ctx) return cli_error("out of memory");
+  int rc = s == CXLA_OK ? c->fn(ctx, argc - 1, argv + 1) : cli_lib_error(ctx);
+  cxla_context_destroy(ctx);
+  return rc;
+}

@@ -143,6 +143,7 @@ struct cxla_module {
   int nlits;
   int64_t litcap;
   cxla_literal **lits;      /* constants' literals, freed with the module */
+  double parse_ms;          /* wall time cxla_module_parse took (compile stats); 0 if built */
 };
 
 /* ---- construction (all return NULL / 0 on OOM; the module's ctx then holds the error) ---- */

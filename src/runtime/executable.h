@@ -17,10 +17,19 @@ typedef struct cx_backend {
   void (*destroy)(void *state);
 } cx_backend;
 
+/* The backends built into this cxla. Adding one is one entry in the table in backends.c. */
+extern const cx_backend cx_backend_interp;
+
 /* The backend with this name, or NULL. */
 const cx_backend *cx_backend_find(const char *name);
 /* Registered backends, NULL-terminated (for --help and error messages). */
 const cx_backend *const *cx_backend_list(void);
+
+/* 1 if `name` is a backend cxla knows of but this build lacks ("cpu", "gpu"). */
+int cx_backend_is_planned(const char *name);
+/* Looks up `name` (NULL: "interp"); on failure sets CXLA_ERR_INVALID_ARGUMENT for an unknown
+ * name (listing the known ones) or CXLA_ERR_UNSUPPORTED for a known one not built in. */
+cxla_status cx_backend_get(cxla_context *ctx, const char *name, const cx_backend **out);
 
 struct cxla_executable {
   cxla_context *ctx;
@@ -28,12 +37,14 @@ struct cxla_executable {
   void *state;
   int nparams;
   cx_shape *param_shapes;   /* heap copies, to check arguments */
+  char **param_names;       /* heap copies, for argument error messages */
   cx_shape result_shape;
   char *stats;
 };
 
 struct cxla_buffer {
   cxla_context *ctx;
+  const cx_backend *backend; /* where it lives (every backend so far is host-resident) */
   cxla_literal *host;       /* host-resident value (interp and cpu keep buffers on the host) */
 };
 

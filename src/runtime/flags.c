@@ -1,6 +1,7 @@
 /* flags.c — parses CXLA_FLAGS-style option strings; one table names every flag. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "runtime/flags.h"
@@ -64,6 +65,16 @@ int cx_flags_is_flag(const char *arg) {
   const char *eq = strchr(arg, '=');
   size_t n = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
   return find(arg + 2, n) != NULL;
+}
+
+void cx_flags_help(cx_sb *sb, int indent) {
+  for (int i = 0; i < CX_ARRAY_LEN(defs); i++) {
+    /* help reads "VALUE: what it does"; the value part goes after '='. */
+    const char *h = defs[i].help, *colon = strstr(h, ": ");
+    char lhs[64];
+    snprintf(lhs, sizeof lhs, "--%s=%.*s", defs[i].name, colon ? (int)(colon - h) : 0, h);
+    cx_sb_printf(sb, "%*s%-28s %s\n", indent, "", lhs, colon ? colon + 2 : h);
+  }
 }
 
 static cxla_status set_one(cxla_context *ctx, cx_flags *f, const char *tok, size_t len) {

@@ -20,5 +20,8 @@ cxla_status cx_flags_copy(cxla_context *ctx, cx_flags *dst, const cx_flags *src)
 cxla_status cx_flags_parse(cxla_context *ctx, cx_flags *f, const char *text);
 /* Parses one option ("--threads=2"); returns 0 if the name is not a cxla flag. */
 int cx_flags_is_flag(const char *arg);
+/* Appends one line per flag ("  --threads=N            worker threads (0: all cores)"), each
+ * indented by `indent` spaces, for --help texts. */
+void cx_flags_help(cx_sb *sb, int indent);
 
 #endif

@@ -1,0 +1,39 @@
+/* cli.h — pieces of the `cxla` command-line tool shared by its files.
+ * Exit status everywhere: 0 success, 1 an error while doing the work (one line on stderr),
+ * 2 a bad command line (the message, then the command's usage, on stderr). */
+#ifndef CXLA_CLI_H
+#define CXLA_CLI_H
+#include <stdint.h>
+#include <stdio.h>
+#include "cxla.h"
+
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+/* Commands: argv[0] is the command name. */
+int cli_run(cxla_context *ctx, int argc, char **argv);
+int cli_fmt(cxla_context *ctx, int argc, char **argv);
+
+/* Usage texts (one per command; "" for the overview). */
+void cli_print_usage(FILE *f, const char *command);
+/* Prints "cxla CMD: <message>" and the command's usage on stderr; returns CLI_USAGE. */
+int cli_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints the library's last message on stderr as one line: located messages
+ * ("FILE:LINE:COL: error: ...") as they are, others as "cxla: error: ...". Returns CLI_FAIL. */
+int cli_lib_error(cxla_context *ctx);
+/* Prints "cxla: error: <message>" on stderr; returns CLI_FAIL. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Applies a CXLA flag given on the command line; returns CLI_OK or CLI_USAGE after a message. */
+int cli_apply_flag(cxla_context *ctx, const char *command, const char *arg);
+
+/* ---- values (cli_values.c) ---- */
+/* "f32[2,3]" or "(f32[2], s32[])" into buf. */
+const char *cli_shape_str(const cxla_shape *s, char *buf, size_t n);
+/* A literal of shape s filled from a seeded generator (floats uniform in [-1, 1), signed
+ * integers in [-8, 8), unsigned in [0, 16), pred 0/1); *state advances. NULL on error. */
+cxla_literal *cli_random_literal(cxla_context *ctx, const cxla_shape *s, uint64_t *state);
+/* Array leaves of lit, depth-first (tuples flattened). Returns the count; fills up to max. */
+int cli_leaves(cxla_literal *lit, cxla_literal **out, int max);
+/* Prints one leaf: all values when small, else the first few and min/max/mean. */
+void cli_print_leaf(FILE *f, int index, cxla_literal *leaf);
+
+#endif

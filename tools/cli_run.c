@@ -1,0 +1,227 @@
+/* cli_run.c — `cxla run MODULE.hlo [IN.npy ...]`: parse, load or make inputs, compile, run,
+ * then print a summary or write one .npy per result leaf. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "cli.h"
+#include "runtime/flags.h"
+
+typedef struct {
+  const char *module;
+  const char **inputs;
+  int ninputs;
+  const char *backend;
+  const char *out_dir;
+  int random, stats;
+  uint64_t seed;
+} run_args;
+
+static int parse_seed(const char *s, uint64_t *seed) {
+  char *end;
+  errno = 0;
+  if (!*s || *s == '-') return 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (*end || errno) return 0;
+  *seed = v;
+  return 1;
+}
+
+/* Returns CLI_OK, or an exit status (help printed: -1 means "exit 0 now"). */
+static int parse_args(cxla_context *ctx, int argc, char **argv, run_args *r) {
+  int only_positional = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (only_positional || a[0] != '-' || !a[1]) {
+      if (!r->module) r->module = a;
+      else r->inputs[r->ninputs++] = a;
+    } else if (!strcmp(a, "--")) {
+      only_positional = 1;
+    } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      cli_print_usage(stdout, "run");
+      return -1;
+    } else if (!strncmp(a, "--backend=", 10) || !strcmp(a, "--backend")) {
+      if (!a[9] && i + 1 >= argc) return cli_usage_error("run", "--backend needs a NAME");
+      r->backend = a[9] ? a + 10 : argv[++i];
+      if (!*r->backend) return cli_usage_error("run", "--backend needs a NAME");
+    } else if (!strncmp(a, "--out=", 6) || !strcmp(a, "--out")) {
+      if (!a[5] && i + 1 >= argc) return cli_usage_error("run", "--out needs a DIR");
+      r->out_dir = a[5] ? a + 6 : argv[++i];
+      if (!*r->out_dir) return cli_usage_error("run", "--out needs a DIR");
+    } else if (!strcmp(a, "--random-inputs")) {
+      r->random = 1;
+    } else if (!strncmp(a, "--random-inputs=", 16)) {
+      r->random = 1;
+      if (!parse_seed(a + 16, &r->seed))
+        return cli_usage_error("run", "--random-inputs=SEED wants a non-negative integer, not '%s'", a + 16);
+    } else if (!strcmp(a, "--stats")) {
+      r->stats = 1;
+    } else if (cx_flags_is_flag(a)) {
+      int rc = cli_apply_flag(ctx, "run", a);
+      if (rc != CLI_OK) return rc;
+    } else {
+      return cli_usage_error("run", "unknown option '%s'", a);
+    }
+  }
+  if (!r->module) return cli_usage_error("run", "missing MODULE.hlo");
+  if (r->random && r->ninputs)
+    return cli_usage_error("run", "--random-inputs makes every input; do not also give .npy files");
+  return CLI_OK;
+}
+
+static int same_dims(const cxla_shape *s, cxla_literal *lit) {
+  if (s->type == CXLA_TUPLE || cxla_literal_type(lit) == CXLA_TUPLE || s->rank != cxla_literal_rank(lit)) return 0;
+  for (int d = 0; d < s->rank; d++)
+    if (s->dims[d] != cxla_literal_dims(lit)[d]) return 0;
+  return 1;
+}
+
+/* Loads input i and checks it against parameter i (bf16 parameters take f32 files). */
+static int load_input(cxla_context *ctx, cxla_module *m, int i, const char *path, cxla_literal **out) {
+  cxla_shape want;
+  char ws[512], gs[512];
+  if (cxla_module_parameter_shape(m, i, &want) != CXLA_OK) return cli_lib_error(ctx);
+  const char *pname = cxla_module_parameter_name(m, i);
+  if (want.type == CXLA_TUPLE || want.type == CXLA_TOKEN)
+    return cli_error("parameter %d '%s' has shape %s, which a .npy file cannot hold (use --random-inputs)", i,
+                     pname, cli_shape_str(&want, ws, sizeof ws));
+  cxla_literal *lit;
+  if (cxla_literal_read_npy(ctx, path, &lit) != CXLA_OK) return cli_lib_error(ctx);
+  cxla_shape got = {cxla_literal_type(lit), cxla_literal_rank(lit), cxla_literal_dims(lit), 0, NULL};
+  if (want.type == CXLA_BF16 && got.type == CXLA_F32 && same_dims(&want, lit)) {
+    cxla_literal *conv = cxla_literal_create(ctx, CXLA_BF16, want.rank, want.dims);
+    if (!conv) { cxla_literal_destroy(lit); return cli_lib_error(ctx); }
+    int64_t n = cxla_literal_element_count(lit);
+    for (int64_t k = 0; k < n; k++) cxla_literal_set_f64(conv, k, cxla_literal_get_f64(lit, k));
+    cxla_literal_destroy(lit);
+    lit = conv;
+  } else if (got.type != want.type || !same_dims(&want, lit)) {
+    cli_error("parameter %d '%s' (%s): expected %s, got %s", i, pname, path, cli_shape_str(&want, ws, sizeof ws),
+              cli_shape_str(&got, gs, sizeof gs));
+    cxla_literal_destroy(lit);
+    return CLI_FAIL;
+  }
+  *out = lit;
+  return CLI_OK;
+}
+
+static int make_inputs(cxla_context *ctx, cxla_module *m, const run_args *r, cxla_literal **args, int nparams) {
+  uint64_t state = r->seed;
+  for (int i = 0; i < nparams; i++) {
+    if (r->random) {
+      cxla_shape s;
+      char buf[512];
+      if (cxla_module_parameter_shape(m, i, &s) != CXLA_OK) return cli_lib_error(ctx);
+      if (!(args[i] = cli_random_literal(ctx, &s, &state)))
+        return cli_error("parameter %d '%s': cannot make random values of shape %s", i,
+                         cxla_module_parameter_name(m, i), cli_shape_str(&s, buf, sizeof buf));
+    } else {
+      int rc = load_input(ctx, m, i, r->inputs[i], &args[i]);
+      if (rc != CLI_OK) return rc;
+    }
+  }
+  return CLI_OK;
+}
+
+/* mkdir -p */
+static int make_dirs(const char *dir) {
+  char *p = strdup(dir);
+  if (!p) return ENOMEM;
+  int err = 0;
+  for (char *s = p + 1;; s++) {
+    if (*s == '/' || !*s) {
+      char c = *s;
+      *s = 0;
+      if (mkdir(p, 0777) != 0 && errno != EEXIST) { err = errno; break; }
+      *s = c;
+      if (!c) break;
+    }
+  }
+  struct stat st;
+  if (!err && (stat(p, &st) != 0 || !S_ISDIR(st.st_mode))) err = ENOTDIR;
+  free(p);
+  return err;
+}
+
+static int emit_result(cxla_context *ctx, const run_args *r, cxla_literal *result) {
+  int n = cli_leaves(result, NULL, 0);
+  cxla_literal **leaves = calloc((size_t)(n ? n : 1), sizeof *leaves);
+  if (!leaves) return cli_error("out of memory");
+  cli_leaves(result, leaves, n);
+  int rc = CLI_OK;
+  if (r->out_dir) {
+    int err = make_dirs(r->out_dir);
+    if (err) rc = cli_error("cannot create directory %s: %s", r->out_dir, strerror(err));
+    for (int i = 0; i < n && rc == CLI_OK; i++) {
+      size_t len = strlen(r->out_dir) + 32;
+      char *path = malloc(len);
+      if (!path) { rc = cli_error("out of memory"); break; }
+      snprintf(path, len, "%s/%d.npy", r->out_dir, i);
+      if (cxla_literal_write_npy(ctx, leaves[i], path) != CXLA_OK) rc = cli_lib_error(ctx);
+      else {
+        cxla_shape s = {cxla_literal_type(leaves[i]), cxla_literal_rank(leaves[i]), cxla_literal_dims(leaves[i]), 0, NULL};
+        char buf[512];
+        printf("wrote %s %s\n", path, cli_shape_str(&s, buf, sizeof buf));
+      }
+      free(path);
+    }
+  } else {
+    for (int i = 0; i < n; i++) cli_print_leaf(stdout, i, leaves[i]);
+    if (!n) printf("result: () (an empty tuple)\n");
+  }
+  free(leaves);
+  if (rc == CLI_OK && fflush(stdout) != 0) rc = cli_error("cannot write to stdout");
+  return rc;
+}
+
+int cli_run(cxla_context *ctx, int argc, char **argv) {
+  run_args r;
+  memset(&r, 0, sizeof r);
+  r.inputs = calloc((size_t)argc, sizeof *r.inputs);
+  if (!r.inputs) return cli_error("out of memory");
+  int rc = parse_args(ctx, argc, argv, &r);
+  if (rc != CLI_OK) {
+    free(r.inputs);
+    return rc < 0 ? CLI_OK : rc;
+  }
+  cxla_module *m = NULL;
+  cxla_executable *e = NULL;
+  cxla_literal **args = NULL, *result = NULL;
+  int nparams = 0;
+  cxla_compile_options opts;
+  cxla_compile_options_init(&opts);
+  if (r.backend) opts.backend = r.backend;
+  if (cxla_module_parse_file(ctx, r.module, &m) != CXLA_OK) { rc = cli_lib_error(ctx); goto done; }
+  nparams = cxla_module_num_parameters(m);
+  if (nparams < 0) { rc = cli_lib_error(ctx); goto done; }
+  if (!r.random && r.ninputs != nparams) {
+    rc = cli_error("expected %d input%s (one .npy per ENTRY parameter), got %d", nparams, nparams == 1 ? "" : "s",
+                   r.ninputs);
+    goto done;
+  }
+  /* Compile before loading inputs: a missing backend should not wait on large files. */
+  if (cxla_compile(m, &opts, &e) != CXLA_OK) { rc = cli_lib_error(ctx); goto done; }
+  if (r.stats) fprintf(stderr, "compile: %s\n", cxla_executable_compile_stats(e));
+  if (!(args = calloc((size_t)(nparams ? nparams : 1), sizeof *args))) { rc = cli_error("out of memory"); goto done; }
+  if ((rc = make_inputs(ctx, m, &r, args, nparams)) != CLI_OK) goto done;
+  cxla_buffer **bufs = calloc((size_t)(nparams ? nparams : 1), sizeof *bufs);
+  if (!bufs) { rc = cli_error("out of memory"); goto done; }
+  cxla_status s = CXLA_OK;
+  for (int i = 0; i < nparams && s == CXLA_OK; i++) s = cxla_buffer_from_literal(ctx, opts.backend, args[i], &bufs[i]);
+  cxla_buffer *res = NULL;
+  if (s == CXLA_OK) s = cxla_executable_execute(e, nparams, bufs, &res);
+  if (s == CXLA_OK) s = cxla_buffer_to_literal(res, &result);
+  if (s != CXLA_OK) rc = cli_lib_error(ctx);
+  cxla_buffer_destroy(res);
+  for (int i = 0; i < nparams; i++) cxla_buffer_destroy(bufs[i]);
+  free(bufs);
+  if (rc == CLI_OK) rc = emit_result(ctx, &r, result);
+done:
+  cxla_literal_destroy(result);
+  for (int i = 0; args && i < nparams; i++) cxla_literal_destroy(args[i]);
+  free(args);
+  cxla_executable_destroy(e);
+  cxla_module_destroy(m);
+  free(r.inputs);
+  return rc;
+}

@@ -1,0 +1,123 @@
+/* cli_values.c — values for `cxla run`: shape text, seeded random inputs, result leaves and
+ * their summaries. Uses only the public API. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+const char *cli_shape_str(const cxla_shape *s, char *buf, size_t n) {
+  size_t k = 0;
+  buf[0] = 0;
+#define PUT(...) (k += (size_t)snprintf(buf + (k < n ? k : n), k < n ? n - k : 0, __VA_ARGS__))
+  if (s->type == CXLA_TUPLE) {
+    PUT("(");
+    for (int i = 0; i < s->ntuple && s->elems; i++) {
+      char sub[256];
+      PUT("%s%s", i ? ", " : "", cli_shape_str(&s->elems[i], sub, sizeof sub));
+    }
+    PUT(")");
+  } else {
+    const char *t = cxla_type_name(s->type);
+    PUT("%s[", t ? t : "?");
+    for (int d = 0; d < s->rank; d++) PUT("%s%lld", d ? "," : "", (long long)s->dims[d]);
+    PUT("]");
+  }
+#undef PUT
+  return buf;
+}
+
+/* splitmix64: tiny, seedable with any value, and the same stream on every platform. */
+static uint64_t next_u64(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+cxla_literal *cli_random_literal(cxla_context *ctx, const cxla_shape *s, uint64_t *state) {
+  if (s->type == CXLA_TUPLE) {
+    cxla_literal **el = calloc((size_t)(s->ntuple ? s->ntuple : 1), sizeof *el);
+    if (!el) return NULL;
+    for (int i = 0; i < s->ntuple; i++) {
+      if (!(el[i] = cli_random_literal(ctx, &s->elems[i], state))) {
+        for (int j = 0; j < i; j++) cxla_literal_destroy(el[j]);
+        free(el);
+        return NULL;
+      }
+    }
+    cxla_literal *t = cxla_literal_tuple(ctx, s->ntuple, el); /* takes the elements */
+    free(el);
+    return t;
+  }
+  cxla_literal *lit = cxla_literal_create(ctx, s->type, s->rank, s->dims); /* NULL for token */
+  if (!lit) return NULL;
+  int64_t n = cxla_literal_element_count(lit);
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t r = next_u64(state);
+    double v;
+    switch (s->type) {
+    case CXLA_PRED: v = (double)(r & 1); break;
+    case CXLA_S8: case CXLA_S16: case CXLA_S32: case CXLA_S64: v = (double)(int)(r % 16) - 8; break;
+    case CXLA_U8: case CXLA_U16: case CXLA_U32: case CXLA_U64: v = (double)(r % 16); break;
+    default: v = (double)(r >> 11) * 0x1p-53 * 2.0 - 1.0; break; /* [-1, 1) */
+    }
+    cxla_literal_set_f64(lit, i, v);
+  }
+  return lit;
+}
+
+int cli_leaves(cxla_literal *lit, cxla_literal **out, int max) {
+  int n = cxla_literal_tuple_size(lit);
+  if (n < 0) {
+    if (max > 0) out[0] = lit;
+    return 1;
+  }
+  int total = 0;
+  for (int i = 0; i < n; i++) {
+    int room = max - total;
+    total += cli_leaves(cxla_literal_tuple_get(lit, i), room > 0 ? out + total : NULL, room > 0 ? room : 0);
+  }
+  return total;
+}
+
+enum { SMALL = 100, HEAD = 10 };
+
+static void print_value(FILE *f, cxla_literal *lit, int64_t i) {
+  double v = cxla_literal_get_f64(lit, i);
+  cxla_type t = cxla_literal_type(lit);
+  if (t == CXLA_PRED) fputs(v != 0 ? "true" : "false", f);
+  else if (t == CXLA_F32 || t == CXLA_F64 || t == CXLA_F16 || t == CXLA_BF16) fprintf(f, "%.6g", v);
+  else fprintf(f, "%.0f", v);
+}
+
+void cli_print_leaf(FILE *f, int index, cxla_literal *leaf) {
+  int64_t n = cxla_literal_element_count(leaf);
+  cxla_shape s = {cxla_literal_type(leaf), cxla_literal_rank(leaf), cxla_literal_dims(leaf), 0, NULL};
+  char buf[512];
+  fprintf(f, "[%d] %s", index, cli_shape_str(&s, buf, sizeof buf));
+  if (n <= SMALL) {
+    /* HLO literal text: nested braces show the shape, and it parses back. */
+    char *text = cxla_literal_to_string(leaf);
+    const char *vals = text ? strchr(text, ' ') : NULL;
+    fprintf(f, " %s\n", vals ? vals + 1 : "?");
+    free(text);
+    return;
+  }
+  fprintf(f, " (%lld values) first %d: ", (long long)n, HEAD);
+  for (int64_t i = 0; i < HEAD; i++) {
+    if (i) fputs(", ", f);
+    print_value(f, leaf, i);
+  }
+  double lo = INFINITY, hi = -INFINITY, sum = 0;
+  int64_t nans = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double v = cxla_literal_get_f64(leaf, i);
+    if (isnan(v)) { nans++; continue; }
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+    sum += v;
+  }
+  if (nans == n) fprintf(f, "; all nan\n");
+  else fprintf(f, "; min %.6g, max %.6g, mean %.6g%s\n", lo, hi, sum / (double)(n - nans), nans ? " (ignoring nan)" : "");
+  if (nans && nans != n) fprintf(f, "    %lld nan values\n", (long long)nans);
+}
