@@ -8,9 +8,16 @@
 
 typedef struct cx_jit cx_jit;
 
-/* An LLJIT for the host CPU (name and features) with the runtime (cx_rt_*) and libm symbols
- * resolvable. */
-cxla_status cx_jit_create(cxla_context *ctx, int opt_level, cx_jit **out);
+/* A symbol the JIT-compiled code may call (runtime entry points). */
+typedef struct cx_jit_symbol {
+  const char *name;
+  void *addr;
+} cx_jit_symbol;
+
+/* An LLJIT for the host CPU (name and features). The given symbols and everything the process
+ * has loaded (libm, OpenBLAS, ...) are resolvable from JIT code. */
+cxla_status cx_jit_create(cxla_context *ctx, int opt_level, const cx_jit_symbol *syms, int nsyms,
+                          cx_jit **out);
 void cx_jit_destroy(cx_jit *j);
 /* The LLVM context modules for this JIT must be created in. */
 LLVMContextRef cx_jit_context(cx_jit *j);
