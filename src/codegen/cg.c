@@ -1,0 +1,110 @@
+/* cg.c — the LLVM emission context: types and typed element access. f16 goes through LLVM's
+ * half type (hardware conversions where the CPU has them); bf16 is converted with integer
+ * ops (round to nearest even, NaN kept quiet), matching src/ir/types.c bit for bit. */
+#include <stdio.h>
+#include <string.h>
+#include "codegen/cg.h"
+
+void cx_cg_init(cx_cg *g, cxla_context *ctx, cx_module *m, const cx_flags *flags, LLVMContextRef llctx,
+                LLVMModuleRef mod) {
+  memset(g, 0, sizeof *g);
+  g->ctx = ctx;
+  g->m = m;
+  g->flags = flags;
+  g->llctx = llctx;
+  g->mod = mod;
+  g->b = LLVMCreateBuilderInContext(llctx);
+  g->t_void = LLVMVoidTypeInContext(llctx);
+  g->t_i1 = LLVMInt1TypeInContext(llctx);
+  g->t_i8 = LLVMInt8TypeInContext(llctx);
+  g->t_i16 = LLVMInt16TypeInContext(llctx);
+  g->t_i32 = LLVMInt32TypeInContext(llctx);
+  g->t_i64 = LLVMInt64TypeInContext(llctx);
+  g->t_f32 = LLVMFloatTypeInContext(llctx);
+  g->t_f64 = LLVMDoubleTypeInContext(llctx);
+  g->t_ptr = LLVMPointerTypeInContext(llctx, 0);
+  g->vector_bits = 256;
+}
+
+void cx_cg_dispose(cx_cg *g) {
+  if (g->b) LLVMDisposeBuilder(g->b);
+  g->b = NULL;
+}
+
+cxla_status cx_cg_fail(cx_cg *g, cxla_status code, const char *fmt, ...) {
+  if (g->status != CXLA_OK) return g->status;
+  va_list ap;
+  va_start(ap, fmt);
+  cx_verror(g->ctx, code, fmt, ap);
+  va_end(ap);
+  g->status = code;
+  return code;
+}
+
+LLVMValueRef cx_cg_i64(cx_cg *g, int64_t v) { return LLVMConstInt(g->t_i64, (unsigned long long)v, 1); }
+
+LLVMTypeRef cx_cg_reg_type(cx_cg *g, cxla_type t) {
+  switch (t) {
+  case CXLA_PRED: return g->t_i1;
+  case CXLA_S8: case CXLA_U8: return g->t_i8;
+  case CXLA_S16: case CXLA_U16: return g->t_i16;
+  case CXLA_S32: case CXLA_U32: return g->t_i32;
+  case CXLA_S64: case CXLA_U64: return g->t_i64;
+  case CXLA_F16: case CXLA_BF16: case CXLA_F32: return g->t_f32;
+  case CXLA_F64: return g->t_f64;
+  default: return g->t_i8;
+  }
+}
+
+LLVMTypeRef cx_cg_mem_type(cx_cg *g, cxla_type t) {
+  switch (t) {
+  case CXLA_PRED: return g->t_i8;
+  case CXLA_F16: case CXLA_BF16: return g->t_i16;
+  default: return cx_cg_reg_type(g, t);
+  }
+}
+
+static LLVMValueRef bf16_to_f32(cx_cg *g, LLVMValueRef bits16) {
+  LLVMValueRef w = LLVMBuildZExt(g->b, bits16, g->t_i32, "");
+  w = LLVMBuildShl(g->b, w, LLVMConstInt(g->t_i32, 16, 0), "");
+  return LLVMBuildBitCast(g->b, w, g->t_f32, "");
+}
+
+static LLVMValueRef f32_to_bf16(cx_cg *g, LLVMValueRef f) {
+  LLVMBuilderRef b = g->b;
+  LLVMValueRef u = LLVMBuildBitCast(b, f, g->t_i32, "");
+  LLVMValueRef one = LLVMConstInt(g->t_i32, 1, 0);
+  LLVMValueRef lsb = LLVMBuildAnd(b, LLVMBuildLShr(b, u, LLVMConstInt(g->t_i32, 16, 0), ""), one, "");
+  LLVMValueRef rounded = LLVMBuildAdd(b, u, LLVMBuildAdd(b, LLVMConstInt(g->t_i32, 0x7fff, 0), lsb, ""), "");
+  LLVMValueRef quiet = LLVMBuildOr(b, u, LLVMConstInt(g->t_i32, 0x400000, 0), ""); /* sets bit 6 of bf16 */
+  LLVMValueRef isnan = LLVMBuildFCmp(b, LLVMRealUNO, f, f, "");
+  LLVMValueRef r = LLVMBuildSelect(b, isnan, quiet, rounded, "");
+  return LLVMBuildTrunc(b, LLVMBuildLShr(b, r, LLVMConstInt(g->t_i32, 16, 0), ""), g->t_i16, "");
+}
+
+LLVMValueRef cx_cg_load(cx_cg *g, cxla_type t, LLVMValueRef base, LLVMValueRef index) {
+  LLVMTypeRef mt = cx_cg_mem_type(g, t);
+  LLVMValueRef p = LLVMBuildGEP2(g->b, mt, base, &index, 1, "");
+  LLVMValueRef v = LLVMBuildLoad2(g->b, mt, p, "");
+  switch (t) {
+  case CXLA_PRED: return LLVMBuildICmp(g->b, LLVMIntNE, v, LLVMConstInt(g->t_i8, 0, 0), "");
+  case CXLA_F16:
+    return LLVMBuildFPExt(g->b, LLVMBuildBitCast(g->b, v, LLVMHalfTypeInContext(g->llctx), ""), g->t_f32, "");
+  case CXLA_BF16: return bf16_to_f32(g, v);
+  default: return v;
+  }
+}
+
+void cx_cg_store(cx_cg *g, cxla_type t, LLVMValueRef base, LLVMValueRef index, LLVMValueRef v) {
+  LLVMTypeRef mt = cx_cg_mem_type(g, t);
+  switch (t) {
+  case CXLA_PRED: v = LLVMBuildZExt(g->b, v, g->t_i8, ""); break;
+  case CXLA_F16:
+    v = LLVMBuildBitCast(g->b, LLVMBuildFPTrunc(g->b, v, LLVMHalfTypeInContext(g->llctx), ""), g->t_i16, "");
+    break;
+  case CXLA_BF16: v = f32_to_bf16(g, v); break;
+  default: break;
+  }
+  LLVMValueRef p = LLVMBuildGEP2(g->b, mt, base, &index, 1, "");
+  LLVMBuildStore(g->b, v, p);
+}
