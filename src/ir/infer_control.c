@@ -1,0 +1,81 @@
+/* infer_control.c — shape rules of ops that run whole computations: call, fusion, while,
+ * conditional. Arguments must match parameters exactly (layouts aside). */
+#include "ir/infer.h"
+
+static cxla_status call_like(cx_infer *ic, cx_shape *out, const char *role) {
+  cx_instr *in = ic->in;
+  CX_TRY(cx_vcallee(ic, 0, role, -1));
+  cx_comp *c = in->called[0];
+  if (c->nparams != in->nops)
+    return cx_vfail(ic, "expected %d operand%s (the parameters of %s), got %d", c->nparams, c->nparams == 1 ? "" : "s",
+                    c->name, in->nops);
+  for (int i = 0; i < in->nops; i++) {
+    const cx_shape *p = &c->params[i]->shape, *a = cx_vop(ic, i);
+    if (!cx_shape_equal(p, a))
+      return cx_vfail(ic, "operand %d %s does not match parameter %d of %s, %s", i, cx_vshape(ic, a), i, c->name,
+                      cx_vshape(ic, p));
+  }
+  *out = c->root->shape;
+  cx_vplain(out);
+  return CXLA_OK;
+}
+
+static cxla_status while_op(cx_infer *ic, cx_shape *out) {
+  cx_instr *in = ic->in;
+  CX_TRY(cx_vcallee(ic, 0, "condition", 1));
+  CX_TRY(cx_vcallee(ic, 1, "body", 1));
+  cx_comp *cond = in->called[0], *body = in->called[1];
+  const cx_shape *init = cx_vop(ic, 0);
+  const cx_shape *cp = &cond->params[0]->shape, *bp = &body->params[0]->shape, *br = &body->root->shape;
+  const cx_shape *cr = &cond->root->shape;
+  if (!cx_varray(cr) || cr->rank != 0 || cr->type != CXLA_PRED)
+    return cx_vfail(ic, "condition %s must return pred[], returns %s", cond->name, cx_vshape(ic, cr));
+  if (!cx_shape_equal(cp, init))
+    return cx_vfail(ic, "condition %s parameter %s must match the operand %s", cond->name, cx_vshape(ic, cp),
+                    cx_vshape(ic, init));
+  if (!cx_shape_equal(bp, init))
+    return cx_vfail(ic, "body %s parameter %s must match the operand %s", body->name, cx_vshape(ic, bp),
+                    cx_vshape(ic, init));
+  if (!cx_shape_equal(br, init))
+    return cx_vfail(ic, "body %s returns %s but must return the loop state shape %s", body->name, cx_vshape(ic, br),
+                    cx_vshape(ic, init));
+  *out = *init;
+  cx_vplain(out);
+  return CXLA_OK;
+}
+
+static cxla_status conditional(cx_infer *ic, cx_shape *out) {
+  cx_instr *in = ic->in;
+  const cx_shape *idx = cx_vop(ic, 0);
+  if (!cx_varray(idx) || idx->rank != 0 || (idx->type != CXLA_PRED && idx->type != CXLA_S32))
+    return cx_vfail(ic, "branch index (operand 0) must be pred[] or s32[], got %s", cx_vshape(ic, idx));
+  if (idx->type == CXLA_PRED && in->ncalled != 2)
+    return cx_vfail(ic, "a pred branch index needs 2 branch computations (true, false), got %d", in->ncalled);
+  if (in->nops != in->ncalled + 1)
+    return cx_vfail(ic, "expected %d operands (the branch index and one per branch), got %d", in->ncalled + 1, in->nops);
+  for (int i = 0; i < in->ncalled; i++) {
+    CX_TRY(cx_vcallee(ic, i, "branch", 1));
+    cx_comp *b = in->called[i];
+    const cx_shape *p = &b->params[0]->shape, *a = cx_vop(ic, i + 1);
+    if (!cx_shape_equal(p, a))
+      return cx_vfail(ic, "branch %d %s takes %s but operand %d is %s", i, b->name, cx_vshape(ic, p), i + 1,
+                      cx_vshape(ic, a));
+    const cx_shape *r0 = &in->called[0]->root->shape, *r = &b->root->shape;
+    if (!cx_shape_equal(r, r0))
+      return cx_vfail(ic, "branch %d %s returns %s but branch 0 %s returns %s (expected the same shape)", i, b->name,
+                      cx_vshape(ic, r), in->called[0]->name, cx_vshape(ic, r0));
+  }
+  *out = in->called[0]->root->shape;
+  cx_vplain(out);
+  return CXLA_OK;
+}
+
+cxla_status cx_infer_control(cx_infer *ic, cx_shape *out) {
+  switch (ic->in->op) {
+  case CX_OP_CALL: return call_like(ic, out, "to_apply");
+  case CX_OP_FUSION: return call_like(ic, out, "fused computation");
+  case CX_OP_WHILE: return while_op(ic, out);
+  case CX_OP_CONDITIONAL: return conditional(ic, out);
+  default: return cx_vfail(ic, "no shape rule for this op");
+  }
+}
