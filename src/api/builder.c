@@ -37,14 +37,18 @@ cxla_op cx_b_fail(cxla_builder *b, const char *op, cxla_status code, const char 
 int cx_b_ok(cxla_builder *b) { return b && b->status == CXLA_OK; }
 
 /* Re-words a verifier message for the builder: instructions built here have no source
- * location, so the verifier writes "FILENAME: error: <op>: <what>"; keep "<op>: <what>". */
-static cxla_op fail_from_ctx(cxla_builder *b, const char *op) {
+ * location, so the verifier writes "FILENAME: error: <op> <name>: <what>" (or "<op>: <what>");
+ * keep "<what>" and prefix "builder NAME: <op>: ". `in` is the failed instruction, if any. */
+static cxla_op fail_from_ctx(cxla_builder *b, const char *op, const cx_instr *in, cxla_status code) {
   const char *msg = cxla_context_errmsg(b->m->ctx);
-  cxla_status code = CXLA_ERR_VERIFY;
   const char *e = strstr(msg, ": error: ");
   const char *rest = e ? e + 9 : msg;
   size_t n = strlen(op);
-  if (!strncmp(rest, op, n) && rest[n] == ':' && rest[n + 1] == ' ') return cx_b_fail(b, op, code, "%s", rest + n + 2);
+  if (!strncmp(rest, op, n)) {
+    const char *p = rest + n;
+    if (in && in->name && *p == ' ' && !strncmp(p + 1, in->name, strlen(in->name))) p += 1 + strlen(in->name);
+    if (p[0] == ':' && p[1] == ' ') rest = p + 2;
+  }
   return cx_b_fail(b, op, code, "%s", rest);
 }
 
@@ -91,6 +95,10 @@ static cxla_status finish(cxla_builder *b, cxla_op root, int is_entry, cxla_comp
   if (b->status != CXLA_OK) return cxla_builder_status(b);
   cx_module *m = b->m;
   cx_comp *c = b->c;
+  if (root.id <= 0) {
+    cx_b_fail(b, "finish", CXLA_ERR_INVALID_ARGUMENT, "the root is the invalid op (the result of a failed call?)");
+    return cxla_builder_status(b);
+  }
   cx_instr *r = cx_b_get(b, root, "finish", 0);
   if (!r) return cxla_builder_status(b);
   if (is_entry && m->entry) {
@@ -109,8 +117,9 @@ static cxla_status finish(cxla_builder *b, cxla_op root, int is_entry, cxla_comp
     else cx_b_fail(b, "finish", CXLA_ERR_VERIFY, "parameter numbers must be 0..%d, each used once", c->nparams - 1);
     return cxla_builder_status(b);
   }
-  if (cx_verify_comp(c) != CXLA_OK) {
-    fail_from_ctx(b, "finish");
+  cxla_status vs = cx_verify_comp(c);
+  if (vs != CXLA_OK) {
+    fail_from_ctx(b, "finish", NULL, vs);
     return cxla_builder_status(b);
   }
   if (!cx_module_add_comp(m, c)) {
@@ -235,9 +244,10 @@ cxla_op cx_b_done(cxla_builder *b, cx_instr *in) {
     in->name = name;
   }
   cx_shape shape;
-  if (cx_infer_shape(in, &shape) != CXLA_OK) {
+  cxla_status s = cx_infer_shape(in, &shape);
+  if (s != CXLA_OK) {
     drop(b, in);
-    fail_from_ctx(b, cx_op_name(in->op));
+    fail_from_ctx(b, cx_op_name(in->op), in, s);
     return none;
   }
   in->shape = shape;
