@@ -8,10 +8,17 @@
 
 typedef struct vstate {
   cx_module *m;
-  int32_t *stamp;   /* by instruction id: the stamp of the computation that defined it */
-  int64_t nstamp;
+  int32_t *stamp;   /* by instruction id - base: the stamp of the computation defining it */
+  int64_t base, nstamp;
   cx_arena scratch; /* inferred tuple shapes, dropped when verification ends */
 } vstate;
+
+/* Whether `in` was already defined in the computation stamped cs. */
+static int seen(const vstate *vs, const cx_instr *in, int32_t cs) {
+  int64_t k = (int64_t)in->id - vs->base;
+  if (k < 0 || k >= vs->nstamp) return 0;
+  return vs->stamp[k] == cs;
+}
 
 static cx_infer infer_for(vstate *vs, cx_instr *in) {
   cx_infer ic;
@@ -60,8 +67,7 @@ static cxla_status check_instr(vstate *vs, cx_comp *c, cx_instr *in, int32_t cs,
     return cx_error_at(vs->m, in->loc, CXLA_ERR_VERIFY, "instruction %s has an unknown opcode %d",
                        in->name ? in->name : "?", (int)in->op);
   if (in->parent != c) return cx_vfail(&ic, "listed in computation %s but belongs to another", c->name);
-  if (in->id < 0 || in->id >= vs->nstamp) return cx_vfail(&ic, "invalid instruction id %d", in->id);
-  if (vs->stamp[in->id] == cs) return cx_vfail(&ic, "listed twice in %s (or shares its id %d)", c->name, in->id);
+  if (seen(vs, in, cs)) return cx_vfail(&ic, "listed twice in %s (or shares its id %d)", c->name, in->id);
   if (in->nops < 0 || (in->nops > 0 && !in->ops)) return cx_vfail(&ic, "operands are missing");
   for (int i = 0; i < in->nops; i++) {
     cx_instr *o = in->ops[i];
@@ -70,7 +76,7 @@ static cxla_status check_instr(vstate *vs, cx_comp *c, cx_instr *in, int32_t cs,
     if (o->parent != c)
       return cx_vfail(&ic, "operand %d (%s) belongs to computation %s, not %s", i, on,
                       o->parent && o->parent->name ? o->parent->name : "?", c->name);
-    if (o->id < 0 || o->id >= vs->nstamp || vs->stamp[o->id] != cs)
+    if (!seen(vs, o, cs))
       return cx_vfail(&ic, "operand %d (%s) is used before it is defined (expected operands before their users)", i, on);
   }
   if (in->ncalled < 0 || (in->ncalled > 0 && !in->called)) return cx_vfail(&ic, "called computations are missing");
@@ -83,7 +89,7 @@ static cxla_status check_instr(vstate *vs, cx_comp *c, cx_instr *in, int32_t cs,
   }
   const char *p = cx_shape_problem(&in->shape, buf, sizeof buf);
   if (p) return cx_vfail(&ic, "declared shape has %s", p);
-  vs->stamp[in->id] = cs;
+  vs->stamp[in->id - vs->base] = cs;
   return CXLA_OK;
 }
 
@@ -93,7 +99,7 @@ static cxla_status check_structure(vstate *vs, cx_comp *c, int32_t cs, int stand
     if (!c->instrs[i]) return comp_fail(vs, c, "has a missing instruction", NULL);
   for (int i = 0; i < c->ninstrs; i++) CX_TRY(check_instr(vs, c, c->instrs[i], cs, standalone));
   if (!c->root) return comp_fail(vs, c, "has no ROOT instruction", NULL);
-  if (c->root->parent != c || c->root->id < 0 || c->root->id >= vs->nstamp || vs->stamp[c->root->id] != cs)
+  if (c->root->parent != c || !seen(vs, c->root, cs))
     return comp_fail(vs, c, "ROOT is not an instruction of this computation", NULL);
   return check_params(vs, c);
 }
@@ -119,16 +125,23 @@ static cxla_status check_shapes(vstate *vs, cx_comp *c) {
   return CXLA_OK;
 }
 
-/* Stamps are indexed by instruction id; ids normally stay below m->next_id, but look anyway. */
+/* Stamps cover the id range of the instructions being verified (one computation's range when
+ * the builder verifies computations one by one, so that stays linear too). */
 static cxla_status vstate_init(vstate *vs, cx_module *m, cx_comp *const *comps, int ncomps) {
   memset(vs, 0, sizeof *vs);
   vs->m = m;
   cx_arena_init(&vs->scratch);
-  int64_t top = m->next_id;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
   for (int k = 0; k < ncomps; k++)
-    for (int i = 0; comps[k] && i < comps[k]->ninstrs; i++)
-      if (comps[k]->instrs && comps[k]->instrs[i] && comps[k]->instrs[i]->id > top) top = comps[k]->instrs[i]->id;
-  vs->nstamp = top + 1;
+    for (int i = 0; comps[k] && comps[k]->instrs && i < comps[k]->ninstrs; i++) {
+      const cx_instr *in = comps[k]->instrs[i];
+      if (!in) continue;
+      if (in->id < lo) lo = in->id;
+      if (in->id > hi) hi = in->id;
+    }
+  if (lo > hi) lo = hi = 0;
+  vs->base = lo;
+  vs->nstamp = hi - lo + 1;
   vs->stamp = cx_calloc((size_t)vs->nstamp, sizeof *vs->stamp);
   return vs->stamp ? CXLA_OK : cx_oom(m->ctx);
 }
