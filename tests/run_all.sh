@@ -1,0 +1,134 @@
+#!/bin/sh
+# run_all.sh — everything `make test` (and CI) runs, after `make all asan fuzz`:
+#   1. the unit tests + HLO corpus (build/cxla_tests)
+#   2. the CLI tests against build/cxla (tests/cli/cli_test.sh, when present)
+#   3. the whole unit suite + corpus again under ASan + UBSan (build/asan/cxla_tests)
+#   4. the CLI tests against the ASan build of the CLI
+#   5. the parser fuzzer for about a minute (counts as one check: it passes if it exits 0)
+# Each part ends with an "N passed, N failed" line; this script adds them up and ends with a
+# single "N passed, N failed" line. It exits non-zero if anything failed.
+#   --fast   only parts 1 and 2 (the normal build; what `make check-fast` runs)
+# Environment: CXLA_BUILD (default build), CXLA_ASAN_BUILD (build/asan),
+# CXLA_FUZZ_BUILD (build/fuzz), CXLA_FUZZ_SECONDS (60).
+set -u
+
+cd "$(dirname "$0")/.." || exit 2
+ROOT=$(pwd)
+BUILD=${CXLA_BUILD:-build}
+ASAN_BUILD=${CXLA_ASAN_BUILD:-build/asan}
+FUZZ_BUILD=${CXLA_FUZZ_BUILD:-build/fuzz}
+FUZZ_SECONDS=${CXLA_FUZZ_SECONDS:-60}
+FAST=0
+for arg in "$@"; do
+  case "$arg" in
+    --fast) FAST=1 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run_all.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+export CXLA_SRC="$ROOT"
+TOTAL_PASSED=0
+TOTAL_FAILED=0
+SUMMARY=""
+LOG_DIR="$BUILD/test-logs"
+mkdir -p "$LOG_DIR"
+
+# part NAME LOGFILE COMMAND...: runs COMMAND with its output shown and logged, then adds the
+# last "N passed, N failed" line it printed. A part that prints no such line, or exits
+# non-zero while reporting no failure, counts one extra failure.
+part() {
+  name=$1
+  log=$2
+  shift 2
+  echo "=== $name: $*"
+  start=$(date +%s)
+  # The exit status of the command, not of tee, decides; keep it in a file.
+  { "$@" 2>&1; echo $? > "$log.rc"; } | tee "$log"
+  rc=$(cat "$log.rc" 2>/dev/null || echo 1)
+  secs=$(( $(date +%s) - start ))
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
+  if [ -n "$line" ]; then
+    p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
+    f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed$/\1/')
+  else
+    p=0
+    f=1
+    echo "=== $name: no 'N passed, N failed' line (exit status $rc): counted as a failure"
+  fi
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+    f=1
+    echo "=== $name: exit status $rc although no test failed: counted as a failure"
+  fi
+  TOTAL_PASSED=$((TOTAL_PASSED + p))
+  TOTAL_FAILED=$((TOTAL_FAILED + f))
+  SUMMARY="$SUMMARY
+  $name: $p passed, $f failed (${secs}s)"
+}
+
+missing() {
+  echo "=== $1: $2 is missing (build it first): counted as a failure"
+  TOTAL_FAILED=$((TOTAL_FAILED + 1))
+  SUMMARY="$SUMMARY
+  $1: missing $2"
+}
+
+# Runs the fuzzer on a scratch copy of the seeds so the committed seed corpus never changes;
+# prints the one-check summary line itself.
+run_fuzzer() {
+  work="$FUZZ_BUILD/corpus"
+  mkdir -p "$work" "$FUZZ_BUILD/artifacts"
+  "$FUZZ_BUILD/fuzz_parse" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=4096 \
+    -dict=tests/fuzz/hlo.dict -artifact_prefix="$FUZZ_BUILD/artifacts/" -print_final_stats=1 \
+    "$work" tests/fuzz/seeds
+  rc=$?
+  if [ $rc -eq 0 ]; then
+    echo "1 passed, 0 failed"
+  else
+    echo "fuzzer exited with status $rc; the crashing input is in $FUZZ_BUILD/artifacts/"
+    echo "0 passed, 1 failed"
+  fi
+  return $rc
+}
+
+# 1-2: the normal build.
+if [ -x "$BUILD/cxla_tests" ]; then
+  part "unit+corpus" "$LOG_DIR/unit.log" "$BUILD/cxla_tests"
+else
+  missing "unit+corpus" "$BUILD/cxla_tests"
+fi
+if [ -f tests/cli/cli_test.sh ]; then
+  if [ -x "$BUILD/cxla" ]; then
+    part "cli" "$LOG_DIR/cli.log" sh tests/cli/cli_test.sh "$BUILD/cxla"
+  else
+    missing "cli" "$BUILD/cxla"
+  fi
+fi
+
+if [ $FAST -eq 0 ]; then
+  # 3-4: sanitizers. Leak checks on; UBSan reports abort (-fno-sanitize-recover).
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:allocator_may_return_null=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+  export UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+  if [ -x "$ASAN_BUILD/cxla_tests" ]; then
+    part "asan unit+corpus" "$LOG_DIR/asan-unit.log" "$ASAN_BUILD/cxla_tests"
+  else
+    missing "asan unit+corpus" "$ASAN_BUILD/cxla_tests"
+  fi
+  if [ -f tests/cli/cli_test.sh ]; then
+    if [ -x "$ASAN_BUILD/cxla" ]; then
+      part "asan cli" "$LOG_DIR/asan-cli.log" sh tests/cli/cli_test.sh "$ASAN_BUILD/cxla"
+    else
+      missing "asan cli" "$ASAN_BUILD/cxla"
+    fi
+  fi
+  # 5: the fuzzer.
+  if [ -x "$FUZZ_BUILD/fuzz_parse" ]; then
+    part "fuzz (${FUZZ_SECONDS}s)" "$LOG_DIR/fuzz.log" run_fuzzer
+  else
+    missing "fuzz" "$FUZZ_BUILD/fuzz_parse"
+  fi
+fi
+
+echo "=== summary (logs in $LOG_DIR):$SUMMARY"
+echo "$TOTAL_PASSED passed, $TOTAL_FAILED failed"
+[ $TOTAL_FAILED -eq 0 ]
