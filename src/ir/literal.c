@@ -8,9 +8,9 @@ cxla_literal *cx_literal_new(const cx_shape *shape) {
   if (!l) return NULL;
   if (!cx_shape_copy(&l->shape, shape, NULL)) { cx_free(l); return NULL; }
   if (shape->type == CXLA_TUPLE) {
-    l->nelems = shape->ntuple;
     l->elems = cx_calloc((size_t)(shape->ntuple ? shape->ntuple : 1), sizeof *l->elems);
     if (!l->elems) { cxla_literal_destroy(l); return NULL; }
+    l->nelems = shape->ntuple; /* only once elems exists: destroy walks nelems entries */
     for (int i = 0; i < shape->ntuple; i++)
       if (!(l->elems[i] = cx_literal_new(&shape->tuple[i]))) { cxla_literal_destroy(l); return NULL; }
     return l;
