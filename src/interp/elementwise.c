@@ -139,7 +139,8 @@ static cxla_status add_operand(cx_interp *st, cx_instr *in, ew_args *g, const cx
   if (!x || x->shape.type == CXLA_TUPLE || !cx_type_is_array(x->shape.type))
     return cx_interp_bad(st, in, "operand %d is not an array", g->n);
   int64_t xn = cx_shape_elems(&x->shape);
-  int same = cx_shape_same_dims(&x->shape, &in->shape);
+  /* bitcast-convert may add or drop a trailing dimension; its byte counts are checked apart */
+  int same = cx_shape_same_dims(&x->shape, &in->shape) || in->op == CX_OP_BITCAST_CONVERT;
   if (!same && !(x->shape.rank == 0 && xn == 1))
     return cx_interp_bad(st, in, "operand %d has %lld elements, the result %lld", g->n,
                          (long long)xn, (long long)n);
