@@ -15,7 +15,7 @@ typedef struct {
 } command;
 
 static const command commands[] = {
-    {"run", cli_run, "run a module's ENTRY computation on .npy inputs and print or save the result"},
+    {"run", cli_run, "run a module on .npy inputs, print or save the result"},
     {"fmt", cli_fmt, "print a module in canonical HLO text"},
     /* {"compile", cli_compile, ...} arrives with the CPU backend. */
 };

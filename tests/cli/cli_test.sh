@@ -1,0 +1,189 @@
+#!/bin/sh
+# cli_test.sh — end-to-end tests of the `cxla` tool: run with .npy inputs (written here byte by
+# byte from the .npy format description) and --out, the summary, --random-inputs determinism,
+# fmt, help, and every error path (exit 1 and one clear line on stderr; exit 2 for a bad
+# command line). Usage: tests/cli/cli_test.sh [path/to/cxla]   (default build/cxla)
+# Prints one line per check and "N passed, N failed"; exits non-zero if any check failed.
+set -u
+CXLA=${1:-build/cxla}
+case $CXLA in /*) ;; *) CXLA=$(pwd)/$CXLA ;; esac
+[ -x "$CXLA" ] || { echo "cli_test: no executable at $CXLA" >&2; exit 2; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/cxla_cli.XXXXXX") || exit 2
+trap 'rm -rf "$T"' EXIT INT TERM
+cd "$T" || exit 2
+unset CXLA_FLAGS
+passed=0 failed=0
+
+ok() { passed=$((passed + 1)); echo "ok   $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
+
+# run_cxla ARGS...: runs cxla, leaving stdout in out.txt, stderr in err.txt, status in $rc.
+run_cxla() { "$CXLA" "$@" >out.txt 2>err.txt; rc=$?; }
+
+# expect NAME RC STREAM TEXT: last run exited RC and STREAM (out|err) contains TEXT.
+expect() {
+  if [ "$rc" != "$2" ]; then bad "$1" "exit $rc, expected $2 (stderr: $(head -c 300 err.txt))"; return; fi
+  if ! grep -qF -- "$4" "$3.txt"; then bad "$1" "$3 lacks '$4': $(head -c 300 "$3.txt")"; return; fi
+  ok "$1"
+}
+
+# expect_error NAME TEXT: exit 1, nothing on stdout, exactly one line on stderr containing TEXT.
+expect_error() {
+  n=$(wc -l <err.txt)
+  if [ "$rc" != 1 ]; then bad "$1" "exit $rc, expected 1 (stderr: $(head -c 300 err.txt))"
+  elif [ "$n" != 1 ]; then bad "$1" "stderr has $n lines: $(head -c 300 err.txt)"
+  elif [ -s out.txt ]; then bad "$1" "stdout not empty: $(head -c 200 out.txt)"
+  elif ! grep -qF -- "$2" err.txt; then bad "$1" "stderr lacks '$2': $(cat err.txt)"
+  else ok "$1"; fi
+}
+
+# write_npy FILE DESCR SHAPE DATA: a version 1.0 .npy as numpy writes it (header padded with
+# spaces and '\n' to a multiple of 64 bytes); DATA is a printf format of octal byte escapes.
+write_npy() {
+  dict="{'descr': '$2', 'fortran_order': False, 'shape': $3, }"
+  hlen=$(( (10 + ${#dict} + 1 + 63) / 64 * 64 - 10 ))
+  {
+    printf '\223NUMPY\001\000'
+    printf "\\$(printf %03o $((hlen % 256)))\\$(printf %03o $((hlen / 256)))"
+    printf '%s' "$dict"
+    printf "%$((hlen - ${#dict} - 1))s\n" ''
+    printf "$4"
+  } >"$1"
+}
+
+# little-endian f32 bytes
+F1='\000\000\200\077' F2='\000\000\000\100' F3='\000\000\100\100' F4='\000\000\200\100'
+F5='\000\000\240\100' F6='\000\000\300\100' FH='\000\000\000\077' FM1='\000\000\200\277'
+
+cat >addmul.hlo <<'EOF'
+HloModule addmul
+
+ENTRY main {
+  x = f32[2,3]{1,0} parameter(0)
+  y = f32[2,3]{1,0} parameter(1)
+  s = f32[2,3]{1,0} add(x, y)
+  p = f32[2,3]{1,0} multiply(x, y)
+  ROOT t = (f32[2,3]{1,0}, f32[2,3]{1,0}) tuple(s, p)
+}
+EOF
+write_npy x.npy '<f4' '(2, 3)' "$F1$F2$F3$F4$F5$F6"
+write_npy y.npy '<f4' '(2, 3)' "$FH$FH$FH$FM1$FM1$FM1"
+write_npy y32.npy '<f4' '(3, 2)' "$FH$FH$FH$FM1$FM1$FM1"
+write_npy s.npy '<i4' '(2, 3)' '\001\000\000\000\002\000\000\000\003\000\000\000\004\000\000\000\005\000\000\000\006\000\000\000'
+head -c 140 x.npy >trunc.npy
+
+# ---- help and usage ----
+run_cxla --help;            expect help_overview 0 out "usage: cxla <command>"
+run_cxla --help;            expect help_lists_flags 0 out "--threads=N"
+run_cxla help;              expect help_command 0 out "fmt"
+run_cxla run --help;        expect help_run 0 out "--random-inputs[=SEED]"
+run_cxla help run;          expect help_run_via_help 0 out "--out DIR"
+run_cxla run --help;        expect help_run_flags 0 out "--max-loop-iterations=N"
+run_cxla fmt --help;        expect help_fmt 0 out "--check"
+run_cxla;                   expect usage_no_command 2 err "missing command"
+run_cxla frobnicate;        expect usage_unknown_command 2 err "unknown command 'frobnicate'"
+run_cxla compile addmul.hlo; expect usage_compile_not_built 2 err "command 'compile' is not built into this cxla yet"
+run_cxla run --frob addmul.hlo; expect usage_unknown_option 2 err "unknown option '--frob'"
+run_cxla run;               expect usage_missing_module 2 err "missing MODULE.hlo"
+run_cxla run addmul.hlo --threads=lots x.npy y.npy; expect usage_bad_flag_value 2 err "flag --threads wants an integer"
+run_cxla run addmul.hlo --random-inputs x.npy; expect usage_random_and_files 2 err "do not also give .npy files"
+run_cxla help frob;         expect usage_help_unknown 2 err "no help for unknown command 'frob'"
+
+# ---- run: summary, --out, flags ----
+run_cxla run addmul.hlo x.npy y.npy
+expect run_summary_leaf0 0 out "[0] f32[2,3] {{1.5, 2.5, 3.5}, {3, 4, 5}}"
+expect run_summary_leaf1 0 out "[1] f32[2,3] {{0.5, 1, 1.5}, {-4, -5, -6}}"
+run_cxla run addmul.hlo x.npy y.npy --threads=2 --backend=interp; expect run_with_flags 0 out "[0] f32[2,3]"
+run_cxla run addmul.hlo x.npy y.npy --out outdir/nested
+expect run_out_reports 0 out "outdir/nested/1.npy f32[2,3]"
+if [ -f outdir/nested/0.npy ] && [ -f outdir/nested/1.npy ] && [ ! -e outdir/nested/2.npy ]; then
+  # 0.npy must be exactly what numpy would write for the sum.
+  write_npy want0.npy '<f4' '(2, 3)' '\000\000\300\077\000\000\040\100\000\000\140\100\000\000\100\100\000\000\200\100\000\000\240\100'
+  if cmp -s want0.npy outdir/nested/0.npy; then ok run_out_bytes; else bad run_out_bytes "0.npy differs from the expected bytes"; fi
+else
+  bad run_out_files "expected outdir/nested/0.npy and 1.npy only: $(ls -R outdir 2>&1)"
+fi
+run_cxla run addmul.hlo outdir/nested/0.npy y.npy  # outputs feed back in: (x+y)+y
+expect run_out_roundtrip 0 out "[0] f32[2,3] {{2, 3, 4}, {2, 3, 4}}"
+echo 'HloModule one
+ENTRY main {
+  x = f32[3]{0} parameter(0)
+  ROOT n = f32[3]{0} negate(x)
+}' >one.hlo
+run_cxla run one.hlo --random-inputs=1 --out single; expect run_out_single_leaf 0 out "single/0.npy f32[3]"
+[ -f single/0.npy ] && [ ! -e single/1.npy ] && ok run_out_single_file || bad run_out_single_file "$(ls single 2>&1)"
+
+# ---- random inputs ----
+echo 'HloModule big
+ENTRY main {
+  x = f32[40,50]{1,0} parameter(0)
+  i = s32[7]{0} parameter(1)
+  b = pred[3]{0} parameter(2)
+  t = f32[40,50]{1,0} tanh(x)
+  ROOT r = (f32[40,50]{1,0}, s32[7]{0}, pred[3]{0}) tuple(t, i, b)
+}' >big.hlo
+run_cxla run big.hlo --random-inputs=7; cp out.txt r7a.txt; rc7=$rc
+run_cxla run big.hlo --random-inputs=7; cp out.txt r7b.txt
+run_cxla run big.hlo --random-inputs=8; cp out.txt r8.txt
+if [ "$rc7" = 0 ] && cmp -s r7a.txt r7b.txt; then ok random_same_seed_same_output; else bad random_same_seed_same_output "$(head -c 300 r7a.txt)"; fi
+if ! cmp -s r7a.txt r8.txt; then ok random_other_seed_differs; else bad random_other_seed_differs "seeds 7 and 8 agree"; fi
+grep -qF "[0] f32[40,50] (2000 values) first 10: " r7a.txt && grep -q "min -0\.[0-9]*, max 0\.[0-9]*, mean" r7a.txt \
+  && ok random_large_summary || bad random_large_summary "$(head -c 300 r7a.txt)"
+grep -q '^\[1\] s32\[7\] {-*[0-8], ' r7a.txt && grep -q '^\[2\] pred\[3\] {\(true\|false\)' r7a.txt \
+  && ok random_small_ints_and_pred || bad random_small_ints_and_pred "$(cat r7a.txt)"
+run_cxla run big.hlo --random-inputs; cp out.txt r0a.txt
+run_cxla run big.hlo --random-inputs=0; cmp -s r0a.txt out.txt && ok random_default_seed_is_0 || bad random_default_seed_is_0 "differs"
+run_cxla run big.hlo --random-inputs=-3; expect usage_bad_seed 2 err "--random-inputs=SEED wants a non-negative integer"
+
+# ---- fmt ----
+run_cxla fmt addmul.hlo; expect fmt_prints_module 0 out "ENTRY main"
+cp out.txt canon.hlo
+run_cxla fmt canon.hlo
+cmp -s out.txt canon.hlo && ok fmt_is_idempotent || bad fmt_is_idempotent "second fmt differs"
+run_cxla fmt --check canon.hlo
+[ "$rc" = 0 ] && [ ! -s out.txt ] && ok fmt_check_canonical || bad fmt_check_canonical "exit $rc: $(cat err.txt)"
+printf '// a comment\n' | cat - canon.hlo >noncanon.hlo
+run_cxla fmt --check noncanon.hlo; expect_error fmt_check_noncanonical "noncanon.hlo is not in canonical form"
+run_cxla fmt;                   expect usage_fmt_missing 2 err "missing MODULE.hlo"
+
+# ---- errors: exit 1, one line ----
+run_cxla run addmul.hlo x.npy;             expect_error err_input_count "expected 2 inputs (one .npy per ENTRY parameter), got 1"
+run_cxla run addmul.hlo x.npy y.npy x.npy; expect_error err_input_count_many "expected 2 inputs (one .npy per ENTRY parameter), got 3"
+run_cxla run addmul.hlo x.npy y32.npy;     expect_error err_input_shape "parameter 1 'y' (y32.npy): expected f32[2,3], got f32[3,2]"
+run_cxla run addmul.hlo x.npy s.npy;       expect_error err_input_type "expected f32[2,3], got s32[2,3]"
+run_cxla run addmul.hlo x.npy trunc.npy;   expect_error err_input_truncated "trunc.npy: .npy data is 12 bytes, but f32[2,3] needs 24 bytes (file truncated)"
+run_cxla run addmul.hlo x.npy nope.npy;    expect_error err_input_missing "cannot open nope.npy: No such file or directory"
+run_cxla run nope.hlo;                     expect_error err_module_missing "cannot open nope.hlo: No such file or directory"
+printf 'HloModule bad\n\nENTRY main {\n  ROOT x = f32[2] parameter(0\n}\n' >bad.hlo
+run_cxla run bad.hlo;                      expect_error err_parse_location "bad.hlo:5:1: error: "
+printf 'HloModule ill\n\nENTRY main {\n  x = f32[2] parameter(0)\n  y = f32[3] parameter(1)\n  ROOT a = f32[2] add(x, y)\n}\n' >ill.hlo
+run_cxla run ill.hlo --random-inputs;      expect_error err_verify_location "ill.hlo:6:"
+run_cxla fmt bad.hlo;                      expect_error err_fmt_parse "bad.hlo:5:1: error: "
+run_cxla run addmul.hlo x.npy y.npy --backend=cpu; expect_error err_backend_cpu "backend 'cpu' is not built into this cxla"
+run_cxla run addmul.hlo x.npy y.npy --backend=gpu; expect_error err_backend_gpu "backend 'gpu' is not built into this cxla"
+run_cxla run addmul.hlo x.npy y.npy --backend=tpu; expect_error err_backend_unknown "unknown backend 'tpu'"
+touch afile
+run_cxla run addmul.hlo x.npy y.npy --out afile; expect_error err_out_not_dir "cannot create directory afile"
+CXLA_FLAGS=--bogus "$CXLA" run addmul.hlo x.npy y.npy >out.txt 2>err.txt; rc=$?
+expect_error err_env_flags "CXLA_FLAGS: unknown flag '--bogus'"
+echo 'HloModule loop
+cond {
+  c = s32[] parameter(0)
+  ten = s32[] constant(1000000)
+  ROOT lt = pred[] compare(c, ten), direction=LT
+}
+body {
+  b = s32[] parameter(0)
+  one = s32[] constant(1)
+  ROOT n = s32[] add(b, one)
+}
+ENTRY main {
+  z = s32[] constant(0)
+  ROOT w = s32[] while(z), condition=cond, body=body
+}' >loop.hlo
+run_cxla run loop.hlo --max-loop-iterations=5; expect_error err_runtime_loop_limit "loop.hlo:14:8: error: while loop exceeded --max-loop-iterations=5"
+run_cxla run one.hlo --random-inputs --threads=3 --stats
+[ "$rc" = 0 ] && grep -q "^compile: .*verify=" err.txt && ok run_stats || bad run_stats "exit $rc: $(cat err.txt)"
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
