@@ -80,14 +80,52 @@ int cli_leaves(cxla_literal *lit, cxla_literal **out, int max) {
   return total;
 }
 
-enum { SMALL = 100, HEAD = 10 };
+enum { SMALL = 100, HEAD = 10, LINE = 100 };
 
 static void print_value(FILE *f, cxla_literal *lit, int64_t i) {
   double v = cxla_literal_get_f64(lit, i);
   cxla_type t = cxla_literal_type(lit);
   if (t == CXLA_PRED) fputs(v != 0 ? "true" : "false", f);
   else if (t == CXLA_F32 || t == CXLA_F64 || t == CXLA_F16 || t == CXLA_BF16) fprintf(f, "%.6g", v);
+  else if (t == CXLA_U64) fprintf(f, "%llu", (unsigned long long)v);
   else fprintf(f, "%.0f", v);
+}
+
+/* Elements [first, first + count) of dims[d..] as nested braces, like HLO literal text. */
+static void print_block(FILE *f, cxla_literal *lit, int d, int64_t first, int64_t count) {
+  int rank = cxla_literal_rank(lit);
+  if (d == rank) { print_value(f, lit, first); return; }
+  int64_t n = cxla_literal_dims(lit)[d], sub = n ? count / n : 0;
+  fputc('{', f);
+  for (int64_t i = 0; i < n; i++) {
+    if (i) fputs(", ", f);
+    print_block(f, lit, d + 1, first + i * sub, sub);
+  }
+  fputc('}', f);
+}
+
+/* Small arrays: one line if it is short, else one line per outermost row. */
+static void print_small(FILE *f, cxla_literal *lit) {
+  char *line = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&line, &len);
+  if (m) {
+    print_block(m, lit, 0, 0, cxla_literal_element_count(lit));
+    fclose(m);
+  }
+  int rank = cxla_literal_rank(lit);
+  if (line && (len <= LINE || rank < 2)) {
+    fprintf(f, " %s\n", line);
+  } else {
+    int64_t n = cxla_literal_dims(lit)[0], sub = n ? cxla_literal_element_count(lit) / n : 0;
+    fputs("\n", f);
+    for (int64_t i = 0; i < n; i++) {
+      fputs("    ", f);
+      print_block(f, lit, 1, i * sub, sub);
+      fputc('\n', f);
+    }
+  }
+  free(line);
 }
 
 void cli_print_leaf(FILE *f, int index, cxla_literal *leaf) {
@@ -96,11 +134,7 @@ void cli_print_leaf(FILE *f, int index, cxla_literal *leaf) {
   char buf[512];
   fprintf(f, "[%d] %s", index, cli_shape_str(&s, buf, sizeof buf));
   if (n <= SMALL) {
-    /* HLO literal text: nested braces show the shape, and it parses back. */
-    char *text = cxla_literal_to_string(leaf);
-    const char *vals = text ? strchr(text, ' ') : NULL;
-    fprintf(f, " %s\n", vals ? vals + 1 : "?");
-    free(text);
+    print_small(f, leaf);
     return;
   }
   fprintf(f, " (%lld values) first %d: ", (long long)n, HEAD);
