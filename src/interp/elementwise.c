@@ -182,6 +182,7 @@ cxla_status cx_interp_elementwise(cx_interp *st, cx_instr *in, cxla_literal *con
   size_t es = cxla_type_size(rt);
   switch (in->op) {
   case CX_OP_COPY:
+    if (g.type[0] != rt || g.step[0] != 1) goto generic;
     memcpy(r->data, ops[0]->data, (size_t)n * es);
     break;
   case CX_OP_BITCAST_CONVERT: /* row-major, little-endian: the bytes are the answer */

@@ -235,7 +235,9 @@ static cxla_status eval_instr(cx_interp *st, frame *f, cx_instr *in, int i, int 
     return CXLA_OK;
   case CX_OP_TUPLE: s = eval_tuple(st, f, in, i, &r); break;
   case CX_OP_GET_TUPLE_ELEMENT: s = eval_gte(st, f, in, i, &r); break;
+  case CX_OP_COPY:        /* the identity, of arrays and tuples alike */
   case CX_OP_OPT_BARRIER: /* the identity: a barrier only matters to optimisers */
+    if (in->nops != 1) return cx_interp_bad(st, in, "takes one operand");
     r = take_operand(st, f, in, i, 0);
     s = r ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
     break;

@@ -243,6 +243,7 @@ uint64_t cx_reduce_precision_bits(uint64_t x, int nbits, int src_mbits, int ebit
   uint64_t sign = UINT64_C(1) << (nbits - 1);
   uint64_t expmask = ((UINT64_C(1) << src_ebits) - 1) << src_mbits;
   uint64_t orig = x;
+  if (ebits < 1 || mbits < 0) return x; /* callers refuse these; never shift by a negative */
   int is_nan = (x & ~sign & all) > expmask;
   if (mbits < src_mbits) {
     /* round to nearest even at mantissa_bits: add 0111..1 plus the last kept bit, then

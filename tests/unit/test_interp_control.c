@@ -205,6 +205,20 @@ TEST(interp_unsupported_and_other_ops) {
   CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "dynamic");
   cx_module_free(m);
 
+  /* copy of a tuple copies the whole tuple */
+  m = ti_module();
+  cx_comp *ce = ti_comp(m, "main");
+  cx_shape cel[2] = {F32, S32};
+  cx_instr *cp0 = ti_param(ce, 0, F32);
+  cx_instr *ct = ti_op(ce, CX_OP_TUPLE, ti_tuple_sh(2, cel), 2, cp0, ti_cscalar(ce, CXLA_S32, 9));
+  cx_instr *cg = ti_op(ce, CX_OP_GET_TUPLE_ELEMENT, S32, 1, ti_op(ce, CX_OP_COPY, ti_tuple_sh(2, cel), 1, ct));
+  cg->a.index = 1;
+  ti_finish(m, ce, cg, 1);
+  cxla_literal *cx = ti_scalar_f(CXLA_F32, 1);
+  TI_CHECK_I(TI_RUN(m, 1, &cx), 9);
+  cxla_literal_destroy(cx);
+  cx_module_free(m);
+
   /* opt-barrier is the identity */
   m = single(CX_OP_OPT_BARRIER, ti_sh(CXLA_F32, 1, 2), ti_sh(CXLA_F32, 1, 2));
   TI_CHECK_F(TI_RUN(m, 1, &x), -1, 1, 2);
