@@ -1,0 +1,117 @@
+/* parse_int.h — private to the HLO text parser (parser.c, parse_*.c): the parser state, error
+ * exits and the pieces each file provides. Errors longjmp to the entry point, which frees the
+ * module (everything IR lives in its arena) and the parser's few heap scratch buffers. */
+#ifndef CX_PARSE_INT_H
+#define CX_PARSE_INT_H
+#include <setjmp.h>
+#include "text/hlo.h"
+#include "text/lexer.h"
+
+/* Nesting limit for tuples (shapes and literals) so that hostile input cannot exhaust the
+ * stack; XLA's own dumps never come close. */
+#define CX_PARSE_MAX_DEPTH 64
+
+/* A reference by name that is resolved later (operands after their computation, called
+ * computations after the module). s points into the source text, without the '%'. */
+typedef struct cx_ref {
+  const char *s;
+  size_t len;
+  cx_loc loc;
+  cx_instr *in;   /* the instruction that refers */
+  int slot;       /* operand or called-computation index in `in` */
+} cx_ref;
+
+/* Open-addressing name table over source-text slices (heap; freed by its owner). */
+typedef struct cx_names {
+  struct cx_name_slot *slots;
+  size_t cap, n;
+} cx_names;
+/* Returns the value stored for the name, or NULL. */
+void *cx_names_find(const cx_names *t, const char *s, size_t len);
+/* Inserts name -> val. Returns NULL if inserted, the existing value if the name was already
+ * there, or `t` itself if memory ran out. */
+void *cx_names_add(cx_names *t, const char *s, size_t len, void *val);
+void cx_names_free(cx_names *t);
+
+typedef struct cx_parser {
+  cx_module *m;
+  cx_lexer lx;
+  cx_token tok;            /* the current (not yet consumed) token */
+  jmp_buf jb;
+  cxla_status status;
+  int depth;
+  /* scratch (heap) */
+  int64_t *ints;
+  int64_t ints_cap;
+  cx_ref *oprefs;          /* operand references of the computation being read */
+  int64_t noprefs, oprefs_cap;
+  cx_ref *callrefs;        /* called-computation references of the whole module */
+  int64_t ncallrefs, callrefs_cap;
+  cx_token *rawtok;        /* key/value token pairs of the raw attributes being read */
+  int64_t rawtok_cap;
+  cx_names instr_names;    /* per computation */
+  cx_names comp_names;
+} cx_parser;
+
+/* ---- errors (never return) ---- */
+_Noreturn void cx_perr(cx_parser *p, cx_loc loc, cxla_status code, const char *fmt, ...) CX_PRINTF(4, 5);
+_Noreturn void cx_poom(cx_parser *p);
+/* "expected <what>, got <current token>" at the current token. */
+_Noreturn void cx_pexpected(cx_parser *p, const char *what);
+
+/* ---- tokens ---- */
+cx_loc cx_tok_loc(const cx_token *t);
+/* Advances to the next token (reporting lexer errors) and returns the one consumed. */
+cx_token cx_padvance(cx_parser *p);
+int cx_pis(cx_parser *p, cx_tok_kind k);
+/* Whether the current token is the word w (exactly). */
+int cx_pis_word(cx_parser *p, const char *w);
+/* Consumes a token of kind k or fails with "expected <what>". */
+cx_token cx_pexpect(cx_parser *p, cx_tok_kind k, const char *what);
+/* Consumes k if present; returns whether it was. */
+int cx_paccept(cx_parser *p, cx_tok_kind k);
+/* The kind of the token after the current one. */
+cx_tok_kind cx_ppeek_kind(cx_parser *p);
+/* Re-reads from token t on (t must come from this lexer). */
+void cx_preset(cx_parser *p, const cx_token *t);
+/* A name token: a word, without its leading '%'. */
+cx_token cx_pname(cx_parser *p, const char *what);
+void cx_strip_percent(cx_token *t);
+
+/* ---- numbers and lists ---- */
+int64_t cx_pint(cx_parser *p, const char *what);
+int cx_pbool(cx_parser *p);
+/* "{1,2,3}" into p->ints; returns the count. */
+int cx_pint_list(cx_parser *p);
+void cx_pset_ints(cx_parser *p, cx_ints *dst, int n);
+void *cx_palloc(cx_parser *p, size_t n);
+char *cx_pstrndup(cx_parser *p, const char *s, size_t n);
+/* Decodes a TK_STRING token into an arena string. */
+char *cx_pstring(cx_parser *p, const cx_token *t);
+
+/* ---- shapes (parse_shape.c) ---- */
+/* Parses a shape; with_layout 1 parses a layout after array shapes; literal_ctx 1 parses a
+ * '{' after the dims as a layout only if a literal value follows it (old literal syntax
+ * "f32[2] {1, 2}" has none). */
+void cx_pshape(cx_parser *p, cx_shape *out, int literal_ctx);
+/* Whether the current token starts a shape (a word followed by '[', or a '(' that opens a
+ * tuple shape). */
+int cx_pat_shape(cx_parser *p);
+
+/* ---- literals (parse_literal.c) ---- */
+/* Parses a literal value of `shape` (whose optional repeated shape prefix is also accepted)
+ * into a new literal owned by the module. */
+cxla_literal *cx_pliteral(cx_parser *p, const cx_shape *shape, int allow_shape_prefix);
+
+/* ---- attributes (parse_attrs.c) ---- */
+/* Scans the verbatim value of a kept attribute that follows the '=' token eq. */
+cx_token cx_praw_value(cx_parser *p, const cx_token *eq);
+/* Appends a key/value pair to p->rawtok at index i. */
+void cx_ppush_raw(cx_parser *p, int64_t i, const cx_token *key, const cx_token *value);
+/* Stores the n pairs in p->rawtok as arena strings in *raw / *nraw. */
+void cx_pstore_raw(cx_parser *p, int n, int *nraw, cx_raw_attr **raw);
+/* Parses ", key=value" attributes after an instruction's operands into in->a and called-
+ * computation references; checks required ones. op_tok locates "missing" errors. */
+void cx_pattrs(cx_parser *p, cx_instr *in, const cx_token *op_tok);
+
+#endif

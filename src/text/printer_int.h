@@ -1,0 +1,16 @@
+/* printer_int.h — private to the HLO printer (printer.c, printer_attrs.c). */
+#ifndef CX_PRINTER_INT_H
+#define CX_PRINTER_INT_H
+#include "text/hlo.h"
+
+/* The instruction's name as printed: its own, or "<opcode>.<id>" for unnamed ones. */
+void cx_print_name(cx_sb *sb, const cx_instr *in, const cx_print_opts *o);
+/* A computation reference ("region_0.4" or "%region_0.4"). */
+void cx_print_comp_ref(cx_sb *sb, const cx_comp *c, const cx_print_opts *o);
+/* ", key=value" for every attribute of in: modelled ones in a fixed order per op, then called
+ * computations, then kept (raw) attributes in their original order. */
+void cx_print_attrs(cx_sb *sb, const cx_instr *in, const cx_print_opts *o);
+/* A constant's value: "42", "{1, 2}", "{ { 1, 2 }, { 3, 4 } }", "(1, {2, 3})". */
+void cx_print_literal_value(cx_sb *sb, const cxla_literal *lit);
+
+#endif
