@@ -452,3 +452,48 @@ TEST(builder_out_of_memory_never_crashes) {
   }
   CHECK(ok_seen);
 }
+
+/* ---- dim_labels (src/ir/conv_dims.c), shared with the HLO parser ---- */
+#include "ir/conv_dims.h"
+
+TEST(conv_dim_labels_parse_and_print) {
+  cx_conv_dims d;
+  char err[256];
+  static const char nhwc[] = "b01f_01io->b01f";
+  CHECK(cx_parse_dim_labels(nhwc, strlen(nhwc), 4, &d, err, sizeof err));
+  CHECK_EQ_INT(d.nspatial, 2);
+  CHECK(d.in_batch == 0 && d.in_spatial[0] == 1 && d.in_spatial[1] == 2 && d.in_feature == 3);
+  CHECK(d.k_spatial[0] == 0 && d.k_spatial[1] == 1 && d.k_in == 2 && d.k_out == 3);
+  CHECK(d.out_batch == 0 && d.out_feature == 3 && d.out_spatial[1] == 2);
+  static const char odd[] = "f1b0_o01i->0fb1"; /* any permutation; digits name spatial dims */
+  CHECK(cx_parse_dim_labels(odd, strlen(odd), -1, &d, err, sizeof err));
+  CHECK(d.in_feature == 0 && d.in_spatial[1] == 1 && d.in_batch == 2 && d.in_spatial[0] == 3);
+  CHECK(d.k_out == 0 && d.k_spatial[0] == 1 && d.k_in == 3);
+  CHECK(d.out_spatial[0] == 0 && d.out_feature == 1 && d.out_batch == 2 && d.out_spatial[1] == 3);
+  cx_sb sb;
+  cx_sb_init(&sb);
+  cx_print_dim_labels(&sb, &d);
+  CHECK(sb.buf && !strcmp(sb.buf, odd));
+  cx_sb_free(&sb);
+  /* Only the given length counts: the text may be a slice of a longer line. */
+  static const char line[] = "bf_io->bf, window={}";
+  CHECK(cx_parse_dim_labels(line, 9, 2, &d, err, sizeof err) && d.nspatial == 0);
+  static const struct { const char *text; int rank; const char *why; } bad[] = {
+      {"b01f01io->b01f", -1, "must look like b01f_01io->b01f"},
+      {"b01f_01io-b01f", -1, "must look like"},
+      {"b01f_01i->b01f", -1, "must have the same length"},
+      {"b01f_01io->b01f", 3, "have rank 4, operands have rank 3"},
+      {"b00f_01io->b01f", -1, "input labels 'b00f' name spatial dim 0 twice"},
+      {"b01f_01ii->b01f", -1, "kernel labels '01ii' name 'i' twice"},
+      {"b01x_01io->b01f", -1, "input labels 'b01x': unexpected 'x'"},
+      {"b02f_01io->b01f", -1, "spatial dim 2 out of range for 2 spatial dims"},
+      {"b_i->b", -1, "rank 1 out of range"},
+      {"bf_io->bo", -1, "output labels 'bo': unexpected 'o'"},
+  };
+  for (int i = 0; i < CX_N(bad); i++) {
+    err[0] = 0;
+    CHECK_MSG(!cx_parse_dim_labels(bad[i].text, strlen(bad[i].text), bad[i].rank, &d, err, sizeof err),
+              "'%s' parsed", bad[i].text);
+    CHECK_MSG(strstr(err, bad[i].why) != NULL, "'%s': error '%s' lacks '%s'", bad[i].text, err, bad[i].why);
+  }
+}
