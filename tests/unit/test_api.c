@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <unistd.h>
 #include "test.h"
+#include "util/util.h"
 
 static const int64_t D23[2] = {2, 3}, D32[2] = {3, 2};
 
@@ -273,4 +274,29 @@ TEST(api_execute_from_8_threads) {
   for (int i = 0; i < 8; i++) CHECK_MSG(w[i].failures == 0, "thread %d: %d wrong results (%s)", i, w[i].failures,
                                         cxla_context_errmsg(test_ctx()));
   cxla_executable_destroy(e);
+}
+
+/* Every allocation in compile, buffers and execute may fail: the result is OUT_OF_MEMORY (or
+ * success), never a crash or a leak (ASan builds check the leaks). */
+TEST(api_out_of_memory_never_crashes) {
+  cxla_module *m = build_axpy();
+  float xv[6] = {1, 2, 3, 4, 5, 6};
+  cxla_literal *x = cxla_literal_from_data(test_ctx(), CXLA_F32, 2, D23, xv, sizeof xv);
+  cxla_literal *args[2] = {x, x};
+  int ok_seen = 0;
+  for (int k = 0; k < 200 && !ok_seen; k++) {
+    cxla_literal *out = NULL;
+    cx_alloc_fail_after(k);
+    cxla_status s = cxla_module_run(m, NULL, 2, args, &out);
+    cx_alloc_fail_after(-1);
+    CHECK_MSG(s == CXLA_OK || s == CXLA_ERR_OUT_OF_MEMORY, "k=%d: %s", k, cxla_context_errmsg(test_ctx()));
+    if (s == CXLA_OK) {
+      ok_seen = 1;
+      CHECK(out && cxla_literal_get_f64(out, 5) == 24);
+    }
+    cxla_literal_destroy(out);
+  }
+  CHECK(ok_seen);
+  cxla_literal_destroy(x);
+  cxla_module_destroy(m);
 }

@@ -45,6 +45,22 @@ static void check_shape(cxla_builder *b, cxla_op x, const char *what, const char
   if (strcmp(got, want)) test_fail(file, line, "%s has shape %s, expected %s", what, got, want);
 }
 
+/* A built module prints as HLO text that parses back to the same text, so the attributes the
+ * builder fills are the ones the parser would have produced. */
+static void check_roundtrip(cxla_module *m, const char *file, int line) {
+  char *text = cxla_module_to_string(m), *again = NULL;
+  cxla_module *m2 = NULL;
+  if (!text) { test_fail(file, line, "to_string: %s", cxla_context_errmsg(test_ctx())); return; }
+  if (cxla_module_parse(test_ctx(), text, strlen(text), "built.hlo", &m2) != CXLA_OK)
+    test_fail(file, line, "printed module does not parse: %s\n%s", cxla_context_errmsg(test_ctx()), text);
+  else if (!(again = cxla_module_to_string(m2)) || strcmp(text, again))
+    test_fail(file, line, "re-printed text differs:\n%s\n---\n%s", text, again ? again : "(null)");
+  free(again);
+  free(text);
+  cxla_module_destroy(m2);
+}
+#define CHECK_ROUNDTRIP(m) check_roundtrip((m), __FILE__, __LINE__)
+
 /* A finished scalar computation (a, b) -> a OP b of type t. */
 static cxla_computation *scalar_binary(cxla_module *m, const char *name, const char *op, cxla_type t) {
   cxla_builder *b = cxla_builder_create(m, name);
@@ -99,6 +115,7 @@ TEST(builder_elementwise_every_op) {
   CHECK_SHAPE(b, cxla_builder_binary(b, "atan2", f, g), "f32[2,3]");
   CHECK_OK(cxla_builder_status(b));
   CHECK_OK(cxla_builder_finish(b, f, 1, NULL));
+  CHECK_ROUNDTRIP(m);
   char *text = cxla_module_to_string(m);
   CHECK_STR_CONTAINS(text, "atan2.");            /* API-built instructions are named op.N */
   CHECK_STR_CONTAINS(text, "count-leading-zeros.");
@@ -176,6 +193,7 @@ TEST(builder_shape_ops) {
   cxla_shape ts = {CXLA_TUPLE, 0, NULL, 2, ts_el};
   CHECK_SHAPE(b, cxla_builder_parameter(b, 3, &ts, NULL), "(f32[3], pred[])");
   CHECK_OK(cxla_builder_finish(b, t, 1, NULL));
+  CHECK_ROUNDTRIP(m);
   cxla_module_destroy(m);
 }
 
@@ -232,6 +250,7 @@ TEST(builder_reductions_and_library_ops) {
   cxla_scatter_dims sd = {1, 1, 1, 0, one_i, zero_i, zero_i, NULL, NULL, 1};
   CHECK_SHAPE(b, cxla_builder_scatter(b, opnd, ix, gathered, &sd, add), "f32[5,3]");
   CHECK_OK(cxla_builder_finish(b, x, 1, NULL));
+  CHECK_ROUNDTRIP(m);
   cxla_module_destroy(m);
 }
 
@@ -278,6 +297,7 @@ TEST(builder_control_flow) {
   CHECK_OK(cxla_builder_finish(b, cxla_builder_get_tuple_element(b, w, 1), 1, NULL));
   CHECK_EQ_INT(cxla_module_num_parameters(m), 3);
   CHECK_STR_CONTAINS(cxla_module_parameter_name(m, 1), "p");
+  CHECK_ROUNDTRIP(m);
   cxla_module_destroy(m);
 }
 
