@@ -405,3 +405,143 @@ TEST(verify_never_reads_missing_operands) {
   CHECK_INFER_ERR(w, "while w: called computations are missing");
   vt_end();
 }
+
+/* Error paths that need hand-made broken IR or extreme sizes. */
+TEST(verify_rare_errors) {
+  vt_begin();
+  cx_comp *add = vt_binary_comp("add", CX_OP_ADD, "f32");
+  cx_comp *lt = vt_binary_comp("lt", CX_OP_COMPARE, "f32");
+  cx_comp *ilt = vt_binary_comp("ilt", CX_OP_COMPARE, "s32");
+  vt_comp("pair3"); /* (f32, f32) -> (f32, f32): a tuple of the wrong size for one input */
+  cx_instr *x = vt_param(0, "x", "f32[]"), *y = vt_param(1, "y", "f32[]");
+  cx_comp *pair = vt_finish(vt_op(CX_OP_TUPLE, "t", NULL, 2, x, y), 0);
+  vt_comp("mixed"); /* (f32, s32, f32, s32) -> (f32, f32) */
+  x = vt_param(0, "x", "f32[]");
+  vt_param(1, "i", "s32[]");
+  y = vt_param(2, "y", "f32[]");
+  vt_param(3, "j", "s32[]");
+  cx_comp *mixed = vt_finish(vt_op(CX_OP_TUPLE, "t", NULL, 2, x, y), 0);
+  vt_comp("vec"); /* (f32, f32) -> f32[2] */
+  x = vt_param(0, "x", "f32[]");
+  y = vt_param(1, "y", "f32[]");
+  cx_instr *bx = vt_op(CX_OP_BROADCAST, "b", "f32[2]", 1, x);
+  cx_comp *vec = vt_finish(bx, 0);
+  vt_comp("e");
+  cx_instr *v = vt_param(0, "v", "f32[4]"), *z = vt_param(1, "z", "f32[]"), *k = vt_param(2, "k", "s32[4]");
+  cx_instr *zi = vt_param(3, "zi", "s32[]");
+  cx_instr *r = vt_op(CX_OP_REDUCE, "r", NULL, 2, v, z);
+  VT_INTS(r->a.dims, 0);
+  vt_called(r, 1, pair);
+  CHECK_INFER_ERR(r, "reduce r: to_apply pair3 must return 1 value, returns (f32[], f32[])");
+  cx_instr *r2 = vt_op(CX_OP_REDUCE, "r2", NULL, 4, v, k, z, zi);
+  VT_INTS(r2->a.dims, 0);
+  vt_called(r2, 1, mixed);
+  CHECK_INFER_ERR(r2, "to_apply mixed: result element 1 must be s32[], got f32[]");
+  cx_instr *m = vt_op(CX_OP_MAP, "m", NULL, 2, v, v);
+  vt_called(m, 1, vec);
+  CHECK_INFER_ERR(m, "to_apply vec must return a scalar, returns f32[2]");
+  cx_instr *w = vt_param(4, "w", "s32[4,6]"), *src = vt_param(5, "src", "s32[2,2]");
+  cx_instr *ss = vt_op(CX_OP_SELECT_AND_SCATTER, "ss", NULL, 3, w, src, zi);
+  vt_window(ss, "size=2x3 stride=2x3");
+  vt_called(ss, 2, lt, add);
+  CHECK_INFER_ERR(ss, "select lt: parameter 0 must be s32[], got f32[]");
+  cx_instr *wf = vt_param(6, "wf", "f32[4,6]"), *sf = vt_param(7, "sf", "f32[2,2]");
+  cx_instr *ss2 = vt_op(CX_OP_SELECT_AND_SCATTER, "ss2", NULL, 3, wf, sf, zi);
+  vt_window(ss2, "size=2x3 stride=2x3");
+  vt_called(ss2, 2, lt, add);
+  CHECK_INFER_ERR(ss2, "scatter add: parameter 0 must be s32[] (an accumulator), got f32[]");
+  (void)ilt;
+  /* convolution batch groups that do not divide the batch */
+  cx_instr *img = vt_param(8, "img", "f32[3,5,5,2]"), *ker = vt_param(9, "ker", "f32[3,3,2,6]");
+  cx_instr *cv = vt_op(CX_OP_CONVOLUTION, "cv", NULL, 2, img, ker);
+  vt_labels(cv, "b01f_01io->b01f");
+  vt_window(cv, "size=3x3");
+  cv->a.batch_group_count = 2;
+  CHECK_INFER_ERR(cv, "input batch size 3 must be divisible by batch_group_count=2");
+  /* sizes at the edge of int64 */
+  cx_instr *big = vt_param(10, "big", "f32[0,4611686018427387904]");
+  cx_instr *cat = vt_op(CX_OP_CONCATENATE, "cat", NULL, 2, big, big);
+  VT_INTS(cat->a.dims, 1);
+  CHECK_INFER_ERR(cat, "concatenated dimension overflows");
+  cx_instr *wide = vt_param(11, "wide", "f32[1099511627776,0]");
+  cx_instr *pd = vt_op(CX_OP_PAD, "pd", NULL, 2, wide, z);
+  VT_INTS(pd->a.pad_lo, 0, 1073741824);
+  VT_INTS(pd->a.pad_hi, 0, 0);
+  CHECK_INFER_ERR(pd, "result shape f32[1099511627776,1073741824] has too many elements (at most 2^62)");
+  cx_instr *r16 = vt_param(12, "r16", "f32[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,2]");
+  CHECK_INFER_ERR(vt_op(CX_OP_BITCAST_CONVERT, "bc", "u8[1]", 1, r16),
+                  "bitcast-convert from f32[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,2] to u8 would need rank 17 (at most 16)");
+  cx_instr *cmp = vt_op(CX_OP_COMPARE, "cmp", NULL, 2, v, v);
+  cmp->a.cmp_type = (cx_cmp_type)7;
+  CHECK_INFER_ERR(cmp, "invalid comparison type 7");
+  /* an operand whose shape claims rank 17 */
+  cx_instr *bad = vt_param(13, "bad", "f32[]");
+  bad->shape.rank = 17;
+  CHECK_INFER_ERR(vt_op(CX_OP_NEGATE, "n", "f32[]", 1, bad), "negate n: operand 0 (bad) has an invalid shape");
+  cx_instr *d = vt_param(14, "d", "f32[]");
+  d->shape.rank = 17;
+  CHECK_INFER_ERR(d, "parameter d: declared shape has rank 17 (at most 16 is supported)");
+  vt_end();
+}
+
+TEST(verify_broken_links) {
+  /* the ROOT belongs to another computation */
+  vt_begin();
+  vt_comp("other");
+  cx_instr *q = vt_param(0, "q", "f32[]");
+  vt_finish(q, 0);
+  vt_comp("e");
+  vt_param(0, "p", "f32[]");
+  vt_finish(q, 1);
+  CHECK_STR_CONTAINS(vt_verify(), "computation e: ROOT is not an instruction of this computation");
+  vt_end();
+
+  /* m->entry points at a computation not marked ENTRY */
+  vt_begin();
+  vt_comp("a");
+  cx_comp *a = vt_finish(vt_param(0, "p", "f32[]"), 0);
+  vt_comp("e");
+  vt_finish(vt_param(0, "p", "f32[]"), 1);
+  vt_m->entry = a;
+  CHECK_STR_CONTAINS(vt_verify(), "module m: the ENTRY computation is not e, the one marked ENTRY");
+  vt_end();
+
+  /* the same computation listed twice */
+  vt_begin();
+  vt_comp("a");
+  a = vt_finish(vt_param(0, "p", "f32[]"), 0);
+  vt_comp("e");
+  vt_finish(vt_param(0, "p", "f32[]"), 1);
+  cx_module_add_comp(vt_m, a);
+  CHECK_STR_CONTAINS(vt_verify(), "computation a: appears twice in the module");
+  CHECK(a->aux == NULL); /* the verifier's scratch pointers are gone again */
+  vt_end();
+
+  /* a computation of another module */
+  vt_begin();
+  cx_module *keep = vt_m;
+  vt_begin();
+  vt_comp("foreign");
+  cx_comp *f = vt_finish(vt_param(0, "p", "f32[]"), 0);
+  cx_module *foreign = vt_m;
+  vt_m = keep;
+  vt_comp("e");
+  vt_finish(vt_param(0, "p", "f32[]"), 1);
+  cx_module_add_comp(vt_m, f);
+  CHECK_STR_CONTAINS(vt_verify(), "module m: computation 1 does not belong to it");
+  vt_end();
+  cx_module_free(foreign);
+
+  /* an unknown opcode */
+  vt_begin();
+  vt_comp("e");
+  cx_instr *p = vt_param(0, "p", "f32[]");
+  cx_instr *n = vt_op(CX_OP_NEGATE, "n", "f32[]", 1, p);
+  n->op = (cx_op)CX_OP_COUNT;
+  vt_at(n, 2, 2);
+  vt_finish(n, 1);
+  char want[128];
+  snprintf(want, sizeof want, "t.hlo:2:2: error: instruction n has an unknown opcode %d", (int)CX_OP_COUNT);
+  CHECK_STR_EQ(vt_verify(), want);
+  vt_end();
+}
