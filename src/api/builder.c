@@ -276,6 +276,19 @@ static int name_taken(cx_module *m, cx_comp *c, const char *name) {
   return 0;
 }
 
+/* cx_shape_from_public trusts its input; a caller's shape may have NULL arrays or absurd
+ * nesting, so check it first. */
+static int public_shape_ok(const cxla_shape *s, int depth) {
+  if (depth > 64) return 0;
+  if (s->type == CXLA_TUPLE) {
+    if (s->ntuple < 0 || (s->ntuple && !s->elems)) return 0;
+    for (int i = 0; i < s->ntuple; i++)
+      if (!public_shape_ok(&s->elems[i], depth + 1)) return 0;
+    return 1;
+  }
+  return s->rank >= 0 && s->rank <= CXLA_MAX_RANK && (!s->rank || s->dims);
+}
+
 cxla_op cxla_builder_parameter(cxla_builder *b, int64_t number, const cxla_shape *shape, const char *name) {
   cxla_op none = {0};
   if (!cx_b_ok(b)) return none;
@@ -287,9 +300,11 @@ cxla_op cxla_builder_parameter(cxla_builder *b, int64_t number, const cxla_shape
   if (name && name_taken(b->m, b->c, name))
     return cx_b_fail(b, "parameter", CXLA_ERR_INVALID_ARGUMENT, "name '%s' is already used", name);
   cx_shape s;
+  if (!public_shape_ok(shape, 0))
+    return cx_b_fail(b, "parameter", CXLA_ERR_INVALID_ARGUMENT, "bad shape (rank out of [0, %d], NULL dims, "
+                     "NULL or negative tuple elements)", CXLA_MAX_RANK);
   if (!cx_shape_from_public(&s, shape, &b->m->arena))
-    return cx_b_fail(b, "parameter", CXLA_ERR_INVALID_ARGUMENT, "bad shape (rank out of [0, %d], NULL dims or "
-                     "negative tuple size)", CXLA_MAX_RANK);
+    return cx_b_fail(b, "parameter", CXLA_ERR_OUT_OF_MEMORY, "out of memory");
   cx_instr *in = cx_b_new(b, CX_OP_PARAMETER, 0, NULL, &s);
   if (!in) return none;
   in->a.index = number;

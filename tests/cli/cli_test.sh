@@ -113,6 +113,14 @@ ENTRY main {
 run_cxla run one.hlo --random-inputs=1 --out single; expect run_out_single_leaf 0 out "single/0.npy f32[3]"
 [ -f single/0.npy ] && [ ! -e single/1.npy ] && ok run_out_single_file || bad run_out_single_file "$(ls single 2>&1)"
 
+# bf16 has no numpy dtype: a bf16 parameter takes an f4 file, and bf16 results are written as f4.
+printf 'HloModule h\nENTRY main {\n  x = bf16[3]{0} parameter(0)\n  ROOT y = bf16[3]{0} add(x, x)\n}\n' >bf.hlo
+write_npy v3.npy '<f4' '(3,)' "$F1$F2$FH"
+run_cxla run bf.hlo v3.npy; expect run_bf16_from_f4 0 out "[0] bf16[3] {2, 4, 1}"
+run_cxla run bf.hlo v3.npy --out bfout
+write_npy want_bf.npy '<f4' '(3,)' "$F2$F4$F1"
+[ "$rc" = 0 ] && cmp -s want_bf.npy bfout/0.npy && ok run_bf16_written_as_f4 || bad run_bf16_written_as_f4 "exit $rc"
+
 # ---- random inputs ----
 echo 'HloModule big
 ENTRY main {

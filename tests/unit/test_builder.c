@@ -353,6 +353,9 @@ TEST(builder_argument_checks) {
   int64_t d1[1] = {0};
   EXPECT_FAIL(cxla_builder_parameter(b, 1, NULL, NULL), CXLA_ERR_INVALID_ARGUMENT, "parameter: shape is NULL");
   EXPECT_FAIL(cxla_builder_parameter(b, -1, &s, NULL), CXLA_ERR_INVALID_ARGUMENT, "parameter number -1");
+  cxla_shape holey = {CXLA_TUPLE, 0, NULL, 2, NULL}, nodims = {CXLA_F32, 2, NULL, 0, NULL};
+  EXPECT_FAIL(cxla_builder_parameter(b, 1, &holey, NULL), CXLA_ERR_INVALID_ARGUMENT, "parameter: bad shape");
+  EXPECT_FAIL(cxla_builder_parameter(b, 1, &nodims, NULL), CXLA_ERR_INVALID_ARGUMENT, "parameter: bad shape");
   EXPECT_FAIL(cxla_builder_parameter(b, 1, &s, "x"), CXLA_ERR_INVALID_ARGUMENT, "name 'x' is already used");
   EXPECT_FAIL(cxla_builder_parameter(b, 1, &s, "bad name"), CXLA_ERR_INVALID_ARGUMENT, "not a valid HLO name");
   EXPECT_FAIL(cxla_builder_negate(b, none), CXLA_ERR_INVALID_ARGUMENT, "negate: operand 0 is the invalid op");
@@ -371,7 +374,7 @@ TEST(builder_argument_checks) {
               "convolution: dim_labels 'bf_io->bf' have rank 2, operands have rank 1");
   EXPECT_FAIL(cxla_builder_convert(b, x, CXLA_TUPLE), CXLA_ERR_INVALID_ARGUMENT, "not an array element type");
   EXPECT_FAIL(cxla_builder_conditional(b, x, 0, NULL, NULL), CXLA_ERR_INVALID_ARGUMENT, "at least one branch");
-  CHECK_EQ_INT(n, 18);
+  CHECK_EQ_INT(n, 20);
   /* A NULL builder is harmless. */
   CHECK_EQ_INT(cxla_builder_add(NULL, none, none).id, 0);
   CHECK_EQ_INT(cxla_builder_status(NULL), CXLA_ERR_INVALID_ARGUMENT);
