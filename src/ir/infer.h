@@ -11,6 +11,9 @@ typedef struct cx_infer {
    * builder keeps the result), a scratch arena while verifying (so verifying a module between
    * passes leaves no garbage in it). */
   cx_arena *arena;
+  /* Set by verify_module, which indexes every computation's parameters first; otherwise a
+   * callee without c->params gets indexed (or scanned, when it has none) on use. */
+  int callees_indexed;
   char sbuf[6][256]; /* rotating buffers for shapes and lists quoted in messages */
   int sidx;
 } cx_infer;

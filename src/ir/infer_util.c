@@ -148,7 +148,7 @@ int cx_vsorted(const cx_ints *v) {
 /* Parameters get indexed lazily: a callee verified on its own already has c->params, but
  * verify_module may meet callers before callees and the builder may hand us any order. */
 static cxla_status index_params(cx_infer *ic, cx_comp *c, const char *role) {
-  if (!c->params && c->nparams == 0) {
+  if (!c->params && c->nparams == 0 && !ic->callees_indexed) {
     int n = 0;
     for (int i = 0; i < c->ninstrs; i++) n += c->instrs[i]->op == CX_OP_PARAMETER;
     if (n && !cx_comp_index_params(c) && !c->params) return CXLA_ERR_OUT_OF_MEMORY;

@@ -11,6 +11,7 @@ typedef struct vstate {
   int32_t *stamp;   /* by instruction id - base: the stamp of the computation defining it */
   int64_t base, nstamp;
   cx_arena scratch; /* inferred tuple shapes, dropped when verification ends */
+  int all_indexed;  /* every computation's parameters are indexed (module verification) */
 } vstate;
 
 /* Whether `in` was already defined in the computation stamped cs. */
@@ -26,6 +27,7 @@ static cx_infer infer_for(vstate *vs, cx_instr *in) {
   ic.in = in;
   ic.m = vs->m;
   ic.arena = &vs->scratch;
+  ic.callees_indexed = vs->all_indexed;
   return ic;
 }
 
@@ -258,6 +260,7 @@ cxla_status cx_verify_module(cx_module *m) {
   }
   for (int i = 0; i < n && st == CXLA_OK; i++) st = check_structure(&vs, m->comps[i], i + 1, 0);
   if (st == CXLA_OK) st = check_call_graph(&vs, info, n);
+  vs.all_indexed = 1;
   for (int i = 0; i < n && st == CXLA_OK; i++) st = check_shapes(&vs, m->comps[i]);
   for (int i = n - 1; i >= 0; i--) m->comps[i]->aux = info[i].saved_aux;
   vstate_free(&vs);

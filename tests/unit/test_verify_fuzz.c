@@ -1,6 +1,7 @@
 /* test_verify_fuzz.c — shape inference and module verification must never crash or read out
  * of bounds, whatever the operands, attributes and called computations (run under ASan to
  * see it). Deterministic: a fixed-seed generator builds random instructions of every op. */
+#include <time.h>
 #include "verify_helpers.h"
 
 static uint64_t rng_state;
@@ -354,4 +355,82 @@ TEST(verify_fuzz_mutated_templates) {
   CHECK_EQ_INT(template_ok, 400 * 16); /* every template is valid before mutation */
   CHECK(ok > 1000);
   CHECK(failed > 1000);
+}
+
+/* Verification is linear: a long chain, a wide tuple read by many get-tuple-elements and a
+ * deep call chain must verify quickly (quadratic work here would take minutes). */
+TEST(verify_large_module_is_fast) {
+  vt_begin();
+  cx_comp *prev = NULL;
+  for (int k = 0; k < 2000; k++) { /* c_k calls c_{k-1} */
+    char name[32];
+    snprintf(name, sizeof name, "c%d", k);
+    vt_comp(name);
+    cx_instr *x = vt_param(0, "x", "f32[]");
+    cx_instr *r = x;
+    if (prev) {
+      r = vt_op(CX_OP_CALL, "call", "f32[]", 1, x);
+      vt_called(r, 1, prev);
+    }
+    prev = vt_finish(r, 0);
+  }
+  vt_comp("e");
+  cx_instr *x = vt_param(0, "x", "f32[]");
+  cx_instr *ops[2000];
+  for (int i = 0; i < 2000; i++) ops[i] = x;
+  cx_instr *t = cx_instr_new(vt_c, CX_OP_TUPLE, &(cx_shape){.type = CXLA_TUPLE}, 2000, ops);
+  cx_shape ts;
+  CHECK_OK(cx_infer_shape(t, &ts));
+  t->shape = ts;
+  cx_instr *acc = x;
+  for (int i = 0; i < 100000; i++) {
+    cx_instr *g = vt_op(CX_OP_GET_TUPLE_ELEMENT, NULL, "f32[]", 1, t);
+    g->a.index = i % 2000;
+    acc = vt_op(CX_OP_ADD, NULL, "f32[]", 2, acc, g);
+  }
+  cx_instr *c = vt_op(CX_OP_CALL, NULL, "f32[]", 1, acc);
+  vt_called(c, 1, prev);
+  vt_finish(c, 1);
+  clock_t t0 = clock();
+  CHECK_STR_EQ(vt_verify(), "ok");
+  CHECK_STR_EQ(vt_verify(), "ok");
+  double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+  CHECK_MSG(secs < 10, "verifying twice took %.1f s", secs);
+  vt_end();
+}
+
+/* Allocation failures anywhere in verification give CXLA_ERR_OUT_OF_MEMORY (never a crash, a
+ * leak or a bogus verdict), and the module verifies once memory is back. */
+TEST(verify_allocation_failures) {
+  vt_begin();
+  cx_comp *add = vt_binary_comp("add", CX_OP_ADD, "f32");
+  vt_comp("pair");
+  cx_instr *a = vt_param(0, "a", "f32[]"), *b = vt_param(1, "b", "f32[]");
+  vt_param(2, "c", "f32[]");
+  vt_param(3, "d", "f32[]");
+  cx_comp *pair = vt_finish(vt_op(CX_OP_TUPLE, "t", NULL, 2, a, b), 0);
+  vt_comp("e");
+  cx_instr *v = vt_param(0, "v", "f32[4]"), *z = vt_param(1, "z", "f32[]");
+  cx_instr *r = vt_op(CX_OP_REDUCE, "r", "(f32[], f32[])", 4, v, v, z, z);
+  VT_INTS(r->a.dims, 0);
+  vt_called(r, 1, pair);
+  cx_instr *s = vt_op(CX_OP_REDUCE, "s", "f32[]", 2, v, z);
+  VT_INTS(s->a.dims, 0);
+  vt_called(s, 1, add);
+  vt_finish(vt_op(CX_OP_TUPLE, "t", "((f32[], f32[]), f32[])", 2, r, s), 1);
+  int64_t k;
+  for (k = 0; k < 1000; k++) {
+    cx_alloc_fail_after(k);
+    cxla_status st = cx_verify_module(vt_m);
+    int64_t failures = cx_alloc_failures();
+    cx_alloc_fail_after(-1);
+    if (failures == 0) {
+      CHECK_OK(st);
+      break;
+    }
+    CHECK_MSG(st == CXLA_ERR_OUT_OF_MEMORY, "after %lld allocations: status %d", (long long)k, (int)st);
+  }
+  CHECK(k > 0 && k < 1000);
+  CHECK_STR_EQ(vt_verify(), "ok");
+  vt_end();
 }
