@@ -107,6 +107,9 @@ TEST(builder_elementwise_every_op) {
   CHECK_SHAPE(b, cxla_builder_convert(b, f, CXLA_F16), "f16[2,3]");
   CHECK_SHAPE(b, cxla_builder_convert(b, i, CXLA_PRED), "pred[2,3]");
   CHECK_SHAPE(b, cxla_builder_bitcast_convert(b, f, CXLA_S32), "s32[2,3]");
+  cxla_op bytes = cxla_builder_bitcast_convert(b, f, CXLA_U8); /* narrower: a trailing dim of 4 */
+  CHECK_SHAPE(b, bytes, "u8[2,3,4]");
+  CHECK_SHAPE(b, cxla_builder_bitcast_convert(b, bytes, CXLA_F32), "f32[2,3]");
   CHECK_SHAPE(b, cxla_builder_reduce_precision(b, f, 5, 10), "f32[2,3]");
   /* The generic calls draw from the op table by HLO name. */
   CHECK_SHAPE(b, cxla_builder_unary(b, "exponential", f), "f32[2,3]");
@@ -326,6 +329,33 @@ TEST(builder_sticky_error) {
   CHECK_MSG(!strcmp(cxla_context_errmsg(test_ctx()), first), "finish says '%s'", cxla_context_errmsg(test_ctx()));
   CHECK_EQ_INT(cxla_module_num_parameters(m), -1); /* nothing was added */
   cxla_module_destroy(m);
+}
+
+/* Shape errors found by the verifier surface at the call, as "builder NAME: OP: ...". */
+TEST(builder_verifier_errors_at_the_call) {
+  static const char *const ops[] = {"bitcast-convert", "dot", "reduce", "transpose"};
+  for (int k = 0; k < CX_N(ops); k++) {
+    cxla_module *m = cxla_module_create(test_ctx(), "v");
+    cxla_computation *add = scalar_binary(m, "add_f32", "add", CXLA_F32);
+    cxla_builder *b = cxla_builder_create(m, "main");
+    cxla_shape fs = arr(CXLA_F32, 2, D23);
+    cxla_op x = cxla_builder_parameter(b, 0, &fs, "x"), zero = cxla_builder_constant_scalar(b, CXLA_F32, 0), r;
+    int64_t dim5[1] = {5}, perm[2] = {0, 0};
+    switch (k) {
+    case 0: r = cxla_builder_bitcast_convert(b, x, CXLA_F64); break; /* last dim 3, ratio 2 */
+    case 1: r = cxla_builder_matmul(b, x, x); break;                  /* 3 vs 2 */
+    case 2: r = cxla_builder_reduce(b, 1, &x, &zero, 1, dim5, add); break;
+    default: r = cxla_builder_transpose(b, x, perm); break;
+    }
+    CHECK_EQ_INT(r.id, 0);
+    CHECK_EQ_INT(cxla_builder_status(b), CXLA_ERR_VERIFY);
+    char want[64];
+    snprintf(want, sizeof want, "builder main: %s: ", ops[k]);
+    const char *msg = cxla_context_errmsg(test_ctx());
+    CHECK_MSG(!strncmp(msg, want, strlen(want)), "message '%s' does not start with '%s'", msg, want);
+    cxla_builder_destroy(b);
+    cxla_module_destroy(m);
+  }
 }
 
 TEST(builder_argument_checks) {
