@@ -102,8 +102,8 @@ cxla_status cx_infer_scatter(cx_infer *ic, cx_shape *out) {
   cx_instr *in = ic->in;
   const cx_scatter_dims *s = &in->a.scatter;
   int n = (in->nops - 1) / 2;
-  cxla_type types[64];
-  if (n > CX_ARRAY_LEN(types)) return cx_vfail(ic, "at most %d operands are supported, got %d", CX_ARRAY_LEN(types), n);
+  cxla_type *types = cx_arena_alloc(ic->arena, sizeof(cxla_type) * (size_t)n); /* any number of operands */
+  if (!types) return cx_oom(ic->m->ctx);
   const cx_shape *x = cx_vop(ic, 0), *u0 = cx_vop(ic, n + 1);
   for (int i = 0; i < n; i++) {
     CX_TRY(cx_vneed_array(ic, i, "operand"));

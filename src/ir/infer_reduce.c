@@ -2,6 +2,13 @@
  * select-and-scatter, map, sort. */
 #include "ir/infer.h"
 
+/* Room for n element types (in the arena: reductions may have any number of inputs). */
+static cxla_type *types(cx_infer *ic, int n) {
+  cxla_type *t = cx_arena_alloc(ic->arena, sizeof(cxla_type) * (size_t)(n ? n : 1));
+  if (!t) cx_oom(ic->m->ctx);
+  return t;
+}
+
 /* Inputs 0..n-1 must be arrays of one set of dims, inits n..2n-1 scalars. Collects types. */
 static cxla_status inputs_and_inits(cx_infer *ic, int n, cxla_type *elem, cxla_type *acc) {
   const cx_shape *x0 = cx_vop(ic, 0);
@@ -33,8 +40,8 @@ static cxla_status reduction_result(cx_infer *ic, cx_shape *out, int n, int is_t
 
 static cxla_status reduce(cx_infer *ic, cx_shape *out) {
   int n = ic->in->nops / 2, is_tuple;
-  cxla_type elem[64], acc[64];
-  if (n > CX_ARRAY_LEN(elem)) return cx_vfail(ic, "at most %d inputs are supported, got %d", CX_ARRAY_LEN(elem), n);
+  cxla_type *elem = types(ic, 2 * n), *acc = elem + n;
+  if (!elem) return CXLA_ERR_OUT_OF_MEMORY;
   CX_TRY(inputs_and_inits(ic, n, elem, acc));
   const cx_shape *x = cx_vop(ic, 0);
   char used[CXLA_MAX_RANK] = {0};
@@ -60,8 +67,8 @@ static cxla_status window_dims(cx_infer *ic, const cx_shape *x, int64_t *dims) {
 
 static cxla_status reduce_window(cx_infer *ic, cx_shape *out) {
   int n = ic->in->nops / 2, is_tuple;
-  cxla_type elem[64], acc[64];
-  if (n > CX_ARRAY_LEN(elem)) return cx_vfail(ic, "at most %d inputs are supported, got %d", CX_ARRAY_LEN(elem), n);
+  cxla_type *elem = types(ic, 2 * n), *acc = elem + n;
+  if (!elem) return CXLA_ERR_OUT_OF_MEMORY;
   CX_TRY(inputs_and_inits(ic, n, elem, acc));
   const cx_shape *x = cx_vop(ic, 0);
   int64_t dims[CXLA_MAX_RANK];
