@@ -6,7 +6,7 @@
 #include "text/lexer.h"
 
 void cx_lex_init(cx_lexer *lx, const char *buf, size_t len) {
-  lx->buf = buf;
+  lx->buf = buf ? buf : ""; /* no arithmetic on NULL */
   lx->len = buf ? len : 0;
   lx->pos = 0;
   lx->line = 1;
@@ -50,7 +50,7 @@ static cx_token make(const cx_lexer *lx, cx_tok_kind k, size_t start, int line, 
 static cx_token error_at(const cx_lexer *lx, size_t start, int line, int col, const char *why) {
   cx_token t;
   t.kind = TK_ERROR;
-  t.s = lx->buf ? lx->buf + start : "";
+  t.s = lx->buf + start;
   t.len = start < lx->len ? 1 : 0;
   t.line = line;
   t.col = col;

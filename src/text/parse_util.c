@@ -95,7 +95,10 @@ void cx_strip_percent(cx_token *t) {
 }
 
 cx_token cx_pname(cx_parser *p, const char *what) {
-  cx_token t = cx_pexpect(p, TK_WORD, what);
+  /* Names start with a letter or '_' as in XLA; "3r" or "-x" would not print back as names. */
+  char c = p->tok.kind == TK_WORD ? p->tok.s[p->tok.s[0] == '%'] : 0;
+  if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_')) cx_pexpected(p, what);
+  cx_token t = cx_padvance(p);
   cx_strip_percent(&t);
   return t;
 }

@@ -219,8 +219,11 @@ static void parse_computation(cx_parser *p) {
   if (!cx_comp_sort(c)) cx_poom(p);
   int has_params = 0;
   for (int i = 0; i < c->ninstrs; i++) has_params |= c->instrs[i]->op == CX_OP_PARAMETER;
-  if (!cx_comp_index_params(c) && has_params && !c->params) cx_poom(p); /* bad numbering: verifier */
-  if (nsig >= 0) check_signature(p, c, nsig, sig, &result);
+  int numbered = cx_comp_index_params(c);
+  if (!numbered && has_params && !c->params) cx_poom(p);
+  /* With parameter numbers that are not 0..n-1 the signature cannot line up; the verifier
+   * reports the numbering itself. */
+  if (nsig >= 0 && numbered) check_signature(p, c, nsig, sig, &result);
   if (!cx_module_add_comp(m, c)) cx_poom(p);
   while (cx_paccept(p, TK_COMMA)) { /* ", execution_thread=..." is accepted and ignored */
     cx_pexpect(p, TK_WORD, "an attribute name");

@@ -227,7 +227,7 @@ static void put_elem(cx_sb *sb, const cxla_literal *lit, int64_t i) {
  * as XLA does. */
 static void put_dims(cx_sb *sb, const cxla_literal *lit, int d, int64_t *pos) {
   const cx_shape *s = &lit->shape;
-  int spaced = s->rank > 1;
+  int spaced = s->rank > 1 && s->dims[d] > 0;
   cx_sb_puts(sb, spaced ? "{ " : "{");
   for (int64_t i = 0; i < s->dims[d]; i++) {
     if (i) cx_sb_puts(sb, ", ");
@@ -235,7 +235,7 @@ static void put_dims(cx_sb *sb, const cxla_literal *lit, int d, int64_t *pos) {
     else put_dims(sb, lit, d + 1, pos);
     if (sb->oom) return;
   }
-  cx_sb_puts(sb, spaced ? (s->dims[d] ? " }" : "}") : "}");
+  cx_sb_puts(sb, spaced ? " }" : "}");
 }
 
 void cx_print_literal_value(cx_sb *sb, const cxla_literal *lit) {

@@ -99,8 +99,13 @@ TEST(parser_error_shapes) {
        "t.hlo:2:7: error: the signature of 'e' has 2 parameters, the computation has 1");
   PERR("HloModule m\nENTRY %e (x: f32[2]) -> f32[3] {\n  ROOT %x = f32[2] parameter(0)\n}\n",
        "t.hlo:3:8: error: ROOT 'x' has shape f32[2], the signature of 'e' says f32[3]");
-  PERR("HloModule m\nENTRY %e (x: f32[2]) -> f32[2] {\n  ROOT %x = f32[2] parameter(1)\n}\n",
-       "t.hlo:3:8: error: parameter number 1 is not in the signature of 'e' (1 parameters)");
+  PERR("HloModule m\nENTRY %e (x: f32[2]) -> f32[2] {\n  %x = f32[2] parameter(0)\n  ROOT %y = f32[2] parameter(1)\n}\n",
+       "t.hlo:4:8: error: parameter number 1 is not in the signature of 'e' (1 parameters)");
+  /* Broken parameter numbering is the verifier's to report; the signature is then not checked. */
+  cx_module *m = NULL;
+  const char *odd = "HloModule m\nENTRY %e (x: f32[2]) -> f32[2] {\n  ROOT %x = f32[2] parameter(7)\n}\n";
+  CHECK_OK(cx_parse_module(test_ctx(), odd, strlen(odd), "t.hlo", &m));
+  cx_module_free(m);
 }
 
 TEST(parser_error_constants) {
