@@ -94,6 +94,37 @@ static void total_order_loop(cxla_compare_dir dir, const ew_args *g, uint8_t *o,
   }
 }
 
+/* compare on f32/f64 (FLOAT order) and s32/s64 (SIGNED order) with the direction hoisted:
+ * C's relational operators are exactly those orders, NaN rules included. */
+#define CMP_LOOPS(T)                                                                     \
+  do {                                                                                   \
+    const T *a = g->data[0], *b = g->data[1];                                            \
+    int64_t sa = g->step[0], sb = g->step[1];                                            \
+    switch (dir) {                                                                       \
+    case CXLA_EQ: for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] == b[i * sb]; break; \
+    case CXLA_NE: for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] != b[i * sb]; break; \
+    case CXLA_LT: for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] < b[i * sb]; break;  \
+    case CXLA_LE: for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] <= b[i * sb]; break; \
+    case CXLA_GT: for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] > b[i * sb]; break;  \
+    case CXLA_GE: for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] >= b[i * sb]; break; \
+    }                                                                                    \
+  } while (0)
+
+/* Returns 0 when the types or the comparison type need the generic loop. */
+static int native_compare(cxla_compare_dir dir, cx_cmp_type ct, const ew_args *g, uint8_t *o, int64_t n) {
+  cxla_type t = g->type[0];
+  if (t != g->type[1]) return 0;
+  int isf = t == CXLA_F32 || t == CXLA_F64;
+  if (!(ct == CX_CMP_DEFAULT || ct == (isf ? CX_CMP_FLOAT : CX_CMP_SIGNED))) return 0;
+  switch (t) {
+  case CXLA_F32: CMP_LOOPS(float); return 1;
+  case CXLA_F64: CMP_LOOPS(double); return 1;
+  case CXLA_S32: CMP_LOOPS(int32_t); return 1;
+  case CXLA_S64: CMP_LOOPS(int64_t); return 1;
+  default: return 0;
+  }
+}
+
 /* select copies bytes, so NaN payloads pass through untouched. */
 static void select_loop(const ew_args *g, size_t es, char *o, int64_t n) {
   const uint8_t *p = g->data[0];
@@ -201,6 +232,7 @@ cxla_status cx_interp_elementwise(cx_interp *st, cx_instr *in, cxla_literal *con
       total_order_loop(in->a.dir, &g, r->data, n);
       break;
     }
+    if (native_compare(in->a.dir, in->a.cmp_type, &g, r->data, n)) break;
     goto generic;
   default:
     if (in->op == CX_OP_IS_FINITE || in->op == CX_OP_CONVERT || in->op == CX_OP_CLAMP ||

@@ -369,3 +369,44 @@ TEST(interp_elementwise_speed) {
   cxla_literal_destroy(y);
   cx_module_free(m);
 }
+
+/* The scalar API that reducers and comparators use, directly. */
+static cx_scalar F(double v) { cx_scalar s; s.f = v; return s; }
+static cx_scalar I(int64_t v) { cx_scalar s; s.i = v; return s; }
+
+TEST(interp_scalar_api) {
+  CHECK(cx_scalar_compare(CXLA_LT, CX_CMP_TOTALORDER, CXLA_F32, F(-0.0), F(0.0)));
+  CHECK(!cx_scalar_compare(CXLA_EQ, CX_CMP_TOTALORDER, CXLA_F32, F(-0.0), F(0.0)));
+  CHECK(cx_scalar_compare(CXLA_LT, CX_CMP_TOTALORDER, CXLA_F64, F(INFINITY), F(NAN)));
+  CHECK(cx_scalar_compare(CXLA_LT, CX_CMP_TOTALORDER, CXLA_BF16, F(-NAN), F(-INFINITY)));
+  CHECK(cx_scalar_compare(CXLA_EQ, CX_CMP_TOTALORDER, CXLA_F16, F(NAN), F(NAN)));
+  CHECK(!cx_scalar_compare(CXLA_EQ, CX_CMP_FLOAT, CXLA_F64, F(NAN), F(NAN)));
+  CHECK(cx_scalar_compare(CXLA_NE, CX_CMP_DEFAULT, CXLA_F64, F(NAN), F(NAN)));
+  CHECK(!cx_scalar_compare(CXLA_GE, CX_CMP_DEFAULT, CXLA_F32, F(NAN), F(1)));
+  CHECK(cx_scalar_compare(CXLA_EQ, CX_CMP_FLOAT, CXLA_F32, F(-0.0), F(0.0)));
+  CHECK(!cx_scalar_compare(CXLA_LT, CX_CMP_DEFAULT, CXLA_U64, I(-1), I(1)));  /* 2^64-1 > 1 */
+  CHECK(cx_scalar_compare(CXLA_LT, CX_CMP_DEFAULT, CXLA_S64, I(-1), I(1)));
+  CHECK(cx_scalar_compare(CXLA_GT, CX_CMP_UNSIGNED, CXLA_U32, I(4000000000u), I(1)));
+  CHECK(cx_scalar_compare(CXLA_LT, CX_CMP_SIGNED, CXLA_S8, I(-128), I(127)));
+
+  cx_scalar r = cx_scalar_binary(CX_OP_MAXIMUM, CXLA_F32, F(-0.0), F(0.0));
+  CHECK(r.f == 0 && !signbit(r.f));
+  r = cx_scalar_binary(CX_OP_MINIMUM, CXLA_F64, F(0.0), F(-0.0));
+  CHECK(r.f == 0 && signbit(r.f));
+  CHECK(isnan(cx_scalar_binary(CX_OP_MAXIMUM, CXLA_BF16, F(1), F(NAN)).f));
+  CHECK_EQ_INT(cx_scalar_binary(CX_OP_DIVIDE, CXLA_S64, I(INT64_MIN), I(-1)).i, INT64_MIN);
+  CHECK_EQ_INT(cx_scalar_binary(CX_OP_REMAINDER, CXLA_S64, I(INT64_MIN), I(-1)).i, 0);
+  CHECK_EQ_INT(cx_scalar_binary(CX_OP_DIVIDE, CXLA_U32, I(7), I(0)).i, 4294967295u);
+  CHECK_EQ_INT(cx_scalar_binary(CX_OP_ADD, CXLA_U8, I(200), I(100)).i, 44);
+  CHECK_NEAR(cx_scalar_binary(CX_OP_ADD, CXLA_F32, F(16777216), F(1)).f, 16777216, 0);
+  CHECK_EQ_INT(cx_scalar_unary(CX_OP_NEGATE, CXLA_S16, I(-32768)).i, -32768);
+  CHECK_EQ_INT(cx_scalar_unary(CX_OP_IS_FINITE, CXLA_F32, F(INFINITY)).i, 0);
+
+  CHECK(isinf(cx_scalar_reduce_precision(CXLA_F32, F(65520), 5, 10).f));
+  CHECK_NEAR(cx_scalar_reduce_precision(CXLA_F64, F(1 + 0x1p-8), 8, 7).f, 1, 0);
+  CHECK_NEAR(cx_scalar_convert(CXLA_U64, CXLA_F32, I(-1)).f, 18446744073709551616.0, 0);
+  CHECK_EQ_INT(cx_scalar_convert(CXLA_F32, CXLA_S8, F(-1000)).i, -128);
+  CHECK_EQ_INT(cx_scalar_convert(CXLA_F64, CXLA_PRED, F(NAN)).i, 1);
+  CHECK_EQ_INT(cx_scalar_bitcast(CXLA_F32, CXLA_S32, F(1.0)).i, 0x3F800000);
+  CHECK_NEAR(cx_scalar_bitcast(CXLA_U16, CXLA_BF16, I(0x3F80)).f, 1, 0);
+}
