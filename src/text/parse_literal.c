@@ -116,7 +116,12 @@ static void store_scalar(cx_parser *p, cxla_literal *lit, int64_t i) {
 /* Dimension d of an array literal: '{' v, v, ... '}' with dims[d] entries. */
 static void fill_dim(cx_parser *p, cxla_literal *lit, int d, int64_t *pos) {
   const cx_shape *s = &lit->shape;
-  if (!cx_pis(p, TK_LBRACE)) bad_value(p, &p->tok, s->type);
+  if (!cx_pis(p, TK_LBRACE)) {
+    char what[200], sh[128];
+    if (p->tok.kind == TK_WORD && word_is(&p->tok, "...")) bad_value(p, &p->tok, s->type);
+    snprintf(what, sizeof what, "'{' (dimension %d of %s)", d, cx_shape_str(s, sh, sizeof sh));
+    cx_pexpected(p, what);
+  }
   cx_padvance(p);
   int64_t n = s->dims[d];
   for (int64_t i = 0; i < n; i++) {
@@ -129,10 +134,9 @@ static void fill_dim(cx_parser *p, cxla_literal *lit, int d, int64_t *pos) {
     if (d + 1 == s->rank) store_scalar(p, lit, (*pos)++);
     else fill_dim(p, lit, d + 1, pos);
   }
-  if (cx_pis(p, TK_COMMA) || (n == 0 && !cx_pis(p, TK_RBRACE)))
+  if (cx_pis(p, TK_COMMA) || (n == 0 && !cx_pis(p, TK_RBRACE) && !cx_pis(p, TK_EOF)))
     cx_perr(p, cx_tok_loc(&p->tok), CXLA_ERR_PARSE, "too many values in dimension %d (size %lld)", d, (long long)n);
-  if (!cx_pis(p, TK_RBRACE)) bad_value(p, &p->tok, s->type);
-  cx_padvance(p);
+  cx_pexpect(p, TK_RBRACE, "'}'");
 }
 
 static void check_prefix(cx_parser *p, const cx_shape *want) {

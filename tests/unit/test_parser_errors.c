@@ -112,7 +112,7 @@ TEST(parser_error_constants) {
   PERR(E("  a = f32[3] constant({...})\n"), "t.hlo:3:24: error: constant value elided; re-dump with print_large_constants");
   PERR(E("  a = f32[3] constant({1, 2})\n"), "t.hlo:3:28: error: too few values in dimension 0: 2 of 3");
   PERR(E("  a = f32[2] constant({1, 2, 3})\n"), "t.hlo:3:28: error: too many values in dimension 0 (size 2)");
-  PERR(E("  a = f32[2,2] constant({1, 2})\n"), "t.hlo:3:26: error: expected a number (f32 value), got '1'");
+  PERR(E("  a = f32[2,2] constant({1, 2})\n"), "t.hlo:3:26: error: expected '{' (dimension 1 of f32[2,2]), got '1'");
   PERR(E("  a = s8[] constant(128)\n"), "t.hlo:3:21: error: value 128 out of range for s8");
   PERR(E("  a = u8[] constant(-1)\n"), "t.hlo:3:21: error: value -1 out of range for u8");
   PERR(E("  a = pred[] constant(2)\n"), "t.hlo:3:23: error: value 2 out of range for pred");
