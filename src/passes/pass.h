@@ -27,6 +27,8 @@ cxla_status cx_pass_fixpoint(cx_pass_ctx *pc, cx_module *m, const cx_pass *passe
 /* Writes the module as HLO text and GraphViz (fusions drawn as clusters) under --dump-to,
  * if `pass` matches --dump-pass-re. `pass` names the file. */
 cxla_status cx_pass_dump(cx_pass_ctx *pc, cx_module *m, const char *pass);
+/* The same whatever --dump-pass-re says (the "input" dump before the first pass). */
+cxla_status cx_pass_dump_always(cx_pass_ctx *pc, cx_module *m, const char *pass);
 
 /* The passes (one file each). */
 cxla_status cx_pass_inline_calls(cx_module *m, int *changed);   /* inline.c */

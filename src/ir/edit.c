@@ -1,0 +1,90 @@
+/* edit.c — IR edits shared by the HLO-to-HLO passes (see edit.h). */
+#include <string.h>
+#include "ir/edit.h"
+
+cx_instr *cx_instr_add(cx_comp *c, cx_op op, const cx_shape *shape, int nops, cx_instr *const *ops,
+                       cx_loc loc) {
+  cx_instr *in = cx_instr_new(c, op, shape, nops, ops);
+  if (!in) return NULL;
+  const char *name = cx_module_unique_name(c->module, cx_op_name(op));
+  if (!name) return NULL;
+  in->name = name;
+  in->loc = loc;
+  return in;
+}
+
+int cx_comp_remove_instrs(cx_comp *c, const uint8_t *drop) {
+  int n = 0;
+  for (int i = 0; i < c->ninstrs; i++)
+    if (!drop[i]) c->instrs[n++] = c->instrs[i];
+  int removed = c->ninstrs - n;
+  c->ninstrs = n;
+  return removed;
+}
+
+/* Marks with a sentinel in comp->aux; aux is scratch that only the running pass uses. */
+static char reach_mark, effect_mark;
+
+static void mark_reachable(cx_comp *c) {
+  if (c->aux) return;
+  c->aux = &reach_mark;
+  for (int i = 0; i < c->ninstrs; i++)
+    for (int k = 0; k < c->instrs[i]->ncalled; k++)
+      if (c->instrs[i]->called[k]) mark_reachable(c->instrs[i]->called[k]);
+}
+
+int cx_module_remove_unreachable(cx_module *m) {
+  if (!m->entry) return 0;
+  cx_module_clear_comp_aux(m);
+  mark_reachable(m->entry);
+  int n = 0;
+  for (int i = 0; i < m->ncomps; i++)
+    if (m->comps[i]->aux) m->comps[n++] = m->comps[i];
+  int removed = m->ncomps - n;
+  m->ncomps = n;
+  cx_module_clear_comp_aux(m);
+  return removed;
+}
+
+int cx_op_has_side_effect(cx_op op) {
+  switch (op) {
+  /* an unknown target may do anything; collectives must run on every device or none */
+  case CX_OP_CUSTOM_CALL: case CX_OP_RNG: case CX_OP_RNG_GET_AND_UPDATE_STATE:
+  case CX_OP_INFEED: case CX_OP_OUTFEED:
+  case CX_OP_ALL_REDUCE: case CX_OP_ALL_GATHER: case CX_OP_REDUCE_SCATTER:
+  case CX_OP_ALL_TO_ALL: case CX_OP_COLLECTIVE_PERMUTE:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+int cx_instr_is_effectful(const cx_instr *in) {
+  if (cx_op_has_side_effect(in->op)) return 1;
+  for (int k = 0; k < in->ncalled; k++)
+    if (in->called[k] && in->called[k]->aux == &effect_mark) return 1;
+  return 0;
+}
+
+void cx_module_mark_effectful(cx_module *m) {
+  cx_module_clear_comp_aux(m);
+  /* Callees normally come before callers, so one sweep settles it; repeating until nothing
+   * changes keeps it right for any order without recursion. */
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (int i = 0; i < m->ncomps; i++) {
+      cx_comp *c = m->comps[i];
+      if (c->aux) continue;
+      for (int j = 0; j < c->ninstrs; j++)
+        if (cx_instr_is_effectful(c->instrs[j])) {
+          c->aux = &effect_mark;
+          changed = 1;
+          break;
+        }
+    }
+  }
+}
+
+void cx_module_clear_comp_aux(cx_module *m) {
+  for (int i = 0; i < m->ncomps; i++) m->comps[i]->aux = NULL;
+}

@@ -1,0 +1,36 @@
+/* edit.h — IR edits the HLO-to-HLO passes share: adding named instructions, dropping
+ * replaced instructions, removing computations nothing calls any more, and the side-effect
+ * facts that decide what DCE keeps and CSE never merges. */
+#ifndef CX_EDIT_H
+#define CX_EDIT_H
+#include "ir/ir.h"
+
+/* Appends a new instruction to c, named "<op>.<N>" (unique in the module) and located at
+ * `loc` (the source position of the instruction it stands for, so messages still point at the
+ * user's text). The caller re-sorts c (cx_comp_sort) once its edits are done. NULL on OOM. */
+cx_instr *cx_instr_add(cx_comp *c, cx_op op, const cx_shape *shape, int nops, cx_instr *const *ops,
+                       cx_loc loc);
+
+/* Removes from c->instrs every instruction for which drop[i] is set (i: position in
+ * c->instrs), keeping the order of the rest. Returns how many were removed. The caller makes
+ * sure no remaining instruction (or the root) still uses a removed one. */
+int cx_comp_remove_instrs(cx_comp *c, const uint8_t *drop);
+
+/* Removes the computations that the ENTRY cannot reach through `called` (keeping the order of
+ * the rest). Returns how many were removed. A module without ENTRY is left alone. */
+int cx_module_remove_unreachable(cx_module *m);
+
+/* Ops whose effect is more than their result (random numbers, I/O, collectives, custom
+ * calls): never removed when unused, never merged with an identical twin. */
+int cx_op_has_side_effect(cx_op op);
+
+/* Side effects through called computations: marks every computation that contains a
+ * side-effecting op, directly or through what it calls, by setting its comp->aux to a non-NULL
+ * sentinel (others get NULL). Passes call it, use cx_instr_is_effectful, then clear the marks
+ * with cx_module_clear_comp_aux. */
+void cx_module_mark_effectful(cx_module *m);
+/* Whether `in` has a side effect: its own op, or a called computation marked above. */
+int cx_instr_is_effectful(const cx_instr *in);
+void cx_module_clear_comp_aux(cx_module *m);
+
+#endif

@@ -1,0 +1,147 @@
+/* fold.c — constant folding through the reference interpreter. An instruction whose operands
+ * are all constants is evaluated once, on its own, and becomes a constant; the interpreter
+ * defines the semantics the backends must match, so folding with it cannot change results.
+ *
+ * Left alone, as XLA's HloConstantFolding does:
+ *  - parameters, constants, tuples (a tuple of constants is no simpler);
+ *  - broadcast and iota: they only make big literals out of small facts, and fusion computes
+ *    them in registers for free;
+ *  - ops with side effects or that the backends do not model (the OTHER class);
+ *  - control flow (call, while, conditional, fusion): a while may not terminate, calls are
+ *    inlined first anyway;
+ *  - results of more than CX_FOLD_MAX_ELEMS elements, or tuple-shaped results;
+ *  - anything the interpreter refuses (unsupported op, dynamic shapes): the instruction stays
+ *    and the error is forgotten. Only running out of memory is an error. */
+#include <string.h>
+#include "interp/interp.h"
+#include "passes/pass.h"
+#include "runtime/context.h"
+
+#define CX_FOLD_MAX_ELEMS (INT64_C(1) << 20)
+/* Multiply-adds the interpreter may spend on one dot / convolution / window op at compile
+ * time (about a second at worst). */
+#define CX_FOLD_MAX_WORK (INT64_C(1) << 26)
+
+/* Elements each result element reads, for the ops whose cost is not linear in their size. */
+static int64_t reads_per_elem(const cx_instr *in) {
+  int64_t k = 1;
+  switch (in->op) {
+  case CX_OP_DOT:
+    for (int i = 0; i < in->a.dot.lhs_contract.n; i++) {
+      int64_t d = in->a.dot.lhs_contract.v[i];
+      if (d >= 0 && d < in->ops[0]->shape.rank) k *= in->ops[0]->shape.dims[d];
+    }
+    return k;
+  case CX_OP_CONVOLUTION: return cx_shape_elems(&in->ops[1]->shape);
+  case CX_OP_REDUCE_WINDOW: case CX_OP_SELECT_AND_SCATTER:
+    for (int i = 0; i < in->a.window.rank; i++) k *= in->a.window.d[i].size;
+    return k;
+  default: return 1;
+  }
+}
+
+static int foldable(const cx_instr *in) {
+  switch (in->op) {
+  case CX_OP_PARAMETER: case CX_OP_CONSTANT: case CX_OP_TUPLE: case CX_OP_BROADCAST: case CX_OP_IOTA:
+    return 0;
+  default: break;
+  }
+  cx_op_class cls = cx_op_class_of(in->op);
+  if (cls == CX_CLASS_OTHER || cls == CX_CLASS_CONTROL || in->nops == 0) return 0;
+  if (!cx_type_is_array(in->shape.type) || in->shape.dynamic) return 0;
+  int64_t n = cx_shape_elems(&in->shape);
+  if (n < 0 || n > CX_FOLD_MAX_ELEMS) return 0;
+  for (int j = 0; j < in->nops; j++)
+    if (in->ops[j]->op != CX_OP_CONSTANT || !in->ops[j]->a.literal) return 0;
+  int64_t r = reads_per_elem(in);
+  return r >= 0 && (r == 0 || n <= CX_FOLD_MAX_WORK / r);
+}
+
+/* Evaluates `in` on its constant operands: a one-instruction computation in a scratch module
+ * whose parameters receive the literals. Called computations (reducers, comparators) are
+ * shared with the real module, which the interpreter only reads. *out is NULL when the
+ * interpreter declined. */
+static cxla_status evaluate(cx_module *scratch, cx_instr *in, cxla_literal **out) {
+  cx_instr *params[64], **ps = params;
+  cxla_literal *args[64], **as = args;
+  cxla_status s = CXLA_ERR_OUT_OF_MEMORY;
+  *out = NULL;
+  if (in->nops > 64) {
+    ps = cx_malloc(sizeof *ps * (size_t)in->nops);
+    as = cx_malloc(sizeof *as * (size_t)in->nops);
+    if (!ps || !as) goto done;
+  }
+  cx_comp *c = cx_comp_new(scratch, "fold");
+  if (!c) goto done;
+  for (int j = 0; j < in->nops; j++) {
+    if (!(ps[j] = cx_instr_new(c, CX_OP_PARAMETER, &in->ops[j]->shape, 0, NULL))) goto done;
+    ps[j]->a.index = j;
+    as[j] = in->ops[j]->a.literal;
+  }
+  cx_instr *e = cx_instr_clone(c, in, ps);
+  if (!e || !cx_comp_index_params(c)) goto done;
+  c->root = e;
+  /* the context keeps the caller's last message: a declined fold must not overwrite it */
+  cxla_context *ctx = scratch->ctx;
+  char saved[sizeof ctx->msg];
+  if (ctx) memcpy(saved, ctx->msg, sizeof saved);
+  cx_interp st;
+  cx_interp_init(&st, scratch);
+  s = cx_interp_call(&st, c, in->nops, as, out);
+  if (s != CXLA_OK && s != CXLA_ERR_OUT_OF_MEMORY) {
+    if (ctx) memcpy(ctx->msg, saved, sizeof saved);
+    s = CXLA_OK;
+    *out = NULL;
+  }
+  if (*out && !cx_shape_equal(&(*out)->shape, &in->shape)) { /* never trust a mismatch */
+    cxla_literal_destroy(*out);
+    *out = NULL;
+  }
+done:
+  if (ps != params) cx_free(ps);
+  if (as != args) cx_free(as);
+  if (s == CXLA_ERR_OUT_OF_MEMORY) cx_oom(scratch->ctx);
+  return s;
+}
+
+/* Turns `in` into a constant in place: its users and position stay valid. */
+static cxla_status become_constant(cx_instr *in, cxla_literal *lit) {
+  cx_module *m = in->parent->module;
+  if (!cx_module_own_literal(m, lit)) return CXLA_ERR_OUT_OF_MEMORY;
+  const char *name = cx_module_unique_name(m, "constant");
+  if (!name) return CXLA_ERR_OUT_OF_MEMORY;
+  in->op = CX_OP_CONSTANT;
+  in->nops = 0;
+  in->ops = NULL;
+  in->ncalled = 0;
+  in->called = NULL;
+  memset(&in->a, 0, sizeof in->a);
+  in->a.feature_group_count = 1;
+  in->a.batch_group_count = 1;
+  in->a.literal = lit;
+  in->name = name;
+  return CXLA_OK;
+}
+
+cxla_status cx_pass_fold_constants(cx_module *m, int *changed) {
+  *changed = 0;
+  cx_module *scratch = NULL;
+  cxla_status s = CXLA_OK;
+  for (int i = 0; i < m->ncomps && s == CXLA_OK; i++) {
+    cx_comp *c = m->comps[i];
+    /* in order, so a folded result feeds the folding of its users in the same sweep */
+    for (int k = 0; k < c->ninstrs && s == CXLA_OK; k++) {
+      cx_instr *in = c->instrs[k];
+      if (!foldable(in)) continue;
+      if (!scratch && !(scratch = cx_module_new(m->ctx, "fold"))) return CXLA_ERR_OUT_OF_MEMORY;
+      cxla_literal *lit = NULL;
+      s = evaluate(scratch, in, &lit);
+      if (s == CXLA_OK && lit) {
+        s = become_constant(in, lit);
+        if (s == CXLA_OK) (*changed)++;
+      }
+    }
+  }
+  cx_module_free(scratch);
+  return s;
+}

@@ -1,0 +1,134 @@
+/* pass.c — the pass manager: runs passes timed, verified and dumped, repeats a list to a fixed
+ * point, and defines the CPU pipeline. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ir/verify.h"
+#include "passes/pass.h"
+#include "util/file.h"
+
+/* Adds ms to the "name=ms " entry of stats, appending the entry the first time: a pass that
+ * runs in every round of a fixed point reports its total. */
+static void stats_add(cx_sb *sb, const char *name, double ms) {
+  size_t nl = strlen(name);
+  const char *p = sb->buf ? sb->buf : "";
+  cx_sb out;
+  cx_sb_init(&out);
+  int found = 0;
+  while (*p) {
+    while (*p == ' ') p++;
+    if (!*p) break;
+    const char *e = strchr(p, ' ');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (!found && len > nl && !strncmp(p, name, nl) && p[nl] == '=') {
+      cx_sb_printf(&out, "%s=%.3f ", name, strtod(p + nl + 1, NULL) + ms);
+      found = 1;
+    } else {
+      cx_sb_putn(&out, p, len);
+      cx_sb_putc(&out, ' ');
+    }
+    p += len;
+  }
+  if (!found) cx_sb_printf(&out, "%s=%.3f ", name, ms);
+  if (out.oom) { /* keep the old text rather than lose it */
+    cx_sb_free(&out);
+    sb->oom = 1;
+    return;
+  }
+  cx_sb_free(sb);
+  *sb = out;
+}
+
+static int dumping(const cx_pass_ctx *pc) {
+  return pc->flags && pc->flags->dump_to && pc->flags->dump_to[0];
+}
+
+cxla_status cx_pass_run(cx_pass_ctx *pc, cx_module *m, const cx_pass *p, int *changed) {
+  int ch = 0;
+  if (changed) *changed = 0;
+  /* the module as the pipeline received it, before the first pass touches it */
+  if (dumping(pc) && pc->ndumps == 0) CX_TRY(cx_pass_dump_always(pc, m, "input"));
+  double t0 = cx_now_ms();
+  cxla_status s = p->run(m, &ch);
+  double ms = cx_now_ms() - t0;
+  if (pc->stats) stats_add(pc->stats, p->name, ms);
+  if (s != CXLA_OK) return s;
+  if (pc->verify && cx_verify_module(m) != CXLA_OK) {
+    char why[1800];
+    snprintf(why, sizeof why, "%s", cxla_context_errmsg(m->ctx));
+    return cx_error(m->ctx, CXLA_ERR_INTERNAL, "pass %s produced an invalid module: %s", p->name, why);
+  }
+  /* An unchanged module would dump the same text as the previous file: only changes are
+   * written, so the files list exactly the decisions the pipeline made. */
+  if (ch) CX_TRY(cx_pass_dump(pc, m, p->name));
+  if (changed) *changed = ch != 0;
+  return CXLA_OK;
+}
+
+cxla_status cx_pass_fixpoint(cx_pass_ctx *pc, cx_module *m, const cx_pass *passes, int n, int max_iters) {
+  for (int it = 0; it < max_iters; it++) {
+    int any = 0;
+    for (int i = 0; i < n; i++) {
+      int ch = 0;
+      CX_TRY(cx_pass_run(pc, m, &passes[i], &ch));
+      any |= ch;
+    }
+    if (!any) break;
+  }
+  return CXLA_OK;
+}
+
+/* TODO(fusion): the fusion passes are a colleague's (src/passes/fusion*.c, one function per
+ * file as pass.h lists). Until each file exists the pipeline cannot link against it, so each
+ * call is compiled in only when its file is present. Remove these guards once all four files
+ * are in git. (A stale object of this file does not notice a newly added fusion file: touch
+ * pass.c, or rebuild, after adding one.) */
+#if defined(__has_include)
+#if __has_include("fusion.c")
+#define CX_HAVE_FUSION 1
+#endif
+#if __has_include("fusion_multi.c")
+#define CX_HAVE_FUSION_MULTI 1
+#endif
+#if __has_include("fusion_dot.c")
+#define CX_HAVE_FUSION_DOT 1
+#endif
+#if __has_include("fusion_wrap.c")
+#define CX_HAVE_FUSION_WRAP 1
+#endif
+#endif
+
+cxla_status cx_pass_pipeline_cpu(cx_pass_ctx *pc, cx_module *m) {
+  static const cx_pass inline_pass = {"inline", cx_pass_inline_calls};
+  static const cx_pass simplify[] = {
+      {"simplify", cx_pass_simplify},
+      {"fold", cx_pass_fold_constants},
+      {"cse", cx_pass_cse},
+      {"dce", cx_pass_dce},
+  };
+  static const cx_pass dce = {"dce", cx_pass_dce};
+  int ch;
+  CX_TRY(cx_pass_run(pc, m, &inline_pass, &ch));
+  CX_TRY(cx_pass_fixpoint(pc, m, simplify, CX_ARRAY_LEN(simplify), 8));
+  int fusion = pc->flags ? pc->flags->fusion : 1;
+  if (fusion) {
+#ifdef CX_HAVE_FUSION
+    static const cx_pass p = {"fusion", cx_pass_fusion};
+    CX_TRY(cx_pass_run(pc, m, &p, &ch));
+#endif
+#ifdef CX_HAVE_FUSION_MULTI
+    static const cx_pass pm = {"multi-output-fusion", cx_pass_multi_output_fusion};
+    CX_TRY(cx_pass_run(pc, m, &pm, &ch));
+#endif
+#ifdef CX_HAVE_FUSION_DOT
+    static const cx_pass pd = {"dot-epilogue-fusion", cx_pass_dot_epilogue_fusion};
+    CX_TRY(cx_pass_run(pc, m, &pd, &ch));
+#endif
+  } else {
+#ifdef CX_HAVE_FUSION_WRAP
+    static const cx_pass pw = {"wrap-singletons", cx_pass_wrap_singletons};
+    CX_TRY(cx_pass_run(pc, m, &pw, &ch));
+#endif
+  }
+  return cx_pass_run(pc, m, &dce, &ch);
+}
