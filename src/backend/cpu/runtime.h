@@ -2,6 +2,7 @@
  * they receive. Everything here has C linkage and is resolved by the JIT by name. */
 #ifndef CX_CPU_RUNTIME_H
 #define CX_CPU_RUNTIME_H
+#include <stddef.h>
 #include <stdint.h>
 #include "cxla.h"
 
@@ -15,7 +16,10 @@ typedef struct cx_rt {
   cx_threadpool *pool;        /* NULL: run everything on the calling thread */
   cx_trace *trace;            /* NULL unless --trace */
   const char *const *names;   /* kernel / call names by id, for traces */
-  void *exe;                  /* the executable (interpreter fallbacks need its module) */
+  void *exe;                  /* the backend's compiled state, passed to `fallback` */
+  /* Runs fallback instruction `index` on the interpreter (provided by the backend): operands
+   * read from args[nout..], results written to args[0..nout). Returns 0 or sets errmsg. */
+  int (*fallback)(void *exe, int32_t index, void **args, char *errmsg, size_t errlen);
   cxla_status status;         /* first failure inside a runtime call (checked after entry) */
   char errmsg[512];
 } cx_rt;
@@ -29,8 +33,8 @@ void cx_rt_gemm(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64
                 int64_t k, const void *a, int64_t lda, int64_t stride_a, const void *b,
                 int64_t ldb, int64_t stride_b, void *c, int64_t ldc, int64_t stride_c,
                 int64_t batch, int32_t id);
-/* Runs instruction `instr_index` of the executable's fallback table on the interpreter:
- * operands read from args[nout..], results written to args[0..nout). */
+/* Runs rt->fallback (traced); a failure sets rt->status / rt->errmsg, and later runtime calls
+ * of this execution do nothing, so the sequencer needs no error branches. */
 void cx_rt_interp_op(cx_rt *rt, int32_t instr_index, void **args, int32_t id);
 /* Trace spans around sequencer steps that are not kernels (copies, loops). */
 void cx_rt_trace_begin(cx_rt *rt, int32_t id);
