@@ -103,8 +103,8 @@ int64_t cx_wrap_int(cxla_type t, int64_t v) {
 }
 
 int64_t cx_f64_to_int(cxla_type t, double v) {
+  if (t == CXLA_PRED) return v != 0; /* NaN != 0: true, as XLA's convert */
   if (isnan(v)) return 0;
-  if (t == CXLA_PRED) return v != 0;
   v = trunc(v);
   if (t == CXLA_U64) {
     if (v <= 0) return 0;
