@@ -1,0 +1,222 @@
+/* fusion.c — producer->consumer fusion (XLA's InstructionFusion with the CPU rules).
+ *
+ * Consumers are visited from the root towards the parameters (reverse topological order), and
+ * each operand (producer) is offered to the consumer; an accepted producer is cloned into the
+ * consumer's fused computation and the consumer keeps absorbing until nothing more fits.
+ * Producers whose users are all in the fusion are offered first, so a cheap producer is only
+ * duplicated when some user outside really needs it.
+ *
+ *  - loop fusion: elementwise ops, re-indexing ops, scalar constants and kLoop fusions fuse
+ *    into elementwise / re-indexing / reduce consumers (a reduce consumer makes a kInput
+ *    fusion).
+ *  - reduce epilogue: a reduce (or single-output kInput fusion) fuses into a consumer that
+ *    reads its result only through elementwise ops at the same index (log(sum(x)), sum(x)/N),
+ *    so the epilogue runs when each output element's reduction ends. A reduce never fuses
+ *    where its result would be re-read through re-indexing (it would be recomputed).
+ *  - never: dot, convolution, sort, scatter, control flow, custom-call, OTHER ops,
+ *    parameters, non-scalar constants (they stay buffers); an EXPENSIVE producer (ops.def) that
+ *    has other users; an EXPENSIVE producer read many times per element (broadcast, window:
+ *    XLA's ReusesOperandElements); a producer feeding a max-reduce, duplicated (XLA's softmax
+ *    numerics guard); concatenates of more than 8 operands; fusions beyond the size limits.
+ * Afterwards every op that still needs a kernel of its own is wrapped in a single-op fusion
+ * and scalar constants are fused into their fusions, so the emitter only sees fusions.
+ * Fusion cannot create cycles here: a producer is only moved when all its users are the
+ * consumer, otherwise it is duplicated and stays where it was. */
+#include <stdio.h>
+#include <string.h>
+#include "passes/pass.h"
+#include "passes/fusion_util.h"
+
+typedef struct decision {
+  int ok, dup;
+  fu_kind kind;
+  char why[200];
+} decision;
+
+static int no(decision *d, const char *fmt, ...) CX_PRINTF(2, 3);
+static int no(decision *d, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(d->why, sizeof d->why, fmt, ap);
+  va_end(ap);
+  d->ok = 0;
+  return 0;
+}
+
+static int consumer_fusible(const cx_instr *x) {
+  fu_kind k = fu_kind_of(x);
+  if (x->op == CX_OP_FUSION) return k != FU_NONE;
+  return fu_is_loop_op(x) || fu_is_simple_reduce(x);
+}
+
+/* A raw producer feeding a max-reduce: XLA keeps it unduplicated so the max is taken over
+ * exactly the values the exp-shift subtracts from (FMA contraction could differ by an ulp). */
+static int feeds_max_reduce(const cx_comp *c, const cx_instr *p) {
+  if (p->op == CX_OP_FUSION || p->op == CX_OP_PARAMETER) return 0;
+  for (int i = 0; i < c->ninstrs; i++) {
+    const cx_instr *u = c->instrs[i];
+    if (fu_is_simple_reduce(u) && u->ops[0] == p && u->ncalled == 1 && u->called[0]->root &&
+        u->called[0]->root->op == CX_OP_MAXIMUM)
+      return 1;
+  }
+  return 0;
+}
+
+/* Distinct operands of the fusion of p into cons, plus its outputs. */
+static int args_after(const cx_instr *cons, const cx_instr *p) {
+  int n = fu_nouts(cons);
+  for (int pass = 0; pass < 2; pass++) {
+    const cx_instr *x = pass ? p : cons;
+    for (int j = 0; j < x->nops; j++) {
+      const cx_instr *o = x->ops[j];
+      if (o == p) continue;
+      int seen = 0;
+      for (int k = 0; k < j && !seen; k++) seen = x->ops[k] == o;
+      for (int k = 0; pass && k < cons->nops && !seen; k++) seen = cons->ops[k] == o;
+      n += !seen;
+    }
+  }
+  return n;
+}
+
+/* Whether operand i of cons should fuse into it, and why not. */
+static int should_fuse(cx_comp *c, cx_instr *cons, int i, int allow_dup, decision *d) {
+  cx_instr *p = cons->ops[i];
+  memset(d, 0, sizeof *d);
+  if (!consumer_fusible(cons)) return no(d, "consumer %s is not fusible", cx_op_name(cons->op));
+  if (p->op == CX_OP_PARAMETER) return no(d, "parameter");
+  fu_kind pk = fu_kind_of(p), ck = fu_kind_of(cons);
+  int scalar_const = fu_is_scalar_constant(p);
+  if (p->op == CX_OP_CONSTANT && !scalar_const) return no(d, "non-scalar constant stays a buffer");
+  if (scalar_const && cons->op != CX_OP_FUSION) return no(d, "constant waits for a fusion consumer");
+  if (p->op == CX_OP_FUSION) {
+    if (pk != FU_LOOP && pk != FU_INPUT) return no(d, "producer is a %s fusion", pk == FU_NONE ? "foreign" : fu_kind_name(pk));
+    if (fu_is_multi_output(p)) return no(d, "producer is a multi-output fusion");
+  } else if (!scalar_const && !fu_is_loop_op(p) && !fu_is_simple_reduce(p)) {
+    return no(d, "producer %s is not fusible", cx_op_name(p->op));
+  }
+  int reduce_like = fu_is_simple_reduce(p) || pk == FU_INPUT;
+  if (ck == FU_OUTPUT && reduce_like) return no(d, "a reduce does not fuse into a dot epilogue");
+  if ((p->op == CX_OP_CONCATENATE && p->nops > FU_MAX_CONCAT_OPERANDS) ||
+      (cons->op == CX_OP_CONCATENATE && cons->nops > FU_MAX_CONCAT_OPERANDS))
+    return no(d, "concatenate with more than %d operands stays a copy", FU_MAX_CONCAT_OPERANDS);
+  int expensive = fu_is_expensive(p);
+  if (!fu_only_user_is(c, p, cons)) {
+    int nu = fu_nusers(c, p);
+    if (reduce_like || p->op == CX_OP_FUSION) return no(d, "%s with %d users is not duplicated", reduce_like ? "reduce" : "fusion", nu);
+    if (expensive) return no(d, "expensive producer with %d users is not duplicated", nu);
+    if (feeds_max_reduce(c, p)) return no(d, "producer of a max-reduce is not duplicated (softmax numerics)");
+    if (!allow_dup) return no(d, "deferred: fusions that need no duplication go first");
+    d->dup = 1;
+  }
+  fu_param_use u;
+  if (!fu_analyze_operand(cons, i, &u)) return no(d, "out of memory");
+  if (expensive && !reduce_like && u.reused) return no(d, "expensive producer would be re-read by the consumer");
+  if (u.dot_operand) return no(d, "dot operands are not fused");
+  if (reduce_like) {
+    if (u.to_reduce) return no(d, "reduce result feeds another reduction (a loop of its own)");
+    if (!u.elementwise) return no(d, "reduce result is re-indexed by the consumer (only elementwise epilogues fuse)");
+    if (!fu_reduces_compatible(p, cons)) return no(d, "reduces over different shapes or dimensions");
+  }
+  if ((long)u.emissions * fu_max_emissions(p) > FU_MAX_EMISSIONS) return no(d, "code duplication too high");
+  if (fu_size(cons) + fu_size(p) > FU_MAX_INSTRS) return no(d, "fusion would exceed %d instructions", FU_MAX_INSTRS);
+  if (fu_count_reduces(cons) + fu_count_reduces(p) > FU_MAX_REDUCES) return no(d, "more than %d reduces", FU_MAX_REDUCES);
+  if (args_after(cons, p) > FU_MAX_ARGS) return no(d, "more than %d operands and outputs", FU_MAX_ARGS);
+  d->kind = ck == FU_OUTPUT ? FU_OUTPUT
+          : (reduce_like || fu_count_reduces(cons) || fu_is_simple_reduce(cons)) ? FU_INPUT : FU_LOOP;
+  d->ok = 1;
+  return 1;
+}
+
+static cxla_status fuse_into(cx_comp *c, cx_instr *cons, int i, const decision *d, cx_instr **out) {
+  cx_instr *parts[2] = {cons->ops[i], cons};
+  int keep[2] = {d->dup, 0};
+  fu_spec s = {.parts = parts, .nparts = 2, .keep = keep, .outs = &cons, .nouts = 1, .kind = d->kind};
+  return fu_fuse(c, &s, 1, out);
+}
+
+/* Lets consumer x absorb producers until none fits; non-duplicating fusions go first. */
+static cxla_status grow(cx_comp *c, cx_instr *x, int *changed) {
+  for (;;) {
+    decision d;
+    int found = -1;
+    for (int pass = 0; pass < 2 && found < 0; pass++)
+      for (int i = 0; i < x->nops && found < 0; i++)
+        if (should_fuse(c, x, i, pass, &d)) found = i;
+    if (found < 0) return CXLA_OK;
+    CX_TRY(fuse_into(c, x, found, &d, &x));
+    *changed = 1;
+  }
+}
+
+static cxla_status fuse_comp(cx_comp *c, int *changed) {
+  /* Dot epilogues first (as XLA's CPU fusion chooses kOutput itself): otherwise the bias and
+   * activation would be loop-fused away from the dot, whatever order the pipeline runs in. */
+  CX_TRY(fu_dot_epilogues(c, changed));
+  int n = c->ninstrs;
+  cx_instr **snap = cx_malloc(sizeof *snap * ((size_t)n + 1));
+  if (!snap) return cx_oom(c->module->ctx);
+  for (int i = 0; i < n; i++) snap[i] = c->instrs[i];
+  cxla_status st = CXLA_OK;
+  for (int i = n - 1; i >= 0 && st == CXLA_OK; i--)
+    if (snap[i]->parent == c) st = grow(c, snap[i], changed);
+  cx_free(snap);
+  if (st == CXLA_OK) st = fu_wrap_all(c, changed);
+  /* Scalar constants become immediates inside their fusions. */
+  for (int i = 0; i < c->ninstrs && st == CXLA_OK; i++) {
+    cx_instr *f = c->instrs[i];
+    if (fu_kind_of(f) == FU_NONE) continue;
+    st = fu_absorb_constants(c, &f, changed);
+    /* f now sits where the old fusion was; unused constants may have been dropped before it */
+    for (int k = 0; k < c->ninstrs; k++)
+      if (c->instrs[k] == f) i = k;
+  }
+  return st;
+}
+
+cxla_status cx_pass_fusion(cx_module *m, int *changed) {
+  cx_comp **cs;
+  int n;
+  *changed = 0;
+  CX_TRY(fu_control_comps(m, &cs, &n));
+  cxla_status st = CXLA_OK;
+  for (int i = 0; i < n && st == CXLA_OK; i++) st = fuse_comp(cs[i], changed);
+  cx_free(cs);
+  return st;
+}
+
+/* ---- explanations ---- */
+
+static int is_kernel(const cx_instr *x) {
+  return x->op == CX_OP_FUSION || fu_needs_kernel_wrap(x) || cx_op_class_of(x->op) == CX_CLASS_LIBRARY;
+}
+
+cxla_status cx_fusion_explain(cx_module *m, cx_sb *sb) {
+  cx_comp **cs;
+  int n;
+  CX_TRY(fu_control_comps(m, &cs, &n));
+  for (int k = 0; k < n; k++) {
+    cx_comp *c = cs[k];
+    cx_sb_printf(sb, "// %s\n", c->name);
+    for (int i = 0; i < c->ninstrs; i++) {
+      cx_instr *x = c->instrs[i];
+      if (!is_kernel(x)) continue;
+      for (int j = 0; j < x->nops; j++) {
+        cx_instr *p = x->ops[j];
+        int dupop = 0;
+        for (int q = 0; q < j; q++) dupop |= x->ops[q] == p;
+        if (dupop || p->op == CX_OP_PARAMETER || p->op == CX_OP_CONSTANT) continue;
+        if (p->op == CX_OP_GET_TUPLE_ELEMENT && p->ops[0]->op == CX_OP_FUSION) {
+          cx_sb_printf(sb, "%s <- %s: output %lld of multi-output fusion %s\n", x->name, p->name,
+                       (long long)p->a.index, p->ops[0]->name);
+          continue;
+        }
+        decision d;
+        if (should_fuse(c, x, j, 1, &d)) snprintf(d.why, sizeof d.why, "fusible, but not fused");
+        cx_sb_printf(sb, "%s <- %s: %s\n", x->name, p->name, d.why);
+      }
+    }
+  }
+  cx_free(cs);
+  return sb->oom ? cx_oom(m->ctx) : CXLA_OK;
+}

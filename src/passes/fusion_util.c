@@ -1,0 +1,456 @@
+/* fusion_util.c — building fusions. Every fusion edit (wrapping one op, fusing a producer into
+ * a consumer, a reduce epilogue, sibling and producer-consumer multi-output fusion, dot
+ * epilogues) is the same operation: take a set of instructions of a computation (raw ops and
+ * existing fusions, whose bodies are inlined), clone them into a fresh fused computation, and
+ * put one fusion instruction in their place. Rebuilding the body each time keeps the code
+ * simple; bodies are small (FU_MAX_INSTRS). */
+#include <stdio.h>
+#include <string.h>
+#include "passes/fusion_util.h"
+#include "ir/clone.h"
+#include "ir/literal.h"
+
+/* aux tags while fu_fuse runs: parts are 1..nparts, external operands nparts+1.. */
+#define TAG(x) ((intptr_t)(x)->aux)
+
+static const char *unique_comp_name(cx_module *m, const char *prefix) {
+  for (;;) {
+    const char *s = cx_module_unique_name(m, prefix);
+    if (!s || !cx_module_find_comp(m, s)) return s;
+  }
+}
+
+/* "exponential.3" -> a fresh "exponential.N" for a duplicated copy. */
+static const char *fresh_name(cx_module *m, const char *name) {
+  char base[128];
+  size_t n = strlen(name ? name : "");
+  if (n >= sizeof base) n = sizeof base - 1;
+  memcpy(base, name ? name : "", n);
+  base[n] = 0;
+  char *dot = strrchr(base, '.');
+  if (dot && dot[1]) {
+    char *p = dot + 1;
+    while (*p >= '0' && *p <= '9') p++;
+    if (!*p) *dot = 0;
+  }
+  return cx_module_unique_name(m, base[0] ? base : "instr");
+}
+
+static int insert_comp_before(cx_module *m, cx_comp *fc, cx_comp *before) {
+  if (!cx_module_add_comp(m, fc)) return 0;
+  int at = cx_module_comp_index(m, before);
+  if (at < 0) return 1;
+  memmove(m->comps + at + 1, m->comps + at, sizeof *m->comps * (size_t)(m->ncomps - 1 - at));
+  m->comps[at] = fc;
+  return 1;
+}
+
+static void remove_comp(cx_module *m, cx_comp *c) {
+  int at = cx_module_comp_index(m, c);
+  if (at < 0) return;
+  memmove(m->comps + at, m->comps + at + 1, sizeof *m->comps * (size_t)(m->ncomps - 1 - at));
+  m->ncomps--;
+}
+
+int fu_sort(cx_comp *c) {
+  int n = c->ninstrs;
+  cx_instr **out = cx_malloc(sizeof *out * ((size_t)n + 1));
+  cx_instr **stack = cx_malloc(sizeof *stack * ((size_t)n + 1));
+  int *next = cx_malloc(sizeof *next * ((size_t)n + 1));
+  int ok = out && stack && next, k = 0;
+  static char on_stack, done;
+  for (int i = 0; i < n; i++) c->instrs[i]->aux = NULL;
+  for (int i = 0; ok && i < n; i++) {
+    if (c->instrs[i]->aux) continue;
+    int sp = 0;
+    stack[sp] = c->instrs[i];
+    next[sp++] = 0;
+    c->instrs[i]->aux = &on_stack;
+    while (sp) {
+      cx_instr *t = stack[sp - 1];
+      if (next[sp - 1] < t->nops) {
+        cx_instr *o = t->ops[next[sp - 1]++];
+        if (!o->aux && sp < n) {
+          o->aux = &on_stack;
+          stack[sp] = o;
+          next[sp++] = 0;
+        }
+      } else {
+        t->aux = &done;
+        if (k < n) out[k++] = t;
+        sp--;
+      }
+    }
+  }
+  for (int i = 0; i < n; i++) c->instrs[i]->aux = NULL;
+  ok = ok && k == n;
+  if (ok) memcpy(c->instrs, out, sizeof *out * (size_t)n);
+  cx_free(out);
+  cx_free(stack);
+  cx_free(next);
+  return ok;
+}
+
+/* ---- fu_fuse ---- */
+
+typedef struct builder {
+  cx_module *m;
+  cx_comp *c, *fc;
+  const fu_spec *s;
+  int *order;            /* part indices in c's (topological) order */
+  cx_instr **val;        /* value of part i inside fc (NULL for multi-output parts) */
+  cx_instr ***mo_vals;   /* outputs of multi-output parts inside fc */
+  cx_instr **ext;        /* external operands, in parameter order */
+  cx_instr **param;      /* their parameters in fc */
+  int next, cap;
+} builder;
+
+static int part_multi(const cx_instr *p) { return p->op == CX_OP_FUSION && fu_is_multi_output(p); }
+
+/* The value inside fc of operand o of some part. */
+static cx_instr *value_of(builder *b, cx_instr *o) {
+  intptr_t t = TAG(o);
+  if (t >= 1 && t <= b->s->nparts) return b->val[t - 1]; /* NULL: a multi-output part (refused) */
+  if (t > b->s->nparts) return b->param[t - b->s->nparts - 1];
+  if (b->next >= b->cap) return NULL;
+  int k = b->next++;
+  char pname[32];
+  snprintf(pname, sizeof pname, "param_%d", k);
+  const char *nm = cx_module_unique_name(b->m, pname);
+  cx_instr *p = nm ? cx_instr_new(b->fc, CX_OP_PARAMETER, &o->shape, 0, NULL) : NULL;
+  if (!p) return NULL;
+  p->a.index = k;
+  p->name = nm;
+  b->ext[k] = o;
+  b->param[k] = p;
+  o->aux = (void *)(intptr_t)(b->s->nparts + 1 + k);
+  return p;
+}
+
+/* A scalar constant equal to x already in fc (duplicated producers bring the same constant
+ * many times; one immediate is enough). */
+static cx_instr *same_constant(const cx_comp *fc, const cx_instr *x) {
+  if (!fu_is_scalar_constant(x) || !x->a.literal) return NULL;
+  for (int i = 0; i < fc->ninstrs; i++) {
+    cx_instr *y = fc->instrs[i];
+    if (fu_is_scalar_constant(y) && y->a.literal && cx_shape_equal(&y->shape, &x->shape) &&
+        cx_literal_equal(y->a.literal, x->a.literal))
+      return y;
+  }
+  return NULL;
+}
+
+static cxla_status clone_raw(builder *b, int i) {
+  cx_instr *p = b->s->parts[i];
+  if ((b->val[i] = same_constant(b->fc, p))) return CXLA_OK;
+  cx_instr *ops[p->nops ? p->nops : 1];
+  for (int j = 0; j < p->nops; j++)
+    if (!(ops[j] = value_of(b, p->ops[j]))) return cx_error(b->m->ctx, CXLA_ERR_INTERNAL, "fusion: cannot bind an operand of %s", p->name);
+  cx_instr *cl = cx_instr_clone(b->fc, p, ops);
+  if (!cl) return cx_oom(b->m->ctx);
+  if (b->s->keep && b->s->keep[i]) {
+    const char *nm = fresh_name(b->m, p->name);
+    if (!nm) return cx_oom(b->m->ctx);
+    cl->name = nm;
+  }
+  b->val[i] = cl;
+  return CXLA_OK;
+}
+
+/* Inlines a fusion part's body; its parameters bind to the part's operands. */
+static cxla_status clone_body(builder *b, int i) {
+  cx_instr *p = b->s->parts[i];
+  cx_comp *body = p->called[0];
+  int n = body->ninstrs, multi = part_multi(p);
+  cx_instr **map = cx_calloc((size_t)n + 1, sizeof *map);
+  if (!map) return cx_oom(b->m->ctx);
+  cxla_status st = CXLA_OK;
+  for (int k = 0; k < n; k++) body->instrs[k]->aux = (void *)(intptr_t)(k + 1);
+  for (int k = 0; k < n && st == CXLA_OK; k++) {
+    cx_instr *x = body->instrs[k];
+    if (x->op == CX_OP_PARAMETER) {
+      if (x->a.index < 0 || x->a.index >= p->nops) { st = cx_error(b->m->ctx, CXLA_ERR_INTERNAL, "fusion: bad parameter in %s", body->name); break; }
+      /* The part's operands are c's instructions, tagged apart from the body's. */
+      map[k] = value_of(b, p->ops[x->a.index]);
+      if (!map[k]) st = cx_error(b->m->ctx, CXLA_ERR_INTERNAL, "fusion: cannot bind a parameter of %s", body->name);
+      continue;
+    }
+    if (multi && x == body->root) continue; /* outputs are taken element by element */
+    if ((map[k] = same_constant(b->fc, x))) continue;
+    cx_instr *ops[x->nops ? x->nops : 1];
+    for (int j = 0; j < x->nops; j++) ops[j] = map[(intptr_t)x->ops[j]->aux - 1];
+    if (!(map[k] = cx_instr_clone(b->fc, x, ops))) st = cx_oom(b->m->ctx);
+  }
+  if (st == CXLA_OK) {
+    if (multi) {
+      cx_instr *r = body->root;
+      b->mo_vals[i] = cx_arena_alloc(&b->m->arena, sizeof(cx_instr *) * (size_t)r->nops);
+      if (!b->mo_vals[i]) st = cx_oom(b->m->ctx);
+      for (int j = 0; st == CXLA_OK && j < r->nops; j++) b->mo_vals[i][j] = map[(intptr_t)r->ops[j]->aux - 1];
+    } else {
+      b->val[i] = map[(intptr_t)body->root->aux - 1];
+    }
+  }
+  for (int k = 0; k < n; k++) body->instrs[k]->aux = NULL;
+  cx_free(map);
+  return st;
+}
+
+/* Flattened outputs: values inside fc, and (part, element) they came from (element -1: the
+ * whole value of a single-output part). */
+typedef struct outs {
+  int n;
+  cx_instr **v;
+  int *part, *elem;
+} outs;
+
+static cxla_status collect_outs(builder *b, outs *o) {
+  const fu_spec *s = b->s;
+  int n = 0;
+  for (int k = 0; k < s->nouts; k++) n += part_multi(s->outs[k]) ? fu_nouts(s->outs[k]) : 1;
+  o->n = n;
+  o->v = cx_arena_alloc(&b->m->arena, sizeof(cx_instr *) * (size_t)n);
+  o->part = cx_arena_alloc(&b->m->arena, sizeof(int) * (size_t)n);
+  o->elem = cx_arena_alloc(&b->m->arena, sizeof(int) * (size_t)n);
+  if (!o->v || !o->part || !o->elem) return cx_oom(b->m->ctx);
+  int q = 0;
+  for (int k = 0; k < s->nouts; k++) {
+    int i = (int)TAG(s->outs[k]) - 1;
+    if (i < 0 || i >= s->nparts) return cx_error(b->m->ctx, CXLA_ERR_INTERNAL, "fusion: an output is not a part");
+    if (part_multi(s->parts[i])) {
+      for (int e = 0; e < fu_nouts(s->parts[i]); e++) { o->v[q] = b->mo_vals[i][e]; o->part[q] = i; o->elem[q++] = e; }
+    } else {
+      o->v[q] = b->val[i]; o->part[q] = i; o->elem[q++] = -1;
+    }
+  }
+  return CXLA_OK;
+}
+
+static cxla_status make_root(builder *b, const outs *o, cx_shape *shape) {
+  if (o->n == 1 && o->elem[0] < 0) {
+    b->fc->root = o->v[0];
+    *shape = o->v[0]->shape;
+    return CXLA_OK;
+  }
+  cx_shape t;
+  memset(&t, 0, sizeof t);
+  t.type = CXLA_TUPLE;
+  t.ntuple = o->n;
+  t.tuple = cx_arena_alloc(&b->m->arena, sizeof(cx_shape) * (size_t)o->n);
+  if (!t.tuple) return cx_oom(b->m->ctx);
+  for (int k = 0; k < o->n; k++) t.tuple[k] = o->v[k]->shape;
+  cx_instr *r = cx_instr_new(b->fc, CX_OP_TUPLE, &t, o->n, o->v);
+  const char *nm = r ? cx_module_unique_name(b->m, "tuple") : NULL;
+  if (!nm) return cx_oom(b->m->ctx);
+  r->name = nm;
+  b->fc->root = r;
+  *shape = r->shape;
+  return CXLA_OK;
+}
+
+/* Users of the parts' outputs now read fusion f. */
+static cxla_status redirect(builder *b, const outs *o, cx_instr *f, cx_instr ***gtes, int *ngtes) {
+  cx_comp *c = b->c;
+  *ngtes = 0;
+  *gtes = cx_arena_alloc(&b->m->arena, sizeof(cx_instr *) * (size_t)o->n);
+  if (!*gtes) return cx_oom(b->m->ctx);
+  int single = o->n == 1 && o->elem[0] < 0;
+  for (int k = 0; k < o->n; k++) {
+    cx_instr *p = b->s->parts[o->part[k]];
+    if (single) { cx_comp_replace_uses(c, p, f); continue; }
+    if (o->elem[k] >= 0) {
+      /* A multi-output part: its users are get-tuple-elements; renumber them. */
+      for (int i = 0; i < c->ninstrs; i++) {
+        cx_instr *u = c->instrs[i];
+        if (u->op == CX_OP_GET_TUPLE_ELEMENT && u->ops[0] == p && u->a.index == o->elem[k]) {
+          u->ops[0] = f;
+          u->a.index = k;
+        }
+      }
+      continue;
+    }
+    cx_instr *g = cx_instr_new(c, CX_OP_GET_TUPLE_ELEMENT, &o->v[k]->shape, 1, &f);
+    const char *nm = g ? cx_module_unique_name(b->m, "get-tuple-element") : NULL;
+    if (!nm) return cx_oom(b->m->ctx);
+    g->name = nm;
+    g->a.index = k;
+    g->loc = p->loc;
+    cx_comp_replace_uses(c, p, g);
+    g->ops[0] = f; /* replace_uses does not touch g's operand (f), but be explicit */
+    (*gtes)[(*ngtes)++] = g;
+  }
+  return CXLA_OK;
+}
+
+/* Removes dropped parts and puts f (then its get-tuple-elements) after the last part. */
+static cxla_status place(builder *b, cx_instr *f, cx_instr **gtes, int ngtes) {
+  cx_comp *c = b->c;
+  const fu_spec *s = b->s;
+  cx_instr *last = s->parts[b->order[s->nparts - 1]];
+  for (int i = 0; i < s->nparts; i++) {
+    cx_instr *p = s->parts[i];
+    if (s->keep && s->keep[i]) continue;
+    if (c->root == p) return cx_error(b->m->ctx, CXLA_ERR_INTERNAL, "fusion: %s is still the root", p->name);
+    for (int k = 0; k < c->ninstrs; k++) {
+      cx_instr *u = c->instrs[k];
+      if (TAG(u) >= 1 && TAG(u) <= s->nparts && !(s->keep && s->keep[TAG(u) - 1])) continue;
+      for (int j = 0; j < u->nops; j++)
+        if (u->ops[j] == p) return cx_error(b->m->ctx, CXLA_ERR_INTERNAL, "fusion: %s still has user %s", p->name, u->name);
+    }
+  }
+  int n = c->ninstrs, k = 0;
+  cx_instr **v = c->instrs;
+  /* f and the gtes were appended last; compact in place, inserting them after `last`. */
+  int extra = 1 + ngtes, body = n - extra;
+  cx_instr **tmp = cx_malloc(sizeof *tmp * ((size_t)n + 1));
+  if (!tmp) return cx_oom(b->m->ctx);
+  for (int i = 0; i < body; i++) {
+    cx_instr *x = v[i];
+    intptr_t t = TAG(x);
+    int is_part = t >= 1 && t <= s->nparts, dropped = is_part && !(s->keep && s->keep[t - 1]);
+    if (!dropped) tmp[k++] = x;
+    if (x == last) {
+      tmp[k++] = f;
+      for (int g = 0; g < ngtes; g++) tmp[k++] = gtes[g];
+    }
+  }
+  memcpy(v, tmp, sizeof *tmp * (size_t)k);
+  c->ninstrs = k;
+  cx_free(tmp);
+  for (int i = 0; i < s->nparts; i++) {
+    cx_instr *p = s->parts[i];
+    if (s->keep && s->keep[i]) continue;
+    if (p->op == CX_OP_FUSION && p->ncalled == 1) remove_comp(b->m, p->called[0]);
+    p->parent = NULL;
+  }
+  return CXLA_OK;
+}
+
+/* Parameters first, as XLA prints fused computations (a stable partition keeps the rest in
+ * topological order). */
+static void params_first(cx_comp *fc) {
+  int n = fc->ninstrs, k = 0;
+  cx_instr **v = fc->instrs;
+  for (int i = 0; i < n; i++) {
+    cx_instr *x = v[i];
+    if (x->op != CX_OP_PARAMETER) continue;
+    memmove(v + k + 1, v + k, sizeof *v * (size_t)(i - k));
+    v[k++] = x;
+  }
+}
+
+static cxla_status fuse_tagged(builder *b, int topo_ok, cx_instr **out) {
+  const fu_spec *s = b->s;
+  cx_module *m = b->m;
+  cx_comp *c = b->c;
+  int k = 0;
+  for (int i = 0; i < c->ninstrs; i++) {
+    intptr_t t = TAG(c->instrs[i]);
+    if (t >= 1 && t <= s->nparts) b->order[k++] = (int)t - 1;
+  }
+  if (k != s->nparts) return cx_error(m->ctx, CXLA_ERR_INTERNAL, "fusion: a part is not in %s", c->name);
+  const char *cname = unique_comp_name(m, "fused_computation");
+  if (!cname || !(b->fc = cx_comp_new(m, cname))) return cx_oom(m->ctx);
+  for (int q = 0; q < s->nparts; q++) {
+    int i = b->order[q];
+    cx_instr *p = s->parts[i];
+    for (int j = 0; j < p->nops; j++) {
+      intptr_t t = TAG(p->ops[j]);
+      if (t >= 1 && t <= s->nparts && part_multi(s->parts[t - 1]))
+        return cx_error(m->ctx, CXLA_ERR_INTERNAL, "fusion: %s reads multi-output part %s", p->name, p->ops[j]->name);
+    }
+    CX_TRY(p->op == CX_OP_FUSION && p->ncalled == 1 ? clone_body(b, i) : clone_raw(b, i));
+  }
+  outs o;
+  cx_shape shape;
+  CX_TRY(collect_outs(b, &o));
+  CX_TRY(make_root(b, &o, &shape));
+  params_first(b->fc);
+  if (!cx_comp_index_params(b->fc)) return cx_error(m->ctx, CXLA_ERR_INTERNAL, "fusion: bad parameters");
+  cx_instr *f = cx_instr_new(c, CX_OP_FUSION, &shape, b->next, b->ext);
+  const char *fname = f ? cx_module_unique_name(m, "fusion") : NULL;
+  if (!fname || !cx_instr_set_called(f, 1, &b->fc) ||
+      !(f->a.fusion_kind = cx_arena_strdup(&m->arena, fu_kind_name(s->kind))))
+    return cx_oom(m->ctx);
+  f->name = fname;
+  f->loc = s->outs[0]->loc;
+  cx_instr **gtes;
+  int ngtes;
+  CX_TRY(redirect(b, &o, f, &gtes, &ngtes));
+  CX_TRY(place(b, f, gtes, ngtes));
+  if (!insert_comp_before(m, b->fc, c)) return cx_oom(m->ctx);
+  if (!topo_ok && !fu_sort(c)) return cx_error(m->ctx, CXLA_ERR_INTERNAL, "fusion: cycle in %s", c->name);
+  *out = f;
+  return CXLA_OK;
+}
+
+cxla_status fu_fuse(cx_comp *c, const fu_spec *s, int topo_ok, cx_instr **out) {
+  cx_module *m = c->module;
+  *out = NULL;
+  if (s->nparts < 1 || s->nouts < 1) return cx_error(m->ctx, CXLA_ERR_INTERNAL, "fusion: nothing to fuse");
+  int cap = 0;
+  for (int i = 0; i < s->nparts; i++) cap += s->parts[i]->nops;
+  builder b;
+  memset(&b, 0, sizeof b);
+  b.m = m;
+  b.c = c;
+  b.s = s;
+  b.cap = cap;
+  b.order = cx_malloc(sizeof(int) * (size_t)s->nparts);
+  b.val = cx_calloc((size_t)s->nparts, sizeof *b.val);
+  b.mo_vals = cx_calloc((size_t)s->nparts, sizeof *b.mo_vals);
+  b.ext = cx_arena_alloc(&m->arena, sizeof(cx_instr *) * (size_t)(cap + 1));
+  b.param = cx_malloc(sizeof(cx_instr *) * (size_t)(cap + 1));
+  cxla_status st;
+  if (!b.order || !b.val || !b.mo_vals || !b.ext || !b.param) {
+    st = cx_oom(m->ctx);
+  } else {
+    for (int i = 0; i < c->ninstrs; i++) c->instrs[i]->aux = NULL;
+    for (int i = 0; i < s->nparts; i++) s->parts[i]->aux = (void *)(intptr_t)(i + 1);
+    st = fuse_tagged(&b, topo_ok, out);
+    for (int i = 0; i < s->nparts; i++) s->parts[i]->aux = NULL;
+    for (int i = 0; i < b.next; i++) b.ext[i]->aux = NULL;
+  }
+  cx_free(b.order);
+  cx_free(b.val);
+  cx_free(b.mo_vals);
+  cx_free(b.param);
+  return st;
+}
+
+cxla_status fu_wrap(cx_comp *c, cx_instr *in, cx_instr **out) {
+  fu_spec s = {.parts = &in, .nparts = 1, .outs = &in, .nouts = 1,
+               .kind = in->op == CX_OP_REDUCE ? FU_INPUT : FU_LOOP};
+  return fu_fuse(c, &s, 1, out);
+}
+
+cxla_status fu_absorb_constants(cx_comp *c, cx_instr **f, int *changed) {
+  cx_instr *x = *f;
+  int n = 0;
+  for (int j = 0; j < x->nops; j++) n += fu_is_scalar_constant(x->ops[j]);
+  if (!n) return CXLA_OK;
+  cx_instr **parts = cx_malloc(sizeof *parts * (size_t)(n + 1));
+  int *keep = cx_calloc((size_t)n + 1, sizeof *keep);
+  cxla_status st = CXLA_OK;
+  if (!parts || !keep) {
+    st = cx_oom(c->module->ctx);
+  } else {
+    int k = 0;
+    for (int j = 0; j < x->nops; j++) {
+      cx_instr *o = x->ops[j];
+      if (!fu_is_scalar_constant(o)) continue;
+      int dup = 0;
+      for (int q = 0; q < k; q++) dup |= parts[q] == o;
+      if (dup) continue;
+      keep[k] = !fu_only_user_is(c, o, x);
+      parts[k++] = o;
+    }
+    parts[k++] = x;
+    fu_spec s = {.parts = parts, .nparts = k, .keep = keep, .outs = &x, .nouts = 1, .kind = fu_kind_of(x)};
+    st = fu_fuse(c, &s, 1, f);
+    if (st == CXLA_OK) *changed = 1;
+  }
+  cx_free(parts);
+  cx_free(keep);
+  return st;
+}

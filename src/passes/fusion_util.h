@@ -1,0 +1,151 @@
+/* fusion_util.h — what the fusion passes share: fusion kinds, graph queries (users,
+ * reachability), per-parameter analysis of fused computations, building a fusion out of a set
+ * of instructions (raw ops and existing fusions alike), and counting kernels.
+ *
+ * Representation (as XLA prints it): a fusion is a CX_OP_FUSION instruction in a control-flow
+ * computation with a.fusion_kind "kLoop" | "kInput" | "kOutput" and called[0] a computation
+ * "fused_computation.N" placed in m->comps before its caller. The fused computation's
+ * parameters are the fusion's operands in order; a multi-output fusion has a tuple root and
+ * tuple shape, and its users are get-tuple-elements.
+ *
+ * What the emitter may rely on:
+ *   kLoop   every output has the same dims (the iteration space); any loop-fusible ops.
+ *   kInput  all reduces are single-output and share input dims and reduced dimensions (one
+ *           loop nest). A reduce's result is read only at the same index — by elementwise ops,
+ *           or reshapes (which keep the row-major linear index) — ("epilogue", e.g.
+ *           log(sum(x)), sum(x)/N, the [N]->[N,1] of keepdims) or by the root tuple, never
+ *           through re-indexing. Outputs have the reduce output's element count (same linear
+ *           index) or, in multi-output fusions, the reduce input dims (values stored while
+ *           the input is read, e.g. exp in softmax).
+ *   kOutput one dot whose result is read only by elementwise ops (or reshapes) at the same
+ *           index; the root has the dot's dims and element type, so the epilogue can run in
+ *           the GEMM output. */
+#ifndef CX_FUSION_UTIL_H
+#define CX_FUSION_UTIL_H
+#include "ir/ir.h"
+
+typedef enum { FU_NONE = 0, FU_LOOP, FU_INPUT, FU_OUTPUT } fu_kind;
+
+/* Limits (XLA's CPU fusion has the 5 reduces and 8 concatenate operands; the others bound
+ * kernel size and argument count). */
+#define FU_MAX_INSTRS 64       /* non-parameter instructions in one fused computation */
+#define FU_MAX_REDUCES 5
+#define FU_MAX_ARGS 64         /* operands + outputs of one fusion */
+#define FU_MAX_CONCAT_OPERANDS 8
+#define FU_MAX_EMISSIONS 8     /* times one fused instruction may be emitted (re-indexing) */
+
+/* FU_NONE for anything that is not a fusion (also unknown kinds). */
+fu_kind fu_kind_of(const cx_instr *in);
+const char *fu_kind_name(fu_kind k);
+/* Number of outputs: tuple elements of a multi-output fusion, else 1. */
+int fu_nouts(const cx_instr *in);
+int fu_is_multi_output(const cx_instr *in);
+
+/* ---- op classes as fusion sees them ---- */
+/* Re-indexing ops fusion handles (elementwise ops aside): broadcast, reshape, bitcast,
+ * transpose, slice, pad, concatenate, reverse, iota, dynamic-slice. */
+int fu_is_fusible_shape_op(cx_op op);
+/* Elementwise or a fusible re-indexing op with an array result. */
+int fu_is_loop_op(const cx_instr *in);
+/* A single-output reduce (variadic reduces stay unfused). */
+int fu_is_simple_reduce(const cx_instr *in);
+/* An array constant with one element (fused and duplicated freely). */
+int fu_is_scalar_constant(const cx_instr *in);
+/* ops.def cost column; for a fusion: any fused instruction is expensive. */
+int fu_is_expensive(const cx_instr *in);
+/* Non-parameter instructions a fusion or raw instruction brings into a fusion. */
+int fu_size(const cx_instr *in);
+int fu_count_reduces(const cx_instr *in);
+/* The first reduce inside (in itself if it is one), or NULL. */
+const cx_instr *fu_first_reduce(const cx_instr *in);
+/* 1 if every reduce in a and b (raw or fused) is single-output with the same input dims and
+ * reduced dimensions, i.e. they can share one loop nest. */
+int fu_reduces_compatible(const cx_instr *a, const cx_instr *b);
+/* Ops that take memory of their own and become singleton fusions when nothing fuses with
+ * them (everything except plumbing, library calls, control flow, OTHER, existing fusions). */
+int fu_needs_kernel_wrap(const cx_instr *in);
+
+/* ---- graph queries inside one computation (scans; computations are small enough) ---- */
+/* Distinct users of x in c; the computation root counts as one extra user. */
+int fu_nusers(const cx_comp *c, const cx_instr *x);
+/* 1 if x is not the root and every user of x is u. */
+int fu_only_user_is(const cx_comp *c, const cx_instr *x, const cx_instr *u);
+/* Users of x in c as a heap array (caller frees); -1 on OOM. Does not list the root. */
+int fu_users(const cx_comp *c, const cx_instr *x, cx_instr ***out);
+/* 1 if `from` is `to` or an operand path leads from `to` back to `from` (to depends on from);
+ * -1 on OOM. */
+int fu_reaches(const cx_comp *c, const cx_instr *from, const cx_instr *to);
+
+/* ---- analysis of how a fused computation uses one of its parameters ---- */
+typedef struct fu_param_use {
+  int emissions;      /* times the parameter's element generator is emitted (re-indexing) */
+  int reused;         /* some element is read more than once (broadcast, window, ...) */
+  int elementwise;    /* every use path is elementwise ops (or reshapes) at the same index ending in the root
+                         (or a root tuple element) or a reduce's data operand */
+  int to_reduce;      /* some path ends in a reduce's data operand */
+  int to_root;        /* some path ends in the root */
+  int dot_operand;    /* used by a dot directly */
+} fu_param_use;
+/* Fills u for parameter `p` of fused computation `body`. Returns 0 on OOM. */
+int fu_analyze_param(const cx_comp *body, int p, fu_param_use *u);
+/* How consumer `in` (raw op or fusion) uses its operand `i` (every parameter bound to it). */
+int fu_analyze_operand(const cx_instr *in, int i, fu_param_use *u);
+/* Largest emission count of any instruction in a fusion's body (1 for a raw op). */
+int fu_max_emissions(const cx_instr *in);
+
+/* ---- building ---- */
+/* What to fuse: parts are instructions of c (raw ops or single/multi-output fusions); an
+ * operand of a part that is not a part becomes a parameter. outs are the parts whose values
+ * leave the fusion, in output order (a multi-output part contributes all its outputs). keep[i]
+ * marks parts that stay in c for other users (duplicated into the fusion). */
+typedef struct fu_spec {
+  cx_instr **parts;
+  int nparts;
+  const int *keep;   /* may be NULL: nothing kept */
+  cx_instr **outs;
+  int nouts;
+  fu_kind kind;
+} fu_spec;
+
+/* Builds the fused computation and the fusion instruction and puts the fusion in place of the
+ * parts: users of outputs read the fusion (through new get-tuple-elements when it has several
+ * outputs), parts that are not kept are removed (their parent set to NULL, their fused
+ * computations dropped from m->comps), and the new computation is inserted before c.
+ * `*out` is the new fusion. `topo_ok`: the caller guarantees that placing the fusion at the
+ * last part's position keeps c topologically ordered (one output, the last part); otherwise c
+ * is re-sorted. */
+cxla_status fu_fuse(cx_comp *c, const fu_spec *s, int topo_ok, cx_instr **out);
+
+/* Single-op fusion of `in` (kInput for a reduce, else kLoop). */
+cxla_status fu_wrap(cx_comp *c, cx_instr *in, cx_instr **out);
+/* Wraps every instruction of c that needs a kernel (fu_needs_kernel_wrap) and is not in a
+ * fusion yet into its own single-op fusion (fusion_wrap.c). */
+cxla_status fu_wrap_all(cx_comp *c, int *changed);
+/* Dot epilogue (kOutput) fusion in one computation (fusion_dot.c); the loop fusion pass runs
+ * it first so that elementwise consumers of a dot are not taken by loop fusion. */
+cxla_status fu_dot_epilogues(cx_comp *c, int *changed);
+/* Fuses every one-element constant operand of fusion f into it (duplicated when it has other
+ * users). *f is updated. */
+cxla_status fu_absorb_constants(cx_comp *c, cx_instr **f, int *changed);
+
+/* Control-flow computations (ENTRY, while bodies/conditions, conditional branches, call
+ * targets) that no embedded use (reducers, comparators, fused computations) shares, in
+ * m->comps order. Heap array, caller frees; CXLA_ERR_OUT_OF_MEMORY on OOM. */
+cxla_status fu_control_comps(cx_module *m, cx_comp ***out, int *n);
+
+/* Stable topological re-sort of c->instrs in place (operands first). 0 on OOM or if an
+ * operand is not in c. */
+int fu_sort(cx_comp *c);
+
+/* Number of kernels (fusions, dots, convolutions and other ops that need a kernel or library
+ * call of their own; not parameter/constant/tuple/get-tuple-element/bitcast/opt-barrier or
+ * control flow itself) in the ENTRY computation and the control-flow computations it calls,
+ * each computation counted once. -1 for a NULL module or one without ENTRY. */
+int cx_count_kernels(const cx_module *m);
+
+/* Why each remaining producer->consumer edge between kernels was not fused, one line per
+ * edge ("fusion.7 <- exponential.3: expensive producer with 2 users is not duplicated"),
+ * per control-flow computation. Appends to sb. */
+cxla_status cx_fusion_explain(cx_module *m, cx_sb *sb);
+
+#endif
