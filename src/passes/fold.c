@@ -14,6 +14,7 @@
  *    and the error is forgotten. Only running out of memory is an error. */
 #include <string.h>
 #include "interp/interp.h"
+#include "ir/clone.h"
 #include "passes/pass.h"
 #include "runtime/context.h"
 
