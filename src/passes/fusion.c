@@ -62,6 +62,28 @@ static int feeds_max_reduce(const cx_comp *c, const cx_instr *p) {
   return 0;
 }
 
+/* The name of an EXPENSIVE op in x (x itself or its fused computation), or NULL. */
+static const char *expensive_op(const cx_instr *x) {
+  if (x->op != CX_OP_FUSION || x->ncalled != 1) return fu_is_expensive(x) ? cx_op_name(x->op) : NULL;
+  const cx_comp *b = x->called[0];
+  for (int i = 0; i < b->ninstrs; i++)
+    if (fu_is_expensive(b->instrs[i])) return cx_op_name(b->instrs[i]->op);
+  return NULL;
+}
+
+/* A concatenate of many operands, raw or fused: XLA emits it as a tree of selects in the
+ * innermost loop, so it stays a plain copy kernel. */
+static int is_big_concat(const cx_instr *x) {
+  return x->op == CX_OP_CONCATENATE && x->nops > FU_MAX_CONCAT_OPERANDS;
+}
+static int big_concat(const cx_instr *x) {
+  if (x->op != CX_OP_FUSION || x->ncalled != 1) return is_big_concat(x);
+  const cx_comp *b = x->called[0];
+  for (int i = 0; i < b->ninstrs; i++)
+    if (is_big_concat(b->instrs[i])) return 1;
+  return 0;
+}
+
 /* Distinct operands of the fusion of p into cons, plus its outputs. */
 static int args_after(const cx_instr *cons, const cx_instr *p) {
   int n = fu_nouts(cons);
@@ -97,21 +119,20 @@ static int should_fuse(cx_comp *c, cx_instr *cons, int i, int allow_dup, decisio
   }
   int reduce_like = fu_is_simple_reduce(p) || pk == FU_INPUT;
   if (ck == FU_OUTPUT && reduce_like) return no(d, "a reduce does not fuse into a dot epilogue");
-  if ((p->op == CX_OP_CONCATENATE && p->nops > FU_MAX_CONCAT_OPERANDS) ||
-      (cons->op == CX_OP_CONCATENATE && cons->nops > FU_MAX_CONCAT_OPERANDS))
+  if (big_concat(p) || big_concat(cons))
     return no(d, "concatenate with more than %d operands stays a copy", FU_MAX_CONCAT_OPERANDS);
-  int expensive = fu_is_expensive(p);
+  const char *expensive = expensive_op(p);
   if (!fu_only_user_is(c, p, cons)) {
     int nu = fu_nusers(c, p);
+    if (expensive && !reduce_like) return no(d, "expensive producer (%s) with %d users is not duplicated", expensive, nu);
     if (reduce_like || p->op == CX_OP_FUSION) return no(d, "%s with %d users is not duplicated", reduce_like ? "reduce" : "fusion", nu);
-    if (expensive) return no(d, "expensive producer with %d users is not duplicated", nu);
     if (feeds_max_reduce(c, p)) return no(d, "producer of a max-reduce is not duplicated (softmax numerics)");
     if (!allow_dup) return no(d, "deferred: fusions that need no duplication go first");
     d->dup = 1;
   }
   fu_param_use u;
   if (!fu_analyze_operand(cons, i, &u)) return no(d, "out of memory");
-  if (expensive && !reduce_like && u.reused) return no(d, "expensive producer would be re-read by the consumer");
+  if (expensive && !reduce_like && u.reused) return no(d, "expensive producer (%s) would be re-read by the consumer", expensive);
   if (u.dot_operand) return no(d, "dot operands are not fused");
   if (reduce_like) {
     if (u.to_reduce) return no(d, "reduce result feeds another reduction (a loop of its own)");

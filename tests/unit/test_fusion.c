@@ -3,10 +3,7 @@
  * duplicated), and for every module the interpreter's results before and after fusion, which
  * must agree exactly. Shapes are small for the interpreter; the kernel counts are also taken
  * on the full-size shapes (f32[4096,1024]) without running them. */
-#include "ir/clone.h"
-#include "ir/verify.h"
-#include "passes/fusion_util.h"
-#include "passes_helpers.h"
+#include "fusion_helpers.h"
 
 /* ---- modules ---- */
 
@@ -157,111 +154,6 @@ static const char *CHAIN =
     "  ROOT log-plus-one.13 = f32[8,16]{1,0} log-plus-one(abs.12)\n"
     "}\n";
 
-/* ---- helpers ---- */
-
-/* Replaces every occurrence of from by to (caller frees). */
-static char *subst(const char *text, const char *from, const char *to) {
-  cx_sb sb;
-  cx_sb_init(&sb);
-  size_t fl = strlen(from);
-  for (const char *p = text; *p;) {
-    const char *q = strstr(p, from);
-    if (!q) { cx_sb_puts(&sb, p); break; }
-    cx_sb_putn(&sb, p, (size_t)(q - p));
-    cx_sb_puts(&sb, to);
-    p = q + fl;
-  }
-  return cx_sb_take(&sb);
-}
-
-/* The module with batch 8 -> 4096 and features 16 -> 1024. */
-static char *full_size(const char *text) {
-  char *a = subst(text, "[8,16]", "[4096,1024]");
-  char *b = a ? subst(a, "[8,1]", "[4096,1]") : NULL;
-  char *c = b ? subst(b, "[8]", "[4096]") : NULL;
-  char *d = c ? subst(c, "[16]", "[1024]") : NULL;
-  char *e = d ? subst(d, "constant(16)", "constant(1024)") : NULL;
-  cx_free(a); cx_free(b); cx_free(c); cx_free(d);
-  return e;
-}
-
-/* The fusion pipeline as the CPU pipeline runs it (loop fusion, multi-output, dot epilogue),
- * each pass verified. */
-static void run_fusion(cx_module *m, const char *file, int line) {
-  tp_run_pass(m, cx_pass_fusion, -1, file, line);
-  tp_run_pass(m, cx_pass_multi_output_fusion, -1, file, line);
-  tp_run_pass(m, cx_pass_dot_epilogue_fusion, -1, file, line);
-}
-
-/* Parses, fuses, checks interpreter equivalence; returns the fused module. */
-static cx_module *fuse_equiv(const char *text, const char *file, int line) {
-  cx_module *m = tp_parse(text, file, line);
-  if (!m) return NULL;
-  cx_module *orig = cx_module_clone(m);
-  if (!orig) { test_fail(file, line, "clone failed"); cx_module_free(m); return NULL; }
-  run_fusion(m, file, line);
-  if (getenv("CXLA_FUSION_TEST_PRINT")) { /* for reading what fusion made of a module */
-    char *t = tp_print(m);
-    cx_sb sb;
-    cx_sb_init(&sb);
-    cx_fusion_explain(m, &sb);
-    printf("%s\n%s\n", t ? t : "", sb.buf ? sb.buf : "");
-    cx_free(t);
-    cx_sb_free(&sb);
-  }
-  tp_check_equivalent(orig, m, 6, file, line);
-  cx_module_free(orig);
-  return m;
-}
-#define FUSE(text) fuse_equiv((text), __FILE__, __LINE__)
-
-/* Kernel count of the full-size variant after fusion (not run: it is large). */
-static int full_size_kernels(const char *text, const char *file, int line) {
-  char *big = full_size(text);
-  cx_module *m = big ? tp_parse(big, file, line) : NULL;
-  cx_free(big);
-  if (!m) return -1;
-  run_fusion(m, file, line);
-  int k = cx_count_kernels(m);
-  cx_module_free(m);
-  return k;
-}
-#define FULL_SIZE_KERNELS(text) full_size_kernels((text), __FILE__, __LINE__)
-
-/* Instructions with op `op` in all fused computations. */
-static int count_fused(const cx_module *m, cx_op op) {
-  int n = 0;
-  for (int i = 0; i < m->ncomps; i++) {
-    const cx_comp *c = m->comps[i];
-    if (strncmp(c->name, "fused_computation", 17)) continue;
-    for (int k = 0; k < c->ninstrs; k++) n += c->instrs[k]->op == op;
-  }
-  return n;
-}
-
-/* ENTRY fusions of a kind; multi: only those with a tuple root. */
-static int count_fusions(const cx_module *m, fu_kind kind, int multi) {
-  int n = 0;
-  for (int i = 0; i < m->entry->ninstrs; i++) {
-    const cx_instr *x = m->entry->instrs[i];
-    n += fu_kind_of(x) == kind && (!multi || fu_is_multi_output(x));
-  }
-  return n;
-}
-
-/* Every fusion's computation sits before its caller, and callers call existing computations. */
-static void check_comp_order(const cx_module *m) {
-  for (int i = 0; i < m->ncomps; i++)
-    for (int k = 0; k < m->comps[i]->ninstrs; k++) {
-      const cx_instr *x = m->comps[i]->instrs[k];
-      for (int j = 0; j < x->ncalled; j++) {
-        int at = cx_module_comp_index((cx_module *)m, x->called[j]);
-        CHECK_MSG(at >= 0 && at < i, "%s calls %s, which is not before %s", x->name, x->called[j]->name,
-                  m->comps[i]->name);
-      }
-    }
-}
-
 /* ---- kernel counts of the models ---- */
 
 /* Softmax: max-reduce; {exp(x - max), sum} as one multi-output kInput fusion (the sum's loop
@@ -270,12 +162,12 @@ TEST(fusion_softmax_three_kernels) {
   cx_module *m = FUSE(SOFTMAX);
   if (!m) return;
   CHECK_EQ_INT(cx_count_kernels(m), 3);
-  CHECK_EQ_INT(count_fused(m, CX_OP_EXP), 1);
-  CHECK_EQ_INT(count_fusions(m, FU_INPUT, 1), 1);
-  CHECK_EQ_INT(count_fusions(m, FU_INPUT, 0), 2);
-  CHECK_EQ_INT(count_fusions(m, FU_LOOP, 0), 1);
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_EXP), 1);
+  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 1), 1);
+  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 0), 2);
+  CHECK_EQ_INT(fh_count_fusions(m, FU_LOOP, 0), 1);
   CHECK_EQ_INT(tp_count(m, CX_OP_EXP) + tp_count(m, CX_OP_REDUCE) + tp_count(m, CX_OP_DIVIDE), 0);
-  check_comp_order(m);
+  CHECK_COMP_ORDER(m);
   cx_module_free(m);
   CHECK_EQ_INT(FULL_SIZE_KERNELS(SOFTMAX), 3);
 }
@@ -287,10 +179,10 @@ TEST(fusion_layer_norm_two_kernels) {
   if (!m) return;
   CHECK_EQ_INT(cx_count_kernels(m), 2);
   CHECK(cx_count_kernels(m) <= 3);
-  CHECK_EQ_INT(count_fused(m, CX_OP_REDUCE), 2);
-  CHECK_EQ_INT(count_fused(m, CX_OP_RSQRT), 1);
-  CHECK_EQ_INT(count_fusions(m, FU_INPUT, 1), 1);
-  check_comp_order(m);
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_REDUCE), 2);
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_RSQRT), 1);
+  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 1), 1);
+  CHECK_COMP_ORDER(m);
   cx_module_free(m);
   CHECK_EQ_INT(FULL_SIZE_KERNELS(LAYER_NORM), 2);
 }
@@ -301,9 +193,9 @@ TEST(fusion_softmax_xent_three_kernels) {
   cx_module *m = FUSE(SOFTMAX_XENT);
   if (!m) return;
   CHECK_EQ_INT(cx_count_kernels(m), 3);
-  CHECK_EQ_INT(count_fused(m, CX_OP_EXP), 1);
-  CHECK_EQ_INT(count_fused(m, CX_OP_LOG), 1);
-  CHECK_EQ_INT(count_fusions(m, FU_INPUT, 0), 3);
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_EXP), 1);
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_LOG), 1);
+  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 0), 3);
   cx_module_free(m);
   CHECK_EQ_INT(FULL_SIZE_KERNELS(SOFTMAX_XENT), 3);
 }
@@ -315,10 +207,10 @@ TEST(fusion_mlp_step_dot_epilogues) {
   cx_module *m = FUSE(MLP_STEP);
   if (!m) return;
   CHECK_EQ_INT(cx_count_kernels(m), 6);
-  CHECK_EQ_INT(count_fusions(m, FU_OUTPUT, 0), 2);
+  CHECK_EQ_INT(fh_count_fusions(m, FU_OUTPUT, 0), 2);
   CHECK_EQ_INT(tp_count(m, CX_OP_DOT), 0);
-  CHECK_EQ_INT(count_fused(m, CX_OP_DOT), 2);
-  CHECK_EQ_INT(count_fused(m, CX_OP_MAXIMUM), 1); /* relu (reducers are not fused computations) */
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_DOT), 2);
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_MAXIMUM), 1); /* relu (reducers are not fused computations) */
   cx_module_free(m);
 }
 
@@ -326,8 +218,24 @@ TEST(fusion_elementwise_chain_one_kernel) {
   cx_module *m = FUSE(CHAIN);
   if (!m) return;
   CHECK_EQ_INT(cx_count_kernels(m), 1);
-  CHECK_EQ_INT(count_fusions(m, FU_LOOP, 0), 1);
+  CHECK_EQ_INT(fh_count_fusions(m, FU_LOOP, 0), 1);
   CHECK_EQ_INT(m->entry->ninstrs, 3); /* two parameters and the fusion */
   cx_module_free(m);
   CHECK_EQ_INT(FULL_SIZE_KERNELS(CHAIN), 1);
+}
+
+/* A second run finds nothing to do: every decision holds for fusions as for raw ops. */
+TEST(fusion_is_idempotent) {
+  const char *texts[] = {SOFTMAX, LAYER_NORM, SOFTMAX_XENT, MLP_STEP, CHAIN};
+  for (int i = 0; i < CX_ARRAY_LEN(texts); i++) {
+    cx_module *m = TP_PARSE(texts[i]);
+    if (!m) continue;
+    fh_run_fusion(m, __FILE__, __LINE__);
+    int k = cx_count_kernels(m);
+    TP_RUN(m, cx_pass_fusion, 0);
+    TP_RUN(m, cx_pass_multi_output_fusion, 0);
+    TP_RUN(m, cx_pass_dot_epilogue_fusion, 0);
+    CHECK_EQ_INT(cx_count_kernels(m), k);
+    cx_module_free(m);
+  }
 }

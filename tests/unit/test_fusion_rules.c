@@ -1,0 +1,288 @@
+/* test_fusion_rules.c — the individual fusion rules: --fusion=off wrapping, no duplication of
+ * expensive producers, duplication of cheap ones, no cycles, limits, sibling and
+ * producer-consumer multi-output fusion, dot epilogues, control flow, explanations. Every
+ * module is also run on the interpreter before and after and must give the same results. */
+#include "fusion_helpers.h"
+
+#define ADD_F32(name) name " {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\n"
+#define MAX_F32(name) name " {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] maximum(a, b)\n}\n\n"
+
+/* ---- --fusion=off ---- */
+
+static const char *SOFTMAX_OFF =
+    "HloModule softmax\n\n" MAX_F32("max") ADD_F32("add")
+    "ENTRY main {\n"
+    "  x = f32[4,8]{1,0} parameter(0)\n"
+    "  ninf = f32[] constant(-inf)\n"
+    "  mx = f32[4]{0} reduce(x, ninf), dimensions={1}, to_apply=max\n"
+    "  bmx = f32[4,8]{1,0} broadcast(mx), dimensions={0}\n"
+    "  sh = f32[4,8]{1,0} subtract(x, bmx)\n"
+    "  e = f32[4,8]{1,0} exponential(sh)\n"
+    "  zero = f32[] constant(0)\n"
+    "  s = f32[4]{0} reduce(e, zero), dimensions={1}, to_apply=add\n"
+    "  bs = f32[4,8]{1,0} broadcast(s), dimensions={0}\n"
+    "  ROOT d = f32[4,8]{1,0} divide(e, bs)\n"
+    "}\n";
+
+/* Every op that computes memory is its own kernel: 2 reduces, 2 broadcasts, subtract, exp,
+ * divide = 7; the constants stay outside as operands. */
+TEST(fusion_off_one_kernel_per_op) {
+  cx_module *m = PASS_ONLY(SOFTMAX_OFF, cx_pass_wrap_singletons);
+  if (!m) return;
+  CHECK_EQ_INT(cx_count_kernels(m), 7);
+  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 0), 2);
+  CHECK_EQ_INT(fh_count_fusions(m, FU_LOOP, 0), 5);
+  CHECK_EQ_INT(fh_max_fused_size(m), 1);
+  CHECK_EQ_INT(tp_count(m, CX_OP_CONSTANT), 2);
+  CHECK_COMP_ORDER(m);
+  cx_module_free(m);
+}
+
+/* Dots, tuples, constants, parameters and while loops are not wrapped; the loop body's ops
+ * are (the body is a control-flow computation), the condition's compare too. */
+static const char *WRAP_MIXED =
+    "HloModule mixed\n\n"
+    "cond {\n  p = (s32[], f32[4]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
+    "  n = s32[] constant(3)\n  ROOT lt = pred[] compare(i, n), direction=LT\n}\n\n"
+    "body {\n  p = (s32[], f32[4]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
+    "  one = s32[] constant(1)\n  j = s32[] add(i, one)\n  v = f32[4] get-tuple-element(p), index=1\n"
+    "  w = f32[4] multiply(v, v)\n  ROOT t = (s32[], f32[4]) tuple(j, w)\n}\n\n"
+    "ENTRY main {\n"
+    "  a = f32[4,4] parameter(0)\n"
+    "  v = f32[4] parameter(1)\n"
+    "  d = f32[4,4] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  t = f32[4,4] transpose(d), dimensions={1,0}\n"
+    "  z = s32[] constant(0)\n"
+    "  init = (s32[], f32[4]) tuple(z, v)\n"
+    "  w = (s32[], f32[4]) while(init), condition=cond, body=body\n"
+    "  r = f32[4] get-tuple-element(w), index=1\n"
+    "  ROOT out = (f32[4,4], f32[4]) tuple(t, r)\n"
+    "}\n";
+
+TEST(fusion_off_wraps_control_flow_bodies_not_dots) {
+  cx_module *m = PASS_ONLY(WRAP_MIXED, cx_pass_wrap_singletons);
+  if (!m) return;
+  /* ENTRY: dot + transpose; body: add + multiply; condition: compare. */
+  CHECK_EQ_INT(cx_count_kernels(m), 5);
+  CHECK_EQ_INT(tp_count(m, CX_OP_DOT), 1);
+  CHECK_EQ_INT(tp_count(m, CX_OP_WHILE), 1);
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_TRANSPOSE), 1);
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_MULTIPLY), 1);
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_COMPARE), 1);
+  CHECK_COMP_ORDER(m);
+  cx_module_free(m);
+  /* With fusion on, the same ops fuse as far as they can inside each computation. */
+  m = FUSE(WRAP_MIXED);
+  if (!m) return;
+  CHECK_EQ_INT(cx_count_kernels(m), 5);
+  cx_module_free(m);
+}
+
+/* ---- duplication ---- */
+
+/* exp(x) has two users in different kernels; it is computed once (multi-output fusion hands
+ * its value to the second user), never duplicated. */
+static const char *EXP_TWO_USERS =
+    "HloModule exp2\n\n" ADD_F32("add")
+    "ENTRY main {\n"
+    "  x = f32[4,8] parameter(0)\n"
+    "  e = f32[4,8] exponential(x)\n"
+    "  zero = f32[] constant(0)\n"
+    "  s = f32[4] reduce(e, zero), dimensions={1}, to_apply=add\n"
+    "  t = f32[8,4] transpose(e), dimensions={1,0}\n"
+    "  ROOT out = (f32[4], f32[8,4]) tuple(s, t)\n"
+    "}\n";
+
+TEST(fusion_never_duplicates_expensive) {
+  cx_module *m = PASS_ONLY(EXP_TWO_USERS, cx_pass_fusion);
+  if (!m) return;
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_EXP), 1);
+  CHECK_EQ_INT(cx_count_kernels(m), 3); /* exp, sum, transpose */
+  cx_sb sb;
+  cx_sb_init(&sb);
+  CHECK_OK(cx_fusion_explain(m, &sb));
+  CHECK_STR_CONTAINS(sb.buf, "expensive producer (exponential) with 2 users is not duplicated");
+  cx_sb_free(&sb);
+  cx_module_free(m);
+  m = FUSE(EXP_TWO_USERS);
+  if (!m) return;
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_EXP), 1);
+  CHECK_EQ_INT(cx_count_kernels(m), 2); /* {exp, sum}, transpose */
+  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 1), 1);
+  cx_module_free(m);
+}
+
+/* x + 1 feeds two kernels that cannot merge (a transpose and a reduce of different shape):
+ * the cheap add is duplicated into both, so it needs no kernel of its own. */
+static const char *CHEAP_TWO_USERS =
+    "HloModule cheap2\n\n" ADD_F32("add")
+    "ENTRY main {\n"
+    "  x = f32[4,8] parameter(0)\n"
+    "  one = f32[] constant(1)\n"
+    "  b1 = f32[4,8] broadcast(one), dimensions={}\n"
+    "  a = f32[4,8] add(x, b1)\n"
+    "  t = f32[8,4] transpose(a), dimensions={1,0}\n"
+    "  n = f32[8,4] negate(t)\n"
+    "  zero = f32[] constant(0)\n"
+    "  s = f32[4] reduce(a, zero), dimensions={1}, to_apply=add\n"
+    "  ROOT out = (f32[8,4], f32[4]) tuple(n, s)\n"
+    "}\n";
+
+TEST(fusion_duplicates_cheap_producers) {
+  cx_module *m = FUSE(CHEAP_TWO_USERS);
+  if (!m) return;
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_ADD), 2);
+  CHECK_EQ_INT(tp_count(m, CX_OP_ADD) + tp_count(m, CX_OP_BROADCAST), 0);
+  CHECK_EQ_INT(cx_count_kernels(m), 2);
+  cx_module_free(m);
+}
+
+/* ---- cycles ---- */
+
+/* Two-pass variance: var = mean((x - mean(x))^2). The two reductions read the same x over the
+ * same dimensions, but the second depends on the first: merging them as siblings would make
+ * a cycle. They stay separate: mean, variance (+rsqrt epilogue), normalisation = 3 kernels. */
+static const char *TWO_PASS_VARIANCE =
+    "HloModule var2\n\n" ADD_F32("add")
+    "ENTRY main {\n"
+    "  x = f32[4,8] parameter(0)\n"
+    "  zero = f32[] constant(0)\n"
+    "  n = f32[] constant(8)\n"
+    "  bn = f32[4] broadcast(n), dimensions={}\n"
+    "  s1 = f32[4] reduce(x, zero), dimensions={1}, to_apply=add\n"
+    "  mean = f32[4] divide(s1, bn)\n"
+    "  bm = f32[4,8] broadcast(mean), dimensions={0}\n"
+    "  xc = f32[4,8] subtract(x, bm)\n"
+    "  sq = f32[4,8] multiply(xc, xc)\n"
+    "  s2 = f32[4] reduce(sq, zero), dimensions={1}, to_apply=add\n"
+    "  var = f32[4] divide(s2, bn)\n"
+    "  inv = f32[4] rsqrt(var)\n"
+    "  bi = f32[4,8] broadcast(inv), dimensions={0}\n"
+    "  ROOT y = f32[4,8] multiply(xc, bi)\n"
+    "}\n";
+
+TEST(fusion_no_cycle_dependent_siblings) {
+  cx_module *m = FUSE(TWO_PASS_VARIANCE);
+  if (!m) return;
+  CHECK_EQ_INT(cx_count_kernels(m), 3);
+  CHECK_EQ_INT(fh_max_fused_reduces(m), 1);
+  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 1), 0);
+  cx_module_free(m);
+}
+
+/* exp(x) feeds a reduce both directly and through a dot. Computing exp inside the reduce's
+ * kernel and handing it to the dot would make reduce -> dot -> reduce a cycle. */
+static const char *CYCLE_THROUGH_DOT =
+    "HloModule cyc\n\n" ADD_F32("add")
+    "ENTRY main {\n"
+    "  x = f32[4,4] parameter(0)\n"
+    "  w = f32[4,4] parameter(1)\n"
+    "  e = f32[4,4] exponential(x)\n"
+    "  d = f32[4,4] dot(e, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  t = f32[4,4] transpose(d), dimensions={1,0}\n"
+    "  a = f32[4,4] add(e, t)\n"
+    "  zero = f32[] constant(0)\n"
+    "  ROOT s = f32[4] reduce(a, zero), dimensions={1}, to_apply=add\n"
+    "}\n";
+
+TEST(fusion_no_cycle_producer_consumer) {
+  cx_module *m = FUSE(CYCLE_THROUGH_DOT);
+  if (!m) return;
+  /* exp; dot (its transpose is no epilogue); sum(e + transpose(d)) */
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_EXP), 1);
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_TRANSPOSE), 1);
+  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 1), 0);
+  CHECK_EQ_INT(tp_count(m, CX_OP_DOT), 1);
+  CHECK_EQ_INT(cx_count_kernels(m), 3);
+  cx_module_free(m);
+}
+
+/* ---- limits ---- */
+
+/* A concatenate of 9 operands stays a plain copy (nothing fuses into it and it fuses into
+ * nothing); one of 3 fuses into its consumer, duplicating the cheap negate. */
+static const char *CONCATS =
+    "HloModule cat\n\n"
+    "ENTRY main {\n"
+    "  x = f32[2] parameter(0)\n"
+    "  y = f32[2] parameter(1)\n"
+    "  n = f32[2] negate(x)\n"
+    "  c9 = f32[18] concatenate(n, y, x, y, x, y, x, y, x), dimensions={0}\n"
+    "  e9 = f32[18] exponential(c9)\n"
+    "  c3 = f32[6] concatenate(n, y, x), dimensions={0}\n"
+    "  e3 = f32[6] exponential(c3)\n"
+    "  ROOT out = (f32[18], f32[6]) tuple(e9, e3)\n"
+    "}\n";
+
+TEST(fusion_concatenate_operand_limit) {
+  cx_module *m = FUSE(CONCATS);
+  if (!m) return;
+  /* {negate}, {concatenate of 9}, {exp}, {exp(concatenate(negate, y, x))} */
+  CHECK_EQ_INT(cx_count_kernels(m), 4);
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_NEGATE), 2);
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_CONCATENATE), 2);
+  cx_module_free(m);
+}
+
+/* Seven reductions of x combined elementwise: at most 5 reduces per fusion. */
+static const char *MANY_REDUCES =
+    "HloModule many\n\n" ADD_F32("add") MAX_F32("max")
+    "ENTRY main {\n"
+    "  x = f32[4,8] parameter(0)\n"
+    "  zero = f32[] constant(0)\n"
+    "  r1 = f32[4] reduce(x, zero), dimensions={1}, to_apply=add\n"
+    "  r2 = f32[4] reduce(x, zero), dimensions={1}, to_apply=max\n"
+    "  r3 = f32[4] reduce(x, zero), dimensions={1}, to_apply=add\n"
+    "  r4 = f32[4] reduce(x, zero), dimensions={1}, to_apply=max\n"
+    "  r5 = f32[4] reduce(x, zero), dimensions={1}, to_apply=add\n"
+    "  r6 = f32[4] reduce(x, zero), dimensions={1}, to_apply=max\n"
+    "  r7 = f32[4] reduce(x, zero), dimensions={1}, to_apply=add\n"
+    "  a1 = f32[4] add(r1, r2)\n  a2 = f32[4] add(a1, r3)\n  a3 = f32[4] add(a2, r4)\n"
+    "  a4 = f32[4] add(a3, r5)\n  a5 = f32[4] add(a4, r6)\n"
+    "  ROOT a6 = f32[4] add(a5, r7)\n"
+    "}\n";
+
+TEST(fusion_reduce_limit) {
+  cx_module *m = FUSE(MANY_REDUCES);
+  if (!m) return;
+  CHECK(fh_max_fused_reduces(m) <= FU_MAX_REDUCES);
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_REDUCE), 7);
+  CHECK_EQ_INT(cx_count_kernels(m), 2);
+  cx_module_free(m);
+}
+
+/* A chain of 100 cheap ops is split into fusions of at most FU_MAX_INSTRS instructions. */
+TEST(fusion_size_limit) {
+  cx_sb sb;
+  cx_sb_init(&sb);
+  cx_sb_puts(&sb, "HloModule long\n\nENTRY main {\n  v0 = f32[8] parameter(0)\n");
+  for (int i = 1; i <= 100; i++) cx_sb_printf(&sb, "  v%d = f32[8] %s(v%d)\n", i, i % 2 ? "negate" : "abs", i - 1);
+  cx_sb_puts(&sb, "  ROOT r = f32[8] negate(v100)\n}\n");
+  char *text = cx_sb_take(&sb);
+  cx_module *m = text ? FUSE(text) : NULL;
+  free(text);
+  if (!m) return;
+  CHECK(fh_max_fused_size(m) <= FU_MAX_INSTRS);
+  CHECK_EQ_INT(cx_count_kernels(m), 2); /* 101 ops: 64 + 37 */
+  cx_module_free(m);
+}
+
+/* An expensive producer is not fused where its elements would be re-read (a broadcast
+ * expands exp(x[4]) over 8 columns: fusing would compute each exp 8 times). */
+static const char *EXP_BROADCAST =
+    "HloModule reuse\n\n"
+    "ENTRY main {\n"
+    "  x = f32[4] parameter(0)\n"
+    "  y = f32[4,8] parameter(1)\n"
+    "  e = f32[4] exponential(x)\n"
+    "  b = f32[4,8] broadcast(e), dimensions={0}\n"
+    "  ROOT a = f32[4,8] add(y, b)\n"
+    "}\n";
+
+TEST(fusion_expensive_not_reread) {
+  cx_module *m = FUSE(EXP_BROADCAST);
+  if (!m) return;
+  CHECK_EQ_INT(cx_count_kernels(m), 2);
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_BROADCAST), 1);
+  cx_module_free(m);
+}
