@@ -40,8 +40,9 @@ static cxla_status reduction_result(cx_infer *ic, cx_shape *out, int n, int is_t
 
 static cxla_status reduce(cx_infer *ic, cx_shape *out) {
   int n = ic->in->nops / 2, is_tuple;
-  cxla_type *elem = types(ic, 2 * n), *acc = elem + n;
+  cxla_type *elem = types(ic, 2 * n);
   if (!elem) return CXLA_ERR_OUT_OF_MEMORY;
+  cxla_type *acc = elem + n;
   CX_TRY(inputs_and_inits(ic, n, elem, acc));
   const cx_shape *x = cx_vop(ic, 0);
   char used[CXLA_MAX_RANK] = {0};
@@ -67,8 +68,9 @@ static cxla_status window_dims(cx_infer *ic, const cx_shape *x, int64_t *dims) {
 
 static cxla_status reduce_window(cx_infer *ic, cx_shape *out) {
   int n = ic->in->nops / 2, is_tuple;
-  cxla_type *elem = types(ic, 2 * n), *acc = elem + n;
+  cxla_type *elem = types(ic, 2 * n);
   if (!elem) return CXLA_ERR_OUT_OF_MEMORY;
+  cxla_type *acc = elem + n;
   CX_TRY(inputs_and_inits(ic, n, elem, acc));
   const cx_shape *x = cx_vop(ic, 0);
   int64_t dims[CXLA_MAX_RANK];
