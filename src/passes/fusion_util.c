@@ -57,7 +57,11 @@ int fu_sort(cx_comp *c) {
   cx_instr **out = cx_malloc(sizeof *out * ((size_t)n + 1));
   cx_instr **stack = cx_malloc(sizeof *stack * ((size_t)n + 1));
   int *next = cx_malloc(sizeof *next * ((size_t)n + 1));
-  int ok = out && stack && next, k = 0;
+  if (!out || !stack || !next) {
+    cx_free(out); cx_free(stack); cx_free(next);
+    return -1;
+  }
+  int ok = 1, k = 0;
   static char on_stack, done;
   for (int i = 0; i < n; i++) c->instrs[i]->aux = NULL;
   for (int i = 0; ok && i < n; i++) {
@@ -107,24 +111,35 @@ typedef struct builder {
 
 static int part_multi(const cx_instr *p) { return p->op == CX_OP_FUSION && fu_is_multi_output(p); }
 
-/* The value inside fc of operand o of some part. */
-static cx_instr *value_of(builder *b, cx_instr *o) {
+/* The value inside fc of operand o of some part: a part's clone, or a parameter (created on
+ * first use). */
+static cxla_status value_of(builder *b, cx_instr *o, cx_instr **out) {
   intptr_t t = TAG(o);
-  if (t >= 1 && t <= b->s->nparts) return b->val[t - 1]; /* NULL: a multi-output part (refused) */
-  if (t > b->s->nparts) return b->param[t - b->s->nparts - 1];
-  if (b->next >= b->cap) return NULL;
-  int k = b->next++;
+  *out = NULL;
+  if (t >= 1 && t <= b->s->nparts) {
+    if (!(*out = b->val[t - 1]))
+      return cx_error(b->m->ctx, CXLA_ERR_INTERNAL, "fusion: %s is read before it is built", o->name);
+    return CXLA_OK;
+  }
+  if (t > b->s->nparts) {
+    *out = b->param[t - b->s->nparts - 1];
+    return CXLA_OK;
+  }
+  if (b->next >= b->cap) return cx_error(b->m->ctx, CXLA_ERR_INTERNAL, "fusion: too many operands");
+  int k = b->next;
   char pname[32];
   snprintf(pname, sizeof pname, "param_%d", k);
   const char *nm = cx_module_unique_name(b->m, pname);
   cx_instr *p = nm ? cx_instr_new(b->fc, CX_OP_PARAMETER, &o->shape, 0, NULL) : NULL;
-  if (!p) return NULL;
+  if (!p) return cx_oom(b->m->ctx);
+  b->next++;
   p->a.index = k;
   p->name = nm;
   b->ext[k] = o;
   b->param[k] = p;
   o->aux = (void *)(intptr_t)(b->s->nparts + 1 + k);
-  return p;
+  *out = p;
+  return CXLA_OK;
 }
 
 /* A scalar constant equal to x already in fc (duplicated producers bring the same constant
@@ -144,8 +159,7 @@ static cxla_status clone_raw(builder *b, int i) {
   cx_instr *p = b->s->parts[i];
   if ((b->val[i] = same_constant(b->fc, p))) return CXLA_OK;
   cx_instr *ops[p->nops ? p->nops : 1];
-  for (int j = 0; j < p->nops; j++)
-    if (!(ops[j] = value_of(b, p->ops[j]))) return cx_error(b->m->ctx, CXLA_ERR_INTERNAL, "fusion: cannot bind an operand of %s", p->name);
+  for (int j = 0; j < p->nops; j++) CX_TRY(value_of(b, p->ops[j], &ops[j]));
   cx_instr *cl = cx_instr_clone(b->fc, p, ops);
   if (!cl) return cx_oom(b->m->ctx);
   if (b->s->keep && b->s->keep[i]) {
@@ -171,8 +185,7 @@ static cxla_status clone_body(builder *b, int i) {
     if (x->op == CX_OP_PARAMETER) {
       if (x->a.index < 0 || x->a.index >= p->nops) { st = cx_error(b->m->ctx, CXLA_ERR_INTERNAL, "fusion: bad parameter in %s", body->name); break; }
       /* The part's operands are c's instructions, tagged apart from the body's. */
-      map[k] = value_of(b, p->ops[x->a.index]);
-      if (!map[k]) st = cx_error(b->m->ctx, CXLA_ERR_INTERNAL, "fusion: cannot bind a parameter of %s", body->name);
+      st = value_of(b, p->ops[x->a.index], &map[k]);
       continue;
     }
     if (multi && x == body->root) continue; /* outputs are taken element by element */
@@ -379,7 +392,9 @@ static cxla_status fuse_tagged(builder *b, int topo_ok, cx_instr **out) {
   CX_TRY(redirect(b, &o, f, &gtes, &ngtes));
   CX_TRY(place(b, f, gtes, ngtes));
   if (!insert_comp_before(m, b->fc, c)) return cx_oom(m->ctx);
-  if (!topo_ok && !fu_sort(c)) return cx_error(m->ctx, CXLA_ERR_INTERNAL, "fusion: cycle in %s", c->name);
+  int sorted = topo_ok ? 1 : fu_sort(c);
+  if (sorted < 0) return cx_oom(m->ctx);
+  if (!sorted) return cx_error(m->ctx, CXLA_ERR_INTERNAL, "fusion: cycle in %s", c->name);
   *out = f;
   return CXLA_OK;
 }

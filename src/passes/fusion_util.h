@@ -133,8 +133,8 @@ cxla_status fu_absorb_constants(cx_comp *c, cx_instr **f, int *changed);
  * m->comps order. Heap array, caller frees; CXLA_ERR_OUT_OF_MEMORY on OOM. */
 cxla_status fu_control_comps(cx_module *m, cx_comp ***out, int *n);
 
-/* Stable topological re-sort of c->instrs in place (operands first). 0 on OOM or if an
- * operand is not in c. */
+/* Stable topological re-sort of c->instrs in place (operands first). 1 on success, 0 if an
+ * operand is not in c, -1 on OOM. */
 int fu_sort(cx_comp *c);
 
 /* Number of kernels (fusions, dots, convolutions and other ops that need a kernel or library

@@ -239,3 +239,36 @@ TEST(fusion_is_idempotent) {
     cx_module_free(m);
   }
 }
+
+/* The whole CPU pipeline (inline, simplification fixpoint, fusion passes, DCE) gives the same
+ * kernel counts, and --fusion=off one kernel per memory-computing op. */
+static int pipeline_kernels(const char *text, int fusion, const char *file, int line) {
+  cx_module *m = tp_parse(text, file, line);
+  if (!m) return -1;
+  cx_module *orig = cx_module_clone(m);
+  cx_flags f;
+  cx_flags_init(&f);
+  f.fusion = fusion;
+  cx_pass_ctx pc = {&f, 1, 0, NULL};
+  cxla_status s = cx_pass_pipeline_cpu(&pc, m);
+  if (s != CXLA_OK) test_fail(file, line, "pipeline: %s", cxla_context_errmsg(test_ctx()));
+  else if (orig) tp_check_equivalent(orig, m, 3, file, line);
+  int k = s == CXLA_OK ? cx_count_kernels(m) : -1;
+  cx_module_free(orig);
+  cx_module_free(m);
+  return k;
+}
+#define PIPELINE_KERNELS(text, fusion) pipeline_kernels((text), (fusion), __FILE__, __LINE__)
+
+TEST(fusion_cpu_pipeline_counts) {
+  CHECK_EQ_INT(PIPELINE_KERNELS(SOFTMAX, 1), 3);
+  CHECK_EQ_INT(PIPELINE_KERNELS(LAYER_NORM, 1), 2);
+  CHECK_EQ_INT(PIPELINE_KERNELS(SOFTMAX_XENT, 1), 3);
+  CHECK_EQ_INT(PIPELINE_KERNELS(MLP_STEP, 1), 6);
+  CHECK_EQ_INT(PIPELINE_KERNELS(CHAIN, 1), 1);
+  /* Unfused: whatever the simplifier leaves, every op is a kernel; far more than fused. */
+  int off = PIPELINE_KERNELS(SOFTMAX, 0);
+  CHECK_MSG(off >= 7, "softmax with --fusion=off: %d kernels", off);
+  if (getenv("CXLA_FUSION_TEST_PRINT")) printf("softmax --fusion=off after the pipeline: %d kernels\n", off);
+  CHECK_EQ_INT(PIPELINE_KERNELS(CHAIN, 0), 10);
+}
