@@ -2,7 +2,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "backend/cpu/threadpool.h"
+#include "runtime/cache.h"
 #include "runtime/context.h"
+#include "runtime/executable.h"
+#include "runtime/trace.h"
 
 static const char *const status_names[] = {
     "ok", "invalid argument", "parse error", "verification error", "not supported",
@@ -19,6 +23,7 @@ cxla_status cxla_context_create(cxla_context **out) {
   cxla_context *c = cx_calloc(1, sizeof *c);
   if (!c) return CXLA_ERR_OUT_OF_MEMORY;
   pthread_mutex_init(&c->mu, NULL);
+  pthread_mutex_init(&c->rt_mu, NULL);
   cx_flags_init(&c->flags);
   *out = c;
   /* Like sqlite3_open: on a bad CXLA_FLAGS the context is still returned so that the caller
@@ -34,9 +39,67 @@ cxla_status cxla_context_create(cxla_context **out) {
 
 void cxla_context_destroy(cxla_context *c) {
   if (!c) return;
+  /* Cached executables first (their backend state may use the pools); then the trace, which
+   * has every event by now; nobody can still be running on the pools. */
+  cx_cache_destroy(c->cache);
+  if (c->trace && cx_trace_dirty(c->trace)) cx_trace_write(c->trace, c);
+  cx_trace_destroy(c->trace);
+  for (int i = 0; i < CX_CONTEXT_MAX_POOLS; i++) cx_threadpool_destroy(c->pools[i]);
   cx_flags_free(&c->flags);
+  pthread_mutex_destroy(&c->rt_mu);
   pthread_mutex_destroy(&c->mu);
   cx_free(c);
+}
+
+struct cx_threadpool *cx_context_pool(cxla_context *c, int nthreads) {
+  if (!c) return NULL;
+  if (nthreads <= 0) nthreads = cx_threadpool_ncpus();
+  if (nthreads == 1) return NULL;
+  pthread_mutex_lock(&c->rt_mu);
+  struct cx_threadpool *p = NULL;
+  int free_slot = -1, closest = -1;
+  for (int i = 0; i < CX_CONTEXT_MAX_POOLS && !p; i++) {
+    if (!c->pools[i]) {
+      if (free_slot < 0) free_slot = i;
+    } else if (c->pool_threads[i] == nthreads) {
+      p = c->pools[i];
+    } else if (closest < 0 || abs(c->pool_threads[i] - nthreads) < abs(c->pool_threads[closest] - nthreads)) {
+      closest = i;
+    }
+  }
+  if (!p && free_slot >= 0 && (p = cx_rt_pool_create(nthreads))) {
+    c->pools[free_slot] = p;
+    c->pool_threads[free_slot] = nthreads;
+  }
+  if (!p && closest >= 0) p = c->pools[closest];
+  pthread_mutex_unlock(&c->rt_mu);
+  return p;
+}
+
+struct cx_trace *cx_context_trace(cxla_context *c) {
+  if (!c) return NULL;
+  pthread_mutex_lock(&c->rt_mu);
+  if (!c->trace && c->flags.trace && c->flags.trace[0]) c->trace = cx_trace_create(c->flags.trace);
+  struct cx_trace *t = c->trace;
+  pthread_mutex_unlock(&c->rt_mu);
+  return t;
+}
+
+cxla_status cx_context_flush_trace(cxla_context *c) {
+  if (!c) return CXLA_OK;
+  pthread_mutex_lock(&c->rt_mu);
+  struct cx_trace *t = c->trace;
+  pthread_mutex_unlock(&c->rt_mu);
+  return t && cx_trace_dirty(t) ? cx_trace_write(t, c) : CXLA_OK;
+}
+
+struct cx_cache *cx_context_cache(cxla_context *c) {
+  if (!c) return NULL;
+  pthread_mutex_lock(&c->rt_mu);
+  if (!c->cache) c->cache = cx_cache_create(CX_CACHE_DEFAULT_CAPACITY, cx_exe_core_ref, cx_exe_core_unref);
+  struct cx_cache *k = c->cache;
+  pthread_mutex_unlock(&c->rt_mu);
+  return k;
 }
 
 cxla_status cxla_context_set_flags(cxla_context *c, const char *flags) {

@@ -4,10 +4,39 @@
 #include <pthread.h>
 #include "runtime/flags.h"
 
+struct cx_threadpool;
+struct cx_trace;
+struct cx_cache;
+
+#define CX_CONTEXT_MAX_POOLS 4
+
 struct cxla_context {
   pthread_mutex_t mu; /* guards msg */
   char msg[2048];     /* last error message; fixed size so reporting OOM cannot fail */
   cx_flags flags;
+  /* Created lazily under rt_mu (executions on several threads may ask at once) and freed by
+   * cxla_context_destroy. Nothing that reports an error (which takes mu) runs under rt_mu. */
+  pthread_mutex_t rt_mu;
+  struct cx_threadpool *pools[CX_CONTEXT_MAX_POOLS]; /* one per distinct thread count */
+  int pool_threads[CX_CONTEXT_MAX_POOLS];
+  struct cx_trace *trace;   /* when flags.trace was set at first use */
+  struct cx_cache *cache;   /* executables by canonical text + backend + flags */
 };
+
+/* The context's thread pool for compiled code using `nthreads` threads in all (0: all
+ * cores), created on first use; NULL means "run on the calling thread" (one thread wanted, or
+ * no memory for a pool). Also sets OpenBLAS to the same thread count when it creates a pool.
+ * Up to CX_CONTEXT_MAX_POOLS sizes get their own pool; beyond that the closest size is
+ * shared. Thread safe. */
+struct cx_threadpool *cx_context_pool(cxla_context *ctx, int nthreads);
+/* The context's trace, created on first use if --trace=FILE is set (later changes of the
+ * flag do not move it), else NULL. Thread safe. */
+struct cx_trace *cx_context_trace(cxla_context *ctx);
+/* Writes the trace file now (if there is a trace with unwritten events); the context also
+ * writes it when destroyed, silently. */
+cxla_status cx_context_flush_trace(cxla_context *ctx);
+/* The executable cache, created on first use; NULL when memory runs out (compile goes on
+ * uncached). */
+struct cx_cache *cx_context_cache(cxla_context *ctx);
 
 #endif

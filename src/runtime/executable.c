@@ -2,12 +2,23 @@
  * clones it and hands the clone to the chosen backend, so the executable never depends on the
  * caller's module again. Execute checks arguments against the ENTRY signature before any
  * backend sees them; the backend's execute is thread safe, and so is everything here that
- * runs per call (it only reads the executable). */
+ * runs per call (it only reads the executable).
+ *
+ * Compiles are cached per context (cache.c): the key is the verified module's canonical text,
+ * the backend and every code-affecting flag, so a repeat compile (cxla_module_run in a loop, a
+ * framework re-tracing the same function) gets a new handle on the same compiled core
+ * ("cache=hit" in its stats). Handles and cache entries each hold a reference on the core. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "ir/clone.h"
 #include "ir/verify.h"
+#include "runtime/cache.h"
 #include "runtime/context.h"
 #include "runtime/executable.h"
+#include "runtime/trace.h"
+#include "text/hlo.h"
 #include "util/file.h"
 
 void cxla_compile_options_init(cxla_compile_options *o) {
@@ -18,32 +29,43 @@ void cxla_compile_options_init(cxla_compile_options *o) {
   o->threads = 0;
 }
 
+void cx_exe_core_ref(void *p) { atomic_fetch_add(&((cx_exe_core *)p)->refs, 1); }
+
+void cx_exe_core_unref(void *p) {
+  cx_exe_core *c = p;
+  if (!c || atomic_fetch_sub(&c->refs, 1) != 1) return;
+  if (c->backend && c->state) c->backend->destroy(c->state);
+  for (int i = 0; i < c->nparams; i++) {
+    if (c->param_shapes) cx_shape_free_heap(&c->param_shapes[i]);
+    if (c->param_names) cx_free(c->param_names[i]);
+  }
+  cx_free(c->param_shapes);
+  cx_free(c->param_names);
+  cx_shape_free_heap(&c->result_shape);
+  cx_free(c->name);
+  cx_free(c);
+}
+
 void cxla_executable_destroy(cxla_executable *e) {
   if (!e) return;
-  if (e->backend && e->state) e->backend->destroy(e->state);
-  for (int i = 0; i < e->nparams; i++) {
-    if (e->param_shapes) cx_shape_free_heap(&e->param_shapes[i]);
-    if (e->param_names) cx_free(e->param_names[i]);
-  }
-  cx_free(e->param_shapes);
-  cx_free(e->param_names);
-  cx_shape_free_heap(&e->result_shape);
+  cx_exe_core_unref(e->core);
   cx_free(e->stats);
   cx_free(e);
 }
 
-/* Copies the ENTRY signature of m into e (heap copies: the backend owns m). */
-static cxla_status copy_signature(cxla_executable *e, cx_module *m) {
-  cx_comp *c = m->entry;
-  e->param_shapes = cx_calloc((size_t)(c->nparams ? c->nparams : 1), sizeof *e->param_shapes);
-  e->param_names = cx_calloc((size_t)(c->nparams ? c->nparams : 1), sizeof *e->param_names);
-  if (!e->param_shapes || !e->param_names) return cx_oom(e->ctx);
-  for (int i = 0; i < c->nparams; i++) {
-    if (!cx_shape_copy(&e->param_shapes[i], &c->params[i]->shape, NULL)) return cx_oom(e->ctx);
-    e->nparams = i + 1;
-    if (!(e->param_names[i] = cx_strdup(c->params[i]->name ? c->params[i]->name : "?"))) return cx_oom(e->ctx);
+/* Copies the ENTRY signature of m into c (heap copies: the backend owns m). */
+static cxla_status copy_signature(cx_exe_core *c, cx_module *m) {
+  cx_comp *en = m->entry;
+  c->param_shapes = cx_calloc((size_t)(en->nparams ? en->nparams : 1), sizeof *c->param_shapes);
+  c->param_names = cx_calloc((size_t)(en->nparams ? en->nparams : 1), sizeof *c->param_names);
+  if (!c->param_shapes || !c->param_names) return cx_oom(c->ctx);
+  for (int i = 0; i < en->nparams; i++) {
+    if (!cx_shape_copy(&c->param_shapes[i], &en->params[i]->shape, NULL)) return cx_oom(c->ctx);
+    c->nparams = i + 1;
+    if (!(c->param_names[i] = cx_strdup(en->params[i]->name ? en->params[i]->name : "?"))) return cx_oom(c->ctx);
   }
-  if (!cx_shape_copy(&e->result_shape, &c->root->shape, NULL)) return cx_oom(e->ctx);
+  if (!cx_shape_copy(&c->result_shape, &en->root->shape, NULL)) return cx_oom(c->ctx);
+  if (!(c->name = cx_strdup(m->name ? m->name : "module"))) return cx_oom(c->ctx);
   return CXLA_OK;
 }
 
@@ -65,37 +87,125 @@ static cxla_status compile_flags(cxla_context *ctx, const cxla_compile_options *
   return CXLA_OK;
 }
 
+/* The cache key: canonical text of the (verified) module, the backend, and every flag that
+ * can change what compiles. Returns NULL with an OOM error set. */
+static char *cache_key(cx_module *m, const cx_backend *be, const cx_flags *f, size_t *len) {
+  cx_sb sb;
+  cx_sb_init(&sb);
+  cx_print_opts po = cx_print_opts_canonical();
+  cx_print_module(&sb, m, &po);
+  cx_sb_printf(&sb, "\n--backend=%s\n", be->name);
+  cx_flags_key(&sb, f);
+  *len = sb.len;
+  char *k = cx_sb_take(&sb);
+  if (!k) cx_oom(m->ctx);
+  return k;
+}
+
+/* Backends report their phases only as "name=ms" stats; when nothing else traced them, they
+ * are drawn one after another from the start of the backend's compile (the order and lengths
+ * are right, the gaps between phases are not shown). */
+static void trace_phases_from_stats(cx_trace *tr, const char *stats, double t0_ms) {
+  const char *p = stats;
+  while (p && *p) {
+    while (*p == ' ') p++;
+    const char *eq = strchr(p, '='), *sp = strchr(p, ' ');
+    if (!eq || (sp && sp < eq)) break;
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - p) < 127 ? (int)(eq - p) : 127, p);
+    char *end;
+    double ms = strtod(eq + 1, &end);
+    if (end == eq + 1) break;
+    cx_trace_args a = {1, {"from_stats"}, {1}};
+    cx_trace_add(tr, name, "compile", (int64_t)(t0_ms * 1e6), (int64_t)((t0_ms + ms) * 1e6), &a);
+    t0_ms += ms;
+    p = end;
+  }
+}
+
+/* Fills c (verified module, clone handed to the backend); appends phases to stats. */
+static cxla_status compile_core(cx_module *m, const cx_backend *be, const cx_flags *flags, cx_exe_core *c,
+                                cx_sb *stats, cx_trace *tr) {
+  cxla_context *ctx = m->ctx;
+  double t1 = cx_now_ms();
+  cxla_status s = CXLA_OK;
+  cx_module *clone = cx_module_clone(m);
+  if (!clone) s = cx_oom(ctx);
+  if (s == CXLA_OK && (!clone->entry || !cx_comp_index_params(clone->entry)))
+    s = cx_error(ctx, CXLA_ERR_VERIFY, "module %s: ENTRY parameters are not numbered 0..n-1", m->name);
+  double t2 = cx_now_ms();
+  cx_sb_printf(stats, "clone=%.3f ", t2 - t1);
+  cx_trace_add_ms(tr, "clone", "compile", t1, t2);
+  if (s == CXLA_OK) s = copy_signature(c, clone);
+  if (s == CXLA_OK) {
+    c->backend = be;
+    size_t before = stats->len;
+    int64_t nev = cx_trace_count(tr, NULL);
+    s = be->compile(ctx, clone, flags, &c->state, stats); /* takes clone, also on failure */
+    clone = NULL;
+    double t3 = cx_now_ms();
+    if (tr && cx_trace_count(tr, NULL) == nev && stats->buf)
+      trace_phases_from_stats(tr, stats->buf + before, t2);
+    char name[64];
+    snprintf(name, sizeof name, "backend %s", be->name);
+    cx_trace_add_ms(tr, name, "compile", t2, t3);
+  }
+  cx_module_free(clone);
+  return s;
+}
+
 static cxla_status compile(cx_module *m, const cxla_compile_options *o, cxla_executable *e) {
   cxla_context *ctx = m->ctx;
   const cx_backend *be;
   CX_TRY(cx_backend_get(ctx, o->backend, &be));
+  cx_trace *tr = cx_context_trace(ctx);
   cx_sb stats;
   cx_sb_init(&stats);
   if (m->parse_ms > 0) cx_sb_printf(&stats, "parse=%.3f ", m->parse_ms);
   double t0 = cx_now_ms();
   cxla_status s = cx_verify_module(m);
-  cx_comp *entry = NULL;
-  if (s == CXLA_OK && !(entry = m->entry))
+  if (s == CXLA_OK && !m->entry)
     s = cx_error(ctx, CXLA_ERR_VERIFY, "module %s has no ENTRY computation", m->name);
-  if (s == CXLA_OK && !entry->root)
-    s = cx_error(ctx, CXLA_ERR_VERIFY, "module %s: ENTRY computation %s has no ROOT", m->name, entry->name);
+  if (s == CXLA_OK && !m->entry->root)
+    s = cx_error(ctx, CXLA_ERR_VERIFY, "module %s: ENTRY computation %s has no ROOT", m->name, m->entry->name);
   double t1 = cx_now_ms();
   cx_sb_printf(&stats, "verify=%.3f ", t1 - t0);
-  cx_module *clone = s == CXLA_OK ? cx_module_clone(m) : NULL;
-  if (s == CXLA_OK && !clone) s = cx_oom(ctx);
-  if (s == CXLA_OK && (!clone->entry || !cx_comp_index_params(clone->entry)))
-    s = cx_error(ctx, CXLA_ERR_VERIFY, "module %s: ENTRY parameters are not numbered 0..n-1", m->name);
-  cx_sb_printf(&stats, "clone=%.3f ", cx_now_ms() - t1);
-  if (s == CXLA_OK) s = copy_signature(e, clone);
+  cx_trace_add_ms(tr, "verify", "compile", t0, t1);
   cx_flags flags;
-  if (s == CXLA_OK && (s = compile_flags(ctx, o, &flags)) == CXLA_OK) {
-    e->backend = be;
-    s = be->compile(ctx, clone, &flags, &e->state, &stats); /* takes clone, also on failure */
-    clone = NULL;
-    cx_flags_free(&flags);
+  int have_flags = s == CXLA_OK && (s = compile_flags(ctx, o, &flags)) == CXLA_OK;
+  /* Dumps are side effects the caller asked for, so --dump-to always compiles afresh. */
+  cx_cache *cache = have_flags && !(flags.dump_to && flags.dump_to[0]) ? cx_context_cache(ctx) : NULL;
+  char *key = NULL;
+  size_t klen = 0;
+  uint64_t hash = 0;
+  if (cache) {
+    if (!(key = cache_key(m, be, &flags, &klen))) s = CXLA_ERR_OUT_OF_MEMORY;
+    else hash = cx_cache_hash(key, klen);
   }
-  cx_module_free(clone);
-  if (s == CXLA_OK && stats.len && stats.buf[stats.len - 1] == ' ') stats.buf[--stats.len] = 0;
+  if (s == CXLA_OK && key && (e->core = cx_cache_lookup(cache, key, klen, hash))) {
+    double t2 = cx_now_ms();
+    cx_sb_printf(&stats, "lookup=%.3f cache=hit", t2 - t1);
+    cx_trace_add_ms(tr, "cache hit", "compile", t1, t2);
+  } else if (s == CXLA_OK) {
+    if (key) cx_sb_printf(&stats, "lookup=%.3f ", cx_now_ms() - t1);
+    cx_exe_core *c = cx_calloc(1, sizeof *c);
+    if (!c) s = cx_oom(ctx);
+    else {
+      atomic_init(&c->refs, 1);
+      c->ctx = ctx;
+      e->core = c;
+      s = compile_core(m, be, &flags, c, &stats, tr);
+    }
+    /* The cache is best effort: a failed insert only means the next compile is a miss. */
+    if (s == CXLA_OK && key) cx_cache_insert(cache, key, klen, hash, c);
+    cx_sb_puts(&stats, key ? "cache=miss" : "cache=off");
+  }
+  if (have_flags) cx_flags_free(&flags);
+  cx_free(key);
+  double t9 = cx_now_ms();
+  char span[160];
+  snprintf(span, sizeof span, "compile %s", m->name ? m->name : "module");
+  cx_trace_add_ms(tr, span, "compile", t0, t9);
   if (s == CXLA_OK && !(e->stats = cx_sb_take(&stats))) s = cx_oom(ctx);
   cx_sb_free(&stats);
   return s;
@@ -126,9 +236,10 @@ cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *
   if (!e) return CXLA_ERR_INVALID_ARGUMENT;
   if (!result) return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_executable_execute: result is NULL");
   *result = NULL;
-  if (nargs != e->nparams)
+  const cx_exe_core *c = e->core;
+  if (nargs != c->nparams)
     return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "expected %d argument%s (one per ENTRY parameter), got %d",
-                    e->nparams, e->nparams == 1 ? "" : "s", nargs);
+                    c->nparams, c->nparams == 1 ? "" : "s", nargs);
   if (nargs && !args) return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_executable_execute: args is NULL");
   cxla_literal *stack_lits[16] = {0};
   cxla_literal **lits = nargs <= 16 ? stack_lits : cx_calloc((size_t)nargs, sizeof *lits);
@@ -137,22 +248,27 @@ cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *
   for (int i = 0; i < nargs && s == CXLA_OK; i++) {
     char want[256], got[256];
     if (!args[i] || !args[i]->host) {
-      s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "argument %d (parameter '%s') is NULL", i, e->param_names[i]);
-    } else if (!cx_shape_equal(&args[i]->host->shape, &e->param_shapes[i])) {
+      s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "argument %d (parameter '%s') is NULL", i, c->param_names[i]);
+    } else if (!cx_shape_equal(&args[i]->host->shape, &c->param_shapes[i])) {
       s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "argument %d (parameter '%s'): expected %s, got %s", i,
-                   e->param_names[i], cx_shape_str(&e->param_shapes[i], want, sizeof want),
+                   c->param_names[i], cx_shape_str(&c->param_shapes[i], want, sizeof want),
                    cx_shape_str(&args[i]->host->shape, got, sizeof got));
     }
     if (s == CXLA_OK) lits[i] = args[i]->host;
   }
   cxla_literal *out = NULL;
-  if (s == CXLA_OK) s = e->backend->execute(e->state, e->ctx, nargs, lits, &out);
+  if (s == CXLA_OK) {
+    cx_trace *tr = cx_context_trace(e->ctx);
+    int64_t t0 = tr ? cx_trace_now() : 0;
+    s = c->backend->execute(c->state, e->ctx, nargs, lits, &out);
+    if (tr) cx_trace_add(tr, c->name, "execute", t0, cx_trace_now(), NULL);
+  }
   if (lits != stack_lits) cx_free(lits);
-  if (s == CXLA_OK && (!out || !cx_shape_equal(&out->shape, &e->result_shape))) {
+  if (s == CXLA_OK && (!out || !cx_shape_equal(&out->shape, &c->result_shape))) {
     char want[256], got[256];
-    s = cx_error(e->ctx, CXLA_ERR_INTERNAL, "backend %s returned %s for a result of shape %s", e->backend->name,
+    s = cx_error(e->ctx, CXLA_ERR_INTERNAL, "backend %s returned %s for a result of shape %s", c->backend->name,
                  out ? cx_shape_str(&out->shape, got, sizeof got) : "nothing",
-                 cx_shape_str(&e->result_shape, want, sizeof want));
+                 cx_shape_str(&c->result_shape, want, sizeof want));
   }
   cxla_buffer *buf = s == CXLA_OK ? cx_calloc(1, sizeof *buf) : NULL;
   if (s == CXLA_OK && !buf) s = cx_oom(e->ctx);
@@ -161,7 +277,7 @@ cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *
     return s;
   }
   buf->ctx = e->ctx;
-  buf->backend = e->backend;
+  buf->backend = c->backend;
   buf->host = out;
   *result = buf;
   return CXLA_OK;
@@ -214,7 +330,7 @@ cxla_status cxla_module_run(cxla_module *m, const cxla_compile_options *opts, in
   cxla_status s = bufs && ptrs ? CXLA_OK : cx_oom(m->ctx);
   for (int i = 0; i < nargs && s == CXLA_OK; i++) {
     bufs[i].ctx = m->ctx;
-    bufs[i].backend = e->backend;
+    bufs[i].backend = e->core->backend;
     bufs[i].host = args[i];
     ptrs[i] = &bufs[i];
   }

@@ -31,15 +31,28 @@ int cx_backend_is_planned(const char *name);
  * name (listing the known ones) or CXLA_ERR_UNSUPPORTED for a known one not built in. */
 cxla_status cx_backend_get(cxla_context *ctx, const char *name, const cx_backend **out);
 
-struct cxla_executable {
+/* What a compile produces, shared by every executable handle compiled from the same
+ * module + backend + flags in one context (the executable cache hands out new handles to it).
+ * Reference counted: each handle and each cache entry holds one reference. */
+typedef struct cx_exe_core {
+  _Atomic int refs;
   cxla_context *ctx;
   const cx_backend *backend;
   void *state;
+  char *name;               /* module name (trace events) */
   int nparams;
   cx_shape *param_shapes;   /* heap copies, to check arguments */
   char **param_names;       /* heap copies, for argument error messages */
   cx_shape result_shape;
-  char *stats;
+} cx_exe_core;
+
+void cx_exe_core_ref(void *core);
+void cx_exe_core_unref(void *core); /* frees it (and the backend state) at zero */
+
+struct cxla_executable {
+  cxla_context *ctx;
+  cx_exe_core *core;
+  char *stats;              /* this compile's phases: a cache hit has its own, short, stats */
 };
 
 struct cxla_buffer {

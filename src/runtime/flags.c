@@ -13,6 +13,7 @@ typedef struct {
   size_t offset;
   int64_t lo, hi;
   const char *help;
+  int runtime_only; /* does not change what compiles: left out of executable-cache keys */
 } flag_def;
 
 #define OFF(f) offsetof(cx_flags, f)
@@ -24,7 +25,7 @@ static const flag_def defs[] = {
      "N: stop interpreted while loops after N iterations (0: no limit)"},
     {"dump-to", F_STR, OFF(dump_to), 0, 0, "DIR: write HLO text and GraphViz after each pass"},
     {"dump-pass-re", F_STR, OFF(dump_pass_re), 0, 0, "REGEX: only dump passes matching it"},
-    {"trace", F_STR, OFF(trace), 0, 0, "FILE: write a Chrome trace of compile phases and kernels"},
+    {"trace", F_STR, OFF(trace), 0, 0, "FILE: write a Chrome trace of compile phases and kernels", 1},
 };
 
 void cx_flags_init(cx_flags *f) {
@@ -52,6 +53,18 @@ cxla_status cx_flags_copy(cxla_context *ctx, cx_flags *dst, const cx_flags *src)
   }
   *dst = tmp;
   return CXLA_OK;
+}
+
+void cx_flags_key(cx_sb *sb, const cx_flags *f) {
+  for (int i = 0; i < CX_ARRAY_LEN(defs); i++) {
+    if (defs[i].runtime_only) continue;
+    const void *slot = (const char *)f + defs[i].offset;
+    cx_sb_printf(sb, "--%s=", defs[i].name);
+    if (defs[i].kind == F_STR) cx_sb_puts(sb, *(char *const *)slot ? *(char *const *)slot : "");
+    else if (defs[i].offset == OFF(max_loop_iterations)) cx_sb_printf(sb, "%lld", (long long)*(const int64_t *)slot);
+    else cx_sb_printf(sb, "%d", *(const int *)slot);
+    cx_sb_putc(sb, '\n');
+  }
 }
 
 static const flag_def *find(const char *name, size_t n) {

@@ -23,5 +23,8 @@ int cx_flags_is_flag(const char *arg);
 /* Appends one line per flag ("  --threads=N            worker threads (0: all cores)"), each
  * indented by `indent` spaces, for --help texts. */
 void cx_flags_help(cx_sb *sb, int indent);
+/* Appends every flag that can change a compiled executable ("--name=value\n" each; not
+ * --trace), for executable-cache keys. New flags join automatically. */
+void cx_flags_key(cx_sb *sb, const cx_flags *f);
 
 #endif

@@ -1,0 +1,214 @@
+/* threadpool.c — a pthread pool with dynamically chunked parallel_for.
+ *
+ * Design (see threadpool.h for the contract):
+ *  - A job lives on the stack of the thread that posts it. It is listed in the pool's FIFO of
+ *    jobs with unclaimed chunks; workers join the oldest listed job, claim chunks from its
+ *    atomic counter until none are left, then unlist it and leave. Joining and leaving happen
+ *    under the pool mutex and are counted in job->helpers, so the poster knows when no worker
+ *    can touch its job any more: it unlists the job itself, then waits for helpers == 0.
+ *  - Jobs from several threads are served concurrently (not serialised), and the poster always
+ *    works on its own job, so progress never depends on a free worker: nested or concurrent
+ *    parallel_for calls cannot deadlock.
+ *  - Idle workers spin for a few microseconds (kernels of one execution come back to back),
+ *    then sleep on a condition variable so that OpenBLAS's own threads get the cores during a
+ *    GEMM. The poster wakes only as many sleepers as the job has chunks to share. */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+#include "backend/cpu/threadpool.h"
+#include "util/util.h"
+
+/* Chunks per thread: more than one so that a thread slowed by the OS (or busy with another
+ * job) does not hold everyone up; few enough that claiming costs nothing next to a chunk. */
+#define CHUNKS_PER_THREAD 4
+/* How long an idle worker (or a poster waiting for its helpers) spins before sleeping. */
+#define SPIN_NS 30000
+
+typedef struct job {
+  cx_kernel_fn fn;
+  void **args;
+  int64_t base, rem, nchunks;   /* chunk c covers [c*base + min(c, rem), next chunk's begin) */
+  atomic_llong next;            /* next unclaimed chunk */
+  atomic_int helpers;           /* workers inside run_chunks (changed under the pool mutex) */
+  int listed;                   /* in the pool's list (under the mutex) */
+  struct job *link;
+} job;
+
+struct cx_threadpool {
+  pthread_mutex_t mu;
+  pthread_cond_t work_cv; /* workers sleep here while no job is listed */
+  pthread_cond_t done_cv; /* posters sleep here until their helpers have left */
+  job *head, *tail;       /* listed jobs, oldest first */
+  atomic_uint epoch;      /* bumped per posted job, so spinning workers notice without the lock */
+  int sleepers, stop;
+  int nworkers;
+  pthread_t *threads;
+};
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline int64_t chunk_begin(const job *j, int64_t c) {
+  return c * j->base + (c < j->rem ? c : j->rem);
+}
+
+static void run_chunks(job *j) {
+  for (;;) {
+    int64_t c = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+    if (c >= j->nchunks) return;
+    j->fn(j->args, chunk_begin(j, c), chunk_begin(j, c + 1));
+  }
+}
+
+/* Under the mutex. */
+static void unlist(cx_threadpool *p, job *j) {
+  if (!j->listed) return;
+  job **pp = &p->head, *prev = NULL;
+  while (*pp != j) {
+    prev = *pp;
+    pp = &(*pp)->link;
+  }
+  *pp = j->link;
+  if (p->tail == j) p->tail = prev;
+  j->listed = 0;
+  j->link = NULL;
+}
+
+/* Spins until the epoch moves away from e (1) or SPIN_NS pass (0). */
+static int spin_for_work(cx_threadpool *p, unsigned e) {
+  int64_t until = now_ns() + SPIN_NS;
+  for (int i = 1;; i++) {
+    if (atomic_load_explicit(&p->epoch, memory_order_relaxed) != e) return 1;
+    cpu_relax();
+    if ((i & 63) == 0 && now_ns() > until) return 0;
+  }
+}
+
+static void *worker_main(void *arg) {
+  cx_threadpool *p = arg;
+  pthread_mutex_lock(&p->mu);
+  while (!p->stop) {
+    job *j = p->head;
+    if (!j) {
+      unsigned e = atomic_load(&p->epoch);
+      pthread_mutex_unlock(&p->mu);
+      int moved = spin_for_work(p, e);
+      pthread_mutex_lock(&p->mu);
+      if (moved || p->head || p->stop) continue;
+      /* The check above and the wait are under the mutex that posters hold while listing a
+       * job and reading `sleepers`, so no wake-up is lost. */
+      p->sleepers++;
+      pthread_cond_wait(&p->work_cv, &p->mu);
+      p->sleepers--;
+      continue;
+    }
+    atomic_fetch_add(&j->helpers, 1);
+    pthread_mutex_unlock(&p->mu);
+    run_chunks(j);
+    pthread_mutex_lock(&p->mu);
+    unlist(p, j); /* every chunk is claimed: nobody else should join */
+    if (atomic_fetch_sub(&j->helpers, 1) == 1) pthread_cond_broadcast(&p->done_cv);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+int cx_threadpool_ncpus(void) {
+  /* The affinity mask is what this process may really use (taskset, cgroups); sysconf's
+   * online count is the fallback. */
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+cx_threadpool *cx_threadpool_create(int nthreads) {
+  if (nthreads <= 0) nthreads = cx_threadpool_ncpus();
+  cx_threadpool *p = cx_calloc(1, sizeof *p);
+  if (!p) return NULL;
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->work_cv, NULL);
+  pthread_cond_init(&p->done_cv, NULL);
+  atomic_init(&p->epoch, 0);
+  if (nthreads > 1 && !(p->threads = cx_calloc((size_t)(nthreads - 1), sizeof *p->threads))) {
+    cx_threadpool_destroy(p);
+    return NULL;
+  }
+  /* A refused thread (EAGAIN under a process limit) only makes the pool smaller. */
+  for (int i = 0; i < nthreads - 1; i++) {
+    if (pthread_create(&p->threads[p->nworkers], NULL, worker_main, p) != 0) break;
+    p->nworkers++;
+  }
+  return p;
+}
+
+void cx_threadpool_destroy(cx_threadpool *p) {
+  if (!p) return;
+  pthread_mutex_lock(&p->mu);
+  p->stop = 1;
+  pthread_cond_broadcast(&p->work_cv);
+  pthread_mutex_unlock(&p->mu);
+  for (int i = 0; i < p->nworkers; i++) pthread_join(p->threads[i], NULL);
+  cx_free(p->threads);
+  pthread_cond_destroy(&p->work_cv);
+  pthread_cond_destroy(&p->done_cv);
+  pthread_mutex_destroy(&p->mu);
+  cx_free(p);
+}
+
+int cx_threadpool_size(const cx_threadpool *p) { return p ? p->nworkers + 1 : 1; }
+
+int64_t cx_threadpool_parallel_for(cx_threadpool *p, cx_kernel_fn fn, void **args, int64_t total,
+                                   int64_t grain) {
+  if (total <= 0) return 0;
+  if (grain < 1) grain = 1;
+  int64_t nthreads = cx_threadpool_size(p);
+  int64_t nchunks = total / grain; /* so that every chunk has >= grain iterations */
+  if (nchunks > nthreads * CHUNKS_PER_THREAD) nchunks = nthreads * CHUNKS_PER_THREAD;
+  if (nchunks <= 1 || nthreads <= 1) {
+    fn(args, 0, total);
+    return 1;
+  }
+  job j = {.fn = fn, .args = args, .base = total / nchunks, .rem = total % nchunks, .nchunks = nchunks};
+  atomic_init(&j.next, 0);
+  atomic_init(&j.helpers, 0);
+
+  pthread_mutex_lock(&p->mu);
+  j.listed = 1;
+  if (p->tail) p->tail->link = &j;
+  else p->head = &j;
+  p->tail = &j;
+  atomic_fetch_add(&p->epoch, 1);
+  int wake = p->sleepers < nchunks - 1 ? p->sleepers : (int)(nchunks - 1);
+  for (int i = 0; i < wake; i++) pthread_cond_signal(&p->work_cv);
+  pthread_mutex_unlock(&p->mu);
+
+  run_chunks(&j);
+
+  /* Helpers still running their last chunk usually finish within microseconds. */
+  int64_t until = now_ns() + SPIN_NS;
+  for (int i = 1; atomic_load(&j.helpers) > 0; i++) {
+    cpu_relax();
+    if ((i & 63) == 0 && now_ns() > until) break;
+  }
+  pthread_mutex_lock(&p->mu);
+  unlist(p, &j);
+  while (atomic_load(&j.helpers) > 0) pthread_cond_wait(&p->done_cv, &p->mu);
+  pthread_mutex_unlock(&p->mu);
+  return nchunks;
+}

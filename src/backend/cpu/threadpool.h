@@ -1,0 +1,36 @@
+/* threadpool.h — the worker threads that run JIT kernels in parallel.
+ *
+ * A pool runs "jobs": fn over [0, total) split into chunks. Several jobs may be in flight at
+ * once (several user threads executing on one context, or a kernel that itself calls
+ * parallel_for): each job keeps its own chunk counter, idle workers help whichever job is
+ * oldest, and the thread that posted a job always works on it too, so a job finishes even if
+ * every worker is busy elsewhere — no job ever waits for pool capacity, hence no deadlock. */
+#ifndef CX_THREADPOOL_H
+#define CX_THREADPOOL_H
+#include <stdint.h>
+#include "backend/cpu/runtime.h"
+
+/* A pool whose parallel_for uses `nthreads` threads in all: the caller plus nthreads - 1
+ * workers (0: one per online CPU). If the system refuses some threads the pool has fewer
+ * (cx_threadpool_size says how many); a pool of size 1 runs everything inline. NULL only when
+ * memory runs out. */
+cx_threadpool *cx_threadpool_create(int nthreads);
+/* Joins the workers. No parallel_for may be running on the pool. NULL is a no-op. */
+void cx_threadpool_destroy(cx_threadpool *p);
+/* Threads that run a job: workers + the caller (1 for NULL). */
+int cx_threadpool_size(const cx_threadpool *p);
+
+/* Runs fn(args, begin, end) over disjoint chunks that cover [0, total) exactly once and
+ * returns when all have run. Every chunk has at least `grain` iterations (grain <= 0 means 1);
+ * when total < 2 * grain, or p is NULL or has one thread, fn runs once, inline, on [0, total).
+ * Returns the number of chunks it was split into (0 when total <= 0). Thread safe. */
+int64_t cx_threadpool_parallel_for(cx_threadpool *p, cx_kernel_fn fn, void **args, int64_t total,
+                                   int64_t grain);
+
+/* cx_threadpool_create, then sets OpenBLAS's thread count to the pool's size (runtime.c). */
+cx_threadpool *cx_rt_pool_create(int nthreads);
+
+/* Online CPUs (at least 1). */
+int cx_threadpool_ncpus(void);
+
+#endif
