@@ -13,13 +13,15 @@ cx_instr *cx_instr_add(cx_comp *c, cx_op op, const cx_shape *shape, int nops, cx
   return in;
 }
 
-int cx_comp_remove_instrs(cx_comp *c, const uint8_t *drop) {
-  int n = 0;
+cxla_status cx_comp_resort(cx_comp *c, const char *who) {
   for (int i = 0; i < c->ninstrs; i++)
-    if (!drop[i]) c->instrs[n++] = c->instrs[i];
-  int removed = c->ninstrs - n;
-  c->ninstrs = n;
-  return removed;
+    for (int j = 0; j < c->instrs[i]->nops; j++)
+      if (c->instrs[i]->ops[j]->parent != c)
+        return cx_error(c->module->ctx, CXLA_ERR_INTERNAL, "%s: %s uses %s from another computation", who,
+                        c->instrs[i]->name ? c->instrs[i]->name : "?",
+                        c->instrs[i]->ops[j]->name ? c->instrs[i]->ops[j]->name : "?");
+  /* with every operand inside c, sorting can only fail for memory */
+  return cx_comp_sort(c) ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
 }
 
 /* Marks with a sentinel in comp->aux; aux is scratch that only the running pass uses. */

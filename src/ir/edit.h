@@ -11,10 +11,9 @@
 cx_instr *cx_instr_add(cx_comp *c, cx_op op, const cx_shape *shape, int nops, cx_instr *const *ops,
                        cx_loc loc);
 
-/* Removes from c->instrs every instruction for which drop[i] is set (i: position in
- * c->instrs), keeping the order of the rest. Returns how many were removed. The caller makes
- * sure no remaining instruction (or the root) still uses a removed one. */
-int cx_comp_remove_instrs(cx_comp *c, const uint8_t *drop);
+/* cx_comp_sort with a status: CXLA_ERR_OUT_OF_MEMORY, or CXLA_ERR_INTERNAL naming `who`
+ * when an operand lives outside c (a bug in the caller's edits). */
+cxla_status cx_comp_resort(cx_comp *c, const char *who);
 
 /* Removes the computations that the ENTRY cannot reach through `called` (keeping the order of
  * the rest). Returns how many were removed. A module without ENTRY is left alone. */

@@ -106,7 +106,7 @@ static cxla_status inline_comp(cx_comp *c, int *count) {
   c->ninstrs = n;
   for (int i = 0; i < n; i++) c->instrs[i]->aux = NULL;
   /* the copies were appended after the call's users */
-  if (!cx_comp_sort(c)) return cx_error(c->module->ctx, CXLA_ERR_INTERNAL, "inline: cannot order computation %s", c->name);
+  CX_TRY(cx_comp_resort(c, "inline"));
   *count += inlined;
   return CXLA_OK;
 }

@@ -53,7 +53,9 @@ cxla_status cx_pass_run(cx_pass_ctx *pc, cx_module *m, const cx_pass *p, int *ch
   double ms = cx_now_ms() - t0;
   if (pc->stats) stats_add(pc->stats, p->name, ms);
   if (s != CXLA_OK) return s;
-  if (pc->verify && cx_verify_module(m) != CXLA_OK) {
+  cxla_status v = pc->verify ? cx_verify_module(m) : CXLA_OK;
+  if (v == CXLA_ERR_OUT_OF_MEMORY) return v; /* the verifier's own failure, not the pass's */
+  if (v != CXLA_OK) {
     char why[1800];
     snprintf(why, sizeof why, "%s", cxla_context_errmsg(m->ctx));
     return cx_error(m->ctx, CXLA_ERR_INTERNAL, "pass %s produced an invalid module: %s", p->name, why);

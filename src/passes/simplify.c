@@ -251,8 +251,7 @@ static cxla_status simplify_comp(cx_comp *c, int *changed) {
   }
   for (int i = 0; i < c->ninstrs; i++) c->instrs[i]->aux = NULL;
   if (s != CXLA_OK) return s;
-  if (c->ninstrs != n0 - nrep && !cx_comp_sort(c))
-    return cx_error(c->module->ctx, CXLA_ERR_INTERNAL, "simplify: cannot order computation %s", c->name);
+  if (c->ninstrs != n0 - nrep) CX_TRY(cx_comp_resort(c, "simplify"));
   *changed += nrep;
   return CXLA_OK;
 }
