@@ -23,6 +23,25 @@ static cxla_status splat_int(cx_instr *in, int64_t k, cx_instr **out) {
   return (*out = cx_simp_splat(in, &in->shape, v)) ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
 }
 
+/* x / 2^k -> x * 2^-k: both are the one real number x * 2^-k rounded once, so they agree
+ * bit for bit (NaN, infinities, -0 and subnormal results included) as long as 2^-k itself is
+ * exact in the type; a multiply is much cheaper than a divide. */
+static cxla_status divide_by_power_of_two(cx_instr *in, cx_instr **out) {
+  cx_instr *b = in->ops[1];
+  cxla_type t = in->shape.type;
+  cx_scalar v;
+  int e;
+  if (!cx_simp_uniform(b, &v) || !isfinite(v.f) || v.f == 0 || fabs(frexp(v.f, &e)) != 0.5) return CXLA_OK;
+  double r = 1.0 / v.f; /* exact in double: a power of two within double's range */
+  if (cx_round_to_type(t, r) != r || r * v.f != 1.0) return CXLA_OK;
+  cx_scalar rv;
+  rv.f = r;
+  cx_instr *k = cx_simp_splat(in, &b->shape, rv);
+  cx_instr *ops[2] = {in->ops[0], k};
+  *out = k ? cx_simp_new(in, CX_OP_MULTIPLY, &in->shape, 2, ops) : NULL;
+  return *out ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
+}
+
 static cxla_status binary(cx_instr *in, cx_instr **out) {
   cx_instr *a = in->ops[0], *b = in->ops[1];
   cxla_type t = a->shape.type;
@@ -46,6 +65,7 @@ static cxla_status binary(cx_instr *in, cx_instr **out) {
     return CXLA_OK;
   case CX_OP_DIVIDE:
     if ((I || F) && is_one(b)) *out = a;
+    else if (F) return divide_by_power_of_two(in, out);
     return CXLA_OK;
   case CX_OP_POWER:
     if (F && cx_simp_is_float(b, 1.0)) *out = a; /* pow(x, 1) is x, NaN and -0 included */

@@ -102,6 +102,36 @@ static int64_t stride_of(const cx_instr *in, int i) {
   return in->a.slice_stride.n ? in->a.slice_stride.v[i] : 1;
 }
 
+/* A slice that reads from one operand of a concatenate is a slice of that operand (or the
+ * operand itself), as JAX's split/concat patterns produce. */
+static cxla_status slice_of_concatenate(cx_instr *in, cx_instr *x, cx_instr **out) {
+  int rank = in->shape.rank;
+  int64_t k = x->a.dims.n == 1 ? x->a.dims.v[0] : -1;
+  if (k < 0 || k >= rank || in->shape.dims[k] == 0) return CXLA_OK;
+  int64_t s = in->a.slice_start.v[k], l = in->a.slice_limit.v[k], off = 0;
+  for (int j = 0; j < x->nops; j++) {
+    cx_instr *y = x->ops[j];
+    int64_t n = y->shape.dims[k];
+    if (s >= off && l <= off + n) { /* entirely inside operand j */
+      int64_t st[CXLA_MAX_RANK], li[CXLA_MAX_RANK], sd[CXLA_MAX_RANK];
+      int full = 1;
+      for (int i = 0; i < rank; i++) {
+        st[i] = in->a.slice_start.v[i] - (i == k ? off : 0);
+        li[i] = in->a.slice_limit.v[i] - (i == k ? off : 0);
+        sd[i] = stride_of(in, i);
+        full &= st[i] == 0 && li[i] == y->shape.dims[i] && sd[i] == 1;
+      }
+      if (full) { *out = y; return CXLA_OK; }
+      cx_instr *r = cx_simp_new(in, CX_OP_SLICE, &in->shape, 1, &y);
+      if (!r || set_slice(r, rank, st, li, sd) != CXLA_OK) return CXLA_ERR_OUT_OF_MEMORY;
+      *out = r;
+      return CXLA_OK;
+    }
+    off += n;
+  }
+  return CXLA_OK;
+}
+
 static cxla_status slice(cx_instr *in, cx_instr **out) {
   cx_instr *x = in->ops[0];
   int rank = in->shape.rank, full = 1;
@@ -110,6 +140,7 @@ static cxla_status slice(cx_instr *in, cx_instr **out) {
     full &= in->a.slice_start.v[i] == 0 && in->a.slice_limit.v[i] == x->shape.dims[i] && stride_of(in, i) == 1;
   if (full) { *out = x; return CXLA_OK; }
   if (is_scalar_broadcast(x)) return rebroadcast(in, x, out);
+  if (x->op == CX_OP_CONCATENATE) return slice_of_concatenate(in, x, out);
   if (x->op != CX_OP_SLICE || x->a.slice_start.n != rank) return CXLA_OK;
   /* element j of the result is x[s2 + j*t2] = y[s1 + (s2 + j*t2)*t1] */
   int64_t st[CXLA_MAX_RANK], li[CXLA_MAX_RANK], sd[CXLA_MAX_RANK];

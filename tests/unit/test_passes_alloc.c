@@ -25,6 +25,7 @@ static cxla_status run_pipeline(cx_module *m, const char *dump_dir) {
   cx_flags_init(&f);
   f.fusion = 0;
   f.dump_to = (char *)dump_dir; /* borrowed: not freed below */
+  f.dump_pass_re = (char *)"^cse$"; /* the input and one pass: every dump path, fewer files */
   cx_sb stats;
   cx_sb_init(&stats);
   static const cx_pass passes[] = {

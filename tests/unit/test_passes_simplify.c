@@ -2,6 +2,7 @@
  * stays away where it is not (floats with -0 and NaN, integer wrap-around), and every
  * rewritten module computes bit for bit what the original did (tp_pass_equiv runs both on the
  * interpreter with NaN, -0, infinities and integer extremes among the inputs). */
+#include "passes/simplify.h"
 #include "passes_helpers.h"
 
 /* What the ENTRY root became, as "shape op(operands), attrs" without the name. */
@@ -354,5 +355,46 @@ TEST(passes_simplify_leaves_side_effects_and_keeps_names_unique) {
   CHECK(again != NULL);
   cx_module_free(again);
   cx_free(t);
+  cx_module_free(m);
+}
+
+TEST(passes_simplify_divide_by_power_of_two) {
+  cx_module *m = SIMPLIFY("HloModule m\nENTRY e {\n  p = f32[6] parameter(0)\n  c = f32[] constant(4)\n"
+                          "  cb = f32[6] broadcast(c), dimensions={}\n  ROOT d = f32[6] divide(p, cb)\n}\n", 1);
+  cx_instr *r = m ? m->entry->root : NULL;
+  CHECK(r && r->op == CX_OP_MULTIPLY);
+  cx_scalar v;
+  CHECK(r && r->op == CX_OP_MULTIPLY && cx_simp_uniform(r->ops[1], &v) && v.f == 0.25);
+  cx_module_free(m);
+  /* f16: 1/2^15 is subnormal but exact */
+  m = SIMPLIFY("HloModule m\nENTRY e {\n  p = f16[6] parameter(0)\n  c = f16[] constant(-32768)\n"
+               "  cb = f16[6] broadcast(c), dimensions={}\n  ROOT d = f16[6] divide(p, cb)\n}\n", 1);
+  cx_module_free(m);
+  /* not a power of two, or a reciprocal the type cannot hold (1/2^-24 = 2^24 overflows f16) */
+  m = SIMPLIFY("HloModule m\nENTRY e {\n  p = f32[6] parameter(0)\n  c = f32[] constant(3)\n"
+               "  cb = f32[6] broadcast(c), dimensions={}\n  ROOT d = f32[6] divide(p, cb)\n}\n", 0);
+  cx_module_free(m);
+  m = SIMPLIFY("HloModule m\nENTRY e {\n  p = f16[6] parameter(0)\n  c = f16[] constant(5.96046448e-08)\n"
+               "  cb = f16[6] broadcast(c), dimensions={}\n  ROOT d = f16[6] divide(p, cb)\n}\n", 0);
+  cx_module_free(m);
+  /* integer division by a power of two truncates toward zero: not a shift, left alone */
+  m = SIMPLIFY("HloModule m\nENTRY e {\n  p = s32[6] parameter(0)\n  c = s32[] constant(4)\n"
+               "  cb = s32[6] broadcast(c), dimensions={}\n  ROOT d = s32[6] divide(p, cb)\n}\n", 0);
+  cx_module_free(m);
+}
+
+TEST(passes_simplify_slice_of_concatenate) {
+  cx_module *m = SIMPLIFY("HloModule m\nENTRY e {\n  p = f32[2,3] parameter(0)\n  q = f32[4,3] parameter(1)\n"
+                          "  c = f32[6,3] concatenate(p, q), dimensions={0}\n  a = f32[2,3] slice(c), slice={[0:2], [0:3]}\n"
+                          "  b = f32[2,2] slice(c), slice={[3:6:2], [1:3]}\n  x = f32[2,3] slice(c), slice={[1:3], [0:3]}\n"
+                          "  ROOT t = (f32[2,3], f32[2,2], f32[2,3]) tuple(a, b, x)\n}\n", 1);
+  cx_instr *t = m ? m->entry->root : NULL;
+  if (t) {
+    CHECK(t->ops[0]->op == CX_OP_PARAMETER);
+    char *b = tp_instr(t->ops[1]);
+    CHECK_MSG(b && !strcmp(b, "f32[2,2] slice(q), slice={[1:4:2], [1:3:1]}"), "got %s", b ? b : "");
+    cx_free(b);
+    CHECK(t->ops[2]->op == CX_OP_SLICE && t->ops[2]->ops[0]->op == CX_OP_CONCATENATE); /* straddles both */
+  }
   cx_module_free(m);
 }
