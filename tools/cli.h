@@ -12,6 +12,9 @@ enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 /* Commands: argv[0] is the command name. */
 int cli_run(cxla_context *ctx, int argc, char **argv);
 int cli_fmt(cxla_context *ctx, int argc, char **argv);
+int cli_compile(cxla_context *ctx, int argc, char **argv); /* cli_compile.c */
+/* "850.0 us", "12.34 ms", "1.234 s" into buf. */
+const char *cli_format_ms(double ms, char *buf, size_t n);
 
 /* Usage texts (one per command; "" for the overview). */
 void cli_print_usage(FILE *f, const char *command);

@@ -1,9 +1,11 @@
 /* cli_run.c — `cxla run MODULE.hlo [IN.npy ...]`: parse, load or make inputs, compile, run,
- * then print a summary or write one .npy per result leaf. */
+ * then print a summary or write one .npy per result leaf. --repeat=N runs N times after one
+ * compile and reports min/median/max execution time. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include "cli.h"
 #include "runtime/flags.h"
 
@@ -15,6 +17,7 @@ typedef struct {
   const char *out_dir;
   int random, stats;
   uint64_t seed;
+  int64_t repeat; /* 0: run once, print no timings */
 } run_args;
 
 static int parse_seed(const char *s, uint64_t *seed) {
@@ -56,6 +59,11 @@ static int parse_args(cxla_context *ctx, int argc, char **argv, run_args *r) {
         return cli_usage_error("run", "--random-inputs=SEED wants a non-negative integer, not '%s'", a + 16);
     } else if (!strcmp(a, "--stats")) {
       r->stats = 1;
+    } else if (!strncmp(a, "--repeat=", 9) || !strcmp(a, "--repeat")) {
+      uint64_t n = 0;
+      if (!a[8] || !parse_seed(a + 9, &n) || n < 1 || n > 1000000000)
+        return cli_usage_error("run", "--repeat=N wants a count from 1 to 1000000000, not '%s'", a[8] ? a + 9 : "");
+      r->repeat = (int64_t)n;
     } else if (cx_flags_is_flag(a)) {
       int rc = cli_apply_flag(ctx, "run", a);
       if (rc != CLI_OK) return rc;
@@ -174,6 +182,44 @@ static int emit_result(cxla_context *ctx, const run_args *r, cxla_literal *resul
   return rc;
 }
 
+static double wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Runs e once, or `repeat` times printing the timings on stderr; *res is the last result. */
+static cxla_status execute_timed(cxla_executable *e, int nparams, cxla_buffer **bufs, cxla_buffer **res,
+                                 int64_t repeat, double compile_ms) {
+  if (repeat <= 0) return cxla_executable_execute(e, nparams, bufs, res);
+  double *ms = malloc((size_t)repeat * sizeof *ms);
+  if (!ms) return cxla_executable_execute(e, nparams, bufs, res); /* untimed, rather than fail */
+  cxla_status s = CXLA_OK;
+  for (int64_t i = 0; i < repeat && s == CXLA_OK; i++) {
+    cxla_buffer_destroy(*res);
+    *res = NULL;
+    double t0 = wall_ms();
+    s = cxla_executable_execute(e, nparams, bufs, res);
+    ms[i] = wall_ms() - t0;
+  }
+  if (s == CXLA_OK) {
+    qsort(ms, (size_t)repeat, sizeof *ms, cmp_double);
+    double med = repeat % 2 ? ms[repeat / 2] : (ms[repeat / 2 - 1] + ms[repeat / 2]) / 2;
+    char a[32], b[32], c[32], d[32];
+    fprintf(stderr, "compile: %s\n", cli_format_ms(compile_ms, d, sizeof d));
+    fprintf(stderr, "execute: min %s, median %s, max %s (%lld run%s)\n", cli_format_ms(ms[0], a, sizeof a),
+            cli_format_ms(med, b, sizeof b), cli_format_ms(ms[repeat - 1], c, sizeof c), (long long)repeat,
+            repeat == 1 ? "" : "s");
+  }
+  free(ms);
+  return s;
+}
+
 int cli_run(cxla_context *ctx, int argc, char **argv) {
   run_args r;
   memset(&r, 0, sizeof r);
@@ -200,7 +246,9 @@ int cli_run(cxla_context *ctx, int argc, char **argv) {
     goto done;
   }
   /* Compile before loading inputs: a missing backend should not wait on large files. */
+  double t0 = wall_ms();
   if (cxla_compile(m, &opts, &e) != CXLA_OK) { rc = cli_lib_error(ctx); goto done; }
+  double compile_ms = wall_ms() - t0;
   if (r.stats) fprintf(stderr, "compile: %s\n", cxla_executable_compile_stats(e));
   if (!(args = calloc((size_t)(nparams ? nparams : 1), sizeof *args))) { rc = cli_error("out of memory"); goto done; }
   if ((rc = make_inputs(ctx, m, &r, args, nparams)) != CLI_OK) goto done;
@@ -209,7 +257,7 @@ int cli_run(cxla_context *ctx, int argc, char **argv) {
   cxla_status s = CXLA_OK;
   for (int i = 0; i < nparams && s == CXLA_OK; i++) s = cxla_buffer_from_literal(ctx, opts.backend, args[i], &bufs[i]);
   cxla_buffer *res = NULL;
-  if (s == CXLA_OK) s = cxla_executable_execute(e, nparams, bufs, &res);
+  if (s == CXLA_OK) s = execute_timed(e, nparams, bufs, &res, r.repeat, compile_ms);
   if (s == CXLA_OK) s = cxla_buffer_to_literal(res, &result);
   if (s != CXLA_OK) rc = cli_lib_error(ctx);
   cxla_buffer_destroy(res);

@@ -1,9 +1,10 @@
 /* cxla.c — the `cxla` command-line tool: command dispatch, help texts, error reporting and the
- * `fmt` command. `run` lives in cli_run.c; `compile` will join the table with the CPU backend. */
+ * `fmt` command. `run` lives in cli_run.c, `compile` in cli_compile.c. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "runtime/context.h"
 #include "runtime/executable.h"
 #include "runtime/flags.h"
 #include "util/file.h"
@@ -16,12 +17,12 @@ typedef struct {
 
 static const command commands[] = {
     {"run", cli_run, "run a module on .npy inputs, print or save the result"},
+    {"compile", cli_compile, "compile a module without running it, print phase timings"},
     {"fmt", cli_fmt, "print a module in canonical HLO text"},
-    /* {"compile", cli_compile, ...} arrives with the CPU backend. */
 };
 
 /* Commands cxla will have but this build does not. */
-static const char *const planned_commands[] = {"compile", "dump", "bench"};
+static const char *const planned_commands[] = {"dump", "bench"};
 
 static void print_flags_and_backends(FILE *f) {
   cx_sb sb;
@@ -33,7 +34,11 @@ static void print_flags_and_backends(FILE *f) {
   fprintf(f, "\nbackends built in:");
   const cx_backend *const *b = cx_backend_list();
   for (int i = 0; b[i]; i++) fprintf(f, " %s", b[i]->name);
-  fprintf(f, " (cpu and gpu are not built into this cxla yet)\n");
+  const char *later[] = {"cpu", "gpu"};
+  int nlater = 0;
+  for (int i = 0; i < CX_ARRAY_LEN(later); i++)
+    if (cx_backend_is_planned(later[i])) fprintf(f, "%s%s", nlater++ ? " and " : " (", later[i]);
+  fprintf(f, "%s\n", nlater ? (nlater > 1 ? " are not built into this cxla yet)" : " is not built into this cxla yet)") : "");
 }
 
 void cli_print_usage(FILE *f, const char *cmd) {
@@ -51,9 +56,23 @@ void cli_print_usage(FILE *f, const char *cmd) {
             "                               uniform in [-1, 1), signed ints in [-8, 8), unsigned\n"
             "                               ints in [0, 16), pred 0/1 (SEED: default 0)\n"
             "  --stats                      print compile phase timings (ms) on stderr\n"
+            "  --repeat=N                   compile once, execute N times, and print the compile\n"
+            "                               time and the execution times (min, median, max) on\n"
+            "                               stderr; the result of the last run is printed\n"
             "  -h, --help                   show this help\n\n"
             "A bf16 parameter accepts an f4 .npy of its shape (numpy has no bfloat16); bf16\n"
-            "results are written as f4 .npy.\n");
+            "results are written as f4 .npy. With --trace=FILE (a cxla flag) a Chrome trace of\n"
+            "the compile phases and of every execution is written to FILE at exit.\n");
+  } else if (cmd && !strcmp(cmd, "compile")) {
+    fprintf(f,
+            "usage: cxla compile MODULE.hlo [options] [cxla flags]\n\n"
+            "Parses and compiles MODULE.hlo without running it, then prints the time of each\n"
+            "compile phase. With --dump-to=DIR the module is written after each pass (HLO text\n"
+            "and GraphViz); with --trace=FILE the phases also go to a Chrome trace (open it in\n"
+            "https://ui.perfetto.dev or chrome://tracing).\n\n"
+            "options:\n"
+            "  --backend=NAME               backend to compile for (default: interp)\n"
+            "  -h, --help                   show this help\n");
   } else if (cmd && !strcmp(cmd, "fmt")) {
     fprintf(f,
             "usage: cxla fmt MODULE.hlo [--check] [cxla flags]\n\n"
@@ -191,6 +210,9 @@ int main(int argc, char **argv) {
   cxla_status s = cxla_context_create(&ctx);
   if (!ctx) return cli_error("out of memory");
   int rc = s == CXLA_OK ? c->fn(ctx, argc - 1, argv + 1) : cli_lib_error(ctx);
+  /* The context would write the --trace file when destroyed, but silently: write it here so
+   * that a failure is reported (and a failed command still leaves its trace). */
+  if (cx_context_flush_trace(ctx) != CXLA_OK && rc == CLI_OK) rc = cli_lib_error(ctx);
   cxla_context_destroy(ctx);
   return rc;
 }

@@ -82,7 +82,7 @@ run_cxla run --help;        expect help_run_flags 0 out "--max-loop-iterations=N
 run_cxla fmt --help;        expect help_fmt 0 out "--check"
 run_cxla;                   expect usage_no_command 2 err "missing command"
 run_cxla frobnicate;        expect usage_unknown_command 2 err "unknown command 'frobnicate'"
-run_cxla compile addmul.hlo; expect usage_compile_not_built 2 err "command 'compile' is not built into this cxla yet"
+run_cxla dump addmul.hlo;   expect usage_dump_not_built 2 err "command 'dump' is not built into this cxla yet"
 run_cxla run --frob addmul.hlo; expect usage_unknown_option 2 err "unknown option '--frob'"
 run_cxla run;               expect usage_missing_module 2 err "missing MODULE.hlo"
 run_cxla run addmul.hlo --threads=lots x.npy y.npy; expect usage_bad_flag_value 2 err "flag --threads wants an integer"
@@ -143,6 +143,44 @@ run_cxla run big.hlo --random-inputs; cp out.txt r0a.txt
 run_cxla run big.hlo --random-inputs=0; cmp -s r0a.txt out.txt && ok random_default_seed_is_0 || bad random_default_seed_is_0 "differs"
 run_cxla run big.hlo --random-inputs=-3; expect usage_bad_seed 2 err "--random-inputs=SEED wants a non-negative integer"
 
+# ---- compile, --repeat, --trace (the interp backend until cpu is registered) ----
+run_cxla help;                       expect help_lists_compile 0 out "compile a module without running it"
+run_cxla compile --help;             expect help_compile 0 out "usage: cxla compile MODULE.hlo"
+run_cxla compile addmul.hlo;         expect compile_reports 0 out "compiled addmul.hlo for interp in "
+grep -q '^  verify  *[0-9.]* \(us\|ms\)$' out.txt && grep -q '^  cache  *miss$' out.txt \
+  && ok compile_phase_lines || bad compile_phase_lines "$(cat out.txt)"
+run_cxla compile addmul.hlo --backend interp --fusion=off; expect compile_with_flags 0 out "compiled addmul.hlo"
+run_cxla compile;                    expect usage_compile_missing 2 err "missing MODULE.hlo"
+run_cxla compile addmul.hlo one.hlo; expect usage_compile_two 2 err "expected one MODULE.hlo, got 'one.hlo' as well"
+run_cxla compile addmul.hlo --frob;  expect usage_compile_option 2 err "unknown option '--frob'"
+run_cxla compile addmul.hlo --backend=tpu; expect_error err_compile_backend "unknown backend 'tpu'"
+
+run_cxla run addmul.hlo x.npy y.npy --repeat=5
+expect run_repeat_result 0 out "[0] f32[2,3] {{1.5, 2.5, 3.5}, {3, 4, 5}}"
+grep -q '^execute: min [0-9.]* \(us\|ms\|s\), median [0-9.]* \(us\|ms\|s\), max [0-9.]* \(us\|ms\|s\) (5 runs)$' err.txt \
+  && grep -q '^compile: [0-9.]* \(us\|ms\|s\)$' err.txt && ok run_repeat_timings || bad run_repeat_timings "$(cat err.txt)"
+run_cxla run addmul.hlo x.npy y.npy --repeat=1; grep -qF "(1 run)" err.txt && ok run_repeat_one || bad run_repeat_one "$(cat err.txt)"
+run_cxla run addmul.hlo x.npy y.npy; [ ! -s err.txt ] && ok run_no_repeat_no_timings || bad run_no_repeat_no_timings "$(cat err.txt)"
+run_cxla run addmul.hlo x.npy y.npy --repeat=0;   expect usage_repeat_zero 2 err "--repeat=N wants a count from 1"
+run_cxla run addmul.hlo x.npy y.npy --repeat=abc; expect usage_repeat_text 2 err "--repeat=N wants a count from 1"
+run_cxla run addmul.hlo x.npy y.npy --repeat;     expect usage_repeat_empty 2 err "--repeat=N wants a count from 1"
+
+# A trace must be JSON that Perfetto loads: parse it back (python3 if present, else a shape check).
+json_ok() {
+  if command -v python3 >/dev/null 2>&1; then python3 -m json.tool "$1" >/dev/null 2>&1
+  else head -c 16 "$1" | grep -qF '{"traceEvents":[' && tail -c 3 "$1" | grep -q '}'; fi
+}
+run_cxla run addmul.hlo x.npy y.npy --repeat=3 --trace=run.trace.json
+if [ "$rc" = 0 ] && json_ok run.trace.json; then ok trace_run_valid_json; else bad trace_run_valid_json "exit $rc: $(head -c 300 run.trace.json 2>&1)"; fi
+[ "$(grep -c '"cat":"execute"' run.trace.json)" = 3 ] && grep -qF '"name":"verify","cat":"compile","ph":"X"' run.trace.json \
+  && ok trace_run_events || bad trace_run_events "$(head -c 600 run.trace.json)"
+CXLA_FLAGS=--trace=env.trace.json "$CXLA" compile addmul.hlo >out.txt 2>err.txt; rc=$?
+if [ "$rc" = 0 ] && json_ok env.trace.json && grep -qF '"name":"compile addmul"' env.trace.json; then ok trace_compile_from_env
+else bad trace_compile_from_env "exit $rc: $(head -c 300 env.trace.json 2>&1)"; fi
+run_cxla run addmul.hlo x.npy y.npy --trace=nodir/t.json
+if [ "$rc" = 1 ] && grep -qF "cannot write trace nodir/t.json" err.txt && grep -qF "[0] f32[2,3]" out.txt; then ok err_trace_unwritable
+else bad err_trace_unwritable "exit $rc: $(cat err.txt)"; fi
+
 # ---- fmt ----
 run_cxla fmt addmul.hlo; expect fmt_prints_module 0 out "ENTRY main"
 cp out.txt canon.hlo
@@ -167,6 +205,8 @@ run_cxla run bad.hlo;                      expect_error err_parse_location "bad.
 printf 'HloModule ill\n\nENTRY main {\n  x = f32[2] parameter(0)\n  y = f32[3] parameter(1)\n  ROOT a = f32[2] add(x, y)\n}\n' >ill.hlo
 run_cxla run ill.hlo --random-inputs;      expect_error err_verify_location "ill.hlo:6:"
 run_cxla fmt bad.hlo;                      expect_error err_fmt_parse "bad.hlo:5:1: error: "
+run_cxla compile bad.hlo;                  expect_error err_compile_parse "bad.hlo:5:1: error: "
+run_cxla compile ill.hlo;                  expect_error err_compile_verify "ill.hlo:6:"
 run_cxla run addmul.hlo x.npy y.npy --backend=cpu; expect_error err_backend_cpu "backend 'cpu' is not built into this cxla"
 run_cxla run addmul.hlo x.npy y.npy --backend=gpu; expect_error err_backend_gpu "backend 'gpu' is not built into this cxla"
 run_cxla run addmul.hlo x.npy y.npy --backend=tpu; expect_error err_backend_unknown "unknown backend 'tpu'"

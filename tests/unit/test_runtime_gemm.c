@@ -1,0 +1,157 @@
+/* test_runtime_gemm.c — cx_rt_gemm against a naive triple loop: f32/f64, transposes, padded
+ * leading dimensions, batches with strides (the sequential path and the parallel-over-batch
+ * path), k = 0, error handling; prints GFLOP/s next to a direct cblas_sgemm at 1024³. */
+#include <cblas.h>
+#include <time.h>
+#include "backend/cpu/runtime.h"
+#include "backend/cpu/threadpool.h"
+#include "runtime/trace.h"
+#include "test.h"
+#include "util/util.h"
+
+static uint64_t rng = 88172645463325252ull;
+static double rnd(void) { /* xorshift64, uniform in [-1, 1) */
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (double)(rng >> 11) / 9007199254740992.0 * 2 - 1;
+}
+
+/* Element (r, c) of a logical matrix stored row-major with leading dimension ld, or its
+ * transpose when t. */
+static double at(const double *x, int t, int64_t ld, int64_t r, int64_t c) { return t ? x[c * ld + r] : x[r * ld + c]; }
+
+typedef struct {
+  int ta, tb;
+  int64_t m, n, k, pad, batch;
+} gcase;
+
+/* Runs one case in type ty through cx_rt_gemm and compares with the naive product. */
+static void run_case(cx_rt *rt, int32_t ty, gcase g) {
+  int64_t arows = g.ta ? g.k : g.m, acols = g.ta ? g.m : g.k;
+  int64_t brows = g.tb ? g.n : g.k, bcols = g.tb ? g.k : g.n;
+  int64_t lda = acols + g.pad, ldb = bcols + 2 * g.pad, ldc = g.n + 3 * g.pad;
+  int64_t sa = arows * lda + 5, sb = brows * ldb + 1, sc = g.m * ldc + 7; /* strides with gaps */
+  int64_t na = sa * g.batch, nb = sb * g.batch, nc = sc * g.batch;
+  double *A = malloc((size_t)(na + 1) * 8), *B = malloc((size_t)(nb + 1) * 8), *C = malloc((size_t)(nc + 1) * 8);
+  for (int64_t i = 0; i < na; i++) A[i] = rnd();
+  for (int64_t i = 0; i < nb; i++) B[i] = rnd();
+  size_t es = ty == CXLA_F32 ? 4 : 8;
+  char *a = malloc((size_t)(na + 1) * es), *b = malloc((size_t)(nb + 1) * es), *c = malloc((size_t)(nc + 1) * es);
+  for (int64_t i = 0; i < na; i++) ty == CXLA_F32 ? (void)(((float *)a)[i] = (float)A[i]) : (void)(((double *)a)[i] = A[i]);
+  for (int64_t i = 0; i < nb; i++) ty == CXLA_F32 ? (void)(((float *)b)[i] = (float)B[i]) : (void)(((double *)b)[i] = B[i]);
+  if (ty == CXLA_F32) { /* the products must not depend on the rounding of A and B */
+    for (int64_t i = 0; i < na; i++) A[i] = ((float *)a)[i];
+    for (int64_t i = 0; i < nb; i++) B[i] = ((float *)b)[i];
+  }
+  for (int64_t i = 0; i < nc; i++) ty == CXLA_F32 ? (void)(((float *)c)[i] = 1e30f) : (void)(((double *)c)[i] = 1e300);
+  cx_rt_gemm(rt, ty, g.ta, g.tb, g.m, g.n, g.k, a, lda, sa, b, ldb, sb, c, ldc, sc, g.batch, 0);
+  CHECK_MSG(rt->status == CXLA_OK, "status %d: %s", rt->status, rt->errmsg);
+  int bad = 0;
+  double tol = (ty == CXLA_F32 ? 1e-5 : 1e-12) * (double)(g.k + 1);
+  for (int64_t bi = 0; bi < g.batch && !bad; bi++)
+    for (int64_t r = 0; r < g.m && !bad; r++)
+      for (int64_t col = 0; col < ldc && !bad; col++) {
+        int64_t idx = bi * sc + r * ldc + col;
+        double got = ty == CXLA_F32 ? ((float *)c)[idx] : ((double *)c)[idx];
+        double want = ty == CXLA_F32 ? 1e30f : 1e300; /* padding stays untouched */
+        if (col < g.n) {
+          want = 0;
+          for (int64_t kk = 0; kk < g.k; kk++)
+            want += at(A + bi * sa, g.ta, lda, r, kk) * at(B + bi * sb, g.tb, ldb, kk, col);
+        }
+        if (!(fabs(got - want) <= tol * (fabs(want) > 1 ? fabs(want) : 1))) {
+          test_fail(__FILE__, __LINE__, "%s ta=%d tb=%d m=%lld n=%lld k=%lld batch=%lld: C[%lld][%lld][%lld] = %g, want %g",
+                    ty == CXLA_F32 ? "f32" : "f64", g.ta, g.tb, (long long)g.m, (long long)g.n, (long long)g.k,
+                    (long long)g.batch, (long long)bi, (long long)r, (long long)col, got, want);
+          bad = 1;
+        }
+      }
+  free(A), free(B), free(C), free(a), free(b), free(c);
+}
+
+static const gcase cases[] = {
+    {0, 0, 3, 4, 5, 0, 1},   {1, 0, 3, 4, 5, 0, 1},   {0, 1, 3, 4, 5, 0, 1},  {1, 1, 3, 4, 5, 0, 1},
+    {0, 0, 1, 1, 1, 0, 1},   {0, 0, 17, 9, 33, 3, 1}, {1, 1, 17, 9, 33, 2, 1}, {0, 1, 64, 70, 3, 1, 2},
+    {1, 0, 5, 6, 7, 1, 3},   {0, 0, 8, 8, 8, 0, 37},  {1, 1, 4, 3, 9, 2, 41},  {0, 1, 2, 130, 2, 0, 100},
+    {0, 0, 100, 110, 120, 4, 2},
+};
+
+TEST(runtime_gemm_matches_naive) {
+  cx_rt rt = {0};
+  for (int t = 0; t < 2; t++)
+    for (int i = 0; i < CX_ARRAY_LEN(cases); i++) run_case(&rt, t ? CXLA_F64 : CXLA_F32, cases[i]);
+}
+
+/* The same with a pool: small batched products are spread over it. */
+TEST(runtime_gemm_batched_on_pool) {
+  cx_rt rt = {0};
+  rt.pool = cx_threadpool_create(4);
+  for (int t = 0; t < 2; t++)
+    for (int i = 0; i < CX_ARRAY_LEN(cases); i++) run_case(&rt, t ? CXLA_F64 : CXLA_F32, cases[i]);
+  run_case(&rt, CXLA_F32, (gcase){0, 1, 16, 16, 16, 1, 513});
+  cx_threadpool_destroy(rt.pool);
+}
+
+TEST(runtime_gemm_k0_zeroes_and_errors_stick) {
+  cx_rt rt = {0};
+  float c[6] = {1, 2, 3, 4, 5, 6}, a[1] = {0}, b[1] = {0};
+  cx_rt_gemm(&rt, CXLA_F32, 0, 0, 2, 3, 0, a, 1, 0, b, 3, 0, c, 3, 0, 1, 0);
+  CHECK_EQ_INT(rt.status, CXLA_OK);
+  for (int i = 0; i < 6; i++) CHECK_NEAR(c[i], 0, 0);
+  c[0] = 7;
+  cx_rt_gemm(&rt, CXLA_F32, 0, 0, 0, 3, 4, a, 4, 0, b, 3, 0, c, 3, 0, 1, 0); /* m = 0: nothing */
+  CHECK_NEAR(c[0], 7, 0);
+  const char *names[] = {"dot.3"};
+  rt.names = names;
+  cx_rt_gemm(&rt, CXLA_S32, 0, 0, 2, 3, 1, a, 1, 0, b, 3, 0, c, 3, 0, 1, 0);
+  CHECK_EQ_INT(rt.status, CXLA_ERR_UNSUPPORTED);
+  CHECK_STR_CONTAINS(rt.errmsg, "dot.3: GEMM on s32 is not supported");
+  /* Later calls of the same execution do nothing. */
+  cx_rt_gemm(&rt, CXLA_F32, 0, 0, 2, 3, 0, a, 1, 0, b, 3, 0, c, 3, 0, 1, 0);
+  CHECK_NEAR(c[0], 7, 0);
+  cx_rt bad = {0};
+  cx_rt_gemm(&bad, CXLA_F32, 0, 0, 2, 3, 4, a, 2 /* < k */, 0, b, 3, 0, c, 3, 0, 1, 0);
+  CHECK_EQ_INT(bad.status, CXLA_ERR_INTERNAL);
+  CHECK_STR_CONTAINS(bad.errmsg, "bad GEMM arguments");
+}
+
+TEST(runtime_gemm_is_traced) {
+  cx_trace *t = cx_trace_create("/dev/null");
+  cx_rt rt = {0};
+  rt.trace = t;
+  float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[4];
+  cx_rt_gemm(&rt, CXLA_F32, 0, 0, 2, 2, 2, a, 2, 0, b, 2, 0, c, 2, 0, 1, 0);
+  CHECK_EQ_INT(cx_trace_count(t, NULL), 1);
+  CHECK_NEAR(c[3], 4, 0);
+  cx_trace_destroy(t);
+}
+
+static double secs(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Printed for the record: the wrapper must cost nothing next to OpenBLAS itself. */
+TEST(runtime_gemm_speed_1024) {
+  enum { N = 1024 };
+  float *a = malloc(sizeof(float) * N * N), *b = malloc(sizeof(float) * N * N), *c = malloc(sizeof(float) * N * N);
+  for (int i = 0; i < N * N; i++) a[i] = (float)rnd(), b[i] = (float)rnd();
+  cx_rt rt = {0};
+  double best_w = 1e9, best_d = 1e9;
+  for (int rep = 0; rep < 4; rep++) {
+    double t0 = secs();
+    cx_rt_gemm(&rt, CXLA_F32, 0, 0, N, N, N, a, N, 0, b, N, 0, c, N, 0, 1, 0);
+    double t1 = secs();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
+    double t2 = secs();
+    if (t1 - t0 < best_w) best_w = t1 - t0;
+    if (t2 - t1 < best_d) best_d = t2 - t1;
+  }
+  double fl = 2.0 * N * N * N;
+  printf("    sgemm 1024^3: cx_rt_gemm %.1f GFLOP/s, cblas_sgemm %.1f GFLOP/s (best of 4)\n", fl / best_w * 1e-9,
+         fl / best_d * 1e-9);
+  CHECK_EQ_INT(rt.status, CXLA_OK);
+  free(a), free(b), free(c);
+}
