@@ -73,8 +73,8 @@ static void op_keys(cx_op op, uint64_t *allowed, uint64_t *required) {
 }
 
 static int lookup_key(const cx_token *t) {
-  for (int k = 0; k < K_COUNT; k++)
-    if (strlen(key_names[k]) == t->len && !memcmp(key_names[k], t->s, t->len)) return k;
+  for (int k = 0; k < K_COUNT; k++) /* strncmp stops at the table name's end */
+    if (key_names[k][0] == t->s[0] && !strncmp(key_names[k], t->s, t->len) && !key_names[k][t->len]) return k;
   return -1;
 }
 

@@ -18,7 +18,12 @@ static int is_unsupported_type(const cx_token *t) {
 }
 
 int cx_pat_shape(cx_parser *p) {
-  if (p->tok.kind == TK_WORD) return cx_ppeek_kind(p) == TK_LBRACKET;
+  if (p->tok.kind == TK_WORD) {
+    /* Fast answer from the next character (this runs for every operand). */
+    const char *e = p->tok.s + p->tok.len;
+    if (e < p->lx.buf + p->lx.len && (*e == '[' || *e == ',' || *e == ')')) return *e == '[';
+    return cx_ppeek_kind(p) == TK_LBRACKET;
+  }
   if (p->tok.kind != TK_LPAREN) return 0;
   /* A tuple shape opens with '(' ... '(' then an element type followed by '[', or is "()"
    * followed by something that is not a literal value separator. */

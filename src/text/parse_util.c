@@ -175,6 +175,7 @@ void cx_pset_ints(cx_parser *p, cx_ints *dst, int n) {
 struct cx_name_slot {
   const char *s;
   size_t len;
+  uint64_t hash; /* compared before the text: most probes end there */
   void *val;
 };
 
@@ -184,14 +185,16 @@ static uint64_t hash(const char *s, size_t n) {
   return h;
 }
 
-void *cx_names_find(const cx_names *t, const char *s, size_t len) {
+static void *find_hashed(const cx_names *t, const char *s, size_t len, uint64_t h) {
   if (!t->cap) return NULL;
-  for (size_t i = hash(s, len) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+  for (size_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
     struct cx_name_slot *e = &t->slots[i];
     if (!e->s) return NULL;
-    if (e->len == len && !memcmp(e->s, s, len)) return e->val;
+    if (e->hash == h && e->len == len && !memcmp(e->s, s, len)) return e->val;
   }
 }
+
+void *cx_names_find(const cx_names *t, const char *s, size_t len) { return find_hashed(t, s, len, hash(s, len)); }
 
 static int grow(cx_names *t) {
   size_t cap = t->cap ? t->cap * 2 : 16;
@@ -200,7 +203,7 @@ static int grow(cx_names *t) {
   for (size_t i = 0; i < t->cap; i++) {
     struct cx_name_slot *e = &t->slots[i];
     if (!e->s) continue;
-    size_t j = hash(e->s, e->len) & (cap - 1);
+    size_t j = e->hash & (cap - 1);
     while (v[j].s) j = (j + 1) & (cap - 1);
     v[j] = *e;
   }
@@ -211,13 +214,15 @@ static int grow(cx_names *t) {
 }
 
 void *cx_names_add(cx_names *t, const char *s, size_t len, void *val) {
-  void *old = cx_names_find(t, s, len);
+  uint64_t h = hash(s, len);
+  void *old = find_hashed(t, s, len, h);
   if (old) return old;
   if ((t->n + 1) * 2 > t->cap && !grow(t)) return t;
-  size_t i = hash(s, len) & (t->cap - 1);
+  size_t i = h & (t->cap - 1);
   while (t->slots[i].s) i = (i + 1) & (t->cap - 1);
   t->slots[i].s = s;
   t->slots[i].len = len;
+  t->slots[i].hash = h;
   t->slots[i].val = val;
   t->n++;
   return NULL;

@@ -21,6 +21,15 @@ static int word_eq(const cx_token *t, const char *w) {
   return t->kind == TK_WORD && t->len == n && !memcmp(t->s, w, n);
 }
 
+/* cx_op_lookup without a strlen per table entry (this runs once per instruction). */
+static int lookup_op(const cx_token *t) {
+  for (int i = 0; i < CX_OP_COUNT; i++) {
+    const char *n = cx_op_name((cx_op)i);
+    if (n[0] == t->s[0] && !strncmp(n, t->s, t->len) && !n[t->len]) return i;
+  }
+  return -1;
+}
+
 static void push_opref(cx_parser *p, cx_instr *in, const cx_token *name, int slot) {
   if (!cx_vec_reserve((void **)&p->oprefs, &p->oprefs_cap, p->noprefs + 1, sizeof *p->oprefs)) cx_poom(p);
   cx_ref *r = &p->oprefs[p->noprefs++];
@@ -63,7 +72,7 @@ static void parse_instruction(cx_parser *p, cx_comp *c, cx_instr **root) {
   cx_pshape(p, &shape, 0);
   if (p->tok.kind != TK_WORD) cx_pexpected(p, "an opcode");
   cx_token opt = cx_padvance(p);
-  int op = cx_op_lookup(opt.s, opt.len > 64 ? 64 : (int)opt.len);
+  int op = lookup_op(&opt);
   if (op < 0) {
     for (int i = 0; i < CX_ARRAY_LEN(unsupported_ops); i++)
       if (word_eq(&opt, unsupported_ops[i]))

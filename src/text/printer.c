@@ -14,6 +14,55 @@ cx_print_opts cx_print_opts_canonical(void) {
   return o;
 }
 
+void cx_print_int(cx_sb *sb, int64_t v) {
+  char buf[24];
+  size_t n = 0;
+  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  do {
+    buf[sizeof buf - 1 - n++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0) buf[sizeof buf - 1 - n++] = '-';
+  cx_sb_putn(sb, buf + sizeof buf - n, n);
+}
+
+/* Same text as cx_shape_print. */
+void cx_print_shape(cx_sb *sb, const cx_shape *s, int with_layout) {
+  if (s->type == CXLA_TUPLE) {
+    cx_sb_putc(sb, '(');
+    for (int i = 0; i < s->ntuple; i++) {
+      if (i) cx_sb_putn(sb, ", ", 2);
+      cx_print_shape(sb, &s->tuple[i], with_layout);
+    }
+    cx_sb_putc(sb, ')');
+    return;
+  }
+  if (s->type == CXLA_TOKEN) {
+    cx_sb_putn(sb, "token[]", 7);
+    return;
+  }
+  const char *n = cxla_type_name(s->type);
+  cx_sb_puts(sb, n ? n : "invalid");
+  cx_sb_putc(sb, '[');
+  for (int i = 0; i < s->rank; i++) {
+    if (i) cx_sb_putc(sb, ',');
+    if (s->dynamic & (1u << i)) cx_sb_putn(sb, "<=", 2);
+    cx_print_int(sb, s->dims[i]);
+  }
+  cx_sb_putc(sb, ']');
+  if (!with_layout || !s->has_layout) return;
+  cx_sb_putc(sb, '{');
+  for (int i = 0; i < s->rank; i++) {
+    if (i) cx_sb_putc(sb, ',');
+    cx_print_int(sb, s->minor_to_major[i]);
+  }
+  if (s->layout_extra) {
+    cx_sb_putc(sb, ':');
+    cx_sb_puts(sb, s->layout_extra);
+  }
+  cx_sb_putc(sb, '}');
+}
+
 void cx_print_name(cx_sb *sb, const cx_instr *in, const cx_print_opts *o) {
   if (o->percent) cx_sb_putc(sb, '%');
   if (in->name) cx_sb_puts(sb, in->name);
@@ -29,19 +78,19 @@ void cx_print_instr(cx_sb *sb, const cx_instr *in, const cx_print_opts *o) {
   if (in->parent && in->parent->root == in) cx_sb_puts(sb, "ROOT ");
   cx_print_name(sb, in, o);
   cx_sb_puts(sb, " = ");
-  cx_shape_print(sb, &in->shape, o->layouts);
+  cx_print_shape(sb, &in->shape, o->layouts);
   cx_sb_putc(sb, ' ');
   cx_sb_puts(sb, cx_op_name(in->op));
   cx_sb_putc(sb, '(');
   if (in->op == CX_OP_PARAMETER) {
-    cx_sb_printf(sb, "%lld", (long long)in->a.index);
+    cx_print_int(sb, in->a.index);
   } else if (in->op == CX_OP_CONSTANT && in->a.literal) {
     cx_print_literal_value(sb, in->a.literal);
   } else {
     for (int i = 0; i < in->nops; i++) {
       if (i) cx_sb_puts(sb, ", ");
       if (o->operand_shapes) {
-        cx_shape_print(sb, &in->ops[i]->shape, o->layouts);
+        cx_print_shape(sb, &in->ops[i]->shape, o->layouts);
         cx_sb_putc(sb, ' ');
       }
       cx_print_name(sb, in->ops[i], o);
@@ -84,10 +133,10 @@ static void print_signature(cx_sb *sb, const cx_comp *c, const cx_print_opts *o)
     if (i) cx_sb_puts(sb, ", ");
     cx_print_name(sb, v[i].in, &bare);
     cx_sb_puts(sb, ": ");
-    cx_shape_print(sb, &v[i].in->shape, 0);
+    cx_print_shape(sb, &v[i].in->shape, 0);
   }
   cx_sb_puts(sb, ") -> ");
-  if (c->root) cx_shape_print(sb, &c->root->shape, 0);
+  if (c->root) cx_print_shape(sb, &c->root->shape, 0);
   else cx_sb_puts(sb, "()");
   cx_free(v);
 }
@@ -109,7 +158,12 @@ void cx_print_comp(cx_sb *sb, const cx_comp *c, const cx_print_opts *o) {
 void cx_print_module(cx_sb *sb, const cx_module *m, const cx_print_opts *o) {
   cx_sb_puts(sb, "HloModule ");
   cx_sb_puts(sb, m->name);
-  for (int i = 0; i < m->nraw; i++) cx_sb_printf(sb, ", %s=%s", m->raw[i].key, m->raw[i].value);
+  for (int i = 0; i < m->nraw; i++) {
+    cx_sb_putn(sb, ", ", 2);
+    cx_sb_puts(sb, m->raw[i].key);
+    cx_sb_putc(sb, '=');
+    cx_sb_puts(sb, m->raw[i].value);
+  }
   cx_sb_putc(sb, '\n');
   for (int i = 0; i < m->ncomps; i++) {
     cx_sb_putc(sb, '\n');

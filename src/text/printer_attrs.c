@@ -7,12 +7,21 @@
 
 static void put_ints(cx_sb *sb, const cx_ints *v) {
   cx_sb_putc(sb, '{');
-  for (int i = 0; i < v->n; i++) cx_sb_printf(sb, "%s%lld", i ? "," : "", (long long)v->v[i]);
+  for (int i = 0; i < v->n; i++) {
+    if (i) cx_sb_putc(sb, ',');
+    cx_print_int(sb, v->v[i]);
+  }
   cx_sb_putc(sb, '}');
 }
 
+static void put_key(cx_sb *sb, const char *key) {
+  cx_sb_putn(sb, ", ", 2);
+  cx_sb_puts(sb, key);
+  cx_sb_putc(sb, '=');
+}
+
 static void key_ints(cx_sb *sb, const char *key, const cx_ints *v) {
-  cx_sb_printf(sb, ", %s=", key);
+  put_key(sb, key);
   put_ints(sb, v);
 }
 
@@ -176,7 +185,7 @@ static void print_modelled(cx_sb *sb, const cx_instr *in) {
 
 static void key_comp(cx_sb *sb, const char *key, const cx_instr *in, int i, const cx_print_opts *o) {
   if (i >= in->ncalled) return;
-  cx_sb_printf(sb, ", %s=", key);
+  put_key(sb, key);
   cx_print_comp_ref(sb, in->called[i], o);
 }
 
@@ -207,7 +216,10 @@ void cx_print_attrs(cx_sb *sb, const cx_instr *in, const cx_print_opts *o) {
   print_modelled(sb, in);
   print_called(sb, in, o);
   if (!o->metadata) return;
-  for (int i = 0; i < in->a.nraw; i++) cx_sb_printf(sb, ", %s=%s", in->a.raw[i].key, in->a.raw[i].value);
+  for (int i = 0; i < in->a.nraw; i++) {
+    put_key(sb, in->a.raw[i].key);
+    cx_sb_puts(sb, in->a.raw[i].value);
+  }
 }
 
 /* ---- constant values ---- */

@@ -3,6 +3,10 @@
 #define CX_PRINTER_INT_H
 #include "text/hlo.h"
 
+/* Decimal integer and shape ("f32[2,3]{1,0}", "(s32[], token[])") without printf: the
+ * printer writes millions of them for large modules. */
+void cx_print_int(cx_sb *sb, int64_t v);
+void cx_print_shape(cx_sb *sb, const cx_shape *s, int with_layout);
 /* The instruction's name as printed: its own, or "<opcode>.<id>" for unnamed ones. */
 void cx_print_name(cx_sb *sb, const cx_instr *in, const cx_print_opts *o);
 /* A computation reference ("region_0.4" or "%region_0.4"). */
