@@ -24,6 +24,15 @@ cxla_status cx_comp_resort(cx_comp *c, const char *who) {
   return cx_comp_sort(c) ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
 }
 
+int cx_comp_remove_instrs(cx_comp *c, const uint8_t *drop) {
+  int n = 0;
+  for (int i = 0; i < c->ninstrs; i++)
+    if (!drop[i]) c->instrs[n++] = c->instrs[i];
+  int removed = c->ninstrs - n;
+  c->ninstrs = n;
+  return removed;
+}
+
 /* Marks with a sentinel in comp->aux; aux is scratch that only the running pass uses. */
 static char reach_mark, effect_mark;
 

@@ -15,6 +15,11 @@ cx_instr *cx_instr_add(cx_comp *c, cx_op op, const cx_shape *shape, int nops, cx
  * when an operand lives outside c (a bug in the caller's edits). */
 cxla_status cx_comp_resort(cx_comp *c, const char *who);
 
+/* Removes from c->instrs every instruction for which drop[i] is set (i: position in
+ * c->instrs), keeping the order of the rest. Returns how many were removed. The caller makes
+ * sure no remaining instruction (or the root) still uses a removed one. */
+int cx_comp_remove_instrs(cx_comp *c, const uint8_t *drop);
+
 /* Removes the computations that the ENTRY cannot reach through `called` (keeping the order of
  * the rest). Returns how many were removed. A module without ENTRY is left alone. */
 int cx_module_remove_unreachable(cx_module *m);
