@@ -80,26 +80,6 @@ cxla_status cx_pass_fixpoint(cx_pass_ctx *pc, cx_module *m, const cx_pass *passe
   return CXLA_OK;
 }
 
-/* TODO(fusion): the fusion passes are a colleague's (src/passes/fusion*.c, one function per
- * file as pass.h lists). Until each file exists the pipeline cannot link against it, so each
- * call is compiled in only when its file is present. Remove these guards once all four files
- * are in git. (A stale object of this file does not notice a newly added fusion file: touch
- * pass.c, or rebuild, after adding one.) */
-#if defined(__has_include)
-#if __has_include("fusion.c")
-#define CX_HAVE_FUSION 1
-#endif
-#if __has_include("fusion_multi.c")
-#define CX_HAVE_FUSION_MULTI 1
-#endif
-#if __has_include("fusion_dot.c")
-#define CX_HAVE_FUSION_DOT 1
-#endif
-#if __has_include("fusion_wrap.c")
-#define CX_HAVE_FUSION_WRAP 1
-#endif
-#endif
-
 cxla_status cx_pass_pipeline_cpu(cx_pass_ctx *pc, cx_module *m) {
   static const cx_pass inline_pass = {"inline", cx_pass_inline_calls};
   static const cx_pass simplify[] = {
@@ -112,25 +92,16 @@ cxla_status cx_pass_pipeline_cpu(cx_pass_ctx *pc, cx_module *m) {
   int ch;
   CX_TRY(cx_pass_run(pc, m, &inline_pass, &ch));
   CX_TRY(cx_pass_fixpoint(pc, m, simplify, CX_ARRAY_LEN(simplify), 8));
-  int fusion = pc->flags ? pc->flags->fusion : 1;
-  if (fusion) {
-#ifdef CX_HAVE_FUSION
-    static const cx_pass p = {"fusion", cx_pass_fusion};
-    CX_TRY(cx_pass_run(pc, m, &p, &ch));
-#endif
-#ifdef CX_HAVE_FUSION_MULTI
-    static const cx_pass pm = {"multi-output-fusion", cx_pass_multi_output_fusion};
-    CX_TRY(cx_pass_run(pc, m, &pm, &ch));
-#endif
-#ifdef CX_HAVE_FUSION_DOT
-    static const cx_pass pd = {"dot-epilogue-fusion", cx_pass_dot_epilogue_fusion};
-    CX_TRY(cx_pass_run(pc, m, &pd, &ch));
-#endif
+  static const cx_pass fusion[] = {
+      {"fusion", cx_pass_fusion},
+      {"multi-output-fusion", cx_pass_multi_output_fusion},
+      {"dot-epilogue-fusion", cx_pass_dot_epilogue_fusion},
+  };
+  static const cx_pass wrap = {"wrap-singletons", cx_pass_wrap_singletons};
+  if (!pc->flags || pc->flags->fusion) {
+    for (int i = 0; i < CX_ARRAY_LEN(fusion); i++) CX_TRY(cx_pass_run(pc, m, &fusion[i], &ch));
   } else {
-#ifdef CX_HAVE_FUSION_WRAP
-    static const cx_pass pw = {"wrap-singletons", cx_pass_wrap_singletons};
-    CX_TRY(cx_pass_run(pc, m, &pw, &ch));
-#endif
+    CX_TRY(cx_pass_run(pc, m, &wrap, &ch));
   }
   return cx_pass_run(pc, m, &dce, &ch);
 }

@@ -240,7 +240,10 @@ static char *generate(uint64_t seed) {
 
 TEST(passes_random_modules_keep_their_results) {
   int failures = 0, changed_some = 0;
-  for (uint64_t seed = 1; seed <= 300 && failures < 3; seed++) {
+  /* CXLA_RANDOM_MODULES=N runs N modules instead of 300 (for long bug hunts) */
+  uint64_t nmod = getenv("CXLA_RANDOM_MODULES") ? strtoull(getenv("CXLA_RANDOM_MODULES"), NULL, 10) : 300;
+  if (nmod < 300) nmod = 300;
+  for (uint64_t seed = 1; seed <= nmod && failures < 3; seed++) {
     char *text = generate(seed);
     cx_module *m = text ? TP_PARSE(text) : NULL;
     if (!m) {
