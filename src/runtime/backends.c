@@ -3,13 +3,16 @@
 #include <string.h>
 #include "runtime/executable.h"
 
+extern const cx_backend cx_backend_cpu; /* src/backend/cpu/backend_cpu.c */
+
 static const cx_backend *const built[] = {
     &cx_backend_interp,
+    &cx_backend_cpu,
     NULL,
 };
 
 /* Backends cxla has a place for but which are not part of this build yet. */
-static const char *const planned[] = {"cpu", "gpu"};
+static const char *const planned[] = {"gpu"};
 
 const cx_backend *const *cx_backend_list(void) { return built; }
 

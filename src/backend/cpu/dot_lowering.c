@@ -1,0 +1,374 @@
+/* dot_lowering.c — mapping library ops onto what the CPU runtime provides.
+ *
+ * A general dot (batch dims and contracting dims anywhere) is a batch of row-major GEMMs when
+ * each group of dimensions — batch, lhs free (M), rhs free (N), contracting (K) — collapses to
+ * one strided dimension in each operand, and each operand's two matrix dims have one of the
+ * layouts BLAS reads (unit column stride, or unit row stride = transposed). The result is
+ * always [batch, M, N] row-major, which is what dot's output order is. Operands that do not fit
+ * are transposed first by a kernel (an HLO transpose fusion inserted before buffer assignment),
+ * f16/bf16 dots are computed in f32 (as XLA's CPU backend does), kOutput fusions become a dot
+ * plus a kLoop epilogue that buffer assignment runs in place over the GEMM result, and
+ * convolutions are wrapped in single-op fusions for the emitter (or im2col). */
+#include <stdio.h>
+#include <string.h>
+#include "backend/cpu/sequencer.h"
+#include "ir/clone.h"
+#include "ir/edit.h"
+
+/* ---- GEMM plans ---- */
+
+/* Collapses dims (in order) of a row-major shape into one (size, stride); size-1 dims are
+ * skipped. 0 if they are not evenly nested. */
+static int collapse(const cx_shape *s, const int64_t *st, const int64_t *dims, int n, int64_t *size, int64_t *stride) {
+  int64_t sz = 1, prev = -1;
+  for (int i = 0; i < n; i++) {
+    int64_t d = dims[i];
+    if (s->dims[d] == 1) continue;
+    if (prev >= 0 && st[prev] != st[d] * s->dims[d]) return 0;
+    sz *= s->dims[d];
+    prev = d;
+  }
+  *size = sz;
+  *stride = prev >= 0 ? st[prev] : 1;
+  return 1;
+}
+
+/* An R x C matrix with element (r, c) at r*rs + c*cs: BLAS layout (trans, ld), or 0. */
+static int matrix(int64_t R, int64_t rs, int64_t C, int64_t cs, int *trans, int64_t *ld) {
+  int64_t minc = C > 1 ? C : 1, minr = R > 1 ? R : 1;
+  if (C <= 1 || cs == 1) { /* stored R x C: (r, c) at r*ld + c */
+    int64_t l = R <= 1 ? minc : rs;
+    if (l >= minc) { *trans = 0; *ld = l; return 1; }
+  }
+  if (R <= 1 || rs == 1) { /* stored C x R: (r, c) at c*ld + r */
+    int64_t l = C <= 1 ? minr : cs;
+    if (l >= minr) { *trans = 1; *ld = l; return 1; }
+  }
+  return 0;
+}
+
+/* The dimension groups of one dot operand. */
+typedef struct side {
+  int64_t batch[CXLA_MAX_RANK], free_[CXLA_MAX_RANK], contract[CXLA_MAX_RANK];
+  int nb, nf, nc;
+} side;
+
+static void sides(const cx_instr *in, side *l, side *r) {
+  const cx_dot_dims *d = &in->a.dot;
+  side *ss[2] = {l, r};
+  const cx_ints *bs[2] = {&d->lhs_batch, &d->rhs_batch}, *cs[2] = {&d->lhs_contract, &d->rhs_contract};
+  for (int k = 0; k < 2; k++) {
+    side *s = ss[k];
+    const cx_shape *sh = &in->ops[k]->shape;
+    s->nb = bs[k]->n;
+    s->nc = cs[k]->n;
+    memcpy(s->batch, bs[k]->v, sizeof(int64_t) * (size_t)s->nb);
+    memcpy(s->contract, cs[k]->v, sizeof(int64_t) * (size_t)s->nc);
+    s->nf = 0;
+    for (int64_t i = 0; i < sh->rank; i++) {
+      int used = 0;
+      for (int j = 0; j < s->nb; j++) used |= s->batch[j] == i;
+      for (int j = 0; j < s->nc; j++) used |= s->contract[j] == i;
+      if (!used) s->free_[s->nf++] = i;
+    }
+  }
+}
+
+/* Reorders the contracting pairs of both sides by one side's dimension order (by = 0: lhs). */
+static void order_pairs(side *l, side *r, int by) {
+  int n = l->nc;
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0; j--) {
+      int64_t a = by ? r->contract[j - 1] : l->contract[j - 1], b = by ? r->contract[j] : l->contract[j];
+      if (a <= b) break;
+      int64_t t = l->contract[j]; l->contract[j] = l->contract[j - 1]; l->contract[j - 1] = t;
+      t = r->contract[j]; r->contract[j] = r->contract[j - 1]; r->contract[j - 1] = t;
+    }
+}
+
+/* Matrix layout of one operand: lhs is M x K, rhs is K x N. */
+static int side_layout(const cx_shape *sh, const side *s, int is_lhs, int64_t *bsz, int64_t *bst, int *trans,
+                       int64_t *ld) {
+  int64_t st[CXLA_MAX_RANK], fs, fst, ks, kst;
+  cx_shape_strides(sh, st);
+  if (!collapse(sh, st, s->batch, s->nb, bsz, bst) || !collapse(sh, st, s->free_, s->nf, &fs, &fst) ||
+      !collapse(sh, st, s->contract, s->nc, &ks, &kst))
+    return 0;
+  return is_lhs ? matrix(fs, fst, ks, kst, trans, ld) : matrix(ks, kst, fs, fst, trans, ld);
+}
+
+static int gemm_type(const cx_instr *in) {
+  cxla_type t = in->shape.type;
+  return (t == CXLA_F32 || t == CXLA_F64) && in->ops[0]->shape.type == t && in->ops[1]->shape.type == t;
+}
+
+int cx_dot_plan(const cx_instr *in, cx_gemm_plan *p, const char **why) {
+  memset(p, 0, sizeof *p);
+  if (in->op != CX_OP_DOT || in->nops != 2) { *why = "not a dot"; return 0; }
+  if (!gemm_type(in)) { *why = "GEMM takes f32 or f64 operands and result of one type"; return 0; }
+  const cx_shape *ls = &in->ops[0]->shape, *rs = &in->ops[1]->shape;
+  side l, r;
+  sides(in, &l, &r);
+  int64_t M = 1, N = 1, K = 1, B = 1;
+  for (int i = 0; i < l.nf; i++) M *= ls->dims[l.free_[i]];
+  for (int i = 0; i < r.nf; i++) N *= rs->dims[r.free_[i]];
+  for (int i = 0; i < l.nc; i++) K *= ls->dims[l.contract[i]];
+  for (int i = 0; i < l.nb; i++) B *= ls->dims[l.batch[i]];
+  p->type = in->shape.type;
+  p->m = M, p->n = N, p->k = K, p->batch = B;
+  p->ldc = N > 1 ? N : 1;
+  p->stride_c = M * N;
+  if (!M || !N || !K || !B) { /* nothing to read: the runtime only zeroes (or skips) C */
+    p->lda = K > 1 ? K : 1;
+    p->ldb = N > 1 ? N : 1;
+    return 1;
+  }
+  for (int by = 0; by < 2; by++) {
+    order_pairs(&l, &r, by);
+    int64_t lb, lbs, rb, rbs;
+    if (side_layout(ls, &l, 1, &lb, &lbs, &p->trans_a, &p->lda) &&
+        side_layout(rs, &r, 0, &rb, &rbs, &p->trans_b, &p->ldb)) {
+      p->stride_a = lbs;
+      p->stride_b = rbs;
+      if (p->m > INT32_MAX || p->n > INT32_MAX || p->k > INT32_MAX || p->lda > INT32_MAX || p->ldb > INT32_MAX) {
+        *why = "a GEMM dimension exceeds 32-bit BLAS sizes";
+        return 0;
+      }
+      return 1;
+    }
+  }
+  *why = "operand layout fits no GEMM (needs a transpose)";
+  return 0;
+}
+
+/* ---- fusion wrapping ---- */
+
+static void insert_comp_before(cx_module *m, cx_comp *fc, cx_comp *before) {
+  int at = cx_module_comp_index(m, before), me = cx_module_comp_index(m, fc);
+  if (at < 0 || me < 0 || me < at) return;
+  memmove(m->comps + at + 1, m->comps + at, sizeof *m->comps * (size_t)(me - at));
+  m->comps[at] = fc;
+}
+
+static int drop_instr(cx_comp *c, const cx_instr *x) {
+  uint8_t *drop = cx_calloc((size_t)c->ninstrs + 1, 1);
+  if (!drop) return 0;
+  for (int i = 0; i < c->ninstrs; i++) drop[i] = c->instrs[i] == x;
+  cx_comp_remove_instrs(c, drop);
+  cx_free(drop);
+  return 1;
+}
+
+cxla_status cx_cpu_wrap(cx_comp *c, cx_instr *x, const char *kind, cx_instr **out) {
+  cx_module *m = c->module;
+  const char *name = cx_module_unique_name(m, "fused_computation");
+  cx_comp *fc = name ? cx_comp_new(m, name) : NULL;
+  if (!fc) return cx_oom(m->ctx);
+  cx_instr **ps = cx_calloc((size_t)x->nops + 1, sizeof *ps);
+  if (!ps) return cx_oom(m->ctx);
+  int ok = 1;
+  for (int j = 0; j < x->nops && ok; j++) {
+    char pn[32];
+    snprintf(pn, sizeof pn, "param_%d", j);
+    const char *nm = cx_module_unique_name(m, pn);
+    ps[j] = nm ? cx_instr_new(fc, CX_OP_PARAMETER, &x->ops[j]->shape, 0, NULL) : NULL;
+    if ((ok = ps[j] != NULL)) {
+      ps[j]->a.index = j;
+      ps[j]->name = nm;
+    }
+  }
+  cx_instr *r = ok ? cx_instr_clone(fc, x, ps) : NULL;
+  cx_free(ps);
+  if (!r) return cx_oom(m->ctx);
+  fc->root = r;
+  if (!cx_comp_index_params(fc) || !cx_module_add_comp(m, fc)) return cx_oom(m->ctx);
+  insert_comp_before(m, fc, c);
+  cx_instr *f = cx_instr_add(c, CX_OP_FUSION, &x->shape, x->nops, x->ops, x->loc);
+  if (!f || !cx_instr_set_called(f, 1, &fc) || !(f->a.fusion_kind = cx_arena_strdup(&m->arena, kind)))
+    return cx_oom(m->ctx);
+  cx_comp_replace_uses(c, x, f);
+  if (!drop_instr(c, x)) return cx_oom(m->ctx);
+  *out = f;
+  return CXLA_OK;
+}
+
+/* ---- rewrites ---- */
+
+static cx_instr *add_convert(cx_comp *c, cx_instr *x, cxla_type t) {
+  if (x->shape.type == t) return x;
+  cx_shape sh = cx_shape_array(t, x->shape.rank, x->shape.dims);
+  cx_instr *cv = cx_instr_add(c, CX_OP_CONVERT, &sh, 1, &x, x->loc), *f = NULL;
+  if (!cv || cx_cpu_wrap(c, cv, "kLoop", &f) != CXLA_OK) return NULL;
+  return f;
+}
+
+/* f16/bf16 (and mixed float) dots in f32, or f64 if any side is f64: converts around a dot of
+ * one type. The interpreter computes in double and rounds once; so does this, up to the f32
+ * accumulation that XLA's CPU backend also uses. */
+static cxla_status retype_dot(cx_comp *c, cx_instr *d, cx_instr **out) {
+  cx_module *m = c->module;
+  cxla_type lt = d->ops[0]->shape.type, rt = d->ops[1]->shape.type, ot = d->shape.type;
+  *out = d;
+  if (!cx_type_is_float(lt) || !cx_type_is_float(rt) || !cx_type_is_float(ot) || gemm_type(d)) return CXLA_OK;
+  cxla_type ct = lt == CXLA_F64 || rt == CXLA_F64 || ot == CXLA_F64 ? CXLA_F64 : CXLA_F32;
+  cx_instr *a = add_convert(c, d->ops[0], ct), *b = a ? add_convert(c, d->ops[1], ct) : NULL;
+  if (!a || !b) return cx_oom(m->ctx);
+  cx_instr *ops[2] = {a, b};
+  cx_instr *nd = cx_instr_clone(c, d, ops);
+  const char *nm = nd ? cx_module_unique_name(m, "dot") : NULL;
+  if (!nm) return cx_oom(m->ctx);
+  nd->name = nm;
+  nd->shape.type = ct;
+  cx_instr *res = nd;
+  if (ot != ct) {
+    cx_shape sh = d->shape;
+    cx_instr *cv = cx_instr_add(c, CX_OP_CONVERT, &sh, 1, &nd, d->loc), *f = NULL;
+    if (!cv) return cx_oom(m->ctx);
+    CX_TRY(cx_cpu_wrap(c, cv, "kLoop", &f));
+    res = f;
+  }
+  cx_comp_replace_uses(c, d, res);
+  if (!drop_instr(c, d)) return cx_oom(m->ctx);
+  *out = nd;
+  return CXLA_OK;
+}
+
+/* Transposes operand k of dot d into [batch, free, contract] (lhs) or [batch, contract, free]
+ * (rhs) order, with the contracting pairs in the order sd[] holds them, and rewrites d's dims
+ * (the other side's contracting list too, so the pairs stay matched). */
+static cxla_status transpose_operand(cx_comp *c, cx_instr *d, int k, const side *sd) {
+  cx_module *m = c->module;
+  const side *s = &sd[k], *o = &sd[1 - k];
+  cx_instr *x = d->ops[k];
+  int64_t perm[CXLA_MAX_RANK];
+  int n = 0;
+  for (int i = 0; i < s->nb; i++) perm[n++] = s->batch[i];
+  if (k == 0) {
+    for (int i = 0; i < s->nf; i++) perm[n++] = s->free_[i];
+    for (int i = 0; i < s->nc; i++) perm[n++] = s->contract[i];
+  } else {
+    for (int i = 0; i < s->nc; i++) perm[n++] = s->contract[i];
+    for (int i = 0; i < s->nf; i++) perm[n++] = s->free_[i];
+  }
+  int64_t dims[CXLA_MAX_RANK];
+  for (int i = 0; i < n; i++) dims[i] = x->shape.dims[perm[i]];
+  cx_shape sh = cx_shape_array(x->shape.type, n, dims);
+  cx_instr *t = cx_instr_add(c, CX_OP_TRANSPOSE, &sh, 1, &x, d->loc), *f = NULL;
+  if (!t || !cx_ints_set(m, &t->a.dims, n, perm)) return cx_oom(m->ctx);
+  CX_TRY(cx_cpu_wrap(c, t, "kLoop", &f));
+  d->ops[k] = f;
+  int64_t bd[CXLA_MAX_RANK], cd[CXLA_MAX_RANK];
+  for (int i = 0; i < s->nb; i++) bd[i] = i;
+  for (int i = 0; i < s->nc; i++) cd[i] = k == 0 ? s->nb + s->nf + i : s->nb + i;
+  cx_dot_dims *dd = &d->a.dot;
+  if (!cx_ints_set(m, k == 0 ? &dd->lhs_batch : &dd->rhs_batch, s->nb, bd) ||
+      !cx_ints_set(m, k == 0 ? &dd->lhs_contract : &dd->rhs_contract, s->nc, cd) ||
+      !cx_ints_set(m, k == 0 ? &dd->rhs_contract : &dd->lhs_contract, o->nc, o->contract))
+    return cx_oom(m->ctx);
+  return CXLA_OK;
+}
+
+static cxla_status lower_dot(cx_comp *c, cx_instr *d) {
+  CX_TRY(retype_dot(c, d, &d));
+  cx_gemm_plan p;
+  const char *why;
+  if (!gemm_type(d) || cx_dot_plan(d, &p, &why)) return CXLA_OK; /* ints stay for the interpreter */
+  side sd[2];
+  sides(d, &sd[0], &sd[1]);
+  int64_t bsz, bst, ld;
+  int tr;
+  for (int by = 0; by < 2; by++) { /* keep the side that fits; transpose the other to match */
+    order_pairs(&sd[0], &sd[1], by);
+    if (side_layout(&d->ops[0]->shape, &sd[0], 1, &bsz, &bst, &tr, &ld)) return transpose_operand(c, d, 1, sd);
+    if (side_layout(&d->ops[1]->shape, &sd[1], 0, &bsz, &bst, &tr, &ld)) return transpose_operand(c, d, 0, sd);
+  }
+  order_pairs(&sd[0], &sd[1], 0);
+  CX_TRY(transpose_operand(c, d, 0, sd));
+  sides(d, &sd[0], &sd[1]); /* the lhs is canonical now; the rhs keeps its matched pair order */
+  return transpose_operand(c, d, 1, sd);
+}
+
+/* kOutput fusion -> raw dot + kLoop fusion of the epilogue reading the dot as a new last
+ * operand (at the same index, so buffer assignment computes it in place). */
+static cxla_status split_output_fusion(cx_comp *c, cx_instr *f) {
+  cx_module *m = c->module;
+  cx_comp *fc = f->called[0];
+  cx_instr *d = NULL;
+  for (int i = 0; i < fc->ninstrs; i++)
+    if (fc->instrs[i]->op == CX_OP_DOT) {
+      if (d) return CXLA_OK; /* two dots: leave it to the interpreter */
+      d = fc->instrs[i];
+    }
+  if (!d || d->ops[0]->op != CX_OP_PARAMETER || d->ops[1]->op != CX_OP_PARAMETER) return CXLA_OK;
+  cx_instr *ops[2] = {f->ops[d->ops[0]->a.index], f->ops[d->ops[1]->a.index]};
+  cx_instr *nd = cx_instr_clone(c, d, ops);
+  const char *nm = nd ? cx_module_unique_name(m, "dot") : NULL;
+  if (!nm) return cx_oom(m->ctx);
+  nd->name = nm;
+  nd->loc = f->loc;
+  if (fc->root == d) {
+    cx_comp_replace_uses(c, f, nd);
+    return drop_instr(c, f) ? CXLA_OK : cx_oom(m->ctx);
+  }
+  cx_instr *p = cx_instr_new(fc, CX_OP_PARAMETER, &d->shape, 0, NULL);
+  const char *pn = p ? cx_module_unique_name(m, "param_dot") : NULL;
+  cx_instr **nops = pn ? cx_arena_alloc(&m->arena, sizeof *nops * (size_t)(f->nops + 1)) : NULL;
+  if (!nops) return cx_oom(m->ctx);
+  p->a.index = f->nops;
+  p->name = pn;
+  cx_comp_replace_uses(fc, d, p);
+  if (!drop_instr(fc, d) || !cx_comp_sort(fc) || !cx_comp_index_params(fc)) return cx_oom(m->ctx);
+  memcpy(nops, f->ops, sizeof *nops * (size_t)f->nops);
+  nops[f->nops] = nd;
+  f->ops = nops;
+  f->nops++;
+  if (!(f->a.fusion_kind = cx_arena_strdup(&m->arena, "kLoop"))) return cx_oom(m->ctx);
+  return CXLA_OK;
+}
+
+static cxla_status lower_comp(cx_comp *c) {
+  int n = c->ninstrs;
+  cx_instr **snap = cx_malloc(sizeof *snap * (size_t)(n ? n : 1));
+  if (!snap) return cx_oom(c->module->ctx);
+  memcpy(snap, c->instrs, sizeof *snap * (size_t)n);
+  cxla_status s = CXLA_OK;
+  for (int i = 0; i < n && s == CXLA_OK; i++) {
+    cx_instr *x = snap[i];
+    if (x->op == CX_OP_FUSION && x->ncalled == 1 && x->a.fusion_kind && !strcmp(x->a.fusion_kind, "kOutput"))
+      s = split_output_fusion(c, x);
+  }
+  /* dots, including the ones split out above */
+  n = c->ninstrs;
+  cx_free(snap);
+  snap = cx_malloc(sizeof *snap * (size_t)(n ? n : 1));
+  if (!snap) return cx_oom(c->module->ctx);
+  memcpy(snap, c->instrs, sizeof *snap * (size_t)n);
+  for (int i = 0; i < n && s == CXLA_OK; i++) {
+    cx_instr *x = snap[i], *f;
+    if (x->op == CX_OP_DOT && x->nops == 2) s = lower_dot(c, x);
+    else if (x->op == CX_OP_CONVOLUTION) s = cx_cpu_wrap(c, x, "kLoop", &f);
+  }
+  cx_free(snap);
+  if (s == CXLA_OK && !cx_comp_sort(c)) s = cx_oom(c->module->ctx);
+  return s;
+}
+
+static cxla_status lower_rec(cx_comp *c, int depth) {
+  if (c->aux) return CXLA_OK;
+  if (depth > 256) return cx_error(c->module->ctx, CXLA_ERR_UNSUPPORTED, "control flow nested deeper than 256 levels");
+  c->aux = (void *)1;
+  for (int i = 0; i < c->ninstrs; i++) {
+    cx_instr *x = c->instrs[i];
+    if (x->op == CX_OP_WHILE || x->op == CX_OP_CONDITIONAL || x->op == CX_OP_CALL)
+      for (int k = 0; k < x->ncalled; k++) CX_TRY(lower_rec(x->called[k], depth + 1));
+  }
+  return lower_comp(c);
+}
+
+cxla_status cx_cpu_lower_library_ops(cx_module *m) {
+  if (!m->entry) return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT, "module %s has no ENTRY computation", m->name);
+  for (int i = 0; i < m->ncomps; i++) m->comps[i]->aux = NULL;
+  cxla_status s = lower_rec(m->entry, 0);
+  for (int i = 0; i < m->ncomps; i++) m->comps[i]->aux = NULL;
+  return s;
+}

@@ -1,0 +1,73 @@
+/* sequencer.h — the CPU backend's internal interfaces: the sequencer (one LLVM function that
+ * runs the schedule), library-op lowering (dot -> GEMM, convolution), and the interpreter
+ * fallback table. */
+#ifndef CX_CPU_SEQUENCER_H
+#define CX_CPU_SEQUENCER_H
+#include <llvm-c/Core.h>
+#include "backend/cpu/runtime.h"
+#include "codegen/cg.h"
+#include "passes/buffers.h"
+
+/* One instruction the interpreter runs (cx_rt_interp_op index = position in the table).
+ * args: result leaves, then the leaves of each operand in order. */
+typedef struct cx_fallback_op {
+  const cx_instr *in;
+  cx_comp *comp;        /* run on the interpreter: the fused computation, or a one-instruction
+                           wrapper computation added to the module for the occasion */
+  int nout;             /* result leaves */
+  const char *why;      /* why it is not compiled (static or module-arena string) */
+} cx_fallback_op;
+
+/* What emission produces besides LLVM IR. */
+typedef struct cx_seq_out {
+  char **names;         /* trace names by call id (heap strings) */
+  int nnames;
+  int64_t names_cap;
+  cx_fallback_op *fallbacks;
+  int nfallbacks;
+  int64_t fallbacks_cap;
+  int nkernels, ngemms, nconvs, ncopies;
+} cx_seq_out;
+
+void cx_seq_out_free(cx_seq_out *o);
+
+/* Emits every kernel and `void cx_entry(i8 **params, i8 **outputs, i8 *arena, cx_rt *rt)`
+ * into g->mod. `max_loop_iterations` > 0 stops while loops after that many trips (an error). */
+cxla_status cx_seq_emit(cx_cg *g, const cx_buffers *b, int64_t max_loop_iterations, cx_seq_out *out);
+
+/* ---- dot_lowering.c ---- */
+
+/* A GEMM call that computes a dot in place (operand and result memory as it is). */
+typedef struct cx_gemm_plan {
+  cxla_type type;
+  int trans_a, trans_b;
+  int64_t m, n, k, lda, ldb, ldc, stride_a, stride_b, stride_c, batch;
+} cx_gemm_plan;
+
+/* 1 and *p if dot `in` maps onto row-major GEMMs with the operands as they are laid out;
+ * else 0 and *why. */
+int cx_dot_plan(const cx_instr *in, cx_gemm_plan *p, const char **why);
+
+/* HLO rewrites before buffer assignment so that library ops map onto what the runtime and the
+ * emitter provide: kOutput fusions split into dot + in-place kLoop epilogue, f16/bf16 dots
+ * computed in f32, dot operands that no GEMM layout fits transposed by a kernel, and
+ * convolutions wrapped in single-op fusions. */
+cxla_status cx_cpu_lower_library_ops(cx_module *m);
+/* Wraps `x` (in control-flow computation c) in a single-op fusion of kind `kind` that takes its
+ * place; *out is the fusion. */
+cxla_status cx_cpu_wrap(cx_comp *c, cx_instr *x, const char *kind, cx_instr **out);
+
+/* ---- fallback.c ---- */
+
+/* The rt->fallback hook: exe is a cx_fallback_table. */
+typedef struct cx_fallback_table {
+  cx_module *m;
+  const cx_fallback_op *ops;
+  int nops;
+  int64_t max_loop_iterations;  /* for the message of a while loop that ran too long */
+} cx_fallback_table;
+int cx_cpu_fallback(void *exe, int32_t index, void **args, char *errmsg, size_t errlen);
+/* Index passed to cx_rt_interp_op when while loop number k exceeds --max-loop-iterations. */
+#define CX_FALLBACK_LOOP_LIMIT(k) (-1 - (k))
+
+#endif

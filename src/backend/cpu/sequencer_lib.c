@@ -1,0 +1,113 @@
+/* sequencer_lib.c — library calls in the schedule: dot as batched GEMM (cx_rt_gemm with the
+ * plan from dot_lowering.c), and f32 convolutions of up to two spatial dimensions as im2col +
+ * GEMM (cx_rt_conv_im2col) when they are big enough for that to beat a direct loop nest. */
+#include <stdio.h>
+#include <string.h>
+#include "backend/cpu/sequencer_int.h"
+
+int cx_seq_dot(cx_seq *s, const cx_instr *in, const char **why) {
+  cx_gemm_plan p;
+  if (!cx_dot_plan(in, &p, why)) return 0;
+  int a = cx_seq_leaf_slot(s, in->ops[0], 0), b = cx_seq_leaf_slot(s, in->ops[1], 0), c = cx_seq_leaf_slot(s, in, 0);
+  if (a < 0 || b < 0 || c < 0) return 1; /* error recorded */
+  char name[256];
+  snprintf(name, sizeof name, "%s [gemm %lldx%lldx%lld%s]", in->name ? in->name : "dot", (long long)p.m,
+           (long long)p.n, (long long)p.k, p.batch > 1 ? " batched" : "");
+  int32_t id = cx_seq_name(s, name);
+  if (id < 0) return 1;
+  cx_cg *g = s->g;
+  LLVMValueRef I32[3] = {LLVMConstInt(g->t_i32, (unsigned long long)p.type, 0), LLVMConstInt(g->t_i32, (unsigned long long)p.trans_a, 0),
+                         LLVMConstInt(g->t_i32, (unsigned long long)p.trans_b, 0)};
+  LLVMValueRef args[18] = {s->rt, I32[0], I32[1], I32[2], cx_cg_i64(g, p.m), cx_cg_i64(g, p.n), cx_cg_i64(g, p.k),
+                           cx_seq_slot(s, a), cx_cg_i64(g, p.lda), cx_cg_i64(g, p.stride_a),
+                           cx_seq_slot(s, b), cx_cg_i64(g, p.ldb), cx_cg_i64(g, p.stride_b),
+                           cx_seq_slot(s, c), cx_cg_i64(g, p.ldc), cx_cg_i64(g, p.stride_c),
+                           cx_cg_i64(g, p.batch), LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
+  LLVMBuildCall2(s->b, s->t_gemm, s->f_gemm, args, 18, "");
+  s->out->ngemms++;
+  return 1;
+}
+
+/* Below this many multiply-adds the emitter's direct loop nest is as good (no patch matrix,
+ * no filter repacking); it is also the only way when im2col does not apply. */
+#define IM2COL_MIN_MACS 65536
+
+/* Fills the runtime's descriptor; 0 (and why) when im2col does not apply. */
+static int conv_desc(const cx_instr *conv, cx_conv2d_desc *d, int64_t *macs, const char **why) {
+  const cx_shape *is = &conv->ops[0]->shape, *ks = &conv->ops[1]->shape, *os = &conv->shape;
+  const cx_attrs *a = &conv->a;
+  const cx_conv_dims *cd = &a->conv;
+  if (is->type != CXLA_F32 || ks->type != CXLA_F32 || os->type != CXLA_F32) { *why = "im2col is f32 only"; return 0; }
+  if (!a->has_conv_dims || cd->nspatial > 2 || a->window.rank != cd->nspatial) { *why = "im2col takes 0-2 spatial dims"; return 0; }
+  if (a->batch_group_count != 1 || a->feature_group_count < 1) { *why = "im2col has no batch groups"; return 0; }
+  int64_t ist[CXLA_MAX_RANK], kst[CXLA_MAX_RANK], ost[CXLA_MAX_RANK];
+  cx_shape_strides(is, ist);
+  cx_shape_strides(ks, kst);
+  cx_shape_strides(os, ost);
+  memset(d, 0, sizeof *d);
+  d->batch = is->dims[cd->in_batch];
+  d->in_feat = is->dims[cd->in_feature];
+  d->out_feat = os->dims[cd->out_feature];
+  d->groups = a->feature_group_count;
+  d->in_stride[0] = ist[cd->in_batch];
+  d->in_stride[1] = ist[cd->in_feature];
+  d->filt_stride[0] = kst[cd->k_out];
+  d->filt_stride[1] = kst[cd->k_in];
+  d->out_stride[0] = ost[cd->out_batch];
+  d->out_stride[1] = ost[cd->out_feature];
+  /* spatial dims fill desc dims h, w from the right; a missing one is a 1-element dim */
+  int64_t *in_sz[2] = {&d->in_h, &d->in_w}, *k_sz[2] = {&d->k_h, &d->k_w}, *o_sz[2] = {&d->out_h, &d->out_w};
+  for (int j = 0; j < 2; j++) {
+    int sp = j - (2 - cd->nspatial); /* spatial index, or < 0 for a padded dim */
+    if (sp < 0) {
+      *in_sz[j] = *k_sz[j] = *o_sz[j] = 1;
+      d->stride[j] = d->lhs_dil[j] = d->rhs_dil[j] = 1;
+      continue;
+    }
+    const cx_window_dim *w = &a->window.d[sp];
+    *in_sz[j] = is->dims[cd->in_spatial[sp]];
+    *k_sz[j] = ks->dims[cd->k_spatial[sp]];
+    *o_sz[j] = os->dims[cd->out_spatial[sp]];
+    d->stride[j] = w->stride > 0 ? w->stride : 1;
+    d->pad_lo[j] = w->pad_lo;
+    d->lhs_dil[j] = w->lhs_dilate > 0 ? w->lhs_dilate : 1;
+    d->rhs_dil[j] = w->rhs_dilate > 0 ? w->rhs_dilate : 1;
+    d->reverse[j] = w->reversal != 0;
+    d->in_stride[2 + j] = ist[cd->in_spatial[sp]];
+    d->filt_stride[2 + j] = kst[cd->k_spatial[sp]];
+    d->out_stride[2 + j] = ost[cd->out_spatial[sp]];
+  }
+  *macs = d->batch * d->out_feat * d->out_h * d->out_w * (d->in_feat / d->groups) * d->k_h * d->k_w;
+  return 1;
+}
+
+_Static_assert(sizeof(cx_conv2d_desc) == 32 * sizeof(int64_t), "the JIT passes the descriptor as [32 x i64]");
+
+int cx_seq_conv(cx_seq *s, const cx_instr *fusion, const cx_instr *conv, int direct_ok, const char **why) {
+  cx_conv2d_desc d;
+  int64_t macs = 0;
+  if (!conv_desc(conv, &d, &macs, why)) return 0;
+  if (direct_ok && macs < IM2COL_MIN_MACS) { *why = "small: direct loop nest"; return 0; }
+  int in = cx_seq_leaf_slot(s, fusion->ops[conv->ops[0]->a.index], 0);
+  int filt = cx_seq_leaf_slot(s, fusion->ops[conv->ops[1]->a.index], 0);
+  int out = cx_seq_leaf_slot(s, fusion, 0);
+  if (in < 0 || filt < 0 || out < 0) return 1;
+  cx_cg *g = s->g;
+  LLVMValueRef v[32];
+  const int64_t *f = (const int64_t *)&d;
+  for (int i = 0; i < 32; i++) v[i] = cx_cg_i64(g, f[i]);
+  LLVMTypeRef at = LLVMArrayType(g->t_i64, 32);
+  LLVMValueRef gv = LLVMAddGlobal(g->mod, at, "conv_desc");
+  LLVMSetInitializer(gv, LLVMConstArray(g->t_i64, v, 32));
+  LLVMSetGlobalConstant(gv, 1);
+  LLVMSetLinkage(gv, LLVMPrivateLinkage);
+  char name[256];
+  snprintf(name, sizeof name, "%s [convolution im2col]", fusion->name ? fusion->name : "convolution");
+  int32_t id = cx_seq_name(s, name);
+  if (id < 0) return 1;
+  LLVMValueRef args[7] = {s->rt, LLVMConstInt(g->t_i32, CXLA_F32, 0), gv, cx_seq_slot(s, in), cx_seq_slot(s, filt),
+                          cx_seq_slot(s, out), LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
+  LLVMBuildCall2(s->b, s->t_conv, s->f_conv, args, 7, "");
+  s->out->nconvs++;
+  return 1;
+}
