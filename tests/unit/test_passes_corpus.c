@@ -9,6 +9,7 @@
 #include "ir/verify.h"
 #include "passes_helpers.h"
 #include "runtime/context.h"
+#include "runtime/flags.h"
 #include "text/hlo.h"
 
 #define MAX_ARGS 32
@@ -62,7 +63,17 @@ static int read_inputs(const char *text, cxla_literal **args) {
 
 static int checked;
 
-static void check_file(const char *path, const char *rel) {
+/* mode 0: the simplification fixpoint; 1, 2: the whole CPU pipeline with fusion on / off */
+static cxla_status optimize(cx_module *m, int mode) {
+  if (mode == 0) return tp_optimize(m);
+  cx_flags f;
+  cx_flags_init(&f);
+  f.fusion = mode == 1;
+  cx_pass_ctx pc = {&f, 1, 0, NULL};
+  return cx_pass_pipeline_cpu(&pc, m);
+}
+
+static void check_file(const char *path, const char *rel, int mode) {
   char *text = slurp(path);
   if (!text) return;
   cxla_literal *args[MAX_ARGS];
@@ -74,21 +85,21 @@ static void check_file(const char *path, const char *rel) {
     /* only modules the interpreter runs on their inputs are a reference */
     if (cx_interp_run(m, n, args, &want) == CXLA_OK) {
       cx_module *opt = cx_module_clone(m);
-      cxla_status s = opt ? tp_optimize(opt) : CXLA_ERR_OUT_OF_MEMORY;
-      CHECK_MSG(s == CXLA_OK, "%s: pipeline failed: %s", rel, cxla_context_errmsg(test_ctx()));
+      cxla_status s = opt ? optimize(opt, mode) : CXLA_ERR_OUT_OF_MEMORY;
+      CHECK_MSG(s == CXLA_OK, "%s (mode %d): pipeline failed: %s", rel, mode, cxla_context_errmsg(test_ctx()));
       if (s == CXLA_OK) {
         checked++;
         s = cx_interp_run(opt, n, args, &got);
         cx_sb why;
         cx_sb_init(&why);
-        CHECK_MSG(s == CXLA_OK && tp_same(want, got, &why), "%s: optimized module computes something else: %s %s", rel,
+        CHECK_MSG(s == CXLA_OK && tp_same(want, got, &why), "%s (mode %d): optimized module computes something else: %s %s", rel, mode,
                   s == CXLA_OK ? "" : cxla_context_errmsg(test_ctx()), why.buf ? why.buf : "");
         cx_sb_free(&why);
         char *t = tp_print(opt);
         cx_module *back = NULL;
         CHECK_MSG(t && cx_parse_module(test_ctx(), t, strlen(t), rel, &back) == CXLA_OK &&
                       cx_verify_module(back) == CXLA_OK,
-                  "%s: optimized text does not parse back: %s\n%s", rel, cxla_context_errmsg(test_ctx()), t ? t : "");
+                  "%s (mode %d): optimized text does not parse back: %s\n%s", rel, mode, cxla_context_errmsg(test_ctx()), t ? t : "");
         cx_module_free(back);
         cx_free(t);
       }
@@ -102,7 +113,7 @@ static void check_file(const char *path, const char *rel) {
   free(text);
 }
 
-static void walk(const char *dir, const char *rel) {
+static void walk(const char *dir, const char *rel, int mode) {
   DIR *d = opendir(dir);
   if (!d) return;
   struct dirent *e;
@@ -113,18 +124,23 @@ static void walk(const char *dir, const char *rel) {
     snprintf(r, sizeof r, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
     struct stat st;
     if (stat(path, &st) != 0) continue;
-    if (S_ISDIR(st.st_mode)) walk(path, r);
-    else if (strlen(e->d_name) > 4 && !strcmp(e->d_name + strlen(e->d_name) - 4, ".hlo")) check_file(path, r);
+    if (S_ISDIR(st.st_mode)) walk(path, r, mode);
+    else if (strlen(e->d_name) > 4 && !strcmp(e->d_name + strlen(e->d_name) - 4, ".hlo")) check_file(path, r, mode);
   }
   closedir(d);
 }
 
-TEST(passes_corpus_modules_keep_their_results) {
+static void corpus(int mode) {
   char root[512];
   snprintf(root, sizeof root, "%s/tests/hlo", test_srcdir());
   /* loops in the corpus are bounded, but a broken pass must not hang the suite */
   test_ctx()->flags.max_loop_iterations = 1000000;
   checked = 0;
-  walk(root, "");
+  walk(root, "", mode);
   CHECK_MSG(checked >= 20, "only %d corpus modules were checked (is CXLA_SRC right?)", checked);
 }
+
+TEST(passes_corpus_modules_keep_their_results) { corpus(0); }
+/* The whole CPU pipeline, fusion passes included (the interpreter runs fusions as calls). */
+TEST(passes_corpus_cpu_pipeline_fusion_on) { corpus(1); }
+TEST(passes_corpus_cpu_pipeline_fusion_off) { corpus(2); }
