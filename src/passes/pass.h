@@ -19,7 +19,10 @@ typedef struct cx_pass_ctx {
   cx_sb *stats;        /* "name=ms " appended per pass (may be NULL) */
 } cx_pass_ctx;
 
-/* Runs one pass (timed, verified, dumped). */
+/* Runs one pass: timed (stats), verified when pc->verify (a failure is CXLA_ERR_INTERNAL
+ * "pass NAME produced an invalid module: ..."), and dumped when it changed the module (an
+ * unchanged module would repeat the previous dump). With --dump-to set, the first run also
+ * dumps the module as received, as "<NN>.input". */
 cxla_status cx_pass_run(cx_pass_ctx *pc, cx_module *m, const cx_pass *p, int *changed);
 /* Runs passes in order, repeating the whole list until nothing changes (at most max_iters). */
 cxla_status cx_pass_fixpoint(cx_pass_ctx *pc, cx_module *m, const cx_pass *passes, int n,
