@@ -19,7 +19,15 @@ typedef struct cx_ref {
   cx_loc loc;
   cx_instr *in;   /* the instruction that refers */
   int slot;       /* operand or called-computation index in `in` */
+  int64_t shape;  /* operands: index of the written operand shape in p->opshapes, or -1 */
 } cx_ref;
+
+/* An operand shape written in old-style text ("add(f32[2] %a, ...)"), checked against the
+ * operand once names are resolved. */
+typedef struct cx_opshape {
+  cx_shape shape;
+  cx_loc loc;
+} cx_opshape;
 
 /* Open-addressing name table over source-text slices (heap; freed by its owner). */
 typedef struct cx_names {
@@ -45,6 +53,8 @@ typedef struct cx_parser {
   int64_t ints_cap;
   cx_ref *oprefs;          /* operand references of the computation being read */
   int64_t noprefs, oprefs_cap;
+  cx_opshape *opshapes;    /* written operand shapes of the computation being read */
+  int64_t nopshapes, opshapes_cap;
   cx_ref *callrefs;        /* called-computation references of the whole module */
   int64_t ncallrefs, callrefs_cap;
   cx_token *rawtok;        /* key/value token pairs of the raw attributes being read */

@@ -30,7 +30,7 @@ static int lookup_op(const cx_token *t) {
   return -1;
 }
 
-static void push_opref(cx_parser *p, cx_instr *in, const cx_token *name, int slot) {
+static void push_opref(cx_parser *p, cx_instr *in, const cx_token *name, int slot, int64_t shape) {
   if (!cx_vec_reserve((void **)&p->oprefs, &p->oprefs_cap, p->noprefs + 1, sizeof *p->oprefs)) cx_poom(p);
   cx_ref *r = &p->oprefs[p->noprefs++];
   r->s = name->s;
@@ -38,19 +38,24 @@ static void push_opref(cx_parser *p, cx_instr *in, const cx_token *name, int slo
   r->loc = cx_tok_loc(name);
   r->in = in;
   r->slot = slot;
+  r->shape = shape;
 }
 
 static void parse_operands(cx_parser *p, cx_instr *in) {
   int n = 0;
   if (!cx_pis(p, TK_RPAREN)) {
     for (;;) {
+      int64_t shape = -1;
       if (cx_pat_shape(p) || cx_pis(p, TK_LPAREN)) {
-        cx_shape ignored; /* the verifier checks the operand's own declared shape */
-        cx_pshape(p, &ignored, 0);
+        if (!cx_vec_reserve((void **)&p->opshapes, &p->opshapes_cap, p->nopshapes + 1, sizeof *p->opshapes)) cx_poom(p);
+        cx_opshape *os = &p->opshapes[p->nopshapes];
+        os->loc = cx_tok_loc(&p->tok);
+        cx_pshape(p, &os->shape, 0);
+        shape = p->nopshapes++;
       }
       cx_token name = cx_pname(p, "an operand name");
       if (n == INT32_MAX / 2) cx_perr(p, cx_tok_loc(&name), CXLA_ERR_PARSE, "too many operands");
-      push_opref(p, in, &name, n++);
+      push_opref(p, in, &name, n++, shape);
       if (!cx_paccept(p, TK_COMMA)) break;
     }
   }
@@ -143,6 +148,12 @@ static void resolve_operands(cx_parser *p) {
     cx_instr *o = cx_names_find(&p->instr_names, r->s, r->len);
     if (!o) cx_perr(p, r->loc, CXLA_ERR_PARSE, "use of undefined instruction '%.*s'", (int)(r->len > 60 ? 60 : r->len), r->s);
     r->in->ops[r->slot] = o;
+    const cx_opshape *os = r->shape >= 0 ? &p->opshapes[r->shape] : NULL;
+    if (os && !cx_shape_equal(&os->shape, &o->shape)) {
+      char a[128], b[128];
+      cx_perr(p, os->loc, CXLA_ERR_PARSE, "operand %d of '%s' is written with shape %s, but '%s' has shape %s", r->slot,
+              r->in->name, cx_shape_str(&os->shape, a, sizeof a), o->name, cx_shape_str(&o->shape, b, sizeof b));
+    }
   }
 }
 
@@ -215,6 +226,7 @@ static void parse_computation(cx_parser *p) {
   cx_pexpect(p, TK_LBRACE, nsig < 0 ? "'{' or a signature '(...) -> shape'" : "'{'");
   cx_names_free(&p->instr_names);
   p->noprefs = 0;
+  p->nopshapes = 0;
   cx_instr *root = NULL;
   while (!cx_pis(p, TK_RBRACE)) {
     if (cx_pis(p, TK_EOF)) cx_pexpected(p, "'}' at the end of the computation");
@@ -347,6 +359,7 @@ static void parse_module(cx_parser *p) {
 static void free_scratch(cx_parser *p) {
   cx_free(p->ints);
   cx_free(p->oprefs);
+  cx_free(p->opshapes);
   cx_free(p->callrefs);
   cx_free(p->rawtok);
   cx_names_free(&p->instr_names);

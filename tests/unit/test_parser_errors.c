@@ -48,6 +48,15 @@ TEST(parser_error_names) {
   PERR(E("  a = f32[] parameter(0)\n  ROOT r = f32[] call(a), to_apply=nowhere\n"), "t.hlo:4:36: error: use of undefined computation 'nowhere'");
   PERR("HloModule m\nc {\n  a = f32[] parameter(0)\n  ROOT r = f32[] call(a), to_apply=c\n}\nENTRY e {\n  a = f32[] parameter(0)\n}\n",
        "t.hlo:4:36: error: computation 'c' calls itself");
+  PERR(E("  a = f32[2] parameter(0)\n  ROOT n = f32[2] negate(f32[3] a)\n"),
+       "t.hlo:4:26: error: operand 0 of 'n' is written with shape f32[3], but 'a' has shape f32[2]");
+  PERR(E("  a = (f32[2], s32[]) parameter(0)\n  ROOT g = s32[] get-tuple-element((f32[2], u32[]) a), index=1\n"),
+       "t.hlo:4:36: error: operand 0 of 'g' is written with shape (f32[2], u32[])");
+  /* Written layouts may differ (only the shape is compared), as may later definitions. */
+  cx_module *ok = NULL;
+  const char *lay = E("  ROOT n = f32[2] negate(f32[2]{0} a)\n  a = f32[2] parameter(0)\n");
+  CHECK_OK(cx_parse_module(test_ctx(), lay, strlen(lay), "t.hlo", &ok));
+  cx_module_free(ok);
   /* An operand from another computation is undefined in this one. */
   PERR("HloModule m\nc {\n  q = f32[] parameter(0)\n}\nENTRY e {\n  ROOT a = f32[] negate(q)\n}\n",
        "t.hlo:6:25: error: use of undefined instruction 'q'");
