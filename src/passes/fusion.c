@@ -53,13 +53,15 @@ static int consumer_fusible(const cx_instr *x) {
  * exactly the values the exp-shift subtracts from (FMA contraction could differ by an ulp). */
 static int feeds_max_reduce(const cx_comp *c, const cx_instr *p) {
   if (p->op == CX_OP_FUSION || p->op == CX_OP_PARAMETER) return 0;
-  for (int i = 0; i < c->ninstrs; i++) {
-    const cx_instr *u = c->instrs[i];
-    if (fu_is_simple_reduce(u) && u->ops[0] == p && u->ncalled == 1 && u->called[0]->root &&
-        u->called[0]->root->op == CX_OP_MAXIMUM)
-      return 1;
+  cx_instr **users;
+  int nu = fu_users(c, p, &users), found = nu < 0; /* OOM: the safe answer */
+  for (int i = 0; i < nu && !found; i++) {
+    const cx_instr *u = users[i];
+    found = fu_is_simple_reduce(u) && u->ops[0] == p && u->ncalled == 1 && u->called[0]->root &&
+            u->called[0]->root->op == CX_OP_MAXIMUM;
   }
-  return 0;
+  cx_free(users);
+  return found;
 }
 
 /* The name of an EXPENSIVE op in x (x itself or its fused computation), or NULL. */
@@ -185,12 +187,8 @@ static cxla_status fuse_comp(cx_comp *c, int *changed) {
   if (st == CXLA_OK) st = fu_wrap_all(c, changed);
   /* Scalar constants become immediates inside their fusions. */
   for (int i = 0; i < c->ninstrs && st == CXLA_OK; i++) {
-    cx_instr *f = c->instrs[i];
-    if (fu_kind_of(f) == FU_NONE) continue;
-    st = fu_absorb_constants(c, &f, changed);
-    /* f now sits where the old fusion was; unused constants may have been dropped before it */
-    for (int k = 0; k < c->ninstrs; k++)
-      if (c->instrs[k] == f) i = k;
+    cx_instr *f = c->instrs[i]; /* the new fusion takes the old one's slot */
+    if (f->parent == c && fu_kind_of(f) != FU_NONE) st = fu_absorb_constants(c, &f, changed);
   }
   return st;
 }
@@ -199,9 +197,14 @@ cxla_status cx_pass_fusion(cx_module *m, int *changed) {
   cx_comp **cs;
   int n;
   *changed = 0;
+  fu_reserve_names(m);
   CX_TRY(fu_control_comps(m, &cs, &n));
   cxla_status st = CXLA_OK;
-  for (int i = 0; i < n && st == CXLA_OK; i++) st = fuse_comp(cs[i], changed);
+  for (int i = 0; i < n && st == CXLA_OK; i++) {
+    st = fu_index_begin(cs[i]);
+    if (st == CXLA_OK) st = fuse_comp(cs[i], changed);
+    fu_index_end();
+  }
   cx_free(cs);
   return st;
 }

@@ -41,37 +41,45 @@ static int operand_ok(cx_comp *c, const epi *e, const cx_instr *o) {
 /* A user of the members that can join: elementwise at the dot's dims. -1 on OOM. */
 static int candidate(cx_comp *c, const epi *e, cx_instr **out) {
   const cx_instr *d = e->v[0];
-  for (int i = 0; i < c->ninstrs; i++) {
-    cx_instr *u = c->instrs[i];
-    if (member(e, e->n, u) || !cx_op_is_elementwise(u->op) || !cx_type_is_array(u->shape.type) ||
-        !cx_shape_same_dims(&u->shape, &d->shape))
-      continue;
-    int reads = 0, ok = 1;
-    for (int j = 0; j < u->nops && ok; j++) {
-      reads |= member(e, e->n, u->ops[j]);
-      int r = operand_ok(c, e, u->ops[j]);
-      if (r < 0) return -1;
-      ok = r;
+  for (int m = 0; m < e->n; m++) {
+    cx_instr **users;
+    int nu = fu_users(c, e->v[m], &users), found = 0;
+    if (nu < 0) return -1;
+    for (int i = 0; i < nu && !found; i++) {
+      cx_instr *u = users[i];
+      if (member(e, e->n, u) || !cx_op_is_elementwise(u->op) || !cx_type_is_array(u->shape.type) ||
+          !cx_shape_same_dims(&u->shape, &d->shape))
+        continue;
+      int ok = 1;
+      for (int j = 0; j < u->nops && ok > 0; j++) ok = operand_ok(c, e, u->ops[j]);
+      if (ok < 0) { cx_free(users); return -1; }
+      if (ok) { *out = u; found = 1; }
     }
-    if (reads && ok) { *out = u; return 1; }
+    cx_free(users);
+    if (found) return 1;
   }
   return 0;
+}
+
+/* x is the root or has a user outside the first n members. -1 on OOM. */
+static int used_outside(const cx_comp *c, const epi *e, int n, const cx_instr *x) {
+  if (c->root == x) return 1;
+  cx_instr **users;
+  int nu = fu_users(c, x, &users), outside = nu < 0 ? -1 : 0;
+  for (int i = 0; i < nu && !outside; i++) outside = !member(e, n, users[i]);
+  cx_free(users);
+  return outside;
 }
 
 /* With the first n members: the one member used outside (or NULL if none or several). */
 static cx_instr *single_exit(const cx_comp *c, const epi *e, int n) {
   cx_instr *exit = NULL;
   for (int k = 0; k < n; k++) {
-    cx_instr *x = e->v[k];
-    int outside = c->root == x;
-    for (int i = 0; i < c->ninstrs && !outside; i++) {
-      const cx_instr *u = c->instrs[i];
-      if (member(e, n, u)) continue;
-      for (int j = 0; j < u->nops; j++) outside |= u->ops[j] == x;
-    }
+    int outside = used_outside(c, e, n, e->v[k]);
+    if (outside < 0) return NULL; /* OOM: no fusion (the next allocation reports it) */
     if (!outside) continue;
     if (exit) return NULL;
-    exit = x;
+    exit = e->v[k];
   }
   return exit;
 }
@@ -105,12 +113,8 @@ static cxla_status build(cx_comp *c, epi *e, int n, cx_instr *exit) {
       for (int q = 0; q < np; q++) seen |= parts[q] == o;
       if (seen || !absorbable(o)) continue;
       /* Duplicate it when anything outside the members reads it. */
-      int outside = c->root == o;
-      for (int i = 0; i < c->ninstrs && !outside; i++) {
-        const cx_instr *u = c->instrs[i];
-        if (member(e, n, u)) continue;
-        for (int q = 0; q < u->nops; q++) outside |= u->ops[q] == o;
-      }
+      int outside = used_outside(c, e, n, o);
+      if (outside < 0) { cx_free(parts); cx_free(keep); return cx_oom(m->ctx); }
       keep[np] = outside;
       parts[np++] = o;
     }
@@ -196,9 +200,14 @@ cxla_status cx_pass_dot_epilogue_fusion(cx_module *m, int *changed) {
   cx_comp **cs;
   int n;
   *changed = 0;
+  fu_reserve_names(m);
   CX_TRY(fu_control_comps(m, &cs, &n));
   cxla_status st = CXLA_OK;
-  for (int i = 0; i < n && st == CXLA_OK; i++) st = fu_dot_epilogues(cs[i], changed);
+  for (int i = 0; i < n && st == CXLA_OK; i++) {
+    st = fu_index_begin(cs[i]);
+    if (st == CXLA_OK) st = fu_dot_epilogues(cs[i], changed);
+    fu_index_end();
+  }
   cx_free(cs);
   return st;
 }

@@ -32,12 +32,11 @@ static const cx_shape *iteration_dims(const cx_instr *f) {
 static int rewirable(const cx_comp *c, const cx_instr *f) {
   if (!fu_is_multi_output(f)) return 1;
   if (c->root == f) return 0;
-  for (int i = 0; i < c->ninstrs; i++) {
-    const cx_instr *u = c->instrs[i];
-    for (int j = 0; j < u->nops; j++)
-      if (u->ops[j] == f && u->op != CX_OP_GET_TUPLE_ELEMENT) return 0;
-  }
-  return 1;
+  cx_instr **users;
+  int nu = fu_users(c, f, &users), ok = nu >= 0;
+  for (int i = 0; i < nu; i++) ok &= users[i]->op == CX_OP_GET_TUPLE_ELEMENT;
+  cx_free(users);
+  return ok;
 }
 
 static int distinct_operands(const cx_instr *a, const cx_instr *b, const cx_instr *skip) {
@@ -93,7 +92,7 @@ static int producer_consumer_ok(cx_comp *c, cx_instr *p, cx_instr *r) {
 static cxla_status producer_consumer(cx_comp *c, int *changed, int *any) {
   for (int i = 0; i < c->ninstrs; i++) {
     cx_instr *p = c->instrs[i];
-    if (!mergeable_kind(p) || fu_is_multi_output(p) || fu_nusers(c, p) < 2) continue;
+    if (p->parent != c || !mergeable_kind(p) || fu_is_multi_output(p) || fu_nusers(c, p) < 2) continue;
     cx_instr **users;
     int nu = fu_users(c, p, &users);
     if (nu < 0) return cx_oom(c->module->ctx);
@@ -114,8 +113,7 @@ static cxla_status producer_consumer(cx_comp *c, int *changed, int *any) {
     fu_spec s = {.parts = parts, .nparts = 2, .outs = outs, .nouts = 2, .kind = fu_kind_of(pick)};
     if (fu_kind_of(p) == FU_INPUT) s.kind = FU_INPUT;
     CX_TRY(fu_fuse(c, &s, 0, &f));
-    *changed = *any = 1;
-    return CXLA_OK; /* c changed under us: the caller starts over */
+    *changed = *any = 1; /* c was re-sorted: sweep on; the caller sweeps again until quiet */
   }
   return CXLA_OK;
 }
@@ -135,7 +133,7 @@ static cxla_status siblings(cx_comp *c, int *changed, int *any) {
   for (int i = 0; i < c->ninstrs; i++) {
     cx_instr *x = c->instrs[i];
     /* Only worth it when the shared operand is real memory, not a scalar. */
-    if (!cx_type_is_array(x->shape.type) || cx_shape_elems(&x->shape) <= 1) continue;
+    if (x->parent != c || !cx_type_is_array(x->shape.type) || cx_shape_elems(&x->shape) <= 1) continue;
     cx_instr **users;
     int nu = fu_users(c, x, &users);
     if (nu < 0) return cx_oom(c->module->ctx);
@@ -155,7 +153,6 @@ static cxla_status siblings(cx_comp *c, int *changed, int *any) {
     fu_spec s = {.parts = parts, .nparts = 2, .outs = parts, .nouts = 2, .kind = k};
     CX_TRY(fu_fuse(c, &s, 0, &f));
     *changed = *any = 1;
-    return CXLA_OK;
   }
   return CXLA_OK;
 }
@@ -164,15 +161,18 @@ cxla_status cx_pass_multi_output_fusion(cx_module *m, int *changed) {
   cx_comp **cs;
   int n;
   *changed = 0;
+  fu_reserve_names(m);
   CX_TRY(fu_control_comps(m, &cs, &n));
   cxla_status st = CXLA_OK;
   for (int i = 0; i < n && st == CXLA_OK; i++) {
-    /* Each merge removes a kernel, so this ends after at most ninstrs rounds. */
+    st = fu_index_begin(cs[i]);
+    /* Sweeps until nothing merges; each merge removes a kernel, so this ends. */
     for (int round = 0, any = 1; any && round <= cs[i]->ninstrs && st == CXLA_OK; round++) {
       any = 0;
       st = producer_consumer(cs[i], changed, &any);
-      if (st == CXLA_OK && !any) st = siblings(cs[i], changed, &any);
+      if (st == CXLA_OK) st = siblings(cs[i], changed, &any);
     }
+    fu_index_end();
   }
   cx_free(cs);
   return st;

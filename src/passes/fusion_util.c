@@ -13,11 +13,33 @@
 /* aux tags while fu_fuse runs: parts are 1..nparts, external operands nparts+1.. */
 #define TAG(x) ((intptr_t)(x)->aux)
 
+/* Names made here are "prefix.<next id>"; fu_reserve_names put the id counter above every
+ * numeric suffix in the module, so they are new. */
 static const char *unique_comp_name(cx_module *m, const char *prefix) {
-  for (;;) {
-    const char *s = cx_module_unique_name(m, prefix);
-    if (!s || !cx_module_find_comp(m, s)) return s;
+  return cx_module_unique_name(m, prefix);
+}
+
+static int64_t name_suffix(const char *s) {
+  const char *dot = s ? strrchr(s, '.') : NULL;
+  if (!dot || !dot[1]) return -1;
+  int64_t v = 0;
+  for (const char *p = dot + 1; *p; p++) {
+    if (*p < '0' || *p > '9' || v > (INT64_MAX - 9) / 10) return -1;
+    v = v * 10 + (*p - '0');
   }
+  return v;
+}
+
+void fu_reserve_names(cx_module *m) {
+  int64_t mx = m->next_id;
+  for (int i = 0; i < m->ncomps; i++) {
+    const cx_comp *c = m->comps[i];
+    int64_t v = name_suffix(c->name);
+    if (v > mx) mx = v;
+    for (int k = 0; k < c->ninstrs; k++)
+      if ((v = name_suffix(c->instrs[k]->name)) > mx) mx = v;
+  }
+  if (mx < INT32_MAX) m->next_id = (int)mx;
 }
 
 /* "exponential.3" -> a fresh "exponential.N" for a duplicated copy. */
@@ -53,6 +75,10 @@ static void remove_comp(cx_module *m, cx_comp *c) {
 }
 
 int fu_sort(cx_comp *c) {
+  int live = 0;
+  for (int i = 0; i < c->ninstrs; i++)
+    if (c->instrs[i]->parent == c) c->instrs[live++] = c->instrs[i];
+  c->ninstrs = live;
   int n = c->ninstrs;
   cx_instr **out = cx_malloc(sizeof *out * ((size_t)n + 1));
   cx_instr **stack = cx_malloc(sizeof *stack * ((size_t)n + 1));
@@ -155,6 +181,19 @@ static cx_instr *same_constant(const cx_comp *fc, const cx_instr *x) {
   return NULL;
 }
 
+/* Names must be unique in a computation, and bodies inlined from fusions written by hand (or
+ * by another tool) may reuse names ("r", "p0") across computations. */
+static cxla_status unique_in_fc(builder *b, cx_instr *cl) {
+  for (int i = 0; i < b->fc->ninstrs; i++) {
+    cx_instr *y = b->fc->instrs[i];
+    if (y != cl && y->name && cl->name && !strcmp(y->name, cl->name)) {
+      if (!(cl->name = fresh_name(b->m, cl->name))) return cx_oom(b->m->ctx);
+      return CXLA_OK;
+    }
+  }
+  return CXLA_OK;
+}
+
 static cxla_status clone_raw(builder *b, int i) {
   cx_instr *p = b->s->parts[i];
   if ((b->val[i] = same_constant(b->fc, p))) return CXLA_OK;
@@ -168,7 +207,7 @@ static cxla_status clone_raw(builder *b, int i) {
     cl->name = nm;
   }
   b->val[i] = cl;
-  return CXLA_OK;
+  return unique_in_fc(b, cl);
 }
 
 /* Inlines a fusion part's body; its parameters bind to the part's operands. */
@@ -193,6 +232,7 @@ static cxla_status clone_body(builder *b, int i) {
     cx_instr *ops[x->nops ? x->nops : 1];
     for (int j = 0; j < x->nops; j++) ops[j] = map[(intptr_t)x->ops[j]->aux - 1];
     if (!(map[k] = cx_instr_clone(b->fc, x, ops))) st = cx_oom(b->m->ctx);
+    else st = unique_in_fc(b, map[k]);
   }
   if (st == CXLA_OK) {
     if (multi) {
@@ -261,25 +301,57 @@ static cxla_status make_root(builder *b, const outs *o, cx_shape *shape) {
   return CXLA_OK;
 }
 
-/* Users of the parts' outputs now read fusion f. */
+static int is_dropped(const fu_spec *s, const cx_instr *x) {
+  intptr_t t = TAG(x);
+  return t >= 1 && t <= s->nparts && !(s->keep && s->keep[t - 1]);
+}
+
+/* Makes every user of p outside the dropped parts read `to` instead (and the root). */
+static cxla_status rewire(builder *b, cx_instr *p, cx_instr *to) {
+  cx_comp *c = b->c;
+  cx_instr **users;
+  int nu = fu_users(c, p, &users);
+  if (nu < 0) return cx_oom(b->m->ctx);
+  cxla_status st = CXLA_OK;
+  for (int k = 0; k < nu && st == CXLA_OK; k++) {
+    cx_instr *u = users[k];
+    if (is_dropped(b->s, u)) continue;
+    for (int j = 0; j < u->nops; j++)
+      if (u->ops[j] == p) u->ops[j] = to;
+    fu_index_remove_user(c, p, u);
+    if (!fu_index_add_user(c, to, u)) st = cx_oom(b->m->ctx);
+  }
+  if (c->root == p) c->root = to;
+  cx_free(users);
+  return st;
+}
+
+/* Users of the parts' outputs now read fusion f (through new get-tuple-elements when it has
+ * several outputs). */
 static cxla_status redirect(builder *b, const outs *o, cx_instr *f, cx_instr ***gtes, int *ngtes) {
   cx_comp *c = b->c;
   *ngtes = 0;
   *gtes = cx_arena_alloc(&b->m->arena, sizeof(cx_instr *) * (size_t)o->n);
   if (!*gtes) return cx_oom(b->m->ctx);
-  int single = o->n == 1 && o->elem[0] < 0;
+  if (o->n == 1 && o->elem[0] < 0) return rewire(b, b->s->parts[o->part[0]], f);
   for (int k = 0; k < o->n; k++) {
     cx_instr *p = b->s->parts[o->part[k]];
-    if (single) { cx_comp_replace_uses(c, p, f); continue; }
     if (o->elem[k] >= 0) {
       /* A multi-output part: its users are get-tuple-elements; renumber them. */
-      for (int i = 0; i < c->ninstrs; i++) {
-        cx_instr *u = c->instrs[i];
-        if (u->op == CX_OP_GET_TUPLE_ELEMENT && u->ops[0] == p && u->a.index == o->elem[k]) {
-          u->ops[0] = f;
-          u->a.index = k;
-        }
+      cx_instr **users;
+      int nu = fu_users(c, p, &users);
+      if (nu < 0) return cx_oom(b->m->ctx);
+      int ok = 1;
+      for (int q = 0; q < nu; q++) {
+        cx_instr *u = users[q];
+        if (u->op != CX_OP_GET_TUPLE_ELEMENT || u->ops[0] != p || u->a.index != o->elem[k]) continue;
+        u->ops[0] = f;
+        u->a.index = k;
+        fu_index_remove_user(c, p, u);
+        ok &= fu_index_add_user(c, f, u);
       }
+      cx_free(users);
+      if (!ok) return cx_oom(b->m->ctx);
       continue;
     }
     cx_instr *g = cx_instr_new(c, CX_OP_GET_TUPLE_ELEMENT, &o->v[k]->shape, 1, &f);
@@ -288,55 +360,184 @@ static cxla_status redirect(builder *b, const outs *o, cx_instr *f, cx_instr ***
     g->name = nm;
     g->a.index = k;
     g->loc = p->loc;
-    cx_comp_replace_uses(c, p, g);
-    g->ops[0] = f; /* replace_uses does not touch g's operand (f), but be explicit */
     (*gtes)[(*ngtes)++] = g;
+    if (!fu_index_add_user(c, f, g) || !fu_index_place(c, g, -1)) return cx_oom(b->m->ctx);
+    CX_TRY(rewire(b, p, g));
   }
   return CXLA_OK;
 }
 
-/* Removes dropped parts and puts f (then its get-tuple-elements) after the last part. */
-static cxla_status place(builder *b, cx_instr *f, cx_instr **gtes, int ngtes) {
+/* The fusion's operands and the kept parts lose the dropped parts as users; the operands
+ * gain the fusion. */
+static cxla_status update_users(builder *b, cx_instr *f) {
+  const fu_spec *s = b->s;
+  cx_comp *c = b->c;
+  for (int i = 0; i < b->next + s->nparts; i++) {
+    cx_instr *x = i < b->next ? b->ext[i] : s->parts[i - b->next];
+    if (i >= b->next && !(s->keep && s->keep[i - b->next])) continue;
+    for (int q = 0; q < s->nparts; q++)
+      if (!(s->keep && s->keep[q])) fu_index_remove_user(c, x, s->parts[q]);
+    if (i < b->next && !fu_index_add_user(c, x, f)) return cx_oom(b->m->ctx);
+  }
+  return CXLA_OK;
+}
+
+/* Removes the dropped parts (they stay as holes while an index is active) and puts f where
+ * the last part was, or re-sorts c when that would not be topological. */
+static cxla_status place(builder *b, cx_instr *f, int topo_ok, int *sort) {
   cx_comp *c = b->c;
   const fu_spec *s = b->s;
-  cx_instr *last = s->parts[b->order[s->nparts - 1]];
   for (int i = 0; i < s->nparts; i++) {
     cx_instr *p = s->parts[i];
     if (s->keep && s->keep[i]) continue;
     if (c->root == p) return cx_error(b->m->ctx, CXLA_ERR_INTERNAL, "fusion: %s is still the root", p->name);
-    for (int k = 0; k < c->ninstrs; k++) {
-      cx_instr *u = c->instrs[k];
-      if (TAG(u) >= 1 && TAG(u) <= s->nparts && !(s->keep && s->keep[TAG(u) - 1])) continue;
-      for (int j = 0; j < u->nops; j++)
-        if (u->ops[j] == p) return cx_error(b->m->ctx, CXLA_ERR_INTERNAL, "fusion: %s still has user %s", p->name, u->name);
+    cx_instr **users;
+    int nu = fu_users(c, p, &users);
+    if (nu < 0) return cx_oom(b->m->ctx);
+    for (int k = 0; k < nu; k++) {
+      const cx_instr *u = users[k];
+      int reads = 0;
+      for (int j = 0; j < u->nops; j++) reads |= u->ops[j] == p;
+      if (reads && !is_dropped(s, u) && u->parent == c) {
+        cx_free(users);
+        return cx_error(b->m->ctx, CXLA_ERR_INTERNAL, "fusion: %s still has user %s", p->name, u->name);
+      }
     }
+    cx_free(users);
   }
-  int n = c->ninstrs, k = 0;
-  cx_instr **v = c->instrs;
-  /* f and the gtes were appended last; compact in place, inserting them after `last`. */
-  int extra = 1 + ngtes, body = n - extra;
-  cx_instr **tmp = cx_malloc(sizeof *tmp * ((size_t)n + 1));
-  if (!tmp) return cx_oom(b->m->ctx);
-  for (int i = 0; i < body; i++) {
-    cx_instr *x = v[i];
-    intptr_t t = TAG(x);
-    int is_part = t >= 1 && t <= s->nparts, dropped = is_part && !(s->keep && s->keep[t - 1]);
-    if (!dropped) tmp[k++] = x;
-    if (x == last) {
-      tmp[k++] = f;
-      for (int g = 0; g < ngtes; g++) tmp[k++] = gtes[g];
-    }
-  }
-  memcpy(v, tmp, sizeof *tmp * (size_t)k);
-  c->ninstrs = k;
-  cx_free(tmp);
+  cx_instr *last = s->parts[b->order[s->nparts - 1]];
+  int pos = fu_index_active(c) ? fu_index_pos(c, last) : -1;
+  if (pos < 0)
+    for (int i = 0; i < c->ninstrs && pos < 0; i++)
+      if (c->instrs[i] == last) pos = i;
   for (int i = 0; i < s->nparts; i++) {
     cx_instr *p = s->parts[i];
     if (s->keep && s->keep[i]) continue;
     if (p->op == CX_OP_FUSION && p->ncalled == 1) remove_comp(b->m, p->called[0]);
     p->parent = NULL;
   }
+  *sort = !topo_ok || last->parent == c || pos < 0 || c->instrs[c->ninstrs - 1] != f;
+  if (!*sort) {
+    /* f was appended last: move it into the slot of the (removed) last part */
+    c->ninstrs--;
+    c->instrs[pos] = f;
+    if (!fu_index_place(c, f, pos)) return cx_oom(b->m->ctx);
+  } else if (!fu_index_place(c, f, -1)) {
+    return cx_oom(b->m->ctx);
+  }
+  if (!fu_index_active(c)) { /* no holes without an index */
+    int k = 0;
+    for (int i = 0; i < c->ninstrs; i++)
+      if (c->instrs[i]->parent == c) c->instrs[k++] = c->instrs[i];
+    c->ninstrs = k;
+  }
   return CXLA_OK;
+}
+
+/* Re-sorts only the stretch of c->instrs between the first and the last part, where f and
+ * its get-tuple-elements (appended at the end) go: everything before it cannot depend on the
+ * parts, everything after it comes after all of them anyway. Needs an index (positions) and
+ * enough holes in the stretch. 1 done, 0 not possible (sort everything), -1 OOM. */
+static int sort_segment(builder *b, cx_instr *f, cx_instr **gtes, int ngtes) {
+  cx_comp *c = b->c;
+  const fu_spec *s = b->s;
+  int lo = INT32_MAX, hi = -1, extra = 1 + ngtes, n = c->ninstrs;
+  cx_instr *hole = NULL;
+  for (int i = 0; i < s->nparts; i++) {
+    int p = fu_index_pos(c, s->parts[i]);
+    if (p < 0) return 0;
+    if (p < lo) lo = p;
+    if (p > hi) hi = p;
+    if (s->parts[i]->parent != c) hole = s->parts[i];
+  }
+  if (!hole || n - extra <= hi || c->instrs[n - extra] != f) return 0;
+  int live = 0;
+  for (int i = lo; i <= hi; i++) live += c->instrs[i]->parent == c;
+  if (live + extra > hi - lo + 1) return 0;
+  int m = live + extra;
+  cx_instr **set = cx_malloc(sizeof *set * (size_t)m), **out = cx_malloc(sizeof *out * (size_t)m);
+  int *stack = cx_malloc(sizeof(int) * (size_t)m), *next = cx_malloc(sizeof(int) * (size_t)m);
+  char *state = cx_calloc((size_t)m, 1);
+  if (!set || !out || !stack || !next || !state) {
+    cx_free(set); cx_free(out); cx_free(stack); cx_free(next); cx_free(state);
+    return -1;
+  }
+  int k = 0;
+  for (int i = lo; i <= hi; i++)
+    if (c->instrs[i]->parent == c) set[k++] = c->instrs[i];
+  set[k++] = f;
+  for (int g = 0; g < ngtes; g++) set[k++] = gtes[g];
+  /* tag the stretch (the parts' tags are no longer needed: the body is built) */
+  for (int i = 0; i < s->nparts; i++) s->parts[i]->aux = NULL;
+  for (int i = 0; i < b->next; i++) b->ext[i]->aux = NULL;
+  for (int i = 0; i < m; i++) set[i]->aux = (void *)(intptr_t)(i + 1);
+  int q = 0;
+  for (int r = 0; r < m; r++) {
+    if (state[r]) continue;
+    int sp = 0;
+    stack[sp] = r;
+    next[sp++] = 0;
+    state[r] = 1;
+    while (sp) {
+      int i = stack[sp - 1];
+      if (next[sp - 1] < set[i]->nops) {
+        intptr_t t = (intptr_t)set[i]->ops[next[sp - 1]++]->aux;
+        if (t < 1 || t > m || state[t - 1]) continue; /* before the stretch */
+        state[t - 1] = 1;
+        stack[sp] = (int)t - 1;
+        next[sp++] = 0;
+      } else {
+        state[i] = 2;
+        out[q++] = set[i];
+        sp--;
+      }
+    }
+  }
+  for (int i = 0; i < m; i++) set[i]->aux = NULL;
+  int ok = 1;
+  for (int i = lo; i <= hi; i++) {
+    int j = i - lo;
+    c->instrs[i] = j < m ? out[j] : hole;
+    if (j < m) ok &= fu_index_place(c, out[j], i);
+  }
+  c->ninstrs = n - extra;
+  cx_free(set); cx_free(out); cx_free(stack); cx_free(next); cx_free(state);
+  return ok ? 1 : -1;
+}
+
+/* Topological order of the parts (operands first), by their edges among themselves. */
+static int order_parts(builder *b) {
+  const fu_spec *s = b->s;
+  int n = s->nparts, k = 0;
+  char *state = cx_calloc((size_t)n, 1); /* 0 new, 1 open, 2 done */
+  int *stack = cx_malloc(sizeof(int) * (size_t)n), *next = cx_malloc(sizeof(int) * (size_t)n);
+  int ok = state && stack && next;
+  for (int r = 0; ok && r < n; r++) {
+    if (state[r]) continue;
+    int sp = 0;
+    stack[sp] = r;
+    next[sp++] = 0;
+    state[r] = 1;
+    while (sp) {
+      int i = stack[sp - 1];
+      cx_instr *p = s->parts[i];
+      if (next[sp - 1] < p->nops) {
+        intptr_t t = TAG(p->ops[next[sp - 1]++]);
+        if (t < 1 || t > n || state[t - 1]) continue;
+        state[t - 1] = 1;
+        stack[sp] = (int)t - 1;
+        next[sp++] = 0;
+      } else {
+        state[i] = 2;
+        b->order[k++] = i;
+        sp--;
+      }
+    }
+  }
+  cx_free(state);
+  cx_free(stack);
+  cx_free(next);
+  return ok ? 1 : -1;
 }
 
 /* Parameters first, as XLA prints fused computations (a stable partition keeps the rest in
@@ -356,12 +557,9 @@ static cxla_status fuse_tagged(builder *b, int topo_ok, cx_instr **out) {
   const fu_spec *s = b->s;
   cx_module *m = b->m;
   cx_comp *c = b->c;
-  int k = 0;
-  for (int i = 0; i < c->ninstrs; i++) {
-    intptr_t t = TAG(c->instrs[i]);
-    if (t >= 1 && t <= s->nparts) b->order[k++] = (int)t - 1;
-  }
-  if (k != s->nparts) return cx_error(m->ctx, CXLA_ERR_INTERNAL, "fusion: a part is not in %s", c->name);
+  for (int i = 0; i < s->nparts; i++)
+    if (s->parts[i]->parent != c) return cx_error(m->ctx, CXLA_ERR_INTERNAL, "fusion: a part is not in %s", c->name);
+  if (order_parts(b) < 0) return cx_oom(m->ctx);
   const char *cname = unique_comp_name(m, "fused_computation");
   if (!cname || !(b->fc = cx_comp_new(m, cname))) return cx_oom(m->ctx);
   for (int q = 0; q < s->nparts; q++) {
@@ -388,13 +586,19 @@ static cxla_status fuse_tagged(builder *b, int topo_ok, cx_instr **out) {
   f->name = fname;
   f->loc = s->outs[0]->loc;
   cx_instr **gtes;
-  int ngtes;
+  int ngtes, sort = 1;
   CX_TRY(redirect(b, &o, f, &gtes, &ngtes));
-  CX_TRY(place(b, f, gtes, ngtes));
+  CX_TRY(update_users(b, f));
+  CX_TRY(place(b, f, topo_ok && !ngtes, &sort));
   if (!insert_comp_before(m, b->fc, c)) return cx_oom(m->ctx);
-  int sorted = topo_ok ? 1 : fu_sort(c);
-  if (sorted < 0) return cx_oom(m->ctx);
-  if (!sorted) return cx_error(m->ctx, CXLA_ERR_INTERNAL, "fusion: cycle in %s", c->name);
+  int done = sort && fu_index_active(c) ? sort_segment(b, f, gtes, ngtes) : 0;
+  if (done < 0) return cx_oom(m->ctx);
+  if (sort && !done) {
+    int sorted = fu_sort(c);
+    if (sorted < 0) return cx_oom(m->ctx);
+    if (!sorted) return cx_error(m->ctx, CXLA_ERR_INTERNAL, "fusion: cycle in %s", c->name);
+    if (!fu_index_relayout(c)) return cx_oom(m->ctx);
+  }
   *out = f;
   return CXLA_OK;
 }
@@ -420,7 +624,10 @@ cxla_status fu_fuse(cx_comp *c, const fu_spec *s, int topo_ok, cx_instr **out) {
   if (!b.order || !b.val || !b.mo_vals || !b.ext || !b.param) {
     st = cx_oom(m->ctx);
   } else {
-    for (int i = 0; i < c->ninstrs; i++) c->instrs[i]->aux = NULL;
+    /* c's instructions have aux == NULL between edits (fusion code resets what it tags); an
+     * index guarantees it, otherwise make sure */
+    if (!fu_index_active(c))
+      for (int i = 0; i < c->ninstrs; i++) c->instrs[i]->aux = NULL;
     for (int i = 0; i < s->nparts; i++) s->parts[i]->aux = (void *)(intptr_t)(i + 1);
     st = fuse_tagged(&b, topo_ok, out);
     for (int i = 0; i < s->nparts; i++) s->parts[i]->aux = NULL;

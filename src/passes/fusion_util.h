@@ -65,7 +65,23 @@ int fu_reduces_compatible(const cx_instr *a, const cx_instr *b);
  * them (everything except plumbing, library calls, control flow, OTHER, existing fusions). */
 int fu_needs_kernel_wrap(const cx_instr *in);
 
-/* ---- graph queries inside one computation (scans; computations are small enough) ---- */
+/* ---- graph queries inside one computation (fusion_index.c) ----
+ * A pass brackets its work on computation c with fu_index_begin(c) / fu_index_end(): the
+ * queries then use an index (users in in->users/nusers, positions in c->instrs) that fu_fuse
+ * keeps up to date; without one they scan c. While an index is active, c->instrs may hold
+ * removed instructions (parent != c: skip them); fu_index_end compacts. Instructions of c
+ * have aux == NULL between edits. One index per thread at a time. */
+cxla_status fu_index_begin(cx_comp *c);
+void fu_index_end(void);
+int fu_index_active(const cx_comp *c);
+/* Edits for fu_fuse: user lists, positions (-1 if unknown), renumbering after a re-sort.
+ * The int-returning ones return 0 on OOM. */
+int fu_index_add_user(const cx_comp *c, cx_instr *x, cx_instr *u);
+void fu_index_remove_user(const cx_comp *c, cx_instr *x, const cx_instr *u);
+int fu_index_pos(const cx_comp *c, const cx_instr *x);
+int fu_index_place(const cx_comp *c, cx_instr *x, int pos);
+/* After c->instrs was re-sorted: lays it out again with spare slots; 0 on OOM. */
+int fu_index_relayout(const cx_comp *c);
 /* Distinct users of x in c; the computation root counts as one extra user. */
 int fu_nusers(const cx_comp *c, const cx_instr *x);
 /* 1 if x is not the root and every user of x is u. */
@@ -128,13 +144,17 @@ cxla_status fu_dot_epilogues(cx_comp *c, int *changed);
  * users). *f is updated. */
 cxla_status fu_absorb_constants(cx_comp *c, cx_instr **f, int *changed);
 
+/* Raises m->next_id above every numeric name suffix ("add.12") in m, so that names made
+ * from it ("fusion.<id>", "fused_computation.<id>") cannot collide with the module's. Each
+ * pass calls it once before editing. */
+void fu_reserve_names(cx_module *m);
 /* Control-flow computations (ENTRY, while bodies/conditions, conditional branches, call
  * targets) that no embedded use (reducers, comparators, fused computations) shares, in
  * m->comps order. Heap array, caller frees; CXLA_ERR_OUT_OF_MEMORY on OOM. */
 cxla_status fu_control_comps(cx_module *m, cx_comp ***out, int *n);
 
-/* Stable topological re-sort of c->instrs in place (operands first). 1 on success, 0 if an
- * operand is not in c, -1 on OOM. */
+/* Stable topological re-sort of c->instrs in place (operands first), dropping removed
+ * instructions (parent != c). 1 on success, 0 if an operand is not in c, -1 on OOM. */
 int fu_sort(cx_comp *c);
 
 /* Number of kernels (fusions, dots, convolutions and other ops that need a kernel or library

@@ -27,9 +27,14 @@ cxla_status cx_pass_wrap_singletons(cx_module *m, int *changed) {
   cx_comp **cs;
   int n;
   *changed = 0;
+  fu_reserve_names(m);
   CX_TRY(fu_control_comps(m, &cs, &n));
   cxla_status st = CXLA_OK;
-  for (int i = 0; i < n && st == CXLA_OK; i++) st = fu_wrap_all(cs[i], changed);
+  for (int i = 0; i < n && st == CXLA_OK; i++) {
+    st = fu_index_begin(cs[i]);
+    if (st == CXLA_OK) st = fu_wrap_all(cs[i], changed);
+    fu_index_end();
+  }
   cx_free(cs);
   return st;
 }

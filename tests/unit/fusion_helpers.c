@@ -51,6 +51,11 @@ static cx_module *equiv(const char *text, cx_pass_fn pass, const char *file, int
   if (pass) tp_run_pass(m, pass, -1, file, line);
   else fh_run_fusion(m, file, line);
   maybe_print(m);
+  char *t = tp_print(m); /* dumps must read back: names unique, fusions printable */
+  cx_module *back = t ? tp_parse(t, file, line) : NULL;
+  if (!back) test_fail(file, line, "the fused module does not parse back:\n%s", t ? t : "");
+  cx_module_free(back);
+  cx_free(t);
   tp_check_equivalent(orig, m, 6, file, line);
   cx_module_free(orig);
   if (!pass) { /* every decision holds as well for the fusions as for the raw ops: a no-op */

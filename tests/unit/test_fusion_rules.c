@@ -286,3 +286,29 @@ TEST(fusion_expensive_not_reread) {
   CHECK_EQ_INT(fh_count_fused(m, CX_OP_BROADCAST), 1);
   cx_module_free(m);
 }
+
+/* Fusions written by hand or by XLA reuse short names across fused computations ("r",
+ * "p0"); merging their bodies must keep names unique. */
+static const char *HAND_FUSIONS =
+    "HloModule hand\n\n"
+    "fused_relu {\n  p0 = f32[4] parameter(0)\n  p1 = f32[4] parameter(1)\n  m = f32[4] multiply(p0, p1)\n"
+    "  zero = f32[] constant(0)\n  zb = f32[4] broadcast(zero), dimensions={}\n"
+    "  ROOT r = f32[4] maximum(m, zb)\n}\n\n" ADD_F32("add")
+    "fused_sum {\n  p0 = f32[4] parameter(0)\n  sq = f32[4] multiply(p0, p0)\n  zero = f32[] constant(0)\n"
+    "  ROOT r = f32[] reduce(sq, zero), dimensions={0}, to_apply=add\n}\n\n"
+    "ENTRY main {\n"
+    "  x = f32[4] parameter(0)\n"
+    "  y = f32[4] parameter(1)\n"
+    "  f = f32[4] fusion(x, y), kind=kLoop, calls=fused_relu\n"
+    "  s = f32[] fusion(f), kind=kInput, calls=fused_sum\n"
+    "  ROOT t = (f32[4], f32[]) tuple(f, s)\n"
+    "}\n";
+
+TEST(fusion_merges_existing_fusions) {
+  cx_module *m = FUSE(HAND_FUSIONS);
+  if (!m) return;
+  CHECK_EQ_INT(cx_count_kernels(m), 1); /* {sum, relu}: the relu is computed in the sum's loop */
+  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 1), 1);
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_CONSTANT), 1); /* the two zeros became one immediate */
+  cx_module_free(m);
+}
