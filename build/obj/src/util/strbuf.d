@@ -1,4 +1,0 @@
-build/obj/src/util/strbuf.o: src/util/strbuf.c src/util/util.h \
- include/cxla.h
-src/util/util.h:
-include/cxla.h:

@@ -1,1 +1,0 @@
-build/obj/tools/cxla.o: tools/cxla.c
