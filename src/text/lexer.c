@@ -11,6 +11,7 @@ void cx_lex_init(cx_lexer *lx, const char *buf, size_t len) {
   lx->pos = 0;
   lx->line = 1;
   lx->line_start = 0;
+  if (lx->len >= 3 && !memcmp(lx->buf, "\xef\xbb\xbf", 3)) lx->pos = lx->line_start = 3; /* UTF-8 BOM */
 }
 
 static int is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }

@@ -163,6 +163,15 @@ TEST(parser_implicit_root_and_entry) {
   cx_module_free(m);
 }
 
+TEST(parser_bom_and_crlf) {
+  cx_module *m = parse_ok("\xef\xbb\xbfHloModule w\r\nENTRY e {\r\n  a = f32[] parameter(0), metadata={op_name=\"a\"}\r\n  ROOT b = f32[] negate(a)\r\n}\r\n");
+  if (!m) return;
+  cx_instr *a = find(m, "a");
+  CHECK(a && a->loc.line == 3 && a->loc.col == 3 && !strcmp(raw(&a->a, "metadata"), "{op_name=\"a\"}"));
+  CHECK_EQ_INT(m->entry->loc.col, 7);
+  cx_module_free(m);
+}
+
 TEST(parser_shapes) {
   cx_module *m = parse_ok(
       "HloModule s\nENTRY e {\n"
