@@ -5,7 +5,10 @@
 
 /* Parses HLO text into a module without verifying it. Errors (CXLA_ERR_PARSE, or
  * CXLA_ERR_UNSUPPORTED for valid syntax cxla does not model) read
- * "FILE:LINE:COL: error: expected ..., got ...". */
+ * "FILE:LINE:COL: error: expected ..., got ...". Accepts what JAX and TensorFlow dump, old and
+ * new: %names or bare names, optional signatures and operand shapes (written operand shapes
+ * must match the operand), forward references to instructions and computations, comments.
+ * Attributes the IR does not model are kept verbatim in a.raw / m->raw. */
 cxla_status cx_parse_module(cxla_context *ctx, const char *text, size_t len, const char *filename,
                             cx_module **out);
 /* Parses a literal with its shape: "f32[2,2] {{1,2},{3,4}}", "(f32[], s32[2]) (1, {2, 3})". */
@@ -17,7 +20,9 @@ typedef struct cx_print_opts {
   int layouts;          /* "{1,0}" after array shapes */
   int metadata;         /* metadata= and other kept attributes */
 } cx_print_opts;
-/* Canonical text: bare names, layouts, no operand shapes, kept attributes. */
+/* Canonical text: bare names, layouts, no operand shapes, kept attributes. For any module
+ * the parser accepts, printing, re-parsing and printing again gives the same text (in every
+ * style); unnamed instructions print as "<opcode>.<id>". */
 cx_print_opts cx_print_opts_canonical(void);
 void cx_print_module(cx_sb *sb, const cx_module *m, const cx_print_opts *o);
 void cx_print_comp(cx_sb *sb, const cx_comp *c, const cx_print_opts *o);
