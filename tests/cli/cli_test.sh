@@ -165,6 +165,24 @@ run_cxla run addmul.hlo x.npy y.npy --repeat=0;   expect usage_repeat_zero 2 err
 run_cxla run addmul.hlo x.npy y.npy --repeat=abc; expect usage_repeat_text 2 err "--repeat=N wants a count from 1"
 run_cxla run addmul.hlo x.npy y.npy --repeat;     expect usage_repeat_empty 2 err "--repeat=N wants a count from 1"
 
+# the cpu backend through the same commands
+run_cxla run addmul.hlo x.npy y.npy --backend=cpu
+expect cpu_run_leaf0 0 out "[0] f32[2,3] {{1.5, 2.5, 3.5}, {3, 4, 5}}"
+expect cpu_run_leaf1 0 out "[1] f32[2,3] {{0.5, 1, 1.5}, {-4, -5, -6}}"
+cat >dot.hlo <<'EOF2'
+HloModule dot
+
+ENTRY main {
+  x = f32[2,3]{1,0} parameter(0)
+  w = f32[3,2]{1,0} parameter(1)
+  ROOT d = f32[2,2]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+EOF2
+run_cxla run dot.hlo x.npy y32.npy --backend=cpu --repeat=3 --threads=2 --trace=cpu.trace.json
+expect cpu_dot_result 0 out "[0] f32[2,2] {{-1.5, -4.5}, {-1.5, -9}}"
+grep -qF "(3 runs)" err.txt && ok cpu_dot_repeat || bad cpu_dot_repeat "$(cat err.txt)"
+run_cxla compile dot.hlo --backend=cpu; expect cpu_compile 0 out "compiled dot.hlo for cpu in "
+
 # A trace must be JSON that Perfetto loads: parse it back (python3 if present, else a shape check).
 json_ok() {
   if command -v python3 >/dev/null 2>&1; then python3 -m json.tool "$1" >/dev/null 2>&1
@@ -174,6 +192,8 @@ run_cxla run addmul.hlo x.npy y.npy --repeat=3 --trace=run.trace.json
 if [ "$rc" = 0 ] && json_ok run.trace.json; then ok trace_run_valid_json; else bad trace_run_valid_json "exit $rc: $(head -c 300 run.trace.json 2>&1)"; fi
 [ "$(grep -c '"cat":"execute"' run.trace.json)" = 3 ] && grep -qF '"name":"verify","cat":"compile","ph":"X"' run.trace.json \
   && ok trace_run_events || bad trace_run_events "$(head -c 600 run.trace.json)"
+if json_ok cpu.trace.json && [ "$(grep -c '"cat":"execute"' cpu.trace.json)" = 3 ] && grep -qF '"cat":"library"' cpu.trace.json; then
+  ok trace_cpu_gemm_events; else bad trace_cpu_gemm_events "$(head -c 600 cpu.trace.json 2>&1)"; fi
 CXLA_FLAGS=--trace=env.trace.json "$CXLA" compile addmul.hlo >out.txt 2>err.txt; rc=$?
 if [ "$rc" = 0 ] && json_ok env.trace.json && grep -qF '"name":"compile addmul"' env.trace.json; then ok trace_compile_from_env
 else bad trace_compile_from_env "exit $rc: $(head -c 300 env.trace.json 2>&1)"; fi
@@ -207,7 +227,6 @@ run_cxla run ill.hlo --random-inputs;      expect_error err_verify_location "ill
 run_cxla fmt bad.hlo;                      expect_error err_fmt_parse "bad.hlo:5:1: error: "
 run_cxla compile bad.hlo;                  expect_error err_compile_parse "bad.hlo:5:1: error: "
 run_cxla compile ill.hlo;                  expect_error err_compile_verify "ill.hlo:6:"
-run_cxla run addmul.hlo x.npy y.npy --backend=cpu; expect_error err_backend_cpu "backend 'cpu' is not built into this cxla"
 run_cxla run addmul.hlo x.npy y.npy --backend=gpu; expect_error err_backend_gpu "backend 'gpu' is not built into this cxla"
 run_cxla run addmul.hlo x.npy y.npy --backend=tpu; expect_error err_backend_unknown "unknown backend 'tpu'"
 touch afile

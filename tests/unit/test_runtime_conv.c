@@ -140,7 +140,14 @@ static const ccase cases[] = {
     {2, 8, 5, 4, 6, 1, 1, {2, 2}, {0}, {0}, {0}, {0}, {0}, 0, NHWC, HWIO, NHWC}, /* 1x1 strided: gather */
     {1, 3, 2, 2, 2, 3, 3, {1, 1}, {0}, {0}, {0}, {0}, {0}, 0, NHWC, HWIO, NHWC}, /* window > input: empty */
     {1, 2, 40, 37, 5, 5, 4, {1, 1}, {2, 2}, {2, 1}, {0}, {0}, {0}, 0, NHWC, HWIO, NHWC},
+    /* groups with >= 4 outputs each go through one sgemm per group (the cases above with
+     * fewer use the direct dot path) */
+    {2, 6, 5, 5, 8, 3, 3, {1, 1}, {1, 1}, {1, 1}, {0}, {0}, {0}, 2, NHWC, HWIO, NHWC},
+    {2, 6, 5, 6, 12, 3, 2, {2, 1}, {1, 0}, {1, 1}, {0}, {1, 2}, {1, 0}, 3, NCHW, OIHW, NCHW},
+    {2, 8, 5, 4, 8, 1, 1, {0}, {0}, {0}, {0}, {0}, {0}, 2, NHWC, HWIO, ODD_OUT}, /* 1x1, groups, scatter */
+    {2, 8, 5, 4, 8, 1, 1, {0}, {0}, {0}, {0}, {0}, {0}, 2, NHWC, HWIO, NHWC},    /* 1x1, groups, direct out */
     {2, 1, 300, 250, 3, 3, 3, {1, 1}, {1, 1}, {1, 1}, {0}, {0}, {0}, 0, NCHW, OIHW, NCHW}, /* several pixel blocks */
+    {1, 16, 300, 250, 5, 3, 3, {1, 1}, {1, 1}, {1, 1}, {0}, {0}, {0}, 0, NHWC, OIHW, NCHW}, /* blocks, sgemm, scatter */
 };
 
 TEST(runtime_conv_im2col_matches_naive) {
