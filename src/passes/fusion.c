@@ -52,7 +52,10 @@ static int consumer_fusible(const cx_instr *x) {
 /* A raw producer feeding a max-reduce: XLA keeps it unduplicated so the max is taken over
  * exactly the values the exp-shift subtracts from (FMA contraction could differ by an ulp). */
 static int feeds_max_reduce(const cx_comp *c, const cx_instr *p) {
-  if (p->op == CX_OP_FUSION || p->op == CX_OP_PARAMETER) return 0;
+  /* constants and iotas are exact everywhere (and constants may feed thousands of ops) */
+  if (p->op == CX_OP_FUSION || p->op == CX_OP_PARAMETER || p->op == CX_OP_CONSTANT || p->op == CX_OP_IOTA ||
+      p->op == CX_OP_BROADCAST)
+    return 0;
   cx_instr **users;
   int nu = fu_users(c, p, &users), found = nu < 0; /* OOM: the safe answer */
   for (int i = 0; i < nu && !found; i++) {
@@ -203,7 +206,8 @@ cxla_status cx_pass_fusion(cx_module *m, int *changed) {
   for (int i = 0; i < n && st == CXLA_OK; i++) {
     st = fu_index_begin(cs[i]);
     if (st == CXLA_OK) st = fuse_comp(cs[i], changed);
-    fu_index_end();
+    cxla_status end = fu_index_end();
+    if (st == CXLA_OK) st = end;
   }
   cx_free(cs);
   return st;

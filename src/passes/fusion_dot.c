@@ -206,7 +206,8 @@ cxla_status cx_pass_dot_epilogue_fusion(cx_module *m, int *changed) {
   for (int i = 0; i < n && st == CXLA_OK; i++) {
     st = fu_index_begin(cs[i]);
     if (st == CXLA_OK) st = fu_dot_epilogues(cs[i], changed);
-    fu_index_end();
+    cxla_status end = fu_index_end();
+    if (st == CXLA_OK) st = end;
   }
   cx_free(cs);
   return st;

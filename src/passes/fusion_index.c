@@ -5,7 +5,9 @@
  * c->instrs is laid out with holes (removed instructions get parent NULL and stay in place,
  * the new fusion takes the slot of the last instruction it replaces, and every instruction is
  * followed by spare slots for multi-output edits to re-sort a stretch in place), so positions
- * are array indices and stay a topological numbering; fu_index_end compacts. Without an index (explanations, tests) the
+ * are array indices and stay a topological numbering; fu_index_end compacts. New fused
+ * computations are appended to m->comps and replaced ones dropped there at the end too, where
+ * m->comps is put back in callee-before-caller order. Without an index (explanations, tests) the
  * same questions are answered by scanning. One index per thread at a time. */
 #include <string.h>
 #include "passes/fusion_util.h"
@@ -22,6 +24,8 @@ typedef struct fu_index {
   size_t mask, count;
   cx_instr **block;
   cx_instr *hole;       /* the filler of the gaps in c->instrs */
+  cx_comp **dropped;    /* fused computations replaced by new ones: removed at the end */
+  int ndropped, capdropped;
 } fu_index;
 
 static _Thread_local fu_index *cur;
@@ -122,9 +126,66 @@ cxla_status fu_index_begin(cx_comp *c) {
   return CXLA_OK;
 }
 
-void fu_index_end(void) {
+/* m->comps without the dropped computations, callees before callers (new fused computations
+ * were appended at the end; a stable depth-first order puts them before their callers). */
+static cxla_status finish_comps(fu_index *ix) {
+  cx_module *m = ix->c->module;
+  static char dead, open_, done;
+  for (int i = 0; i < ix->ndropped; i++) ix->dropped[i]->aux = &dead;
+  int k = 0;
+  for (int i = 0; i < m->ncomps; i++)
+    if (m->comps[i]->aux != &dead) m->comps[k++] = m->comps[i];
+  m->ncomps = k;
+  for (int i = 0; i < ix->ndropped; i++) ix->dropped[i]->aux = NULL;
+  int n = m->ncomps;
+  cx_comp **out = cx_malloc(sizeof *out * ((size_t)n + 1));
+  cx_comp **stack = cx_malloc(sizeof *stack * ((size_t)n + 1));
+  int *ni = cx_malloc(sizeof *ni * ((size_t)n + 1)), *nj = cx_malloc(sizeof *nj * ((size_t)n + 1));
+  if (!out || !stack || !ni || !nj) {
+    cx_free(out); cx_free(stack); cx_free(ni); cx_free(nj);
+    return cx_oom(m->ctx);
+  }
+  int q = 0;
+  for (int r = 0; r < n; r++) {
+    if (m->comps[r]->aux) continue;
+    int sp = 0;
+    stack[sp] = m->comps[r];
+    ni[sp] = nj[sp] = 0;
+    sp++;
+    m->comps[r]->aux = &open_;
+    while (sp) {
+      cx_comp *t = stack[sp - 1], *callee = NULL;
+      /* the next unvisited callee of t, walking (instruction ni, called nj) */
+      while (!callee && ni[sp - 1] < t->ninstrs) {
+        cx_instr *x = t->instrs[ni[sp - 1]];
+        if (nj[sp - 1] >= x->ncalled) { ni[sp - 1]++; nj[sp - 1] = 0; continue; }
+        cx_comp *y = x->called[nj[sp - 1]++];
+        if (y && !y->aux) callee = y;
+      }
+      if (callee && sp < n) {
+        callee->aux = &open_;
+        stack[sp] = callee;
+        ni[sp] = nj[sp] = 0;
+        sp++;
+      } else if (!callee) {
+        t->aux = &done;
+        if (q < n) out[q++] = t;
+        sp--;
+      }
+    }
+  }
+  for (int i = 0; i < n; i++) m->comps[i]->aux = NULL;
+  if (q == n) memcpy(m->comps, out, sizeof *out * (size_t)n);
+  cx_free(out);
+  cx_free(stack);
+  cx_free(ni);
+  cx_free(nj);
+  return q == n ? CXLA_OK : cx_error(m->ctx, CXLA_ERR_INTERNAL, "fusion: computations call outside the module");
+}
+
+cxla_status fu_index_end(void) {
   fu_index *ix = cur;
-  if (!ix) return;
+  if (!ix) return CXLA_OK;
   cx_comp *c = ix->c;
   int k = 0;
   for (int i = 0; i < c->ninstrs; i++)
@@ -139,10 +200,27 @@ void fu_index_end(void) {
     x->users = NULL;
     x->nusers = 0;
   }
+  cxla_status st = finish_comps(ix);
   cx_free(ix->map);
   cx_free(ix->block);
+  cx_free(ix->dropped);
   cx_free(ix);
   cur = NULL;
+  return st;
+}
+
+int fu_index_drop_comp(const cx_comp *c, cx_comp *fc) {
+  fu_index *ix = index_of(c);
+  if (!ix) return 0;
+  if (ix->ndropped >= ix->capdropped) {
+    int nc = ix->capdropped ? 2 * ix->capdropped : 16;
+    cx_comp **v = cx_realloc(ix->dropped, sizeof *v * (size_t)nc);
+    if (!v) return 0;
+    ix->dropped = v;
+    ix->capdropped = nc;
+  }
+  ix->dropped[ix->ndropped++] = fc;
+  return 1;
 }
 
 int fu_index_add_user(const cx_comp *c, cx_instr *x, cx_instr *u) {

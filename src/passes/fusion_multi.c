@@ -172,7 +172,8 @@ cxla_status cx_pass_multi_output_fusion(cx_module *m, int *changed) {
       st = producer_consumer(cs[i], changed, &any);
       if (st == CXLA_OK) st = siblings(cs[i], changed, &any);
     }
-    fu_index_end();
+    cxla_status end = fu_index_end();
+    if (st == CXLA_OK) st = end;
   }
   cx_free(cs);
   return st;

@@ -413,7 +413,8 @@ static cxla_status place(builder *b, cx_instr *f, int topo_ok, int *sort) {
   for (int i = 0; i < s->nparts; i++) {
     cx_instr *p = s->parts[i];
     if (s->keep && s->keep[i]) continue;
-    if (p->op == CX_OP_FUSION && p->ncalled == 1) remove_comp(b->m, p->called[0]);
+    if (p->op == CX_OP_FUSION && p->ncalled == 1 && !fu_index_drop_comp(c, p->called[0]))
+      remove_comp(b->m, p->called[0]);
     p->parent = NULL;
   }
   *sort = !topo_ok || last->parent == c || pos < 0 || c->instrs[c->ninstrs - 1] != f;
@@ -590,7 +591,8 @@ static cxla_status fuse_tagged(builder *b, int topo_ok, cx_instr **out) {
   CX_TRY(redirect(b, &o, f, &gtes, &ngtes));
   CX_TRY(update_users(b, f));
   CX_TRY(place(b, f, topo_ok && !ngtes, &sort));
-  if (!insert_comp_before(m, b->fc, c)) return cx_oom(m->ctx);
+  /* with an index, m->comps is put in order once at the end */
+  if (!(fu_index_active(c) ? cx_module_add_comp(m, b->fc) : insert_comp_before(m, b->fc, c))) return cx_oom(m->ctx);
   int done = sort && fu_index_active(c) ? sort_segment(b, f, gtes, ngtes) : 0;
   if (done < 0) return cx_oom(m->ctx);
   if (sort && !done) {

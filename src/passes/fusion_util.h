@@ -72,7 +72,8 @@ int fu_needs_kernel_wrap(const cx_instr *in);
  * removed instructions (parent != c: skip them); fu_index_end compacts. Instructions of c
  * have aux == NULL between edits. One index per thread at a time. */
 cxla_status fu_index_begin(cx_comp *c);
-void fu_index_end(void);
+/* Compacts c->instrs and puts m->comps in order (see fu_index_drop_comp). OOM possible. */
+cxla_status fu_index_end(void);
 int fu_index_active(const cx_comp *c);
 /* Edits for fu_fuse: user lists, positions (-1 if unknown), renumbering after a re-sort.
  * The int-returning ones return 0 on OOM. */
@@ -80,6 +81,10 @@ int fu_index_add_user(const cx_comp *c, cx_instr *x, cx_instr *u);
 void fu_index_remove_user(const cx_comp *c, cx_instr *x, const cx_instr *u);
 int fu_index_pos(const cx_comp *c, const cx_instr *x);
 int fu_index_place(const cx_comp *c, cx_instr *x, int pos);
+/* A fused computation no fusion calls any more: while an index is active it stays in m->comps
+ * until fu_index_end (new ones are appended; fu_index_end restores callee-before-caller
+ * order). Returns 0 when there is no index (or on OOM): the caller removes it itself. */
+int fu_index_drop_comp(const cx_comp *c, cx_comp *fc);
 /* After c->instrs was re-sorted: lays it out again with spare slots; 0 on OOM. */
 int fu_index_relayout(const cx_comp *c);
 /* Distinct users of x in c; the computation root counts as one extra user. */

@@ -33,7 +33,8 @@ cxla_status cx_pass_wrap_singletons(cx_module *m, int *changed) {
   for (int i = 0; i < n && st == CXLA_OK; i++) {
     st = fu_index_begin(cs[i]);
     if (st == CXLA_OK) st = fu_wrap_all(cs[i], changed);
-    fu_index_end();
+    cxla_status end = fu_index_end();
+    if (st == CXLA_OK) st = end;
   }
   cx_free(cs);
   return st;
