@@ -43,9 +43,11 @@ static int no(decision *d, const char *fmt, ...) {
   return 0;
 }
 
+/* A variadic reduce (argmax) stays a kernel of its own, wrapped or not: its tuple result does
+ * not fit the one-array-per-output shape of fusions. */
 static int consumer_fusible(const cx_instr *x) {
   fu_kind k = fu_kind_of(x);
-  if (x->op == CX_OP_FUSION) return k != FU_NONE;
+  if (x->op == CX_OP_FUSION) return k != FU_NONE && (cx_type_is_array(x->shape.type) || fu_is_multi_output(x));
   return fu_is_loop_op(x) || fu_is_simple_reduce(x);
 }
 

@@ -15,9 +15,10 @@
 #include "passes/pass.h"
 #include "passes/fusion_util.h"
 
+/* Loop and input fusions with array outputs (a variadic reduce's tuple is not split up). */
 static int mergeable_kind(const cx_instr *f) {
   fu_kind k = fu_kind_of(f);
-  return k == FU_LOOP || k == FU_INPUT;
+  return (k == FU_LOOP || k == FU_INPUT) && (cx_type_is_array(f->shape.type) || fu_is_multi_output(f));
 }
 
 /* Dims of the loop a fusion runs: a reduce's input, else the (first) output. */

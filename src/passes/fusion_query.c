@@ -168,7 +168,8 @@ static int op_reuses(const cx_instr *u, const cx_instr *x) {
   case CX_OP_REDUCE_WINDOW: case CX_OP_SELECT_AND_SCATTER: case CX_OP_MAP:
   case CX_OP_DOT: case CX_OP_CONVOLUTION:
     return 1;
-  case CX_OP_GATHER: case CX_OP_DYNAMIC_SLICE: return u->ops[0] == x; /* indices may repeat */
+  case CX_OP_GATHER: return 1;                                        /* indices may repeat */
+  case CX_OP_DYNAMIC_SLICE: return u->ops[0] != x;                     /* start indices: per element */
   case CX_OP_REDUCE: return u->ops[0] != x;                             /* init: once per output */
   default:
     return cx_op_is_elementwise(u->op) && !cx_shape_same_dims(&u->shape, &x->shape) && eu > ex;

@@ -2,6 +2,7 @@
  * expensive producers, duplication of cheap ones, no cycles, limits, sibling and
  * producer-consumer multi-output fusion, dot epilogues, control flow, explanations. Every
  * module is also run on the interpreter before and after and must give the same results. */
+#include <time.h>
 #include "fusion_helpers.h"
 
 #define ADD_F32(name) name " {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\n"
@@ -310,5 +311,104 @@ TEST(fusion_merges_existing_fusions) {
   CHECK_EQ_INT(cx_count_kernels(m), 1); /* {sum, relu}: the relu is computed in the sum's loop */
   CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 1), 1);
   CHECK_EQ_INT(fh_count_fused(m, CX_OP_CONSTANT), 1); /* the two zeros became one immediate */
+  cx_module_free(m);
+}
+
+/* argmax as JAX writes it: a variadic reduce over (value, index) pairs. It stays whole (a
+ * single-op kInput fusion with a tuple result) and nothing fuses into it or merges with it. */
+static const char *ARGMAX =
+    "HloModule argmax\n\n"
+    "amax {\n  av = f32[] parameter(0)\n  ai = s32[] parameter(1)\n  bv = f32[] parameter(2)\n"
+    "  bi = s32[] parameter(3)\n  gt = pred[] compare(av, bv), direction=GT\n"
+    "  eq = pred[] compare(av, bv), direction=EQ\n  lt = pred[] compare(ai, bi), direction=LT\n"
+    "  tie = pred[] and(eq, lt)\n  take = pred[] or(gt, tie)\n  v = f32[] select(take, av, bv)\n"
+    "  i = s32[] select(take, ai, bi)\n  ROOT r = (f32[], s32[]) tuple(v, i)\n}\n\n" ADD_F32("add")
+    "ENTRY main {\n"
+    "  x = f32[4,8] parameter(0)\n"
+    "  io = s32[4,8] iota(), iota_dimension=1\n"
+    "  ninf = f32[] constant(-inf)\n"
+    "  z = s32[] constant(0)\n"
+    "  r = (f32[4], s32[4]) reduce(x, io, ninf, z), dimensions={1}, to_apply=amax\n"
+    "  idx = s32[4] get-tuple-element(r), index=1\n"
+    "  three = s32[] constant(3)\n"
+    "  b3 = s32[4] broadcast(three), dimensions={}\n"
+    "  hit = pred[4] compare(idx, b3), direction=EQ\n"
+    "  zero = f32[] constant(0)\n"
+    "  s = f32[4] reduce(x, zero), dimensions={1}, to_apply=add\n"
+    "  ROOT out = (pred[4], f32[4]) tuple(hit, s)\n"
+    "}\n";
+
+TEST(fusion_variadic_reduce_stays_whole) {
+  cx_module *m = FUSE(ARGMAX);
+  if (!m) return;
+  CHECK_EQ_INT(cx_count_kernels(m), 4); /* iota, argmax, compare, sum */
+  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 1), 0);
+  CHECK_EQ_INT(fh_max_fused_reduces(m), 1);
+  cx_module_free(m);
+  m = PASS_ONLY(ARGMAX, cx_pass_wrap_singletons);
+  if (!m) return;
+  CHECK_EQ_INT(cx_count_kernels(m), 5); /* iota, argmax, broadcast, compare, sum */
+  cx_module_free(m);
+}
+
+/* Sort, custom-call and rng stay what they are; fusion works around them. */
+static const char *OPAQUE_OPS =
+    "HloModule opaque\n\n"
+    "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT l = pred[] compare(a, b), direction=LT\n}\n\n"
+    "ENTRY main {\n"
+    "  x = f32[8] parameter(0)\n"
+    "  e = f32[8] exponential(x)\n"
+    "  s = f32[8] sort(e), dimensions={0}, to_apply=lt\n"
+    "  n = f32[8] negate(s)\n"
+    "  ROOT a = f32[8] abs(n)\n"
+    "}\n";
+
+TEST(fusion_around_opaque_ops) {
+  cx_module *m = FUSE(OPAQUE_OPS);
+  if (!m) return;
+  CHECK_EQ_INT(tp_count(m, CX_OP_SORT), 1);
+  CHECK_EQ_INT(cx_count_kernels(m), 3); /* exp, sort, abs(negate) */
+  cx_comp *lt = cx_module_find_comp(m, "lt");
+  CHECK(lt && lt->ninstrs == 3);
+  cx_module_free(m);
+}
+
+/* A deep model (300 layers of normalise, exp/tanh, row sums: 3300 instructions) fuses to two
+ * kernels per layer ({exp, row sum of exp} and {mean of the next layer's input}) plus the
+ * output; the passes stay fast (linear in the module: a fraction of a second here). */
+TEST(fusion_large_module) {
+  enum { L = 300 };
+  cx_sb sb;
+  cx_sb_init(&sb);
+  cx_sb_puts(&sb, "HloModule deep\n\n" ADD_F32("add") "ENTRY main {\n  x0 = f32[8,16] parameter(0)\n"
+                  "  zero = f32[] constant(0)\n  n = f32[] constant(16)\n");
+  for (int i = 0; i < L; i++) {
+    cx_sb_printf(&sb, "  s%d = f32[8] reduce(x%d, zero), dimensions={1}, to_apply=add\n", i, i);
+    cx_sb_printf(&sb, "  bn%d = f32[8] broadcast(n), dimensions={}\n", i);
+    cx_sb_printf(&sb, "  m%d = f32[8] divide(s%d, bn%d)\n", i, i, i);
+    cx_sb_printf(&sb, "  bm%d = f32[8,16] broadcast(m%d), dimensions={0}\n", i, i);
+    cx_sb_printf(&sb, "  c%d = f32[8,16] subtract(x%d, bm%d)\n", i, i, i);
+    cx_sb_printf(&sb, "  e%d = f32[8,16] exponential(c%d)\n", i, i);
+    cx_sb_printf(&sb, "  t%d = f32[8,16] tanh(c%d)\n", i, i);
+    cx_sb_printf(&sb, "  q%d = f32[8,16] multiply(e%d, t%d)\n", i, i, i);
+    cx_sb_printf(&sb, "  r%d = f32[8] reduce(e%d, zero), dimensions={1}, to_apply=add\n", i, i);
+    cx_sb_printf(&sb, "  br%d = f32[8,16] broadcast(r%d), dimensions={0}\n", i, i);
+    cx_sb_printf(&sb, "  x%d = f32[8,16] add(q%d, br%d)\n", i + 1, i, i);
+  }
+  cx_sb_printf(&sb, "  ROOT out = f32[8,16] negate(x%d)\n}\n", L);
+  char *text = cx_sb_take(&sb);
+  cx_module *m = text ? TP_PARSE(text) : NULL;
+  free(text);
+  if (!m) return;
+  cx_module *orig = cx_module_clone(m);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  fh_run_fusion(m, __FILE__, __LINE__);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+  printf("    fusion of %d instructions: %.0f ms\n", 3 + 11 * L + 1, ms);
+  CHECK_EQ_INT(cx_count_kernels(m), 2 * L + 1);
+  if (orig) TP_EQUIV(orig, m, 2);
+  cx_module_free(orig);
   cx_module_free(m);
 }
