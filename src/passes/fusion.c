@@ -18,8 +18,10 @@
  *    has other users; an EXPENSIVE producer read many times per element (broadcast, window:
  *    XLA's ReusesOperandElements); a producer feeding a max-reduce, duplicated (XLA's softmax
  *    numerics guard); concatenates of more than 8 operands; fusions beyond the size limits.
- * Afterwards every op that still needs a kernel of its own is wrapped in a single-op fusion
- * and scalar constants are fused into their fusions, so the emitter only sees fusions.
+ * Dot epilogues (kOutput, fusion_dot.c) are formed first, as XLA's CPU fusion picks kOutput
+ * itself, so that a bias or activation is not loop-fused away from its dot. Afterwards every
+ * op that still needs a kernel of its own is wrapped in a single-op fusion and scalar
+ * constants are fused into their fusions, so the emitter only sees fusions (and library ops).
  * Fusion cannot create cycles here: a producer is only moved when all its users are the
  * consumer, otherwise it is duplicated and stays where it was. */
 #include <stdio.h>

@@ -13,114 +13,6 @@
 /* aux tags while fu_fuse runs: parts are 1..nparts, external operands nparts+1.. */
 #define TAG(x) ((intptr_t)(x)->aux)
 
-/* Names made here are "prefix.<next id>"; fu_reserve_names put the id counter above every
- * numeric suffix in the module, so they are new. */
-static const char *unique_comp_name(cx_module *m, const char *prefix) {
-  return cx_module_unique_name(m, prefix);
-}
-
-static int64_t name_suffix(const char *s) {
-  const char *dot = s ? strrchr(s, '.') : NULL;
-  if (!dot || !dot[1]) return -1;
-  int64_t v = 0;
-  for (const char *p = dot + 1; *p; p++) {
-    if (*p < '0' || *p > '9' || v > (INT64_MAX - 9) / 10) return -1;
-    v = v * 10 + (*p - '0');
-  }
-  return v;
-}
-
-void fu_reserve_names(cx_module *m) {
-  int64_t mx = m->next_id;
-  for (int i = 0; i < m->ncomps; i++) {
-    const cx_comp *c = m->comps[i];
-    int64_t v = name_suffix(c->name);
-    if (v > mx) mx = v;
-    for (int k = 0; k < c->ninstrs; k++)
-      if ((v = name_suffix(c->instrs[k]->name)) > mx) mx = v;
-  }
-  if (mx < INT32_MAX) m->next_id = (int)mx;
-}
-
-/* "exponential.3" -> a fresh "exponential.N" for a duplicated copy. */
-static const char *fresh_name(cx_module *m, const char *name) {
-  char base[128];
-  size_t n = strlen(name ? name : "");
-  if (n >= sizeof base) n = sizeof base - 1;
-  memcpy(base, name ? name : "", n);
-  base[n] = 0;
-  char *dot = strrchr(base, '.');
-  if (dot && dot[1]) {
-    char *p = dot + 1;
-    while (*p >= '0' && *p <= '9') p++;
-    if (!*p) *dot = 0;
-  }
-  return cx_module_unique_name(m, base[0] ? base : "instr");
-}
-
-static int insert_comp_before(cx_module *m, cx_comp *fc, cx_comp *before) {
-  if (!cx_module_add_comp(m, fc)) return 0;
-  int at = cx_module_comp_index(m, before);
-  if (at < 0) return 1;
-  memmove(m->comps + at + 1, m->comps + at, sizeof *m->comps * (size_t)(m->ncomps - 1 - at));
-  m->comps[at] = fc;
-  return 1;
-}
-
-static void remove_comp(cx_module *m, cx_comp *c) {
-  int at = cx_module_comp_index(m, c);
-  if (at < 0) return;
-  memmove(m->comps + at, m->comps + at + 1, sizeof *m->comps * (size_t)(m->ncomps - 1 - at));
-  m->ncomps--;
-}
-
-int fu_sort(cx_comp *c) {
-  int live = 0;
-  for (int i = 0; i < c->ninstrs; i++)
-    if (c->instrs[i]->parent == c) c->instrs[live++] = c->instrs[i];
-  c->ninstrs = live;
-  int n = c->ninstrs;
-  cx_instr **out = cx_malloc(sizeof *out * ((size_t)n + 1));
-  cx_instr **stack = cx_malloc(sizeof *stack * ((size_t)n + 1));
-  int *next = cx_malloc(sizeof *next * ((size_t)n + 1));
-  if (!out || !stack || !next) {
-    cx_free(out); cx_free(stack); cx_free(next);
-    return -1;
-  }
-  int ok = 1, k = 0;
-  static char on_stack, done;
-  for (int i = 0; i < n; i++) c->instrs[i]->aux = NULL;
-  for (int i = 0; ok && i < n; i++) {
-    if (c->instrs[i]->aux) continue;
-    int sp = 0;
-    stack[sp] = c->instrs[i];
-    next[sp++] = 0;
-    c->instrs[i]->aux = &on_stack;
-    while (sp) {
-      cx_instr *t = stack[sp - 1];
-      if (next[sp - 1] < t->nops) {
-        cx_instr *o = t->ops[next[sp - 1]++];
-        if (!o->aux && sp < n) {
-          o->aux = &on_stack;
-          stack[sp] = o;
-          next[sp++] = 0;
-        }
-      } else {
-        t->aux = &done;
-        if (k < n) out[k++] = t;
-        sp--;
-      }
-    }
-  }
-  for (int i = 0; i < n; i++) c->instrs[i]->aux = NULL;
-  ok = ok && k == n;
-  if (ok) memcpy(c->instrs, out, sizeof *out * (size_t)n);
-  cx_free(out);
-  cx_free(stack);
-  cx_free(next);
-  return ok;
-}
-
 /* ---- fu_fuse ---- */
 
 typedef struct builder {
@@ -187,7 +79,7 @@ static cxla_status unique_in_fc(builder *b, cx_instr *cl) {
   for (int i = 0; i < b->fc->ninstrs; i++) {
     cx_instr *y = b->fc->instrs[i];
     if (y != cl && y->name && cl->name && !strcmp(y->name, cl->name)) {
-      if (!(cl->name = fresh_name(b->m, cl->name))) return cx_oom(b->m->ctx);
+      if (!(cl->name = fu_fresh_name(b->m, cl->name))) return cx_oom(b->m->ctx);
       return CXLA_OK;
     }
   }
@@ -202,7 +94,7 @@ static cxla_status clone_raw(builder *b, int i) {
   cx_instr *cl = cx_instr_clone(b->fc, p, ops);
   if (!cl) return cx_oom(b->m->ctx);
   if (b->s->keep && b->s->keep[i]) {
-    const char *nm = fresh_name(b->m, p->name);
+    const char *nm = fu_fresh_name(b->m, p->name);
     if (!nm) return cx_oom(b->m->ctx);
     cl->name = nm;
   }
@@ -414,7 +306,7 @@ static cxla_status place(builder *b, cx_instr *f, int topo_ok, int *sort) {
     cx_instr *p = s->parts[i];
     if (s->keep && s->keep[i]) continue;
     if (p->op == CX_OP_FUSION && p->ncalled == 1 && !fu_index_drop_comp(c, p->called[0]))
-      remove_comp(b->m, p->called[0]);
+      fu_remove_comp(b->m, p->called[0]);
     p->parent = NULL;
   }
   *sort = !topo_ok || last->parent == c || pos < 0 || c->instrs[c->ninstrs - 1] != f;
@@ -561,7 +453,7 @@ static cxla_status fuse_tagged(builder *b, int topo_ok, cx_instr **out) {
   for (int i = 0; i < s->nparts; i++)
     if (s->parts[i]->parent != c) return cx_error(m->ctx, CXLA_ERR_INTERNAL, "fusion: a part is not in %s", c->name);
   if (order_parts(b) < 0) return cx_oom(m->ctx);
-  const char *cname = unique_comp_name(m, "fused_computation");
+  const char *cname = fu_comp_name(m, "fused_computation");
   if (!cname || !(b->fc = cx_comp_new(m, cname))) return cx_oom(m->ctx);
   for (int q = 0; q < s->nparts; q++) {
     int i = b->order[q];
@@ -592,7 +484,7 @@ static cxla_status fuse_tagged(builder *b, int topo_ok, cx_instr **out) {
   CX_TRY(update_users(b, f));
   CX_TRY(place(b, f, topo_ok && !ngtes, &sort));
   /* with an index, m->comps is put in order once at the end */
-  if (!(fu_index_active(c) ? cx_module_add_comp(m, b->fc) : insert_comp_before(m, b->fc, c))) return cx_oom(m->ctx);
+  if (!(fu_index_active(c) ? cx_module_add_comp(m, b->fc) : fu_insert_comp_before(m, b->fc, c))) return cx_oom(m->ctx);
   int done = sort && fu_index_active(c) ? sort_segment(b, f, gtes, ngtes) : 0;
   if (done < 0) return cx_oom(m->ctx);
   if (sort && !done) {

@@ -101,8 +101,9 @@ int fu_reaches(const cx_comp *c, const cx_instr *from, const cx_instr *to);
 typedef struct fu_param_use {
   int emissions;      /* times the parameter's element generator is emitted (re-indexing) */
   int reused;         /* some element is read more than once (broadcast, window, ...) */
-  int elementwise;    /* every use path is elementwise ops (or reshapes) at the same index ending in the root
-                         (or a root tuple element) or a reduce's data operand */
+  int elementwise;    /* every use path is elementwise ops (or reshapes) at the same index,
+                         ending in the root (or a root tuple element) or a reduce's data
+                         operand */
   int to_reduce;      /* some path ends in a reduce's data operand */
   int to_root;        /* some path ends in the root */
   int dot_operand;    /* used by a dot directly */
@@ -131,10 +132,11 @@ typedef struct fu_spec {
 /* Builds the fused computation and the fusion instruction and puts the fusion in place of the
  * parts: users of outputs read the fusion (through new get-tuple-elements when it has several
  * outputs), parts that are not kept are removed (their parent set to NULL, their fused
- * computations dropped from m->comps), and the new computation is inserted before c.
- * `*out` is the new fusion. `topo_ok`: the caller guarantees that placing the fusion at the
- * last part's position keeps c topologically ordered (one output, the last part); otherwise c
- * is re-sorted. */
+ * computations dropped from m->comps), and the new computation goes before c in m->comps
+ * (with an index active: at fu_index_end). `*out` is the new fusion. `topo_ok`: the caller
+ * guarantees that placing the fusion at the last part's position keeps c topologically
+ * ordered (one output, the last part); otherwise the stretch of c between the parts (or all
+ * of c) is re-sorted. */
 cxla_status fu_fuse(cx_comp *c, const fu_spec *s, int topo_ok, cx_instr **out);
 
 /* Single-op fusion of `in` (kInput for a reduce, else kLoop). */
@@ -158,6 +160,14 @@ void fu_reserve_names(cx_module *m);
  * m->comps order. Heap array, caller frees; CXLA_ERR_OUT_OF_MEMORY on OOM. */
 cxla_status fu_control_comps(cx_module *m, cx_comp ***out, int *n);
 
+/* ---- names and order (fusion_order.c) ---- */
+/* "prefix.<id>": new after fu_reserve_names. NULL on OOM. */
+const char *fu_comp_name(cx_module *m, const char *prefix);
+/* "exponential.3" -> a fresh "exponential.<id>" for a copy. NULL on OOM. */
+const char *fu_fresh_name(cx_module *m, const char *name);
+/* Adds fc to m->comps right before `before` (callees before callers). 0 on OOM. */
+int fu_insert_comp_before(cx_module *m, cx_comp *fc, cx_comp *before);
+void fu_remove_comp(cx_module *m, cx_comp *c);
 /* Stable topological re-sort of c->instrs in place (operands first), dropping removed
  * instructions (parent != c). 1 on success, 0 if an operand is not in c, -1 on OOM. */
 int fu_sort(cx_comp *c);

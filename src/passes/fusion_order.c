@@ -1,0 +1,113 @@
+/* fusion_order.c — names and order for the fusion passes: fresh names that cannot collide,
+ * computations inserted before their callers, and topological re-sorting of a computation. */
+#include <string.h>
+#include "passes/fusion_util.h"
+
+/* Names made here are "prefix.<next id>"; fu_reserve_names put the id counter above every
+ * numeric suffix in the module, so they are new. */
+const char *fu_comp_name(cx_module *m, const char *prefix) {
+  return cx_module_unique_name(m, prefix);
+}
+
+static int64_t name_suffix(const char *s) {
+  const char *dot = s ? strrchr(s, '.') : NULL;
+  if (!dot || !dot[1]) return -1;
+  int64_t v = 0;
+  for (const char *p = dot + 1; *p; p++) {
+    if (*p < '0' || *p > '9' || v > (INT64_MAX - 9) / 10) return -1;
+    v = v * 10 + (*p - '0');
+  }
+  return v;
+}
+
+void fu_reserve_names(cx_module *m) {
+  int64_t mx = m->next_id;
+  for (int i = 0; i < m->ncomps; i++) {
+    const cx_comp *c = m->comps[i];
+    int64_t v = name_suffix(c->name);
+    if (v > mx) mx = v;
+    for (int k = 0; k < c->ninstrs; k++)
+      if ((v = name_suffix(c->instrs[k]->name)) > mx) mx = v;
+  }
+  if (mx < INT32_MAX) m->next_id = (int)mx;
+}
+
+/* "exponential.3" -> a fresh "exponential.N" for a duplicated copy. */
+const char *fu_fresh_name(cx_module *m, const char *name) {
+  char base[128];
+  size_t n = strlen(name ? name : "");
+  if (n >= sizeof base) n = sizeof base - 1;
+  memcpy(base, name ? name : "", n);
+  base[n] = 0;
+  char *dot = strrchr(base, '.');
+  if (dot && dot[1]) {
+    char *p = dot + 1;
+    while (*p >= '0' && *p <= '9') p++;
+    if (!*p) *dot = 0;
+  }
+  return cx_module_unique_name(m, base[0] ? base : "instr");
+}
+
+int fu_insert_comp_before(cx_module *m, cx_comp *fc, cx_comp *before) {
+  if (!cx_module_add_comp(m, fc)) return 0;
+  int at = cx_module_comp_index(m, before);
+  if (at < 0) return 1;
+  memmove(m->comps + at + 1, m->comps + at, sizeof *m->comps * (size_t)(m->ncomps - 1 - at));
+  m->comps[at] = fc;
+  return 1;
+}
+
+void fu_remove_comp(cx_module *m, cx_comp *c) {
+  int at = cx_module_comp_index(m, c);
+  if (at < 0) return;
+  memmove(m->comps + at, m->comps + at + 1, sizeof *m->comps * (size_t)(m->ncomps - 1 - at));
+  m->ncomps--;
+}
+
+int fu_sort(cx_comp *c) {
+  int live = 0;
+  for (int i = 0; i < c->ninstrs; i++)
+    if (c->instrs[i]->parent == c) c->instrs[live++] = c->instrs[i];
+  c->ninstrs = live;
+  int n = c->ninstrs;
+  cx_instr **out = cx_malloc(sizeof *out * ((size_t)n + 1));
+  cx_instr **stack = cx_malloc(sizeof *stack * ((size_t)n + 1));
+  int *next = cx_malloc(sizeof *next * ((size_t)n + 1));
+  if (!out || !stack || !next) {
+    cx_free(out); cx_free(stack); cx_free(next);
+    return -1;
+  }
+  int ok = 1, k = 0;
+  static char on_stack, done;
+  for (int i = 0; i < n; i++) c->instrs[i]->aux = NULL;
+  for (int i = 0; ok && i < n; i++) {
+    if (c->instrs[i]->aux) continue;
+    int sp = 0;
+    stack[sp] = c->instrs[i];
+    next[sp++] = 0;
+    c->instrs[i]->aux = &on_stack;
+    while (sp) {
+      cx_instr *t = stack[sp - 1];
+      if (next[sp - 1] < t->nops) {
+        cx_instr *o = t->ops[next[sp - 1]++];
+        if (!o->aux && sp < n) {
+          o->aux = &on_stack;
+          stack[sp] = o;
+          next[sp++] = 0;
+        }
+      } else {
+        t->aux = &done;
+        if (k < n) out[k++] = t;
+        sp--;
+      }
+    }
+  }
+  for (int i = 0; i < n; i++) c->instrs[i]->aux = NULL;
+  ok = ok && k == n;
+  if (ok) memcpy(c->instrs, out, sizeof *out * (size_t)n);
+  cx_free(out);
+  cx_free(stack);
+  cx_free(next);
+  return ok;
+}
+
