@@ -3,6 +3,9 @@
  * cx_alloc_fail_after(n) for n = 0, 1, 2, ... until a run completes without an injected
  * failure. Every run must either succeed or fail cleanly with CXLA_ERR_OUT_OF_MEMORY; the ASan build turns leaks and bad frees on these error paths into failures. */
 #include "interp/interp.h"
+#include "ir/clone.h"
+#include "runtime/context.h"
+#include "runtime/executable.h"
 #include "ir/verify.h"
 #include "text/hlo.h"
 #include "test.h"
@@ -180,5 +183,60 @@ TEST(alloc_fail_public_api) {
     }
   }
   CHECK(n > 0 && n < MAX_RUNS);
+  unload(&L);
+}
+
+/* Every registered compiled backend, compiling (passes, buffer plans, code generation) and
+ * running a small module through its hooks, so the executable cache cannot skip the
+ * compile. Allocation failures inside the backend (not in LLVM's own memory) must also come
+ * back as CXLA_ERR_OUT_OF_MEMORY. */
+static cxla_status compile_and_run(const cx_backend *b, cx_module *m, loaded *L, int64_t *injected) {
+  cxla_context *ctx = test_ctx();
+  cxla_literal *out = NULL;
+  void *state = NULL;
+  cx_sb stats;
+  cx_sb_init(&stats);
+  cxla_status s = CXLA_OK;
+  cx_module *clone = cx_module_clone(m);
+  if (!clone) s = CXLA_ERR_OUT_OF_MEMORY;
+  if (s == CXLA_OK) s = b->compile(ctx, clone, &ctx->flags, &state, &stats); /* owns clone */
+  if (s == CXLA_OK) s = b->execute(state, ctx, L->nargs, L->args, &out);
+  *injected = cx_alloc_failures();
+  cx_alloc_fail_after(-1);
+  if (state) b->destroy(state);
+  cx_sb_free(&stats);
+  cxla_literal_destroy(out);
+  return s;
+}
+
+TEST(alloc_fail_compiled_backends) {
+  loaded L;
+  if (!load("jax/jit_mlp.hlo", &L)) { unload(&L); return; }
+  cxla_context *ctx = test_ctx();
+  cx_module *m = NULL;
+  CHECK_OK(cx_parse_module(ctx, L.text, L.len, "jax/jit_mlp.hlo", &m));
+  if (m) CHECK_OK(cx_verify_module(m));
+  const cx_backend *const *bs = cx_backend_list();
+  for (int b = 0; m && bs[b]; b++) {
+    if (!strcmp(bs[b]->name, "interp")) continue;
+    int64_t n, injected = 0;
+    for (n = 0; n < MAX_RUNS; n++) {
+      cx_alloc_fail_after(n);
+      cxla_status s = compile_and_run(bs[b], m, &L, &injected);
+      if (injected == 0) {
+        CHECK_MSG(s == CXLA_OK, "%s: run with no injected failure failed: %s: %s", bs[b]->name,
+                  cxla_status_str(s), cxla_context_errmsg(ctx));
+        break;
+      }
+      if (s != CXLA_OK && s != CXLA_ERR_OUT_OF_MEMORY) {
+        test_fail(__FILE__, __LINE__, "%s: allocation %lld failed and the run returned %s ('%s'), expected out of memory",
+                  bs[b]->name, (long long)n, cxla_status_str(s), cxla_context_errmsg(ctx));
+        break;
+      }
+    }
+    printf("    %s backend: %lld allocation points failed in turn\n", bs[b]->name, (long long)n);
+    CHECK(n < MAX_RUNS);
+  }
+  cx_module_free(m);
   unload(&L);
 }
