@@ -68,6 +68,11 @@ test: setup
 check-fast: all
 	@./tests/run_all.sh --fast
 
+# Benchmarks against their peers (bench/README.md); never part of `make test`. Builds the
+# library in build/bench. BENCH_ARGS go to bench_main, e.g. BENCH_ARGS="--only=gemm --rounds=30".
+bench:
+	@./bench/run.sh $(BENCH_ARGS)
+
 clean:
 	rm -rf build
 

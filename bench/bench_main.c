@@ -1,0 +1,188 @@
+/* bench_main.c — cxla's CPU backend against its peers, ratios taken in one process.
+ *
+ * Each group compiles its modules (bench/hlo/NAME.hlo) through the public API, then times cxla
+ * and its baselines interleaved (bench_util.c: warm-up, then rounds of one sample each, the
+ * order rotated every round, a short sleep before each sample so that the previous
+ * contender's spinning threads go idle). Ratios are cxla's throughput over the baseline's
+ * (higher is better for cxla), from the best samples and from the medians. Every cxla result
+ * is checked against the baseline's before it is reported.
+ *
+ * usage: bench_main [--threads=N] [--rounds=N] [--gap-us=N] [--only=a,b] [--hlo=DIR]
+ *   groups: chain9 softmax gemm dense mlp scaling compile */
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "baselines.h"
+#include "bench_main.h"
+
+void openblas_set_num_threads(int n);
+char *openblas_get_config(void);
+
+bench_cfg cfg = {0, 15, 2000, "bench/hlo", NULL};
+static bench_row rows[64];
+static int nrows;
+
+/* ---- table ---- */
+
+void add_row(const char *bench, const char *cx, const char *base, double rb, double rm, const char *goal,
+             double goal_ratio, const char *check) {
+  if (nrows >= (int)(sizeof rows / sizeof rows[0])) return;
+  bench_row *r = &rows[nrows++];
+  snprintf(r->bench, sizeof r->bench, "%s", bench);
+  snprintf(r->cx, sizeof r->cx, "%s", cx);
+  snprintf(r->base, sizeof r->base, "%s", base);
+  snprintf(r->goal, sizeof r->goal, "%s", goal ? goal : "");
+  snprintf(r->check, sizeof r->check, "%s", check ? check : "");
+  r->ratio_best = rb;
+  r->ratio_median = rm;
+  if (!goal || isnan(goal_ratio)) r->met = "";
+  else if (isnan(rb)) r->met = "no (did not run)";
+  else if (rb >= goal_ratio && rm >= goal_ratio) r->met = "yes";
+  else if (rb >= goal_ratio) r->met = "best only";
+  else r->met = "no";
+}
+
+void bench_row_set_met(const char *met) {
+  if (nrows) rows[nrows - 1].met = met;
+}
+
+static void fmt_ratio(char *out, size_t n, double r) {
+  if (isnan(r)) snprintf(out, n, "—");
+  else snprintf(out, n, "%.2f", r);
+}
+
+static void print_table(void) {
+  printf("\n| benchmark | cxla | baseline | ratio (best) | ratio (median) | goal | met? | check |\n");
+  printf("|---|---|---|---|---|---|---|---|\n");
+  for (int i = 0; i < nrows; i++) {
+    char a[32], b[32];
+    fmt_ratio(a, sizeof a, rows[i].ratio_best);
+    fmt_ratio(b, sizeof b, rows[i].ratio_median);
+    printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", rows[i].bench, rows[i].cx, rows[i].base, a, b,
+           rows[i].goal, rows[i].met, rows[i].check);
+  }
+}
+
+/* ---- shared helpers ---- */
+
+void print_contenders(const char *group, bu_contender *c, int nc, double units_per_call, const char *unit) {
+  printf("\n[%s] per call: best / median / worst over %d interleaved samples", group, cfg.rounds);
+  if (unit) printf("; %s from the best and the median", unit);
+  printf("\n");
+  for (int i = 0; i < nc; i++) {
+    if (c[i].failed) {
+      printf("  %-46s did not run\n", c[i].name);
+      continue;
+    }
+    printf("  %-46s %9.3f / %9.3f / %9.3f ms  (x%d per sample)", c[i].name, c[i].best, c[i].median, c[i].worst,
+           c[i].k);
+    if (unit) printf("  %8.2f / %8.2f %s", units_per_call / c[i].best / 1e6, units_per_call / c[i].median / 1e6, unit);
+    printf("\n");
+  }
+  fflush(stdout);
+}
+
+/* A value with its unit for the table, from a time in ms: "27.1 GB/s" etc. */
+void fmt_rate(char *out, size_t n, const bu_contender *c, double units_per_call, const char *unit) {
+  if (c->failed) snprintf(out, n, "did not run");
+  else if (units_per_call > 0) snprintf(out, n, "%.1f %s", units_per_call / c->median / 1e6, unit);
+  else if (c->median < 1) snprintf(out, n, "%.1f µs", c->median * 1e3);
+  else snprintf(out, n, "%.2f ms", c->median);
+}
+
+double ratio_best(const bu_contender *cx, const bu_contender *base) {
+  return cx->failed || base->failed ? NAN : base->best / cx->best;
+}
+double ratio_median(const bu_contender *cx, const bu_contender *base) {
+  return cx->failed || base->failed ? NAN : base->median / cx->median;
+}
+
+/* "max err 3e-07" or "WRONG (max err ...)"; the reference is the baseline's output. */
+void check_result(char *out, size_t n, bu_cxla *b, const float *ref, int64_t count, double atol, double tol) {
+  cxla_literal *hold = NULL;
+  const float *got = bu_cxla_result_f32(b, &hold);
+  if (!got) snprintf(out, n, "no result");
+  else {
+    double e = bu_max_err(got, ref, count, atol);
+    snprintf(out, n, "%s%.1e", e <= tol ? "err " : "WRONG: err ", e);
+  }
+  cxla_literal_destroy(hold);
+  bu_cxla_release(b);
+}
+
+bu_opts opts_for(double min_sample_ms) {
+  bu_opts o = {cfg.rounds, 200, min_sample_ms, cfg.gap_us};
+  return o;
+}
+
+void set_all_threads(int n) {
+  bl_set_threads(n);
+  openblas_set_num_threads(n);
+}
+
+char *hlo_path(const char *name) {
+  static char buf[8][512];
+  static int k;
+  char *p = buf[k++ % 8];
+  snprintf(p, 512, "%s/%s", cfg.hlo_dir, name);
+  return p;
+}
+
+cxla_context *new_context(void) {
+  cxla_context *ctx = NULL;
+  if (cxla_context_create(&ctx) != CXLA_OK) {
+    fprintf(stderr, "bench: cannot create a context%s%s\n", ctx ? ": " : "", ctx ? cxla_context_errmsg(ctx) : "");
+    cxla_context_destroy(ctx);
+    return NULL;
+  }
+  return ctx;
+}
+
+static int wanted(const char *group) {
+  if (!cfg.only) return 1;
+  size_t n = strlen(group);
+  for (const char *p = cfg.only; (p = strstr(p, group)); p += n)
+    if ((p == cfg.only || p[-1] == ',') && (p[n] == 0 || p[n] == ',')) return 1;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strncmp(a, "--threads=", 10)) cfg.threads = atoi(a + 10);
+    else if (!strncmp(a, "--rounds=", 9)) cfg.rounds = atoi(a + 9);
+    else if (!strncmp(a, "--gap-us=", 9)) cfg.gap_us = atoi(a + 9);
+    else if (!strncmp(a, "--only=", 7)) cfg.only = a + 7;
+    else if (!strncmp(a, "--hlo=", 6)) cfg.hlo_dir = a + 6;
+    else {
+      fprintf(stderr, "usage: bench_main [--threads=N] [--rounds=N] [--gap-us=N] [--only=GROUP,...] [--hlo=DIR]\n"
+                      "groups: chain9 softmax gemm dense mlp scaling compile\n");
+      return 2;
+    }
+  }
+  if (cfg.threads <= 0) cfg.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  if (cfg.rounds < 3) cfg.rounds = 3;
+  if (cfg.rounds > 256) cfg.rounds = 256;
+  set_all_threads(cfg.threads);
+
+  time_t now = time(NULL);
+  char date[64];
+  strftime(date, sizeof date, "%Y-%m-%d %H:%M %Z", localtime(&now));
+  printf("cxla benchmarks, %s; %d thread%s for cxla, OpenMP and OpenBLAS (%ld CPUs online); %d rounds, %d us gap\n",
+         date, cfg.threads, cfg.threads == 1 ? "" : "s", sysconf(_SC_NPROCESSORS_ONLN), cfg.rounds, cfg.gap_us);
+  printf("OpenBLAS: %s\n", openblas_get_config());
+  fflush(stdout);
+
+  struct { const char *name; void (*fn)(void); } groups[] = {
+      {"chain9", group_chain9}, {"softmax", group_softmax}, {"gemm", group_gemm}, {"dense", group_dense},
+      {"mlp", group_mlp},       {"scaling", group_scaling}, {"compile", group_compile},
+  };
+  for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
+    if (wanted(groups[i].name)) groups[i].fn();
+  print_table();
+  return 0;
+}

@@ -1,0 +1,47 @@
+/* bench_main.h — what the benchmark groups share: the configuration, the result table and
+ * small helpers (bench_main.c). Groups: bench_mem.c (chain9, softmax, scaling), bench_blas.c
+ * (gemm, dense, mlp), bench_compile.c (compile times). */
+#ifndef BENCH_MAIN_H
+#define BENCH_MAIN_H
+#include <stddef.h>
+#include "bench_util.h"
+
+typedef struct bench_cfg {
+  int threads;         /* for cxla, OpenMP and OpenBLAS alike */
+  int rounds;
+  int gap_us;
+  const char *hlo_dir;
+  const char *only;    /* comma-separated group names, or NULL for all */
+} bench_cfg;
+extern bench_cfg cfg;
+
+typedef struct bench_row {
+  char bench[96], cx[48], base[64], goal[24], check[40];
+  double ratio_best, ratio_median;
+  const char *met;
+} bench_row;
+
+/* A table row; goal_ratio NAN (or goal NULL) when the row has no numeric goal on the ratio. */
+void add_row(const char *bench, const char *cx, const char *base, double rb, double rm, const char *goal,
+             double goal_ratio, const char *check);
+/* Overrides the met? cell of the last row (goals that are not on a ratio). */
+void bench_row_set_met(const char *met);
+void print_contenders(const char *group, bu_contender *c, int nc, double units_per_call, const char *unit);
+void fmt_rate(char *out, size_t n, const bu_contender *c, double units_per_call, const char *unit);
+double ratio_best(const bu_contender *cx, const bu_contender *base);
+double ratio_median(const bu_contender *cx, const bu_contender *base);
+void check_result(char *out, size_t n, bu_cxla *b, const float *ref, int64_t count, double atol, double tol);
+bu_opts opts_for(double min_sample_ms);
+void set_all_threads(int n);
+char *hlo_path(const char *name);
+cxla_context *new_context(void);
+
+void group_chain9(void);
+void group_softmax(void);
+void group_scaling(void);
+void group_gemm(void);
+void group_dense(void);
+void group_mlp(void);
+void group_compile(void);
+
+#endif

@@ -1,0 +1,74 @@
+/* bench_util.h — interleaved timing of several contenders in one process, and a thin layer
+ * over the public cxla API (compile a .hlo file, execute it on fixed input buffers). */
+#ifndef BENCH_UTIL_H
+#define BENCH_UTIL_H
+#include <stdint.h>
+#include "cxla.h"
+
+double bu_now_ms(void);
+
+/* One thing to time: fn(arg) is one call; after(arg), if set, runs untimed after each sample
+ * (e.g. freeing the result cxla handed back). A sample is `k` back-to-back calls (k picked in
+ * the warm-up so that a sample lasts at least the minimum sample time); the per-call time of
+ * each sample is kept. */
+typedef struct bu_contender {
+  const char *name;
+  void (*fn)(void *arg);
+  void (*after)(void *arg);
+  void *arg;
+  int k;
+  int n;
+  double samples[256]; /* ms per call */
+  double best, median, worst;
+  int failed;          /* the contender is skipped from then on */
+  const int *fail_flag; /* optional: a flag fn sets when a call fails (bu_cxla.failed) */
+} bu_contender;
+
+typedef struct bu_opts {
+  int rounds;          /* samples per contender */
+  double warmup_ms;    /* at least this much warm-up per contender (and 2 calls) */
+  double min_sample_ms;
+  int gap_us;          /* sleep before each sample so the previous contender's threads idle */
+} bu_opts;
+
+/* Warms every contender up, then takes opts->rounds samples of each, interleaved: round r runs
+ * the contenders in an order rotated by r, so none always follows the same neighbour. */
+void bu_interleave(bu_contender *c, int nc, const bu_opts *opts);
+
+/* ---- cxla ---- */
+typedef struct bu_cxla {
+  cxla_context *ctx;
+  cxla_executable *e;
+  int nargs;
+  cxla_buffer *args[16];
+  cxla_buffer *result; /* of the last call */
+  double compile_ms;   /* wall clock around cxla_compile */
+  char stats[1024];    /* cxla_executable_compile_stats */
+  int failed;
+} bu_cxla;
+
+/* Parses `path`, applies `flags` (may be NULL) to ctx, compiles for the cpu backend with
+ * `threads` (0: all cores) and opt_level (-1: default), and makes argument buffers from
+ * `inputs` (one literal per parameter; NULL: seeded random values in [-1, 1)). Prints the
+ * error and returns nonzero on failure. */
+int bu_cxla_open(bu_cxla *b, cxla_context *ctx, const char *path, const char *flags, int threads,
+                 int opt_level, cxla_literal *const *inputs);
+void bu_cxla_close(bu_cxla *b);
+/* Contender callbacks: one execution (the previous result is freed first when still held), and
+ * freeing the result. */
+void bu_cxla_call(void *b);
+void bu_cxla_release(void *b);
+/* Data of the last result (array results only). */
+const float *bu_cxla_result_f32(bu_cxla *b, cxla_literal **hold);
+
+/* Fills a literal or array with uniform values in [lo, hi) from a fixed seed. */
+void bu_fill(float *p, int64_t n, uint64_t seed, float lo, float hi);
+cxla_literal *bu_literal(cxla_context *ctx, int rank, const int64_t *dims, uint64_t seed, float lo, float hi);
+
+/* Largest |a-b| / (atol + |b|) over n elements. */
+double bu_max_err(const float *a, const float *b, int64_t n, double atol);
+
+/* Reads a file into a NUL-terminated malloc'd string (NULL on error). */
+char *bu_read_text(const char *path, size_t *len);
+
+#endif
