@@ -63,7 +63,7 @@ void group_gemm(void) {
   double flops = 2.0 * n * n * n;
   print_contenders("gemm 1024^3", c, 2, flops, "GFLOP/s");
   char chk[40], a[48], bb[64];
-  check_result(chk, sizeof chk, &g, b.l[0].c, (int64_t)n * n, 1.0, 1e-4);
+  check_result(chk, sizeof chk, &g, b.l[0].c, (int64_t)n * n, 1e-5);
   fmt_rate(a, sizeof a, &c[0], flops, "GFLOP/s");
   fmt_rate(bb, sizeof bb, &c[1], flops, "GFLOP/s OpenBLAS");
   add_row("sgemm 1024³ vs cblas_sgemm", a, bb, ratio_best(&c[0], &c[1]), ratio_median(&c[0], &c[1]), "≥ 0.95", 0.95, chk);
@@ -95,7 +95,7 @@ static void dense_one(cxla_context *ctx, const char *file, int m, int k, int n) 
   double flops = 2.0 * m * k * n;
   print_contenders(file, c, 2, flops, "GFLOP/s");
   char chk[40], a[48], bb[64], row[96];
-  check_result(chk, sizeof chk, &d, b.l[0].c, (int64_t)m * n, 1.0, 1e-4);
+  check_result(chk, sizeof chk, &d, b.l[0].c, (int64_t)m * n, 1e-5);
   fmt_rate(a, sizeof a, &c[0], flops, "GFLOP/s");
   fmt_rate(bb, sizeof bb, &c[1], flops, "GFLOP/s BLAS+C");
   snprintf(row, sizeof row, "dense+bias+relu %dx%dx%d vs sgemm + C loop", m, k, n);
@@ -146,7 +146,7 @@ void group_mlp(void) {
   bu_interleave(c, 2, &o);
   print_contenders("mlp forward (time per call)", c, 2, 0, NULL);
   char chk[40], a[48], bb[64];
-  check_result(chk, sizeof chk, &mlp, b.l[2].c, (int64_t)B * 10, 1e-6, 1e-4);
+  check_result(chk, sizeof chk, &mlp, b.l[2].c, (int64_t)B * 10, 1e-4);
   fmt_rate(a, sizeof a, &c[0], 0, NULL);
   fmt_rate(bb, sizeof bb, &c[1], 0, NULL);
   strcat(bb, " BLAS+C");

@@ -30,7 +30,7 @@ void print_contenders(const char *group, bu_contender *c, int nc, double units_p
 void fmt_rate(char *out, size_t n, const bu_contender *c, double units_per_call, const char *unit);
 double ratio_best(const bu_contender *cx, const bu_contender *base);
 double ratio_median(const bu_contender *cx, const bu_contender *base);
-void check_result(char *out, size_t n, bu_cxla *b, const float *ref, int64_t count, double atol, double tol);
+void check_result(char *out, size_t n, bu_cxla *b, const float *ref, int64_t count, double tol);
 bu_opts opts_for(double min_sample_ms);
 void set_all_threads(int n);
 char *hlo_path(const char *name);
@@ -39,6 +39,7 @@ cxla_context *new_context(void);
 void group_chain9(void);
 void group_softmax(void);
 void group_scaling(void);
+void group_alloc(void);
 void group_gemm(void);
 void group_dense(void);
 void group_mlp(void);

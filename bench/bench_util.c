@@ -115,13 +115,22 @@ cxla_literal *bu_literal(cxla_context *ctx, int rank, const int64_t *dims, uint6
   return l;
 }
 
-double bu_max_err(const float *a, const float *b, int64_t n, double atol) {
+double bu_max_err_at(const float *a, const float *b, int64_t n, double atol, double tol, int64_t *where,
+                     int64_t *nbad) {
   double worst = 0;
+  int64_t at = -1, bad = 0;
   for (int64_t i = 0; i < n; i++) {
     double e = fabs((double)a[i] - (double)b[i]) / (atol + fabs((double)b[i]));
-    if (!(e <= worst)) worst = e; /* NaN sticks */
+    if (!(e <= tol)) bad++;
+    if (!(e <= worst)) worst = e, at = i; /* NaN sticks */
   }
+  if (where) *where = at;
+  if (nbad) *nbad = bad;
   return worst;
+}
+
+double bu_max_err(const float *a, const float *b, int64_t n, double atol) {
+  return bu_max_err_at(a, b, n, atol, INFINITY, NULL, NULL);
 }
 
 int bu_cxla_open(bu_cxla *b, cxla_context *ctx, const char *path, const char *flags, int threads, int opt_level,
@@ -129,6 +138,7 @@ int bu_cxla_open(bu_cxla *b, cxla_context *ctx, const char *path, const char *fl
   memset(b, 0, sizeof *b);
   b->ctx = ctx;
   b->failed = 1;
+  snprintf(b->path, sizeof b->path, "%s", path);
   size_t len;
   char *text = bu_read_text(path, &len);
   if (!text) {

@@ -45,6 +45,7 @@ typedef struct bu_cxla {
   double compile_ms;   /* wall clock around cxla_compile */
   char stats[1024];    /* cxla_executable_compile_stats */
   int failed;
+  char path[256];
 } bu_cxla;
 
 /* Parses `path`, applies `flags` (may be NULL) to ctx, compiles for the cpu backend with
@@ -67,6 +68,9 @@ cxla_literal *bu_literal(cxla_context *ctx, int rank, const int64_t *dims, uint6
 
 /* Largest |a-b| / (atol + |b|) over n elements. */
 double bu_max_err(const float *a, const float *b, int64_t n, double atol);
+/* The same, also giving the index of the worst element and how many exceed tol. */
+double bu_max_err_at(const float *a, const float *b, int64_t n, double atol, double tol, int64_t *where,
+                     int64_t *nbad);
 
 /* Reads a file into a NUL-terminated malloc'd string (NULL on error). */
 char *bu_read_text(const char *path, size_t *len);
