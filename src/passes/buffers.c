@@ -15,6 +15,7 @@
  *  3. Placement: TEMP buffers go into one arena by best fit (buffers_heap.c). */
 #include <string.h>
 #include "ir/edit.h"
+#include "passes/fusion_util.h"
 #include "passes/buffers_int.h"
 
 typedef enum { V_TEMP, V_PARAM, V_CONST } vkind;
@@ -258,9 +259,10 @@ static int new_buf(an *a, cx_slot_kind k, int64_t size) {
 /* Whether a kLoop fusion may write its (single) result over operand k: every path from the
  * parameter to the root goes through elementwise ops, reshapes or default-layout bitcasts of
  * the same element count, so element i of the result is computed from element i of the
- * operand only, which the kernel reads before it writes element i. A dynamic-update-slice
- * root whose operand 0 is the parameter (and its only use) qualifies too: every element is
- * either copied from the same position or taken from the update. */
+ * operand only, which the kernel reads before it writes element i. The emitter checks the same
+ * with the fusion pass's operand analysis before it drops noalias, so both must agree.
+ * (A dynamic-update-slice over its operand would qualify too, but only pays once the emitter
+ * writes just the update window; until then it is copied like anything else.) */
 static int inplace_ok(const cx_instr *f, int k) {
   if (f->op != CX_OP_FUSION || f->ncalled != 1 || !f->a.fusion_kind || strcmp(f->a.fusion_kind, "kLoop") ||
       !cx_type_is_array(f->shape.type))
@@ -272,10 +274,8 @@ static int inplace_ok(const cx_instr *f, int k) {
   if (!p || !root || root == p || !cx_type_is_array(p->shape.type)) return 0;
   if (cx_shape_bytes(&p->shape) != cx_shape_bytes(&f->shape) || cx_shape_elems(&p->shape) != cx_shape_elems(&f->shape))
     return 0;
-  int uses = 0;
-  for (int i = 0; i < fc->ninstrs; i++)
-    for (int j = 0; j < fc->instrs[i]->nops; j++) uses += fc->instrs[i]->ops[j] == p;
-  if (root->op == CX_OP_DYNAMIC_UPDATE_SLICE && root->ops[0] == p && uses == 1) return 1;
+  fu_param_use u;
+  if (!fu_analyze_operand(f, k, &u) || !u.elementwise || u.reused) return 0;
   /* forward reachability from p in topological order: every reader must be index-preserving */
   uint8_t reach_stack[128], *reach = fc->ninstrs <= 128 ? reach_stack : cx_calloc((size_t)fc->ninstrs, 1);
   if (!reach) return 0;

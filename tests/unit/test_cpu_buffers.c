@@ -1,0 +1,203 @@
+/* test_cpu_buffers.c — buffer assignment on hand-written modules (no passes), checked against
+ * what the rules say by hand: arena reuse along a chain, in-place fusions and when they are
+ * refused, output slots and the copies for parameters/constants/duplicates, while loop state
+ * (pass-through, swaps, init reuse), conditionals, shared computations. */
+#include "passes/buffers.h"
+#include "test_cpu_helpers.h"
+
+static int slot_of(cx_buffers *b, cx_module *m, const char *name, int leaf) {
+  cx_instr *in = cpu_find(m, name);
+  CHECK_MSG(in != NULL, "no instruction %s", name);
+  return in ? cx_buffers_slot(b, in, leaf) : -2;
+}
+
+static const cx_slot *slot_ptr(cx_buffers *b, int s) {
+  static const cx_slot none = {CX_SLOT_TEMP, -1, -1, -1, -1, NULL};
+  return s >= 0 && s < b->nslots ? &b->slots[s] : &none;
+}
+
+/* Six transposes in a row: each dies at the next, so two 16 KiB buffers take turns. */
+TEST(cpu_buffers_chain_reuses_memory) {
+  cx_module *m = cpu_parse("HloModule chain\n"
+                           "ENTRY main {\n"
+                           "  p = f32[64,64] parameter(0)\n"
+                           "  t1 = f32[64,64] transpose(p), dimensions={1,0}\n"
+                           "  t2 = f32[64,64] transpose(t1), dimensions={1,0}\n"
+                           "  t3 = f32[64,64] transpose(t2), dimensions={1,0}\n"
+                           "  t4 = f32[64,64] transpose(t3), dimensions={1,0}\n"
+                           "  t5 = f32[64,64] transpose(t4), dimensions={1,0}\n"
+                           "  t6 = f32[64,64] transpose(t5), dimensions={1,0}\n"
+                           "  ROOT n = f32[64,64] negate(t6)\n"
+                           "}\n");
+  if (!m) return;
+  cx_buffers b;
+  CHECK_OK(cx_buffers_assign(m, &b));
+  int64_t sum = 0;
+  for (int i = 0; i < b.nslots; i++)
+    if (b.slots[i].kind == CX_SLOT_TEMP) sum += b.slots[i].size;
+  CHECK_EQ_INT(sum, 6 * 16384);
+  CHECK_EQ_INT(b.arena_size, 2 * 16384);
+  /* neighbours overlap in time and must not share bytes; t1 and t3 may */
+  const cx_slot *s1 = slot_ptr(&b, slot_of(&b, m, "t1", 0)), *s2 = slot_ptr(&b, slot_of(&b, m, "t2", 0));
+  CHECK(s1->kind == CX_SLOT_TEMP && s2->kind == CX_SLOT_TEMP && s1->offset != s2->offset);
+  CHECK_EQ_INT(s1->offset % 64, 0);
+  CHECK_EQ_INT(s2->offset % 64, 0);
+  CHECK(slot_ptr(&b, slot_of(&b, m, "n", 0))->kind == CX_SLOT_OUTPUT);
+  CHECK(slot_ptr(&b, slot_of(&b, m, "p", 0))->kind == CX_SLOT_PARAM);
+  CHECK_EQ_INT(b.noutputs, 1);
+  cx_buffers_free(&b);
+  cx_module_free(m);
+}
+
+static const char inplace_text[] =
+    "HloModule inplace\n"
+    "fadd {\n"
+    "  a = f32[256] parameter(0)\n"
+    "  b = f32[256] parameter(1)\n"
+    "  ROOT s = f32[256] add(a, b)\n"
+    "}\n"
+    "frev {\n"
+    "  a = f32[256] parameter(0)\n"
+    "  r = f32[256] reverse(a), dimensions={0}\n"
+    "  ROOT n = f32[256] negate(r)\n"
+    "}\n"
+    "fdus {\n"
+    "  a = f32[256] parameter(0)\n"
+    "  u = f32[8] parameter(1)\n"
+    "  i = s32[] parameter(2)\n"
+    "  ROOT d = f32[256] dynamic-update-slice(a, u, i)\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  x = f32[256] parameter(0)\n"
+    "  y = f32[256] parameter(1)\n"
+    "  u = f32[8] parameter(2)\n"
+    "  i = s32[] parameter(3)\n"
+    "  e = f32[256] exponential(x)\n"
+    "  f = f32[256] fusion(e, y), kind=kLoop, calls=fadd\n"      /* e dies here: in place */
+    "  g = f32[256] exponential(f)\n"
+    "  h = f32[256] fusion(g, y), kind=kLoop, calls=fadd\n"      /* g is read again below: not */
+    "  k = f32[256] fusion(g), kind=kLoop, calls=frev\n"         /* reversed read: never */
+    "  l = f32[256] add(h, k)\n"
+    "  upd = f32[256] fusion(l, u, i), kind=kLoop, calls=fdus\n" /* copied (see inplace_ok) */
+    "  ROOT t = (f32[256], f32[256]) tuple(upd, f)\n"
+    "}\n";
+
+TEST(cpu_buffers_in_place) {
+  cx_module *m = cpu_parse(inplace_text);
+  if (!m) return;
+  cx_buffers b;
+  CHECK_OK(cx_buffers_assign(m, &b));
+  CHECK_EQ_INT(slot_of(&b, m, "f", 0), slot_of(&b, m, "e", 0));
+  CHECK(slot_of(&b, m, "h", 0) != slot_of(&b, m, "g", 0));
+  CHECK(slot_of(&b, m, "k", 0) != slot_of(&b, m, "g", 0));
+  CHECK(slot_of(&b, m, "upd", 0) != slot_of(&b, m, "l", 0));
+  /* f is an output, so e was computed straight into the output buffer */
+  CHECK(slot_ptr(&b, slot_of(&b, m, "e", 0))->kind == CX_SLOT_OUTPUT);
+  CHECK_EQ_INT(slot_ptr(&b, slot_of(&b, m, "e", 0))->leaf, 1);
+  CHECK_EQ_INT(slot_ptr(&b, slot_of(&b, m, "upd", 0))->leaf, 0);
+  cx_buffers_free(&b);
+  cx_module_free(m);
+  char *x = cpu_ramp("f32", 256, 17, 0.125, -1), *y = cpu_ramp("f32", 256, 5, 0.5, 0);
+  const char *in[4] = {x, y, "f32[8] {1,2,3,4,5,6,7,8}", "s32[] 100"};
+  CHECK(cpu_check(inplace_text, 4, in, NULL, 1e-6, 1e-6, NULL, NULL));
+  CHECK(cpu_check(inplace_text, 4, in, "--fusion=off", 1e-6, 1e-6, NULL, NULL));
+  free(x);
+  free(y);
+}
+
+/* Output leaves that are a parameter, a constant or one value twice need copies. */
+TEST(cpu_buffers_output_copies) {
+  static const char text[] = "HloModule outs\n"
+                             "ENTRY main {\n"
+                             "  p = f32[3] parameter(0)\n"
+                             "  c = f32[3] constant({7, 8, 9})\n"
+                             "  n = f32[3] negate(p)\n"
+                             "  tp = (f32[3]) tuple(p)\n"
+                             "  ROOT t = (f32[3], f32[3], f32[3], f32[3], (f32[3])) tuple(p, c, n, n, tp)\n"
+                             "}\n";
+  cx_module *m = cpu_parse(text);
+  if (!m) return;
+  cx_buffers b;
+  CHECK_OK(cx_buffers_assign(m, &b));
+  CHECK_EQ_INT(b.noutputs, 5);
+  int seen[5] = {0};
+  for (int i = 0; i < b.nslots; i++)
+    if (b.slots[i].kind == CX_SLOT_OUTPUT && b.slots[i].leaf >= 0 && b.slots[i].leaf < 5) seen[b.slots[i].leaf]++;
+  for (int j = 0; j < 5; j++) CHECK_EQ_INT(seen[j], 1);
+  /* every root leaf is its own output slot */
+  for (int j = 0; j < 5; j++) {
+    int s = cx_buffers_slot(&b, m->entry->root, j);
+    CHECK(slot_ptr(&b, s)->kind == CX_SLOT_OUTPUT && slot_ptr(&b, s)->leaf == j);
+  }
+  cx_buffers_free(&b);
+  cx_module_free(m);
+  const char *in[1] = {"f32[3] {1, 2, 3}"};
+  cxla_literal *got = NULL;
+  CHECK(cpu_check(text, 1, in, NULL, 0, 0, NULL, &got));
+  cxla_literal_destroy(got);
+}
+
+static const char while_text[] =
+    "HloModule loops\n"
+    "cond {\n"
+    "  s = (s32[], f32[1000], f32[1000], f32[4]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(s), index=0\n"
+    "  n = s32[] constant(5)\n"
+    "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+    "}\n"
+    "body {\n"
+    "  s = (s32[], f32[1000], f32[1000], f32[4]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(s), index=0\n"
+    "  a = f32[1000] get-tuple-element(s), index=1\n"
+    "  b = f32[1000] get-tuple-element(s), index=2\n"
+    "  k = f32[4] get-tuple-element(s), index=3\n"
+    "  one = s32[] constant(1)\n"
+    "  i2 = s32[] add(i, one)\n"
+    "  ROOT r = (s32[], f32[1000], f32[1000], f32[4]) tuple(i2, b, a, k)\n" /* swap a/b, k passes */
+    "}\n"
+    "ENTRY main {\n"
+    "  x = f32[1000] parameter(0)\n"
+    "  y = f32[1000] parameter(1)\n"
+    "  z = f32[4] parameter(2)\n"
+    "  e = f32[1000] exponential(x)\n"
+    "  zero = s32[] constant(0)\n"
+    "  init = (s32[], f32[1000], f32[1000], f32[4]) tuple(zero, e, y, z)\n"
+    "  w = (s32[], f32[1000], f32[1000], f32[4]) while(init), condition=cond, body=body\n"
+    "  ROOT o = f32[1000] get-tuple-element(w), index=1\n"
+    "}\n";
+
+TEST(cpu_buffers_while_state) {
+  cx_module *m = cpu_parse(while_text);
+  if (!m) return;
+  cx_buffers b;
+  CHECK_OK(cx_buffers_assign(m, &b));
+  cx_instr *w = cpu_find(m, "w");
+  cx_comp *body = w ? w->called[1] : NULL;
+  if (w && body) {
+    /* pass-through: k is the state's own slot, so nothing is copied for it */
+    CHECK_EQ_INT(cx_buffers_slot(&b, body->root, 3), cx_buffers_slot(&b, w, 3));
+    /* swapped elements go through fresh copies, never straight from one state slot to another */
+    for (int l = 1; l <= 2; l++) {
+      int r = cx_buffers_slot(&b, body->root, l);
+      for (int j = 0; j < 4; j++) CHECK(r != cx_buffers_slot(&b, w, j));
+    }
+    /* e dies at the loop: the state takes its buffer; y is a parameter: copied into state */
+    CHECK_EQ_INT(cx_buffers_slot(&b, w, 1), slot_of(&b, m, "e", 0));
+    CHECK(slot_ptr(&b, cx_buffers_slot(&b, w, 2))->kind != CX_SLOT_PARAM);
+    /* the result is state leaf 1, which is the output */
+    CHECK(slot_ptr(&b, cx_buffers_slot(&b, w, 1))->kind == CX_SLOT_OUTPUT);
+    /* the loop counter temporaries of the body never share bytes with the state */
+    const cx_slot *st0 = slot_ptr(&b, cx_buffers_slot(&b, w, 0));
+    const cx_slot *ii = slot_ptr(&b, cx_buffers_slot(&b, cpu_find(m, "i2"), 0));
+    CHECK(st0->kind == CX_SLOT_TEMP && ii->kind == CX_SLOT_TEMP);
+    CHECK(st0->offset + st0->size <= ii->offset || ii->offset + ii->size <= st0->offset);
+  }
+  cx_buffers_free(&b);
+  cx_module_free(m);
+  char *x = cpu_ramp("f32", 1000, 13, 0.25, -1.5), *y = cpu_ramp("f32", 1000, 7, -0.5, 2);
+  const char *in[3] = {x, y, "f32[4] {1, 2, 3, 4}"};
+  CHECK(cpu_check(while_text, 3, in, NULL, 1e-6, 1e-6, NULL, NULL));
+  CHECK(cpu_check(while_text, 3, in, "--fusion=off", 1e-6, 1e-6, NULL, NULL));
+  free(x);
+  free(y);
+}

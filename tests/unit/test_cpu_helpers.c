@@ -1,0 +1,105 @@
+/* test_cpu_helpers.c — see test_cpu_helpers.h. */
+#include <stdlib.h>
+#include <string.h>
+#include "interp/interp.h"
+#include "ir/verify.h"
+#include "text/hlo.h"
+#include "test_cpu_helpers.h"
+
+cx_module *cpu_parse(const char *text) {
+  cx_module *m = NULL;
+  cxla_status s = cx_parse_module(test_ctx(), text, strlen(text), "test.hlo", &m);
+  if (s == CXLA_OK) s = cx_verify_module(m);
+  CHECK_MSG(s == CXLA_OK, "module does not parse/verify: %s", cxla_context_errmsg(test_ctx()));
+  if (s != CXLA_OK) {
+    cx_module_free(m);
+    return NULL;
+  }
+  return m;
+}
+
+cxla_literal *cpu_lit(const char *text) {
+  cxla_literal *l = NULL;
+  CHECK_OK(cx_parse_literal(test_ctx(), text, strlen(text), &l));
+  return l;
+}
+
+cx_instr *cpu_find(cx_module *m, const char *name) {
+  for (int c = 0; m && c < m->ncomps; c++)
+    for (int i = 0; i < m->comps[c]->ninstrs; i++)
+      if (m->comps[c]->instrs[i]->name && !strcmp(m->comps[c]->instrs[i]->name, name)) return m->comps[c]->instrs[i];
+  return NULL;
+}
+
+char *cpu_ramp(const char *type, int n, int mod, double scale, double offset) {
+  size_t cap = 64 + (size_t)n * 32;
+  char *s = malloc(cap);
+  if (!s) return NULL;
+  size_t k = (size_t)snprintf(s, cap, "%s[%d] {", type, n);
+  for (int i = 0; i < n; i++) k += (size_t)snprintf(s + k, cap - k, "%s%.17g", i ? "," : "", (i % mod) * scale + offset);
+  snprintf(s + k, cap - k, "}");
+  return s;
+}
+
+int cpu_fallbacks(const char *stats) {
+  const char *p = stats ? strstr(stats, "fallbacks=") : NULL;
+  return p ? atoi(p + 10) : -1;
+}
+
+int cpu_check(const char *text, int nargs, const char *const *inputs, const char *flags, double rtol, double atol,
+              char **stats, cxla_literal **got) {
+  cxla_context *ctx = test_ctx();
+  if (stats) *stats = NULL;
+  if (got) *got = NULL;
+  if (flags) CHECK_OK(cxla_context_set_flags(ctx, flags));
+  cxla_module *m = NULL;
+  cxla_literal *args[16] = {0}, *want = NULL, *res = NULL;
+  cxla_executable *e = NULL;
+  int ok = 0;
+  if (cxla_module_parse(ctx, text, strlen(text), "test.hlo", &m) != CXLA_OK) {
+    CHECK_MSG(0, "parse: %s", cxla_context_errmsg(ctx));
+    goto done;
+  }
+  for (int i = 0; i < nargs && i < 16; i++)
+    if (!(args[i] = cpu_lit(inputs[i]))) goto done;
+  if (cx_interp_run(m, nargs, args, &want) != CXLA_OK) {
+    CHECK_MSG(0, "interp: %s", cxla_context_errmsg(ctx));
+    goto done;
+  }
+  cxla_compile_options o;
+  cxla_compile_options_init(&o);
+  o.backend = "cpu";
+  if (cxla_compile(m, &o, &e) != CXLA_OK) {
+    CHECK_MSG(0, "cpu compile: %s", cxla_context_errmsg(ctx));
+    goto done;
+  }
+  if (stats) *stats = strdup(cxla_executable_compile_stats(e));
+  cxla_buffer *bufs[16] = {0}, *out = NULL;
+  int bok = 1;
+  for (int i = 0; i < nargs; i++) bok &= cxla_buffer_from_literal(ctx, "cpu", args[i], &bufs[i]) == CXLA_OK;
+  cxla_status s = bok ? cxla_executable_execute(e, nargs, bufs, &out) : CXLA_ERR_OUT_OF_MEMORY;
+  if (s == CXLA_OK) s = cxla_buffer_to_literal(out, &res);
+  for (int i = 0; i < nargs; i++) cxla_buffer_destroy(bufs[i]);
+  cxla_buffer_destroy(out);
+  if (s != CXLA_OK) {
+    CHECK_MSG(0, "cpu execute: %s", cxla_context_errmsg(ctx));
+    goto done;
+  }
+  cx_sb why;
+  cx_sb_init(&why);
+  ok = cx_literal_compare(res, want, rtol, atol, &why);
+  CHECK_MSG(ok, "cpu differs from interp: %s", why.buf ? why.buf : "?");
+  cx_sb_free(&why);
+done:
+  if (flags) cxla_context_set_flags(ctx, "--fusion=on --opt-level=2 --threads=0 --max-loop-iterations=0");
+  if (got && ok) {
+    *got = res;
+    res = NULL;
+  }
+  for (int i = 0; i < 16; i++) cxla_literal_destroy(args[i]);
+  cxla_literal_destroy(want);
+  cxla_literal_destroy(res);
+  cxla_executable_destroy(e);
+  cxla_module_destroy(m);
+  return ok;
+}
