@@ -154,6 +154,17 @@ cxla_context *new_context(void) {
   return ctx;
 }
 
+/* The 1-minute load average: other processes on this shared machine take cores from both sides. */
+static double loadavg(void) {
+  double l = -1;
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (f) {
+    if (fscanf(f, "%lf", &l) != 1) l = -1;
+    fclose(f);
+  }
+  return l;
+}
+
 static int wanted(const char *group) {
   if (!cfg.only) return 1;
   size_t n = strlen(group);
@@ -186,7 +197,7 @@ int main(int argc, char **argv) {
   strftime(date, sizeof date, "%Y-%m-%d %H:%M %Z", localtime(&now));
   printf("cxla benchmarks, %s; %d thread%s for cxla, OpenMP and OpenBLAS (%ld CPUs online); %d rounds, %d us gap\n",
          date, cfg.threads, cfg.threads == 1 ? "" : "s", sysconf(_SC_NPROCESSORS_ONLN), cfg.rounds, cfg.gap_us);
-  printf("OpenBLAS: %s\n", openblas_get_config());
+  printf("OpenBLAS: %s\nload average at start: %.2f\n", openblas_get_config(), loadavg());
   fflush(stdout);
 
   struct { const char *name; void (*fn)(void); } groups[] = {
@@ -195,6 +206,7 @@ int main(int argc, char **argv) {
   };
   for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
     if (wanted(groups[i].name)) groups[i].fn();
+  printf("\nload average at end: %.2f (1-minute; %d CPUs)\n", loadavg(), (int)sysconf(_SC_NPROCESSORS_ONLN));
   print_table();
   return 0;
 }

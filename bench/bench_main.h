@@ -16,7 +16,7 @@ typedef struct bench_cfg {
 extern bench_cfg cfg;
 
 typedef struct bench_row {
-  char bench[96], cx[48], base[64], goal[24], check[40];
+  char bench[96], cx[64], base[64], goal[24], check[40];
   double ratio_best, ratio_median;
   const char *met;
 } bench_row;

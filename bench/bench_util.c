@@ -12,6 +12,12 @@ double bu_now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+double bu_cpu_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 static void sleep_us(int us) {
   if (us <= 0) return;
   struct timespec ts = {us / 1000000, (long)(us % 1000000) * 1000};
@@ -155,9 +161,10 @@ int bu_cxla_open(bu_cxla *b, cxla_context *ctx, const char *path, const char *fl
   o.threads = threads;
   o.opt_level = opt_level;
   if (s == CXLA_OK) {
-    double t0 = bu_now_ms();
+    double t0 = bu_now_ms(), c0 = bu_cpu_ms();
     s = cxla_compile(m, &o, &b->e);
     b->compile_ms = bu_now_ms() - t0;
+    b->compile_cpu_ms = bu_cpu_ms() - c0;
   }
   if (s == CXLA_OK) snprintf(b->stats, sizeof b->stats, "%s", cxla_executable_compile_stats(b->e));
   if (s == CXLA_OK) {

@@ -6,6 +6,7 @@
 #include "cxla.h"
 
 double bu_now_ms(void);
+double bu_cpu_ms(void); /* CPU time of the whole process */
 
 /* One thing to time: fn(arg) is one call; after(arg), if set, runs untimed after each sample
  * (e.g. freeing the result cxla handed back). A sample is `k` back-to-back calls (k picked in
@@ -43,6 +44,7 @@ typedef struct bu_cxla {
   cxla_buffer *args[16];
   cxla_buffer *result; /* of the last call */
   double compile_ms;   /* wall clock around cxla_compile */
+  double compile_cpu_ms; /* process CPU time over the same span (less inflated by other load) */
   char stats[1024];    /* cxla_executable_compile_stats */
   int failed;
   char path[256];
