@@ -41,6 +41,34 @@ char *cpu_ramp(const char *type, int n, int mod, double scale, double offset) {
   return s;
 }
 
+static void ramp_rec(cx_sb *sb, const int64_t *dims, int rank, int d, int64_t *i, int mod, double scale, double off) {
+  if (d == rank) {
+    cx_sb_printf(sb, "%.17g", (double)(*i % mod) * scale + off);
+    (*i)++;
+    return;
+  }
+  cx_sb_putc(sb, '{');
+  for (int64_t k = 0; k < dims[d]; k++) {
+    if (k) cx_sb_putc(sb, ',');
+    ramp_rec(sb, dims, rank, d + 1, i, mod, scale, off);
+  }
+  cx_sb_putc(sb, '}');
+}
+
+char *cpu_ramp_nd(const char *type, const int64_t *dims, int rank, int mod, double scale, double offset) {
+  cx_sb sb;
+  cx_sb_init(&sb);
+  cx_sb_printf(&sb, "%s[", type);
+  for (int d = 0; d < rank; d++) cx_sb_printf(&sb, "%s%lld", d ? "," : "", (long long)dims[d]);
+  cx_sb_puts(&sb, "] ");
+  int64_t i = 0;
+  ramp_rec(&sb, dims, rank, 0, &i, mod, scale, offset);
+  char *r = cx_sb_take(&sb);
+  char *out = r ? strdup(r) : NULL;
+  cx_free(r);
+  return out;
+}
+
 int cpu_fallbacks(const char *stats) {
   const char *p = stats ? strstr(stats, "fallbacks=") : NULL;
   return p ? atoi(p + 10) : -1;

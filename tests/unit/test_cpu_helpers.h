@@ -20,6 +20,8 @@ int cpu_check(const char *text, int nargs, const char *const *inputs, const char
               char **stats, cxla_literal **got);
 /* "f32[n] {v0, v1, ...}" with v_i = (i % mod) * scale + offset (malloc'd, caller frees). */
 char *cpu_ramp(const char *type, int n, int mod, double scale, double offset);
+/* The same for any rank: "f32[2,3] {{v0, v1, v2}, {v3, v4, v5}}". */
+char *cpu_ramp_nd(const char *type, const int64_t *dims, int rank, int mod, double scale, double offset);
 /* The integer after "fallbacks=" in compile stats, or -1. */
 int cpu_fallbacks(const char *stats);
 

@@ -1,0 +1,163 @@
+/* test_cpu_dot.c — dot on the cpu backend: GEMM plans worked out by hand for the layouts BLAS
+ * reads directly (transposed operands, batch dims not leading, contracting dim 0), the
+ * transposes inserted when no layout fits, and dots of every dimension arrangement against the
+ * interpreter (random shapes with small integer values, so f32 sums are exact). */
+#include <stdlib.h>
+#include "backend/cpu/sequencer.h"
+#include "test_cpu_helpers.h"
+
+static cx_instr *dot_of(cx_module *m) {
+  for (int i = 0; m && i < m->entry->ninstrs; i++)
+    if (m->entry->instrs[i]->op == CX_OP_DOT) return m->entry->instrs[i];
+  return NULL;
+}
+
+static int plan(const char *text, cx_gemm_plan *p) {
+  cx_module *m = cpu_parse(text);
+  cx_instr *d = dot_of(m);
+  const char *why = NULL;
+  int ok = d ? cx_dot_plan(d, p, &why) : -1;
+  cx_module_free(m);
+  return ok;
+}
+
+#define MOD(a, b, out, dims)                                                                       \
+  "HloModule d\nENTRY main {\n  a = " a " parameter(0)\n  b = " b " parameter(1)\n  ROOT d = " out \
+  " dot(a, b), " dims "\n}\n"
+
+TEST(cpu_dot_plans) {
+  cx_gemm_plan p;
+  /* [M,K] x [K,N] */
+  CHECK_EQ_INT(plan(MOD("f32[2,3]", "f32[3,5]", "f32[2,5]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"), &p), 1);
+  CHECK(p.m == 2 && p.n == 5 && p.k == 3 && !p.trans_a && !p.trans_b && p.lda == 3 && p.ldb == 5 && p.ldc == 5);
+  /* lhs contracts dim 0: A stored K x M, transposed */
+  CHECK_EQ_INT(plan(MOD("f32[3,2]", "f32[3,5]", "f32[2,5]", "lhs_contracting_dims={0}, rhs_contracting_dims={0}"), &p), 1);
+  CHECK(p.trans_a && !p.trans_b && p.lda == 2 && p.m == 2 && p.k == 3);
+  /* rhs contracts dim 1: B stored N x K */
+  CHECK_EQ_INT(plan(MOD("f32[2,3]", "f32[5,3]", "f32[2,5]", "lhs_contracting_dims={1}, rhs_contracting_dims={1}"), &p), 1);
+  CHECK(!p.trans_a && p.trans_b && p.ldb == 3);
+  /* batch in the middle of the lhs: rows of A are B*K apart, batches K apart */
+  CHECK_EQ_INT(plan(MOD("f64[2,4,3]", "f64[4,3,5]", "f64[4,2,5]",
+                        "lhs_batch_dims={1}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}"), &p), 1);
+  CHECK(p.batch == 4 && p.lda == 12 && p.stride_a == 3 && p.stride_b == 15 && p.stride_c == 10 && p.type == CXLA_F64);
+  /* two contracting dims, nested the same way in both operands */
+  CHECK_EQ_INT(plan(MOD("f32[2,3,4]", "f32[3,4,5]", "f32[2,5]", "lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}"), &p), 1);
+  CHECK(p.k == 12 && p.lda == 12 && p.ldb == 5);
+  /* ...listed in the other order: the pairs are reordered, not refused */
+  CHECK_EQ_INT(plan(MOD("f32[2,3,4]", "f32[3,4,5]", "f32[2,5]", "lhs_contracting_dims={2,1}, rhs_contracting_dims={1,0}"), &p), 1);
+  /* batch dim innermost in the lhs: no BLAS layout */
+  CHECK_EQ_INT(plan(MOD("f32[2,3,4]", "f32[4,3,5]", "f32[4,2,5]",
+                        "lhs_batch_dims={2}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={1}"), &p), 0);
+  /* integer dots are not GEMMs */
+  CHECK_EQ_INT(plan(MOD("s32[2,3]", "s32[3,5]", "s32[2,5]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"), &p), 0);
+}
+
+/* Lowering inserts a transpose only for the operand that fits no layout. */
+TEST(cpu_dot_lowering_transposes_only_what_it_must) {
+  cx_module *m = cpu_parse(MOD("f32[2,3,4]", "f32[4,3,5]", "f32[4,2,5]",
+                               "lhs_batch_dims={2}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={1}"));
+  if (!m) return;
+  CHECK_OK(cx_cpu_lower_library_ops(m));
+  cx_instr *d = dot_of(m);
+  cx_gemm_plan p;
+  const char *why;
+  CHECK(d && d->ops[0]->op == CX_OP_FUSION && d->ops[1]->op == CX_OP_PARAMETER);
+  CHECK(d && cx_dot_plan(d, &p, &why) == 1);
+  cx_module_free(m);
+  m = cpu_parse(MOD("bf16[2,3]", "bf16[3,5]", "bf16[2,5]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+  if (!m) return;
+  CHECK_OK(cx_cpu_lower_library_ops(m));
+  d = dot_of(m);
+  CHECK(d && d->shape.type == CXLA_F32 && d->ops[0]->shape.type == CXLA_F32 && cx_dot_plan(d, &p, &why) == 1);
+  CHECK(m->entry->root->op == CX_OP_FUSION && m->entry->root->shape.type == CXLA_BF16);
+  cx_module_free(m);
+}
+
+static unsigned rng_state = 12345;
+static int rnd(int n) {
+  rng_state = rng_state * 1103515245u + 12345u;
+  return (int)((rng_state >> 16) % (unsigned)n);
+}
+
+static void put_dims(char *s, size_t cap, const char *type, const int64_t *d, int n) {
+  size_t k = (size_t)snprintf(s, cap, "%s[", type);
+  for (int i = 0; i < n; i++) k += (size_t)snprintf(s + k, cap - k, "%s%lld", i ? "," : "", (long long)d[i]);
+  snprintf(s + k, cap - k, "]");
+}
+
+static void put_list(char *s, size_t cap, const char *name, const int *v, int n) {
+  size_t k = (size_t)snprintf(s, cap, "%s={", name);
+  for (int i = 0; i < n; i++) k += (size_t)snprintf(s + k, cap - k, "%s%d", i ? "," : "", v[i]);
+  snprintf(s + k, cap - k, "}");
+}
+
+/* A random dot: nb batch, nc contracting and up to 2 free dims per side, each side's dims in a
+ * random order, sizes 1..4. */
+static int random_dot(const char *type, const char *out_type, char *text, size_t cap, char **in0, char **in1) {
+  int nb = rnd(3), nc = rnd(3), nfl = rnd(3), nfr = rnd(3);
+  int rl = nb + nc + nfl, rr = nb + nc + nfr;
+  int64_t bs[4], cs[4], fl[4], fr[4];
+  for (int i = 0; i < nb; i++) bs[i] = 1 + rnd(3);
+  for (int i = 0; i < nc; i++) cs[i] = 1 + rnd(4);
+  for (int i = 0; i < nfl; i++) fl[i] = 1 + rnd(4);
+  for (int i = 0; i < nfr; i++) fr[i] = 1 + rnd(4);
+  int pl[8], pr[8]; /* position of logical dim j (batch, contract, free) in each operand */
+  for (int i = 0; i < rl; i++) pl[i] = i;
+  for (int i = 0; i < rr; i++) pr[i] = i;
+  for (int i = rl - 1; i > 0; i--) { int j = rnd(i + 1), t = pl[i]; pl[i] = pl[j]; pl[j] = t; }
+  for (int i = rr - 1; i > 0; i--) { int j = rnd(i + 1), t = pr[i]; pr[i] = pr[j]; pr[j] = t; }
+  int64_t ld[8], rd[8], od[8];
+  int lb[4], lc[4], rb[4], rc[4], no = 0;
+  for (int i = 0; i < nb; i++) { ld[pl[i]] = bs[i]; rd[pr[i]] = bs[i]; lb[i] = pl[i]; rb[i] = pr[i]; od[no++] = bs[i]; }
+  for (int i = 0; i < nc; i++) { ld[pl[nb + i]] = cs[i]; rd[pr[nb + i]] = cs[i]; lc[i] = pl[nb + i]; rc[i] = pr[nb + i]; }
+  /* free dims appear in the output in operand order */
+  for (int i = 0; i < nfl; i++) ld[pl[nb + nc + i]] = fl[i];
+  for (int i = 0; i < nfr; i++) rd[pr[nb + nc + i]] = fr[i];
+  for (int d = 0; d < rl; d++) {
+    int isfree = 1;
+    for (int i = 0; i < nb + nc; i++) isfree &= pl[i] != d;
+    if (isfree) od[no++] = ld[d];
+  }
+  for (int d = 0; d < rr; d++) {
+    int isfree = 1;
+    for (int i = 0; i < nb + nc; i++) isfree &= pr[i] != d;
+    if (isfree) od[no++] = rd[d];
+  }
+  char sl[128], sr[128], so[128], l1[64], l2[64], r1[64], r2[64];
+  put_dims(sl, sizeof sl, type, ld, rl);
+  put_dims(sr, sizeof sr, type, rd, rr);
+  put_dims(so, sizeof so, out_type, od, no);
+  put_list(l1, sizeof l1, "lhs_batch_dims", lb, nb);
+  put_list(l2, sizeof l2, "lhs_contracting_dims", lc, nc);
+  put_list(r1, sizeof r1, "rhs_batch_dims", rb, nb);
+  put_list(r2, sizeof r2, "rhs_contracting_dims", rc, nc);
+  snprintf(text, cap,
+           "HloModule rdot\nENTRY main {\n  a = %s parameter(0)\n  b = %s parameter(1)\n"
+           "  ROOT d = %s dot(a, b), %s, %s, %s, %s\n}\n", sl, sr, so, l1, l2, r1, r2);
+  *in0 = cpu_ramp_nd(type, ld, rl, 7, 1, -3);
+  *in1 = cpu_ramp_nd(type, rd, rr, 5, 1, -2);
+  return 1;
+}
+
+TEST(cpu_dot_random_arrangements_match_interp) {
+  static const char *types[][2] = {{"f32", "f32"}, {"f64", "f64"}, {"bf16", "bf16"}, {"f16", "f32"}, {"s32", "s32"}};
+  char text[1024];
+  int failures = 0;
+  for (int it = 0; it < 60 && failures < 3; it++) {
+    const char **t = types[it % 5];
+    char *a = NULL, *b = NULL;
+    random_dot(t[0], t[1], text, sizeof text, &a, &b);
+    const char *in[2] = {a, b};
+    char *stats = NULL;
+    int ok = cpu_check(text, 2, in, NULL, 1e-6, 1e-6, &stats, NULL);
+    if (!ok) {
+      failures++;
+      CHECK_MSG(0, "dot mismatch for\n%s%s\n%s", text, a, b);
+    } else if (strcmp(t[0], "s32")) {
+      CHECK_MSG(cpu_fallbacks(stats) == 0, "float dot ran on the interpreter: %s\n%s", stats, text);
+    }
+    free(stats);
+    free(a);
+    free(b);
+  }
+}

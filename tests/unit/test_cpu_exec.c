@@ -1,0 +1,303 @@
+/* test_cpu_exec.c — the cpu backend end to end: interpreter fallbacks (sort, scatter) give
+ * the right answers and are counted, errors inside a fallback surface as errors, compile
+ * stats and --dump-to files, empty arrays, one executable run from 8 threads at once, and the
+ * JAX corpus modules with fusion off (one kernel per op) against the interpreter. */
+#include <dirent.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "test_cpu_helpers.h"
+
+static const char sort_text[] =
+    "HloModule s\n"
+    "lt {\n"
+    "  a = f32[] parameter(0)\n"
+    "  b = f32[] parameter(1)\n"
+    "  ROOT c = pred[] compare(a, b), direction=LT\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  x = f32[2,5] parameter(0)\n"
+    "  n = f32[2,5] negate(x)\n"
+    "  ROOT s = f32[2,5] sort(n), dimensions={1}, to_apply=lt\n"
+    "}\n";
+
+static const char scatter_text[] =
+    "HloModule sc\n"
+    "add {\n"
+    "  a = f32[] parameter(0)\n"
+    "  b = f32[] parameter(1)\n"
+    "  ROOT c = f32[] add(a, b)\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  x = f32[6] parameter(0)\n"
+    "  i = s32[4,1] parameter(1)\n"
+    "  u = f32[4] parameter(2)\n"
+    "  e = f32[6] exponential(x)\n"
+    "  s = f32[6] scatter(e, i, u), update_window_dims={}, inserted_window_dims={0},\n"
+    "      scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n"
+    "  ROOT r = f32[6] multiply(s, s)\n"
+    "}\n";
+
+TEST(cpu_exec_fallbacks_are_correct_and_counted) {
+  const char *in[1] = {"f32[2,5] {{3, 1, 4, 1, 5}, {9, -2, 6, 5, 3}}"};
+  char *stats = NULL;
+  cxla_literal *got = NULL;
+  CHECK(cpu_check(sort_text, 1, in, NULL, 0, 0, &stats, &got));
+  CHECK_EQ_INT(cpu_fallbacks(stats), 1); /* the sort; negate is a kernel */
+  if (got) { /* sorted -x ascending: row 0 = -5 -4 -3 -1 -1 */
+    CHECK_NEAR(cxla_literal_get_f64(got, 0), -5, 0);
+    CHECK_NEAR(cxla_literal_get_f64(got, 4), -1, 0);
+    CHECK_NEAR(cxla_literal_get_f64(got, 5), -9, 0);
+  }
+  cxla_literal_destroy(got);
+  free(stats);
+  const char *sin[3] = {"f32[6] {0, 1, 0, -1, 0.5, 2}", "s32[4,1] {{0}, {5}, {0}, {9}}", "f32[4] {1, 2, 3, 4}"};
+  CHECK(cpu_check(scatter_text, 3, sin, NULL, 1e-6, 1e-6, &stats, NULL));
+  CHECK_EQ_INT(cpu_fallbacks(stats), 1);
+  free(stats);
+  CHECK(cpu_check(scatter_text, 3, sin, "--fusion=off", 1e-6, 1e-6, &stats, NULL));
+  CHECK_EQ_INT(cpu_fallbacks(stats), 1);
+  free(stats);
+}
+
+TEST(cpu_exec_fallback_errors_surface) {
+  static const char text[] = "HloModule cc\n"
+                             "ENTRY main {\n"
+                             "  x = f32[4] parameter(0)\n"
+                             "  n = f32[4] negate(x)\n"
+                             "  ROOT c = f32[4] custom-call(n), custom_call_target=\"no_such_target\"\n"
+                             "}\n";
+  cxla_context *ctx = test_ctx();
+  cxla_module *m = NULL;
+  CHECK_OK(cxla_module_parse(ctx, text, sizeof text - 1, "cc.hlo", &m));
+  cxla_literal *x = cpu_lit("f32[4] {1, 2, 3, 4}"), *out = NULL;
+  cxla_compile_options o;
+  cxla_compile_options_init(&o);
+  o.backend = "cpu";
+  cxla_status s = cxla_module_run(m, &o, 1, &x, &out);
+  CHECK(s != CXLA_OK && out == NULL);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(ctx), "custom-call");
+  cxla_literal_destroy(x);
+  cxla_module_destroy(m);
+}
+
+TEST(cpu_exec_stats_and_dumps) {
+  char dir[] = "/tmp/cxla_cpu_dumpXXXXXX";
+  if (!mkdtemp(dir)) { CHECK_MSG(0, "mkdtemp failed"); return; }
+  char flags[256];
+  snprintf(flags, sizeof flags, "--dump-to=%s", dir);
+  const char *in[1] = {"f32[2,5] {{3, 1, 4, 1, 5}, {9, -2, 6, 5, 3}}"};
+  char *stats = NULL;
+  CHECK(cpu_check(sort_text, 1, in, flags, 0, 0, &stats, NULL));
+  static const char *keys[] = {"passes=", "buffers=", "emit=", "opt=", "codegen=", "fallbacks="};
+  for (int i = 0; i < 6; i++) CHECK_STR_CONTAINS(stats, keys[i]);
+  free(stats);
+  static const char *files[] = {"s.buffer-assignment.txt", "s.ir-before-opt.ll", "s.ir-after-opt.ll", "s.s"};
+  for (int i = 0; i < 4; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    struct stat st;
+    CHECK_MSG(stat(path, &st) == 0 && st.st_size > 0, "missing dump %s", path);
+  }
+  char path[512];
+  snprintf(path, sizeof path, "%s/s.buffer-assignment.txt", dir);
+  FILE *f = fopen(path, "r");
+  char buf[8192] = {0};
+  if (f) {
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+  }
+  CHECK_STR_CONTAINS(buf, "fallbacks=1");
+  CHECK_STR_CONTAINS(buf, "(sort) runs on the interpreter");
+  CHECK_STR_CONTAINS(buf, "output");
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    unlink(path);
+  }
+  if (d) closedir(d);
+  rmdir(dir);
+}
+
+TEST(cpu_exec_empty_arrays) {
+  static const char text[] = "HloModule z\n"
+                             "ENTRY main {\n"
+                             "  a = f32[3,0] parameter(0)\n"
+                             "  b = f32[0,4] parameter(1)\n"
+                             "  x = f32[0] parameter(2)\n"
+                             "  d = f32[3,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                             "  e = f32[0] exponential(x)\n"
+                             "  ROOT t = (f32[3,4], f32[0]) tuple(d, e)\n"
+                             "}\n";
+  const char *in[3] = {"f32[3,0] {{}, {}, {}}", "f32[0,4] {}", "f32[0] {}"};
+  CHECK(cpu_check(text, 3, in, NULL, 0, 0, NULL, NULL));
+}
+
+/* ---- 8 threads, one executable ---- */
+
+static const char mt_text[] =
+    "HloModule mt\n"
+    "add {\n"
+    "  a = f32[] parameter(0)\n"
+    "  b = f32[] parameter(1)\n"
+    "  ROOT c = f32[] add(a, b)\n"
+    "}\n"
+    "cond {\n"
+    "  s = (s32[], f32[16,16]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(s), index=0\n"
+    "  n = s32[] constant(3)\n"
+    "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+    "}\n"
+    "body {\n"
+    "  s = (s32[], f32[16,16]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(s), index=0\n"
+    "  x = f32[16,16] get-tuple-element(s), index=1\n"
+    "  d = f32[16,16] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  z = f32[] constant(0)\n"
+    "  r = f32[16] reduce(d, z), dimensions={1}, to_apply=add\n"
+    "  rb = f32[16,16] broadcast(r), dimensions={0}\n"
+    "  q = f32[16,16] divide(d, rb)\n"
+    "  one = s32[] constant(1)\n"
+    "  i2 = s32[] add(i, one)\n"
+    "  ROOT t = (s32[], f32[16,16]) tuple(i2, q)\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  x = f32[16,16] parameter(0)\n"
+    "  e = f32[16,16] exponential(x)\n"
+    "  z = s32[] constant(0)\n"
+    "  init = (s32[], f32[16,16]) tuple(z, e)\n"
+    "  w = (s32[], f32[16,16]) while(init), condition=cond, body=body\n"
+    "  ROOT o = f32[16,16] get-tuple-element(w), index=1\n"
+    "}\n";
+
+typedef struct job {
+  cxla_executable *e;
+  cxla_literal *in[4], *want[4];
+  int bad;
+} job;
+
+static void *worker(void *p) {
+  job *j = p;
+  for (int it = 0; it < 24; it++) {
+    int k = it % 4;
+    cxla_buffer *a = NULL, *r = NULL;
+    cxla_literal *got = NULL;
+    if (cxla_buffer_from_literal(test_ctx(), "cpu", j->in[k], &a) != CXLA_OK ||
+        cxla_executable_execute(j->e, 1, &a, &r) != CXLA_OK || cxla_buffer_to_literal(r, &got) != CXLA_OK ||
+        !cx_literal_compare(got, j->want[k], 1e-5, 1e-6, NULL))
+      j->bad++;
+    cxla_literal_destroy(got);
+    cxla_buffer_destroy(a);
+    cxla_buffer_destroy(r);
+  }
+  return NULL;
+}
+
+TEST(cpu_exec_eight_threads_one_executable) {
+  cxla_context *ctx = test_ctx();
+  CHECK_OK(cxla_context_set_flags(ctx, "--threads=2"));
+  cxla_module *m = NULL;
+  CHECK_OK(cxla_module_parse(ctx, mt_text, sizeof mt_text - 1, "mt.hlo", &m));
+  if (!m) return;
+  job jobs[8];
+  memset(jobs, 0, sizeof jobs);
+  cxla_literal *in[4] = {0}, *want[4] = {0};
+  cxla_compile_options o;
+  cxla_compile_options_init(&o);
+  int64_t dims[2] = {16, 16};
+  for (int k = 0; k < 4; k++) {
+    char *text = cpu_ramp_nd("f32", dims, 2, 11 + k, 0.125, -0.5 * k);
+    in[k] = text ? cpu_lit(text) : NULL;
+    free(text);
+    CHECK_OK(cxla_module_run(m, &o, 1, &in[k], &want[k])); /* the interpreter */
+  }
+  o.backend = "cpu";
+  cxla_executable *e = NULL;
+  CHECK_OK(cxla_compile(m, &o, &e));
+  pthread_t th[8];
+  for (int t = 0; t < 8 && e; t++) {
+    jobs[t].e = e;
+    for (int k = 0; k < 4; k++) jobs[t].in[k] = in[(k + t) % 4], jobs[t].want[k] = want[(k + t) % 4];
+    pthread_create(&th[t], NULL, worker, &jobs[t]);
+  }
+  for (int t = 0; t < 8 && e; t++) {
+    pthread_join(th[t], NULL);
+    CHECK_EQ_INT(jobs[t].bad, 0);
+  }
+  cxla_executable_destroy(e);
+  for (int k = 0; k < 4; k++) {
+    cxla_literal_destroy(in[k]);
+    cxla_literal_destroy(want[k]);
+  }
+  cxla_module_destroy(m);
+  CHECK_OK(cxla_context_set_flags(ctx, "--threads=0"));
+}
+
+/* ---- the JAX corpus, one kernel per op ---- */
+
+/* INPUT directives of a corpus file ("// INPUT: ..." plus "// ..." continuation lines). */
+static int read_inputs(const char *text, char **inputs, int max) {
+  int n = 0;
+  cx_sb *cur = NULL, sbs[16];
+  const char *p = text;
+  while (*p) {
+    const char *e = strchr(p, '\n');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    const char *q = p;
+    while (q < p + len && (*q == ' ' || *q == '\t')) q++;
+    if (!strncmp(q, "// INPUT:", 9) && n < max) {
+      cur = &sbs[n++];
+      cx_sb_init(cur);
+      cx_sb_putn(cur, q + 9, len - (size_t)(q + 9 - p));
+    } else if (!strncmp(q, "// ...", 6) && cur) {
+      cx_sb_putc(cur, ' ');
+      cx_sb_putn(cur, q + 6, len - (size_t)(q + 6 - p));
+    } else {
+      cur = NULL;
+    }
+    p += len + (e ? 1 : 0);
+  }
+  for (int i = 0; i < n; i++) {
+    char *t = cx_sb_take(&sbs[i]);
+    inputs[i] = t ? strdup(t) : NULL;
+    cx_free(t);
+  }
+  return n;
+}
+
+TEST(cpu_exec_jax_corpus_fusion_off) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/tests/hlo/jax", test_srcdir());
+  DIR *d = opendir(dir);
+  CHECK_MSG(d != NULL, "cannot open %s (set CXLA_SRC)", dir);
+  struct dirent *e;
+  int files = 0;
+  while (d && (e = readdir(d))) {
+    size_t nl = strlen(e->d_name);
+    if (nl < 5 || strcmp(e->d_name + nl - 4, ".hlo")) continue;
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    FILE *f = fopen(path, "rb");
+    if (!f) continue;
+    cx_sb sb;
+    cx_sb_init(&sb);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) cx_sb_putn(&sb, buf, n);
+    fclose(f);
+    char *text = cx_sb_take(&sb), *inputs[16] = {0};
+    int ni = text ? read_inputs(text, inputs, 16) : 0;
+    const char *in[16];
+    for (int i = 0; i < ni; i++) in[i] = inputs[i];
+    CHECK_MSG(text && cpu_check(text, ni, in, "--fusion=off", 1e-4, 1e-5, NULL, NULL), "%s with --fusion=off", e->d_name);
+    for (int i = 0; i < ni; i++) free(inputs[i]);
+    cx_free(text);
+    files++;
+  }
+  if (d) closedir(d);
+  CHECK(files >= 10);
+}
