@@ -82,10 +82,7 @@ static LLVMValueRef f32_to_bf16(cx_cg *g, LLVMValueRef f) {
   return LLVMBuildTrunc(b, LLVMBuildLShr(b, r, LLVMConstInt(g->t_i32, 16, 0), ""), g->t_i16, "");
 }
 
-LLVMValueRef cx_cg_load(cx_cg *g, cxla_type t, LLVMValueRef base, LLVMValueRef index) {
-  LLVMTypeRef mt = cx_cg_mem_type(g, t);
-  LLVMValueRef p = LLVMBuildGEP2(g->b, mt, base, &index, 1, "");
-  LLVMValueRef v = LLVMBuildLoad2(g->b, mt, p, "");
+LLVMValueRef cx_cg_from_mem(cx_cg *g, cxla_type t, LLVMValueRef v) {
   switch (t) {
   case CXLA_PRED: return LLVMBuildICmp(g->b, LLVMIntNE, v, LLVMConstInt(g->t_i8, 0, 0), "");
   case CXLA_F16:
@@ -95,16 +92,30 @@ LLVMValueRef cx_cg_load(cx_cg *g, cxla_type t, LLVMValueRef base, LLVMValueRef i
   }
 }
 
+LLVMValueRef cx_cg_to_mem(cx_cg *g, cxla_type t, LLVMValueRef v) {
+  switch (t) {
+  case CXLA_PRED: return LLVMBuildZExt(g->b, v, g->t_i8, "");
+  case CXLA_F16:
+    return LLVMBuildBitCast(g->b, LLVMBuildFPTrunc(g->b, v, LLVMHalfTypeInContext(g->llctx), ""), g->t_i16, "");
+  case CXLA_BF16: return f32_to_bf16(g, v);
+  default: return v;
+  }
+}
+
+LLVMValueRef cx_cg_round(cx_cg *g, cxla_type t, LLVMValueRef v) {
+  if (t != CXLA_F16 && t != CXLA_BF16) return v;
+  return cx_cg_from_mem(g, t, cx_cg_to_mem(g, t, v));
+}
+
+LLVMValueRef cx_cg_load(cx_cg *g, cxla_type t, LLVMValueRef base, LLVMValueRef index) {
+  LLVMTypeRef mt = cx_cg_mem_type(g, t);
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(g->b, mt, base, &index, 1, "");
+  return cx_cg_from_mem(g, t, LLVMBuildLoad2(g->b, mt, p, ""));
+}
+
 void cx_cg_store(cx_cg *g, cxla_type t, LLVMValueRef base, LLVMValueRef index, LLVMValueRef v) {
   LLVMTypeRef mt = cx_cg_mem_type(g, t);
-  switch (t) {
-  case CXLA_PRED: v = LLVMBuildZExt(g->b, v, g->t_i8, ""); break;
-  case CXLA_F16:
-    v = LLVMBuildBitCast(g->b, LLVMBuildFPTrunc(g->b, v, LLVMHalfTypeInContext(g->llctx), ""), g->t_i16, "");
-    break;
-  case CXLA_BF16: v = f32_to_bf16(g, v); break;
-  default: break;
-  }
-  LLVMValueRef p = LLVMBuildGEP2(g->b, mt, base, &index, 1, "");
+  v = cx_cg_to_mem(g, t, v);
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(g->b, mt, base, &index, 1, "");
   LLVMBuildStore(g->b, v, p);
 }

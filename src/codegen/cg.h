@@ -36,6 +36,12 @@ LLVMValueRef cx_cg_load(cx_cg *g, cxla_type t, LLVMValueRef base, LLVMValueRef i
 /* Converts v from the register type and stores it as element `index`. */
 void cx_cg_store(cx_cg *g, cxla_type t, LLVMValueRef base, LLVMValueRef index, LLVMValueRef v);
 LLVMValueRef cx_cg_i64(cx_cg *g, int64_t v);
+/* Register value <-> memory representation (pred i8 0/1, f16/bf16 16-bit patterns rounded to
+ * nearest even); other types are unchanged. */
+LLVMValueRef cx_cg_to_mem(cx_cg *g, cxla_type t, LLVMValueRef v);
+LLVMValueRef cx_cg_from_mem(cx_cg *g, cxla_type t, LLVMValueRef m);
+/* Rounds an f32 register to the precision of t (f16/bf16; identity for other types). */
+LLVMValueRef cx_cg_round(cx_cg *g, cxla_type t, LLVMValueRef v);
 
 /* One emitted kernel: void fn(i8 **args, i64 begin, i64 end), args = outputs then operands. */
 typedef struct cx_kernel {
@@ -46,11 +52,23 @@ typedef struct cx_kernel {
   int nout, nin;             /* pointers in args: nout outputs, then nin operands */
 } cx_kernel;
 
-/* Emits the kernel for a fusion instruction (kLoop or kInput; kOutput epilogues are emitted
- * by the sequencer around the GEMM call with cx_emit_epilogue). */
+/* Emits the kernel for a fusion instruction (kLoop or kInput). args = one output pointer per
+ * array leaf of the fusion's result (DFS order), then the fusion's operands in order. The
+ * kernel is correct for any [begin, end) within [0, total). Every pointer is assumed not to
+ * alias any other (noalias). */
 cxla_status cx_emit_kernel(cx_cg *g, cx_instr *fusion, cx_kernel *out);
-/* True if the emitter can generate code for every instruction of this fusion; otherwise the
- * sequencer runs it on the interpreter. `why` gets the first unsupported op. */
+/* The same where some arguments may share memory (an in-place elementwise fusion): bit i of
+ * may_alias (args index, < 64) drops noalias for args[i]. An operand marked so must be read
+ * only at the output's own index (checked; CXLA_ERR_INTERNAL otherwise). */
+cxla_status cx_emit_kernel_ex(cx_cg *g, cx_instr *fusion, uint64_t may_alias, cx_kernel *out);
+/* The elementwise epilogue of a kOutput fusion, run after the GEMM computed its dot: args =
+ * [outputs..., gemm_result, fusion operands...]; the dot instruction reads its element from
+ * gemm_result at the output's index. Output 0 may be gemm_result itself (in place). total =
+ * the output's element count. */
+cxla_status cx_emit_epilogue(cx_cg *g, cx_instr *fusion, cx_kernel *out);
+/* True if the emitter can generate code for every instruction of this fusion (for a kOutput
+ * fusion: its epilogue); otherwise the sequencer runs it on the interpreter. `why` (a
+ * thread-local string, valid until the next call) names the first unsupported instruction. */
 int cx_emit_supported(cx_instr *fusion, const char **why);
 
 #endif

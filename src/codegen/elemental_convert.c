@@ -1,0 +1,129 @@
+/* elemental_convert.c — convert, bitcast-convert (same and changing widths), reduce-precision
+ * and rounding to f16/bf16, with the interpreter's rules: float->int truncates and saturates
+ * with NaN -> 0 (llvm.fpto[su]i.sat), ->pred is x != 0 (NaN -> true), integers go to
+ * f32/f16/bf16 through one correctly rounded int->f32 step, f64 -> f16/bf16 through f32 (as
+ * cx_round_to_type does). */
+#include "codegen/gen.h"
+
+LLVMValueRef cx_gen_round(cx_gen *g, cxla_type t, LLVMValueRef v) { return cx_cg_round(g->cg, t, v); }
+
+LLVMValueRef cx_gen_convert(cx_gen *g, cxla_type from, cxla_type to, LLVMValueRef v) {
+  cx_cg *cg = g->cg;
+  LLVMBuilderRef b = cg->b;
+  cx_kind fk = cx_type_kind(from), tk = cx_type_kind(to);
+  LLVMTypeRef rt = cx_cg_reg_type(cg, to), vt = LLVMTypeOf(v);
+  if (from == to) return v;
+  if (tk == CX_KIND_PRED) {
+    if (fk == CX_KIND_FLOAT) return LLVMBuildFCmp(b, LLVMRealUNE, v, LLVMConstReal(vt, 0), "");
+    return LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstInt(vt, 0, 0), "");
+  }
+  if (tk == CX_KIND_FLOAT) {
+    if (fk == CX_KIND_FLOAT) {
+      if (to == CXLA_F64) return LLVMBuildFPExt(b, v, cg->t_f64, "");
+      if (from == CXLA_F64) v = LLVMBuildFPTrunc(b, v, cg->t_f32, "");
+      return cx_gen_round(g, to, v);
+    }
+    LLVMTypeRef mid = to == CXLA_F64 ? cg->t_f64 : cg->t_f32;
+    v = fk == CX_KIND_SINT ? LLVMBuildSIToFP(b, v, mid, "") : LLVMBuildUIToFP(b, v, mid, "");
+    return cx_gen_round(g, to, v);
+  }
+  /* to an integer type */
+  if (fk == CX_KIND_FLOAT) {
+    LLVMTypeRef tys[2] = {rt, vt};
+    return cx_ir_intrinsic(g, tk == CX_KIND_SINT ? "llvm.fptosi.sat" : "llvm.fptoui.sat", tys, 2, &v, 1);
+  }
+  unsigned fw = LLVMGetIntTypeWidth(vt), tw = LLVMGetIntTypeWidth(rt);
+  if (fw == tw) return v;
+  if (fw > tw) return LLVMBuildTrunc(b, v, rt, "");
+  return fk == CX_KIND_SINT ? LLVMBuildSExt(b, v, rt, "") : LLVMBuildZExt(b, v, rt, "");
+}
+
+static int mem_bits(cxla_type t) { return 8 * (int)cxla_type_size(t); }
+
+LLVMValueRef cx_gen_to_bits(cx_gen *g, cxla_type t, LLVMValueRef v) {
+  cx_cg *cg = g->cg;
+  if (t == CXLA_F32) return LLVMBuildBitCast(cg->b, v, cg->t_i32, "");
+  if (t == CXLA_F64) return LLVMBuildBitCast(cg->b, v, cg->t_i64, "");
+  return cx_cg_to_mem(cg, t, v);
+}
+
+LLVMValueRef cx_gen_from_bits(cx_gen *g, cxla_type t, LLVMValueRef bits) {
+  cx_cg *cg = g->cg;
+  if (t == CXLA_F32) return LLVMBuildBitCast(cg->b, bits, cg->t_f32, "");
+  if (t == CXLA_F64) return LLVMBuildBitCast(cg->b, bits, cg->t_f64, "");
+  return cx_cg_from_mem(cg, t, bits);
+}
+
+/* XLA's EmitReducePrecisionIR (quiet_nans=false) on the raw bits, as
+ * cx_reduce_precision_bits does it in the interpreter. */
+LLVMValueRef cx_gen_reduce_precision(cx_gen *g, cxla_type t, LLVMValueRef v, int ebits, int mbits) {
+  LLVMBuilderRef b = g->cg->b;
+  int nbits = mem_bits(t);
+  int src_mbits = t == CXLA_F64 ? 52 : t == CXLA_F32 ? 23 : t == CXLA_F16 ? 10 : 7;
+  int src_ebits = nbits - 1 - src_mbits;
+  LLVMValueRef x = cx_gen_to_bits(g, t, v), orig = x;
+  LLVMTypeRef it = LLVMTypeOf(x);
+#define K(c) LLVMConstInt(it, (unsigned long long)(c), 0)
+  uint64_t sign = UINT64_C(1) << (nbits - 1);
+  uint64_t expmask = ((UINT64_C(1) << src_ebits) - 1) << src_mbits;
+  LLVMValueRef is_nan = LLVMBuildICmp(b, LLVMIntUGT, LLVMBuildAnd(b, x, K(~sign), ""), K(expmask), "");
+  if (mbits < src_mbits) {
+    int sh = src_mbits - mbits;
+    uint64_t last = UINT64_C(1) << sh;
+    LLVMValueRef lastbit = LLVMBuildLShr(b, LLVMBuildAnd(b, x, K(last), ""), K(sh), "");
+    LLVMValueRef bias = LLVMBuildAdd(b, K((last >> 1) - 1), lastbit, "");
+    x = LLVMBuildAnd(b, LLVMBuildAdd(b, x, bias, ""), K(~(last - 1)), "");
+  }
+  if (ebits < src_ebits) {
+    uint64_t bias = (UINT64_C(1) << (src_ebits - 1)) - 1;
+    uint64_t rbias = (UINT64_C(1) << (ebits - 1)) - 1;
+    LLVMValueRef xe = LLVMBuildAnd(b, x, K(expmask), "");
+    LLVMValueRef sbit = LLVMBuildAnd(b, x, K(sign), "");
+    LLVMValueRef over = LLVMBuildICmp(b, LLVMIntUGT, xe, K((bias + rbias) << src_mbits), "");
+    LLVMValueRef under = LLVMBuildICmp(b, LLVMIntULE, xe, K((bias - rbias) << src_mbits), "");
+    x = LLVMBuildSelect(b, over, LLVMBuildOr(b, sbit, K(expmask), ""), x, "");
+    x = LLVMBuildSelect(b, under, sbit, x, "");
+  }
+  x = LLVMBuildSelect(b, is_nan, mbits > 0 ? orig : K(expmask), x, "");
+#undef K
+  return cx_gen_from_bits(g, t, x);
+}
+
+/* bitcast-convert: same width is elementwise; a narrower result has an extra trailing
+ * dimension holding the operand's little-endian pieces; a wider one consumes the operand's
+ * trailing dimension. */
+LLVMValueRef cx_gen_bitcast_convert(cx_gen *g, const cx_instr *in, const cx_idx *idx) {
+  LLVMBuilderRef b = g->cg->b;
+  const cx_instr *x = in->ops[0];
+  cxla_type ft = x->shape.type, tt = in->shape.type;
+  int wf = mem_bits(ft), wt = mem_bits(tt);
+  if (wf == wt) {
+    LLVMValueRef v = cx_gen_operand(g, in, 0, idx);
+    return cx_gen_from_bits(g, tt, cx_gen_to_bits(g, ft, v));
+  }
+  if (wf > wt) {
+    if (in->shape.rank != x->shape.rank + 1 || in->shape.dims[in->shape.rank - 1] != wf / wt)
+      return cx_gen_fail(g, in, "result must add a trailing dimension of %d", wf / wt);
+    cx_idx oi = cx_idx_from_multi(g, &x->shape, idx->v);
+    LLVMValueRef bits = cx_gen_to_bits(g, ft, cx_gen1(g, x, &oi));
+    LLVMTypeRef it = LLVMTypeOf(bits);
+    LLVMValueRef j = idx->v[in->shape.rank - 1];
+    LLVMValueRef sh = LLVMBuildMul(b, j, cx_ir_i64(g, wt), "");
+    sh = wf == 64 ? sh : LLVMBuildTrunc(b, sh, it, "");
+    LLVMValueRef part = LLVMBuildTrunc(b, LLVMBuildLShr(b, bits, sh, ""), LLVMIntTypeInContext(g->cg->llctx, (unsigned)wt), "");
+    return cx_gen_from_bits(g, tt, part);
+  }
+  int k = wt / wf;
+  if (x->shape.rank != in->shape.rank + 1 || x->shape.dims[x->shape.rank - 1] != k)
+    return cx_gen_fail(g, in, "operand must have a trailing dimension of %d", k);
+  LLVMTypeRef it = LLVMIntTypeInContext(g->cg->llctx, (unsigned)wt);
+  LLVMValueRef acc = LLVMConstInt(it, 0, 0), v[CXLA_MAX_RANK];
+  for (int d = 0; d < in->shape.rank; d++) v[d] = idx->v[d];
+  for (int j = 0; j < k; j++) {
+    v[in->shape.rank] = cx_ir_i64(g, j);
+    cx_idx oi = cx_idx_from_multi(g, &x->shape, v);
+    LLVMValueRef bits = LLVMBuildZExt(b, cx_gen_to_bits(g, ft, cx_gen1(g, x, &oi)), it, "");
+    acc = LLVMBuildOr(b, acc, LLVMBuildShl(b, bits, LLVMConstInt(it, (unsigned long long)(j * wf), 0), ""), "");
+  }
+  return cx_gen_from_bits(g, tt, acc);
+}

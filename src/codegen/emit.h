@@ -1,0 +1,67 @@
+/* emit.h — what the kernel emitters share (internal to src/codegen/): the kernel function
+ * scaffold, the analysis of kInput fusions, and the checks cx_emit_supported runs. */
+#ifndef CX_EMIT_H
+#define CX_EMIT_H
+#include "codegen/gen.h"
+
+#define CX_EMIT_MAX_ARGS 128    /* outputs + operands of one kernel */
+#define CX_EMIT_MAX_REDUCES 16
+
+/* One kernel being emitted: `void name(i8 **args, i64 begin, i64 end)` loads the pointers and
+ * calls an internal, always-inlined `name.body(ptr noalias p0, ..., i64 begin, i64 end)`, so
+ * the pointers carry noalias (the inliner turns it into alias scopes) except those the caller
+ * says may alias. */
+typedef struct cx_kfn {
+  cx_cg *cg;
+  cx_gen g;
+  LLVMValueRef outer, inner;
+  LLVMValueRef begin, end;      /* i64 parameters of the body */
+  int nargs;
+  LLVMValueRef ptr[CX_EMIT_MAX_ARGS];
+  char name[64];
+} cx_kfn;
+
+/* Creates both functions and leaves the builder in the body's entry block. may_alias: bit i
+ * set means args[i] may share memory with another argument (no noalias). */
+cxla_status cx_kfn_begin(cx_kfn *k, cx_cg *cg, const cx_instr *fusion, int nargs, uint64_t may_alias);
+/* Finishes the body (ret), verifies both functions; on any error deletes them. */
+cxla_status cx_kfn_end(cx_kfn *k, cx_kernel *out, int64_t total, int64_t grain, int nout, int nin);
+/* Binds the fused computation's parameters to ptr[first + p]. */
+int cx_kfn_bind_params(cx_kfn *k, const cx_comp *body, int first);
+
+/* Array leaves of a fusion's result in DFS order (flat tuples only); -1 if unsupported. */
+int cx_emit_out_leaves(const cx_shape *s, const cx_shape **leaves, int max);
+
+/* ---- kInput fusions ---- */
+typedef struct cx_red_plan {
+  int nred;
+  const cx_instr *red[CX_EMIT_MAX_REDUCES];
+  cx_shape in;                  /* the reduces' input dims (type unused) */
+  cx_shape out;                 /* their output dims */
+  int reduced[CXLA_MAX_RANK];   /* per input dim */
+  int row;                      /* the innermost non-trivial input dim is reduced */
+  int inner;                    /* that dim (-1: every dim has size 1) */
+  int nleaves;
+  const cx_instr *leaf[CX_EMIT_MAX_ARGS];
+  int leaf_val[CX_EMIT_MAX_ARGS];   /* which value of a multi-value instruction */
+  int leaf_in[CX_EMIT_MAX_ARGS];    /* 1: input-shaped (stored while reading the input) */
+} cx_red_plan;
+
+/* Analyses a fusion containing reduces; 0 with a reason if the emitter cannot do it. */
+int cx_red_plan_make(const cx_instr *fusion, cx_red_plan *p, const char **why);
+/* Emits the kInput kernel body (args = outputs, operands). */
+cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_plan *p,
+                                int64_t *total, int64_t *grain);
+
+/* 1 if every path from x to `target` (a reduce or dot) goes through ops that read their
+ * operand at the same linear index (elementwise ops, reshapes, bitcasts) with `count`
+ * elements, so an override of target ignoring the index is exact. */
+int cx_emit_reads_at_same_index(const cx_instr *x, const cx_instr *target, int64_t count);
+int cx_emit_depends_on(const cx_instr *x, const cx_instr *target);
+
+/* Checks a single instruction of a fused or scalar computation (op, types, layouts). */
+int cx_emit_instr_ok(const cx_instr *in, int scalar_comp, const char **why);
+/* Thread-local message buffer for `why` strings. */
+const char *cx_emit_why(const char *fmt, ...) CX_PRINTF(1, 2);
+
+#endif

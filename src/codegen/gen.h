@@ -1,0 +1,172 @@
+/* gen.h — the element generators (XLA's elemental emitter, in C): `value = gen(instr, index)`
+ * for every instruction kind that can appear in a fused computation, composed from the
+ * operands' generators, so a fusion becomes one loop body. Internal to src/codegen/.
+ *
+ * Values are LLVM registers of cx_cg_reg_type (pred i1, f16/bf16 as f32 holding a value of
+ * that type: every op that could leave its type rounds back, so results equal the
+ * interpreter's op-by-op rounding). Generators never return NULL: on an error they record it
+ * in g->cg->status (sticky) and return undef, and the kernel emitter checks the status.
+ *
+ * Values are cached per (instruction, index) so that DAGs do not blow up exponentially. An
+ * index is identified by its LLVM values (the same cx_idx passed down through elementwise
+ * ops is the same key). A generator that opens a loop or a branch brackets it with
+ * cx_gen_mark / cx_gen_restore: values made inside do not dominate the code after it. */
+#ifndef CX_GEN_H
+#define CX_GEN_H
+#include "codegen/cg.h"
+
+/* Most values one instruction yields (variadic reduce / reduce-window outputs). */
+#define CX_GEN_MAX_VALS 64
+
+/* A multi-index into an array shape: one i64 per dimension plus the row-major linear index.
+ * Both forms are always present (the unused one is dead code LLVM deletes). */
+typedef struct cx_idx {
+  int rank;
+  LLVMValueRef v[CXLA_MAX_RANK];
+  LLVMValueRef lin;
+} cx_idx;
+
+/* Where a computation's parameters come from: a fused computation loads them from buffers,
+ * an inlined scalar computation (reducer, map body, ...) takes register values. */
+typedef struct cx_gen_binding {
+  const cx_comp *comp;
+  LLVMValueRef *ptrs;   /* per parameter number: buffer base pointer (fused computation) */
+  LLVMValueRef *vals;   /* per parameter number: register value (scalar computation) */
+  int n;
+} cx_gen_binding;
+
+typedef struct cx_gen_entry {
+  const cx_instr *in;
+  int rank;
+  LLVMValueRef key[CXLA_MAX_RANK]; /* the index values (rank 0: none) */
+  int nvals, at;                   /* values at pool[at .. at+nvals) */
+} cx_gen_entry;
+
+/* An instruction whose value is supplied from outside the generators, whatever the index:
+ * a reduce's final accumulators in the epilogue of a kInput fusion (the fusion guarantees the
+ * epilogue reads it at the output's linear index), or a GEMM result buffer read at the
+ * linear index for a kOutput epilogue. */
+typedef struct cx_gen_override {
+  const cx_instr *in;
+  LLVMValueRef ptr;                /* non-NULL: load element lin of this buffer */
+  int nvals;
+  LLVMValueRef vals[CX_GEN_MAX_VALS];
+} cx_gen_override;
+
+typedef struct cx_gen_mark_t {
+  int nents, npool;
+} cx_gen_mark_t;
+
+typedef struct cx_gen {
+  cx_cg *cg;
+  LLVMValueRef fn;              /* function being emitted (allocas go to its entry block) */
+  const char *kname;            /* kernel name (for globals) */
+  cx_gen_entry *ents;
+  int nents, capents;
+  LLVMValueRef *pool;
+  int npool, cappool;
+  cx_gen_binding binds[16];
+  int nbinds;
+  cx_gen_override ovr[8];
+  int novr;
+  LLVMFastMathFlags fmf;        /* on float add/sub/mul: contract; + reassoc in reductions */
+  int nglobals;
+} cx_gen;
+
+void cx_gen_init(cx_gen *g, cx_cg *cg, LLVMValueRef fn, const char *kname);
+void cx_gen_dispose(cx_gen *g);
+cx_gen_mark_t cx_gen_mark(cx_gen *g);
+void cx_gen_restore(cx_gen *g, cx_gen_mark_t m);
+/* Bindings and overrides are stacks; pops return to the state before the matching push. */
+int cx_gen_push_binding(cx_gen *g, const cx_gen_binding *b);
+void cx_gen_pop_binding(cx_gen *g);
+int cx_gen_push_override(cx_gen *g, const cx_gen_override *o);
+void cx_gen_pop_override(cx_gen *g);
+
+/* All values of `in` at idx (one per array leaf of its shape); returns the count. */
+int cx_gen_elem(cx_gen *g, const cx_instr *in, const cx_idx *idx, LLVMValueRef *out);
+/* The value of an array-shaped instruction at idx. */
+LLVMValueRef cx_gen1(cx_gen *g, const cx_instr *in, const cx_idx *idx);
+/* Operand k of `in` at idx, where a rank-0 operand of a larger op is read at the empty
+ * index (elementwise ops broadcast scalar operands, as the interpreter does). */
+LLVMValueRef cx_gen_operand(cx_gen *g, const cx_instr *in, int k, const cx_idx *idx);
+/* Inlines a computation whose parameters and result are scalars (or a tuple of scalars):
+ * reducers, map bodies. Returns the number of results written to out. */
+int cx_gen_scalar_comp(cx_gen *g, const cx_comp *c, int nargs, LLVMValueRef *args, LLVMValueRef *out);
+/* Records an error (first one wins) and returns undef of the instruction's register type. */
+LLVMValueRef cx_gen_fail(cx_gen *g, const cx_instr *in, const char *fmt, ...) CX_PRINTF(3, 4);
+
+/* ---- indices ---- */
+cx_idx cx_idx_scalar(cx_gen *g);
+/* From per-dim values (lin computed) or from a linear index (dims computed) of shape s. */
+cx_idx cx_idx_from_multi(cx_gen *g, const cx_shape *s, const LLVMValueRef *v);
+cx_idx cx_idx_from_linear(cx_gen *g, const cx_shape *s, LLVMValueRef lin);
+cx_idx cx_idx_both(const cx_shape *s, const LLVMValueRef *v, LLVMValueRef lin);
+
+/* ---- IR helpers ---- */
+LLVMValueRef cx_ir_i64(cx_gen *g, int64_t v);
+LLVMValueRef cx_ir_int(LLVMTypeRef t, int64_t v);
+LLVMValueRef cx_ir_real(LLVMTypeRef t, double v);
+/* Calls an overloaded LLVM intrinsic ("llvm.fabs") on the given overload types. */
+LLVMValueRef cx_ir_intrinsic(cx_gen *g, const char *name, LLVMTypeRef *types, int ntypes,
+                             LLVMValueRef *args, int nargs);
+LLVMValueRef cx_ir_intr1(cx_gen *g, const char *name, LLVMValueRef x);  /* overloaded on x */
+LLVMValueRef cx_ir_intr2(cx_gen *g, const char *name, LLVMValueRef x, LLVMValueRef y);
+/* A call to a libm function on doubles (resolved from the process by the JIT). */
+LLVMValueRef cx_ir_libm(cx_gen *g, const char *name, int nargs, LLVMValueRef *args);
+/* Sets fast-math flags if v is an instruction that can carry them. */
+LLVMValueRef cx_ir_fmf(LLVMValueRef v, LLVMFastMathFlags f);
+LLVMValueRef cx_ir_smin(cx_gen *g, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef cx_ir_smax(cx_gen *g, LLVMValueRef a, LLVMValueRef b);
+/* clamp(v, lo, hi) on i64 (signed) */
+LLVMValueRef cx_ir_clamp(cx_gen *g, LLVMValueRef v, int64_t lo, int64_t hi);
+/* An alloca in the function's entry block (so mem2reg can promote it, and loops do not grow
+ * the stack); count > 1 gives an array. */
+LLVMValueRef cx_gen_alloca(cx_gen *g, LLVMTypeRef t, int64_t count);
+/* An integer value of type t (possibly narrower/unsigned) as an i64 start index: signed types
+ * sign-extend, unsigned zero-extend, and u64 values above INT64_MAX read as INT64_MAX (so
+ * clamping sees them as too large, as the interpreter does). */
+LLVMValueRef cx_ir_index_i64(cx_gen *g, cxla_type t, LLVMValueRef v);
+
+/* ---- per-op groups ---- */
+/* Any ELEMENTWISE op on operand register values a[] (types from in->ops). */
+LLVMValueRef cx_gen_elementwise(cx_gen *g, const cx_instr *in, LLVMValueRef *a);
+/* Op pieces the other groups reuse. */
+LLVMValueRef cx_gen_convert(cx_gen *g, cxla_type from, cxla_type to, LLVMValueRef v);
+LLVMValueRef cx_gen_round(cx_gen *g, cxla_type t, LLVMValueRef v);
+LLVMValueRef cx_gen_to_bits(cx_gen *g, cxla_type t, LLVMValueRef v);   /* -> iN of the memory width */
+LLVMValueRef cx_gen_from_bits(cx_gen *g, cxla_type t, LLVMValueRef bits);
+LLVMValueRef cx_gen_reduce_precision(cx_gen *g, cxla_type t, LLVMValueRef v, int ebits, int mbits);
+LLVMValueRef cx_gen_compare(cx_gen *g, cxla_compare_dir dir, cx_cmp_type ct, cxla_type t,
+                            LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef cx_gen_unary_math(cx_gen *g, cx_op op, cxla_type t, LLVMValueRef x);
+LLVMValueRef cx_gen_binary_math(cx_gen *g, cx_op op, cxla_type t, LLVMValueRef a, LLVMValueRef b);
+/* Re-indexing ops (elemental_shape.c, elemental_index.c). */
+LLVMValueRef cx_gen_shape_op(cx_gen *g, const cx_instr *in, const cx_idx *idx);
+LLVMValueRef cx_gen_gather(cx_gen *g, const cx_instr *in, const cx_idx *idx);
+LLVMValueRef cx_gen_dynamic_slice(cx_gen *g, const cx_instr *in, const cx_idx *idx);
+LLVMValueRef cx_gen_dynamic_update_slice(cx_gen *g, const cx_instr *in, const cx_idx *idx);
+LLVMValueRef cx_gen_bitcast_convert(cx_gen *g, const cx_instr *in, const cx_idx *idx);
+/* Ops with inner loops (elemental_window.c, elemental_conv.c). */
+int cx_gen_reduce_window(cx_gen *g, const cx_instr *in, const cx_idx *idx, LLVMValueRef *out);
+LLVMValueRef cx_gen_convolution(cx_gen *g, const cx_instr *in, const cx_idx *idx);
+LLVMValueRef cx_gen_map(cx_gen *g, const cx_instr *in, const cx_idx *idx);
+/* Operand coordinate of window tap j (i64) for output coordinate o along one dimension of
+ * in_size > 0 elements, clamped into range; *valid: not padding or a base-dilation hole. w must
+ * have stride and dilations >= 1. */
+LLVMValueRef cx_gen_window_tap(cx_gen *g, const cx_window_dim *w, int64_t in_size, LLVMValueRef o,
+                               LLVMValueRef j, LLVMValueRef *valid);
+
+/* One of n alternatives, chosen by `which` (i64 in [0, n)). f(k) generates alternative k and
+ * must be safe (in bounds) whichever k is chosen when `branch` is 0: then every alternative
+ * is computed and selected (straight-line code that vectorises); with `branch` only the
+ * chosen one runs (a switch; worth it when alternatives are expensive). */
+typedef LLVMValueRef (*cx_gen_alt_fn)(cx_gen *g, const cx_instr *in, const cx_idx *idx, int k, void *ctx);
+LLVMValueRef cx_gen_choose(cx_gen *g, const cx_instr *in, const cx_idx *idx, int n,
+                           LLVMValueRef which, int branch, cx_gen_alt_fn f, void *ctx);
+
+/* 1 if the op chooses between operands whose generators contain an EXPENSIVE op (then a
+ * branch beats computing every candidate and selecting). */
+int cx_gen_subtree_expensive(const cx_instr *in);
+
+#endif

@@ -1,0 +1,196 @@
+/* kernel.c — kernels for fusions: kLoop fusions (one loop nest over the output; multi-output
+ * fusions compute every root element in the same iteration), kInput fusions (reduce_emit.c)
+ * and kOutput epilogues around a GEMM (cx_emit_epilogue).
+ *
+ * The parallel iteration space of a loop kernel is the output's linear index [0, total): a
+ * chunk [begin, end) may start and end anywhere. Pure elementwise fusions (and any output
+ * with at most one dimension above 1) run one flat counted loop over the linear index, with
+ * no division; the others loop over rows (the multi-index of a row computed once) with the
+ * innermost non-trivial dimension as the counted inner loop, which LLVM vectorises. */
+#include <string.h>
+#include "codegen/emit.h"
+#include "codegen/loops.h"
+#include "passes/fusion_util.h"
+
+/* Ops that read their operands at the output's linear index (no multi-index needed). */
+static int linear_op(const cx_instr *in) {
+  switch (in->op) {
+  case CX_OP_PARAMETER: case CX_OP_CONSTANT: case CX_OP_TUPLE: case CX_OP_GET_TUPLE_ELEMENT:
+  case CX_OP_RESHAPE: case CX_OP_BITCAST: case CX_OP_DOT:
+    return 1;
+  case CX_OP_BITCAST_CONVERT:
+    return in->shape.rank == in->ops[0]->shape.rank;
+  default:
+    return cx_op_is_elementwise(in->op);
+  }
+}
+
+static int effective_rank(const cx_shape *s) {
+  int n = 0;
+  for (int d = 0; d < s->rank; d++) n += s->dims[d] != 1;
+  return n;
+}
+
+static void store_all(cx_kfn *k, const cx_comp *c, int nout, const cx_shape **leaves, const cx_idx *idx) {
+  LLVMValueRef v[CX_GEN_MAX_VALS];
+  int n = cx_gen_elem(&k->g, c->root, idx, v);
+  if (n != nout) {
+    cx_gen_fail(&k->g, c->root, "yields %d values for %d outputs", n, nout);
+    return;
+  }
+  for (int i = 0; i < nout; i++) cx_cg_store(k->cg, leaves[i]->type, k->ptr[i], idx->lin, v[i]);
+}
+
+/* The loop nest over [begin, end) of the linear index of shape s. */
+static void loop_nest(cx_kfn *k, const cx_comp *c, int nout, const cx_shape **leaves, int flat) {
+  cx_cg *cg = k->cg;
+  LLVMBuilderRef b = cg->b;
+  const cx_shape *s = leaves[0];
+  cx_gen *g = &k->g;
+  cx_gen_mark_t m0 = cx_gen_mark(g);
+  int inner = s->rank - 1;
+  while (inner >= 0 && s->dims[inner] == 1) inner--;
+  if (flat || inner <= 0) {
+    cx_loop l;
+    cx_loop_begin(cg, &l, k->begin, k->end, "flat");
+    cx_idx idx = cx_idx_from_linear(g, s, l.iv);
+    store_all(k, c, nout, leaves, &idx);
+    cx_loop_end(cg, &l);
+    cx_gen_restore(g, m0);
+    return;
+  }
+  /* rows of W elements; the first and last row of the chunk may be partial */
+  int64_t W = s->dims[inner];
+  LLVMValueRef w = cx_ir_i64(g, W);
+  LLVMValueRef r0 = LLVMBuildSDiv(b, k->begin, w, "");
+  LLVMValueRef r1 = LLVMBuildSDiv(b, LLVMBuildAdd(b, k->end, cx_ir_i64(g, W - 1), ""), w, "");
+  cx_loop rl;
+  cx_loop_begin(cg, &rl, r0, r1, "row");
+  LLVMValueRef rb = LLVMBuildMul(b, rl.iv, w, "");
+  LLVMValueRef j0 = cx_ir_smax(g, LLVMBuildSub(b, k->begin, rb, ""), cx_ir_i64(g, 0));
+  LLVMValueRef j1 = cx_ir_smin(g, LLVMBuildSub(b, k->end, rb, ""), w);
+  cx_shape outer = cx_shape_array(s->type, inner, s->dims);
+  cx_idx oi = cx_idx_from_linear(g, &outer, rl.iv);
+  cx_gen_mark_t m1 = cx_gen_mark(g);
+  cx_loop jl;
+  cx_loop_begin(cg, &jl, j0, j1, "col");
+  LLVMValueRef v[CXLA_MAX_RANK];
+  for (int d = 0; d < s->rank; d++) v[d] = d < inner ? oi.v[d] : d == inner ? jl.iv : cx_ir_i64(g, 0);
+  LLVMValueRef lin = LLVMBuildAdd(b, rb, jl.iv, "");
+  LLVMSetNSW(lin, 1);
+  cx_idx idx = cx_idx_both(s, v, lin);
+  store_all(k, c, nout, leaves, &idx);
+  cx_loop_end(cg, &jl);
+  cx_gen_restore(g, m1);
+  cx_loop_end(cg, &rl);
+  cx_gen_restore(g, m0);
+}
+
+/* Bytes moved per output element, for the grain. */
+static int64_t grain_for(const cx_instr *fusion, int nout, const cx_shape **leaves, int64_t total) {
+  int64_t bytes = 0, work = 1;
+  for (int i = 0; i < nout; i++) bytes += (int64_t)cxla_type_size(leaves[i]->type);
+  for (int i = 0; i < fusion->nops; i++) {
+    int64_t e = cx_shape_elems(&fusion->ops[i]->shape);
+    if (e >= total && total > 0) bytes += (int64_t)cxla_type_size(fusion->ops[i]->shape.type) * (e / total);
+  }
+  if (fu_is_expensive(fusion)) work = 4; /* transcendentals: fewer elements fill a chunk */
+  int64_t g = (32768 / (bytes ? bytes : 1)) / work;
+  g = (g + 63) / 64 * 64;
+  return g < 64 ? 64 : g;
+}
+
+static int all_linear(const cx_comp *c) {
+  for (int i = 0; i < c->ninstrs; i++)
+    if (!linear_op(c->instrs[i])) return 0;
+  return 1;
+}
+
+/* Emits a loop kernel; params of the fused computation start at args[first]; `dot` (kOutput)
+ * reads from args[nout]. */
+static cxla_status emit_loop(cx_cg *cg, const cx_instr *fusion, uint64_t may_alias, const cx_instr *dot,
+                             cx_kernel *out) {
+  const cx_shape *leaves[CX_EMIT_MAX_ARGS];
+  int nout = cx_emit_out_leaves(&fusion->shape, leaves, CX_EMIT_MAX_ARGS);
+  const cx_comp *c = fusion->called[0];
+  if (nout < 1) return cx_cg_fail(cg, CXLA_ERR_UNSUPPORTED, "codegen: %s: unsupported result shape", fusion->name);
+  for (int i = 1; i < nout; i++)
+    if (!cx_shape_same_dims(leaves[i], leaves[0]))
+      return cx_cg_fail(cg, CXLA_ERR_UNSUPPORTED, "codegen: %s: outputs of different dims", fusion->name);
+  int first = nout + (dot ? 1 : 0);
+  cx_kfn k;
+  CX_TRY(cx_kfn_begin(&k, cg, fusion, first + fusion->nops, may_alias));
+  cx_kfn_bind_params(&k, c, first);
+  if (dot) {
+    cx_gen_override o;
+    memset(&o, 0, sizeof o);
+    o.in = dot;
+    o.ptr = k.ptr[nout];
+    cx_gen_push_override(&k.g, &o);
+  }
+  int64_t total = cx_shape_elems(leaves[0]);
+  loop_nest(&k, c, nout, leaves, all_linear(c) || effective_rank(leaves[0]) <= 1);
+  return cx_kfn_end(&k, out, total, grain_for(fusion, nout, leaves, total), nout, first - nout + fusion->nops);
+}
+
+/* An output may share memory with an operand only if that operand is read at the output's
+ * own index: otherwise the kernel would read elements it already overwrote. */
+static cxla_status check_in_place(cx_cg *cg, const cx_instr *fusion, uint64_t may_alias, int nout, int first) {
+  for (int i = first; i < first + fusion->nops && i < 64; i++) {
+    if (!((may_alias >> i) & 1)) continue;
+    fu_param_use u;
+    if (!fu_analyze_operand(fusion, i - first, &u)) return cx_oom(cg->ctx);
+    if (!u.elementwise || u.reused)
+      return cx_cg_fail(cg, CXLA_ERR_INTERNAL, "codegen: %s: operand %d may alias an output but is not "
+                        "read elementwise", fusion->name, i - first);
+  }
+  (void)nout;
+  return CXLA_OK;
+}
+
+cxla_status cx_emit_kernel_ex(cx_cg *cg, cx_instr *fusion, uint64_t may_alias, cx_kernel *out) {
+  const char *why = NULL;
+  memset(out, 0, sizeof *out);
+  if (!cx_emit_supported(fusion, &why))
+    return cx_cg_fail(cg, CXLA_ERR_UNSUPPORTED, "codegen: %s: %s", fusion->name ? fusion->name : "fusion", why);
+  if (fu_kind_of(fusion) == FU_OUTPUT)
+    return cx_cg_fail(cg, CXLA_ERR_INVALID_ARGUMENT, "codegen: %s is a kOutput fusion: use cx_emit_epilogue",
+                      fusion->name);
+  const cx_shape *leaves[CX_EMIT_MAX_ARGS];
+  int nout = cx_emit_out_leaves(&fusion->shape, leaves, CX_EMIT_MAX_ARGS);
+  CX_TRY(check_in_place(cg, fusion, may_alias, nout, nout));
+  cx_red_plan p;
+  const cx_comp *c = fusion->called[0];
+  int has_reduce = 0;
+  for (int i = 0; i < c->ninstrs; i++) has_reduce |= c->instrs[i]->op == CX_OP_REDUCE;
+  if (!has_reduce) return emit_loop(cg, fusion, may_alias, NULL, out);
+  if (!cx_red_plan_make(fusion, &p, &why))
+    return cx_cg_fail(cg, CXLA_ERR_UNSUPPORTED, "codegen: %s: %s", fusion->name, why);
+  cx_kfn k;
+  CX_TRY(cx_kfn_begin(&k, cg, fusion, nout + fusion->nops, may_alias));
+  cx_kfn_bind_params(&k, c, nout);
+  int64_t total = 0, grain = 1;
+  cx_emit_reduce_body(&k, fusion, &p, &total, &grain);
+  return cx_kfn_end(&k, out, total, grain, nout, fusion->nops);
+}
+
+cxla_status cx_emit_kernel(cx_cg *cg, cx_instr *fusion, cx_kernel *out) {
+  return cx_emit_kernel_ex(cg, fusion, 0, out);
+}
+
+cxla_status cx_emit_epilogue(cx_cg *cg, cx_instr *fusion, cx_kernel *out) {
+  const char *why = NULL;
+  memset(out, 0, sizeof *out);
+  if (fu_kind_of(fusion) != FU_OUTPUT || !cx_emit_supported(fusion, &why))
+    return cx_cg_fail(cg, CXLA_ERR_UNSUPPORTED, "codegen: %s: %s", fusion->name ? fusion->name : "fusion",
+                      why ? why : "not a kOutput fusion");
+  const cx_comp *c = fusion->called[0];
+  const cx_instr *dot = NULL;
+  for (int i = 0; i < c->ninstrs; i++)
+    if (c->instrs[i]->op == CX_OP_DOT) dot = c->instrs[i];
+  const cx_shape *leaves[CX_EMIT_MAX_ARGS];
+  int nout = cx_emit_out_leaves(&fusion->shape, leaves, CX_EMIT_MAX_ARGS);
+  /* output 0 runs in place over the GEMM result; everything else keeps noalias */
+  uint64_t alias = ((uint64_t)1 << 0) | ((uint64_t)1 << nout);
+  return emit_loop(cg, fusion, alias, dot, out);
+}

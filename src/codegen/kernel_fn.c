@@ -1,0 +1,110 @@
+/* kernel_fn.c — the kernel function scaffold (see emit.h): the ABI wrapper
+ * `void name(i8 **args, i64 begin, i64 end)` around an internal body whose pointer
+ * parameters carry noalias, plus verification and cleanup on failure. */
+#include <stdio.h>
+#include <string.h>
+#include <llvm-c/Analysis.h>
+#include "codegen/emit.h"
+
+static void add_fn_attr(cx_cg *cg, LLVMValueRef fn, LLVMAttributeIndex at, const char *name) {
+  unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+  LLVMAddAttributeAtIndex(fn, at, LLVMCreateEnumAttribute(cg->llctx, kind, 0));
+}
+
+cxla_status cx_kfn_begin(cx_kfn *k, cx_cg *cg, const cx_instr *fusion, int nargs, uint64_t may_alias) {
+  memset(k, 0, sizeof *k);
+  k->cg = cg;
+  k->nargs = nargs;
+  if (nargs > CX_EMIT_MAX_ARGS)
+    return cx_cg_fail(cg, CXLA_ERR_UNSUPPORTED, "codegen: %s has %d kernel arguments (max %d)",
+                      fusion->name, nargs, CX_EMIT_MAX_ARGS);
+  /* a symbol-safe name: kernel number + the fusion's name */
+  int at = snprintf(k->name, sizeof k->name, "cx_k%d_", cg->nkernels++);
+  for (const char *s = fusion->name ? fusion->name : "fusion"; *s && at < (int)sizeof k->name - 1; s++)
+    k->name[at++] = (char)((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ? *s : '_');
+  k->name[at] = 0;
+
+  LLVMTypeRef ot[3] = {cg->t_ptr, cg->t_i64, cg->t_i64};
+  k->outer = LLVMAddFunction(cg->mod, k->name, LLVMFunctionType(cg->t_void, ot, 3, 0));
+  LLVMTypeRef it[CX_EMIT_MAX_ARGS + 2];
+  for (int i = 0; i < nargs; i++) it[i] = cg->t_ptr;
+  it[nargs] = it[nargs + 1] = cg->t_i64;
+  char body[80];
+  snprintf(body, sizeof body, "%s.body", k->name);
+  k->inner = LLVMAddFunction(cg->mod, body, LLVMFunctionType(cg->t_void, it, (unsigned)nargs + 2, 0));
+  LLVMSetLinkage(k->inner, LLVMInternalLinkage);
+  add_fn_attr(cg, k->inner, LLVMAttributeFunctionIndex, "alwaysinline");
+  add_fn_attr(cg, k->inner, LLVMAttributeFunctionIndex, "nounwind");
+  add_fn_attr(cg, k->outer, LLVMAttributeFunctionIndex, "nounwind");
+  for (int i = 0; i < nargs; i++)
+    if (!(i < 64 && (may_alias >> i) & 1)) add_fn_attr(cg, k->inner, (LLVMAttributeIndex)(i + 1), "noalias");
+
+  /* wrapper: load the pointers, call the body */
+  LLVMBuilderRef b = cg->b;
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cg->llctx, k->outer, "entry"));
+  LLVMValueRef args[CX_EMIT_MAX_ARGS + 2], argv = LLVMGetParam(k->outer, 0);
+  for (int i = 0; i < nargs; i++) {
+    LLVMValueRef ix = LLVMConstInt(cg->t_i64, (unsigned long long)i, 0);
+    args[i] = LLVMBuildLoad2(b, cg->t_ptr, LLVMBuildInBoundsGEP2(b, cg->t_ptr, argv, &ix, 1, ""), "");
+  }
+  args[nargs] = LLVMGetParam(k->outer, 1);
+  args[nargs + 1] = LLVMGetParam(k->outer, 2);
+  LLVMBuildCall2(b, LLVMGlobalGetValueType(k->inner), k->inner, args, (unsigned)nargs + 2, "");
+  LLVMBuildRetVoid(b);
+
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cg->llctx, k->inner, "entry"));
+  for (int i = 0; i < nargs; i++) k->ptr[i] = LLVMGetParam(k->inner, (unsigned)i);
+  k->begin = LLVMGetParam(k->inner, (unsigned)nargs);
+  k->end = LLVMGetParam(k->inner, (unsigned)nargs + 1);
+  cx_gen_init(&k->g, cg, k->inner, k->name);
+  return CXLA_OK;
+}
+
+int cx_kfn_bind_params(cx_kfn *k, const cx_comp *body, int first) {
+  cx_gen_binding b = {body, k->ptr + first, NULL, k->nargs - first};
+  return cx_gen_push_binding(&k->g, &b);
+}
+
+cxla_status cx_kfn_end(cx_kfn *k, cx_kernel *out, int64_t total, int64_t grain, int nout, int nin) {
+  cx_cg *cg = k->cg;
+  cxla_status st = cg->status;
+  cx_gen_dispose(&k->g);
+  if (st == CXLA_OK) {
+    LLVMBuildRetVoid(cg->b);
+    if (LLVMVerifyFunction(k->inner, LLVMReturnStatusAction)) {
+      char *msg = NULL;
+      LLVMVerifyModule(cg->mod, LLVMReturnStatusAction, &msg);
+      st = cx_cg_fail(cg, CXLA_ERR_INTERNAL, "codegen: invalid LLVM IR for kernel %s: %.300s", k->name,
+                      msg ? msg : "");
+      LLVMDisposeMessage(msg);
+    }
+  }
+  if (st != CXLA_OK) {
+    if (k->outer) LLVMDeleteFunction(k->outer);
+    if (k->inner) LLVMDeleteFunction(k->inner);
+    k->outer = k->inner = NULL;
+    return st;
+  }
+  memset(out, 0, sizeof *out);
+  out->fn = k->outer;
+  snprintf(out->name, sizeof out->name, "%s", k->name);
+  out->total = total;
+  out->grain = grain < 1 ? 1 : grain;
+  out->nout = nout;
+  out->nin = nin;
+  return CXLA_OK;
+}
+
+int cx_emit_out_leaves(const cx_shape *s, const cx_shape **leaves, int max) {
+  if (s->type != CXLA_TUPLE) {
+    if (!cx_type_is_array(s->type) || max < 1) return -1;
+    leaves[0] = s;
+    return 1;
+  }
+  if (s->ntuple > max) return -1;
+  for (int i = 0; i < s->ntuple; i++) {
+    if (s->tuple[i].type == CXLA_TUPLE || !cx_type_is_array(s->tuple[i].type)) return -1;
+    leaves[i] = &s->tuple[i];
+  }
+  return s->ntuple;
+}

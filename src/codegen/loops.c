@@ -1,0 +1,52 @@
+/* loops.c — see loops.h. */
+#include "codegen/loops.h"
+
+static LLVMValueRef cur_fn(cx_cg *g) { return LLVMGetBasicBlockParent(LLVMGetInsertBlock(g->b)); }
+
+void cx_loop_begin(cx_cg *g, cx_loop *l, LLVMValueRef lo, LLVMValueRef hi, const char *name) {
+  LLVMValueRef fn = cur_fn(g);
+  l->pre = LLVMGetInsertBlock(g->b);
+  l->header = LLVMAppendBasicBlockInContext(g->llctx, fn, name);
+  l->body = LLVMAppendBasicBlockInContext(g->llctx, fn, "body");
+  l->exit = LLVMAppendBasicBlockInContext(g->llctx, fn, "exit");
+  LLVMBuildBr(g->b, l->header);
+  LLVMPositionBuilderAtEnd(g->b, l->header);
+  l->iv = LLVMBuildPhi(g->b, g->t_i64, "i");
+  LLVMAddIncoming(l->iv, &lo, &l->pre, 1);
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, l->iv, hi, ""), l->body, l->exit);
+  LLVMPositionBuilderAtEnd(g->b, l->body);
+}
+
+void cx_loop_end(cx_cg *g, cx_loop *l) {
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
+  LLVMValueRef next = LLVMBuildAdd(g->b, l->iv, LLVMConstInt(g->t_i64, 1, 0), "");
+  LLVMSetNSW(next, 1);
+  LLVMAddIncoming(l->iv, &next, &latch, 1);
+  LLVMBuildBr(g->b, l->header);
+  LLVMPositionBuilderAtEnd(g->b, l->exit);
+}
+
+void cx_if_begin(cx_cg *g, cx_if *f, LLVMValueRef cond) {
+  LLVMValueRef fn = cur_fn(g);
+  LLVMBasicBlockRef then = LLVMAppendBasicBlockInContext(g->llctx, fn, "then");
+  f->els = LLVMAppendBasicBlockInContext(g->llctx, fn, "else");
+  f->merge = NULL;
+  LLVMBuildCondBr(g->b, cond, then, f->els);
+  LLVMPositionBuilderAtEnd(g->b, then);
+}
+
+void cx_if_else(cx_cg *g, cx_if *f) {
+  f->merge = LLVMAppendBasicBlockInContext(g->llctx, cur_fn(g), "endif");
+  LLVMBuildBr(g->b, f->merge);
+  LLVMPositionBuilderAtEnd(g->b, f->els);
+}
+
+void cx_if_end(cx_cg *g, cx_if *f) {
+  if (!f->merge) { /* no else: the else block is the merge point */
+    LLVMBuildBr(g->b, f->els);
+    LLVMPositionBuilderAtEnd(g->b, f->els);
+    return;
+  }
+  LLVMBuildBr(g->b, f->merge);
+  LLVMPositionBuilderAtEnd(g->b, f->merge);
+}

@@ -1,0 +1,25 @@
+/* loops.h — counted loops and if/else in LLVM IR for the kernel emitters. A loop is
+ *   header: iv = phi [lo, pre], [iv+1, latch]; br iv < hi, body, exit
+ * which LLVM's loop passes rotate, vectorise and unroll. The builder is left in the body by
+ * cx_loop_begin and in the exit block by cx_loop_end; code in between may add blocks. */
+#ifndef CX_LOOPS_H
+#define CX_LOOPS_H
+#include "codegen/cg.h"
+
+typedef struct cx_loop {
+  LLVMBasicBlockRef pre, header, body, exit;
+  LLVMValueRef iv;   /* i64 induction variable, lo <= iv < hi inside the body */
+} cx_loop;
+
+void cx_loop_begin(cx_cg *g, cx_loop *l, LLVMValueRef lo, LLVMValueRef hi, const char *name);
+void cx_loop_end(cx_cg *g, cx_loop *l);
+
+typedef struct cx_if {
+  LLVMBasicBlockRef els, merge;
+} cx_if;
+/* if (cond) { ... } [else { ... }]: the builder is left in the then-block. */
+void cx_if_begin(cx_cg *g, cx_if *f, LLVMValueRef cond);
+void cx_if_else(cx_cg *g, cx_if *f);
+void cx_if_end(cx_cg *g, cx_if *f);
+
+#endif

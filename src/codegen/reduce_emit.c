@@ -1,0 +1,220 @@
+/* reduce_emit.c — kernels for kInput fusions (plan in reduce_plan.c). The parallel space is
+ * the reduce output's linear index, so one output element is never split between threads.
+ *
+ * Row reductions (the innermost input dim is reduced): per output element, accumulators in
+ * registers (entry-block allocas that mem2reg promotes) over a loop nest on the reduced dims;
+ * the combining float ops carry `reassoc` (+ contract), as XLA allows, so the inner loop
+ * vectorises into partial sums.
+ *
+ * Column reductions (the innermost input dim is kept): a chunk of up to T output elements
+ * along that dim keeps its accumulators in a stack array; for every position of the reduced
+ * dims the chunk's input row is folded in by an inner loop over the chunk, which vectorises
+ * without reassociation (each output still sums in the interpreter's order).
+ *
+ * After the reduction, the epilogue outputs are generated with the reduces overridden by
+ * their accumulators; input-shaped outputs are stored while the input is read. */
+#include <string.h>
+#include "codegen/emit.h"
+#include "codegen/loops.h"
+
+#define COL_CHUNK 512
+
+typedef struct red_state {
+  cx_kfn *k;
+  const cx_red_plan *p;
+  int nval[CX_EMIT_MAX_REDUCES];            /* values of each reduce */
+  LLVMValueRef slot[CX_EMIT_MAX_REDUCES][CX_GEN_MAX_VALS];
+  LLVMTypeRef ty[CX_EMIT_MAX_REDUCES][CX_GEN_MAX_VALS];
+  const cx_shape *leaves[CX_EMIT_MAX_ARGS];
+} red_state;
+
+/* Address of accumulator v of reduce r for chunk lane j (NULL j: the scalar slot). */
+static LLVMValueRef acc_ptr(red_state *s, int r, int v, LLVMValueRef j) {
+  if (!j) return s->slot[r][v];
+  return LLVMBuildInBoundsGEP2(s->k->cg->b, s->ty[r][v], s->slot[r][v], &j, 1, "");
+}
+
+static void store_inits(red_state *s, LLVMValueRef j) {
+  cx_gen *g = &s->k->g;
+  cx_idx sc = cx_idx_scalar(g);
+  for (int r = 0; r < s->p->nred; r++)
+    for (int v = 0; v < s->nval[r]; v++)
+      LLVMBuildStore(g->cg->b, cx_gen1(g, s->p->red[r]->ops[s->nval[r] + v], &sc), acc_ptr(s, r, v, j));
+}
+
+/* Folds the input element at idx into the accumulators and stores the input-shaped outputs. */
+static void fold(red_state *s, const cx_idx *idx, LLVMValueRef j, int reassoc) {
+  cx_gen *g = &s->k->g;
+  LLVMBuilderRef b = g->cg->b;
+  for (int r = 0; r < s->p->nred; r++) {
+    const cx_instr *red = s->p->red[r];
+    int n = s->nval[r];
+    LLVMValueRef args[2 * CX_GEN_MAX_VALS], res[CX_GEN_MAX_VALS];
+    for (int v = 0; v < n; v++) {
+      args[v] = LLVMBuildLoad2(b, s->ty[r][v], acc_ptr(s, r, v, j), "");
+      args[n + v] = cx_gen1(g, red->ops[v], idx);
+    }
+    LLVMFastMathFlags saved = g->fmf;
+    if (reassoc) g->fmf = LLVMFastMathAllowContract | LLVMFastMathAllowReassoc;
+    int got = cx_gen_scalar_comp(g, red->called[0], 2 * n, args, res);
+    g->fmf = saved;
+    if (got != n) {
+      cx_gen_fail(g, red, "reducer returns %d values, expected %d", got, n);
+      return;
+    }
+    for (int v = 0; v < n; v++) LLVMBuildStore(b, res[v], acc_ptr(s, r, v, j));
+  }
+  for (int i = 0; i < s->p->nleaves; i++) {
+    if (!s->p->leaf_in[i]) continue;
+    LLVMValueRef vals[CX_GEN_MAX_VALS];
+    int n = cx_gen_elem(g, s->p->leaf[i], idx, vals);
+    if (s->p->leaf_val[i] < n)
+      cx_cg_store(g->cg, s->leaves[i]->type, s->k->ptr[i], idx->lin, vals[s->p->leaf_val[i]]);
+  }
+}
+
+/* Stores the outputs computed from the finished accumulators of lane j at output index o. */
+static void finish(red_state *s, LLVMValueRef o, LLVMValueRef j) {
+  cx_gen *g = &s->k->g;
+  int pushed = 0;
+  for (int r = 0; r < s->p->nred; r++) {
+    cx_gen_override ov;
+    memset(&ov, 0, sizeof ov);
+    ov.in = s->p->red[r];
+    ov.nvals = s->nval[r];
+    for (int v = 0; v < s->nval[r]; v++)
+      ov.vals[v] = LLVMBuildLoad2(g->cg->b, s->ty[r][v], acc_ptr(s, r, v, j), "");
+    pushed += cx_gen_push_override(g, &ov);
+  }
+  cx_gen_mark_t m = cx_gen_mark(g);
+  for (int i = 0; i < s->p->nleaves; i++) {
+    if (s->p->leaf_in[i]) continue;
+    cx_idx oi = cx_idx_from_linear(g, s->leaves[i], o);
+    LLVMValueRef vals[CX_GEN_MAX_VALS];
+    int n = cx_gen_elem(g, s->p->leaf[i], &oi, vals);
+    if (s->p->leaf_val[i] < n) cx_cg_store(g->cg, s->leaves[i]->type, s->k->ptr[i], o, vals[s->p->leaf_val[i]]);
+  }
+  cx_gen_restore(g, m);
+  while (pushed--) cx_gen_pop_override(g);
+}
+
+/* Opens loops over the reduced dims (in input order), filling iv[] for them. */
+static int open_reduced(red_state *s, cx_loop *loops, LLVMValueRef *iv) {
+  int nl = 0;
+  for (int d = 0; d < s->p->in.rank; d++) {
+    if (!s->p->reduced[d]) continue;
+    cx_loop_begin(s->k->cg, &loops[nl], cx_ir_i64(&s->k->g, 0), cx_ir_i64(&s->k->g, s->p->in.dims[d]), "red");
+    iv[d] = loops[nl++].iv;
+  }
+  return nl;
+}
+
+static void close_loops(red_state *s, cx_loop *loops, int nl) {
+  while (nl--) cx_loop_end(s->k->cg, &loops[nl]);
+}
+
+static void emit_row(red_state *s) {
+  cx_kfn *k = s->k;
+  cx_gen *g = &k->g;
+  const cx_red_plan *p = s->p;
+  cx_loop ol, loops[CXLA_MAX_RANK];
+  LLVMValueRef iv[CXLA_MAX_RANK];
+  cx_loop_begin(k->cg, &ol, k->begin, k->end, "out");
+  cx_idx oi = cx_idx_from_linear(g, &p->out, ol.iv);
+  store_inits(s, NULL);
+  cx_gen_mark_t m = cx_gen_mark(g);
+  for (int d = 0, i = 0; d < p->in.rank; d++)
+    if (!p->reduced[d]) iv[d] = oi.v[i++];
+  int nl = open_reduced(s, loops, iv);
+  cx_idx ii = cx_idx_from_multi(g, &p->in, iv);
+  fold(s, &ii, NULL, 1);
+  close_loops(s, loops, nl);
+  cx_gen_restore(g, m);
+  finish(s, ol.iv, NULL);
+  cx_loop_end(k->cg, &ol);
+}
+
+static void emit_column(red_state *s) {
+  cx_kfn *k = s->k;
+  cx_gen *g = &k->g;
+  LLVMBuilderRef b = k->cg->b;
+  const cx_red_plan *p = s->p;
+  int ro = p->out.rank, oinner = 0;
+  int kept[CXLA_MAX_RANK];
+  for (int d = 0, i = 0; d < p->in.rank; d++)
+    if (!p->reduced[d]) {
+      if (d == p->inner) oinner = i;
+      kept[i++] = d;
+    }
+  int64_t W = p->in.dims[p->inner];
+  LLVMValueRef w = cx_ir_i64(g, W), T = cx_ir_i64(g, COL_CHUNK);
+  cx_loop rl, ql, jl, loops[CXLA_MAX_RANK];
+  LLVMValueRef r0 = LLVMBuildSDiv(b, k->begin, w, "");
+  LLVMValueRef r1 = LLVMBuildSDiv(b, LLVMBuildAdd(b, k->end, cx_ir_i64(g, W - 1), ""), w, "");
+  cx_loop_begin(k->cg, &rl, r0, r1, "orow");
+  LLVMValueRef rb = LLVMBuildMul(b, rl.iv, w, "");
+  LLVMValueRef c0 = cx_ir_smax(g, LLVMBuildSub(b, k->begin, rb, ""), cx_ir_i64(g, 0));
+  LLVMValueRef c1 = cx_ir_smin(g, LLVMBuildSub(b, k->end, rb, ""), w);
+  cx_shape outer = cx_shape_array(CXLA_F32, oinner, p->out.dims);
+  cx_idx oo = cx_idx_from_linear(g, &outer, rl.iv);
+  LLVMValueRef span = LLVMBuildSub(b, c1, c0, "");
+  LLVMValueRef nq = LLVMBuildSDiv(b, LLVMBuildAdd(b, span, cx_ir_i64(g, COL_CHUNK - 1), ""), T, "");
+  cx_loop_begin(k->cg, &ql, cx_ir_i64(g, 0), nq, "chunk");
+  LLVMValueRef cc = LLVMBuildAdd(b, c0, LLVMBuildMul(b, ql.iv, T, ""), "");
+  LLVMValueRef len = cx_ir_smin(g, LLVMBuildSub(b, c1, cc, ""), T);
+  /* lanes start at the init values */
+  cx_gen_mark_t m = cx_gen_mark(g);
+  cx_loop_begin(k->cg, &jl, cx_ir_i64(g, 0), len, "init");
+  store_inits(s, jl.iv);
+  cx_loop_end(k->cg, &jl);
+  cx_gen_restore(g, m);
+  /* fold every reduced position into the lanes */
+  LLVMValueRef iv[CXLA_MAX_RANK];
+  int nl = open_reduced(s, loops, iv);
+  cx_loop_begin(k->cg, &jl, cx_ir_i64(g, 0), len, "lane");
+  for (int i = 0; i < ro; i++)
+    iv[kept[i]] = i < oinner ? oo.v[i] : i == oinner ? LLVMBuildAdd(b, cc, jl.iv, "") : cx_ir_i64(g, 0);
+  cx_idx ii = cx_idx_from_multi(g, &p->in, iv);
+  fold(s, &ii, jl.iv, 0);
+  cx_loop_end(k->cg, &jl);
+  close_loops(s, loops, nl);
+  cx_gen_restore(g, m);
+  /* epilogue per lane */
+  cx_loop_begin(k->cg, &jl, cx_ir_i64(g, 0), len, "fin");
+  LLVMValueRef o = LLVMBuildAdd(b, rb, LLVMBuildAdd(b, cc, jl.iv, ""), "");
+  finish(s, o, jl.iv);
+  cx_loop_end(k->cg, &jl);
+  cx_gen_restore(g, m);
+  cx_loop_end(k->cg, &ql);
+  cx_loop_end(k->cg, &rl);
+}
+
+cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_plan *p,
+                                int64_t *total, int64_t *grain) {
+  red_state s;
+  memset(&s, 0, sizeof s);
+  s.k = k;
+  s.p = p;
+  cx_emit_out_leaves(&fusion->shape, s.leaves, CX_EMIT_MAX_ARGS);
+  int64_t lanes = p->row ? 1 : COL_CHUNK;
+  for (int r = 0; r < p->nred; r++) {
+    s.nval[r] = p->red[r]->nops / 2;
+    for (int v = 0; v < s.nval[r]; v++) {
+      s.ty[r][v] = cx_cg_reg_type(k->cg, p->red[r]->ops[s.nval[r] + v]->shape.type);
+      s.slot[r][v] = cx_gen_alloca(&k->g, s.ty[r][v], lanes);
+    }
+  }
+  *total = cx_shape_elems(&p->out);
+  int64_t per = 1;
+  for (int d = 0; d < p->in.rank; d++)
+    if (p->reduced[d]) per *= p->in.dims[d] ? p->in.dims[d] : 1;
+  /* ~32 KiB of input (4-byte elements) per chunk */
+  *grain = 8192 / (per ? per : 1);
+  if (*grain < 1) *grain = 1;
+  if (!p->row && *grain < 64) *grain = 64;
+  if (*total > 0) {
+    if (p->row) emit_row(&s);
+    else emit_column(&s);
+  }
+  return k->cg->status;
+}
