@@ -9,7 +9,9 @@
 # single "N passed, N failed" line. It exits non-zero if anything failed.
 #   --fast   only parts 1 and 2 (the normal build; what `make check-fast` runs)
 # Environment: CXLA_BUILD (default build), CXLA_ASAN_BUILD (build/asan),
-# CXLA_FUZZ_BUILD (build/fuzz), CXLA_FUZZ_SECONDS (60).
+# CXLA_FUZZ_BUILD (build/fuzz), CXLA_FUZZ_SECONDS (60), CXLA_SUITE_TIMEOUT (900: seconds a
+# unit-test binary may run before it counts as hung), CXLA_TEST_TIMEOUT (180: the same for one
+# test when the remaining tests are run one at a time).
 set -u
 
 cd "$(dirname "$0")/.." || exit 2
@@ -18,6 +20,8 @@ BUILD=${CXLA_BUILD:-build}
 ASAN_BUILD=${CXLA_ASAN_BUILD:-build/asan}
 FUZZ_BUILD=${CXLA_FUZZ_BUILD:-build/fuzz}
 FUZZ_SECONDS=${CXLA_FUZZ_SECONDS:-60}
+SUITE_TIMEOUT=${CXLA_SUITE_TIMEOUT:-900}
+TEST_TIMEOUT=${CXLA_TEST_TIMEOUT:-180}
 FAST=0
 for arg in "$@"; do
   case "$arg" in
@@ -73,6 +77,40 @@ missing() {
   $1: missing $2"
 }
 
+# run_suite BIN: runs a unit-test binary. If it dies without its summary line (a sanitizer
+# abort, a crash, or a hang stopped by the time limit), the tests it did not report are run one
+# at a time (names from the TEST(...) lines of tests/unit/*.c; the filter is a substring, so
+# only the line for the exact name counts), so one bad test does not hide all the others.
+run_suite() {
+  bin=$1
+  tmp="$LOG_DIR/suite.$$"
+  { timeout -k 10 "$SUITE_TIMEOUT" "$bin" 2>&1; echo $? > "$tmp.rc"; } | tee "$tmp"
+  rc=$(cat "$tmp.rc" 2>/dev/null || echo 1)
+  if grep -qE '^[0-9]+ passed, [0-9]+ failed$' "$tmp"; then rm -f "$tmp" "$tmp.rc"; return $rc; fi
+  [ "$rc" -eq 124 ] && echo "=== $bin did not finish in ${SUITE_TIMEOUT}s"
+  echo "=== $bin stopped without a summary (exit status $rc); running the remaining tests one at a time"
+  passed=$(grep -c '^ok   ' "$tmp")
+  failed=$(grep -c '^FAIL ' "$tmp")
+  for name in $(grep -ho '^TEST([A-Za-z0-9_]*)' tests/unit/*.c | sed 's/^TEST(\(.*\))$/\1/' | sort -u); do
+    grep -qxE "(ok  |FAIL) $name" "$tmp" && continue
+    timeout -k 10 "$TEST_TIMEOUT" "$bin" "$name" > "$tmp.one" 2>&1
+    if grep -qx "ok   $name" "$tmp.one"; then
+      passed=$((passed + 1))
+      echo "ok   $name"
+    elif grep -qx "FAIL $name" "$tmp.one"; then
+      failed=$((failed + 1))
+      cat "$tmp.one"
+    else
+      failed=$((failed + 1))
+      tail -n 40 "$tmp.one"
+      echo "FAIL $name (crashed or hung; see above)"
+    fi
+  done
+  rm -f "$tmp" "$tmp.rc" "$tmp.one"
+  echo "$passed passed, $failed failed"
+  return 1
+}
+
 # Runs the fuzzer on a scratch copy of the seeds so the committed seed corpus never changes;
 # prints the one-check summary line itself.
 run_fuzzer() {
@@ -93,13 +131,13 @@ run_fuzzer() {
 
 # 1-2: the normal build.
 if [ -x "$BUILD/cxla_tests" ]; then
-  part "unit+corpus" "$LOG_DIR/unit.log" "$BUILD/cxla_tests"
+  part "unit+corpus" "$LOG_DIR/unit.log" run_suite "$BUILD/cxla_tests"
 else
   missing "unit+corpus" "$BUILD/cxla_tests"
 fi
 if [ -f tests/cli/cli_test.sh ]; then
   if [ -x "$BUILD/cxla" ]; then
-    part "cli" "$LOG_DIR/cli.log" sh tests/cli/cli_test.sh "$BUILD/cxla"
+    part "cli" "$LOG_DIR/cli.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/cli/cli_test.sh "$BUILD/cxla"
   else
     missing "cli" "$BUILD/cxla"
   fi
@@ -110,13 +148,13 @@ if [ $FAST -eq 0 ]; then
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:allocator_may_return_null=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
   export UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
   if [ -x "$ASAN_BUILD/cxla_tests" ]; then
-    part "asan unit+corpus" "$LOG_DIR/asan-unit.log" "$ASAN_BUILD/cxla_tests"
+    part "asan unit+corpus" "$LOG_DIR/asan-unit.log" run_suite "$ASAN_BUILD/cxla_tests"
   else
     missing "asan unit+corpus" "$ASAN_BUILD/cxla_tests"
   fi
   if [ -f tests/cli/cli_test.sh ]; then
     if [ -x "$ASAN_BUILD/cxla" ]; then
-      part "asan cli" "$LOG_DIR/asan-cli.log" sh tests/cli/cli_test.sh "$ASAN_BUILD/cxla"
+      part "asan cli" "$LOG_DIR/asan-cli.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/cli/cli_test.sh "$ASAN_BUILD/cxla"
     else
       missing "asan cli" "$ASAN_BUILD/cxla"
     fi
