@@ -7,7 +7,7 @@
  * (higher is better for cxla), from the best samples and from the medians. Every cxla result
  * is checked against the baseline's before it is reported.
  *
- * usage: bench_main [--threads=N] [--rounds=N] [--gap-us=N] [--only=a,b] [--hlo=DIR]
+ * usage: bench_main [--threads=N] [--rounds=N] [--gap-us=N] [--only=a,b] [--hlo=DIR] [--label=TEXT]
  *   groups: chain9 softmax gemm dense mlp scaling alloc compile */
 #include <cblas.h>
 #include <math.h>
@@ -22,7 +22,7 @@
 void openblas_set_num_threads(int n);
 char *openblas_get_config(void);
 
-bench_cfg cfg = {0, 15, 2000, "bench/hlo", NULL};
+bench_cfg cfg = {0, 15, 2000, "bench/hlo", NULL, NULL};
 static bench_row rows[64];
 static int nrows;
 
@@ -56,6 +56,7 @@ static void fmt_ratio(char *out, size_t n, double r) {
 }
 
 static void print_table(void) {
+  if (cfg.label) printf("\n%s", cfg.label);
   printf("\n| benchmark | cxla | baseline | ratio (best) | ratio (median) | goal | met? | check |\n");
   printf("|---|---|---|---|---|---|---|---|\n");
   for (int i = 0; i < nrows; i++) {
@@ -181,8 +182,9 @@ int main(int argc, char **argv) {
     else if (!strncmp(a, "--gap-us=", 9)) cfg.gap_us = atoi(a + 9);
     else if (!strncmp(a, "--only=", 7)) cfg.only = a + 7;
     else if (!strncmp(a, "--hlo=", 6)) cfg.hlo_dir = a + 6;
+    else if (!strncmp(a, "--label=", 8)) cfg.label = a + 8;
     else {
-      fprintf(stderr, "usage: bench_main [--threads=N] [--rounds=N] [--gap-us=N] [--only=GROUP,...] [--hlo=DIR]\n"
+      fprintf(stderr, "usage: bench_main [--threads=N] [--rounds=N] [--gap-us=N] [--only=GROUP,...] [--hlo=DIR] [--label=TEXT]\n"
                       "groups: chain9 softmax gemm dense mlp scaling alloc compile\n");
       return 2;
     }

@@ -12,6 +12,7 @@ typedef struct bench_cfg {
   int gap_us;
   const char *hlo_dir;
   const char *only;    /* comma-separated group names, or NULL for all */
+  const char *label;   /* printed above the table (e.g. what a diagnostic run changed) */
 } bench_cfg;
 extern bench_cfg cfg;
 

@@ -45,16 +45,16 @@ void bu_interleave(bu_contender *c, int nc, const bu_opts *o) {
     c[i].n = 0;
     c[i].k = 1;
     if (dead(&c[i])) continue;
-    double t0 = bu_now_ms(), one = 0;
+    double t0 = bu_now_ms(), one = INFINITY;
     int calls = 0;
     while (!dead(&c[i]) && (calls < 2 || bu_now_ms() - t0 < o->warmup_ms)) {
       double s = bu_now_ms();
       c[i].fn(c[i].arg);
-      one = bu_now_ms() - s;
+      one = fmin(one, bu_now_ms() - s); /* the fastest call: one slow outlier must not set k */
       if (c[i].after) c[i].after(c[i].arg);
       calls++;
     }
-    if (one > 0 && one < o->min_sample_ms) c[i].k = (int)ceil(o->min_sample_ms / one);
+    if (one > 0 && one < o->min_sample_ms && isfinite(one)) c[i].k = (int)ceil(o->min_sample_ms / one);
   }
   for (int r = 0; r < rounds; r++)
     for (int j = 0; j < nc; j++) {

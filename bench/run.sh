@@ -2,6 +2,8 @@
 # bench/run.sh — builds the library in build/bench (or $BUILD), the benchmark driver against it,
 # and runs it; extra arguments go to bench_main (--threads=N --rounds=N --gap-us=N --only=...).
 # Not part of `make test`. Usage: ./bench/run.sh [bench_main args]   (or: make bench)
+# Environment: BUILD (default build/bench), BENCH_FROM_HEAD=1 (build the committed tree only),
+# BENCH_DIAG=1 (also a diagnostic chain9/softmax run where glibc recycles freed result memory).
 set -e
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build/bench}
@@ -31,4 +33,17 @@ done
 $CC -fopenmp -o "$BUILD/bench_main" "$OBJ"/bench_main.o "$OBJ"/bench_util.o "$OBJ"/bench_mem.o \
   "$OBJ"/bench_blas.o "$OBJ"/bench_compile.o "$OBJ"/baselines.o "$OBJ"/baseline_fast.o "$BUILD/libcxla.a" \
   -L"$LLVM_LIBDIR" -Wl,-rpath,"$LLVM_LIBDIR" -lLLVM-19 -lopenblas -lz -lm -ldl -lpthread
-exec "$BUILD/bench_main" "$@"
+if [ -n "$BENCH_FROM_HEAD" ]; then
+  echo "library: HEAD $(git rev-parse --short HEAD)"
+else
+  echo "library: work tree at $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src include tools Makefile 2>/dev/null || echo ' + uncommitted changes under src/include/tools')"
+fi
+"$BUILD/bench_main" "$@"
+if [ -n "$BENCH_DIAG" ]; then
+  # Diagnostic, not a result: glibc keeps freed memory (no mmap), so cxla's per-call 64 MiB result
+  # reuses already-faulted pages (calloc then memsets it). Separates page-fault cost from kernels.
+  echo
+  echo "==== diagnostic run: GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4000000000 ===="
+  GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4000000000 "$BUILD/bench_main" \
+    --only=chain9,softmax --label="Diagnostic (glibc mmap_max=0: results reuse faulted memory; not the API's default)" "$@"
+fi
