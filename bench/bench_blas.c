@@ -67,6 +67,7 @@ void group_gemm(void) {
   fmt_rate(a, sizeof a, &c[0], flops, "GFLOP/s");
   fmt_rate(bb, sizeof bb, &c[1], flops, "GFLOP/s OpenBLAS");
   add_row("sgemm 1024³ vs cblas_sgemm", a, bb, ratio_best(&c[0], &c[1]), ratio_median(&c[0], &c[1]), "≥ 0.95", 0.95, chk);
+  bu_contenders_free(c, (int)(sizeof c / sizeof c[0]));
   bu_cxla_close(&g);
   free(b.l[0].c);
   cxla_literal_destroy(in[0]);
@@ -100,6 +101,7 @@ static void dense_one(cxla_context *ctx, const char *file, int m, int k, int n) 
   fmt_rate(bb, sizeof bb, &c[1], flops, "GFLOP/s BLAS+C");
   snprintf(row, sizeof row, "dense+bias+relu %dx%dx%d vs sgemm + C loop", m, k, n);
   add_row(row, a, bb, ratio_best(&c[0], &c[1]), ratio_median(&c[0], &c[1]), "(none set)", NAN, chk);
+  bu_contenders_free(c, (int)(sizeof c / sizeof c[0]));
   bu_cxla_close(&d);
   free(b.l[0].c);
   for (int i = 0; i < 3; i++) cxla_literal_destroy(in[i]);
@@ -152,6 +154,7 @@ void group_mlp(void) {
   strcat(bb, " BLAS+C");
   add_row("MLP 784-128-64-10 fwd, batch 128 (time/call)", a, bb, ratio_best(&c[0], &c[1]), ratio_median(&c[0], &c[1]),
           "(none set)", NAN, chk);
+  bu_contenders_free(c, (int)(sizeof c / sizeof c[0]));
   bu_cxla_close(&mlp);
   for (int i = 0; i < 3; i++) free(b.l[i].c);
   for (int i = 0; i < 7; i++) cxla_literal_destroy(in[i]);

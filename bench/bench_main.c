@@ -71,7 +71,7 @@ static void print_table(void) {
 /* ---- shared helpers ---- */
 
 void print_contenders(const char *group, bu_contender *c, int nc, double units_per_call, const char *unit) {
-  printf("\n[%s] per call: best / median / worst over %d interleaved samples", group, cfg.rounds);
+  printf("\n[%s] per call: best / median / worst of every call timed (%d interleaved rounds)", group, cfg.rounds);
   if (unit) printf("; %s from the best and the median", unit);
   printf("\n");
   for (int i = 0; i < nc; i++) {
@@ -79,7 +79,7 @@ void print_contenders(const char *group, bu_contender *c, int nc, double units_p
       printf("  %-46s did not run\n", c[i].name);
       continue;
     }
-    printf("  %-46s %9.3f / %9.3f / %9.3f ms  (x%d per sample)", c[i].name, c[i].best, c[i].median, c[i].worst,
+    printf("  %-46s %9.3f / %9.3f / %9.3f ms  (%d calls/round)", c[i].name, c[i].best, c[i].median, c[i].worst,
            c[i].k);
     if (unit) printf("  %8.2f / %8.2f %s", units_per_call / c[i].best / 1e6, units_per_call / c[i].median / 1e6, unit);
     printf("\n");

@@ -144,6 +144,7 @@ void group_chain9(void) {
   fmt_rate(b, sizeof b, &c[3], bytes, "GB/s triad+calloc");
   add_row("chain9 vs triad writing a fresh calloc'd output", a, b, ratio_best(&c[0], &c[3]), ratio_median(&c[0], &c[3]),
           "(info)", NAN, NULL);
+  bu_contenders_free(c, (int)(sizeof c / sizeof c[0]));
   bu_cxla_close(&on);
   bu_cxla_close(&off);
   triad_free(&tr);
@@ -195,6 +196,7 @@ void group_softmax(void) {
   fmt_rate(b, sizeof b, &c[2], bytes, "GB/s C softmax");
   add_row("softmax vs hand-written C row softmax (time)", a, b, ratio_best(&c[0], &c[2]), ratio_median(&c[0], &c[2]),
           "(info)", NAN, chk_c);
+  bu_contenders_free(c, (int)(sizeof c / sizeof c[0]));
   bu_cxla_close(&sm);
   triad_free(&tr);
   free(ref);
@@ -250,6 +252,7 @@ void group_scaling(void) {
     double rm = one->failed || all->failed ? NAN : (one->median / all->median) / (c[4].median / c[5].median);
     add_row(name, a, b, rb, rm, "(info)", NAN, NULL);
   }
+  bu_contenders_free(c, (int)(sizeof c / sizeof c[0]));
   bu_cxla_close(&ch1);
   bu_cxla_close(&chT);
   bu_cxla_close(&sm1);
@@ -290,5 +293,6 @@ void group_alloc(void) {
   fmt_rate(a, sizeof a, &c[2], 0, NULL);
   add_row("triad: fresh MADV_HUGEPAGE output vs kept array", a, b, ratio_best(&c[2], &c[0]), ratio_median(&c[2], &c[0]),
           "(info)", NAN, NULL);
+  bu_contenders_free(c, 4);
   for (int i = 0; i < 4; i++) triad_free(&t[i]);
 }

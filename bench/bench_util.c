@@ -31,19 +31,23 @@ static int cmp_double(const void *a, const void *b) {
 
 static int dead(const bu_contender *c) { return c->failed || (c->fail_flag && *c->fail_flag); }
 
-static double sample(bu_contender *c) {
-  double t0 = bu_now_ms();
-  for (int i = 0; i < c->k && !dead(c); i++) c->fn(c->arg);
-  double t = (bu_now_ms() - t0) / c->k;
-  if (c->after) c->after(c->arg);
-  return t;
+/* k calls, each timed on its own; the after hook runs between them, untimed. */
+static void sample(bu_contender *c) {
+  for (int i = 0; i < c->k && !dead(c); i++) {
+    double t0 = bu_now_ms();
+    c->fn(c->arg);
+    double t = bu_now_ms() - t0;
+    if (c->after) c->after(c->arg);
+    if (!dead(c)) c->samples[c->n++] = t;
+  }
 }
 
 void bu_interleave(bu_contender *c, int nc, const bu_opts *o) {
-  int rounds = o->rounds < 1 ? 1 : o->rounds > 256 ? 256 : o->rounds;
+  int rounds = o->rounds < 1 ? 1 : o->rounds;
   for (int i = 0; i < nc; i++) {
     c[i].n = 0;
     c[i].k = 1;
+    c[i].samples = NULL;
     if (dead(&c[i])) continue;
     double t0 = bu_now_ms(), one = INFINITY;
     int calls = 0;
@@ -55,13 +59,15 @@ void bu_interleave(bu_contender *c, int nc, const bu_opts *o) {
       calls++;
     }
     if (one > 0 && one < o->min_sample_ms && isfinite(one)) c[i].k = (int)ceil(o->min_sample_ms / one);
+    if (c[i].k > 10000) c[i].k = 10000;
+    if (!(c[i].samples = malloc(sizeof(double) * (size_t)c[i].k * (size_t)rounds))) c[i].failed = 1;
   }
   for (int r = 0; r < rounds; r++)
     for (int j = 0; j < nc; j++) {
       bu_contender *x = &c[(j + r) % nc];
       if (dead(x)) continue;
       sleep_us(o->gap_us);
-      x->samples[x->n++] = sample(x);
+      sample(x);
     }
   for (int i = 0; i < nc; i++) {
     if (dead(&c[i]) || !c[i].n) {
@@ -69,13 +75,25 @@ void bu_interleave(bu_contender *c, int nc, const bu_opts *o) {
       c[i].best = c[i].median = c[i].worst = NAN;
       continue;
     }
-    double s[256];
-    memcpy(s, c[i].samples, sizeof(double) * (size_t)c[i].n);
-    qsort(s, (size_t)c[i].n, sizeof *s, cmp_double);
     int n = c[i].n;
+    double *s = malloc(sizeof(double) * (size_t)n);
+    if (!s) {
+      c[i].failed = 1;
+      continue;
+    }
+    memcpy(s, c[i].samples, sizeof(double) * (size_t)n);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
     c[i].best = s[0];
     c[i].worst = s[n - 1];
     c[i].median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    free(s);
+  }
+}
+
+void bu_contenders_free(bu_contender *c, int nc) {
+  for (int i = 0; i < nc; i++) {
+    free(c[i].samples);
+    c[i].samples = NULL;
   }
 }
 

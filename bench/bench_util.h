@@ -8,18 +8,18 @@
 double bu_now_ms(void);
 double bu_cpu_ms(void); /* CPU time of the whole process */
 
-/* One thing to time: fn(arg) is one call; after(arg), if set, runs untimed after each sample
+/* One thing to time: fn(arg) is one call; after(arg), if set, runs untimed after each call
  * (e.g. freeing the result cxla handed back). A sample is `k` back-to-back calls (k picked in
- * the warm-up so that a sample lasts at least the minimum sample time); the per-call time of
- * each sample is kept. */
+ * the warm-up so that a sample lasts at least the minimum sample time), each timed on its own;
+ * best/median/worst are over all timed calls of all samples. */
 typedef struct bu_contender {
   const char *name;
   void (*fn)(void *arg);
   void (*after)(void *arg);
   void *arg;
   int k;
-  int n;
-  double samples[256]; /* ms per call */
+  int n;               /* timed calls */
+  double *samples;     /* ms per call (malloc'd by bu_interleave; bu_contenders_free) */
   double best, median, worst;
   int failed;          /* the contender is skipped from then on */
   const int *fail_flag; /* optional: a flag fn sets when a call fails (bu_cxla.failed) */
@@ -35,6 +35,7 @@ typedef struct bu_opts {
 /* Warms every contender up, then takes opts->rounds samples of each, interleaved: round r runs
  * the contenders in an order rotated by r, so none always follows the same neighbour. */
 void bu_interleave(bu_contender *c, int nc, const bu_opts *opts);
+void bu_contenders_free(bu_contender *c, int nc);
 
 /* ---- cxla ---- */
 typedef struct bu_cxla {

@@ -6,7 +6,9 @@ jax.jit(f).lower(*args).as_text('hlo') into bench/hlo/jax_NAME.hlo, time jax's j
 function (block_until_ready, warm-up, min/median of samples), run the SAME HLO file through
 `cxla run FILE IN.npy... --backend=cpu --repeat=N` on the same inputs (written as .npy), parse its
 timing line, check cxla's result against jax's, and print time(cxla)/time(jax) per benchmark
-(below 1: cxla is faster). The two are interleaved: rounds of (jax sample, cxla process).
+(below 1: cxla is faster). The two are interleaved: rounds of (jax calls, one cxla process with
+--repeat of the same count). Both sides' numbers are per-call times, each call timed on its own:
+best = fastest call, median = median call (cxla: median of the per-process medians).
 
 JAX comes from PyPI into a venv (benchmarks only; the library never uses it):
     python3 -m venv /tmp/jaxenv && /tmp/jaxenv/bin/pip install jax numpy
@@ -101,11 +103,13 @@ def benchmarks(jnp, jax, np):
 
 
 def time_jax(f, args, reps):
-    """Per-call ms of `reps` back-to-back calls (each waited for)."""
-    t0 = time.perf_counter()
+    """Per-call ms of `reps` calls, each timed on its own (as cxla run --repeat does)."""
+    out = []
     for _ in range(reps):
+        t0 = time.perf_counter()
         f(*args).block_until_ready()
-    return (time.perf_counter() - t0) * 1e3 / reps
+        out.append((time.perf_counter() - t0) * 1e3)
+    return out
 
 
 def run_cxla(cxla, hlo, npys, repeat, threads, out_dir=None):
@@ -152,8 +156,8 @@ def main():
     one = jnp.ones((1,), jnp.float32)
     for _ in range(100):
         tiny(one).block_until_ready()
-    floor = min(time_jax(tiny, [one], 2000) for _ in range(3))
-    print("jax dispatch floor (jitted v+1 on f32[1], block_until_ready): %.1f us per call" % (floor * 1e3))
+    floor = median(time_jax(tiny, [one], 3000))
+    print("jax dispatch floor (jitted v+1 on f32[1], block_until_ready, median): %.1f us per call" % (floor * 1e3))
 
     rows = []
     only = set(filter(None, a.only.split(",")))
@@ -174,10 +178,10 @@ def main():
             npys.append(p)
         # Warm-up: jax until 0.3 s has passed; one cxla run that also writes its result.
         t0 = time.perf_counter()
-        one_call = time_jax(jf, args, 1)
+        one_call = min(time_jax(jf, args, 1))
         while time.perf_counter() - t0 < 0.3:
-            one_call = time_jax(jf, args, 1)
-        reps = max(1, int(20.0 / max(one_call, 1e-3)))  # ~20 ms of calls per jax sample
+            one_call = min(one_call, min(time_jax(jf, args, 1)))
+        reps = max(3, min(500, int(50.0 / max(one_call, 1e-3))))  # ~50 ms of calls per round
         out_dir = os.path.join(tmp, name + "_out")
         _, err = run_cxla(a.cxla, hlo, npys, 1, a.threads, out_dir)
         check = "—"
@@ -189,19 +193,18 @@ def main():
             e = float(np.max(np.abs(got - ref))) / scale if got.shape == ref.shape else float("inf")
             check = ("err %.1e" if e < 1e-4 else "DIFFERS: err %.1e") % e
         jt, cmin, cmed = [], [], []
-        cx_repeat = max(3, min(reps, 200))
         for r in range(a.rounds):
-            jt.append(time_jax(jf, args, reps))
+            jt += time_jax(jf, args, reps)
             if err is None:
-                c, err = run_cxla(a.cxla, hlo, npys, cx_repeat, a.threads)
+                c, err = run_cxla(a.cxla, hlo, npys, reps, a.threads)
                 if c:
                     cmin.append(c[0])
                     cmed.append(c[1])
         j_best, j_med = min(jt), median(jt)
-        line = "%-24s jax best %9.3f ms median %9.3f ms (x%d per sample)" % (name, j_best, j_med, reps)
+        line = "%-24s jax best %9.3f ms median %9.3f ms (%d calls x %d rounds)" % (name, j_best, j_med, reps, a.rounds)
         if err is None:
             c_best, c_med = min(cmin), median(cmed)
-            line += " | cxla best %9.3f ms median %9.3f ms (--repeat=%d x %d)" % (c_best, c_med, cx_repeat, a.rounds)
+            line += " | cxla best %9.3f ms median %9.3f ms (--repeat=%d x %d)" % (c_best, c_med, reps, a.rounds)
             rows.append((name, c_best, c_med, j_best, j_med, work, unit, check))
         else:
             line += " | cxla: %s" % err
