@@ -70,6 +70,21 @@ static LLVMValueRef int_unary(cx_gen *g, const cx_instr *in, cx_op op, cxla_type
   }
 }
 
+/* XLA max/min with compares and selects: LLVM 19 narrows llvm.minimum/maximum of f16 values to
+ * half precision and then returns the zero for (NaN, +-0) on x86, so f16 avoids them. Equal
+ * operands (only +0/-0 can differ) combine their bits: min prefers -0, max +0. */
+static LLVMValueRef minmax_select(cx_gen *g, int is_max, LLVMValueRef a, LLVMValueRef c) {
+  LLVMBuilderRef b = g->cg->b;
+  LLVMTypeRef ft = LLVMTypeOf(a), it = ft == g->cg->t_f64 ? g->cg->t_i64 : g->cg->t_i32;
+  LLVMValueRef pick = LLVMBuildFCmp(b, is_max ? LLVMRealOGT : LLVMRealOLT, a, c, "");
+  LLVMValueRef r = LLVMBuildSelect(b, pick, a, c, "");
+  LLVMValueRef ia = LLVMBuildBitCast(b, a, it, ""), ic = LLVMBuildBitCast(b, c, it, "");
+  LLVMValueRef both = is_max ? LLVMBuildAnd(b, ia, ic, "") : LLVMBuildOr(b, ia, ic, "");
+  r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, a, c, ""), LLVMBuildBitCast(b, both, ft, ""), r, "");
+  LLVMValueRef nan = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, a, a, ""), a, c, "");
+  return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, a, c, ""), nan, r, "");
+}
+
 static LLVMValueRef float_binary(cx_gen *g, cx_op op, cxla_type t, LLVMValueRef a, LLVMValueRef c) {
   LLVMBuilderRef b = g->cg->b;
   LLVMValueRef r;
@@ -80,8 +95,10 @@ static LLVMValueRef float_binary(cx_gen *g, cx_op op, cxla_type t, LLVMValueRef 
   case CX_OP_DIVIDE: r = LLVMBuildFDiv(b, a, c, ""); break;
   case CX_OP_REMAINDER: r = LLVMBuildFRem(b, a, c, ""); break; /* fmod: exact */
   /* NaN-propagating, -0 < +0; exact, so no rounding needed */
-  case CX_OP_MAXIMUM: return fl(g, cx_ir_intr2(g, "llvm.maximum", a, c));
-  case CX_OP_MINIMUM: return fl(g, cx_ir_intr2(g, "llvm.minimum", a, c));
+  case CX_OP_MAXIMUM:
+    return t == CXLA_F16 ? minmax_select(g, 1, a, c) : fl(g, cx_ir_intr2(g, "llvm.maximum", a, c));
+  case CX_OP_MINIMUM:
+    return t == CXLA_F16 ? minmax_select(g, 0, a, c) : fl(g, cx_ir_intr2(g, "llvm.minimum", a, c));
   default: r = cx_gen_binary_math(g, op, t, a, c); break;
   }
   return cx_gen_round(g, t, r);
@@ -92,13 +109,12 @@ static LLVMValueRef float_binary(cx_gen *g, cx_op op, cxla_type t, LLVMValueRef 
 static LLVMValueRef int_pow(cx_gen *g, LLVMValueRef base, LLVMValueRef e, int bits) {
   LLVMBuilderRef b = g->cg->b;
   LLVMTypeRef ty = LLVMTypeOf(base);
-  LLVMValueRef acc = LLVMConstInt(ty, 1, 0), one = LLVMConstInt(ty, 1, 0), zero = LLVMConstInt(ty, 0, 0);
+  LLVMValueRef acc = LLVMConstInt(ty, 1, 0), zero = LLVMConstInt(ty, 0, 0);
   for (int i = 0; i < bits; i++) {
     LLVMValueRef bit = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, e, LLVMConstInt(ty, (unsigned long long)1 << i, 0), ""), zero, "");
     acc = LLVMBuildSelect(b, bit, LLVMBuildMul(b, acc, base, ""), acc, "");
     if (i + 1 < bits) base = LLVMBuildMul(b, base, base, "");
   }
-  (void)one;
   return acc;
 }
 
@@ -223,8 +239,8 @@ LLVMValueRef cx_gen_elementwise(cx_gen *g, const cx_instr *in, LLVMValueRef *a) 
   case CX_OP_SELECT: return LLVMBuildSelect(b, a[0], a[1], a[2], "");
   case CX_OP_CLAMP: { /* min(max(x, lo), hi) with XLA's max/min */
     cxla_type xt = in->ops[1]->shape.type;
-    LLVMValueRef m = cx_ir_fmf(cx_type_is_float(xt) ? float_binary(g, CX_OP_MAXIMUM, xt, a[1], a[0])
-                                                      : int_binary(g, in, CX_OP_MAXIMUM, xt, a[1], a[0]), 0);
+    LLVMValueRef m = cx_type_is_float(xt) ? float_binary(g, CX_OP_MAXIMUM, xt, a[1], a[0])
+                                          : int_binary(g, in, CX_OP_MAXIMUM, xt, a[1], a[0]);
     return cx_type_is_float(xt) ? float_binary(g, CX_OP_MINIMUM, xt, m, a[2])
                                 : int_binary(g, in, CX_OP_MINIMUM, xt, m, a[2]);
   }

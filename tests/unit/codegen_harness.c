@@ -94,6 +94,19 @@ double cgt_ulps(cxla_type t, const void *a, const void *b, int64_t i) {
   return d < 0 ? -d : d;
 }
 
+/* operands of the fusion being compared, for messages */
+static cxla_literal **cur_ins;
+static int cur_nin;
+
+static void print_inputs(int64_t i) {
+  for (int k = 0; k < cur_nin; k++) {
+    if (cx_shape_elems(&cur_ins[k]->shape) <= i) continue;
+    cxla_type t = cur_ins[k]->shape.type;
+    if (cx_type_is_float(t)) fprintf(stdout, "      input %d: %a\n", k, cx_load_f64(t, cur_ins[k]->data, i));
+    else fprintf(stdout, "      input %d: %lld\n", k, (long long)cx_load_i64(t, cur_ins[k]->data, i));
+  }
+}
+
 static int compare(const cgt_opts *o, double *maxu, cxla_type t, const void *want, const void *got, int64_t n,
                    const char *what, const char *file, int line) {
   int fails = 0;
@@ -115,6 +128,7 @@ static int compare(const cgt_opts *o, double *maxu, cxla_type t, const void *wan
       else
         test_fail(file, line, "%s[%lld]: got %lld, want %lld", what, (long long)i,
                   (long long)cx_load_i64(t, got, i), (long long)cx_load_i64(t, want, i));
+      print_inputs(i);
     }
   }
   if (fails > 4) test_fail(file, line, "%s: %d mismatches in all", what, fails);
@@ -242,10 +256,13 @@ static int run_fusion(cx_module *m, cx_instr *f, const cx_kernel *k, kfn fn, cgt
     for (int j = i + 1; j < nc; j++)
       if (cut[j] < cut[i]) { int64_t t = cut[i]; cut[i] = cut[j]; cut[j] = t; }
   for (int i = nc - 1; i >= 0; i--) fn(args, cut[i], cut[i + 1]);
+  cur_ins = ins;
+  cur_nin = nin;
   for (int i = 0; i < nout; i++) {
     const cxla_literal *want = ref->shape.type == CXLA_TUPLE ? ref->elems[i] : ref;
-    char what[96];
-    snprintf(what, sizeof what, "%s output %d", f->name, i);
+    char what[160];
+    snprintf(what, sizeof what, "%s (%s %s) output %d", f->name, cx_op_name(c->root->op),
+             c->root->name ? c->root->name : "", i);
     fails += compare(o, &o->max_ulps, ol[i]->type, want->data, args[i], cx_shape_elems(ol[i]), what, file, line);
   }
   if (o->time_runs > 0 && !fails) {
