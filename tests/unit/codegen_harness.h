@@ -11,6 +11,7 @@
 typedef struct cgt_opts {
   double ulps;          /* float tolerance in units of the result type (0: bit exact; -0 != +0) */
   double atol;          /* ... or an absolute tolerance */
+  double rtol;          /* ... plus a relative one: |got - want| <= atol + rtol * |want| */
   int chunks;           /* 0: 7 uneven chunks */
   int no_specials;      /* floats without NaN/inf/huge values (reassociated reductions) */
   double lo, hi;        /* float inputs mostly uniform in [lo, hi] (default [-8, 8]) */
