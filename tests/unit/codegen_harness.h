@@ -20,6 +20,8 @@ typedef struct cgt_opts {
   int fusion_pass;      /* 0: module already has fusions; 1: cx_pass_wrap_singletons; 2: fusion passes */
   int expect_unsupported; /* every fusion must be refused by cx_emit_supported */
   int in_place;         /* kOutput: run with output 0 == the GEMM result */
+  int alias_operand;    /* > 0: emit with cx_emit_kernel_ex, output 0 sharing operand alias_operand-1 */
+  char **ir;            /* if set: the module's LLVM IR before optimisation (caller frees) */
   /* fills operand `k` of the fusion instead of random values (NULL: random) */
   void (*fill)(cxla_literal *lit, int k, void *user);
   void *user;

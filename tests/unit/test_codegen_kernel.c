@@ -1,0 +1,144 @@
+/* test_codegen_kernel.c — kernel-level properties: the kOutput epilogue (also in place over the
+ * GEMM result), in-place elementwise kernels, vectorisation of elementwise, transcendental and
+ * reduction kernels (vector registers in the host assembly), the IR flags the design relies
+ * on (noalias, contract, reassoc), what cx_emit_supported refuses, and single-thread
+ * throughput of a large elementwise chain. */
+#include <llvm-c/Core.h>
+#include "backend/cpu/jit.h"
+#include "codegen_harness.h"
+#include "ir/verify.h"
+#include "passes/pass.h"
+#include "text/hlo.h"
+
+#define EPI(body_root)                                                                          \
+  "HloModule o\nfo {\n a = f32[33,40] parameter(0)\n w = f32[40,27] parameter(1)\n"            \
+  " bias = f32[27] parameter(2)\n"                                                             \
+  " d = f32[33,27] dot(a, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"            \
+  " bb = f32[33,27] broadcast(bias), dimensions={1}\n s = f32[33,27] add(d, bb)\n" body_root   \
+  "}\nENTRY e {\n x = f32[33,40] parameter(0)\n y = f32[40,27] parameter(1)\n b = f32[27] parameter(2)\n" \
+  " ROOT f = f32[33,27] fusion(x, y, b), kind=kOutput, calls=fo\n}\n"
+
+TEST(codegen_kernel_epilogue) {
+  const char *relu = EPI(" z = f32[] constant(0)\n zb = f32[33,27] broadcast(z), dimensions={}\n"
+                         " ROOT r = f32[33,27] maximum(s, zb)\n");
+  const char *gelu = EPI(" t = f32[33,27] tanh(s)\n ROOT r = f32[33,27] multiply(t, s)\n");
+  for (int in_place = 0; in_place < 2; in_place++) {
+    cgt_opts o = {.in_place = in_place};
+    CHECK_EQ_INT(CGT(relu, &o), 0);
+    CHECK_EQ_INT(o.nfusions, 1);
+    o = (cgt_opts){.in_place = in_place, .ulps = 2};
+    CHECK_EQ_INT(CGT(gelu, &o), 0);
+  }
+  /* the dot epilogue fusion pass makes the same kind of fusion */
+  cgt_opts o = {.fusion_pass = 2, .in_place = 1};
+  CHECK_EQ_INT(CGT("HloModule o\nENTRY e {\n x = f32[16,24] parameter(0)\n y = f32[24,8] parameter(1)\n"
+                   " b = f32[8] parameter(2)\n d = f32[16,8] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                   " bb = f32[16,8] broadcast(b), dimensions={1}\n s = f32[16,8] add(d, bb)\n"
+                   " z = f32[] constant(0)\n zb = f32[16,8] broadcast(z), dimensions={}\n"
+                   " ROOT r = f32[16,8] maximum(s, zb)\n}\n", &o), 0);
+  CHECK(o.nfusions >= 1);
+}
+
+TEST(codegen_kernel_in_place_elementwise) {
+  cgt_opts o = {.fusion_pass = 2, .alias_operand = 1};
+  CHECK_EQ_INT(CGT("HloModule i\nENTRY e {\n a = f32[1000] parameter(0)\n b = f32[1000] parameter(1)\n"
+                   " m = f32[1000] add(a, b)\n ROOT s = f32[1000] multiply(m, a)\n}\n", &o), 0);
+  CHECK_EQ_INT(o.nfusions, 1);
+  /* an operand read through a transpose cannot share the output's memory: refused */
+  const char *text = "HloModule i\nENTRY e {\n a = f32[8,8] parameter(0)\n"
+                     " ROOT t = f32[8,8] transpose(a), dimensions={1,0}\n}\n";
+  cx_module *m = cgt_parse(text, __FILE__, __LINE__);
+  int changed;
+  if (!m) return;
+  CHECK_OK(cx_pass_wrap_singletons(m, &changed));
+  LLVMContextRef c = LLVMContextCreate();
+  LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("i", c);
+  cx_cg cg;
+  cx_cg_init(&cg, test_ctx(), m, NULL, c, mod);
+  cx_kernel k;
+  CHECK(cx_emit_kernel_ex(&cg, m->entry->root, 3, &k) == CXLA_ERR_INTERNAL);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "alias");
+  cx_cg_dispose(&cg);
+  LLVMDisposeModule(mod);
+  LLVMContextDispose(c);
+  cx_module_free(m);
+}
+
+/* The flags the design relies on reach the IR. */
+TEST(codegen_kernel_ir_flags) {
+  char *ir = NULL;
+  cgt_opts o = {.fusion_pass = 1, .ir = &ir, .no_specials = 1, .atol = 1e-2, .rtol = 1e-5};
+  CHECK_EQ_INT(CGT("HloModule f\nadd {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b)\n}\n"
+                   "ENTRY e {\n x = f32[64,100] parameter(0)\n y = f32[64,100] parameter(1)\n"
+                   " m = f32[64,100] multiply(x, y)\n z = f32[] constant(0)\n"
+                   " r = f32[64] reduce(x, z), dimensions={1}, to_apply=add\n"
+                   " ROOT t = (f32[64,100], f32[64]) tuple(m, r)\n}\n", &o), 0);
+  CHECK_STR_CONTAINS(ir, "noalias");
+  CHECK_STR_CONTAINS(ir, "fmul contract");
+  CHECK_STR_CONTAINS(ir, "fadd reassoc contract");
+  CHECK_STR_CONTAINS(ir, "alwaysinline");
+  cx_free(ir);
+}
+
+static void expect_vector(const char *text, double ulps, const char *file, int line) {
+  cgt_opts o = {.fusion_pass = 2, .ulps = ulps, .no_specials = 1, .atol = 1e-2, .rtol = 1e-5};
+  if (cgt_check(text, &o, file, line)) return;
+#if defined(__x86_64__)
+  if (o.vectorized != 1) test_fail(file, line, "no vector registers in the kernel's assembly");
+#endif
+}
+#define VEC(text, ulps) expect_vector((text), (ulps), __FILE__, __LINE__)
+
+TEST(codegen_kernel_vectorized) {
+  VEC("HloModule v\nENTRY e {\n a = f32[4096] parameter(0)\n b = f32[4096] parameter(1)\n"
+      " m = f32[4096] multiply(a, b)\n ROOT s = f32[4096] add(m, a)\n}\n", 2);
+  VEC("HloModule v\nENTRY e {\n a = f32[4096] parameter(0)\n ROOT x = f32[4096] exponential(a)\n}\n", 1);
+  VEC("HloModule v\nENTRY e {\n a = f32[4096] parameter(0)\n ROOT x = f32[4096] tanh(a)\n}\n", 1);
+  VEC("HloModule v\nENTRY e {\n a = f32[4096] parameter(0)\n ROOT x = f32[4096] log(a)\n}\n", 1);
+  VEC("HloModule v\nadd {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b)\n}\n"
+      "ENTRY e {\n x = f32[16,4096] parameter(0)\n z = f32[] constant(0)\n"
+      " ROOT r = f32[16] reduce(x, z), dimensions={1}, to_apply=add\n}\n", 0);
+  VEC("HloModule v\nENTRY e {\n a = f32[64,128] parameter(0)\n b = f32[128] parameter(1)\n"
+      " bb = f32[64,128] broadcast(b), dimensions={1}\n ROOT s = f32[64,128] add(a, bb)\n}\n", 0);
+}
+
+/* Ops the emitter leaves to the interpreter are refused with a reason, never miscompiled. */
+TEST(codegen_kernel_unsupported) {
+  cgt_opts o = {.expect_unsupported = 1};
+  CHECK_EQ_INT(CGT("HloModule u\ncmp {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+                   " ROOT c = pred[] compare(a, b), direction=LT\n}\n"
+                   "fs {\n p = f32[10] parameter(0)\n ROOT s = f32[10] sort(p), dimensions={0}, to_apply=cmp\n}\n"
+                   "ENTRY e {\n x = f32[10] parameter(0)\n ROOT f = f32[10] fusion(x), kind=kLoop, calls=fs\n}\n", &o), 0);
+  CHECK_EQ_INT(CGT("HloModule u\nadd {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b)\n}\n"
+                   "fs {\n p = f32[10] parameter(0)\n i = s32[3,1] parameter(1)\n u = f32[3] parameter(2)\n"
+                   " ROOT s = f32[10] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0},"
+                   " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n"
+                   "ENTRY e {\n x = f32[10] parameter(0)\n y = s32[3,1] parameter(1)\n z = f32[3] parameter(2)\n"
+                   " ROOT f = f32[10] fusion(x, y, z), kind=kLoop, calls=fs\n}\n", &o), 0);
+  o = (cgt_opts){.expect_unsupported = 1, .fusion_pass = 1};
+  CHECK_EQ_INT(CGT("HloModule u\nge {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+                   " ROOT c = pred[] compare(a, b), direction=GE\n}\n"
+                   "add {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b)\n}\n"
+                   "ENTRY e {\n x = f32[4,4] parameter(0)\n s = f32[2,2] parameter(1)\n z = f32[] constant(0)\n"
+                   " ROOT r = f32[4,4] select-and-scatter(x, s, z), window={size=2x2 stride=2x2}, select=ge, scatter=add\n}\n",
+                   &o), 0);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), ""); /* no error was set by refusing */
+}
+
+/* A 16M-element f32 chain on one thread (1M unless CXLA_BENCH is set), in GB/s of operand +
+ * result bytes. Printed, not asserted: timings depend on the machine. */
+TEST(codegen_kernel_throughput) {
+  int n = getenv("CXLA_BENCH") ? 16 << 20 : 1 << 20;
+  char text[512];
+  snprintf(text, sizeof text, "HloModule t\nENTRY e {\n a = f32[%d] parameter(0)\n b = f32[%d] parameter(1)\n"
+           " s = f32[%d] add(a, b)\n h = f32[] constant(0.5)\n hb = f32[%d] broadcast(h), dimensions={}\n"
+           " q = f32[%d] multiply(s, hb)\n m = f32[%d] maximum(q, b)\n ROOT r = f32[%d] multiply(m, a)\n}\n",
+           n, n, n, n, n, n, n);
+  cgt_opts o = {.fusion_pass = 2, .time_runs = 5};
+  CHECK_EQ_INT(CGT(text, &o), 0);
+  printf("    %d-element f32 chain (add, mul, max, mul): %.1f GB/s on one thread\n", n, o.best_gbs);
+  snprintf(text, sizeof text, "HloModule t\nENTRY e {\n a = f32[%d] parameter(0)\n ROOT r = f32[%d] exponential(a)\n}\n", n, n);
+  o = (cgt_opts){.fusion_pass = 2, .ulps = 1, .time_runs = 5};
+  CHECK_EQ_INT(CGT(text, &o), 0);
+  printf("    %d-element f32 exp: %.1f GB/s (%.2f Gelem/s) on one thread\n", n, o.best_gbs, o.best_gbs / 8);
+}
