@@ -33,6 +33,9 @@ done
 $CC -fopenmp -o "$BUILD/bench_main" "$OBJ"/bench_main.o "$OBJ"/bench_util.o "$OBJ"/bench_mem.o \
   "$OBJ"/bench_blas.o "$OBJ"/bench_compile.o "$OBJ"/baselines.o "$OBJ"/baseline_fast.o "$BUILD/libcxla.a" \
   -L"$LLVM_LIBDIR" -Wl,-rpath,"$LLVM_LIBDIR" -lLLVM-19 -lopenblas -lz -lm -ldl -lpthread
+# LLVM-only compile-time diagnostic (bench/diag_llvm.c), built here, run by hand.
+$CC -std=c11 -O2 -Wall -Wextra $(llvm-config-19 --cflags) bench/diag_llvm.c -o "$BUILD/diag_llvm" \
+  -L"$LLVM_LIBDIR" -Wl,-rpath,"$LLVM_LIBDIR" -lLLVM-19
 if [ -n "$BENCH_FROM_HEAD" ]; then
   echo "library: HEAD $(git rev-parse --short HEAD)"
 else
