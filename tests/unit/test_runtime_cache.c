@@ -227,3 +227,29 @@ TEST(runtime_cache_generic_refcounts) {
   CHECK_EQ_INT(cx_cache_get_stats(k).size, 0);
   cx_cache_destroy(k);
 }
+
+/* With a compiling backend the hit must be far cheaper than the compile it skips (the JIT
+ * takes milliseconds; a hit prints and compares the module text). */
+TEST(runtime_cache_hit_skips_cpu_compile) {
+  cxla_context *ctx = test_ctx();
+  cxla_module *m = module_k(ctx, 4);
+  cxla_compile_options o;
+  cxla_compile_options_init(&o);
+  o.backend = "cpu";
+  cxla_executable *e1 = NULL, *e2 = NULL;
+  double t0 = cx_now_ms();
+  CHECK_OK(cxla_compile(m, &o, &e1));
+  double t1 = cx_now_ms();
+  CHECK_OK(cxla_compile(m, &o, &e2));
+  double t2 = cx_now_ms();
+  if (e1 && e2) {
+    printf("    cpu compile: miss %.3f ms, hit %.3f ms\n", t1 - t0, t2 - t1);
+    CHECK_STR_CONTAINS(cxla_executable_compile_stats(e2), "cache=hit");
+    CHECK_MSG((t2 - t1) * 10 < t1 - t0, "hit took %.3f ms, the compile %.3f ms", t2 - t1, t1 - t0);
+    CHECK_NEAR(run0(e2), 4, 0);
+    cxla_executable_destroy(e1);
+    CHECK_NEAR(run0(e2), 4, 0); /* the shared JIT code outlives the first handle */
+  }
+  cxla_executable_destroy(e2);
+  cxla_module_destroy(m);
+}
