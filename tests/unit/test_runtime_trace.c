@@ -231,3 +231,50 @@ TEST(runtime_trace_through_context) {
   free(text);
   unlink(path);
 }
+
+/* ---- cx_rt_interp_op: traced, failures stick ---- */
+static int fallback_calls;
+static int fake_fallback(void *exe, int32_t index, void **args, char *errmsg, size_t errlen) {
+  fallback_calls++;
+  int mode = *(int *)exe;
+  if (mode == 0) { /* success: out = 2 * in */
+    *(float *)args[0] = 2 * *(float *)args[1];
+    return 0;
+  }
+  if (mode == 1) snprintf(errmsg, errlen, "instruction %d: while loop exceeded the limit", (int)index);
+  return mode == 1 ? CXLA_ERR_RUNTIME : mode == 2 ? CXLA_ERR_OUT_OF_MEMORY : -7;
+}
+
+TEST(runtime_interp_op_calls_fallback_and_sticks) {
+  cx_trace *t = cx_trace_create("/dev/null");
+  int mode = 0;
+  float in = 3, out = 0;
+  void *args[2] = {&out, &in};
+  const char *names[] = {"interp: sort.4"};
+  cx_rt rt = {.trace = t, .names = names, .exe = &mode, .fallback = fake_fallback};
+  fallback_calls = 0;
+  cx_rt_interp_op(&rt, 4, args, 0);
+  CHECK_EQ_INT(rt.status, CXLA_OK);
+  CHECK_NEAR(out, 6, 0);
+  CHECK_EQ_INT(cx_trace_count(t, NULL), 1);
+  mode = 1;
+  cx_rt_interp_op(&rt, 9, args, 0);
+  CHECK_EQ_INT(rt.status, CXLA_ERR_RUNTIME);
+  CHECK_STR_CONTAINS(rt.errmsg, "instruction 9: while loop exceeded the limit");
+  mode = 0; /* a later call of the same execution does nothing */
+  cx_rt_interp_op(&rt, 4, args, 0);
+  CHECK_EQ_INT(fallback_calls, 2);
+  cx_rt r2 = {.exe = &mode, .fallback = fake_fallback, .names = names};
+  mode = 2; /* a status code passes through; a message is made up when none was given */
+  cx_rt_interp_op(&r2, 4, args, 0);
+  CHECK_EQ_INT(r2.status, CXLA_ERR_OUT_OF_MEMORY);
+  CHECK_STR_CONTAINS(r2.errmsg, "interp: sort.4: interpreter fallback failed");
+  cx_rt r3 = {.exe = &mode, .fallback = fake_fallback};
+  mode = 3; /* anything else is a runtime error */
+  cx_rt_interp_op(&r3, 4, args, 0);
+  CHECK_EQ_INT(r3.status, CXLA_ERR_RUNTIME);
+  cx_rt r4 = {0}; /* no fallback given: an internal error, not a crash */
+  cx_rt_interp_op(&r4, 4, args, 0);
+  CHECK_EQ_INT(r4.status, CXLA_ERR_INTERNAL);
+  cx_trace_destroy(t);
+}
