@@ -147,6 +147,7 @@ static const ccase cases[] = {
     {2, 8, 5, 4, 8, 1, 1, {0}, {0}, {0}, {0}, {0}, {0}, 2, NHWC, HWIO, ODD_OUT}, /* 1x1, groups, scatter */
     {2, 8, 5, 4, 8, 1, 1, {0}, {0}, {0}, {0}, {0}, {0}, 2, NHWC, HWIO, NHWC},    /* 1x1, groups, direct out */
     {2, 1, 300, 250, 3, 3, 3, {1, 1}, {1, 1}, {1, 1}, {0}, {0}, {0}, 0, NCHW, OIHW, NCHW}, /* several pixel blocks */
+    {1, 2, 20, 21, 3, 17, 16, {1, 2}, {2, 3}, {1, 0}, {0}, {0}, {1, 0}, 0, NCHW, OIHW, NCHW}, /* window > 256 */
     {1, 16, 300, 250, 5, 3, 3, {1, 1}, {1, 1}, {1, 1}, {0}, {0}, {0}, 0, NHWC, OIHW, NCHW}, /* blocks, sgemm, scatter */
 };
 

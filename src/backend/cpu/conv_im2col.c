@@ -45,6 +45,18 @@ typedef struct plan {
   float *cols, *wt, *cbuf;   /* wt: per group Kg × og (sgemm), or window × out_feat × cg (direct) */
 } plan;
 
+/* Input coordinate of window offset k at output position o along one spatial dim, or -1
+ * when it falls in padding or between dilated input elements. */
+static inline int64_t in_coord(int64_t o, int64_t k, int64_t stride, int64_t pad_lo, int64_t ldil, int64_t rdil,
+                               int64_t size) {
+  int64_t x = o * stride - pad_lo + k * rdil;
+  if (ldil != 1) { /* (divisions are slow: only for base-dilated convolutions) */
+    if (x < 0 || x % ldil) return -1;
+    x /= ldil;
+  }
+  return x >= 0 && x < size ? x : -1;
+}
+
 static void gather_rows(void **args, int64_t begin, int64_t end) {
   const plan *pl = args[0];
   const cx_conv2d_desc *d = pl->d;
@@ -53,24 +65,50 @@ static void gather_rows(void **args, int64_t begin, int64_t end) {
     int64_t p = pl->p0 + r, ow = p % d->out_w, oh = p / d->out_w % d->out_h, n = p / (d->out_w * d->out_h);
     float *row = pl->cols + r * pl->K;
     const float *img = pl->in + n * is[0];
-    for (int64_t kh = 0; kh < KH; kh++) {
-      int64_t hd = oh * d->stride[0] - d->pad_lo[0] + kh * d->rhs_dil[0], h = hd / d->lhs_dil[0];
-      int vh = hd >= 0 && hd % d->lhs_dil[0] == 0 && h < d->in_h;
-      for (int64_t kw = 0; kw < KW; kw++) {
-        int64_t wd = ow * d->stride[1] - d->pad_lo[1] + kw * d->rhs_dil[1], w = wd / d->lhs_dil[1];
-        int valid = vh && wd >= 0 && wd % d->lhs_dil[1] == 0 && w < d->in_w;
-        const float *src = valid ? img + h * is[2] + w * is[3] : NULL;
-        if (pl->chan_last) { /* k = (g, kh, kw, i): per group, a run of cg features */
-          for (int64_t g = 0; g < G; g++) {
-            float *dst = row + g * pl->Kg + (kh * KW + kw) * cg;
-            const float *s = valid ? src + g * cg : NULL; /* feature stride is 1 here */
-            if (!valid) memset(dst, 0, (size_t)cg * sizeof *dst);
-            else if (cg >= 8) memcpy(dst, s, (size_t)cg * sizeof *dst);
-            else for (int64_t i = 0; i < cg; i++) dst[i] = s[i];
+    if (!pl->chan_last) { /* k = (g, i, kh, kw) = (feature, kh, kw): written in order */
+      /* Element offsets of the window's input positions within a feature plane (-1: zero),
+       * the same for every feature; computed once per row when the window is small. */
+      int64_t off[256];
+      int small = KH * KW <= 256;
+      for (int64_t k = 0; small && k < KH * KW; k++) {
+        int64_t h = in_coord(oh, k / KW, d->stride[0], d->pad_lo[0], d->lhs_dil[0], d->rhs_dil[0], d->in_h);
+        int64_t w = h < 0 ? -1 : in_coord(ow, k % KW, d->stride[1], d->pad_lo[1], d->lhs_dil[1], d->rhs_dil[1], d->in_w);
+        off[k] = w < 0 ? -1 : h * is[2] + w * is[3];
+      }
+      for (int64_t c = 0; c < d->in_feat; c++) {
+        const float *plane = img + c * is[1];
+        if (small) {
+          for (int64_t k = 0; k < KH * KW; k++) *row++ = off[k] < 0 ? 0.0f : plane[off[k]];
+          continue;
+        }
+        for (int64_t kh = 0; kh < KH; kh++) {
+          int64_t h = in_coord(oh, kh, d->stride[0], d->pad_lo[0], d->lhs_dil[0], d->rhs_dil[0], d->in_h);
+          for (int64_t kw = 0; kw < KW; kw++) {
+            int64_t w = h < 0 ? -1 : in_coord(ow, kw, d->stride[1], d->pad_lo[1], d->lhs_dil[1], d->rhs_dil[1], d->in_w);
+            *row++ = w < 0 ? 0.0f : plane[h * is[2] + w * is[3]];
           }
-        } else { /* k = (g, i, kh, kw) = (feature, kh, kw) */
-          float *dst = row + kh * KW + kw;
-          for (int64_t c = 0; c < d->in_feat; c++) dst[c * KH * KW] = valid ? src[c * is[1]] : 0.0f;
+        }
+      }
+      continue;
+    }
+    /* With one group and densely packed, undilated pixels, a window row inside the image is
+     * one run of KW * C floats (this matters when C is small, as in a network's first layer). */
+    int rows_contiguous = G == 1 && is[3] == cg && d->rhs_dil[1] == 1 && d->lhs_dil[1] == 1;
+    int64_t w0 = ow * d->stride[1] - d->pad_lo[1];
+    for (int64_t kh = 0; kh < KH; kh++) { /* k = (g, kh, kw, i): per group, a run of cg features */
+      int64_t h = in_coord(oh, kh, d->stride[0], d->pad_lo[0], d->lhs_dil[0], d->rhs_dil[0], d->in_h);
+      if (rows_contiguous && h >= 0 && w0 >= 0 && w0 + KW <= d->in_w) {
+        memcpy(row + kh * KW * cg, img + h * is[2] + w0 * is[3], (size_t)(KW * cg) * sizeof *row);
+        continue;
+      }
+      for (int64_t kw = 0; kw < KW; kw++) {
+        int64_t w = h < 0 ? -1 : in_coord(ow, kw, d->stride[1], d->pad_lo[1], d->lhs_dil[1], d->rhs_dil[1], d->in_w);
+        const float *src = w < 0 ? NULL : img + h * is[2] + w * is[3]; /* feature stride is 1 here */
+        for (int64_t g = 0; g < G; g++) {
+          float *dst = row + g * pl->Kg + (kh * KW + kw) * cg;
+          if (!src) memset(dst, 0, (size_t)cg * sizeof *dst);
+          else if (cg >= 8) memcpy(dst, src + g * cg, (size_t)cg * sizeof *dst);
+          else for (int64_t i = 0; i < cg; i++) dst[i] = src[g * cg + i];
         }
       }
     }
@@ -98,11 +136,11 @@ static void direct_rows(void **args, int64_t begin, int64_t end) {
     float *dst = out_at(pl, p, 0);
     for (int64_t f = 0; f < F; f++) dst[f * os1] = 0;
     for (int64_t kh = 0; kh < d->k_h; kh++) {
-      int64_t hd = oh * d->stride[0] - d->pad_lo[0] + kh * d->rhs_dil[0], h = hd / d->lhs_dil[0];
-      if (hd < 0 || hd % d->lhs_dil[0] || h >= d->in_h) continue;
+      int64_t h = in_coord(oh, kh, d->stride[0], d->pad_lo[0], d->lhs_dil[0], d->rhs_dil[0], d->in_h);
+      if (h < 0) continue;
       for (int64_t kw = 0; kw < KW; kw++) {
-        int64_t wd = ow * d->stride[1] - d->pad_lo[1] + kw * d->rhs_dil[1], w = wd / d->lhs_dil[1];
-        if (wd < 0 || wd % d->lhs_dil[1] || w >= d->in_w) continue;
+        int64_t w = in_coord(ow, kw, d->stride[1], d->pad_lo[1], d->lhs_dil[1], d->rhs_dil[1], d->in_w);
+        if (w < 0) continue;
         const float *src = pl->in + n * is[0] + h * is[2] + w * is[3], *wk = pl->wt + (kh * KW + kw) * F * cg;
         if (cg == 1 && og == 1 && is[1] == 1 && os1 == 1) { /* depthwise, channels last */
           for (int64_t f = 0; f < F; f++) dst[f] += src[f] * wk[f];
