@@ -1,6 +1,7 @@
 #!/bin/sh
 # bench_runtime.sh [BUILD] [THREADS] — builds bench/bench_runtime.c against BUILD/libcxla.a
 # (default build/, made by `make BUILD=...`) and runs it with THREADS threads (0: all CPUs).
+# On a loaded machine, CPU_TIME=1 with THREADS=1 times by thread CPU time instead of wall time.
 set -e
 BUILD=${1:-build}
 LLVM_LIBDIR=$(llvm-config-19 --libdir)
