@@ -39,8 +39,9 @@ static int shape_ok(const cx_shape *s, int allow_tuple) {
       if (!shape_ok(&s->tuple[i], 0)) return 0;
     return 1;
   }
-  return cx_type_is_array(s->type) && !s->dynamic && !s->layout_extra && cx_shape_has_default_layout(s) &&
-         cx_shape_elems(s) >= 0;
+  /* Buffers hold arrays row-major whatever the layout says (as literals do); only bitcast
+   * reads layouts (checked there). */
+  return cx_type_is_array(s->type) && !s->dynamic && cx_shape_elems(s) >= 0;
 }
 
 static int scalar_comp_ok(const cx_comp *c, const char **why) {
@@ -103,6 +104,9 @@ int cx_emit_instr_ok(const cx_instr *in, int scalar, const char **why) {
   case CX_OP_BITCAST:
     if (cxla_type_size(in->shape.type) != cxla_type_size(in->ops[0]->shape.type))
       return *why = cx_emit_why("%s: bitcast that changes the element size", in->name), 0;
+    if (!cx_shape_has_default_layout(&in->shape) || !cx_shape_has_default_layout(&in->ops[0]->shape) ||
+        in->shape.layout_extra || in->ops[0]->shape.layout_extra)
+      return *why = cx_emit_why("%s: bitcast between non-default layouts", in->name), 0;
     return 1;
   case CX_OP_REDUCE:
     return scalar_comp_ok(in->ncalled == 1 ? in->called[0] : NULL, why);

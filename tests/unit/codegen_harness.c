@@ -9,6 +9,7 @@
 #include "ir/literal.h"
 #include "ir/verify.h"
 #include "passes/pass.h"
+#include "runtime/flags.h"
 #include "text/hlo.h"
 
 uint64_t cgt_rand(uint64_t *s) {
@@ -306,6 +307,14 @@ int cgt_check(const char *text, cgt_opts *o, const char *file, int line) {
     s = cx_pass_fusion(m, &changed);
     if (s == CXLA_OK) s = cx_pass_multi_output_fusion(m, &changed);
   }
+  if (o->fusion_pass >= 3) {
+    cx_flags fl;
+    cx_flags_init(&fl);
+    fl.fusion = o->fusion_pass == 3;
+    cx_pass_ctx pc = {&fl, 1, 0, NULL};
+    s = cx_pass_pipeline_cpu(&pc, m);
+    cx_flags_free(&fl);
+  }
   if (s == CXLA_OK) s = cx_verify_module(m);
   if (s != CXLA_OK) {
     test_fail(file, line, "fusion pass: %s", cxla_context_errmsg(test_ctx()));
@@ -321,14 +330,22 @@ int cgt_check(const char *text, cgt_opts *o, const char *file, int line) {
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("cgt", cx_jit_context(j));
   cx_cg cg;
   cx_cg_init(&cg, test_ctx(), m, NULL, cx_jit_context(j), mod);
-  cx_instr *fus[64];
-  cx_kernel ks[64];
+  cx_instr *fus[256];
+  cx_kernel ks[256];
   int nf = 0;
-  for (int i = 0; i < m->entry->ninstrs && nf < 64; i++) {
-    cx_instr *f = m->entry->instrs[i];
+  o->nunsupported = 0;
+  /* fusions of every computation (ENTRY, loop bodies, branches), not inside other fusions */
+  for (int ci = 0; ci < m->ncomps; ci++)
+  for (int i = 0; i < m->comps[ci]->ninstrs && nf < 256; i++) {
+    cx_instr *f = m->comps[ci]->instrs[i];
     if (f->op != CX_OP_FUSION) continue;
     const char *why = NULL;
     int ok = cx_emit_supported(f, &why);
+    if (!ok && o->skip_unsupported && !o->expect_unsupported) {
+      o->nunsupported++;
+      if (getenv("CXLA_CG_WHY")) printf("      unsupported %s: %s\n", f->name, why);
+      continue;
+    }
     if (o->expect_unsupported) {
       if (ok) { test_fail(file, line, "%s: expected cx_emit_supported to refuse it", f->name); fails++; }
       else if (!why || !*why) { test_fail(file, line, "%s: refused without a reason", f->name); fails++; }

@@ -17,7 +17,10 @@ typedef struct cgt_opts {
   double lo, hi;        /* float inputs mostly uniform in [lo, hi] (default [-8, 8]) */
   int64_t ilo, ihi;     /* "small" integers in [ilo, ihi] (default [-5, 20]) */
   uint64_t seed;
-  int fusion_pass;      /* 0: module already has fusions; 1: cx_pass_wrap_singletons; 2: fusion passes */
+  int fusion_pass;      /* 0: module already has fusions; 1: cx_pass_wrap_singletons; 2: fusion passes;
+                           3 / 4: the whole CPU pipeline with fusion on / off */
+  int skip_unsupported; /* fusions cx_emit_supported refuses are counted in nunsupported, not failures */
+  int nunsupported;
   int expect_unsupported; /* every fusion must be refused by cx_emit_supported */
   int in_place;         /* kOutput: run with output 0 == the GEMM result */
   int alias_operand;    /* > 0: emit with cx_emit_kernel_ex, output 0 sharing operand alias_operand-1 */
