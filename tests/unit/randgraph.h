@@ -102,6 +102,9 @@ int rg_bounds_comp(rg_bounds *bd, cx_comp *c, int nargs, const rg_val *const *ar
  * (heap, *n of them; NULL on OOM). */
 rg_val *rg_analyze(cx_module *m, const rg_param *params, int nparams, int *n, char *why, size_t whylen);
 
+/* One line per ENTRY instruction: its leaves' ranges and errors (for debugging the rules). */
+void rg_bounds_print(cx_module *m, const rg_param *params, int nparams, cx_sb *sb);
+
 /* Machine epsilon (half an ulp of 1) of a float type, 0 for others. */
 double rg_eps(cxla_type t);
 /* Tolerance used to compare one leaf: |got - want| <= atol + rtol * |want|. */

@@ -169,6 +169,7 @@ static int leaf_offset(const cx_shape *s, int64_t index) {
  * Lipschitz bound L on the widened range, and its approximation error. */
 static rg_val unary_math(rg_bounds *bd, const cx_instr *in, rg_val a, cxla_type t) {
   double lo = a.lo, hi = a.hi, L = 1, olo = -INFINITY, ohi = INFINITY, abs_floor = 0, prop = -1;
+  double d0 = lo > 0 ? lo : hi < 0 ? -hi : 0; /* distance of the operand range from 0 */
   double gl = -INFINITY, gh = INFINITY; /* guaranteed bounds */
   rg_val r = a;
   switch (in->op) {
@@ -186,14 +187,17 @@ static rg_val unary_math(rg_bounds *bd, const cx_instr *in, rg_val a, cxla_type 
     if (!(lo > -1)) mark_bad(bd, &r, in, "operand may be <= -1");
     olo = log1p(lo), ohi = log1p(hi), L = 1 / (1 + lo), abs_floor = 1;
     break;
-  case CX_OP_LOGISTIC:
-    olo = 1 / (1 + exp(-lo)), ohi = 1 / (1 + exp(-hi)), L = 0.25, gl = 0, gh = 1, abs_floor = 1;
+  case CX_OP_LOGISTIC: /* these flatten away from 0: the slope at the point nearest 0 bounds them */
+    olo = 1 / (1 + exp(-lo)), ohi = 1 / (1 + exp(-hi)), gl = 0, gh = 1, abs_floor = 1;
+    L = exp(-d0) / ((1 + exp(-d0)) * (1 + exp(-d0)));
     break;
   case CX_OP_TANH:
     olo = tanh(lo), ohi = tanh(hi), gl = -1, gh = 1, abs_floor = 1;
+    L = 1 - tanh(d0) * tanh(d0);
     break;
   case CX_OP_ERF:
-    olo = erf(lo), ohi = erf(hi), L = 1.13, gl = -1, gh = 1, abs_floor = 1;
+    olo = erf(lo), ohi = erf(hi), gl = -1, gh = 1, abs_floor = 1;
+    L = 1.1284 * exp(-d0 * d0);
     break;
   case CX_OP_SQRT:
     if (!(lo >= 0)) mark_bad(bd, &r, in, "operand may be < 0");
@@ -237,6 +241,8 @@ static rg_val unary_math(rg_bounds *bd, const cx_instr *in, rg_val a, cxla_type 
   r.hi = fmax(olo, ohi);
   double eps = rg_eps(t);
   r.err = (prop >= 0 ? prop : L * a.err) + APPROX * eps * fmax(mag(r), abs_floor);
+  /* both backends land in [gl, gh]: they cannot differ by more than its width */
+  if (r.err > gh - gl) r.err = gh - gl;
   r = finish(bd, in, r, t);
   r.lo = fmax(r.lo, gl);
   r.hi = fmin(r.hi, gh);
@@ -320,7 +326,9 @@ static rg_val elementwise(rg_bounds *bd, const cx_instr *in, const rg_val *o) {
     if (t == CXLA_PRED) { r.lo = 0, r.hi = 1, r.err = 0, r.special = 0; return r; }
     if (cx_type_is_float(t)) {
       if (fl && a.err > 0) r.err = a.err + eps * mag(a); /* rounding may go either way */
-      if (!fl && mag(a) > ldexp(1, 24)) r.err = eps * mag(a); /* int -> f32 -> narrower: double rounding */
+      /* int -> float rounds once, exactly, in every backend, unless it goes through f32 on the
+       * way (64-bit integers, or bf16 from integers beyond f32's 24 bits) */
+      if (!fl && mag(a) > ldexp(1, 24) && (cx_type_bits(ot) > 32 || t == CXLA_BF16)) r.err = eps * mag(a);
       return finish(bd, in, r, t);
     }
     /* to an integer: truncation, saturation, NaN -> 0 */
@@ -428,6 +436,7 @@ static rg_val elementwise(rg_bounds *bd, const cx_instr *in, const rg_val *o) {
     r.lo = fmin(fmax(x.lo, l.lo), h.lo);
     r.hi = fmin(fmax(x.hi, l.hi), h.hi);
     r.err = fmax(x.err, fmax(l.err, h.err));
+    if (l.err == 0 && h.err == 0 && !l.special && !h.special && r.err > h.hi - l.lo) r.err = fmax(h.hi - l.lo, 0);
     r.special = x.special | l.special | h.special;
     return r;
   }
@@ -745,4 +754,28 @@ rg_val *rg_analyze(cx_module *m, const rg_param *params, int nparams, int *n, ch
   cx_free(nl);
   rg_bounds_free(&bd);
   return res;
+}
+
+void rg_bounds_print(cx_module *m, const rg_param *params, int nparams, cx_sb *sb) {
+  rg_bounds bd;
+  rg_bounds_init(&bd, m);
+  const rg_val **args = cx_malloc(sizeof *args * (size_t)(nparams + 1));
+  int *nl = cx_malloc(sizeof *nl * (size_t)(nparams + 1));
+  if (args && nl) {
+    for (int i = 0; i < nparams; i++) args[i] = &params[i].v, nl[i] = 1;
+    rg_bounds_comp(&bd, m->entry, nparams, args, nl);
+    for (int i = 0; i < m->entry->ninstrs; i++) {
+      const cx_instr *in = m->entry->instrs[i];
+      int n;
+      const rg_val *v = rg_bounds_get(&bd, in, &n);
+      cx_sb_printf(sb, "  %-28s", in->name ? in->name : "?");
+      for (int k = 0; v && k < n && k < 4; k++)
+        cx_sb_printf(sb, " [%.4g, %.4g] err %.3g%s%s", v[k].lo, v[k].hi, v[k].err, v[k].special ? " nan/inf" : "",
+                     v[k].bad ? " BAD" : "");
+      cx_sb_putc(sb, '\n');
+    }
+  }
+  cx_free(args);
+  cx_free(nl);
+  rg_bounds_free(&bd);
 }

@@ -43,7 +43,7 @@ static int exact_ranked(gen *g, gval v, const void *arg) {
 
 gval rg_bounded(gen *g, gval v, double B) {
   if (!rg_ok(v) || rg_mag(g, v) <= B) return v;
-  int r = rg_below(&g->rs, 3);
+  int r = cx_type_is_float(ty(v)) ? rg_below(&g->rs, 3) : 0; /* integers: clamp */
   if (r == 0) { /* clamp with scalar bounds: exact, and the range is exactly [-B, B] */
     gval lo = rg_const(g, ty(v), -B), hi = rg_const(g, ty(v), B);
     return rg_v(g, cxla_builder_clamp(B_(g), lo.op, v.op, hi.op));

@@ -74,7 +74,8 @@ static int apply(cx_module *m, rg_bounds *bd, edit e, rg_param **params, int *np
   cx_comp *entry = m->entry;
   if (e.kind == E_ROOT_ONE || e.kind == E_ROOT_DROP) {
     cx_instr *r = entry->root;
-    if (c != entry || r->op != CX_OP_TUPLE || r->nops < 2 || e.arg >= r->nops) return 0;
+    if (c != entry || r->op != CX_OP_TUPLE || e.arg >= r->nops || (e.kind == E_ROOT_DROP && r->nops < 2)) return 0;
+    if (r->ops[e.arg]->shape.type == CXLA_TUPLE) return 0;
     if (e.kind == E_ROOT_ONE) {
       entry->root = r->ops[e.arg];
       return 1;
@@ -203,7 +204,7 @@ static int list_edits(cxla_context *ctx, const char *text, edit **out) {
     v[n++] = (edit){K, C, I, A};                                                \
   } while (0)
   if (!v) goto done;
-  if (r->op == CX_OP_TUPLE && r->nops > 1) {
+  if (r->op == CX_OP_TUPLE) {
     for (int j = 0; j < r->nops; j++) PUSH(E_ROOT_ONE, ei, 0, j);
     for (int j = 0; j < r->nops; j++) PUSH(E_ROOT_DROP, ei, 0, j);
   }

@@ -424,7 +424,16 @@ TEST(random_graph_cpu_matches_interp) {
   if (jobs > 16) jobs = 16;
   if (getenv("CXLA_RANDGRAPH_SHOW")) {
     rg_graph g;
-    if (rg_generate(test_ctx(), (uint64_t)env_long("CXLA_RANDGRAPH_SHOW", 1), &cfg, &g) == CXLA_OK) printf("%s", g.text);
+    if (rg_generate(test_ctx(), (uint64_t)env_long("CXLA_RANDGRAPH_SHOW", 1), &cfg, &g) == CXLA_OK) {
+      printf("%s", g.text);
+      if (getenv("CXLA_RANDGRAPH_STATS")) { /* and what the analysis thinks of each value */
+        cx_sb sb;
+        cx_sb_init(&sb);
+        rg_bounds_print(g.m, g.params, g.nparams, &sb);
+        printf("%s", sb.buf ? sb.buf : "");
+        cx_sb_free(&sb);
+      }
+    }
     rg_graph_free(&g);
     return;
   }
