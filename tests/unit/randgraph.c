@@ -244,8 +244,8 @@ static double const_value(gen *g, cxla_type t) {
 
 gval rg_fresh(gen *g, cxla_type t, int rank, const int64_t *dims, int exact) {
   int r = rg_below(&g->rs, 100);
-  if (g->cur->depth == 0 && r < 45) return rg_param_new(g, t, rank, dims, param_range(g, t, exact));
-  if (r < 65 && rank > 0 && t != CXLA_PRED) {
+  if (g->cur->depth == 0 && r < 60) return rg_param_new(g, t, rank, dims, param_range(g, t, exact));
+  if (r < 75 && rank > 0 && t != CXLA_PRED) {
     int d = rg_below(&g->rz, rank); /* iota values must fit the type (f16: exactly up to 2048) */
     int64_t cap = t == CXLA_S8 ? 128 : t == CXLA_F16 ? 2048 : INT64_MAX;
     if (dims[d] <= cap) return rg_keep(g, rg_v(g, cxla_builder_iota(g->cur->b, t, rank, dims, d)));
@@ -509,6 +509,13 @@ static cxla_op pick_root(gen *g) {
   int more = rg_below(&g->rs, 4);
   for (int i = 0; i < more && n < 6; i++) outs[n++] = c->pool[rg_below(&g->rs, c->npool)].op;
   if (n == 1 && rg_chance(g, 0.5)) return outs[0];
+  /* outputs that alias: a parameter, the same value twice, a constant */
+  if (n < 6 && g->nparams && rg_chance(g, 0.1)) outs[n++] = c->pool[0].op;
+  if (n < 6 && rg_chance(g, 0.1)) {
+    cxla_op dup = outs[rg_below(&g->rs, n)];
+    outs[n++] = dup;
+  }
+  if (n < 6 && rg_chance(g, 0.05)) outs[n++] = rg_const(g, CXLA_F32, 1.5).op;
   return cxla_builder_tuple(c->b, n, outs);
 }
 

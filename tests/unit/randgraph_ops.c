@@ -505,7 +505,19 @@ void rg_op_dot(gen *g) {
   if (cx_type_is_float(t)) a = rg_bounded(g, a, 4), b = rg_bounded(g, b, 4);
   if (!rg_ok(a) || !rg_ok(b)) return;
   cxla_dot_dims dd = {nb, nc, lb, rb, lc, rc};
-  rg_keep(g, rg_v(g, cxla_builder_dot(B_(g), a.op, b.op, &dd)));
+  gval d = rg_keep(g, rg_v(g, cxla_builder_dot(B_(g), a.op, b.op, &dd)));
+  if (!rg_ok(d) || !cx_type_is_float(t) || d.in->shape.rank == 0 || !rg_chance(g, 0.35)) return;
+  /* a dense layer's epilogue: bias along the last dimension, then an activation */
+  const cx_shape *ds = &d.in->shape;
+  int64_t last = ds->rank - 1, n = ds->dims[last];
+  gval bias = rg_get(g, t, 1, &n, 0);
+  if (!rg_ok(bias)) return;
+  gval y = bin(g, "add", d, rg_v(g, cxla_builder_broadcast(B_(g), bias.op, ds->rank, ds->dims, &last)));
+  int act = rg_below(&g->rs, 4);
+  if (act == 0) y = bin(g, "maximum", y, like(g, y, 0));
+  else if (act == 1 && rg_has(g, RG_F_TRANSC)) y = un(g, "tanh", y);
+  else if (act == 2 && rg_has(g, RG_F_TRANSC)) y = un(g, "logistic", y);
+  rg_keep(g, y);
 }
 
 /* ---- reduce-window ---- */

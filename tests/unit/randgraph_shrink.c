@@ -2,7 +2,7 @@
  * text with one edit: the ENTRY root tuple cut to one element or one element fewer; an ENTRY
  * instruction replaced by a new parameter (everything above it disappears); an instruction
  * replaced by an operand of the same shape (a while loop by its initial state, a unary op by
- * its input); inside called computations, an instruction replaced by a constant. After an edit
+ * its input, a get-tuple-element of a tuple by the element); inside called computations, an instruction replaced by a constant. After an edit
  * dead code, unused parameters and unreachable computations go away. A candidate is kept if
  * it parses, verifies, still analyses as comparable (no bad output) and still fails. */
 #include <math.h>
@@ -118,6 +118,7 @@ static int apply(cx_module *m, rg_bounds *bd, edit e, rg_param **params, int *np
   case E_BYPASS: {
     if (e.arg >= in->nops || in->op == CX_OP_PARAMETER) return 0;
     cx_instr *o = in->ops[e.arg];
+    if (in->op == CX_OP_GET_TUPLE_ELEMENT && o->op == CX_OP_TUPLE) o = o->ops[in->a.index]; /* forward */
     if (!cx_shape_equal(&o->shape, &in->shape)) return 0;
     cx_comp_replace_uses(c, in, o);
     return 1;

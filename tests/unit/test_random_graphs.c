@@ -1,7 +1,8 @@
 /* test_random_graphs.c — differential testing of the CPU backend against the interpreter on
  * seeded random graphs (tests/unit/randgraph.h). For each seed: generate, print, re-parse in
  * two contexts (fusion on, --fusion=off), run the interpreter and the CPU backend on random
- * inputs (two input sets on the fused executable, so a second execution reuses its arena),
+ * inputs (two input sets on the fused executable, so a second execution reuses its arena,
+ * then both at once from two threads),
  * and compare every output leaf with the tolerance the analysis derives for it (integers,
  * pred and exactly computed floats bit for bit). Each graph runs in a child process, so a
  * crash or a hang is reported against its seed; a failure is printed with its seed, HLO text,
@@ -18,6 +19,7 @@
  *   CXLA_RANDGRAPH_TIMEOUT=120  seconds per graph (child) */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -35,7 +37,7 @@
 #define LOOP_GUARD "--max-loop-iterations=10000"
 
 /* Which runs a check does (shrinking repeats only the one that failed). */
-enum { RUN_FUSED0 = 1, RUN_FUSED1 = 2, RUN_UNFUSED = 4, RUN_ALL = 7 };
+enum { RUN_FUSED0 = 1, RUN_FUSED1 = 2, RUN_UNFUSED = 4, RUN_THREADS = 8, RUN_ALL = 15 };
 
 enum { R_PASS = 0, R_MISMATCH = 1, R_ERROR = 2, R_INVALID = 3, R_CRASH = 4, R_TIMEOUT = 5 };
 static const char *const result_names[] = {"pass", "mismatch", "cpu error", "invalid graph", "crash", "timeout"};
@@ -112,6 +114,43 @@ static int run_exe(cxla_context *ctx, cxla_executable *e, int n, cxla_literal **
   return s;
 }
 
+/* Both input sets at once on one executable, from two threads (executables are shared). */
+typedef struct exec_arg {
+  cxla_executable *e;
+  int n;
+  cxla_buffer **bufs, *res;
+  cxla_status s;
+} exec_arg;
+
+static void *exec_thread(void *p) {
+  exec_arg *a = p;
+  a->s = cxla_executable_execute(a->e, a->n, a->bufs, &a->res);
+  return NULL;
+}
+
+static int run_concurrently(cxla_context *ctx, cxla_executable *e, int n, cxla_literal *args[2][64],
+                            cxla_literal *out[2]) {
+  cxla_buffer *bufs[2][64] = {{0}};
+  exec_arg a[2];
+  pthread_t th[2];
+  cxla_status s = CXLA_OK;
+  for (int t = 0; t < 2; t++) {
+    for (int i = 0; i < n && s == CXLA_OK; i++) s = cxla_buffer_from_literal(ctx, "cpu", args[t][i], &bufs[t][i]);
+    a[t] = (exec_arg){e, n, bufs[t], NULL, CXLA_OK};
+  }
+  int started[2] = {0, 0};
+  for (int t = 0; t < 2 && s == CXLA_OK; t++) started[t] = pthread_create(&th[t], NULL, exec_thread, &a[t]) == 0;
+  for (int t = 0; t < 2; t++) {
+    if (started[t]) pthread_join(th[t], NULL);
+    else if (s == CXLA_OK) exec_thread(&a[t]);
+    if (s == CXLA_OK) s = a[t].s;
+    if (s == CXLA_OK) s = cxla_buffer_to_literal(a[t].res, &out[t]);
+    cxla_buffer_destroy(a[t].res);
+    for (int i = 0; i < n; i++) cxla_buffer_destroy(bufs[t][i]);
+  }
+  return s;
+}
+
 /* Runs text on the interpreter and the CPU backend; R_* and a report. */
 static int check_text(const char *text, const rg_param *params, int nparams, uint64_t seed, int verbose,
                       int runs, int *failed_run, cx_sb *rep) {
@@ -162,7 +201,7 @@ static int check_text(const char *text, const rg_param *params, int nparams, uin
     }
   }
   for (int k = 0; k < 2; k++) {
-    if (!(runs & (k ? RUN_UNFUSED : RUN_FUSED0 | RUN_FUSED1))) continue;
+    if (!(runs & (k ? RUN_UNFUSED : RUN_FUSED0 | RUN_FUSED1 | RUN_THREADS))) continue;
     cxla_compile_options o;
     cxla_compile_options_init(&o);
     o.backend = "cpu";
@@ -199,6 +238,25 @@ static int check_text(const char *text, const rg_param *params, int nparams, uin
       cxla_literal_destroy(got);
       if (!ok) goto done;
     }
+  }
+  if ((runs & RUN_THREADS) && exe[0]) {
+    cxla_literal *got[2] = {NULL, NULL};
+    *failed_run = RUN_THREADS;
+    if (run_concurrently(cc.ctx[0], exe[0], nparams, args, got) != CXLA_OK) {
+      cx_sb_printf(rep, "  cpu execute from two threads at once fails: %s\n", cxla_context_errmsg(cc.ctx[0]));
+      result = R_ERROR;
+    }
+    for (int t = 0; t < 2 && result == R_PASS; t++) {
+      cx_sb sub;
+      cx_sb_init(&sub);
+      if (!compare(got[t], want[t], tol, ntol, &sub)) {
+        cx_sb_printf(rep, "  cpu (fusion on, input set %d, two threads at once) differs from the interpreter:\n%s", t,
+                     sub.buf ? sub.buf : "");
+        result = R_MISMATCH;
+      }
+      cx_sb_free(&sub);
+    }
+    for (int t = 0; t < 2; t++) cxla_literal_destroy(got[t]);
   }
 done:
   for (int k = 0; k < 2; k++) {
@@ -256,6 +314,7 @@ static int finish_job(job *j, int status, char **report) {
   int r;
   if (WIFSIGNALED(status)) r = WTERMSIG(status) == SIGALRM ? R_TIMEOUT : R_CRASH;
   else r = WIFEXITED(status) && (WEXITSTATUS(status) & 7) <= R_TIMEOUT ? WEXITSTATUS(status) & 7 : R_CRASH;
+  /* bits 3..6 of the exit status: the run that failed */
   j->failed_run = WIFEXITED(status) ? WEXITSTATUS(status) >> 3 : 0;
   cx_sb sb;
   cx_sb_init(&sb);
