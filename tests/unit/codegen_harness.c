@@ -195,6 +195,13 @@ static double now_s(void) {
 
 typedef void (*kfn)(void **args, int64_t begin, int64_t end);
 
+/* UBSan's -fsanitize=function checks a type signature stored just before the callee, which
+ * JIT-compiled code does not have (reading it can even fault at a page boundary). */
+#if defined(__clang__)
+__attribute__((no_sanitize("function")))
+#endif
+static void call_kernel(kfn fn, void **args, int64_t begin, int64_t end) { fn(args, begin, end); }
+
 static int leaves_of(const cx_shape *s, const cx_shape **out) {
   if (s->type != CXLA_TUPLE) { out[0] = s; return 1; }
   for (int i = 0; i < s->ntuple; i++) out[i] = &s->tuple[i];
@@ -264,7 +271,7 @@ static int run_fusion(cx_module *m, cx_instr *f, const cx_kernel *k, kfn fn, cgt
   for (int i = 1; i < nc; i++)
     for (int j = i + 1; j < nc; j++)
       if (cut[j] < cut[i]) { int64_t t = cut[i]; cut[i] = cut[j]; cut[j] = t; }
-  for (int i = nc - 1; i >= 0; i--) fn(args, cut[i], cut[i + 1]);
+  for (int i = nc - 1; i >= 0; i--) call_kernel(fn, args, cut[i], cut[i + 1]);
   cur_ins = ins;
   cur_nin = nin;
   for (int i = 0; i < nout; i++) {
@@ -280,7 +287,7 @@ static int run_fusion(cx_module *m, cx_instr *f, const cx_kernel *k, kfn fn, cgt
     for (int i = 0; i < nin; i++) bytes += (double)cx_shape_bytes(&ins[i]->shape);
     for (int r = 0; r < o->time_runs; r++) {
       double t0 = now_s();
-      fn(args, 0, k->total);
+      call_kernel(fn, args, 0, k->total);
       double t = now_s() - t0;
       if (t < best) best = t;
     }
