@@ -67,7 +67,7 @@ typedef struct cx_gen {
   int npool, cappool;
   cx_gen_binding binds[16];
   int nbinds;
-  cx_gen_override ovr[8];
+  cx_gen_override ovr[16];
   int novr;
   LLVMFastMathFlags fmf;        /* on float add/sub/mul: contract; + reassoc in reductions */
   int nglobals;

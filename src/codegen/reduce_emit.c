@@ -119,6 +119,7 @@ static void emit_row(red_state *s) {
   const cx_red_plan *p = s->p;
   cx_loop ol, loops[CXLA_MAX_RANK];
   LLVMValueRef iv[CXLA_MAX_RANK];
+  cx_gen_mark_t m0 = cx_gen_mark(g);
   cx_loop_begin(k->cg, &ol, k->begin, k->end, "out");
   cx_idx oi = cx_idx_from_linear(g, &p->out, ol.iv);
   store_inits(s, NULL);
@@ -132,6 +133,7 @@ static void emit_row(red_state *s) {
   cx_gen_restore(g, m);
   finish(s, ol.iv, NULL);
   cx_loop_end(k->cg, &ol);
+  cx_gen_restore(g, m0);
 }
 
 static void emit_column(red_state *s) {
@@ -149,6 +151,7 @@ static void emit_column(red_state *s) {
   int64_t W = p->in.dims[p->inner];
   LLVMValueRef w = cx_ir_i64(g, W), T = cx_ir_i64(g, COL_CHUNK);
   cx_loop rl, ql, jl, loops[CXLA_MAX_RANK];
+  cx_gen_mark_t m0 = cx_gen_mark(g);
   LLVMValueRef r0 = LLVMBuildSDiv(b, k->begin, w, "");
   LLVMValueRef r1 = LLVMBuildSDiv(b, LLVMBuildAdd(b, k->end, cx_ir_i64(g, W - 1), ""), w, "");
   cx_loop_begin(k->cg, &rl, r0, r1, "orow");
@@ -187,6 +190,7 @@ static void emit_column(red_state *s) {
   cx_gen_restore(g, m);
   cx_loop_end(k->cg, &ql);
   cx_loop_end(k->cg, &rl);
+  cx_gen_restore(g, m0);
 }
 
 cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_plan *p,

@@ -108,3 +108,10 @@ TEST(codegen_shape_constants) {
   OKF("HloModule k\nENTRY e {\n a = s32[2,3] parameter(0)\n c = s32[2,3] constant({{1,2,3},{-4,5,-6}})\n"
       " i = s32[2,3] iota(), iota_dimension=1\n s = s32[2,3] add(a, c)\n ROOT m = s32[2,3] multiply(s, i)\n}\n", -1);
 }
+
+/* bitcast inside a fusion, also between element types of one size (bits reinterpreted) */
+TEST(codegen_shape_fused_bitcast) {
+  OK0("HloModule b\nfb {\n p = f32[6,4] parameter(0)\n b = s32[24] bitcast(p)\n c = s32[] constant(1)\n"
+      " cb = s32[24] broadcast(c), dimensions={}\n x = s32[24] xor(b, cb)\n ROOT r = f32[4,6] bitcast(x)\n}\n"
+      "ENTRY e {\n a = f32[6,4] parameter(0)\n ROOT f = f32[4,6] fusion(a), kind=kLoop, calls=fb\n}\n", 1);
+}
