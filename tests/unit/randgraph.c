@@ -98,7 +98,7 @@ rg_val rg_info(gen *g, gval v) {
 
 int rg_is_exact(gen *g, gval v) {
   rg_val i = rg_info(g, v);
-  return i.err == 0 && !i.special && !i.bad;
+  return i.err == 0 && i.rel == 0 && !i.special && !i.bad;
 }
 
 double rg_mag(gen *g, gval v) {
@@ -500,14 +500,23 @@ static void first_params(gen *g) {
   }
 }
 
+/* The root: the newest value and, mostly, other values nothing uses yet (so that little of
+ * the graph is dead code), plus now and then outputs that alias. */
 static cxla_op pick_root(gen *g) {
   gcomp *c = g->cur;
-  cxla_op outs[6];
+  cxla_op outs[8];
   int n = 0;
   if (!c->npool) return rg_fresh(g, CXLA_F32, 0, NULL, 1).op;
   outs[n++] = c->pool[c->npool - 1].op;
-  int more = rg_below(&g->rs, 4);
-  for (int i = 0; i < more && n < 6; i++) outs[n++] = c->pool[rg_below(&g->rs, c->npool)].op;
+  cx_comp *cc = c->b->c;
+  for (int i = 0; i < cc->ninstrs; i++) cc->instrs[i]->aux = NULL;
+  for (int i = 0; i < cc->ninstrs; i++)
+    for (int j = 0; j < cc->instrs[i]->nops; j++) cc->instrs[i]->ops[j]->aux = cc;
+  int sinks = 1 + rg_below(&g->rs, 5);
+  for (int i = c->npool - 2; i >= 0 && n < 1 + sinks; i--)
+    if (!c->pool[i].in->aux && c->pool[i].in->op != CX_OP_PARAMETER && rg_chance(g, 0.8)) outs[n++] = c->pool[i].op;
+  for (int i = 0; i < cc->ninstrs; i++) cc->instrs[i]->aux = NULL;
+  if (n < 6 && rg_chance(g, 0.3)) outs[n++] = c->pool[rg_below(&g->rs, c->npool)].op;
   if (n == 1 && rg_chance(g, 0.5)) return outs[0];
   /* outputs that alias: a parameter, the same value twice, a constant */
   if (n < 6 && g->nparams && rg_chance(g, 0.1)) outs[n++] = c->pool[0].op;

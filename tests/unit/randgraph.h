@@ -3,9 +3,9 @@
  *
  *  - the generator (randgraph.c, randgraph_ops.c): builds a module through the public builder
  *    API from a seed, with its own PRNG, so a seed names the same graph on every machine;
- *  - the analysis (randgraph_bounds.c): for every array leaf of every instruction, a range
- *    that holds for the values any correct backend computes, and `err`, how far two correct
- *    backends may differ (0: bit for bit). Ops whose result would not be determined (a compare
+ *  - the analysis (randgraph_bounds.c, randgraph_rules.c): for every array leaf of every
+ *    instruction, a range that holds for the values any correct backend computes, and how far
+ *    two correct backends may differ (err + rel*|value|; 0: bit for bit). Ops whose result would not be determined (a compare
  *    of inexact floats, log near 0, exp near overflow, an argmax over inexact values) mark
  *    their leaves `bad`. The generator keeps only values that are not bad, the comparison
  *    takes its tolerances from `err`, and the shrinker rejects candidates with a bad output;
@@ -50,9 +50,10 @@ void rg_config_default(rg_config *c);
 /* What the analysis knows about one array leaf. */
 typedef struct rg_val {
   double lo, hi;   /* bounds on the finite elements (integers and pred too) */
-  double err;      /* how far two correct backends may differ, absolute (0: exactly equal) */
+  double err;      /* how far two correct backends may differ: err + rel * |value| */
   uint8_t special; /* elements may also be NaN or +-inf */
   uint8_t bad;     /* the value is not determined well enough to compare */
+  double rel;      /* (err == rel == 0: exactly equal) */
 } rg_val;
 
 /* How to fill one ENTRY parameter (per leaf; parameters are arrays). */

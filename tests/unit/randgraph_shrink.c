@@ -105,7 +105,7 @@ static int apply(cx_module *m, rg_bounds *bd, edit e, rg_param **params, int *np
     if (!np) return 0;
     *params = np;
     rg_param p = {v[0]};
-    p.v.err = 0, p.v.bad = 0;
+    p.v.err = 0, p.v.rel = 0, p.v.bad = 0;
     if (!isfinite(p.v.lo) || !isfinite(p.v.hi)) p.v.lo = -1, p.v.hi = 1;
     if (cx_type_is_float(in->shape.type)) p.v.lo = fmax(p.v.lo, -1e6), p.v.hi = fmin(p.v.hi, 1e6);
     cx_instr *q = cx_instr_add(entry, CX_OP_PARAMETER, &in->shape, 0, NULL, in->loc);

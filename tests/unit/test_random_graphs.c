@@ -12,6 +12,7 @@
  * Environment:
  *   CXLA_RANDGRAPH_N=300        graphs per run        CXLA_RANDGRAPH_SEED=1   first seed
  *   CXLA_RANDGRAPH_FEATURES=-while,-gather   leave constructs out (see randgraph.h)
+ *   CXLA_RANDGRAPH_STEPS=N      ops per graph (default: 6..40 from the seed)
  *   CXLA_RANDGRAPH_JOBS=<cores> children at once    CXLA_RANDGRAPH_FORK=0   run in-process
  *   CXLA_RANDGRAPH_SHRINK=2     failures to shrink    CXLA_RANDGRAPH_MAXFAIL=5 stop after
  *   CXLA_RANDGRAPH_SAVE=DIR     write each minimal failing module to DIR/seed_<S>.hlo
@@ -95,8 +96,8 @@ static int compare(cxla_literal *got, cxla_literal *want, const rg_val *tol, int
     cx_sb_init(&why);
     int ok = cx_literal_compare(g[i], w[i], rtol, atol, &why);
     if (!ok)
-      cx_sb_printf(rep, "  output leaf %d: %s (rtol %.3g, atol %.3g; analysis range [%.4g, %.4g], err %.3g)\n", i,
-                   why.buf ? why.buf : "?", rtol, atol, tol[i].lo, tol[i].hi, tol[i].err);
+      cx_sb_printf(rep, "  output leaf %d: %s (rtol %.3g, atol %.3g; analysis range [%.4g, %.4g], err %.3g, rel %.3g)\n",
+                   i, why.buf ? why.buf : "?", rtol, atol, tol[i].lo, tol[i].hi, tol[i].err, tol[i].rel);
     cx_sb_free(&why);
     if (!ok) return 0;
   }
@@ -464,6 +465,7 @@ static void report_failure(uint64_t seed, const rg_config *cfg, rg_graph *g, int
 
 static void config_from_env(rg_config *cfg) {
   rg_config_default(cfg);
+  cfg->steps = (int)env_long("CXLA_RANDGRAPH_STEPS", 0);
   const char *f = getenv("CXLA_RANDGRAPH_FEATURES");
   if (f && rg_parse_features(f, &cfg->features) != 0) printf("    CXLA_RANDGRAPH_FEATURES: unknown feature in '%s'\n", f);
 }
