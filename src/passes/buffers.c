@@ -155,6 +155,9 @@ static cxla_status walk_while(an *a, cx_instr *in) {
   int64_t t0 = a->s.t0[in->id], t1 = a->s.t1[in->id];
   use_all(a, in->ops[0], t0);
   if (!define_all(a, in, t0)) return cx_oom(a->m->ctx);
+  /* The state lives through the whole loop even where nothing in it reads an element: every
+   * trip ends by writing the body's results into it. */
+  for (int l = 0; l < a->nleaves[in->id]; l++) use(a, a->vals[in->id][l], t1);
   if (a->nloops >= CX_ARRAY_LEN(a->loop_s)) return cx_error(a->m->ctx, CXLA_ERR_UNSUPPORTED, "while loops nested too deep");
   a->loop_s[a->nloops] = t0;
   a->loop_e[a->nloops] = t1;

@@ -2,6 +2,7 @@
  * what the rules say by hand: arena reuse along a chain, in-place fusions and when they are
  * refused, output slots and the copies for parameters/constants/duplicates, while loop state
  * (pass-through, swaps, init reuse), conditionals, shared computations. */
+#include <stdlib.h>
 #include "passes/buffers.h"
 #include "test_cpu_helpers.h"
 
@@ -200,4 +201,60 @@ TEST(cpu_buffers_while_state) {
   CHECK(cpu_check(while_text, 3, in, "--fusion=off", 1e-6, 1e-6, NULL, NULL));
   free(x);
   free(y);
+}
+
+/* A state element that nothing in the loop reads is still rewritten by every trip, so the
+ * body's temporaries must never share its bytes (found by the random graph tests). */
+static const char unread_state_text[] =
+    "HloModule unread\n"
+    "cond {\n"
+    "  s = (s32[], f32[36,6], f32[36,6]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(s), index=0\n"
+    "  n = s32[] constant(5)\n"
+    "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+    "}\n"
+    "body {\n"
+    "  s = (s32[], f32[36,6], f32[36,6]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(s), index=0\n"
+    "  one = s32[] constant(1)\n"
+    "  i2 = s32[] add(i, one)\n"
+    "  a = f32[36,6] iota(), iota_dimension=1\n"
+    "  b = f32[36,6] iota(), iota_dimension=0\n"
+    "  ROOT r = (s32[], f32[36,6], f32[36,6]) tuple(i2, a, b)\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  x = f32[36,6] parameter(0)\n"
+    "  e = f32[36,6] exponential(x)\n"
+    "  t = f32[36,6] tanh(x)\n"
+    "  z = s32[] constant(0)\n"
+    "  init = (s32[], f32[36,6], f32[36,6]) tuple(z, e, t)\n"
+    "  w = (s32[], f32[36,6], f32[36,6]) while(init), condition=cond, body=body\n"
+    "  ROOT o = f32[36,6] get-tuple-element(w), index=1\n"
+    "}\n";
+
+TEST(cpu_buffers_unread_loop_state_stays_live) {
+  cx_module *m = cpu_parse(unread_state_text);
+  if (!m) return;
+  cx_buffers b;
+  CHECK_OK(cx_buffers_assign(m, &b));
+  cx_instr *w = cpu_find(m, "w");
+  cx_comp *body = w ? w->called[1] : NULL;
+  for (int i = 0; body && i < body->ninstrs; i++) {
+    const cx_slot *t = slot_ptr(&b, cx_buffers_slot(&b, body->instrs[i], 0));
+    if (body->instrs[i]->op == CX_OP_PARAMETER || t->kind != CX_SLOT_TEMP) continue;
+    for (int l = 0; l < 3; l++) {
+      const cx_slot *st = slot_ptr(&b, cx_buffers_slot(&b, w, l));
+      if (st == t || st->kind != CX_SLOT_TEMP) continue;
+      CHECK_MSG(t->offset + t->size <= st->offset || st->offset + st->size <= t->offset,
+                "%s overlaps loop state leaf %d", body->instrs[i]->name, l);
+    }
+  }
+  cx_buffers_free(&b);
+  cx_module_free(m);
+  int64_t dims[2] = {36, 6};
+  char *x = cpu_ramp_nd("f32", dims, 2, 9, 0.25, -1);
+  const char *in[1] = {x};
+  CHECK(cpu_check(unread_state_text, 1, in, NULL, 1e-6, 1e-6, NULL, NULL));
+  CHECK(cpu_check(unread_state_text, 1, in, "--fusion=off", 1e-6, 1e-6, NULL, NULL));
+  free(x);
 }

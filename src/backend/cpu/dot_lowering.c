@@ -62,8 +62,8 @@ static void sides(const cx_instr *in, side *l, side *r) {
     const cx_shape *sh = &in->ops[k]->shape;
     s->nb = bs[k]->n;
     s->nc = cs[k]->n;
-    memcpy(s->batch, bs[k]->v, sizeof(int64_t) * (size_t)s->nb);
-    memcpy(s->contract, cs[k]->v, sizeof(int64_t) * (size_t)s->nc);
+    if (s->nb) memcpy(s->batch, bs[k]->v, sizeof(int64_t) * (size_t)s->nb);
+    if (s->nc) memcpy(s->contract, cs[k]->v, sizeof(int64_t) * (size_t)s->nc);
     s->nf = 0;
     for (int64_t i = 0; i < sh->rank; i++) {
       int used = 0;
@@ -330,7 +330,7 @@ static cxla_status lower_comp(cx_comp *c) {
   int n = c->ninstrs;
   cx_instr **snap = cx_malloc(sizeof *snap * (size_t)(n ? n : 1));
   if (!snap) return cx_oom(c->module->ctx);
-  memcpy(snap, c->instrs, sizeof *snap * (size_t)n);
+  if (n) memcpy(snap, c->instrs, sizeof *snap * (size_t)n);
   cxla_status s = CXLA_OK;
   for (int i = 0; i < n && s == CXLA_OK; i++) {
     cx_instr *x = snap[i];
@@ -342,7 +342,7 @@ static cxla_status lower_comp(cx_comp *c) {
   cx_free(snap);
   snap = cx_malloc(sizeof *snap * (size_t)(n ? n : 1));
   if (!snap) return cx_oom(c->module->ctx);
-  memcpy(snap, c->instrs, sizeof *snap * (size_t)n);
+  if (n) memcpy(snap, c->instrs, sizeof *snap * (size_t)n);
   for (int i = 0; i < n && s == CXLA_OK; i++) {
     cx_instr *x = snap[i], *f;
     if (x->op == CX_OP_DOT && x->nops == 2) s = lower_dot(c, x);
