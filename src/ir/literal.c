@@ -3,7 +3,7 @@
 #include <string.h>
 #include "ir/literal.h"
 
-cxla_literal *cx_literal_new(const cx_shape *shape) {
+static cxla_literal *literal_new(const cx_shape *shape, int zero) {
   cxla_literal *l = cx_calloc(1, sizeof *l);
   if (!l) return NULL;
   if (!cx_shape_copy(&l->shape, shape, NULL)) { cx_free(l); return NULL; }
@@ -12,21 +12,28 @@ cxla_literal *cx_literal_new(const cx_shape *shape) {
     if (!l->elems) { cxla_literal_destroy(l); return NULL; }
     l->nelems = shape->ntuple; /* only once elems exists: destroy walks nelems entries */
     for (int i = 0; i < shape->ntuple; i++)
-      if (!(l->elems[i] = cx_literal_new(&shape->tuple[i]))) { cxla_literal_destroy(l); return NULL; }
+      if (!(l->elems[i] = literal_new(&shape->tuple[i], zero))) { cxla_literal_destroy(l); return NULL; }
     return l;
   }
   int64_t bytes = cx_shape_bytes(shape);
   if (bytes < 0 || !cx_type_is_array(shape->type)) { cxla_literal_destroy(l); return NULL; }
-  l->data = cx_calloc(1, (size_t)(bytes ? bytes : 1));
+  l->data = cx_block_alloc((size_t)(bytes ? bytes : 1));
   if (!l->data) { cxla_literal_destroy(l); return NULL; }
+  if (zero) memset(l->data, 0, (size_t)(bytes ? bytes : 1));
   return l;
 }
+
+cxla_literal *cx_literal_new(const cx_shape *shape) { return literal_new(shape, 1); }
+cxla_literal *cx_literal_new_uninit(const cx_shape *shape) { return literal_new(shape, 0); }
 
 void cxla_literal_destroy(cxla_literal *l) {
   if (!l) return;
   for (int i = 0; i < l->nelems; i++) cxla_literal_destroy(l->elems[i]);
   cx_free(l->elems);
-  cx_free(l->data);
+  if (l->data) {
+    int64_t bytes = cx_shape_bytes(&l->shape);
+    cx_block_free(l->data, (size_t)(bytes > 0 ? bytes : 1));
+  }
   cx_shape_free_heap(&l->shape);
   cx_free(l);
 }

@@ -13,6 +13,8 @@ struct cxla_literal {
 
 /* A zero-filled literal of any shape (tuples recursively); NULL on OOM or a bad shape. */
 cxla_literal *cx_literal_new(const cx_shape *shape);
+/* The same without zeroing array data (for results every element of which gets written). */
+cxla_literal *cx_literal_new_uninit(const cx_shape *shape);
 /* Prints "{1, 2}" (values only) or "f32[2] {1, 2}" (with_shape); tuples as "(a, b)". */
 void cx_literal_print(cx_sb *sb, const cxla_literal *lit, int with_shape);
 /* Prints one element in HLO literal syntax. */

@@ -27,6 +27,15 @@ void cx_alloc_fail_after(int64_t n);
 /* Number of injected failures so far (tests use it to know a failure was hit). */
 int64_t cx_alloc_failures(void);
 
+/* Large blocks (>= CX_BLOCK_MIN bytes) are recycled: freed blocks are kept (bounded, LRU) and
+ * returned by a later allocation of the same size, so repeated executions do not fault fresh
+ * pages in. Contents of a returned block are undefined. Smaller sizes are plain cx_malloc. */
+#define CX_BLOCK_MIN ((size_t)1 << 20)
+void *cx_block_alloc(size_t n);
+void cx_block_free(void *p, size_t n);
+/* Releases every cached block (tests, and programs that want the memory back). */
+void cx_block_cache_clear(void);
+
 /* Grows a vector `*v` of `*cap` elements of `elem` bytes so that it holds at least `need`. */
 int cx_vec_reserve(void **v, int64_t *cap, int64_t need, size_t elem);
 
