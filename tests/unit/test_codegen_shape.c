@@ -115,3 +115,17 @@ TEST(codegen_shape_fused_bitcast) {
       " cb = s32[24] broadcast(c), dimensions={}\n x = s32[24] xor(b, cb)\n ROOT r = f32[4,6] bitcast(x)\n}\n"
       "ENTRY e {\n a = f32[6,4] parameter(0)\n ROOT f = f32[4,6] fusion(a), kind=kLoop, calls=fb\n}\n", 1);
 }
+
+/* A DAG whose every node reads the previous one twice: without the per-(instruction, index)
+ * value cache the kernel would have 2^48 adds. */
+TEST(codegen_shape_dag_does_not_blow_up) {
+  cx_sb sb;
+  cx_sb_init(&sb);
+  cx_sb_puts(&sb, "HloModule d\nfd {\n x0 = s32[100] parameter(0)\n");
+  for (int i = 1; i <= 48; i++) cx_sb_printf(&sb, " x%d = s32[100] add(x%d, x%d)\n", i, i - 1, i - 1);
+  cx_sb_puts(&sb, " ROOT r = s32[100] negate(x48)\n}\nENTRY e {\n a = s32[100] parameter(0)\n"
+                  " ROOT f = s32[100] fusion(a), kind=kLoop, calls=fd\n}\n");
+  char *text = cx_sb_take(&sb);
+  OK0(text, 1);
+  cx_free(text);
+}
