@@ -191,6 +191,20 @@ void rg_op_clamp(gen *g) {
 void rg_op_convert(gen *g) {
   gval v = any_val(g);
   if (!rg_ok(v)) return;
+  cxla_type from = ty(v);
+  int r = rg_below(&g->rs, 100);
+  if (r < 12 && (from == CXLA_F32 || from == CXLA_S32 || from == CXLA_U32)) {
+    /* bitcast between 32-bit types: small integers become denormals, negative ones NaNs */
+    cxla_type to = from == CXLA_F32 ? (rg_chance(g, 0.5) ? CXLA_S32 : CXLA_U32) : CXLA_F32;
+    if (from == CXLA_F32 && !rg_is_exact(g, v)) return;
+    rg_keep(g, rg_v(g, cxla_builder_bitcast_convert(B_(g), v.op, to)));
+    return;
+  }
+  if (r < 18 && cx_type_is_float(from)) {
+    int f16 = rg_chance(g, 0.5);
+    rg_keep(g, rg_v(g, cxla_builder_reduce_precision(B_(g), v.op, f16 ? 5 : 8, f16 ? 10 : 7)));
+    return;
+  }
   cxla_type to = rg_pick_type(g);
   if (cx_type_is_float(ty(v)) && !cx_type_is_float(to) && !rg_is_exact(g, v) && !rg_info(g, v).special) to = CXLA_F64;
   if (to == ty(v)) return;

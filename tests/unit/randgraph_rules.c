@@ -280,6 +280,27 @@ rg_val rg_elementwise(rg_bounds *bd, const cx_instr *in, const rg_val *o) {
     r.lo = fmax(fmin(r.lo, thi), tlo), r.hi = fmax(fmin(r.hi, thi), tlo);
     return r;
   }
+  case CX_OP_BITCAST_CONVERT: { /* same width only (the generator's use) */
+    if (cx_type_bits(t) != cx_type_bits(ot)) { rg_mark_bad(bd, &r, in, "bitcast between widths has no rule"); return r; }
+    /* a float's bits depend on NaN payloads and on every rounding */
+    if (fl && (rg_inexact(a) || a.special)) rg_mark_bad(bd, &r, in, "bits of an inexact or NaN float");
+    r.err = r.rel = 0, r.special = 0;
+    if (!cx_type_is_float(t)) { rg_type_range(t, &r.lo, &r.hi); return r; }
+    if (t == CXLA_F32 && a.lo >= 0 && a.hi < ldexp(1, 23)) { /* denormals */
+      r.lo = 0, r.hi = a.hi * ldexp(1, -149);
+      return r;
+    }
+    r.lo = -max_finite(t), r.hi = max_finite(t), r.special = 1;
+    return r;
+  }
+  case CX_OP_REDUCE_PRECISION: { /* rounds to mantissa_bits: exact on exact inputs */
+    if (rg_inexact(a)) r.rel += ldexp(1, -in->a.mantissa_bits);
+    /* fewer exponent bits: large values become inf, tiny ones 0 */
+    double emax = ldexp(1, (1 << (in->a.exponent_bits - 1)));
+    if (ma >= emax * 0.01) rg_mark_bad(bd, &r, in, "may overflow the reduced exponent");
+    if (in->a.exponent_bits < 8 && rg_inexact(a)) r.err += ldexp(1, 2 - (1 << (in->a.exponent_bits - 1)));
+    return rg_finish(bd, in, r, t);
+  }
   case CX_OP_ADD: case CX_OP_SUBTRACT: {
     int sub = in->op == CX_OP_SUBTRACT;
     if (t == CXLA_PRED) return rg_bitwise_range(a, b, t, CX_OP_OR);

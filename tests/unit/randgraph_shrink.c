@@ -2,9 +2,10 @@
  * text with one edit: the ENTRY root tuple cut to one element or one element fewer; an ENTRY
  * instruction replaced by a new parameter (everything above it disappears); an instruction
  * replaced by an operand of the same shape (a while loop by its initial state, a unary op by
- * its input, a get-tuple-element of a tuple by the element); inside called computations, an instruction replaced by a constant. After an edit
- * dead code, unused parameters and unreachable computations go away. A candidate is kept if
- * it parses, verifies, still analyses as comparable (no bad output) and still fails. */
+ * its input, a get-tuple-element of a tuple by the element); an instruction replaced by a
+ * constant. After an edit dead code, unused parameters and unreachable computations go away.
+ * A candidate is kept if it parses, verifies, still analyses as comparable (no bad output)
+ * and still fails. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,7 +125,7 @@ static int apply(cx_module *m, rg_bounds *bd, edit e, rg_param **params, int *np
     return 1;
   }
   case E_CONST: {
-    if (c == entry || in->op == CX_OP_CONSTANT || in->op == CX_OP_BROADCAST || !v) return 0;
+    if (in->op == CX_OP_CONSTANT || in->op == CX_OP_BROADCAST || !v) return 0;
     cx_instr *k = const_like(c, in, v[0]);
     if (!k) return 0;
     cx_comp_replace_uses(c, in, k);
@@ -212,6 +213,7 @@ static int list_edits(cxla_context *ctx, const char *text, edit **out) {
   for (int i = m->entry->ninstrs - 1; i >= 0; i--) {
     PUSH(E_CUT, ei, i, 0);
     for (int j = 0; j < m->entry->instrs[i]->nops; j++) PUSH(E_BYPASS, ei, i, j);
+    PUSH(E_CONST, ei, i, 0);
   }
   for (int k = m->ncomps - 1; k >= 0; k--) {
     if (k == ei) continue;
