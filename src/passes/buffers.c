@@ -172,7 +172,7 @@ static cxla_status walk_while(an *a, cx_instr *in) {
 }
 
 static cxla_status walk_instr(an *a, cx_comp *c, cx_instr *in, int *const *bind, const int *nbind) {
-  int64_t t0 = a->s.t0[in->id], t1 = a->s.t1[in->id];
+  int64_t t0 = a->s.t0[in->id];
   int n = cx_shape_leaf_count(&in->shape);
   cx_module *m = a->m;
   switch (in->op) {
@@ -224,7 +224,12 @@ static cxla_status walk_instr(an *a, cx_comp *c, cx_instr *in, int *const *bind,
       CX_TRY(walk_with(a, b, &in->ops[k + 1], 1));
       use_all(a, b->root, cx_sched_ret(&a->s, b));
     }
-    return define_all(a, in, t1) ? CXLA_OK : cx_oom(m->ctx);
+    /* Each branch writes the results when it ends, and on the timeline the branches follow
+     * one another: the results must be live from the start so that no branch's temporaries
+     * share their bytes. */
+    if (!define_all(a, in, t0)) return cx_oom(m->ctx);
+    for (int l = 0; l < n; l++) use(a, a->vals[in->id][l], a->s.t1[in->id]); /* written, if unread */
+    return CXLA_OK;
   case CX_OP_CALL:
     CX_TRY(walk_with(a, in->called[0], in->ops, in->nops));
     return set_vals(a, in, a->vals[in->called[0]->root->id], a->nleaves[in->called[0]->root->id]) ? CXLA_OK : cx_oom(m->ctx);
@@ -233,7 +238,9 @@ static cxla_status walk_instr(an *a, cx_comp *c, cx_instr *in, int *const *bind,
         a->nleaves[in->ops[0]->id] == n)
       return set_vals(a, in, a->vals[in->ops[0]->id], n) ? CXLA_OK : cx_oom(m->ctx);
     for (int j = 0; j < in->nops; j++) use_all(a, in->ops[j], t0);
-    return define_all(a, in, t0) ? CXLA_OK : cx_oom(m->ctx);
+    if (!define_all(a, in, t0)) return cx_oom(m->ctx);
+    for (int l = 0; l < n; l++) use(a, a->vals[in->id][l], a->s.t1[in->id]); /* written, if unread */
+    return CXLA_OK;
   }
 }
 

@@ -258,3 +258,58 @@ TEST(cpu_buffers_unread_loop_state_stays_live) {
   CHECK(cpu_check(unread_state_text, 1, in, "--fusion=off", 1e-6, 1e-6, NULL, NULL));
   free(x);
 }
+
+/* Every branch writes every result leaf when it ends, read or not: no branch temporary may
+ * share bytes with a result (found by the random graph tests). */
+static const char cond_results_text[] =
+    "HloModule condres\n"
+    "b0 {\n"
+    "  x = f32[500] parameter(0)\n"
+    "  e = f32[500] exponential(x)\n"
+    "  i = s32[125] iota(), iota_dimension=0\n"
+    "  ROOT t = (f32[500], s32[125]) tuple(e, i)\n"
+    "}\n"
+    "b1 {\n"
+    "  x = f32[500] parameter(0)\n"
+    "  i = s32[125] iota(), iota_dimension=0\n"
+    "  n = s32[125] negate(i)\n"
+    "  ROOT t = (f32[500], s32[125]) tuple(x, n)\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  k = s32[] parameter(0)\n"
+    "  x = f32[500] parameter(1)\n"
+    "  c = (f32[500], s32[125]) conditional(k, x, x), branch_computations={b0, b1}\n"
+    "  ROOT r = s32[125] get-tuple-element(c), index=1\n"
+    "}\n";
+
+TEST(cpu_buffers_conditional_results_outlive_branches) {
+  cx_module *m = cpu_parse(cond_results_text);
+  if (!m) return;
+  cx_buffers b;
+  CHECK_OK(cx_buffers_assign(m, &b));
+  cx_instr *c = cpu_find(m, "c");
+  for (int k = 0; c && k < c->ncalled; k++) {
+    cx_comp *br = c->called[k];
+    for (int i = 0; i < br->ninstrs; i++) {
+      const cx_slot *t = slot_ptr(&b, cx_buffers_slot(&b, br->instrs[i], 0));
+      if (br->instrs[i]->op == CX_OP_PARAMETER || br->instrs[i]->op == CX_OP_TUPLE || t->kind != CX_SLOT_TEMP) continue;
+      for (int l = 0; l < 2; l++) {
+        const cx_slot *r = slot_ptr(&b, cx_buffers_slot(&b, c, l));
+        if (r->kind != CX_SLOT_TEMP) continue;
+        CHECK_MSG(t->offset + t->size <= r->offset || r->offset + r->size <= t->offset,
+                  "%s/%s overlaps conditional result leaf %d", br->name, br->instrs[i]->name, l);
+      }
+    }
+  }
+  cx_buffers_free(&b);
+  cx_module_free(m);
+  char *x = cpu_ramp("f32", 500, 9, 0.25, -1);
+  for (int k = -1; k <= 2; k++) {
+    char ks[32];
+    snprintf(ks, sizeof ks, "s32[] %d", k);
+    const char *in[2] = {ks, x};
+    CHECK(cpu_check(cond_results_text, 2, in, NULL, 1e-6, 1e-6, NULL, NULL));
+    CHECK(cpu_check(cond_results_text, 2, in, "--fusion=off", 1e-6, 1e-6, NULL, NULL));
+  }
+  free(x);
+}
