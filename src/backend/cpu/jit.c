@@ -40,10 +40,23 @@ static cxla_status llvm_error(cxla_context *ctx, LLVMErrorRef e, const char *wha
   return s;
 }
 
+/* Compile time is the JIT's budget: a small model must compile in tens of milliseconds, and
+ * LLVM's full O2 pipeline plus default code generation cost ~120 ms of CPU for the six kernels
+ * of an MLP (bench/README.md). cxla's kernels are simple counted loops emitted without
+ * redundancy, so a lean pipeline (inline the kernel bodies, promote, CSE, hoist, rotate,
+ * vectorise, clean up) and the "Less" code generator give the same run time for about half the
+ * compile time. --opt-level=3 runs LLVM's full O3 pipeline for the last few percent;
+ * --opt-level=1 uses the fast (spilling) register allocator: cheapest with vector code;
+ * --opt-level=0 does no optimisation at all. */
+static const char LEAN_PIPELINE[] =
+    "cgscc(inline),function(sroa,early-cse,instcombine,simplifycfg,loop-mssa(licm),"
+    "loop(loop-rotate,indvars),loop-vectorize,instcombine,simplifycfg)";
+
 static LLVMCodeGenOptLevel codegen_level(int opt) {
-  return opt <= 0 ? LLVMCodeGenLevelNone : opt == 1 ? LLVMCodeGenLevelLess
-         : opt == 2 ? LLVMCodeGenLevelDefault : LLVMCodeGenLevelAggressive;
+  return opt <= 1 ? LLVMCodeGenLevelNone : opt == 2 ? LLVMCodeGenLevelLess : LLVMCodeGenLevelAggressive;
 }
+
+static const char *pipeline(int opt) { return opt <= 0 ? "default<O0>" : opt >= 3 ? "default<O3>" : LEAN_PIPELINE; }
 
 static LLVMTargetMachineRef make_tm(cx_jit *j) {
   LLVMTargetRef target;
@@ -154,10 +167,12 @@ static void set_target(cx_jit *j, LLVMModuleRef mod) {
 cxla_status cx_jit_add_module(cx_jit *j, LLVMModuleRef mod, double *opt_ms, double *codegen_ms) {
   set_target(j, mod);
   double t0 = now_ms();
-  char passes[32];
-  snprintf(passes, sizeof passes, "default<O%d>", j->opt_level < 0 ? 0 : j->opt_level > 3 ? 3 : j->opt_level);
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-  LLVMErrorRef e = LLVMRunPasses(mod, passes, j->tm, po);
+  if (j->opt_level < 3) { /* interleaving and unrolling double code size for little gain here */
+    LLVMPassBuilderOptionsSetLoopInterleaving(po, 0);
+    LLVMPassBuilderOptionsSetLoopUnrolling(po, 0);
+  }
+  LLVMErrorRef e = LLVMRunPasses(mod, pipeline(j->opt_level), j->tm, po);
   LLVMDisposePassBuilderOptions(po);
   if (e) { LLVMDisposeModule(mod); return llvm_error(j->ctx, e, "LLVM optimisation"); }
   double t1 = now_ms();
