@@ -153,7 +153,8 @@ static int asm_has_vectors(LLVMModuleRef mod) {
     LLVMSetModuleDataLayout(copy, dl);
     LLVMDisposeTargetData(dl);
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef e = LLVMRunPasses(copy, "default<O3>", tm, po);
+    const char *pipe = getenv("CXLA_CG_PIPELINE");
+    LLVMErrorRef e = LLVMRunPasses(copy, pipe ? pipe : "default<O3>", tm, po);
     LLVMDisposePassBuilderOptions(po);
     LLVMMemoryBufferRef buf = NULL;
     if (!e && !LLVMTargetMachineEmitToMemoryBuffer(tm, copy, LLVMAssemblyFile, &err, &buf)) {
