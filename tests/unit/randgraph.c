@@ -266,7 +266,16 @@ cxla_type rg_index_type(gen *g, int64_t max_dim) {
   return t == CXLA_S8 && max_dim > 100 ? CXLA_S32 : t;
 }
 
+static int int_scalar(gen *g, gval v, const void *arg) {
+  (void)arg;
+  return v.in->shape.rank == 0 && cx_type_is_int(v.in->shape.type) && rg_is_exact(g, v);
+}
+
 gval rg_index_scalar(gen *g, cxla_type t, int64_t lo, int64_t hi) {
+  gval s;
+  /* a computed index (in a loop body: the counter), clamped into range by the op itself */
+  if (rg_chance(g, 0.35) && rg_pick(g, int_scalar, NULL, &s))
+    return s.in->shape.type == t ? s : rg_v(g, cxla_builder_convert(g->cur->b, s.op, t));
   int64_t v = lo + rg_below(&g->rz, (int)(hi - lo + 1));
   if (cx_type_kind(t) == CX_KIND_UINT && v < 0) v = 0;
   if (g->cur->depth == 0 && rg_chance(g, 0.4)) {

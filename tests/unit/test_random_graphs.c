@@ -282,6 +282,8 @@ typedef struct job {
   double start;
 } job;
 
+#define EXIT_BASE 140 /* child exit statuses 156..235: a result and the run that failed */
+
 static unsigned child_timeout; /* seconds; 0: CXLA_RANDGRAPH_TIMEOUT or 120 */
 
 static int use_fork(void) { return env_long("CXLA_RANDGRAPH_FORK", 1) != 0; }
@@ -305,7 +307,9 @@ static int start_job(job *j, int verbose) {
     int r = check_text(j->g.text, j->g.params, j->g.nparams, j->seed, verbose, j->runs ? j->runs : RUN_ALL, &run, &rep);
     if (rep.buf) fputs(rep.buf, stdout);
     fflush(stdout);
-    _exit(r | run << 3); /* the run that failed rides in the exit status */
+    /* 0, or EXIT_BASE + the result and the run that failed: any other status (LLVM's fatal
+     * errors exit(1), abort()) is a crash */
+    _exit(r == R_PASS ? 0 : EXIT_BASE + r * 16 + run);
   }
   return 1;
 }
@@ -313,12 +317,16 @@ static int start_job(job *j, int verbose) {
 /* Result of a finished child (status from waitpid); its output goes to *report (malloc'd). */
 static int finish_job(job *j, int status, char **report) {
   int r;
-  if (WIFSIGNALED(status)) r = WTERMSIG(status) == SIGALRM ? R_TIMEOUT : R_CRASH;
-  else r = WIFEXITED(status) && (WEXITSTATUS(status) & 7) <= R_TIMEOUT ? WEXITSTATUS(status) & 7 : R_CRASH;
-  /* bits 3..6 of the exit status: the run that failed */
-  j->failed_run = WIFEXITED(status) ? WEXITSTATUS(status) >> 3 : 0;
   cx_sb sb;
   cx_sb_init(&sb);
+  if (WIFSIGNALED(status)) r = WTERMSIG(status) == SIGALRM ? R_TIMEOUT : R_CRASH;
+  else {
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    int ok = code == 0 || (code >= EXIT_BASE + 16 && code < EXIT_BASE + 16 * (R_TIMEOUT + 1));
+    r = !ok ? R_CRASH : code == 0 ? R_PASS : (code - EXIT_BASE) / 16;
+    j->failed_run = ok && code ? (code - EXIT_BASE) % 16 : 0;
+    if (!ok && WIFEXITED(status)) cx_sb_printf(&sb, "  exited with status %d (not the checker's own)\n", code);
+  }
   if (WIFSIGNALED(status) && WTERMSIG(status) != SIGALRM) cx_sb_printf(&sb, "  killed by signal %d\n", WTERMSIG(status));
   if (j->out) {
     char buf[4096];
