@@ -49,8 +49,8 @@ static cxla_status llvm_error(cxla_context *ctx, LLVMErrorRef e, const char *wha
  * --opt-level=1 uses the fast (spilling) register allocator: cheapest with vector code;
  * --opt-level=0 does no optimisation at all. */
 static const char LEAN_PIPELINE[] =
-    "cgscc(inline),function(sroa,early-cse,instcombine,simplifycfg,loop-mssa(licm),"
-    "loop(loop-rotate,indvars),loop-vectorize,instcombine,simplifycfg)";
+    "cgscc(inline),function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,loop-mssa(licm),"
+    "loop(loop-rotate,indvars),loop-vectorize,instcombine<no-verify-fixpoint>,simplifycfg)";
 
 static LLVMCodeGenOptLevel codegen_level(int opt) {
   return opt <= 1 ? LLVMCodeGenLevelNone : opt == 2 ? LLVMCodeGenLevelLess : LLVMCodeGenLevelAggressive;
