@@ -135,6 +135,31 @@ TEST(cpu_exec_empty_arrays) {
                              "}\n";
   const char *in[3] = {"f32[3,0] {{}, {}, {}}", "f32[0,4] {}", "f32[0] {}"};
   CHECK(cpu_check(text, 3, in, NULL, 0, 0, NULL, NULL));
+  /* A kernel over zero elements must not even be called: its index arithmetic may divide by
+   * a zero dimension, and a direct call after the reduce-window once let LLVM treat the rest
+   * of cx_entry as unreachable (a crash; found by the random graph tests). */
+  static const char text2[] =
+      "HloModule s1\n"
+      "minimum_f16 {\n"
+      "  a = f16[] parameter(0)\n"
+      "  b = f16[] parameter(1)\n"
+      "  ROOT m = f16[] minimum(a, b)\n"
+      "}\n"
+      "ENTRY main {\n"
+      "  x = f16[2,8,22] parameter(0)\n"
+      "  c = f16[] constant(inf)\n"
+      "  rw = f16[3,4,21] reduce-window(x, c), window={size=1x3x3 stride=2x1x2 pad=2_2x0_0x0_0 lhs_dilate=1x1x2 "
+      "rhs_dilate=1x2x1}, to_apply=minimum_f16\n"
+      "  n = f16[3,4,21] negate(rw)\n"
+      "  s = f16[3,0,0] slice(n), slice={[0:3], [2:2], [9:9]}\n"
+      "  ROOT r = (f16[3,0,0]) tuple(s)\n"
+      "}\n";
+  int64_t dims[3] = {2, 8, 22};
+  char *x = cpu_ramp_nd("f16", dims, 3, 7, 0.5, -1);
+  const char *in2[1] = {x};
+  CHECK(cpu_check(text2, 1, in2, NULL, 0, 0, NULL, NULL));
+  CHECK(cpu_check(text2, 1, in2, "--fusion=off", 0, 0, NULL, NULL));
+  free(x);
 }
 
 /* ---- 8 threads, one executable ---- */

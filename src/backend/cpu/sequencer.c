@@ -244,6 +244,9 @@ static cxla_status call_kernel(cx_seq *s, const cx_instr *in) {
   if (id < 0) return s->g->status;
   s->out->nkernels++;
   cx_cg *g = s->g;
+  /* An empty iteration space has nothing to do: the pool never calls a kernel for it either,
+   * and a direct call could run index arithmetic over zero-sized dimensions. */
+  if (k.total <= 0) return CXLA_OK;
   int64_t grain = k.grain > 0 ? k.grain : 1;
   LLVMValueRef pf[6] = {s->rt, k.fn, args, cx_cg_i64(g, k.total), cx_cg_i64(g, grain),
                         LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
