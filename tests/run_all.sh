@@ -155,6 +155,9 @@ if [ $FAST -eq 0 ]; then
   # 3-4: sanitizers. Leak checks on; UBSan reports abort (-fno-sanitize-recover).
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:allocator_may_return_null=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
   export UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+  # The sanitizers look for memory errors, not for breadth: fewer random graphs than the
+  # normal run (which uses the test's own default), to keep `make test` near 10 minutes.
+  export CXLA_RANDGRAPH_N="${CXLA_RANDGRAPH_N:-60}"
   if [ -x "$ASAN_BUILD/cxla_tests" ]; then
     part "asan unit+corpus" "$LOG_DIR/asan-unit.log" run_suite "$ASAN_BUILD/cxla_tests"
   else
