@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include <llvm-c/Error.h>
+#include <llvm-c/ErrorHandling.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
 #include <llvm-c/Target.h>
@@ -22,8 +23,17 @@ struct cx_jit {
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_ok;
+/* LLVM ends the process after an internal error and this handler returns; all cxla can do is
+ * say clearly whose error it was (cxla never generates IR that LLVM should reject; a report
+ * here is a cxla bug to file with the module that caused it). */
+static void llvm_fatal(const char *reason) {
+  fprintf(stderr, "cxla: internal error inside LLVM code generation: %s\n"
+                  "cxla: this is a bug in cxla; please report it with the module\n", reason ? reason : "?");
+}
+
 static void init_llvm(void) {
   init_ok = !LLVMInitializeNativeTarget() && !LLVMInitializeNativeAsmPrinter();
+  LLVMInstallFatalErrorHandler(llvm_fatal);
 }
 
 static double now_ms(void) {
