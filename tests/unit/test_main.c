@@ -1,5 +1,5 @@
-/* test_main.c — runs every registered test (or those whose name contains argv[1]) and ends
- * with "N passed, N failed". */
+/* test_main.c — runs every registered test (or those whose name contains argv[1]; "=NAME"
+ * selects exactly one) and ends with "N passed, N failed". */
 #include <stdarg.h>
 #include <stdlib.h>
 #include "test.h"
@@ -42,7 +42,8 @@ int main(int argc, char **argv) {
   int passed = 0, failed = 0;
   qsort(tests, (size_t)ntests, sizeof tests[0], by_name);
   for (int i = 0; i < ntests; i++) {
-    if (filter && !strstr(tests[i].name, filter)) continue;
+    if (filter && (filter[0] == '=' ? strcmp(tests[i].name, filter + 1) : !strstr(tests[i].name, filter)))
+      continue;
     if (cxla_context_create(&ctx) != CXLA_OK) { printf("FAIL %s: no context\n", tests[i].name); failed++; continue; }
     cur_failed = 0;
     tests[i].fn();
