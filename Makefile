@@ -24,22 +24,29 @@ DEPS        := $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
 .PHONY: all demo test setup clean asan fuzz bench check-fast
 all: $(BUILD)/libcxla.a $(BUILD)/libcxla.so $(BUILD)/cxla $(BUILD)/cxla_tests
 
+# V=1 shows full command lines.
+Q := $(if $(V),,@)
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	@$(if $(V),,echo "  CC  $<")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(BUILD)/libcxla.a: $(LIB_OBJS)
 	@rm -f $@
-	ar rcs $@ $^
+	@$(if $(V),,echo "  AR  $@")
+	$(Q)ar rcs $@ $^
 
 $(BUILD)/libcxla.so: $(LIB_OBJS)
-	$(CC) -shared $(SAN) -o $@ $^ $(LIBS)
+	@$(if $(V),,echo "  LD  $@")
+	$(Q)$(CC) -shared $(SAN) -o $@ $^ $(LIBS)
 
 $(BUILD)/cxla: $(CLI_OBJS) $(BUILD)/libcxla.a
-	$(CC) $(SAN) -o $@ $(CLI_OBJS) $(BUILD)/libcxla.a $(LIBS)
+	@$(if $(V),,echo "  LD  $@")
+	$(Q)$(CC) $(SAN) -o $@ $(CLI_OBJS) $(BUILD)/libcxla.a $(LIBS)
 
 $(BUILD)/cxla_tests: $(TEST_OBJS) $(BUILD)/libcxla.a
-	$(CC) $(SAN) -o $@ $(TEST_OBJS) $(BUILD)/libcxla.a $(LIBS)
+	@$(if $(V),,echo "  LD  $@")
+	$(Q)$(CC) $(SAN) -o $@ $(TEST_OBJS) $(BUILD)/libcxla.a $(LIBS)
 
 # Sanitizer build of the library, CLI and tests (clang, ASan + UBSan, no recovery).
 asan:
