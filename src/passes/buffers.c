@@ -28,6 +28,10 @@ typedef struct value {
   int param;
   const cxla_literal *lit;   /* CONST */
   int buf;
+  /* A while loop's state element: the body's time range, and the last time (inner loops
+   * counted as a whole) the body reads this element, for updates in place. */
+  const cx_instr *state_of;
+  int64_t body_s, body_e, body_last;
 } value;
 
 typedef struct buf {
@@ -72,6 +76,12 @@ static void use(an *a, int v, int64_t t) {
   /* a loop re-reads what it did not define on every iteration */
   for (int i = 0; i < a->nloops; i++)
     if (x->def <= a->loop_s[i] && a->loop_e[i] > x->last) x->last = a->loop_e[i];
+  if (x->state_of && t >= x->body_s && t <= x->body_e) {
+    int64_t e = t;
+    for (int i = 0; i < a->nloops; i++) /* loops inside the body re-read it until they end */
+      if (a->loop_s[i] > x->def && a->loop_e[i] > e) e = a->loop_e[i];
+    if (e > x->body_last) x->body_last = e;
+  }
 }
 
 static void use_all(an *a, const cx_instr *x, int64_t t) {
@@ -157,7 +167,15 @@ static cxla_status walk_while(an *a, cx_instr *in) {
   if (!define_all(a, in, t0)) return cx_oom(a->m->ctx);
   /* The state lives through the whole loop even where nothing in it reads an element: every
    * trip ends by writing the body's results into it. */
-  for (int l = 0; l < a->nleaves[in->id]; l++) use(a, a->vals[in->id][l], t1);
+  int64_t bs = cx_sched_ret(&a->s, in->called[0]) + 1, be = cx_sched_ret(&a->s, in->called[1]);
+  for (int l = 0; l < a->nleaves[in->id]; l++) {
+    value *x = &a->v[a->vals[in->id][l]];
+    x->state_of = in;
+    x->body_s = bs;
+    x->body_e = be;
+    x->body_last = -1;
+    use(a, a->vals[in->id][l], t1);
+  }
   if (a->nloops >= CX_ARRAY_LEN(a->loop_s)) return cx_error(a->m->ctx, CXLA_ERR_UNSUPPORTED, "while loops nested too deep");
   a->loop_s[a->nloops] = t0;
   a->loop_e[a->nloops] = t1;
@@ -308,6 +326,14 @@ static int inplace_ok(const cx_instr *f, int k) {
   return ok;
 }
 
+/* 1 if value v is leaf i of computation c's result and no other leaf of it. */
+static int sole_root_leaf(an *a, const cx_comp *c, int v, int i) {
+  const int *rv = a->vals[c->root->id];
+  int n = a->nleaves[c->root->id], count = 0;
+  for (int l = 0; l < n; l++) count += rv[l] == v;
+  return i < n && rv[i] == v && count == 1;
+}
+
 /* The buffer value v may share with an operand, or -1. */
 static int shared_buffer(an *a, int v) {
   value *x = &a->v[v];
@@ -329,7 +355,14 @@ static int shared_buffer(an *a, int v) {
     if (a->nleaves[o->id] != 1) continue;
     int ov = a->vals[o->id][0];
     value *y = &a->v[ov];
-    if (y->kind != V_TEMP || y->last != t0 || y->buf < 0 || a->b[y->buf].owner != ov || a->b[y->buf].size != x->size)
+    /* In place over an operand that dies here, or over a loop state element that the body
+     * reads for the last time here and that this result replaces (body result leaf i is
+     * state leaf i): the trip then ends with nothing to copy for it. */
+    int dies = y->last == t0;
+    int updates = !dies && y->state_of && y->state_of->called[1] == in->parent && y->body_last == t0 &&
+                  sole_root_leaf(a, in->parent, v, y->leaf);
+    if (y->kind != V_TEMP || !(dies || updates) || y->buf < 0 || a->b[y->buf].owner != ov ||
+        a->b[y->buf].size != x->size)
       continue;
     int ok = 1; /* every operand position holding the same value must be safe */
     for (int j = 0; j < in->nops && ok; j++)
@@ -364,55 +397,6 @@ static cxla_status assign_buffers(an *a) {
 
 /* ---- copies the program needs ---- */
 
-/* Rebuilds c's root so that the leaves marked in `need` go through a `copy`. */
-static cx_instr *rebuild(cx_comp *c, cx_instr *x, const uint8_t *need, int *leaf) {
-  if (x->shape.type != CXLA_TUPLE) {
-    int l = cx_type_is_array(x->shape.type) ? (*leaf)++ : -1;
-    if (l < 0 || !need[l]) return x;
-    return cx_instr_add(c, CX_OP_COPY, &x->shape, 1, &x, x->loc);
-  }
-  int n = x->shape.ntuple;
-  cx_instr *stack[16], **el = n <= 16 ? stack : cx_malloc(sizeof *el * (size_t)n);
-  if (!el) return NULL;
-  int changed = 0, ok = 1;
-  for (int i = 0; i < n && ok; i++) {
-    int before = *leaf, cnt = cx_shape_leaf_count(&x->shape.tuple[i]), any = 0;
-    for (int l = 0; l < cnt; l++) any |= need[before + l];
-    if (!any) { /* untouched element: read it without new instructions where possible */
-      *leaf += cnt;
-      el[i] = NULL;
-      continue;
-    }
-    cx_instr *e = x->op == CX_OP_TUPLE ? x->ops[i] : cx_instr_add(c, CX_OP_GET_TUPLE_ELEMENT, &x->shape.tuple[i], 1, &x, x->loc);
-    if (e && e->op == CX_OP_GET_TUPLE_ELEMENT && e->ops[0] == x) e->a.index = i;
-    el[i] = e ? rebuild(c, e, need, leaf) : NULL;
-    ok = el[i] != NULL;
-    changed = 1;
-  }
-  cx_instr *r = NULL;
-  if (ok && changed) {
-    for (int i = 0; i < n && ok; i++) {
-      if (el[i]) continue;
-      if (x->op == CX_OP_TUPLE) el[i] = x->ops[i];
-      else if ((el[i] = cx_instr_add(c, CX_OP_GET_TUPLE_ELEMENT, &x->shape.tuple[i], 1, &x, x->loc))) el[i]->a.index = i;
-      ok = el[i] != NULL;
-    }
-    if (ok) r = cx_instr_add(c, CX_OP_TUPLE, &x->shape, n, el, x->loc);
-  } else if (ok) {
-    r = x;
-  }
-  if (el != stack) cx_free(el);
-  return r;
-}
-
-static cxla_status copy_root_leaves(an *a, cx_comp *c, const uint8_t *need) {
-  int leaf = 0;
-  cx_instr *r = rebuild(c, c->root, need, &leaf);
-  if (!r) return cx_oom(a->m->ctx);
-  c->root = r;
-  return CXLA_OK;
-}
-
 /* Marks ENTRY result leaves that cannot be output buffers, and while-body results that sit in
  * another element's state buffer. Returns the number of copies inserted. */
 static cxla_status fix_copies(an *a, int *ninserted) {
@@ -433,7 +417,7 @@ static cxla_status fix_copies(an *a, int *ninserted) {
           if (j != l && a->v[a->vals[w->id][j]].buf == rb) need[l] = 1;
         need_any |= need[l];
       }
-      cxla_status s = need_any ? copy_root_leaves(a, body, need) : CXLA_OK;
+      cxla_status s = need_any ? cx_buffers_copy_root_leaves(body, need) : CXLA_OK;
       cx_free(need);
       CX_TRY(s);
       *ninserted += need_any;
@@ -449,7 +433,7 @@ static cxla_status fix_copies(an *a, int *ninserted) {
     for (int j = 0; j < l; j++) need[l] |= a->v[a->vals[e->root->id][j]].buf == x->buf;
     need_any |= need[l];
   }
-  cxla_status s = need_any ? copy_root_leaves(a, e, need) : CXLA_OK;
+  cxla_status s = need_any ? cx_buffers_copy_root_leaves(e, need) : CXLA_OK;
   cx_free(need);
   *ninserted += need_any;
   return s;

@@ -40,6 +40,10 @@ typedef struct cx_heap_item {
  * -1 on OOM. */
 int64_t cx_heap_place(cx_heap_item *items, int n);
 
+/* Rebuilds c's root so that the leaves marked in need[] (DFS leaf order) go through a
+ * `copy`; untouched elements are reused, not rebuilt (buffers_copy.c). */
+cxla_status cx_buffers_copy_root_leaves(cx_comp *c, const uint8_t *need);
+
 /* Leaf offset of tuple element `index` within a tuple shape (DFS leaf numbering). */
 int cx_shape_leaf_offset(const cx_shape *s, int index);
 
