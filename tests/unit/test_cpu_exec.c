@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "interp/interp.h"
+#include "ir/clone.h"
+#include "runtime/context.h"
+#include "runtime/executable.h"
 #include "test_cpu_helpers.h"
 
 static const char sort_text[] =
@@ -325,4 +329,91 @@ TEST(cpu_exec_jax_corpus_fusion_off) {
   }
   if (d) closedir(d);
   CHECK(files >= 10);
+}
+
+/* Every allocation the cpu backend makes (passes, lowering, buffers, sequencer, fallbacks,
+ * execution) may fail: the run then reports out of memory, never crashes or returns a wrong
+ * result. Through the backend hooks, so the executable cache cannot skip the compile. */
+TEST(cpu_exec_allocation_failures) {
+  static const char text[] =
+      "HloModule oom\n"
+      "lt {\n"
+      "  a = f32[] parameter(0)\n"
+      "  b = f32[] parameter(1)\n"
+      "  ROOT c = pred[] compare(a, b), direction=LT\n"
+      "}\n"
+      "cond {\n"
+      "  s = (s32[], f32[4,3]) parameter(0)\n"
+      "  i = s32[] get-tuple-element(s), index=0\n"
+      "  n = s32[] constant(2)\n"
+      "  ROOT p = pred[] compare(i, n), direction=LT\n"
+      "}\n"
+      "body {\n"
+      "  s = (s32[], f32[4,3]) parameter(0)\n"
+      "  i = s32[] get-tuple-element(s), index=0\n"
+      "  x = f32[4,3] get-tuple-element(s), index=1\n"
+      "  y = f32[4,3] sort(x), dimensions={1}, to_apply=lt\n"
+      "  one = s32[] constant(1)\n"
+      "  i2 = s32[] add(i, one)\n"
+      "  ROOT r = (s32[], f32[4,3]) tuple(i2, y)\n"
+      "}\n"
+      "neg {\n"
+      "  x = f32[3,4] parameter(0)\n"
+      "  ROOT n = f32[3,4] negate(x)\n"
+      "}\n"
+      "id {\n"
+      "  x = f32[3,4] parameter(0)\n"
+      "  ROOT c = f32[3,4] copy(x)\n"
+      "}\n"
+      "ENTRY main {\n"
+      "  a = f32[4,3] parameter(0)\n"
+      "  p = pred[] parameter(1)\n"
+      "  z = s32[] constant(0)\n"
+      "  init = (s32[], f32[4,3]) tuple(z, a)\n"
+      "  w = (s32[], f32[4,3]) while(init), condition=cond, body=body\n"
+      "  b = f32[4,3] get-tuple-element(w), index=1\n"
+      "  d = f32[3,3] dot(b, a), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n"
+      "  t = f32[3,4] transpose(a), dimensions={1,0}\n"
+      "  c = f32[3,4] conditional(p, t, t), true_computation=neg, false_computation=id\n"
+      "  ROOT r = (f32[3,3], f32[3,4], f32[4,3]) tuple(d, c, a)\n"
+      "}\n";
+  cxla_context *ctx = test_ctx();
+  cx_module *m = cpu_parse(text);
+  const cx_backend *be = cx_backend_find("cpu");
+  cxla_literal *args[2] = {cpu_lit("f32[4,3] {{3, 1, 2}, {0.5, -1, 4}, {2, 2, 1}, {-3, 0, 1}}"), cpu_lit("pred[] true")};
+  cxla_literal *want = NULL;
+  if (m) CHECK_OK(cx_interp_run(m, 2, args, &want));
+  int64_t n = 0;
+  for (; m && be && want && n < 5000; n++) {
+    cx_module *clone = cx_module_clone(m);
+    if (!clone) break;
+    void *state = NULL;
+    cxla_literal *out = NULL;
+    cx_sb stats;
+    cx_sb_init(&stats);
+    cx_alloc_fail_after(n);
+    cxla_status s = be->compile(ctx, clone, &ctx->flags, &state, &stats);
+    if (s == CXLA_OK) s = be->execute(state, ctx, 2, args, &out);
+    int64_t injected = cx_alloc_failures();
+    cx_alloc_fail_after(-1);
+    if (state) be->destroy(state);
+    cx_sb_free(&stats);
+    if (s == CXLA_OK) CHECK_MSG(cx_literal_compare(out, want, 1e-6, 1e-6, NULL), "allocation %lld: wrong result", (long long)n);
+    cxla_literal_destroy(out);
+    if (!injected) {
+      CHECK_MSG(s == CXLA_OK, "no failure injected, yet: %s", cxla_context_errmsg(ctx));
+      break;
+    }
+    if (s != CXLA_OK && s != CXLA_ERR_OUT_OF_MEMORY) {
+      CHECK_MSG(0, "allocation %lld failed and the run returned %s ('%s')", (long long)n, cxla_status_str(s),
+                cxla_context_errmsg(ctx));
+      break;
+    }
+  }
+  printf("    cpu backend: %lld allocation points failed in turn\n", (long long)n);
+  CHECK(n > 50 && n < 5000);
+  cxla_literal_destroy(want);
+  cxla_literal_destroy(args[0]);
+  cxla_literal_destroy(args[1]);
+  cx_module_free(m);
 }
