@@ -566,7 +566,7 @@ cxla_status rg_generate(cxla_context *ctx, uint64_t seed, const rg_config *cfg, 
     s = CXLA_ERR_OUT_OF_MEMORY;
   } else {
     first_params(g);
-    int steps = cfg->steps > 0 ? cfg->steps : 6 + rg_below(&g->rs, 35);
+    int steps = cfg->steps > 0 ? cfg->steps : 5 + rg_below(&g->rs, 28);
     for (int i = 0; i < steps && cxla_builder_status(entry->b) == CXLA_OK && !g->failed; i++) rg_step(g);
     cxla_op root = pick_root(g);
     s = cxla_builder_finish(entry->b, root, 1, NULL);

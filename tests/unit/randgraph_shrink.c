@@ -1,9 +1,9 @@
 /* randgraph_shrink.c — greedy shrinking of a failing module. Each candidate is the current
  * text with one edit: the ENTRY root tuple cut to one element or one element fewer; an ENTRY
- * instruction replaced by a new parameter (everything above it disappears); an instruction
- * replaced by an operand of the same shape (a while loop by its initial state, a unary op by
- * its input, a get-tuple-element of a tuple by the element); an instruction replaced by a
- * constant. After an edit dead code, unused parameters and unreachable computations go away.
+ * instruction made the root (everything after it disappears) or replaced by a new parameter
+ * (everything above it disappears); an instruction replaced by an operand of the same shape (a
+ * while loop by its initial state, a unary op by its input, a get-tuple-element of a tuple by
+ * the element) or by a constant. After an edit dead code, unused parameters and unreachable computations go away.
  * A candidate is kept if it parses, verifies, still analyses as comparable (no bad output)
  * and still fails. */
 #include <math.h>
@@ -15,7 +15,7 @@
 #include "ir/verify.h"
 #include "ir/types.h"
 
-typedef enum { E_ROOT_ONE, E_ROOT_DROP, E_CUT, E_BYPASS, E_CONST, E_COUNT } edit_kind;
+typedef enum { E_ROOT_ONE, E_ROOT_DROP, E_REROOT, E_CUT, E_BYPASS, E_CONST, E_COUNT } edit_kind;
 
 typedef struct edit {
   edit_kind kind;
@@ -95,6 +95,11 @@ static int apply(cx_module *m, rg_bounds *bd, edit e, rg_param **params, int *np
   }
   if (e.instr >= c->ninstrs) return 0;
   cx_instr *in = c->instrs[e.instr];
+  if (e.kind == E_REROOT) { /* everything after `in` goes */
+    if (c != entry || in == c->root || in->op == CX_OP_PARAMETER || in->op == CX_OP_CONSTANT) return 0;
+    c->root = in;
+    return 1;
+  }
   if (in->op == CX_OP_PARAMETER || (in == c->root && e.kind != E_BYPASS)) return 0;
   if (in->shape.type == CXLA_TUPLE && e.kind != E_BYPASS) return 0;
   int nl;
@@ -210,6 +215,7 @@ static int list_edits(cxla_context *ctx, const char *text, edit **out) {
     for (int j = 0; j < r->nops; j++) PUSH(E_ROOT_ONE, ei, 0, j);
     for (int j = 0; j < r->nops; j++) PUSH(E_ROOT_DROP, ei, 0, j);
   }
+  for (int i = 0; i < m->entry->ninstrs; i++) PUSH(E_REROOT, ei, i, 0);
   for (int i = m->entry->ninstrs - 1; i >= 0; i--) {
     PUSH(E_CUT, ei, i, 0);
     for (int j = 0; j < m->entry->instrs[i]->nops; j++) PUSH(E_BYPASS, ei, i, j);
