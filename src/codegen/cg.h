@@ -57,9 +57,11 @@ typedef struct cx_kernel {
  * kernel is correct for any [begin, end) within [0, total). Every pointer is assumed not to
  * alias any other (noalias). */
 cxla_status cx_emit_kernel(cx_cg *g, cx_instr *fusion, cx_kernel *out);
-/* The same where some arguments may share memory (an in-place elementwise fusion): bit i of
- * may_alias (args index, < 64) drops noalias for args[i]. An operand marked so must be read
- * only at the output's own index (checked; CXLA_ERR_INTERNAL otherwise). */
+/* The same where some arguments share memory (an in-place elementwise fusion): bit i of
+ * may_alias (args index, < 64) marks args[i] as the same buffer as the other marked ones. An
+ * operand marked so must be read only at the output's own index (checked; CXLA_ERR_INTERNAL
+ * otherwise). With one marked output, marked operands are read through the output pointer so
+ * the loop vectorises without overlap checks. */
 cxla_status cx_emit_kernel_ex(cx_cg *g, cx_instr *fusion, uint64_t may_alias, cx_kernel *out);
 /* The elementwise epilogue of a kOutput fusion, run after the GEMM computed its dot: args =
  * [outputs..., gemm_result, fusion operands...]; the dot instruction reads its element from

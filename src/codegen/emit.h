@@ -23,7 +23,8 @@ typedef struct cx_kfn {
 
 /* Creates both functions and leaves the builder in the body's entry block. may_alias: bit i
  * set means args[i] may share memory with another argument (no noalias). */
-cxla_status cx_kfn_begin(cx_kfn *k, cx_cg *cg, const cx_instr *fusion, int nargs, uint64_t may_alias);
+cxla_status cx_kfn_begin(cx_kfn *k, cx_cg *cg, const cx_instr *fusion, int nargs, uint64_t may_alias,
+                         int shared);
 /* Finishes the body (ret), verifies both functions; on any error deletes them. */
 cxla_status cx_kfn_end(cx_kfn *k, cx_kernel *out, int64_t total, int64_t grain, int nout, int nin);
 /* Binds the fused computation's parameters to ptr[first + p]. */

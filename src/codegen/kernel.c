@@ -119,7 +119,8 @@ static cxla_status emit_loop(cx_cg *cg, const cx_instr *fusion, uint64_t may_ali
       return cx_cg_fail(cg, CXLA_ERR_UNSUPPORTED, "codegen: %s: outputs of different dims", fusion->name);
   int first = nout + (dot ? 1 : 0);
   cx_kfn k;
-  CX_TRY(cx_kfn_begin(&k, cg, fusion, first + fusion->nops, may_alias));
+  /* the epilogue's output may or may not be the GEMM buffer; sequencer masks are exact */
+  CX_TRY(cx_kfn_begin(&k, cg, fusion, first + fusion->nops, may_alias, dot == NULL));
   cx_kfn_bind_params(&k, c, first);
   if (dot) {
     cx_gen_override o;
@@ -167,7 +168,7 @@ cxla_status cx_emit_kernel_ex(cx_cg *cg, cx_instr *fusion, uint64_t may_alias, c
   if (!cx_red_plan_make(fusion, &p, &why))
     return cx_cg_fail(cg, CXLA_ERR_UNSUPPORTED, "codegen: %s: %s", fusion->name, why);
   cx_kfn k;
-  CX_TRY(cx_kfn_begin(&k, cg, fusion, nout + fusion->nops, may_alias));
+  CX_TRY(cx_kfn_begin(&k, cg, fusion, nout + fusion->nops, may_alias, 1));
   cx_kfn_bind_params(&k, c, nout);
   int64_t total = 0, grain = 1;
   cx_emit_reduce_body(&k, fusion, &p, &total, &grain);

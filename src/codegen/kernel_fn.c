@@ -11,7 +11,8 @@ static void add_fn_attr(cx_cg *cg, LLVMValueRef fn, LLVMAttributeIndex at, const
   LLVMAddAttributeAtIndex(fn, at, LLVMCreateEnumAttribute(cg->llctx, kind, 0));
 }
 
-cxla_status cx_kfn_begin(cx_kfn *k, cx_cg *cg, const cx_instr *fusion, int nargs, uint64_t may_alias) {
+cxla_status cx_kfn_begin(cx_kfn *k, cx_cg *cg, const cx_instr *fusion, int nargs, uint64_t may_alias,
+                         int shared) {
   memset(k, 0, sizeof *k);
   k->cg = cg;
   k->nargs = nargs;
@@ -36,8 +37,21 @@ cxla_status cx_kfn_begin(cx_kfn *k, cx_cg *cg, const cx_instr *fusion, int nargs
   add_fn_attr(cg, k->inner, LLVMAttributeFunctionIndex, "alwaysinline");
   add_fn_attr(cg, k->inner, LLVMAttributeFunctionIndex, "nounwind");
   add_fn_attr(cg, k->outer, LLVMAttributeFunctionIndex, "nounwind");
+  /* In place (`shared`: the flagged arguments ARE one buffer): when exactly one output shares
+   * memory with operands, those operands are read
+   * through the output's own pointer (they are read only at the output's index, which
+   * check_in_place guarantees). LLVM then sees one pointer with dependence distance 0 and
+   * vectorises without a runtime overlap check — which, with out == in, would otherwise send
+   * every element to the scalar loop. Every parameter keeps noalias: the aliased operand
+   * parameters are never dereferenced. */
+  const cx_shape *leaves[CX_EMIT_MAX_ARGS];
+  int nout = cx_emit_out_leaves(&fusion->shape, leaves, CX_EMIT_MAX_ARGS), shared_out = -1, nshared = 0;
+  for (int i = 0; i < nout && i < 64; i++)
+    if ((may_alias >> i) & 1) { shared_out = i; nshared++; }
+  int through_output = shared && nshared == 1;
   for (int i = 0; i < nargs; i++)
-    if (!(i < 64 && (may_alias >> i) & 1)) add_fn_attr(cg, k->inner, (LLVMAttributeIndex)(i + 1), "noalias");
+    if (through_output || !(i < 64 && (may_alias >> i) & 1))
+      add_fn_attr(cg, k->inner, (LLVMAttributeIndex)(i + 1), "noalias");
 
   /* wrapper: load the pointers, call the body */
   LLVMBuilderRef b = cg->b;
@@ -54,6 +68,9 @@ cxla_status cx_kfn_begin(cx_kfn *k, cx_cg *cg, const cx_instr *fusion, int nargs
 
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cg->llctx, k->inner, "entry"));
   for (int i = 0; i < nargs; i++) k->ptr[i] = LLVMGetParam(k->inner, (unsigned)i);
+  if (through_output)
+    for (int i = nout; i < nargs && i < 64; i++)
+      if ((may_alias >> i) & 1) k->ptr[i] = k->ptr[shared_out];
   k->begin = LLVMGetParam(k->inner, (unsigned)nargs);
   k->end = LLVMGetParam(k->inner, (unsigned)nargs + 1);
   cx_gen_init(&k->g, cg, k->inner, k->name);
