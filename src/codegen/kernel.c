@@ -86,16 +86,20 @@ static void loop_nest(cx_kfn *k, const cx_comp *c, int nout, const cx_shape **le
   cx_gen_restore(g, m0);
 }
 
-/* Bytes moved per output element, for the grain. */
+/* The grain: enough elements for ~128 KiB of memory traffic (~5-10 µs of work on one core),
+ * so that splitting a kernel over threads pays for waking them. Operands read only by a dot
+ * whose value comes from elsewhere (the GEMM of a split kOutput fusion) move no bytes here. */
 static int64_t grain_for(const cx_instr *fusion, int nout, const cx_shape **leaves, int64_t total) {
   int64_t bytes = 0, work = 1;
   for (int i = 0; i < nout; i++) bytes += (int64_t)cxla_type_size(leaves[i]->type);
   for (int i = 0; i < fusion->nops; i++) {
     int64_t e = cx_shape_elems(&fusion->ops[i]->shape);
+    fu_param_use u;
+    if (fu_analyze_operand(fusion, i, &u) && u.dot_operand && !u.elementwise && !u.reused) continue;
     if (e >= total && total > 0) bytes += (int64_t)cxla_type_size(fusion->ops[i]->shape.type) * (e / total);
   }
   if (fu_is_expensive(fusion)) work = 4; /* transcendentals: fewer elements fill a chunk */
-  int64_t g = (32768 / (bytes ? bytes : 1)) / work;
+  int64_t g = (131072 / (bytes ? bytes : 1)) / work;
   g = (g + 63) / 64 * 64;
   return g < 64 ? 64 : g;
 }
