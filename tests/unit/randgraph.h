@@ -77,8 +77,7 @@ void rg_graph_free(rg_graph *g);
 /* ---- analysis ---- */
 typedef struct rg_slot {
   int n;           /* leaves (0: not analysed yet) */
-  rg_val one;      /* n == 1 */
-  rg_val *many;    /* n > 1 (heap) */
+  rg_val *v;       /* heap: stays put while other slots are set */
 } rg_slot;
 
 typedef struct rg_bounds {
@@ -91,7 +90,8 @@ typedef struct rg_bounds {
 
 void rg_bounds_init(rg_bounds *bd, cx_module *m);
 void rg_bounds_free(rg_bounds *bd);
-/* Leaves of an analysed instruction (NULL with *n == 0 if not analysed). */
+/* Leaves of an analysed instruction (NULL with *n == 0 if not analysed); valid until that
+ * instruction is analysed again. */
 const rg_val *rg_bounds_get(rg_bounds *bd, const cx_instr *in, int *n);
 int rg_bounds_set(rg_bounds *bd, const cx_instr *in, const rg_val *v, int n);
 /* Analyses `in` from its already analysed operands (parameters must have been set). */

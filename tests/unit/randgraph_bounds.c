@@ -30,7 +30,7 @@ void rg_bounds_init(rg_bounds *bd, cx_module *m) {
 }
 
 void rg_bounds_free(rg_bounds *bd) {
-  for (int i = 0; i < bd->cap; i++) cx_free(bd->slot[i].many);
+  for (int i = 0; i < bd->cap; i++) cx_free(bd->slot[i].v);
   cx_free(bd->slot);
   memset(bd, 0, sizeof *bd);
 }
@@ -40,7 +40,7 @@ const rg_val *rg_bounds_get(rg_bounds *bd, const cx_instr *in, int *n) {
   if (in->id < 0 || in->id >= bd->cap || !bd->slot[in->id].n) return NULL;
   rg_slot *s = &bd->slot[in->id];
   *n = s->n;
-  return s->n == 1 ? &s->one : s->many;
+  return s->v;
 }
 
 int rg_bounds_set(rg_bounds *bd, const cx_instr *in, const rg_val *v, int n) {
@@ -54,16 +54,16 @@ int rg_bounds_set(rg_bounds *bd, const cx_instr *in, const rg_val *v, int n) {
     bd->cap = cap;
   }
   rg_slot *s = &bd->slot[in->id];
-  cx_free(s->many);
-  s->many = NULL;
-  s->n = 0;
-  if (n == 1) {
-    s->one = v[0];
-  } else if (n > 1) {
-    if (!(s->many = cx_malloc(sizeof *v * (size_t)n))) return 0;
-    memcpy(s->many, v, sizeof *v * (size_t)n);
+  if (n != s->n) { /* leaves live on the heap: pointers to them survive the slot array growing */
+    rg_val *nv = n ? cx_malloc(sizeof *v * (size_t)n) : NULL;
+    if (n && !nv) return 0;
+    if (n) memcpy(nv, v, sizeof *v * (size_t)n);
+    cx_free(s->v);
+    s->v = nv;
+    s->n = n;
+  } else if (n) {
+    memmove(s->v, v, sizeof *v * (size_t)n);
   }
-  s->n = n;
   return 1;
 }
 

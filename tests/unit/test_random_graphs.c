@@ -2,22 +2,24 @@
  * seeded random graphs (tests/unit/randgraph.h). For each seed: generate, print, re-parse in
  * two contexts (fusion on, --fusion=off), run the interpreter and the CPU backend on random
  * inputs (two input sets on the fused executable, so a second execution reuses its arena,
- * then both at once from two threads),
- * and compare every output leaf with the tolerance the analysis derives for it (integers,
- * pred and exactly computed floats bit for bit). Each graph runs in a child process, so a
+ * then both at once from two threads), and compare every output leaf with the tolerance the
+ * analysis derives for it (integers, pred and exactly computed floats bit for bit). Each graph runs in a child process, so a
  * crash or a hang is reported against its seed; a failure is printed with its seed, HLO text,
  * inputs and first differing element, then shrunk (smaller dimensions, then graph cuts) and
  * the minimal module printed, ready for `build/cxla run FILE --backend=cpu`.
  *
  * Environment:
- *   CXLA_RANDGRAPH_N=300        graphs per run        CXLA_RANDGRAPH_SEED=1   first seed
+ *   CXLA_RANDGRAPH_N=300 (80 under ASan)  graphs     CXLA_RANDGRAPH_SEED=1   first seed
  *   CXLA_RANDGRAPH_FEATURES=-while,-gather   leave constructs out (see randgraph.h)
  *   CXLA_RANDGRAPH_STEPS=N      ops per graph (default: 5..32 from the seed)
  *   CXLA_RANDGRAPH_JOBS=<cores> children at once    CXLA_RANDGRAPH_FORK=0   run in-process
  *   CXLA_RANDGRAPH_SHRINK=2     failures to shrink    CXLA_RANDGRAPH_MAXFAIL=5 stop after
  *   CXLA_RANDGRAPH_SAVE=DIR     write each minimal failing module to DIR/seed_<S>.hlo
  *   CXLA_RANDGRAPH_SHOW=<seed>  print that seed's module and exit the test
- *   CXLA_RANDGRAPH_TIMEOUT=120  seconds per graph (child) */
+ *   CXLA_RANDGRAPH_TIMEOUT=120  seconds per graph (child)
+ *   CXLA_RANDGRAPH_SHRINK_SECONDS=180, CXLA_RANDGRAPH_SHRINK_TRIES=400   shrinking budget
+ *   CXLA_RANDGRAPH_STATS=1      with _SHOW: also the analysis of every value
+ * Thousands on demand: CXLA_RANDGRAPH_N=5000 CXLA_RANDGRAPH_SEED=1000 build/cxla_tests random_graph */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -40,6 +42,18 @@
 
 /* Which runs a check does (shrinking repeats only the one that failed). */
 enum { RUN_FUSED0 = 1, RUN_FUSED1 = 2, RUN_UNFUSED = 4, RUN_THREADS = 8, RUN_ALL = 15 };
+
+/* Graphs per run: fewer under the sanitizers (each graph costs about 3x there). */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RG_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(RG_SANITIZED)
+#define DEFAULT_N 80
+#else
+#define DEFAULT_N 300
+#endif
 
 enum { R_PASS = 0, R_MISMATCH = 1, R_ERROR = 2, R_INVALID = 3, R_CRASH = 4, R_TIMEOUT = 5 };
 static const char *const result_names[] = {"pass", "mismatch", "cpu error", "invalid graph", "crash", "timeout"};
@@ -492,7 +506,7 @@ TEST(random_graph_cpu_matches_interp) {
   rg_config cfg;
   config_from_env(&cfg);
   uint64_t first = (uint64_t)env_long("CXLA_RANDGRAPH_SEED", 1);
-  long n = env_long("CXLA_RANDGRAPH_N", 300), maxfail = env_long("CXLA_RANDGRAPH_MAXFAIL", 5);
+  long n = env_long("CXLA_RANDGRAPH_N", DEFAULT_N), maxfail = env_long("CXLA_RANDGRAPH_MAXFAIL", 5);
   long shrink = env_long("CXLA_RANDGRAPH_SHRINK", 2);
   long jobs = use_fork() ? env_long("CXLA_RANDGRAPH_JOBS", sysconf(_SC_NPROCESSORS_ONLN)) : 1;
   if (jobs < 1) jobs = 1;
