@@ -70,7 +70,7 @@ typedef struct cxla_shape {
 /* ---- context -------------------------------------------------------------------------------- */
 typedef struct cxla_context cxla_context;
 
-/* Creates a context and reads CXLA_FLAGS from the environment (see docs/flags.md). If only
+/* Creates a context and reads CXLA_FLAGS from the environment (docs/flags.md lists every flag). If only
  * CXLA_FLAGS is bad, *out is still set (read the message, then destroy it) and an error is
  * returned; on OOM *out is NULL. */
 cxla_status cxla_context_create(cxla_context **out);
