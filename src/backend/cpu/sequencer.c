@@ -250,12 +250,14 @@ static cxla_status call_kernel(cx_seq *s, const cx_instr *in) {
   int64_t grain = k.grain > 0 ? k.grain : 1;
   LLVMValueRef pf[6] = {s->rt, k.fn, args, cx_cg_i64(g, k.total), cx_cg_i64(g, grain),
                         LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
-  if (k.total >= 2 * grain) {
+  if (k.total >= 2 * grain || !s->loop_depth) {
     LLVMBuildCall2(s->b, s->t_pfor, s->f_pfor, pf, 6, "");
     return CXLA_OK;
   }
-  /* One chunk: call the kernel directly (LLVM may inline it, which matters for the small
-   * kernels of loop bodies), unless the call is to be traced. */
+  /* One chunk inside a loop: call the kernel directly, unless the call is to be traced. LLVM
+   * may then inline it, which is what small loop bodies need (no call, no hand-off per trip).
+   * Outside loops a call per kernel costs nothing measurable, and inlining every kernel of a
+   * large program into one function makes register allocation superlinear. */
   LLVMBasicBlockRef direct = LLVMAppendBasicBlockInContext(g->llctx, s->fn, "direct");
   LLVMBasicBlockRef traced = LLVMAppendBasicBlockInContext(g->llctx, s->fn, "traced");
   LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->llctx, s->fn, "next");

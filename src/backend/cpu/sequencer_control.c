@@ -56,6 +56,7 @@ cxla_status cx_seq_while(cx_seq *s, const cx_instr *in) {
   cx_cg *g = s->g;
   cx_comp *cond = in->called[0], *body = in->called[1];
   int loop = s->nloops++;
+  cxla_status st;
   char name[256];
   snprintf(name, sizeof name, "%s [while]", in->name ? in->name : "while");
   int32_t id = cx_seq_name(s, name);
@@ -76,7 +77,10 @@ cxla_status cx_seq_while(cx_seq *s, const cx_instr *in) {
   LLVMPositionBuilderAtEnd(s->b, head);
   LLVMBuildCondBr(s->b, cx_seq_failed(s), exit, go);
   LLVMPositionBuilderAtEnd(s->b, go);
-  CX_TRY(cx_seq_emit_comp(s, cond));
+  s->loop_depth++;
+  st = cx_seq_emit_comp(s, cond);
+  s->loop_depth--;
+  CX_TRY(st);
   int ps = cx_seq_leaf_slot(s, cond->root, 0);
   if (ps < 0) return g->status;
   LLVMValueRef pv = LLVMBuildLoad2(s->b, g->t_i8, cx_seq_slot(s, ps), "pred");
@@ -96,7 +100,10 @@ cxla_status cx_seq_while(cx_seq *s, const cx_instr *in) {
     LLVMPositionBuilderAtEnd(s->b, ok);
     LLVMBuildStore(s->b, LLVMBuildAdd(s->b, n, cx_cg_i64(g, 1), ""), counter);
   }
-  CX_TRY(cx_seq_emit_comp(s, body));
+  s->loop_depth++;
+  st = cx_seq_emit_comp(s, body);
+  s->loop_depth--;
+  CX_TRY(st);
   CX_TRY(cx_seq_copy_leaves(s, in, body->root, "loop state"));
   LLVMBuildBr(s->b, head);
   LLVMPositionBuilderAtEnd(s->b, exit);

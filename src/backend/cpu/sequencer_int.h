@@ -12,6 +12,7 @@ typedef struct cx_seq {
   LLVMBuilderRef b;             /* the sequencer's own builder (the emitter uses g->b) */
   int64_t max_loop_iterations;
   int nloops;                   /* while loops emitted (for loop-limit messages) */
+  int loop_depth;               /* while loops around the current emission point */
   LLVMValueRef fn;              /* cx_entry */
   LLVMValueRef params, outputs, arena, rt;
   LLVMBasicBlockRef entry_bb;   /* allocas go here, before its terminator */
