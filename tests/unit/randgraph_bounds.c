@@ -133,8 +133,8 @@ static int comp_leaves(rg_bounds *bd, cx_comp *c, int nargs, const rg_val *const
   return 1;
 }
 
-/* Trip count bound of a while loop from a condition like compare(gte(p, k), c) LT; 16 when
- * the pattern is not there. */
+/* Trip count bound of a while loop from a condition like compare(gte(p, k), c) LT (the
+ * counter counting up by one from its initial range); 16 when the pattern is not there. */
 static int trip_bound(rg_bounds *bd, cx_instr *w, const rg_val *init) {
   const cx_instr *r = w->called[0]->root;
   if (r->op != CX_OP_COMPARE) return 16;
@@ -145,7 +145,7 @@ static int trip_bound(rg_bounds *bd, cx_instr *w, const rg_val *init) {
   double start = init[leaf_offset(&w->shape, x->a.index)].lo;
   if (!c || !isfinite(c->hi) || !isfinite(start)) return 16;
   double n = c->hi - start + 2;
-  return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+  return n < 1 ? 1 : n > 64 ? -1 : (int)n; /* -1: too many trips to follow (or to run) */
 }
 
 static int while_op(rg_bounds *bd, cx_instr *w, rg_val *out, int nout) {
@@ -157,6 +157,10 @@ static int while_op(rg_bounds *bd, cx_instr *w, rg_val *out, int nout) {
   rg_val *next = state + nout;
   memcpy(state, init, sizeof *state * (size_t)nout);
   int trips = trip_bound(bd, w, init), ok = 1;
+  if (trips < 0) {
+    for (int i = 0; i < nout; i++) rg_mark_bad(bd, &state[i], w, "the loop may run for very long");
+    trips = 1;
+  }
   for (int it = 0; it < trips && ok; it++) {
     const rg_val *args[1] = {state};
     ok = comp_leaves(bd, w->called[1], 1, args, &nout, next, nout);

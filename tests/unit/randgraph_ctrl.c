@@ -55,7 +55,8 @@ void rg_op_while(gen *g) {
   int ncar = 1 + rg_below(&g->rs, 2), npass = rg_below(&g->rs, 3), ne = 0;
   gval el[6];
   int trips = rg_size(g, 0, 5);
-  el[ne++] = rg_chance(g, 0.8) ? rg_const(g, CXLA_S32, 0) : rg_index_scalar(g, CXLA_S32, -2, 2);
+  rg_val start = {-2, 2, 0, 0, 0, 0}; /* a counter from a parameter: the trip count varies */
+  el[ne++] = rg_chance(g, 0.8) || outer->depth ? rg_const(g, CXLA_S32, 0) : rg_param_new(g, CXLA_S32, 0, NULL, start);
   for (int i = 0; i < ncar + npass; i++) {
     gval v = any_val(g);
     if (i < ncar && rg_ok(v) && cx_type_is_float(v.in->shape.type)) v = rg_bounded(g, v, WHILE_BOUND);
