@@ -134,17 +134,19 @@ static int random_dot(const char *type, const char *out_type, char *text, size_t
   snprintf(text, cap,
            "HloModule rdot\nENTRY main {\n  a = %s parameter(0)\n  b = %s parameter(1)\n"
            "  ROOT d = %s dot(a, b), %s, %s, %s, %s\n}\n", sl, sr, so, l1, l2, r1, r2);
-  *in0 = cpu_ramp_nd(type, ld, rl, 7, 1, -3);
-  *in1 = cpu_ramp_nd(type, rd, rr, 5, 1, -2);
+  int uns = type[0] == 'u';
+  *in0 = cpu_ramp_nd(type, ld, rl, 7, 1, uns ? 0 : -3);
+  *in1 = cpu_ramp_nd(type, rd, rr, 5, 1, uns ? 0 : -2);
   return 1;
 }
 
 TEST(cpu_dot_random_arrangements_match_interp) {
-  static const char *types[][2] = {{"f32", "f32"}, {"f64", "f64"}, {"bf16", "bf16"}, {"f16", "f32"}, {"s32", "s32"}};
+  static const char *types[][2] = {{"f32", "f32"}, {"f64", "f64"}, {"bf16", "bf16"}, {"f16", "f32"},
+                                   {"s32", "s32"},  {"s8", "s32"},  {"u8", "u16"}};
   char text[1024];
   int failures = 0;
-  for (int it = 0; it < 60 && failures < 3; it++) {
-    const char **t = types[it % 5];
+  for (int it = 0; it < 70 && failures < 3; it++) {
+    const char **t = types[it % 7];
     char *a = NULL, *b = NULL;
     random_dot(t[0], t[1], text, sizeof text, &a, &b);
     const char *in[2] = {a, b};
@@ -153,8 +155,8 @@ TEST(cpu_dot_random_arrangements_match_interp) {
     if (!ok) {
       failures++;
       CHECK_MSG(0, "dot mismatch for\n%s%s\n%s", text, a, b);
-    } else if (strcmp(t[0], "s32")) {
-      CHECK_MSG(cpu_fallbacks(stats) == 0, "float dot ran on the interpreter: %s\n%s", stats, text);
+    } else { /* floats as GEMMs, integers as reduce kernels */
+      CHECK_MSG(cpu_fallbacks(stats) == 0, "dot ran on the interpreter: %s\n%s", stats, text);
     }
     free(stats);
     free(a);

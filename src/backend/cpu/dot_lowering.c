@@ -272,7 +272,8 @@ static cxla_status lower_dot(cx_comp *c, cx_instr *d) {
   CX_TRY(retype_dot(c, d, &d));
   cx_gemm_plan p;
   const char *why;
-  if (!gemm_type(d) || cx_dot_plan(d, &p, &why)) return CXLA_OK; /* ints stay for the interpreter */
+  if (cx_type_is_int(d->shape.type)) return cx_cpu_int_dot_as_reduce(c, d);
+  if (!gemm_type(d) || cx_dot_plan(d, &p, &why)) return CXLA_OK;
   side sd[2];
   sides(d, &sd[0], &sd[1]);
   int64_t bsz, bst, ld;
