@@ -12,17 +12,6 @@
 #include "ir/clone.h"
 #include "passes/buffers_int.h"
 
-/* ---- the emitter, while it is being written ----
- * TODO(emitter): cx_emit_kernel_ex / cx_emit_supported live in src/codegen/kernel.c and
- * support.c (a colleague's files). Until they are in git the guard keeps this file building
- * without them: every fusion then runs on the interpreter. Remove the guard once they land
- * (and touch this file after adding them: a stale object does not notice). */
-#if defined(__has_include)
-#if __has_include("../../codegen/kernel.c")
-#define CX_HAVE_EMITTER 1
-#endif
-#endif
-
 void cx_seq_out_free(cx_seq_out *o) {
   for (int i = 0; i < o->nnames; i++) cx_free(o->names[i]);
   cx_free(o->names);
@@ -208,7 +197,6 @@ cxla_status cx_seq_fallback(cx_seq *s, const cx_instr *in, const char *why) {
 
 /* ---- kernels ---- */
 
-#ifdef CX_HAVE_EMITTER
 /* Arguments that share memory with an output (in-place fusions, buffers.c) must not be
  * noalias in the kernel: bit i of the mask for args[i]. Operands sharing memory with each
  * other are only read, which noalias allows. */
@@ -272,7 +260,6 @@ static cxla_status call_kernel(cx_seq *s, const cx_instr *in) {
   LLVMPositionBuilderAtEnd(s->b, next);
   return CXLA_OK;
 }
-#endif
 
 static const cx_instr *single_op_root(const cx_instr *fusion, cx_op op) {
   const cx_comp *fc = fusion->called[0];
@@ -289,17 +276,10 @@ static cxla_status emit_fusion(cx_seq *s, const cx_instr *in) {
   const char *why = NULL, *conv_why = NULL;
   const char *kind = in->a.fusion_kind ? in->a.fusion_kind : "";
   int loop_kind = !strcmp(kind, "kLoop") || !strcmp(kind, "kInput");
-#ifdef CX_HAVE_EMITTER
   int supported = loop_kind && cx_emit_supported((cx_instr *)in, &why);
-#else
-  int supported = 0;
-  why = "the kernel emitter is not built yet";
-#endif
   const cx_instr *conv = single_op_root(in, CX_OP_CONVOLUTION);
   if (conv && cx_seq_conv(s, in, conv, supported, &conv_why)) return s->g->status;
-#ifdef CX_HAVE_EMITTER
   if (supported) return call_kernel(s, in);
-#endif
   if (!loop_kind) why = "not a kLoop/kInput fusion";
   return cx_seq_fallback(s, in, why);
 }
