@@ -1,0 +1,75 @@
+/* test_cpu_conv.c — convolutions on the cpu backend against the interpreter: big enough f32
+ * ones go through im2col + GEMM (cx_rt_conv_im2col with the descriptor the sequencer builds),
+ * small or non-f32 ones through the emitter's loop nest. Layouts (NHWC, NCHW, odd dim_labels
+ * orders), strides, padding, base and window dilation, window reversal, feature groups, 1-D
+ * and 0-D spatial cases. Small integer values keep every sum exact in f32. */
+#include <stdlib.h>
+#include "test_cpu_helpers.h"
+
+typedef struct conv_case {
+  const char *labels;            /* dim_labels */
+  const char *lhs, *rhs, *out;   /* shapes */
+  const char *window;            /* window={...} or "" */
+  int groups;
+} conv_case;
+
+static const conv_case cases[] = {
+    /* NHWC, 3x3, same padding: 2*16*12*12*8*9 MACs */
+    {"b01f_01io->b01f", "f32[2,12,12,8]", "f32[3,3,8,16]", "f32[2,12,12,16]", "window={size=3x3 pad=1_1x1_1}", 1},
+    /* NCHW, stride 2, no padding */
+    {"bf01_oi01->bf01", "f32[2,8,13,13]", "f32[16,8,3,3]", "f32[2,16,6,6]", "window={size=3x3 stride=2x2}", 1},
+    /* odd orders everywhere, window dilation, uneven padding */
+    {"f0b1_i1o0->1bf0", "f32[8,11,2,10]", "f32[8,3,16,3]", "f32[11,2,16,11]",
+     "window={size=3x3 pad=2_2x1_2 rhs_dilate=2x1}", 1},
+    /* base (lhs) dilation, i.e. a transposed convolution, and window reversal */
+    {"b01f_01io->b01f", "f32[2,7,7,8]", "f32[3,3,8,16]", "f32[2,15,15,16]",
+     "window={size=3x3 pad=2_2x2_2 lhs_dilate=2x2 rhs_reversal=1x0}", 1},
+    /* feature groups: 4 groups of 4 input features, 8 outputs each */
+    {"b01f_01io->b01f", "f32[2,10,10,16]", "f32[3,3,4,32]", "f32[2,8,8,32]", "window={size=3x3}", 4},
+    /* 1-D */
+    {"b0f_0io->b0f", "f32[4,64,16]", "f32[5,16,32]", "f32[4,60,32]", "window={size=5}", 1},
+    /* 1x1 channels-last (the runtime's no-gather path) */
+    {"b01f_01io->b01f", "f32[2,16,16,32]", "f32[1,1,32,64]", "f32[2,16,16,64]", "window={size=1x1}", 1},
+    /* no spatial dims: a batched matmul in disguise */
+    {"bf_io->bf", "f32[64,128]", "f32[128,64]", "f32[64,64]", "", 1},
+    /* small: the emitter's direct loop nest */
+    {"b01f_01io->b01f", "f32[1,5,5,2]", "f32[3,3,2,3]", "f32[1,3,3,3]", "window={size=3x3}", 1},
+    /* f16: never im2col */
+    {"b01f_01io->b01f", "f16[1,8,8,4]", "f16[3,3,4,8]", "f16[1,6,6,8]", "window={size=3x3}", 1},
+};
+
+/* dims of a shape text "f32[2,3]" */
+static int dims_of(const char *s, char *type, int64_t *d) {
+  const char *b = strchr(s, '[');
+  memcpy(type, s, (size_t)(b - s));
+  type[b - s] = 0;
+  int n = 0;
+  for (const char *p = b + 1; *p && *p != ']';) {
+    d[n++] = strtoll(p, (char **)&p, 10);
+    if (*p == ',') p++;
+  }
+  return n;
+}
+
+TEST(cpu_conv_layouts_match_interp) {
+  for (int i = 0; i < (int)(sizeof cases / sizeof *cases); i++) {
+    const conv_case *c = &cases[i];
+    char text[1024];
+    snprintf(text, sizeof text,
+             "HloModule conv\nENTRY main {\n  x = %s parameter(0)\n  k = %s parameter(1)\n"
+             "  ROOT c = %s convolution(x, k), %s%sdim_labels=%s, feature_group_count=%d\n}\n",
+             c->lhs, c->rhs, c->out, c->window, c->window[0] ? ", " : "", c->labels, c->groups);
+    char tl[8], tr[8];
+    int64_t dl[8], dr[8];
+    int nl = dims_of(c->lhs, tl, dl), nr = dims_of(c->rhs, tr, dr);
+    char *x = cpu_ramp_nd(tl, dl, nl, 5, 1, -2), *k = cpu_ramp_nd(tr, dr, nr, 3, 1, -1);
+    const char *in[2] = {x, k};
+    char *stats = NULL;
+    int ok = cpu_check(text, 2, in, NULL, 1e-6, 1e-6, &stats, NULL);
+    CHECK_MSG(ok, "case %d: %s", i, text);
+    if (ok) CHECK_MSG(cpu_fallbacks(stats) == 0, "case %d ran on the interpreter: %s", i, stats);
+    free(stats);
+    free(x);
+    free(k);
+  }
+}
