@@ -557,7 +557,7 @@ cxla_status rg_generate(cxla_context *ctx, uint64_t seed, const rg_config *cfg, 
   rg_next(&g->rs);
   rg_next(&g->rz);
   rg_bounds_init(&g->bd, m);
-  g->big = rg_has(g, RG_F_BIG) && cfg->max_dim == 0 && rg_chance(g, 0.04);
+  g->big = rg_has(g, RG_F_BIG) && cfg->max_dim == 0 && (rg_chance(g, 0.04) || cfg->big);
   g->budget = g->big ? 131072 : 4096;
   entry->b = cxla_builder_create(m, "main");
   g->cur = entry;
@@ -567,6 +567,11 @@ cxla_status rg_generate(cxla_context *ctx, uint64_t seed, const rg_config *cfg, 
   } else {
     first_params(g);
     int steps = cfg->steps > 0 ? cfg->steps : 5 + rg_below(&g->rs, 28);
+    /* a big graph first runs elementwise chains on its big values (multi-threaded kernels) */
+    for (int i = 0; g->big && i < 2 + steps / 3 && !g->failed; i++) {
+      static void (*const ew[])(gen *) = {rg_op_unary, rg_op_binary, rg_op_binary, rg_op_compare_select, rg_op_clamp};
+      ew[rg_below(&g->rs, CX_ARRAY_LEN(ew))](g);
+    }
     for (int i = 0; i < steps && cxla_builder_status(entry->b) == CXLA_OK && !g->failed; i++) rg_step(g);
     cxla_op root = pick_root(g);
     s = cxla_builder_finish(entry->b, root, 1, NULL);

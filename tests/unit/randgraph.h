@@ -43,7 +43,8 @@ const char *rg_feature_name(int bit);
 typedef struct rg_config {
   unsigned features; /* RG_F_* */
   int max_dim;       /* every generated dimension is at most this (0: the default, 40) */
-  int steps;         /* ops to add (0: 6..40 drawn from the seed) */
+  int steps;         /* ops to add (0: 5..32 drawn from the seed) */
+  int big;           /* 1: always a ~100k-element graph (0: one in 25, with RG_F_BIG) */
 } rg_config;
 void rg_config_default(rg_config *c);
 

@@ -12,6 +12,7 @@
  *   CXLA_RANDGRAPH_N=300 (80 under ASan)  graphs     CXLA_RANDGRAPH_SEED=1   first seed
  *   CXLA_RANDGRAPH_FEATURES=-while,-gather   leave constructs out (see randgraph.h)
  *   CXLA_RANDGRAPH_STEPS=N      ops per graph (default: 5..32 from the seed)
+ *   CXLA_RANDGRAPH_BIG=1        every graph starts from a ~100k-element value (multi-threaded kernels)
  *   CXLA_RANDGRAPH_JOBS=<cores> children at once    CXLA_RANDGRAPH_FORK=0   run in-process
  *   CXLA_RANDGRAPH_SHRINK=2     failures to shrink    CXLA_RANDGRAPH_MAXFAIL=5 stop after
  *   CXLA_RANDGRAPH_SAVE=DIR     write each minimal failing module to DIR/seed_<S>.hlo
@@ -494,6 +495,7 @@ static void report_failure(uint64_t seed, const rg_config *cfg, rg_graph *g, int
 static void config_from_env(rg_config *cfg) {
   rg_config_default(cfg);
   cfg->steps = (int)env_long("CXLA_RANDGRAPH_STEPS", 0);
+  cfg->big = env_long("CXLA_RANDGRAPH_BIG", 0) != 0;
   const char *f = getenv("CXLA_RANDGRAPH_FEATURES");
   if (f && rg_parse_features(f, &cfg->features) != 0) printf("    CXLA_RANDGRAPH_FEATURES: unknown feature in '%s'\n", f);
 }
