@@ -47,6 +47,9 @@ static void loop_nest(cx_kfn *k, const cx_comp *c, int nout, const cx_shape **le
   LLVMBuilderRef b = cg->b;
   const cx_shape *s = leaves[0];
   cx_gen *g = &k->g;
+  /* An empty output has nothing to compute; emitting the loops anyway would divide row
+   * indices by a zero dimension (the kernel body stays empty: its range is always empty). */
+  if (cx_shape_elems(s) == 0) return;
   cx_gen_mark_t m0 = cx_gen_mark(g);
   int inner = s->rank - 1;
   while (inner >= 0 && s->dims[inner] == 1) inner--;
