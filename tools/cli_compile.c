@@ -33,7 +33,8 @@ static void print_phases(FILE *f, const char *stats) {
       char *end;
       double v = strtod(eq + 1, &end);
       char buf[32];
-      if (end == p + len && end != eq + 1)
+      /* counts are integers; times (ms) always carry a decimal point */
+      if (end == p + len && end != eq + 1 && memchr(eq + 1, '.', (size_t)(end - eq - 1)))
         fprintf(f, "  %-24.*s %12s\n", (int)(eq - p), p, cli_format_ms(v, buf, sizeof buf));
       else
         fprintf(f, "  %-24.*s %12.*s\n", (int)(eq - p), p, (int)(len - (size_t)(eq + 1 - p)), eq + 1);

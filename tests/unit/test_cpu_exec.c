@@ -94,8 +94,8 @@ TEST(cpu_exec_stats_and_dumps) {
   const char *in[1] = {"f32[2,5] {{3, 1, 4, 1, 5}, {9, -2, 6, 5, 3}}"};
   char *stats = NULL;
   CHECK(cpu_check(sort_text, 1, in, flags, 0, 0, &stats, NULL));
-  static const char *keys[] = {"passes=", "buffers=", "emit=", "opt=", "codegen=", "fallbacks="};
-  for (int i = 0; i < 6; i++) CHECK_STR_CONTAINS(stats, keys[i]);
+  static const char *keys[] = {"passes=", "buffers=", "emit=", "llvm=", "opt=", "codegen=", "link=", "fallbacks="};
+  for (int i = 0; i < 8; i++) CHECK_STR_CONTAINS(stats, keys[i]);
   free(stats);
   static const char *files[] = {"s.buffer-assignment.txt", "s.ir-before-opt.ll", "s.ir-after-opt.ll", "s.s"};
   for (int i = 0; i < 4; i++) {
@@ -125,6 +125,51 @@ TEST(cpu_exec_stats_and_dumps) {
   }
   if (d) closedir(d);
   rmdir(dir);
+}
+
+/* Four kernels (two reductions over different axes, their broadcast uses, a sum) that no
+ * fusion merges: with 2 compile threads they spread over shards (modules compiled in
+ * parallel), with 1 thread they share one; either way the answers are the interpreter's. */
+static const char shards_text[] =
+    "HloModule sh\n"
+    "add {\n"
+    "  a = f32[] parameter(0)\n"
+    "  b = f32[] parameter(1)\n"
+    "  ROOT c = f32[] add(a, b)\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  x = f32[3,4] parameter(0)\n"
+    "  z = f32[] constant(0)\n"
+    "  e = f32[3,4] exponential(x)\n"
+    "  r = f32[3] reduce(e, z), dimensions={1}, to_apply=add\n"
+    "  c = f32[4] reduce(e, z), dimensions={0}, to_apply=add\n"
+    "  rb = f32[3,4] broadcast(r), dimensions={0}\n"
+    "  cb = f32[3,4] broadcast(c), dimensions={1}\n"
+    "  d = f32[3,4] divide(e, rb)\n"
+    "  t = f32[] reduce(d, z), dimensions={0,1}, to_apply=add\n"
+    "  tb = f32[3,4] broadcast(t), dimensions={}\n"
+    "  ROOT o = f32[3,4] add(cb, tb)\n"
+    "}\n";
+
+static int stat_int(const char *stats, const char *key) {
+  const char *p = stats ? strstr(stats, key) : NULL;
+  return p ? atoi(p + strlen(key)) : -1;
+}
+
+TEST(cpu_exec_kernels_compile_in_parallel_modules) {
+  const char *in[1] = {"f32[3,4] {{0.5, -1, 2, 0}, {1, 1, -3, 0.25}, {0, 2, 1, -1}}"};
+  char *stats = NULL;
+  CHECK(cpu_check(shards_text, 1, in, "--threads=2", 1e-6, 1e-6, &stats, NULL));
+  int modules = stat_int(stats, "llvm_modules="), threads = stat_int(stats, "llvm_threads=");
+  CHECK_MSG(modules >= 4, "expected the sequencer and 3+ kernel modules: %s", stats ? stats : "");
+  CHECK_EQ_INT(threads, 2);
+  CHECK(stat_int(stats, "fallbacks=") == 0);
+  free(stats);
+  stats = NULL;
+  CHECK(cpu_check(shards_text, 1, in, "--threads=1", 1e-6, 1e-6, &stats, NULL));
+  CHECK_EQ_INT(stat_int(stats, "llvm_modules="), 2);
+  CHECK_EQ_INT(stat_int(stats, "llvm_threads="), 1);
+  free(stats);
 }
 
 TEST(cpu_exec_empty_arrays) {

@@ -10,11 +10,10 @@
 #include <string.h>
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
-#include <llvm-c/Target.h>
-#include <llvm-c/TargetMachine.h>
-#include <llvm-c/Transforms/PassBuilder.h>
 #include "backend/cpu/jit.h"
+#include "backend/cpu/llvm_compile.h"
 #include "backend/cpu/sequencer.h"
+#include "backend/cpu/threadpool.h"
 #include "passes/pass.h"
 #include "runtime/context.h"
 #include "runtime/executable.h"
@@ -85,51 +84,6 @@ static cxla_status dump_buffers(cxla_context *ctx, const cx_flags *f, cpu_state 
   return s;
 }
 
-static cxla_status dump_ir(cxla_context *ctx, const cx_flags *f, const cx_module *m, LLVMModuleRef mod,
-                           const char *suffix) {
-  char *ir = LLVMPrintModuleToString(mod);
-  cxla_status s = ir ? write_text(ctx, f, m, suffix, ir) : cx_oom(ctx);
-  LLVMDisposeMessage(ir);
-  return s;
-}
-
-/* The optimised IR and the assembly: the JIT optimises the module it is given and keeps it,
- * so the dump optimises a copy the same way (only when dumping). */
-static cxla_status dump_optimised(cxla_context *ctx, const cx_flags *f, cpu_state *st, LLVMModuleRef mod) {
-  LLVMModuleRef copy = LLVMCloneModule(mod);
-  if (!copy) return cx_oom(ctx);
-  char *triple = LLVMGetDefaultTargetTriple(), *cpu = LLVMGetHostCPUName(), *feat = LLVMGetHostCPUFeatures(), *err = NULL;
-  LLVMTargetRef target;
-  cxla_status s = CXLA_OK;
-  if (LLVMGetTargetFromTriple(triple, &target, &err)) {
-    s = cx_error(ctx, CXLA_ERR_COMPILE, "dump: no target for %s: %s", triple, err ? err : "");
-  } else {
-    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, cpu, feat, LLVMCodeGenLevelDefault,
-                                                      LLVMRelocDefault, LLVMCodeModelJITDefault);
-    LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
-    LLVMSetTarget(copy, triple);
-    LLVMSetModuleDataLayout(copy, dl);
-    LLVMDisposeTargetData(dl);
-    char passes[32];
-    snprintf(passes, sizeof passes, "default<O%d>", f->opt_level < 0 ? 0 : f->opt_level > 3 ? 3 : f->opt_level);
-    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef e = LLVMRunPasses(copy, passes, tm, po);
-    LLVMDisposePassBuilderOptions(po);
-    if (e) LLVMConsumeError(e);
-    s = dump_ir(ctx, f, st->m, copy, "ir-after-opt.ll");
-    char *asm_text = s == CXLA_OK ? cx_jit_emit_asm(st->jit, copy) : NULL;
-    if (asm_text) s = write_text(ctx, f, st->m, "s", asm_text);
-    cx_free(asm_text);
-    LLVMDisposeTargetMachine(tm);
-  }
-  LLVMDisposeMessage(err);
-  LLVMDisposeMessage(triple);
-  LLVMDisposeMessage(cpu);
-  LLVMDisposeMessage(feat);
-  LLVMDisposeModule(copy);
-  return s;
-}
-
 /* ---- compile ---- */
 
 static const cx_jit_symbol runtime_symbols[] = {
@@ -143,37 +97,129 @@ static const cx_jit_symbol runtime_symbols[] = {
 
 static int dumping(const cx_flags *f) { return f->dump_to && f->dump_to[0]; }
 
-/* LLVM IR for the module, JIT-compiled; *emit_ms etc. for the stats. */
-static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cpu_state *st, double *emit_ms, double *opt_ms,
-                           double *cg_ms) {
+/* Dump files hold every module, the sequencer's first, each starting with "; ModuleID". */
+static cxla_status dump_jobs(cxla_context *ctx, const cx_flags *f, const cx_module *m, const cx_llvm_job *jobs,
+                             int n) {
+  static const char *const suffix[3] = {"ir-before-opt.ll", "ir-after-opt.ll", "s"};
+  cxla_status s = CXLA_OK;
+  for (int k = 0; k < 3 && s == CXLA_OK; k++) {
+    cx_sb sb;
+    cx_sb_init(&sb);
+    for (int i = 0; i < n; i++) {
+      const char *t = k == 0 ? jobs[i].ir_before : k == 1 ? jobs[i].ir_after : jobs[i].asm_text;
+      if (k == 2) cx_sb_printf(&sb, "# ---- module %d ----\n", i);
+      cx_sb_puts(&sb, t ? t : "; (not available: compilation failed)\n");
+    }
+    s = sb.oom ? cx_oom(ctx) : write_text(ctx, f, m, suffix[k], sb.buf ? sb.buf : "");
+    cx_sb_free(&sb);
+  }
+  return s;
+}
+
+static void free_jobs(cx_llvm_job *jobs, int n) {
+  for (int i = 0; i < n; i++) {
+    cx_llvm_job *j = &jobs[i];
+    if (j->mod) {
+      LLVMContextRef c = LLVMGetModuleContext(j->mod);
+      LLVMDisposeModule(j->mod);
+      if (j->own_context) LLVMContextDispose(c);
+    }
+    if (j->obj) LLVMDisposeMemoryBuffer(j->obj);
+    LLVMDisposeMessage(j->ir_before);
+    LLVMDisposeMessage(j->ir_after);
+    LLVMDisposeMessage(j->asm_text);
+  }
+  cx_free(jobs);
+}
+
+typedef struct llvm_times {
+  double emit, opt, codegen, wall, link;
+  int threads, modules;
+} llvm_times;
+
+/* The sequencer module and every shard as compile jobs (taking their modules); NULL on OOM. */
+static cx_llvm_job *make_jobs(cxla_context *ctx, LLVMModuleRef mod, cx_shards *sh, int *n) {
+  cx_llvm_job *jobs = cx_calloc((size_t)sh->n + 1, sizeof *jobs);
+  if (!jobs) {
+    cx_oom(ctx);
+    return NULL;
+  }
+  jobs[0].mod = mod;
+  jobs[0].weight = cx_llvm_module_size(mod);
+  for (int i = 0; i < sh->n; i++) {
+    jobs[i + 1].mod = sh->s[i].mod;
+    jobs[i + 1].own_context = 1;
+    jobs[i + 1].weight = sh->s[i].weight;
+    sh->s[i].mod = NULL;
+  }
+  *n = sh->n + 1;
+  return jobs;
+}
+
+static cxla_status verify_ir(cxla_context *ctx, LLVMModuleRef mod) {
+  char *msg = NULL;
+  cxla_status s = CXLA_OK;
+  if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg))
+    s = cx_error(ctx, CXLA_ERR_INTERNAL, "cpu backend produced invalid LLVM IR: %.1500s", msg ? msg : "");
+  LLVMDisposeMessage(msg);
+  return s;
+}
+
+/* LLVM IR for the module: the sequencer in one LLVM module, kernels in up to 2 per compile
+ * thread, compiled in parallel and linked by the JIT. */
+static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cpu_state *st, llvm_times *tm) {
   double t0 = cx_now_ms();
   CX_TRY(cx_jit_create(ctx, flags->opt_level, runtime_symbols, CX_ARRAY_LEN(runtime_symbols), &st->jit));
   LLVMContextRef llctx = cx_jit_context(st->jit);
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(st->m->name ? st->m->name : "module", llctx);
   if (!mod) return cx_oom(ctx);
+  int threads = flags->threads > 0 ? flags->threads : cx_threadpool_ncpus();
   cx_cg g;
   cx_cg_init(&g, ctx, st->m, flags, llctx, mod);
   g.vector_bits = cx_jit_vector_bits(st->jit);
-  cxla_status s = cx_seq_emit(&g, &st->bufs, flags->max_loop_iterations, &st->seq);
+  cx_shards sh;
+  cx_shards_init(&sh, &g, threads == 1 ? 1 : 2 * threads);
+  cxla_status s = cx_seq_emit(&g, &sh, &st->bufs, flags->max_loop_iterations, &st->seq);
   cx_cg_dispose(&g);
-  char *msg = NULL;
-  if (s == CXLA_OK && LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg))
-    s = cx_error(ctx, CXLA_ERR_INTERNAL, "cpu backend produced invalid LLVM IR: %.1500s", msg ? msg : "");
-  LLVMDisposeMessage(msg);
-  *emit_ms = cx_now_ms() - t0;
-  if (s == CXLA_OK && dumping(flags)) {
-    s = dump_ir(ctx, flags, st->m, mod, "ir-before-opt.ll");
-    if (s == CXLA_OK) s = dump_optimised(ctx, flags, st, mod);
-  }
-  if (s != CXLA_OK) {
+  if (s == CXLA_OK) s = verify_ir(ctx, mod);
+  for (int i = 0; i < sh.n && s == CXLA_OK; i++) s = verify_ir(ctx, sh.s[i].mod);
+  int n = 0;
+  cx_llvm_job *jobs = s == CXLA_OK ? make_jobs(ctx, mod, &sh, &n) : NULL;
+  cx_shards_free(&sh);
+  if (!jobs) {
     LLVMDisposeModule(mod);
-    return s;
+    return s != CXLA_OK ? s : CXLA_ERR_OUT_OF_MEMORY;
   }
-  CX_TRY(cx_jit_add_module(st->jit, mod, opt_ms, cg_ms)); /* takes mod */
   double t1 = cx_now_ms();
+  tm->emit = t1 - t0;
+  cx_llvm_target target = cx_jit_target(st->jit);
+  int failed = cx_llvm_compile(&target, jobs, n, threads, dumping(flags));
+  double t2 = cx_now_ms();
+  tm->threads = threads < n ? threads : n;
+  tm->modules = n;
+  for (int i = 0; i < n; i++) {
+    tm->opt += jobs[i].opt_ms;
+    tm->codegen += jobs[i].codegen_ms;
+  }
+  if (dumping(flags)) s = dump_jobs(ctx, flags, st->m, jobs, n);
+  for (int i = 0; i < n && !failed && s == CXLA_OK; i++) {
+    LLVMMemoryBufferRef obj = jobs[i].obj;
+    jobs[i].obj = NULL;
+    s = cx_jit_add_object(st->jit, obj);
+  }
+  if (failed && s == CXLA_OK)
+    for (int i = 0; i < n; i++)
+      if (jobs[i].err[0]) {
+        s = cx_error(ctx, CXLA_ERR_COMPILE, "%s", jobs[i].err);
+        break;
+      }
+  free_jobs(jobs, n);
+  CX_TRY(s);
   void *addr = NULL;
-  CX_TRY(cx_jit_lookup(st->jit, "cx_entry", &addr)); /* machine code is generated here */
-  *cg_ms += cx_now_ms() - t1;
+  CX_TRY(cx_jit_lookup(st->jit, "cx_entry", &addr)); /* links the objects */
+  double t3 = cx_now_ms();
+  tm->wall = t2 - t1;
+  tm->link = t3 - t2;
   st->entry = (cx_entry_fn)addr;
   return CXLA_OK;
 }
@@ -190,12 +236,15 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
   if (dumping(flags)) CX_TRY(cx_pass_dump_always(&pc, m, "cpu-final"));
   const cx_comp *e = m->entry;
   for (int p = 0; p < e->nparams; p++) st->nparam_leaves += cx_shape_leaf_count(&e->params[p]->shape);
-  double emit_ms = 0, opt_ms = 0, cg_ms = 0;
-  CX_TRY(codegen(ctx, flags, st, &emit_ms, &opt_ms, &cg_ms));
+  llvm_times tm = {0};
+  CX_TRY(codegen(ctx, flags, st, &tm));
   st->table = (cx_fallback_table){m, st->seq.fallbacks, st->seq.nfallbacks, flags->max_loop_iterations};
   if (dumping(flags)) CX_TRY(dump_buffers(ctx, flags, st));
-  cx_sb_printf(stats, "passes=%.3f buffers=%.3f emit=%.3f opt=%.3f codegen=%.3f fallbacks=%d ", t1 - t0, t2 - t1,
-               emit_ms, opt_ms, cg_ms, st->seq.nfallbacks);
+  /* llvm: wall clock of optimisation + code generation on llvm_threads threads; opt and
+   * codegen: their time summed over the threads (the CPU LLVM spent) */
+  cx_sb_printf(stats, "passes=%.3f buffers=%.3f emit=%.3f llvm=%.3f opt=%.3f codegen=%.3f link=%.3f ", t1 - t0,
+               t2 - t1, tm.emit, tm.wall, tm.opt, tm.codegen, tm.link);
+  cx_sb_printf(stats, "llvm_threads=%d llvm_modules=%d fallbacks=%d ", tm.threads, tm.modules, st->seq.nfallbacks);
   return CXLA_OK;
 }
 

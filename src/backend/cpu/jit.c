@@ -2,15 +2,14 @@
  * LLVM's (self-declared experimental) LLJIT C API. */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/ErrorHandling.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
 #include <llvm-c/Target.h>
-#include <llvm-c/Transforms/PassBuilder.h>
 #include <pthread.h>
 #include "backend/cpu/jit.h"
+#include "backend/cpu/llvm_compile.h"
 
 struct cx_jit {
   cxla_context *ctx;
@@ -34,12 +33,7 @@ static void llvm_fatal(const char *reason) {
 static void init_llvm(void) {
   init_ok = !LLVMInitializeNativeTarget() && !LLVMInitializeNativeAsmPrinter();
   LLVMInstallFatalErrorHandler(llvm_fatal);
-}
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+  cx_llvm_set_global_options();
 }
 
 /* Turns an LLVMErrorRef into a context error (consuming it). */
@@ -50,24 +44,6 @@ static cxla_status llvm_error(cxla_context *ctx, LLVMErrorRef e, const char *wha
   return s;
 }
 
-/* Compile time is the JIT's budget: a small model must compile in tens of milliseconds, and
- * LLVM's full O2 pipeline plus default code generation cost ~120 ms of CPU for the six kernels
- * of an MLP (bench/README.md). cxla's kernels are simple counted loops emitted without
- * redundancy, so a lean pipeline (inline the kernel bodies, promote, CSE, hoist, rotate,
- * vectorise, clean up) and the "Less" code generator give the same run time for about half the
- * compile time. --opt-level=3 runs LLVM's full O3 pipeline for the last few percent;
- * --opt-level=1 uses the fast (spilling) register allocator: cheapest with vector code;
- * --opt-level=0 does no optimisation at all. */
-static const char LEAN_PIPELINE[] =
-    "cgscc(inline),function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,loop-mssa(licm),"
-    "loop(loop-rotate,indvars),loop-vectorize,instcombine<no-verify-fixpoint>,simplifycfg)";
-
-static LLVMCodeGenOptLevel codegen_level(int opt) {
-  return opt <= 1 ? LLVMCodeGenLevelNone : opt == 2 ? LLVMCodeGenLevelLess : LLVMCodeGenLevelAggressive;
-}
-
-static const char *pipeline(int opt) { return opt <= 0 ? "default<O0>" : opt >= 3 ? "default<O3>" : LEAN_PIPELINE; }
-
 static LLVMTargetMachineRef make_tm(cx_jit *j) {
   LLVMTargetRef target;
   char *err = NULL;
@@ -76,7 +52,7 @@ static LLVMTargetMachineRef make_tm(cx_jit *j) {
     LLVMDisposeMessage(err);
     return NULL;
   }
-  return LLVMCreateTargetMachine(target, j->triple, j->cpu, j->features, codegen_level(j->opt_level),
+  return LLVMCreateTargetMachine(target, j->triple, j->cpu, j->features, cx_llvm_codegen_level(j->opt_level),
                                  LLVMRelocDefault, LLVMCodeModelJITDefault);
 }
 
@@ -167,54 +143,29 @@ const char *cx_jit_triple(cx_jit *j) { return j->triple; }
 const char *cx_jit_cpu(cx_jit *j) { return j->cpu; }
 int cx_jit_vector_bits(cx_jit *j) { return j->vector_bits; }
 
-static void set_target(cx_jit *j, LLVMModuleRef mod) {
-  LLVMSetTarget(mod, j->triple);
-  LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(j->tm);
-  LLVMSetModuleDataLayout(mod, dl);
-  LLVMDisposeTargetData(dl);
+cx_llvm_target cx_jit_target(cx_jit *j) { return (cx_llvm_target){j->triple, j->cpu, j->features, j->opt_level}; }
+
+cxla_status cx_jit_add_object(cx_jit *j, LLVMMemoryBufferRef obj) {
+  LLVMErrorRef e = LLVMOrcLLJITAddObjectFile(j->lljit, LLVMOrcLLJITGetMainJITDylib(j->lljit), obj);
+  return e ? llvm_error(j->ctx, e, "adding code to the JIT") : CXLA_OK;
 }
 
 cxla_status cx_jit_add_module(cx_jit *j, LLVMModuleRef mod, double *opt_ms, double *codegen_ms) {
-  set_target(j, mod);
-  double t0 = now_ms();
-  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-  if (j->opt_level < 3) { /* interleaving and unrolling double code size for little gain here */
-    LLVMPassBuilderOptionsSetLoopInterleaving(po, 0);
-    LLVMPassBuilderOptionsSetLoopUnrolling(po, 0);
-  }
-  LLVMErrorRef e = LLVMRunPasses(mod, pipeline(j->opt_level), j->tm, po);
-  LLVMDisposePassBuilderOptions(po);
-  if (e) { LLVMDisposeModule(mod); return llvm_error(j->ctx, e, "LLVM optimisation"); }
-  double t1 = now_ms();
-  LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, j->tsc);
-  e = LLVMOrcLLJITAddLLVMIRModule(j->lljit, LLVMOrcLLJITGetMainJITDylib(j->lljit), tsm);
-  if (e) { LLVMOrcDisposeThreadSafeModule(tsm); return llvm_error(j->ctx, e, "adding code to the JIT"); }
-  if (opt_ms) *opt_ms = t1 - t0;
-  if (codegen_ms) *codegen_ms = 0; /* code generation happens at the first lookup */
-  return CXLA_OK;
+  cx_llvm_job job;
+  memset(&job, 0, sizeof job);
+  job.mod = mod;
+  job.own_context = LLVMGetModuleContext(mod) != cx_jit_context(j);
+  cx_llvm_target t = cx_jit_target(j);
+  if (cx_llvm_compile(&t, &job, 1, 1, 0)) return cx_error(j->ctx, CXLA_ERR_COMPILE, "%s", job.err);
+  if (opt_ms) *opt_ms = job.opt_ms;
+  if (codegen_ms) *codegen_ms = job.codegen_ms;
+  return cx_jit_add_object(j, job.obj);
 }
 
 cxla_status cx_jit_lookup(cx_jit *j, const char *name, void **addr) {
   LLVMOrcExecutorAddress a = 0;
   LLVMErrorRef e = LLVMOrcLLJITLookup(j->lljit, &a, name);
-  if (e) { *addr = NULL; return llvm_error(j->ctx, e, "JIT code generation / symbol lookup"); }
+  if (e) { *addr = NULL; return llvm_error(j->ctx, e, "JIT symbol lookup"); }
   *addr = (void *)(uintptr_t)a;
   return CXLA_OK;
-}
-
-char *cx_jit_emit_asm(cx_jit *j, LLVMModuleRef mod) {
-  LLVMModuleRef copy = LLVMCloneModule(mod);
-  set_target(j, copy);
-  char *err = NULL;
-  LLVMMemoryBufferRef buf = NULL;
-  char *text = NULL;
-  if (!LLVMTargetMachineEmitToMemoryBuffer(j->tm, copy, LLVMAssemblyFile, &err, &buf)) {
-    text = cx_strndup(LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
-    LLVMDisposeMemoryBuffer(buf);
-  } else {
-    cx_error(j->ctx, CXLA_ERR_COMPILE, "emitting assembly: %s", err ? err : "");
-    LLVMDisposeMessage(err);
-  }
-  LLVMDisposeModule(copy);
-  return text;
 }

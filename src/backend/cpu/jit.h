@@ -1,9 +1,11 @@
 /* jit.h — a thin wrapper over LLVM's ORC LLJIT (its C API calls itself experimental, so this
- * is the only file that touches it) and the host target machine. */
+ * is the only file that touches it) and the host target machine. Code reaches it as object
+ * files compiled by llvm_compile.h. */
 #ifndef CX_JIT_H
 #define CX_JIT_H
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
+#include "backend/cpu/llvm_compile.h"
 #include "util/util.h"
 
 typedef struct cx_jit cx_jit;
@@ -25,11 +27,14 @@ LLVMContextRef cx_jit_context(cx_jit *j);
 const char *cx_jit_triple(cx_jit *j);
 const char *cx_jit_cpu(cx_jit *j);
 int cx_jit_vector_bits(cx_jit *j);
-/* Sets triple + data layout on mod, runs the optimisation pipeline for opt_level (0..3), and
- * adds it to the JIT (taking ownership of mod even on failure). */
+/* The target and opt level for cx_llvm_compile (strings owned by the JIT). */
+cx_llvm_target cx_jit_target(cx_jit *j);
+/* Compiles one module (setting its triple and data layout; the pipeline for the opt level)
+ * and adds the object; takes ownership of mod, and of its context unless it is the JIT's. */
 cxla_status cx_jit_add_module(cx_jit *j, LLVMModuleRef mod, double *opt_ms, double *codegen_ms);
+/* Adds an object file from cx_llvm_compile (takes it, even on failure). */
+cxla_status cx_jit_add_object(cx_jit *j, LLVMMemoryBufferRef obj);
+/* Links what is needed and returns the address of a symbol. */
 cxla_status cx_jit_lookup(cx_jit *j, const char *name, void **addr);
-/* Native assembly of a module (for dumps); caller frees. */
-char *cx_jit_emit_asm(cx_jit *j, LLVMModuleRef mod);
 
 #endif

@@ -215,8 +215,16 @@ static cxla_status call_kernel(cx_seq *s, const cx_instr *in) {
   cx_kernel k;
   memset(&k, 0, sizeof k);
   uint64_t may_alias = alias_mask(slots, nout, n);
-  cxla_status st = may_alias ? cx_emit_kernel_ex(s->g, (cx_instr *)in, may_alias, &k)
-                             : cx_emit_kernel(s->g, (cx_instr *)in, &k);
+  /* Kernels called inside loops stay in this module, where LLVM may inline them; the others go
+   * to the shards that compile in parallel. */
+  cx_cg *kg = s->shards && !s->loop_depth ? cx_shards_pick(s->shards, s->g) : s->g;
+  cxla_status st = !kg ? s->g->status
+                   : may_alias ? cx_emit_kernel_ex(kg, (cx_instr *)in, may_alias, &k)
+                               : cx_emit_kernel(kg, (cx_instr *)in, &k);
+  if (kg && kg != s->g) {
+    cx_shards_done(s->shards, kg, s->g, st == CXLA_OK ? k.name : NULL);
+    if (st == CXLA_OK) k.fn = LLVMAddFunction(s->g->mod, k.name, s->t_kernel); /* defined in the shard */
+  }
   if (st != CXLA_OK) {
     cx_free(slots);
     return st;
@@ -369,10 +377,12 @@ static cxla_status entry_block(cx_seq *s) {
   return CXLA_OK;
 }
 
-cxla_status cx_seq_emit(cx_cg *g, const cx_buffers *b, int64_t max_loop_iterations, cx_seq_out *out) {
+cxla_status cx_seq_emit(cx_cg *g, cx_shards *shards, const cx_buffers *b, int64_t max_loop_iterations,
+                        cx_seq_out *out) {
   cx_seq s;
   memset(&s, 0, sizeof s);
   s.g = g;
+  s.shards = shards;
   s.bufs = b;
   s.out = out;
   s.max_loop_iterations = max_loop_iterations;

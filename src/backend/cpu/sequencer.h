@@ -4,6 +4,7 @@
 #ifndef CX_CPU_SEQUENCER_H
 #define CX_CPU_SEQUENCER_H
 #include <llvm-c/Core.h>
+#include "backend/cpu/kernel_shards.h"
 #include "backend/cpu/runtime.h"
 #include "codegen/cg.h"
 #include "passes/buffers.h"
@@ -31,9 +32,12 @@ typedef struct cx_seq_out {
 
 void cx_seq_out_free(cx_seq_out *o);
 
-/* Emits every kernel and `void cx_entry(i8 **params, i8 **outputs, i8 *arena, cx_rt *rt)`
- * into g->mod. `max_loop_iterations` > 0 stops while loops after that many trips (an error). */
-cxla_status cx_seq_emit(cx_cg *g, const cx_buffers *b, int64_t max_loop_iterations, cx_seq_out *out);
+/* Emits `void cx_entry(i8 **params, i8 **outputs, i8 *arena, cx_rt *rt)` into g->mod, and the
+ * kernels: into the shards' modules (when given) except those called inside while loops,
+ * which stay in g->mod. `max_loop_iterations` > 0 stops while loops after that many trips
+ * (an error). */
+cxla_status cx_seq_emit(cx_cg *g, cx_shards *shards, const cx_buffers *b, int64_t max_loop_iterations,
+                        cx_seq_out *out);
 
 /* ---- dot_lowering.c ---- */
 

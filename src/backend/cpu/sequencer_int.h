@@ -7,6 +7,7 @@
 
 typedef struct cx_seq {
   cx_cg *g;
+  cx_shards *shards;            /* where kernels outside loops go (NULL: g's module) */
   const cx_buffers *bufs;
   cx_seq_out *out;
   LLVMBuilderRef b;             /* the sequencer's own builder (the emitter uses g->b) */

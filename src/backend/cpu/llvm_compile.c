@@ -1,0 +1,208 @@
+/* llvm_compile.c — optimisation and object code for a batch of LLVM modules, in parallel.
+ *
+ * Compile time is the JIT's budget: a small model must compile in tens of milliseconds, and
+ * nearly all of it is LLVM (bench/README.md). Two things buy it back. The sequencer puts
+ * kernels into several modules, each in its own LLVMContext, so that they optimise and
+ * generate code on every core at once (LLVM allows concurrent use of distinct contexts; a
+ * target machine caches subtargets without a lock, so each thread makes its own). And cxla's
+ * kernels are simple counted loops emitted without redundancy, so a lean pipeline (inline the
+ * kernel bodies, promote, CSE, hoist, rotate, vectorise, clean up) and the "Less" code
+ * generator give the run time of LLVM's O2 for about half its compile time.
+ * --opt-level=3 runs LLVM's full O3 pipeline and aggressive code generation; --opt-level=1
+ * the fast (spilling) register allocator; --opt-level=0 no optimisation at all. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/Support.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include "backend/cpu/llvm_compile.h"
+
+static const char LEAN_PIPELINE[] =
+    "cgscc(inline),function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,loop-mssa(licm),"
+    "loop(loop-rotate,indvars),loop-vectorize,instcombine<no-verify-fixpoint>,simplifycfg)";
+
+static const char *pipeline(int opt) { return opt <= 0 ? "default<O0>" : opt >= 3 ? "default<O3>" : LEAN_PIPELINE; }
+
+LLVMCodeGenOptLevel cx_llvm_codegen_level(int opt) {
+  return opt <= 1 ? LLVMCodeGenLevelNone : opt == 2 ? LLVMCodeGenLevelLess : LLVMCodeGenLevelAggressive;
+}
+
+/* Loop strength reduction took a quarter of code generation for the MLP's kernels (19 of 76 ms)
+ * and epilogue vectorisation a third more vector code per loop, for no run time measured on
+ * cxla's benchmarks (bench/README.md). LLVM has no per-module switch for either, so these are
+ * process-wide; a program that parses LLVM options itself should not also set these two. */
+static void set_options(void) {
+  const char *argv[] = {"cxla", "-disable-lsr", "-enable-epilogue-vectorization=false"};
+  LLVMParseCommandLineOptions((int)(sizeof argv / sizeof argv[0]), argv, "cxla");
+}
+
+void cx_llvm_set_global_options(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, set_options);
+}
+
+size_t cx_llvm_module_size(LLVMModuleRef mod) {
+  size_t n = 0;
+  for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))
+    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+      for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) n++;
+  return n;
+}
+
+static double thread_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void fail(cx_llvm_job *job, const char *what, const char *msg) {
+  snprintf(job->err, sizeof job->err, "%s: %s", what, msg && *msg ? msg : "unknown LLVM error");
+}
+
+static void set_target(const cx_llvm_target *t, LLVMTargetMachineRef tm, LLVMModuleRef mod) {
+  LLVMSetTarget(mod, t->triple);
+  LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
+  LLVMSetModuleDataLayout(mod, dl);
+  LLVMDisposeTargetData(dl);
+}
+
+static int optimise(const cx_llvm_target *t, LLVMTargetMachineRef tm, cx_llvm_job *job) {
+  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+  if (t->opt_level < 3) { /* interleaving and unrolling double code size for little gain here */
+    LLVMPassBuilderOptionsSetLoopInterleaving(po, 0);
+    LLVMPassBuilderOptionsSetLoopUnrolling(po, 0);
+  }
+  LLVMErrorRef e = LLVMRunPasses(job->mod, pipeline(t->opt_level), tm, po);
+  LLVMDisposePassBuilderOptions(po);
+  if (!e) return 1;
+  char *msg = LLVMGetErrorMessage(e);
+  fail(job, "LLVM optimisation", msg);
+  LLVMDisposeErrorMessage(msg);
+  return 0;
+}
+
+static int emit(LLVMTargetMachineRef tm, LLVMModuleRef mod, LLVMCodeGenFileType type, LLVMMemoryBufferRef *out,
+                cx_llvm_job *job) {
+  char *err = NULL;
+  if (!LLVMTargetMachineEmitToMemoryBuffer(tm, mod, type, &err, out)) return 1;
+  fail(job, "LLVM code generation", err);
+  LLVMDisposeMessage(err);
+  *out = NULL;
+  return 0;
+}
+
+/* Code generation rewrites the IR it is given (CodeGenPrepare): assembly comes from a copy. */
+static void emit_asm(LLVMTargetMachineRef tm, cx_llvm_job *job) {
+  LLVMModuleRef copy = LLVMCloneModule(job->mod);
+  LLVMMemoryBufferRef buf = NULL;
+  if (copy && emit(tm, copy, LLVMAssemblyFile, &buf, job)) {
+    size_t n = LLVMGetBufferSize(buf);
+    char *tmp = malloc(n + 1); /* the buffer is not NUL-terminated; LLVMCreateMessage copies */
+    if (tmp) {
+      memcpy(tmp, LLVMGetBufferStart(buf), n);
+      tmp[n] = 0;
+      job->asm_text = LLVMCreateMessage(tmp);
+      free(tmp);
+    }
+    LLVMDisposeMemoryBuffer(buf);
+  }
+  if (copy) LLVMDisposeModule(copy);
+}
+
+static void run_job(const cx_llvm_target *t, LLVMTargetMachineRef tm, cx_llvm_job *job, int dumps) {
+  LLVMContextRef c = LLVMGetModuleContext(job->mod);
+  set_target(t, tm, job->mod);
+  if (dumps) job->ir_before = LLVMPrintModuleToString(job->mod);
+  double t0 = thread_ms();
+  int ok = optimise(t, tm, job);
+  double t1 = thread_ms();
+  if (ok && dumps) {
+    job->ir_after = LLVMPrintModuleToString(job->mod);
+    emit_asm(tm, job);
+  }
+  double t2 = thread_ms();
+  if (ok) emit(tm, job->mod, LLVMObjectFile, &job->obj, job);
+  job->opt_ms = t1 - t0;
+  job->codegen_ms = thread_ms() - t2;
+  LLVMDisposeModule(job->mod);
+  job->mod = NULL;
+  if (job->own_context) LLVMContextDispose(c);
+}
+
+typedef struct pool {
+  const cx_llvm_target *t;
+  cx_llvm_job *jobs;
+  const int *order;    /* job indices, biggest first (NULL: as given) */
+  int n, dumps;
+  int next;            /* the next job to take (atomic) */
+} pool;
+
+static LLVMTargetMachineRef make_tm(const cx_llvm_target *t) {
+  LLVMTargetRef target;
+  char *err = NULL;
+  if (LLVMGetTargetFromTriple(t->triple, &target, &err)) {
+    LLVMDisposeMessage(err);
+    return NULL;
+  }
+  /* PIC: kernels in one object are called through addresses taken in another */
+  return LLVMCreateTargetMachine(target, t->triple, t->cpu, t->features, cx_llvm_codegen_level(t->opt_level),
+                                 LLVMRelocPIC, LLVMCodeModelJITDefault);
+}
+
+static void *worker(void *arg) {
+  pool *p = arg;
+  LLVMTargetMachineRef tm = make_tm(p->t);
+  for (;;) {
+    int i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+    if (i >= p->n) break;
+    if (p->order) i = p->order[i];
+    if (!tm) {
+      fail(&p->jobs[i], "LLVM", "cannot create a target machine for the host");
+      if (p->jobs[i].own_context) {
+        LLVMContextRef c = LLVMGetModuleContext(p->jobs[i].mod);
+        LLVMDisposeModule(p->jobs[i].mod);
+        LLVMContextDispose(c);
+      } else {
+        LLVMDisposeModule(p->jobs[i].mod);
+      }
+      p->jobs[i].mod = NULL;
+      continue;
+    }
+    run_job(p->t, tm, &p->jobs[i], p->dumps);
+  }
+  if (tm) LLVMDisposeTargetMachine(tm);
+  return NULL;
+}
+
+static int by_weight(const void *a, const void *b, void *jobs) {
+  size_t x = ((cx_llvm_job *)jobs)[*(const int *)a].weight, y = ((cx_llvm_job *)jobs)[*(const int *)b].weight;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+int cx_llvm_compile(const cx_llvm_target *t, cx_llvm_job *jobs, int n, int threads, int dumps) {
+  cx_llvm_set_global_options();
+  /* longest first, so the last job to start is a short one */
+  int *order = malloc(sizeof *order * (size_t)(n > 0 ? n : 1));
+  if (order) {
+    for (int i = 0; i < n; i++) order[i] = i;
+    qsort_r(order, (size_t)n, sizeof *order, by_weight, jobs);
+  }
+  pool p = {t, jobs, order, n, dumps, 0};
+  if (threads > n) threads = n;
+  pthread_t tid[64];
+  int started = 0;
+  for (int i = 1; i < threads && i < 64; i++) {
+    if (pthread_create(&tid[started], NULL, worker, &p) != 0) break; /* fewer threads, same result */
+    started++;
+  }
+  worker(&p);
+  for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
+  free(order);
+  int failed = 0;
+  for (int i = 0; i < n; i++) failed += jobs[i].err[0] != 0;
+  return failed;
+}

@@ -1,0 +1,41 @@
+/* llvm_compile.h — LLVM IR modules to host object code, on several threads at once: the
+ * optimisation pipeline for an opt level and native code generation, one target machine per
+ * thread. The JIT (jit.h) links the objects. */
+#ifndef CX_CPU_LLVM_COMPILE_H
+#define CX_CPU_LLVM_COMPILE_H
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+/* Where and how to compile (host triple, CPU name and features, 0..3). */
+typedef struct cx_llvm_target {
+  const char *triple, *cpu, *features;
+  int opt_level;
+} cx_llvm_target;
+
+/* One module to compile. The job disposes the module (and its context when own_context) and
+ * leaves an object file, or an error message. Dump strings (LLVM-allocated; free with
+ * LLVMDisposeMessage) are only made when asked for. */
+typedef struct cx_llvm_job {
+  LLVMModuleRef mod;
+  int own_context;
+  size_t weight;                 /* instructions: bigger jobs start first */
+  LLVMMemoryBufferRef obj;
+  char *ir_before, *ir_after, *asm_text;
+  double opt_ms, codegen_ms;
+  char err[512];
+} cx_llvm_job;
+
+/* Runs every job on up to `threads` threads (the caller's included); falls back to fewer if a
+ * thread cannot be started. With dumps, each job also prints its IR before and after the
+ * pipeline and the assembly. Returns the number of failed jobs (their err says why). Nothing
+ * here calls cxla's allocator or context, so workers need no locks. */
+int cx_llvm_compile(const cx_llvm_target *t, cx_llvm_job *jobs, int n, int threads, int dumps);
+
+/* The LLVM code generation level for an opt level (also the JIT's own target machine's). */
+LLVMCodeGenOptLevel cx_llvm_codegen_level(int opt_level);
+/* Instructions in a module (the weight of a job). */
+size_t cx_llvm_module_size(LLVMModuleRef mod);
+/* Sets process-wide LLVM options cxla's code wants (once; see llvm_compile.c). */
+void cx_llvm_set_global_options(void);
+
+#endif
