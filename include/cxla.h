@@ -330,8 +330,14 @@ typedef struct cxla_compile_options {
   const char *backend; /* "interp" (default), "cpu", "gpu" */
   int opt_level;       /* -1: from flags (default 2) */
   int threads;         /* 0: from flags / all cores */
+  /* Parameter donation, like jax's donate_argnums: bit p set donates ENTRY parameter p (p <
+   * 64). Every execute then consumes that argument buffer: afterwards it holds no value (using
+   * it again is CXLA_ERR_INVALID_ARGUMENT), and a result may be computed in its memory instead
+   * of new memory. A module whose header has input_output_alias={...} (as jax prints it for
+   * donated arguments) donates the parameters it names as well. */
+  uint64_t donate;
 } cxla_compile_options;
-/* backend "interp", opt_level -1, threads 0. */
+/* backend "interp", opt_level -1, threads 0, donate 0. */
 void cxla_compile_options_init(cxla_compile_options *o);
 
 /* Verifies the module and compiles its ENTRY computation (opts NULL: defaults). The
@@ -344,7 +350,9 @@ void cxla_executable_destroy(cxla_executable *e);
 /* Runs once. args: one buffer per ENTRY parameter, each of exactly the parameter's shape
  * (otherwise CXLA_ERR_INVALID_ARGUMENT "argument 1 (parameter 'w'): expected f32[2,3], got
  * f32[3,2]"; arguments count from 0 like parameter numbers). *result receives a new buffer (a
- * tuple buffer when the ENTRY result is a tuple). Safe to call from several threads at once. */
+ * tuple buffer when the ENTRY result is a tuple). Safe to call from several threads at once,
+ * except that a donated argument buffer (cxla_compile_options.donate) is consumed by the call
+ * (even a failed one, once it has started) and must not be in use anywhere else. */
 cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *const *args,
                                     cxla_buffer **result);
 /* Wall-clock milliseconds of each compile phase, as "name=ms" pairs joined by spaces:
@@ -359,7 +367,8 @@ cxla_status cxla_buffer_from_literal(cxla_context *ctx, const char *backend,
 cxla_status cxla_buffer_to_literal(cxla_buffer *buf, cxla_literal **out);
 void cxla_buffer_destroy(cxla_buffer *buf);
 
-/* Convenience: compile with opts, run once on borrowed literals, return a new literal. */
+/* Convenience: compile with opts, run once on borrowed literals, return a new literal. The
+ * literals stay the caller's (a donated parameter consumes a copy). */
 cxla_status cxla_module_run(cxla_module *m, const cxla_compile_options *opts, int nargs,
                             cxla_literal *const *args, cxla_literal **result);
 

@@ -38,6 +38,7 @@ typedef struct buf {
   cx_slot_kind kind;
   int64_t size, start, end;
   int param, leaf;
+  int out_leaf;              /* PARAM: the ENTRY result leaf computed in it (donation), or -1 */
   const cxla_literal *lit;
   int owner;                 /* the latest value placed in it */
 } buf;
@@ -55,6 +56,7 @@ typedef struct an {
   int *nleaves;
   int64_t loop_s[256], loop_e[256];
   int nloops;
+  uint64_t donate;           /* ENTRY parameters whose memory the program may write */
 } an;
 
 /* ---- values ---- */
@@ -281,6 +283,7 @@ static int new_buf(an *a, cx_slot_kind k, int64_t size) {
   b->kind = k;
   b->size = size;
   b->owner = -1;
+  b->out_leaf = -1;
   return a->nb++;
 }
 
@@ -334,6 +337,12 @@ static int sole_root_leaf(an *a, const cx_comp *c, int v, int i) {
   return i < n && rv[i] == v && count == 1;
 }
 
+/* A value whose buffer a new value may take over once it dies: a temporary, or a leaf of a
+ * donated ENTRY parameter. */
+static int reusable(const an *a, const value *y) {
+  return y->kind == V_TEMP || (y->kind == V_PARAM && y->param >= 0 && y->param < 64 && (a->donate >> y->param & 1));
+}
+
 /* The buffer value v may share with an operand, or -1. */
 static int shared_buffer(an *a, int v) {
   value *x = &a->v[v];
@@ -344,7 +353,7 @@ static int shared_buffer(an *a, int v) {
     int iv = a->vals[init->id][x->leaf], count = 0;
     for (int l = 0; l < a->nleaves[init->id]; l++) count += a->vals[init->id][l] == iv;
     value *y = &a->v[iv];
-    if (y->kind == V_TEMP && y->last == t0 && count == 1 && y->buf >= 0 && a->b[y->buf].owner == iv &&
+    if (reusable(a, y) && y->last == t0 && count == 1 && y->buf >= 0 && a->b[y->buf].owner == iv &&
         a->b[y->buf].size == x->size)
       return y->buf;
     return -1;
@@ -361,7 +370,7 @@ static int shared_buffer(an *a, int v) {
     int dies = y->last == t0;
     int updates = !dies && y->state_of && y->state_of->called[1] == in->parent && y->body_last == t0 &&
                   sole_root_leaf(a, in->parent, v, y->leaf);
-    if (y->kind != V_TEMP || !(dies || updates) || y->buf < 0 || a->b[y->buf].owner != ov ||
+    if (!reusable(a, y) || !(dies || updates) || y->buf < 0 || a->b[y->buf].owner != ov ||
         a->b[y->buf].size != x->size)
       continue;
     int ok = 1; /* every operand position holding the same value must be safe */
@@ -452,9 +461,10 @@ static void an_free(an *a) {
   memset(a, 0, sizeof *a);
 }
 
-static cxla_status analyze(cx_module *m, an *a) {
+static cxla_status analyze(cx_module *m, uint64_t donate, an *a) {
   memset(a, 0, sizeof *a);
   a->m = m;
+  a->donate = donate;
   CX_TRY(cx_sched_build(m, &a->s));
   a->vals = cx_calloc((size_t)a->s.max_id, sizeof *a->vals);
   a->nleaves = cx_calloc((size_t)a->s.max_id, sizeof *a->nleaves);
@@ -472,6 +482,10 @@ static cxla_status build_result(an *a, cx_buffers *out) {
   out->noutputs = a->nleaves[root->id];
   for (int j = 0; j < out->noutputs; j++) {
     buf *b = &a->b[a->v[a->vals[root->id][j]].buf];
+    if (b->kind == CX_SLOT_PARAM) { /* computed in a donated parameter's memory */
+      b->out_leaf = j;
+      continue;
+    }
     b->kind = CX_SLOT_OUTPUT;
     b->leaf = j;
   }
@@ -498,6 +512,7 @@ static cxla_status build_result(an *a, cx_buffers *out) {
     s->size = b->size;
     s->param = b->kind == CX_SLOT_PARAM ? b->param : -1;
     s->leaf = b->kind == CX_SLOT_PARAM || b->kind == CX_SLOT_OUTPUT ? b->leaf : -1;
+    s->out_leaf = b->kind == CX_SLOT_PARAM ? b->out_leaf : -1;
     s->constant = b->kind == CX_SLOT_CONST ? b->lit : NULL;
     if (b->kind != CX_SLOT_TEMP) continue;
     items[nt] = (cx_heap_item){b->start, b->end, b->size, 0};
@@ -529,7 +544,9 @@ done:
   return st;
 }
 
-cxla_status cx_buffers_assign(cx_module *m, cx_buffers *out) {
+cxla_status cx_buffers_assign(cx_module *m, cx_buffers *out) { return cx_buffers_assign_donated(m, 0, out); }
+
+cxla_status cx_buffers_assign_donated(cx_module *m, uint64_t donate, cx_buffers *out) {
   memset(out, 0, sizeof *out);
   if (!m || !m->entry || !m->entry->root)
     return cx_error(m ? m->ctx : NULL, CXLA_ERR_INVALID_ARGUMENT, "buffer assignment needs an ENTRY computation with a ROOT");
@@ -538,7 +555,7 @@ cxla_status cx_buffers_assign(cx_module *m, cx_buffers *out) {
   /* Inserting copies changes the program, so the analysis runs again; one round fixes every
    * case (the copies define fresh values), the second only confirms it. */
   for (int round = 0; round < 4; round++) {
-    cxla_status s = analyze(m, &a);
+    cxla_status s = analyze(m, donate, &a);
     int ninserted = 0;
     if (s == CXLA_OK) s = fix_copies(&a, &ninserted);
     if (s == CXLA_OK && !ninserted) {

@@ -16,6 +16,8 @@ typedef struct cx_slot {
   int64_t offset;        /* TEMP: arena offset (64-byte aligned) */
   int64_t size;          /* bytes */
   int param, leaf;       /* PARAM / OUTPUT */
+  int out_leaf;          /* PARAM of a donated parameter: the ENTRY result leaf computed in
+                            it (the result takes over the parameter's memory), or -1 */
   const cxla_literal *constant; /* CONST (the array leaf) */
 } cx_slot;
 
@@ -33,6 +35,9 @@ typedef struct cx_buffers {
 /* Assigns slots for every computation reachable from ENTRY through control flow (embedded
  * computations such as fused computations and reducers get no slots). */
 cxla_status cx_buffers_assign(cx_module *m, cx_buffers *out);
+/* The same where ENTRY parameter p (bit p of donate) is donated: its leaves' memory may be
+ * written once they are dead, like a temporary's, and may hold a result leaf. */
+cxla_status cx_buffers_assign_donated(cx_module *m, uint64_t donate, cx_buffers *out);
 void cx_buffers_free(cx_buffers *b);
 /* Slot of leaf `leaf` of instruction `in` (-1 if none). */
 int cx_buffers_slot(const cx_buffers *b, const cx_instr *in, int leaf);

@@ -94,6 +94,7 @@ void cx_buffers_print(cx_sb *sb, const cx_module *m, const cx_buffers *b) {
     cx_sb_printf(sb, "slot %d: %s size=%lld", i, kind_name(s->kind), (long long)s->size);
     if (s->kind == CX_SLOT_TEMP) cx_sb_printf(sb, " offset=%lld", (long long)s->offset);
     if (s->kind == CX_SLOT_PARAM) cx_sb_printf(sb, " parameter=%d leaf=%d", s->param, s->leaf);
+    if (s->kind == CX_SLOT_PARAM && s->out_leaf >= 0) cx_sb_printf(sb, " donated: holds output leaf %d", s->out_leaf);
     if (s->kind == CX_SLOT_OUTPUT) cx_sb_printf(sb, " leaf=%d", s->leaf);
     cx_sb_puts(sb, "\n");
     /* every value that lives in this slot, computation by computation */

@@ -84,6 +84,35 @@ static cxla_status compile_flags(cxla_context *ctx, const cxla_compile_options *
     return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "threads %d is negative (0: from flags)", o->threads);
   }
   if (o->threads > 0) f->threads = o->threads;
+  f->donate = o->donate;
+  return CXLA_OK;
+}
+
+/* Parameters named by the module header's input_output_alias={ {0}: (1, {}, may-alias), ... }
+ * (output index: (parameter, its index, kind)). */
+static uint64_t header_donations(const cx_module *m) {
+  uint64_t mask = 0;
+  for (int i = 0; i < m->nraw; i++) {
+    if (strcmp(m->raw[i].key, "input_output_alias") || !m->raw[i].value) continue;
+    for (const char *p = strchr(m->raw[i].value, ':'); p; p = strchr(p + 1, ':')) {
+      const char *q = p + 1;
+      while (*q == ' ') q++;
+      if (*q != '(') continue;
+      char *end;
+      long v = strtol(q + 1, &end, 10);
+      if (end != q + 1 && v >= 0 && v < 64) mask |= 1ull << v;
+    }
+  }
+  return mask;
+}
+
+static cxla_status check_donations(cx_module *m, cx_flags *f) {
+  f->donate |= header_donations(m);
+  int n = m->entry ? m->entry->nparams : 0;
+  for (int p = 0; p < 64; p++)
+    if ((f->donate >> p & 1) && p >= n)
+      return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT, "donate: bit %d names no parameter (ENTRY %s has %d)", p,
+                      m->entry ? m->entry->name : "?", n);
   return CXLA_OK;
 }
 
@@ -96,6 +125,7 @@ static char *cache_key(cx_module *m, const cx_backend *be, const cx_flags *f, si
   cx_print_module(&sb, m, &po);
   cx_sb_printf(&sb, "\n--backend=%s\n", be->name);
   cx_flags_key(&sb, f);
+  cx_sb_printf(&sb, "donate=%llx\n", (unsigned long long)f->donate);
   *len = sb.len;
   char *k = cx_sb_take(&sb);
   if (!k) cx_oom(m->ctx);
@@ -137,6 +167,7 @@ static cxla_status compile_core(cx_module *m, const cx_backend *be, const cx_fla
   cx_sb_printf(stats, "clone=%.3f ", t2 - t1);
   cx_trace_add_ms(tr, "clone", "compile", t1, t2);
   if (s == CXLA_OK) s = copy_signature(c, clone);
+  c->donate = flags->donate;
   if (s == CXLA_OK) {
     c->backend = be;
     size_t before = stats->len;
@@ -173,6 +204,7 @@ static cxla_status compile(cx_module *m, const cxla_compile_options *o, cxla_exe
   cx_trace_add_ms(tr, "verify", "compile", t0, t1);
   cx_flags flags;
   int have_flags = s == CXLA_OK && (s = compile_flags(ctx, o, &flags)) == CXLA_OK;
+  if (have_flags) s = check_donations(m, &flags);
   /* Dumps are side effects the caller asked for, so --dump-to always compiles afresh. */
   cx_cache *cache = have_flags && !(flags.dump_to && flags.dump_to[0]) ? cx_context_cache(ctx) : NULL;
   char *key = NULL;
@@ -247,7 +279,11 @@ cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *
   cxla_status s = CXLA_OK;
   for (int i = 0; i < nargs && s == CXLA_OK; i++) {
     char want[256], got[256];
-    if (!args[i] || !args[i]->host) {
+    if (args[i] && args[i]->donated) {
+      s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
+                   "argument %d (parameter '%s') was donated to an earlier execution and holds no value", i,
+                   c->param_names[i]);
+    } else if (!args[i] || !args[i]->host) {
       s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "argument %d (parameter '%s') is NULL", i, c->param_names[i]);
     } else if (!cx_shape_equal(&args[i]->host->shape, &c->param_shapes[i])) {
       s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "argument %d (parameter '%s'): expected %s, got %s", i,
@@ -256,12 +292,27 @@ cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *
     }
     if (s == CXLA_OK) lits[i] = args[i]->host;
   }
+  /* A donated buffer is overwritten: passing it again in another position would be read
+   * after that. */
+  for (int i = 0; i < nargs && s == CXLA_OK; i++)
+    for (int j = 0; j < nargs && s == CXLA_OK; j++)
+      if (i != j && (c->donate >> i & 1) && i < 64 && args[i] == args[j])
+        s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
+                     "argument %d (parameter '%s') is donated, and the same buffer is also argument %d", i,
+                     c->param_names[i], j);
   cxla_literal *out = NULL;
   if (s == CXLA_OK) {
     cx_trace *tr = cx_context_trace(e->ctx);
     int64_t t0 = tr ? cx_trace_now() : 0;
     s = c->backend->execute(c->state, e->ctx, nargs, lits, &out);
     if (tr) cx_trace_add(tr, c->name, "execute", t0, cx_trace_now(), NULL);
+    /* Consumed, also when the execution failed: the program may have written into it. */
+    for (int i = 0; i < nargs && i < 64; i++)
+      if (c->donate >> i & 1) {
+        cxla_literal_destroy(args[i]->host);
+        args[i]->host = NULL;
+        args[i]->donated = 1;
+      }
   }
   if (lits != stack_lits) cx_free(lits);
   if (s == CXLA_OK && (!out || !cx_shape_equal(&out->shape, &c->result_shape))) {
@@ -304,6 +355,9 @@ cxla_status cxla_buffer_from_literal(cxla_context *ctx, const char *backend, con
 
 cxla_status cxla_buffer_to_literal(cxla_buffer *buf, cxla_literal **out) {
   if (!buf || !out) return CXLA_ERR_INVALID_ARGUMENT;
+  *out = NULL;
+  if (buf->donated || !buf->host)
+    return cx_error(buf->ctx, CXLA_ERR_INVALID_ARGUMENT, "the buffer was donated to an execution and holds no value");
   *out = cxla_literal_clone(buf->ctx, buf->host);
   return *out ? CXLA_OK : cx_oom(buf->ctx);
 }
@@ -331,7 +385,9 @@ cxla_status cxla_module_run(cxla_module *m, const cxla_compile_options *opts, in
   for (int i = 0; i < nargs && s == CXLA_OK; i++) {
     bufs[i].ctx = m->ctx;
     bufs[i].backend = e->core->backend;
-    bufs[i].host = args[i];
+    /* a donated parameter consumes its buffer: it gets a copy of the caller's literal */
+    bufs[i].host = i < 64 && (e->core->donate >> i & 1) && args[i] ? cxla_literal_clone(m->ctx, args[i]) : args[i];
+    if (!bufs[i].host && args[i]) s = cx_oom(m->ctx);
     ptrs[i] = &bufs[i];
   }
   cxla_buffer *res = NULL;
@@ -342,6 +398,8 @@ cxla_status cxla_module_run(cxla_module *m, const cxla_compile_options *opts, in
     res->host = NULL;
   }
   cxla_buffer_destroy(res);
+  for (int i = 0; bufs && i < nargs && i < 64; i++)
+    if (e->core->donate >> i & 1) cxla_literal_destroy(bufs[i].host); /* not consumed: failed early */
   cx_free(bufs);
   cx_free(ptrs);
   cxla_executable_destroy(e);

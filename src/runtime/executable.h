@@ -44,6 +44,7 @@ typedef struct cx_exe_core {
   cx_shape *param_shapes;   /* heap copies, to check arguments */
   char **param_names;       /* heap copies, for argument error messages */
   cx_shape result_shape;
+  uint64_t donate;          /* parameters each execute consumes */
 } cx_exe_core;
 
 void cx_exe_core_ref(void *core);
@@ -59,6 +60,7 @@ struct cxla_buffer {
   cxla_context *ctx;
   const cx_backend *backend; /* where it lives (every backend so far is host-resident) */
   cxla_literal *host;       /* host-resident value (interp and cpu keep buffers on the host) */
+  int donated;              /* consumed by an execute that it was donated to: holds no value */
 };
 
 #endif

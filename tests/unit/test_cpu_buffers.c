@@ -13,7 +13,7 @@ static int slot_of(cx_buffers *b, cx_module *m, const char *name, int leaf) {
 }
 
 static const cx_slot *slot_ptr(cx_buffers *b, int s) {
-  static const cx_slot none = {CX_SLOT_TEMP, -1, -1, -1, -1, NULL};
+  static const cx_slot none = {.kind = CX_SLOT_TEMP, .offset = -1, .size = -1, .param = -1, .leaf = -1, .out_leaf = -1};
   return s >= 0 && s < b->nslots ? &b->slots[s] : &none;
 }
 
@@ -385,4 +385,53 @@ TEST(cpu_buffers_loop_state_updated_in_place) {
   free(w);
   free(v);
   free(g);
+}
+
+/* Donation: a dead donated parameter's memory is reused in place like a temporary's and may
+ * hold a result leaf; not while the parameter is still read, not for a reversed read, and
+ * never without donation. */
+static const char donate_text[] =
+    "HloModule donate\n"
+    "fadd {\n"
+    "  a = f32[256] parameter(0)\n"
+    "  b = f32[256] parameter(1)\n"
+    "  ROOT s = f32[256] add(a, b)\n"
+    "}\n"
+    "fexp {\n"
+    "  a = f32[256] parameter(0)\n"
+    "  ROOT e = f32[256] exponential(a)\n"
+    "}\n"
+    "frev {\n"
+    "  a = f32[256] parameter(0)\n"
+    "  r = f32[256] reverse(a), dimensions={0}\n"
+    "  ROOT n = f32[256] negate(r)\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  x = f32[256] parameter(0)\n"
+    "  y = f32[256] parameter(1)\n"
+    "  f = f32[256] fusion(x), kind=kLoop, calls=fexp\n"        /* x is read again by g */
+    "  g = f32[256] fusion(x, y), kind=kLoop, calls=fadd\n"     /* x dies here, y does not */
+    "  rv = f32[256] fusion(y), kind=kLoop, calls=frev\n"       /* reversed: never in place */
+    "  ROOT t = (f32[256], f32[256], f32[256]) tuple(g, rv, f)\n"
+    "}\n";
+
+TEST(cpu_buffers_donated_parameters) {
+  cx_module *m = cpu_parse(donate_text);
+  if (!m) return;
+  cx_buffers b;
+  CHECK_OK(cx_buffers_assign_donated(m, 3, &b));
+  const cx_slot *f = slot_ptr(&b, slot_of(&b, m, "f", 0)), *g = slot_ptr(&b, slot_of(&b, m, "g", 0));
+  const cx_slot *rev = slot_ptr(&b, slot_of(&b, m, "rv", 0));
+  CHECK(f->kind == CX_SLOT_OUTPUT && f->leaf == 2);
+  CHECK(g->kind == CX_SLOT_PARAM && g->param == 0 && g->leaf == 0 && g->out_leaf == 0);
+  CHECK_EQ_INT(slot_of(&b, m, "g", 0), slot_of(&b, m, "x", 0));
+  CHECK(rev->kind == CX_SLOT_OUTPUT && rev->leaf == 1);
+  CHECK_EQ_INT(slot_ptr(&b, slot_of(&b, m, "y", 0))->out_leaf, -1);
+  cx_buffers_free(&b);
+  /* without donation both results get output memory */
+  CHECK_OK(cx_buffers_assign(m, &b));
+  CHECK(slot_ptr(&b, slot_of(&b, m, "g", 0))->kind == CX_SLOT_OUTPUT);
+  CHECK(slot_ptr(&b, slot_of(&b, m, "x", 0))->out_leaf == -1);
+  cx_buffers_free(&b);
+  cx_module_free(m);
 }

@@ -231,7 +231,7 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
   CX_TRY(cx_pass_pipeline_cpu(&pc, m));
   CX_TRY(cx_cpu_lower_library_ops(m));
   double t1 = cx_now_ms();
-  CX_TRY(cx_buffers_assign(m, &st->bufs));
+  CX_TRY(cx_buffers_assign_donated(m, flags->donate, &st->bufs));
   double t2 = cx_now_ms();
   if (dumping(flags)) CX_TRY(cx_pass_dump_always(&pc, m, "cpu-final"));
   const cx_comp *e = m->entry;
@@ -279,6 +279,34 @@ static int leaf_ptrs(cxla_literal *l, void **out, int *k, int cap) {
   if (*k >= cap) return 0;
   out[(*k)++] = l->data;
   return 1;
+}
+
+/* Array leaf k (DFS order) of a literal, or NULL. */
+static cxla_literal *leaf_literal(cxla_literal *l, int *k) {
+  if (l->shape.type != CXLA_TUPLE) {
+    if (!cx_type_is_array(l->shape.type)) return NULL;
+    return (*k)-- == 0 ? l : NULL;
+  }
+  for (int i = 0; i < l->nelems; i++) {
+    cxla_literal *r = leaf_literal(l->elems[i], k);
+    if (r) return r;
+  }
+  return NULL;
+}
+
+/* Result leaves computed in a donated parameter's memory take that memory over; the argument
+ * gets the result's unused block in exchange (the caller destroys it: it was donated). */
+static void take_donated(cpu_state *st, cxla_literal *const *args, cxla_literal *res) {
+  for (int i = 0; i < st->bufs.nslots; i++) {
+    const cx_slot *sl = &st->bufs.slots[i];
+    if (sl->kind != CX_SLOT_PARAM || sl->out_leaf < 0) continue;
+    int pk = sl->leaf, rk = sl->out_leaf;
+    cxla_literal *from = leaf_literal(args[sl->param], &pk), *to = leaf_literal(res, &rk);
+    if (!from || !to || cx_shape_bytes(&from->shape) != cx_shape_bytes(&to->shape)) continue; /* assignment made sure */
+    void *d = to->data;
+    to->data = from->data;
+    from->data = d;
+  }
 }
 
 static void *arena_get(cpu_state *st, void **base) {
@@ -330,6 +358,7 @@ static cxla_status cpu_execute(void *state, cxla_context *ctx, int nargs, cxla_l
     rt.fallback = cx_cpu_fallback;
     st->entry(params, outs, arena, &rt);
     if (rt.status != CXLA_OK) s = cx_error(ctx, rt.status, "%s", rt.errmsg[0] ? rt.errmsg : "execution failed");
+    else take_donated(st, args, res);
   }
   arena_put(st, base);
   if (params != pstack) cx_free(params);

@@ -1,0 +1,186 @@
+/* test_api_donation.c — parameter donation through the public API: a donated argument is
+ * consumed by the execution (both backends), its memory holds the result where buffer
+ * assignment allows (cpu: the result's data pointer is the argument's), the module header's
+ * input_output_alias donates too, and misuse is an error rather than a wrong answer. */
+#include <math.h>
+#include <stdlib.h>
+#include "runtime/executable.h"
+#include "test.h"
+
+#define N 4096
+
+static const char ew_text[] = /* r = exp(x) + y: one kLoop fusion that may run in place over x */
+    "HloModule ew\n"
+    "ENTRY main {\n"
+    "  x = f32[4096] parameter(0)\n"
+    "  y = f32[4096] parameter(1)\n"
+    "  e = f32[4096] exponential(x)\n"
+    "  ROOT r = f32[4096] add(e, y)\n"
+    "}\n";
+
+static const char loop_text[] = /* x halved 5 times in a while loop whose state starts as x */
+    "HloModule halve, input_output_alias={ {}: (0, {}, may-alias) }\n"
+    "cond {\n"
+    "  s = (s32[], f32[4096]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(s), index=0\n"
+    "  n = s32[] constant(5)\n"
+    "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+    "}\n"
+    "body {\n"
+    "  s = (s32[], f32[4096]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(s), index=0\n"
+    "  v = f32[4096] get-tuple-element(s), index=1\n"
+    "  one = s32[] constant(1)\n"
+    "  i1 = s32[] add(i, one)\n"
+    "  h = f32[] constant(0.5)\n"
+    "  hb = f32[4096] broadcast(h), dimensions={}\n"
+    "  v1 = f32[4096] multiply(v, hb)\n"
+    "  ROOT t = (s32[], f32[4096]) tuple(i1, v1)\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  x = f32[4096] parameter(0)\n"
+    "  z = s32[] constant(0)\n"
+    "  t = (s32[], f32[4096]) tuple(z, x)\n"
+    "  w = (s32[], f32[4096]) while(t), condition=cond, body=body\n"
+    "  ROOT r = f32[4096] get-tuple-element(w), index=1\n"
+    "}\n";
+
+static cxla_module *parse(const char *text) {
+  cxla_module *m = NULL;
+  CHECK_OK(cxla_module_parse(test_ctx(), text, strlen(text), "donation.hlo", &m));
+  return m;
+}
+
+static cxla_buffer *ramp_buffer(const char *backend, double scale) {
+  int64_t dims[1] = {N};
+  cxla_literal *l = cxla_literal_create(test_ctx(), CXLA_F32, 1, dims);
+  for (int64_t i = 0; l && i < N; i++) cxla_literal_set_f64(l, i, scale * (double)(i % 97) / 97.0);
+  cxla_buffer *b = NULL;
+  if (l) CHECK_OK(cxla_buffer_from_literal(test_ctx(), backend, l, &b));
+  cxla_literal_destroy(l);
+  return b;
+}
+
+static cxla_executable *compile(cxla_module *m, const char *backend, uint64_t donate) {
+  cxla_compile_options o;
+  cxla_compile_options_init(&o);
+  o.backend = backend;
+  o.donate = donate;
+  cxla_executable *e = NULL;
+  CHECK_OK(cxla_compile(m, &o, &e));
+  return e;
+}
+
+static void check_consumed(cxla_executable *e, cxla_buffer *x, cxla_buffer *y) {
+  cxla_literal *l = NULL;
+  CHECK(cxla_buffer_to_literal(x, &l) == CXLA_ERR_INVALID_ARGUMENT && l == NULL);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "donated");
+  cxla_buffer *args[2] = {x, y}, *r = NULL;
+  CHECK(cxla_executable_execute(e, y ? 2 : 1, args, &r) == CXLA_ERR_INVALID_ARGUMENT && r == NULL);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "argument 0 (parameter 'x') was donated");
+}
+
+static void run_ew(const char *backend, int expect_alias) {
+  cxla_module *m = parse(ew_text);
+  cxla_executable *e = m ? compile(m, backend, 1) : NULL;
+  cxla_buffer *x = ramp_buffer(backend, 2), *y = ramp_buffer(backend, -1);
+  if (!e || !x || !y) goto done;
+  void *xmem = x->host->data;
+  cxla_buffer *args[2] = {x, y}, *r = NULL;
+  CHECK_OK(cxla_executable_execute(e, 2, args, &r));
+  if (r) {
+    for (int64_t i = 0; i < N; i++) {
+      double xv = (float)(2.0 * (double)(i % 97) / 97.0), yv = (float)(-1.0 * (double)(i % 97) / 97.0);
+      CHECK_NEAR(cxla_literal_get_f64(r->host, i), exp(xv) + yv, 1e-5 * (1 + fabs(exp(xv))));
+    }
+    if (expect_alias) CHECK_MSG(r->host->data == xmem, "%s: the result is not in the donated argument's memory", backend);
+  }
+  check_consumed(e, x, y);
+  cxla_literal *yl = NULL; /* y was not donated: still whole */
+  CHECK_OK(cxla_buffer_to_literal(y, &yl));
+  if (yl) CHECK_NEAR(cxla_literal_get_f64(yl, 96), -96.0 / 97.0, 1e-6);
+  cxla_literal_destroy(yl);
+  cxla_buffer_destroy(r);
+done:
+  cxla_buffer_destroy(x);
+  cxla_buffer_destroy(y);
+  cxla_executable_destroy(e);
+  cxla_module_destroy(m);
+}
+
+TEST(api_donation_cpu_result_in_argument_memory) { run_ew("cpu", 1); }
+TEST(api_donation_interp_consumes_argument) { run_ew("interp", 0); }
+
+/* The while loop's state takes over x's memory; the header alone donates x. */
+TEST(api_donation_from_module_header_through_a_loop) {
+  const char *backends[2] = {"cpu", "interp"};
+  for (int k = 0; k < 2; k++) {
+    cxla_module *m = parse(loop_text);
+    cxla_executable *e = m ? compile(m, backends[k], 0) : NULL;
+    cxla_buffer *x = ramp_buffer(backends[k], 3);
+    if (e && x) {
+      void *xmem = x->host->data;
+      cxla_buffer *args[1] = {x}, *r = NULL;
+      CHECK_OK(cxla_executable_execute(e, 1, args, &r));
+      for (int64_t i = 0; r && i < N; i++)
+        CHECK_NEAR(cxla_literal_get_f64(r->host, i), (float)(3.0 * (double)(i % 97) / 97.0) / 32.0, 1e-7);
+      if (r && k == 0) CHECK_MSG(r->host->data == xmem, "the loop result is not in x's memory");
+      check_consumed(e, x, NULL);
+      cxla_buffer_destroy(r);
+    }
+    cxla_buffer_destroy(x);
+    cxla_executable_destroy(e);
+    cxla_module_destroy(m);
+  }
+}
+
+TEST(api_donation_errors) {
+  cxla_module *m = parse(ew_text);
+  if (!m) return;
+  cxla_compile_options o;
+  cxla_compile_options_init(&o);
+  o.backend = "cpu";
+  o.donate = 1ull << 5;
+  cxla_executable *e = NULL;
+  CHECK(cxla_compile(m, &o, &e) == CXLA_ERR_INVALID_ARGUMENT && e == NULL);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "donate: bit 5 names no parameter");
+  /* the same buffer as a donated and a plain argument: refused before anything runs */
+  e = compile(m, "cpu", 1);
+  cxla_buffer *x = ramp_buffer("cpu", 1);
+  if (e && x) {
+    cxla_buffer *args[2] = {x, x}, *r = NULL;
+    CHECK(cxla_executable_execute(e, 2, args, &r) == CXLA_ERR_INVALID_ARGUMENT && r == NULL);
+    CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "is donated, and the same buffer is also argument 1");
+    cxla_literal *l = NULL;
+    CHECK_OK(cxla_buffer_to_literal(x, &l)); /* not consumed */
+    cxla_literal_destroy(l);
+  }
+  cxla_buffer_destroy(x);
+  cxla_executable_destroy(e);
+  cxla_module_destroy(m);
+}
+
+/* cxla_module_run borrows its literals: a donated parameter consumes a copy. */
+TEST(api_donation_module_run_keeps_caller_literals) {
+  cxla_module *m = parse(ew_text);
+  if (!m) return;
+  int64_t dims[1] = {N};
+  cxla_literal *x = cxla_literal_create(test_ctx(), CXLA_F32, 1, dims), *y = cxla_literal_create(test_ctx(), CXLA_F32, 1, dims);
+  for (int64_t i = 0; x && y && i < N; i++) {
+    cxla_literal_set_f64(x, i, 0.5);
+    cxla_literal_set_f64(y, i, 1);
+  }
+  cxla_compile_options o;
+  cxla_compile_options_init(&o);
+  o.backend = "cpu";
+  o.donate = 3;
+  cxla_literal *args[2] = {x, y}, *r = NULL;
+  if (x && y) CHECK_OK(cxla_module_run(m, &o, 2, args, &r));
+  if (r) CHECK_NEAR(cxla_literal_get_f64(r, 7), exp(0.5) + 1, 1e-6);
+  if (x) CHECK_NEAR(cxla_literal_get_f64(x, 7), 0.5, 0);
+  if (y) CHECK_NEAR(cxla_literal_get_f64(y, 7), 1, 0);
+  cxla_literal_destroy(r);
+  cxla_literal_destroy(x);
+  cxla_literal_destroy(y);
+  cxla_module_destroy(m);
+}
