@@ -117,18 +117,7 @@ static cxla_status dump_jobs(cxla_context *ctx, const cx_flags *f, const cx_modu
 }
 
 static void free_jobs(cx_llvm_job *jobs, int n) {
-  for (int i = 0; i < n; i++) {
-    cx_llvm_job *j = &jobs[i];
-    if (j->mod) {
-      LLVMContextRef c = LLVMGetModuleContext(j->mod);
-      LLVMDisposeModule(j->mod);
-      if (j->own_context) LLVMContextDispose(c);
-    }
-    if (j->obj) LLVMDisposeMemoryBuffer(j->obj);
-    LLVMDisposeMessage(j->ir_before);
-    LLVMDisposeMessage(j->ir_after);
-    LLVMDisposeMessage(j->asm_text);
-  }
+  for (int i = 0; i < n; i++) cx_llvm_job_dispose(&jobs[i]);
   cx_free(jobs);
 }
 

@@ -53,7 +53,7 @@ size_t cx_llvm_module_size(LLVMModuleRef mod) {
   return n;
 }
 
-static double thread_ms(void) {
+static double wall_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
@@ -113,24 +113,38 @@ static void emit_asm(LLVMTargetMachineRef tm, cx_llvm_job *job) {
   if (copy) LLVMDisposeModule(copy);
 }
 
-static void run_job(const cx_llvm_target *t, LLVMTargetMachineRef tm, cx_llvm_job *job, int dumps) {
+static void drop_module(cx_llvm_job *job) {
+  if (!job->mod) return;
   LLVMContextRef c = LLVMGetModuleContext(job->mod);
+  LLVMDisposeModule(job->mod);
+  if (job->own_context) LLVMContextDispose(c);
+  job->mod = NULL;
+}
+
+void cx_llvm_job_dispose(cx_llvm_job *job) {
+  drop_module(job);
+  if (job->obj) LLVMDisposeMemoryBuffer(job->obj);
+  LLVMDisposeMessage(job->ir_before);
+  LLVMDisposeMessage(job->ir_after);
+  LLVMDisposeMessage(job->asm_text);
+  memset(job, 0, sizeof *job);
+}
+
+static void run_job(const cx_llvm_target *t, LLVMTargetMachineRef tm, cx_llvm_job *job, int dumps) {
   set_target(t, tm, job->mod);
   if (dumps) job->ir_before = LLVMPrintModuleToString(job->mod);
-  double t0 = thread_ms();
+  double t0 = wall_ms();
   int ok = optimise(t, tm, job);
-  double t1 = thread_ms();
+  double t1 = wall_ms();
   if (ok && dumps) {
     job->ir_after = LLVMPrintModuleToString(job->mod);
     emit_asm(tm, job);
   }
-  double t2 = thread_ms();
+  double t2 = wall_ms();
   if (ok) emit(tm, job->mod, LLVMObjectFile, &job->obj, job);
   job->opt_ms = t1 - t0;
-  job->codegen_ms = thread_ms() - t2;
-  LLVMDisposeModule(job->mod);
-  job->mod = NULL;
-  if (job->own_context) LLVMContextDispose(c);
+  job->codegen_ms = wall_ms() - t2;
+  drop_module(job);
 }
 
 typedef struct pool {
@@ -160,19 +174,12 @@ static void *worker(void *arg) {
     int i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
     if (i >= p->n) break;
     if (p->order) i = p->order[i];
-    if (!tm) {
+    if (tm) {
+      run_job(p->t, tm, &p->jobs[i], p->dumps);
+    } else {
       fail(&p->jobs[i], "LLVM", "cannot create a target machine for the host");
-      if (p->jobs[i].own_context) {
-        LLVMContextRef c = LLVMGetModuleContext(p->jobs[i].mod);
-        LLVMDisposeModule(p->jobs[i].mod);
-        LLVMContextDispose(c);
-      } else {
-        LLVMDisposeModule(p->jobs[i].mod);
-      }
-      p->jobs[i].mod = NULL;
-      continue;
+      drop_module(&p->jobs[i]);
     }
-    run_job(p->t, tm, &p->jobs[i], p->dumps);
   }
   if (tm) LLVMDisposeTargetMachine(tm);
   return NULL;

@@ -31,6 +31,8 @@ typedef struct cx_llvm_job {
  * here calls cxla's allocator or context, so workers need no locks. */
 int cx_llvm_compile(const cx_llvm_target *t, cx_llvm_job *jobs, int n, int threads, int dumps);
 
+/* Frees what a job still holds (module and context, object, dump strings). */
+void cx_llvm_job_dispose(cx_llvm_job *job);
 /* The LLVM code generation level for an opt level (also the JIT's own target machine's). */
 LLVMCodeGenOptLevel cx_llvm_codegen_level(int opt_level);
 /* Instructions in a module (the weight of a job). */
