@@ -45,13 +45,23 @@ typedef struct cx_red_plan {
   int nleaves;
   const cx_instr *leaf[CX_EMIT_MAX_ARGS];
   int leaf_val[CX_EMIT_MAX_ARGS];   /* which value of a multi-value instruction */
-  int leaf_in[CX_EMIT_MAX_ARGS];    /* 1: input-shaped (stored while reading the input) */
+  int leaf_in[CX_EMIT_MAX_ARGS];    /* 1: input-shaped (stored while reading the input);
+                                       2: input-shaped, read per-row reduce results (stored
+                                       in a last pass over the row) */
+  int stage[CX_EMIT_MAX_REDUCES];   /* row fusion: 0, or 1 + the stage of the reduces whose
+                                       per-row results its input reads */
+  int nstages;
+  /* Row fusion: the last stage's input (softmax's exp) is kept in output leaf stash_leaf
+   * while that stage reads it, and the last pass reads it back instead of computing it again
+   * (NULL: none). Only where no output shares memory with an operand. */
+  const cx_instr *stash;
+  int stash_leaf;
 } cx_red_plan;
 
 /* Analyses a fusion containing reduces; 0 with a reason if the emitter cannot do it. */
 int cx_red_plan_make(const cx_instr *fusion, cx_red_plan *p, const char **why);
 /* Emits the kInput kernel body (args = outputs, operands). */
-cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_plan *p,
+cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_plan *p, uint64_t may_alias,
                                 int64_t *total, int64_t *grain);
 
 /* 1 if every path from x to `target` (a reduce or dot) goes through ops that read their

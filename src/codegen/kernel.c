@@ -178,7 +178,7 @@ cxla_status cx_emit_kernel_ex(cx_cg *cg, cx_instr *fusion, uint64_t may_alias, c
   CX_TRY(cx_kfn_begin(&k, cg, fusion, nout + fusion->nops, may_alias, 1));
   cx_kfn_bind_params(&k, c, nout);
   int64_t total = 0, grain = 1;
-  cx_emit_reduce_body(&k, fusion, &p, &total, &grain);
+  cx_emit_reduce_body(&k, fusion, &p, may_alias, &total, &grain);
   return cx_kfn_end(&k, out, total, grain, nout, fusion->nops);
 }
 

@@ -12,7 +12,11 @@
  * without reassociation (each output still sums in the interpreter's order).
  *
  * After the reduction, the epilogue outputs are generated with the reduces overridden by
- * their accumulators; input-shaped outputs are stored while the input is read. */
+ * their accumulators; input-shaped outputs are stored while the input is read.
+ *
+ * Row fusions (passes/fusion_row.c, softmax) reduce in stages: per row, one pass per stage,
+ * whose reduces read the earlier stages' results (overrides) as per-row values, and a last
+ * pass that stores the input-shaped outputs computed from them. */
 #include <string.h>
 #include "codegen/emit.h"
 #include "codegen/loops.h"
@@ -22,6 +26,7 @@
 typedef struct red_state {
   cx_kfn *k;
   const cx_red_plan *p;
+  const cx_instr *stash;                    /* p->stash, unless an output shares memory */
   int nval[CX_EMIT_MAX_REDUCES];            /* values of each reduce */
   LLVMValueRef slot[CX_EMIT_MAX_REDUCES][CX_GEN_MAX_VALS];
   LLVMTypeRef ty[CX_EMIT_MAX_REDUCES][CX_GEN_MAX_VALS];
@@ -34,19 +39,21 @@ static LLVMValueRef acc_ptr(red_state *s, int r, int v, LLVMValueRef j) {
   return LLVMBuildInBoundsGEP2(s->k->cg->b, s->ty[r][v], s->slot[r][v], &j, 1, "");
 }
 
-static void store_inits(red_state *s, LLVMValueRef j) {
+static void store_inits(red_state *s, LLVMValueRef j, int stage) {
   cx_gen *g = &s->k->g;
   cx_idx sc = cx_idx_scalar(g);
   for (int r = 0; r < s->p->nred; r++)
-    for (int v = 0; v < s->nval[r]; v++)
+    for (int v = 0; v < s->nval[r] && s->p->stage[r] == stage; v++)
       LLVMBuildStore(g->cg->b, cx_gen1(g, s->p->red[r]->ops[s->nval[r] + v], &sc), acc_ptr(s, r, v, j));
 }
 
-/* Folds the input element at idx into the accumulators and stores the input-shaped outputs. */
-static void fold(red_state *s, const cx_idx *idx, LLVMValueRef j, int reassoc) {
+/* Folds the input element at idx into the accumulators of one stage's reduces and stores the
+ * input-shaped outputs made in that pass (leaf_in == 1 in stage 0; 2 after the last stage). */
+static void fold(red_state *s, const cx_idx *idx, LLVMValueRef j, int reassoc, int stage) {
   cx_gen *g = &s->k->g;
   LLVMBuilderRef b = g->cg->b;
   for (int r = 0; r < s->p->nred; r++) {
+    if (s->p->stage[r] != stage) continue;
     const cx_instr *red = s->p->red[r];
     int n = s->nval[r];
     LLVMValueRef args[2 * CX_GEN_MAX_VALS], res[CX_GEN_MAX_VALS];
@@ -63,9 +70,12 @@ static void fold(red_state *s, const cx_idx *idx, LLVMValueRef j, int reassoc) {
       return;
     }
     for (int v = 0; v < n; v++) LLVMBuildStore(b, res[v], acc_ptr(s, r, v, j));
+    if (red->ops[0] == s->stash) /* the value just folded: cached, not computed again */
+      cx_cg_store(g->cg, s->leaves[s->p->stash_leaf]->type, s->k->ptr[s->p->stash_leaf], idx->lin,
+                  cx_gen1(g, s->stash, idx));
   }
   for (int i = 0; i < s->p->nleaves; i++) {
-    if (!s->p->leaf_in[i]) continue;
+    if (!s->p->leaf_in[i] || (s->p->leaf_in[i] == 1) != (stage == 0) || (s->p->leaf_in[i] == 2) != (stage < 0)) continue;
     LLVMValueRef vals[CX_GEN_MAX_VALS];
     int n = cx_gen_elem(g, s->p->leaf[i], idx, vals);
     if (s->p->leaf_val[i] < n)
@@ -73,11 +83,13 @@ static void fold(red_state *s, const cx_idx *idx, LLVMValueRef j, int reassoc) {
   }
 }
 
-/* Stores the outputs computed from the finished accumulators of lane j at output index o. */
-static void finish(red_state *s, LLVMValueRef o, LLVMValueRef j) {
+/* Makes one stage's finished accumulators of lane j the values of their reduces for the
+ * generators; returns how many overrides were pushed. */
+static int push_results(red_state *s, LLVMValueRef j, int stage) {
   cx_gen *g = &s->k->g;
   int pushed = 0;
   for (int r = 0; r < s->p->nred; r++) {
+    if (s->p->stage[r] != stage) continue;
     cx_gen_override ov;
     memset(&ov, 0, sizeof ov);
     ov.in = s->p->red[r];
@@ -86,6 +98,13 @@ static void finish(red_state *s, LLVMValueRef o, LLVMValueRef j) {
       ov.vals[v] = LLVMBuildLoad2(g->cg->b, s->ty[r][v], acc_ptr(s, r, v, j), "");
     pushed += cx_gen_push_override(g, &ov);
   }
+  return pushed;
+}
+
+/* Stores the outputs computed from the finished accumulators at output index o (every
+ * reduce's result pushed as an override). */
+static void finish(red_state *s, LLVMValueRef o) {
+  cx_gen *g = &s->k->g;
   cx_gen_mark_t m = cx_gen_mark(g);
   for (int i = 0; i < s->p->nleaves; i++) {
     if (s->p->leaf_in[i]) continue;
@@ -95,7 +114,6 @@ static void finish(red_state *s, LLVMValueRef o, LLVMValueRef j) {
     if (s->p->leaf_val[i] < n) cx_cg_store(g->cg, s->leaves[i]->type, s->k->ptr[i], o, vals[s->p->leaf_val[i]]);
   }
   cx_gen_restore(g, m);
-  while (pushed--) cx_gen_pop_override(g);
 }
 
 /* Opens loops over the reduced dims (in input order), filling iv[] for them. */
@@ -113,6 +131,8 @@ static void close_loops(red_state *s, cx_loop *loops, int nl) {
   while (nl--) cx_loop_end(s->k->cg, &loops[nl]);
 }
 
+/* Per output element (a row): one pass over its reduced dims per stage, each stage's results
+ * then visible to the next; a last pass stores the input-shaped outputs that read them. */
 static void emit_row(red_state *s) {
   cx_kfn *k = s->k;
   cx_gen *g = &k->g;
@@ -122,16 +142,27 @@ static void emit_row(red_state *s) {
   cx_gen_mark_t m0 = cx_gen_mark(g);
   cx_loop_begin(k->cg, &ol, k->begin, k->end, "out");
   cx_idx oi = cx_idx_from_linear(g, &p->out, ol.iv);
-  store_inits(s, NULL);
-  cx_gen_mark_t m = cx_gen_mark(g);
-  for (int d = 0, i = 0; d < p->in.rank; d++)
-    if (!p->reduced[d]) iv[d] = oi.v[i++];
-  int nl = open_reduced(s, loops, iv);
-  cx_idx ii = cx_idx_from_multi(g, &p->in, iv);
-  fold(s, &ii, NULL, 1);
-  close_loops(s, loops, nl);
-  cx_gen_restore(g, m);
-  finish(s, ol.iv, NULL);
+  int last_pass = 0, pushed = 0;
+  for (int i = 0; i < p->nleaves; i++) last_pass |= p->leaf_in[i] == 2;
+  for (int stage = 0; stage <= p->nstages; stage++) {
+    if (stage == p->nstages && !last_pass) break;
+    int st = stage == p->nstages ? -1 : stage;
+    if (st >= 0) store_inits(s, NULL, st);
+    cx_gen_override ov = {.in = s->stash, .ptr = st < 0 && s->stash ? k->ptr[p->stash_leaf] : NULL};
+    int stashed = ov.ptr && cx_gen_push_override(g, &ov);
+    cx_gen_mark_t m = cx_gen_mark(g);
+    for (int d = 0, i = 0; d < p->in.rank; d++)
+      if (!p->reduced[d]) iv[d] = oi.v[i++];
+    int nl = open_reduced(s, loops, iv);
+    cx_idx ii = cx_idx_from_multi(g, &p->in, iv);
+    fold(s, &ii, NULL, 1, st);
+    close_loops(s, loops, nl);
+    cx_gen_restore(g, m);
+    if (stashed) cx_gen_pop_override(g);
+    if (st >= 0) pushed += push_results(s, NULL, st);
+  }
+  finish(s, ol.iv);
+  while (pushed--) cx_gen_pop_override(g);
   cx_loop_end(k->cg, &ol);
   cx_gen_restore(g, m0);
 }
@@ -168,7 +199,7 @@ static void emit_column(red_state *s) {
   /* lanes start at the init values */
   cx_gen_mark_t m = cx_gen_mark(g);
   cx_loop_begin(k->cg, &jl, cx_ir_i64(g, 0), len, "init");
-  store_inits(s, jl.iv);
+  store_inits(s, jl.iv, 0);
   cx_loop_end(k->cg, &jl);
   cx_gen_restore(g, m);
   /* fold every reduced position into the lanes */
@@ -178,14 +209,16 @@ static void emit_column(red_state *s) {
   for (int i = 0; i < ro; i++)
     iv[kept[i]] = i < oinner ? oo.v[i] : i == oinner ? LLVMBuildAdd(b, cc, jl.iv, "") : cx_ir_i64(g, 0);
   cx_idx ii = cx_idx_from_multi(g, &p->in, iv);
-  fold(s, &ii, jl.iv, 0);
+  fold(s, &ii, jl.iv, 0, 0);
   cx_loop_end(k->cg, &jl);
   close_loops(s, loops, nl);
   cx_gen_restore(g, m);
   /* epilogue per lane */
   cx_loop_begin(k->cg, &jl, cx_ir_i64(g, 0), len, "fin");
   LLVMValueRef o = LLVMBuildAdd(b, rb, LLVMBuildAdd(b, cc, jl.iv, ""), "");
-  finish(s, o, jl.iv);
+  int pushed = push_results(s, jl.iv, 0);
+  finish(s, o);
+  while (pushed--) cx_gen_pop_override(g);
   cx_loop_end(k->cg, &jl);
   cx_gen_restore(g, m);
   cx_loop_end(k->cg, &ql);
@@ -193,12 +226,13 @@ static void emit_column(red_state *s) {
   cx_gen_restore(g, m0);
 }
 
-cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_plan *p,
+cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_plan *p, uint64_t may_alias,
                                 int64_t *total, int64_t *grain) {
   red_state s;
   memset(&s, 0, sizeof s);
   s.k = k;
   s.p = p;
+  s.stash = may_alias ? NULL : p->stash; /* stores into an output that is also read would clobber it */
   cx_emit_out_leaves(&fusion->shape, s.leaves, CX_EMIT_MAX_ARGS);
   int64_t lanes = p->row ? 1 : COL_CHUNK;
   for (int r = 0; r < p->nred; r++) {

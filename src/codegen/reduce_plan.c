@@ -82,6 +82,118 @@ static int add_leaf(cx_red_plan *p, const cx_instr *x, int v) {
   return 1;
 }
 
+/* Row fusion (passes/fusion_row.c): x, in the input's index space, reads reduce r only as a
+ * per-row value: every path from x to r runs through elementwise ops over the input's
+ * elements, then a broadcast of r's result onto the leading (kept) dims, then ops that read r
+ * at that same output index. Such reads see r's final value for the row being computed. */
+static int is_plan_reduce(const cx_red_plan *p, const cx_instr *x) {
+  for (int q = 0; q < p->nred; q++)
+    if (p->red[q] == x) return 1;
+  return 0;
+}
+
+/* In the output's index space: x reads r (or another of the plan's reduces, a row value in
+ * its own right) only at the same index. */
+static int row_value_walk(const cx_instr *x, const cx_instr *r, const cx_red_plan *p, int *budget) {
+  if (x == r || is_plan_reduce(p, x) || !cx_emit_depends_on(x, r)) return 1;
+  if (--*budget < 0) return 0;
+  if (x->op != CX_OP_RESHAPE && x->op != CX_OP_BITCAST && x->op != CX_OP_COPY && !cx_op_is_elementwise(x->op))
+    return 0;
+  if (cx_shape_elems(&x->shape) != cx_shape_elems(&p->out)) return 0;
+  for (int k = 0; k < x->nops; k++)
+    if (!row_value_walk(x->ops[k], r, p, budget)) return 0;
+  return 1;
+}
+
+static int row_walk(const cx_instr *x, const cx_instr *r, const cx_red_plan *p, int *budget) {
+  if (!cx_emit_depends_on(x, r)) return 1;
+  if (x == r || --*budget < 0) return 0;
+  int64_t in_count = cx_shape_elems(&p->in);
+  if (x->op == CX_OP_BROADCAST) {
+    if (!cx_shape_same_dims(&x->shape, &p->in) || x->a.dims.n != p->out.rank) return 0;
+    for (int d = 0; d < p->out.rank; d++)
+      if (x->a.dims.v[d] != d) return 0;
+    return row_value_walk(x->ops[0], r, p, budget);
+  }
+  if (!cx_op_is_elementwise(x->op) || cx_shape_elems(&x->shape) != in_count) return 0;
+  for (int k = 0; k < x->nops; k++)
+    if (!row_walk(x->ops[k], r, p, budget)) return 0;
+  return 1;
+}
+
+static int reads_rows_of(const cx_instr *x, const cx_instr *r, const cx_red_plan *p) {
+  int budget = 4096;
+  return row_walk(x, r, p, &budget);
+}
+
+/* In the input's index space: x reads `target` (not a reduce) only at its own index, or
+ * through the plan's reduces (whose values are overridden, so target is not recomputed). */
+static int same_index_input_walk(const cx_instr *x, const cx_instr *target, const cx_red_plan *p, int *budget) {
+  if (x == target || is_plan_reduce(p, x) || !cx_emit_depends_on(x, target)) return 1;
+  if (--*budget < 0) return 0;
+  if (x->op == CX_OP_BROADCAST) return row_value_walk(x->ops[0], target, p, budget);
+  if (!cx_op_is_elementwise(x->op) || cx_shape_elems(&x->shape) != cx_shape_elems(&p->in)) return 0;
+  for (int k = 0; k < x->nops; k++)
+    if (!same_index_input_walk(x->ops[k], target, p, budget)) return 0;
+  return 1;
+}
+
+/* Picks what the last pass of a row fusion reads back from an output instead of computing
+ * it again: the data operand of a last-stage reduce that an output of its type reads at the
+ * same index only. */
+static void plan_stash(cx_red_plan *p, const cx_shape *const *leaves) {
+  p->stash = NULL;
+  p->stash_leaf = -1;
+  if (p->nstages < 2) return;
+  for (int r = 0; r < p->nred && !p->stash; r++) {
+    const cx_instr *x = p->red[r]->ops[0];
+    if (p->stage[r] != p->nstages - 1 || p->red[r]->nops != 2 || !cx_shape_same_dims(&x->shape, &p->in)) continue;
+    for (int i = 0; i < p->nleaves && !p->stash; i++) {
+      int budget = 4096;
+      if (p->leaf_in[i] == 2 && leaves[i]->type == x->shape.type && p->leaf_val[i] == 0 &&
+          cx_emit_depends_on(p->leaf[i], x) && same_index_input_walk(p->leaf[i], x, p, &budget)) {
+        p->stash = x;
+        p->stash_leaf = i;
+      }
+    }
+  }
+}
+
+/* Row fusion needs the reduced dims to be the trailing ones (a row is contiguous). */
+static int trailing_reduce(const cx_red_plan *p) {
+  int nk = p->out.rank;
+  for (int d = 0; d < p->in.rank; d++)
+    if (p->reduced[d] != (d >= nk)) return 0;
+  return p->row;
+}
+
+/* Stages of the reduces; 0 with a reason if a reduce reads another one in a way the row
+ * kernel cannot do. */
+static int plan_stages(cx_red_plan *p, const char **why) {
+  p->nstages = 1;
+  for (int r = 0; r < p->nred; r++) {
+    const cx_instr *red = p->red[r];
+    int n = red->nops / 2;
+    for (int k = 0; k < n; k++)
+      if (cx_emit_depends_on(red->ops[n + k], NULL))
+        return *why = cx_emit_why("%s: init value computed from a reduce", red->name), 0;
+    for (int q = 0; q < p->nred; q++) {
+      if (q == r) continue;
+      int dep = 0;
+      for (int k = 0; k < n; k++) dep |= cx_emit_depends_on(red->ops[k], p->red[q]);
+      if (!dep) continue;
+      if (q > r || !trailing_reduce(p))
+        return *why = cx_emit_why("%s reads %s other than as a row value", red->name, p->red[q]->name), 0;
+      for (int k = 0; k < n; k++)
+        if (!reads_rows_of(red->ops[k], p->red[q], p))
+          return *why = cx_emit_why("%s reads %s other than as a row value", red->name, p->red[q]->name), 0;
+      if (p->stage[r] < p->stage[q] + 1) p->stage[r] = p->stage[q] + 1;
+    }
+    if (p->stage[r] + 1 > p->nstages) p->nstages = p->stage[r] + 1;
+  }
+  return 1;
+}
+
 int cx_red_plan_make(const cx_instr *fusion, cx_red_plan *p, const char **why) {
   const cx_comp *c = fusion->called[0];
   memset(p, 0, sizeof *p);
@@ -116,6 +228,7 @@ int cx_red_plan_make(const cx_instr *fusion, cx_red_plan *p, const char **why) {
   p->inner = p->in.rank - 1;
   while (p->inner >= 0 && p->in.dims[p->inner] == 1) p->inner--;
   p->row = p->inner < 0 || p->reduced[p->inner];
+  if (!plan_stages(p, why)) return 0;
 
   /* the outputs, in the fusion's DFS order */
   const cx_instr *root = c->root;
@@ -133,10 +246,16 @@ int cx_red_plan_make(const cx_instr *fusion, cx_red_plan *p, const char **why) {
   for (int i = 0; i < p->nleaves; i++) {
     const cx_instr *x = p->leaf[i];
     int dep = cx_emit_depends_on(x, NULL);
-    if (dep) {
-      for (int r = 0; r < p->nred; r++)
-        if (!cx_emit_reads_at_same_index(x, p->red[r], ocount))
+    int rows = dep && cx_shape_same_dims(leaves[i], &p->in) && trailing_reduce(p);
+    for (int r = 0; r < p->nred && rows; r++) rows = reads_rows_of(x, p->red[r], p);
+    if (rows) {
+      p->leaf_in[i] = 2;
+    } else if (dep) {
+      for (int r = 0; r < p->nred; r++) {
+        int budget = 4096; /* through a later-stage reduce, r is read as that reduce's input */
+        if (!cx_emit_reads_at_same_index(x, p->red[r], ocount) && !row_value_walk(x, p->red[r], p, &budget))
           return *why = cx_emit_why("%s reads a reduce result other than at its own index", x->name), 0;
+      }
       if (cx_shape_elems(leaves[i]) != ocount) return *why = "output size differs from the reduce's", 0;
     } else if (cx_shape_same_dims(leaves[i], &p->in)) {
       p->leaf_in[i] = 1;
@@ -144,5 +263,6 @@ int cx_red_plan_make(const cx_instr *fusion, cx_red_plan *p, const char **why) {
       return *why = cx_emit_why("output %d has neither the reduce input nor output size", i), 0;
     }
   }
+  plan_stash(p, leaves);
   return 1;
 }

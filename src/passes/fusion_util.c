@@ -89,6 +89,14 @@ static cxla_status unique_in_fc(builder *b, cx_instr *cl) {
 static cxla_status clone_raw(builder *b, int i) {
   cx_instr *p = b->s->parts[i];
   if ((b->val[i] = same_constant(b->fc, p))) return CXLA_OK;
+  /* a get-tuple-element of a multi-output part is that part's output (built before it) */
+  intptr_t t = p->op == CX_OP_GET_TUPLE_ELEMENT ? TAG(p->ops[0]) : 0;
+  if (t >= 1 && t <= b->s->nparts && part_multi(b->s->parts[t - 1])) {
+    if (!b->mo_vals[t - 1] || p->a.index < 0 || p->a.index >= fu_nouts(b->s->parts[t - 1]))
+      return cx_error(b->m->ctx, CXLA_ERR_INTERNAL, "fusion: %s reads an output not built yet", p->name);
+    b->val[i] = b->mo_vals[t - 1][p->a.index];
+    return CXLA_OK;
+  }
   cx_instr *ops[p->nops ? p->nops : 1];
   for (int j = 0; j < p->nops; j++) CX_TRY(value_of(b, p->ops[j], &ops[j]));
   cx_instr *cl = cx_instr_clone(b->fc, p, ops);
@@ -460,7 +468,7 @@ static cxla_status fuse_tagged(builder *b, int topo_ok, cx_instr **out) {
     cx_instr *p = s->parts[i];
     for (int j = 0; j < p->nops; j++) {
       intptr_t t = TAG(p->ops[j]);
-      if (t >= 1 && t <= s->nparts && part_multi(s->parts[t - 1]))
+      if (t >= 1 && t <= s->nparts && part_multi(s->parts[t - 1]) && p->op != CX_OP_GET_TUPLE_ELEMENT)
         return cx_error(m->ctx, CXLA_ERR_INTERNAL, "fusion: %s reads multi-output part %s", p->name, p->ops[j]->name);
     }
     CX_TRY(p->op == CX_OP_FUSION && p->ncalled == 1 ? clone_body(b, i) : clone_raw(b, i));

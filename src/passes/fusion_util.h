@@ -118,7 +118,8 @@ int fu_max_emissions(const cx_instr *in);
 /* ---- building ---- */
 /* What to fuse: parts are instructions of c (raw ops or single/multi-output fusions); an
  * operand of a part that is not a part becomes a parameter. outs are the parts whose values
- * leave the fusion, in output order (a multi-output part contributes all its outputs). keep[i]
+ * leave the fusion, in output order (a multi-output part contributes all its outputs; a
+ * get-tuple-element part of a multi-output part stands for that output). keep[i]
  * marks parts that stay in c for other users (duplicated into the fusion). */
 typedef struct fu_spec {
   cx_instr **parts;

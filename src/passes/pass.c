@@ -95,6 +95,7 @@ cxla_status cx_pass_pipeline_cpu(cx_pass_ctx *pc, cx_module *m) {
   static const cx_pass fusion[] = {
       {"fusion", cx_pass_fusion},
       {"multi-output-fusion", cx_pass_multi_output_fusion},
+      {"row-fusion", cx_pass_row_fusion},
       {"dot-epilogue-fusion", cx_pass_dot_epilogue_fusion},
   };
   static const cx_pass wrap = {"wrap-singletons", cx_pass_wrap_singletons};

@@ -41,6 +41,7 @@ cxla_status cx_pass_cse(cx_module *m, int *changed);            /* cse.c */
 cxla_status cx_pass_dce(cx_module *m, int *changed);            /* dce.c */
 cxla_status cx_pass_fusion(cx_module *m, int *changed);         /* fusion.c */
 cxla_status cx_pass_multi_output_fusion(cx_module *m, int *changed); /* fusion_multi.c */
+cxla_status cx_pass_row_fusion(cx_module *m, int *changed);          /* fusion_row.c */
 cxla_status cx_pass_dot_epilogue_fusion(cx_module *m, int *changed); /* fusion_dot.c */
 /* --fusion=off: every op that needs memory becomes its own single-op fusion. */
 cxla_status cx_pass_wrap_singletons(cx_module *m, int *changed);    /* fusion_wrap.c */

@@ -1,8 +1,8 @@
 /* test_codegen_reduce.c — kInput fusions: row reductions (reassociated float sums, so within a
  * tolerance), column reductions (the interpreter's order: exact), all-dims and middle-dim
  * reductions, variadic argmax, several reduces in one fusion, epilogues (log(sum), sum/N,
- * keepdims reshape), the softmax {exp, sum} multi-output fusion, and the fusion passes'
- * output on whole softmax / layer-norm style modules. */
+ * keepdims reshape), the softmax {exp, sum} multi-output fusion, row fusions in stages, and
+ * the fusion passes' output on whole softmax / layer-norm style modules. */
 #include "codegen_harness.h"
 
 #define REDUCERS                                                                               \
@@ -11,6 +11,7 @@
   "mx {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] maximum(a, b)\n}\n" \
   "iadd {\n a = s32[] parameter(0)\n b = s32[] parameter(1)\n ROOT s = s32[] add(a, b)\n}\n"  \
   "hadd {\n a = f16[] parameter(0)\n b = f16[] parameter(1)\n ROOT s = f16[] add(a, b)\n}\n"  \
+  "hmx {\n a = f16[] parameter(0)\n b = f16[] parameter(1)\n ROOT s = f16[] maximum(a, b)\n}\n" \
   "pand {\n a = pred[] parameter(0)\n b = pred[] parameter(1)\n ROOT s = pred[] and(a, b)\n}\n" \
   "argmax {\n av = f32[] parameter(0)\n ai = s32[] parameter(1)\n bv = f32[] parameter(2)\n"   \
   " bi = s32[] parameter(3)\n gt = pred[] compare(av, bv), direction=GT\n"                     \
@@ -141,12 +142,56 @@ TEST(codegen_reduce_fused_softmax_and_layernorm) {
       " gb = f32[24,96] broadcast(g), dimensions={1}\n ROOT o = f32[24,96] multiply(y, gb)\n}\n", o, -1);
 }
 
-/* A reduce whose result is re-read through a broadcast in the same fusion cannot be emitted:
- * the emitter must say so instead of computing something else. */
-TEST(codegen_reduce_not_at_root_is_refused) {
-  cgt_opts o = {.expect_unsupported = 1};
+/* Row fusion (passes/fusion_row.c): reduces over the trailing dims whose results are re-read
+ * as per-row values (broadcast onto the leading dims) run in stages over each row; softmax
+ * keeps its exp in the output between its sum and its divide. */
+TEST(codegen_reduce_row_stages) {
+  cgt_opts o = SUM;
+  o.rtol = 1e-4;
   RUN("f1 {\n p = f32[8,9] parameter(0)\n z = f32[] constant(0)\n"
       " s = f32[8] reduce(p, z), dimensions={1}, to_apply=add\n b = f32[8,9] broadcast(s), dimensions={0}\n"
       " ROOT d = f32[8,9] subtract(p, b)\n}\n"
-      "ENTRY e {\n x = f32[8,9] parameter(0)\n ROOT f = f32[8,9] fusion(x), kind=kLoop, calls=f1\n}\n", o, 0);
+      "ENTRY e {\n x = f32[8,9] parameter(0)\n ROOT f = f32[8,9] fusion(x), kind=kInput, calls=f1\n}\n", o, 1);
+  /* softmax over rows of 3-d input (two leading dims), f32 and f16 (stash in f16) */
+  static const char *types[2] = {"f32", "f16"};
+  for (int t = 0; t < 2; t++) {
+    char body[2048];
+    const char *T = types[t];
+    snprintf(body, sizeof body,
+             "sm {\n p = %s[4,6,33] parameter(0)\n ninf = %s[] constant(-inf)\n z = %s[] constant(0)\n"
+             " m = %s[4,6] reduce(p, ninf), dimensions={2}, to_apply=%s\n mb = %s[4,6,33] broadcast(m), dimensions={0,1}\n"
+             " s = %s[4,6,33] subtract(p, mb)\n ex = %s[4,6,33] exponential(s)\n"
+             " su = %s[4,6] reduce(ex, z), dimensions={2}, to_apply=%s\n sb = %s[4,6,33] broadcast(su), dimensions={0,1}\n"
+             " ROOT d = %s[4,6,33] divide(ex, sb)\n}\n"
+             "ENTRY e {\n x = %s[4,6,33] parameter(0)\n ROOT f = %s[4,6,33] fusion(x), kind=kInput, calls=sm\n}\n",
+             T, T, T, T, t ? "hmx" : "mx", T, T, T, T, t ? "hadd" : "add", T, T, T, T);
+    cgt_opts so = o;
+    if (t) so.rtol = 2e-3, so.atol = 2e-3;
+    RUN(body, so, 1);
+  }
+  /* a third stage and an epilogue after it: -sum(labels * (x - max - log(sum(exp(x - max))))) */
+  RUN("xent {\n p = f32[5,40] parameter(0)\n l = f32[5,40] parameter(1)\n ninf = f32[] constant(-inf)\n"
+      " z = f32[] constant(0)\n m = f32[5] reduce(p, ninf), dimensions={1}, to_apply=mx\n"
+      " mb = f32[5,40] broadcast(m), dimensions={0}\n s = f32[5,40] subtract(p, mb)\n ex = f32[5,40] exponential(s)\n"
+      " su = f32[5] reduce(ex, z), dimensions={1}, to_apply=add\n r1 = f32[5,1] reshape(su)\n lg = f32[5,1] log(r1)\n"
+      " r2 = f32[5] reshape(lg)\n lb = f32[5,40] broadcast(r2), dimensions={0}\n ls = f32[5,40] subtract(s, lb)\n"
+      " pr = f32[5,40] multiply(l, ls)\n t = f32[5] reduce(pr, z), dimensions={1}, to_apply=add\n"
+      " ROOT n = f32[5] negate(t)\n}\n"
+      "ENTRY e {\n x = f32[5,40] parameter(0)\n y = f32[5,40] parameter(1)\n"
+      " ROOT f = f32[5] fusion(x, y), kind=kInput, calls=xent\n}\n", o, 1);
+}
+
+/* A reduce result re-read at another index than its row (here: a column sum broadcast back
+ * along the rows) cannot be emitted: the emitter must say so instead of computing
+ * something else. */
+TEST(codegen_reduce_reread_across_rows_is_refused) {
+  cgt_opts o = {.expect_unsupported = 1};
+  RUN("f1 {\n p = f32[8,9] parameter(0)\n z = f32[] constant(0)\n"
+      " s = f32[9] reduce(p, z), dimensions={0}, to_apply=add\n b = f32[8,9] broadcast(s), dimensions={1}\n"
+      " ROOT d = f32[8,9] subtract(p, b)\n}\n"
+      "ENTRY e {\n x = f32[8,9] parameter(0)\n ROOT f = f32[8,9] fusion(x), kind=kInput, calls=f1\n}\n", o, 0);
+  RUN("f2 {\n p = f32[8,9] parameter(0)\n z = f32[] constant(0)\n"
+      " s = f32[8] reduce(p, z), dimensions={1}, to_apply=add\n r = f32[8] reverse(s), dimensions={0}\n"
+      " b = f32[8,9] broadcast(r), dimensions={0}\n ROOT d = f32[8,9] subtract(p, b)\n}\n"
+      "ENTRY e {\n x = f32[8,9] parameter(0)\n ROOT f = f32[8,9] fusion(x), kind=kInput, calls=f2\n}\n", o, 0);
 }
