@@ -4,8 +4,9 @@
  *  - producer-consumer: a fusion P with several users, one of which (R) reads P element by
  *    element in its own loop (e.g. P = exp(x - max), R = sum(P)), is computed inside R, and R
  *    also outputs P for the other users (get-tuple-element). This makes softmax three kernels:
- *    max-reduce, {exp, sum}, divide. P may also be a kInput fusion whose result R's epilogue
- *    reads (layer norm: mean and mean-of-squares land in one kernel).
+ *    max-reduce, {exp, sum}, divide (row fusion, fusion_row.c, then makes them one). P may
+ *    also be a kInput fusion whose result R's epilogue reads (layer norm: mean and
+ *    mean-of-squares land in one kernel).
  *  - siblings: two fusions that read the same operand and run over the same iteration space
  *    (two reductions of one input over the same dimensions; loops of the same shape; a loop
  *    over a reduction's input shape) become one fusion with a tuple root, reading it once.
