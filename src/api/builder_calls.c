@@ -137,8 +137,8 @@ cxla_op cxla_builder_convolution(cxla_builder *b, cxla_op lhs, cxla_op rhs, cons
     return cx_b_fail(b, "convolution", CXLA_ERR_INVALID_ARGUMENT, "%s", err);
   cx_instr *in = cx_b_new(b, CX_OP_CONVOLUTION, 2, ops, NULL);
   if (!in || !cx_b_window(b, in, cd.nspatial, window)) return none;
-  in->a.conv = cd;
-  in->a.has_conv_dims = 1;
+  if (!(in->a.conv = cx_arena_memdup(&b->m->arena, &cd, sizeof cd)))
+    return cx_b_fail(b, "convolution", CXLA_ERR_OUT_OF_MEMORY, "out of memory");
   in->a.feature_group_count = feature_group_count;
   in->a.batch_group_count = batch_group_count;
   return cx_b_done(b, in);

@@ -12,10 +12,11 @@ LLVMValueRef cx_gen_convolution(cx_gen *g, const cx_instr *in, const cx_idx *idx
   LLVMBuilderRef b = g->cg->b;
   const cx_instr *lhs = in->ops[0], *rhs = in->ops[1];
   const cx_shape *ls = &lhs->shape, *ks = &rhs->shape;
-  const cx_conv_dims *cd = &in->a.conv;
+  const cx_conv_dims *cd = in->a.conv;
   cxla_type rt = in->shape.type;
+  if (!cd) return cx_gen_fail(g, in, "convolution without dim_labels");
   int ns = cd->nspatial;
-  if (!in->a.has_conv_dims || ns + 2 != ls->rank || ks->rank != ls->rank || in->a.window.rank != ns ||
+  if (ns + 2 != ls->rank || ks->rank != ls->rank || in->a.window.rank != ns ||
       rt == CXLA_PRED)
     return cx_gen_fail(g, in, "malformed or unsupported convolution");
   int64_t N = ls->dims[cd->in_batch], KI = ks->dims[cd->k_in], KO = ks->dims[cd->k_out];

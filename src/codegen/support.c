@@ -123,7 +123,7 @@ int cx_emit_instr_ok(const cx_instr *in, int scalar, const char **why) {
     }
     return scalar_comp_ok(in->ncalled == 1 ? in->called[0] : NULL, why);
   case CX_OP_CONVOLUTION:
-    if (!in->a.has_conv_dims || in->shape.type == CXLA_PRED) return *why = "convolution without dim_labels or on pred", 0;
+    if (!in->a.conv || in->shape.type == CXLA_PRED) return *why = "convolution without dim_labels or on pred", 0;
     return 1;
   case CX_OP_DOT:
     return 1; /* only as the GEMM result of a kOutput fusion (checked by the caller) */

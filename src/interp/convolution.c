@@ -47,8 +47,8 @@ static cxla_status check_labels(cx_interp *st, cx_instr *in, int rank, int64_t a
 
 static cxla_status plan_conv(cx_interp *st, cx_instr *in, const cx_shape *ls, const cx_shape *ks,
                              conv_plan *p) {
-  if (!in->a.has_conv_dims) return cx_hv_bad(st, in, "missing dim_labels");
-  p->cd = in->a.conv;
+  if (!in->a.conv) return cx_hv_bad(st, in, "missing dim_labels");
+  p->cd = *in->a.conv;
   const cx_conv_dims *cd = &p->cd;
   int rank = ls->rank;
   p->ns = cd->nspatial;

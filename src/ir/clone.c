@@ -36,6 +36,10 @@ int cx_attrs_copy(cx_module *m, cx_attrs *to, const cx_attrs *from) {
         ints(m, &a.scatter.scatter_dims_to_operand_dims, &s->scatter_dims_to_operand_dims) &&
         ints(m, &a.scatter.input_batching_dims, &s->input_batching_dims) &&
         ints(m, &a.scatter.scatter_indices_batching_dims, &s->scatter_indices_batching_dims);
+  if (from->conv) {
+    a.conv = cx_arena_memdup(&m->arena, from->conv, sizeof *from->conv);
+    ok &= a.conv != NULL;
+  }
   if (from->window.rank) {
     a.window.d = cx_arena_memdup(&m->arena, from->window.d, sizeof(cx_window_dim) * (size_t)from->window.rank);
     ok &= a.window.d != NULL;

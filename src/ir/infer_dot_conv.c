@@ -62,11 +62,11 @@ static cxla_status labels(cx_infer *ic, const char *what, int64_t a, int64_t b, 
 
 cxla_status cx_infer_conv(cx_infer *ic, cx_shape *out) {
   cx_instr *in = ic->in;
-  const cx_conv_dims *c = &in->a.conv;
+  const cx_conv_dims *c = in->a.conv;
   CX_TRY(cx_vneed_array(ic, 0, "lhs"));
   CX_TRY(cx_vneed_array(ic, 1, "rhs"));
   const cx_shape *l = cx_vop(ic, 0), *r = cx_vop(ic, 1);
-  if (!in->a.has_conv_dims) return cx_vfail(ic, "convolution needs dim_labels (e.g. b01f_01io->b01f)");
+  if (!c) return cx_vfail(ic, "convolution needs dim_labels (e.g. b01f_01io->b01f)");
   int ns = c->nspatial;
   if (ns < 0 || ns > CXLA_MAX_RANK - 2) return cx_vfail(ic, "dim_labels: invalid number of spatial dimensions %d", ns);
   if (l->rank != ns + 2 || r->rank != ns + 2)

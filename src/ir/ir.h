@@ -81,8 +81,8 @@ typedef struct cx_attrs {
   cx_ints pad_lo, pad_hi, pad_interior;               /* padding= */
   cx_dot_dims dot;
   cx_window window;         /* convolution, reduce-window, select-and-scatter */
-  cx_conv_dims conv;        /* dim_labels= */
-  int has_conv_dims;
+  cx_conv_dims *conv;       /* dim_labels= (module arena; NULL when absent): most instructions
+                               have none, and inline it would be a third of every instruction */
   int64_t feature_group_count, batch_group_count;     /* 1 when absent */
   cx_gather_dims gather;
   cx_scatter_dims scatter;

@@ -83,9 +83,9 @@ static int window_eq(const cx_window *a, const cx_window *b) {
 }
 
 static int conv_eq(const cx_attrs *a, const cx_attrs *b) {
-  if (a->has_conv_dims != b->has_conv_dims) return 0;
-  if (!a->has_conv_dims) return 1;
-  const cx_conv_dims *x = &a->conv, *y = &b->conv;
+  if (!a->conv != !b->conv) return 0;
+  if (!a->conv) return 1;
+  const cx_conv_dims *x = a->conv, *y = b->conv;
   if (x->nspatial != y->nspatial || x->in_batch != y->in_batch || x->in_feature != y->in_feature ||
       x->k_in != y->k_in || x->k_out != y->k_out || x->out_batch != y->out_batch || x->out_feature != y->out_feature)
     return 0;

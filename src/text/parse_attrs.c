@@ -245,9 +245,10 @@ static void parse_dim_labels(cx_parser *p, cx_attrs *a) {
   memcpy(buf, in.s, in.len);
   memcpy(buf + in.len, "->", 2);
   memcpy(buf + in.len + 2, out.s, out.len);
-  if (!cx_parse_dim_labels(buf, in.len + 2 + out.len, -1, &a->conv, err, sizeof err))
+  cx_conv_dims cd;
+  if (!cx_parse_dim_labels(buf, in.len + 2 + out.len, -1, &cd, err, sizeof err))
     cx_perr(p, cx_tok_loc(&in), CXLA_ERR_PARSE, "%s", err);
-  a->has_conv_dims = 1;
+  if (!(a->conv = cx_arena_memdup(&p->m->arena, &cd, sizeof cd))) cx_poom(p);
 }
 
 static int parse_enum(cx_parser *p, const char *const *names, int n, const char *what) {

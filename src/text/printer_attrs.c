@@ -157,9 +157,9 @@ static void print_modelled(cx_sb *sb, const cx_instr *in) {
     break;
   case CX_OP_CONVOLUTION:
     print_window(sb, &a->window);
-    if (a->has_conv_dims) {
+    if (a->conv) {
       cx_sb_puts(sb, ", dim_labels=");
-      cx_print_dim_labels(sb, &a->conv);
+      cx_print_dim_labels(sb, a->conv);
     }
     if (a->feature_group_count != 1) cx_sb_printf(sb, ", feature_group_count=%lld", (long long)a->feature_group_count);
     if (a->batch_group_count != 1) cx_sb_printf(sb, ", batch_group_count=%lld", (long long)a->batch_group_count);

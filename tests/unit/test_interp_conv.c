@@ -140,8 +140,10 @@ static void run_case(const conv_case *cc, unsigned seed) {
     to_layout(x, cx_dims, rank, cin, xl);
     to_layout(k, ck_dims, rank, ck, kl);
     to_layout(ref, co_dims, rank, cout, want);
-    cx_conv_dims *cd = &in->a.conv;
-    in->a.has_conv_dims = 1;
+    static _Thread_local cx_conv_dims dims;
+    cx_conv_dims *cd = &dims;
+    memset(cd, 0, sizeof *cd);
+    in->a.conv = cd;
     cd->nspatial = cc->ns;
     for (int a = 0; a < rank; a++) {
       if (cin[a] == 0) cd->in_batch = a; else if (cin[a] == 1) cd->in_feature = a; else cd->in_spatial[cin[a] - 2] = a;
@@ -177,10 +179,10 @@ TEST(interp_conv_1d_by_hand) {
   cxla_literal *ops[2] = {x, k}, *r = NULL;
   cx_instr *in = hh_instr1(&h, CX_OP_CONVOLUTION, CXLA_F32, 3, HH_DIMS(1, 1, 2), 2, ops);
   if (in) {
-    in->a.has_conv_dims = 1;
-    in->a.conv = (cx_conv_dims){.nspatial = 1, .in_batch = 0, .in_feature = 1, .in_spatial = {2},
-                                .k_out = 0, .k_in = 1, .k_spatial = {2},
-                                .out_batch = 0, .out_feature = 1, .out_spatial = {2}};
+    static cx_conv_dims cd = {.nspatial = 1, .in_batch = 0, .in_feature = 1, .in_spatial = {2},
+                              .k_out = 0, .k_in = 1, .k_spatial = {2},
+                              .out_batch = 0, .out_feature = 1, .out_spatial = {2}};
+    in->a.conv = &cd;
     hh_window(&h, in, 1, (const int64_t[][7]){{3, 1, 0, 0, 1, 1, 0}});
     CHECK_OK(cx_interp_convolution(&h.st, in, ops, &r));
     HH_EXPECT(r, CXLA_F32, 3, HH_DIMS(1, 1, 2), HH_VALS(-2, -2), 0);

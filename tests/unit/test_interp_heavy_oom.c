@@ -90,9 +90,9 @@ TEST(interp_heavy_oom_dot_conv_gather_sas) {
   /* a 1x1 "image" with 2 features convolved by a 2x2 matrix: the same product */
   cx_instr *cv = hh_instr1(&h, CX_OP_CONVOLUTION, CXLA_F32, 2, HH_DIMS(2, 2), 2, ops);
   if (cv) {
-    cv->a.has_conv_dims = 1;
-    cv->a.conv = (cx_conv_dims){.nspatial = 0, .in_batch = 0, .in_feature = 1, .k_in = 0,
-                                .k_out = 1, .out_batch = 0, .out_feature = 1};
+    static cx_conv_dims cd = {.nspatial = 0, .in_batch = 0, .in_feature = 1, .k_in = 0,
+                              .k_out = 1, .out_batch = 0, .out_feature = 1};
+    cv->a.conv = &cd;
     r2 = oom_loop(&h, cx_interp_convolution, cv, ops);
     HH_EXPECT(r2, CXLA_F32, 2, HH_DIMS(2, 2), HH_VALS(7, 10, 15, 22), 0);
   }

@@ -263,13 +263,16 @@ TEST(parser_attrs_dot_conv_window) {
     CHECK(w[0].size == 3 && w[0].stride == 2 && w[0].pad_lo == 1 && w[0].pad_hi == 1 && w[0].rhs_dilate == 2 && w[0].reversal == 0);
     CHECK(w[1].pad_lo == 0 && w[1].pad_hi == 1 && w[1].lhs_dilate == 1 && w[1].reversal == 1);
   }
-  CHECK(cv->has_conv_dims && cv->conv.nspatial == 2 && cv->conv.in_batch == 0 && cv->conv.in_feature == 3);
-  CHECK(cv->conv.in_spatial[0] == 1 && cv->conv.k_in == 2 && cv->conv.k_out == 3 && cv->conv.out_feature == 3);
+  CHECK(cv->conv && cv->conv->nspatial == 2 && cv->conv->in_batch == 0 && cv->conv->in_feature == 3);
+  CHECK(cv->conv && cv->conv->in_spatial[0] == 1 && cv->conv->k_in == 2 && cv->conv->k_out == 3 &&
+        cv->conv->out_feature == 3);
   cx_attrs *c1 = &find(m, "c1")->a;
   CHECK(c1->window.rank == 1 && c1->window.d[0].size == 3 && c1->window.d[0].stride == 1 && c1->window.d[0].lhs_dilate == 1);
-  CHECK(c1->conv.nspatial == 1 && c1->conv.in_feature == 1 && c1->conv.k_out == 0 && c1->conv.k_in == 1 && c1->feature_group_count == 3);
+  CHECK(c1->conv && c1->conv->nspatial == 1 && c1->conv->in_feature == 1 && c1->conv->k_out == 0 &&
+        c1->conv->k_in == 1 && c1->feature_group_count == 3);
   cx_attrs *c2 = &find(m, "c2")->a;
-  CHECK(c2->window.rank == 0 && c2->conv.in_spatial[0] == 0 && c2->conv.in_batch == 1 && c2->conv.k_in == 0 && c2->batch_group_count == 1);
+  CHECK(c2->window.rank == 0 && c2->conv && c2->conv->in_spatial[0] == 0 && c2->conv->in_batch == 1 &&
+        c2->conv->k_in == 0 && c2->batch_group_count == 1);
   cx_instr *rw = find(m, "rw"), *ss = find(m, "ss");
   CHECK(rw->a.window.rank == 4 && rw->a.window.d[1].stride == 2 && rw->ncalled == 1 && !strcmp(rw->called[0]->name, "max"));
   CHECK(ss->ncalled == 2 && !strcmp(ss->called[0]->name, "ge") && !strcmp(ss->called[1]->name, "max"));

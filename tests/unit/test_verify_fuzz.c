@@ -80,8 +80,9 @@ static void rwindow(cx_instr *in) {
 }
 
 static void rconv(cx_instr *in) {
-  cx_conv_dims *c = &in->a.conv;
-  in->a.has_conv_dims = pick(6) != 0;
+  cx_conv_dims *c = cx_arena_alloc(&in->parent->module->arena, sizeof *c);
+  if (!c) return;
+  in->a.conv = pick(6) != 0 ? c : NULL;
   c->nspatial = pick(6) - 1;
   int64_t *f[] = {&c->in_batch, &c->in_feature, &c->k_in, &c->k_out, &c->out_batch, &c->out_feature};
   for (int i = 0; i < 6; i++) *f[i] = pick(5) ? pick(4) : rint64();
@@ -316,7 +317,8 @@ static void mutate(cx_instr *in) {
     return;
   }
   case 4: {
-    cx_conv_dims *c = &a->conv;
+    if (!a->conv) { rconv(in); return; }
+    cx_conv_dims *c = a->conv;
     int64_t *f[] = {&c->in_batch, &c->in_feature, &c->k_in, &c->k_out, &c->out_batch, &c->out_feature,
                     &c->in_spatial[0], &c->k_spatial[1], &c->out_spatial[0], &a->feature_group_count,
                     &a->batch_group_count};

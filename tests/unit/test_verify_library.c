@@ -116,7 +116,7 @@ TEST(verify_convolution) {
   cx_instr *nl = vt_op(CX_OP_CONVOLUTION, "nl", NULL, 2, img, k);
   CHECK_INFER_ERR(nl, "convolution needs dim_labels (e.g. b01f_01io->b01f)");
   cx_instr *dup = conv("dup", img, k, "b01f_01io->b01f", "size=3x3");
-  dup->a.conv.out_spatial[1] = 1; /* output labels name dimension 1 twice */
+  dup->a.conv->out_spatial[1] = 1; /* output labels name dimension 1 twice */
   CHECK_INFER_ERR(dup, "dim_labels: the output labels must name each of its 4 dimensions once");
   cx_instr *wide = conv("wide", vt_param(7, "hi", "bf16[1,5,5,2]"), vt_param(8, "hk", "bf16[3,3,2,4]"),
                         "b01f_01io->b01f", "size=3x3");

@@ -180,7 +180,9 @@ static void label_part(const char *s, int len, char a, char b, int64_t *pa, int6
 }
 
 void vt_labels(cx_instr *in, const char *spec) {
-  cx_conv_dims *d = &in->a.conv;
+  cx_conv_dims *d = cx_arena_alloc(&in->parent->module->arena, sizeof *d);
+  if (!d) return;
+  in->a.conv = d;
   const char *k = strchr(spec, '_'), *o = strstr(spec, "->");
   int n = (int)(k - spec);
   memset(d, 0, sizeof *d);
@@ -188,7 +190,6 @@ void vt_labels(cx_instr *in, const char *spec) {
   label_part(spec, n, 'b', 'f', &d->in_batch, &d->in_feature, d->in_spatial);
   label_part(k + 1, (int)(o - k - 1), 'i', 'o', &d->k_in, &d->k_out, d->k_spatial);
   label_part(o + 2, (int)strlen(o + 2), 'b', 'f', &d->out_batch, &d->out_feature, d->out_spatial);
-  in->a.has_conv_dims = 1;
 }
 
 cx_comp *vt_binary_comp(const char *name, cx_op op, const char *type) {

@@ -36,9 +36,9 @@ int cx_seq_dot(cx_seq *s, const cx_instr *in, const char **why) {
 static int conv_desc(const cx_instr *conv, cx_conv2d_desc *d, int64_t *macs, const char **why) {
   const cx_shape *is = &conv->ops[0]->shape, *ks = &conv->ops[1]->shape, *os = &conv->shape;
   const cx_attrs *a = &conv->a;
-  const cx_conv_dims *cd = &a->conv;
+  const cx_conv_dims *cd = a->conv;
   if (is->type != CXLA_F32 || ks->type != CXLA_F32 || os->type != CXLA_F32) { *why = "im2col is f32 only"; return 0; }
-  if (!a->has_conv_dims || cd->nspatial > 2 || a->window.rank != cd->nspatial) { *why = "im2col takes 0-2 spatial dims"; return 0; }
+  if (!cd || cd->nspatial > 2 || a->window.rank != cd->nspatial) { *why = "im2col takes 0-2 spatial dims"; return 0; }
   if (a->batch_group_count != 1 || a->feature_group_count < 1) { *why = "im2col has no batch groups"; return 0; }
   int64_t ist[CXLA_MAX_RANK], kst[CXLA_MAX_RANK], ost[CXLA_MAX_RANK];
   cx_shape_strides(is, ist);
