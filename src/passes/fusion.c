@@ -200,22 +200,7 @@ static cxla_status fuse_comp(cx_comp *c, int *changed) {
   return st;
 }
 
-cxla_status cx_pass_fusion(cx_module *m, int *changed) {
-  cx_comp **cs;
-  int n;
-  *changed = 0;
-  fu_reserve_names(m);
-  CX_TRY(fu_control_comps(m, &cs, &n));
-  cxla_status st = CXLA_OK;
-  for (int i = 0; i < n && st == CXLA_OK; i++) {
-    st = fu_index_begin(cs[i]);
-    if (st == CXLA_OK) st = fuse_comp(cs[i], changed);
-    cxla_status end = fu_index_end();
-    if (st == CXLA_OK) st = end;
-  }
-  cx_free(cs);
-  return st;
-}
+cxla_status cx_pass_fusion(cx_module *m, int *changed) { return fu_each_control_comp(m, changed, fuse_comp); }
 
 /* ---- explanations ---- */
 

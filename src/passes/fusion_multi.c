@@ -159,24 +159,17 @@ static cxla_status siblings(cx_comp *c, int *changed, int *any) {
   return CXLA_OK;
 }
 
-cxla_status cx_pass_multi_output_fusion(cx_module *m, int *changed) {
-  cx_comp **cs;
-  int n;
-  *changed = 0;
-  fu_reserve_names(m);
-  CX_TRY(fu_control_comps(m, &cs, &n));
+/* Sweeps until nothing merges; each merge removes a kernel, so this ends. */
+static cxla_status merge_comp(cx_comp *c, int *changed) {
   cxla_status st = CXLA_OK;
-  for (int i = 0; i < n && st == CXLA_OK; i++) {
-    st = fu_index_begin(cs[i]);
-    /* Sweeps until nothing merges; each merge removes a kernel, so this ends. */
-    for (int round = 0, any = 1; any && round <= cs[i]->ninstrs && st == CXLA_OK; round++) {
-      any = 0;
-      st = producer_consumer(cs[i], changed, &any);
-      if (st == CXLA_OK) st = siblings(cs[i], changed, &any);
-    }
-    cxla_status end = fu_index_end();
-    if (st == CXLA_OK) st = end;
+  for (int round = 0, any = 1; any && round <= c->ninstrs && st == CXLA_OK; round++) {
+    any = 0;
+    st = producer_consumer(c, changed, &any);
+    if (st == CXLA_OK) st = siblings(c, changed, &any);
   }
-  cx_free(cs);
   return st;
+}
+
+cxla_status cx_pass_multi_output_fusion(cx_module *m, int *changed) {
+  return fu_each_control_comp(m, changed, merge_comp);
 }

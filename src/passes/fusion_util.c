@@ -578,3 +578,20 @@ cxla_status fu_absorb_constants(cx_comp *c, cx_instr **f, int *changed) {
   cx_free(keep);
   return st;
 }
+
+cxla_status fu_each_control_comp(cx_module *m, int *changed, cxla_status (*fn)(cx_comp *c, int *changed)) {
+  cx_comp **cs;
+  int n;
+  *changed = 0;
+  fu_reserve_names(m);
+  CX_TRY(fu_control_comps(m, &cs, &n));
+  cxla_status st = CXLA_OK;
+  for (int i = 0; i < n && st == CXLA_OK; i++) {
+    st = fu_index_begin(cs[i]);
+    if (st == CXLA_OK) st = fn(cs[i], changed);
+    cxla_status end = fu_index_end();
+    if (st == CXLA_OK) st = end;
+  }
+  cx_free(cs);
+  return st;
+}

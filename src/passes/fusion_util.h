@@ -156,6 +156,9 @@ cxla_status fu_absorb_constants(cx_comp *c, cx_instr **f, int *changed);
  * from it ("fusion.<id>", "fused_computation.<id>") cannot collide with the module's. Each
  * pass calls it once before editing. */
 void fu_reserve_names(cx_module *m);
+/* Runs fn on every control-flow computation of m (fu_control_comps) with an index active, after
+ * fu_reserve_names: the driver every fusion pass shares. *changed is cleared first. */
+cxla_status fu_each_control_comp(cx_module *m, int *changed, cxla_status (*fn)(cx_comp *c, int *changed));
 /* Control-flow computations (ENTRY, while bodies/conditions, conditional branches, call
  * targets) that no embedded use (reducers, comparators, fused computations) shares, in
  * m->comps order. Heap array, caller frees; CXLA_ERR_OUT_OF_MEMORY on OOM. */
