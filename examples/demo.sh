@@ -24,3 +24,16 @@ echo "\$ $CXLA run $MODULE --random-inputs=42 --out $out"
 echo
 echo "   Each result leaf is now a .npy file numpy can load (np.load). With real inputs, run:"
 echo "   $CXLA run $MODULE x.npy w1.npy b1.npy w2.npy b2.npy [--out DIR]"
+echo
+echo "== the same module JIT-compiled for this CPU (LLVM, fused kernels, every core)"
+echo "\$ $CXLA run $MODULE --random-inputs=42 --backend=cpu --repeat=200"
+"$CXLA" run "$MODULE" --random-inputs=42 --backend=cpu --repeat=200 2>&1 | grep -E '^(compile|execute|\[1\])'
+echo "   (the reference interpreter, for comparison:)"
+"$CXLA" run "$MODULE" --random-inputs=42 --repeat=20 2>&1 | grep -E '^execute'
+echo
+echo "\$ $CXLA compile $MODULE --backend=cpu --dump-to=$out/dump"
+"$CXLA" compile "$MODULE" --backend=cpu --dump-to="$out/dump" | head -n 1
+grep '^kernels=' "$out/dump"/*.buffer-assignment.txt | sed 's/^/   /'
+echo "   $(ls "$out/dump" | wc -l) files: the module after every pass (.hlo, .dot$(command -v dot >/dev/null && echo ', .svg')),"
+echo "   the buffer assignment, LLVM IR before and after optimisation, and the assembly."
+echo "   The same results as above: the interpreter is the reference every backend is checked against."
