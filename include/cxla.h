@@ -311,6 +311,11 @@ typedef struct cxla_scatter_dims {
 } cxla_scatter_dims;
 cxla_op cxla_builder_scatter(cxla_builder *b, cxla_op operand, cxla_op indices, cxla_op updates,
                              const cxla_scatter_dims *dims, cxla_computation *to_apply);
+/* Variadic scatter: n operands and n updates (one indices array); to_apply takes 2n scalars
+ * (the operands' current values, then the updates') and returns an n-tuple; the result is an
+ * n-tuple (n == 1: the array itself). */
+cxla_op cxla_builder_scatter_n(cxla_builder *b, int n, const cxla_op *operands, cxla_op indices,
+                               const cxla_op *updates, const cxla_scatter_dims *dims, cxla_computation *to_apply);
 
 /* Tuples and control flow. */
 cxla_op cxla_builder_tuple(cxla_builder *b, int n, const cxla_op *elems);

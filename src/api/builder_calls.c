@@ -166,17 +166,27 @@ cxla_op cxla_builder_gather(cxla_builder *b, cxla_op operand, cxla_op start_indi
   return cx_b_done(b, in);
 }
 
-cxla_op cxla_builder_scatter(cxla_builder *b, cxla_op operand, cxla_op indices, cxla_op updates,
-                             const cxla_scatter_dims *dims, cxla_computation *to_apply) {
+cxla_op cxla_builder_scatter_n(cxla_builder *b, int n, const cxla_op *operands, cxla_op indices,
+                               const cxla_op *updates, const cxla_scatter_dims *dims, cxla_computation *to_apply) {
   cxla_op none = {0};
-  cx_instr *ops[3];
-  cxla_op xs[3] = {operand, indices, updates};
-  if (!cx_b_check_comp(b, to_apply, "scatter", "to_apply") || !cx_b_get_n(b, 3, xs, ops, "scatter", 0)) return none;
+  if (!cx_b_check_comp(b, to_apply, "scatter", "to_apply")) return none;
+  if (n < 1 || n > 1 << 20) return cx_b_fail(b, "scatter", CXLA_ERR_INVALID_ARGUMENT, "bad operand count %d", n);
   if (!dims) return cx_b_fail(b, "scatter", CXLA_ERR_INVALID_ARGUMENT, "dimension numbers are NULL");
   const cxla_scatter_dims *s = dims;
   if (s->nupdate_window < 0 || s->ninserted_window < 0 || s->nscatter_to_operand < 0 || s->ninput_batching < 0)
     return cx_b_fail(b, "scatter", CXLA_ERR_INVALID_ARGUMENT, "negative count in dimension numbers");
-  cx_instr *in = cx_b_new(b, CX_OP_SCATTER, 3, ops, NULL);
+  if (!operands || !updates) return cx_b_fail(b, "scatter", CXLA_ERR_INVALID_ARGUMENT, "operands or updates is NULL");
+  /* HLO order: the operands, the indices, the updates */
+  cx_instr **ops = cx_calloc((size_t)(2 * n + 1), sizeof *ops);
+  if (!ops) return cx_b_fail(b, "scatter", CXLA_ERR_OUT_OF_MEMORY, "out of memory");
+  cxla_op ix[1] = {indices};
+  if (!cx_b_get_n(b, n, operands, ops, "scatter", 0) || !cx_b_get_n(b, 1, ix, ops + n, "scatter", n) ||
+      !cx_b_get_n(b, n, updates, ops + n + 1, "scatter", n + 1)) {
+    cx_free(ops);
+    return none;
+  }
+  cx_instr *in = cx_b_new(b, CX_OP_SCATTER, 2 * n + 1, ops, NULL);
+  cx_free(ops);
   cx_scatter_dims *d = in ? &in->a.scatter : NULL;
   if (!in || !cx_b_ints(b, in, &d->update_window_dims, s->nupdate_window, s->update_window_dims) ||
       !cx_b_ints(b, in, &d->inserted_window_dims, s->ninserted_window, s->inserted_window_dims) ||
@@ -187,6 +197,11 @@ cxla_op cxla_builder_scatter(cxla_builder *b, cxla_op operand, cxla_op indices, 
     return none;
   d->index_vector_dim = s->index_vector_dim;
   return cx_b_done(b, in);
+}
+
+cxla_op cxla_builder_scatter(cxla_builder *b, cxla_op operand, cxla_op indices, cxla_op updates,
+                             const cxla_scatter_dims *dims, cxla_computation *to_apply) {
+  return cxla_builder_scatter_n(b, 1, &operand, indices, &updates, dims, to_apply);
 }
 
 cxla_op cxla_builder_call(cxla_builder *b, int n, const cxla_op *args, cxla_computation *c) {
