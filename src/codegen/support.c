@@ -5,33 +5,6 @@
 #include "codegen/emit.h"
 #include "passes/fusion_util.h"
 
-/* Element types each elementwise op is defined on (the interpreter's cx_scalar_op_valid). */
-static int op_valid(cx_op op, cxla_type t) {
-  cx_kind k = cx_type_kind(t);
-  if (k == CX_KIND_NONE) return 0;
-  switch (op) {
-  case CX_OP_EXP: case CX_OP_EXPM1: case CX_OP_LOG: case CX_OP_LOG1P: case CX_OP_LOGISTIC:
-  case CX_OP_SQRT: case CX_OP_RSQRT: case CX_OP_CBRT: case CX_OP_SIN: case CX_OP_COS:
-  case CX_OP_TAN: case CX_OP_TANH: case CX_OP_FLOOR: case CX_OP_CEIL: case CX_OP_ROUND_AFZ:
-  case CX_OP_ROUND_EVEN: case CX_OP_IS_FINITE: case CX_OP_ERF: case CX_OP_ATAN2:
-  case CX_OP_REDUCE_PRECISION:
-    return k == CX_KIND_FLOAT;
-  case CX_OP_NOT: case CX_OP_AND: case CX_OP_OR: case CX_OP_XOR:
-    return k != CX_KIND_FLOAT;
-  case CX_OP_POPCNT: case CX_OP_CLZ: case CX_OP_SHIFT_LEFT: case CX_OP_SHIFT_RIGHT_ARITHMETIC:
-  case CX_OP_SHIFT_RIGHT_LOGICAL:
-    return k == CX_KIND_SINT || k == CX_KIND_UINT;
-  case CX_OP_ABS: case CX_OP_NEGATE: case CX_OP_SIGN: case CX_OP_DIVIDE: case CX_OP_REMAINDER:
-    return k != CX_KIND_PRED;
-  case CX_OP_ADD: case CX_OP_SUBTRACT: case CX_OP_MULTIPLY: case CX_OP_MAXIMUM:
-  case CX_OP_MINIMUM: case CX_OP_POWER: case CX_OP_COPY: case CX_OP_CONVERT:
-  case CX_OP_BITCAST_CONVERT: case CX_OP_COMPARE: case CX_OP_SELECT: case CX_OP_CLAMP:
-    return 1;
-  default:
-    return 0;
-  }
-}
-
 static int shape_ok(const cx_shape *s, int allow_tuple) {
   if (s->type == CXLA_TUPLE) {
     if (!allow_tuple) return 0;
@@ -65,7 +38,7 @@ static int scalar_comp_ok(const cx_comp *c, const char **why) {
 static int elementwise_ok(const cx_instr *in, const char **why) {
   if (in->nops < 1 || in->nops > 3) return *why = cx_emit_why("%s: bad operand count", in->name), 0;
   cxla_type t = in->op == CX_OP_SELECT || in->op == CX_OP_CLAMP ? in->ops[1]->shape.type : in->ops[0]->shape.type;
-  if (!op_valid(in->op, t))
+  if (!cx_op_valid_for_type(in->op, t))
     return *why = cx_emit_why("%s: %s is not defined on %s", in->name, cx_op_name(in->op), cxla_type_name(t)), 0;
   if (in->op == CX_OP_SELECT && in->ops[0]->shape.type != CXLA_PRED) return *why = "select needs a pred", 0;
   if (in->op == CX_OP_REDUCE_PRECISION && (in->a.exponent_bits < 1 || in->a.mantissa_bits < 0))

@@ -194,7 +194,7 @@ cxla_status cx_interp_elementwise(cx_interp *st, cx_instr *in, cxla_literal *con
   for (int k = 0; k < arity; k++) CX_TRY(add_operand(st, in, &g, ops[k], n));
   cxla_type rt = in->shape.type;
   cxla_type ot = in->op == CX_OP_SELECT || in->op == CX_OP_CLAMP ? g.type[1] : g.type[0];
-  if (!cx_scalar_op_valid(in->op, ot)) {
+  if (!cx_op_valid_for_type(in->op, ot)) {
     char msg[96];
     snprintf(msg, sizeof msg, "operand type %s", cxla_type_name(ot));
     return cx_interp_unsupported(st, in, msg);

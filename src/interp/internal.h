@@ -22,10 +22,6 @@ cxla_status cx_interp_bad(cx_interp *st, cx_instr *in, const char *fmt, ...) CX_
 void cx_box_copy(void *dst, const void *src, size_t esize, int rank, const int64_t *n,
                  int64_t dbase, const int64_t *dstr, int64_t sbase, const int64_t *sstr);
 
-/* Whether elementwise op `op` is defined on operand element type t (the on-true type for
- * select, the operand type for compare/convert). Callers refuse the others instead of
- * computing nonsense. */
-int cx_scalar_op_valid(cx_op op, cxla_type t);
 
 /* reduce-precision on the raw bits of a float with nbits total and src_mbits mantissa bits,
  * exactly as XLA's EmitReducePrecisionIR with quiet_nans=false. */

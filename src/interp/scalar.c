@@ -17,32 +17,6 @@ void cx_scalar_store(cxla_type t, void *base, int64_t i, cx_scalar v) {
   else cx_store_i64(t, base, i, v.i);
 }
 
-int cx_scalar_op_valid(cx_op op, cxla_type t) {
-  cx_kind k = cx_type_kind(t);
-  if (k == CX_KIND_NONE) return 0;
-  switch (op) {
-  case CX_OP_EXP: case CX_OP_EXPM1: case CX_OP_LOG: case CX_OP_LOG1P: case CX_OP_LOGISTIC:
-  case CX_OP_SQRT: case CX_OP_RSQRT: case CX_OP_CBRT: case CX_OP_SIN: case CX_OP_COS:
-  case CX_OP_TAN: case CX_OP_TANH: case CX_OP_FLOOR: case CX_OP_CEIL: case CX_OP_ROUND_AFZ:
-  case CX_OP_ROUND_EVEN: case CX_OP_IS_FINITE: case CX_OP_ERF: case CX_OP_ATAN2:
-  case CX_OP_REDUCE_PRECISION:
-    return k == CX_KIND_FLOAT;
-  case CX_OP_NOT: case CX_OP_AND: case CX_OP_OR: case CX_OP_XOR:
-    return k != CX_KIND_FLOAT;
-  case CX_OP_POPCNT: case CX_OP_CLZ: case CX_OP_SHIFT_LEFT: case CX_OP_SHIFT_RIGHT_ARITHMETIC:
-  case CX_OP_SHIFT_RIGHT_LOGICAL:
-    return k == CX_KIND_SINT || k == CX_KIND_UINT;
-  case CX_OP_ABS: case CX_OP_NEGATE: case CX_OP_SIGN: case CX_OP_DIVIDE: case CX_OP_REMAINDER:
-    return k != CX_KIND_PRED;
-  case CX_OP_ADD: case CX_OP_SUBTRACT: case CX_OP_MULTIPLY: case CX_OP_MAXIMUM:
-  case CX_OP_MINIMUM: case CX_OP_POWER: case CX_OP_COPY: case CX_OP_CONVERT:
-  case CX_OP_BITCAST_CONVERT: case CX_OP_COMPARE: case CX_OP_SELECT: case CX_OP_CLAMP:
-    return 1;
-  default:
-    return 0;
-  }
-}
-
 /* ---- integers ---- */
 
 static int is_signed(cxla_type t) { return cx_type_kind(t) == CX_KIND_SINT; }

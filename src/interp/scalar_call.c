@@ -30,10 +30,10 @@ static int scalar_op_ok(const cx_instr *in) {
     if (!is_scalar(&in->ops[k]->shape)) return 0;
   cxla_type rt = in->shape.type, t0 = in->ops[0]->shape.type;
   switch (op) {
-  case CX_OP_CONVERT: return cx_scalar_op_valid(op, t0);
+  case CX_OP_CONVERT: return cx_op_valid_for_type(op, t0);
   case CX_OP_BITCAST_CONVERT: return cxla_type_size(t0) == cxla_type_size(rt);
-  case CX_OP_COMPARE: return rt == CXLA_PRED && in->ops[1]->shape.type == t0 && cx_scalar_op_valid(op, t0);
-  case CX_OP_IS_FINITE: return rt == CXLA_PRED && cx_scalar_op_valid(op, t0);
+  case CX_OP_COMPARE: return rt == CXLA_PRED && in->ops[1]->shape.type == t0 && cx_op_valid_for_type(op, t0);
+  case CX_OP_IS_FINITE: return rt == CXLA_PRED && cx_op_valid_for_type(op, t0);
   case CX_OP_SELECT:
     return t0 == CXLA_PRED && in->ops[1]->shape.type == rt && in->ops[2]->shape.type == rt;
   case CX_OP_REDUCE_PRECISION:
@@ -43,7 +43,7 @@ static int scalar_op_ok(const cx_instr *in) {
   }
   for (int k = 0; k < ar; k++)
     if (in->ops[k]->shape.type != rt) return 0;
-  return cx_scalar_op_valid(op, rt);
+  return cx_op_valid_for_type(op, rt);
 }
 
 /* Evaluates c on scalars. Returns 1 with outs filled, or 0 if c needs the general path. */

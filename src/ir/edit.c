@@ -21,7 +21,7 @@ cxla_status cx_comp_resort(cx_comp *c, const char *who) {
                         c->instrs[i]->name ? c->instrs[i]->name : "?",
                         c->instrs[i]->ops[j]->name ? c->instrs[i]->ops[j]->name : "?");
   /* with every operand inside c, sorting can only fail for memory */
-  return cx_comp_sort(c) ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
+  return cx_comp_sort(c) > 0 ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
 }
 
 int cx_comp_remove_instrs(cx_comp *c, const uint8_t *drop) {

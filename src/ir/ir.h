@@ -173,7 +173,8 @@ void cx_comp_compute_users(cx_comp *c);
 void cx_comp_replace_uses(cx_comp *c, cx_instr *old_, cx_instr *new_);
 /* Drops instructions not reachable from the root (parameters are kept). */
 void cx_comp_remove_dead(cx_comp *c);
-/* Re-sorts instrs topologically (operands first), keeping the existing order where it can. */
+/* Re-sorts instrs topologically (operands first), keeping the existing order where it can.
+ * 1; 0 (order unchanged) if an operand is not in c; -1 on OOM (error set). */
 int cx_comp_sort(cx_comp *c);
 /* The computation's position in m->comps, or -1. */
 int cx_module_comp_index(cx_module *m, cx_comp *c);

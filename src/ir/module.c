@@ -217,16 +217,18 @@ void cx_comp_remove_dead(cx_comp *c) {
 
 /* Depth-first post-order from each instruction in the current order: operands land first. */
 int cx_comp_sort(cx_comp *c) {
-  cx_module *m = c->module;
   int n = c->ninstrs;
-  cx_instr **out = cx_arena_alloc(&m->arena, sizeof(cx_instr *) * (size_t)(n ? n : 1));
+  cx_instr **out = cx_malloc(sizeof(cx_instr *) * (size_t)(n ? n : 1));
   cx_instr **stack = cx_malloc(sizeof(cx_instr *) * (size_t)(n ? n : 1));
   int *next = cx_malloc(sizeof(int) * (size_t)(n ? n : 1));
-  if (!out || !stack || !next) { cx_free(stack); cx_free(next); cx_oom(m->ctx); return 0; }
-  /* aux: NULL unvisited, 1 on stack, 2 done */
-  static char on_stack, done;
+  if (!out || !stack || !next) {
+    cx_free(out); cx_free(stack); cx_free(next);
+    cx_oom(c->module->ctx);
+    return -1;
+  }
+  static char on_stack, done; /* aux: NULL unvisited */
   for (int i = 0; i < n; i++) c->instrs[i]->aux = NULL;
-  int k = 0;
+  int k = 0, outside = 0;
   for (int i = 0; i < n; i++) {
     if (c->instrs[i]->aux) continue;
     int sp = 0;
@@ -237,25 +239,26 @@ int cx_comp_sort(cx_comp *c) {
       cx_instr *t = stack[sp - 1];
       if (next[sp - 1] < t->nops) {
         cx_instr *o = t->ops[next[sp - 1]++];
-        if (!o->aux) {
+        if (o->parent != c) outside = 1; /* a bug in the caller: reported, never followed */
+        else if (!o->aux) {
           o->aux = &on_stack;
           stack[sp] = o;
           next[sp++] = 0;
         }
       } else {
         t->aux = &done;
-        if (k < n) out[k++] = t;
+        out[k++] = t;
         sp--;
       }
     }
   }
   for (int i = 0; i < n; i++) c->instrs[i]->aux = NULL;
+  int ok = !outside && k == n;
+  if (ok) memcpy(c->instrs, out, sizeof *out * (size_t)n);
+  cx_free(out);
   cx_free(stack);
   cx_free(next);
-  if (k != n) return 0; /* an operand outside this computation: a bug in the caller */
-  c->instrs = out;
-  c->cap = n;
-  return 1;
+  return ok;
 }
 
 cxla_status cx_error_at(cx_module *m, cx_loc loc, cxla_status code, const char *fmt, ...) {

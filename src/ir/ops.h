@@ -1,6 +1,7 @@
 /* ops.h — the op enum and table queries, generated from ops.def. */
 #ifndef CX_OPS_H
 #define CX_OPS_H
+#include "cxla.h"
 
 typedef enum cx_op {
 #define X(id, name, arity, cls, cost) CX_OP_##id,
@@ -21,5 +22,10 @@ int cx_op_arity(cx_op op);               /* -1: variadic */
 cx_op_class cx_op_class_of(cx_op op);
 int cx_op_is_expensive(cx_op op);
 static inline int cx_op_is_elementwise(cx_op op) { return cx_op_class_of(op) == CX_CLASS_ELEMENTWISE; }
+/* Whether an elementwise op (or copy, convert, compare, select, clamp, reduce-precision) is
+ * defined on element type t (the on-true type for select, the operand type for
+ * compare/convert). The interpreter and the emitter refuse the others instead of computing
+ * nonsense. */
+int cx_op_valid_for_type(cx_op op, cxla_type t);
 
 #endif

@@ -69,45 +69,6 @@ int fu_sort(cx_comp *c) {
   for (int i = 0; i < c->ninstrs; i++)
     if (c->instrs[i]->parent == c) c->instrs[live++] = c->instrs[i];
   c->ninstrs = live;
-  int n = c->ninstrs;
-  cx_instr **out = cx_malloc(sizeof *out * ((size_t)n + 1));
-  cx_instr **stack = cx_malloc(sizeof *stack * ((size_t)n + 1));
-  int *next = cx_malloc(sizeof *next * ((size_t)n + 1));
-  if (!out || !stack || !next) {
-    cx_free(out); cx_free(stack); cx_free(next);
-    return -1;
-  }
-  int ok = 1, k = 0;
-  static char on_stack, done;
-  for (int i = 0; i < n; i++) c->instrs[i]->aux = NULL;
-  for (int i = 0; ok && i < n; i++) {
-    if (c->instrs[i]->aux) continue;
-    int sp = 0;
-    stack[sp] = c->instrs[i];
-    next[sp++] = 0;
-    c->instrs[i]->aux = &on_stack;
-    while (sp) {
-      cx_instr *t = stack[sp - 1];
-      if (next[sp - 1] < t->nops) {
-        cx_instr *o = t->ops[next[sp - 1]++];
-        if (!o->aux && sp < n) {
-          o->aux = &on_stack;
-          stack[sp] = o;
-          next[sp++] = 0;
-        }
-      } else {
-        t->aux = &done;
-        if (k < n) out[k++] = t;
-        sp--;
-      }
-    }
-  }
-  for (int i = 0; i < n; i++) c->instrs[i]->aux = NULL;
-  ok = ok && k == n;
-  if (ok) memcpy(c->instrs, out, sizeof *out * (size_t)n);
-  cx_free(out);
-  cx_free(stack);
-  cx_free(next);
-  return ok;
+  return cx_comp_sort(c);
 }
 

@@ -237,7 +237,7 @@ static void parse_computation(cx_parser *p) {
   c->root = root ? root : c->instrs[c->ninstrs - 1];
   resolve_operands(p);
   check_cycles(p, c);
-  if (!cx_comp_sort(c)) cx_poom(p);
+  if (cx_comp_sort(c) <= 0) cx_poom(p);
   int has_params = 0;
   for (int i = 0; i < c->ninstrs; i++) has_params |= c->instrs[i]->op == CX_OP_PARAMETER;
   int numbered = cx_comp_index_params(c);

@@ -318,7 +318,7 @@ static cxla_status split_output_fusion(cx_comp *c, cx_instr *f) {
   p->a.index = f->nops;
   p->name = pn;
   cx_comp_replace_uses(fc, d, p);
-  if (!drop_instr(fc, d) || !cx_comp_sort(fc) || !cx_comp_index_params(fc)) return cx_oom(m->ctx);
+  if (!drop_instr(fc, d) || cx_comp_sort(fc) <= 0 || !cx_comp_index_params(fc)) return cx_oom(m->ctx);
   memcpy(nops, f->ops, sizeof *nops * (size_t)f->nops);
   nops[f->nops] = nd;
   f->ops = nops;
@@ -350,7 +350,7 @@ static cxla_status lower_comp(cx_comp *c) {
     else if (x->op == CX_OP_CONVOLUTION) s = cx_cpu_wrap(c, x, "kLoop", &f);
   }
   cx_free(snap);
-  if (s == CXLA_OK && !cx_comp_sort(c)) s = cx_oom(c->module->ctx);
+  if (s == CXLA_OK && cx_comp_sort(c) <= 0) s = cx_oom(c->module->ctx);
   return s;
 }
 
