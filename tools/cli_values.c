@@ -82,13 +82,37 @@ int cli_leaves(cxla_literal *lit, cxla_literal **out, int max) {
 
 enum { SMALL = 100, HEAD = 10, LINE = 100 };
 
+/* Integers are read from their own storage: through a double, s64/u64 beyond 2^53 would print
+ * rounded, and u64 above 2^63 would not even convert back. */
+static int is_signed(cxla_type t) { return t == CXLA_S8 || t == CXLA_S16 || t == CXLA_S32 || t == CXLA_S64; }
+static int is_unsigned(cxla_type t) { return t == CXLA_U8 || t == CXLA_U16 || t == CXLA_U32 || t == CXLA_U64; }
+
+static int64_t get_signed(cxla_literal *lit, int64_t i) {
+  const void *d = cxla_literal_data(lit);
+  switch (cxla_literal_type(lit)) {
+  case CXLA_S8: return ((const int8_t *)d)[i];
+  case CXLA_S16: return ((const int16_t *)d)[i];
+  case CXLA_S32: return ((const int32_t *)d)[i];
+  default: return ((const int64_t *)d)[i];
+  }
+}
+
+static uint64_t get_unsigned(cxla_literal *lit, int64_t i) {
+  const void *d = cxla_literal_data(lit);
+  switch (cxla_literal_type(lit)) {
+  case CXLA_U8: return ((const uint8_t *)d)[i];
+  case CXLA_U16: return ((const uint16_t *)d)[i];
+  case CXLA_U32: return ((const uint32_t *)d)[i];
+  default: return ((const uint64_t *)d)[i];
+  }
+}
+
 static void print_value(FILE *f, cxla_literal *lit, int64_t i) {
-  double v = cxla_literal_get_f64(lit, i);
   cxla_type t = cxla_literal_type(lit);
-  if (t == CXLA_PRED) fputs(v != 0 ? "true" : "false", f);
-  else if (t == CXLA_F32 || t == CXLA_F64 || t == CXLA_F16 || t == CXLA_BF16) fprintf(f, "%.6g", v);
-  else if (t == CXLA_U64) fprintf(f, "%llu", (unsigned long long)v);
-  else fprintf(f, "%.0f", v);
+  if (is_signed(t)) fprintf(f, "%lld", (long long)get_signed(lit, i));
+  else if (is_unsigned(t)) fprintf(f, "%llu", (unsigned long long)get_unsigned(lit, i));
+  else if (t == CXLA_PRED) fputs(cxla_literal_get_f64(lit, i) != 0 ? "true" : "false", f);
+  else fprintf(f, "%.6g", cxla_literal_get_f64(lit, i));
 }
 
 /* Elements [first, first + count) of dims[d..] as nested braces, like HLO literal text. */
@@ -128,9 +152,35 @@ static void print_small(FILE *f, cxla_literal *lit) {
   free(line);
 }
 
+/* Exact min and max for integers (the mean is approximate, as a double). */
+static void print_int_stats(FILE *f, cxla_literal *leaf, int64_t n) {
+  double sum = 0;
+  if (is_signed(cxla_literal_type(leaf))) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (int64_t i = 0; i < n; i++) {
+      int64_t v = get_signed(leaf, i);
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+      sum += (double)v;
+    }
+    fprintf(f, "; min %lld, max %lld", (long long)lo, (long long)hi);
+  } else {
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int64_t i = 0; i < n; i++) {
+      uint64_t v = get_unsigned(leaf, i);
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+      sum += (double)v;
+    }
+    fprintf(f, "; min %llu, max %llu", (unsigned long long)lo, (unsigned long long)hi);
+  }
+  fprintf(f, ", mean %.6g\n", sum / (double)n);
+}
+
 void cli_print_leaf(FILE *f, int index, cxla_literal *leaf) {
+  cxla_type t = cxla_literal_type(leaf);
   int64_t n = cxla_literal_element_count(leaf);
-  cxla_shape s = {cxla_literal_type(leaf), cxla_literal_rank(leaf), cxla_literal_dims(leaf), 0, NULL};
+  cxla_shape s = {t, cxla_literal_rank(leaf), cxla_literal_dims(leaf), 0, NULL};
   char buf[512];
   fprintf(f, "[%d] %s", index, cli_shape_str(&s, buf, sizeof buf));
   if (n <= SMALL) {
@@ -141,6 +191,10 @@ void cli_print_leaf(FILE *f, int index, cxla_literal *leaf) {
   for (int64_t i = 0; i < HEAD; i++) {
     if (i) fputs(", ", f);
     print_value(f, leaf, i);
+  }
+  if (is_signed(t) || is_unsigned(t)) {
+    print_int_stats(f, leaf, n);
+    return;
   }
   double lo = INFINITY, hi = -INFINITY, sum = 0;
   int64_t nans = 0;

@@ -121,6 +121,34 @@ run_cxla run bf.hlo v3.npy --out bfout
 write_npy want_bf.npy '<f4' '(3,)' "$F2$F4$F1"
 [ "$rc" = 0 ] && cmp -s want_bf.npy bfout/0.npy && ok run_bf16_written_as_f4 || bad run_bf16_written_as_f4 "exit $rc"
 
+# s64/u64 print from their integer storage (a double holds neither 2^53 + 1 nor 2^64 - 1),
+# element by element and in a large leaf's min and max; both backends.
+cat >wide.hlo <<'EOF'
+HloModule wide
+
+ENTRY main {
+  a = s64[3] constant({9007199254740993, -9223372036854775808, 9223372036854775807})
+  b = u64[2] constant({18446744073709551615, 9007199254740993})
+  i = u64[200] iota(), iota_dimension=0
+  base = u64[] constant(18446744073709551416)
+  bb = u64[200] broadcast(base), dimensions={}
+  top = u64[200] add(i, bb)
+  j = s64[200] iota(), iota_dimension=0
+  low = s64[] constant(-9223372036854775808)
+  lb = s64[200] broadcast(low), dimensions={}
+  bottom = s64[200] add(j, lb)
+  ROOT t = (s64[3], u64[2], u64[200], s64[200]) tuple(a, b, top, bottom)
+}
+EOF
+for be in interp cpu; do
+  run_cxla run wide.hlo --backend=$be
+  expect run_${be}_s64_exact 0 out "[0] s64[3] {9007199254740993, -9223372036854775808, 9223372036854775807}"
+  expect run_${be}_u64_exact 0 out "[1] u64[2] {18446744073709551615, 9007199254740993}"
+  expect run_${be}_u64_large_leaf 0 out "[2] u64[200] (200 values) first 10: 18446744073709551416, 18446744073709551417, "
+  expect run_${be}_u64_min_max 0 out "; min 18446744073709551416, max 18446744073709551615, mean "
+  expect run_${be}_s64_min_max 0 out "; min -9223372036854775808, max -9223372036854775609, mean "
+done
+
 # ---- random inputs ----
 echo 'HloModule big
 ENTRY main {
