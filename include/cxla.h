@@ -122,7 +122,9 @@ cxla_status cxla_literal_write_npy(cxla_context *ctx, const cxla_literal *lit, c
 /* ---- modules ---------------------------------------------------------------------------------- */
 typedef struct cxla_module cxla_module;
 
-/* Parses and verifies HLO text. `filename` names the text in error messages (may be NULL). */
+/* Parses and verifies HLO text. `filename` names the text in error messages (may be NULL).
+ * StableHLO/MLIR, HloModuleProto binaries (.hlo.pb) and XLA's buffer-assignment dumps are
+ * recognised and refused with a message that says how to get HLO text. */
 cxla_status cxla_module_parse(cxla_context *ctx, const char *text, size_t len,
                               const char *filename, cxla_module **out);
 cxla_status cxla_module_parse_file(cxla_context *ctx, const char *path, cxla_module **out);

@@ -8,7 +8,9 @@
  * "FILE:LINE:COL: error: expected ..., got ...". Accepts what JAX and TensorFlow dump, old and
  * new: %names or bare names, optional signatures and operand shapes (written operand shapes
  * must match the operand), forward references to instructions and computations, comments.
- * Attributes the IR does not model are kept verbatim in a.raw / m->raw. */
+ * Attributes the IR does not model are kept verbatim in a.raw / m->raw. A file that is not HLO
+ * text at all (StableHLO/MLIR, an HloModuleProto binary, a buffer-assignment dump, LLVM IR)
+ * gets one error at its first token (1:1 for binary data) naming it and how to get HLO text. */
 cxla_status cx_parse_module(cxla_context *ctx, const char *text, size_t len, const char *filename,
                             cx_module **out);
 /* Parses a literal with its shape: "f32[2,2] {{1,2},{3,4}}", "(f32[], s32[2]) (1, {2, 3})". */

@@ -113,6 +113,13 @@ int cx_pat_shape(cx_parser *p);
  * into a new literal owned by the module. */
 cxla_literal *cx_pliteral(cx_parser *p, const cx_shape *shape, int allow_shape_prefix);
 
+/* ---- other formats (sniff.c) ---- */
+/* For a text whose first token (`first`) is not 'HloModule': what it is instead (MLIR,
+ * protobuf, a buffer-assignment dump, ...) and how to get HLO text, as one message; *loc is
+ * where to report it (1:1 for binary data). NULL if it is none of those. */
+const char *cx_sniff_foreign(const char *text, size_t len, const char *filename, const cx_token *first,
+                             cx_loc *loc);
+
 /* ---- attributes (parse_attrs.c) ---- */
 /* Scans the verbatim value of a kept attribute that follows the '=' token eq. */
 cx_token cx_praw_value(cx_parser *p, const cx_token *eq);

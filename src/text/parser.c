@@ -327,7 +327,12 @@ done:;
 static void parse_module(cx_parser *p) {
   cx_module *m = p->m;
   p->tok = cx_lex_next(&p->lx);
-  if (!cx_pis_word(p, "HloModule")) cx_pexpected(p, "'HloModule'");
+  if (!cx_pis_word(p, "HloModule")) {
+    cx_loc at;
+    const char *what = cx_sniff_foreign(p->lx.buf, p->lx.len, m->filename, &p->tok, &at);
+    if (what) cx_perr(p, at, CXLA_ERR_PARSE, "%s", what);
+    cx_pexpected(p, "'HloModule'");
+  }
   cx_padvance(p);
   cx_token name = cx_pname(p, "a module name");
   m->name = cx_pstrndup(p, name.s, name.len);

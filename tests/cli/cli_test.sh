@@ -250,6 +250,13 @@ run_cxla run addmul.hlo x.npy nope.npy;    expect_error err_input_missing "canno
 run_cxla run nope.hlo;                     expect_error err_module_missing "cannot open nope.hlo: No such file or directory"
 printf 'HloModule bad\n\nENTRY main {\n  ROOT x = f32[2] parameter(0\n}\n' >bad.hlo
 run_cxla run bad.hlo;                      expect_error err_parse_location "bad.hlo:5:1: error: "
+# files that are not HLO text: one line saying what they are and how to get HLO text
+printf '\n\005jit_f\022\004main' >model.hlo.pb
+run_cxla run model.hlo.pb;                 expect_error err_hlo_pb "model.hlo.pb:1:1: error: this looks like a binary HloModuleProto (an .hlo.pb file), not HLO text; dump text instead with XLA_FLAGS="
+printf 'module @jit_f {\n  func.func public @main() {\n  }\n}\n' >f.mlir
+run_cxla compile f.mlir;                   expect_error err_stablehlo "f.mlir:1:1: error: this is MLIR (StableHLO) text, not HLO text; in jax print HLO text with jax.jit(f).lower(*args).as_text(dialect=\"hlo\")"
+printf 'BufferAssignment:\nallocation 0: size 4, parameter 0, shape |f32[]| at ShapeIndex {}:\n' >m-buffer-assignment.txt
+run_cxla fmt m-buffer-assignment.txt;      expect_error err_buffer_assignment "m-buffer-assignment.txt:1:1: error: this is a buffer-assignment dump"
 printf 'HloModule ill\n\nENTRY main {\n  x = f32[2] parameter(0)\n  y = f32[3] parameter(1)\n  ROOT a = f32[2] add(x, y)\n}\n' >ill.hlo
 run_cxla run ill.hlo --random-inputs;      expect_error err_verify_location "ill.hlo:6:"
 run_cxla fmt bad.hlo;                      expect_error err_fmt_parse "bad.hlo:5:1: error: "
