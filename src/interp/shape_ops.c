@@ -252,7 +252,8 @@ static void major_to_minor(const cx_shape *s, int64_t *p) {
 
 /* bitcast: the result reads the operand's physical buffer. With default layouts that is a
  * reshape; otherwise lay the operand out physically, then read it back in the result's
- * layout. Tiled layouts are refused. */
+ * layout (element sizes may differ: the physical bytes are all the two share). Tiled layouts
+ * are refused. */
 static cxla_status bitcast(sop *o) {
   const cx_shape *xl = &o->in->ops[0]->shape, *rl = &o->in->shape, *rs = &o->r->shape;
   int64_t bytes = cx_shape_bytes(rs);
@@ -261,9 +262,9 @@ static cxla_status bitcast(sop *o) {
     memcpy(o->r->data, o->x->data, (size_t)bytes);
     return CXLA_OK;
   }
-  if (xl->layout_extra || rl->layout_extra || cxla_type_size(xl->type) != o->es ||
-      xl->rank != o->x->shape.rank)
-    return cx_interp_unsupported(o->st, o->in, "bitcast with tiled layouts or a change of element size");
+  if (xl->layout_extra || rl->layout_extra || xl->rank != o->x->shape.rank)
+    return cx_interp_unsupported(o->st, o->in, "bitcast with tiled layouts");
+  size_t xes = cxla_type_size(xl->type); /* the bytes in between are untyped */
   int64_t xp[CXLA_MAX_RANK], rp[CXLA_MAX_RANK], pd[CXLA_MAX_RANK], ps[CXLA_MAX_RANK], ss[CXLA_MAX_RANK];
   major_to_minor(xl, xp);
   major_to_minor(rl, rp);
@@ -274,9 +275,9 @@ static cxla_status bitcast(sop *o) {
     pd[j] = o->x->shape.dims[xp[j]];
     ss[j] = o->xs[xp[j]];
   }
-  cx_shape pshape = cx_shape_array(rs->type, xl->rank, pd);
+  cx_shape pshape = cx_shape_array(xl->type, xl->rank, pd);
   cx_shape_strides(&pshape, ps);
-  cx_box_copy(phys, o->x->data, o->es, xl->rank, pd, 0, ps, 0, ss);
+  cx_box_copy(phys, o->x->data, xes, xl->rank, pd, 0, ps, 0, ss);
   /* physical (row-major in the result's major-to-minor dims) -> result */
   for (int j = 0; j < rs->rank; j++) pd[j] = rs->dims[rp[j]];
   pshape = cx_shape_array(rs->type, rs->rank, pd);

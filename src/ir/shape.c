@@ -68,6 +68,21 @@ int cx_shape_has_default_layout(const cx_shape *s) {
   return s->layout_extra == NULL;
 }
 
+static int same_text(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
+
+int cx_shape_same_layout(const cx_shape *a, const cx_shape *b) {
+  if (a->type == CXLA_TUPLE || b->type == CXLA_TUPLE) {
+    if (a->type != b->type || a->ntuple != b->ntuple) return 0;
+    for (int i = 0; i < a->ntuple; i++)
+      if (!cx_shape_same_layout(&a->tuple[i], &b->tuple[i])) return 0;
+    return 1;
+  }
+  if (!same_text(a->layout_extra, b->layout_extra)) return 0;
+  if (cx_shape_has_default_layout(a) && cx_shape_has_default_layout(b)) return 1;
+  return a->has_layout && b->has_layout && a->rank == b->rank &&
+         !memcmp(a->minor_to_major, b->minor_to_major, (size_t)a->rank);
+}
+
 void cx_shape_set_default_layout(cx_shape *s) {
   s->has_layout = 1;
   for (int i = 0; i < s->rank; i++) s->minor_to_major[i] = (int8_t)(s->rank - 1 - i);

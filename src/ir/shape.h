@@ -36,6 +36,9 @@ void cx_shape_strides(const cx_shape *s, int64_t *strides);
 /* True if the layout is absent or the default row-major one ({rank-1,...,0}). */
 int cx_shape_has_default_layout(const cx_shape *s);
 void cx_shape_set_default_layout(cx_shape *s);
+/* Same layouts (recursively for tuples): minor_to_major, a missing layout being the default,
+ * and the same text after ':'. Dims and types are not compared. */
+int cx_shape_same_layout(const cx_shape *a, const cx_shape *b);
 /* Prints "f32[2,3]{1,0}" (layout only if with_layout and present) or "(s32[], f32[4])". */
 void cx_shape_print(cx_sb *sb, const cx_shape *s, int with_layout);
 /* Formats a shape without layout into buf (for error messages); returns buf. */

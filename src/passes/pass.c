@@ -89,7 +89,10 @@ cxla_status cx_pass_pipeline_cpu(cx_pass_ctx *pc, cx_module *m) {
       {"dce", cx_pass_dce},
   };
   static const cx_pass dce = {"dce", cx_pass_dce};
+  /* first: every later pass and the emitter may then ignore layouts */
+  static const cx_pass layout = {"layout", cx_pass_layout};
   int ch;
+  CX_TRY(cx_pass_run(pc, m, &layout, &ch));
   CX_TRY(cx_pass_run(pc, m, &inline_pass, &ch));
   CX_TRY(cx_pass_fixpoint(pc, m, simplify, CX_ARRAY_LEN(simplify), 8));
   static const cx_pass fusion[] = {

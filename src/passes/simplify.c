@@ -160,8 +160,8 @@ static cxla_status unary(cx_instr *in, cx_instr **out) {
     else if (x->op == CX_OP_NEGATE) /* |-x| == |x|, INT_MIN included */
       *out = cx_simp_new(in, CX_OP_ABS, &in->shape, 1, &x->ops[0]);
     return *out || x->op != CX_OP_NEGATE ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
-  case CX_OP_COPY:
-    if (cx_shape_equal(&x->shape, &in->shape)) *out = x;
+  case CX_OP_COPY: /* one that changes the layout matters to a bitcast reading it */
+    if (cx_shape_equal(&x->shape, &in->shape) && cx_shape_same_layout(&x->shape, &in->shape)) *out = x;
     return CXLA_OK;
   case CX_OP_BITCAST_CONVERT:
     if (x->shape.type == in->shape.type && cx_shape_equal(&x->shape, &in->shape)) *out = x;

@@ -37,11 +37,6 @@ static cxla_status reshape(cx_instr *in, cx_instr **out) {
   return CXLA_OK;
 }
 
-static int same_layout(const cx_shape *a, const cx_shape *b) {
-  if (cx_shape_has_default_layout(a) && cx_shape_has_default_layout(b)) return 1;
-  return a->has_layout && b->has_layout && !memcmp(a->minor_to_major, b->minor_to_major, (size_t)a->rank);
-}
-
 static cxla_status transpose(cx_instr *in, cx_instr **out) {
   cx_instr *x = in->ops[0];
   const cx_ints *p = &in->a.dims;
@@ -248,7 +243,7 @@ cxla_status cx_simp_shape(cx_instr *in, cx_instr **out) {
   switch (in->op) {
   case CX_OP_RESHAPE: return reshape(in, out);
   case CX_OP_BITCAST:
-    if (cx_shape_equal(&x->shape, &in->shape) && same_layout(&x->shape, &in->shape)) *out = x;
+    if (cx_shape_equal(&x->shape, &in->shape) && cx_shape_same_layout(&x->shape, &in->shape)) *out = x;
     return CXLA_OK;
   case CX_OP_TRANSPOSE: return transpose(in, out);
   case CX_OP_BROADCAST: return broadcast(in, out);

@@ -210,10 +210,11 @@ cx_module *tp_pass_equiv(const char *text, cx_pass_fn pass, int expect_changed, 
 cxla_status tp_optimize(cx_module *m) {
   static const cx_pass passes[] = {
       {"simplify", cx_pass_simplify}, {"fold", cx_pass_fold_constants}, {"cse", cx_pass_cse}, {"dce", cx_pass_dce}};
-  static const cx_pass inl = {"inline", cx_pass_inline_calls};
+  static const cx_pass inl = {"inline", cx_pass_inline_calls}, layout = {"layout", cx_pass_layout};
   cx_pass_ctx pc = {0};
   pc.verify = 1;
   int ch;
+  CX_TRY(cx_pass_run(&pc, m, &layout, &ch)); /* the passes below assume logical values only */
   CX_TRY(cx_pass_run(&pc, m, &inl, &ch));
   return cx_pass_fixpoint(&pc, m, passes, 4, 8);
 }

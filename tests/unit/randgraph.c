@@ -27,7 +27,7 @@ int rg_size(gen *g, int lo, int hi) { return hi <= lo ? lo : lo + rg_below(&g->r
 /* ---- features ---- */
 
 static const char *const feature_names[] = {"while",  "cond", "dot",     "reduce", "rwindow", "gather", "dynamic",
-                                            "half",   "int",  "special", "big",    "zero",    "transc"};
+                                            "half",   "int",  "special", "big",    "zero",    "transc", "layout"};
 
 const char *rg_feature_name(int bit) { return bit >= 0 && bit < CX_ARRAY_LEN(feature_names) ? feature_names[bit] : "?"; }
 
@@ -476,7 +476,8 @@ void rg_step(gen *g) {
     if (r < 45) { rg_op_compare_select(g); return; }
     if (r < 48) { rg_op_clamp(g); return; }
     if (r < 52) { rg_op_convert(g); return; }
-    if (r < 64) { rg_op_shape(g); return; }
+    if (r < 56) { rg_op_shape(g); return; }
+    if (r < 64) { if (rg_has(g, RG_F_LAYOUT)) rg_op_layout(g); else rg_op_shape(g); return; }
     if (r < 68) { if (rg_has(g, RG_F_DYNAMIC)) { rg_op_dynamic(g); return; } continue; }
     if (r < 71) { if (rg_has(g, RG_F_GATHER)) { rg_op_gather(g); return; } continue; }
     if (r < 79) { if (rg_has(g, RG_F_REDUCE)) { rg_op_reduce(g); return; } continue; }

@@ -102,6 +102,9 @@ void rg_op_reduce_window(gen *g);
 gval rg_bounded(gen *g, gval v, double B);
 gval rg_positive(gen *g, gval v, double m);
 
+/* ---- randgraph_layout.c ---- */
+void rg_op_layout(gen *g);
+
 /* ---- randgraph_ctrl.c ---- */
 void rg_op_while(gen *g);
 void rg_op_conditional(gen *g);
