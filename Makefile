@@ -21,7 +21,7 @@ TEST_OBJS   := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
 CLI_OBJS    := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard tools/*.c)))
 DEPS        := $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
 
-.PHONY: all demo test setup clean asan fuzz bench check-fast
+.PHONY: all demo test setup clean asan fuzz bench check-fast docs
 all: $(BUILD)/libcxla.a $(BUILD)/libcxla.so $(BUILD)/cxla $(BUILD)/cxla_tests
 
 # V=1 shows full command lines.
@@ -80,6 +80,11 @@ test: setup
 # The normal-build suite only (what a developer runs between edits).
 check-fast: all
 	@./tests/run_all.sh --fast
+
+# docs/ops.md from the op table and the library's own predicates; the unit test docs_ops_md
+# fails while the checked-in file differs from what this writes.
+docs: $(BUILD)/cxla_tests
+	@CXLA_WRITE_OPS_DOC=docs/ops.md $(BUILD)/cxla_tests docs_ops_md
 
 # Benchmarks against their peers (bench/README.md); never part of `make test`. Builds the
 # library in build/bench. BENCH_ARGS go to bench_main, e.g. BENCH_ARGS="--only=gemm --rounds=30".

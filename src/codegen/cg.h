@@ -72,5 +72,8 @@ cxla_status cx_emit_epilogue(cx_cg *g, cx_instr *fusion, cx_kernel *out);
  * fusion: its epilogue); otherwise the sequencer runs it on the interpreter. `why` (a
  * thread-local string, valid until the next call) names the first unsupported instruction. */
 int cx_emit_supported(cx_instr *fusion, const char **why);
+/* Whether the emitter generates code for op at all (cx_emit_instr_ok refuses every other op
+ * first); an instruction of such an op can still be refused for its types, layout or shape. */
+int cx_emit_handles_op(cx_op op);
 
 #endif

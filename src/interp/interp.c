@@ -193,6 +193,13 @@ static cxla_status eval_gte(cx_interp *st, frame *f, cx_instr *in, int i, cxla_l
   return *out ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
 }
 
+int cx_interp_runs_op(cx_op op) {
+  switch (op) {
+  case CX_OP_OPT_BARRIER: case CX_OP_PARTITION_ID: case CX_OP_REPLICA_ID: return 1;
+  default: return cx_op_class_of(op) != CX_CLASS_OTHER; /* OTHER: parsed and printed only */
+  }
+}
+
 /* The group evaluators of interp.h, by op. */
 static cxla_status dispatch(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
   switch (in->op) {
@@ -223,6 +230,8 @@ static cxla_status eval_instr(cx_interp *st, frame *f, cx_instr *in, int i, int 
   cxla_literal *r = NULL, *small[8], **ops = small;
   cxla_status s = CXLA_OK;
   if (shape_is_dynamic(&in->shape)) return cx_interp_unsupported(st, in, "dynamic dimensions");
+  /* The one gate: an op cx_interp_runs_op (and so docs/ops.md) calls unsupported never runs */
+  if (!cx_interp_runs_op(in->op)) return cx_interp_unsupported(st, in, "the interpreter does not run this op");
   switch (in->op) {
   case CX_OP_PARAMETER:
     if (in->a.index < 0 || in->a.index >= nargs || !args[in->a.index])

@@ -66,6 +66,11 @@ cxla_status cx_interp_convolution(cx_interp *st, cx_instr *in, cxla_literal *con
 cxla_status cx_interp_gather(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
 cxla_status cx_interp_scatter(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
 
+/* Whether the interpreter evaluates op at all; every instruction of another op is refused with
+ * "not supported". Particular cases of an op it runs can still be refused (dynamic shapes,
+ * window reversal, map over a subset of dimensions, types the op is not defined on). */
+int cx_interp_runs_op(cx_op op);
+
 /* Error helpers: "FILE:LINE:COL: error: not supported: <op>: <why>". */
 cxla_status cx_interp_unsupported(cx_interp *st, cx_instr *in, const char *why);
 
