@@ -9,7 +9,8 @@
  * Column reductions (the innermost input dim is kept): a chunk of up to T output elements
  * along that dim keeps its accumulators in a stack array; for every position of the reduced
  * dims the chunk's input row is folded in by an inner loop over the chunk, which vectorises
- * without reassociation (each output still sums in the interpreter's order).
+ * without reassociation (each output sums in sequential order). Long float sums arrive here
+ * already split into chains (passes/reduce_accumulate.c, docs/numerics.md).
  *
  * After the reduction, the epilogue outputs are generated with the reduces overridden by
  * their accumulators; input-shaped outputs are stored while the input is read.

@@ -1,6 +1,6 @@
 /* reduce.c — variadic reduce: N operands, N init values, to_apply(acc_0..acc_N-1, x_0..x_N-1).
  * Each result element starts from the init values and folds in the reduced elements in
- * row-major order of the reduced dimensions (XLA's evaluator order). One pass over the
+ * row-major order of the reduced dimensions (XLA's evaluator order); float sums in double. One pass over the
  * operands in row-major order gives exactly that order for every result element, so the
  * accumulators live in a scalar array indexed by result position. */
 #include <string.h>
@@ -45,6 +45,16 @@ static cxla_status plan_reduce(cx_interp *st, cx_instr *in, cxla_literal *const 
   return CXLA_OK;
 }
 
+/* The numerics policy (docs/numerics.md): a float sum (the reducer adds its accumulator and
+ * the element) accumulates in double and is rounded once, when stored, so the reference is
+ * the correctly rounded sum for any length a test can run, not a sequential f32/bf16 sum
+ * whose error grows with the length (an f32 sum of ones stops at 2^24). Every other reducer
+ * folds in its own type, in order, as XLA's evaluator does. */
+static cxla_type accumulation_type(const cx_apply *f) {
+  int sum = f->op == CX_OP_ADD && f->a != f->b && f->a + f->b == 1;
+  return sum && cx_type_is_float(f->type) ? CXLA_F64 : f->type;
+}
+
 /* Folds every operand element into acc (n arrays of out_elems accumulators, one after the
  * other). The common single-operand reducers skip the call entirely. */
 static cxla_status fold(cx_interp *st, const cx_apply *f, const reduce_plan *p,
@@ -56,6 +66,7 @@ static cxla_status fold(cx_interp *st, const cx_apply *f, const reduce_plan *p,
   cx_scalar args[2 * 64], outs[64];
   int64_t lin = 0;
   if (p->in_elems == 0) return CXLA_OK;
+  cxla_type at = accumulation_type(f);
   do {
     int64_t base = 0;
     for (int d = 0; d < last; d++) base += idx[d] * p->ostride[d];
@@ -64,7 +75,7 @@ static cxla_status fold(cx_interp *st, const cx_apply *f, const reduce_plan *p,
       const void *data = ops[0]->data;
       for (int64_t j = 0; j < inner; j++, lin++) {
         cx_scalar *a = &acc[base + j * ost];
-        *a = cx_scalar_binary(f->op, f->type, *a, cx_scalar_load(t, data, lin));
+        *a = cx_scalar_binary(f->op, at, *a, cx_scalar_load(t, data, lin));
       }
     } else {
       for (int64_t j = 0; j < inner; j++, lin++) {

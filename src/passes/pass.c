@@ -95,6 +95,8 @@ cxla_status cx_pass_pipeline_cpu(cx_pass_ctx *pc, cx_module *m) {
   CX_TRY(cx_pass_run(pc, m, &layout, &ch));
   CX_TRY(cx_pass_run(pc, m, &inline_pass, &ch));
   CX_TRY(cx_pass_fixpoint(pc, m, simplify, CX_ARRAY_LEN(simplify), 8));
+  static const cx_pass accumulate = {"reduce-accumulate", cx_pass_reduce_accumulate};
+  CX_TRY(cx_pass_run(pc, m, &accumulate, &ch));
   static const cx_pass fusion[] = {
       {"fusion", cx_pass_fusion},
       {"multi-output-fusion", cx_pass_multi_output_fusion},

@@ -426,10 +426,13 @@ rg_val rg_reduce_leaf(rg_bounds *bd, const cx_instr *in, rg_red_kind k, rg_val a
     /* every term is an operand element or, in padding, the init value */
     r.lo = i.lo + n * fmin(a.lo, i.lo);
     r.hi = i.hi + n * fmax(a.hi, i.hi);
-    double walk = RED_SLACK * eps * sqrt(n + 1); /* the interpreter rounds each partial sum */
+    /* docs/numerics.md: a reduce sums f16/bf16 in f32 and rounds once (the interpreter in
+     * double, compiled code in f32 chains); reduce-window rounds each partial sum */
+    double acc = in->op == CX_OP_REDUCE && (t == CXLA_F16 || t == CXLA_BF16) ? rg_eps(CXLA_F32) : eps;
+    double walk = RED_SLACK * acc * sqrt(n + 1);
     if ((a.lo >= 0 && i.lo >= 0) || (a.hi <= 0 && i.hi <= 0)) { /* no cancellation */
       r.err = n * a.err + i.err;
-      r.rel = fmax(a.rel, i.rel) + fmin(n * eps, RED_SLACK_SAME_SIGN * eps * sqrt(n + 1)) + eps;
+      r.rel = fmax(a.rel, i.rel) + fmin(n * acc, RED_SLACK_SAME_SIGN * acc * sqrt(n + 1)) + eps;
     } else {
       r.err = n * rg_abs_err(a) + rg_abs_err(i) + walk * (rg_vmag(a) * n + rg_vmag(i));
       r.rel = eps;
