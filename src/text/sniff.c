@@ -22,11 +22,14 @@ static const char other_binary[] =
     "this is binary data, not HLO text (which starts with 'HloModule'); " JAX_HLO
     ", or run with XLA_FLAGS=--xla_dump_to=DIR and take " DUMP_HLO;
 static const char proto_text[] =
-    "this is a protobuf in text format (.pbtxt), not HLO text; dump HLO text with "
+    "this is a protobuf in text format (a .pbtxt or an XLA dump's .debug_options), not HLO text; dump HLO text with "
     "XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_as_text\" and take " DUMP_HLO ", or " JAX_HLO;
 static const char buffer_assignment[] =
     "this is a buffer-assignment dump (*buffer-assignment.txt), not an HLO module; take the module's text "
     "from the same dump folder (XLA: " DUMP_HLO "; cxla --dump-to: DIR/*.hlo)";
+static const char dump_report[] =
+    "this is an XLA dump report (live ranges or memory usage), not an HLO module; take the module's text "
+    "from the same dump folder (" DUMP_HLO ")";
 static const char llvm_ir[] =
     "this is LLVM IR (a compiler dump such as *.ll), not HLO text; " JAX_HLO
     ", or run with XLA_FLAGS=--xla_dump_to=DIR and take " DUMP_HLO;
@@ -73,12 +76,30 @@ const char *cx_sniff_foreign(const char *text, size_t len, const char *filename,
     return other_binary;
   }
   *loc = cx_tok_loc(first);
-  if (tok_is(first, "BufferAssignment")) return buffer_assignment;
-  if (tok_is(first, "module") || tok_is(first, "func.func") || tok_is(first, "builtin.module") ||
-      first->kind == TK_HASH || mentions(text, len, "stablehlo.") || mentions(text, len, "mhlo.") ||
-      mentions(text, len, "func.func"))
+  cx_token second = {TK_EOF, text, 0, 1, 1, NULL};
+  if (first->kind == TK_WORD && !memchr(first->s, '\n', first->len)) {
+    cx_lexer lx;
+    cx_lex_init(&lx, text, len);
+    cx_lex_rewind_after(&lx, first);
+    second = cx_lex_next(&lx);
+  }
+  /* Bare computations ("ENTRY e {", "add {", "%add (x: f32[]) -> f32[] {") read as HLO: only
+   * what their first tokens say may reject them, never their file name or what they mention. */
+  int bare = tok_is(first, "ENTRY") || (first->kind == TK_WORD && (second.kind == TK_LBRACE || second.kind == TK_LPAREN));
+  const char *name = filename && !bare ? filename : "";
+  if (tok_is(first, "BufferAssignment") || strstr(name, "buffer-assignment") ||
+      (tok_is(first, "Total") && tok_is(&second, "bytes")))
+    return buffer_assignment;
+  if (tok_is(first, "HloLiveRange") || (tok_is(first, "Memory") && tok_is(&second, "Space")) ||
+      strstr(name, "-live-range") || strstr(name, "memory-usage-report"))
+    return dump_report;
+  int mlir_words = mentions(text, len, "stablehlo.") || mentions(text, len, "mhlo.") || mentions(text, len, "func.func");
+  if (tok_is(first, "func.func") || tok_is(first, "builtin.module") || first->kind == TK_HASH ||
+      (tok_is(first, "module") && (second.kind != TK_LBRACE || mlir_words)) || (!bare && mlir_words))
     return mlir_text;
-  if (tok_is(first, "hlo_module") || (filename && ends_with(filename, ".pbtxt"))) return proto_text;
+  if ((first->kind == TK_WORD && second.kind == TK_COLON) || (tok_is(first, "hlo_module") && second.kind == TK_LBRACE) ||
+      ends_with(name, ".pbtxt") || ends_with(name, ".debug_options"))
+    return proto_text;
   if (first->kind == TK_ERROR && first->len && first->s[0] == ';' && mentions(text, len, "ModuleID")) return llvm_ir;
   return NULL;
 }

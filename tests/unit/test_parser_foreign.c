@@ -71,6 +71,16 @@ TEST(parser_foreign_dumps) {
   /* cxla's own dump (--dump-to) */
   FOREIGN("BufferAssignment for module m\narena: 0 bytes\n", "m.buffer-assignment.txt",
           "m.buffer-assignment.txt:1:1: error: this is a buffer-assignment dump");
+  /* the other reports of an XLA dump folder, by content and by name */
+  FOREIGN("\nTotal bytes used: 1184 (1.2KiB)\n\nUsed values:\n", "v.txt", "v.txt:2:1: error: this is a buffer-assignment dump");
+  FOREIGN("Used values:\n", "m.cpu_after_optimizations-buffer-assignment-values.txt",
+          "m.cpu_after_optimizations-buffer-assignment-values.txt:1:1: error: this is a buffer-assignment dump");
+  FOREIGN("HloLiveRange (max 12):\n  InstructionSequence:\n", "lr.txt",
+          "lr.txt:1:1: error: this is an XLA dump report (live ranges or memory usage), not an HLO module");
+  FOREIGN("Memory Space: default (color=0)\nTotal bytes: 1184 (1.2KiB)\n", "mem.txt", "mem.txt:1:1: error: this is an XLA dump report");
+  FOREIGN("x\n", "m.cpu_after_optimizations-memory-usage-report.txt", "memory-usage-report.txt:1:1: error: this is an XLA dump report");
+  FOREIGN("xla_cpu_enable_fast_min_max: false\nxla_dump_to: \"/tmp/d\"\n", "module_0001.jit_f.debug_options",
+          "module_0001.jit_f.debug_options:1:1: error: this is a protobuf in text format");
   FOREIGN("; ModuleID = 'm'\nsource_filename = \"m\"\n", "m.ll", "m.ll:1:1: error: this is LLVM IR");
 }
 
@@ -81,6 +91,12 @@ TEST(parser_foreign_not_fooled) {
                    "  ROOT mhlo.x = f32[3]{0} sine(BufferAssignment)\n}\n";
   cxla_module *m = NULL;
   CHECK_OK(cxla_module_parse(test_ctx(), ok, strlen(ok), "ok.hlo", &m));
+  cxla_module_destroy(m);
+  /* a bare computation is never taken for another format, whatever its file name or mentions */
+  const char *bare = "ENTRY e {\n  ROOT x = f32[] parameter(0), metadata={op_name=\"stablehlo.sine in func.func\"}\n}\n";
+  m = NULL;
+  cxla_status st = cxla_module_parse(test_ctx(), bare, strlen(bare), "m-buffer-assignment.txt", &m);
+  CHECK_MSG(st == CXLA_OK || !strstr(cxla_context_errmsg(test_ctx()), "error: this "), "%s", cxla_context_errmsg(test_ctx()));
   cxla_module_destroy(m);
   /* plain text that is none of them keeps the usual message */
   FOREIGN("ENTRY main {\n}\n", "t.hlo", "t.hlo:1:1: error: expected 'HloModule', got 'ENTRY'");
