@@ -39,4 +39,27 @@ int cli_leaves(cxla_literal *lit, cxla_literal **out, int max);
 /* Prints one leaf: all values when small, else the first few and min/max/mean. */
 void cli_print_leaf(FILE *f, int index, cxla_literal *leaf);
 
+/* ---- --check and --check-each (cli_check.c) ---- */
+/* Float tolerance given on the command line; a negative value means the element type's
+ * default (cx_diff_default_tol). Integers and pred always compare exactly. */
+typedef struct cli_tol {
+  double rtol, atol;
+} cli_tol;
+/* Compiles m for backend and runs it once on copies of args; *out is the result. */
+cxla_status cli_execute(cxla_context *ctx, cxla_module *m, const char *backend, int nargs, cxla_literal *const *args,
+                        cxla_literal **out);
+/* Prints one line per result leaf of got (from backend) against want (the interpreter's):
+ * max abs and rel error, the first differing element and both values, then a summary line.
+ * Returns the number of leaves beyond tolerance (*nleaves: all leaves), or -1 after printing
+ * an error. */
+int cli_check(cxla_context *ctx, const char *backend, cxla_literal *got, cxla_literal *want, const cli_tol *tol,
+              int *nleaves);
+/* Compiles each instruction that the ROOT of ENTRY depends on as the ROOT of a copy of m, in
+ * program order, runs it on backend and on the interpreter, and reports the first whose value
+ * is beyond tolerance (its name goes to `first`; "" if none). root_differs: the whole result
+ * already differs (the ROOT itself is then named when nothing before it differs). Returns
+ * CLI_OK, or CLI_FAIL after printing an error. */
+int cli_check_each(cxla_context *ctx, cxla_module *m, const char *backend, int nargs, cxla_literal *const *args,
+                   const cli_tol *tol, int root_differs, char *first, size_t nfirst);
+
 #endif

@@ -1,10 +1,12 @@
 /* cli_compile.c — `cxla compile MODULE.hlo`: parse and compile without running, then print
  * how long each compile phase took (from cxla_executable_compile_stats). With --dump-to=DIR
- * the passes' dumps land in DIR; with --trace=FILE the phases are also in a Chrome trace. */
+ * the passes' dumps land in DIR; with --trace=FILE the phases are also in a Chrome trace.
+ * `cxla compile --list-passes` prints the pipeline's passes (the names --disable-pass takes). */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "cli.h"
+#include "passes/pass.h"
 #include "runtime/flags.h"
 
 static double wall_ms(void) {
@@ -43,9 +45,23 @@ static void print_phases(FILE *f, const char *stats) {
   }
 }
 
+/* One line per step of the pipeline, in the order they run. */
+static int list_passes(void) {
+  static const char *const when[] = {[CX_STEP_ONCE] = "once", [CX_STEP_FIXPOINT] = "fixpoint",
+                                     [CX_STEP_FUSION] = "fusion=on"};
+  int n;
+  const cx_pipeline_step *st = cx_pipeline_cpu_steps(&n);
+  for (int i = 0; i < n; i++) {
+    char tag[64];
+    snprintf(tag, sizeof tag, "%s%s", when[st[i].kind], st[i].required ? ", required" : "");
+    printf("%-20s %-20s %s\n", st[i].pass.name, tag, st[i].desc);
+  }
+  return fflush(stdout) != 0 ? cli_error("cannot write to stdout") : CLI_OK;
+}
+
 int cli_compile(cxla_context *ctx, int argc, char **argv) {
   const char *path = NULL, *backend = NULL;
-  int only_positional = 0;
+  int only_positional = 0, list = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (only_positional || a[0] != '-' || !a[1]) {
@@ -56,6 +72,8 @@ int cli_compile(cxla_context *ctx, int argc, char **argv) {
     } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       cli_print_usage(stdout, "compile");
       return CLI_OK;
+    } else if (!strcmp(a, "--list-passes")) {
+      list = 1;
     } else if (!strncmp(a, "--backend=", 10) || !strcmp(a, "--backend")) {
       if (!a[9] && i + 1 >= argc) return cli_usage_error("compile", "--backend needs a NAME");
       backend = a[9] ? a + 10 : argv[++i];
@@ -66,6 +84,10 @@ int cli_compile(cxla_context *ctx, int argc, char **argv) {
     } else {
       return cli_usage_error("compile", "unknown option '%s'", a);
     }
+  }
+  if (list) {
+    if (path) return cli_usage_error("compile", "--list-passes takes no MODULE.hlo");
+    return list_passes();
   }
   if (!path) return cli_usage_error("compile", "missing MODULE.hlo");
   cxla_module *m = NULL;

@@ -1,7 +1,9 @@
 /* cli_run.c — `cxla run MODULE.hlo [IN.npy ...]`: parse, load or make inputs, compile, run,
  * then print a summary or write one .npy per result leaf. --repeat=N runs N times after one
- * compile and reports min/median/max execution time. */
+ * compile and reports min/median/max execution time; --check and --check-each compare the
+ * result with the interpreter's (cli_check.c). */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,7 +20,21 @@ typedef struct {
   int random, stats;
   uint64_t seed;
   int64_t repeat; /* 0: run once, print no timings */
+  int check, check_each;
+  cli_tol tol;    /* --rtol, --atol (negative: per element type) */
 } run_args;
+
+/* --rtol=X / --atol=X: a finite number >= 0. */
+static int parse_tol(const char *a, size_t prefix, double *out) {
+  const char *s = a[prefix - 1] == '=' ? a + prefix : "";
+  char *end;
+  errno = 0;
+  double v = *s ? strtod(s, &end) : -1;
+  if (!*s || *end || errno || !isfinite(v) || v < 0)
+    return cli_usage_error("run", "%.*s wants a number >= 0, not '%s'", (int)prefix - 1, a, s);
+  *out = v;
+  return CLI_OK;
+}
 
 static int parse_seed(const char *s, uint64_t *seed) {
   char *end;
@@ -59,6 +75,14 @@ static int parse_args(cxla_context *ctx, int argc, char **argv, run_args *r) {
         return cli_usage_error("run", "--random-inputs=SEED wants a non-negative integer, not '%s'", a + 16);
     } else if (!strcmp(a, "--stats")) {
       r->stats = 1;
+    } else if (!strcmp(a, "--check")) {
+      r->check = 1;
+    } else if (!strcmp(a, "--check-each")) {
+      r->check = r->check_each = 1;
+    } else if (!strncmp(a, "--rtol=", 7) || !strcmp(a, "--rtol")) {
+      if (parse_tol(a, 7, &r->tol.rtol) != CLI_OK) return CLI_USAGE;
+    } else if (!strncmp(a, "--atol=", 7) || !strcmp(a, "--atol")) {
+      if (parse_tol(a, 7, &r->tol.atol) != CLI_OK) return CLI_USAGE;
     } else if (!strncmp(a, "--repeat=", 9) || !strcmp(a, "--repeat")) {
       uint64_t n = 0;
       if (!a[8] || !parse_seed(a + 9, &n) || n < 1 || n > 1000000000)
@@ -74,6 +98,11 @@ static int parse_args(cxla_context *ctx, int argc, char **argv, run_args *r) {
   if (!r->module) return cli_usage_error("run", "missing MODULE.hlo");
   if (r->random && r->ninputs)
     return cli_usage_error("run", "--random-inputs makes every input; do not also give .npy files");
+  if ((r->tol.rtol >= 0 || r->tol.atol >= 0) && !r->check)
+    return cli_usage_error("run", "--rtol and --atol are tolerances of --check and --check-each");
+  if (r->check && (!r->backend || !strcmp(r->backend, "interp")))
+    return cli_usage_error("run", "--check%s compares a backend with the interpreter: give --backend=cpu",
+                           r->check_each ? "-each" : "");
   return CLI_OK;
 }
 
@@ -182,6 +211,28 @@ static int emit_result(cxla_context *ctx, const run_args *r, cxla_literal *resul
   return rc;
 }
 
+/* --check: the interpreter on the same inputs, leaf by leaf; --check-each then looks for the
+ * first instruction that differs. Exit 1 with one line on stderr when anything differs. */
+static int check(cxla_context *ctx, cxla_module *m, const run_args *r, const char *backend, cxla_literal **args,
+                 int nparams, cxla_literal *result) {
+  cxla_literal *want = NULL;
+  if (cli_execute(ctx, m, "interp", nparams, args, &want) != CXLA_OK) return cli_lib_error(ctx);
+  int nleaves = 0, nbad = cli_check(ctx, backend, result, want, &r->tol, &nleaves);
+  cxla_literal_destroy(want);
+  if (nbad < 0) return CLI_FAIL;
+  char first[256] = "";
+  fflush(stdout);
+  if (r->check_each && cli_check_each(ctx, m, backend, nparams, args, &r->tol, nbad > 0, first, sizeof first) != CLI_OK)
+    return CLI_FAIL;
+  if (fflush(stdout) != 0) return cli_error("cannot write to stdout");
+  if (nbad)
+    return cli_error("%s differs from interp beyond tolerance in %d of %d result lea%s%s%s%s", backend, nbad, nleaves,
+                     nleaves == 1 ? "f" : "ves", first[0] ? " (first differing instruction: " : "", first,
+                     first[0] ? ")" : "");
+  if (first[0]) return cli_error("%s differs from interp beyond tolerance at instruction %s", backend, first);
+  return CLI_OK;
+}
+
 static double wall_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -223,6 +274,7 @@ static cxla_status execute_timed(cxla_executable *e, int nparams, cxla_buffer **
 int cli_run(cxla_context *ctx, int argc, char **argv) {
   run_args r;
   memset(&r, 0, sizeof r);
+  r.tol.rtol = r.tol.atol = -1;
   r.inputs = calloc((size_t)argc, sizeof *r.inputs);
   if (!r.inputs) return cli_error("out of memory");
   int rc = parse_args(ctx, argc, argv, &r);
@@ -263,7 +315,8 @@ int cli_run(cxla_context *ctx, int argc, char **argv) {
   cxla_buffer_destroy(res);
   for (int i = 0; i < nparams; i++) cxla_buffer_destroy(bufs[i]);
   free(bufs);
-  if (rc == CLI_OK) rc = emit_result(ctx, &r, result);
+  if (rc == CLI_OK && (r.out_dir || !r.check)) rc = emit_result(ctx, &r, result);
+  if (rc == CLI_OK && r.check) rc = check(ctx, m, &r, opts.backend, args, nparams, result);
 done:
   cxla_literal_destroy(result);
   for (int i = 0; args && i < nparams; i++) cxla_literal_destroy(args[i]);

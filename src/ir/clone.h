@@ -10,5 +10,11 @@ int cx_attrs_copy(cx_module *m, cx_attrs *to, const cx_attrs *from);
 cx_instr *cx_instr_clone(cx_comp *dst, const cx_instr *src, cx_instr *const *ops);
 /* A deep copy of a module (ids and names preserved). NULL on OOM. */
 cx_module *cx_module_clone(cx_module *src);
+/* A deep copy whose ENTRY returns other values: the ENTRY instruction with id ids[0] when n is
+ * 1, else a new tuple of the n instructions with those ids (ids as in src). What the new root
+ * does not use is dropped, except parameters, so the copy takes the same arguments. NULL with
+ * the context's error set: OOM, or CXLA_ERR_INVALID_ARGUMENT for an id that names no ENTRY
+ * instruction. */
+cx_module *cx_module_clone_rooted(cx_module *src, const int *ids, int n);
 
 #endif

@@ -1,5 +1,6 @@
 /* pass.c — the pass manager: runs passes timed, verified and dumped, repeats a list to a fixed
- * point, and defines the CPU pipeline. */
+ * point, and defines the CPU pipeline as a table (which --disable-pass and
+ * `cxla compile --list-passes` read). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,34 +81,116 @@ cxla_status cx_pass_fixpoint(cx_pass_ctx *pc, cx_module *m, const cx_pass *passe
   return CXLA_OK;
 }
 
-cxla_status cx_pass_pipeline_cpu(cx_pass_ctx *pc, cx_module *m) {
-  static const cx_pass inline_pass = {"inline", cx_pass_inline_calls};
-  static const cx_pass simplify[] = {
-      {"simplify", cx_pass_simplify},
-      {"fold", cx_pass_fold_constants},
-      {"cse", cx_pass_cse},
-      {"dce", cx_pass_dce},
-  };
-  static const cx_pass dce = {"dce", cx_pass_dce};
-  /* first: every later pass and the emitter may then ignore layouts */
-  static const cx_pass layout = {"layout", cx_pass_layout};
-  int ch;
-  CX_TRY(cx_pass_run(pc, m, &layout, &ch));
-  CX_TRY(cx_pass_run(pc, m, &inline_pass, &ch));
-  CX_TRY(cx_pass_fixpoint(pc, m, simplify, CX_ARRAY_LEN(simplify), 8));
-  static const cx_pass accumulate = {"reduce-accumulate", cx_pass_reduce_accumulate};
-  CX_TRY(cx_pass_run(pc, m, &accumulate, &ch));
-  static const cx_pass fusion[] = {
-      {"fusion", cx_pass_fusion},
-      {"multi-output-fusion", cx_pass_multi_output_fusion},
-      {"row-fusion", cx_pass_row_fusion},
-      {"dot-epilogue-fusion", cx_pass_dot_epilogue_fusion},
-  };
-  static const cx_pass wrap = {"wrap-singletons", cx_pass_wrap_singletons};
-  if (!pc->flags || pc->flags->fusion) {
-    for (int i = 0; i < CX_ARRAY_LEN(fusion); i++) CX_TRY(cx_pass_run(pc, m, &fusion[i], &ch));
-  } else {
-    CX_TRY(cx_pass_run(pc, m, &wrap, &ch));
+/* The CPU pipeline as data, in the order it runs. Consecutive CX_STEP_FIXPOINT rows repeat
+ * together until a round changes nothing; CX_STEP_FUSION rows run only with --fusion=on.
+ * A required row is what the emitter relies on (--disable-pass refuses it): layout leaves no
+ * bitcast or layout behind, and wrap-singletons gives every op that needs a kernel a fusion of
+ * its own. After the fusion pass it finds nothing left to wrap; it runs anyway, so that
+ * --fusion=off and a disabled "fusion" both still leave a module the backend can compile. */
+static const cx_pipeline_step cpu_steps[] = {
+    {{"layout", cx_pass_layout}, CX_STEP_ONCE, 1,
+     "rewrites every bitcast as logical ops, then drops all layouts (runs first)"},
+    {{"inline", cx_pass_inline_calls}, CX_STEP_ONCE, 0, "replaces every call by a copy of its callee's instructions"},
+    {{"simplify", cx_pass_simplify}, CX_STEP_FIXPOINT, 0,
+     "algebraic simplification: identities, no-op shape ops, reduce and shape rewrites"},
+    {{"fold", cx_pass_fold_constants}, CX_STEP_FIXPOINT, 0,
+     "evaluates instructions whose operands are all constants (with the interpreter)"},
+    {{"cse", cx_pass_cse}, CX_STEP_FIXPOINT, 0, "merges identical instructions"},
+    {{"dce", cx_pass_dce}, CX_STEP_FIXPOINT, 0, "removes instructions nothing uses"},
+    {{"reduce-accumulate", cx_pass_reduce_accumulate}, CX_STEP_ONCE, 0,
+     "float sums: 16-bit data summed in f32, sums of over 32768 elements as a tree (docs/numerics.md)"},
+    {{"fusion", cx_pass_fusion}, CX_STEP_FUSION, 0,
+     "loop and input fusion: producers into their consumers, dot epilogues, constants"},
+    {{"wrap-singletons", cx_pass_wrap_singletons}, CX_STEP_ONCE, 1,
+     "a single-op fusion for every op that still needs a kernel (all of them with --fusion=off)"},
+    {{"multi-output-fusion", cx_pass_multi_output_fusion}, CX_STEP_FUSION, 0,
+     "producer and consumer, or siblings reading one operand, become one multi-output fusion"},
+    {{"row-fusion", cx_pass_row_fusion}, CX_STEP_FUSION, 0,
+     "a row reduction and the fusion that reads it once per row become one kernel"},
+    {{"dot-epilogue-fusion", cx_pass_dot_epilogue_fusion}, CX_STEP_FUSION, 0,
+     "a dot and the elementwise ops on its result become one fusion (GEMM, then epilogue)"},
+    {{"dce", cx_pass_dce}, CX_STEP_ONCE, 0, "removes instructions nothing uses"},
+};
+
+const cx_pipeline_step *cx_pipeline_cpu_steps(int *n) {
+  *n = CX_ARRAY_LEN(cpu_steps);
+  return cpu_steps;
+}
+
+/* Whether `name` is an item of the comma-separated list. */
+static int listed(const char *list, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = list; p && *p;) {
+    size_t len = strcspn(p, ",");
+    if (len == n && !strncmp(p, name, n)) return 1;
+    p += len + (p[len] == ',');
   }
-  return cx_pass_run(pc, m, &dce, &ch);
+  return 0;
+}
+
+static const cx_pipeline_step *find_step(const char *name, size_t len) {
+  for (int i = 0; i < CX_ARRAY_LEN(cpu_steps); i++)
+    if (strlen(cpu_steps[i].pass.name) == len && !strncmp(cpu_steps[i].pass.name, name, len)) return &cpu_steps[i];
+  return NULL;
+}
+
+/* "a, b, c": the pipeline's pass names that are (required) or are not, each once. */
+static void list_names(cx_sb *sb, int required) {
+  int k = 0;
+  for (int i = 0; i < CX_ARRAY_LEN(cpu_steps); i++) {
+    const cx_pipeline_step *s = &cpu_steps[i];
+    if (s->required != required || find_step(s->pass.name, strlen(s->pass.name)) != s) continue;
+    cx_sb_printf(sb, "%s%s", k++ ? ", " : "", s->pass.name);
+  }
+}
+
+cxla_status cx_pipeline_check_disabled(cxla_context *ctx, const char *list) {
+  for (const char *p = list ? list : ""; *p;) {
+    size_t len = strcspn(p, ",");
+    const cx_pipeline_step *s = len ? find_step(p, len) : NULL;
+    if (!s || s->required) {
+      cx_sb names;
+      cx_sb_init(&names);
+      list_names(&names, 0);
+      cx_sb_puts(&names, " (required: ");
+      list_names(&names, 1);
+      cx_sb_putc(&names, ')');
+      cxla_status st;
+      if (s)
+        st = cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT,
+                      "flag --disable-pass: pass '%s' is required (the backend cannot compile without it); "
+                      "passes that may be disabled: %s",
+                      s->pass.name, names.buf ? names.buf : "");
+      else
+        st = cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT,
+                      "flag --disable-pass: unknown pass '%.*s'; passes that may be disabled: %s", (int)len, p,
+                      names.buf ? names.buf : "");
+      cx_sb_free(&names);
+      return st;
+    }
+    p += len + (p[len] == ',');
+  }
+  return CXLA_OK;
+}
+
+cxla_status cx_pass_pipeline_cpu(cx_pass_ctx *pc, cx_module *m) {
+  const char *off = pc->flags ? pc->flags->disable_pass : NULL;
+  int fusion = !pc->flags || pc->flags->fusion;
+  cx_pass group[CX_ARRAY_LEN(cpu_steps)];
+  int ch;
+  for (int i = 0; i < CX_ARRAY_LEN(cpu_steps);) {
+    const cx_pipeline_step *s = &cpu_steps[i];
+    if (s->kind == CX_STEP_FIXPOINT) {
+      int n = 0;
+      for (; i < CX_ARRAY_LEN(cpu_steps) && cpu_steps[i].kind == CX_STEP_FIXPOINT; i++)
+        if (!listed(off, cpu_steps[i].pass.name)) group[n++] = cpu_steps[i].pass;
+      if (n) CX_TRY(cx_pass_fixpoint(pc, m, group, n, 8));
+      continue;
+    }
+    i++;
+    if (s->kind == CX_STEP_FUSION && !fusion) continue;
+    if (!s->required && listed(off, s->pass.name)) continue;
+    CX_TRY(cx_pass_run(pc, m, &s->pass, &ch));
+  }
+  return CXLA_OK;
 }

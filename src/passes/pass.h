@@ -48,9 +48,27 @@ cxla_status cx_pass_dot_epilogue_fusion(cx_module *m, int *changed); /* fusion_d
 /* --fusion=off: every op that needs memory becomes its own single-op fusion. */
 cxla_status cx_pass_wrap_singletons(cx_module *m, int *changed);    /* fusion_wrap.c */
 
+/* One row of a pipeline table. */
+typedef enum cx_step_kind {
+  CX_STEP_ONCE,     /* runs once */
+  CX_STEP_FIXPOINT, /* consecutive FIXPOINT rows repeat together until nothing changes */
+  CX_STEP_FUSION,   /* runs once, only with --fusion=on */
+} cx_step_kind;
+typedef struct cx_pipeline_step {
+  cx_pass pass;
+  cx_step_kind kind;
+  int required;     /* the backend cannot compile without it: --disable-pass refuses it */
+  const char *desc; /* one line for `cxla compile --list-passes` */
+} cx_pipeline_step;
+
 /* The standard pipeline before code generation (simplification fixpoint then fusion or
- * singleton wrapping per flags). */
+ * singleton wrapping per flags), skipping the passes named by --disable-pass. */
 cxla_status cx_pass_pipeline_cpu(cx_pass_ctx *pc, cx_module *m);
+/* Its steps in the order they run (a pass may appear twice: dce); *n receives the count. */
+const cx_pipeline_step *cx_pipeline_cpu_steps(int *n);
+/* Checks a --disable-pass value ("simplify,cse"): CXLA_ERR_INVALID_ARGUMENT naming an unknown
+ * or required pass and listing those that may be disabled. */
+cxla_status cx_pipeline_check_disabled(cxla_context *ctx, const char *list);
 
 /* GraphViz rendering of a module: fusions as clusters, control-flow computations as
  * subgraphs. */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "passes/pass.h"
 #include "runtime/flags.h"
 
 typedef enum { F_BOOL, F_INT, F_STR } flag_kind;
@@ -14,6 +15,7 @@ typedef struct {
   int64_t lo, hi;
   const char *help;
   int runtime_only; /* does not change what compiles: left out of executable-cache keys */
+  cxla_status (*check)(cxla_context *ctx, const char *value); /* F_STR: refuses a bad value */
 } flag_def;
 
 #define OFF(f) offsetof(cx_flags, f)
@@ -26,6 +28,9 @@ static const flag_def defs[] = {
     {"dump-to", F_STR, OFF(dump_to), 0, 0, "DIR: write HLO text and GraphViz after each pass"},
     {"dump-pass-re", F_STR, OFF(dump_pass_re), 0, 0, "REGEX: only dump passes matching it"},
     {"trace", F_STR, OFF(trace), 0, 0, "FILE: write a Chrome trace of compile phases and kernels", 1},
+    {"disable-pass", F_STR, OFF(disable_pass), 0, 0,
+     "NAME[,NAME]: skip passes of the cpu pipeline (see cxla compile --list-passes)", 0,
+     cx_pipeline_check_disabled},
 };
 
 void cx_flags_init(cx_flags *f) {
@@ -127,7 +132,11 @@ static cxla_status set_one(cxla_context *ctx, cx_flags *f, const char *tok, size
     else *(int *)slot = (int)x;
   } else {
     if (!v || !*v) st = cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "flag --%s wants a value", d->name);
-    else { cx_free(*(char **)slot); *(char **)slot = v; v = NULL; }
+    else if (!d->check || (st = d->check(ctx, v)) == CXLA_OK) {
+      cx_free(*(char **)slot);
+      *(char **)slot = v;
+      v = NULL;
+    }
   }
   cx_free(v);
   return st;

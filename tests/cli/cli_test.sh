@@ -287,5 +287,112 @@ run_cxla run loop.hlo --max-loop-iterations=5; expect_error err_runtime_loop_lim
 run_cxla run one.hlo --random-inputs --threads=3 --stats
 [ "$rc" = 0 ] && grep -q "^compile: .*verify=" err.txt && ok run_stats || bad run_stats "exit $rc: $(cat err.txt)"
 
+# ---- --check, --check-each, --disable-pass, --list-passes ----
+run_cxla run --help;        expect help_run_check 0 out "--check-each"
+run_cxla run --help;        expect help_run_tolerance 0 out "--rtol=X, --atol=X"
+run_cxla compile --help;    expect help_compile_list_passes 0 out "--list-passes"
+run_cxla --help;            expect help_flag_disable_pass 0 out "--disable-pass=NAME[,NAME]"
+run_cxla run addmul.hlo x.npy y.npy --backend=cpu --check
+expect check_ok_leaf0 0 out "[0] f32[2,3] ok: max abs err 0, max rel err 0 (rtol 1e-05, atol 1e-06)"
+expect check_ok_leaf1 0 out "[1] f32[2,3] ok: "
+expect check_ok_summary 0 out "check: ok: all 2 result leaves match interp within tolerance"
+if grep -qF "{{1.5" out.txt || [ -s err.txt ]; then bad check_ok_no_summary "$(cat out.txt err.txt)"; else ok check_ok_no_summary; fi
+run_cxla run addmul.hlo x.npy y.npy --check; expect usage_check_needs_backend 2 err "--check compares a backend with the interpreter"
+run_cxla run addmul.hlo x.npy y.npy --backend=cpu --rtol=-1 --check; expect usage_check_bad_rtol 2 err "--rtol wants a number >= 0, not '-1'"
+run_cxla run addmul.hlo x.npy y.npy --backend=cpu --atol; expect usage_check_empty_atol 2 err "--atol wants a number >= 0"
+run_cxla run addmul.hlo x.npy y.npy --backend=cpu --rtol=0; expect usage_tol_without_check 2 err "--rtol and --atol are tolerances of --check"
+run_cxla run addmul.hlo x.npy y.npy --backend=cpu --check --out checked
+expect check_with_out 0 out "wrote checked/1.npy f32[2,3]"
+expect check_with_out_lines 0 out "check: ok: all 2 result leaves"
+
+# Rows of 8192 squares summed: the cpu backend sums a row in f32 partial sums (XLA allows
+# reassociation), the interpreter in double, rounded once (docs/numerics.md), so the sums
+# differ in their last bits: within the default tolerance, beyond rtol=0 atol=0. The squares
+# themselves are exact on both.
+cat >rowsum.hlo <<'EOF3'
+HloModule rowsum
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY main {
+  x = f32[2,3,8192]{2,1,0} parameter(0)
+  sq = f32[2,3,8192]{2,1,0} multiply(x, x)
+  zero = f32[] constant(0)
+  sums = f32[2,3]{1,0} reduce(sq, zero), dimensions={2}, to_apply=add
+  ROOT n = f32[2,3]{1,0} negate(sums)
+}
+EOF3
+run_cxla run rowsum.hlo --random-inputs=5 --backend=cpu --check
+expect check_rounding_within_default 0 out "check: ok: the 1 result leaf matches interp within tolerance"
+grep -q '^\[0\] f32\[2,3\] ok: max abs err [0-9.e-]*, max rel err [0-9.e-]* (rtol 1e-05, atol 1e-06); [1-6] of 6 elements differ, first at \[[01],[0-2]\]: cpu -[0-9.]*, interp -[0-9.]*$' out.txt \
+  && ok check_rounding_reports_difference || bad check_rounding_reports_difference "$(cat out.txt)"
+run_cxla run rowsum.hlo --random-inputs=5 --backend=cpu --check --rtol=0 --atol=0
+expect check_mismatch_summary 1 out "check: MISMATCH: 1 of 1 result leaf differs from interp beyond tolerance"
+grep -q '^\[0\] f32\[2,3\] MISMATCH: max abs err [0-9.e-]*, max rel err [0-9.e-]* (rtol 0, atol 0); [1-6] of 6 elements beyond tolerance, first at \[[01],[0-2]\]: cpu -[0-9.]*, interp -[0-9.]*$' out.txt \
+  && ok check_mismatch_leaf_line || bad check_mismatch_leaf_line "$(cat out.txt)"
+[ "$(wc -l <err.txt)" = 1 ] && grep -qF "cxla: error: cpu differs from interp beyond tolerance in 1 of 1 result leaf" err.txt \
+  && ok check_mismatch_one_error_line || bad check_mismatch_one_error_line "$(cat err.txt)"
+run_cxla run rowsum.hlo --random-inputs=5 --backend=cpu --check-each --rtol=0 --atol=0
+expect check_each_names_first 1 out "check-each: first instruction beyond tolerance (2 of 2): sums = f32[2,3] reduce(sq, zero), rowsum.hlo:13"
+expect check_each_counts 1 out "check-each: comparing 2 instructions of ENTRY with interp, each compiled for cpu as the ROOT"
+grep -q '^  \[0\] f32\[2,3\] MISMATCH: .*first at \[[01],[0-2]\]: cpu ' out.txt && ok check_each_leaf_line || bad check_each_leaf_line "$(cat out.txt)"
+expect check_each_error_names_instruction 1 err "(first differing instruction: sums)"
+run_cxla run rowsum.hlo --random-inputs=5 --backend=cpu --check-each
+expect check_each_all_match 0 out "check-each: all 2 instructions match interp within tolerance"
+
+run_cxla compile --list-passes
+expect list_passes_layout_first 0 out "layout"
+head -1 out.txt | grep -q '^layout  *once, required  *[a-z]' && ok list_passes_first_line || bad list_passes_first_line "$(head -3 out.txt)"
+grep -q '^wrap-singletons  *once, required ' out.txt && grep -q '^simplify  *fixpoint  *[a-z]' out.txt \
+  && grep -q '^fusion  *fusion=on  *[a-z]' out.txt && [ "$(grep -c '^dce ' out.txt)" = 2 ] \
+  && ok list_passes_lines || bad list_passes_lines "$(cat out.txt)"
+run_cxla compile --list-passes addmul.hlo; expect usage_list_passes_module 2 err "--list-passes takes no MODULE.hlo"
+run_cxla run addmul.hlo x.npy y.npy --backend=cpu --disable-pass=simplify,frob
+expect usage_disable_unknown 2 err "flag --disable-pass: unknown pass 'frob'; passes that may be disabled: inline, simplify, fold, cse, dce,"
+run_cxla run addmul.hlo x.npy y.npy --backend=cpu --disable-pass=layout
+expect usage_disable_required 2 err "pass 'layout' is required"
+CXLA_FLAGS=--disable-pass=wrap-singletons "$CXLA" run addmul.hlo x.npy y.npy --backend=cpu >out.txt 2>err.txt; rc=$?
+expect_error err_env_disable_required "CXLA_FLAGS: flag --disable-pass: pass 'wrap-singletons' is required"
+# Shape ops the simplifier would remove: with simplification (or everything that may be) off,
+# the cpu backend still compiles them and gets x + y.
+cat >noops.hlo <<'EOF3'
+HloModule noops
+
+ENTRY main {
+  x = f32[2,3]{1,0} parameter(0)
+  y = f32[2,3]{1,0} parameter(1)
+  r = f32[3,2]{1,0} reshape(x)
+  r2 = f32[2,3]{1,0} reshape(r)
+  t = f32[3,2]{1,0} transpose(r2), dimensions={1,0}
+  t2 = f32[2,3]{1,0} transpose(t), dimensions={1,0}
+  one = f32[] constant(1)
+  ones = f32[2,3]{1,0} broadcast(one), dimensions={}
+  m = f32[2,3]{1,0} multiply(t2, ones)
+  ROOT a = f32[2,3]{1,0} add(m, y)
+}
+EOF3
+run_cxla run noops.hlo x.npy y.npy --backend=cpu --disable-pass=simplify
+expect disable_simplify_result 0 out "[0] f32[2,3] {{1.5, 2.5, 3.5}, {3, 4, 5}}"
+ALL_OPTIONAL=$("$CXLA" compile --list-passes | grep -v required | awk '{print $1}' | sort -u | paste -sd, -)
+case ",$ALL_OPTIONAL," in *,layout,*|*,wrap-singletons,*|*,,*) bad list_passes_optional "$ALL_OPTIONAL" ;;
+  *,simplify,*) case ",$ALL_OPTIONAL," in *,fusion,*) ok list_passes_optional ;; *) bad list_passes_optional "$ALL_OPTIONAL" ;; esac ;;
+  *) bad list_passes_optional "$ALL_OPTIONAL" ;; esac
+run_cxla run noops.hlo x.npy y.npy --backend=cpu --disable-pass=$ALL_OPTIONAL
+expect disable_all_optional_result 0 out "[0] f32[2,3] {{1.5, 2.5, 3.5}, {3, 4, 5}}"
+CXLA_FLAGS="--disable-pass=$ALL_OPTIONAL" "$CXLA" run rowsum.hlo --random-inputs=5 --backend=cpu --check >out.txt 2>err.txt; rc=$?
+expect disable_all_optional_check 0 out "check: ok: the 1 result leaf matches interp within tolerance"
+# Disabling fusion leaves each op its own kernel (wrap-singletons runs instead), as --fusion=off
+# does; with fusion on, wrap-singletons finds nothing left and writes no dump.
+run_cxla compile noops.hlo --backend=cpu --disable-pass=fusion --dump-to=dis_fusion
+if [ "$rc" = 0 ] && ls dis_fusion | grep -q '\.wrap-singletons\.hlo$' && ! ls dis_fusion | grep -q '\.fusion\.hlo$'; then
+  ok disable_fusion_wraps_singletons; else bad disable_fusion_wraps_singletons "exit $rc: $(ls dis_fusion 2>&1)"; fi
+run_cxla compile noops.hlo --backend=cpu --dump-to=with_fusion
+if [ "$rc" = 0 ] && ls with_fusion | grep -q '\.fusion\.hlo$' && ! ls with_fusion | grep -q 'wrap-singletons'; then
+  ok fusion_leaves_nothing_to_wrap; else bad fusion_leaves_nothing_to_wrap "exit $rc: $(ls with_fusion 2>&1)"; fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
