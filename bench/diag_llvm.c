@@ -1,5 +1,5 @@
 /* diag_llvm.c — where cxla's compile time goes inside LLVM, outside cxla: takes the IR cxla
- * hands to LLVM (DIR/<module>.ir-before-opt.ll from `cxla compile M.hlo --backend=cpu
+ * hands to LLVM (DIR/module_NNNN.<module>.ir-before-opt.ll from `cxla compile M.hlo --backend=cpu
  * --dump-to=DIR`) and times the optimisation pipeline and object code generation for the host
  * under several settings, each on a fresh parse of the file (best of N, thread CPU time). The
  * file holds several modules (the sequencer's and the kernel shards cxla compiles in
@@ -7,7 +7,7 @@
  *
  *   cc -std=c11 -O2 $(llvm-config-19 --cflags) bench/diag_llvm.c -o diag_llvm \
  *      $(llvm-config-19 --ldflags) -lLLVM-19
- *   ./diag_llvm /tmp/d/jit_mlp.ir-before-opt.ll [reps]
+ *   ./diag_llvm /tmp/d/module_0000.jit_mlp.ir-before-opt.ll [reps]
  *
  * Built by bench/run.sh as BUILD/diag_llvm. A diagnostic for the backend's owners, not a
  * benchmark; cxla's own JIT adds ORC linking on top of the codegen numbers here. */

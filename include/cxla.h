@@ -364,8 +364,14 @@ cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *
                                     cxla_buffer **result);
 /* Wall-clock milliseconds of each compile phase, as "name=ms" pairs joined by spaces:
  * "parse=0.412 verify=0.051 clone=0.020" (parse only for modules from text), then the
- * backend's own phases. Valid while e lives. */
+ * backend's own phases (cpu: passes, buffers, emit, llvm, link; llvm is the wall clock of
+ * optimising and generating code on all compile threads). Valid while e lives. */
 const char *cxla_executable_compile_stats(cxla_executable *e);
+/* What the compile produced, as "name=N" pairs: for cpu "kernels=12 gemms=3 convolutions=0
+ * copies=1 fallbacks=0 llvm_threads=2 llvm_modules=5 opt_cpu_ms=31 codegen_cpu_ms=40" (the
+ * last two: LLVM's time summed over its threads), then "cache=hit|miss|off". Valid while e
+ * lives. */
+const char *cxla_executable_compile_counts(cxla_executable *e);
 
 /* Buffers live on the executable's device (host memory for interp and cpu). backend NULL
  * means "interp". from_literal and to_literal copy. */

@@ -106,6 +106,7 @@ int cli_compile(cxla_context *ctx, int argc, char **argv) {
     char buf[32];
     printf("compiled %s for %s in %s (parse not included)\n", path, opts.backend, cli_format_ms(t1 - t0, buf, sizeof buf));
     print_phases(stdout, cxla_executable_compile_stats(e));
+    print_phases(stdout, cxla_executable_compile_counts(e));
     if (fflush(stdout) != 0) rc = cli_error("cannot write to stdout");
   }
   cxla_executable_destroy(e);

@@ -301,7 +301,8 @@ int cli_run(cxla_context *ctx, int argc, char **argv) {
   double t0 = wall_ms();
   if (cxla_compile(m, &opts, &e) != CXLA_OK) { rc = cli_lib_error(ctx); goto done; }
   double compile_ms = wall_ms() - t0;
-  if (r.stats) fprintf(stderr, "compile: %s\n", cxla_executable_compile_stats(e));
+  if (r.stats)
+    fprintf(stderr, "compile: %s\ncounts: %s\n", cxla_executable_compile_stats(e), cxla_executable_compile_counts(e));
   if (!(args = calloc((size_t)(nparams ? nparams : 1), sizeof *args))) { rc = cli_error("out of memory"); goto done; }
   if ((rc = make_inputs(ctx, m, &r, args, nparams)) != CLI_OK) goto done;
   cxla_buffer **bufs = calloc((size_t)(nparams ? nparams : 1), sizeof *bufs);

@@ -55,7 +55,7 @@ void cli_print_usage(FILE *f, const char *cmd) {
             "  --random-inputs[=SEED]       fill every parameter with seeded random values: floats\n"
             "                               uniform in [-1, 1), signed ints in [-8, 8), unsigned\n"
             "                               ints in [0, 16), pred 0/1 (SEED: default 0)\n"
-            "  --stats                      print compile phase timings (ms) on stderr\n"
+            "  --stats                      print compile phase timings (ms) and counts on stderr\n"
             "  --repeat=N                   compile once, execute N times, and print the compile\n"
             "                               time and the execution times (min, median, max) on\n"
             "                               stderr; the result of the last run is printed\n"

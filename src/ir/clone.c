@@ -109,6 +109,9 @@ cx_module *cx_module_clone(cx_module *src) {
   cx_comp **mapped = cx_calloc((size_t)(src->ncomps ? src->ncomps : 1), sizeof *mapped);
   int ok = mapped && m->filename;
   for (int i = 0; ok && i < src->nraw; i++) ok = cx_attr_add_raw(m, &m->nraw, &m->raw, src->raw[i].key, src->raw[i].value);
+  for (int t = 0; t < CX_FRAME_TABLES; t++)
+    for (int i = 0; ok && i < src->nframes[t]; i++)
+      ok = cx_attr_add_raw(m, &m->nframes[t], &m->frames[t], src->frames[t][i].key, src->frames[t][i].value);
   for (int i = 0; ok && i < src->ncomps; i++) {
     mapped[i] = clone_comp(m, src, src->comps[i], mapped);
     ok = mapped[i] && cx_module_add_comp(m, mapped[i]);

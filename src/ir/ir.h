@@ -65,6 +65,10 @@ typedef enum cx_cmp_type {
   CX_CMP_FLOAT, CX_CMP_TOTALORDER, CX_CMP_SIGNED, CX_CMP_UNSIGNED
 } cx_cmp_type;
 
+/* The module-level debug tables, in the order XLA prints them. */
+enum { CX_FRAME_FILES, CX_FRAME_FUNCTIONS, CX_FRAME_LOCATIONS, CX_FRAME_STACKS, CX_FRAME_TABLES };
+extern const char *const cx_frame_table_names[CX_FRAME_TABLES];
+
 /* An attribute the IR does not model; kept verbatim so the printer can write it back. */
 typedef struct cx_raw_attr {
   const char *key, *value;
@@ -140,6 +144,11 @@ struct cxla_module {
   int next_id;
   int nraw;                 /* header attributes (entry_computation_layout, ...) */
   cx_raw_attr *raw;
+  /* The debug tables newer dumps carry (FileNames, FunctionNames, FileLocations,
+   * StackFrames), entry by entry: key the id, value its text ("x.py" or {...}); metadata's
+   * stack_frame_id points into them (ir/metadata.h). */
+  int nframes[CX_FRAME_TABLES];
+  cx_raw_attr *frames[CX_FRAME_TABLES];
   int nlits;
   int64_t litcap;
   cxla_literal **lits;      /* constants' literals, freed with the module */

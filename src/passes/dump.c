@@ -1,9 +1,13 @@
 /* dump.c — --dump-to=DIR: after each pass that matches --dump-pass-re (a POSIX extended
- * regex, matched anywhere in the pass name), writes DIR/<module>.<NN>.<pass>.hlo (HLO text),
- * .dot (GraphViz) and, when GraphViz `dot` is on PATH, .svg. NN counts dumps in pipeline order
- * so the files sort in the order the module went through the passes. */
+ * regex, matched anywhere in the pass name), writes DIR/<prefix>.<NN>.<pass>.hlo (HLO text)
+ * and .dot (GraphViz), as --dump-format says; with svg, GraphViz renders every .dot once the
+ * compile is done. NN counts dumps in pipeline order so the files sort in the order the module
+ * went through the passes; <prefix> is module_NNNN.<module>, new for every compile (XLA's
+ * naming), so no compile overwrites another's files. DIR/<prefix>.passes.txt lists every pass
+ * run with its time. Time spent here is counted in pc->dump_ms, never in a pass's time. */
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <regex.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -14,6 +18,7 @@
 #include <unistd.h>
 #include "passes/pass.h"
 #include "text/hlo.h"
+#include "util/file.h"
 
 extern char **environ;
 
@@ -84,12 +89,10 @@ static int find_dot(char *out, size_t n) {
   return 0;
 }
 
-/* Renders the .svg with `dot` if it is installed; every failure is silent (the .dot is there,
- * and GraphViz is optional). The child gets its arguments directly, never through a shell, so
- * odd characters in paths are harmless. */
-static void render_svg(const char *dot_path, const char *svg_path) {
-  char exe[4096];
-  if (!find_dot(exe, sizeof exe)) return;
+/* Renders the .svg with `dot`; every failure is silent (the .dot is there, and GraphViz is
+ * optional). The child gets its arguments directly, never through a shell, so odd characters
+ * in paths are harmless. */
+static void render_svg(const char *exe, const char *dot_path, const char *svg_path) {
   posix_spawn_file_actions_t fa;
   if (posix_spawn_file_actions_init(&fa) != 0) return;
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -105,59 +108,161 @@ static void render_svg(const char *dot_path, const char *svg_path) {
 }
 
 /* Keeps file names portable: letters, digits, '.', '_' and '-'; anything else becomes '_'. */
-static void put_safe(cx_sb *sb, const char *s) {
-  for (; s && *s; s++) {
+static void put_safe(char *out, size_t n, const char *s) {
+  size_t k = 0;
+  for (; s && *s && k + 1 < n; s++) {
     char c = *s;
     int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
              c == '-';
-    cx_sb_putc(sb, ok ? c : '_');
+    out[k++] = ok ? c : '_';
   }
+  out[k] = 0;
+}
+
+enum { FMT_HLO = 1, FMT_DOT = 2, FMT_SVG = 4 };
+
+/* The --dump-format bits; -1 for a bad list. */
+static int formats(const char *v) {
+  if (!v || !*v) return FMT_HLO | FMT_DOT;
+  int f = 0;
+  for (const char *p = v; *p;) {
+    size_t n = strcspn(p, ",");
+    if (n == 3 && !strncmp(p, "hlo", 3)) f |= FMT_HLO;
+    else if (n == 3 && !strncmp(p, "dot", 3)) f |= FMT_DOT;
+    else if (n == 3 && !strncmp(p, "svg", 3)) f |= FMT_SVG | FMT_DOT; /* rendered from the .dot */
+    else return -1;
+    p += n + (p[n] == ',');
+  }
+  return f ? f : -1;
+}
+
+cxla_status cx_dump_check_format(cxla_context *ctx, const char *value) {
+  if (formats(value) >= 0) return CXLA_OK;
+  return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "--dump-format=%s: expected a list of hlo, dot and svg, e.g. hlo,dot,svg",
+                  value);
+}
+
+static int dumping(const cx_pass_ctx *pc) { return pc->flags && pc->flags->dump_to && pc->flags->dump_to[0]; }
+
+/* Picks this compile's file prefix "module_NNNN.<name>": the first NNNN whose pass-time file
+ * it can create exclusively, so that no compile, in this process or another, overwrites the
+ * files of an earlier one. */
+static cxla_status begin(cx_pass_ctx *pc, cx_module *m) {
+  if (pc->dump_prefix[0]) return CXLA_OK;
+  cxla_context *ctx = m->ctx;
+  CX_TRY(make_dirs(ctx, pc->flags->dump_to));
+  char name[100], path[4096];
+  put_safe(name, sizeof name, m->name ? m->name : "module");
+  for (int k = 0; k < 100000; k++) {
+    snprintf(pc->dump_prefix, sizeof pc->dump_prefix, "module_%04d.%s", k, name);
+    snprintf(path, sizeof path, "%s/%s.passes.txt", pc->flags->dump_to, pc->dump_prefix);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    if (fd >= 0) {
+      close(fd);
+      return CXLA_OK;
+    }
+    if (errno != EEXIST) {
+      pc->dump_prefix[0] = 0;
+      return cx_error(ctx, CXLA_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+    }
+  }
+  pc->dump_prefix[0] = 0;
+  return cx_error(ctx, CXLA_ERR_IO, "cannot write under %s: every module_NNNN prefix is taken", pc->flags->dump_to);
+}
+
+static void path_of(const cx_pass_ctx *pc, const char *suffix, char *out, size_t n) {
+  snprintf(out, n, "%s/%s.%s", pc->flags->dump_to, pc->dump_prefix, suffix);
+}
+
+cxla_status cx_dump_file(cx_pass_ctx *pc, cx_module *m, const char *suffix, const char *data, size_t len) {
+  if (!dumping(pc)) return CXLA_OK;
+  double t0 = cx_now_ms();
+  cxla_status s = begin(pc, m);
+  char path[4096];
+  path_of(pc, suffix, path, sizeof path);
+  if (s == CXLA_OK) s = write_file(m->ctx, path, data, len);
+  pc->dump_ms += cx_now_ms() - t0;
+  return s;
+}
+
+cxla_status cx_dump_pass_time(cx_pass_ctx *pc, cx_module *m, const char *pass, double ms, int changed) {
+  if (!dumping(pc)) return CXLA_OK;
+  double t0 = cx_now_ms();
+  cxla_status s = begin(pc, m);
+  char path[4096];
+  path_of(pc, "passes.txt", path, sizeof path);
+  FILE *f = s == CXLA_OK ? fopen(path, "a") : NULL;
+  if (s == CXLA_OK && !f) s = cx_error(m->ctx, CXLA_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+  if (f) {
+    fprintf(f, "%-24s %10.3f ms  %s\n", pass, ms, changed ? "changed" : "unchanged");
+    if (fclose(f) != 0) s = cx_error(m->ctx, CXLA_ERR_IO, "cannot write %s", path);
+  }
+  pc->dump_ms += cx_now_ms() - t0;
+  return s;
 }
 
 cxla_status cx_pass_dump_always(cx_pass_ctx *pc, cx_module *m, const char *pass) {
   cxla_context *ctx = m->ctx;
-  if (!pc->flags || !pc->flags->dump_to || !pc->flags->dump_to[0]) return CXLA_OK;
+  if (!dumping(pc)) return CXLA_OK;
   int match;
   CX_TRY(pass_matches(pc, ctx, pass, &match)); /* a bad regex is reported even before a match */
-  CX_TRY(make_dirs(ctx, pc->flags->dump_to));
-  cx_sb base, text, dot;
-  cx_sb_init(&base);
+  double t0 = cx_now_ms();
+  cxla_status s = begin(pc, m);
+  int fmt = formats(pc->flags->dump_format);
+  char file[200], suffix[260];
+  put_safe(file, sizeof file, pass);
+  cx_sb text, dot;
   cx_sb_init(&text);
   cx_sb_init(&dot);
-  cx_sb_puts(&base, pc->flags->dump_to);
-  cx_sb_putc(&base, '/');
-  put_safe(&base, m->name ? m->name : "module");
-  cx_sb_printf(&base, ".%02d.", pc->ndumps);
-  put_safe(&base, pass);
-  cx_print_opts o = cx_print_opts_canonical();
-  cx_print_module(&text, m, &o);
-  cx_dot_graph(&dot, m);
-  char *b = cx_sb_take(&base);
-  size_t bl = b ? strlen(b) : 0;
-  char *path = b ? cx_malloc(bl + 8) : NULL, *svg = b ? cx_malloc(bl + 8) : NULL;
-  cxla_status s = CXLA_OK;
-  if (!path || !svg || text.oom || dot.oom) {
-    s = cx_oom(ctx);
-  } else {
-    snprintf(path, bl + 8, "%s.hlo", b);
-    s = write_file(ctx, path, text.buf ? text.buf : "", text.len);
-    snprintf(path, bl + 8, "%s.dot", b);
-    if (s == CXLA_OK) s = write_file(ctx, path, dot.buf ? dot.buf : "", dot.len);
-    snprintf(svg, bl + 8, "%s.svg", b);
-    if (s == CXLA_OK) render_svg(path, svg);
+  if (s == CXLA_OK && (fmt & FMT_HLO)) {
+    cx_sb_printf(&text, "// cxla dump %02d of %s: the module after pass '%s'\n", pc->ndumps, pc->dump_prefix, pass);
+    cx_print_opts o = cx_print_opts_canonical();
+    cx_print_module(&text, m, &o);
+    snprintf(suffix, sizeof suffix, "%02d.%s.hlo", pc->ndumps, file);
+    s = text.oom ? cx_oom(ctx) : cx_dump_file(pc, m, suffix, text.buf ? text.buf : "", text.len);
+  }
+  if (s == CXLA_OK && (fmt & FMT_DOT)) {
+    cx_dot_graph(&dot, m);
+    snprintf(suffix, sizeof suffix, "%02d.%s.dot", pc->ndumps, file);
+    s = dot.oom ? cx_oom(ctx) : cx_dump_file(pc, m, suffix, dot.buf ? dot.buf : "", dot.len);
   }
   if (s == CXLA_OK) pc->ndumps++;
-  cx_free(b);
-  cx_free(path);
-  cx_free(svg);
   cx_sb_free(&text);
   cx_sb_free(&dot);
+  double t1 = cx_now_ms();
+  if (pc->span) pc->span(pc->span_arg, pass, "dump", t0, t1, 1);
   return s;
 }
 
 cxla_status cx_pass_dump(cx_pass_ctx *pc, cx_module *m, const char *pass) {
-  if (!pc->flags || !pc->flags->dump_to || !pc->flags->dump_to[0]) return CXLA_OK;
+  if (!dumping(pc)) return CXLA_OK;
   int match;
   CX_TRY(pass_matches(pc, m->ctx, pass, &match));
   return match ? cx_pass_dump_always(pc, m, pass) : CXLA_OK;
+}
+
+/* The SVGs are drawn once the compile is done, from this compile's .dot files: GraphViz takes
+ * longer than the passes themselves on big modules. */
+cxla_status cx_dump_finish(cx_pass_ctx *pc, cx_module *m) {
+  if (!dumping(pc) || !pc->dump_prefix[0] || !(formats(pc->flags->dump_format) & FMT_SVG)) return CXLA_OK;
+  double t0 = cx_now_ms();
+  char exe[4096];
+  DIR *d = find_dot(exe, sizeof exe) ? opendir(pc->flags->dump_to) : NULL;
+  size_t pl = strlen(pc->dump_prefix);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    size_t n = strlen(e->d_name);
+    if (n <= pl + 4 || strncmp(e->d_name, pc->dump_prefix, pl) || e->d_name[pl] != '.' || strcmp(e->d_name + n - 4, ".dot"))
+      continue;
+    char dot[4096], svg[4096];
+    snprintf(dot, sizeof dot, "%s/%s", pc->flags->dump_to, e->d_name);
+    snprintf(svg, sizeof svg, "%s/%.*s.svg", pc->flags->dump_to, (int)(n - 4), e->d_name);
+    render_svg(exe, dot, svg);
+  }
+  if (d) closedir(d);
+  double t1 = cx_now_ms();
+  pc->dump_ms += t1 - t0;
+  if (pc->span) pc->span(pc->span_arg, "svg", "dump", t0, t1, 1);
+  (void)m;
+  return CXLA_OK;
 }

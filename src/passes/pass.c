@@ -51,9 +51,11 @@ cxla_status cx_pass_run(cx_pass_ctx *pc, cx_module *m, const cx_pass *p, int *ch
   if (dumping(pc) && pc->ndumps == 0) CX_TRY(cx_pass_dump_always(pc, m, "input"));
   double t0 = cx_now_ms();
   cxla_status s = p->run(m, &ch);
-  double ms = cx_now_ms() - t0;
+  double t1 = cx_now_ms(), ms = t1 - t0;
   if (pc->stats) stats_add(pc->stats, p->name, ms);
+  if (pc->span) pc->span(pc->span_arg, p->name, "pass", t0, t1, ch != 0);
   if (s != CXLA_OK) return s;
+  if (dumping(pc)) CX_TRY(cx_dump_pass_time(pc, m, p->name, ms, ch != 0));
   cxla_status v = pc->verify ? cx_verify_module(m) : CXLA_OK;
   if (v == CXLA_ERR_OUT_OF_MEMORY) return v; /* the verifier's own failure, not the pass's */
   if (v != CXLA_OK) {

@@ -11,12 +11,20 @@ typedef struct cx_pass {
   cx_pass_fn run;
 } cx_pass;
 
+/* Called after every pass run (cat "pass") and every dump written (cat "dump"), so that the
+ * caller can draw them on a timeline; times from cx_now_ms(). */
+typedef void (*cx_span_fn)(void *arg, const char *name, const char *cat, double t0_ms, double t1_ms, int changed);
+
 /* State of one compilation's pass pipeline: flags (dumps), a dump counter, stats. */
 typedef struct cx_pass_ctx {
   const cx_flags *flags;
   int verify;          /* run cx_verify_module after every pass */
-  int ndumps;          /* dump file counter (NN in DIR/<module>.<NN>.<pass>.hlo) */
+  int ndumps;          /* dump file counter (NN in DIR/<prefix>.<NN>.<pass>.hlo) */
   cx_sb *stats;        /* "name=ms " appended per pass (may be NULL) */
+  cx_span_fn span;     /* may be NULL */
+  void *span_arg;
+  double dump_ms;      /* time spent writing dumps: reported apart, never as a pass's */
+  char dump_prefix[160]; /* "module_0003.name", unique in the dump folder (set by the first dump) */
 } cx_pass_ctx;
 
 /* Runs one pass: timed (stats), verified when pc->verify (a failure is CXLA_ERR_INTERNAL
@@ -32,6 +40,14 @@ cxla_status cx_pass_fixpoint(cx_pass_ctx *pc, cx_module *m, const cx_pass *passe
 cxla_status cx_pass_dump(cx_pass_ctx *pc, cx_module *m, const char *pass);
 /* The same whatever --dump-pass-re says (the "input" dump before the first pass). */
 cxla_status cx_pass_dump_always(cx_pass_ctx *pc, cx_module *m, const char *pass);
+/* Writes DIR/<prefix>.<suffix> (a backend's own dump files: IR, assembly, buffers). */
+cxla_status cx_dump_file(cx_pass_ctx *pc, cx_module *m, const char *suffix, const char *data, size_t len);
+/* Appends "pass NAME: MS ms, changed|unchanged" to DIR/<prefix>.passes.txt. */
+cxla_status cx_dump_pass_time(cx_pass_ctx *pc, cx_module *m, const char *pass, double ms, int changed);
+/* Ends a compile's dumps: renders the .svg files when --dump-format has svg. */
+cxla_status cx_dump_finish(cx_pass_ctx *pc, cx_module *m);
+/* Checks a --dump-format value ("hlo,dot,svg": any of them, at least one). */
+cxla_status cx_dump_check_format(cxla_context *ctx, const char *value);
 
 /* The passes (one file each). */
 cxla_status cx_pass_layout(cx_module *m, int *changed);         /* layout.c: bitcasts -> logical ops */

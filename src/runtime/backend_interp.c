@@ -5,7 +5,7 @@
 #include "runtime/executable.h"
 
 static cxla_status interp_compile(cxla_context *ctx, cx_module *m, const cx_flags *flags, void **state,
-                                  cx_sb *stats) {
+                                  cx_stats *stats) {
   (void)ctx;
   (void)flags; /* threads, opt-level and fusion mean nothing to the interpreter */
   (void)stats; /* no phases of its own: the clone is what it runs */

@@ -43,6 +43,7 @@ void cx_exe_core_unref(void *p) {
   cx_free(c->param_names);
   cx_shape_free_heap(&c->result_shape);
   cx_free(c->name);
+  cx_free(c->counts);
   cx_free(c);
 }
 
@@ -50,6 +51,7 @@ void cxla_executable_destroy(cxla_executable *e) {
   if (!e) return;
   cx_exe_core_unref(e->core);
   cx_free(e->stats);
+  cx_free(e->counts);
   cx_free(e);
 }
 
@@ -132,30 +134,9 @@ static char *cache_key(cx_module *m, const cx_backend *be, const cx_flags *f, si
   return k;
 }
 
-/* Backends report their phases only as "name=ms" stats; when nothing else traced them, they
- * are drawn one after another from the start of the backend's compile (the order and lengths
- * are right, the gaps between phases are not shown). */
-static void trace_phases_from_stats(cx_trace *tr, const char *stats, double t0_ms) {
-  const char *p = stats;
-  while (p && *p) {
-    while (*p == ' ') p++;
-    const char *eq = strchr(p, '='), *sp = strchr(p, ' ');
-    if (!eq || (sp && sp < eq)) break;
-    char name[128];
-    snprintf(name, sizeof name, "%.*s", (int)(eq - p) < 127 ? (int)(eq - p) : 127, p);
-    char *end;
-    double ms = strtod(eq + 1, &end);
-    if (end == eq + 1) break;
-    cx_trace_args a = {1, {"from_stats"}, {1}};
-    cx_trace_add(tr, name, "compile", (int64_t)(t0_ms * 1e6), (int64_t)((t0_ms + ms) * 1e6), &a);
-    t0_ms += ms;
-    p = end;
-  }
-}
-
 /* Fills c (verified module, clone handed to the backend); appends phases to stats. */
 static cxla_status compile_core(cx_module *m, const cx_backend *be, const cx_flags *flags, cx_exe_core *c,
-                                cx_sb *stats, cx_trace *tr) {
+                                cx_stats *stats, cx_trace *tr) {
   cxla_context *ctx = m->ctx;
   double t1 = cx_now_ms();
   cxla_status s = CXLA_OK;
@@ -164,22 +145,21 @@ static cxla_status compile_core(cx_module *m, const cx_backend *be, const cx_fla
   if (s == CXLA_OK && (!clone->entry || !cx_comp_index_params(clone->entry)))
     s = cx_error(ctx, CXLA_ERR_VERIFY, "module %s: ENTRY parameters are not numbered 0..n-1", m->name);
   double t2 = cx_now_ms();
-  cx_sb_printf(stats, "clone=%.3f ", t2 - t1);
+  cx_sb_printf(&stats->times, "clone=%.3f ", t2 - t1);
   cx_trace_add_ms(tr, "clone", "compile", t1, t2);
   if (s == CXLA_OK) s = copy_signature(c, clone);
   c->donate = flags->donate;
   if (s == CXLA_OK) {
     c->backend = be;
-    size_t before = stats->len;
-    int64_t nev = cx_trace_count(tr, NULL);
+    size_t before = stats->counts.len;
     s = be->compile(ctx, clone, flags, &c->state, stats); /* takes clone, also on failure */
     clone = NULL;
     double t3 = cx_now_ms();
-    if (tr && cx_trace_count(tr, NULL) == nev && stats->buf)
-      trace_phases_from_stats(tr, stats->buf + before, t2);
     char name[64];
     snprintf(name, sizeof name, "backend %s", be->name);
     cx_trace_add_ms(tr, name, "compile", t2, t3);
+    if (s == CXLA_OK && !(c->counts = cx_strdup(stats->counts.buf ? stats->counts.buf + before : "")))
+      s = cx_oom(ctx);
   }
   cx_module_free(clone);
   return s;
@@ -190,9 +170,10 @@ static cxla_status compile(cx_module *m, const cxla_compile_options *o, cxla_exe
   const cx_backend *be;
   CX_TRY(cx_backend_get(ctx, o->backend, &be));
   cx_trace *tr = cx_context_trace(ctx);
-  cx_sb stats;
-  cx_sb_init(&stats);
-  if (m->parse_ms > 0) cx_sb_printf(&stats, "parse=%.3f ", m->parse_ms);
+  cx_stats stats;
+  cx_sb_init(&stats.times);
+  cx_sb_init(&stats.counts);
+  if (m->parse_ms > 0) cx_sb_printf(&stats.times, "parse=%.3f ", m->parse_ms);
   double t0 = cx_now_ms();
   cxla_status s = cx_verify_module(m);
   if (s == CXLA_OK && !m->entry)
@@ -200,7 +181,7 @@ static cxla_status compile(cx_module *m, const cxla_compile_options *o, cxla_exe
   if (s == CXLA_OK && !m->entry->root)
     s = cx_error(ctx, CXLA_ERR_VERIFY, "module %s: ENTRY computation %s has no ROOT", m->name, m->entry->name);
   double t1 = cx_now_ms();
-  cx_sb_printf(&stats, "verify=%.3f ", t1 - t0);
+  cx_sb_printf(&stats.times, "verify=%.3f ", t1 - t0);
   cx_trace_add_ms(tr, "verify", "compile", t0, t1);
   cx_flags flags;
   int have_flags = s == CXLA_OK && (s = compile_flags(ctx, o, &flags)) == CXLA_OK;
@@ -216,10 +197,11 @@ static cxla_status compile(cx_module *m, const cxla_compile_options *o, cxla_exe
   }
   if (s == CXLA_OK && key && (e->core = cx_cache_lookup(cache, key, klen, hash))) {
     double t2 = cx_now_ms();
-    cx_sb_printf(&stats, "lookup=%.3f cache=hit", t2 - t1);
+    cx_sb_printf(&stats.times, "lookup=%.3f", t2 - t1);
+    cx_sb_printf(&stats.counts, "%scache=hit", e->core->counts ? e->core->counts : "");
     cx_trace_add_ms(tr, "cache hit", "compile", t1, t2);
   } else if (s == CXLA_OK) {
-    if (key) cx_sb_printf(&stats, "lookup=%.3f ", cx_now_ms() - t1);
+    if (key) cx_sb_printf(&stats.times, "lookup=%.3f ", cx_now_ms() - t1);
     cx_exe_core *c = cx_calloc(1, sizeof *c);
     if (!c) s = cx_oom(ctx);
     else {
@@ -230,7 +212,7 @@ static cxla_status compile(cx_module *m, const cxla_compile_options *o, cxla_exe
     }
     /* The cache is best effort: a failed insert only means the next compile is a miss. */
     if (s == CXLA_OK && key) cx_cache_insert(cache, key, klen, hash, c);
-    cx_sb_puts(&stats, key ? "cache=miss" : "cache=off");
+    cx_sb_puts(&stats.counts, key ? "cache=miss" : "cache=off");
   }
   if (have_flags) cx_flags_free(&flags);
   cx_free(key);
@@ -238,8 +220,10 @@ static cxla_status compile(cx_module *m, const cxla_compile_options *o, cxla_exe
   char span[160];
   snprintf(span, sizeof span, "compile %s", m->name ? m->name : "module");
   cx_trace_add_ms(tr, span, "compile", t0, t9);
-  if (s == CXLA_OK && !(e->stats = cx_sb_take(&stats))) s = cx_oom(ctx);
-  cx_sb_free(&stats);
+  if (s == CXLA_OK && (!(e->stats = cx_sb_take(&stats.times)) || !(e->counts = cx_sb_take(&stats.counts))))
+    s = cx_oom(ctx);
+  cx_sb_free(&stats.times);
+  cx_sb_free(&stats.counts);
   return s;
 }
 
@@ -263,6 +247,7 @@ cxla_status cxla_compile(cxla_module *m, const cxla_compile_options *opts, cxla_
 }
 
 const char *cxla_executable_compile_stats(cxla_executable *e) { return e && e->stats ? e->stats : ""; }
+const char *cxla_executable_compile_counts(cxla_executable *e) { return e && e->counts ? e->counts : ""; }
 
 cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *const *args, cxla_buffer **result) {
   if (!e) return CXLA_ERR_INVALID_ARGUMENT;

@@ -5,11 +5,18 @@
 #include "ir/ir.h"
 #include "runtime/flags.h"
 
+/* What a compile reports: wall-clock phases as "name=ms " pairs in `times` (each a real span,
+ * never a sum over threads), and numbers as "name=N " pairs in `counts`. */
+typedef struct cx_stats {
+  cx_sb times, counts;
+} cx_stats;
+
 typedef struct cx_backend {
   const char *name;     /* "interp", "cpu", "gpu" */
-  /* Takes ownership of m (a verified clone). Writes "phase=ms" pairs to stats. */
+  /* Takes ownership of m (a verified clone). Appends its phases and counts to stats, and
+   * records its phases as spans in the context's trace when there is one. */
   cxla_status (*compile)(cxla_context *ctx, cx_module *m, const cx_flags *flags, void **state,
-                         cx_sb *stats);
+                         cx_stats *stats);
   /* args are borrowed host literals, one per ENTRY parameter, already checked against the
    * parameter shapes; *out is a new literal. Thread safe. */
   cxla_status (*execute)(void *state, cxla_context *ctx, int nargs, cxla_literal *const *args,
@@ -45,6 +52,7 @@ typedef struct cx_exe_core {
   char **param_names;       /* heap copies, for argument error messages */
   cx_shape result_shape;
   uint64_t donate;          /* parameters each execute consumes */
+  char *counts;             /* the backend's counts from the compile (kernels, fallbacks, ...) */
 } cx_exe_core;
 
 void cx_exe_core_ref(void *core);
@@ -54,6 +62,7 @@ struct cxla_executable {
   cxla_context *ctx;
   cx_exe_core *core;
   char *stats;              /* this compile's phases: a cache hit has its own, short, stats */
+  char *counts;             /* the core's counts and "cache=hit|miss|off" */
 };
 
 struct cxla_buffer {

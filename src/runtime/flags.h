@@ -10,6 +10,7 @@ typedef struct cx_flags {
   int64_t max_loop_iterations; /* --max-loop-iterations=N: interpreter guard; 0 means none */
   char *dump_to;          /* --dump-to=DIR: HLO text + GraphViz after each pass */
   char *dump_pass_re;     /* --dump-pass-re=REGEX: which passes to dump (default all) */
+  char *dump_format;      /* --dump-format=hlo,dot,svg: what a pass dump writes (default hlo,dot) */
   char *trace;            /* --trace=FILE: Chrome trace JSON of compile phases and kernels */
   char *disable_pass;     /* --disable-pass=NAME[,NAME]: pipeline passes to skip (checked names) */
   uint64_t donate;        /* not a flag: donated ENTRY parameters (compile options, module header) */

@@ -30,7 +30,7 @@ struct cx_trace {
 static atomic_int next_tid = 1;
 static _Thread_local int32_t my_tid;
 
-static int32_t thread_id(void) {
+int32_t cx_trace_thread_id(void) {
   if (!my_tid) my_tid = (int32_t)atomic_fetch_add(&next_tid, 1);
   return my_tid;
 }
@@ -96,16 +96,20 @@ static const char *intern(cx_trace *t, const char *name) {
   return t->names[h];
 }
 
-void cx_trace_add(cx_trace *t, const char *name, const char *cat, int64_t t0, int64_t t1,
-                  const cx_trace_args *args) {
+void cx_trace_add_on(cx_trace *t, int32_t tid, const char *name, const char *cat, int64_t t0, int64_t t1,
+                     const cx_trace_args *args) {
   if (!t) return;
-  int32_t tid = thread_id();
   pthread_mutex_lock(&t->mu);
   t->dirty = 1;
   const char *iname = NULL;
+  cx_trace_args a = {0};
+  if (args) a = *args;
+  if (a.ns > 2) a.ns = 2;
+  int ok = 1;
+  for (int i = 0; i < a.ns && ok; i++) ok = (a.sval[i] = intern(t, a.sval[i] ? a.sval[i] : "")) != NULL;
   /* An event that cannot be stored (cap, or no memory) is counted, never fatal: tracing must
    * not change whether a program runs. */
-  if (t->nev >= CX_TRACE_MAX_EVENTS || !cx_vec_reserve((void **)&t->ev, &t->cap, t->nev + 1, sizeof *t->ev) ||
+  if (!ok || t->nev >= CX_TRACE_MAX_EVENTS || !cx_vec_reserve((void **)&t->ev, &t->cap, t->nev + 1, sizeof *t->ev) ||
       !(iname = intern(t, name ? name : "?"))) {
     t->dropped++;
   } else {
@@ -115,10 +119,14 @@ void cx_trace_add(cx_trace *t, const char *name, const char *cat, int64_t t0, in
     e->t0 = t0;
     e->t1 = t1 > t0 ? t1 : t0;
     e->tid = tid;
-    if (args) e->args = *args;
-    else e->args.n = 0;
+    e->args = a;
   }
   pthread_mutex_unlock(&t->mu);
+}
+
+void cx_trace_add(cx_trace *t, const char *name, const char *cat, int64_t t0, int64_t t1,
+                  const cx_trace_args *args) {
+  if (t) cx_trace_add_on(t, cx_trace_thread_id(), name, cat, t0, t1, args);
 }
 
 void cx_trace_add_ms(cx_trace *t, const char *name, const char *cat, double t0_ms, double t1_ms) {
@@ -211,10 +219,17 @@ cxla_status cx_trace_write(cx_trace *t, cxla_context *ctx) {
     fputs(",\"dur\":", f);
     put_us(f, e->t1 - e->t0);
     fprintf(f, ",\"pid\":%ld,\"tid\":%d,\"args\":{", pid, (int)e->tid);
-    for (int a = 0; a < e->args.n && a < 4; a++) {
-      if (a) fputc(',', f);
+    int k = 0;
+    for (int a = 0; a < e->args.n && a < 4; a++, k++) {
+      if (k) fputc(',', f);
       put_json_string(f, e->args.key[a] ? e->args.key[a] : "?");
       fprintf(f, ":%lld", (long long)e->args.val[a]);
+    }
+    for (int a = 0; a < e->args.ns; a++, k++) {
+      if (k) fputc(',', f);
+      put_json_string(f, e->args.skey[a] ? e->args.skey[a] : "?");
+      fputc(':', f);
+      put_json_string(f, e->args.sval[a]);
     }
     fputs("}}", f);
   }

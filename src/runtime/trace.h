@@ -17,11 +17,15 @@ typedef struct cx_trace cx_trace;
 /* Most events kept; later ones are counted in "otherData": {"dropped_events": N}. */
 #define CX_TRACE_MAX_EVENTS (1 << 20)
 
-/* Up to four integer arguments shown in the event's "args" (keys are static strings). */
+/* Up to four integer and two string arguments shown in the event's "args" (keys are static
+ * strings; string values are copied). */
 typedef struct cx_trace_args {
   int n;
   const char *key[4];
   int64_t val[4];
+  int ns;
+  const char *skey[2];
+  const char *sval[2];
 } cx_trace_args;
 
 /* A trace that cx_trace_write will write to `path` (copied). NULL when memory runs out. */
@@ -35,6 +39,12 @@ int64_t cx_trace_now(void);
  * "kernel", "library", "fallback", "copy", "execute"); name is copied. NULL t: no-op. */
 void cx_trace_add(cx_trace *t, const char *name, const char *cat, int64_t t0, int64_t t1,
                   const cx_trace_args *args);
+/* Same, recorded on the thread whose cx_trace_thread_id() was tid (a worker that timed
+ * itself and left the recording to the thread that joined it). */
+void cx_trace_add_on(cx_trace *t, int32_t tid, const char *name, const char *cat, int64_t t0, int64_t t1,
+                     const cx_trace_args *args);
+/* The calling thread's id in traces (no allocation, no lock). */
+int32_t cx_trace_thread_id(void);
 /* Same with cx_now_ms() timestamps (compile phases are timed that way). */
 void cx_trace_add_ms(cx_trace *t, const char *name, const char *cat, double t0_ms, double t1_ms);
 

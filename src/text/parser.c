@@ -254,17 +254,18 @@ static void parse_computation(cx_parser *p) {
 }
 
 /* "FileNames", "FunctionNames", "FileLocations", "StackFrames": numbered lines of strings or
- * {...} records that metadata stack_frame_id refers to; cxla keeps none of it. */
-static int skip_section(cx_parser *p) {
-  static const char *const names[] = {"FileNames", "FunctionNames", "FileLocations", "StackFrames"};
+ * {...} records that metadata stack_frame_id refers to, kept in the module's frame tables. */
+static int frame_section(cx_parser *p, cx_module *m) {
   int k = 0;
-  while (k < 4 && !cx_pis_word(p, names[k])) k++;
-  if (k == 4 || cx_ppeek_kind(p) == TK_LPAREN || cx_ppeek_kind(p) == TK_LBRACE) return 0;
+  while (k < CX_FRAME_TABLES && !cx_pis_word(p, cx_frame_table_names[k])) k++;
+  if (k == CX_FRAME_TABLES || cx_ppeek_kind(p) == TK_LPAREN || cx_ppeek_kind(p) == TK_LBRACE) return 0;
   cx_padvance(p);
   int64_t v;
   while (p->tok.kind == TK_WORD && cx_parse_i64(p->tok.s, p->tok.len, &v) == 0) {
     cx_token num = cx_padvance(p);
-    cx_praw_value(p, &num);
+    cx_token text = cx_praw_value(p, &num);
+    const char *key = cx_pstrndup(p, num.s, num.len), *val = cx_pstrndup(p, text.s, text.len);
+    if (!cx_attr_add_raw(m, &m->nframes[k], &m->frames[k], key, val)) cx_poom(p);
   }
   return 1;
 }
@@ -346,7 +347,7 @@ static void parse_module(cx_parser *p) {
   }
   cx_pstore_raw(p, nraw, &m->nraw, &m->raw);
   while (!cx_pis(p, TK_EOF))
-    if (!skip_section(p)) parse_computation(p);
+    if (!frame_section(p, m)) parse_computation(p);
   if (!m->ncomps) cx_pexpected(p, "a computation");
   for (int64_t i = 0; i < p->ncallrefs; i++) {
     cx_ref *r = &p->callrefs[i];

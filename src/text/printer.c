@@ -165,6 +165,11 @@ void cx_print_module(cx_sb *sb, const cx_module *m, const cx_print_opts *o) {
     cx_sb_puts(sb, m->raw[i].value);
   }
   cx_sb_putc(sb, '\n');
+  for (int t = 0; t < CX_FRAME_TABLES; t++) {
+    if (!m->nframes[t]) continue;
+    cx_sb_printf(sb, "\n%s\n", cx_frame_table_names[t]);
+    for (int i = 0; i < m->nframes[t]; i++) cx_sb_printf(sb, "%s %s\n", m->frames[t][i].key, m->frames[t][i].value);
+  }
   for (int i = 0; i < m->ncomps; i++) {
     cx_sb_putc(sb, '\n');
     cx_print_comp(sb, m->comps[i], o);

@@ -194,8 +194,9 @@ static cxla_status compile_and_run(const cx_backend *b, cx_module *m, loaded *L,
   cxla_context *ctx = test_ctx();
   cxla_literal *out = NULL;
   void *state = NULL;
-  cx_sb stats;
-  cx_sb_init(&stats);
+  cx_stats stats;
+  cx_sb_init(&stats.times);
+  cx_sb_init(&stats.counts);
   cxla_status s = CXLA_OK;
   cx_module *clone = cx_module_clone(m);
   if (!clone) s = CXLA_ERR_OUT_OF_MEMORY;
@@ -204,7 +205,8 @@ static cxla_status compile_and_run(const cx_backend *b, cx_module *m, loaded *L,
   *injected = cx_alloc_failures();
   cx_alloc_fail_after(-1);
   if (state) b->destroy(state);
-  cx_sb_free(&stats);
+  cx_sb_free(&stats.times);
+  cx_sb_free(&stats.counts);
   cxla_literal_destroy(out);
   return s;
 }

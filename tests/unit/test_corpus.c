@@ -215,10 +215,12 @@ static cxla_status run_backend(const cx_backend *b, cx_module *m, int nargs,
   cx_module *clone = cx_module_clone(m);
   if (!clone) return cx_oom(ctx);
   void *state = NULL;
-  cx_sb stats;
-  cx_sb_init(&stats);
+  cx_stats stats;
+  cx_sb_init(&stats.times);
+  cx_sb_init(&stats.counts);
   cxla_status s = b->compile(ctx, clone, &ctx->flags, &state, &stats);
-  cx_sb_free(&stats);
+  cx_sb_free(&stats.times);
+  cx_sb_free(&stats.counts);
   if (s != CXLA_OK) return s;
   s = b->execute(state, ctx, nargs, args, out);
   b->destroy(state);

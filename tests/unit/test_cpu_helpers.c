@@ -101,7 +101,10 @@ int cpu_check(const char *text, int nargs, const char *const *inputs, const char
     CHECK_MSG(0, "cpu compile: %s", cxla_context_errmsg(ctx));
     goto done;
   }
-  if (stats) *stats = strdup(cxla_executable_compile_stats(e));
+  if (stats) { /* the phases, then the counts */
+    const char *t = cxla_executable_compile_stats(e), *c = cxla_executable_compile_counts(e);
+    if ((*stats = malloc(strlen(t) + strlen(c) + 4))) sprintf(*stats, "%s | %s", t, c);
+  }
   cxla_buffer *bufs[16] = {0}, *out = NULL;
   int bok = 1;
   for (int i = 0; i < nargs; i++) bok &= cxla_buffer_from_literal(ctx, "cpu", args[i], &bufs[i]) == CXLA_OK;

@@ -172,23 +172,26 @@ TEST(passes_dump_files_parse_back) {
   cx_flags f;
   cx_flags_init(&f);
   f.dump_to = cx_strdup(dir);
+  f.dump_format = cx_strdup("hlo,dot,svg");
   cx_pass_ctx pc = {&f, 1, 0, NULL};
   CHECK_OK(cx_pass_pipeline_cpu(&pc, m));
+  CHECK_OK(cx_dump_finish(&pc, m));
   char *ls = list_dir(dir);
-  CHECK_STR_CONTAINS(ls, "soft.00.input.hlo");
-  CHECK_STR_CONTAINS(ls, "soft.01.inline.hlo");
-  CHECK_STR_CONTAINS(ls, "soft.02.simplify.hlo");
-  CHECK(exists(dir, "soft.00.input.dot") && exists(dir, "soft.02.simplify.dot"));
+  CHECK_STR_CONTAINS(ls, "module_0000.soft.00.input.hlo");
+  CHECK_STR_CONTAINS(ls, "module_0000.soft.01.inline.hlo");
+  CHECK_STR_CONTAINS(ls, "module_0000.soft.02.simplify.hlo");
+  CHECK_STR_CONTAINS(ls, "module_0000.soft.passes.txt");
+  CHECK(exists(dir, "module_0000.soft.00.input.dot") && exists(dir, "module_0000.soft.02.simplify.dot"));
   if (have_dot()) {
-    CHECK(exists(dir, "soft.00.input.svg"));
-    CHECK(exists(dir, "soft.02.simplify.svg"));
+    CHECK(exists(dir, "module_0000.soft.00.input.svg"));
+    CHECK(exists(dir, "module_0000.soft.02.simplify.svg"));
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "dot -Tcanon '%s/soft.01.inline.dot' >/dev/null 2>&1", dir);
-    CHECK_MSG(system(cmd) == 0, "dot rejects %s/soft.01.inline.dot", dir);
+    snprintf(cmd, sizeof cmd, "dot -Tcanon '%s/module_0000.soft.01.inline.dot' >/dev/null 2>&1", dir);
+    CHECK_MSG(system(cmd) == 0, "dot rejects %s/module_0000.soft.01.inline.dot", dir);
   }
   /* each .hlo is a module that parses and verifies: the last one is the pipeline's result */
   char path[512];
-  snprintf(path, sizeof path, "%s/soft.01.inline.hlo", dir);
+  snprintf(path, sizeof path, "%s/module_0000.soft.01.inline.hlo", dir);
   FILE *fp = fopen(path, "rb");
   CHECK(fp != NULL);
   if (fp) {
@@ -196,11 +199,34 @@ TEST(passes_dump_files_parse_back) {
     size_t n = fread(buf, 1, sizeof buf - 1, fp);
     buf[n] = 0;
     fclose(fp);
+    CHECK_STR_CONTAINS(buf, "// cxla dump 01 of module_0000.soft: the module after pass 'inline'");
     cx_module *back = TP_PARSE(buf);
     CHECK(back && back->ncomps == 3); /* helper inlined and gone */
     cx_module_free(back);
   }
+  /* every pass run is timed in the pass-times file, the unchanged ones too */
+  snprintf(path, sizeof path, "%s/module_0000.soft.passes.txt", dir);
+  fp = fopen(path, "rb");
+  if (fp) {
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = 0;
+    fclose(fp);
+    CHECK_STR_CONTAINS(buf, "layout ");
+    CHECK_STR_CONTAINS(buf, " ms  changed");
+    CHECK_STR_CONTAINS(buf, " ms  unchanged");
+  } else {
+    CHECK_MSG(0, "missing %s", path);
+  }
   CHECK(pc.ndumps >= 4);
+  CHECK(pc.dump_ms > 0);
+  /* a second compile into the same folder gets its own prefix: nothing is overwritten */
+  cx_module *m2 = TP_PARSE(softmax);
+  cx_pass_ctx pc2 = {&f, 0, 0, NULL};
+  if (m2) CHECK_OK(cx_pass_pipeline_cpu(&pc2, m2));
+  CHECK_MSG(!strcmp(pc2.dump_prefix, "module_0001.soft"), "second prefix %s", pc2.dump_prefix);
+  CHECK(exists(dir, "module_0001.soft.00.input.hlo") && !exists(dir, "module_0001.soft.00.input.svg"));
+  cx_module_free(m2);
   free(ls);
   cx_flags_free(&f);
   cx_module_free(m);
@@ -219,8 +245,8 @@ TEST(passes_dump_pass_regex) {
   cx_pass_ctx pc = {&f, 0, 0, NULL};
   CHECK_OK(cx_pass_pipeline_cpu(&pc, m));
   char *ls = list_dir(base);
-  CHECK_STR_CONTAINS(ls, "soft.00.input.hlo");
-  CHECK_STR_CONTAINS(ls, "soft.01.");
+  CHECK_STR_CONTAINS(ls, "module_0000.soft.00.input.hlo");
+  CHECK_STR_CONTAINS(ls, "module_0000.soft.01.");
   CHECK_MSG(ls && !strstr(ls, "simplify") && !strstr(ls, "inline") && strstr(ls, ".dce.hlo") && strstr(ls, ".fold.hlo"),
             "dumped: %s", ls ? ls : "");
   free(ls);
@@ -329,4 +355,14 @@ TEST(passes_pipeline_large_module_is_linear) {
   CHECK(m->entry->root->op == CX_OP_ADD && m->entry->root->ops[0]->op == CX_OP_PARAMETER);
   CHECK_MSG(ms < 5000, "the pipeline took %.0f ms on %d instructions", ms, 3 * n);
   cx_module_free(m);
+}
+
+TEST(passes_dump_format_flag) {
+  cxla_context *ctx = test_ctx();
+  CHECK_OK(cxla_context_set_flags(ctx, "--dump-format=hlo"));
+  CHECK_OK(cxla_context_set_flags(ctx, "--dump-format=dot,svg"));
+  CHECK_EQ_INT(cxla_context_set_flags(ctx, "--dump-format=hlo,png"), CXLA_ERR_INVALID_ARGUMENT);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(ctx), "--dump-format=hlo,png: expected a list of hlo, dot and svg");
+  CHECK_EQ_INT(cxla_context_set_flags(ctx, "--dump-format=,"), CXLA_ERR_INVALID_ARGUMENT);
+  CHECK_OK(cxla_context_set_flags(ctx, "--dump-format=hlo,dot"));
 }

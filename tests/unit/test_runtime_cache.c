@@ -51,9 +51,9 @@ TEST(runtime_cache_second_compile_hits) {
   CHECK_OK(cxla_compile(m, NULL, &e2));
   double t2 = cx_now_ms();
   if (!e1 || !e2) return;
-  CHECK_STR_CONTAINS(cxla_executable_compile_stats(e1), "cache=miss");
+  CHECK_STR_CONTAINS(cxla_executable_compile_counts(e1), "cache=miss");
   CHECK_STR_CONTAINS(cxla_executable_compile_stats(e1), "clone=");
-  CHECK_STR_CONTAINS(cxla_executable_compile_stats(e2), "cache=hit");
+  CHECK_STR_CONTAINS(cxla_executable_compile_counts(e2), "cache=hit");
   CHECK(strstr(cxla_executable_compile_stats(e2), "clone=") == NULL); /* nothing was compiled */
   CHECK(e1 != e2 && e1->core == e2->core);
   CHECK_EQ_INT(atomic_load(&e1->core->refs), 3); /* two handles + the cache entry */
@@ -85,33 +85,33 @@ TEST(runtime_cache_flags_and_options_miss) {
   cxla_compile_options_init(&o);
   o.opt_level = 0; /* differs from the default 2 */
   CHECK_OK(cxla_compile(m, &o, &e));
-  CHECK_STR_CONTAINS(cxla_executable_compile_stats(e), "cache=miss");
+  CHECK_STR_CONTAINS(cxla_executable_compile_counts(e), "cache=miss");
   cxla_executable_destroy(e);
   cxla_compile_options_init(&o);
   o.threads = 3;
   CHECK_OK(cxla_compile(m, &o, &e));
-  CHECK_STR_CONTAINS(cxla_executable_compile_stats(e), "cache=miss");
+  CHECK_STR_CONTAINS(cxla_executable_compile_counts(e), "cache=miss");
   cxla_executable_destroy(e);
   CHECK_OK(cxla_context_set_flags(ctx, "--fusion=off"));
   CHECK_OK(cxla_compile(m, NULL, &e));
-  CHECK_STR_CONTAINS(cxla_executable_compile_stats(e), "cache=miss");
+  CHECK_STR_CONTAINS(cxla_executable_compile_counts(e), "cache=miss");
   CHECK(e && base && e->core != base->core);
   cxla_executable_destroy(e);
   /* --trace does not change what compiles. */
   CHECK_OK(cxla_context_set_flags(ctx, "--fusion=on --trace=/dev/null"));
   CHECK_OK(cxla_compile(m, NULL, &e));
-  CHECK_STR_CONTAINS(cxla_executable_compile_stats(e), "cache=hit");
+  CHECK_STR_CONTAINS(cxla_executable_compile_counts(e), "cache=hit");
   CHECK(e && base && e->core == base->core);
   cxla_executable_destroy(e);
   /* A different module text misses. */
   cxla_module *m3 = module_k(ctx, 3);
   CHECK_OK(cxla_compile(m3, NULL, &e));
-  CHECK_STR_CONTAINS(cxla_executable_compile_stats(e), "cache=miss");
+  CHECK_STR_CONTAINS(cxla_executable_compile_counts(e), "cache=miss");
   cxla_executable_destroy(e);
   /* --dump-to always compiles (the dumps are what the caller wants). */
   CHECK_OK(cxla_context_set_flags(ctx, "--dump-to=/tmp/cxla_cache_dump_test"));
   CHECK_OK(cxla_compile(m, NULL, &e));
-  CHECK_STR_CONTAINS(cxla_executable_compile_stats(e), "cache=off");
+  CHECK_STR_CONTAINS(cxla_executable_compile_counts(e), "cache=off");
   cxla_executable_destroy(e);
   cxla_executable_destroy(base);
   cxla_module_destroy(m);
@@ -132,7 +132,7 @@ TEST(runtime_cache_is_bounded_lru) {
     if (k == 10) { /* touch module 1: now 2..10 are older than it */
       cxla_module *m1 = module_k(ctx, 1);
       CHECK_OK(cxla_compile(m1, NULL, &e));
-      CHECK_STR_CONTAINS(cxla_executable_compile_stats(e), "cache=hit");
+      CHECK_STR_CONTAINS(cxla_executable_compile_counts(e), "cache=hit");
       cxla_executable_destroy(e);
       cxla_module_destroy(m1);
     }
@@ -148,8 +148,8 @@ TEST(runtime_cache_is_bounded_lru) {
   cxla_executable *e1 = NULL, *e2 = NULL;
   CHECK_OK(cxla_compile(m1, NULL, &e1));
   CHECK_OK(cxla_compile(m2, NULL, &e2));
-  CHECK_STR_CONTAINS(cxla_executable_compile_stats(e1), "cache=hit");
-  CHECK_STR_CONTAINS(cxla_executable_compile_stats(e2), "cache=miss");
+  CHECK_STR_CONTAINS(cxla_executable_compile_counts(e1), "cache=hit");
+  CHECK_STR_CONTAINS(cxla_executable_compile_counts(e2), "cache=miss");
   cxla_executable_destroy(e1);
   cxla_executable_destroy(e2);
   cxla_module_destroy(m1);
@@ -244,7 +244,7 @@ TEST(runtime_cache_hit_skips_cpu_compile) {
   double t2 = cx_now_ms();
   if (e1 && e2) {
     printf("    cpu compile: miss %.3f ms, hit %.3f ms\n", t1 - t0, t2 - t1);
-    CHECK_STR_CONTAINS(cxla_executable_compile_stats(e2), "cache=hit");
+    CHECK_STR_CONTAINS(cxla_executable_compile_counts(e2), "cache=hit");
     CHECK_MSG((t2 - t1) * 10 < t1 - t0, "hit took %.3f ms, the compile %.3f ms", t2 - t1, t1 - t0);
     CHECK_NEAR(run0(e2), 4, 0);
     cxla_executable_destroy(e1);

@@ -159,14 +159,17 @@ TEST(runtime_trace_writes_valid_json) {
     CHECK_STR_CONTAINS(text, "\"args\":{\"m\":3,\"n\":-4}");
     CHECK_STR_CONTAINS(text, "\"name\":\"outer\",\"cat\":\"control\"");
     CHECK_STR_CONTAINS(text, "\"name\":\"copy.1\",\"cat\":\"copy\"");
-    /* the four recording threads got distinct small ids */
+    /* the four recording threads got distinct ids (other tests' threads took earlier ones) */
+    long seen[8];
     int tids = 0;
-    for (int id = 1; id < 64; id++) {
-      char k[64];
-      snprintf(k, sizeof k, "\"tid\":%d,\"args\":{}}", id);
-      tids += strstr(text, k) != NULL;
+    for (const char *p = text; (p = strstr(p, "\"cat\":\"kernel\"")) && tids < 8; p++) {
+      const char *q = strstr(p, "\"tid\":");
+      long id = q ? strtol(q + 6, NULL, 10) : -1;
+      int known = 0;
+      for (int i = 0; i < tids; i++) known |= seen[i] == id;
+      if (!known) seen[tids++] = id;
     }
-    CHECK_MSG(tids >= 4, "%d distinct thread ids", tids);
+    CHECK_MSG(tids == 4, "%d distinct thread ids", tids);
   }
   free(text);
   cx_trace_destroy(t);
@@ -277,4 +280,59 @@ TEST(runtime_interp_op_calls_fallback_and_sticks) {
   cx_rt_interp_op(&r4, 4, args, 0);
   CHECK_EQ_INT(r4.status, CXLA_ERR_INTERNAL);
   cx_trace_destroy(t);
+}
+
+/* The cpu backend's timeline: real compile spans (no phase drawn from a total, no count drawn
+ * as a time), one event per LLVM module, kernels carrying the op_name and source line of the
+ * program that made them (source_file/source_line, or stack_frame_id through the module's
+ * StackFrames tables), and each pool thread's share of a big kernel on its own track. */
+static const char *cpu_module_text =
+    "HloModule traced_cpu\n\nFileNames\n1 \"/home/u/model.py\"\n\nFunctionNames\n1 \"loss\"\n\n"
+    "FileLocations\n1 {file_name_id=1 function_name_id=1 line=42 end_line=42 column=3 end_column=9}\n\n"
+    "StackFrames\n1 {file_location_id=1 parent_frame_id=1}\n\n"
+    "ENTRY main {\n  x = f32[1048576]{0} parameter(0)\n"
+    "  m = f32[1048576]{0} multiply(x, x), metadata={op_name=\"jit(f)/mul\" source_file=\"/home/u/model.py\" source_line=7}\n"
+    "  t = f32[1024,1024]{1,0} reshape(x)\n"
+    "  d = f32[1024,1024]{1,0} dot(t, t), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+    "metadata={op_name=\"jit(f)/dot_general\" stack_frame_id=1}\n"
+    "  ROOT r = (f32[1048576]{0}, f32[1024,1024]{1,0}) tuple(m, d)\n}\n";
+
+TEST(runtime_trace_cpu_timeline) {
+  char path[128], flag[200];
+  snprintf(path, sizeof path, "/tmp/cxla_trace_cpu_%d.json", (int)getpid());
+  snprintf(flag, sizeof flag, "--trace=%s --threads=2", path);
+  unlink(path);
+  cxla_context *ctx = NULL;
+  CHECK_OK(cxla_context_create(&ctx));
+  if (!ctx) return;
+  CHECK_OK(cxla_context_set_flags(ctx, flag));
+  cxla_module *m = NULL;
+  CHECK_OK(cxla_module_parse(ctx, cpu_module_text, strlen(cpu_module_text), "traced.hlo", &m));
+  int64_t d = 1048576;
+  cxla_literal *x = cxla_literal_create(ctx, CXLA_F32, 1, &d), *out = NULL;
+  cxla_compile_options o;
+  cxla_compile_options_init(&o);
+  o.backend = "cpu";
+  if (m && x) CHECK_OK(cxla_module_run(m, &o, 1, &x, &out));
+  cxla_literal_destroy(out);
+  cxla_literal_destroy(x);
+  cxla_module_destroy(m);
+  cxla_context_destroy(ctx);
+  char *text = slurp(path);
+  CHECK_MSG(text != NULL, "no trace file at %s", path);
+  if (text) {
+    CHECK_MSG(json_valid(text), "not valid JSON: %.300s", text);
+    static const char *spans[] = {"\"name\":\"passes\",\"cat\":\"compile\"", "\"name\":\"buffers\",\"cat\":\"compile\"",
+                                  "\"name\":\"emit\",\"cat\":\"compile\"", "\"name\":\"llvm\",\"cat\":\"compile\"",
+                                  "\"name\":\"link\",\"cat\":\"compile\"", "\"name\":\"opt module 0\"",
+                                  "\"name\":\"codegen module 0\""};
+    for (int i = 0; i < 7; i++) CHECK_STR_CONTAINS(text, spans[i]);
+    CHECK(!strstr(text, "from_stats") && !strstr(text, "\"name\":\"llvm_threads\"") &&
+          !strstr(text, "\"name\":\"fallbacks\""));
+    CHECK_STR_CONTAINS(text, "\"op_name\":\"jit(f)/mul\",\"source\":\"model.py:7\"");
+    CHECK_STR_CONTAINS(text, "\"op_name\":\"jit(f)/dot_general\",\"source\":\"model.py:42\"");
+    CHECK(count(text, "\"cat\":\"chunks\"") >= 1);
+  }
+  free(text);
+  unlink(path);
 }

@@ -17,6 +17,7 @@
 #include "passes/pass.h"
 #include "runtime/context.h"
 #include "runtime/executable.h"
+#include "runtime/trace.h"
 #include "util/file.h"
 
 typedef void (*cx_entry_fn)(void **params, void **outputs, char *arena, cx_rt *rt);
@@ -53,22 +54,7 @@ static void cpu_destroy(void *p) {
 
 /* ---- dumps (--dump-to) ---- */
 
-static cxla_status write_text(cxla_context *ctx, const cx_flags *f, const cx_module *m, const char *suffix,
-                              const char *text) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s.%s", f->dump_to, m->name ? m->name : "module", suffix);
-  for (char *p = path + strlen(f->dump_to) + 1; *p; p++) /* module names may hold odd characters */
-    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '.' ||
-          *p == '_' || *p == '-'))
-      *p = '_';
-  FILE *fp = fopen(path, "wb");
-  if (!fp) return cx_error(ctx, CXLA_ERR_IO, "cannot write %s: %s", path, strerror(errno));
-  size_t n = strlen(text), w = fwrite(text, 1, n, fp);
-  if (fclose(fp) != 0 || w != n) return cx_error(ctx, CXLA_ERR_IO, "cannot write %s", path);
-  return CXLA_OK;
-}
-
-static cxla_status dump_buffers(cxla_context *ctx, const cx_flags *f, cpu_state *st) {
+static cxla_status dump_buffers(cxla_context *ctx, cx_pass_ctx *pc, cpu_state *st) {
   cx_sb sb;
   cx_sb_init(&sb);
   cx_buffers_print(&sb, st->m, &st->bufs);
@@ -79,7 +65,7 @@ static cxla_status dump_buffers(cxla_context *ctx, const cx_flags *f, cpu_state 
     cx_sb_printf(&sb, "fallback %d: %s (%s) runs on the interpreter: %s\n", i, o->in->name ? o->in->name : "?",
                  cx_op_name(o->in->op), o->why);
   }
-  cxla_status s = sb.oom ? cx_oom(ctx) : write_text(ctx, f, st->m, "buffer-assignment.txt", sb.buf ? sb.buf : "");
+  cxla_status s = sb.oom ? cx_oom(ctx) : cx_dump_file(pc, st->m, "buffer-assignment.txt", sb.buf ? sb.buf : "", sb.len);
   cx_sb_free(&sb);
   return s;
 }
@@ -98,8 +84,7 @@ static const cx_jit_symbol runtime_symbols[] = {
 static int dumping(const cx_flags *f) { return f->dump_to && f->dump_to[0]; }
 
 /* Dump files hold every module, the sequencer's first, each starting with "; ModuleID". */
-static cxla_status dump_jobs(cxla_context *ctx, const cx_flags *f, const cx_module *m, const cx_llvm_job *jobs,
-                             int n) {
+static cxla_status dump_jobs(cxla_context *ctx, cx_pass_ctx *pc, cx_module *m, const cx_llvm_job *jobs, int n) {
   static const char *const suffix[3] = {"ir-before-opt.ll", "ir-after-opt.ll", "s"};
   cxla_status s = CXLA_OK;
   for (int k = 0; k < 3 && s == CXLA_OK; k++) {
@@ -110,7 +95,7 @@ static cxla_status dump_jobs(cxla_context *ctx, const cx_flags *f, const cx_modu
       if (k == 2) cx_sb_printf(&sb, "# ---- module %d ----\n", i);
       cx_sb_puts(&sb, t ? t : "; (not available: compilation failed)\n");
     }
-    s = sb.oom ? cx_oom(ctx) : write_text(ctx, f, m, suffix[k], sb.buf ? sb.buf : "");
+    s = sb.oom ? cx_oom(ctx) : cx_dump_file(pc, m, suffix[k], sb.buf ? sb.buf : "", sb.len);
     cx_sb_free(&sb);
   }
   return s;
@@ -154,9 +139,30 @@ static cxla_status verify_ir(cxla_context *ctx, LLVMModuleRef mod) {
   return s;
 }
 
+/* A pass run or a dump, as a span of the compile (the pass manager's hook). */
+static void trace_span(void *arg, const char *name, const char *cat, double t0_ms, double t1_ms, int changed) {
+  cx_trace_args a = {1, {"changed"}, {changed}};
+  char full[96];
+  snprintf(full, sizeof full, "%s %s", cat, name);
+  cx_trace_add(arg, full, "compile", (int64_t)(t0_ms * 1e6), (int64_t)(t1_ms * 1e6), &a);
+}
+
+/* One LLVM module's optimisation and code generation, on the thread that did them. */
+static void trace_job(cx_trace *tr, const cx_llvm_job *j, int index) {
+  if (!tr || !j->tid) return;
+  char name[48];
+  cx_trace_args a = {2, {"module", "instructions"}, {index, (int64_t)j->weight}};
+  snprintf(name, sizeof name, "opt module %d", index);
+  cx_trace_add_on(tr, j->tid, name, "compile", (int64_t)(j->opt_start_ms * 1e6),
+                  (int64_t)((j->opt_start_ms + j->opt_ms) * 1e6), &a);
+  snprintf(name, sizeof name, "codegen module %d", index);
+  cx_trace_add_on(tr, j->tid, name, "compile", (int64_t)(j->codegen_start_ms * 1e6),
+                  (int64_t)((j->codegen_start_ms + j->codegen_ms) * 1e6), &a);
+}
+
 /* LLVM IR for the module: the sequencer in one LLVM module, kernels in up to 2 per compile
  * thread, compiled in parallel and linked by the JIT. */
-static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cpu_state *st, llvm_times *tm) {
+static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cx_pass_ctx *pc, cpu_state *st, llvm_times *tm) {
   double t0 = cx_now_ms();
   CX_TRY(cx_jit_create(ctx, flags->opt_level, runtime_symbols, CX_ARRAY_LEN(runtime_symbols), &st->jit));
   LLVMContextRef llctx = cx_jit_context(st->jit);
@@ -181,6 +187,8 @@ static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cpu_state *
   }
   double t1 = cx_now_ms();
   tm->emit = t1 - t0;
+  cx_trace *tr = cx_context_trace(ctx);
+  cx_trace_add_ms(tr, "emit", "compile", t0, t1);
   cx_llvm_target target = cx_jit_target(st->jit);
   int failed = cx_llvm_compile(&target, jobs, n, threads, dumping(flags));
   double t2 = cx_now_ms();
@@ -189,8 +197,11 @@ static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cpu_state *
   for (int i = 0; i < n; i++) {
     tm->opt += jobs[i].opt_ms;
     tm->codegen += jobs[i].codegen_ms;
+    trace_job(tr, &jobs[i], i);
   }
-  if (dumping(flags)) s = dump_jobs(ctx, flags, st->m, jobs, n);
+  cx_trace_args la = {2, {"threads", "modules"}, {tm->threads, n}};
+  cx_trace_add(tr, "llvm", "compile", (int64_t)(t1 * 1e6), (int64_t)(t2 * 1e6), &la);
+  if (dumping(flags)) s = dump_jobs(ctx, pc, st->m, jobs, n);
   for (int i = 0; i < n && !failed && s == CXLA_OK; i++) {
     LLVMMemoryBufferRef obj = jobs[i].obj;
     jobs[i].obj = NULL;
@@ -209,35 +220,46 @@ static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cpu_state *
   double t3 = cx_now_ms();
   tm->wall = t2 - t1;
   tm->link = t3 - t2;
+  cx_trace_add_ms(tr, "link", "compile", t2, t3);
   st->entry = (cx_entry_fn)addr;
   return CXLA_OK;
 }
 
-static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_state *st, cx_sb *stats) {
+static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_state *st, cx_stats *stats) {
   cx_module *m = st->m;
   double t0 = cx_now_ms();
-  cx_pass_ctx pc = {.flags = flags, .verify = 0, .ndumps = 0, .stats = NULL};
+  cx_trace *tr = cx_context_trace(ctx);
+  cx_pass_ctx pc = {.flags = flags, .verify = 0, .ndumps = 0, .stats = NULL, .span = tr ? trace_span : NULL, .span_arg = tr};
   CX_TRY(cx_pass_pipeline_cpu(&pc, m));
   CX_TRY(cx_cpu_lower_library_ops(m));
-  double t1 = cx_now_ms();
+  double t1 = cx_now_ms(), pass_dumps = pc.dump_ms;
+  cx_trace_add_ms(tr, "passes", "compile", t0, t1);
   CX_TRY(cx_buffers_assign_donated(m, flags->donate, &st->bufs));
   double t2 = cx_now_ms();
+  cx_trace_add_ms(tr, "buffers", "compile", t1, t2);
   if (dumping(flags)) CX_TRY(cx_pass_dump_always(&pc, m, "cpu-final"));
   const cx_comp *e = m->entry;
   for (int p = 0; p < e->nparams; p++) st->nparam_leaves += cx_shape_leaf_count(&e->params[p]->shape);
   llvm_times tm = {0};
-  CX_TRY(codegen(ctx, flags, st, &tm));
+  CX_TRY(codegen(ctx, flags, &pc, st, &tm));
   st->table = (cx_fallback_table){m, st->seq.fallbacks, st->seq.nfallbacks, flags->max_loop_iterations};
-  if (dumping(flags)) CX_TRY(dump_buffers(ctx, flags, st));
-  /* llvm: wall clock of optimisation + code generation on llvm_threads threads; opt and
-   * codegen: their time summed over the threads (the CPU LLVM spent) */
-  cx_sb_printf(stats, "passes=%.3f buffers=%.3f emit=%.3f llvm=%.3f opt=%.3f codegen=%.3f link=%.3f ", t1 - t0,
-               t2 - t1, tm.emit, tm.wall, tm.opt, tm.codegen, tm.link);
-  cx_sb_printf(stats, "llvm_threads=%d llvm_modules=%d fallbacks=%d ", tm.threads, tm.modules, st->seq.nfallbacks);
+  if (dumping(flags)) CX_TRY(dump_buffers(ctx, &pc, st));
+  CX_TRY(cx_dump_finish(&pc, m));
+  /* times are spans of wall clock (llvm: optimisation + code generation on llvm_threads
+   * threads; passes without the dumps they wrote); the CPU time LLVM spent, summed over its
+   * threads, is a count */
+  cx_sb_printf(&stats->times, "passes=%.3f buffers=%.3f emit=%.3f llvm=%.3f link=%.3f ", t1 - t0 - pass_dumps, t2 - t1,
+               tm.emit, tm.wall, tm.link);
+  if (dumping(flags)) cx_sb_printf(&stats->times, "dump=%.3f ", pc.dump_ms);
+  const cx_seq_out *q = &st->seq;
+  cx_sb_printf(&stats->counts, "kernels=%d gemms=%d convolutions=%d copies=%d fallbacks=%d ", q->nkernels, q->ngemms,
+               q->nconvs, q->ncopies, q->nfallbacks);
+  cx_sb_printf(&stats->counts, "llvm_threads=%d llvm_modules=%d opt_cpu_ms=%.0f codegen_cpu_ms=%.0f ", tm.threads,
+               tm.modules, tm.opt, tm.codegen);
   return CXLA_OK;
 }
 
-static cxla_status cpu_compile(cxla_context *ctx, cx_module *m, const cx_flags *flags, void **state, cx_sb *stats) {
+static cxla_status cpu_compile(cxla_context *ctx, cx_module *m, const cx_flags *flags, void **state, cx_stats *stats) {
   *state = NULL;
   cpu_state *st = cx_calloc(1, sizeof *st);
   if (!st) {
@@ -343,6 +365,7 @@ static cxla_status cpu_execute(void *state, cxla_context *ctx, int nargs, cxla_l
     rt.pool = st->threads == 1 ? NULL : cx_context_pool(ctx, st->threads);
     rt.trace = cx_context_trace(ctx);
     rt.names = (const char *const *)st->seq.names;
+    rt.origins = st->seq.origins;
     rt.exe = &st->table;
     rt.fallback = cx_cpu_fallback;
     st->entry(params, outs, arena, &rt);

@@ -293,7 +293,9 @@ void cx_rt_conv_im2col(cx_rt *rt, int32_t type, const cx_conv2d_desc *d, const v
   cx_free(pl.cbuf);
 done:
   if (rt->trace) {
-    cx_trace_args a = {4, {"pixels", "patch", "out_features", "groups"}, {P, pl.K, d->out_feat, d->groups}};
+    cx_trace_args a = cx_rt_origin_args(rt, id);
+    a.n = 4, a.key[0] = "pixels", a.key[1] = "patch", a.key[2] = "out_features", a.key[3] = "groups";
+    a.val[0] = P, a.val[1] = pl.K, a.val[2] = d->out_feat, a.val[3] = d->groups;
     cx_trace_add(rt->trace, name, "library", t0, cx_trace_now(), &a);
   }
 }

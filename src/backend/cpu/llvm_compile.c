@@ -20,6 +20,7 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 #include "backend/cpu/llvm_compile.h"
+#include "runtime/trace.h"
 
 static const char LEAN_PIPELINE[] =
     "cgscc(inline),function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,loop-mssa(licm),"
@@ -133,6 +134,7 @@ void cx_llvm_job_dispose(cx_llvm_job *job) {
 static void run_job(const cx_llvm_target *t, LLVMTargetMachineRef tm, cx_llvm_job *job, int dumps) {
   set_target(t, tm, job->mod);
   if (dumps) job->ir_before = LLVMPrintModuleToString(job->mod);
+  job->tid = cx_trace_thread_id();
   double t0 = wall_ms();
   int ok = optimise(t, tm, job);
   double t1 = wall_ms();
@@ -144,6 +146,7 @@ static void run_job(const cx_llvm_target *t, LLVMTargetMachineRef tm, cx_llvm_jo
   if (ok) emit(tm, job->mod, LLVMObjectFile, &job->obj, job);
   job->opt_ms = t1 - t0;
   job->codegen_ms = wall_ms() - t2;
+  job->opt_start_ms = t0, job->codegen_start_ms = t2;
   drop_module(job);
 }
 

@@ -5,6 +5,7 @@
 #define CX_CPU_LLVM_COMPILE_H
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
+#include <stdint.h>
 
 /* Where and how to compile (host triple, CPU name and features, 0..3). */
 typedef struct cx_llvm_target {
@@ -22,6 +23,8 @@ typedef struct cx_llvm_job {
   LLVMMemoryBufferRef obj;
   char *ir_before, *ir_after, *asm_text;
   double opt_ms, codegen_ms;
+  double opt_start_ms, codegen_start_ms; /* CLOCK_MONOTONIC, for the trace */
+  int32_t tid;                           /* the thread that compiled it (cx_trace_thread_id) */
   char err[512];
 } cx_llvm_job;
 

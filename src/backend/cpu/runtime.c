@@ -7,6 +7,7 @@
 #include <string.h>
 #include <cblas.h>
 #include "backend/cpu/runtime.h"
+#include "ir/metadata.h"
 #include "backend/cpu/threadpool.h"
 #include "runtime/trace.h"
 
@@ -43,6 +44,14 @@ static void fail(cx_rt *rt, cxla_status s, const char *fmt, ...) {
   rt->status = s;
 }
 
+cx_trace_args cx_rt_origin_args(const cx_rt *rt, int32_t id) {
+  cx_trace_args a = {0};
+  const cx_origin *o = rt->origins && id >= 0 ? &rt->origins[id] : NULL;
+  if (o && o->op_name[0]) a.skey[a.ns] = "op_name", a.sval[a.ns++] = o->op_name;
+  if (o && o->source[0]) a.skey[a.ns] = "source", a.sval[a.ns++] = o->source;
+  return a;
+}
+
 void cx_rt_parallel_for(cx_rt *rt, cx_kernel_fn fn, void **args, int64_t total, int64_t grain, int32_t id) {
   if (rt->status != CXLA_OK) return;
   if (!rt->trace) {
@@ -50,9 +59,11 @@ void cx_rt_parallel_for(cx_rt *rt, cx_kernel_fn fn, void **args, int64_t total, 
     return;
   }
   int64_t t0 = cx_trace_now();
-  int64_t chunks = cx_threadpool_parallel_for(rt->pool, fn, args, total, grain);
-  cx_trace_args a = {2, {"iterations", "chunks"}, {total, chunks}};
-  cx_trace_add(rt->trace, name_of(rt, id, "kernel"), "kernel", t0, cx_trace_now(), &a);
+  const char *name = name_of(rt, id, "kernel");
+  cx_trace_args a = cx_rt_origin_args(rt, id);
+  int64_t chunks = cx_threadpool_parallel_for_traced(rt->pool, fn, args, total, grain, rt->trace, name, &a);
+  a.n = 2, a.key[0] = "iterations", a.val[0] = total, a.key[1] = "chunks", a.val[1] = chunks;
+  cx_trace_add(rt->trace, name, "kernel", t0, cx_trace_now(), &a);
 }
 
 /* ---- GEMM ---- */
@@ -126,7 +137,9 @@ void cx_rt_gemm(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64
     for (int64_t i = 0; i < batch; i++) gemm_one(&g, i);
   }
   if (rt->trace) {
-    cx_trace_args ta = {4, {"m", "n", "k", "batch"}, {m, n, k, batch}};
+    cx_trace_args ta = cx_rt_origin_args(rt, id);
+    ta.n = 4, ta.key[0] = "m", ta.key[1] = "n", ta.key[2] = "k", ta.key[3] = "batch";
+    ta.val[0] = m, ta.val[1] = n, ta.val[2] = k, ta.val[3] = batch;
     cx_trace_add(rt->trace, name, "library", t0, cx_trace_now(), &ta);
   }
 }
@@ -149,7 +162,8 @@ void cx_rt_interp_op(cx_rt *rt, int32_t instr_index, void **args, int32_t id) {
     if (!rt->errmsg[0]) snprintf(rt->errmsg, sizeof rt->errmsg, "%s: interpreter fallback failed", name);
   }
   if (rt->trace) {
-    cx_trace_args ta = {1, {"instruction"}, {instr_index}};
+    cx_trace_args ta = cx_rt_origin_args(rt, id);
+    ta.n = 1, ta.key[0] = "instruction", ta.val[0] = instr_index;
     cx_trace_add(rt->trace, name, "fallback", t0, cx_trace_now(), &ta);
   }
 }

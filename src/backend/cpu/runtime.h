@@ -16,6 +16,7 @@ typedef struct cx_rt {
   cx_threadpool *pool;        /* NULL: run everything on the calling thread */
   cx_trace *trace;            /* NULL unless --trace */
   const char *const *names;   /* kernel / call names by id, for traces */
+  const struct cx_origin *origins; /* and their op_name and source line (may be NULL) */
   void *exe;                  /* the backend's compiled state, passed to `fallback` */
   /* Runs fallback instruction `index` on the interpreter (provided by the backend): operands
    * read from args[nout..], results written to args[0..nout). Returns 0 or sets errmsg. */
@@ -36,6 +37,9 @@ void cx_rt_gemm(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64
 /* Runs rt->fallback (traced); a failure sets rt->status / rt->errmsg, and later runtime calls
  * of this execution do nothing, so the sequencer needs no error branches. */
 void cx_rt_interp_op(cx_rt *rt, int32_t instr_index, void **args, int32_t id);
+/* The op_name and source line of call id as string arguments of its trace events (the
+ * integer arguments are left for the caller). */
+struct cx_trace_args cx_rt_origin_args(const cx_rt *rt, int32_t id);
 /* Trace spans around sequencer steps that are not kernels (copies, loops). */
 void cx_rt_trace_begin(cx_rt *rt, int32_t id);
 void cx_rt_trace_end(cx_rt *rt, int32_t id);

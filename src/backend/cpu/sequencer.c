@@ -15,6 +15,7 @@
 void cx_seq_out_free(cx_seq_out *o) {
   for (int i = 0; i < o->nnames; i++) cx_free(o->names[i]);
   cx_free(o->names);
+  cx_free(o->origins);
   cx_free(o->fallbacks);
   memset(o, 0, sizeof *o);
 }
@@ -22,12 +23,14 @@ void cx_seq_out_free(cx_seq_out *o) {
 int32_t cx_seq_name(cx_seq *s, const char *name) {
   cx_seq_out *o = s->out;
   char *d = cx_strdup(name);
-  if (!d || !cx_vec_reserve((void **)&o->names, &o->names_cap, o->nnames + 1, sizeof *o->names)) {
+  if (!d || !cx_vec_reserve((void **)&o->names, &o->names_cap, o->nnames + 1, sizeof *o->names) ||
+      !cx_vec_reserve((void **)&o->origins, &o->origins_cap, o->nnames + 1, sizeof *o->origins)) {
     cx_free(d);
     cx_cg_fail(s->g, CXLA_ERR_OUT_OF_MEMORY, "out of memory");
     return -1;
   }
   o->names[o->nnames] = d;
+  memset(&o->origins[o->nnames], 0, sizeof *o->origins);
   return o->nnames++;
 }
 
@@ -57,6 +60,7 @@ static int32_t name_fusion(cx_seq *s, const cx_instr *in, const char *prefix) {
   }
   int32_t id = cx_seq_name(s, sb.buf ? sb.buf : "?");
   cx_sb_free(&sb);
+  if (id >= 0) cx_kernel_origin(in, &s->out->origins[id]); /* the jax line it came from */
   return id;
 }
 

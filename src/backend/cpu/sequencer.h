@@ -7,6 +7,7 @@
 #include "backend/cpu/kernel_shards.h"
 #include "backend/cpu/runtime.h"
 #include "codegen/cg.h"
+#include "ir/metadata.h"
 #include "passes/buffers.h"
 
 /* One instruction the interpreter runs (cx_rt_interp_op index = position in the table).
@@ -24,6 +25,8 @@ typedef struct cx_seq_out {
   char **names;         /* trace names by call id (heap strings) */
   int nnames;
   int64_t names_cap;
+  cx_origin *origins;   /* by call id: the op_name and file:line of its instruction */
+  int64_t origins_cap;
   cx_fallback_op *fallbacks;
   int nfallbacks;
   int64_t fallbacks_cap;

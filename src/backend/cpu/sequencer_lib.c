@@ -15,6 +15,7 @@ int cx_seq_dot(cx_seq *s, const cx_instr *in, const char **why) {
            (long long)p.n, (long long)p.k, p.batch > 1 ? " batched" : "");
   int32_t id = cx_seq_name(s, name);
   if (id < 0) return 1;
+  cx_kernel_origin(in, &s->out->origins[id]);
   cx_cg *g = s->g;
   LLVMValueRef I32[3] = {LLVMConstInt(g->t_i32, (unsigned long long)p.type, 0), LLVMConstInt(g->t_i32, (unsigned long long)p.trans_a, 0),
                          LLVMConstInt(g->t_i32, (unsigned long long)p.trans_b, 0)};
@@ -105,6 +106,7 @@ int cx_seq_conv(cx_seq *s, const cx_instr *fusion, const cx_instr *conv, int dir
   snprintf(name, sizeof name, "%s [convolution im2col]", fusion->name ? fusion->name : "convolution");
   int32_t id = cx_seq_name(s, name);
   if (id < 0) return 1;
+  cx_kernel_origin(fusion, &s->out->origins[id]);
   LLVMValueRef args[7] = {s->rt, LLVMConstInt(g->t_i32, CXLA_F32, 0), gv, cx_seq_slot(s, in), cx_seq_slot(s, filt),
                           cx_seq_slot(s, out), LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
   LLVMBuildCall2(s->b, s->t_conv, s->f_conv, args, 7, "");

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "backend/cpu/threadpool.h"
+#include "runtime/trace.h"
 #include "util/util.h"
 
 /* Chunks per thread: more than one so that a thread slowed by the OS (or busy with another
@@ -35,6 +36,9 @@ typedef struct job {
   atomic_int helpers;           /* workers inside run_chunks (changed under the pool mutex) */
   int listed;                   /* in the pool's list (under the mutex) */
   struct job *link;
+  cx_trace *trace;              /* when tracing: each thread's share is one event */
+  const char *name;
+  const cx_trace_args *targs;
 } job;
 
 struct cx_threadpool {
@@ -65,11 +69,19 @@ static inline int64_t chunk_begin(const job *j, int64_t c) {
 }
 
 static void run_chunks(job *j) {
+  int64_t t0 = j->trace ? cx_trace_now() : 0, ran = 0, iters = 0;
   for (;;) {
     int64_t c = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
-    if (c >= j->nchunks) return;
-    j->fn(j->args, chunk_begin(j, c), chunk_begin(j, c + 1));
+    if (c >= j->nchunks) break;
+    int64_t b = chunk_begin(j, c), e = chunk_begin(j, c + 1);
+    j->fn(j->args, b, e);
+    ran++, iters += e - b;
   }
+  if (!j->trace || !ran || j->nchunks == 1) return; /* one chunk: the kernel's own event says it */
+  /* the chunks this thread ran, on this thread's track of the timeline */
+  cx_trace_args a = j->targs ? *j->targs : (cx_trace_args){0};
+  a.n = 2, a.key[0] = "chunks", a.val[0] = ran, a.key[1] = "iterations", a.val[1] = iters;
+  cx_trace_add(j->trace, j->name, "chunks", t0, cx_trace_now(), &a);
 }
 
 /* Under the mutex. */
@@ -175,16 +187,25 @@ int cx_threadpool_size(const cx_threadpool *p) { return p ? p->nworkers + 1 : 1;
 
 int64_t cx_threadpool_parallel_for(cx_threadpool *p, cx_kernel_fn fn, void **args, int64_t total,
                                    int64_t grain) {
+  return cx_threadpool_parallel_for_traced(p, fn, args, total, grain, NULL, NULL, NULL);
+}
+
+int64_t cx_threadpool_parallel_for_traced(cx_threadpool *p, cx_kernel_fn fn, void **args, int64_t total,
+                                          int64_t grain, cx_trace *trace, const char *name,
+                                          const cx_trace_args *targs) {
   if (total <= 0) return 0;
   if (grain < 1) grain = 1;
   int64_t nthreads = cx_threadpool_size(p);
   int64_t nchunks = total / grain; /* so that every chunk has >= grain iterations */
   if (nchunks > nthreads * CHUNKS_PER_THREAD) nchunks = nthreads * CHUNKS_PER_THREAD;
-  if (nchunks <= 1 || nthreads <= 1) {
-    fn(args, 0, total);
+  if (nchunks <= 1 || nthreads <= 1) nchunks = 1;
+  job j = {.fn = fn, .args = args, .base = total / nchunks, .rem = total % nchunks, .nchunks = nchunks,
+           .trace = trace, .name = name, .targs = targs};
+  if (nchunks == 1) {
+    atomic_init(&j.next, 0);
+    run_chunks(&j);
     return 1;
   }
-  job j = {.fn = fn, .args = args, .base = total / nchunks, .rem = total % nchunks, .nchunks = nchunks};
   atomic_init(&j.next, 0);
   atomic_init(&j.helpers, 0);
 

@@ -9,6 +9,7 @@
 #define CX_THREADPOOL_H
 #include <stdint.h>
 #include "backend/cpu/runtime.h"
+#include "runtime/trace.h"
 
 /* A pool whose parallel_for uses `nthreads` threads in all: the caller plus nthreads - 1
  * workers (0: one per online CPU). If the system refuses some threads the pool has fewer
@@ -26,6 +27,12 @@ int cx_threadpool_size(const cx_threadpool *p);
  * Returns the number of chunks it was split into (0 when total <= 0). Thread safe. */
 int64_t cx_threadpool_parallel_for(cx_threadpool *p, cx_kernel_fn fn, void **args, int64_t total,
                                    int64_t grain);
+
+/* The same; with a trace, every thread that ran chunks of the job records one "chunks" event
+ * on its own track (name, the chunks and iterations it ran, and targs' string arguments). */
+int64_t cx_threadpool_parallel_for_traced(cx_threadpool *p, cx_kernel_fn fn, void **args, int64_t total,
+                                          int64_t grain, cx_trace *trace, const char *name,
+                                          const cx_trace_args *targs);
 
 /* cx_threadpool_create, then sets OpenBLAS's thread count to the pool's size (runtime.c). */
 cx_threadpool *cx_rt_pool_create(int nthreads);
