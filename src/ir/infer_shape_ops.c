@@ -13,13 +13,17 @@ static cxla_status broadcast(cx_infer *ic, cx_shape *out) {
   if (d->n != x->rank)
     return cx_vfail(ic, "dimensions=%s must have one entry per operand dimension (%d for %s)", cx_vints(ic, d),
                     x->rank, cx_vshape(ic, x));
+  /* XLA allows any order (an out-of-order broadcast also transposes its operand), but each
+   * result dimension once */
+  uint32_t used = 0;
   for (int i = 0; i < d->n; i++) {
     int64_t k = d->v[i];
     if (k < 0 || k >= r->rank)
       return cx_vfail(ic, "dimensions=%s: %lld is out of range for the result %s", cx_vints(ic, d), (long long)k,
                       cx_vshape(ic, r));
-    if (i > 0 && d->v[i - 1] >= k)
-      return cx_vfail(ic, "dimensions=%s must be strictly increasing", cx_vints(ic, d));
+    if (used >> k & 1)
+      return cx_vfail(ic, "dimensions=%s: result dimension %lld is used more than once", cx_vints(ic, d), (long long)k);
+    used |= 1u << k;
     if (x->dims[i] != r->dims[k] && x->dims[i] != 1)
       return cx_vfail(ic, "operand dimension %d has size %lld but result dimension %lld has size %lld (expected "
                       "equal sizes or an operand size of 1)", i, (long long)x->dims[i], (long long)k,

@@ -52,6 +52,7 @@ cxla_status cx_dump_check_format(cxla_context *ctx, const char *value);
 /* The passes (one file each). */
 cxla_status cx_pass_layout(cx_module *m, int *changed);         /* layout.c: bitcasts -> logical ops */
 cxla_status cx_pass_reduce_accumulate(cx_module *m, int *changed); /* reduce_accumulate.c: float sums */
+cxla_status cx_pass_broadcast_order(cx_module *m, int *changed); /* broadcast_order.c: dims in order */
 cxla_status cx_pass_inline_calls(cx_module *m, int *changed);   /* inline.c */
 cxla_status cx_pass_simplify(cx_module *m, int *changed);       /* simplify.c */
 cxla_status cx_pass_fold_constants(cx_module *m, int *changed); /* fold.c (via the interpreter) */

@@ -60,11 +60,15 @@ static cxla_status transpose(cx_instr *in, cx_instr **out) {
 static cxla_status broadcast(cx_instr *in, cx_instr **out) {
   cx_instr *x = in->ops[0];
   const cx_ints *d = &in->a.dims;
+  if (d->n != x->shape.rank) return CXLA_OK; /* unverified input */
+  /* the rules below read dimensions in increasing order; an out-of-order broadcast also
+   * transposes (the broadcast-order pass splits it) */
+  for (int i = 1; i < d->n; i++)
+    if (d->v[i - 1] > d->v[i]) return CXLA_OK;
   if (x->shape.rank == in->shape.rank && cx_shape_same_dims(&x->shape, &in->shape)) {
-    *out = x; /* dims are strictly increasing, so with equal ranks they are the identity */
+    *out = x; /* dims are increasing, so with equal ranks they are the identity */
     return CXLA_OK;
   }
-  if (d->n != x->shape.rank) return CXLA_OK; /* unverified input */
   if (x->op == CX_OP_BROADCAST) { /* y's dim i -> x's dim e[i] -> result dim d[e[i]] */
     cx_instr *y = x->ops[0];
     int64_t comp[CXLA_MAX_RANK];

@@ -1,4 +1,5 @@
-/* test_passes_layout.c — the layout pass: every bitcast becomes logical ops that compute what
+/* test_passes_layout.c — the layout pass (and broadcast-order, the other pass that puts the module
+ * in the form the rest of the pipeline reads): every bitcast becomes logical ops that compute what
  * the interpreter's byte-level bitcast computes, no layout survives it, the simplifier after
  * it may then drop layout-changing copies, and a bitcast through a tiled layout is refused
  * with its location. */
@@ -91,5 +92,19 @@ TEST(passes_simplify_keeps_layout_changing_copies) {
                          cx_pass_simplify, 0);
   if (!m) return;
   CHECK_EQ_INT(tp_count(m, CX_OP_COPY), 1);
+  cx_module_free(m);
+}
+
+TEST(passes_broadcast_order_splits_out_of_order_broadcasts) {
+  cx_module *m = TP_PASS("HloModule k\nENTRY e {\n  x = f32[2,3] parameter(0)\n"
+                         "  r = f32[3,4,2] broadcast(x), dimensions={2,0}\n}\n",
+                         cx_pass_broadcast_order, 1);
+  if (!m) return;
+  cx_instr *r = tp_find(m, "r");
+  CHECK(r && r->a.dims.n == 2 && r->a.dims.v[0] == 0 && r->a.dims.v[1] == 2);
+  CHECK(r && r->ops[0]->op == CX_OP_TRANSPOSE);
+  cx_module_free(m);
+  m = TP_PASS("HloModule k\nENTRY e {\n  x = f32[2,3] parameter(0)\n  ROOT r = f32[2,4,3] broadcast(x), dimensions={0,2}\n}\n",
+              cx_pass_broadcast_order, 0);
   cx_module_free(m);
 }

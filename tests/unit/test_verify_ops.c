@@ -19,7 +19,10 @@ TEST(verify_broadcast_reshape_bitcast_transpose) {
                             "dimension 1 has size 4 (expected equal sizes or an operand size of 1)");
   b = vt_op(CX_OP_BROADCAST, "b3", "f32[3,4,2]", 1, m);
   VT_INTS(b->a.dims, 2, 0);
-  CHECK_INFER_ERR(b, "dimensions={2,0} must be strictly increasing");
+  CHECK_INFER(b, "f32[3,4,2]"); /* out of order: a transposing broadcast, as XLA allows */
+  b = vt_op(CX_OP_BROADCAST, "b3d", "f32[4,2]", 1, m);
+  VT_INTS(b->a.dims, 1, 1);
+  CHECK_INFER_ERR(b, "dimensions={1,1}: result dimension 1 is used more than once");
   b = vt_op(CX_OP_BROADCAST, "b4", "f32[2,3]", 1, m);
   VT_INTS(b->a.dims, 0);
   CHECK_INFER_ERR(b, "dimensions={0} must have one entry per operand dimension (2 for f32[2,3])");
