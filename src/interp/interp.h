@@ -70,6 +70,12 @@ cxla_status cx_interp_scatter(cx_interp *st, cx_instr *in, cxla_literal *const *
  * "not supported". Particular cases of an op it runs can still be refused (dynamic shapes,
  * window reversal, map over a subset of dimensions, types the op is not defined on). */
 int cx_interp_runs_op(cx_op op);
+/* Why the interpreter would refuse `in` (those particular cases included), or NULL; buf holds
+ * a message that needs formatting. */
+const char *cx_interp_cannot_run(const cx_instr *in, char *buf, size_t n);
+/* Every backend's compile-time check: CXLA_ERR_UNSUPPORTED "FILE:LINE:COL: error: not
+ * supported: OP 'NAME' (why)" at the first instruction the ENTRY reaches that cxla cannot run. */
+cxla_status cx_interp_check_module(cx_module *m);
 
 /* Error helpers: "FILE:LINE:COL: error: not supported: <op>: <why>". */
 cxla_status cx_interp_unsupported(cx_interp *st, cx_instr *in, const char *why);

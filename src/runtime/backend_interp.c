@@ -9,6 +9,12 @@ static cxla_status interp_compile(cxla_context *ctx, cx_module *m, const cx_flag
   (void)ctx;
   (void)flags; /* threads, opt-level and fusion mean nothing to the interpreter */
   (void)stats; /* no phases of its own: the clone is what it runs */
+  *state = NULL;
+  cxla_status s = cx_interp_check_module(m); /* refused now, not when it runs */
+  if (s != CXLA_OK) {
+    cx_module_free(m); /* the clone is ours, also on failure */
+    return s;
+  }
   *state = m;
   return CXLA_OK;
 }

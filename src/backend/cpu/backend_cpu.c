@@ -14,6 +14,7 @@
 #include "backend/cpu/llvm_compile.h"
 #include "backend/cpu/sequencer.h"
 #include "backend/cpu/threadpool.h"
+#include "interp/interp.h"
 #include "passes/pass.h"
 #include "runtime/context.h"
 #include "runtime/executable.h"
@@ -230,6 +231,7 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
   double t0 = cx_now_ms();
   cx_trace *tr = cx_context_trace(ctx);
   cx_pass_ctx pc = {.flags = flags, .verify = 0, .ndumps = 0, .stats = NULL, .span = tr ? trace_span : NULL, .span_arg = tr};
+  CX_TRY(cx_interp_check_module(m)); /* what neither a kernel nor the fallback could run */
   CX_TRY(cx_pass_pipeline_cpu(&pc, m));
   CX_TRY(cx_cpu_lower_library_ops(m));
   double t1 = cx_now_ms(), pass_dumps = pc.dump_ms;

@@ -1,0 +1,51 @@
+/* test_compile_refusals.c — an instruction cxla cannot run is refused by cxla_compile, on
+ * every backend, naming the op, the instruction and its line; never by an execute that has
+ * already run half the program. Computations nothing runs do not count. */
+#include "test.h"
+
+static void refused(const char *text, const char *want) {
+  static const char *const backends[] = {"interp", "cpu"};
+  for (int b = 0; b < 2; b++) {
+    cxla_context *ctx = test_ctx();
+    cxla_module *m = NULL;
+    CHECK_OK(cxla_module_parse(ctx, text, strlen(text), "r.hlo", &m));
+    if (!m) return;
+    cxla_compile_options o;
+    cxla_compile_options_init(&o);
+    o.backend = backends[b];
+    cxla_executable *e = NULL;
+    cxla_status s = cxla_compile(m, &o, &e);
+    CHECK_MSG(s == CXLA_ERR_UNSUPPORTED, "%s: compile gave %s, expected a refusal", backends[b], cxla_status_str(s));
+    CHECK_STR_CONTAINS(cxla_context_errmsg(ctx), want);
+    cxla_executable_destroy(e);
+    cxla_module_destroy(m);
+  }
+}
+
+TEST(compile_refuses_what_cannot_run) {
+  refused("HloModule r\nENTRY e {\n  x = f32[4] parameter(0)\n  c = f32[4] cosine(x)\n"
+          "  ROOT r = f32[4] custom-call(c), custom_call_target=\"foo\"\n}\n",
+          "r.hlo:5:8: error: not supported: custom-call 'r' (cxla does not run this op yet)");
+  refused("HloModule r\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+          "ENTRY e {\n  x = f32[8] parameter(0)\n  z = f32[] constant(0)\n"
+          "  ROOT w = f32[4] reduce-window(x, z), window={size=2 stride=2 rhs_reversal=1}, to_apply=add\n}\n",
+          "not supported: reduce-window 'w' (window reversal)");
+  refused("HloModule r\nENTRY e {\n  x = f32[<=4] parameter(0)\n  ROOT n = f32[<=4] negate(x)\n}\n",
+          "r.hlo:3:3: error: not supported: parameter 'x' (dynamic dimensions)");
+}
+
+TEST(compile_ignores_computations_nothing_runs) {
+  const char *text = "HloModule r\nunused {\n  a = f32[4] parameter(0)\n"
+                     "  ROOT r = f32[4] custom-call(a), custom_call_target=\"foo\"\n}\n"
+                     "ENTRY e {\n  x = f32[4] parameter(0)\n  ROOT n = f32[4] negate(x)\n}\n";
+  cxla_context *ctx = test_ctx();
+  cxla_module *m = NULL;
+  CHECK_OK(cxla_module_parse(ctx, text, strlen(text), "r.hlo", &m));
+  cxla_compile_options o;
+  cxla_compile_options_init(&o);
+  o.backend = "cpu";
+  cxla_executable *e = NULL;
+  if (m) CHECK_OK(cxla_compile(m, &o, &e));
+  cxla_executable_destroy(e);
+  cxla_module_destroy(m);
+}
