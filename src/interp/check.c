@@ -14,6 +14,7 @@ static int is_dynamic(const cx_shape *s) {
 
 const char *cx_interp_cannot_run(const cx_instr *in, char *buf, size_t n) {
   if (is_dynamic(&in->shape)) return "dynamic dimensions";
+  if (cx_op_is_collective(in->op)) return "collectives need the distributed runtime; cxla runs one device";
   if (!cx_interp_runs_op(in->op)) return "cxla does not run this op yet";
   if (cx_op_is_elementwise(in->op) && in->nops > 0) {
     int k = (in->op == CX_OP_SELECT || in->op == CX_OP_CLAMP) && in->nops > 1 ? 1 : 0;

@@ -99,6 +99,9 @@ cxla_status cx_interp_control(cx_interp *st, cx_instr *in, cxla_literal *const *
   case CX_OP_WHILE: return while_loop(st, in, ops, out);
   case CX_OP_CONDITIONAL: return conditional(st, in, ops, out);
   case CX_OP_TUPLE: return tuple_copy(st, in, ops, out);
+  case CX_OP_ASYNC_START: case CX_OP_ASYNC_UPDATE: case CX_OP_ASYNC_DONE: case CX_OP_COPY_START:
+  case CX_OP_COPY_DONE:
+    return cx_interp_async(st, in, ops, out);
   case CX_OP_GET_TUPLE_ELEMENT:
     if (in->nops != 1 || ops[0]->shape.type != CXLA_TUPLE || in->a.index < 0 || in->a.index >= ops[0]->nelems)
       return cx_interp_bad(st, in, "index out of range");

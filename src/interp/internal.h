@@ -16,6 +16,9 @@ cxla_status cx_interp_new_array(cx_interp *st, cx_instr *in, const cx_shape *s, 
 /* An ill-formed instruction the verifier should have caught: CXLA_ERR_VERIFY at in->loc. */
 cxla_status cx_interp_bad(cx_interp *st, cx_instr *in, const char *fmt, ...) CX_PRINTF(3, 4);
 
+/* async-start, async-update, async-done, copy-start, copy-done (async.c). */
+cxla_status cx_interp_async(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
+
 /* Copies a box of n[0] x ... x n[rank-1] elements of esize bytes: for every index i < n,
  * dst[dbase + sum i_k*dstr_k] = src[sbase + sum i_k*sstr_k] (offsets in elements; strides may
  * be 0 or negative). Every re-indexing op is one or two of these. */

@@ -62,11 +62,9 @@ int cx_op_has_side_effect(cx_op op) {
   /* an unknown target may do anything; collectives must run on every device or none */
   case CX_OP_CUSTOM_CALL: case CX_OP_RNG: case CX_OP_RNG_GET_AND_UPDATE_STATE:
   case CX_OP_INFEED: case CX_OP_OUTFEED:
-  case CX_OP_ALL_REDUCE: case CX_OP_ALL_GATHER: case CX_OP_REDUCE_SCATTER:
-  case CX_OP_ALL_TO_ALL: case CX_OP_COLLECTIVE_PERMUTE:
     return 1;
   default:
-    return 0;
+    return cx_op_is_collective(op);
   }
 }
 

@@ -55,7 +55,8 @@ static cxla_status check_called_count(cx_infer *ic) {
   case CX_OP_CALL:
     want = 1; roles = "to_apply"; break;
   case CX_OP_SORT: want = 1; roles = "comparator"; break;
-  case CX_OP_FUSION: want = 1; roles = "calls"; break;
+  case CX_OP_FUSION: case CX_OP_ASYNC_START: case CX_OP_ASYNC_UPDATE: case CX_OP_ASYNC_DONE:
+    want = 1; roles = "calls"; break;
   case CX_OP_WHILE: want = 2; roles = "condition, body"; break;
   case CX_OP_SELECT_AND_SCATTER: want = 2; roles = "select, scatter"; break;
   case CX_OP_CONDITIONAL:
@@ -131,6 +132,21 @@ static cxla_status infer_data(cx_infer *ic, cx_shape *out) {
       return cx_vfail(ic, "index %lld is out of range for a tuple of %d element%s %s", (long long)in->a.index,
                       t->ntuple, t->ntuple == 1 ? "" : "s", cx_vshape(ic, t));
     *out = t->tuple[in->a.index];
+    return CXLA_OK;
+  }
+  case CX_OP_COPY_START: { /* (destination, source, u32[] context) */
+    cx_shape *el = cx_vtuple(ic, out, 3);
+    if (!el) return CXLA_ERR_OUT_OF_MEMORY;
+    el[0] = el[1] = in->ops[0]->shape;
+    el[2] = cx_shape_scalar(CXLA_U32);
+    return CXLA_OK;
+  }
+  case CX_OP_COPY_DONE: {
+    const cx_shape *t = cx_vop(ic, 0);
+    if (t->type != CXLA_TUPLE || t->ntuple < 2 || !cx_shape_equal(&t->tuple[0], &t->tuple[1]))
+      return cx_vfail(ic, "operand must be a copy-start's (destination, source, context) with destination and source "
+                      "of one shape, got %s", cx_vshape(ic, t));
+    *out = t->tuple[0];
     return CXLA_OK;
   }
   case CX_OP_IOTA: {

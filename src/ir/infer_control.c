@@ -1,5 +1,6 @@
 /* infer_control.c — shape rules of ops that run whole computations: call, fusion, while,
- * conditional. Arguments must match parameters exactly (layouts aside). */
+ * conditional, and the async chain async-start -> async-update* -> async-done. Arguments must
+ * match parameters exactly (layouts aside). */
 #include "ir/infer.h"
 
 static cxla_status call_like(cx_infer *ic, cx_shape *out, const char *role) {
@@ -70,8 +71,59 @@ static cxla_status conditional(cx_infer *ic, cx_shape *out) {
   return CXLA_OK;
 }
 
+/* An async shape is ((parameters of the computation), its result, context...), as XLA's
+ * verifier requires of every op in the chain. */
+static cxla_status async_shape(cx_infer *ic, const cx_shape *s, const char *what) {
+  cx_comp *c = ic->in->called[0];
+  if (s->type != CXLA_TUPLE || s->ntuple < 2 || s->tuple[0].type != CXLA_TUPLE)
+    return cx_vfail(ic, "%s %s must be ((operands), result, context...)", what, cx_vshape(ic, s));
+  const cx_shape *ps = &s->tuple[0];
+  if (ps->ntuple != c->nparams)
+    return cx_vfail(ic, "%s %s: element {0} has %d operand shapes, computation %s takes %d parameters", what,
+                    cx_vshape(ic, s), ps->ntuple, c->name, c->nparams);
+  for (int i = 0; i < c->nparams; i++)
+    if (!cx_shape_equal(&ps->tuple[i], &c->params[i]->shape))
+      return cx_vfail(ic, "%s element {0,%d} %s does not match parameter %d of %s, %s", what, i,
+                      cx_vshape(ic, &ps->tuple[i]), i, c->name, cx_vshape(ic, &c->params[i]->shape));
+  if (!cx_shape_equal(&s->tuple[1], &c->root->shape))
+    return cx_vfail(ic, "%s element {1} %s does not match the result of %s, %s", what, cx_vshape(ic, &s->tuple[1]),
+                    c->name, cx_vshape(ic, &c->root->shape));
+  return CXLA_OK;
+}
+
+static cxla_status async_op(cx_infer *ic, cx_shape *out) {
+  cx_instr *in = ic->in;
+  CX_TRY(cx_vcallee(ic, 0, "async computation", -1));
+  if (in->op == CX_OP_ASYNC_START) {
+    cx_comp *c = in->called[0];
+    if (c->nparams != in->nops)
+      return cx_vfail(ic, "expected %d operand%s (the parameters of %s), got %d", c->nparams,
+                      c->nparams == 1 ? "" : "s", c->name, in->nops);
+    for (int i = 0; i < in->nops; i++)
+      if (!cx_shape_equal(cx_vop(ic, i), &c->params[i]->shape))
+        return cx_vfail(ic, "operand %d %s does not match parameter %d of %s, %s", i, cx_vshape(ic, cx_vop(ic, i)), i,
+                        c->name, cx_vshape(ic, &c->params[i]->shape));
+    CX_TRY(async_shape(ic, &in->shape, "declared shape"));
+    *out = in->shape; /* the context elements are the op's own */
+    cx_vplain(out);
+    return CXLA_OK;
+  }
+  const cx_instr *o = in->ops[0];
+  if (o->op != CX_OP_ASYNC_START && o->op != CX_OP_ASYNC_UPDATE)
+    return cx_vfail(ic, "operand must be an async-start or async-update, got %s %s", cx_op_name(o->op),
+                    o->name ? o->name : "?");
+  if (o->ncalled != 1 || o->called[0] != in->called[0])
+    return cx_vfail(ic, "calls %s but its operand %s calls %s", in->called[0]->name, o->name ? o->name : "?",
+                    o->ncalled == 1 && o->called[0] ? o->called[0]->name : "nothing");
+  CX_TRY(async_shape(ic, &o->shape, "operand shape"));
+  *out = in->op == CX_OP_ASYNC_UPDATE ? o->shape : o->shape.tuple[1];
+  cx_vplain(out);
+  return CXLA_OK;
+}
+
 cxla_status cx_infer_control(cx_infer *ic, cx_shape *out) {
   switch (ic->in->op) {
+  case CX_OP_ASYNC_START: case CX_OP_ASYNC_UPDATE: case CX_OP_ASYNC_DONE: return async_op(ic, out);
   case CX_OP_CALL: return call_like(ic, out, "to_apply");
   case CX_OP_FUSION: return call_like(ic, out, "fused computation");
   case CX_OP_WHILE: return while_op(ic, out);

@@ -53,3 +53,15 @@ int cx_op_valid_for_type(cx_op op, cxla_type t) {
     return 0;
   }
 }
+
+int cx_op_is_collective(cx_op op) {
+  switch (op) {
+  case CX_OP_ALL_REDUCE: case CX_OP_ALL_GATHER: case CX_OP_REDUCE_SCATTER: case CX_OP_ALL_TO_ALL:
+  case CX_OP_COLLECTIVE_PERMUTE: case CX_OP_COLLECTIVE_BROADCAST: case CX_OP_RAGGED_ALL_TO_ALL:
+  case CX_OP_ALL_REDUCE_START: case CX_OP_ALL_REDUCE_DONE: case CX_OP_ALL_GATHER_START:
+  case CX_OP_ALL_GATHER_DONE: case CX_OP_COLLECTIVE_PERMUTE_START: case CX_OP_COLLECTIVE_PERMUTE_DONE:
+    return 1;
+  default:
+    return 0;
+  }
+}

@@ -27,5 +27,9 @@ static inline int cx_op_is_elementwise(cx_op op) { return cx_op_class_of(op) == 
  * compare/convert). The interpreter and the emitter refuse the others instead of computing
  * nonsense. */
 int cx_op_valid_for_type(cx_op op, cxla_type t);
+/* Whether op exchanges data between devices (all-reduce, all-gather, collective-permute, their
+ * -start/-done halves, ...): parsed, printed and verified, refused by every backend because
+ * cxla runs one device and has no distributed runtime. */
+int cx_op_is_collective(cx_op op);
 
 #endif

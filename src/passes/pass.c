@@ -92,6 +92,8 @@ cxla_status cx_pass_fixpoint(cx_pass_ctx *pc, cx_module *m, const cx_pass *passe
 static const cx_pipeline_step cpu_steps[] = {
     {{"layout", cx_pass_layout}, CX_STEP_ONCE, 1,
      "rewrites every bitcast as logical ops, then drops all layouts (runs first)"},
+    {{"async", cx_pass_async}, CX_STEP_ONCE, 1,
+     "runs each async-start/update/done chain as a call of its computation, copy-start/done as a copy"},
     {{"broadcast-order", cx_pass_broadcast_order}, CX_STEP_ONCE, 1,
      "a broadcast with out-of-order dimensions becomes a transpose and an in-order broadcast"},
     {{"inline", cx_pass_inline_calls}, CX_STEP_ONCE, 0, "replaces every call by a copy of its callee's instructions"},

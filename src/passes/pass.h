@@ -51,6 +51,10 @@ cxla_status cx_dump_check_format(cxla_context *ctx, const char *value);
 
 /* The passes (one file each). */
 cxla_status cx_pass_layout(cx_module *m, int *changed);         /* layout.c: bitcasts -> logical ops */
+/* async.c: each async-start/update/done chain becomes a call of its computation (async-start's
+ * value the tuple ((operands), call, zero context)), which the inline pass then inlines, and
+ * copy-start/copy-done a copy: on one device a chain is what it wraps. */
+cxla_status cx_pass_async(cx_module *m, int *changed);
 cxla_status cx_pass_reduce_accumulate(cx_module *m, int *changed); /* reduce_accumulate.c: float sums */
 cxla_status cx_pass_broadcast_order(cx_module *m, int *changed); /* broadcast_order.c: dims in order */
 cxla_status cx_pass_inline_calls(cx_module *m, int *changed);   /* inline.c */

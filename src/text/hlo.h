@@ -8,6 +8,11 @@
  * "FILE:LINE:COL: error: expected ..., got ...". Accepts what JAX and TensorFlow dump, old and
  * new: %names or bare names, optional signatures and operand shapes (written operand shapes
  * must match the operand), forward references to instructions and computations, comments.
+ * Also what XLA's parser reads beyond its dumps: result shapes left out where XLA infers them
+ * (the verifier's inference fills them in; a failure there is CXLA_ERR_VERIFY), operands
+ * written as nested instructions (named "<opcode>.anon..."), modules without the HloModule
+ * line (named "module_<entry>"), "f32[4] constant(0)", iota replica groups, and async chains
+ * with their "<op>-start" sugar (the computation it implies is made and named "async_wrapped").
  * Attributes the IR does not model are kept verbatim in a.raw / m->raw. A file that is not HLO
  * text at all (StableHLO/MLIR, an HloModuleProto binary, a buffer-assignment dump, LLVM IR)
  * gets one error at its first token (1:1 for binary data) naming it and how to get HLO text. */

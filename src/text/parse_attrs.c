@@ -37,8 +37,8 @@ static const char *const key_names[K_COUNT] = {
 static void op_keys(cx_op op, uint64_t *allowed, uint64_t *required) {
   uint64_t a = 0, r = 0;
   switch (op) {
-  case CX_OP_BROADCAST: case CX_OP_TRANSPOSE: case CX_OP_REVERSE: case CX_OP_CONCATENATE:
-    a = r = B(K_DIMENSIONS); break;
+  case CX_OP_TRANSPOSE: case CX_OP_REVERSE: case CX_OP_CONCATENATE: a = r = B(K_DIMENSIONS); break;
+  case CX_OP_BROADCAST: a = B(K_DIMENSIONS); break; /* a scalar operand needs none (checked late) */
   case CX_OP_REDUCE: a = r = B(K_DIMENSIONS) | B(K_TO_APPLY); break;
   case CX_OP_MAP: a = B(K_DIMENSIONS) | B(K_TO_APPLY); r = B(K_TO_APPLY); break;
   case CX_OP_SORT: a = B(K_DIMENSIONS) | B(K_IS_STABLE) | B(K_TO_APPLY); r = B(K_DIMENSIONS) | B(K_TO_APPLY); break;
@@ -63,7 +63,10 @@ static void op_keys(cx_op op, uint64_t *allowed, uint64_t *required) {
   case CX_OP_REDUCE_PRECISION: a = r = B(K_EXPONENT_BITS) | B(K_MANTISSA_BITS); break;
   case CX_OP_FUSION: a = r = B(K_KIND) | B(K_CALLS); break;
   case CX_OP_CUSTOM_CALL: a = r = B(K_TARGET); break;
-  case CX_OP_CALL: case CX_OP_ALL_REDUCE: case CX_OP_REDUCE_SCATTER: a = r = B(K_TO_APPLY); break;
+  case CX_OP_CALL: case CX_OP_ALL_REDUCE: case CX_OP_REDUCE_SCATTER: case CX_OP_ALL_REDUCE_START:
+    a = r = B(K_TO_APPLY); break;
+  case CX_OP_ASYNC_START: a = r = B(K_CALLS); break;
+  case CX_OP_ASYNC_UPDATE: case CX_OP_ASYNC_DONE: a = B(K_CALLS); break; /* else the chain's */
   case CX_OP_WHILE: a = r = B(K_CONDITION) | B(K_BODY); break;
   case CX_OP_CONDITIONAL: a = B(K_BRANCHES) | B(K_TRUE) | B(K_FALSE); break;
   default: break;
@@ -257,14 +260,24 @@ static int parse_enum(cx_parser *p, const char *const *names, int n, const char 
   cx_pexpected(p, what);
 }
 
-static void push_callref(cx_parser *p, cx_instr *in, const cx_token *name, int slot) {
+static cx_ref *new_callref(cx_parser *p, cx_instr *in, int slot, cx_loc loc) {
   if (!cx_vec_reserve((void **)&p->callrefs, &p->callrefs_cap, p->ncallrefs + 1, sizeof *p->callrefs)) cx_poom(p);
   cx_ref *r = &p->callrefs[p->ncallrefs++];
-  r->s = name->s;
-  r->len = name->len;
-  r->loc = cx_tok_loc(name);
+  memset(r, 0, sizeof *r);
+  r->loc = loc;
   r->in = in;
   r->slot = slot;
+  return r;
+}
+
+static void push_callref(cx_parser *p, cx_instr *in, const cx_token *name, int slot) {
+  cx_ref *r = new_callref(p, in, slot, cx_tok_loc(name));
+  r->s = name->s;
+  r->len = name->len;
+}
+
+void cx_ppush_made_callref(cx_parser *p, cx_instr *in, cx_comp *c, int slot, cx_loc loc) {
+  new_callref(p, in, slot, loc)->target = c;
 }
 
 static void int_list(cx_parser *p, cx_ints *dst) { cx_pset_ints(p, dst, cx_pint_list(p)); }
@@ -398,12 +411,13 @@ void cx_pattrs(cx_parser *p, cx_instr *in, const cx_token *op_tok) {
       seen |= B(k);
       parse_value(p, in, k, refs, &nbranches);
     } else {
-      cx_token v = cx_praw_value(p, &eq);
+      cx_token v = key.len == 14 && !memcmp(key.s, "replica_groups", 14) ? cx_preplica_groups(p) : cx_praw_value(p, &eq);
       if (nraw == INT32_MAX / 4) cx_perr(p, cx_tok_loc(&key), CXLA_ERR_PARSE, "too many attributes");
       cx_ppush_raw(p, nraw++, &key, &v);
     }
   }
   cx_pstore_raw(p, nraw, &in->a.nraw, &in->a.raw);
+  if (in->op == CX_OP_BROADCAST && !(seen & B(K_DIMENSIONS))) cx_plate(p, CX_LATE_BCAST_DIMS, in, cx_tok_loc(op_tok));
   uint64_t missing = required & ~seen;
   if (missing) {
     int k = 0;
@@ -411,4 +425,46 @@ void cx_pattrs(cx_parser *p, cx_instr *in, const cx_token *op_tok) {
     cx_perr(p, cx_tok_loc(op_tok), CXLA_ERR_PARSE, "%.*s needs attribute %s=", (int)op_tok->len, op_tok->s, key_names[k]);
   }
   set_called(p, in, seen, refs, nbranches, op_tok);
+}
+
+void cx_pattrs_none(cx_parser *p, cx_instr *in, const cx_token *op_tok) {
+  uint64_t allowed, required;
+  op_keys(in->op, &allowed, &required);
+  if (in->op == CX_OP_BROADCAST) cx_plate(p, CX_LATE_BCAST_DIMS, in, cx_tok_loc(op_tok));
+  if (!required) return;
+  int k = 0;
+  while (!(required & B(k))) k++;
+  cx_perr(p, cx_tok_loc(op_tok), CXLA_ERR_PARSE, "%.*s needs attribute %s=, which a nested instruction cannot have",
+          (int)op_tok->len, op_tok->s, key_names[k]);
+}
+
+/* Attributes of the async op itself (XLA reads them into async-start) and those XLA gives both
+ * the async op and the op it wraps. */
+static const char *const async_own[] = {"async_execution_thread", "output_to_operand_aliasing", "sharding",
+                                        "control-predecessors"};
+static const char *const async_shared[] = {"metadata", "backend_config", "frontend_attributes", "statistics", "origin"};
+
+static int key_in(const char *key, const char *const *list, int n) {
+  for (int i = 0; i < n; i++)
+    if (!strcmp(key, list[i])) return 1;
+  return 0;
+}
+
+void cx_psplit_async_attrs(cx_parser *p, cx_instr *start, cx_instr *wrapped) {
+  const cx_attrs *from = wrapped ? &wrapped->a : &start->a;
+  int n = from->nraw, ns = 0, nw = 0;
+  cx_raw_attr *s = cx_palloc(p, sizeof *s * (size_t)(n ? n : 1)), *w = cx_palloc(p, sizeof *w * (size_t)(n ? n : 1));
+  for (int i = 0; i < n; i++) {
+    const cx_raw_attr *r = &from->raw[i];
+    int own = key_in(r->key, async_own, CX_ARRAY_LEN(async_own));
+    int shared = key_in(r->key, async_shared, CX_ARRAY_LEN(async_shared));
+    if (own || shared) s[ns++] = *r;
+    if (!own) w[nw++] = *r;
+  }
+  start->a.raw = s;
+  start->a.nraw = ns;
+  if (wrapped) { /* otherwise (a -update or -done) the wrapped op's attributes go: XLA ignores them */
+    wrapped->a.raw = w;
+    wrapped->a.nraw = nw;
+  }
 }

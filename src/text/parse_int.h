@@ -20,6 +20,8 @@ typedef struct cx_ref {
   cx_instr *in;   /* the instruction that refers */
   int slot;       /* operand or called-computation index in `in` */
   int64_t shape;  /* operands: index of the written operand shape in p->opshapes, or -1 */
+  void *target;   /* already resolved (a nested instruction, a computation the parser made);
+                     s is then NULL */
 } cx_ref;
 
 /* An operand shape written in old-style text ("add(f32[2] %a, ...)"), checked against the
@@ -28,6 +30,25 @@ typedef struct cx_opshape {
   cx_shape shape;
   cx_loc loc;
 } cx_opshape;
+
+/* Work left for the end of the module, when every name is resolved and every callee parsed:
+ * the shapes of instructions written without one, and the checks that need them. */
+typedef enum cx_late_kind {
+  CX_LATE_OPSHAPE,    /* a written operand shape whose operand had no shape yet: in, slot, shape */
+  CX_LATE_SIGNATURE,  /* a signature's result shape against a ROOT without one: comp, shape */
+  CX_LATE_BCAST_DIMS, /* a broadcast without dimensions=: its operand must be a scalar */
+  CX_LATE_ASYNC_OP,   /* a -update/-done written with a wrapped opcode (op) to check */
+  CX_LATE_COMP_NAME,  /* a computation the parser made (async-start sugar): needs a free name */
+} cx_late_kind;
+
+typedef struct cx_late {
+  cx_late_kind kind;
+  cx_instr *in;
+  cx_comp *comp;
+  int slot, op;
+  cx_loc loc;
+  cx_shape shape;
+} cx_late;
 
 /* Open-addressing name table over source-text slices (heap; freed by its owner). */
 typedef struct cx_names {
@@ -61,6 +82,10 @@ typedef struct cx_parser {
   int64_t rawtok_cap;
   cx_names instr_names;    /* per computation */
   cx_names comp_names;
+  cx_late *late;           /* module-end work (parse_late.c) */
+  int64_t nlate, late_cap;
+  int nest;                /* depth of nested instructions ("add(x, multiply(y, z))") */
+  int in_constant;         /* parsing a constant's value: XLA's one-value shorthand applies */
 } cx_parser;
 
 /* ---- errors (never return) ---- */
@@ -113,6 +138,24 @@ int cx_pat_shape(cx_parser *p);
  * into a new literal owned by the module. */
 cxla_literal *cx_pliteral(cx_parser *p, const cx_shape *shape, int allow_shape_prefix);
 
+/* A constant's value for `shape`: a literal as cx_pliteral reads it (shape prefix allowed),
+ * or XLA's shorthand of one value for an array, "f32[2,3] constant(7)", which XLA's parser
+ * reads as element 0 = 7 and every other element 0 (so "constant(0)" is all zeros). */
+cxla_literal *cx_pconstant(cx_parser *p, const cx_shape *shape);
+
+/* ---- module-end work (parse_late.c) ---- */
+cx_late *cx_plate(cx_parser *p, cx_late_kind kind, cx_instr *in, cx_loc loc);
+/* Names every unnamed (nested) instruction of c "<opcode>.anon", "<opcode>.anon.1", ...,
+ * avoiding the names c already has, as XLA's parser does. */
+void cx_pname_anonymous(cx_parser *p, cx_comp *c);
+/* After the module is read and its computations ordered: async chains (calls= of -update and
+ * -done), the shapes of instructions written without one (shape inference, callees first),
+ * then the checks that needed those shapes. */
+void cx_pfinish(cx_parser *p);
+/* Whether XLA's parser infers op's shape when the text leaves it out; 0 with *why set when
+ * the shape must be written. */
+int cx_pcan_infer(cx_op op, const char **why);
+
 /* ---- other formats (sniff.c) ---- */
 /* For a text whose first token (`first`) is not 'HloModule': what it is instead (MLIR,
  * protobuf, a buffer-assignment dump, ...) and how to get HLO text, as one message; *loc is
@@ -130,5 +173,18 @@ void cx_pstore_raw(cx_parser *p, int n, int *nraw, cx_raw_attr **raw);
 /* Parses ", key=value" attributes after an instruction's operands into in->a and called-
  * computation references; checks required ones. op_tok locates "missing" errors. */
 void cx_pattrs(cx_parser *p, cx_instr *in, const cx_token *op_tok);
+/* replica_groups= (current token: the value's first): "{{0,1},{2,3}}", "{}", or XLA's iota form
+ * "[2,2]<=[4]", "[2,2]<=[2,2]T(1,0)", checked; returns the value's text to keep verbatim. */
+cx_token cx_preplica_groups(cx_parser *p);
+/* A nested instruction has no attributes: fails if its op needs one (dimensions= of a
+ * broadcast excepted: a scalar operand needs none). */
+void cx_pattrs_none(cx_parser *p, cx_instr *in, const cx_token *op_tok);
+/* Async sugar ("custom-call-start(...), custom_call_target=..."): the attributes were read
+ * onto the wrapped instruction; moves async-start's own ones (async_execution_thread,
+ * output_to_operand_aliasing, sharding) to `start` and copies metadata-like ones to both.
+ * With wrapped NULL (a -update or -done), drops what only the wrapped op would read. */
+void cx_psplit_async_attrs(cx_parser *p, cx_instr *start, cx_instr *wrapped);
+/* Records a called computation the parser made itself (no name to resolve). */
+void cx_ppush_made_callref(cx_parser *p, cx_instr *in, cx_comp *c, int slot, cx_loc loc);
 
 #endif

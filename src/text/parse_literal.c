@@ -39,6 +39,10 @@ static int word_is(const cx_token *t, const char *w) {
   return t->len == n && !memcmp(t->s, w, n);
 }
 
+/* The largest constant XLA's one-value shorthand may make ("f32[4096,4096] constant(0)" is
+ * 64 MiB): a few bytes of text must not allocate without bound. */
+#define CX_SHORTHAND_MAX_BYTES ((int64_t)64 << 20)
+
 _Noreturn static void bad_value(cx_parser *p, const cx_token *t, cxla_type type) {
   if (t->kind == TK_WORD && word_is(t, "..."))
     cx_perr(p, cx_tok_loc(t), CXLA_ERR_PARSE, "constant value elided; re-dump with print_large_constants");
@@ -155,6 +159,14 @@ static void fill(cx_parser *p, cxla_literal *lit) {
   if (s->type != CXLA_TUPLE) {
     if (s->rank == 0) {
       store_scalar(p, lit, 0);
+    } else if (p->in_constant && p->tok.kind == TK_WORD && !word_is(&p->tok, "...")) {
+      /* XLA's shorthand "f32[8,2048] constant(0)": its parser stores the one value at index 0
+       * of a zero-filled array (and ignores that the braces are missing). */
+      if (cx_shape_elems(s) == 0) {
+        char b[128];
+        cx_perr(p, cx_tok_loc(&p->tok), CXLA_ERR_PARSE, "a value for %s, which has no elements", cx_shape_str(s, b, sizeof b));
+      }
+      store_scalar(p, lit, 0);
     } else {
       int64_t pos = 0;
       fill_dim(p, lit, 0, &pos);
@@ -184,6 +196,18 @@ static int64_t total_elems(const cx_shape *s) {
   return n;
 }
 
+/* Bytes of all arrays in s, saturating to -1. */
+static int64_t total_bytes(const cx_shape *s) {
+  if (s->type != CXLA_TUPLE) return s->type == CXLA_TOKEN ? 0 : cx_shape_bytes(s);
+  int64_t n = 0;
+  for (int i = 0; i < s->ntuple; i++) {
+    int64_t e = total_bytes(&s->tuple[i]);
+    if (e < 0 || n > INT64_MAX / 2 - e) return -1;
+    n += e;
+  }
+  return n;
+}
+
 static int has_token(const cx_shape *s) {
   if (s->type == CXLA_TOKEN) return 1;
   for (int i = 0; s->type == CXLA_TUPLE && i < s->ntuple; i++)
@@ -206,9 +230,16 @@ cxla_literal *cx_pliteral(cx_parser *p, const cx_shape *shape, int allow_shape_p
     cx_perr(p, cx_tok_loc(&at), CXLA_ERR_PARSE, "a literal cannot have token shape %s", cx_shape_str(shape, buf, sizeof buf));
   int64_t n = total_elems(shape);
   size_t left = p->lx.len - (size_t)(at.s - p->lx.buf);
-  if (n < 0 || (uint64_t)n > (uint64_t)left)
+  /* A constant may be written as one value per array; up to a limit its size is then not
+   * bounded by the text's. */
+  int64_t bytes = p->in_constant ? total_bytes(shape) : -1;
+  if (n < 0 || ((uint64_t)n > (uint64_t)left && (bytes < 0 || bytes > CX_SHORTHAND_MAX_BYTES))) {
+    if (p->in_constant && at.kind == TK_WORD && !cx_pat_shape(p))
+      cx_perr(p, cx_tok_loc(&at), CXLA_ERR_PARSE, "constant of shape %s written as one value: larger than the %d MiB "
+              "cxla allocates for that", cx_shape_str(shape, buf, sizeof buf), (int)(CX_SHORTHAND_MAX_BYTES >> 20));
     cx_perr(p, cx_tok_loc(&at), CXLA_ERR_PARSE, "literal of shape %s: the text is too short for %s elements",
             cx_shape_str(shape, buf, sizeof buf), n < 0 ? "that many" : "its");
+  }
   if (allow_shape_prefix && cx_pat_shape(p)) check_prefix(p, shape);
   cx_shape s;
   if (!cx_shape_copy(&s, shape, &p->m->arena)) cx_poom(p);
@@ -216,6 +247,13 @@ cxla_literal *cx_pliteral(cx_parser *p, const cx_shape *shape, int allow_shape_p
   cxla_literal *lit = cx_literal_new(&s);
   if (!lit || !cx_module_own_literal(p->m, lit)) cx_poom(p);
   fill(p, lit);
+  return lit;
+}
+
+cxla_literal *cx_pconstant(cx_parser *p, const cx_shape *shape) {
+  p->in_constant = 1;
+  cxla_literal *lit = cx_pliteral(p, shape, 1);
+  p->in_constant = 0;
   return lit;
 }
 

@@ -3,6 +3,7 @@
  * attributes may name computations defined later in the file (XLA's own dumps do both), so
  * references are recorded as text and resolved once their scope is complete; instructions and
  * computations are then put in dependency order. The module is not verified here. */
+#include <stdio.h>
 #include <string.h>
 #include "text/parse_int.h"
 
@@ -10,11 +11,7 @@
 static const char *const unsupported_ops[] = {
     "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "real", "imag",
     "complex", "mulhi", "stochastic-convert", "dynamic-reshape", "send", "send-done", "recv",
-    "recv-done", "async-start", "async-update", "async-done", "copy-start", "copy-done",
-    "all-reduce-start", "all-reduce-done", "all-gather-start", "all-gather-done",
-    "collective-permute-start", "collective-permute-done", "collective-broadcast",
-    "ragged-all-to-all", "ragged-dot", "scaled-dot", "scan", "shuffle", "custom-call-start",
-    "custom-call-update", "custom-call-done", "collective-reduce"};
+    "recv-done", "ragged-dot", "scaled-dot", "scan", "shuffle", "collective-reduce"};
 
 static int word_eq(const cx_token *t, const char *w) {
   size_t n = strlen(w);
@@ -22,30 +19,74 @@ static int word_eq(const cx_token *t, const char *w) {
 }
 
 /* cx_op_lookup without a strlen per table entry (this runs once per instruction). */
-static int lookup_op(const cx_token *t) {
+static int lookup_op(const char *s, size_t len) {
   for (int i = 0; i < CX_OP_COUNT; i++) {
     const char *n = cx_op_name((cx_op)i);
-    if (n[0] == t->s[0] && !strncmp(n, t->s, t->len) && !n[t->len]) return i;
+    if (n[0] == s[0] && !strncmp(n, s, len) && !n[len]) return i;
   }
   return -1;
 }
 
-static void push_opref(cx_parser *p, cx_instr *in, const cx_token *name, int slot, int64_t shape) {
-  if (!cx_vec_reserve((void **)&p->oprefs, &p->oprefs_cap, p->noprefs + 1, sizeof *p->oprefs)) cx_poom(p);
-  cx_ref *r = &p->oprefs[p->noprefs++];
-  r->s = name->s;
-  r->len = name->len;
-  r->loc = cx_tok_loc(name);
-  r->in = in;
-  r->slot = slot;
-  r->shape = shape;
+_Noreturn static void unknown_opcode(cx_parser *p, const cx_token *t) {
+  for (int i = 0; i < CX_ARRAY_LEN(unsupported_ops); i++)
+    if (word_eq(t, unsupported_ops[i]))
+      cx_perr(p, cx_tok_loc(t), CXLA_ERR_UNSUPPORTED, "not supported: opcode %s", unsupported_ops[i]);
+  cx_perr(p, cx_tok_loc(t), CXLA_ERR_PARSE, "unknown opcode '%.*s'", (int)(t->len > 40 ? 40 : t->len), t->s);
 }
 
-static void parse_operands(cx_parser *p, cx_instr *in) {
+/* The opcode, or XLA's async sugar "<op>-start", "<op>-update", "<op>-done" for an async op
+ * wrapping <op> (*wrapped; -1 for a plain opcode). */
+static cx_op parse_opcode(cx_parser *p, const cx_token *t, int *wrapped) {
+  static const char *const suffix[3] = {"-start", "-update", "-done"};
+  static const cx_op async[3] = {CX_OP_ASYNC_START, CX_OP_ASYNC_UPDATE, CX_OP_ASYNC_DONE};
+  *wrapped = -1;
+  int op = lookup_op(t->s, t->len);
+  if (op >= 0) return (cx_op)op;
+  for (int k = 0; k < 3; k++) {
+    size_t n = strlen(suffix[k]);
+    if (t->len <= n || memcmp(t->s + t->len - n, suffix[k], n)) continue;
+    int w = lookup_op(t->s, t->len - n);
+    if (w < 0) break;
+    if (w == CX_OP_PARAMETER || w == CX_OP_CONSTANT || w == CX_OP_ASYNC_START || w == CX_OP_ASYNC_UPDATE ||
+        w == CX_OP_ASYNC_DONE)
+      cx_perr(p, cx_tok_loc(t), CXLA_ERR_PARSE, "%.*s: %s cannot run asynchronously", (int)t->len, t->s,
+              cx_op_name((cx_op)w));
+    *wrapped = w;
+    return async[k];
+  }
+  unknown_opcode(p, t);
+}
+
+static cx_ref *push_ref(cx_parser *p, cx_instr *in, int slot, cx_loc loc) {
+  if (!cx_vec_reserve((void **)&p->oprefs, &p->oprefs_cap, p->noprefs + 1, sizeof *p->oprefs)) cx_poom(p);
+  cx_ref *r = &p->oprefs[p->noprefs++];
+  memset(r, 0, sizeof *r);
+  r->loc = loc;
+  r->in = in;
+  r->slot = slot;
+  r->shape = -1;
+  return r;
+}
+
+static cx_instr *parse_rhs(cx_parser *p, cx_comp *c, const cx_shape *written, cx_loc loc, int nested);
+
+/* Whether the word at the current token is followed by '(': an opcode, so the operand is a
+ * nested instruction. Names are followed by ',' or ')' (checked without lexing first). */
+static int at_nested(cx_parser *p) {
+  if (p->tok.kind != TK_WORD) return 0;
+  const char *e = p->tok.s + p->tok.len;
+  if (e < p->lx.buf + p->lx.len && (*e == ',' || *e == ')')) return 0;
+  if (e < p->lx.buf + p->lx.len && *e == '(') return 1;
+  return cx_ppeek_kind(p) == TK_LPAREN;
+}
+
+/* operand ::= shape? name | shape? opcode(operands)   (XLA's nested instructions) */
+static void parse_operands(cx_parser *p, cx_comp *c, cx_instr *in) {
   int n = 0;
   if (!cx_pis(p, TK_RPAREN)) {
     for (;;) {
       int64_t shape = -1;
+      cx_token at = p->tok;
       if (cx_pat_shape(p) || cx_pis(p, TK_LPAREN)) {
         if (!cx_vec_reserve((void **)&p->opshapes, &p->opshapes_cap, p->nopshapes + 1, sizeof *p->opshapes)) cx_poom(p);
         cx_opshape *os = &p->opshapes[p->nopshapes];
@@ -53,9 +94,22 @@ static void parse_operands(cx_parser *p, cx_instr *in) {
         cx_pshape(p, &os->shape, 0);
         shape = p->nopshapes++;
       }
-      cx_token name = cx_pname(p, "an operand name");
-      if (n == INT32_MAX / 2) cx_perr(p, cx_tok_loc(&name), CXLA_ERR_PARSE, "too many operands");
-      push_opref(p, in, &name, n++, shape);
+      if (n == INT32_MAX / 2) cx_perr(p, cx_tok_loc(&p->tok), CXLA_ERR_PARSE, "too many operands");
+      if (at_nested(p)) {
+        cx_shape own; /* the nested instruction's own shape, not a check on an operand */
+        if (shape >= 0) own = p->opshapes[--p->nopshapes].shape;
+        if (++p->nest > CX_PARSE_MAX_DEPTH)
+          cx_perr(p, cx_tok_loc(&at), CXLA_ERR_PARSE, "instructions nested deeper than %d", CX_PARSE_MAX_DEPTH);
+        cx_instr *sub = parse_rhs(p, c, shape >= 0 ? &own : NULL, cx_tok_loc(&at), 1);
+        p->nest--;
+        push_ref(p, in, n++, sub->loc)->target = sub;
+      } else {
+        cx_token name = cx_pname(p, "an operand name");
+        cx_ref *r = push_ref(p, in, n++, cx_tok_loc(&name));
+        r->s = name.s;
+        r->len = name.len;
+        r->shape = shape;
+      }
       if (!cx_paccept(p, TK_COMMA)) break;
     }
   }
@@ -64,7 +118,91 @@ static void parse_operands(cx_parser *p, cx_instr *in) {
   in->nops = n;
 }
 
-/* [ROOT] name = shape opcode(operands), attributes */
+/* XLA's parser rejects an async op whose shape is not ((operands), result, context...). */
+static void check_async_shape(cx_parser *p, cx_op op, const cx_shape *s, const cx_token *opt) {
+  if (op != CX_OP_ASYNC_START && op != CX_OP_ASYNC_UPDATE) return;
+  if (s->type == CXLA_TUPLE && s->ntuple >= 2 && s->tuple[0].type == CXLA_TUPLE) return;
+  char b[128];
+  cx_perr(p, cx_tok_loc(opt), CXLA_ERR_PARSE,
+          "%s needs the shape ((operands), result, context...), got %s", cx_op_name(op), cx_shape_str(s, b, sizeof b));
+}
+
+/* "custom-call-start(a, b), custom_call_target=..." is an async-start of a computation XLA's
+ * parser makes: parameters for the operands (their shapes from element {0} of the async shape)
+ * and the wrapped op on them, returning element {1}. The wrapped op takes the attributes. */
+static void make_async_wrapped(cx_parser *p, cx_instr *start, cx_op op, const cx_token *opt) {
+  cx_module *m = p->m;
+  const cx_shape *ops = &start->shape.tuple[0];
+  cx_comp *w = cx_comp_new(m, "async_wrapped");
+  if (!w) cx_poom(p);
+  w->loc = start->loc;
+  cx_instr **params = cx_palloc(p, sizeof *params * (size_t)(ops->ntuple ? ops->ntuple : 1));
+  for (int i = 0; i < ops->ntuple; i++) {
+    char name[48];
+    snprintf(name, sizeof name, i ? "async_param.%d" : "async_param", i);
+    if (!(params[i] = cx_instr_new(w, CX_OP_PARAMETER, &ops->tuple[i], 0, NULL))) cx_poom(p);
+    params[i]->name = cx_pstrndup(p, name, strlen(name));
+    params[i]->a.index = i;
+    params[i]->loc = start->loc;
+  }
+  cx_instr *root = cx_instr_new(w, op, &start->shape.tuple[1], ops->ntuple, params);
+  if (!root) cx_poom(p);
+  root->name = "async_op";
+  root->loc = start->loc;
+  w->root = root;
+  cx_pattrs(p, root, opt);
+  cx_psplit_async_attrs(p, start, root);
+  if (!cx_comp_index_params(w) || !cx_module_add_comp(m, w)) cx_poom(p);
+  start->called = cx_palloc(p, sizeof *start->called);
+  start->called[0] = w;
+  start->ncalled = 1;
+  cx_ppush_made_callref(p, start, w, 0, start->loc);
+  cx_plate(p, CX_LATE_COMP_NAME, start, start->loc)->comp = w;
+}
+
+/* shape? opcode(operands) attributes: an instruction's right-hand side, or (nested) an operand
+ * written as an instruction, which has no name and no attributes. */
+static cx_instr *parse_rhs(cx_parser *p, cx_comp *c, const cx_shape *written, cx_loc loc, int nested) {
+  cx_shape shape;
+  if (written) shape = *written;
+  else memset(&shape, 0, sizeof shape); /* type invalid: inferred at the end of the module */
+  if (p->tok.kind != TK_WORD) cx_pexpected(p, written ? "an opcode" : "a shape or an opcode");
+  cx_token opt = cx_padvance(p);
+  int wrapped;
+  cx_op op = parse_opcode(p, &opt, &wrapped);
+  if (nested && wrapped >= 0) cx_perr(p, cx_tok_loc(&opt), CXLA_ERR_PARSE, "an async op cannot be a nested instruction");
+  const char *why = NULL;
+  if (!written && !cx_pcan_infer(op, &why))
+    cx_perr(p, cx_tok_loc(&opt), CXLA_ERR_PARSE, "the shape of %.*s cannot be left out: %s", (int)opt.len, opt.s, why);
+  if (written) check_async_shape(p, op, &shape, &opt);
+  cx_instr *in = cx_instr_new(c, op, &shape, 0, NULL);
+  if (!in) cx_poom(p);
+  in->loc = loc;
+  cx_pexpect(p, TK_LPAREN, "'('");
+  if (op == CX_OP_PARAMETER) {
+    in->a.index = cx_pint(p, "a parameter number");
+    cx_pexpect(p, TK_RPAREN, "')'");
+  } else if (op == CX_OP_CONSTANT) {
+    in->a.literal = cx_pconstant(p, &in->shape);
+    cx_pexpect(p, TK_RPAREN, "')' after the constant's value");
+  } else {
+    parse_operands(p, c, in);
+  }
+  if (nested) {
+    cx_pattrs_none(p, in, &opt);
+  } else if (wrapped >= 0 && op == CX_OP_ASYNC_START) {
+    make_async_wrapped(p, in, (cx_op)wrapped, &opt);
+  } else {
+    cx_pattrs(p, in, &opt);
+    if (wrapped >= 0) { /* -update / -done: the chain's computation is checked at the end */
+      cx_psplit_async_attrs(p, in, NULL);
+      cx_plate(p, CX_LATE_ASYNC_OP, in, cx_tok_loc(&opt))->op = wrapped;
+    }
+  }
+  return in;
+}
+
+/* [ROOT] name = shape? opcode(operands), attributes */
 static void parse_instruction(cx_parser *p, cx_comp *c, cx_instr **root) {
   int is_root = 0;
   if (cx_pis_word(p, "ROOT") && cx_ppeek_kind(p) != TK_EQ) {
@@ -74,20 +212,10 @@ static void parse_instruction(cx_parser *p, cx_comp *c, cx_instr **root) {
   cx_token name = cx_pname(p, "an instruction name");
   cx_pexpect(p, TK_EQ, "'='");
   cx_shape shape;
-  cx_pshape(p, &shape, 0);
-  if (p->tok.kind != TK_WORD) cx_pexpected(p, "an opcode");
-  cx_token opt = cx_padvance(p);
-  int op = lookup_op(&opt);
-  if (op < 0) {
-    for (int i = 0; i < CX_ARRAY_LEN(unsupported_ops); i++)
-      if (word_eq(&opt, unsupported_ops[i]))
-        cx_perr(p, cx_tok_loc(&opt), CXLA_ERR_UNSUPPORTED, "not supported: opcode %s", unsupported_ops[i]);
-    cx_perr(p, cx_tok_loc(&opt), CXLA_ERR_PARSE, "unknown opcode '%.*s'", (int)(opt.len > 40 ? 40 : opt.len), opt.s);
-  }
-  cx_instr *in = cx_instr_new(c, (cx_op)op, &shape, 0, NULL);
-  if (!in) cx_poom(p);
+  int has_shape = cx_pat_shape(p) || cx_pis(p, TK_LPAREN); /* no opcode starts with '(' */
+  if (has_shape) cx_pshape(p, &shape, 0);
+  cx_instr *in = parse_rhs(p, c, has_shape ? &shape : NULL, cx_tok_loc(&name), 0);
   in->name = cx_pstrndup(p, name.s, name.len);
-  in->loc = cx_tok_loc(&name);
   void *dup = cx_names_add(&p->instr_names, name.s, name.len, in);
   if (dup == &p->instr_names) cx_poom(p);
   if (dup)
@@ -97,17 +225,6 @@ static void parse_instruction(cx_parser *p, cx_comp *c, cx_instr **root) {
     if (*root) cx_perr(p, in->loc, CXLA_ERR_PARSE, "second ROOT instruction '%s' (the first is '%s')", in->name, (*root)->name);
     *root = in;
   }
-  cx_pexpect(p, TK_LPAREN, "'('");
-  if (op == CX_OP_PARAMETER) {
-    in->a.index = cx_pint(p, "a parameter number");
-    cx_pexpect(p, TK_RPAREN, "')'");
-  } else if (op == CX_OP_CONSTANT) {
-    in->a.literal = cx_pliteral(p, &in->shape, 1);
-    cx_pexpect(p, TK_RPAREN, "')' after the constant's value");
-  } else {
-    parse_operands(p, in);
-  }
-  cx_pattrs(p, in, &opt);
 }
 
 /* Rejects dependency cycles (which cx_comp_sort would silently break). */
@@ -145,11 +262,15 @@ static void check_cycles(cx_parser *p, cx_comp *c) {
 static void resolve_operands(cx_parser *p) {
   for (int64_t i = 0; i < p->noprefs; i++) {
     cx_ref *r = &p->oprefs[i];
-    cx_instr *o = cx_names_find(&p->instr_names, r->s, r->len);
+    cx_instr *o = r->s ? cx_names_find(&p->instr_names, r->s, r->len) : r->target;
     if (!o) cx_perr(p, r->loc, CXLA_ERR_PARSE, "use of undefined instruction '%.*s'", (int)(r->len > 60 ? 60 : r->len), r->s);
     r->in->ops[r->slot] = o;
     const cx_opshape *os = r->shape >= 0 ? &p->opshapes[r->shape] : NULL;
-    if (os && !cx_shape_equal(&os->shape, &o->shape)) {
+    if (os && o->shape.type == CXLA_INVALID) { /* o's shape is inferred later */
+      cx_late *l = cx_plate(p, CX_LATE_OPSHAPE, r->in, os->loc);
+      l->slot = r->slot;
+      l->shape = os->shape;
+    } else if (os && !cx_shape_equal(&os->shape, &o->shape)) {
       char a[128], b[128];
       cx_perr(p, os->loc, CXLA_ERR_PARSE, "operand %d of '%s' is written with shape %s, but '%s' has shape %s", r->slot,
               r->in->name, cx_shape_str(&os->shape, a, sizeof a), o->name, cx_shape_str(&o->shape, b, sizeof b));
@@ -174,7 +295,11 @@ static void check_signature(cx_parser *p, cx_comp *c, int nsig, const cx_shape *
   }
   if (np != nsig)
     cx_perr(p, c->loc, CXLA_ERR_PARSE, "the signature of '%s' has %d parameters, the computation has %d", c->name, nsig, np);
-  if (!cx_shape_equal(&c->root->shape, result))
+  if (c->root->shape.type == CXLA_INVALID) { /* the ROOT's shape is inferred later */
+    cx_late *l = cx_plate(p, CX_LATE_SIGNATURE, c->root, c->root->loc);
+    l->comp = c;
+    l->shape = *result;
+  } else if (!cx_shape_equal(&c->root->shape, result))
     cx_perr(p, c->root->loc, CXLA_ERR_PARSE, "ROOT '%s' has shape %s, the signature of '%s' says %s", c->root->name,
             cx_shape_str(&c->root->shape, a, sizeof a), c->name, cx_shape_str(result, b, sizeof b));
 }
@@ -234,7 +359,11 @@ static void parse_computation(cx_parser *p) {
   }
   cx_padvance(p);
   if (!c->ninstrs) cx_perr(p, c->loc, CXLA_ERR_PARSE, "computation '%s' has no instructions", c->name);
-  c->root = root ? root : c->instrs[c->ninstrs - 1];
+  /* the last instruction written, not a nested one parsed after it */
+  int last = c->ninstrs - 1;
+  while (last > 0 && !c->instrs[last]->name) last--;
+  c->root = root ? root : c->instrs[last];
+  cx_pname_anonymous(p, c);
   resolve_operands(p);
   check_cycles(p, c);
   if (cx_comp_sort(c) <= 0) cx_poom(p);
@@ -325,15 +454,9 @@ done:;
             bad->in->called[bad->slot]->name, bad->in->parent->name);
 }
 
-static void parse_module(cx_parser *p) {
+/* HloModule name, attributes */
+static void parse_header(cx_parser *p) {
   cx_module *m = p->m;
-  p->tok = cx_lex_next(&p->lx);
-  if (!cx_pis_word(p, "HloModule")) {
-    cx_loc at;
-    const char *what = cx_sniff_foreign(p->lx.buf, p->lx.len, m->filename, &p->tok, &at);
-    if (what) cx_perr(p, at, CXLA_ERR_PARSE, "%s", what);
-    cx_pexpected(p, "'HloModule'");
-  }
   cx_padvance(p);
   cx_token name = cx_pname(p, "a module name");
   m->name = cx_pstrndup(p, name.s, name.len);
@@ -346,20 +469,47 @@ static void parse_module(cx_parser *p) {
     cx_ppush_raw(p, nraw++, &key, &v);
   }
   cx_pstore_raw(p, nraw, &m->nraw, &m->raw);
+}
+
+static void parse_module(cx_parser *p) {
+  cx_module *m = p->m;
+  p->tok = cx_lex_next(&p->lx);
+  int headerless = 0;
+  if (!cx_pis_word(p, "HloModule")) {
+    cx_loc at;
+    const char *what = cx_sniff_foreign(p->lx.buf, p->lx.len, m->filename, &p->tok, &at);
+    if (what) cx_perr(p, at, CXLA_ERR_PARSE, "%s", what);
+    /* XLA's parser also takes bare computations ("ENTRY e {...}" or "name {...}" first), as
+     * XLA's own tests write them, and names the module "module_<entry>"; "name (sig) {" is
+     * taken too (sniff.c calls all three HLO). */
+    cx_tok_kind next = p->tok.kind == TK_WORD ? cx_ppeek_kind(p) : TK_EOF;
+    headerless = cx_pis_word(p, "ENTRY") || next == TK_LBRACE || next == TK_LPAREN;
+    if (!headerless) cx_pexpected(p, "'HloModule'");
+  }
+  if (!headerless) parse_header(p);
   while (!cx_pis(p, TK_EOF))
     if (!frame_section(p, m)) parse_computation(p);
   if (!m->ncomps) cx_pexpected(p, "a computation");
   for (int64_t i = 0; i < p->ncallrefs; i++) {
     cx_ref *r = &p->callrefs[i];
+    if (!r->s) continue; /* made by the parser: already set */
     cx_comp *c = cx_names_find(&p->comp_names, r->s, r->len);
     if (!c) cx_perr(p, r->loc, CXLA_ERR_PARSE, "use of undefined computation '%.*s'", (int)(r->len > 60 ? 60 : r->len), r->s);
     r->in->called[r->slot] = c;
   }
   if (!m->entry) { /* XLA's rule: without ENTRY the last computation is the entry */
-    m->entry = m->comps[m->ncomps - 1];
+    m->entry = m->comps[m->ncomps - 1]; /* computations the parser makes come before their caller */
     m->entry->is_entry = 1;
   }
+  if (headerless) {
+    size_t n = strlen(m->entry->name);
+    char *name = cx_palloc(p, n + 8);
+    memcpy(name, "module_", 7);
+    memcpy(name + 7, m->entry->name, n + 1);
+    m->name = name;
+  }
   order_comps(p);
+  cx_pfinish(p);
 }
 
 static void free_scratch(cx_parser *p) {
@@ -368,6 +518,7 @@ static void free_scratch(cx_parser *p) {
   cx_free(p->opshapes);
   cx_free(p->callrefs);
   cx_free(p->rawtok);
+  cx_free(p->late);
   cx_names_free(&p->instr_names);
   cx_names_free(&p->comp_names);
 }

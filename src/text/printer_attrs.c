@@ -194,7 +194,9 @@ static void print_called(cx_sb *sb, const cx_instr *in, const cx_print_opts *o) 
   switch (in->op) {
   case CX_OP_WHILE: key_comp(sb, "condition", in, 0, o); key_comp(sb, "body", in, 1, o); break;
   case CX_OP_SELECT_AND_SCATTER: key_comp(sb, "select", in, 0, o); key_comp(sb, "scatter", in, 1, o); break;
-  case CX_OP_FUSION: key_comp(sb, "calls", in, 0, o); break;
+  case CX_OP_FUSION: case CX_OP_ASYNC_START: case CX_OP_ASYNC_UPDATE: case CX_OP_ASYNC_DONE:
+    key_comp(sb, "calls", in, 0, o);
+    break;
   case CX_OP_CONDITIONAL:
     if (in->ncalled == 2 && in->nops && in->ops[0]->shape.type == CXLA_PRED) {
       key_comp(sb, "true_computation", in, 0, o);

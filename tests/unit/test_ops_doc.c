@@ -33,6 +33,9 @@ static const char *cpu_column(cx_op op) {
   case CX_OP_OPT_BARRIER: return "no code (aliases its operand)";
   case CX_OP_FUSION: return "compiled: kLoop and kInput fusions are kernels (the unit of code generation)";
   case CX_OP_CALL: return "control flow (the pipeline inlines calls)";
+  case CX_OP_ASYNC_START: case CX_OP_ASYNC_UPDATE: case CX_OP_ASYNC_DONE:
+    return "control flow (the async pass makes the chain a call, which the pipeline inlines)";
+  case CX_OP_COPY_START: case CX_OP_COPY_DONE: return "no code (the async pass makes it a copy)";
   case CX_OP_WHILE: case CX_OP_CONDITIONAL: return "control flow";
   case CX_OP_DOT: return "library: GEMM for f32/f64 (f16/bf16 computed in f32); integer dots compiled";
   case CX_OP_CONVOLUTION:
@@ -42,6 +45,7 @@ static const char *cpu_column(cx_op op) {
   cx_instr probe; /* fu_needs_kernel_wrap decides by the op alone */
   memset(&probe, 0, sizeof probe);
   probe.op = op;
+  if (cx_op_is_collective(op)) return "refused when compiling";
   if (cx_emit_handles_op(op) && fu_needs_kernel_wrap(&probe)) return "compiled";
   return cx_interp_runs_op(op) ? "interpreter" : "not supported";
 }
@@ -53,8 +57,9 @@ static void generate(cx_sb *sb) {
              "     own predicates: change those, not this file. The unit test docs_ops_md fails when this file\n"
              "     is out of date. -->\n\n"
              "Every op cxla parses, from the op table `src/ir/ops.def`, and where it runs. XLA opcodes outside\n"
-             "this table (`sinh`, `complex`, `send`/`recv`, the async ops, ...) are refused by the parser with\n"
-             "\"not supported: opcode NAME\".\n\n"
+             "this table (`sinh`, `complex`, `send`/`recv`, ...) are refused by the parser with \"not supported:\n"
+             "opcode NAME\". XLA's async sugar `<op>-start`, `<op>-update`, `<op>-done` reads as `async-start`,\n"
+             "`async-update`, `async-done` of a computation that runs `<op>`.\n\n"
              "- **class**: the op's class in `ops.def`: *data* (parameters, constants, tuple plumbing),\n"
              "  *elementwise*, *shape* (re-indexing), *reduce* (reductions, windows, sort, scatter, map),\n"
              "  *library* (dot, convolution), *control* (calls into computations), *other* (parsed, printed\n"
@@ -74,7 +79,9 @@ static void generate(cx_sb *sb) {
              "  - *interpreter*: the compiled program calls the reference interpreter for this one\n"
              "    instruction (correct, not fast);\n"
              "  - *not supported*: compiles, but running it fails with \"not supported\" (the interpreter\n"
-             "    does not run it either).\n\n"
+             "    does not run it either);\n"
+             "  - *refused when compiling*: collectives need the distributed runtime; cxla runs one device,\n"
+             "    and every backend refuses them (also inside an async op) when it compiles.\n\n"
              "  The column is per op, not per instruction, so it is approximate: an instruction the emitter\n"
              "  cannot handle (an element type, a layout, a dynamic shape) also goes to the interpreter. The\n"
              "  exact answer for one module: `cxla compile model.hlo --backend=cpu` prints `fallbacks N`, and\n"

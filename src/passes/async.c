@@ -1,0 +1,107 @@
+/* async.c — the pass that runs an async chain on one device as what it wraps: async-start
+ * becomes the tuple ((operands), call(operands), zero context...) of a plain call to its
+ * computation (which the inline pass then inlines), async-update its operand and async-done
+ * element {1} of it; copy-start becomes (copy(x), x, u32[] 0) and copy-done element {0}. The
+ * simplifier folds the tuple/get-tuple-element pairs away, so nothing of the chain is left by
+ * code generation. Values stay the same even where a chain's tuple escapes (as a while loop's
+ * state or a result). */
+#include <string.h>
+#include "ir/edit.h"
+#include "passes/pass.h"
+
+/* A value of shape s no one reads: zeros, tokens from after-all. */
+static cx_instr *zero_value(cx_comp *c, const cx_shape *s, cx_loc loc) {
+  cx_module *m = c->module;
+  if (s->type == CXLA_TOKEN) return cx_instr_add(c, CX_OP_AFTER_ALL, s, 0, NULL, loc);
+  if (s->type != CXLA_TUPLE) {
+    cx_shape plain = cx_shape_array(s->type, s->rank, s->dims);
+    cxla_literal *lit = cx_literal_new(&plain);
+    if (!lit) { cx_oom(m->ctx); return NULL; }
+    if (!cx_module_own_literal(m, lit)) return NULL;
+    cx_instr *k = cx_instr_add(c, CX_OP_CONSTANT, &plain, 0, NULL, loc);
+    if (k) k->a.literal = lit;
+    return k;
+  }
+  cx_instr **el = cx_arena_alloc(&m->arena, sizeof *el * (size_t)(s->ntuple ? s->ntuple : 1));
+  if (!el) { cx_oom(m->ctx); return NULL; }
+  for (int i = 0; i < s->ntuple; i++)
+    if (!(el[i] = zero_value(c, &s->tuple[i], loc))) return NULL;
+  return cx_instr_add(c, CX_OP_TUPLE, s, s->ntuple, el, loc);
+}
+
+static cx_instr *gte(cx_comp *c, cx_instr *t, int k, const cx_shape *s, cx_loc loc) {
+  cx_instr *g = cx_instr_add(c, CX_OP_GET_TUPLE_ELEMENT, s, 1, &t, loc);
+  if (g) g->a.index = k;
+  return g;
+}
+
+/* The instructions that stand for `in`; NULL on OOM. */
+static cx_instr *rewrite(cx_comp *c, cx_instr *in) {
+  const cx_shape *s = &in->shape;
+  cx_loc loc = in->loc;
+  switch (in->op) {
+  case CX_OP_ASYNC_START: {
+    cx_instr **el = cx_arena_alloc(&c->module->arena, sizeof *el * (size_t)s->ntuple);
+    if (!el) { cx_oom(c->module->ctx); return NULL; }
+    if (!(el[0] = cx_instr_add(c, CX_OP_TUPLE, &s->tuple[0], in->nops, in->ops, loc))) return NULL;
+    if (!(el[1] = cx_instr_add(c, CX_OP_CALL, &s->tuple[1], in->nops, in->ops, loc))) return NULL;
+    if (!cx_instr_set_called(el[1], 1, in->called)) return NULL;
+    for (int i = 2; i < s->ntuple; i++)
+      if (!(el[i] = zero_value(c, &s->tuple[i], loc))) return NULL;
+    return cx_instr_add(c, CX_OP_TUPLE, s, s->ntuple, el, loc);
+  }
+  case CX_OP_ASYNC_UPDATE: return in->ops[0];
+  case CX_OP_ASYNC_DONE: return gte(c, in->ops[0], 1, s, loc);
+  case CX_OP_COPY_DONE: return gte(c, in->ops[0], 0, s, loc);
+  case CX_OP_COPY_START: {
+    cx_instr *el[3];
+    if (!(el[0] = cx_instr_add(c, CX_OP_COPY, &s->tuple[0], 1, in->ops, loc))) return NULL;
+    el[1] = in->ops[0];
+    if (!(el[2] = zero_value(c, &s->tuple[2], loc))) return NULL;
+    return cx_instr_add(c, CX_OP_TUPLE, s, 3, el, loc);
+  }
+  default: return in;
+  }
+}
+
+static int is_async(cx_op op) {
+  return op == CX_OP_ASYNC_START || op == CX_OP_ASYNC_UPDATE || op == CX_OP_ASYNC_DONE || op == CX_OP_COPY_START ||
+         op == CX_OP_COPY_DONE;
+}
+
+static cxla_status rewrite_comp(cx_comp *c, int *changed) {
+  int n = c->ninstrs, found = 0;
+  for (int i = 0; i < n; i++) found |= is_async(c->instrs[i]->op);
+  if (!found) return CXLA_OK;
+  uint8_t *drop = cx_calloc((size_t)n, 1);
+  if (!drop) return cx_oom(c->module->ctx);
+  for (int i = 0; i < n; i++) { /* operands first: a chain's later ops see their operand's stand-in */
+    cx_instr *in = c->instrs[i];
+    if (!is_async(in->op)) continue;
+    if (in->op == CX_OP_COPY_START && (in->shape.type != CXLA_TUPLE || in->shape.ntuple != 3)) {
+      cx_free(drop);
+      return cx_error_at(c->module, in->loc, CXLA_ERR_INTERNAL, "copy-start %s has shape of %d elements, not 3",
+                         in->name ? in->name : "?", in->shape.ntuple);
+    }
+    cx_instr *r = rewrite(c, in);
+    if (!r) { cx_free(drop); return CXLA_ERR_OUT_OF_MEMORY; }
+    cx_comp_replace_uses(c, in, r);
+    drop[i] = 1;
+  }
+  /* the stand-ins were appended after the dropped ones: positions 0..n-1 are unchanged */
+  int m = c->ninstrs;
+  uint8_t *all = cx_calloc((size_t)m, 1);
+  if (!all) { cx_free(drop); return cx_oom(c->module->ctx); }
+  memcpy(all, drop, (size_t)n);
+  cx_comp_remove_instrs(c, all);
+  cx_free(all);
+  cx_free(drop);
+  *changed = 1;
+  return cx_comp_resort(c, "async");
+}
+
+cxla_status cx_pass_async(cx_module *m, int *changed) {
+  *changed = 0;
+  for (int i = 0; i < m->ncomps; i++) CX_TRY(rewrite_comp(m->comps[i], changed));
+  return CXLA_OK;
+}
