@@ -78,6 +78,13 @@ void cxla_context_destroy(cxla_context *ctx);
 /* The last error message of this context ("" if none). The pointer stays valid in the
  * calling thread until its next call into this context. */
 const char *cxla_context_errmsg(cxla_context *ctx);
+/* What the context is doing now, for a watchdog on another thread: the one call that may run
+ * while a compile or an execute of the same context is in progress. buf gets "idle",
+ * "compiling <module>: <phase>" or "running <kernel or instruction>"; *loop_iterations (if not
+ * NULL) the while-loop iterations this context has run so far, on every thread. A loop whose
+ * count keeps growing is looping; a count that stands still with a kernel named is a slow
+ * kernel. */
+void cxla_context_activity(cxla_context *ctx, char *buf, size_t n, int64_t *loop_iterations);
 /* Parses a flag string like CXLA_FLAGS ("--threads=2 --fusion=off") into the context. */
 cxla_status cxla_context_set_flags(cxla_context *ctx, const char *flags);
 

@@ -28,6 +28,11 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Applies a CXLA flag given on the command line; returns CLI_OK or CLI_USAGE after a message. */
 int cli_apply_flag(cxla_context *ctx, const char *command, const char *arg);
 
+/* --timeout=SECONDS (cli_watchdog.c): after that long, names what was running (a compile
+ * phase, a while loop still iterating, or a slow kernel) on stderr and exits 1. */
+int cli_watchdog_start(cxla_context *ctx, double seconds);
+void cli_watchdog_stop(void);
+
 /* ---- values (cli_values.c) ---- */
 /* "f32[2,3]" or "(f32[2], s32[])" into buf. */
 const char *cli_shape_str(const cxla_shape *s, char *buf, size_t n);

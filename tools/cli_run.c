@@ -21,6 +21,7 @@ typedef struct {
   uint64_t seed;
   int64_t repeat; /* 0: run once, print no timings */
   int check, check_each;
+  double timeout; /* --timeout=S; 0: none */
   cli_tol tol;    /* --rtol, --atol (negative: per element type) */
 } run_args;
 
@@ -73,6 +74,13 @@ static int parse_args(cxla_context *ctx, int argc, char **argv, run_args *r) {
       r->random = 1;
       if (!parse_seed(a + 16, &r->seed))
         return cli_usage_error("run", "--random-inputs=SEED wants a non-negative integer, not '%s'", a + 16);
+    } else if (!strncmp(a, "--timeout=", 10) || !strcmp(a, "--timeout")) {
+      char *end;
+      errno = 0;
+      double v = a[9] ? strtod(a + 10, &end) : -1;
+      if (!a[9] || !a[10] || *end || errno || !isfinite(v) || v <= 0 || v > 1e7)
+        return cli_usage_error("run", "--timeout=SECONDS wants a number of seconds > 0, not '%s'", a[9] ? a + 10 : "");
+      r->timeout = v;
     } else if (!strcmp(a, "--stats")) {
       r->stats = 1;
     } else if (!strcmp(a, "--check")) {
@@ -282,6 +290,10 @@ int cli_run(cxla_context *ctx, int argc, char **argv) {
     free(r.inputs);
     return rc < 0 ? CLI_OK : rc;
   }
+  if (r.timeout > 0 && (rc = cli_watchdog_start(ctx, r.timeout)) != CLI_OK) {
+    free(r.inputs);
+    return rc;
+  }
   cxla_module *m = NULL;
   cxla_executable *e = NULL;
   cxla_literal **args = NULL, *result = NULL;
@@ -319,6 +331,7 @@ int cli_run(cxla_context *ctx, int argc, char **argv) {
   if (rc == CLI_OK && (r.out_dir || !r.check)) rc = emit_result(ctx, &r, result);
   if (rc == CLI_OK && r.check) rc = check(ctx, m, &r, opts.backend, args, nparams, result);
 done:
+  cli_watchdog_stop();
   cxla_literal_destroy(result);
   for (int i = 0; args && i < nparams; i++) cxla_literal_destroy(args[i]);
   free(args);

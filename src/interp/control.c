@@ -1,7 +1,9 @@
 /* control.c — calls into computations: call, fusion, while, conditional; and tuple /
  * get-tuple-element for callers that only hold borrowed operands (the driver handles those
  * two itself so that it can move values instead of copying them). */
+#include <stdatomic.h>
 #include "interp/internal.h"
+#include "runtime/context.h"
 
 static cxla_status need_called(cx_interp *st, cx_instr *in, int n) {
   for (int i = 0; i < in->ncalled; i++)
@@ -39,6 +41,7 @@ static cxla_status while_loop(cx_interp *st, cx_instr *in, cxla_literal *const *
                       (long long)st->max_loop_iterations);
       break;
     }
+    if (st->m->ctx) atomic_fetch_add_explicit(&st->m->ctx->loop_trips, 1, memory_order_relaxed);
     if ((s = cx_interp_call(st, body, 1, &state, &next)) != CXLA_OK) break;
     cxla_literal_destroy(state);
     state = next;

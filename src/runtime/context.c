@@ -133,3 +133,17 @@ cxla_status cx_error(cxla_context *c, cxla_status code, const char *fmt, ...) {
 }
 
 cxla_status cx_oom(cxla_context *c) { return cx_error(c, CXLA_ERR_OUT_OF_MEMORY, "out of memory"); }
+
+void cx_context_set_activity(cxla_context *ctx, const char *phase, const char *running) {
+  if (!ctx) return;
+  atomic_store_explicit(&ctx->running, running, memory_order_relaxed);
+  atomic_store_explicit(&ctx->phase, phase, memory_order_relaxed);
+}
+
+void cxla_context_activity(cxla_context *ctx, char *buf, size_t n, int64_t *loop_iterations) {
+  if (loop_iterations) *loop_iterations = ctx ? atomic_load_explicit(&ctx->loop_trips, memory_order_relaxed) : 0;
+  if (!buf || !n) return;
+  const char *phase = ctx ? atomic_load_explicit(&ctx->phase, memory_order_relaxed) : NULL;
+  const char *running = ctx ? atomic_load_explicit(&ctx->running, memory_order_relaxed) : NULL;
+  snprintf(buf, n, "%s%s%s", phase ? phase : "idle", running ? " " : "", running ? running : "");
+}

@@ -2,6 +2,7 @@
 #ifndef CX_CONTEXT_H
 #define CX_CONTEXT_H
 #include <pthread.h>
+#include <stdatomic.h>
 #include "runtime/flags.h"
 
 struct cx_threadpool;
@@ -21,7 +22,18 @@ struct cxla_context {
   int pool_threads[CX_CONTEXT_MAX_POOLS];
   struct cx_trace *trace;   /* when flags.trace was set at first use */
   struct cx_cache *cache;   /* executables by canonical text + backend + flags */
+  /* What the context is doing, for a watchdog on another thread (cxla_context_activity):
+   * a static phase string, the kernel or instruction running (a name that lives as long as its
+   * executable), and every while-loop iteration run so far. Relaxed atomics: a sample, not a
+   * synchronisation. */
+  _Atomic(const char *) phase;
+  _Atomic(const char *) running;
+  _Atomic int64_t loop_trips;
 };
+
+/* Sets what the context is doing (phase: a static string; running: NULL or a name that
+ * outlives the phase). */
+void cx_context_set_activity(cxla_context *ctx, const char *phase, const char *running);
 
 /* The context's thread pool for compiled code using `nthreads` threads in all (0: all
  * cores), created on first use; NULL means "run on the calling thread" (one thread wanted, or

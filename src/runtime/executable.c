@@ -175,6 +175,7 @@ static cxla_status compile(cx_module *m, const cxla_compile_options *o, cxla_exe
   cx_sb_init(&stats.counts);
   if (m->parse_ms > 0) cx_sb_printf(&stats.times, "parse=%.3f ", m->parse_ms);
   double t0 = cx_now_ms();
+  cx_context_set_activity(ctx, "compiling", m->name);
   cxla_status s = cx_verify_module(m);
   if (s == CXLA_OK && !m->entry)
     s = cx_error(ctx, CXLA_ERR_VERIFY, "module %s has no ENTRY computation", m->name);
@@ -220,6 +221,7 @@ static cxla_status compile(cx_module *m, const cxla_compile_options *o, cxla_exe
   char span[160];
   snprintf(span, sizeof span, "compile %s", m->name ? m->name : "module");
   cx_trace_add_ms(tr, span, "compile", t0, t9);
+  cx_context_set_activity(ctx, NULL, NULL);
   if (s == CXLA_OK && (!(e->stats = cx_sb_take(&stats.times)) || !(e->counts = cx_sb_take(&stats.counts))))
     s = cx_oom(ctx);
   cx_sb_free(&stats.times);
@@ -289,7 +291,9 @@ cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *
   if (s == CXLA_OK) {
     cx_trace *tr = cx_context_trace(e->ctx);
     int64_t t0 = tr ? cx_trace_now() : 0;
+    cx_context_set_activity(e->ctx, "running", c->name);
     s = c->backend->execute(c->state, e->ctx, nargs, lits, &out);
+    cx_context_set_activity(e->ctx, NULL, NULL);
     if (tr) cx_trace_add(tr, c->name, "execute", t0, cx_trace_now(), NULL);
     /* Consumed, also when the execution failed: the program may have written into it. */
     for (int i = 0; i < nargs && i < 64; i++)

@@ -395,5 +395,34 @@ run_cxla compile noops.hlo --backend=cpu --dump-to=with_fusion
 if [ "$rc" = 0 ] && ls with_fusion | grep -q '\.fusion\.hlo$' && ! ls with_fusion | grep -q 'wrap-singletons'; then
   ok fusion_leaves_nothing_to_wrap; else bad fusion_leaves_nothing_to_wrap "exit $rc: $(ls with_fusion 2>&1)"; fi
 
+# ---- --timeout: a loop that never ends is named as one, on both backends; a bad value is a usage error ----
+cat >endless.hlo <<'EOF'
+HloModule endless
+cond {
+  p = s32[] parameter(0)
+  z = s32[] constant(0)
+  ROOT c = pred[] compare(p, z), direction=GE
+}
+body {
+  p = s32[] parameter(0)
+  one = s32[] constant(1)
+  a = s32[] add(p, one)
+  m = s32[] constant(1000)
+  ROOT r = s32[] remainder(a, m)
+}
+ENTRY e {
+  x = s32[] constant(0)
+  ROOT w = s32[] while(x), condition=cond, body=body
+}
+EOF
+for b in interp cpu; do
+  run_cxla run endless.hlo --backend=$b --timeout=1
+  expect_error "timeout_endless_loop_$b" "timed out after 1 s in a while loop that keeps iterating"
+done
+run_cxla run endless.hlo --backend=cpu --max-loop-iterations=100 --timeout=30
+expect_error timeout_not_needed_with_loop_limit "exceeded --max-loop-iterations=100"
+run_cxla run addmul.hlo x.npy y.npy --timeout=30; expect timeout_fast_run_finishes 0 out "[0] f32[2,3]"
+run_cxla run addmul.hlo x.npy y.npy --timeout=0; expect usage_timeout_zero 2 err "--timeout=SECONDS wants a number of seconds > 0, not '0'"
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

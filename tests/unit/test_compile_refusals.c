@@ -1,6 +1,7 @@
-/* test_compile_refusals.c — an instruction cxla cannot run is refused by cxla_compile, on
- * every backend, naming the op, the instruction and its line; never by an execute that has
- * already run half the program. Computations nothing runs do not count. */
+/* test_compile_refusals.c — what cxla cannot run or cannot finish: an instruction cxla cannot
+ * run is refused by cxla_compile, on every backend, naming the op, the instruction and its line;
+ * never by an execute that has already run half the program. Computations nothing runs do not
+ * count. And the activity a watchdog reads to tell a loop that keeps going from a slow kernel. */
 #include "test.h"
 
 static void refused(const char *text, const char *want) {
@@ -48,4 +49,36 @@ TEST(compile_ignores_computations_nothing_runs) {
   if (m) CHECK_OK(cxla_compile(m, &o, &e));
   cxla_executable_destroy(e);
   cxla_module_destroy(m);
+}
+
+/* cxla_context_activity: idle between calls; while-loop iterations counted on both backends
+ * (what `cxla run --timeout` reads to tell a loop that keeps going from a slow kernel). */
+TEST(context_activity_counts_loop_iterations) {
+  const char *text = "HloModule l\ncond {\n  p = s32[] parameter(0)\n  k = s32[] constant(7)\n"
+                     "  ROOT c = pred[] compare(p, k), direction=LT\n}\n"
+                     "body {\n  p = s32[] parameter(0)\n  one = s32[] constant(1)\n  ROOT a = s32[] add(p, one)\n}\n"
+                     "ENTRY e {\n  x = s32[] parameter(0)\n  ROOT w = s32[] while(x), condition=cond, body=body\n}\n";
+  static const char *const backends[] = {"interp", "cpu"}; /* a parameter: nothing folds the loop away */
+  for (int b = 0; b < 2; b++) {
+    cxla_context *ctx = NULL;
+    CHECK_OK(cxla_context_create(&ctx));
+    if (!ctx) return;
+    char what[128];
+    int64_t n = -1;
+    cxla_context_activity(ctx, what, sizeof what, &n);
+    CHECK_MSG(!strcmp(what, "idle") && n == 0, "fresh context: %s, %lld", what, (long long)n);
+    cxla_module *m = NULL;
+    CHECK_OK(cxla_module_parse(ctx, text, strlen(text), "l.hlo", &m));
+    cxla_compile_options o;
+    cxla_compile_options_init(&o);
+    o.backend = backends[b];
+    cxla_literal *out = NULL, *x = cxla_literal_create(ctx, CXLA_S32, 0, NULL);
+    if (m && x) CHECK_OK(cxla_module_run(m, &o, 1, &x, &out));
+    cxla_literal_destroy(x);
+    cxla_context_activity(ctx, what, sizeof what, &n);
+    CHECK_MSG(!strcmp(what, "idle") && n == 7, "%s after the run: %s, %lld iterations", backends[b], what, (long long)n);
+    cxla_literal_destroy(out);
+    cxla_module_destroy(m);
+    cxla_context_destroy(ctx);
+  }
 }

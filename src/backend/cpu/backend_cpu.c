@@ -190,6 +190,7 @@ static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cx_pass_ctx
   tm->emit = t1 - t0;
   cx_trace *tr = cx_context_trace(ctx);
   cx_trace_add_ms(tr, "emit", "compile", t0, t1);
+  cx_context_set_activity(ctx, "compiling (LLVM)", st->m->name);
   cx_llvm_target target = cx_jit_target(st->jit);
   int failed = cx_llvm_compile(&target, jobs, n, threads, dumping(flags));
   double t2 = cx_now_ms();
@@ -368,6 +369,8 @@ static cxla_status cpu_execute(void *state, cxla_context *ctx, int nargs, cxla_l
     rt.trace = cx_context_trace(ctx);
     rt.names = (const char *const *)st->seq.names;
     rt.origins = st->seq.origins;
+    rt.ctx = ctx;
+    rt.loop_trips = &ctx->loop_trips;
     rt.exe = &st->table;
     rt.fallback = cx_cpu_fallback;
     st->entry(params, outs, arena, &rt);

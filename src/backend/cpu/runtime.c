@@ -9,6 +9,7 @@
 #include "backend/cpu/runtime.h"
 #include "ir/metadata.h"
 #include "backend/cpu/threadpool.h"
+#include "runtime/context.h"
 #include "runtime/trace.h"
 
 /* OpenBLAS's own, declared here too so that a netlib cblas.h alternative still compiles. */
@@ -54,6 +55,7 @@ cx_trace_args cx_rt_origin_args(const cx_rt *rt, int32_t id) {
 
 void cx_rt_parallel_for(cx_rt *rt, cx_kernel_fn fn, void **args, int64_t total, int64_t grain, int32_t id) {
   if (rt->status != CXLA_OK) return;
+  if (rt->ctx) cx_context_set_activity(rt->ctx, "running", name_of(rt, id, "kernel"));
   if (!rt->trace) {
     cx_threadpool_parallel_for(rt->pool, fn, args, total, grain);
     return;

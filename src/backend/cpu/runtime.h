@@ -2,6 +2,7 @@
  * they receive. Everything here has C linkage and is resolved by the JIT by name. */
 #ifndef CX_CPU_RUNTIME_H
 #define CX_CPU_RUNTIME_H
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "cxla.h"
@@ -17,6 +18,8 @@ typedef struct cx_rt {
   cx_trace *trace;            /* NULL unless --trace */
   const char *const *names;   /* kernel / call names by id, for traces */
   const struct cx_origin *origins; /* and their op_name and source line (may be NULL) */
+  cxla_context *ctx;          /* told which kernel runs (cxla_context_activity); may be NULL */
+  _Atomic int64_t *loop_trips; /* every while-loop iteration adds 1 (never NULL when cx_entry runs) */
   void *exe;                  /* the backend's compiled state, passed to `fallback` */
   /* Runs fallback instruction `index` on the interpreter (provided by the backend): operands
    * read from args[nout..], results written to args[0..nout). Returns 0 or sets errmsg. */

@@ -3,6 +3,7 @@
  * into it, branch results into the conditional's result, `copy` instructions. Buffer
  * assignment guarantees that no copy of a group reads a slot another copy of the same group
  * writes (buffers.c), so each group is a plain sequence of memcpys. */
+#include <stddef.h>
 #include <stdio.h>
 #include "backend/cpu/sequencer_int.h"
 
@@ -52,6 +53,14 @@ static LLVMBasicBlockRef block(cx_seq *s, const char *name) {
  * head:  if rt->status: exit;  condition;  br pred ? body : exit
  * body:  [iteration limit];  body;  result copies;  br head
  * exit: */
+/* ++*rt->loop_trips (relaxed): a watchdog tells a loop that keeps going from a slow kernel. */
+static void count_trip(cx_seq *s) {
+  cx_cg *g = s->g;
+  LLVMValueRef off = cx_cg_i64(g, (int64_t)offsetof(cx_rt, loop_trips));
+  LLVMValueRef p = LLVMBuildLoad2(s->b, g->t_ptr, LLVMBuildGEP2(s->b, g->t_i8, s->rt, &off, 1, ""), "trips");
+  LLVMBuildAtomicRMW(s->b, LLVMAtomicRMWBinOpAdd, p, cx_cg_i64(g, 1), LLVMAtomicOrderingMonotonic, 0);
+}
+
 cxla_status cx_seq_while(cx_seq *s, const cx_instr *in) {
   cx_cg *g = s->g;
   cx_comp *cond = in->called[0], *body = in->called[1];
@@ -88,6 +97,7 @@ cxla_status cx_seq_while(cx_seq *s, const cx_instr *in) {
   LLVMBasicBlockRef bb = block(s, "while.body");
   LLVMBuildCondBr(s->b, taken, bb, exit);
   LLVMPositionBuilderAtEnd(s->b, bb);
+  count_trip(s);
   if (counter) { /* the interpreter's rule: the body may run max times, the next trip fails */
     LLVMValueRef n = LLVMBuildLoad2(s->b, g->t_i64, counter, "");
     LLVMBasicBlockRef over = block(s, "while.limit"), ok = block(s, "while.run");
