@@ -97,3 +97,19 @@ void cx_module_mark_effectful(cx_module *m) {
 void cx_module_clear_comp_aux(cx_module *m) {
   for (int i = 0; i < m->ncomps; i++) m->comps[i]->aux = NULL;
 }
+
+cxla_status cx_module_rewrite(cx_module *m, const char *who, int (*match)(const cx_instr *),
+                              cxla_status (*rewrite)(cx_instr *), int *changed) {
+  for (int i = 0; i < m->ncomps; i++) {
+    cx_comp *c = m->comps[i];
+    int n0 = c->ninstrs, ch = 0;
+    for (int k = 0; k < n0; k++) {
+      if (!match(c->instrs[k])) continue;
+      CX_TRY(rewrite(c->instrs[k]));
+      ch = 1;
+    }
+    if (ch) CX_TRY(cx_comp_resort(c, who));
+    *changed |= ch;
+  }
+  return CXLA_OK;
+}

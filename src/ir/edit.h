@@ -15,6 +15,12 @@ cx_instr *cx_instr_add(cx_comp *c, cx_op op, const cx_shape *shape, int nops, cx
  * when an operand lives outside c (a bug in the caller's edits). */
 cxla_status cx_comp_resort(cx_comp *c, const char *who);
 
+/* Calls rewrite on every instruction of m that match accepts (instructions the rewrites add
+ * are not visited), then re-sorts each computation it changed; *changed is set if any did.
+ * Stops at the first failing rewrite. */
+cxla_status cx_module_rewrite(cx_module *m, const char *who, int (*match)(const cx_instr *),
+                              cxla_status (*rewrite)(cx_instr *), int *changed);
+
 /* Removes from c->instrs every instruction for which drop[i] is set (i: position in
  * c->instrs), keeping the order of the rest. Returns how many were removed. The caller makes
  * sure no remaining instruction (or the root) still uses a removed one. */

@@ -32,19 +32,11 @@ static cxla_status canonicalize(cx_instr *b) {
   return CXLA_OK;
 }
 
+static int out_of_order(const cx_instr *in) {
+  return in->op == CX_OP_BROADCAST && in->nops == 1 && !in_order(&in->a.dims);
+}
+
 cxla_status cx_pass_broadcast_order(cx_module *m, int *changed) {
   *changed = 0;
-  for (int i = 0; i < m->ncomps; i++) {
-    cx_comp *c = m->comps[i];
-    int n0 = c->ninstrs, ch = 0;
-    for (int k = 0; k < n0; k++) {
-      cx_instr *in = c->instrs[k];
-      if (in->op != CX_OP_BROADCAST || in->nops != 1 || in_order(&in->a.dims)) continue;
-      CX_TRY(canonicalize(in));
-      ch = 1;
-    }
-    if (ch) CX_TRY(cx_comp_resort(c, "broadcast-order"));
-    *changed |= ch;
-  }
-  return CXLA_OK;
+  return cx_module_rewrite(m, "broadcast-order", out_of_order, canonicalize, changed);
 }

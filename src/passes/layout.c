@@ -106,20 +106,12 @@ static int strip(cx_shape *s) {
   return ch;
 }
 
+static int is_bitcast(const cx_instr *in) { return in->op == CX_OP_BITCAST && in->nops == 1; }
+
 cxla_status cx_pass_layout(cx_module *m, int *changed) {
   *changed = 0;
-  for (int i = 0; i < m->ncomps; i++) {
-    cx_comp *c = m->comps[i];
-    int n0 = c->ninstrs, lowered = 0;
-    for (int k = 0; k < n0; k++) {
-      cx_instr *in = c->instrs[k];
-      if (in->op != CX_OP_BITCAST || in->nops != 1) continue;
-      CX_TRY(lower_bitcast(in));
-      lowered++;
-    }
-    for (int k = 0; k < c->ninstrs; k++) *changed |= strip(&c->instrs[k]->shape);
-    if (c->ninstrs != n0) CX_TRY(cx_comp_resort(c, "layout"));
-    *changed |= lowered != 0;
-  }
+  CX_TRY(cx_module_rewrite(m, "layout", is_bitcast, lower_bitcast, changed));
+  for (int i = 0; i < m->ncomps; i++)
+    for (int k = 0; k < m->comps[i]->ninstrs; k++) *changed |= strip(&m->comps[i]->instrs[k]->shape);
   return CXLA_OK;
 }

@@ -218,3 +218,10 @@ cxla_status tp_optimize(cx_module *m) {
   CX_TRY(cx_pass_run(&pc, m, &inl, &ch));
   return cx_pass_fixpoint(&pc, m, passes, 4, 8);
 }
+
+int tp_count_all(const cx_module *m, cx_op op) {
+  int n = 0;
+  for (int i = 0; i < m->ncomps; i++)
+    for (int j = 0; j < m->comps[i]->ninstrs; j++) n += m->comps[i]->instrs[j]->op == op;
+  return n;
+}

@@ -20,6 +20,8 @@ char *tp_instr(const cx_instr *in);
 cx_instr *tp_find(const cx_module *m, const char *name);
 /* Number of ENTRY instructions with op `op`. */
 int tp_count(const cx_module *m, cx_op op);
+/* The same over every computation of m. */
+int tp_count_all(const cx_module *m, cx_op op);
 
 /* Runs `pass` on m; checks that it succeeded, that *changed matches expect_changed (-1: do
  * not check), and that the result verifies. */

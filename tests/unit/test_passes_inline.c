@@ -4,13 +4,6 @@
 
 #define INLINE(text, expect) TP_PASS((text), cx_pass_inline_calls, (expect))
 
-static int count_all(const cx_module *m, cx_op op) {
-  int n = 0;
-  for (int i = 0; i < m->ncomps; i++)
-    for (int j = 0; j < m->comps[i]->ninstrs; j++) n += m->comps[i]->instrs[j]->op == op;
-  return n;
-}
-
 TEST(passes_inline_simple_and_nested) {
   cx_module *m = INLINE(
       "HloModule m\n"
@@ -20,7 +13,7 @@ TEST(passes_inline_simple_and_nested) {
       "ENTRY e {\n  p = f32[3] parameter(0)\n  q = f32[3] parameter(1)\n  r = f32[3] call(p, q), to_apply=outer\n"
       "  s = f32[3] call(q, p), to_apply=outer\n  ROOT t = f32[3] add(r, s)\n}\n", 1);
   if (!m) return;
-  CHECK_EQ_INT(count_all(m, CX_OP_CALL), 0);
+  CHECK_EQ_INT(tp_count_all(m, CX_OP_CALL), 0);
   CHECK_EQ_INT(m->ncomps, 1); /* both callees became unused */
   CHECK_EQ_INT(tp_count(m, CX_OP_SUBTRACT), 2);
   CHECK_EQ_INT(tp_count(m, CX_OP_MULTIPLY), 2);
@@ -39,7 +32,7 @@ TEST(passes_inline_callee_returning_a_parameter_and_tuples) {
       "pair {\n  a = s32[] parameter(0)\n  n = s32[] negate(a)\n  ROOT t = (s32[], s32[]) tuple(a, n)\n}\n"
       "ENTRY e {\n  p = s32[] parameter(0)\n  q = s32[] parameter(1)\n  c = s32[] call(p, p, q), to_apply=second\n"
       "  t = (s32[], s32[]) call(c), to_apply=pair\n  ROOT g = s32[] get-tuple-element(t), index=1\n}\n", 1);
-  CHECK(m && count_all(m, CX_OP_CALL) == 0 && m->ncomps == 1);
+  CHECK(m && tp_count_all(m, CX_OP_CALL) == 0 && m->ncomps == 1);
   cx_module_free(m);
 }
 
@@ -49,7 +42,7 @@ TEST(passes_inline_inside_loops_keeps_loop_bodies) {
       "cond {\n  c = s32[] parameter(0)\n  k = s32[] constant(5)\n  ROOT lt = pred[] compare(c, k), direction=LT\n}\n"
       "body {\n  b = s32[] parameter(0)\n  ROOT n = s32[] call(b), to_apply=inc\n}\n"
       "ENTRY e {\n  p = s32[] parameter(0)\n  z = s32[] constant(0)\n  ROOT w = s32[] while(z), condition=cond, body=body\n}\n", 1);
-  CHECK(m && count_all(m, CX_OP_CALL) == 0 && m->ncomps == 3 && cx_module_find_comp(m, "inc") == NULL);
+  CHECK(m && tp_count_all(m, CX_OP_CALL) == 0 && m->ncomps == 3 && cx_module_find_comp(m, "inc") == NULL);
   cx_module_free(m);
 }
 

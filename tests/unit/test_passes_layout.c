@@ -18,13 +18,6 @@ static int layouts_left(const cx_module *m) {
   return n;
 }
 
-static int count_all(const cx_module *m, cx_op op) {
-  int n = 0;
-  for (int i = 0; i < m->ncomps; i++)
-    for (int j = 0; j < m->comps[i]->ninstrs; j++) n += m->comps[i]->instrs[j]->op == op;
-  return n;
-}
-
 TEST(passes_layout_copy_then_bitcast) {
   /* issue 8's module: the copy changes the layout the bitcast reads */
   const char *text = "HloModule tcopy\nENTRY main {\n  p = f32[2,3,4]{2,1,0} parameter(0)\n"
@@ -32,7 +25,7 @@ TEST(passes_layout_copy_then_bitcast) {
                      "  c = f32[4,2,3]{2,1,0} copy(t)\n  ROOT b = f32[4,6]{1,0} bitcast(c)\n}\n";
   cx_module *m = LAYOUT(text, 1);
   if (!m) return;
-  CHECK_EQ_INT(count_all(m, CX_OP_BITCAST), 0);
+  CHECK_EQ_INT(tp_count_all(m, CX_OP_BITCAST), 0);
   CHECK_EQ_INT(layouts_left(m), 0);
   cx_module_free(m);
   /* and through the whole simplification fixpoint, which deletes the copy */
@@ -59,9 +52,9 @@ TEST(passes_layout_bitcast_kinds) {
       "  ROOT r = (s32[3,2]{0,1}, s32[6], s32[6], u16[2,2,3]{1,2,0}, f32[3,2], s32[3,2]) tuple(a, tb, w, h, f, n)\n}\n",
       1);
   if (!m) return;
-  CHECK_EQ_INT(count_all(m, CX_OP_BITCAST), 0);
+  CHECK_EQ_INT(tp_count_all(m, CX_OP_BITCAST), 0);
   CHECK_EQ_INT(layouts_left(m), 0);
-  CHECK(count_all(m, CX_OP_BITCAST_CONVERT) >= 3);
+  CHECK(tp_count_all(m, CX_OP_BITCAST_CONVERT) >= 3);
   cx_module_free(m);
 }
 

@@ -6,13 +6,6 @@
 
 #define SUM_F32 "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
 
-static int count_all(const cx_module *m, cx_op op) {
-  int n = 0;
-  for (int i = 0; i < m->ncomps; i++)
-    for (int j = 0; j < m->comps[i]->ninstrs; j++) n += m->comps[i]->instrs[j]->op == op;
-  return n;
-}
-
 /* Longest chain of additions any reduce of m makes for one result element. */
 static int64_t longest_chain(const cx_module *m) {
   int64_t best = 0;
@@ -63,8 +56,8 @@ TEST(passes_reduce_accumulate_long_row_sum_becomes_a_tree) {
                            "  z = f32[] constant(0)\n  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add\n}\n",
                            1);
   if (!m) return;
-  CHECK_EQ_INT(count_all(m, CX_OP_REDUCE), 2);
-  CHECK_EQ_INT(count_all(m, CX_OP_PAD), 0);
+  CHECK_EQ_INT(tp_count_all(m, CX_OP_REDUCE), 2);
+  CHECK_EQ_INT(tp_count_all(m, CX_OP_PAD), 0);
   CHECK(longest_chain(m) <= 32768);
   cx_module_free(m);
 }
@@ -74,7 +67,7 @@ TEST(passes_reduce_accumulate_prime_length_is_padded) {
                            "  z = f32[] constant(5)\n  ROOT r = f32[2] reduce(x, z), dimensions={1}, to_apply=add\n}\n",
                            1);
   if (!m) return;
-  CHECK_EQ_INT(count_all(m, CX_OP_PAD), 1);
+  CHECK_EQ_INT(tp_count_all(m, CX_OP_PAD), 1);
   CHECK(longest_chain(m) <= 32768);
   cx_module_free(m);
 }
@@ -91,7 +84,7 @@ TEST(passes_reduce_accumulate_columns_and_several_dims) {
                 1);
   if (m) {
     CHECK(longest_chain(m) <= 32768);
-    CHECK_EQ_INT(count_all(m, CX_OP_REDUCE), 2);
+    CHECK_EQ_INT(tp_count_all(m, CX_OP_REDUCE), 2);
   }
   cx_module_free(m);
 }
@@ -102,7 +95,7 @@ TEST(passes_reduce_accumulate_half_sums_in_f32) {
                            "  z = bf16[] constant(0)\n  ROOT r = bf16[8] reduce(x, z), dimensions={1}, to_apply=hadd\n}\n",
                            1);
   if (!m) return;
-  CHECK_EQ_INT(count_all(m, CX_OP_CONVERT), 3); /* data, init, result */
+  CHECK_EQ_INT(tp_count_all(m, CX_OP_CONVERT), 3); /* data, init, result */
   const cx_instr *r = NULL;
   for (int j = 0; j < m->entry->ninstrs; j++)
     if (m->entry->instrs[j]->op == CX_OP_REDUCE) r = m->entry->instrs[j];

@@ -201,17 +201,28 @@ TEST(runtime_trace_rt_entry_points) {
 static const char *module_text =
     "HloModule traced\n\nENTRY main {\n  x = f32[4]{0} parameter(0)\n  ROOT y = f32[4]{0} add(x, x)\n}\n";
 
-TEST(runtime_trace_through_context) {
-  char path[128], flag[160];
-  snprintf(path, sizeof path, "/tmp/cxla_trace_ctx_%d.json", (int)getpid());
-  snprintf(flag, sizeof flag, "--trace=%s", path);
+/* A fresh context tracing to path (a per-process name made from `tag`), with `flags` too, and
+ * `text` parsed in it; NULL context on failure. */
+static cxla_context *traced(const char *tag, const char *flags, const char *text, char *path, size_t n,
+                            cxla_module **m) {
+  char flag[300];
+  snprintf(path, n, "/tmp/cxla_trace_%s_%d.json", tag, (int)getpid());
+  snprintf(flag, sizeof flag, "--trace=%s %s", path, flags);
   unlink(path);
   cxla_context *ctx = NULL;
+  *m = NULL;
   CHECK_OK(cxla_context_create(&ctx));
-  if (!ctx) return;
+  if (!ctx) return NULL;
   CHECK_OK(cxla_context_set_flags(ctx, flag));
+  CHECK_OK(cxla_module_parse(ctx, text, strlen(text), "traced.hlo", m));
+  return ctx;
+}
+
+TEST(runtime_trace_through_context) {
+  char path[128];
   cxla_module *m = NULL;
-  CHECK_OK(cxla_module_parse(ctx, module_text, strlen(module_text), "traced.hlo", &m));
+  cxla_context *ctx = traced("ctx", "", module_text, path, sizeof path, &m);
+  if (!ctx) return;
   int64_t d = 4;
   cxla_literal *x = cxla_literal_create(ctx, CXLA_F32, 1, &d), *out = NULL;
   for (int i = 0; i < 3; i++) {
@@ -298,16 +309,10 @@ static const char *cpu_module_text =
     "  ROOT r = (f32[1048576]{0}, f32[1024,1024]{1,0}) tuple(m, d)\n}\n";
 
 TEST(runtime_trace_cpu_timeline) {
-  char path[128], flag[200];
-  snprintf(path, sizeof path, "/tmp/cxla_trace_cpu_%d.json", (int)getpid());
-  snprintf(flag, sizeof flag, "--trace=%s --threads=2", path);
-  unlink(path);
-  cxla_context *ctx = NULL;
-  CHECK_OK(cxla_context_create(&ctx));
-  if (!ctx) return;
-  CHECK_OK(cxla_context_set_flags(ctx, flag));
+  char path[128];
   cxla_module *m = NULL;
-  CHECK_OK(cxla_module_parse(ctx, cpu_module_text, strlen(cpu_module_text), "traced.hlo", &m));
+  cxla_context *ctx = traced("cpu", "--threads=2", cpu_module_text, path, sizeof path, &m);
+  if (!ctx) return;
   int64_t d = 1048576;
   cxla_literal *x = cxla_literal_create(ctx, CXLA_F32, 1, &d), *out = NULL;
   cxla_compile_options o;
