@@ -1,7 +1,8 @@
 #!/bin/sh
 # run_all.sh — everything `make test` (and CI) runs, after `make all asan fuzz`:
 #   1. the unit tests + HLO corpus (build/cxla_tests)
-#   2. the CLI tests against build/cxla (tests/cli/cli_test.sh, when present)
+#   2. the layering check (tests/layers.sh: which src/ folder calls which, from nm) and the CLI
+#      tests against build/cxla (tests/cli/cli_test.sh, when present)
 #   3. the whole unit suite + corpus again under ASan + UBSan (build/asan/cxla_tests)
 #   4. the CLI tests against the ASan build of the CLI
 #   5. the parser fuzzer for about a minute (counts as one check: it passes if it exits 0)
@@ -26,7 +27,7 @@ FAST=0
 for arg in "$@"; do
   case "$arg" in
     --fast) FAST=1 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run_all.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -143,6 +144,7 @@ if [ -x "$BUILD/cxla_tests" ]; then
 else
   missing "unit+corpus" "$BUILD/cxla_tests"
 fi
+part "layers" "$LOG_DIR/layers.log" sh tests/layers.sh "$BUILD"
 if [ -f tests/cli/cli_test.sh ]; then
   if [ -x "$BUILD/cxla" ]; then
     part "cli" "$LOG_DIR/cli.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/cli/cli_test.sh "$BUILD/cxla"

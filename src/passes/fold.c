@@ -12,11 +12,11 @@
  *  - results of more than CX_FOLD_MAX_ELEMS elements, or tuple-shaped results;
  *  - anything the interpreter refuses (unsupported op, dynamic shapes): the instruction stays
  *    and the error is forgotten. Only running out of memory is an error. */
+#include <stdio.h>
 #include <string.h>
 #include "interp/interp.h"
 #include "ir/clone.h"
 #include "passes/pass.h"
-#include "runtime/context.h"
 
 #define CX_FOLD_MAX_ELEMS (INT64_C(1) << 20)
 /* Multiply-adds the interpreter may spend on one dot / convolution / window op at compile
@@ -84,13 +84,13 @@ static cxla_status evaluate(cx_module *scratch, cx_instr *in, cxla_literal **out
   c->root = e;
   /* the context keeps the caller's last message: a declined fold must not overwrite it */
   cxla_context *ctx = scratch->ctx;
-  char saved[sizeof ctx->msg];
-  if (ctx) memcpy(saved, ctx->msg, sizeof saved);
+  char saved[sizeof ((cx_errsink *)0)->msg];
+  snprintf(saved, sizeof saved, "%s", cx_errmsg(ctx));
   cx_interp st;
   cx_interp_init(&st, scratch);
   s = cx_interp_call(&st, c, in->nops, as, out);
   if (s != CXLA_OK && s != CXLA_ERR_OUT_OF_MEMORY) {
-    if (ctx) memcpy(ctx->msg, saved, sizeof saved);
+    cx_error(ctx, s, "%s", saved);
     s = CXLA_OK;
     *out = NULL;
   }

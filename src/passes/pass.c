@@ -60,7 +60,7 @@ cxla_status cx_pass_run(cx_pass_ctx *pc, cx_module *m, const cx_pass *p, int *ch
   if (v == CXLA_ERR_OUT_OF_MEMORY) return v; /* the verifier's own failure, not the pass's */
   if (v != CXLA_OK) {
     char why[1800];
-    snprintf(why, sizeof why, "%s", cxla_context_errmsg(m->ctx));
+    snprintf(why, sizeof why, "%s", cx_errmsg(m->ctx));
     return cx_error(m->ctx, CXLA_ERR_INTERNAL, "pass %s produced an invalid module: %s", p->name, why);
   }
   /* An unchanged module would dump the same text as the previous file: only changes are

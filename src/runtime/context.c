@@ -1,4 +1,5 @@
-/* context.c — context lifetime and the last-error message (SQLite's errmsg pattern). */
+/* context.c — context lifetime, its pools, trace, cache and activity (the error sink it owns
+ * is util/error.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ cxla_status cxla_context_create(cxla_context **out) {
   *out = NULL;
   cxla_context *c = cx_calloc(1, sizeof *c);
   if (!c) return CXLA_ERR_OUT_OF_MEMORY;
-  pthread_mutex_init(&c->mu, NULL);
+  cx_errsink_init(&c->err);
   pthread_mutex_init(&c->rt_mu, NULL);
   cx_flags_init(&c->flags);
   *out = c;
@@ -30,8 +31,8 @@ cxla_status cxla_context_create(cxla_context **out) {
    * can read the message, then destroy it. */
   const char *env = getenv("CXLA_FLAGS");
   if (env && cx_flags_parse(c, &c->flags, env) != CXLA_OK) {
-    char tmp[sizeof c->msg];
-    memcpy(tmp, c->msg, sizeof tmp);
+    char tmp[sizeof c->err.msg];
+    memcpy(tmp, c->err.msg, sizeof tmp);
     return cx_error(c, CXLA_ERR_INVALID_ARGUMENT, "CXLA_FLAGS: %s", tmp);
   }
   return CXLA_OK;
@@ -47,7 +48,7 @@ void cxla_context_destroy(cxla_context *c) {
   for (int i = 0; i < CX_CONTEXT_MAX_POOLS; i++) cx_threadpool_destroy(c->pools[i]);
   cx_flags_free(&c->flags);
   pthread_mutex_destroy(&c->rt_mu);
-  pthread_mutex_destroy(&c->mu);
+  cx_errsink_free(&c->err);
   cx_free(c);
 }
 
@@ -107,32 +108,7 @@ cxla_status cxla_context_set_flags(cxla_context *c, const char *flags) {
   return cx_flags_parse(c, &c->flags, flags);
 }
 
-const char *cxla_context_errmsg(cxla_context *c) {
-  static _Thread_local char copy[4096];
-  if (!c) return "no context";
-  pthread_mutex_lock(&c->mu);
-  snprintf(copy, sizeof copy, "%s", c->msg);
-  pthread_mutex_unlock(&c->mu);
-  return copy;
-}
-
-cxla_status cx_verror(cxla_context *c, cxla_status code, const char *fmt, va_list ap) {
-  if (!c) return code;
-  pthread_mutex_lock(&c->mu);
-  vsnprintf(c->msg, sizeof c->msg, fmt, ap);
-  pthread_mutex_unlock(&c->mu);
-  return code;
-}
-
-cxla_status cx_error(cxla_context *c, cxla_status code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  cx_verror(c, code, fmt, ap);
-  va_end(ap);
-  return code;
-}
-
-cxla_status cx_oom(cxla_context *c) { return cx_error(c, CXLA_ERR_OUT_OF_MEMORY, "out of memory"); }
+const char *cxla_context_errmsg(cxla_context *c) { return cx_errmsg(c); }
 
 void cx_context_set_activity(cxla_context *ctx, const char *phase, const char *running) {
   if (!ctx) return;

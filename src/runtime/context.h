@@ -12,8 +12,7 @@ struct cx_cache;
 #define CX_CONTEXT_MAX_POOLS 4
 
 struct cxla_context {
-  pthread_mutex_t mu; /* guards msg */
-  char msg[2048];     /* last error message; fixed size so reporting OOM cannot fail */
+  cx_errsink err;     /* first: the layers below reach it through a cxla_context * (util.h) */
   cx_flags flags;
   /* Created lazily under rt_mu (executions on several threads may ask at once) and freed by
    * cxla_context_destroy. Nothing that reports an error (which takes mu) runs under rt_mu. */

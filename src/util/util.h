@@ -3,6 +3,7 @@
 #ifndef CX_UTIL_H
 #define CX_UTIL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,7 +72,19 @@ char *cx_sb_take(cx_sb *sb);
  * ("1", "0.1", "inf", "-inf", "nan"); is_f32 judges round-tripping at float precision. */
 void cx_sb_put_double(cx_sb *sb, double v, int is_f32);
 
-/* ---- errors: the context keeps the last message; every failing path sets it. ---- */
+/* ---- errors: the context keeps the last message; every failing path sets it. ----
+ * The message lives in an error sink that a cxla_context holds as its first member
+ * (runtime/context.h), so every layer reports through a cxla_context * without depending on
+ * the runtime that defines the context (error.c). */
+typedef struct cx_errsink {
+  pthread_mutex_t mu;
+  char msg[2048]; /* fixed size, so that reporting out-of-memory cannot fail */
+} cx_errsink;
+void cx_errsink_init(cx_errsink *s);
+void cx_errsink_free(cx_errsink *s);
+/* A copy of ctx's message, valid in the calling thread until its next call ("no context"
+ * for NULL). */
+const char *cx_errmsg(cxla_context *ctx);
 cxla_status cx_error(cxla_context *ctx, cxla_status code, const char *fmt, ...) CX_PRINTF(3, 4);
 cxla_status cx_verror(cxla_context *ctx, cxla_status code, const char *fmt, va_list ap);
 /* Shorthand for an allocation failure. */
