@@ -34,6 +34,6 @@ echo
 echo "\$ $CXLA compile $MODULE --backend=cpu --dump-to=$out/dump"
 "$CXLA" compile "$MODULE" --backend=cpu --dump-to="$out/dump" | head -n 1
 grep '^kernels=' "$out/dump"/*.buffer-assignment.txt | sed 's/^/   /'
-echo "   $(ls "$out/dump" | wc -l) files: the module after every pass (.hlo, .dot$(command -v dot >/dev/null && echo ', .svg')),"
+echo "   $(ls "$out/dump" | wc -l) files: the module after every pass (.hlo, .dot; --dump-format=hlo,dot,svg adds .svg), each pass's time,"
 echo "   the buffer assignment, LLVM IR before and after optimisation, and the assembly."
 echo "   The same results as above: the interpreter is the reference every backend is checked against."
