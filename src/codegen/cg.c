@@ -5,12 +5,10 @@
 #include <string.h>
 #include "codegen/cg.h"
 
-void cx_cg_init(cx_cg *g, cxla_context *ctx, cx_module *m, const cx_flags *flags, LLVMContextRef llctx,
-                LLVMModuleRef mod) {
+void cx_cg_init(cx_cg *g, cxla_context *ctx, cx_module *m, LLVMContextRef llctx, LLVMModuleRef mod) {
   memset(g, 0, sizeof *g);
   g->ctx = ctx;
   g->m = m;
-  g->flags = flags;
   g->llctx = llctx;
   g->mod = mod;
   g->b = LLVMCreateBuilderInContext(llctx);

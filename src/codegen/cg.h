@@ -4,12 +4,10 @@
 #define CX_CG_H
 #include <llvm-c/Core.h>
 #include "ir/ir.h"
-#include "runtime/flags.h"
 
 typedef struct cx_cg {
   cxla_context *ctx;
   cx_module *m;              /* the (fused, scheduled) module being compiled */
-  const cx_flags *flags;
   LLVMContextRef llctx;
   LLVMModuleRef mod;
   LLVMBuilderRef b;
@@ -21,8 +19,7 @@ typedef struct cx_cg {
 } cx_cg;
 
 /* Sets up types and a builder for an existing LLVM context/module. */
-void cx_cg_init(cx_cg *g, cxla_context *ctx, cx_module *m, const cx_flags *flags,
-                LLVMContextRef llctx, LLVMModuleRef mod);
+void cx_cg_init(cx_cg *g, cxla_context *ctx, cx_module *m, LLVMContextRef llctx, LLVMModuleRef mod);
 void cx_cg_dispose(cx_cg *g);
 /* Records the first error (returns it). */
 cxla_status cx_cg_fail(cx_cg *g, cxla_status code, const char *fmt, ...) CX_PRINTF(3, 4);

@@ -171,7 +171,7 @@ static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cx_pass_ctx
   if (!mod) return cx_oom(ctx);
   int threads = flags->threads > 0 ? flags->threads : cx_threadpool_ncpus();
   cx_cg g;
-  cx_cg_init(&g, ctx, st->m, flags, llctx, mod);
+  cx_cg_init(&g, ctx, st->m, llctx, mod);
   g.vector_bits = cx_jit_vector_bits(st->jit);
   cx_shards sh;
   cx_shards_init(&sh, &g, threads == 1 ? 1 : 2 * threads);
