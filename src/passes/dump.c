@@ -24,7 +24,7 @@ extern char **environ;
 
 /* Whether `pass` matches --dump-pass-re (no regex: every pass). */
 static cxla_status pass_matches(cx_pass_ctx *pc, cxla_context *ctx, const char *pass, int *match) {
-  const char *re = pc->flags->dump_pass_re;
+  const char *re = pc->opts->dump_pass_re;
   *match = 1;
   if (!re || !*re) return CXLA_OK;
   regex_t rx;
@@ -142,7 +142,7 @@ cxla_status cx_dump_check_format(cxla_context *ctx, const char *value) {
                   value);
 }
 
-static int dumping(const cx_pass_ctx *pc) { return pc->flags && pc->flags->dump_to && pc->flags->dump_to[0]; }
+static int dumping(const cx_pass_ctx *pc) { return pc->opts && pc->opts->dump_to && pc->opts->dump_to[0]; }
 
 /* Picks this compile's file prefix "module_NNNN.<name>": the first NNNN whose pass-time file
  * it can create exclusively, so that no compile, in this process or another, overwrites the
@@ -150,12 +150,12 @@ static int dumping(const cx_pass_ctx *pc) { return pc->flags && pc->flags->dump_
 static cxla_status begin(cx_pass_ctx *pc, cx_module *m) {
   if (pc->dump_prefix[0]) return CXLA_OK;
   cxla_context *ctx = m->ctx;
-  CX_TRY(make_dirs(ctx, pc->flags->dump_to));
+  CX_TRY(make_dirs(ctx, pc->opts->dump_to));
   char name[100], path[4096];
   put_safe(name, sizeof name, m->name ? m->name : "module");
   for (int k = 0; k < 100000; k++) {
     snprintf(pc->dump_prefix, sizeof pc->dump_prefix, "module_%04d.%s", k, name);
-    snprintf(path, sizeof path, "%s/%s.passes.txt", pc->flags->dump_to, pc->dump_prefix);
+    snprintf(path, sizeof path, "%s/%s.passes.txt", pc->opts->dump_to, pc->dump_prefix);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
     if (fd >= 0) {
       close(fd);
@@ -167,11 +167,11 @@ static cxla_status begin(cx_pass_ctx *pc, cx_module *m) {
     }
   }
   pc->dump_prefix[0] = 0;
-  return cx_error(ctx, CXLA_ERR_IO, "cannot write under %s: every module_NNNN prefix is taken", pc->flags->dump_to);
+  return cx_error(ctx, CXLA_ERR_IO, "cannot write under %s: every module_NNNN prefix is taken", pc->opts->dump_to);
 }
 
 static void path_of(const cx_pass_ctx *pc, const char *suffix, char *out, size_t n) {
-  snprintf(out, n, "%s/%s.%s", pc->flags->dump_to, pc->dump_prefix, suffix);
+  snprintf(out, n, "%s/%s.%s", pc->opts->dump_to, pc->dump_prefix, suffix);
 }
 
 cxla_status cx_dump_file(cx_pass_ctx *pc, cx_module *m, const char *suffix, const char *data, size_t len) {
@@ -208,7 +208,7 @@ cxla_status cx_pass_dump_always(cx_pass_ctx *pc, cx_module *m, const char *pass)
   CX_TRY(pass_matches(pc, ctx, pass, &match)); /* a bad regex is reported even before a match */
   double t0 = cx_now_ms();
   cxla_status s = begin(pc, m);
-  int fmt = formats(pc->flags->dump_format);
+  int fmt = formats(pc->opts->dump_format);
   char file[200], suffix[260];
   put_safe(file, sizeof file, pass);
   cx_sb text, dot;
@@ -244,10 +244,10 @@ cxla_status cx_pass_dump(cx_pass_ctx *pc, cx_module *m, const char *pass) {
 /* The SVGs are drawn once the compile is done, from this compile's .dot files: GraphViz takes
  * longer than the passes themselves on big modules. */
 cxla_status cx_dump_finish(cx_pass_ctx *pc, cx_module *m) {
-  if (!dumping(pc) || !pc->dump_prefix[0] || !(formats(pc->flags->dump_format) & FMT_SVG)) return CXLA_OK;
+  if (!dumping(pc) || !pc->dump_prefix[0] || !(formats(pc->opts->dump_format) & FMT_SVG)) return CXLA_OK;
   double t0 = cx_now_ms();
   char exe[4096];
-  DIR *d = find_dot(exe, sizeof exe) ? opendir(pc->flags->dump_to) : NULL;
+  DIR *d = find_dot(exe, sizeof exe) ? opendir(pc->opts->dump_to) : NULL;
   size_t pl = strlen(pc->dump_prefix);
   struct dirent *e;
   while (d && (e = readdir(d))) {
@@ -255,8 +255,8 @@ cxla_status cx_dump_finish(cx_pass_ctx *pc, cx_module *m) {
     if (n <= pl + 4 || strncmp(e->d_name, pc->dump_prefix, pl) || e->d_name[pl] != '.' || strcmp(e->d_name + n - 4, ".dot"))
       continue;
     char dot[4096], svg[4096];
-    snprintf(dot, sizeof dot, "%s/%s", pc->flags->dump_to, e->d_name);
-    snprintf(svg, sizeof svg, "%s/%.*s.svg", pc->flags->dump_to, (int)(n - 4), e->d_name);
+    snprintf(dot, sizeof dot, "%s/%s", pc->opts->dump_to, e->d_name);
+    snprintf(svg, sizeof svg, "%s/%.*s.svg", pc->opts->dump_to, (int)(n - 4), e->d_name);
     render_svg(exe, dot, svg);
   }
   if (d) closedir(d);

@@ -41,7 +41,7 @@ static void stats_add(cx_sb *sb, const char *name, double ms) {
 }
 
 static int dumping(const cx_pass_ctx *pc) {
-  return pc->flags && pc->flags->dump_to && pc->flags->dump_to[0];
+  return pc->opts && pc->opts->dump_to && pc->opts->dump_to[0];
 }
 
 cxla_status cx_pass_run(cx_pass_ctx *pc, cx_module *m, const cx_pass *p, int *changed) {
@@ -180,8 +180,8 @@ cxla_status cx_pipeline_check_disabled(cxla_context *ctx, const char *list) {
 }
 
 cxla_status cx_pass_pipeline_cpu(cx_pass_ctx *pc, cx_module *m) {
-  const char *off = pc->flags ? pc->flags->disable_pass : NULL;
-  int fusion = !pc->flags || pc->flags->fusion;
+  const char *off = pc->opts ? pc->opts->disable_pass : NULL;
+  int fusion = !pc->opts || pc->opts->fusion;
   cx_pass group[CX_ARRAY_LEN(cpu_steps)];
   int ch;
   for (int i = 0; i < CX_ARRAY_LEN(cpu_steps);) {

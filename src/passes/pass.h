@@ -2,7 +2,7 @@
 #ifndef CX_PASS_H
 #define CX_PASS_H
 #include "ir/ir.h"
-#include "runtime/flags.h"
+#include "passes/pass_opts.h"
 
 /* A pass edits m in place and sets *changed when it changed anything. */
 typedef cxla_status (*cx_pass_fn)(cx_module *m, int *changed);
@@ -15,9 +15,9 @@ typedef struct cx_pass {
  * caller can draw them on a timeline; times from cx_now_ms(). */
 typedef void (*cx_span_fn)(void *arg, const char *name, const char *cat, double t0_ms, double t1_ms, int changed);
 
-/* State of one compilation's pass pipeline: flags (dumps), a dump counter, stats. */
+/* State of one compilation's pass pipeline: options (fusion, dumps), a dump counter, stats. */
 typedef struct cx_pass_ctx {
-  const cx_flags *flags;
+  const cx_pass_opts *opts;  /* NULL: fusion on, nothing disabled, no dumps */
   int verify;          /* run cx_verify_module after every pass */
   int ndumps;          /* dump file counter (NN in DIR/<prefix>.<NN>.<pass>.hlo) */
   cx_sb *stats;        /* "name=ms " appended per pass (may be NULL) */

@@ -155,3 +155,8 @@ cxla_status cx_flags_parse(cxla_context *ctx, cx_flags *f, const char *text) {
     CX_TRY(set_one(ctx, f, s, (size_t)(p - s)));
   }
 }
+
+cx_pass_opts cx_flags_pass_opts(const cx_flags *f) {
+  cx_pass_opts o = {f->fusion, f->disable_pass, f->dump_to, f->dump_pass_re, f->dump_format};
+  return o;
+}

@@ -1,6 +1,7 @@
 /* flags.h — user-facing options, read from CXLA_FLAGS and from CLI options (same syntax). */
 #ifndef CX_FLAGS_H
 #define CX_FLAGS_H
+#include "passes/pass_opts.h"
 #include "util/util.h"
 
 typedef struct cx_flags {
@@ -19,6 +20,8 @@ typedef struct cx_flags {
 void cx_flags_init(cx_flags *f);
 void cx_flags_free(cx_flags *f);
 cxla_status cx_flags_copy(cxla_context *ctx, cx_flags *dst, const cx_flags *src);
+/* The options the pass pipeline reads, pointing into f's strings. */
+cx_pass_opts cx_flags_pass_opts(const cx_flags *f);
 /* Parses whitespace-separated "--name=value" options into f; unknown names are errors. */
 cxla_status cx_flags_parse(cxla_context *ctx, cx_flags *f, const char *text);
 /* Parses one option ("--threads=2"); returns 0 if the name is not a cxla flag. */

@@ -319,7 +319,8 @@ int cgt_check(const char *text, cgt_opts *o, const char *file, int line) {
     cx_flags fl;
     cx_flags_init(&fl);
     fl.fusion = o->fusion_pass == 3;
-    cx_pass_ctx pc = {&fl, 1, 0, NULL};
+    cx_pass_opts pc_opts = cx_flags_pass_opts(&fl);
+    cx_pass_ctx pc = {&pc_opts, 1, 0, NULL};
     s = cx_pass_pipeline_cpu(&pc, m);
     cx_flags_free(&fl);
   }

@@ -31,7 +31,8 @@ static cxla_status run_pipeline(cx_module *m, const char *dump_dir) {
   static const cx_pass passes[] = {
       {"simplify", cx_pass_simplify}, {"fold", cx_pass_fold_constants}, {"cse", cx_pass_cse}, {"dce", cx_pass_dce}};
   static const cx_pass inl = {"inline", cx_pass_inline_calls};
-  cx_pass_ctx pc = {&f, 1, 0, &stats};
+  cx_pass_opts pc_opts = cx_flags_pass_opts(&f);
+  cx_pass_ctx pc = {&pc_opts, 1, 0, &stats};
   int ch;
   cxla_status s = cx_pass_run(&pc, m, &inl, &ch);
   if (s == CXLA_OK) s = cx_pass_fixpoint(&pc, m, passes, 4, 8);

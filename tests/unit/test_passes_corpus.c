@@ -69,7 +69,8 @@ static cxla_status optimize(cx_module *m, int mode) {
   cx_flags f;
   cx_flags_init(&f);
   f.fusion = mode == 1;
-  cx_pass_ctx pc = {&f, 1, 0, NULL};
+  cx_pass_opts pc_opts = cx_flags_pass_opts(&f);
+  cx_pass_ctx pc = {&pc_opts, 1, 0, NULL};
   return cx_pass_pipeline_cpu(&pc, m);
 }
 

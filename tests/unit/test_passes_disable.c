@@ -92,7 +92,8 @@ TEST(passes_disable_skips_passes_and_keeps_results) {
     CHECK_OK(cx_flags_parse(test_ctx(), &f, k == 0 ? "--disable-pass=simplify" : "--disable-pass=fusion"));
     cx_free(f.disable_pass);
     f.disable_pass = cx_strdup(sets[k]);
-    cx_pass_ctx pc = {&f, 1, 0, NULL};
+    cx_pass_opts pc_opts = cx_flags_pass_opts(&f);
+    cx_pass_ctx pc = {&pc_opts, 1, 0, NULL};
     CHECK_OK(cx_pass_pipeline_cpu(&pc, m));
     TP_EQUIV(orig, m, 8);
     int nf, ops = fused_ops(m, &nf);

@@ -231,7 +231,8 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
   cx_module *m = st->m;
   double t0 = cx_now_ms();
   cx_trace *tr = cx_context_trace(ctx);
-  cx_pass_ctx pc = {.flags = flags, .verify = 0, .ndumps = 0, .stats = NULL, .span = tr ? trace_span : NULL, .span_arg = tr};
+  cx_pass_opts po = cx_flags_pass_opts(flags);
+  cx_pass_ctx pc = {.opts = &po, .verify = 0, .ndumps = 0, .stats = NULL, .span = tr ? trace_span : NULL, .span_arg = tr};
   CX_TRY(cx_interp_check_module(m)); /* what neither a kernel nor the fallback could run */
   CX_TRY(cx_pass_pipeline_cpu(&pc, m));
   CX_TRY(cx_cpu_lower_library_ops(m));
