@@ -52,20 +52,7 @@ static int elementwise_ok(const cx_instr *in, const char **why) {
   return 1;
 }
 
-int cx_emit_handles_op(cx_op op) {
-  switch (op) {
-  case CX_OP_PARAMETER: case CX_OP_CONSTANT: case CX_OP_TUPLE: case CX_OP_GET_TUPLE_ELEMENT:
-  case CX_OP_BROADCAST: case CX_OP_RESHAPE: case CX_OP_TRANSPOSE: case CX_OP_SLICE:
-  case CX_OP_DYNAMIC_SLICE: case CX_OP_DYNAMIC_UPDATE_SLICE: case CX_OP_PAD: case CX_OP_REVERSE:
-  case CX_OP_IOTA: case CX_OP_GATHER: case CX_OP_CONCATENATE: case CX_OP_BITCAST:
-  case CX_OP_REDUCE: case CX_OP_REDUCE_WINDOW: case CX_OP_MAP: case CX_OP_CONVOLUTION: case CX_OP_DOT:
-    return 1;
-  case CX_OP_SORT: case CX_OP_SCATTER: case CX_OP_SELECT_AND_SCATTER:
-    return 0; /* not yet: they run on the interpreter */
-  default:
-    return cx_op_is_elementwise(op);
-  }
-}
+int cx_emit_handles_op(cx_op op) { return cx_op_runs_on(op) == CX_RUNS_EMIT; }
 
 int cx_emit_instr_ok(const cx_instr *in, int scalar, const char **why) {
   int tuple_ok = in->op == CX_OP_TUPLE || in->op == CX_OP_REDUCE || in->op == CX_OP_REDUCE_WINDOW;

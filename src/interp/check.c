@@ -5,15 +5,8 @@
 #include <stdio.h>
 #include "interp/interp.h"
 
-static int is_dynamic(const cx_shape *s) {
-  if (s->type != CXLA_TUPLE) return s->dynamic != 0;
-  for (int i = 0; i < s->ntuple; i++)
-    if (is_dynamic(&s->tuple[i])) return 1;
-  return 0;
-}
-
 const char *cx_interp_cannot_run(const cx_instr *in, char *buf, size_t n) {
-  if (is_dynamic(&in->shape)) return "dynamic dimensions";
+  if (cx_shape_is_dynamic(&in->shape)) return "dynamic dimensions";
   if (cx_op_is_collective(in->op)) return "collectives need the distributed runtime; cxla runs one device";
   if (!cx_interp_runs_op(in->op)) return "cxla does not run this op yet";
   if (cx_op_is_elementwise(in->op) && in->nops > 0) {

@@ -40,15 +40,6 @@ cxla_status cx_interp_new_array(cx_interp *st, cx_instr *in, const cx_shape *s, 
   return CXLA_OK;
 }
 
-static int shape_is_dynamic(const cx_shape *s) {
-  if (s->type == CXLA_TUPLE) {
-    for (int i = 0; i < s->ntuple; i++)
-      if (shape_is_dynamic(&s->tuple[i])) return 1;
-    return 0;
-  }
-  return s->dynamic != 0;
-}
-
 /* ---- per-call frame ---- */
 
 typedef struct frame {
@@ -193,12 +184,7 @@ static cxla_status eval_gte(cx_interp *st, frame *f, cx_instr *in, int i, cxla_l
   return *out ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
 }
 
-int cx_interp_runs_op(cx_op op) {
-  switch (op) {
-  case CX_OP_OPT_BARRIER: case CX_OP_PARTITION_ID: case CX_OP_REPLICA_ID: return 1;
-  default: return cx_op_class_of(op) != CX_CLASS_OTHER; /* OTHER: parsed and printed only */
-  }
-}
+int cx_interp_runs_op(cx_op op) { return cx_op_runs_on(op) >= CX_RUNS_INTERP; }
 
 /* The group evaluators of interp.h, by op. */
 static cxla_status dispatch(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
@@ -229,7 +215,7 @@ static cxla_status eval_instr(cx_interp *st, frame *f, cx_instr *in, int i, int 
                               cxla_literal *const *args) {
   cxla_literal *r = NULL, *small[8], **ops = small;
   cxla_status s = CXLA_OK;
-  if (shape_is_dynamic(&in->shape)) return cx_interp_unsupported(st, in, "dynamic dimensions");
+  if (cx_shape_is_dynamic(&in->shape)) return cx_interp_unsupported(st, in, "dynamic dimensions");
   /* The one gate: an op cx_interp_runs_op (and so docs/ops.md) calls unsupported never runs */
   if (!cx_interp_runs_op(in->op)) return cx_interp_unsupported(st, in, "the interpreter does not run this op");
   switch (in->op) {

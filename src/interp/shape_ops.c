@@ -245,11 +245,6 @@ static cxla_status iota(sop *o) {
   return CXLA_OK;
 }
 
-/* Physical order of a layout: dimension major_to_minor[j] is the j-th most major. */
-static void major_to_minor(const cx_shape *s, int64_t *p) {
-  for (int j = 0; j < s->rank; j++) p[j] = s->has_layout ? s->minor_to_major[s->rank - 1 - j] : j;
-}
-
 /* bitcast: the result reads the operand's physical buffer. With default layouts that is a
  * reshape; otherwise lay the operand out physically, then read it back in the result's
  * layout (element sizes may differ: the physical bytes are all the two share). Tiled layouts
@@ -266,8 +261,8 @@ static cxla_status bitcast(sop *o) {
     return cx_interp_unsupported(o->st, o->in, "bitcast with tiled layouts");
   size_t xes = cxla_type_size(xl->type); /* the bytes in between are untyped */
   int64_t xp[CXLA_MAX_RANK], rp[CXLA_MAX_RANK], pd[CXLA_MAX_RANK], ps[CXLA_MAX_RANK], ss[CXLA_MAX_RANK];
-  major_to_minor(xl, xp);
-  major_to_minor(rl, rp);
+  cx_shape_major_to_minor(xl, xp);
+  cx_shape_major_to_minor(rl, rp);
   char *phys = cx_malloc((size_t)(bytes ? bytes : 1));
   if (!phys) return cx_oom(o->st->ctx);
   /* operand -> physical: physical dim j is operand dim xp[j] */

@@ -4,15 +4,18 @@
 #include "ir/types.h"
 
 enum { CHEAP, EXPENSIVE };
+enum { INFER, WRITTEN, UNINFERRED };
 typedef struct {
   const char *name;
   int arity;
   cx_op_class cls;
   int expensive;
+  cx_op_runs runs;
+  int shape;
 } op_info;
 
 static const op_info table[CX_OP_COUNT] = {
-#define X(id, name, arity, cls, cost) {name, arity, CX_CLASS_##cls, cost},
+#define X(id, name, arity, cls, cost, runs, shape) {name, arity, CX_CLASS_##cls, cost, CX_RUNS_##runs, shape},
 #include "ir/ops.def"
 #undef X
 };
@@ -21,6 +24,13 @@ const char *cx_op_name(cx_op op) { return (unsigned)op < CX_OP_COUNT ? table[op]
 int cx_op_arity(cx_op op) { return table[op].arity; }
 cx_op_class cx_op_class_of(cx_op op) { return table[op].cls; }
 int cx_op_is_expensive(cx_op op) { return table[op].expensive; }
+cx_op_runs cx_op_runs_on(cx_op op) { return table[op].runs; }
+
+int cx_op_shape_inferable(cx_op op, const char **why) {
+  if (table[op].shape == INFER) return 1;
+  *why = table[op].shape == WRITTEN ? "XLA's parser requires it too" : "cxla does not infer it (XLA's parser does)";
+  return 0;
+}
 
 int cx_op_lookup(const char *name, int len) {
   for (int i = 0; i < CX_OP_COUNT; i++)
@@ -54,14 +64,3 @@ int cx_op_valid_for_type(cx_op op, cxla_type t) {
   }
 }
 
-int cx_op_is_collective(cx_op op) {
-  switch (op) {
-  case CX_OP_ALL_REDUCE: case CX_OP_ALL_GATHER: case CX_OP_REDUCE_SCATTER: case CX_OP_ALL_TO_ALL:
-  case CX_OP_COLLECTIVE_PERMUTE: case CX_OP_COLLECTIVE_BROADCAST: case CX_OP_RAGGED_ALL_TO_ALL:
-  case CX_OP_ALL_REDUCE_START: case CX_OP_ALL_REDUCE_DONE: case CX_OP_ALL_GATHER_START:
-  case CX_OP_ALL_GATHER_DONE: case CX_OP_COLLECTIVE_PERMUTE_START: case CX_OP_COLLECTIVE_PERMUTE_DONE:
-    return 1;
-  default:
-    return 0;
-  }
-}

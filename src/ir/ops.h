@@ -4,7 +4,7 @@
 #include "cxla.h"
 
 typedef enum cx_op {
-#define X(id, name, arity, cls, cost) CX_OP_##id,
+#define X(id, name, arity, cls, cost, runs, shape) CX_OP_##id,
 #include "ir/ops.def"
 #undef X
   CX_OP_COUNT
@@ -20,6 +20,12 @@ const char *cx_op_name(cx_op op);
 int cx_op_lookup(const char *name, int len);
 int cx_op_arity(cx_op op);               /* -1: variadic */
 cx_op_class cx_op_class_of(cx_op op);
+/* Where an op runs (the table's `runs` column). */
+typedef enum { CX_RUNS_NONE, CX_RUNS_COLLECTIVE, CX_RUNS_INTERP, CX_RUNS_EMIT } cx_op_runs;
+cx_op_runs cx_op_runs_on(cx_op op);
+/* Whether a result shape left out of the text may be inferred (the table's `shape` column):
+ * 1, or 0 with *why saying why not. */
+int cx_op_shape_inferable(cx_op op, const char **why);
 int cx_op_is_expensive(cx_op op);
 static inline int cx_op_is_elementwise(cx_op op) { return cx_op_class_of(op) == CX_CLASS_ELEMENTWISE; }
 /* Whether an elementwise op (or copy, convert, compare, select, clamp, reduce-precision) is
@@ -30,6 +36,6 @@ int cx_op_valid_for_type(cx_op op, cxla_type t);
 /* Whether op exchanges data between devices (all-reduce, all-gather, collective-permute, their
  * -start/-done halves, ...): parsed, printed and verified, refused by every backend because
  * cxla runs one device and has no distributed runtime. */
-int cx_op_is_collective(cx_op op);
+static inline int cx_op_is_collective(cx_op op) { return cx_op_runs_on(op) == CX_RUNS_COLLECTIVE; }
 
 #endif

@@ -194,3 +194,14 @@ void cx_shape_to_public(const cx_shape *s, cxla_shape *out, cx_arena *arena) {
     if (!el) out->ntuple = 0;
   }
 }
+
+void cx_shape_major_to_minor(const cx_shape *s, int64_t *p) {
+  for (int j = 0; j < s->rank; j++) p[j] = s->has_layout ? s->minor_to_major[s->rank - 1 - j] : j;
+}
+
+int cx_shape_is_dynamic(const cx_shape *s) {
+  if (s->type != CXLA_TUPLE) return s->dynamic != 0;
+  for (int i = 0; i < s->ntuple; i++)
+    if (cx_shape_is_dynamic(&s->tuple[i])) return 1;
+  return 0;
+}

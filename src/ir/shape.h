@@ -39,6 +39,11 @@ void cx_shape_set_default_layout(cx_shape *s);
 /* Same layouts (recursively for tuples): minor_to_major, a missing layout being the default,
  * and the same text after ':'. Dims and types are not compared. */
 int cx_shape_same_layout(const cx_shape *a, const cx_shape *b);
+/* The dimensions from most to least major: p[j] is the j-th most major (0, 1, ... without a
+ * layout). Only a bitcast reads it: the physical order of the bytes. */
+void cx_shape_major_to_minor(const cx_shape *s, int64_t *p);
+/* Whether some dimension (of some tuple element) is dynamic ("<=N"). */
+int cx_shape_is_dynamic(const cx_shape *s);
 /* Prints "f32[2,3]{1,0}" (layout only if with_layout and present) or "(s32[], f32[4])". */
 void cx_shape_print(cx_sb *sb, const cx_shape *s, int with_layout);
 /* Formats a shape without layout into buf (for error messages); returns buf. */

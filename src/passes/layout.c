@@ -27,11 +27,6 @@
 #include "ir/edit.h"
 #include "passes/pass.h"
 
-/* Major-to-minor dimension order of s (P above). */
-static void major_to_minor(const cx_shape *s, int64_t *p) {
-  for (int j = 0; j < s->rank; j++) p[j] = s->has_layout ? s->minor_to_major[s->rank - 1 - j] : j;
-}
-
 static int is_identity(const int64_t *p, int n) {
   for (int i = 0; i < n; i++)
     if (p[i] != i) return 0;
@@ -61,8 +56,8 @@ static cxla_status lower_bitcast(cx_instr *b) {
                        "not supported: bitcast '%s' through a tiled or sub-byte layout (%s -> %s)", b->name,
                        xs->layout_extra ? xs->layout_extra : "", bs->layout_extra ? bs->layout_extra : "");
   int64_t p1[CXLA_MAX_RANK], p2[CXLA_MAX_RANK], d[CXLA_MAX_RANK], inv[CXLA_MAX_RANK];
-  major_to_minor(xs, p1);
-  major_to_minor(bs, p2);
+  cx_shape_major_to_minor(xs, p1);
+  cx_shape_major_to_minor(bs, p2);
   cx_instr *y = x;
   if (!is_identity(p1, xs->rank)) {
     for (int j = 0; j < xs->rank; j++) d[j] = xs->dims[p1[j]];

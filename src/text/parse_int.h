@@ -152,9 +152,6 @@ void cx_pname_anonymous(cx_parser *p, cx_comp *c);
  * -done), the shapes of instructions written without one (shape inference, callees first),
  * then the checks that needed those shapes. */
 void cx_pfinish(cx_parser *p);
-/* Whether XLA's parser infers op's shape when the text leaves it out; 0 with *why set when
- * the shape must be written. */
-int cx_pcan_infer(cx_op op, const char **why);
 
 /* ---- other formats (sniff.c) ---- */
 /* For a text whose first token (`first`) is not 'HloModule': what it is instead (MLIR,

@@ -43,31 +43,6 @@ void cx_pname_anonymous(cx_parser *p, cx_comp *c) {
   }
 }
 
-int cx_pcan_infer(cx_op op, const char **why) {
-  switch (op) {
-  /* XLA's parser needs these written (CanInferShape in hlo_parser.cc) */
-  case CX_OP_PARAMETER: case CX_OP_CONSTANT: case CX_OP_IOTA: case CX_OP_CONVERT: case CX_OP_BITCAST_CONVERT:
-  case CX_OP_BITCAST: case CX_OP_RESHAPE: case CX_OP_SLICE: case CX_OP_DYNAMIC_SLICE:
-  case CX_OP_DYNAMIC_UPDATE_SLICE: case CX_OP_REDUCE_PRECISION: case CX_OP_FUSION: case CX_OP_CUSTOM_CALL:
-  case CX_OP_RNG: case CX_OP_RNG_BIT_GENERATOR: case CX_OP_RNG_GET_AND_UPDATE_STATE: case CX_OP_INFEED:
-  case CX_OP_OUTFEED: case CX_OP_ASYNC_START: case CX_OP_ASYNC_UPDATE: case CX_OP_ASYNC_DONE:
-  case CX_OP_COPY_START: case CX_OP_COPY_DONE:
-    *why = "XLA's parser requires it too";
-    return 0;
-  /* XLA infers these; cxla does not model their attributes */
-  case CX_OP_BATCH_NORM_TRAINING: case CX_OP_BATCH_NORM_INFERENCE: case CX_OP_BATCH_NORM_GRAD:
-  case CX_OP_CHOLESKY: case CX_OP_TRIANGULAR_SOLVE: case CX_OP_FFT: case CX_OP_GET_DIMENSION_SIZE:
-  case CX_OP_SET_DIMENSION_SIZE: case CX_OP_TOPK:
-    *why = "cxla does not infer it (XLA's parser does)";
-    return 0;
-  default:
-    if (cx_op_is_collective(op)) {
-      *why = "XLA's parser requires it too";
-      return 0;
-    }
-    return 1;
-  }
-}
 
 /* ---- async chains ---- */
 

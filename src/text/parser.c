@@ -172,7 +172,7 @@ static cx_instr *parse_rhs(cx_parser *p, cx_comp *c, const cx_shape *written, cx
   cx_op op = parse_opcode(p, &opt, &wrapped);
   if (nested && wrapped >= 0) cx_perr(p, cx_tok_loc(&opt), CXLA_ERR_PARSE, "an async op cannot be a nested instruction");
   const char *why = NULL;
-  if (!written && !cx_pcan_infer(op, &why))
+  if (!written && !cx_op_shape_inferable(op, &why))
     cx_perr(p, cx_tok_loc(&opt), CXLA_ERR_PARSE, "the shape of %.*s cannot be left out: %s", (int)opt.len, opt.s, why);
   if (written) check_async_shape(p, op, &shape, &opt);
   cx_instr *in = cx_instr_new(c, op, &shape, 0, NULL);

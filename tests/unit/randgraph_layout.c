@@ -25,10 +25,6 @@ static void set_major_to_minor(cx_shape *s, const int64_t *p) {
   for (int j = 0; j < s->rank; j++) s->minor_to_major[s->rank - 1 - j] = (int8_t)p[j];
 }
 
-static void major_to_minor(const cx_shape *s, int64_t *p) {
-  for (int j = 0; j < s->rank; j++) p[j] = s->has_layout ? s->minor_to_major[s->rank - 1 - j] : j;
-}
-
 static gval relayout(gen *g, gval v) {
   int64_t p[CXLA_MAX_RANK];
   shuffle(g, p, v.in->shape.rank);
@@ -72,7 +68,7 @@ static gval bytes_keeping_transpose(gen *g, gval v) {
   int64_t perm[CXLA_MAX_RANK], inv[CXLA_MAX_RANK], p1[CXLA_MAX_RANK], p[CXLA_MAX_RANK];
   int rank = s->rank;
   shuffle(g, perm, rank);
-  major_to_minor(s, p1);
+  cx_shape_major_to_minor(s, p1);
   for (int i = 0; i < rank; i++) inv[perm[i]] = i;
   for (int j = 0; j < rank; j++) p[j] = inv[p1[j]];
   gval r = rg_v(g, cxla_builder_transpose(g->cur->b, v.op, perm));
