@@ -4,7 +4,7 @@
 #include "cxla.h"
 
 typedef enum cx_op {
-#define X(id, name, arity, cls, cost, runs, shape) CX_OP_##id,
+#define X(id, ...) CX_OP_##id,
 #include "ir/ops.def"
 #undef X
   CX_OP_COUNT
