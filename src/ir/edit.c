@@ -57,17 +57,6 @@ int cx_module_remove_unreachable(cx_module *m) {
   return removed;
 }
 
-int cx_op_has_side_effect(cx_op op) {
-  switch (op) {
-  /* an unknown target may do anything; collectives must run on every device or none */
-  case CX_OP_CUSTOM_CALL: case CX_OP_RNG: case CX_OP_RNG_GET_AND_UPDATE_STATE:
-  case CX_OP_INFEED: case CX_OP_OUTFEED:
-    return 1;
-  default:
-    return cx_op_is_collective(op);
-  }
-}
-
 int cx_instr_is_effectful(const cx_instr *in) {
   if (cx_op_has_side_effect(in->op)) return 1;
   for (int k = 0; k < in->ncalled; k++)

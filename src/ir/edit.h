@@ -30,9 +30,6 @@ int cx_comp_remove_instrs(cx_comp *c, const uint8_t *drop);
  * the rest). Returns how many were removed. A module without ENTRY is left alone. */
 int cx_module_remove_unreachable(cx_module *m);
 
-/* Ops whose effect is more than their result (random numbers, I/O, collectives, custom
- * calls): never removed when unused, never merged with an identical twin. */
-int cx_op_has_side_effect(cx_op op);
 
 /* Side effects through called computations: marks every computation that contains a
  * side-effecting op, directly or through what it calls, by setting its comp->aux to a non-NULL

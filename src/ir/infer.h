@@ -73,14 +73,13 @@ cxla_status cx_vwindow_dim(cx_infer *ic, int i, int64_t dim, const cx_window_dim
 static inline int cx_add_ovf(int64_t a, int64_t b, int64_t *r) { return __builtin_add_overflow(a, b, r); }
 static inline int cx_mul_ovf(int64_t a, int64_t b, int64_t *r) { return __builtin_mul_overflow(a, b, r); }
 
-/* ---- per-op-group rules; each fills *out or reports an error ---- */
-cxla_status cx_infer_elementwise(cx_infer *ic, cx_shape *out);
-cxla_status cx_infer_shape_op(cx_infer *ic, cx_shape *out);
-cxla_status cx_infer_reduce_op(cx_infer *ic, cx_shape *out);
-cxla_status cx_infer_dot(cx_infer *ic, cx_shape *out);
-cxla_status cx_infer_conv(cx_infer *ic, cx_shape *out);
-cxla_status cx_infer_gather(cx_infer *ic, cx_shape *out);
-cxla_status cx_infer_scatter(cx_infer *ic, cx_shape *out);
-cxla_status cx_infer_control(cx_infer *ic, cx_shape *out);
+/* ---- per-op rules, named by ops.def's `infer` column; each fills *out or reports an error.
+ * Variadic ops check their own operand count: what the operands mean differs per op. ---- */
+#define X(id, name, arity, cls, cost, runs, shape, types, called, flags, infer) \
+  cxla_status cx_infer_##infer(cx_infer *ic, cx_shape *out);
+#include "ir/ops.def"
+#undef X
+/* Elementwise operand i must have an element type the op accepts (ops.def's `types`). */
+cxla_status cx_vcheck_type(cx_infer *ic, int i);
 
 #endif

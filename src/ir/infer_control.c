@@ -21,7 +21,7 @@ static cxla_status call_like(cx_infer *ic, cx_shape *out, const char *role) {
   return CXLA_OK;
 }
 
-static cxla_status while_op(cx_infer *ic, cx_shape *out) {
+cxla_status cx_infer_while(cx_infer *ic, cx_shape *out) {
   cx_instr *in = ic->in;
   CX_TRY(cx_vcallee(ic, 0, "condition", 1));
   CX_TRY(cx_vcallee(ic, 1, "body", 1));
@@ -45,7 +45,8 @@ static cxla_status while_op(cx_infer *ic, cx_shape *out) {
   return CXLA_OK;
 }
 
-static cxla_status conditional(cx_infer *ic, cx_shape *out) {
+cxla_status cx_infer_conditional(cx_infer *ic, cx_shape *out) {
+  if (ic->in->nops < 2) return cx_vfail(ic, "expected a branch index and one operand per branch, got %d operands", ic->in->nops);
   cx_instr *in = ic->in;
   const cx_shape *idx = cx_vop(ic, 0);
   if (!cx_varray(idx) || idx->rank != 0 || (idx->type != CXLA_PRED && idx->type != CXLA_S32))
@@ -91,7 +92,7 @@ static cxla_status async_shape(cx_infer *ic, const cx_shape *s, const char *what
   return CXLA_OK;
 }
 
-static cxla_status async_op(cx_infer *ic, cx_shape *out) {
+cxla_status cx_infer_async(cx_infer *ic, cx_shape *out) {
   cx_instr *in = ic->in;
   CX_TRY(cx_vcallee(ic, 0, "async computation", -1));
   if (in->op == CX_OP_ASYNC_START) {
@@ -121,13 +122,5 @@ static cxla_status async_op(cx_infer *ic, cx_shape *out) {
   return CXLA_OK;
 }
 
-cxla_status cx_infer_control(cx_infer *ic, cx_shape *out) {
-  switch (ic->in->op) {
-  case CX_OP_ASYNC_START: case CX_OP_ASYNC_UPDATE: case CX_OP_ASYNC_DONE: return async_op(ic, out);
-  case CX_OP_CALL: return call_like(ic, out, "to_apply");
-  case CX_OP_FUSION: return call_like(ic, out, "fused computation");
-  case CX_OP_WHILE: return while_op(ic, out);
-  case CX_OP_CONDITIONAL: return conditional(ic, out);
-  default: return cx_vfail(ic, "no shape rule for this op");
-  }
-}
+cxla_status cx_infer_call(cx_infer *ic, cx_shape *out) { return call_like(ic, out, "to_apply"); }
+cxla_status cx_infer_fusion(cx_infer *ic, cx_shape *out) { return call_like(ic, out, "fused computation"); }

@@ -2,70 +2,32 @@
  * type (HLO has no implicit broadcasting), plus per-op element-type classes as XLA has them. */
 #include "ir/infer.h"
 
-typedef enum { REQ_ANY, REQ_FLOAT, REQ_SIGNED, REQ_NUMERIC, REQ_INT, REQ_PRED_OR_INT } type_req;
-
-static type_req requirement(cx_op op) {
-  switch (op) {
-  case CX_OP_EXP: case CX_OP_EXPM1: case CX_OP_LOG: case CX_OP_LOG1P: case CX_OP_LOGISTIC:
-  case CX_OP_SQRT: case CX_OP_RSQRT: case CX_OP_CBRT: case CX_OP_SIN: case CX_OP_COS:
-  case CX_OP_TAN: case CX_OP_TANH: case CX_OP_FLOOR: case CX_OP_CEIL: case CX_OP_ROUND_AFZ:
-  case CX_OP_ROUND_EVEN: case CX_OP_IS_FINITE: case CX_OP_ERF: case CX_OP_ATAN2:
-  case CX_OP_REDUCE_PRECISION:
-    return REQ_FLOAT;
-  case CX_OP_ABS: case CX_OP_SIGN: return REQ_SIGNED; /* XLA rejects unsigned abs/sign */
-  case CX_OP_NEGATE: case CX_OP_SUBTRACT: case CX_OP_DIVIDE: case CX_OP_REMAINDER: case CX_OP_POWER:
-    return REQ_NUMERIC;
-  case CX_OP_POPCNT: case CX_OP_CLZ: case CX_OP_SHIFT_LEFT: case CX_OP_SHIFT_RIGHT_ARITHMETIC:
-  case CX_OP_SHIFT_RIGHT_LOGICAL:
-    return REQ_INT;
-  case CX_OP_NOT: case CX_OP_AND: case CX_OP_OR: case CX_OP_XOR: return REQ_PRED_OR_INT;
-  default: return REQ_ANY; /* add, multiply, maximum, minimum (pred too, as in XLA), compare */
-  }
-}
-
-static int meets(type_req r, cxla_type t) {
-  cx_kind k = cx_type_kind(t);
-  switch (r) {
-  case REQ_FLOAT: return k == CX_KIND_FLOAT;
-  case REQ_SIGNED: return k == CX_KIND_FLOAT || k == CX_KIND_SINT;
-  case REQ_NUMERIC: return k == CX_KIND_FLOAT || k == CX_KIND_SINT || k == CX_KIND_UINT;
-  case REQ_INT: return k == CX_KIND_SINT || k == CX_KIND_UINT;
-  case REQ_PRED_OR_INT: return k == CX_KIND_PRED || k == CX_KIND_SINT || k == CX_KIND_UINT;
-  default: return k != CX_KIND_NONE;
-  }
-}
-
-static const char *describe(type_req r) {
-  switch (r) {
-  case REQ_FLOAT: return "a floating-point type";
-  case REQ_SIGNED: return "a signed integer or floating-point type";
-  case REQ_NUMERIC: return "an integer or floating-point type";
-  case REQ_INT: return "an integer type";
-  case REQ_PRED_OR_INT: return "pred or an integer type";
-  default: return "an array type";
-  }
-}
-
-static cxla_status check_type(cx_infer *ic, int i) {
-  type_req r = requirement(ic->in->op);
+cxla_status cx_vcheck_type(cx_infer *ic, int i) {
+  cx_op op = ic->in->op;
   cxla_type t = cx_vop(ic, i)->type;
-  if (meets(r, t)) return CXLA_OK;
-  return cx_vfail(ic, "operand %d has element type %s but %s needs %s", i, cx_vtype(t),
-                  cx_op_name(ic->in->op), describe(r));
+  if (cx_op_valid_for_type(op, t)) return CXLA_OK;
+  return cx_vfail(ic, "operand %d has element type %s but %s needs %s", i, cx_vtype(t), cx_op_name(op),
+                  cx_op_types_accepted(op));
 }
 
-static cxla_status convert_ops(cx_infer *ic, cx_shape *out) {
-  cx_instr *in = ic->in;
-  const cx_shape *x = cx_vop(ic, 0);
+static cxla_status convert_operand(cx_infer *ic) {
   CX_TRY(cx_vneed_array(ic, 0, "operand"));
-  CX_TRY(cx_vdeclared_array(ic));
-  cxla_type to = in->shape.type;
-  if (in->op == CX_OP_CONVERT) {
-    cx_vset_array(out, to, x->rank, x->dims);
-    return CXLA_OK;
-  }
-  /* bitcast-convert: same total bits; a narrower result type adds a minor dimension of the
-   * width ratio, a wider one consumes it. */
+  return cx_vdeclared_array(ic);
+}
+
+cxla_status cx_infer_convert(cx_infer *ic, cx_shape *out) {
+  CX_TRY(convert_operand(ic));
+  const cx_shape *x = cx_vop(ic, 0);
+  cx_vset_array(out, ic->in->shape.type, x->rank, x->dims);
+  return CXLA_OK;
+}
+
+/* Same total bits; a narrower result type adds a minor dimension of the width ratio, a wider
+ * one consumes it. */
+cxla_status cx_infer_bitcast_convert(cx_infer *ic, cx_shape *out) {
+  CX_TRY(convert_operand(ic));
+  const cx_shape *x = cx_vop(ic, 0);
+  cxla_type to = ic->in->shape.type;
   if (x->type == CXLA_PRED || to == CXLA_PRED)
     return cx_vfail(ic, "bitcast-convert does not support pred (from %s to %s)", cx_vtype(x->type), cx_vtype(to));
   int fb = cx_type_bits(x->type), tb = cx_type_bits(to);
@@ -86,22 +48,32 @@ static cxla_status convert_ops(cx_infer *ic, cx_shape *out) {
   return CXLA_OK;
 }
 
-static cxla_status unary(cx_infer *ic, cx_shape *out) {
-  cx_instr *in = ic->in;
-  if (in->op == CX_OP_COPY) { /* copies anything, tuples included */
-    *out = in->ops[0]->shape;
-    cx_vplain(out);
-    return CXLA_OK;
-  }
-  if (in->op == CX_OP_CONVERT || in->op == CX_OP_BITCAST_CONVERT) return convert_ops(ic, out);
+cxla_status cx_infer_copy(cx_infer *ic, cx_shape *out) { /* copies anything, tuples included */
+  *out = ic->in->ops[0]->shape;
+  cx_vplain(out);
+  return CXLA_OK;
+}
+
+cxla_status cx_infer_unary(cx_infer *ic, cx_shape *out) {
   CX_TRY(cx_vneed_array(ic, 0, "operand"));
-  CX_TRY(check_type(ic, 0));
-  if (in->op == CX_OP_REDUCE_PRECISION && (in->a.exponent_bits < 1 || in->a.mantissa_bits < 0))
+  CX_TRY(cx_vcheck_type(ic, 0));
+  *out = ic->in->ops[0]->shape;
+  cx_vplain(out);
+  return CXLA_OK;
+}
+
+cxla_status cx_infer_is_finite(cx_infer *ic, cx_shape *out) {
+  CX_TRY(cx_infer_unary(ic, out));
+  out->type = CXLA_PRED;
+  return CXLA_OK;
+}
+
+cxla_status cx_infer_reduce_precision(cx_infer *ic, cx_shape *out) {
+  cx_instr *in = ic->in;
+  CX_TRY(cx_infer_unary(ic, out));
+  if (in->a.exponent_bits < 1 || in->a.mantissa_bits < 0)
     return cx_vfail(ic, "needs exponent_bits >= 1 and mantissa_bits >= 0, got exponent_bits=%d mantissa_bits=%d",
                     in->a.exponent_bits, in->a.mantissa_bits);
-  *out = in->ops[0]->shape;
-  cx_vplain(out);
-  if (in->op == CX_OP_IS_FINITE) out->type = CXLA_PRED;
   return CXLA_OK;
 }
 
@@ -128,8 +100,7 @@ static cxla_status check_compare(cx_infer *ic) {
   return cx_vfail(ic, "type=%s does not fit %s operands (expected %s)", names[in->a.cmp_type], cx_vtype(t), want);
 }
 
-static cxla_status binary(cx_infer *ic, cx_shape *out) {
-  cx_instr *in = ic->in;
+static cxla_status same_operands(cx_infer *ic) {
   CX_TRY(cx_vneed_array(ic, 0, "lhs"));
   CX_TRY(cx_vneed_array(ic, 1, "rhs"));
   const cx_shape *a = cx_vop(ic, 0), *b = cx_vop(ic, 1);
@@ -139,13 +110,25 @@ static cxla_status binary(cx_infer *ic, cx_shape *out) {
   if (a->type != b->type)
     return cx_vfail(ic, "operands must have the same element type, got %s and %s", cx_vshape(ic, a),
                     cx_vshape(ic, b));
-  CX_TRY(check_type(ic, 0));
-  if (in->op == CX_OP_COMPARE) CX_TRY(check_compare(ic));
-  cx_vset_array(out, in->op == CX_OP_COMPARE ? CXLA_PRED : a->type, a->rank, a->dims);
+  return cx_vcheck_type(ic, 0);
+}
+
+cxla_status cx_infer_binary(cx_infer *ic, cx_shape *out) {
+  CX_TRY(same_operands(ic));
+  const cx_shape *a = cx_vop(ic, 0);
+  cx_vset_array(out, a->type, a->rank, a->dims);
   return CXLA_OK;
 }
 
-static cxla_status select_op(cx_infer *ic, cx_shape *out) {
+cxla_status cx_infer_compare(cx_infer *ic, cx_shape *out) {
+  CX_TRY(same_operands(ic));
+  CX_TRY(check_compare(ic));
+  const cx_shape *a = cx_vop(ic, 0);
+  cx_vset_array(out, CXLA_PRED, a->rank, a->dims);
+  return CXLA_OK;
+}
+
+cxla_status cx_infer_select(cx_infer *ic, cx_shape *out) {
   const cx_shape *p = cx_vop(ic, 0), *t = cx_vop(ic, 1), *f = cx_vop(ic, 2);
   if (!cx_varray(p) || p->type != CXLA_PRED)
     return cx_vfail(ic, "predicate (operand 0) must be a pred array, got %s", cx_vshape(ic, p));
@@ -167,7 +150,7 @@ static cxla_status select_op(cx_infer *ic, cx_shape *out) {
   return CXLA_OK;
 }
 
-static cxla_status clamp_op(cx_infer *ic, cx_shape *out) {
+cxla_status cx_infer_clamp(cx_infer *ic, cx_shape *out) {
   CX_TRY(cx_vneed_array(ic, 0, "min"));
   CX_TRY(cx_vneed_array(ic, 1, "operand"));
   CX_TRY(cx_vneed_array(ic, 2, "max"));
@@ -184,13 +167,4 @@ static cxla_status clamp_op(cx_infer *ic, cx_shape *out) {
   *out = *x;
   cx_vplain(out);
   return CXLA_OK;
-}
-
-cxla_status cx_infer_elementwise(cx_infer *ic, cx_shape *out) {
-  switch (ic->in->op) {
-  case CX_OP_SELECT: return select_op(ic, out);
-  case CX_OP_CLAMP: return clamp_op(ic, out);
-  default: break;
-  }
-  return ic->in->nops == 1 ? unary(ic, out) : binary(ic, out);
 }

@@ -100,6 +100,8 @@ cxla_status cx_infer_gather(cx_infer *ic, cx_shape *out) {
 
 cxla_status cx_infer_scatter(cx_infer *ic, cx_shape *out) {
   cx_instr *in = ic->in;
+  if (in->nops < 3 || in->nops % 2 == 0)
+    return cx_vfail(ic, "expected N operands, the indices and N updates (an odd number >= 3), got %d operands", in->nops);
   const cx_scatter_dims *s = &in->a.scatter;
   int n = (in->nops - 1) / 2;
   cxla_type *types = cx_arena_alloc(ic->arena, sizeof(cxla_type) * (size_t)n); /* any number of operands */

@@ -38,7 +38,9 @@ static cxla_status reduction_result(cx_infer *ic, cx_shape *out, int n, int is_t
   return CXLA_OK;
 }
 
-static cxla_status reduce(cx_infer *ic, cx_shape *out) {
+cxla_status cx_infer_reduce(cx_infer *ic, cx_shape *out) {
+  if (ic->in->nops < 2 || ic->in->nops % 2)
+    return cx_vfail(ic, "expected N inputs followed by N init values (an even number >= 2), got %d operands", ic->in->nops);
   int n = ic->in->nops / 2, is_tuple;
   cxla_type *elem = types(ic, 2 * n);
   if (!elem) return CXLA_ERR_OUT_OF_MEMORY;
@@ -66,7 +68,9 @@ static cxla_status window_dims(cx_infer *ic, const cx_shape *x, int64_t *dims) {
   return CXLA_OK;
 }
 
-static cxla_status reduce_window(cx_infer *ic, cx_shape *out) {
+cxla_status cx_infer_reduce_window(cx_infer *ic, cx_shape *out) {
+  if (ic->in->nops < 2 || ic->in->nops % 2)
+    return cx_vfail(ic, "expected N inputs followed by N init values (an even number >= 2), got %d operands", ic->in->nops);
   int n = ic->in->nops / 2, is_tuple;
   cxla_type *elem = types(ic, 2 * n);
   if (!elem) return CXLA_ERR_OUT_OF_MEMORY;
@@ -79,7 +83,7 @@ static cxla_status reduce_window(cx_infer *ic, cx_shape *out) {
   return reduction_result(ic, out, n, is_tuple, acc, x->rank, dims);
 }
 
-static cxla_status select_and_scatter(cx_infer *ic, cx_shape *out) {
+cxla_status cx_infer_select_and_scatter(cx_infer *ic, cx_shape *out) {
   CX_TRY(cx_vneed_array(ic, 0, "operand"));
   CX_TRY(cx_vneed_array(ic, 1, "source"));
   CX_TRY(cx_vneed_scalar(ic, 2, "init value"));
@@ -114,7 +118,8 @@ static cxla_status select_and_scatter(cx_infer *ic, cx_shape *out) {
   return CXLA_OK;
 }
 
-static cxla_status map(cx_infer *ic, cx_shape *out) {
+cxla_status cx_infer_map(cx_infer *ic, cx_shape *out) {
+  if (ic->in->nops < 1) return cx_vfail(ic, "expected at least 1 operand, got 0");
   cx_instr *in = ic->in;
   const cx_shape *x0 = cx_vop(ic, 0);
   for (int i = 0; i < in->nops; i++) {
@@ -143,7 +148,8 @@ static cxla_status map(cx_infer *ic, cx_shape *out) {
   return CXLA_OK;
 }
 
-static cxla_status sort(cx_infer *ic, cx_shape *out) {
+cxla_status cx_infer_sort(cx_infer *ic, cx_shape *out) {
+  if (ic->in->nops < 1) return cx_vfail(ic, "expected at least 1 operand, got 0");
   cx_instr *in = ic->in;
   const cx_shape *x0 = cx_vop(ic, 0);
   for (int i = 0; i < in->nops; i++) {
@@ -179,15 +185,4 @@ static cxla_status sort(cx_infer *ic, cx_shape *out) {
     cx_vplain(&el[i]);
   }
   return CXLA_OK;
-}
-
-cxla_status cx_infer_reduce_op(cx_infer *ic, cx_shape *out) {
-  switch (ic->in->op) {
-  case CX_OP_REDUCE: return reduce(ic, out);
-  case CX_OP_REDUCE_WINDOW: return reduce_window(ic, out);
-  case CX_OP_SELECT_AND_SCATTER: return select_and_scatter(ic, out);
-  case CX_OP_MAP: return map(ic, out);
-  case CX_OP_SORT: return sort(ic, out);
-  default: return cx_vfail(ic, "no shape rule for this op");
-  }
 }

@@ -2,7 +2,7 @@
  * slice, dynamic-slice, dynamic-update-slice, concatenate, pad, reverse. */
 #include "ir/infer.h"
 
-static cxla_status broadcast(cx_infer *ic, cx_shape *out) {
+cxla_status cx_infer_broadcast(cx_infer *ic, cx_shape *out) {
   cx_instr *in = ic->in;
   CX_TRY(cx_vneed_array(ic, 0, "operand"));
   CX_TRY(cx_vdeclared_array(ic));
@@ -34,7 +34,7 @@ static cxla_status broadcast(cx_infer *ic, cx_shape *out) {
   return CXLA_OK;
 }
 
-static cxla_status reshape_or_bitcast(cx_infer *ic, cx_shape *out) {
+cxla_status cx_infer_reshape(cx_infer *ic, cx_shape *out) {
   cx_instr *in = ic->in;
   CX_TRY(cx_vneed_array(ic, 0, "operand"));
   CX_TRY(cx_vdeclared_array(ic));
@@ -55,7 +55,7 @@ static cxla_status reshape_or_bitcast(cx_infer *ic, cx_shape *out) {
   return CXLA_OK;
 }
 
-static cxla_status transpose(cx_infer *ic, cx_shape *out) {
+cxla_status cx_infer_transpose(cx_infer *ic, cx_shape *out) {
   CX_TRY(cx_vneed_array(ic, 0, "operand"));
   const cx_shape *x = cx_vop(ic, 0);
   const cx_ints *d = &ic->in->a.dims;
@@ -68,7 +68,7 @@ static cxla_status transpose(cx_infer *ic, cx_shape *out) {
   return CXLA_OK;
 }
 
-static cxla_status slice(cx_infer *ic, cx_shape *out) {
+cxla_status cx_infer_slice(cx_infer *ic, cx_shape *out) {
   cx_instr *in = ic->in;
   CX_TRY(cx_vneed_array(ic, 0, "operand"));
   const cx_shape *x = cx_vop(ic, 0);
@@ -111,7 +111,8 @@ static cxla_status start_indices(cx_infer *ic, int first, int rank) {
   return CXLA_OK;
 }
 
-static cxla_status dynamic_slice(cx_infer *ic, cx_shape *out) {
+cxla_status cx_infer_dynamic_slice(cx_infer *ic, cx_shape *out) {
+  if (ic->in->nops < 1) return cx_vfail(ic, "expected an operand followed by start indices, got %d operands", ic->in->nops);
   CX_TRY(cx_vneed_array(ic, 0, "operand"));
   const cx_shape *x = cx_vop(ic, 0);
   const cx_ints *sz = &ic->in->a.dims;
@@ -127,7 +128,9 @@ static cxla_status dynamic_slice(cx_infer *ic, cx_shape *out) {
   return CXLA_OK;
 }
 
-static cxla_status dynamic_update_slice(cx_infer *ic, cx_shape *out) {
+cxla_status cx_infer_dynamic_update_slice(cx_infer *ic, cx_shape *out) {
+  if (ic->in->nops < 2)
+    return cx_vfail(ic, "expected an operand, an update and start indices, got %d operands", ic->in->nops);
   CX_TRY(cx_vneed_array(ic, 0, "operand"));
   CX_TRY(cx_vneed_array(ic, 1, "update"));
   const cx_shape *x = cx_vop(ic, 0), *u = cx_vop(ic, 1);
@@ -143,7 +146,8 @@ static cxla_status dynamic_update_slice(cx_infer *ic, cx_shape *out) {
   return CXLA_OK;
 }
 
-static cxla_status concatenate(cx_infer *ic, cx_shape *out) {
+cxla_status cx_infer_concatenate(cx_infer *ic, cx_shape *out) {
+  if (ic->in->nops < 1) return cx_vfail(ic, "expected at least 1 operand, got 0");
   cx_instr *in = ic->in;
   CX_TRY(cx_vneed_array(ic, 0, "operand"));
   const cx_shape *x = cx_vop(ic, 0);
@@ -168,7 +172,7 @@ static cxla_status concatenate(cx_infer *ic, cx_shape *out) {
   return CXLA_OK;
 }
 
-static cxla_status pad(cx_infer *ic, cx_shape *out) {
+cxla_status cx_infer_pad(cx_infer *ic, cx_shape *out) {
   cx_instr *in = ic->in;
   CX_TRY(cx_vneed_array(ic, 0, "operand"));
   CX_TRY(cx_vneed_scalar(ic, 1, "padding value"));
@@ -194,26 +198,11 @@ static cxla_status pad(cx_infer *ic, cx_shape *out) {
   return CXLA_OK;
 }
 
-static cxla_status reverse(cx_infer *ic, cx_shape *out) {
+cxla_status cx_infer_reverse(cx_infer *ic, cx_shape *out) {
   CX_TRY(cx_vneed_array(ic, 0, "operand"));
   const cx_shape *x = cx_vop(ic, 0);
   CX_TRY(cx_vdims(ic, &ic->in->a.dims, x->rank, "dimensions", NULL));
   *out = *x;
   cx_vplain(out);
   return CXLA_OK;
-}
-
-cxla_status cx_infer_shape_op(cx_infer *ic, cx_shape *out) {
-  switch (ic->in->op) {
-  case CX_OP_BROADCAST: return broadcast(ic, out);
-  case CX_OP_RESHAPE: case CX_OP_BITCAST: return reshape_or_bitcast(ic, out);
-  case CX_OP_TRANSPOSE: return transpose(ic, out);
-  case CX_OP_SLICE: return slice(ic, out);
-  case CX_OP_DYNAMIC_SLICE: return dynamic_slice(ic, out);
-  case CX_OP_DYNAMIC_UPDATE_SLICE: return dynamic_update_slice(ic, out);
-  case CX_OP_CONCATENATE: return concatenate(ic, out);
-  case CX_OP_PAD: return pad(ic, out);
-  case CX_OP_REVERSE: return reverse(ic, out);
-  default: return cx_vfail(ic, "no shape rule for this op");
-  }
 }

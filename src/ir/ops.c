@@ -5,17 +5,20 @@
 
 enum { CHEAP, EXPENSIVE };
 enum { INFER, WRITTEN, UNINFERRED };
+enum { NA, ANY, FLOAT, SIGNED, NUMERIC, INT, PRED_OR_INT };
+enum { SIDE_EFFECT = 1, COMMUTATIVE = 2 };
 typedef struct {
   const char *name;
   int arity;
   cx_op_class cls;
   int expensive;
   cx_op_runs runs;
-  int shape;
+  int shape, types, called, flags;
 } op_info;
 
 static const op_info table[CX_OP_COUNT] = {
-#define X(id, name, arity, cls, cost, runs, shape) {name, arity, CX_CLASS_##cls, cost, CX_RUNS_##runs, shape},
+#define X(id, name, arity, cls, cost, runs, shape, types, called, flags, ...) \
+  {name, arity, CX_CLASS_##cls, cost, CX_RUNS_##runs, shape, types, CX_CALLS_##called, flags},
 #include "ir/ops.def"
 #undef X
 };
@@ -25,6 +28,9 @@ int cx_op_arity(cx_op op) { return table[op].arity; }
 cx_op_class cx_op_class_of(cx_op op) { return table[op].cls; }
 int cx_op_is_expensive(cx_op op) { return table[op].expensive; }
 cx_op_runs cx_op_runs_on(cx_op op) { return table[op].runs; }
+cx_op_calls cx_op_calls_of(cx_op op) { return table[op].called; }
+int cx_op_is_commutative(cx_op op) { return (table[op].flags & COMMUTATIVE) != 0; }
+int cx_op_has_side_effect(cx_op op) { return (table[op].flags & SIDE_EFFECT) || cx_op_is_collective(op); }
 
 int cx_op_shape_inferable(cx_op op, const char **why) {
   if (table[op].shape == INFER) return 1;
@@ -40,27 +46,23 @@ int cx_op_lookup(const char *name, int len) {
 
 int cx_op_valid_for_type(cx_op op, cxla_type t) {
   cx_kind k = cx_type_kind(t);
-  if (k == CX_KIND_NONE) return 0;
-  switch (op) {
-  case CX_OP_EXP: case CX_OP_EXPM1: case CX_OP_LOG: case CX_OP_LOG1P: case CX_OP_LOGISTIC:
-  case CX_OP_SQRT: case CX_OP_RSQRT: case CX_OP_CBRT: case CX_OP_SIN: case CX_OP_COS:
-  case CX_OP_TAN: case CX_OP_TANH: case CX_OP_FLOOR: case CX_OP_CEIL: case CX_OP_ROUND_AFZ:
-  case CX_OP_ROUND_EVEN: case CX_OP_IS_FINITE: case CX_OP_ERF: case CX_OP_ATAN2:
-  case CX_OP_REDUCE_PRECISION:
-    return k == CX_KIND_FLOAT;
-  case CX_OP_NOT: case CX_OP_AND: case CX_OP_OR: case CX_OP_XOR:
-    return k != CX_KIND_FLOAT;
-  case CX_OP_POPCNT: case CX_OP_CLZ: case CX_OP_SHIFT_LEFT: case CX_OP_SHIFT_RIGHT_ARITHMETIC:
-  case CX_OP_SHIFT_RIGHT_LOGICAL:
-    return k == CX_KIND_SINT || k == CX_KIND_UINT;
-  case CX_OP_ABS: case CX_OP_NEGATE: case CX_OP_SIGN: case CX_OP_DIVIDE: case CX_OP_REMAINDER:
-    return k != CX_KIND_PRED;
-  case CX_OP_ADD: case CX_OP_SUBTRACT: case CX_OP_MULTIPLY: case CX_OP_MAXIMUM:
-  case CX_OP_MINIMUM: case CX_OP_POWER: case CX_OP_COPY: case CX_OP_CONVERT:
-  case CX_OP_BITCAST_CONVERT: case CX_OP_COMPARE: case CX_OP_SELECT: case CX_OP_CLAMP:
-    return 1;
-  default:
-    return 0;
+  int fl = k == CX_KIND_FLOAT, si = k == CX_KIND_SINT, ui = k == CX_KIND_UINT;
+  switch (table[op].types) {
+  case ANY: return k != CX_KIND_NONE;
+  case FLOAT: return fl;
+  case SIGNED: return fl || si;
+  case NUMERIC: return fl || si || ui;
+  case INT: return si || ui;
+  case PRED_OR_INT: return k == CX_KIND_PRED || si || ui;
+  default: return 0; /* NA: not elementwise */
   }
 }
 
+const char *cx_op_types_accepted(cx_op op) {
+  static const char *const what[] = {
+    [NA] = "no element type (not elementwise)", [ANY] = "an array type",
+    [FLOAT] = "a floating-point type", [SIGNED] = "a signed integer or floating-point type",
+    [NUMERIC] = "an integer or floating-point type", [INT] = "an integer type",
+    [PRED_OR_INT] = "pred or an integer type"};
+  return what[table[op].types];
+}

@@ -27,12 +27,24 @@ cx_op_runs cx_op_runs_on(cx_op op);
  * 1, or 0 with *why saying why not. */
 int cx_op_shape_inferable(cx_op op, const char **why);
 int cx_op_is_expensive(cx_op op);
+int cx_op_is_commutative(cx_op op);
+/* Whether an instruction of this op must stay even when its result is unused and must not be
+ * merged with an identical one: unknown custom-calls, rng, infeed/outfeed, collectives. */
+int cx_op_has_side_effect(cx_op op);
+/* The called computations an op takes (the table's `called` column). */
+typedef enum {
+  CX_CALLS_NOCALL, CX_CALLS_TO_APPLY, CX_CALLS_COMPARATOR, CX_CALLS_CALLS, CX_CALLS_COND_BODY,
+  CX_CALLS_SELECT_SCATTER, CX_CALLS_BRANCHES, CX_CALLS_ANYCALL
+} cx_op_calls;
+cx_op_calls cx_op_calls_of(cx_op op);
 static inline int cx_op_is_elementwise(cx_op op) { return cx_op_class_of(op) == CX_CLASS_ELEMENTWISE; }
 /* Whether an elementwise op (or copy, convert, compare, select, clamp, reduce-precision) is
  * defined on element type t (the on-true type for select, the operand type for
- * compare/convert). The interpreter and the emitter refuse the others instead of computing
- * nonsense. */
+ * compare/convert): the table's `types` column, XLA's rule. The verifier, the interpreter and
+ * the emitter all ask this one predicate. */
 int cx_op_valid_for_type(cx_op op, cxla_type t);
+/* What cx_op_valid_for_type accepts, in words ("a floating-point type"), for messages. */
+const char *cx_op_types_accepted(cx_op op);
 /* Whether op exchanges data between devices (all-reduce, all-gather, collective-permute, their
  * -start/-done halves, ...): parsed, printed and verified, refused by every backend because
  * cxla runs one device and has no distributed runtime. */

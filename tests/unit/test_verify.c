@@ -199,10 +199,15 @@ TEST(verify_operand_and_called_counts) {
   cx_instr *n = vt_op(CX_OP_NEGATE, "n", "f32[]", 1, a);
   vt_called(n, 1, vt_m->comps[0]);
   CHECK_INFER_ERR(n, "negate n: takes no called computations, got 1");
+  cx_comp *sum = vt_binary_comp("s", CX_OP_ADD, "f32");
   cx_instr *red = vt_op(CX_OP_REDUCE, "red", "f32[]", 3, a, a, a);
+  vt_called(red, 1, sum);
   CHECK_INFER_ERR(red, "expected N inputs followed by N init values (an even number >= 2), got 3 operands");
   cx_instr *sc = vt_op(CX_OP_SCATTER, "sc", "f32[]", 2, a, a);
+  vt_called(sc, 1, sum);
   CHECK_INFER_ERR(sc, "expected N operands, the indices and N updates (an odd number >= 3), got 2 operands");
+  cx_instr *red0 = vt_op(CX_OP_REDUCE, "red0", "f32[]", 2, a, a);
+  CHECK_INFER_ERR(red0, "reduce red0: expected 1 called computation (to_apply), got 0");
   cx_instr *cat = vt_op(CX_OP_CONCATENATE, "cat", "f32[]", 0);
   CHECK_INFER_ERR(cat, "concatenate cat: expected at least 1 operand, got 0");
   vt_end();
