@@ -354,15 +354,11 @@ cxla_op cx_b_elementwise(cxla_builder *b, cx_op op, int n, const cxla_op *xs) {
 }
 
 /* Elementwise ops that need attributes have their own calls. */
-static const char *needs_own_call(cx_op op) {
-  switch (op) {
-  case CX_OP_COMPARE: return "cxla_builder_compare";
-  case CX_OP_CONVERT: return "cxla_builder_convert";
-  case CX_OP_BITCAST_CONVERT: return "cxla_builder_bitcast_convert";
-  case CX_OP_REDUCE_PRECISION: return "cxla_builder_reduce_precision";
-  default: return NULL;
-  }
-}
+static const char *const k_own_call[CX_OP_COUNT] = {
+  [CX_OP_COMPARE] = "cxla_builder_compare", [CX_OP_CONVERT] = "cxla_builder_convert",
+  [CX_OP_BITCAST_CONVERT] = "cxla_builder_bitcast_convert",
+  [CX_OP_REDUCE_PRECISION] = "cxla_builder_reduce_precision",
+};
 
 static cxla_op by_name(cxla_builder *b, const char *opname, int n, const cxla_op *xs) {
   cxla_op none = {0};
@@ -376,7 +372,7 @@ static cxla_op by_name(cxla_builder *b, const char *opname, int n, const cxla_op
   if (cx_op_arity((cx_op)op) != n)
     return cx_b_fail(b, call, CXLA_ERR_INVALID_ARGUMENT, "'%s' takes %d operands, not %d", opname,
                      cx_op_arity((cx_op)op), n);
-  const char *own = needs_own_call((cx_op)op);
+  const char *own = k_own_call[op];
   if (own) return cx_b_fail(b, call, CXLA_ERR_INVALID_ARGUMENT, "'%s' needs attributes: use %s", opname, own);
   return cx_b_elementwise(b, (cx_op)op, n, xs);
 }

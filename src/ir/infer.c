@@ -21,25 +21,16 @@ static cxla_status check_operand_count(cx_infer *ic) {
   return cx_vfail(ic, "expected %d operand%s, got %d", arity, arity == 1 ? "" : "s", n);
 }
 
-static const struct {
-  int want; /* -1: any number */
-  const char *roles;
-} k_calls[] = {
-  [CX_CALLS_NOCALL] = {0, NULL}, [CX_CALLS_TO_APPLY] = {1, "to_apply"},
-  [CX_CALLS_COMPARATOR] = {1, "comparator"}, [CX_CALLS_CALLS] = {1, "calls"},
-  [CX_CALLS_COND_BODY] = {2, "condition, body"}, [CX_CALLS_SELECT_SCATTER] = {2, "select, scatter"},
-  [CX_CALLS_BRANCHES] = {-1, "branches"}, [CX_CALLS_ANYCALL] = {-1, NULL},
-};
-
 static cxla_status check_called_count(cx_infer *ic) {
   cx_instr *in = ic->in;
-  cx_op_calls c = cx_op_calls_of(in->op);
-  int want = k_calls[c].want;
-  if (c == CX_CALLS_BRANCHES && in->ncalled < 1) return cx_vfail(ic, "expected at least 1 branch computation, got 0");
+  int want = cx_op_called_count(in->op);
+  if (cx_op_calls_of(in->op) == CX_CALLS_BRANCHES && in->ncalled < 1)
+    return cx_vfail(ic, "expected at least 1 branch computation, got 0");
   if (want >= 0 && in->ncalled != want) {
     if (want == 0) return cx_vfail(ic, "takes no called computations, got %d", in->ncalled);
-    return cx_vfail(ic, "expected %d called computation%s (%s), got %d", want, want == 1 ? "" : "s",
-                    k_calls[c].roles, in->ncalled);
+    return cx_vfail(ic, "expected %d called computation%s (%s%s%s), got %d", want, want == 1 ? "" : "s",
+                    cx_op_called_role(in->op, 0), want > 1 ? ", " : "", want > 1 ? cx_op_called_role(in->op, 1) : "",
+                    in->ncalled);
   }
   if (in->ncalled > 0 && !in->called) return cx_vfail(ic, "called computations are missing");
   for (int i = 0; i < in->ncalled; i++)

@@ -58,6 +58,23 @@ int cx_op_valid_for_type(cx_op op, cxla_type t) {
   }
 }
 
+static const struct {
+  int count; /* -1: any number */
+  const char *role[2];
+} k_calls[] = {
+  [CX_CALLS_NOCALL] = {0, {NULL, NULL}}, [CX_CALLS_TO_APPLY] = {1, {"to_apply", NULL}},
+  [CX_CALLS_COMPARATOR] = {1, {"comparator", NULL}}, [CX_CALLS_CALLS] = {1, {"calls", NULL}},
+  [CX_CALLS_COND_BODY] = {2, {"condition", "body"}}, [CX_CALLS_SELECT_SCATTER] = {2, {"select", "scatter"}},
+  [CX_CALLS_BRANCHES] = {-1, {"branch", "branch"}}, [CX_CALLS_ANYCALL] = {-1, {"to_apply", "to_apply"}},
+};
+
+int cx_op_called_count(cx_op op) { return k_calls[table[op].called].count; }
+
+const char *cx_op_called_role(cx_op op, int k) {
+  const char *r = k_calls[table[op].called].role[k > 0];
+  return r ? r : "called";
+}
+
 const char *cx_op_types_accepted(cx_op op) {
   static const char *const what[] = {
     [NA] = "no element type (not elementwise)", [ANY] = "an array type",

@@ -37,6 +37,9 @@ typedef enum {
   CX_CALLS_SELECT_SCATTER, CX_CALLS_BRANCHES, CX_CALLS_ANYCALL
 } cx_op_calls;
 cx_op_calls cx_op_calls_of(cx_op op);
+/* How many it takes (-1: any number) and the role of the k-th ("to_apply", "body", ...). */
+int cx_op_called_count(cx_op op);
+const char *cx_op_called_role(cx_op op, int k);
 static inline int cx_op_is_elementwise(cx_op op) { return cx_op_class_of(op) == CX_CLASS_ELEMENTWISE; }
 /* Whether an elementwise op (or copy, convert, compare, select, clamp, reduce-precision) is
  * defined on element type t (the on-true type for select, the operand type for

@@ -35,39 +35,37 @@ static cx_instr *gte(cx_comp *c, cx_instr *t, int k, const cx_shape *s, cx_loc l
   return g;
 }
 
-/* The instructions that stand for `in`; NULL on OOM. */
-static cx_instr *rewrite(cx_comp *c, cx_instr *in) {
+/* Each op's rewrite gives the instructions that stand for `in`; NULL on OOM. */
+static cx_instr *async_start(cx_comp *c, cx_instr *in) {
   const cx_shape *s = &in->shape;
-  cx_loc loc = in->loc;
-  switch (in->op) {
-  case CX_OP_ASYNC_START: {
-    cx_instr **el = cx_arena_alloc(&c->module->arena, sizeof *el * (size_t)s->ntuple);
-    if (!el) { cx_oom(c->module->ctx); return NULL; }
-    if (!(el[0] = cx_instr_add(c, CX_OP_TUPLE, &s->tuple[0], in->nops, in->ops, loc))) return NULL;
-    if (!(el[1] = cx_instr_add(c, CX_OP_CALL, &s->tuple[1], in->nops, in->ops, loc))) return NULL;
-    if (!cx_instr_set_called(el[1], 1, in->called)) return NULL;
-    for (int i = 2; i < s->ntuple; i++)
-      if (!(el[i] = zero_value(c, &s->tuple[i], loc))) return NULL;
-    return cx_instr_add(c, CX_OP_TUPLE, s, s->ntuple, el, loc);
-  }
-  case CX_OP_ASYNC_UPDATE: return in->ops[0];
-  case CX_OP_ASYNC_DONE: return gte(c, in->ops[0], 1, s, loc);
-  case CX_OP_COPY_DONE: return gte(c, in->ops[0], 0, s, loc);
-  case CX_OP_COPY_START: {
-    cx_instr *el[3];
-    if (!(el[0] = cx_instr_add(c, CX_OP_COPY, &s->tuple[0], 1, in->ops, loc))) return NULL;
-    el[1] = in->ops[0];
-    if (!(el[2] = zero_value(c, &s->tuple[2], loc))) return NULL;
-    return cx_instr_add(c, CX_OP_TUPLE, s, 3, el, loc);
-  }
-  default: return in;
-  }
+  cx_instr **el = cx_arena_alloc(&c->module->arena, sizeof *el * (size_t)s->ntuple);
+  if (!el) { cx_oom(c->module->ctx); return NULL; }
+  if (!(el[0] = cx_instr_add(c, CX_OP_TUPLE, &s->tuple[0], in->nops, in->ops, in->loc))) return NULL;
+  if (!(el[1] = cx_instr_add(c, CX_OP_CALL, &s->tuple[1], in->nops, in->ops, in->loc))) return NULL;
+  if (!cx_instr_set_called(el[1], 1, in->called)) return NULL;
+  for (int i = 2; i < s->ntuple; i++)
+    if (!(el[i] = zero_value(c, &s->tuple[i], in->loc))) return NULL;
+  return cx_instr_add(c, CX_OP_TUPLE, s, s->ntuple, el, in->loc);
+}
+static cx_instr *async_update(cx_comp *c, cx_instr *in) { (void)c; return in->ops[0]; }
+static cx_instr *async_done(cx_comp *c, cx_instr *in) { return gte(c, in->ops[0], 1, &in->shape, in->loc); }
+static cx_instr *copy_done(cx_comp *c, cx_instr *in) { return gte(c, in->ops[0], 0, &in->shape, in->loc); }
+static cx_instr *copy_start(cx_comp *c, cx_instr *in) {
+  const cx_shape *s = &in->shape;
+  cx_instr *el[3];
+  if (!(el[0] = cx_instr_add(c, CX_OP_COPY, &s->tuple[0], 1, in->ops, in->loc))) return NULL;
+  el[1] = in->ops[0];
+  if (!(el[2] = zero_value(c, &s->tuple[2], in->loc))) return NULL;
+  return cx_instr_add(c, CX_OP_TUPLE, s, 3, el, in->loc);
 }
 
-static int is_async(cx_op op) {
-  return op == CX_OP_ASYNC_START || op == CX_OP_ASYNC_UPDATE || op == CX_OP_ASYNC_DONE || op == CX_OP_COPY_START ||
-         op == CX_OP_COPY_DONE;
-}
+static cx_instr *(*const k_rewrite[CX_OP_COUNT])(cx_comp *c, cx_instr *in) = {
+  [CX_OP_ASYNC_START] = async_start, [CX_OP_ASYNC_UPDATE] = async_update, [CX_OP_ASYNC_DONE] = async_done,
+  [CX_OP_COPY_START] = copy_start, [CX_OP_COPY_DONE] = copy_done,
+};
+
+static int is_async(cx_op op) { return k_rewrite[op] != NULL; }
+static cx_instr *rewrite(cx_comp *c, cx_instr *in) { return k_rewrite[in->op] ? k_rewrite[in->op](c, in) : in; }
 
 static cxla_status rewrite_comp(cx_comp *c, int *changed) {
   int n = c->ninstrs, found = 0;

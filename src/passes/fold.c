@@ -23,30 +23,35 @@
  * time (about a second at worst). */
 #define CX_FOLD_MAX_WORK (INT64_C(1) << 26)
 
-/* Elements each result element reads, for the ops whose cost is not linear in their size. */
-static int64_t reads_per_elem(const cx_instr *in) {
+/* Elements each result element reads, for the ops whose cost is not linear in their size
+ * (the others read 1). */
+static int64_t dot_reads(const cx_instr *in) {
   int64_t k = 1;
-  switch (in->op) {
-  case CX_OP_DOT:
-    for (int i = 0; i < in->a.dot.lhs_contract.n; i++) {
-      int64_t d = in->a.dot.lhs_contract.v[i];
-      if (d >= 0 && d < in->ops[0]->shape.rank) k *= in->ops[0]->shape.dims[d];
-    }
-    return k;
-  case CX_OP_CONVOLUTION: return cx_shape_elems(&in->ops[1]->shape);
-  case CX_OP_REDUCE_WINDOW: case CX_OP_SELECT_AND_SCATTER:
-    for (int i = 0; i < in->a.window.rank; i++) k *= in->a.window.d[i].size;
-    return k;
-  default: return 1;
+  for (int i = 0; i < in->a.dot.lhs_contract.n; i++) {
+    int64_t d = in->a.dot.lhs_contract.v[i];
+    if (d >= 0 && d < in->ops[0]->shape.rank) k *= in->ops[0]->shape.dims[d];
   }
+  return k;
 }
+static int64_t conv_reads(const cx_instr *in) { return cx_shape_elems(&in->ops[1]->shape); }
+static int64_t window_reads(const cx_instr *in) {
+  int64_t k = 1;
+  for (int i = 0; i < in->a.window.rank; i++) k *= in->a.window.d[i].size;
+  return k;
+}
+static int64_t (*const k_reads[CX_OP_COUNT])(const cx_instr *) = {
+  [CX_OP_DOT] = dot_reads, [CX_OP_CONVOLUTION] = conv_reads,
+  [CX_OP_REDUCE_WINDOW] = window_reads, [CX_OP_SELECT_AND_SCATTER] = window_reads,
+};
+
+/* Ops whose constant result would only be larger than what it is made of, or that are
+ * constants already. */
+static const unsigned char k_keep[CX_OP_COUNT] = {
+  [CX_OP_PARAMETER] = 1, [CX_OP_CONSTANT] = 1, [CX_OP_TUPLE] = 1, [CX_OP_BROADCAST] = 1, [CX_OP_IOTA] = 1,
+};
 
 static int foldable(const cx_instr *in) {
-  switch (in->op) {
-  case CX_OP_PARAMETER: case CX_OP_CONSTANT: case CX_OP_TUPLE: case CX_OP_BROADCAST: case CX_OP_IOTA:
-    return 0;
-  default: break;
-  }
+  if (k_keep[in->op]) return 0;
   cx_op_class cls = cx_op_class_of(in->op);
   if (cls == CX_CLASS_OTHER || cls == CX_CLASS_CONTROL || in->nops == 0) return 0;
   if (!cx_type_is_array(in->shape.type) || in->shape.dynamic) return 0;
@@ -54,7 +59,7 @@ static int foldable(const cx_instr *in) {
   if (n < 0 || n > CX_FOLD_MAX_ELEMS) return 0;
   for (int j = 0; j < in->nops; j++)
     if (in->ops[j]->op != CX_OP_CONSTANT || !in->ops[j]->a.literal) return 0;
-  int64_t r = reads_per_elem(in);
+  int64_t r = k_reads[in->op] ? k_reads[in->op](in) : 1;
   return r >= 0 && (r == 0 || n <= CX_FOLD_MAX_WORK / r);
 }
 

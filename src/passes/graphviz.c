@@ -115,17 +115,6 @@ static void comp_body(gv *g, const cx_comp *c, int indent) {
   }
 }
 
-static const char *role(const cx_instr *in, int k) {
-  switch (in->op) {
-  case CX_OP_WHILE: return k == 0 ? "condition" : "body";
-  case CX_OP_CONDITIONAL: return "branch";
-  case CX_OP_SELECT_AND_SCATTER: return k == 0 ? "select" : "scatter";
-  case CX_OP_SORT: return "comparator";
-  case CX_OP_CALL: return "calls";
-  default: return "to_apply";
-  }
-}
-
 void cx_dot_graph(cx_sb *sb, const cx_module *m) {
   gv g = {sb, m, NULL};
   int n = m->ncomps;
@@ -162,7 +151,7 @@ void cx_dot_graph(cx_sb *sb, const cx_module *m) {
         int ci = in->called[k] ? comp_index(&g, in->called[k]) : -1;
         if (ci < 0 || g.owner[ci] || !in->called[k]->root) continue;
         cx_sb_printf(sb, "  n%d -> n%d [style=dashed, lhead=cluster_c%d, label=\"%s", in->id,
-                     in->called[k]->root->id, ci, role(in, k));
+                     in->called[k]->root->id, ci, cx_op_called_role(in->op, k));
         if (in->op == CX_OP_CONDITIONAL) cx_sb_printf(sb, " %d", k);
         cx_sb_puts(sb, "\"];\n");
       }

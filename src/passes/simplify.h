@@ -1,5 +1,5 @@
 /* simplify.h — private to the algebraic simplifier (simplify*.c): constant matching, builders
- * for replacement instructions, and the per-op-group rule functions.
+ * for replacement instructions, and the per-op rule functions.
  *
  * A rule looks at one instruction whose operands are already simplified and either leaves
  * *out NULL (no rewrite) or sets it to an instruction of exactly the same shape that computes
@@ -30,9 +30,36 @@ cx_instr *cx_simp_splat(cx_instr *at, const cx_shape *shape, cx_scalar v);
 /* x reshaped to shape's dims (x itself when the dims already match). */
 cx_instr *cx_simp_reshape(cx_instr *at, cx_instr *x, const cx_shape *shape);
 
-/* Rules by op group; each returns CXLA_OK with *out = replacement or NULL. */
-cxla_status cx_simp_elementwise(cx_instr *in, cx_instr **out);
-cxla_status cx_simp_shape(cx_instr *in, cx_instr **out);
-cxla_status cx_simp_reduce(cx_instr *in, cx_instr **out); /* reduce, map */
+/* The rules, found by op through simplify.c's table; each returns CXLA_OK with *out =
+ * replacement or NULL. */
+cxla_status cx_simp_add(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_subtract(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_multiply(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_divide(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_power(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_minmax(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_and(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_or(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_xor(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_shift(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_compare(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_involution(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_abs(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_same_layout(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_bitcast_convert(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_convert(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_reduce_precision(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_select(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_reshape_op(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_transpose(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_broadcast(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_slice(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_dynamic_slice(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_dynamic_update_slice(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_pad(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_concatenate(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_reverse(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_reduce(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_map(cx_instr *in, cx_instr **out);
 
 #endif

@@ -19,7 +19,7 @@ static int simple_binary(const cx_comp *f, int *swapped) {
   return r->op;
 }
 
-static cxla_status reduce(cx_instr *in, cx_instr **out) {
+cxla_status cx_simp_reduce(cx_instr *in, cx_instr **out) {
   if (in->nops != 2 || in->ncalled != 1 || !cx_type_is_array(in->shape.type)) return CXLA_OK;
   cx_instr *x = in->ops[0], *init = in->ops[1];
   int64_t nx = cx_shape_elems(&x->shape), nr = cx_shape_elems(&in->shape);
@@ -52,7 +52,7 @@ static cxla_status reduce(cx_instr *in, cx_instr **out) {
   return CXLA_OK;
 }
 
-static cxla_status map(cx_instr *in, cx_instr **out) {
+cxla_status cx_simp_map(cx_instr *in, cx_instr **out) {
   cx_comp *f = in->ncalled == 1 ? in->called[0] : NULL;
   cx_instr *r = f ? f->root : NULL;
   if (!r || f->nparams != in->nops || !cx_type_is_array(in->shape.type)) return CXLA_OK;
@@ -73,8 +73,4 @@ static cxla_status map(cx_instr *in, cx_instr **out) {
   e->loc = in->loc;
   *out = e;
   return CXLA_OK;
-}
-
-cxla_status cx_simp_reduce(cx_instr *in, cx_instr **out) {
-  return in->op == CX_OP_REDUCE ? reduce(in, out) : in->op == CX_OP_MAP ? map(in, out) : CXLA_OK;
 }

@@ -24,7 +24,7 @@ static cxla_status new_with_dims(cx_instr *in, cx_op op, cx_instr *x, int n, con
   return CXLA_OK;
 }
 
-static cxla_status reshape(cx_instr *in, cx_instr **out) {
+cxla_status cx_simp_reshape_op(cx_instr *in, cx_instr **out) {
   cx_instr *x = in->ops[0];
   if (cx_shape_same_dims(&x->shape, &in->shape)) { *out = x; return CXLA_OK; }
   if (x->op == CX_OP_RESHAPE) { /* reshape(reshape(y)) == reshape(y): both keep row-major order */
@@ -37,7 +37,7 @@ static cxla_status reshape(cx_instr *in, cx_instr **out) {
   return CXLA_OK;
 }
 
-static cxla_status transpose(cx_instr *in, cx_instr **out) {
+cxla_status cx_simp_transpose(cx_instr *in, cx_instr **out) {
   cx_instr *x = in->ops[0];
   const cx_ints *p = &in->a.dims;
   int ident = 1;
@@ -57,7 +57,7 @@ static cxla_status transpose(cx_instr *in, cx_instr **out) {
   return new_with_dims(in, CX_OP_TRANSPOSE, y, p->n, comp, out);
 }
 
-static cxla_status broadcast(cx_instr *in, cx_instr **out) {
+cxla_status cx_simp_broadcast(cx_instr *in, cx_instr **out) {
   cx_instr *x = in->ops[0];
   const cx_ints *d = &in->a.dims;
   if (d->n != x->shape.rank) return CXLA_OK; /* unverified input */
@@ -131,7 +131,7 @@ static cxla_status slice_of_concatenate(cx_instr *in, cx_instr *x, cx_instr **ou
   return CXLA_OK;
 }
 
-static cxla_status slice(cx_instr *in, cx_instr **out) {
+cxla_status cx_simp_slice(cx_instr *in, cx_instr **out) {
   cx_instr *x = in->ops[0];
   int rank = in->shape.rank, full = 1;
   if (in->a.slice_start.n != rank || in->a.slice_limit.n != rank) return CXLA_OK; /* unverified */
@@ -176,7 +176,7 @@ static int const_start(const cx_instr *in, int first, int k, int64_t *v) {
   return 1;
 }
 
-static cxla_status dynamic_slice(cx_instr *in, cx_instr **out) {
+cxla_status cx_simp_dynamic_slice(cx_instr *in, cx_instr **out) {
   cx_instr *x = in->ops[0];
   int rank = x->shape.rank;
   /* whole-operand windows: the clamped start is 0 whatever the indices are */
@@ -195,14 +195,14 @@ static cxla_status dynamic_slice(cx_instr *in, cx_instr **out) {
   return CXLA_OK;
 }
 
-static cxla_status dynamic_update_slice(cx_instr *in, cx_instr **out) {
+cxla_status cx_simp_dynamic_update_slice(cx_instr *in, cx_instr **out) {
   cx_instr *x = in->ops[0], *u = in->ops[1];
   if (cx_shape_same_dims(&u->shape, &x->shape)) *out = u; /* clamped start is 0: u overwrites all */
   else if (cx_shape_elems(&u->shape) == 0) *out = x;      /* writes nothing */
   return CXLA_OK;
 }
 
-static cxla_status pad(cx_instr *in, cx_instr **out) {
+cxla_status cx_simp_pad(cx_instr *in, cx_instr **out) {
   const cx_attrs *a = &in->a;
   if (a->pad_lo.n != in->shape.rank || a->pad_hi.n != in->shape.rank) return CXLA_OK;
   for (int i = 0; i < in->shape.rank; i++)
@@ -211,7 +211,7 @@ static cxla_status pad(cx_instr *in, cx_instr **out) {
   return CXLA_OK;
 }
 
-static cxla_status concatenate(cx_instr *in, cx_instr **out) {
+cxla_status cx_simp_concatenate(cx_instr *in, cx_instr **out) {
   if (in->nops == 1) { *out = in->ops[0]; return CXLA_OK; }
   int64_t k = in->a.dims.v[0];
   cx_instr *keep[64];
@@ -229,7 +229,7 @@ static cxla_status concatenate(cx_instr *in, cx_instr **out) {
   return CXLA_OK;
 }
 
-static cxla_status reverse(cx_instr *in, cx_instr **out) {
+cxla_status cx_simp_reverse(cx_instr *in, cx_instr **out) {
   int64_t keep[CXLA_MAX_RANK];
   int n = 0;
   for (int i = 0; i < in->a.dims.n; i++) { /* reversing a dimension of size 0 or 1 does nothing */
@@ -240,23 +240,4 @@ static cxla_status reverse(cx_instr *in, cx_instr **out) {
   if (n == in->a.dims.n) return CXLA_OK;
   if (n == 0) { *out = in->ops[0]; return CXLA_OK; }
   return new_with_dims(in, CX_OP_REVERSE, in->ops[0], n, keep, out);
-}
-
-cxla_status cx_simp_shape(cx_instr *in, cx_instr **out) {
-  cx_instr *x = in->nops ? in->ops[0] : NULL;
-  switch (in->op) {
-  case CX_OP_RESHAPE: return reshape(in, out);
-  case CX_OP_BITCAST:
-    if (cx_shape_equal(&x->shape, &in->shape) && cx_shape_same_layout(&x->shape, &in->shape)) *out = x;
-    return CXLA_OK;
-  case CX_OP_TRANSPOSE: return transpose(in, out);
-  case CX_OP_BROADCAST: return broadcast(in, out);
-  case CX_OP_SLICE: return slice(in, out);
-  case CX_OP_DYNAMIC_SLICE: return dynamic_slice(in, out);
-  case CX_OP_DYNAMIC_UPDATE_SLICE: return dynamic_update_slice(in, out);
-  case CX_OP_PAD: return pad(in, out);
-  case CX_OP_CONCATENATE: return concatenate(in, out);
-  case CX_OP_REVERSE: return reverse(in, out);
-  default: return CXLA_OK;
-  }
 }
