@@ -3,58 +3,51 @@
 #include <string.h>
 #include "ir/clone.h"
 
-static int ints(cx_module *m, cx_ints *to, const cx_ints *from) { return cx_ints_set(m, to, from->n, from->v); }
+static int copy_ints(cx_module *m, cx_ints *to, const cx_ints *from) { return cx_ints_set(m, to, from->n, from->v); }
 
-static const char *str(cx_module *m, const char *s, int *ok) {
-  if (!s) return NULL;
-  const char *d = cx_arena_strdup(&m->arena, s);
-  if (!d) *ok = 0;
-  return d;
+static int copy_window(cx_module *m, cx_window *to, const cx_window *from) {
+  *to = *from;
+  if (!from->rank) return 1;
+  to->d = cx_arena_memdup(&m->arena, from->d, sizeof(cx_window_dim) * (size_t)from->rank);
+  return to->d != NULL;
 }
 
-int cx_attrs_copy(cx_module *m, cx_attrs *to, const cx_attrs *from) {
-  cx_attrs a = *from;
+static int copy_conv(cx_module *m, cx_conv_dims **to, const cx_conv_dims *from) {
+  *to = from ? cx_arena_memdup(&m->arena, from, sizeof *from) : NULL;
+  return !from || *to;
+}
+
+static int copy_str(cx_module *m, const char **to, const char *from) {
+  *to = from ? cx_arena_strdup(&m->arena, from) : NULL;
+  return !from || *to;
+}
+
+static int copy_literal(cx_module *m, cxla_literal **to, const cxla_literal *from) {
+  *to = from ? cxla_literal_clone(m->ctx, from) : NULL;
+  return !from || (*to && cx_module_own_literal(m, *to)); /* owned (and freed) even on failure */
+}
+
+static int copy_raw(cx_module *m, int *nto, cx_raw_attr **to, int n, const cx_raw_attr *from) {
   int ok = 1;
-  ok &= ints(m, &a.dims, &from->dims);
-  ok &= ints(m, &a.slice_start, &from->slice_start) && ints(m, &a.slice_limit, &from->slice_limit) &&
-        ints(m, &a.slice_stride, &from->slice_stride);
-  ok &= ints(m, &a.pad_lo, &from->pad_lo) && ints(m, &a.pad_hi, &from->pad_hi) &&
-        ints(m, &a.pad_interior, &from->pad_interior);
-  ok &= ints(m, &a.dot.lhs_batch, &from->dot.lhs_batch) && ints(m, &a.dot.rhs_batch, &from->dot.rhs_batch) &&
-        ints(m, &a.dot.lhs_contract, &from->dot.lhs_contract) &&
-        ints(m, &a.dot.rhs_contract, &from->dot.rhs_contract);
-  const cx_gather_dims *g = &from->gather;
-  ok &= ints(m, &a.gather.offset_dims, &g->offset_dims) &&
-        ints(m, &a.gather.collapsed_slice_dims, &g->collapsed_slice_dims) &&
-        ints(m, &a.gather.start_index_map, &g->start_index_map) &&
-        ints(m, &a.gather.operand_batching_dims, &g->operand_batching_dims) &&
-        ints(m, &a.gather.start_indices_batching_dims, &g->start_indices_batching_dims) &&
-        ints(m, &a.gather.slice_sizes, &g->slice_sizes);
-  const cx_scatter_dims *s = &from->scatter;
-  ok &= ints(m, &a.scatter.update_window_dims, &s->update_window_dims) &&
-        ints(m, &a.scatter.inserted_window_dims, &s->inserted_window_dims) &&
-        ints(m, &a.scatter.scatter_dims_to_operand_dims, &s->scatter_dims_to_operand_dims) &&
-        ints(m, &a.scatter.input_batching_dims, &s->input_batching_dims) &&
-        ints(m, &a.scatter.scatter_indices_batching_dims, &s->scatter_indices_batching_dims);
-  if (from->conv) {
-    a.conv = cx_arena_memdup(&m->arena, from->conv, sizeof *from->conv);
-    ok &= a.conv != NULL;
-  }
-  if (from->window.rank) {
-    a.window.d = cx_arena_memdup(&m->arena, from->window.d, sizeof(cx_window_dim) * (size_t)from->window.rank);
-    ok &= a.window.d != NULL;
-  }
-  a.fusion_kind = str(m, from->fusion_kind, &ok);
-  a.custom_call_target = str(m, from->custom_call_target, &ok);
-  a.nraw = 0;
-  a.raw = NULL;
-  for (int i = 0; ok && i < from->nraw; i++)
-    ok = cx_attr_add_raw(m, &a.nraw, &a.raw, from->raw[i].key, from->raw[i].value);
-  a.literal = NULL;
-  if (ok && from->literal) {
-    a.literal = cxla_literal_clone(m->ctx, from->literal);
-    ok = a.literal && cx_module_own_literal(m, a.literal);
-  }
+  for (int i = 0; ok && i < n; i++) ok = cx_attr_add_raw(m, nto, to, from[i].key, from[i].value);
+  return ok;
+}
+
+/* Field by field as ir/attrs.def describes them, starting from nothing: a field the
+ * description lacked would read as unset in the copy, never as a pointer into from's module. */
+int cx_attrs_copy(cx_module *m, cx_attrs *to, const cx_attrs *from) {
+  cx_attrs a;
+  memset(&a, 0, sizeof a);
+  int ok = 1;
+#define COPY_POD(f) a.f = from->f;
+#define COPY_INTS(f) ok = ok && copy_ints(m, &a.f, &from->f);
+#define COPY_WINDOW(f) ok = ok && copy_window(m, &a.f, &from->f);
+#define COPY_CONV(f) ok = ok && copy_conv(m, &a.f, from->f);
+#define COPY_STR(f) ok = ok && copy_str(m, &a.f, from->f);
+#define COPY_LITERAL(f) ok = ok && copy_literal(m, &a.f, from->f);
+#define COPY_RAW(f) ok = ok && copy_raw(m, &a.n##f, &a.f, from->n##f, from->f);
+#define CX_ATTR_FIELD(id, member, kind, dflt) COPY_##kind(member)
+#include "ir/attrs.def"
   if (!ok) { cx_oom(m->ctx); return 0; }
   *to = a;
   return 1;

@@ -74,7 +74,8 @@ typedef struct cx_raw_attr {
   const char *key, *value;
 } cx_raw_attr;
 
-/* Attributes of every op in one struct; each op uses the fields its HLO text has. */
+/* Attributes of every op in one struct; each op uses the fields its HLO text has. Every field
+ * is described in ir/attrs.def, which clone, CSE, the printer and the parser follow. */
 typedef struct cx_attrs {
   cx_ints dims;             /* dimensions= (broadcast, transpose, reverse, reduce, map, sort,
                                concatenate); dynamic_slice_sizes= for dynamic-slice */

@@ -1,7 +1,7 @@
 /* module.c — creating and editing modules, computations and instructions. */
 #include <stdio.h>
 #include <string.h>
-#include "ir/ir.h"
+#include "ir/attrs.h"
 
 cx_module *cx_module_new(cxla_context *ctx, const char *name) {
   cx_module *m = cx_calloc(1, sizeof *m);
@@ -72,9 +72,7 @@ cx_instr *cx_instr_new(cx_comp *c, cx_op op, const cx_shape *shape, int nops, cx
   in->op = op;
   in->id = ++m->next_id;
   in->parent = c;
-  in->a.feature_group_count = 1;
-  in->a.batch_group_count = 1;
-  in->a.window.rank = 0;
+  cx_attrs_init(&in->a);
   if (!cx_shape_copy(&in->shape, shape, &m->arena)) goto oom;
   if (nops) {
     in->ops = cx_arena_alloc(&m->arena, sizeof(cx_instr *) * (size_t)nops);

@@ -1,85 +1,15 @@
-/* parse_attrs.c — instruction attributes. Each op has a set of attributes the IR models
- * (parsed into cx_attrs and checked for presence); every other "key=value" is kept verbatim
+/* parse_attrs.c — instruction attributes. Each op has a set of attributes the IR models (its
+ * keys in text/attr_keys.c, parsed into the cx_attrs fields ir/attrs.def names for them and
+ * checked for presence); every other "key=value" is kept verbatim
  * as a raw attribute, so metadata, shardings, backend configs and attributes of newer XLA
  * versions survive a parse/print round trip without the parser knowing them. */
 #include <string.h>
 #include "ir/conv_dims.h"
+#include "text/attr_keys.h"
 #include "text/parse_int.h"
 
-enum {
-  K_DIMENSIONS, K_INDEX, K_IOTA_DIMENSION, K_DIRECTION, K_TYPE, K_SLICE, K_PADDING, K_DYN_SIZES,
-  K_LHS_BATCH, K_LHS_CONTRACT, K_RHS_BATCH, K_RHS_CONTRACT, K_WINDOW, K_DIM_LABELS,
-  K_FEATURE_GROUPS, K_BATCH_GROUPS, K_OFFSET_DIMS, K_COLLAPSED, K_START_INDEX_MAP,
-  K_INDEX_VECTOR_DIM, K_SLICE_SIZES, K_SORTED, K_OPERAND_BATCHING, K_START_INDICES_BATCHING,
-  K_UPDATE_WINDOW, K_INSERTED_WINDOW, K_SCATTER_TO_OPERAND, K_UNIQUE, K_INPUT_BATCHING,
-  K_SCATTER_INDICES_BATCHING, K_IS_STABLE, K_EXPONENT_BITS, K_MANTISSA_BITS, K_KIND, K_TARGET,
-  K_TO_APPLY, K_CALLS, K_CONDITION, K_BODY, K_SELECT, K_SCATTER, K_BRANCHES, K_TRUE, K_FALSE,
-  K_COUNT
-};
-
-static const char *const key_names[K_COUNT] = {
-    "dimensions", "index", "iota_dimension", "direction", "type", "slice", "padding",
-    "dynamic_slice_sizes", "lhs_batch_dims", "lhs_contracting_dims", "rhs_batch_dims",
-    "rhs_contracting_dims", "window", "dim_labels", "feature_group_count", "batch_group_count",
-    "offset_dims", "collapsed_slice_dims", "start_index_map", "index_vector_dim", "slice_sizes",
-    "indices_are_sorted", "operand_batching_dims", "start_indices_batching_dims",
-    "update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims",
-    "unique_indices", "input_batching_dims", "scatter_indices_batching_dims", "is_stable",
-    "exponent_bits", "mantissa_bits", "kind", "custom_call_target", "to_apply", "calls",
-    "condition", "body", "select", "scatter", "branch_computations", "true_computation",
-    "false_computation"};
-
 #define B(k) ((uint64_t)1 << (k))
-#define GATHER_KEYS (B(K_OFFSET_DIMS) | B(K_COLLAPSED) | B(K_START_INDEX_MAP) | B(K_INDEX_VECTOR_DIM) | B(K_SLICE_SIZES))
-#define SCATTER_KEYS (B(K_UPDATE_WINDOW) | B(K_INSERTED_WINDOW) | B(K_SCATTER_TO_OPERAND) | B(K_INDEX_VECTOR_DIM) | B(K_TO_APPLY))
-
-/* Attributes modelled per op, and which of them must be present (as XLA's parser requires). */
-static void op_keys(cx_op op, uint64_t *allowed, uint64_t *required) {
-  uint64_t a = 0, r = 0;
-  switch (op) {
-  case CX_OP_TRANSPOSE: case CX_OP_REVERSE: case CX_OP_CONCATENATE: a = r = B(K_DIMENSIONS); break;
-  case CX_OP_BROADCAST: a = B(K_DIMENSIONS); break; /* a scalar operand needs none (checked late) */
-  case CX_OP_REDUCE: a = r = B(K_DIMENSIONS) | B(K_TO_APPLY); break;
-  case CX_OP_MAP: a = B(K_DIMENSIONS) | B(K_TO_APPLY); r = B(K_TO_APPLY); break;
-  case CX_OP_SORT: a = B(K_DIMENSIONS) | B(K_IS_STABLE) | B(K_TO_APPLY); r = B(K_DIMENSIONS) | B(K_TO_APPLY); break;
-  case CX_OP_GET_TUPLE_ELEMENT: a = r = B(K_INDEX); break;
-  case CX_OP_IOTA: a = r = B(K_IOTA_DIMENSION); break;
-  case CX_OP_COMPARE: a = B(K_DIRECTION) | B(K_TYPE); r = B(K_DIRECTION); break;
-  case CX_OP_SLICE: a = r = B(K_SLICE); break;
-  case CX_OP_PAD: a = r = B(K_PADDING); break;
-  case CX_OP_DYNAMIC_SLICE: a = r = B(K_DYN_SIZES); break;
-  case CX_OP_DOT: a = B(K_LHS_BATCH) | B(K_LHS_CONTRACT) | B(K_RHS_BATCH) | B(K_RHS_CONTRACT); break;
-  case CX_OP_CONVOLUTION: a = B(K_WINDOW) | B(K_DIM_LABELS) | B(K_FEATURE_GROUPS) | B(K_BATCH_GROUPS); break;
-  case CX_OP_REDUCE_WINDOW: a = B(K_WINDOW) | B(K_TO_APPLY); r = B(K_TO_APPLY); break;
-  case CX_OP_SELECT_AND_SCATTER: a = B(K_WINDOW) | B(K_SELECT) | B(K_SCATTER); r = B(K_SELECT) | B(K_SCATTER); break;
-  case CX_OP_GATHER:
-    r = GATHER_KEYS;
-    a = r | B(K_SORTED) | B(K_OPERAND_BATCHING) | B(K_START_INDICES_BATCHING);
-    break;
-  case CX_OP_SCATTER:
-    r = SCATTER_KEYS;
-    a = r | B(K_SORTED) | B(K_UNIQUE) | B(K_INPUT_BATCHING) | B(K_SCATTER_INDICES_BATCHING);
-    break;
-  case CX_OP_REDUCE_PRECISION: a = r = B(K_EXPONENT_BITS) | B(K_MANTISSA_BITS); break;
-  case CX_OP_FUSION: a = r = B(K_KIND) | B(K_CALLS); break;
-  case CX_OP_CUSTOM_CALL: a = r = B(K_TARGET); break;
-  case CX_OP_CALL: case CX_OP_ALL_REDUCE: case CX_OP_REDUCE_SCATTER: case CX_OP_ALL_REDUCE_START:
-    a = r = B(K_TO_APPLY); break;
-  case CX_OP_ASYNC_START: a = r = B(K_CALLS); break;
-  case CX_OP_ASYNC_UPDATE: case CX_OP_ASYNC_DONE: a = B(K_CALLS); break; /* else the chain's */
-  case CX_OP_WHILE: a = r = B(K_CONDITION) | B(K_BODY); break;
-  case CX_OP_CONDITIONAL: a = B(K_BRANCHES) | B(K_TRUE) | B(K_FALSE); break;
-  default: break;
-  }
-  *allowed = a;
-  *required = r;
-}
-
-static int lookup_key(const cx_token *t) {
-  for (int k = 0; k < K_COUNT; k++) /* strncmp stops at the table name's end */
-    if (key_names[k][0] == t->s[0] && !strncmp(key_names[k], t->s, t->len) && !key_names[k][t->len]) return k;
-  return -1;
-}
+_Static_assert(CX_KEY_COUNT <= 64, "the keys seen are a 64-bit set");
 
 /* ---- raw attributes ---- */
 
@@ -130,7 +60,7 @@ static int split_ints(const char *s, size_t n, char sep, int64_t *out, int max) 
 
 static cx_token value_word(cx_parser *p, const char *what) { return cx_pexpect(p, TK_WORD, what); }
 
-static void parse_padding(cx_parser *p, cx_attrs *a) {
+static void parse_padding(cx_parser *p, cx_ints **f) {
   int64_t lo[CXLA_MAX_RANK], hi[CXLA_MAX_RANK], in[CXLA_MAX_RANK];
   int n = 0;
   /* A rank-0 pad prints as "padding=" with nothing after it. */
@@ -151,12 +81,11 @@ static void parse_padding(cx_parser *p, cx_attrs *a) {
       i = j + 1;
     }
   }
-  if (!cx_ints_set(p->m, &a->pad_lo, n, lo) || !cx_ints_set(p->m, &a->pad_hi, n, hi) ||
-      !cx_ints_set(p->m, &a->pad_interior, n, in))
+  if (!cx_ints_set(p->m, f[0], n, lo) || !cx_ints_set(p->m, f[1], n, hi) || !cx_ints_set(p->m, f[2], n, in))
     cx_poom(p);
 }
 
-static void parse_slice(cx_parser *p, cx_attrs *a) {
+static void parse_slice(cx_parser *p, cx_ints **f) {
   cx_pexpect(p, TK_LBRACE, "'{'");
   int64_t n = 0;
   while (!cx_pis(p, TK_RBRACE)) {
@@ -174,11 +103,10 @@ static void parse_slice(cx_parser *p, cx_attrs *a) {
     n++;
   }
   cx_padvance(p);
-  cx_ints *dst[3] = {&a->slice_start, &a->slice_limit, &a->slice_stride};
   for (int k = 0; k < 3; k++) {
     int64_t tmp[CXLA_MAX_RANK];
     for (int64_t i = 0; i < n; i++) tmp[i] = p->ints[3 * i + k];
-    if (!cx_ints_set(p->m, dst[k], (int)n, tmp)) cx_poom(p);
+    if (!cx_ints_set(p->m, f[k], (int)n, tmp)) cx_poom(p);
   }
 }
 
@@ -238,8 +166,8 @@ static void parse_window(cx_parser *p, cx_window *w) {
   }
 }
 
-static void parse_dim_labels(cx_parser *p, cx_attrs *a) {
-  cx_token in = value_word(p, "dim_labels such as b01f_01io->b01f");
+static void parse_dim_labels(cx_parser *p, cx_conv_dims **dst, const char *what) {
+  cx_token in = value_word(p, what);
   cx_pexpect(p, TK_ARROW, "'->' in dim_labels");
   cx_token out = value_word(p, "output dim_labels");
   char buf[128], err[160];
@@ -251,7 +179,7 @@ static void parse_dim_labels(cx_parser *p, cx_attrs *a) {
   cx_conv_dims cd;
   if (!cx_parse_dim_labels(buf, in.len + 2 + out.len, -1, &cd, err, sizeof err))
     cx_perr(p, cx_tok_loc(&in), CXLA_ERR_PARSE, "%s", err);
-  if (!(a->conv = cx_arena_memdup(&p->m->arena, &cd, sizeof cd))) cx_poom(p);
+  if (!(*dst = cx_arena_memdup(&p->m->arena, &cd, sizeof cd))) cx_poom(p);
 }
 
 static int parse_enum(cx_parser *p, const char *const *names, int n, const char *what) {
@@ -289,107 +217,80 @@ static int small_int(cx_parser *p, const char *what) {
   return (int)v;
 }
 
-/* Parses the value of modelled attribute k. Called-computation names go to refs[k];
- * branch_computations are pushed straight to p->callrefs. */
-static void parse_value(cx_parser *p, cx_instr *in, int k, cx_token *refs, int *nbranches) {
-  static const char *const dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
-  static const char *const types[] = {"FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"};
+/* Parses the value of key k into the fields it writes. Called-computation names go to
+ * refs[k]; branch_computations are pushed straight to p->callrefs. */
+static void parse_value(cx_parser *p, cx_instr *in, cx_attr_key_id k, cx_token *refs, int *nbranches) {
+  const cx_attr_key *key = &cx_attr_keys[k];
   cx_attrs *a = &in->a;
-  int gather = in->op == CX_OP_GATHER;
-  switch (k) {
-  case K_DIMENSIONS: case K_DYN_SIZES: int_list(p, &a->dims); break;
-  case K_INDEX: a->index = cx_pint(p, "a tuple index"); break;
-  case K_IOTA_DIMENSION: a->index = cx_pint(p, "an iota dimension"); break;
-  case K_DIRECTION: a->dir = (cxla_compare_dir)parse_enum(p, dirs, 6, "a comparison direction (EQ, NE, LT, LE, GT, GE)"); break;
-  case K_TYPE: a->cmp_type = (cx_cmp_type)(1 + parse_enum(p, types, 4, "a comparison type (FLOAT, TOTALORDER, SIGNED, UNSIGNED)")); break;
-  case K_SLICE: parse_slice(p, a); break;
-  case K_PADDING: parse_padding(p, a); break;
-  case K_LHS_BATCH: int_list(p, &a->dot.lhs_batch); break;
-  case K_LHS_CONTRACT: int_list(p, &a->dot.lhs_contract); break;
-  case K_RHS_BATCH: int_list(p, &a->dot.rhs_batch); break;
-  case K_RHS_CONTRACT: int_list(p, &a->dot.rhs_contract); break;
-  case K_WINDOW: parse_window(p, &a->window); break;
-  case K_DIM_LABELS: parse_dim_labels(p, a); break;
-  case K_FEATURE_GROUPS: a->feature_group_count = cx_pint(p, "a feature group count"); break;
-  case K_BATCH_GROUPS: a->batch_group_count = cx_pint(p, "a batch group count"); break;
-  case K_OFFSET_DIMS: int_list(p, &a->gather.offset_dims); break;
-  case K_COLLAPSED: int_list(p, &a->gather.collapsed_slice_dims); break;
-  case K_START_INDEX_MAP: int_list(p, &a->gather.start_index_map); break;
-  case K_OPERAND_BATCHING: int_list(p, &a->gather.operand_batching_dims); break;
-  case K_START_INDICES_BATCHING: int_list(p, &a->gather.start_indices_batching_dims); break;
-  case K_SLICE_SIZES: int_list(p, &a->gather.slice_sizes); break;
-  case K_INDEX_VECTOR_DIM: {
-    int64_t v = cx_pint(p, "an index vector dimension");
-    if (gather) a->gather.index_vector_dim = v;
-    else a->scatter.index_vector_dim = v;
+  void *f = key->field == CX_ATTR_NONE ? NULL : cx_attr_ptr(a, key->field);
+  switch (key->syntax) {
+  case CX_SYN_INTS: int_list(p, f); break;
+  case CX_SYN_I64: cx_attr_set_pod(a, key->field, cx_pint(p, key->what)); break;
+  case CX_SYN_I32: cx_attr_set_pod(a, key->field, small_int(p, key->what)); break;
+  case CX_SYN_BOOL: cx_attr_set_pod(a, key->field, cx_pbool(p)); break;
+  case CX_SYN_ENUM: {
+    const cx_attr_enum *e = cx_attr_key_enum(k);
+    cx_attr_set_pod(a, key->field, e->base + parse_enum(p, e->names, e->n, key->what));
     break;
   }
-  case K_SORTED: {
-    int v = cx_pbool(p);
-    if (gather) a->gather.indices_are_sorted = v;
-    else a->scatter.indices_are_sorted = v;
+  case CX_SYN_SLICE: case CX_SYN_PADDING: {
+    cx_ints *three[3];
+    for (int i = 0; i < 3; i++) three[i] = cx_attr_ptr(a, (cx_attr_id)(key->field + i));
+    if (key->syntax == CX_SYN_SLICE) parse_slice(p, three);
+    else parse_padding(p, three);
     break;
   }
-  case K_UPDATE_WINDOW: int_list(p, &a->scatter.update_window_dims); break;
-  case K_INSERTED_WINDOW: int_list(p, &a->scatter.inserted_window_dims); break;
-  case K_SCATTER_TO_OPERAND: int_list(p, &a->scatter.scatter_dims_to_operand_dims); break;
-  case K_INPUT_BATCHING: int_list(p, &a->scatter.input_batching_dims); break;
-  case K_SCATTER_INDICES_BATCHING: int_list(p, &a->scatter.scatter_indices_batching_dims); break;
-  case K_UNIQUE: a->scatter.unique_indices = cx_pbool(p); break;
-  case K_IS_STABLE: a->is_stable = cx_pbool(p); break;
-  case K_EXPONENT_BITS: a->exponent_bits = small_int(p, "exponent_bits"); break;
-  case K_MANTISSA_BITS: a->mantissa_bits = small_int(p, "mantissa_bits"); break;
-  case K_KIND: {
-    cx_token t = value_word(p, "a fusion kind such as kLoop");
-    a->fusion_kind = cx_pstrndup(p, t.s, t.len);
+  case CX_SYN_WINDOW: parse_window(p, f); break;
+  case CX_SYN_DIM_LABELS: parse_dim_labels(p, f, key->what); break;
+  case CX_SYN_WORD: {
+    cx_token t = value_word(p, key->what);
+    *(const char **)f = cx_pstrndup(p, t.s, t.len);
     break;
   }
-  case K_TARGET: {
-    cx_token t = cx_pexpect(p, TK_STRING, "a quoted custom-call target");
-    a->custom_call_target = cx_pstring(p, &t);
+  case CX_SYN_STRING: {
+    cx_token t = cx_pexpect(p, TK_STRING, key->what);
+    *(const char **)f = cx_pstring(p, &t);
     break;
   }
-  case K_BRANCHES:
+  case CX_SYN_COMP: refs[k] = cx_pname(p, key->what); break;
+  case CX_SYN_BRANCHES:
     cx_pexpect(p, TK_LBRACE, "'{'");
     while (!cx_paccept(p, TK_RBRACE)) {
       if (*nbranches) cx_pexpect(p, TK_COMMA, "',' or '}'");
-      cx_token t = cx_pname(p, "a computation name");
+      cx_token t = cx_pname(p, key->what);
       if (*nbranches == INT32_MAX / 2) cx_perr(p, cx_tok_loc(&t), CXLA_ERR_PARSE, "too many branches");
       push_callref(p, in, &t, (*nbranches)++);
     }
     break;
-  default: /* to_apply, calls, condition, body, select, scatter, true/false_computation */
-    refs[k] = cx_pname(p, "a computation name");
-    break;
   }
 }
 
-/* Fills in->called in the order ir.h documents. */
-static void set_called(cx_parser *p, cx_instr *in, uint64_t seen, cx_token *refs, int nbranches, const cx_token *op_tok) {
-  int order[2], n = 0;
-  switch (in->op) {
-  case CX_OP_WHILE: order[0] = K_CONDITION; order[1] = K_BODY; n = 2; break;
-  case CX_OP_SELECT_AND_SCATTER: order[0] = K_SELECT; order[1] = K_SCATTER; n = 2; break;
-  case CX_OP_CONDITIONAL: {
-    int pair = (seen & B(K_TRUE)) || (seen & B(K_FALSE));
-    if (pair && (seen & B(K_BRANCHES)))
-      cx_perr(p, cx_tok_loc(op_tok), CXLA_ERR_PARSE, "conditional has both branch_computations and true/false_computation");
-    if (!pair && !(seen & B(K_BRANCHES)))
-      cx_perr(p, cx_tok_loc(op_tok), CXLA_ERR_PARSE, "conditional needs branch_computations= or true_computation= and false_computation=");
-    if (pair && !((seen & B(K_TRUE)) && (seen & B(K_FALSE))))
-      cx_perr(p, cx_tok_loc(op_tok), CXLA_ERR_PARSE, "conditional needs both true_computation= and false_computation=");
-    if (!pair) {
-      in->called = cx_palloc(p, sizeof *in->called * (size_t)(nbranches ? nbranches : 1));
-      in->ncalled = nbranches;
-      return;
-    }
-    order[0] = K_TRUE; order[1] = K_FALSE; n = 2;
-    break;
+/* A conditional names its branches as a list or (pred form) as a true/false pair; npair of
+ * the pair's keys were given. Returns whether it is the pair. */
+static int branches_or_pair(cx_parser *p, int npair, int list, const cx_token *op_tok) {
+  if (npair && list)
+    cx_perr(p, cx_tok_loc(op_tok), CXLA_ERR_PARSE, "conditional has both branch_computations and true/false_computation");
+  if (!npair && !list)
+    cx_perr(p, cx_tok_loc(op_tok), CXLA_ERR_PARSE, "conditional needs branch_computations= or true_computation= and false_computation=");
+  if (npair == 1)
+    cx_perr(p, cx_tok_loc(op_tok), CXLA_ERR_PARSE, "conditional needs both true_computation= and false_computation=");
+  return npair != 0;
+}
+
+/* Fills in->called in the order ir.h documents: the op's called-computation keys in the
+ * order its table lists them. */
+static void set_called(cx_parser *p, cx_instr *in, const cx_op_key *keys, int nkeys, uint64_t seen, cx_token *refs,
+                       int nbranches, const cx_token *op_tok) {
+  int order[CX_OP_MAX_KEYS], n = 0, list = -1;
+  for (int i = 0; i < nkeys; i++) {
+    cx_attr_syntax syn = cx_attr_keys[keys[i].key].syntax;
+    if (syn == CX_SYN_BRANCHES) list = keys[i].key;
+    else if (syn == CX_SYN_COMP && (seen & B(keys[i].key))) order[n++] = keys[i].key;
   }
-  default:
-    if (seen & B(K_TO_APPLY)) order[n++] = K_TO_APPLY;
-    if (seen & B(K_CALLS)) order[n++] = K_CALLS;
-    break;
+  if (list >= 0 && !branches_or_pair(p, n, (seen & B(list)) != 0, op_tok)) {
+    in->called = cx_palloc(p, sizeof *in->called * (size_t)(nbranches ? nbranches : 1));
+    in->ncalled = nbranches;
+    return;
   }
   if (!n) return;
   in->called = cx_palloc(p, sizeof *in->called * (size_t)n);
@@ -397,19 +298,28 @@ static void set_called(cx_parser *p, cx_instr *in, uint64_t seen, cx_token *refs
   for (int i = 0; i < n; i++) push_callref(p, in, &refs[order[i]], i);
 }
 
+/* The first required key missing from seen, in the order of attrs.def, or -1. */
+static int first_missing(const cx_op_key *keys, int nkeys, uint64_t seen) {
+  int first = -1;
+  for (int i = 0; i < nkeys; i++)
+    if (keys[i].required && !(seen & B(keys[i].key)) && (first < 0 || (int)keys[i].key < first)) first = keys[i].key;
+  return first;
+}
+
 void cx_pattrs(cx_parser *p, cx_instr *in, const cx_token *op_tok) {
-  uint64_t allowed, required, seen = 0;
-  cx_token refs[K_COUNT];
+  cx_op_key keys[CX_OP_MAX_KEYS];
+  int nkeys = cx_op_attr_keys(in->op, keys);
+  uint64_t seen = 0;
+  cx_token refs[CX_KEY_COUNT];
   int nbranches = 0, nraw = 0;
-  op_keys(in->op, &allowed, &required);
   while (cx_paccept(p, TK_COMMA)) {
     cx_token key = cx_pexpect(p, TK_WORD, "an attribute name");
-    int k = lookup_key(&key);
+    int k = cx_op_attr_key_lookup(in->op, key.s, key.len);
     cx_token eq = cx_pexpect(p, TK_EQ, "'=' after the attribute name");
-    if (k >= 0 && (allowed & B(k))) {
-      if (seen & B(k)) cx_perr(p, cx_tok_loc(&key), CXLA_ERR_PARSE, "attribute %s given twice", key_names[k]);
+    if (k >= 0) {
+      if (seen & B(k)) cx_perr(p, cx_tok_loc(&key), CXLA_ERR_PARSE, "attribute %s given twice", cx_attr_keys[k].name);
       seen |= B(k);
-      parse_value(p, in, k, refs, &nbranches);
+      parse_value(p, in, (cx_attr_key_id)k, refs, &nbranches);
     } else {
       cx_token v = key.len == 14 && !memcmp(key.s, "replica_groups", 14) ? cx_preplica_groups(p) : cx_praw_value(p, &eq);
       if (nraw == INT32_MAX / 4) cx_perr(p, cx_tok_loc(&key), CXLA_ERR_PARSE, "too many attributes");
@@ -417,25 +327,21 @@ void cx_pattrs(cx_parser *p, cx_instr *in, const cx_token *op_tok) {
     }
   }
   cx_pstore_raw(p, nraw, &in->a.nraw, &in->a.raw);
-  if (in->op == CX_OP_BROADCAST && !(seen & B(K_DIMENSIONS))) cx_plate(p, CX_LATE_BCAST_DIMS, in, cx_tok_loc(op_tok));
-  uint64_t missing = required & ~seen;
-  if (missing) {
-    int k = 0;
-    while (!(missing & B(k))) k++;
-    cx_perr(p, cx_tok_loc(op_tok), CXLA_ERR_PARSE, "%.*s needs attribute %s=", (int)op_tok->len, op_tok->s, key_names[k]);
-  }
-  set_called(p, in, seen, refs, nbranches, op_tok);
+  if (in->op == CX_OP_BROADCAST && !(seen & B(CX_KEY_DIMENSIONS))) cx_plate(p, CX_LATE_BCAST_DIMS, in, cx_tok_loc(op_tok));
+  int missing = first_missing(keys, nkeys, seen);
+  if (missing >= 0)
+    cx_perr(p, cx_tok_loc(op_tok), CXLA_ERR_PARSE, "%.*s needs attribute %s=", (int)op_tok->len, op_tok->s,
+            cx_attr_keys[missing].name);
+  set_called(p, in, keys, nkeys, seen, refs, nbranches, op_tok);
 }
 
 void cx_pattrs_none(cx_parser *p, cx_instr *in, const cx_token *op_tok) {
-  uint64_t allowed, required;
-  op_keys(in->op, &allowed, &required);
+  cx_op_key keys[CX_OP_MAX_KEYS];
+  int missing = first_missing(keys, cx_op_attr_keys(in->op, keys), 0);
   if (in->op == CX_OP_BROADCAST) cx_plate(p, CX_LATE_BCAST_DIMS, in, cx_tok_loc(op_tok));
-  if (!required) return;
-  int k = 0;
-  while (!(required & B(k))) k++;
+  if (missing < 0) return;
   cx_perr(p, cx_tok_loc(op_tok), CXLA_ERR_PARSE, "%.*s needs attribute %s=, which a nested instruction cannot have",
-          (int)op_tok->len, op_tok->s, key_names[k]);
+          (int)op_tok->len, op_tok->s, cx_attr_keys[missing].name);
 }
 
 /* Attributes of the async op itself (XLA reads them into async-start) and those XLA gives both

@@ -1,8 +1,10 @@
-/* printer_attrs.c — attributes and constant values in HLO text. The order per op follows
- * XLA's printer; attributes at their default value are left out where XLA leaves them out. */
+/* printer_attrs.c — attributes and constant values in HLO text. Each op's keys and their order
+ * (XLA's printer's) are text/attr_keys.c's table; attributes at their default value are left
+ * out where XLA leaves them out (show=IF_SET in ir/attrs.def). */
 #include <math.h>
 #include <string.h>
 #include "ir/conv_dims.h"
+#include "text/attr_keys.h"
 #include "text/printer_int.h"
 
 static void put_ints(cx_sb *sb, const cx_ints *v) {
@@ -18,15 +20,6 @@ static void put_key(cx_sb *sb, const char *key) {
   cx_sb_putn(sb, ", ", 2);
   cx_sb_puts(sb, key);
   cx_sb_putc(sb, '=');
-}
-
-static void key_ints(cx_sb *sb, const char *key, const cx_ints *v) {
-  put_key(sb, key);
-  put_ints(sb, v);
-}
-
-static void key_ints_nonempty(cx_sb *sb, const char *key, const cx_ints *v) {
-  if (v->n) key_ints(sb, key, v);
 }
 
 static void put_string(cx_sb *sb, const char *s) {
@@ -60,7 +53,6 @@ static void window_field(cx_sb *sb, const cx_window *w, int which) {
 
 static void print_window(cx_sb *sb, const cx_window *w) {
   static const char *const names[6] = {"size", "stride", "pad", "lhs_dilate", "rhs_dilate", "rhs_reversal"};
-  if (w->rank <= 0 || !w->d) return;
   int used[6] = {1, 0, 0, 0, 0, 0};
   for (int i = 0; i < w->rank; i++) {
     const cx_window_dim *d = &w->d[i];
@@ -70,7 +62,7 @@ static void print_window(cx_sb *sb, const cx_window *w) {
     used[4] |= d->rhs_dilate != 1;
     used[5] |= d->reversal != 0;
   }
-  cx_sb_puts(sb, ", window={");
+  cx_sb_putc(sb, '{');
   for (int k = 0, first = 1; k < 6; k++) {
     if (!used[k]) continue;
     cx_sb_printf(sb, "%s%s=", first ? "" : " ", names[k]);
@@ -80,106 +72,80 @@ static void print_window(cx_sb *sb, const cx_window *w) {
   cx_sb_putc(sb, '}');
 }
 
-static void print_padding(cx_sb *sb, const cx_attrs *a) {
+static void print_padding(cx_sb *sb, const cx_ints *const *f) {
+  const cx_ints *lo = f[0], *hi = f[1], *in = f[2];
   int interior = 0;
-  for (int i = 0; i < a->pad_interior.n; i++) interior |= a->pad_interior.v[i] != 0;
-  cx_sb_puts(sb, ", padding=");
-  for (int i = 0; i < a->pad_lo.n && i < a->pad_hi.n; i++) {
+  for (int i = 0; i < in->n; i++) interior |= in->v[i] != 0;
+  for (int i = 0; i < lo->n && i < hi->n; i++) {
     if (i) cx_sb_putc(sb, 'x');
-    cx_sb_printf(sb, "%lld_%lld", (long long)a->pad_lo.v[i], (long long)a->pad_hi.v[i]);
-    if (interior) cx_sb_printf(sb, "_%lld", (long long)(i < a->pad_interior.n ? a->pad_interior.v[i] : 0));
+    cx_sb_printf(sb, "%lld_%lld", (long long)lo->v[i], (long long)hi->v[i]);
+    if (interior) cx_sb_printf(sb, "_%lld", (long long)(i < in->n ? in->v[i] : 0));
   }
 }
 
-static void print_slice(cx_sb *sb, const cx_attrs *a) {
-  int strided = 0, n = a->slice_start.n;
-  if (a->slice_limit.n < n) n = a->slice_limit.n;
-  for (int i = 0; i < a->slice_stride.n; i++) strided |= a->slice_stride.v[i] != 1;
-  cx_sb_puts(sb, ", slice={");
+static void print_slice(cx_sb *sb, const cx_ints *const *f) {
+  const cx_ints *start = f[0], *limit = f[1], *stride = f[2];
+  int strided = 0, n = start->n < limit->n ? start->n : limit->n;
+  for (int i = 0; i < stride->n; i++) strided |= stride->v[i] != 1;
+  cx_sb_putc(sb, '{');
   for (int i = 0; i < n; i++) {
-    cx_sb_printf(sb, "%s[%lld:%lld", i ? ", " : "", (long long)a->slice_start.v[i], (long long)a->slice_limit.v[i]);
-    if (strided) cx_sb_printf(sb, ":%lld", (long long)(i < a->slice_stride.n ? a->slice_stride.v[i] : 1));
+    cx_sb_printf(sb, "%s[%lld:%lld", i ? ", " : "", (long long)start->v[i], (long long)limit->v[i]);
+    if (strided) cx_sb_printf(sb, ":%lld", (long long)(i < stride->n ? stride->v[i] : 1));
     cx_sb_putc(sb, ']');
   }
   cx_sb_putc(sb, '}');
 }
 
-static void print_gather(cx_sb *sb, const cx_gather_dims *g) {
-  key_ints(sb, "offset_dims", &g->offset_dims);
-  key_ints(sb, "collapsed_slice_dims", &g->collapsed_slice_dims);
-  key_ints(sb, "start_index_map", &g->start_index_map);
-  key_ints_nonempty(sb, "operand_batching_dims", &g->operand_batching_dims);
-  key_ints_nonempty(sb, "start_indices_batching_dims", &g->start_indices_batching_dims);
-  cx_sb_printf(sb, ", index_vector_dim=%lld", (long long)g->index_vector_dim);
-  key_ints(sb, "slice_sizes", &g->slice_sizes);
-  if (g->indices_are_sorted) cx_sb_puts(sb, ", indices_are_sorted=true");
+/* Whether key k (show=IF_SET) has something to write: XLA leaves out empty lists, values at
+ * their default and absent windows, labels and strings. */
+static int is_set(const cx_attrs *a, cx_attr_key_id k) {
+  const cx_attr_key *key = &cx_attr_keys[k];
+  const void *f = cx_attr_cptr(a, key->field);
+  switch (key->syntax) {
+  case CX_SYN_INTS: case CX_SYN_SLICE: case CX_SYN_PADDING: return ((const cx_ints *)f)->n > 0;
+  case CX_SYN_I64: case CX_SYN_I32: case CX_SYN_BOOL:
+    return cx_attr_get_pod(a, key->field) != cx_attr_fields[key->field].dflt;
+  case CX_SYN_ENUM: {
+    const cx_attr_enum *e = cx_attr_key_enum(k);
+    int64_t v = cx_attr_get_pod(a, key->field);
+    return v != cx_attr_fields[key->field].dflt && v >= e->base && v < e->base + e->n;
+  }
+  case CX_SYN_WINDOW: return ((const cx_window *)f)->rank > 0 && ((const cx_window *)f)->d;
+  case CX_SYN_DIM_LABELS: return *(cx_conv_dims *const *)f != NULL;
+  case CX_SYN_WORD: case CX_SYN_STRING: return *(const char *const *)f != NULL;
+  case CX_SYN_COMP: case CX_SYN_BRANCHES: return 1;
+  }
+  return 1;
 }
 
-static void print_scatter(cx_sb *sb, const cx_scatter_dims *s) {
-  key_ints(sb, "update_window_dims", &s->update_window_dims);
-  key_ints(sb, "inserted_window_dims", &s->inserted_window_dims);
-  key_ints(sb, "scatter_dims_to_operand_dims", &s->scatter_dims_to_operand_dims);
-  key_ints_nonempty(sb, "input_batching_dims", &s->input_batching_dims);
-  key_ints_nonempty(sb, "scatter_indices_batching_dims", &s->scatter_indices_batching_dims);
-  cx_sb_printf(sb, ", index_vector_dim=%lld", (long long)s->index_vector_dim);
-  if (s->indices_are_sorted) cx_sb_puts(sb, ", indices_are_sorted=true");
-  if (s->unique_indices) cx_sb_puts(sb, ", unique_indices=true");
-}
-
-/* Attributes the IR models, before called computations. */
-static void print_modelled(cx_sb *sb, const cx_instr *in) {
-  static const char *const dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
-  static const char *const types[] = {"", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"};
-  const cx_attrs *a = &in->a;
-  switch (in->op) {
-  case CX_OP_BROADCAST: case CX_OP_TRANSPOSE: case CX_OP_REVERSE: case CX_OP_CONCATENATE: case CX_OP_REDUCE:
-    key_ints(sb, "dimensions", &a->dims);
+/* ", key=value" for modelled attribute k. */
+static void print_key(cx_sb *sb, const cx_attrs *a, cx_attr_key_id k) {
+  const cx_attr_key *key = &cx_attr_keys[k];
+  if (key->show == CX_SHOW_IF_SET && !is_set(a, k)) return;
+  const void *f = cx_attr_cptr(a, key->field);
+  put_key(sb, key->name);
+  switch (key->syntax) {
+  case CX_SYN_INTS: put_ints(sb, f); break;
+  case CX_SYN_I64: case CX_SYN_I32: cx_print_int(sb, cx_attr_get_pod(a, key->field)); break;
+  case CX_SYN_BOOL: cx_sb_puts(sb, cx_attr_get_pod(a, key->field) ? "true" : "false"); break;
+  case CX_SYN_ENUM: {
+    const cx_attr_enum *e = cx_attr_key_enum(k);
+    int64_t v = cx_attr_get_pod(a, key->field) - e->base;
+    cx_sb_puts(sb, v >= 0 && v < e->n ? e->names[v] : "?");
     break;
-  case CX_OP_MAP: key_ints_nonempty(sb, "dimensions", &a->dims); break;
-  case CX_OP_SORT:
-    key_ints(sb, "dimensions", &a->dims);
-    if (a->is_stable) cx_sb_puts(sb, ", is_stable=true");
+  }
+  case CX_SYN_SLICE: case CX_SYN_PADDING: {
+    const cx_ints *three[3];
+    for (int i = 0; i < 3; i++) three[i] = cx_attr_cptr(a, (cx_attr_id)(key->field + i));
+    if (key->syntax == CX_SYN_SLICE) print_slice(sb, three);
+    else print_padding(sb, three);
     break;
-  case CX_OP_GET_TUPLE_ELEMENT: cx_sb_printf(sb, ", index=%lld", (long long)a->index); break;
-  case CX_OP_IOTA: cx_sb_printf(sb, ", iota_dimension=%lld", (long long)a->index); break;
-  case CX_OP_COMPARE:
-    cx_sb_printf(sb, ", direction=%s", (unsigned)a->dir < 6 ? dirs[a->dir] : "?");
-    if (a->cmp_type > CX_CMP_DEFAULT && a->cmp_type <= CX_CMP_UNSIGNED) cx_sb_printf(sb, ", type=%s", types[a->cmp_type]);
-    break;
-  case CX_OP_SLICE: print_slice(sb, a); break;
-  case CX_OP_PAD: print_padding(sb, a); break;
-  case CX_OP_DYNAMIC_SLICE: key_ints(sb, "dynamic_slice_sizes", &a->dims); break;
-  case CX_OP_DOT:
-    key_ints_nonempty(sb, "lhs_batch_dims", &a->dot.lhs_batch);
-    key_ints(sb, "lhs_contracting_dims", &a->dot.lhs_contract);
-    key_ints_nonempty(sb, "rhs_batch_dims", &a->dot.rhs_batch);
-    key_ints(sb, "rhs_contracting_dims", &a->dot.rhs_contract);
-    break;
-  case CX_OP_CONVOLUTION:
-    print_window(sb, &a->window);
-    if (a->conv) {
-      cx_sb_puts(sb, ", dim_labels=");
-      cx_print_dim_labels(sb, a->conv);
-    }
-    if (a->feature_group_count != 1) cx_sb_printf(sb, ", feature_group_count=%lld", (long long)a->feature_group_count);
-    if (a->batch_group_count != 1) cx_sb_printf(sb, ", batch_group_count=%lld", (long long)a->batch_group_count);
-    break;
-  case CX_OP_REDUCE_WINDOW: case CX_OP_SELECT_AND_SCATTER: print_window(sb, &a->window); break;
-  case CX_OP_GATHER: print_gather(sb, &a->gather); break;
-  case CX_OP_SCATTER: print_scatter(sb, &a->scatter); break;
-  case CX_OP_REDUCE_PRECISION:
-    cx_sb_printf(sb, ", exponent_bits=%d, mantissa_bits=%d", a->exponent_bits, a->mantissa_bits);
-    break;
-  case CX_OP_FUSION:
-    if (a->fusion_kind) cx_sb_printf(sb, ", kind=%s", a->fusion_kind);
-    break;
-  case CX_OP_CUSTOM_CALL:
-    if (a->custom_call_target) {
-      cx_sb_puts(sb, ", custom_call_target=");
-      put_string(sb, a->custom_call_target);
-    }
-    break;
-  default: break;
+  }
+  case CX_SYN_WINDOW: print_window(sb, f); break;
+  case CX_SYN_DIM_LABELS: cx_print_dim_labels(sb, *(cx_conv_dims *const *)f); break;
+  case CX_SYN_WORD: cx_sb_puts(sb, *(const char *const *)f); break;
+  case CX_SYN_STRING: put_string(sb, *(const char *const *)f); break;
+  case CX_SYN_COMP: case CX_SYN_BRANCHES: break; /* print_called */
   }
 }
 
@@ -189,34 +155,36 @@ static void key_comp(cx_sb *sb, const char *key, const cx_instr *in, int i, cons
   cx_print_comp_ref(sb, in->called[i], o);
 }
 
-static void print_called(cx_sb *sb, const cx_instr *in, const cx_print_opts *o) {
-  if (!in->ncalled) return;
-  switch (in->op) {
-  case CX_OP_WHILE: key_comp(sb, "condition", in, 0, o); key_comp(sb, "body", in, 1, o); break;
-  case CX_OP_SELECT_AND_SCATTER: key_comp(sb, "select", in, 0, o); key_comp(sb, "scatter", in, 1, o); break;
-  case CX_OP_FUSION: case CX_OP_ASYNC_START: case CX_OP_ASYNC_UPDATE: case CX_OP_ASYNC_DONE:
-    key_comp(sb, "calls", in, 0, o);
-    break;
-  case CX_OP_CONDITIONAL:
-    if (in->ncalled == 2 && in->nops && in->ops[0]->shape.type == CXLA_PRED) {
-      key_comp(sb, "true_computation", in, 0, o);
-      key_comp(sb, "false_computation", in, 1, o);
-    } else {
-      cx_sb_puts(sb, ", branch_computations={");
-      for (int i = 0; i < in->ncalled; i++) {
-        if (i) cx_sb_puts(sb, ", ");
-        cx_print_comp_ref(sb, in->called[i], o);
-      }
-      cx_sb_putc(sb, '}');
-    }
-    break;
-  default: key_comp(sb, "to_apply", in, 0, o); break;
+static void print_branches(cx_sb *sb, const cx_instr *in, const cx_print_opts *o) {
+  cx_sb_puts(sb, ", branch_computations={");
+  for (int i = 0; i < in->ncalled; i++) {
+    if (i) cx_sb_puts(sb, ", ");
+    cx_print_comp_ref(sb, in->called[i], o);
   }
+  cx_sb_putc(sb, '}');
+}
+
+/* Called computations by their keys, in called[] order. A conditional with a pred operand and
+ * two branches is written in XLA's pair form (true_computation=, false_computation=). */
+static void print_called(cx_sb *sb, const cx_instr *in, const cx_op_key *keys, int nkeys, const cx_print_opts *o) {
+  if (!in->ncalled) return;
+  int slot = 0, branches = 0;
+  for (int i = 0; i < nkeys; i++) branches |= cx_attr_keys[keys[i].key].syntax == CX_SYN_BRANCHES;
+  if (branches && !(in->ncalled == 2 && in->nops && in->ops[0]->shape.type == CXLA_PRED)) {
+    print_branches(sb, in, o);
+    return;
+  }
+  for (int i = 0; i < nkeys; i++)
+    if (cx_attr_keys[keys[i].key].syntax == CX_SYN_COMP) key_comp(sb, cx_attr_keys[keys[i].key].name, in, slot++, o);
+  if (!slot) key_comp(sb, "to_apply", in, 0, o); /* an op whose text names none: XLA's usual key */
 }
 
 void cx_print_attrs(cx_sb *sb, const cx_instr *in, const cx_print_opts *o) {
-  print_modelled(sb, in);
-  print_called(sb, in, o);
+  cx_op_key keys[CX_OP_MAX_KEYS];
+  int n = cx_op_attr_keys(in->op, keys);
+  for (int i = 0; i < n; i++)
+    if (cx_attr_keys[keys[i].key].field != CX_ATTR_NONE) print_key(sb, &in->a, keys[i].key);
+  print_called(sb, in, keys, n, o);
   if (!o->metadata) return;
   for (int i = 0; i < in->a.nraw; i++) {
     put_key(sb, in->a.raw[i].key);
