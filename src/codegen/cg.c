@@ -5,7 +5,8 @@
 #include <string.h>
 #include "codegen/cg.h"
 
-void cx_cg_init(cx_cg *g, cxla_context *ctx, cx_module *m, LLVMContextRef llctx, LLVMModuleRef mod) {
+void cx_cg_init(cx_cg *g, cxla_context *ctx, cx_module *m, LLVMContextRef llctx, LLVMModuleRef mod,
+                const cx_target *t) {
   memset(g, 0, sizeof *g);
   g->ctx = ctx;
   g->m = m;
@@ -20,8 +21,10 @@ void cx_cg_init(cx_cg *g, cxla_context *ctx, cx_module *m, LLVMContextRef llctx,
   g->t_i64 = LLVMInt64TypeInContext(llctx);
   g->t_f32 = LLVMFloatTypeInContext(llctx);
   g->t_f64 = LLVMDoubleTypeInContext(llctx);
-  g->t_ptr = LLVMPointerTypeInContext(llctx, 0);
-  g->vector_bits = 256;
+  g->t_ptr = LLVMPointerTypeInContext(llctx, t->addrspace_global);
+  g->target = t;
+  if (t->triple) LLVMSetTarget(mod, t->triple);
+  if (t->data_layout) LLVMSetDataLayout(mod, t->data_layout);
 }
 
 void cx_cg_dispose(cx_cg *g) {

@@ -4,6 +4,7 @@
 #define CX_CG_H
 #include <llvm-c/Core.h>
 #include "ir/ir.h"
+#include "codegen/target.h"
 
 typedef struct cx_cg {
   cxla_context *ctx;
@@ -11,15 +12,16 @@ typedef struct cx_cg {
   LLVMContextRef llctx;
   LLVMModuleRef mod;
   LLVMBuilderRef b;
-  LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f32, t_f64, t_ptr;
-  int vector_bits;           /* host SIMD register width (512 with AVX-512) */
-  int is_gpu;                /* later: NVPTX target */
+  LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f32, t_f64;
+  LLVMTypeRef t_ptr;         /* a pointer to global memory (the target's address space) */
+  const cx_target *target;   /* the machine the kernels run on (must outlive this) */
   cxla_status status;        /* first error (sticky); the context holds the message */
   int nkernels;              /* kernels emitted so far (unique names) */
 } cx_cg;
 
-/* Sets up types and a builder for an existing LLVM context/module. */
-void cx_cg_init(cx_cg *g, cxla_context *ctx, cx_module *m, LLVMContextRef llctx, LLVMModuleRef mod);
+/* Sets up types and a builder for an existing LLVM context/module, for target t. */
+void cx_cg_init(cx_cg *g, cxla_context *ctx, cx_module *m, LLVMContextRef llctx, LLVMModuleRef mod,
+                const cx_target *t);
 void cx_cg_dispose(cx_cg *g);
 /* Records the first error (returns it). */
 cxla_status cx_cg_fail(cx_cg *g, cxla_status code, const char *fmt, ...) CX_PRINTF(3, 4);
@@ -40,7 +42,8 @@ LLVMValueRef cx_cg_from_mem(cx_cg *g, cxla_type t, LLVMValueRef m);
 /* Rounds an f32 register to the precision of t (f16/bf16; identity for other types). */
 LLVMValueRef cx_cg_round(cx_cg *g, cxla_type t, LLVMValueRef v);
 
-/* One emitted kernel: void fn(i8 **args, i64 begin, i64 end), args = outputs then operands. */
+/* One emitted kernel: its entry function called as the target's kernel ABI says (cx_target_cpu:
+ * void fn(i8 **args, i64 begin, i64 end)), args = outputs then operands. */
 typedef struct cx_kernel {
   LLVMValueRef fn;
   char name[64];             /* LLVM symbol */
@@ -69,8 +72,13 @@ cxla_status cx_emit_epilogue(cx_cg *g, cx_instr *fusion, cx_kernel *out);
  * fusion: its epilogue); otherwise the sequencer runs it on the interpreter. `why` (a
  * thread-local string, valid until the next call) names the first unsupported instruction. */
 int cx_emit_supported(cx_instr *fusion, const char **why);
-/* Whether the emitter generates code for op at all (cx_emit_instr_ok refuses every other op
- * first); an instruction of such an op can still be refused for its types, layout or shape. */
+/* Whether the emitter generates code for op at all: ops.def says it runs compiled (`runs` EMIT)
+ * and the emitter has a generator for it (cx_emit_instr_ok refuses every other op first); an
+ * instruction of such an op can still be refused for its types, layout or shape. */
 int cx_emit_handles_op(cx_op op);
+/* Whether the element generators have a hook for op (gen.c's table, or an elementwise builder
+ * table of elemental*.c). Reduce and dot have one that refuses: their values come from the
+ * kInput and kOutput kernel emitters. */
+int cx_emit_has_generator(cx_op op);
 
 #endif

@@ -1,74 +1,84 @@
-/* elemental.c — elementwise ops in LLVM IR with exactly the interpreter's rules
- * (src/interp/scalar.c): integer x/0 = -1 (all ones), INT_MIN/-1 = INT_MIN, x%0 = x, the
- * remainder takes the dividend's sign, shifts by >= the width give 0 (or the sign for
- * arithmetic right shifts), max/min propagate NaN with -0 < +0 (llvm.maximum/minimum), pred
- * arithmetic as int8 then != 0, and f16/bf16 results rounded after every op. Every integer
- * operation is written so that no input makes it poison or undefined (no division by zero, no
- * over-wide shift). */
+/* elemental.c — elementwise arithmetic, logic, compare, select and clamp in LLVM IR with exactly
+ * the interpreter's rules (src/interp/scalar.c): integer x/0 = -1 (all ones), INT_MIN/-1 =
+ * INT_MIN, x%0 = x, the remainder takes the dividend's sign, shifts by >= the width give 0 (or
+ * the sign for arithmetic right shifts), max/min propagate NaN with -0 < +0
+ * (llvm.maximum/minimum), pred arithmetic as int8 then != 0, and f16/bf16 results rounded
+ * after every op that could leave the type. Every integer operation is written so that no
+ * input makes it poison or undefined (no division by zero, no over-wide shift).
+ *
+ * Each op's builders are one row of cx_elem_arith (float, integer and pred operands); the
+ * transcendental ops are in elemental_math.c, convert and reduce-precision in
+ * elemental_convert.c, and cx_gen_elementwise picks the row and the builder. */
 #include "codegen/gen.h"
 
 static int is_signed(cxla_type t) { return cx_type_kind(t) == CX_KIND_SINT; }
-
 static LLVMValueRef fl(cx_gen *g, LLVMValueRef v) { return cx_ir_fmf(v, g->fmf); }
+static LLVMBuilderRef B(cx_gen *g) { return g->cg->b; }
+static LLVMValueRef zero_of(LLVMValueRef x) { return LLVMConstInt(LLVMTypeOf(x), 0, 0); }
 
-static LLVMValueRef float_unary(cx_gen *g, cx_op op, cxla_type t, LLVMValueRef x) {
-  LLVMBuilderRef b = g->cg->b;
+#define BUILDER(name) static LLVMValueRef name(cx_gen *g, const cx_instr *in, cxla_type t, LLVMValueRef *a)
+#define UNUSED (void)g, (void)in, (void)t, (void)a
+
+/* ---- unary ---- */
+
+BUILDER(same) { UNUSED; return a[0]; } /* copy; rounding ops on integers and pred */
+BUILDER(f_abs) { UNUSED; return cx_ir_intr1(g, "llvm.fabs", a[0]); }
+BUILDER(f_neg) { UNUSED; return LLVMBuildFNeg(B(g), a[0], ""); }
+BUILDER(f_sign) { /* NaN and +-0 are their own sign */
+  UNUSED;
+  LLVMTypeRef ty = LLVMTypeOf(a[0]);
+  LLVMValueRef keep = LLVMBuildFCmp(B(g), LLVMRealUEQ, a[0], LLVMConstReal(ty, 0), "");
+  LLVMValueRef one = cx_ir_intr2(g, "llvm.copysign", LLVMConstReal(ty, 1), a[0]);
+  return LLVMBuildSelect(B(g), keep, a[0], one, "");
+}
+BUILDER(f_floor) { UNUSED; return cx_ir_intr1(g, "llvm.floor", a[0]); }
+BUILDER(f_ceil) { UNUSED; return cx_ir_intr1(g, "llvm.ceil", a[0]); }
+BUILDER(f_round_afz) { UNUSED; return cx_ir_intr1(g, "llvm.round", a[0]); }
+BUILDER(f_round_even) { UNUSED; return cx_ir_intr1(g, "llvm.roundeven", a[0]); }
+BUILDER(f_is_finite) {
+  UNUSED;
+  return LLVMBuildFCmp(B(g), LLVMRealOLT, cx_ir_intr1(g, "llvm.fabs", a[0]),
+                       LLVMConstReal(LLVMTypeOf(a[0]), __builtin_inf()), "");
+}
+BUILDER(always_finite) { UNUSED; return LLVMConstInt(g->cg->t_i1, 1, 0); }
+
+BUILDER(i_abs) { /* abs(INT_MIN) wraps back to INT_MIN: llvm.abs with int_min_poison=0 */
+  UNUSED;
+  if (!is_signed(t)) return a[0];
+  LLVMTypeRef tys[1] = {LLVMTypeOf(a[0])};
+  LLVMValueRef args[2] = {a[0], LLVMConstInt(g->cg->t_i1, 0, 0)};
+  return cx_ir_intrinsic(g, "llvm.abs", tys, 1, args, 2);
+}
+BUILDER(i_neg) { UNUSED; return LLVMBuildSub(B(g), zero_of(a[0]), a[0], ""); }
+BUILDER(i_sign) {
+  UNUSED;
+  LLVMBuilderRef b = B(g);
+  LLVMValueRef x = a[0], z = zero_of(x);
   LLVMTypeRef ty = LLVMTypeOf(x);
-  switch (op) {
-  case CX_OP_ABS: return cx_ir_intr1(g, "llvm.fabs", x);
-  case CX_OP_NEGATE: return LLVMBuildFNeg(b, x, "");
-  case CX_OP_SIGN: { /* NaN and +-0 are their own sign */
-    LLVMValueRef keep = LLVMBuildFCmp(b, LLVMRealUEQ, x, LLVMConstReal(ty, 0), "");
-    LLVMValueRef one = cx_ir_intr2(g, "llvm.copysign", LLVMConstReal(ty, 1), x);
-    return LLVMBuildSelect(b, keep, x, one, "");
+  if (is_signed(t)) {
+    LLVMValueRef pos = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntSGT, x, z, ""), ty, "");
+    LLVMValueRef neg = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntSLT, x, z, ""), ty, "");
+    return LLVMBuildSub(b, pos, neg, "");
   }
-  case CX_OP_FLOOR: return cx_ir_intr1(g, "llvm.floor", x);
-  case CX_OP_CEIL: return cx_ir_intr1(g, "llvm.ceil", x);
-  case CX_OP_ROUND_AFZ: return cx_ir_intr1(g, "llvm.round", x);
-  case CX_OP_ROUND_EVEN: return cx_ir_intr1(g, "llvm.roundeven", x);
-  case CX_OP_COPY: return x;
-  case CX_OP_SQRT: /* correctly rounded in f32; f16/bf16 round again (exact: 24 >= 2*11+2) */
-    return cx_gen_round(g, t, cx_ir_intr1(g, "llvm.sqrt", x));
-  default: return cx_gen_round(g, t, cx_gen_unary_math(g, op, t, x));
-  }
+  return LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntNE, x, z, ""), ty, "");
+}
+BUILDER(i_not) { UNUSED; return LLVMBuildXor(B(g), a[0], LLVMConstAllOnes(LLVMTypeOf(a[0])), ""); }
+BUILDER(p_not) { UNUSED; return LLVMBuildXor(B(g), a[0], LLVMConstInt(LLVMTypeOf(a[0]), 1, 0), ""); }
+BUILDER(i_popcnt) { UNUSED; return cx_ir_intr1(g, "llvm.ctpop", a[0]); }
+BUILDER(i_clz) {
+  UNUSED;
+  LLVMTypeRef ty = LLVMTypeOf(a[0]);
+  LLVMValueRef args[2] = {a[0], LLVMConstInt(g->cg->t_i1, 0, 0)};
+  return cx_ir_intrinsic(g, "llvm.ctlz", &ty, 1, args, 2);
 }
 
-static LLVMValueRef int_unary(cx_gen *g, const cx_instr *in, cx_op op, cxla_type t, LLVMValueRef x) {
-  LLVMBuilderRef b = g->cg->b;
-  LLVMTypeRef ty = LLVMTypeOf(x);
-  if (t == CXLA_PRED) {
-    if (op == CX_OP_NOT) return LLVMBuildXor(b, x, LLVMConstInt(ty, 1, 0), "");
-    if (op == CX_OP_COPY || op == CX_OP_FLOOR || op == CX_OP_CEIL || op == CX_OP_ROUND_AFZ ||
-        op == CX_OP_ROUND_EVEN)
-      return x;
-    return cx_gen_fail(g, in, "not defined on pred");
-  }
-  switch (op) {
-  case CX_OP_ABS: { /* abs(INT_MIN) wraps back to INT_MIN: llvm.abs with int_min_poison=0 */
-    if (!is_signed(t)) return x;
-    LLVMTypeRef tys[1] = {ty};
-    LLVMValueRef args[2] = {x, LLVMConstInt(g->cg->t_i1, 0, 0)};
-    return cx_ir_intrinsic(g, "llvm.abs", tys, 1, args, 2);
-  }
-  case CX_OP_NEGATE: return LLVMBuildSub(b, LLVMConstInt(ty, 0, 0), x, "");
-  case CX_OP_SIGN:
-    if (is_signed(t)) {
-      LLVMValueRef pos = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntSGT, x, LLVMConstInt(ty, 0, 0), ""), ty, "");
-      LLVMValueRef neg = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntSLT, x, LLVMConstInt(ty, 0, 0), ""), ty, "");
-      return LLVMBuildSub(b, pos, neg, "");
-    }
-    return LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntNE, x, LLVMConstInt(ty, 0, 0), ""), ty, "");
-  case CX_OP_NOT: return LLVMBuildXor(b, x, LLVMConstAllOnes(ty), "");
-  case CX_OP_POPCNT: return cx_ir_intr1(g, "llvm.ctpop", x);
-  case CX_OP_CLZ: {
-    LLVMValueRef args[2] = {x, LLVMConstInt(g->cg->t_i1, 0, 0)};
-    return cx_ir_intrinsic(g, "llvm.ctlz", &ty, 1, args, 2);
-  }
-  case CX_OP_COPY: case CX_OP_FLOOR: case CX_OP_CEIL: case CX_OP_ROUND_AFZ: case CX_OP_ROUND_EVEN:
-    return x;
-  default: return cx_gen_fail(g, in, "not defined on integers");
-  }
-}
+/* ---- binary: floats ---- */
+
+BUILDER(f_add) { UNUSED; return cx_gen_round(g, t, fl(g, LLVMBuildFAdd(B(g), a[0], a[1], ""))); }
+BUILDER(f_sub) { UNUSED; return cx_gen_round(g, t, fl(g, LLVMBuildFSub(B(g), a[0], a[1], ""))); }
+BUILDER(f_mul) { UNUSED; return cx_gen_round(g, t, fl(g, LLVMBuildFMul(B(g), a[0], a[1], ""))); }
+BUILDER(f_div) { UNUSED; return cx_gen_round(g, t, LLVMBuildFDiv(B(g), a[0], a[1], "")); }
+BUILDER(f_rem) { UNUSED; return cx_gen_round(g, t, LLVMBuildFRem(B(g), a[0], a[1], "")); } /* fmod: exact */
 
 /* XLA max/min with compares and selects: LLVM 19 narrows llvm.minimum/maximum of f16 values to
  * half precision and then returns the zero for (NaN, +-0) on x86, so f16 avoids them. Equal
@@ -84,109 +94,79 @@ static LLVMValueRef minmax_select(cx_gen *g, int is_max, LLVMValueRef a, LLVMVal
   LLVMValueRef nan = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, a, a, ""), a, c, "");
   return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, a, c, ""), nan, r, "");
 }
-
-static LLVMValueRef float_binary(cx_gen *g, cx_op op, cxla_type t, LLVMValueRef a, LLVMValueRef c) {
-  LLVMBuilderRef b = g->cg->b;
-  LLVMValueRef r;
-  switch (op) {
-  case CX_OP_ADD: r = fl(g, LLVMBuildFAdd(b, a, c, "")); break;
-  case CX_OP_SUBTRACT: r = fl(g, LLVMBuildFSub(b, a, c, "")); break;
-  case CX_OP_MULTIPLY: r = fl(g, LLVMBuildFMul(b, a, c, "")); break;
-  case CX_OP_DIVIDE: r = LLVMBuildFDiv(b, a, c, ""); break;
-  case CX_OP_REMAINDER: r = LLVMBuildFRem(b, a, c, ""); break; /* fmod: exact */
-  /* NaN-propagating, -0 < +0; exact, so no rounding needed */
-  case CX_OP_MAXIMUM:
-    return t == CXLA_F16 ? minmax_select(g, 1, a, c) : fl(g, cx_ir_intr2(g, "llvm.maximum", a, c));
-  case CX_OP_MINIMUM:
-    return t == CXLA_F16 ? minmax_select(g, 0, a, c) : fl(g, cx_ir_intr2(g, "llvm.minimum", a, c));
-  default: r = cx_gen_binary_math(g, op, t, a, c); break;
-  }
-  return cx_gen_round(g, t, r);
+/* NaN-propagating, -0 < +0; exact, so no rounding needed */
+BUILDER(f_max) {
+  UNUSED;
+  return t == CXLA_F16 ? minmax_select(g, 1, a[0], a[1]) : fl(g, cx_ir_intr2(g, "llvm.maximum", a[0], a[1]));
+}
+BUILDER(f_min) {
+  UNUSED;
+  return t == CXLA_F16 ? minmax_select(g, 0, a[0], a[1]) : fl(g, cx_ir_intr2(g, "llvm.minimum", a[0], a[1]));
 }
 
-/* Integer power by squaring, unrolled over the exponent's bits (the exponent is below 2^bits;
- * negative signed exponents are handled by the caller). Wraps modulo 2^bits like ipow. */
-static LLVMValueRef int_pow(cx_gen *g, LLVMValueRef base, LLVMValueRef e, int bits) {
-  LLVMBuilderRef b = g->cg->b;
-  LLVMTypeRef ty = LLVMTypeOf(base);
-  LLVMValueRef acc = LLVMConstInt(ty, 1, 0), zero = LLVMConstInt(ty, 0, 0);
-  for (int i = 0; i < bits; i++) {
-    LLVMValueRef bit = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, e, LLVMConstInt(ty, (unsigned long long)1 << i, 0), ""), zero, "");
-    acc = LLVMBuildSelect(b, bit, LLVMBuildMul(b, acc, base, ""), acc, "");
-    if (i + 1 < bits) base = LLVMBuildMul(b, base, base, "");
-  }
-  return acc;
-}
+/* ---- binary: integers ---- */
 
-static LLVMValueRef int_binary(cx_gen *g, const cx_instr *in, cx_op op, cxla_type t, LLVMValueRef a,
-                               LLVMValueRef c) {
-  LLVMBuilderRef b = g->cg->b;
-  LLVMTypeRef ty = LLVMTypeOf(a);
-  int bits = (int)LLVMGetIntTypeWidth(ty), sgn = is_signed(t);
-  LLVMValueRef zero = LLVMConstInt(ty, 0, 0), ones = LLVMConstAllOnes(ty), one = LLVMConstInt(ty, 1, 0);
-  if (t == CXLA_PRED) { /* int8(x) OP int8(y) != 0 */
-    switch (op) {
-    case CX_OP_ADD: case CX_OP_MAXIMUM: case CX_OP_OR: return LLVMBuildOr(b, a, c, "");
-    case CX_OP_MULTIPLY: case CX_OP_MINIMUM: case CX_OP_AND: return LLVMBuildAnd(b, a, c, "");
-    case CX_OP_SUBTRACT: case CX_OP_XOR: return LLVMBuildXor(b, a, c, "");
-    case CX_OP_POWER: return LLVMBuildOr(b, a, LLVMBuildXor(b, c, one, ""), "");
-    default: return cx_gen_fail(g, in, "not defined on pred");
-    }
-  }
-  switch (op) {
-  case CX_OP_ADD: return LLVMBuildAdd(b, a, c, "");
-  case CX_OP_SUBTRACT: return LLVMBuildSub(b, a, c, "");
-  case CX_OP_MULTIPLY: return LLVMBuildMul(b, a, c, "");
-  case CX_OP_DIVIDE: {
-    LLVMValueRef z = LLVMBuildICmp(b, LLVMIntEQ, c, zero, "");
-    if (!sgn) {
-      LLVMValueRef q = LLVMBuildUDiv(b, a, LLVMBuildSelect(b, z, one, c, ""), "");
-      return LLVMBuildSelect(b, z, ones, q, "");
-    }
-    /* divisor -1 is a negation (INT_MIN/-1 wraps to INT_MIN); 0 gives -1 */
-    LLVMValueRef m1 = LLVMBuildICmp(b, LLVMIntEQ, c, ones, "");
-    LLVMValueRef safe = LLVMBuildSelect(b, LLVMBuildOr(b, z, m1, ""), one, c, "");
-    LLVMValueRef q = LLVMBuildSDiv(b, a, safe, "");
-    q = LLVMBuildSelect(b, m1, LLVMBuildSub(b, zero, a, ""), q, "");
+BUILDER(i_add) { UNUSED; return LLVMBuildAdd(B(g), a[0], a[1], ""); }
+BUILDER(i_sub) { UNUSED; return LLVMBuildSub(B(g), a[0], a[1], ""); }
+BUILDER(i_mul) { UNUSED; return LLVMBuildMul(B(g), a[0], a[1], ""); }
+BUILDER(i_and) { UNUSED; return LLVMBuildAnd(B(g), a[0], a[1], ""); }
+BUILDER(i_or) { UNUSED; return LLVMBuildOr(B(g), a[0], a[1], ""); }
+BUILDER(i_xor) { UNUSED; return LLVMBuildXor(B(g), a[0], a[1], ""); }
+BUILDER(i_max) { UNUSED; return cx_ir_intr2(g, is_signed(t) ? "llvm.smax" : "llvm.umax", a[0], a[1]); }
+BUILDER(i_min) { UNUSED; return cx_ir_intr2(g, is_signed(t) ? "llvm.smin" : "llvm.umin", a[0], a[1]); }
+
+BUILDER(i_div) {
+  UNUSED;
+  LLVMBuilderRef b = B(g);
+  LLVMValueRef x = a[0], c = a[1], zero = zero_of(x), ones = LLVMConstAllOnes(LLVMTypeOf(x));
+  LLVMValueRef one = LLVMConstInt(LLVMTypeOf(x), 1, 0);
+  LLVMValueRef z = LLVMBuildICmp(b, LLVMIntEQ, c, zero, "");
+  if (!is_signed(t)) {
+    LLVMValueRef q = LLVMBuildUDiv(b, x, LLVMBuildSelect(b, z, one, c, ""), "");
     return LLVMBuildSelect(b, z, ones, q, "");
   }
-  case CX_OP_REMAINDER: {
-    LLVMValueRef z = LLVMBuildICmp(b, LLVMIntEQ, c, zero, "");
-    if (!sgn) {
-      LLVMValueRef r = LLVMBuildURem(b, a, LLVMBuildSelect(b, z, one, c, ""), "");
-      return LLVMBuildSelect(b, z, a, r, "");
-    }
-    LLVMValueRef m1 = LLVMBuildICmp(b, LLVMIntEQ, c, ones, "");
-    LLVMValueRef safe = LLVMBuildSelect(b, LLVMBuildOr(b, z, m1, ""), one, c, "");
-    LLVMValueRef r = LLVMBuildSRem(b, a, safe, "");
-    r = LLVMBuildSelect(b, m1, zero, r, "");
-    return LLVMBuildSelect(b, z, a, r, "");
-  }
-  case CX_OP_POWER: { /* 1^y = x^0 = 1; a negative signed exponent gives 0 (x != 1) */
-    LLVMValueRef p = int_pow(g, a, c, sgn ? bits - 1 : bits);
-    if (sgn) p = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, c, zero, ""), zero, p, "");
-    LLVMValueRef unit = LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntEQ, a, one, ""),
-                                    LLVMBuildICmp(b, LLVMIntEQ, c, zero, ""), "");
-    return LLVMBuildSelect(b, unit, one, p, "");
-  }
-  case CX_OP_MAXIMUM: return cx_ir_intr2(g, sgn ? "llvm.smax" : "llvm.umax", a, c);
-  case CX_OP_MINIMUM: return cx_ir_intr2(g, sgn ? "llvm.smin" : "llvm.umin", a, c);
-  case CX_OP_AND: return LLVMBuildAnd(b, a, c, "");
-  case CX_OP_OR: return LLVMBuildOr(b, a, c, "");
-  case CX_OP_XOR: return LLVMBuildXor(b, a, c, "");
-  case CX_OP_SHIFT_LEFT: case CX_OP_SHIFT_RIGHT_LOGICAL: case CX_OP_SHIFT_RIGHT_ARITHMETIC: {
-    /* amounts read as unsigned; >= width shifts everything out */
-    LLVMValueRef w = LLVMConstInt(ty, (unsigned long long)bits, 0);
-    LLVMValueRef big = LLVMBuildICmp(b, LLVMIntUGE, c, w, "");
-    if (op == CX_OP_SHIFT_RIGHT_ARITHMETIC)
-      return LLVMBuildAShr(b, a, LLVMBuildSelect(b, big, LLVMConstInt(ty, (unsigned long long)bits - 1, 0), c, ""), "");
-    LLVMValueRef s = LLVMBuildSelect(b, big, zero, c, "");
-    LLVMValueRef r = op == CX_OP_SHIFT_LEFT ? LLVMBuildShl(b, a, s, "") : LLVMBuildLShr(b, a, s, "");
-    return LLVMBuildSelect(b, big, zero, r, "");
-  }
-  default: return cx_gen_fail(g, in, "not defined on integers");
-  }
+  /* divisor -1 is a negation (INT_MIN/-1 wraps to INT_MIN); 0 gives -1 */
+  LLVMValueRef m1 = LLVMBuildICmp(b, LLVMIntEQ, c, ones, "");
+  LLVMValueRef safe = LLVMBuildSelect(b, LLVMBuildOr(b, z, m1, ""), one, c, "");
+  LLVMValueRef q = LLVMBuildSDiv(b, x, safe, "");
+  q = LLVMBuildSelect(b, m1, LLVMBuildSub(b, zero, x, ""), q, "");
+  return LLVMBuildSelect(b, z, ones, q, "");
 }
+
+BUILDER(i_rem) {
+  UNUSED;
+  LLVMBuilderRef b = B(g);
+  LLVMValueRef x = a[0], c = a[1], zero = zero_of(x), ones = LLVMConstAllOnes(LLVMTypeOf(x));
+  LLVMValueRef one = LLVMConstInt(LLVMTypeOf(x), 1, 0);
+  LLVMValueRef z = LLVMBuildICmp(b, LLVMIntEQ, c, zero, "");
+  if (!is_signed(t)) {
+    LLVMValueRef r = LLVMBuildURem(b, x, LLVMBuildSelect(b, z, one, c, ""), "");
+    return LLVMBuildSelect(b, z, x, r, "");
+  }
+  LLVMValueRef m1 = LLVMBuildICmp(b, LLVMIntEQ, c, ones, "");
+  LLVMValueRef safe = LLVMBuildSelect(b, LLVMBuildOr(b, z, m1, ""), one, c, "");
+  LLVMValueRef r = LLVMBuildSRem(b, x, safe, "");
+  r = LLVMBuildSelect(b, m1, zero, r, "");
+  return LLVMBuildSelect(b, z, x, r, "");
+}
+
+/* amounts read as unsigned; >= width shifts everything out */
+static LLVMValueRef shift(cx_gen *g, cx_op op, LLVMValueRef x, LLVMValueRef c) {
+  LLVMBuilderRef b = B(g);
+  LLVMTypeRef ty = LLVMTypeOf(x);
+  unsigned long long bits = LLVMGetIntTypeWidth(ty);
+  LLVMValueRef zero = zero_of(x), big = LLVMBuildICmp(b, LLVMIntUGE, c, LLVMConstInt(ty, bits, 0), "");
+  if (op == CX_OP_SHIFT_RIGHT_ARITHMETIC)
+    return LLVMBuildAShr(b, x, LLVMBuildSelect(b, big, LLVMConstInt(ty, bits - 1, 0), c, ""), "");
+  LLVMValueRef s = LLVMBuildSelect(b, big, zero, c, "");
+  LLVMValueRef r = op == CX_OP_SHIFT_LEFT ? LLVMBuildShl(b, x, s, "") : LLVMBuildLShr(b, x, s, "");
+  return LLVMBuildSelect(b, big, zero, r, "");
+}
+BUILDER(i_shl) { UNUSED; return shift(g, CX_OP_SHIFT_LEFT, a[0], a[1]); }
+BUILDER(i_shr_a) { UNUSED; return shift(g, CX_OP_SHIFT_RIGHT_ARITHMETIC, a[0], a[1]); }
+BUILDER(i_shr_l) { UNUSED; return shift(g, CX_OP_SHIFT_RIGHT_LOGICAL, a[0], a[1]); }
+
+/* ---- compare, select, clamp: any operand type ---- */
 
 static LLVMValueRef cmp_dir(cx_gen *g, cxla_compare_dir dir, int sgn, LLVMValueRef a, LLVMValueRef c) {
   static const LLVMIntPredicate s[] = {LLVMIntEQ, LLVMIntNE, LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE};
@@ -222,35 +202,73 @@ LLVMValueRef cx_gen_compare(cx_gen *g, cxla_compare_dir dir, cx_cmp_type ct, cxl
   return cmp_dir(g, dir, ct == CX_CMP_SIGNED && t != CXLA_PRED, a, c);
 }
 
+BUILDER(compare) { return cx_gen_compare(g, in->a.dir, in->a.cmp_type, t, a[0], a[1]); }
+BUILDER(select3) { UNUSED; return LLVMBuildSelect(B(g), a[0], a[1], a[2], ""); }
+
+BUILDER(clamp) { /* min(max(x, lo), hi) with XLA's max/min on x's type */
+  UNUSED;
+  cxla_type xt = in->ops[1]->shape.type;
+  cx_elem_fn max = cx_elem_pick(&cx_elem_arith[CX_OP_MAXIMUM], xt);
+  cx_elem_fn min = cx_elem_pick(&cx_elem_arith[CX_OP_MINIMUM], xt);
+  LLVMValueRef m = max(g, in, xt, (LLVMValueRef[]){a[1], a[0]});
+  return min(g, in, xt, (LLVMValueRef[]){m, a[2]});
+}
+
+#undef BUILDER
+#undef UNUSED
+
+const cx_elem_hooks cx_elem_arith[CX_OP_COUNT] = {
+  /*                        float         integer         pred */
+  [CX_OP_COPY] =           {same,        same,           same},
+  [CX_OP_ABS] =            {f_abs,       i_abs,          NULL},
+  [CX_OP_NEGATE] =         {f_neg,       i_neg,          NULL},
+  [CX_OP_SIGN] =           {f_sign,      i_sign,         NULL},
+  [CX_OP_FLOOR] =          {f_floor,     same,           same},
+  [CX_OP_CEIL] =           {f_ceil,      same,           same},
+  [CX_OP_ROUND_AFZ] =      {f_round_afz, same,           same},
+  [CX_OP_ROUND_EVEN] =     {f_round_even, same,          same},
+  [CX_OP_IS_FINITE] =      {f_is_finite, always_finite,  always_finite},
+  [CX_OP_NOT] =            {NULL,        i_not,          p_not},
+  [CX_OP_POPCNT] =         {NULL,        i_popcnt,       NULL},
+  [CX_OP_CLZ] =            {NULL,        i_clz,          NULL},
+  [CX_OP_ADD] =            {f_add,       i_add,          i_or},
+  [CX_OP_SUBTRACT] =       {f_sub,       i_sub,          i_xor},
+  [CX_OP_MULTIPLY] =       {f_mul,       i_mul,          i_and},
+  [CX_OP_DIVIDE] =         {f_div,       i_div,          NULL},
+  [CX_OP_REMAINDER] =      {f_rem,       i_rem,          NULL},
+  [CX_OP_MAXIMUM] =        {f_max,       i_max,          i_or},
+  [CX_OP_MINIMUM] =        {f_min,       i_min,          i_and},
+  [CX_OP_AND] =            {NULL,        i_and,          i_and},
+  [CX_OP_OR] =             {NULL,        i_or,           i_or},
+  [CX_OP_XOR] =            {NULL,        i_xor,          i_xor},
+  [CX_OP_SHIFT_LEFT] =     {NULL,        i_shl,          NULL},
+  [CX_OP_SHIFT_RIGHT_ARITHMETIC] = {NULL, i_shr_a,       NULL},
+  [CX_OP_SHIFT_RIGHT_LOGICAL] = {NULL,   i_shr_l,        NULL},
+  [CX_OP_COMPARE] =        {compare,     compare,        compare},
+  [CX_OP_SELECT] =         {select3,     select3,        select3},
+  [CX_OP_CLAMP] =          {clamp,       clamp,          clamp},
+};
+
+/* ---- choosing the builder ---- */
+
+const cx_elem_hooks *cx_elem_hooks_of(cx_op op) {
+  static const cx_elem_hooks *const tables[] = {cx_elem_arith, cx_elem_math, cx_elem_convert};
+  if ((unsigned)op >= CX_OP_COUNT) return NULL;
+  for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+    const cx_elem_hooks *h = &tables[i][op];
+    if (h->f || h->i || h->pred) return h;
+  }
+  return NULL;
+}
+
+cx_elem_fn cx_elem_pick(const cx_elem_hooks *h, cxla_type t) {
+  if (!h) return NULL;
+  return cx_type_is_float(t) ? h->f : t == CXLA_PRED ? h->pred : h->i;
+}
+
 LLVMValueRef cx_gen_elementwise(cx_gen *g, const cx_instr *in, LLVMValueRef *a) {
-  LLVMBuilderRef b = g->cg->b;
   cxla_type t = in->nops ? in->ops[0]->shape.type : in->shape.type;
-  int isf = cx_type_is_float(t);
-  switch (in->op) {
-  case CX_OP_COMPARE: return cx_gen_compare(g, in->a.dir, in->a.cmp_type, t, a[0], a[1]);
-  case CX_OP_CONVERT: return cx_gen_convert(g, t, in->shape.type, a[0]);
-  case CX_OP_BITCAST_CONVERT:
-    if (cx_type_bits(t) != cx_type_bits(in->shape.type)) return cx_gen_fail(g, in, "width-changing bitcast-convert here");
-    return cx_gen_from_bits(g, in->shape.type, cx_gen_to_bits(g, t, a[0]));
-  case CX_OP_REDUCE_PRECISION:
-    if (!isf || in->a.exponent_bits < 1 || in->a.mantissa_bits < 0)
-      return cx_gen_fail(g, in, "needs a float operand, exponent_bits >= 1, mantissa_bits >= 0");
-    return cx_gen_reduce_precision(g, t, a[0], in->a.exponent_bits, in->a.mantissa_bits);
-  case CX_OP_SELECT: return LLVMBuildSelect(b, a[0], a[1], a[2], "");
-  case CX_OP_CLAMP: { /* min(max(x, lo), hi) with XLA's max/min */
-    cxla_type xt = in->ops[1]->shape.type;
-    LLVMValueRef m = cx_type_is_float(xt) ? float_binary(g, CX_OP_MAXIMUM, xt, a[1], a[0])
-                                          : int_binary(g, in, CX_OP_MAXIMUM, xt, a[1], a[0]);
-    return cx_type_is_float(xt) ? float_binary(g, CX_OP_MINIMUM, xt, m, a[2])
-                                : int_binary(g, in, CX_OP_MINIMUM, xt, m, a[2]);
-  }
-  case CX_OP_IS_FINITE:
-    if (!isf) return LLVMConstInt(g->cg->t_i1, 1, 0);
-    return LLVMBuildFCmp(b, LLVMRealOLT, cx_ir_intr1(g, "llvm.fabs", a[0]),
-                         LLVMConstReal(LLVMTypeOf(a[0]), __builtin_inf()), "");
-  default: break;
-  }
-  if (in->nops == 1) return isf ? float_unary(g, in->op, t, a[0]) : int_unary(g, in, in->op, t, a[0]);
-  if (in->nops == 2) return isf ? float_binary(g, in->op, t, a[0], a[1]) : int_binary(g, in, in->op, t, a[0], a[1]);
-  return cx_gen_fail(g, in, "unexpected operand count");
+  cx_elem_fn f = cx_elem_pick(cx_elem_hooks_of(in->op), t);
+  if (!f) return cx_gen_fail(g, in, "not defined on %s", cxla_type_name(t));
+  return f(g, in, t, a);
 }

@@ -89,7 +89,24 @@ LLVMValueRef cx_gen_reduce_precision(cx_gen *g, cxla_type t, LLVMValueRef v, int
   return cx_gen_from_bits(g, t, x);
 }
 
-/* bitcast-convert: same width is elementwise; a narrower result has an extra trailing
+static LLVMValueRef convert(cx_gen *g, const cx_instr *in, cxla_type t, LLVMValueRef *a) {
+  return cx_gen_convert(g, t, in->shape.type, a[0]);
+}
+
+static LLVMValueRef reduce_precision(cx_gen *g, const cx_instr *in, cxla_type t, LLVMValueRef *a) {
+  if (in->a.exponent_bits < 1 || in->a.mantissa_bits < 0)
+    return cx_gen_fail(g, in, "needs a float operand, exponent_bits >= 1, mantissa_bits >= 0");
+  return cx_gen_reduce_precision(g, t, a[0], in->a.exponent_bits, in->a.mantissa_bits);
+}
+
+const cx_elem_hooks cx_elem_convert[CX_OP_COUNT] = {
+  /*                          float             integer  pred */
+  [CX_OP_CONVERT] =          {convert,          convert, convert},
+  [CX_OP_REDUCE_PRECISION] = {reduce_precision, NULL,    NULL},
+};
+
+/* bitcast-convert (its own generator, not an elementwise builder: a width-changing one
+ * re-indexes): same width is elementwise; a narrower result has an extra trailing
  * dimension holding the operand's little-endian pieces; a wider one consumes the operand's
  * trailing dimension. */
 LLVMValueRef cx_gen_bitcast_convert(cx_gen *g, const cx_instr *in, const cx_idx *idx) {

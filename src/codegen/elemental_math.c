@@ -1,77 +1,119 @@
-/* elemental_math.c — transcendental ops. f32 (and f16/bf16, computed in f32) use the inline
- * approximations of math.c where there is one, so their loops vectorise; the rest (cbrt, sin,
- * cos, tan, pow, atan2) and rsqrt evaluate in double — through libm exactly as the
- * interpreter does, so they round to the same f32 — and f64 always calls libm. The caller
- * rounds f16/bf16 results. */
+/* elemental_math.c — the transcendental ops (and power on integers and pred). How each is
+ * computed on floats is the target's choice (cg->target->lower_math): for the cpu, f32 (and
+ * f16/bf16, computed in f32) uses the inline approximations of math.c where there is one, so
+ * loops vectorise; the rest evaluate in double through libm exactly as the interpreter does,
+ * so they round to the same f32; f64 calls libm. f16/bf16 results are rounded after. */
 #include "codegen/gen.h"
 #include "codegen/math.h"
 
-static const char *libm_name(cx_op op) {
-  switch (op) {
-  case CX_OP_EXP: return "exp";
-  case CX_OP_EXPM1: return "expm1";
-  case CX_OP_LOG: return "log";
-  case CX_OP_LOG1P: return "log1p";
-  case CX_OP_TANH: return "tanh";
-  case CX_OP_ERF: return "erf";
-  case CX_OP_CBRT: return "cbrt";
-  case CX_OP_SIN: return "sin";
-  case CX_OP_COS: return "cos";
-  case CX_OP_TAN: return "tan";
-  case CX_OP_POWER: return "pow";
-  case CX_OP_ATAN2: return "atan2";
-  default: return NULL;
-  }
+/* ---- codegen's own lowerings (CX_MATH_INLINE) ---- */
+
+/* 1/sqrt(x), on whichever type x has (the cpu: double, as the interpreter computes it) */
+static LLVMValueRef rsqrt(cx_gen *g, LLVMValueRef x) {
+  return LLVMBuildFDiv(g->cg->b, LLVMConstReal(LLVMTypeOf(x), 1), cx_ir_intr1(g, "llvm.sqrt", x), "");
 }
 
-/* The op on a double value, as the interpreter's cx_float_unary computes it. */
-static LLVMValueRef unary_f64(cx_gen *g, cx_op op, LLVMValueRef x) {
+/* 1/(1+e^-x) with the target's f64 exp, as the interpreter computes it */
+static LLVMValueRef logistic_f64(cx_gen *g, LLVMValueRef x) {
   LLVMBuilderRef b = g->cg->b;
   LLVMTypeRef d = g->cg->t_f64;
-  switch (op) {
-  case CX_OP_LOGISTIC: {
-    LLVMValueRef e = cx_ir_libm(g, "exp", 1, (LLVMValueRef[]){LLVMBuildFNeg(b, x, "")});
-    return LLVMBuildFDiv(b, LLVMConstReal(d, 1), LLVMBuildFAdd(b, LLVMConstReal(d, 1), e, ""), "");
-  }
-  case CX_OP_RSQRT:
-    return LLVMBuildFDiv(b, LLVMConstReal(d, 1), cx_ir_intr1(g, "llvm.sqrt", x), "");
-  default: {
-    const char *name = libm_name(op);
-    if (!name) {
-      cx_cg_fail(g->cg, CXLA_ERR_INTERNAL, "codegen: no math function for %s", cx_op_name(op));
-      return LLVMGetUndef(d);
-    }
-    return cx_ir_libm(g, name, 1, &x);
-  }
-  }
+  LLVMValueRef e = cx_gen_math(g, CX_OP_EXP, CXLA_F64, 1, (LLVMValueRef[]){LLVMBuildFNeg(b, x, "")});
+  return LLVMBuildFDiv(b, LLVMConstReal(d, 1), LLVMBuildFAdd(b, LLVMConstReal(d, 1), e, ""), "");
 }
 
-LLVMValueRef cx_gen_unary_math(cx_gen *g, cx_op op, cxla_type t, LLVMValueRef x) {
-  LLVMBuilderRef b = g->cg->b;
-  if (t == CXLA_F64) return unary_f64(g, op, x);
-  switch (op) {
-  case CX_OP_EXP: return cx_math_exp_f32(g, x);
-  case CX_OP_EXPM1: return cx_math_expm1_f32(g, x);
-  case CX_OP_LOG: return cx_math_log_f32(g, x);
-  case CX_OP_LOG1P: return cx_math_log1p_f32(g, x);
-  case CX_OP_TANH: return cx_math_tanh_f32(g, x);
-  case CX_OP_LOGISTIC: return cx_math_logistic_f32(g, x);
-  case CX_OP_ERF: return cx_math_erf_f32(g, x);
-  default: {
-    LLVMValueRef d = unary_f64(g, op, LLVMBuildFPExt(b, x, g->cg->t_f64, ""));
-    return LLVMBuildFPTrunc(b, d, g->cg->t_f32, "");
+typedef LLVMValueRef (*inline_fn)(cx_gen *g, LLVMValueRef x);
+static const struct { inline_fn f32, f64; } k_inline[CX_OP_COUNT] = {
+  [CX_OP_EXP] = {cx_math_exp_f32, NULL},
+  [CX_OP_EXPM1] = {cx_math_expm1_f32, NULL},
+  [CX_OP_LOG] = {cx_math_log_f32, NULL},
+  [CX_OP_LOG1P] = {cx_math_log1p_f32, NULL},
+  [CX_OP_TANH] = {cx_math_tanh_f32, NULL},
+  [CX_OP_LOGISTIC] = {cx_math_logistic_f32, logistic_f64},
+  [CX_OP_ERF] = {cx_math_erf_f32, NULL},
+  [CX_OP_RSQRT] = {rsqrt, rsqrt},
+};
+
+LLVMValueRef cx_gen_math(cx_gen *g, cx_op op, cxla_type t, int nargs, LLVMValueRef *args) {
+  cx_cg *cg = g->cg;
+  LLVMBuilderRef b = cg->b;
+  cx_math_lowering l = cg->target->lower_math(op, t);
+  LLVMTypeRef rt = LLVMTypeOf(args[0]);
+  int widen = l.in_f64 && rt != cg->t_f64;
+  LLVMValueRef x[2], r = NULL;
+  if (nargs < 1 || nargs > 2) nargs = 0;
+  for (int i = 0; i < nargs; i++) x[i] = widen ? LLVMBuildFPExt(b, args[i], cg->t_f64, "") : args[i];
+  LLVMTypeRef xt = widen ? cg->t_f64 : rt;
+  if (nargs && l.how == CX_MATH_CALL) r = cx_ir_call(g, l.name, nargs, x);
+  if (nargs && l.how == CX_MATH_INTRINSIC) r = cx_ir_intrinsic(g, l.name, &xt, 1, x, nargs);
+  if (nargs == 1 && l.how == CX_MATH_INLINE) {
+    inline_fn f = xt == cg->t_f64 ? k_inline[op].f64 : xt == cg->t_f32 ? k_inline[op].f32 : NULL;
+    if (f) r = f(g, x[0]);
   }
+  if (!r) {
+    cx_cg_fail(cg, CXLA_ERR_INTERNAL, "codegen: target %s has no lowering of %s on %s", cg->target->name,
+               cx_op_name(op), cxla_type_name(t));
+    return LLVMGetUndef(rt);
   }
+  return widen ? LLVMBuildFPTrunc(b, r, rt, "") : r;
 }
 
-LLVMValueRef cx_gen_binary_math(cx_gen *g, cx_op op, cxla_type t, LLVMValueRef a, LLVMValueRef c) {
-  LLVMBuilderRef b = g->cg->b;
-  const char *name = op == CX_OP_POWER || op == CX_OP_ATAN2 ? libm_name(op) : NULL;
-  if (!name) {
-    cx_cg_fail(g->cg, CXLA_ERR_INTERNAL, "codegen: %s is not a binary float op", cx_op_name(op));
-    return LLVMGetUndef(LLVMTypeOf(a));
-  }
-  if (t == CXLA_F64) return cx_ir_libm(g, name, 2, (LLVMValueRef[]){a, c});
-  LLVMValueRef args[2] = {LLVMBuildFPExt(b, a, g->cg->t_f64, ""), LLVMBuildFPExt(b, c, g->cg->t_f64, "")};
-  return LLVMBuildFPTrunc(b, cx_ir_libm(g, name, 2, args), g->cg->t_f32, "");
+/* ---- builders ---- */
+
+static LLVMValueRef f_math(cx_gen *g, const cx_instr *in, cxla_type t, LLVMValueRef *a) {
+  return cx_gen_round(g, t, cx_gen_math(g, in->op, t, in->nops, a));
 }
+
+/* Integer power by squaring, unrolled over the exponent's bits (the exponent is below 2^bits;
+ * negative signed exponents are handled by the caller). Wraps modulo 2^bits like ipow. */
+static LLVMValueRef int_pow(cx_gen *g, LLVMValueRef base, LLVMValueRef e, int bits) {
+  LLVMBuilderRef b = g->cg->b;
+  LLVMTypeRef ty = LLVMTypeOf(base);
+  LLVMValueRef acc = LLVMConstInt(ty, 1, 0), zero = LLVMConstInt(ty, 0, 0);
+  for (int i = 0; i < bits; i++) {
+    LLVMValueRef bit = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, e, LLVMConstInt(ty, (unsigned long long)1 << i, 0), ""), zero, "");
+    acc = LLVMBuildSelect(b, bit, LLVMBuildMul(b, acc, base, ""), acc, "");
+    if (i + 1 < bits) base = LLVMBuildMul(b, base, base, "");
+  }
+  return acc;
+}
+
+/* 1^y = x^0 = 1; a negative signed exponent gives 0 (x != 1) */
+static LLVMValueRef i_pow(cx_gen *g, const cx_instr *in, cxla_type t, LLVMValueRef *a) {
+  (void)in;
+  LLVMBuilderRef b = g->cg->b;
+  LLVMTypeRef ty = LLVMTypeOf(a[0]);
+  int bits = (int)LLVMGetIntTypeWidth(ty), sgn = cx_type_kind(t) == CX_KIND_SINT;
+  LLVMValueRef zero = LLVMConstInt(ty, 0, 0), one = LLVMConstInt(ty, 1, 0);
+  LLVMValueRef p = int_pow(g, a[0], a[1], sgn ? bits - 1 : bits);
+  if (sgn) p = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, a[1], zero, ""), zero, p, "");
+  LLVMValueRef unit = LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntEQ, a[0], one, ""),
+                                  LLVMBuildICmp(b, LLVMIntEQ, a[1], zero, ""), "");
+  return LLVMBuildSelect(b, unit, one, p, "");
+}
+
+/* pred as int8 then != 0: x^y is 1 unless x = 0 and y = 1 */
+static LLVMValueRef p_pow(cx_gen *g, const cx_instr *in, cxla_type t, LLVMValueRef *a) {
+  (void)in, (void)t;
+  LLVMBuilderRef b = g->cg->b;
+  return LLVMBuildOr(b, a[0], LLVMBuildXor(b, a[1], LLVMConstInt(LLVMTypeOf(a[1]), 1, 0), ""), "");
+}
+
+const cx_elem_hooks cx_elem_math[CX_OP_COUNT] = {
+  /*                  float   integer pred */
+  [CX_OP_EXP] =      {f_math, NULL,   NULL},
+  [CX_OP_EXPM1] =    {f_math, NULL,   NULL},
+  [CX_OP_LOG] =      {f_math, NULL,   NULL},
+  [CX_OP_LOG1P] =    {f_math, NULL,   NULL},
+  [CX_OP_LOGISTIC] = {f_math, NULL,   NULL},
+  [CX_OP_SQRT] =     {f_math, NULL,   NULL}, /* correctly rounded in f32; f16/bf16 round again
+                                               (exact: 24 >= 2*11+2) */
+  [CX_OP_RSQRT] =    {f_math, NULL,   NULL},
+  [CX_OP_CBRT] =     {f_math, NULL,   NULL},
+  [CX_OP_SIN] =      {f_math, NULL,   NULL},
+  [CX_OP_COS] =      {f_math, NULL,   NULL},
+  [CX_OP_TAN] =      {f_math, NULL,   NULL},
+  [CX_OP_TANH] =     {f_math, NULL,   NULL},
+  [CX_OP_ERF] =      {f_math, NULL,   NULL},
+  [CX_OP_POWER] =    {f_math, i_pow,  p_pow},
+  [CX_OP_ATAN2] =    {f_math, NULL,   NULL},
+};

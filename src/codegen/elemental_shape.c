@@ -54,7 +54,7 @@ static LLVMValueRef pad_alt(cx_gen *g, const cx_instr *in, const cx_idx *idx, in
   return cx_gen1(g, in->ops[0], &oi);
 }
 
-static LLVMValueRef gen_pad(cx_gen *g, const cx_instr *in, const cx_idx *idx) {
+LLVMValueRef cx_gen_pad(cx_gen *g, const cx_instr *in, const cx_idx *idx) {
   LLVMBuilderRef b = g->cg->b;
   const cx_shape *xs = &in->ops[0]->shape;
   const cx_attrs *a = &in->a;
@@ -100,7 +100,7 @@ static LLVMValueRef cat_alt(cx_gen *g, const cx_instr *in, const cx_idx *idx, in
   return cx_gen1(g, x, &oi);
 }
 
-static LLVMValueRef gen_concat(cx_gen *g, const cx_instr *in, const cx_idx *idx) {
+LLVMValueRef cx_gen_concatenate(cx_gen *g, const cx_instr *in, const cx_idx *idx) {
   LLVMBuilderRef b = g->cg->b;
   cat_ctx c;
   int n = 0, branch = 0;
@@ -128,55 +128,64 @@ static LLVMValueRef gen_concat(cx_gen *g, const cx_instr *in, const cx_idx *idx)
 
 /* ---- the plain index maps ---- */
 
-static LLVMValueRef gen_iota(cx_gen *g, const cx_instr *in, const cx_idx *idx) {
+/* operand x's element at multi-index v */
+static LLVMValueRef read_at(cx_gen *g, const cx_instr *x, const LLVMValueRef *v) {
+  cx_idx oi = cx_idx_from_multi(g, &x->shape, v);
+  return cx_gen1(g, x, &oi);
+}
+
+LLVMValueRef cx_gen_iota(cx_gen *g, const cx_instr *in, const cx_idx *idx) {
   int64_t d = in->a.index;
   if (d < 0 || d >= in->shape.rank) return cx_gen_fail(g, in, "iota_dimension out of range");
   return cx_gen_convert(g, CXLA_S64, in->shape.type, idx->v[d]);
 }
 
-LLVMValueRef cx_gen_shape_op(cx_gen *g, const cx_instr *in, const cx_idx *idx) {
-  LLVMBuilderRef b = g->cg->b;
-  const cx_instr *x = in->nops ? in->ops[0] : NULL;
+/* reshape and bitcast: default layouts, so the row-major linear index */
+LLVMValueRef cx_gen_reshape(cx_gen *g, const cx_instr *in, const cx_idx *idx) {
+  const cx_instr *x = in->ops[0];
+  cx_idx oi = cx_idx_from_linear(g, &x->shape, idx->lin);
+  LLVMValueRef r = cx_gen1(g, x, &oi);
+  if (x->shape.type == in->shape.type) return r;
+  return cx_gen_from_bits(g, in->shape.type, cx_gen_to_bits(g, x->shape.type, r));
+}
+
+LLVMValueRef cx_gen_broadcast(cx_gen *g, const cx_instr *in, const cx_idx *idx) {
+  const cx_instr *x = in->ops[0];
   LLVMValueRef v[CXLA_MAX_RANK];
-  cx_idx oi;
-  switch (in->op) {
-  case CX_OP_IOTA: return gen_iota(g, in, idx);
-  case CX_OP_PAD: return gen_pad(g, in, idx);
-  case CX_OP_CONCATENATE: return gen_concat(g, in, idx);
-  case CX_OP_RESHAPE: case CX_OP_BITCAST: { /* default layouts: the row-major linear index */
-    oi = cx_idx_from_linear(g, &x->shape, idx->lin);
-    LLVMValueRef r = cx_gen1(g, x, &oi);
-    if (x->shape.type == in->shape.type) return r;
-    return cx_gen_from_bits(g, in->shape.type, cx_gen_to_bits(g, x->shape.type, r));
+  if (in->a.dims.n != x->shape.rank) return cx_gen_fail(g, in, "dimensions do not match the operand");
+  for (int i = 0; i < x->shape.rank; i++)
+    v[i] = x->shape.dims[i] == 1 ? cx_ir_i64(g, 0) : idx->v[in->a.dims.v[i]];
+  return read_at(g, x, v);
+}
+
+LLVMValueRef cx_gen_transpose(cx_gen *g, const cx_instr *in, const cx_idx *idx) {
+  const cx_instr *x = in->ops[0];
+  LLVMValueRef v[CXLA_MAX_RANK];
+  if (in->a.dims.n != x->shape.rank) return cx_gen_fail(g, in, "dimensions do not match the operand");
+  for (int i = 0; i < in->shape.rank; i++) v[in->a.dims.v[i]] = idx->v[i];
+  return read_at(g, x, v);
+}
+
+LLVMValueRef cx_gen_slice(cx_gen *g, const cx_instr *in, const cx_idx *idx) {
+  LLVMBuilderRef b = g->cg->b;
+  const cx_instr *x = in->ops[0];
+  LLVMValueRef v[CXLA_MAX_RANK];
+  if (in->a.slice_start.n != x->shape.rank) return cx_gen_fail(g, in, "slice does not match the operand");
+  for (int d = 0; d < x->shape.rank; d++) {
+    int64_t st = in->a.slice_start.v[d], stride = in->a.slice_stride.n ? in->a.slice_stride.v[d] : 1;
+    LLVMValueRef s = stride == 1 ? idx->v[d] : LLVMBuildMul(b, idx->v[d], cx_ir_i64(g, stride), "");
+    v[d] = st ? LLVMBuildAdd(b, s, cx_ir_i64(g, st), "") : s;
   }
-  case CX_OP_BROADCAST:
-    if (in->a.dims.n != x->shape.rank) return cx_gen_fail(g, in, "dimensions do not match the operand");
-    for (int i = 0; i < x->shape.rank; i++)
-      v[i] = x->shape.dims[i] == 1 ? cx_ir_i64(g, 0) : idx->v[in->a.dims.v[i]];
-    break;
-  case CX_OP_TRANSPOSE:
-    if (in->a.dims.n != x->shape.rank) return cx_gen_fail(g, in, "dimensions do not match the operand");
-    for (int i = 0; i < in->shape.rank; i++) v[in->a.dims.v[i]] = idx->v[i];
-    break;
-  case CX_OP_SLICE:
-    if (in->a.slice_start.n != x->shape.rank) return cx_gen_fail(g, in, "slice does not match the operand");
-    for (int d = 0; d < x->shape.rank; d++) {
-      int64_t st = in->a.slice_start.v[d], stride = in->a.slice_stride.n ? in->a.slice_stride.v[d] : 1;
-      LLVMValueRef s = stride == 1 ? idx->v[d] : LLVMBuildMul(b, idx->v[d], cx_ir_i64(g, stride), "");
-      v[d] = st ? LLVMBuildAdd(b, s, cx_ir_i64(g, st), "") : s;
-    }
-    break;
-  case CX_OP_REVERSE:
-    for (int d = 0; d < in->shape.rank; d++) v[d] = idx->v[d];
-    for (int i = 0; i < in->a.dims.n; i++) {
-      int64_t d = in->a.dims.v[i];
-      if (d < 0 || d >= in->shape.rank) return cx_gen_fail(g, in, "bad dimension");
-      v[d] = LLVMBuildSub(b, cx_ir_i64(g, in->shape.dims[d] - 1), idx->v[d], "");
-    }
-    break;
-  default:
-    return cx_gen_fail(g, in, "not supported by the emitter (runs on the interpreter)");
+  return read_at(g, x, v);
+}
+
+LLVMValueRef cx_gen_reverse(cx_gen *g, const cx_instr *in, const cx_idx *idx) {
+  LLVMValueRef v[CXLA_MAX_RANK];
+  for (int d = 0; d < in->shape.rank; d++) v[d] = idx->v[d];
+  for (int i = 0; i < in->a.dims.n; i++) {
+    int64_t d = in->a.dims.v[i];
+    if (d < 0 || d >= in->shape.rank) return cx_gen_fail(g, in, "bad dimension");
+    v[d] = LLVMBuildSub(g->cg->b, cx_ir_i64(g, in->shape.dims[d] - 1), idx->v[d], "");
   }
-  oi = cx_idx_from_multi(g, &x->shape, v);
-  return cx_gen1(g, x, &oi);
+  return read_at(g, in->ops[0], v);
 }

@@ -7,10 +7,10 @@
 #define CX_EMIT_MAX_ARGS 128    /* outputs + operands of one kernel */
 #define CX_EMIT_MAX_REDUCES 16
 
-/* One kernel being emitted: `void name(i8 **args, i64 begin, i64 end)` loads the pointers and
- * calls an internal, always-inlined `name.body(ptr noalias p0, ..., i64 begin, i64 end)`, so
- * the pointers carry noalias (the inliner turns it into alias scopes) except those the caller
- * says may alias. */
+/* One kernel being emitted: the target's entry function `name` (cx_target_cpu: `void name(i8
+ * **args, i64 begin, i64 end)` loads the pointers) calls an internal, always-inlined
+ * `name.body(ptr noalias p0, ..., i64 begin, i64 end)`, so the pointers carry noalias (the
+ * inliner turns it into alias scopes) except those the caller says may alias. */
 typedef struct cx_kfn {
   cx_cg *cg;
   cx_gen g;

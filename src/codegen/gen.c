@@ -1,5 +1,5 @@
-/* gen.c — the generator core: the value cache, parameter bindings, overrides, dispatch by
- * op, parameters, constants, tuples and inlined scalar computations. */
+/* gen.c — the generator core: the value cache, parameter bindings, overrides, the table of
+ * generators by op, parameters, constants, tuples and inlined scalar computations. */
 #include <stdio.h>
 #include <string.h>
 #include "codegen/gen.h"
@@ -137,7 +137,7 @@ static LLVMValueRef gen_constant(cx_gen *g, const cx_instr *in, const cx_idx *id
     int64_t bytes = cx_shape_bytes(&lit->shape);
     if (bytes < 0 || bytes > ((int64_t)1 << 31)) return cx_gen_fail(g, in, "constant too large");
     LLVMValueRef init = LLVMConstStringInContext2(g->cg->llctx, lit->data, (size_t)bytes, 1);
-    gv = LLVMAddGlobal(g->cg->mod, LLVMTypeOf(init), name);
+    gv = LLVMAddGlobalInAddressSpace(g->cg->mod, LLVMTypeOf(init), name, g->cg->target->addrspace_global);
     LLVMSetInitializer(gv, init);
     LLVMSetGlobalConstant(gv, 1);
     LLVMSetLinkage(gv, LLVMPrivateLinkage);
@@ -195,39 +195,73 @@ LLVMValueRef cx_gen_operand(cx_gen *g, const cx_instr *in, int k, const cx_idx *
   return cx_gen1(g, x, idx);
 }
 
-static int dispatch(cx_gen *g, const cx_instr *in, const cx_idx *idx, LLVMValueRef *out) {
+/* Ops whose values come from the kernel emitters (as overrides), never from a generator. */
+static LLVMValueRef gen_reduce(cx_gen *g, const cx_instr *in, const cx_idx *idx) {
+  (void)idx;
+  return cx_gen_fail(g, in, "a reduce is only emitted as the result of a kInput fusion");
+}
+static LLVMValueRef gen_dot(cx_gen *g, const cx_instr *in, const cx_idx *idx) {
+  (void)idx;
+  return cx_gen_fail(g, in, "a dot is only emitted as the GEMM input of a kOutput epilogue");
+}
+
+static int gen_elementwise(cx_gen *g, const cx_instr *in, const cx_idx *idx, LLVMValueRef *out) {
   LLVMValueRef a[3];
-  switch (in->op) {
-  case CX_OP_PARAMETER: out[0] = gen_param(g, in, idx); return 1;
-  case CX_OP_CONSTANT: out[0] = gen_constant(g, in, idx); return 1;
-  case CX_OP_TUPLE: return gen_tuple(g, in, idx, out);
-  case CX_OP_GET_TUPLE_ELEMENT: return gen_gte(g, in, idx, out);
-  case CX_OP_REDUCE_WINDOW: return cx_gen_reduce_window(g, in, idx, out);
-  case CX_OP_CONVOLUTION: out[0] = cx_gen_convolution(g, in, idx); return 1;
-  case CX_OP_MAP: out[0] = cx_gen_map(g, in, idx); return 1;
-  case CX_OP_GATHER: out[0] = cx_gen_gather(g, in, idx); return 1;
-  case CX_OP_DYNAMIC_SLICE: out[0] = cx_gen_dynamic_slice(g, in, idx); return 1;
-  case CX_OP_DYNAMIC_UPDATE_SLICE: out[0] = cx_gen_dynamic_update_slice(g, in, idx); return 1;
-  case CX_OP_BITCAST_CONVERT: out[0] = cx_gen_bitcast_convert(g, in, idx); return 1;
-  case CX_OP_REDUCE:
-    out[0] = cx_gen_fail(g, in, "a reduce is only emitted as the result of a kInput fusion");
+  if (in->nops < 1 || in->nops > 3) {
+    out[0] = cx_gen_fail(g, in, "not supported by the emitter (runs on the interpreter)");
     return 1;
-  case CX_OP_DOT:
-    out[0] = cx_gen_fail(g, in, "a dot is only emitted as the GEMM input of a kOutput epilogue");
-    return 1;
-  default: break;
   }
-  switch (cx_op_class_of(in->op)) {
-  case CX_CLASS_ELEMENTWISE:
-    if (in->nops < 1 || in->nops > 3) break;
-    for (int k = 0; k < in->nops; k++) a[k] = cx_gen_operand(g, in, k, idx);
-    out[0] = cx_gen_elementwise(g, in, a);
+  for (int k = 0; k < in->nops; k++) a[k] = cx_gen_operand(g, in, k, idx);
+  out[0] = cx_gen_elementwise(g, in, a);
+  return 1;
+}
+
+/* The generator of every op that is not plain elementwise (those have a row of builders in
+ * an elemental*.c table instead): one value (one) or several (many); same_index: reads its
+ * operands at its own linear index (elementwise ops all do). */
+static const struct { cx_gen1_fn one; cx_gen_fn many; int same_index; } k_gen[CX_OP_COUNT] = {
+  [CX_OP_PARAMETER] = {gen_param, .same_index = 1},
+  [CX_OP_CONSTANT] = {gen_constant, .same_index = 1},
+  [CX_OP_TUPLE] = {.many = gen_tuple, .same_index = 1},
+  [CX_OP_GET_TUPLE_ELEMENT] = {.many = gen_gte, .same_index = 1},
+  [CX_OP_IOTA] = {cx_gen_iota},
+  [CX_OP_BROADCAST] = {cx_gen_broadcast},
+  [CX_OP_RESHAPE] = {cx_gen_reshape, .same_index = 1},
+  [CX_OP_BITCAST] = {cx_gen_reshape, .same_index = 1},
+  [CX_OP_TRANSPOSE] = {cx_gen_transpose},
+  [CX_OP_SLICE] = {cx_gen_slice},
+  [CX_OP_REVERSE] = {cx_gen_reverse},
+  [CX_OP_PAD] = {cx_gen_pad},
+  [CX_OP_CONCATENATE] = {cx_gen_concatenate},
+  [CX_OP_DYNAMIC_SLICE] = {cx_gen_dynamic_slice},
+  [CX_OP_DYNAMIC_UPDATE_SLICE] = {cx_gen_dynamic_update_slice},
+  [CX_OP_GATHER] = {cx_gen_gather},
+  [CX_OP_BITCAST_CONVERT] = {cx_gen_bitcast_convert},
+  [CX_OP_REDUCE_WINDOW] = {.many = cx_gen_reduce_window},
+  [CX_OP_MAP] = {cx_gen_map},
+  [CX_OP_CONVOLUTION] = {cx_gen_convolution},
+  [CX_OP_REDUCE] = {gen_reduce},
+  [CX_OP_DOT] = {gen_dot, .same_index = 1}, /* the epilogue's override reads the GEMM result */
+};
+
+int cx_gen_reads_same_index(const cx_instr *in) {
+  /* a width-changing one adds or consumes a trailing dimension */
+  if (in->op == CX_OP_BITCAST_CONVERT) return in->shape.rank == in->ops[0]->shape.rank;
+  return ((unsigned)in->op < CX_OP_COUNT && k_gen[in->op].same_index) || cx_op_is_elementwise(in->op);
+}
+
+int cx_emit_has_generator(cx_op op) {
+  if ((unsigned)op >= CX_OP_COUNT) return 0;
+  return k_gen[op].one || k_gen[op].many || cx_elem_hooks_of(op);
+}
+
+static int dispatch(cx_gen *g, const cx_instr *in, const cx_idx *idx, LLVMValueRef *out) {
+  if ((unsigned)in->op < CX_OP_COUNT && k_gen[in->op].many) return k_gen[in->op].many(g, in, idx, out);
+  if ((unsigned)in->op < CX_OP_COUNT && k_gen[in->op].one) {
+    out[0] = k_gen[in->op].one(g, in, idx);
     return 1;
-  case CX_CLASS_SHAPE:
-    out[0] = cx_gen_shape_op(g, in, idx);
-    return 1;
-  default: break;
   }
+  if (cx_elem_hooks_of(in->op)) return gen_elementwise(g, in, idx, out);
   out[0] = cx_gen_fail(g, in, "not supported by the emitter (runs on the interpreter)");
   return 1;
 }

@@ -112,8 +112,9 @@ LLVMValueRef cx_ir_intrinsic(cx_gen *g, const char *name, LLVMTypeRef *types, in
                              LLVMValueRef *args, int nargs);
 LLVMValueRef cx_ir_intr1(cx_gen *g, const char *name, LLVMValueRef x);  /* overloaded on x */
 LLVMValueRef cx_ir_intr2(cx_gen *g, const char *name, LLVMValueRef x, LLVMValueRef y);
-/* A call to a libm function on doubles (resolved from the process by the JIT). */
-LLVMValueRef cx_ir_libm(cx_gen *g, const char *name, int nargs, LLVMValueRef *args);
+/* A call to the external function `name` taking and returning args[0]'s type (a math
+ * function: the cpu's JIT resolves libm's from the process). */
+LLVMValueRef cx_ir_call(cx_gen *g, const char *name, int nargs, LLVMValueRef *args);
 /* Sets fast-math flags if v is an instruction that can carry them. */
 LLVMValueRef cx_ir_fmf(LLVMValueRef v, LLVMFastMathFlags f);
 LLVMValueRef cx_ir_smin(cx_gen *g, LLVMValueRef a, LLVMValueRef b);
@@ -128,10 +129,40 @@ LLVMValueRef cx_gen_alloca(cx_gen *g, LLVMTypeRef t, int64_t count);
  * clamping sees them as too large, as the interpreter does). */
 LLVMValueRef cx_ir_index_i64(cx_gen *g, cxla_type t, LLVMValueRef v);
 
-/* ---- per-op groups ---- */
-/* Any ELEMENTWISE op on operand register values a[] (types from in->ops). */
+/* ---- per-op hooks ----
+ * Every op the emitter generates has one: gen.c's table of generators (cx_gen_elem dispatches
+ * through it), or, for an elementwise op, a row of builders in one of the tables below (one
+ * file each: the row and its builders live together). cx_emit_has_generator says which ops
+ * have one. */
+
+/* A generator writing every value of `in` at idx (tuples, variadic reduce-window). */
+typedef int (*cx_gen_fn)(cx_gen *g, const cx_instr *in, const cx_idx *idx, LLVMValueRef *out);
+/* A generator of an array-shaped op's one value. */
+typedef LLVMValueRef (*cx_gen1_fn)(cx_gen *g, const cx_instr *in, const cx_idx *idx);
+
+/* An elementwise op's builder: the result register from the operand registers a[] (in->nops
+ * of them); t is the first operand's element type. */
+typedef LLVMValueRef (*cx_elem_fn)(cx_gen *g, const cx_instr *in, cxla_type t, LLVMValueRef *a);
+/* An elementwise op's builders by the first operand's type (f16/bf16 in f32 registers, f32,
+ * f64 / integers / pred); NULL: the op is not defined there. */
+typedef struct cx_elem_hooks {
+  cx_elem_fn f, i, pred;
+} cx_elem_hooks;
+extern const cx_elem_hooks cx_elem_arith[CX_OP_COUNT];   /* elemental.c: arithmetic, logic, compare, select */
+extern const cx_elem_hooks cx_elem_math[CX_OP_COUNT];    /* elemental_math.c: transcendental, power */
+extern const cx_elem_hooks cx_elem_convert[CX_OP_COUNT]; /* elemental_convert.c: convert, reduce-precision */
+/* The row of op in whichever table has one, or NULL. */
+const cx_elem_hooks *cx_elem_hooks_of(cx_op op);
+/* The builder of row h for operands of type t, or NULL. */
+cx_elem_fn cx_elem_pick(const cx_elem_hooks *h, cxla_type t);
+/* 1 if in's value at a linear index reads each operand (tuple elements for a tuple) at that
+ * same linear index only, so no multi-index is needed: elementwise ops, reshapes, bitcasts,
+ * same-width bitcast-converts, the data ops, and a dot read from its GEMM result. */
+int cx_gen_reads_same_index(const cx_instr *in);
+/* Any elementwise op on operand register values a[] (types from in->ops). */
 LLVMValueRef cx_gen_elementwise(cx_gen *g, const cx_instr *in, LLVMValueRef *a);
-/* Op pieces the other groups reuse. */
+
+/* Op pieces the other generators reuse. */
 LLVMValueRef cx_gen_convert(cx_gen *g, cxla_type from, cxla_type to, LLVMValueRef v);
 LLVMValueRef cx_gen_round(cx_gen *g, cxla_type t, LLVMValueRef v);
 LLVMValueRef cx_gen_to_bits(cx_gen *g, cxla_type t, LLVMValueRef v);   /* -> iN of the memory width */
@@ -139,10 +170,20 @@ LLVMValueRef cx_gen_from_bits(cx_gen *g, cxla_type t, LLVMValueRef bits);
 LLVMValueRef cx_gen_reduce_precision(cx_gen *g, cxla_type t, LLVMValueRef v, int ebits, int mbits);
 LLVMValueRef cx_gen_compare(cx_gen *g, cxla_compare_dir dir, cx_cmp_type ct, cxla_type t,
                             LLVMValueRef a, LLVMValueRef b);
-LLVMValueRef cx_gen_unary_math(cx_gen *g, cx_op op, cxla_type t, LLVMValueRef x);
-LLVMValueRef cx_gen_binary_math(cx_gen *g, cx_op op, cxla_type t, LLVMValueRef a, LLVMValueRef b);
-/* Re-indexing ops (elemental_shape.c, elemental_index.c). */
-LLVMValueRef cx_gen_shape_op(cx_gen *g, const cx_instr *in, const cx_idx *idx);
+/* Math op `op` on float registers args[0..nargs) of element type t, lowered as the target
+ * says (elemental_math.c). Not rounded to f16/bf16. */
+LLVMValueRef cx_gen_math(cx_gen *g, cx_op op, cxla_type t, int nargs, LLVMValueRef *args);
+
+/* The generators of gen.c's table, by file. Re-indexing (elemental_shape.c, elemental_index.c,
+ * elemental_convert.c): */
+LLVMValueRef cx_gen_iota(cx_gen *g, const cx_instr *in, const cx_idx *idx);
+LLVMValueRef cx_gen_reshape(cx_gen *g, const cx_instr *in, const cx_idx *idx);  /* and bitcast */
+LLVMValueRef cx_gen_broadcast(cx_gen *g, const cx_instr *in, const cx_idx *idx);
+LLVMValueRef cx_gen_transpose(cx_gen *g, const cx_instr *in, const cx_idx *idx);
+LLVMValueRef cx_gen_slice(cx_gen *g, const cx_instr *in, const cx_idx *idx);
+LLVMValueRef cx_gen_reverse(cx_gen *g, const cx_instr *in, const cx_idx *idx);
+LLVMValueRef cx_gen_pad(cx_gen *g, const cx_instr *in, const cx_idx *idx);
+LLVMValueRef cx_gen_concatenate(cx_gen *g, const cx_instr *in, const cx_idx *idx);
 LLVMValueRef cx_gen_gather(cx_gen *g, const cx_instr *in, const cx_idx *idx);
 LLVMValueRef cx_gen_dynamic_slice(cx_gen *g, const cx_instr *in, const cx_idx *idx);
 LLVMValueRef cx_gen_dynamic_update_slice(cx_gen *g, const cx_instr *in, const cx_idx *idx);

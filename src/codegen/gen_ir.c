@@ -1,4 +1,4 @@
-/* gen_ir.c — small LLVM IR helpers for the generators: constants, intrinsics, libm calls,
+/* gen_ir.c — small LLVM IR helpers for the generators: constants, intrinsics, math calls,
  * index arithmetic and entry-block allocas. */
 #include <string.h>
 #include "codegen/gen.h"
@@ -35,14 +35,14 @@ LLVMValueRef cx_ir_intr2(cx_gen *g, const char *name, LLVMValueRef x, LLVMValueR
   return cx_ir_intrinsic(g, name, &t, 1, a, 2);
 }
 
-LLVMValueRef cx_ir_libm(cx_gen *g, const char *name, int nargs, LLVMValueRef *args) {
+LLVMValueRef cx_ir_call(cx_gen *g, const char *name, int nargs, LLVMValueRef *args) {
   cx_cg *cg = g->cg;
-  LLVMTypeRef pt[2] = {cg->t_f64, cg->t_f64};
-  LLVMTypeRef ft = LLVMFunctionType(cg->t_f64, pt, (unsigned)nargs, 0);
+  LLVMTypeRef t = LLVMTypeOf(args[0]), pt[2] = {t, t};
+  LLVMTypeRef ft = LLVMFunctionType(t, pt, (unsigned)(nargs < 2 ? nargs : 2), 0);
   LLVMValueRef fn = LLVMGetNamedFunction(cg->mod, name);
   if (!fn) {
     fn = LLVMAddFunction(cg->mod, name, ft);
-    /* libm functions set errno at most; calls can be moved and deleted like arithmetic */
+    /* math functions set errno at most; calls can be moved and deleted like arithmetic */
     unsigned nu = LLVMGetEnumAttributeKindForName("nounwind", 8);
     unsigned wr = LLVMGetEnumAttributeKindForName("willreturn", 10);
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cg->llctx, nu, 0));

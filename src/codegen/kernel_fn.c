@@ -1,6 +1,6 @@
-/* kernel_fn.c — the kernel function scaffold (see emit.h): the ABI wrapper
- * `void name(i8 **args, i64 begin, i64 end)` around an internal body whose pointer
- * parameters carry noalias, plus verification and cleanup on failure. */
+/* kernel_fn.c — the kernel function scaffold (see emit.h): the target's entry function (its
+ * kernel ABI: cg->target) around an internal body whose pointer parameters carry noalias,
+ * plus verification and cleanup on failure. */
 #include <stdio.h>
 #include <string.h>
 #include <llvm-c/Analysis.h>
@@ -25,8 +25,7 @@ cxla_status cx_kfn_begin(cx_kfn *k, cx_cg *cg, const cx_instr *fusion, int nargs
     k->name[at++] = (char)((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ? *s : '_');
   k->name[at] = 0;
 
-  LLVMTypeRef ot[3] = {cg->t_ptr, cg->t_i64, cg->t_i64};
-  k->outer = LLVMAddFunction(cg->mod, k->name, LLVMFunctionType(cg->t_void, ot, 3, 0));
+  k->outer = cg->target->kernel_declare(cg, k->name, nargs);
   LLVMTypeRef it[CX_EMIT_MAX_ARGS + 2];
   for (int i = 0; i < nargs; i++) it[i] = cg->t_ptr;
   it[nargs] = it[nargs + 1] = cg->t_i64;
@@ -36,7 +35,6 @@ cxla_status cx_kfn_begin(cx_kfn *k, cx_cg *cg, const cx_instr *fusion, int nargs
   LLVMSetLinkage(k->inner, LLVMInternalLinkage);
   add_fn_attr(cg, k->inner, LLVMAttributeFunctionIndex, "alwaysinline");
   add_fn_attr(cg, k->inner, LLVMAttributeFunctionIndex, "nounwind");
-  add_fn_attr(cg, k->outer, LLVMAttributeFunctionIndex, "nounwind");
   /* In place (`shared`: the flagged arguments ARE one buffer): when exactly one output shares
    * memory with operands, those operands are read
    * through the output's own pointer (they are read only at the output's index, which
@@ -53,16 +51,11 @@ cxla_status cx_kfn_begin(cx_kfn *k, cx_cg *cg, const cx_instr *fusion, int nargs
     if (through_output || !(i < 64 && (may_alias >> i) & 1))
       add_fn_attr(cg, k->inner, (LLVMAttributeIndex)(i + 1), "noalias");
 
-  /* wrapper: load the pointers, call the body */
+  /* entry: the buffers and the range as the target passes them, then the body */
   LLVMBuilderRef b = cg->b;
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cg->llctx, k->outer, "entry"));
-  LLVMValueRef args[CX_EMIT_MAX_ARGS + 2], argv = LLVMGetParam(k->outer, 0);
-  for (int i = 0; i < nargs; i++) {
-    LLVMValueRef ix = LLVMConstInt(cg->t_i64, (unsigned long long)i, 0);
-    args[i] = LLVMBuildLoad2(b, cg->t_ptr, LLVMBuildInBoundsGEP2(b, cg->t_ptr, argv, &ix, 1, ""), "");
-  }
-  args[nargs] = LLVMGetParam(k->outer, 1);
-  args[nargs + 1] = LLVMGetParam(k->outer, 2);
+  LLVMValueRef args[CX_EMIT_MAX_ARGS + 2];
+  cg->target->kernel_args(cg, k->outer, nargs, args);
   LLVMBuildCall2(b, LLVMGlobalGetValueType(k->inner), k->inner, args, (unsigned)nargs + 2, "");
   LLVMBuildRetVoid(b);
 

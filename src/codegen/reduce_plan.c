@@ -38,15 +38,8 @@ int cx_emit_depends_on(const cx_instr *x, const cx_instr *target) {
 static int same_index_walk(const cx_instr *x, const cx_instr *target, int64_t count, int *budget) {
   if (x == target || !cx_emit_depends_on(x, target)) return 1;
   if (--*budget < 0) return 0;
-  switch (x->op) {
-  case CX_OP_GET_TUPLE_ELEMENT: case CX_OP_RESHAPE: case CX_OP_BITCAST: case CX_OP_COPY:
-    break;
-  case CX_OP_BITCAST_CONVERT:
-    if (x->shape.rank != x->ops[0]->shape.rank) return 0;
-    break;
-  default:
-    if (!cx_op_is_elementwise(x->op)) return 0;
-  }
+  /* a tuple holds several values: only its elements' users are followed */
+  if (x->op == CX_OP_TUPLE || !cx_gen_reads_same_index(x)) return 0;
   if (x->op != CX_OP_GET_TUPLE_ELEMENT && cx_shape_elems(&x->shape) != count) return 0;
   for (int k = 0; k < x->nops; k++)
     if (!same_index_walk(x->ops[k], target, count, budget)) return 0;

@@ -40,19 +40,93 @@ static int elementwise_ok(const cx_instr *in, const char **why) {
   cxla_type t = in->op == CX_OP_SELECT || in->op == CX_OP_CLAMP ? in->ops[1]->shape.type : in->ops[0]->shape.type;
   if (!cx_op_valid_for_type(in->op, t))
     return *why = cx_emit_why("%s: %s is not defined on %s", in->name, cx_op_name(in->op), cxla_type_name(t)), 0;
-  if (in->op == CX_OP_SELECT && in->ops[0]->shape.type != CXLA_PRED) return *why = "select needs a pred", 0;
-  if (in->op == CX_OP_REDUCE_PRECISION && (in->a.exponent_bits < 1 || in->a.mantissa_bits < 0))
-    return *why = "reduce-precision needs exponent_bits >= 1 and mantissa_bits >= 0", 0;
-  if (in->op == CX_OP_BITCAST_CONVERT) {
-    size_t a = cxla_type_size(in->ops[0]->shape.type), b = cxla_type_size(in->shape.type);
-    int ra = in->ops[0]->shape.rank, rb = in->shape.rank;
-    if (!(a == b || (a > b && a % b == 0 && rb == ra + 1) || (a < b && b % a == 0 && ra == rb + 1)))
-      return *why = "bitcast-convert with inconsistent widths", 0;
-  }
   return 1;
 }
 
-int cx_emit_handles_op(cx_op op) { return cx_op_runs_on(op) == CX_RUNS_EMIT; }
+/* ---- what each op needs beyond the shapes (ops without a row need nothing more) ---- */
+
+static int select_ok(const cx_instr *in, const char **why) {
+  if (!elementwise_ok(in, why)) return 0;
+  if (in->ops[0]->shape.type != CXLA_PRED) return *why = "select needs a pred", 0;
+  return 1;
+}
+
+static int reduce_precision_ok(const cx_instr *in, const char **why) {
+  if (!elementwise_ok(in, why)) return 0;
+  if (in->a.exponent_bits < 1 || in->a.mantissa_bits < 0)
+    return *why = "reduce-precision needs exponent_bits >= 1 and mantissa_bits >= 0", 0;
+  return 1;
+}
+
+static int bitcast_convert_ok(const cx_instr *in, const char **why) {
+  if (!elementwise_ok(in, why)) return 0;
+  size_t a = cxla_type_size(in->ops[0]->shape.type), b = cxla_type_size(in->shape.type);
+  int ra = in->ops[0]->shape.rank, rb = in->shape.rank;
+  if (!(a == b || (a > b && a % b == 0 && rb == ra + 1) || (a < b && b % a == 0 && ra == rb + 1)))
+    return *why = "bitcast-convert with inconsistent widths", 0;
+  return 1;
+}
+
+static int constant_ok(const cx_instr *in, const char **why) {
+  if (!in->a.literal || !cx_type_is_array(in->a.literal->shape.type)) return *why = "non-array constant", 0;
+  return 1;
+}
+
+static int concatenate_ok(const cx_instr *in, const char **why) {
+  if (in->nops > 64) return *why = "concatenate of more than 64 operands", 0;
+  return 1;
+}
+
+static int bitcast_ok(const cx_instr *in, const char **why) {
+  if (cxla_type_size(in->shape.type) != cxla_type_size(in->ops[0]->shape.type))
+    return *why = cx_emit_why("%s: bitcast that changes the element size", in->name), 0;
+  if (!cx_shape_has_default_layout(&in->shape) || !cx_shape_has_default_layout(&in->ops[0]->shape) ||
+      in->shape.layout_extra || in->ops[0]->shape.layout_extra)
+    return *why = cx_emit_why("%s: bitcast between non-default layouts", in->name), 0;
+  return 1;
+}
+
+static int reduce_ok(const cx_instr *in, const char **why) {
+  return scalar_comp_ok(in->ncalled == 1 ? in->called[0] : NULL, why);
+}
+
+static int reduce_window_ok(const cx_instr *in, const char **why) {
+  if (in->nops < 2 || in->nops % 2 || in->a.window.rank != in->ops[0]->shape.rank)
+    return *why = cx_emit_why("%s: malformed reduce-window", in->name), 0;
+  for (int d = 0; d < in->a.window.rank; d++)
+    if (in->a.window.d[d].reversal || in->a.window.d[d].size < 1) return *why = "reduce-window with window reversal", 0;
+  return scalar_comp_ok(in->ncalled == 1 ? in->called[0] : NULL, why);
+}
+
+static int map_ok(const cx_instr *in, const char **why) {
+  if (in->a.dims.n) {
+    for (int d = 0; d < in->a.dims.n; d++)
+      if (in->a.dims.v[d] != d || in->a.dims.n != in->ops[0]->shape.rank) return *why = "map over a subset of dimensions", 0;
+  }
+  return scalar_comp_ok(in->ncalled == 1 ? in->called[0] : NULL, why);
+}
+
+static int convolution_ok(const cx_instr *in, const char **why) {
+  if (!in->a.conv || in->shape.type == CXLA_PRED) return *why = "convolution without dim_labels or on pred", 0;
+  return 1;
+}
+
+typedef int (*check_fn)(const cx_instr *in, const char **why);
+static const check_fn k_check[CX_OP_COUNT] = {
+  [CX_OP_CONSTANT] = constant_ok,
+  [CX_OP_CONCATENATE] = concatenate_ok,
+  [CX_OP_BITCAST] = bitcast_ok,
+  [CX_OP_SELECT] = select_ok,
+  [CX_OP_REDUCE_PRECISION] = reduce_precision_ok,
+  [CX_OP_BITCAST_CONVERT] = bitcast_convert_ok,
+  [CX_OP_REDUCE] = reduce_ok,
+  [CX_OP_REDUCE_WINDOW] = reduce_window_ok,
+  [CX_OP_MAP] = map_ok,
+  [CX_OP_CONVOLUTION] = convolution_ok,
+  /* dot: only as the GEMM result of a kOutput fusion (epilogue_ok) */
+};
+
+int cx_emit_handles_op(cx_op op) { return cx_op_runs_on(op) == CX_RUNS_EMIT && cx_emit_has_generator(op); }
 
 int cx_emit_instr_ok(const cx_instr *in, int scalar, const char **why) {
   int tuple_ok = in->op == CX_OP_TUPLE || in->op == CX_OP_REDUCE || in->op == CX_OP_REDUCE_WINDOW;
@@ -65,48 +139,9 @@ int cx_emit_instr_ok(const cx_instr *in, int scalar, const char **why) {
     return *why = cx_emit_why("%s: %s inside a reducer/map body", in->name, cx_op_name(in->op)), 0;
   if (!cx_emit_handles_op(in->op))
     return *why = cx_emit_why("%s: %s is not emitted (runs on the interpreter)", in->name, cx_op_name(in->op)), 0;
-  switch (in->op) {
-  case CX_OP_PARAMETER: case CX_OP_TUPLE: case CX_OP_GET_TUPLE_ELEMENT:
-    return 1;
-  case CX_OP_CONSTANT:
-    if (!in->a.literal || !cx_type_is_array(in->a.literal->shape.type)) return *why = "non-array constant", 0;
-    return 1;
-  case CX_OP_BROADCAST: case CX_OP_RESHAPE: case CX_OP_TRANSPOSE: case CX_OP_SLICE:
-  case CX_OP_DYNAMIC_SLICE: case CX_OP_DYNAMIC_UPDATE_SLICE: case CX_OP_PAD: case CX_OP_REVERSE:
-  case CX_OP_IOTA: case CX_OP_GATHER:
-    return 1;
-  case CX_OP_CONCATENATE:
-    if (in->nops > 64) return *why = "concatenate of more than 64 operands", 0;
-    return 1;
-  case CX_OP_BITCAST:
-    if (cxla_type_size(in->shape.type) != cxla_type_size(in->ops[0]->shape.type))
-      return *why = cx_emit_why("%s: bitcast that changes the element size", in->name), 0;
-    if (!cx_shape_has_default_layout(&in->shape) || !cx_shape_has_default_layout(&in->ops[0]->shape) ||
-        in->shape.layout_extra || in->ops[0]->shape.layout_extra)
-      return *why = cx_emit_why("%s: bitcast between non-default layouts", in->name), 0;
-    return 1;
-  case CX_OP_REDUCE:
-    return scalar_comp_ok(in->ncalled == 1 ? in->called[0] : NULL, why);
-  case CX_OP_REDUCE_WINDOW:
-    if (in->nops < 2 || in->nops % 2 || in->a.window.rank != in->ops[0]->shape.rank)
-      return *why = cx_emit_why("%s: malformed reduce-window", in->name), 0;
-    for (int d = 0; d < in->a.window.rank; d++)
-      if (in->a.window.d[d].reversal || in->a.window.d[d].size < 1) return *why = "reduce-window with window reversal", 0;
-    return scalar_comp_ok(in->ncalled == 1 ? in->called[0] : NULL, why);
-  case CX_OP_MAP:
-    if (in->a.dims.n) {
-      for (int d = 0; d < in->a.dims.n; d++)
-        if (in->a.dims.v[d] != d || in->a.dims.n != in->ops[0]->shape.rank) return *why = "map over a subset of dimensions", 0;
-    }
-    return scalar_comp_ok(in->ncalled == 1 ? in->called[0] : NULL, why);
-  case CX_OP_CONVOLUTION:
-    if (!in->a.conv || in->shape.type == CXLA_PRED) return *why = "convolution without dim_labels or on pred", 0;
-    return 1;
-  case CX_OP_DOT:
-    return 1; /* only as the GEMM result of a kOutput fusion (checked by the caller) */
-  default:
-    return elementwise_ok(in, why); /* the only others cx_emit_handles_op lets through */
-  }
+  check_fn check = k_check[in->op];
+  if (!check && cx_op_is_elementwise(in->op)) check = elementwise_ok;
+  return check ? check(in, why) : 1;
 }
 
 static int epilogue_ok(const cx_instr *fusion, const cx_shape **leaves, int nout, const char **why) {

@@ -338,7 +338,7 @@ int cgt_check(const char *text, cgt_opts *o, const char *file, int line) {
   }
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("cgt", cx_jit_context(j));
   cx_cg cg;
-  cx_cg_init(&cg, test_ctx(), m, cx_jit_context(j), mod);
+  cx_cg_init(&cg, test_ctx(), m, cx_jit_context(j), mod, &cx_target_cpu);
   cx_instr *fus[256];
   cx_kernel ks[256];
   int nf = 0;

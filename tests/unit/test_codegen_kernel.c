@@ -55,7 +55,7 @@ TEST(codegen_kernel_in_place_elementwise) {
   LLVMContextRef c = LLVMContextCreate();
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("i", c);
   cx_cg cg;
-  cx_cg_init(&cg, test_ctx(), m, c, mod);
+  cx_cg_init(&cg, test_ctx(), m, c, mod, &cx_target_cpu);
   cx_kernel k;
   CHECK(cx_emit_kernel_ex(&cg, m->entry->root, 3, &k) == CXLA_ERR_INTERNAL);
   CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "alias");
@@ -163,7 +163,7 @@ TEST(codegen_kernel_allocation_failures) {
     LLVMContextRef c = LLVMContextCreate();
     LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("a", c);
     cx_cg cg;
-    cx_cg_init(&cg, test_ctx(), m, c, mod);
+    cx_cg_init(&cg, test_ctx(), m, c, mod, &cx_target_cpu);
     cx_kernel k;
     int64_t before = cx_alloc_failures();
     cx_alloc_fail_after(n);

@@ -170,9 +170,10 @@ static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cx_pass_ctx
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(st->m->name ? st->m->name : "module", llctx);
   if (!mod) return cx_oom(ctx);
   int threads = flags->threads > 0 ? flags->threads : cx_threadpool_ncpus();
+  cx_target host = cx_target_cpu; /* the description, with this host's vector width */
+  host.vector_bits = cx_jit_vector_bits(st->jit);
   cx_cg g;
-  cx_cg_init(&g, ctx, st->m, llctx, mod);
-  g.vector_bits = cx_jit_vector_bits(st->jit);
+  cx_cg_init(&g, ctx, st->m, llctx, mod, &host);
   cx_shards sh;
   cx_shards_init(&sh, &g, threads == 1 ? 1 : 2 * threads);
   cxla_status s = cx_seq_emit(&g, &sh, &st->bufs, flags->max_loop_iterations, &st->seq);

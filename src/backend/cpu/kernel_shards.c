@@ -20,8 +20,7 @@ static cx_shard *new_shard(cx_shards *sh, cx_cg *main) {
     return NULL;
   }
   cx_shard *s = &sh->s[sh->n++];
-  cx_cg_init(&s->cg, main->ctx, main->m, c, mod);
-  s->cg.vector_bits = main->vector_bits;
+  cx_cg_init(&s->cg, main->ctx, main->m, c, mod, main->target);
   s->mod = mod;
   return s;
 }

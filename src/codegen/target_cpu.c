@@ -1,0 +1,73 @@
+/* target_cpu.c — the host CPU as a codegen target (see target.h). */
+#include <string.h>
+#include "codegen/cg.h"
+
+static void add_attr(struct cx_cg *cg, LLVMValueRef fn, const char *name) {
+  unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cg->llctx, kind, 0));
+}
+
+/* void name(i8 **args, i64 begin, i64 end): the backend's thread pool calls it on chunks. */
+static LLVMValueRef cpu_declare(struct cx_cg *cg, const char *name, int nargs) {
+  (void)nargs;
+  LLVMTypeRef params[3] = {cg->t_ptr, cg->t_i64, cg->t_i64};
+  LLVMValueRef fn = LLVMAddFunction(cg->mod, name, LLVMFunctionType(cg->t_void, params, 3, 0));
+  add_attr(cg, fn, "nounwind");
+  return fn;
+}
+
+static void cpu_args(struct cx_cg *cg, LLVMValueRef entry, int nargs, LLVMValueRef *args) {
+  LLVMBuilderRef b = cg->b;
+  LLVMValueRef argv = LLVMGetParam(entry, 0);
+  for (int i = 0; i < nargs; i++) {
+    LLVMValueRef ix = LLVMConstInt(cg->t_i64, (unsigned long long)i, 0);
+    args[i] = LLVMBuildLoad2(b, cg->t_ptr, LLVMBuildInBoundsGEP2(b, cg->t_ptr, argv, &ix, 1, ""), "");
+  }
+  args[nargs] = LLVMGetParam(entry, 1);
+  args[nargs + 1] = LLVMGetParam(entry, 2);
+}
+
+/* f32 (and f16/bf16) where the interpreter computes in double and rounds once: libm in
+ * double gives the same f32. Where math.c has an approximation (within 2 ulp), it is used
+ * instead so that loops vectorise; f64 always calls libm. */
+#define POLY {CX_MATH_INLINE, NULL, 0}
+#define LIBM(fn) {CX_MATH_CALL, fn, 0}
+#define LIBM_F64(fn) {CX_MATH_CALL, fn, 1}
+static const cx_math_lowering k_math[CX_OP_COUNT][2] = { /* [op][0: f32, 1: f64] */
+  [CX_OP_EXP] = {POLY, LIBM("exp")},
+  [CX_OP_EXPM1] = {POLY, LIBM("expm1")},
+  [CX_OP_LOG] = {POLY, LIBM("log")},
+  [CX_OP_LOG1P] = {POLY, LIBM("log1p")},
+  [CX_OP_TANH] = {POLY, LIBM("tanh")},
+  [CX_OP_ERF] = {POLY, LIBM("erf")},
+  [CX_OP_LOGISTIC] = {POLY, POLY},            /* f64: 1/(1+exp(-x)) with libm's exp */
+  [CX_OP_RSQRT] = {{CX_MATH_INLINE, NULL, 1}, POLY}, /* 1/sqrt(x) in double */
+  [CX_OP_SQRT] = {{CX_MATH_INTRINSIC, "llvm.sqrt", 0}, {CX_MATH_INTRINSIC, "llvm.sqrt", 0}},
+  [CX_OP_CBRT] = {LIBM_F64("cbrt"), LIBM("cbrt")},
+  [CX_OP_SIN] = {LIBM_F64("sin"), LIBM("sin")},
+  [CX_OP_COS] = {LIBM_F64("cos"), LIBM("cos")},
+  [CX_OP_TAN] = {LIBM_F64("tan"), LIBM("tan")},
+  [CX_OP_POWER] = {LIBM_F64("pow"), LIBM("pow")},
+  [CX_OP_ATAN2] = {LIBM_F64("atan2"), LIBM("atan2")},
+};
+#undef POLY
+#undef LIBM
+#undef LIBM_F64
+
+static cx_math_lowering cpu_math(cx_op op, cxla_type t) {
+  cx_math_lowering none = {CX_MATH_NONE, NULL, 0};
+  if ((unsigned)op >= CX_OP_COUNT || !cx_type_is_float(t)) return none;
+  return k_math[op][t == CXLA_F64];
+}
+
+const cx_target cx_target_cpu = {
+  .name = "cpu",
+  .triple = NULL,
+  .data_layout = NULL,
+  .vector_bits = 256,
+  .addrspace_global = 0,
+  .addrspace_shared = -1,
+  .kernel_declare = cpu_declare,
+  .kernel_args = cpu_args,
+  .lower_math = cpu_math,
+};
