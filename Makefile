@@ -10,9 +10,24 @@ CLANG       ?= clang-19
 LLVM_INC    := $(shell $(LLVM_CONFIG) --includedir 2>/dev/null)
 LLVM_LIBDIR := $(shell $(LLVM_CONFIG) --libdir 2>/dev/null)
 CPPFLAGS    += -Iinclude -Isrc -D_GNU_SOURCE $(if $(LLVM_INC),-isystem $(LLVM_INC))
-CFLAGS_ALL  := -std=c11 -Wall -Wextra -Wno-missing-field-initializers -fPIC -pthread $(OPT) $(SAN) $(CFLAGS)
+# Hidden by default: libcxla.so exports only what include/cxla.h declares (it says so itself).
+CFLAGS_ALL  := -std=c11 -Wall -Wextra -Wno-missing-field-initializers -fPIC -fvisibility=hidden -pthread $(OPT) $(SAN) $(CFLAGS)
 comma       := ,
 LIBS        := $(if $(LLVM_LIBDIR),-L$(LLVM_LIBDIR) -Wl$(comma)-rpath$(comma)$(LLVM_LIBDIR)) -lLLVM-19 -lopenblas -lz -lm -ldl -lpthread
+
+# The version is written once, in include/cxla.h (CXLA_VERSION_MAJOR/MINOR/PATCH).
+version_of   = $(shell sed -n 's/^.define CXLA_VERSION_$(1)  *\([0-9][0-9]*\).*/\1/p' include/cxla.h)
+VERSION     := $(call version_of,MAJOR).$(call version_of,MINOR).$(call version_of,PATCH)
+SONAME      := libcxla.so.$(call version_of,MAJOR)
+SHLIB       := libcxla.so.$(VERSION)
+
+# `make install PREFIX=... [DESTDIR=...]`: header, libraries, cxla.pc, the CLI and its man page.
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
+LIBDIR      ?= $(PREFIX)/lib
+INCLUDEDIR  ?= $(PREFIX)/include
+MANDIR      ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
 LIB_SRCS    := $(sort $(wildcard src/*/*.c src/*/*/*.c))
 LIB_OBJS    := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -21,7 +36,7 @@ TEST_OBJS   := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
 CLI_OBJS    := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard tools/*.c)))
 DEPS        := $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
 
-.PHONY: all demo test setup clean asan fuzz bench check-fast docs
+.PHONY: all demo test setup clean asan fuzz bench check-fast docs install uninstall
 all: $(BUILD)/libcxla.a $(BUILD)/libcxla.so $(BUILD)/cxla $(BUILD)/cxla_tests
 
 # V=1 shows full command lines.
@@ -40,9 +55,48 @@ $(BUILD)/libcxla.a: $(LIB_OBJS)
 	@$(if $(V),,echo "  AR  $@")
 	$(Q)ar rcs $@ $^
 
-$(BUILD)/libcxla.so: $(LIB_OBJS)
+$(BUILD)/$(SHLIB): $(LIB_OBJS)
 	@$(if $(V),,echo "  LD  $@")
-	$(Q)$(CC) -shared $(SAN) -o $@ $^ $(LIBS)
+	$(Q)$(CC) -shared $(SAN) -Wl,-soname,$(SONAME) -o $@ $^ $(LIBS)
+
+# The usual links: libcxla.so (for -lcxla) -> libcxla.so.MAJOR (the soname) -> the file.
+$(BUILD)/libcxla.so: $(BUILD)/$(SHLIB)
+	$(Q)ln -sf $(SHLIB) $(BUILD)/$(SONAME)
+	$(Q)ln -sf $(SONAME) $@
+
+# pkg-config: Libs.private is what a static link of libcxla.a needs as well.
+# Written on every make (PREFIX may differ from the last one); cheap.
+$(BUILD)/cxla.pc: FORCE
+	@$(if $(V),,echo "  GEN $@")
+	$(Q)printf '%s\n' 'prefix=$(PREFIX)' 'exec_prefix=$${prefix}' \
+	  'libdir=$(patsubst $(PREFIX)%,$${exec_prefix}%,$(LIBDIR))' \
+	  'includedir=$(patsubst $(PREFIX)%,$${prefix}%,$(INCLUDEDIR))' '' \
+	  'Name: cxla' 'Description: a just-in-time compiler for XLA HLO (C API)' 'Version: $(VERSION)' \
+	  'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lcxla' 'Libs.private: $(LIBS)' > $@
+
+# The man page is cxla --help and --version, through Debian's help2man (scripts/setup.sh).
+$(BUILD)/cxla.1: $(BUILD)/cxla
+	@$(if $(V),,echo "  GEN $@")
+	$(Q)command -v help2man >/dev/null || { echo "make: help2man is missing (scripts/setup.sh installs it)" >&2; exit 1; }
+	$(Q)help2man --no-info --section=1 --name="a just-in-time compiler for XLA HLO" --output=$@ $(BUILD)/cxla
+
+install: $(BUILD)/libcxla.a $(BUILD)/libcxla.so $(BUILD)/cxla $(BUILD)/cxla.pc $(BUILD)/cxla.1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 644 include/cxla.h $(DESTDIR)$(INCLUDEDIR)/cxla.h
+	install -m 755 $(BUILD)/$(SHLIB) $(DESTDIR)$(LIBDIR)/$(SHLIB)
+	ln -sf $(SHLIB) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libcxla.so
+	install -m 644 $(BUILD)/libcxla.a $(DESTDIR)$(LIBDIR)/libcxla.a
+	install -m 644 $(BUILD)/cxla.pc $(DESTDIR)$(PKGCONFIGDIR)/cxla.pc
+	install -m 755 $(BUILD)/cxla $(DESTDIR)$(BINDIR)/cxla
+	install -m 644 $(BUILD)/cxla.1 $(DESTDIR)$(MANDIR)/man1/cxla.1
+	@# A real install (no DESTDIR) as root refreshes the loader's cache so the soname is found.
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/cxla.h $(DESTDIR)$(LIBDIR)/$(SHLIB) $(DESTDIR)$(LIBDIR)/$(SONAME) \
+	  $(DESTDIR)$(LIBDIR)/libcxla.so $(DESTDIR)$(LIBDIR)/libcxla.a $(DESTDIR)$(PKGCONFIGDIR)/cxla.pc \
+	  $(DESTDIR)$(BINDIR)/cxla $(DESTDIR)$(MANDIR)/man1/cxla.1
 
 $(BUILD)/cxla: $(CLI_OBJS) $(BUILD)/libcxla.a
 	@$(if $(V),,echo "  LD  $@")
@@ -93,5 +147,7 @@ bench:
 
 clean:
 	rm -rf build
+
+FORCE:
 
 -include $(DEPS)

@@ -18,9 +18,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* ---- version ---------------------------------------------------------------------------------
+ * The one place the version is written: the Makefile (libcxla.so.MAJOR.MINOR.PATCH, soname
+ * libcxla.so.MAJOR, cxla.pc), the CLI and the Python package read it from these lines. MAJOR
+ * changes when a program built against an older header could break. */
+#define CXLA_VERSION_MAJOR 0
+#define CXLA_VERSION_MINOR 1
+#define CXLA_VERSION_PATCH 0
+
+/* Only the calls declared here are exported from libcxla.so; the library is compiled with
+ * -fvisibility=hidden. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* "MAJOR.MINOR.PATCH" of the library actually loaded, which may be newer than the header a
+ * program was built with (same MAJOR). */
+const char *cxla_version(void);
 
 /* ---- status ------------------------------------------------------------------------------- */
 typedef enum cxla_status {
@@ -394,5 +412,9 @@ cxla_status cxla_module_run(cxla_module *m, const cxla_compile_options *opts, in
 
 #ifdef __cplusplus
 }
+#endif
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
 #endif
 #endif

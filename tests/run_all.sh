@@ -1,8 +1,9 @@
 #!/bin/sh
 # run_all.sh — everything `make test` (and CI) runs, after `make all asan fuzz`:
 #   1. the unit tests + HLO corpus (build/cxla_tests)
-#   2. the layering check (tests/layers.sh: which src/ folder calls which, from nm) and the CLI
-#      tests against build/cxla (tests/cli/cli_test.sh, when present)
+#   2. the layering check (tests/layers.sh: which src/ folder calls which, from nm), the CLI
+#      tests against build/cxla (tests/cli/cli_test.sh, when present), and the C package
+#      (tests/package/package_test.sh: exported symbols, version, make install + pkg-config)
 #   3. the whole unit suite + corpus again under ASan + UBSan (build/asan/cxla_tests)
 #   4. the CLI tests against the ASan build of the CLI
 #   5. the parser fuzzer for about a minute (counts as one check: it passes if it exits 0)
@@ -152,6 +153,7 @@ if [ -f tests/cli/cli_test.sh ]; then
     missing "cli" "$BUILD/cxla"
   fi
 fi
+part "package" "$LOG_DIR/package.log" sh tests/package/package_test.sh "$BUILD"
 
 if [ $FAST -eq 0 ]; then
   # 3-4: sanitizers. Leak checks on; UBSan reports abort (-fno-sanitize-recover).

@@ -113,6 +113,7 @@ void cli_print_usage(FILE *f, const char *cmd) {
     fprintf(f, "usage: cxla <command> [options]\n\ncommands:\n");
     for (int i = 0; i < CX_ARRAY_LEN(commands); i++) fprintf(f, "  %-28s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "  %-28s %s\n", "help [COMMAND]", "show this help, or a command's");
+    fprintf(f, "  %-28s %s\n", "--version", "print the version");
     fprintf(f, "\nRun 'cxla COMMAND --help' for a command's options.\n");
   }
   print_flags_and_backends(f);
@@ -215,6 +216,10 @@ int main(int argc, char **argv) {
   const char *cmd = argv[1];
   if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
     cli_print_usage(stdout, NULL);
+    return CLI_OK;
+  }
+  if (!strcmp(cmd, "--version")) {
+    printf("cxla %s\n", cxla_version());
     return CLI_OK;
   }
   if (!strcmp(cmd, "help")) {
