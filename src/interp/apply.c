@@ -25,16 +25,6 @@ static int is_scalar_param(cx_comp *c, cx_instr *x, cxla_type t, int nargs, int 
   return 1;
 }
 
-static int direct_binary_op(cx_op op) {
-  switch (op) {
-  case CX_OP_ADD: case CX_OP_MULTIPLY: case CX_OP_MAXIMUM: case CX_OP_MINIMUM:
-  case CX_OP_AND: case CX_OP_OR:
-    return 1;
-  default:
-    return 0;
-  }
-}
-
 cxla_status cx_apply_init(cx_interp *st, cx_instr *in, cx_comp *c, int nargs,
                           const cxla_type *arg_types, int nouts, cx_apply *f) {
   f->comp = c;
@@ -57,7 +47,10 @@ cxla_status cx_apply_init(cx_interp *st, cx_instr *in, cx_comp *c, int nargs,
   int a, b;
   if (!is_scalar_param(c, r->ops[0], t, nargs, &a) || !is_scalar_param(c, r->ops[1], t, nargs, &b))
     return CXLA_OK;
-  if (direct_binary_op(r->op) && r->shape.type == t) {
+  /* commutative ops only, so callers may fold (accumulator, element) in either order (reduce
+   * and reduce-window do) */
+  if (cx_op_is_commutative(r->op) && cx_op_is_elementwise(r->op) && r->shape.type == t &&
+      cx_op_valid_for_type(r->op, t)) {
     f->kind = CX_APPLY_BINARY;
     f->op = r->op;
   } else if (r->op == CX_OP_COMPARE && r->shape.type == CXLA_PRED) {

@@ -1,5 +1,5 @@
 /* apply.h — applying a called computation (reducer, comparator, combiner) to scalars. The
- * common shapes (ROOT = a binary op of two parameters, or a compare of two parameters) run
+ * common shapes (ROOT = a commutative binary op of two parameters, or a compare of two) run
  * directly through cx_scalar_binary / cx_scalar_compare; everything else goes through
  * cx_interp_call_scalar. Both give the same values: the direct path only skips the call. */
 #ifndef CX_INTERP_APPLY_H

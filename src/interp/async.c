@@ -17,7 +17,8 @@ static cxla_status make_tuple(cx_interp *st, int n, cxla_literal **el, cxla_lite
   return *out ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
 }
 
-static cxla_status async_start(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+cxla_status cx_interp_async_start(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+  *out = NULL;
   const cx_shape *s = &in->shape;
   if (in->ncalled != 1 || !in->called[0] || s->type != CXLA_TUPLE || s->ntuple < 2)
     return cx_interp_bad(st, in, "needs a computation and a shape ((operands), result, context...)");
@@ -52,25 +53,34 @@ static cxla_status element(cx_interp *st, cx_instr *in, const cxla_literal *t, i
   return *out ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
 }
 
-cxla_status cx_interp_async(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+static cxla_status one_operand(cx_interp *st, cx_instr *in, cxla_literal **out) {
   *out = NULL;
-  if (in->op != CX_OP_ASYNC_START && in->nops != 1) return cx_interp_bad(st, in, "takes one operand");
-  switch (in->op) {
-  case CX_OP_ASYNC_START: return async_start(st, in, ops, out);
-  case CX_OP_ASYNC_UPDATE:
-    *out = cxla_literal_clone(st->ctx, ops[0]);
-    return *out ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
-  case CX_OP_ASYNC_DONE: return element(st, in, ops[0], 1, out);
-  case CX_OP_COPY_DONE: return element(st, in, ops[0], 0, out);
-  case CX_OP_COPY_START: {
-    cxla_literal **el = cx_calloc(3, sizeof *el);
-    if (!el) return cx_oom(st->ctx);
-    cx_shape u32 = cx_shape_scalar(CXLA_U32);
-    el[0] = cxla_literal_clone(st->ctx, ops[0]);
-    el[1] = cxla_literal_clone(st->ctx, ops[0]);
-    el[2] = cx_literal_new(&u32);
-    return make_tuple(st, 3, el, out);
-  }
-  default: return cx_interp_unsupported(st, in, "not an async op");
-  }
+  return in->nops != 1 ? cx_interp_bad(st, in, "takes one operand") : CXLA_OK;
+}
+
+cxla_status cx_interp_async_update(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+  CX_TRY(one_operand(st, in, out));
+  *out = cxla_literal_clone(st->ctx, ops[0]);
+  return *out ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
+}
+
+cxla_status cx_interp_async_done(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+  CX_TRY(one_operand(st, in, out));
+  return element(st, in, ops[0], 1, out);
+}
+
+cxla_status cx_interp_copy_start(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+  CX_TRY(one_operand(st, in, out));
+  cxla_literal **el = cx_calloc(3, sizeof *el);
+  if (!el) return cx_oom(st->ctx);
+  cx_shape u32 = cx_shape_scalar(CXLA_U32);
+  el[0] = cxla_literal_clone(st->ctx, ops[0]);
+  el[1] = cxla_literal_clone(st->ctx, ops[0]);
+  el[2] = cx_literal_new(&u32);
+  return make_tuple(st, 3, el, out);
+}
+
+cxla_status cx_interp_copy_done(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+  CX_TRY(one_operand(st, in, out));
+  return element(st, in, ops[0], 0, out);
 }

@@ -3,33 +3,51 @@
  * an instruction cxla cannot run is refused when compiling, with its location, never half
  * way through a run. The evaluator keeps its own checks: they guard the API's direct calls. */
 #include <stdio.h>
-#include "interp/interp.h"
+#include "interp/internal.h"
+
+/* The particular cases of an op the interpreter refuses, by op. */
+typedef const char *(*refusal)(const cx_instr *in);
+
+static const char *window_reversal(const cx_instr *in) {
+  for (int d = 0; d < in->a.window.rank; d++)
+    if (in->a.window.d[d].reversal) return "window reversal";
+  return NULL;
+}
+
+static const char *map_subset(const cx_instr *in) {
+  if (!in->a.dims.n || in->nops < 1) return NULL;
+  int ok = in->a.dims.n == in->ops[0]->shape.rank;
+  for (int d = 0; ok && d < in->a.dims.n; d++) ok = in->a.dims.v[d] == d;
+  return ok ? NULL : "map over a subset of dimensions";
+}
+
+static const char *tiled_bitcast(const cx_instr *in) {
+  if (in->nops == 1 && (in->shape.layout_extra || in->ops[0]->shape.layout_extra) &&
+      !(cx_shape_has_default_layout(&in->shape) && cx_shape_has_default_layout(&in->ops[0]->shape)))
+    return "bitcast with tiled layouts";
+  return NULL;
+}
+
+static const refusal k_refusals[CX_OP_COUNT] = {
+  [CX_OP_REDUCE_WINDOW] = window_reversal,
+  [CX_OP_SELECT_AND_SCATTER] = window_reversal,
+  [CX_OP_MAP] = map_subset,
+  [CX_OP_BITCAST] = tiled_bitcast,
+};
 
 const char *cx_interp_cannot_run(const cx_instr *in, char *buf, size_t n) {
   if (cx_shape_is_dynamic(&in->shape)) return "dynamic dimensions";
   if (cx_op_is_collective(in->op)) return "collectives need the distributed runtime; cxla runs one device";
   if (!cx_interp_runs_op(in->op)) return "cxla does not run this op yet";
-  if (cx_op_is_elementwise(in->op) && in->nops > 0) {
-    int k = (in->op == CX_OP_SELECT || in->op == CX_OP_CLAMP) && in->nops > 1 ? 1 : 0;
-    cxla_type t = in->ops[k]->shape.type;
+  const cx_ew_rule *r = cx_ew_rule_of(in->op);
+  if (r && in->nops > 0) { /* the element types an elementwise op is defined on */
+    cxla_type t = in->ops[r->type_operand < in->nops ? r->type_operand : 0]->shape.type;
     if (cx_type_is_array(t) && !cx_op_valid_for_type(in->op, t)) {
       snprintf(buf, n, "not defined on %s", cxla_type_name(t));
       return buf;
     }
   }
-  if (in->op == CX_OP_REDUCE_WINDOW || in->op == CX_OP_SELECT_AND_SCATTER)
-    for (int d = 0; d < in->a.window.rank; d++)
-      if (in->a.window.d[d].reversal) return "window reversal";
-  if (in->op == CX_OP_MAP && in->a.dims.n && in->nops > 0) {
-    int ok = in->a.dims.n == in->ops[0]->shape.rank;
-    for (int d = 0; ok && d < in->a.dims.n; d++) ok = in->a.dims.v[d] == d;
-    if (!ok) return "map over a subset of dimensions";
-  }
-  if (in->op == CX_OP_BITCAST && in->nops == 1 &&
-      (in->shape.layout_extra || in->ops[0]->shape.layout_extra) &&
-      !(cx_shape_has_default_layout(&in->shape) && cx_shape_has_default_layout(&in->ops[0]->shape)))
-    return "bitcast with tiled layouts";
-  return NULL;
+  return k_refusals[in->op] ? k_refusals[in->op](in) : NULL;
 }
 
 /* Marks (aux) the computations the ENTRY reaches: only they run. */

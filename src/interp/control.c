@@ -1,6 +1,4 @@
-/* control.c — calls into computations: call, fusion, while, conditional; and tuple /
- * get-tuple-element for callers that only hold borrowed operands (the driver handles those
- * two itself so that it can move values instead of copying them). */
+/* control.c — calls into computations: call, fusion, while, conditional. */
 #include <stdatomic.h>
 #include "interp/internal.h"
 #include "runtime/context.h"
@@ -22,7 +20,8 @@ static cxla_status read_pred(cx_interp *st, cx_instr *in, const cxla_literal *p,
 
 /* while: the condition, then the body, as long as the condition holds. The state literal is
  * replaced by each body result; --max-loop-iterations bounds the number of body runs. */
-static cxla_status while_loop(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+cxla_status cx_interp_while(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+  *out = NULL;
   CX_TRY(need_called(st, in, 2));
   if (in->nops != 1) return cx_interp_bad(st, in, "takes one operand");
   cx_comp *cond = in->called[0], *body = in->called[1];
@@ -56,7 +55,8 @@ static cxla_status while_loop(cx_interp *st, cx_instr *in, cxla_literal *const *
 
 /* conditional: a pred index picks branch 0 (true) or 1 (false); an integer index picks that
  * branch, and any index outside [0, N) picks the last one, as XLA specifies. */
-static cxla_status conditional(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+cxla_status cx_interp_conditional(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+  *out = NULL;
   int n = in->ncalled;
   if (n < 1) return cx_interp_bad(st, in, "has no branches");
   CX_TRY(need_called(st, in, n));
@@ -76,41 +76,9 @@ static cxla_status conditional(cx_interp *st, cx_instr *in, cxla_literal *const 
   return cx_interp_call(st, in->called[b], 1, &ops[1 + b], out);
 }
 
-static cxla_status tuple_copy(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
-  int n = in->nops;
-  cxla_literal **el = cx_calloc((size_t)(n ? n : 1), sizeof *el);
-  if (!el) return cx_oom(st->ctx);
-  for (int j = 0; j < n; j++) {
-    if (!(el[j] = cxla_literal_clone(st->ctx, ops[j]))) {
-      for (int k = 0; k < j; k++) cxla_literal_destroy(el[k]);
-      cx_free(el);
-      return CXLA_ERR_OUT_OF_MEMORY;
-    }
-  }
-  *out = cxla_literal_tuple(st->ctx, n, el);
-  cx_free(el);
-  return *out ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
-}
-
-cxla_status cx_interp_control(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+/* call, and fusion: a fusion computes exactly what its fused computation computes. */
+cxla_status cx_interp_call_op(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
   *out = NULL;
-  switch (in->op) {
-  case CX_OP_CALL:
-  case CX_OP_FUSION: /* a fusion computes exactly what its fused computation computes */
-    CX_TRY(need_called(st, in, 1));
-    return cx_interp_call(st, in->called[0], in->nops, ops, out);
-  case CX_OP_WHILE: return while_loop(st, in, ops, out);
-  case CX_OP_CONDITIONAL: return conditional(st, in, ops, out);
-  case CX_OP_TUPLE: return tuple_copy(st, in, ops, out);
-  case CX_OP_ASYNC_START: case CX_OP_ASYNC_UPDATE: case CX_OP_ASYNC_DONE: case CX_OP_COPY_START:
-  case CX_OP_COPY_DONE:
-    return cx_interp_async(st, in, ops, out);
-  case CX_OP_GET_TUPLE_ELEMENT:
-    if (in->nops != 1 || ops[0]->shape.type != CXLA_TUPLE || in->a.index < 0 || in->a.index >= ops[0]->nelems)
-      return cx_interp_bad(st, in, "index out of range");
-    *out = cxla_literal_clone(st->ctx, ops[0]->elems[in->a.index]);
-    return *out ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
-  default:
-    return cx_interp_unsupported(st, in, "not a control-flow op");
-  }
+  CX_TRY(need_called(st, in, 1));
+  return cx_interp_call(st, in->called[0], in->nops, ops, out);
 }

@@ -1,8 +1,11 @@
-/* elementwise.c — elementwise ops over whole arrays. The scalar rules live in scalar.c; this
- * file only loops. f32 and f64 get loops with the op chosen outside the element loop (the
- * common case, and the one big graphs spend their time in); other types and the rarer ops go
- * element by element through cx_scalar_eval. A rank-0 operand of a larger op is broadcast
- * (select's pred and clamp's bounds may be scalars). */
+/* elementwise.c — elementwise ops over whole arrays. The scalar rules live in ew_rules.c; this
+ * file only loops. Every op can go element by element through its rule; f32 and f64 operands
+ * of the same type call the rule's float function directly, and a few ops have loops of their
+ * own, listed by op in k_fast: +,-,*,/ in native float arithmetic (the common case, the one big
+ * graphs spend their time in), and work on the stored bits where a round trip through double
+ * would quiet a signalling NaN (copy, select, f32 negate and abs, reduce-precision, TOTALORDER
+ * compare). A rank-0
+ * operand of a larger op is broadcast (select's pred and clamp's bounds may be scalars). */
 #include <stdio.h>
 #include <string.h>
 #include "interp/internal.h"
@@ -15,55 +18,93 @@ typedef struct {
   int64_t step[3];
 } ew_args;
 
-/* ---- f32 / f64 fast paths. +,-,*,/ on floats equal the double result rounded once (53 >=
- * 2*24+2 bits), so native float arithmetic gives the same bits as the double-then-round rule. */
+/* ---- the general loops ---- */
 
-#define FLOAT_BINARY_LOOPS(T, A, B)                                                        \
-  switch (op) {                                                                            \
-  case CX_OP_ADD: for (int64_t i = 0; i < n; i++) o[i] = A + B; return;                    \
-  case CX_OP_SUBTRACT: for (int64_t i = 0; i < n; i++) o[i] = A - B; return;               \
-  case CX_OP_MULTIPLY: for (int64_t i = 0; i < n; i++) o[i] = A * B; return;               \
-  case CX_OP_DIVIDE: for (int64_t i = 0; i < n; i++) o[i] = A / B; return;                 \
-  default: for (int64_t i = 0; i < n; i++) o[i] = (T)cx_float_binary(op, A, B); return;    \
-  }
-
-/* Unit strides get their own loops so the compiler can vectorise them. */
-static void f32_binary(cx_op op, float *o, const float *a, int64_t sa, const float *b, int64_t sb,
-                       int64_t n) {
-  if (sa == 1 && sb == 1) FLOAT_BINARY_LOOPS(float, a[i], b[i])
-  FLOAT_BINARY_LOOPS(float, a[i * sa], b[i * sb])
-}
-
-static void f64_binary(cx_op op, double *o, const double *a, int64_t sa, const double *b,
-                       int64_t sb, int64_t n) {
-  if (sa == 1 && sb == 1) FLOAT_BINARY_LOOPS(double, a[i], b[i])
-  FLOAT_BINARY_LOOPS(double, a[i * sa], b[i * sb])
-}
-
-static void f32_unary(cx_op op, float *o, const float *a, int64_t n) {
-  switch (op) {
-  case CX_OP_NEGATE: for (int64_t i = 0; i < n; i++) o[i] = -a[i]; return;
-  case CX_OP_ABS: for (int64_t i = 0; i < n; i++) o[i] = fabsf(a[i]); return;
-  /* exp/tanh/log in double, rounded once: closer to the true value than expf & co. */
-  case CX_OP_EXP: for (int64_t i = 0; i < n; i++) o[i] = (float)exp(a[i]); return;
-  case CX_OP_TANH: for (int64_t i = 0; i < n; i++) o[i] = (float)tanh(a[i]); return;
-  case CX_OP_LOG: for (int64_t i = 0; i < n; i++) o[i] = (float)log(a[i]); return;
-  default: for (int64_t i = 0; i < n; i++) o[i] = (float)cx_float_unary(op, a[i]); return;
-  }
-}
-
-static void f64_unary(cx_op op, double *o, const double *a, int64_t n) {
-  for (int64_t i = 0; i < n; i++) o[i] = cx_float_unary(op, a[i]);
-}
-
-/* ---- generic loops ---- */
-
-static void generic_loop(const cx_instr *in, const ew_args *g, cxla_type rt, void *out, int64_t n) {
+static void rule_loop(const cx_ew_rule *r, const cx_instr *in, const ew_args *g, cxla_type rt, void *out, int64_t n) {
   cx_scalar v[3];
+  cx_ew_bound b;
+  cx_ew_bind(&b, r, in);
   for (int64_t i = 0; i < n; i++) {
     for (int k = 0; k < g->n; k++) v[k] = cx_scalar_load(g->type[k], g->data[k], i * g->step[k]);
-    cx_scalar_store(rt, out, i, cx_scalar_eval(in, v));
+    cx_scalar_store(rt, out, i, cx_ew_call(&b, v));
   }
+}
+
+/* f32 / f64 operands of the result's type: the rule's float function on each element, in
+ * double, rounded once. Returns 0 when the types need rule_loop. */
+#define FLOAT_LOOP(T)                                                                      \
+  do {                                                                                     \
+    T *o = out;                                                                            \
+    const T *a = g->data[0], *b = g->data[1];                                              \
+    int64_t sb = g->step[1];                                                               \
+    if (r->f1)                                                                             \
+      for (int64_t i = 0; i < n; i++) o[i] = (T)r->f1(a[i]);                               \
+    else if (g->step[0] == 1 && sb == 1)                                                   \
+      for (int64_t i = 0; i < n; i++) o[i] = (T)r->f2(a[i], b[i]);                         \
+    else                                                                                   \
+      for (int64_t i = 0; i < n; i++) o[i] = (T)r->f2(a[i * g->step[0]], b[i * sb]);       \
+  } while (0)
+
+static int float_loop(const cx_ew_rule *r, const ew_args *g, cxla_type rt, void *out, int64_t n) {
+  if ((rt != CXLA_F32 && rt != CXLA_F64) || !(r->f1 || r->f2)) return 0;
+  for (int k = 0; k < g->n; k++)
+    if (g->type[k] != rt) return 0;
+  if (r->f1 && g->step[0] != 1) return 0;
+  if (rt == CXLA_F32) FLOAT_LOOP(float);
+  else FLOAT_LOOP(double);
+  return 1;
+}
+
+/* ---- loops of particular ops: each returns 0 when the types need the general loops ---- */
+
+typedef int (*ew_fast_fn)(const cx_instr *in, const ew_args *g, cxla_type rt, void *out, int64_t n);
+
+/* +,-,*,/ on floats equal the double result rounded once (53 >= 2*24+2 bits), so native float
+ * arithmetic gives the same bits as the double-then-round rule. Unit strides get their own
+ * loops so the compiler can vectorise them. */
+#define NATIVE_LOOPS(T, OP)                                                                 \
+  do {                                                                                      \
+    T *o = out;                                                                             \
+    const T *a = g->data[0], *b = g->data[1];                                               \
+    int64_t sa = g->step[0], sb = g->step[1];                                               \
+    if (sa == 1 && sb == 1)                                                                 \
+      for (int64_t i = 0; i < n; i++) o[i] = a[i] OP b[i];                                  \
+    else                                                                                    \
+      for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] OP b[i * sb];                        \
+  } while (0)
+#define NATIVE_BINARY(name, OP)                                                             \
+  static int name(const cx_instr *in, const ew_args *g, cxla_type rt, void *out, int64_t n) { \
+    (void)in;                                                                               \
+    if (g->type[0] != rt || g->type[1] != rt) return 0;                                     \
+    if (rt == CXLA_F32) NATIVE_LOOPS(float, OP);                                            \
+    else if (rt == CXLA_F64) NATIVE_LOOPS(double, OP);                                      \
+    else return 0;                                                                          \
+    return 1;                                                                               \
+  }
+NATIVE_BINARY(add_fast, +)
+NATIVE_BINARY(subtract_fast, -)
+NATIVE_BINARY(multiply_fast, *)
+NATIVE_BINARY(divide_fast, /)
+
+/* negate and abs of f32 in float arithmetic: they only touch the sign bit, so a signalling
+ * NaN keeps its bits (widening it to double would quiet it; f64 is never widened). */
+#define F32_SIGN_OP(name, EXPR)                                                             \
+  static int name(const cx_instr *in, const ew_args *g, cxla_type rt, void *out, int64_t n) { \
+    (void)in;                                                                               \
+    if (rt != CXLA_F32 || g->type[0] != rt || g->step[0] != 1) return 0;                    \
+    float *o = out;                                                                         \
+    const float *a = g->data[0];                                                            \
+    for (int64_t i = 0; i < n; i++) o[i] = EXPR;                                            \
+    return 1;                                                                               \
+  }
+F32_SIGN_OP(negate_fast, -a[i])
+F32_SIGN_OP(abs_fast, fabsf(a[i]))
+
+static int copy_fast(const cx_instr *in, const ew_args *g, cxla_type rt, void *out, int64_t n) {
+  (void)in;
+  if (g->type[0] != rt || g->step[0] != 1) return 0;
+  memcpy(out, g->data[0], (size_t)n * cxla_type_size(rt));
+  return 1;
 }
 
 /* TOTALORDER on the stored bits (keeps NaN payloads and signalling NaNs exact): the
@@ -125,18 +166,35 @@ static int native_compare(cxla_compare_dir dir, cx_cmp_type ct, const ew_args *g
   }
 }
 
+static int compare_fast(const cx_instr *in, const ew_args *g, cxla_type rt, void *out, int64_t n) {
+  (void)rt;
+  if (in->a.cmp_type == CX_CMP_TOTALORDER && cx_type_is_float(g->type[0]) && g->type[0] == g->type[1]) {
+    total_order_loop(in->a.dir, g, out, n);
+    return 1;
+  }
+  return native_compare(in->a.dir, in->a.cmp_type, g, out, n);
+}
+
 /* select copies bytes, so NaN payloads pass through untouched. */
-static void select_loop(const ew_args *g, size_t es, char *o, int64_t n) {
+static int select_fast(const cx_instr *in, const ew_args *g, cxla_type rt, void *out, int64_t n) {
+  (void)in;
+  if (g->type[1] != rt || g->type[2] != rt) return 0;
+  size_t es = cxla_type_size(rt);
+  char *o = out;
   const uint8_t *p = g->data[0];
   const char *t = g->data[1], *f = g->data[2];
   for (int64_t i = 0; i < n; i++) {
     const char *src = p[i * g->step[0]] ? t + (size_t)(i * g->step[1]) * es : f + (size_t)(i * g->step[2]) * es;
     memcpy(o + (size_t)i * es, src, es);
   }
+  return 1;
 }
 
 /* reduce-precision on the stored bits of each element. */
-static void reduce_precision_loop(cxla_type t, const void *src, void *dst, int64_t n, int e, int m) {
+static int reduce_precision_fast(const cx_instr *in, const ew_args *g, cxla_type t, void *dst, int64_t n) {
+  const void *src = g->data[0];
+  int e = in->a.exponent_bits, m = in->a.mantissa_bits;
+  if (g->type[0] != t || g->step[0] != 1) return 0;
   for (int64_t i = 0; i < n; i++) {
     switch (t) {
     case CXLA_F64: {
@@ -162,16 +220,30 @@ static void reduce_precision_loop(cxla_type t, const void *src, void *dst, int64
     }
     }
   }
+  return 1;
 }
 
-/* Checks operand k against the result's element count (equal, or a broadcast scalar). */
+static const ew_fast_fn k_fast[CX_OP_COUNT] = {
+  [CX_OP_ADD] = add_fast,
+  [CX_OP_SUBTRACT] = subtract_fast,
+  [CX_OP_MULTIPLY] = multiply_fast,
+  [CX_OP_DIVIDE] = divide_fast,
+  [CX_OP_NEGATE] = negate_fast,
+  [CX_OP_ABS] = abs_fast,
+  [CX_OP_COPY] = copy_fast,
+  [CX_OP_SELECT] = select_fast,
+  [CX_OP_REDUCE_PRECISION] = reduce_precision_fast,
+  [CX_OP_COMPARE] = compare_fast,
+};
+
+/* Checks operand k against the result's element count (equal, or a broadcast scalar) unless
+ * !counts. */
 static cxla_status add_operand(cx_interp *st, cx_instr *in, ew_args *g, const cxla_literal *x,
-                               int64_t n) {
+                               int64_t n, int counts) {
   if (!x || x->shape.type == CXLA_TUPLE || !cx_type_is_array(x->shape.type))
     return cx_interp_bad(st, in, "operand %d is not an array", g->n);
   int64_t xn = cx_shape_elems(&x->shape);
-  /* bitcast-convert may add or drop a trailing dimension; its byte counts are checked apart */
-  int same = cx_shape_same_dims(&x->shape, &in->shape) || in->op == CX_OP_BITCAST_CONVERT;
+  int same = cx_shape_same_dims(&x->shape, &in->shape) || !counts;
   if (!same && !(x->shape.rank == 0 && xn == 1))
     return cx_interp_bad(st, in, "operand %d has %lld elements, the result %lld", g->n,
                          (long long)xn, (long long)n);
@@ -182,72 +254,55 @@ static cxla_status add_operand(cx_interp *st, cx_instr *in, ew_args *g, const cx
   return CXLA_OK;
 }
 
-cxla_status cx_interp_elementwise(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+/* The checks every elementwise op shares, filling g; *out is the zeroed result. */
+static cxla_status prepare(cx_interp *st, cx_instr *in, cxla_literal *const *ops, int counts, ew_args *g,
+                           const cx_ew_rule **rule, cxla_literal **out) {
   *out = NULL;
+  const cx_ew_rule *r = *rule = cx_ew_rule_of(in->op);
+  if (!r) return cx_interp_unsupported(st, in, "the interpreter does not run this op");
   if (in->shape.type == CXLA_TUPLE || !cx_type_is_array(in->shape.type))
     return cx_interp_unsupported(st, in, "non-array result");
   int64_t n = cx_shape_elems(&in->shape);
   int arity = cx_op_arity(in->op);
   if (arity < 1 || arity > 3 || in->nops != arity || n < 0)
     return cx_interp_bad(st, in, "expected %d operands", arity);
-  ew_args g = {0};
-  for (int k = 0; k < arity; k++) CX_TRY(add_operand(st, in, &g, ops[k], n));
-  cxla_type rt = in->shape.type;
-  cxla_type ot = in->op == CX_OP_SELECT || in->op == CX_OP_CLAMP ? g.type[1] : g.type[0];
+  memset(g, 0, sizeof *g);
+  for (int k = 0; k < arity; k++) CX_TRY(add_operand(st, in, g, ops[k], n, counts));
+  cxla_type ot = g->type[r->type_operand < arity ? r->type_operand : 0];
   if (!cx_op_valid_for_type(in->op, ot)) {
     char msg[96];
     snprintf(msg, sizeof msg, "operand type %s", cxla_type_name(ot));
     return cx_interp_unsupported(st, in, msg);
   }
-  if (in->op == CX_OP_SELECT && g.type[0] != CXLA_PRED)
-    return cx_interp_bad(st, in, "select needs a pred selector");
-  if (in->op == CX_OP_REDUCE_PRECISION && (in->a.exponent_bits < 1 || in->a.mantissa_bits < 0))
-    return cx_interp_bad(st, in, "exponent_bits must be >= 1 and mantissa_bits >= 0");
-  if (in->op == CX_OP_BITCAST_CONVERT) {
-    int64_t ib = cx_shape_bytes(&ops[0]->shape), ob = cx_shape_bytes(&in->shape);
-    if (ib != ob) return cx_interp_bad(st, in, "operand has %lld bytes, the result %lld", (long long)ib, (long long)ob);
-  }
+  const char *why = r->ill_formed ? r->ill_formed(in, g->type) : NULL;
+  if (why) return cx_interp_bad(st, in, "%s", why);
+  return CXLA_OK;
+}
 
+cxla_status cx_interp_elementwise(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+  ew_args g;
+  const cx_ew_rule *rule;
   cxla_literal *r;
+  CX_TRY(prepare(st, in, ops, 1, &g, &rule, out));
   CX_TRY(cx_interp_new_array(st, in, &in->shape, &r));
-  size_t es = cxla_type_size(rt);
-  switch (in->op) {
-  case CX_OP_COPY:
-    if (g.type[0] != rt || g.step[0] != 1) goto generic;
-    memcpy(r->data, ops[0]->data, (size_t)n * es);
-    break;
-  case CX_OP_BITCAST_CONVERT: /* row-major, little-endian: the bytes are the answer */
-    memcpy(r->data, ops[0]->data, (size_t)cx_shape_bytes(&in->shape));
-    break;
-  case CX_OP_SELECT:
-    if (g.type[1] != rt || g.type[2] != rt) goto generic;
-    select_loop(&g, es, r->data, n);
-    break;
-  case CX_OP_REDUCE_PRECISION:
-    if (g.type[0] != rt) goto generic;
-    reduce_precision_loop(rt, ops[0]->data, r->data, n, in->a.exponent_bits, in->a.mantissa_bits);
-    break;
-  case CX_OP_COMPARE:
-    if (in->a.cmp_type == CX_CMP_TOTALORDER && cx_type_is_float(g.type[0]) && g.type[0] == g.type[1]) {
-      total_order_loop(in->a.dir, &g, r->data, n);
-      break;
-    }
-    if (native_compare(in->a.dir, in->a.cmp_type, &g, r->data, n)) break;
-    goto generic;
-  default:
-    if (in->op == CX_OP_IS_FINITE || in->op == CX_OP_CONVERT || in->op == CX_OP_CLAMP ||
-        g.type[0] != rt || (arity == 2 && g.type[1] != rt) || (arity == 1 && g.step[0] != 1))
-      goto generic;
-    if (rt == CXLA_F32 && arity == 1) f32_unary(in->op, r->data, ops[0]->data, n);
-    else if (rt == CXLA_F64 && arity == 1) f64_unary(in->op, r->data, ops[0]->data, n);
-    else if (rt == CXLA_F32) f32_binary(in->op, r->data, ops[0]->data, g.step[0], ops[1]->data, g.step[1], n);
-    else if (rt == CXLA_F64) f64_binary(in->op, r->data, ops[0]->data, g.step[0], ops[1]->data, g.step[1], n);
-    else goto generic;
-    break;
-  generic:
-    generic_loop(in, &g, rt, r->data, n);
-    break;
-  }
+  cxla_type rt = in->shape.type;
+  int64_t n = cx_shape_elems(&in->shape);
+  ew_fast_fn fast = k_fast[in->op];
+  if (!(fast && fast(in, &g, rt, r->data, n)) && !float_loop(rule, &g, rt, r->data, n))
+    rule_loop(rule, in, &g, rt, r->data, n);
   *out = r;
+  return CXLA_OK;
+}
+
+/* bitcast-convert: row-major and little-endian, so the bytes are the answer; a change of
+ * element size adds or drops a trailing dimension, so the element counts differ. */
+cxla_status cx_interp_bitcast_convert(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+  ew_args g;
+  const cx_ew_rule *rule;
+  CX_TRY(prepare(st, in, ops, 0, &g, &rule, out));
+  int64_t ib = cx_shape_bytes(&ops[0]->shape), ob = cx_shape_bytes(&in->shape);
+  if (ib != ob) return cx_interp_bad(st, in, "operand has %lld bytes, the result %lld", (long long)ib, (long long)ob);
+  CX_TRY(cx_interp_new_array(st, in, &in->shape, out));
+  memcpy((*out)->data, ops[0]->data, (size_t)ob);
   return CXLA_OK;
 }

@@ -1,6 +1,5 @@
-/* internal.h — helpers shared by the interpreter's driver, scalar, elementwise, shape and
- * control files (not part of the interp.h contract). The float kernels are inline so the
- * elementwise loops can inline them with the op switch hoisted by the compiler. */
+/* internal.h — what the interpreter's files share beyond the interp.h contract: the per-op
+ * hooks (an evaluator per op, a scalar rule per elementwise op) and small helpers. */
 #ifndef CX_INTERP_INTERNAL_H
 #define CX_INTERP_INTERNAL_H
 #include <math.h>
@@ -16,8 +15,96 @@ cxla_status cx_interp_new_array(cx_interp *st, cx_instr *in, const cx_shape *s, 
 /* An ill-formed instruction the verifier should have caught: CXLA_ERR_VERIFY at in->loc. */
 cxla_status cx_interp_bad(cx_interp *st, cx_instr *in, const char *fmt, ...) CX_PRINTF(3, 4);
 
-/* async-start, async-update, async-done, copy-start, copy-done (async.c). */
-cxla_status cx_interp_async(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
+/* ---- per-op hooks ---- */
+
+/* The scalar rule of an elementwise op (ew_rules.c), by the kind of the op's element type:
+ * floats in double (rounded to the type by the caller), integers (signed s, unsigned u) and
+ * pred on 64-bit values. Unary ops fill the *1 fields, binary ops the *2 fields; an op whose
+ * value needs the instruction (attributes, operands of other types) has eval instead. A kind
+ * the op is not defined on stays NULL: cx_op_valid_for_type is asked before any is called. */
+typedef struct cx_ew_rule {
+  double (*f1)(double x);
+  int64_t (*fp1)(double x); /* float operand, pred result (is-finite) */
+  int64_t (*s1)(cxla_type t, int64_t x), (*u1)(cxla_type t, int64_t x), (*p1)(cxla_type t, int64_t x);
+  double (*f2)(double a, double b);
+  int64_t (*s2)(cxla_type t, int64_t a, int64_t b), (*u2)(cxla_type t, int64_t a, int64_t b),
+      (*p2)(cxla_type t, int64_t a, int64_t b);
+  /* t: the element type of operand type_operand */
+  cx_scalar (*eval)(const cx_instr *in, cxla_type t, const cx_scalar *args);
+  /* Whether the operands have the types the rule reads (NULL: all of the result's type, which
+   * the op is defined on). Elementwise arrays of other types take the general path. */
+  int (*types_ok)(const cx_instr *in);
+  /* Why the instruction is ill-formed, given its operand element types, or NULL. */
+  const char *(*ill_formed)(const cx_instr *in, const cxla_type *types);
+  int type_operand; /* whose element type is the op's (select: on-true, clamp: the operand) */
+} cx_ew_rule;
+
+/* op's rule, or NULL: the interpreter does not run op as an elementwise op. */
+const cx_ew_rule *cx_ew_rule_of(cx_op op);
+int cx_ew_types_ok(const cx_ew_rule *r, const cx_instr *in);
+/* r (in's rule) bound to in, once for the loops over many elements, and applied to scalar
+ * operand values. */
+typedef struct cx_ew_bound {
+  const cx_ew_rule *r;
+  const cx_instr *in;
+  cxla_type t; /* the element type of operand r->type_operand */
+  cx_kind kind;
+} cx_ew_bound;
+static inline void cx_ew_bind(cx_ew_bound *b, const cx_ew_rule *r, const cx_instr *in) {
+  int k = r->type_operand < in->nops ? r->type_operand : 0;
+  b->r = r;
+  b->in = in;
+  b->t = in->nops ? in->ops[k]->shape.type : in->shape.type;
+  b->kind = cx_type_kind(b->t);
+}
+cx_scalar cx_ew_call(const cx_ew_bound *b, const cx_scalar *args);
+static inline cx_scalar cx_ew_apply(const cx_ew_rule *r, const cx_instr *in, const cx_scalar *args) {
+  cx_ew_bound b;
+  cx_ew_bind(&b, r, in);
+  return cx_ew_call(&b, args);
+}
+
+/* The evaluator of an op (eval_table.c): either a frame hook, for the driver's own ops that
+ * borrow or move values (parameter, constant, tuple, get-tuple-element, copy, opt-barrier), or
+ * an evaluator of borrowed operand values. Neither: the interpreter does not run the op. */
+struct cx_frame;
+typedef cxla_status (*cx_frame_fn)(cx_interp *st, struct cx_frame *f, cx_instr *in, int i);
+typedef struct cx_interp_hook {
+  cx_frame_fn frame;
+  cx_interp_fn eval;
+} cx_interp_hook;
+cx_interp_hook cx_interp_hook_of(cx_op op);
+
+/* Frame hooks (interp.c): each leaves instruction i's value in the frame. */
+cxla_status cx_frame_parameter(cx_interp *st, struct cx_frame *f, cx_instr *in, int i);
+cxla_status cx_frame_constant(cx_interp *st, struct cx_frame *f, cx_instr *in, int i);
+cxla_status cx_frame_tuple(cx_interp *st, struct cx_frame *f, cx_instr *in, int i);
+cxla_status cx_frame_get_tuple_element(cx_interp *st, struct cx_frame *f, cx_instr *in, int i);
+cxla_status cx_frame_identity(cx_interp *st, struct cx_frame *f, cx_instr *in, int i);
+
+/* Evaluators of interp.h's cx_interp_fn type beyond its public ones. */
+#define CX_INTERP_EVALUATOR(name) \
+  cxla_status name(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out)
+CX_INTERP_EVALUATOR(cx_interp_bitcast_convert);   /* elementwise.c */
+CX_INTERP_EVALUATOR(cx_interp_iota);              /* shape_ops.c */
+CX_INTERP_EVALUATOR(cx_interp_broadcast);
+CX_INTERP_EVALUATOR(cx_interp_reshape);
+CX_INTERP_EVALUATOR(cx_interp_bitcast);
+CX_INTERP_EVALUATOR(cx_interp_transpose);
+CX_INTERP_EVALUATOR(cx_interp_slice);
+CX_INTERP_EVALUATOR(cx_interp_dynamic_slice);
+CX_INTERP_EVALUATOR(cx_interp_dynamic_update_slice);
+CX_INTERP_EVALUATOR(cx_interp_concatenate);
+CX_INTERP_EVALUATOR(cx_interp_pad);
+CX_INTERP_EVALUATOR(cx_interp_reverse);
+CX_INTERP_EVALUATOR(cx_interp_call_op);           /* control.c: call and fusion */
+CX_INTERP_EVALUATOR(cx_interp_while);
+CX_INTERP_EVALUATOR(cx_interp_conditional);
+CX_INTERP_EVALUATOR(cx_interp_async_start);       /* async.c */
+CX_INTERP_EVALUATOR(cx_interp_async_update);
+CX_INTERP_EVALUATOR(cx_interp_async_done);
+CX_INTERP_EVALUATOR(cx_interp_copy_start);
+CX_INTERP_EVALUATOR(cx_interp_copy_done);
 
 /* Copies a box of n[0] x ... x n[rank-1] elements of esize bytes: for every index i < n,
  * dst[dbase + sum i_k*dstr_k] = src[sbase + sum i_k*sstr_k] (offsets in elements; strides may
@@ -29,67 +116,6 @@ void cx_box_copy(void *dst, const void *src, size_t esize, int rank, const int64
 /* reduce-precision on the raw bits of a float with nbits total and src_mbits mantissa bits,
  * exactly as XLA's EmitReducePrecisionIR with quiet_nans=false. */
 uint64_t cx_reduce_precision_bits(uint64_t x, int nbits, int src_mbits, int ebits, int mbits);
-
-/* XLA maximum/minimum on floats (llvm.maximum/minimum): NaN if either is NaN, and -0 < +0. */
-static inline double cx_fmax_xla(double a, double b) {
-  if (isnan(a)) return a;
-  if (isnan(b)) return b;
-  if (a > b) return a;
-  if (b > a) return b;
-  return signbit(a) ? b : a; /* equal: only +0/-0 can differ */
-}
-static inline double cx_fmin_xla(double a, double b) {
-  if (isnan(a)) return a;
-  if (isnan(b)) return b;
-  if (a < b) return a;
-  if (b < a) return b;
-  return signbit(a) ? a : b;
-}
-
-/* Unary float ops in double, not yet rounded to the element type. is-finite is not here (its
- * result is pred). */
-static inline double cx_float_unary(cx_op op, double x) {
-  switch (op) {
-  case CX_OP_ABS: return fabs(x);
-  case CX_OP_NEGATE: return -x;
-  case CX_OP_SIGN: return (isnan(x) || x == 0) ? x : copysign(1.0, x);
-  case CX_OP_EXP: return exp(x);
-  case CX_OP_EXPM1: return expm1(x);
-  case CX_OP_LOG: return log(x);
-  case CX_OP_LOG1P: return log1p(x);
-  case CX_OP_LOGISTIC: return 1.0 / (1.0 + exp(-x));
-  case CX_OP_SQRT: return sqrt(x);
-  case CX_OP_RSQRT: return 1.0 / sqrt(x);
-  case CX_OP_CBRT: return cbrt(x);
-  case CX_OP_SIN: return sin(x);
-  case CX_OP_COS: return cos(x);
-  case CX_OP_TAN: return tan(x);
-  case CX_OP_TANH: return tanh(x);
-  case CX_OP_FLOOR: return floor(x);
-  case CX_OP_CEIL: return ceil(x);
-  case CX_OP_ROUND_AFZ: return round(x);
-  case CX_OP_ROUND_EVEN: return nearbyint(x); /* the default rounding mode: ties to even */
-  case CX_OP_ERF: return erf(x);
-  default: return x; /* copy */
-  }
-}
-
-/* Binary float ops in double, not yet rounded. pow follows C's pow, which already gives
- * XLA's 1^y = 1 and x^0 = 1 (NaN included). */
-static inline double cx_float_binary(cx_op op, double a, double b) {
-  switch (op) {
-  case CX_OP_ADD: return a + b;
-  case CX_OP_SUBTRACT: return a - b;
-  case CX_OP_MULTIPLY: return a * b;
-  case CX_OP_DIVIDE: return a / b;
-  case CX_OP_REMAINDER: return fmod(a, b);
-  case CX_OP_POWER: return pow(a, b);
-  case CX_OP_ATAN2: return atan2(a, b);
-  case CX_OP_MAXIMUM: return cx_fmax_xla(a, b);
-  case CX_OP_MINIMUM: return cx_fmin_xla(a, b);
-  default: return NAN;
-  }
-}
 
 /* Sign-extends / zero-extends the low bits of v as a width-`bits` integer. */
 static inline int64_t cx_sext(int bits, int64_t v) {

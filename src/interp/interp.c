@@ -1,5 +1,7 @@
 /* interp.c — the interpreter's driver: runs a computation's instructions in order, keeps each
- * value only until its last user has run, and dispatches every op to its group's evaluator.
+ * value only until its last user has run, and hands every instruction to its op's hook
+ * (eval_table.c); the hooks for parameters, constants, tuples and identities are here, since
+ * they borrow or move the frame's values.
  *
  * Thread safety: compiled executables run from many threads at once, so evaluation never
  * writes to the IR (no instr->aux or comp->aux). What a call needs beyond the IR — the
@@ -42,8 +44,10 @@ cxla_status cx_interp_new_array(cx_interp *st, cx_instr *in, const cx_shape *s, 
 
 /* ---- per-call frame ---- */
 
-typedef struct frame {
+typedef struct cx_frame {
   int n, root;
+  int nargs;
+  cxla_literal *const *args; /* the call's arguments (borrowed) */
   cxla_literal **vals;  /* value of instruction i (NULL before it runs / after its last use) */
   uint8_t *owned;       /* vals[i] is ours to free (parameters and constants are borrowed) */
   int *last;            /* position of the last instruction that reads value i; -1: none */
@@ -152,98 +156,8 @@ static cxla_literal *take_operand(cx_interp *st, frame *f, cx_instr *in, int i, 
   return cxla_literal_clone(st->ctx, f->vals[p]);
 }
 
-static cxla_status eval_tuple(cx_interp *st, frame *f, cx_instr *in, int i, cxla_literal **out) {
-  int n = in->nops;
-  cxla_literal **el = cx_calloc((size_t)(n ? n : 1), sizeof *el);
-  if (!el) return cx_oom(st->ctx);
-  for (int j = 0; j < n; j++) {
-    if (!(el[j] = take_operand(st, f, in, i, j))) {
-      for (int k = 0; k < j; k++) cxla_literal_destroy(el[k]);
-      cx_free(el);
-      return CXLA_ERR_OUT_OF_MEMORY;
-    }
-  }
-  *out = cxla_literal_tuple(st->ctx, n, el); /* owns el's literals even when it fails */
-  cx_free(el);
-  return *out ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
-}
-
-static cxla_status eval_gte(cx_interp *st, frame *f, cx_instr *in, int i, cxla_literal **out) {
-  int p = f->opos[f->opos_start[i]];
-  cxla_literal *t = f->vals[p];
-  int64_t k = in->a.index;
-  if (t->shape.type != CXLA_TUPLE || k < 0 || k >= t->nelems)
-    return cx_interp_bad(st, in, "index %lld out of range for %s", (long long)k,
-                         t->shape.type == CXLA_TUPLE ? "the tuple" : "a non-tuple");
-  if (f->owned[p] && f->last[p] == i) { /* the tuple dies here: move the element out */
-    *out = t->elems[k];
-    t->elems[k] = NULL;
-    return CXLA_OK;
-  }
-  *out = cxla_literal_clone(st->ctx, t->elems[k]);
-  return *out ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
-}
-
-int cx_interp_runs_op(cx_op op) { return cx_op_runs_on(op) >= CX_RUNS_INTERP; }
-
-/* The group evaluators of interp.h, by op. */
-static cxla_status dispatch(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
-  switch (in->op) {
-  case CX_OP_GATHER: return cx_interp_gather(st, in, ops, out);
-  case CX_OP_SCATTER: return cx_interp_scatter(st, in, ops, out);
-  case CX_OP_REDUCE: return cx_interp_reduce(st, in, ops, out);
-  case CX_OP_REDUCE_WINDOW: return cx_interp_reduce_window(st, in, ops, out);
-  case CX_OP_SELECT_AND_SCATTER: return cx_interp_select_and_scatter(st, in, ops, out);
-  case CX_OP_MAP: return cx_interp_map(st, in, ops, out);
-  case CX_OP_SORT: return cx_interp_sort(st, in, ops, out);
-  case CX_OP_DOT: return cx_interp_dot(st, in, ops, out);
-  case CX_OP_CONVOLUTION: return cx_interp_convolution(st, in, ops, out);
-  case CX_OP_PARTITION_ID: case CX_OP_REPLICA_ID: /* one device: both are 0 */
-    return cx_interp_new_array(st, in, &in->shape, out);
-  default: break;
-  }
-  switch (cx_op_class_of(in->op)) {
-  case CX_CLASS_ELEMENTWISE: return cx_interp_elementwise(st, in, ops, out);
-  case CX_CLASS_SHAPE: return cx_interp_shape_op(st, in, ops, out);
-  case CX_CLASS_CONTROL: case CX_CLASS_DATA: return cx_interp_control(st, in, ops, out);
-  default: return cx_interp_unsupported(st, in, "the interpreter does not run this op");
-  }
-}
-
-/* Runs instruction i, leaving its value in the frame. */
-static cxla_status eval_instr(cx_interp *st, frame *f, cx_instr *in, int i, int nargs,
-                              cxla_literal *const *args) {
-  cxla_literal *r = NULL, *small[8], **ops = small;
-  cxla_status s = CXLA_OK;
-  if (cx_shape_is_dynamic(&in->shape)) return cx_interp_unsupported(st, in, "dynamic dimensions");
-  /* The one gate: an op cx_interp_runs_op (and so docs/ops.md) calls unsupported never runs */
-  if (!cx_interp_runs_op(in->op)) return cx_interp_unsupported(st, in, "the interpreter does not run this op");
-  switch (in->op) {
-  case CX_OP_PARAMETER:
-    if (in->a.index < 0 || in->a.index >= nargs || !args[in->a.index])
-      return cx_interp_bad(st, in, "parameter %lld without an argument", (long long)in->a.index);
-    f->vals[i] = args[in->a.index];
-    return CXLA_OK;
-  case CX_OP_CONSTANT:
-    if (!in->a.literal) return cx_interp_bad(st, in, "no literal");
-    f->vals[i] = in->a.literal;
-    return CXLA_OK;
-  case CX_OP_TUPLE: s = eval_tuple(st, f, in, i, &r); break;
-  case CX_OP_GET_TUPLE_ELEMENT: s = eval_gte(st, f, in, i, &r); break;
-  case CX_OP_COPY:        /* the identity, of arrays and tuples alike */
-  case CX_OP_OPT_BARRIER: /* the identity: a barrier only matters to optimisers */
-    if (in->nops != 1) return cx_interp_bad(st, in, "takes one operand");
-    r = take_operand(st, f, in, i, 0);
-    s = r ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
-    break;
-  default:
-    if (in->nops > (int)CX_ARRAY_LEN(small) && !(ops = cx_malloc(sizeof *ops * (size_t)in->nops)))
-      return cx_oom(st->ctx);
-    for (int j = 0; j < in->nops; j++) ops[j] = f->vals[f->opos[f->opos_start[i] + j]];
-    s = dispatch(st, in, ops, &r);
-    if (ops != small) cx_free(ops);
-    break;
-  }
+/* Makes r instruction i's value once it is checked against the instruction's shape. */
+static cxla_status set_value(cx_interp *st, frame *f, cx_instr *in, int i, cxla_status s, cxla_literal *r) {
   if (s == CXLA_OK && !r)
     s = cx_error_at(st->m, in->loc, CXLA_ERR_INTERNAL, "%s produced no value", cx_op_name(in->op));
   if (s == CXLA_OK && !cx_shape_equal(&r->shape, &in->shape)) {
@@ -261,6 +175,75 @@ static cxla_status eval_instr(cx_interp *st, frame *f, cx_instr *in, int i, int 
   return CXLA_OK;
 }
 
+cxla_status cx_frame_parameter(cx_interp *st, frame *f, cx_instr *in, int i) {
+  if (in->a.index < 0 || in->a.index >= f->nargs || !f->args[in->a.index])
+    return cx_interp_bad(st, in, "parameter %lld without an argument", (long long)in->a.index);
+  f->vals[i] = f->args[in->a.index];
+  return CXLA_OK;
+}
+
+cxla_status cx_frame_constant(cx_interp *st, frame *f, cx_instr *in, int i) {
+  if (!in->a.literal) return cx_interp_bad(st, in, "no literal");
+  f->vals[i] = in->a.literal;
+  return CXLA_OK;
+}
+
+/* copy and opt-barrier: the operand itself, moved when this is its last use. */
+cxla_status cx_frame_identity(cx_interp *st, frame *f, cx_instr *in, int i) {
+  if (in->nops != 1) return cx_interp_bad(st, in, "takes one operand");
+  cxla_literal *r = take_operand(st, f, in, i, 0);
+  return set_value(st, f, in, i, r ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY, r);
+}
+
+cxla_status cx_frame_tuple(cx_interp *st, frame *f, cx_instr *in, int i) {
+  int n = in->nops;
+  cxla_literal **el = cx_calloc((size_t)(n ? n : 1), sizeof *el);
+  if (!el) return cx_oom(st->ctx);
+  for (int j = 0; j < n; j++) {
+    if (!(el[j] = take_operand(st, f, in, i, j))) {
+      for (int k = 0; k < j; k++) cxla_literal_destroy(el[k]);
+      cx_free(el);
+      return CXLA_ERR_OUT_OF_MEMORY;
+    }
+  }
+  cxla_literal *r = cxla_literal_tuple(st->ctx, n, el); /* owns el's literals even when it fails */
+  cx_free(el);
+  return set_value(st, f, in, i, r ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY, r);
+}
+
+cxla_status cx_frame_get_tuple_element(cx_interp *st, frame *f, cx_instr *in, int i) {
+  int p = f->opos[f->opos_start[i]];
+  cxla_literal *t = f->vals[p];
+  int64_t k = in->a.index;
+  if (t->shape.type != CXLA_TUPLE || k < 0 || k >= t->nelems)
+    return cx_interp_bad(st, in, "index %lld out of range for %s", (long long)k,
+                         t->shape.type == CXLA_TUPLE ? "the tuple" : "a non-tuple");
+  cxla_literal *r;
+  if (f->owned[p] && f->last[p] == i) { /* the tuple dies here: move the element out */
+    r = t->elems[k];
+    t->elems[k] = NULL;
+  } else {
+    r = cxla_literal_clone(st->ctx, t->elems[k]);
+  }
+  return set_value(st, f, in, i, r ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY, r);
+}
+
+/* Runs instruction i, leaving its value in the frame. */
+static cxla_status eval_instr(cx_interp *st, frame *f, cx_instr *in, int i) {
+  if (cx_shape_is_dynamic(&in->shape)) return cx_interp_unsupported(st, in, "dynamic dimensions");
+  /* The one gate: an op cx_interp_runs_op (and so docs/ops.md) calls unsupported never runs */
+  if (!cx_interp_runs_op(in->op)) return cx_interp_unsupported(st, in, "the interpreter does not run this op");
+  cx_interp_hook h = cx_interp_hook_of(in->op);
+  if (h.frame) return h.frame(st, f, in, i);
+  cxla_literal *r = NULL, *small[8], **ops = small;
+  if (in->nops > (int)CX_ARRAY_LEN(small) && !(ops = cx_malloc(sizeof *ops * (size_t)in->nops)))
+    return cx_oom(st->ctx);
+  for (int j = 0; j < in->nops; j++) ops[j] = f->vals[f->opos[f->opos_start[i] + j]];
+  cxla_status s = h.eval(st, in, ops, &r);
+  if (ops != small) cx_free(ops);
+  return set_value(st, f, in, i, s, r);
+}
+
 cxla_status cx_interp_call(cx_interp *st, cx_comp *c, int nargs, cxla_literal *const *args,
                            cxla_literal **out) {
   *out = NULL;
@@ -270,6 +253,8 @@ cxla_status cx_interp_call(cx_interp *st, cx_comp *c, int nargs, cxla_literal *c
                     c->name, CX_INTERP_MAX_DEPTH);
   frame f;
   cxla_status s = frame_init(st, c, &f);
+  f.nargs = nargs;
+  f.args = args;
   if (s != CXLA_OK) {
     frame_free(&f);
     return s;
@@ -278,7 +263,7 @@ cxla_status cx_interp_call(cx_interp *st, cx_comp *c, int nargs, cxla_literal *c
   for (int i = 0; i < f.n && s == CXLA_OK; i++) {
     if (f.last[i] < 0) continue; /* dead */
     cx_instr *in = c->instrs[i];
-    s = eval_instr(st, &f, in, i, nargs, args);
+    s = eval_instr(st, &f, in, i);
     /* free the operands whose last reader was this instruction */
     for (int j = 0; j < in->nops; j++) {
       int p = f.opos[f.opos_start[i] + j];

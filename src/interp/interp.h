@@ -34,7 +34,10 @@ cxla_status cx_interp_call_scalar(cx_interp *st, cx_comp *c, int nargs, const cx
 /* Scalar semantics of the elementwise ops (XLA's rules: integer division truncates, x/0 = -1
  * for integers, remainder takes the dividend's sign, shifts past the width give 0 or the sign,
  * max/min propagate NaN, ...). `type` is the operand element type; the result type is the
- * instruction's (pred for compare and is-finite). */
+ * instruction's (pred for compare and is-finite). cx_scalar_unary and cx_scalar_binary compute
+ * the ops whose operands share one type and that have no attributes (cx_scalar_eval computes
+ * compare, convert, bitcast-convert, reduce-precision, select and clamp); on a type the op is
+ * not defined on (cx_op_valid_for_type) they give 0. */
 cx_scalar cx_scalar_unary(cx_op op, cxla_type type, cx_scalar x);
 cx_scalar cx_scalar_binary(cx_op op, cxla_type type, cx_scalar a, cx_scalar b);
 int cx_scalar_compare(cxla_compare_dir dir, cx_cmp_type ct, cxla_type type, cx_scalar a, cx_scalar b);
@@ -49,13 +52,12 @@ cx_scalar cx_scalar_bitcast(cxla_type from, cxla_type to, cx_scalar x);
  * operand values; operand types come from in->ops[k]->shape.type. */
 cx_scalar cx_scalar_eval(const cx_instr *in, const cx_scalar *args);
 
-/* Per-op evaluation, by group. ops are the operand values (borrowed); *out is new. Each
+/* Evaluators of one instruction (eval_table.c says which evaluates which op; these are the
+ * ones the tests call directly). ops are the operand values (borrowed); *out is new. Each
  * returns CXLA_ERR_UNSUPPORTED "not supported: <op> ..." for cases it does not handle. */
 typedef cxla_status (*cx_interp_fn)(cx_interp *st, cx_instr *in, cxla_literal *const *ops,
                                     cxla_literal **out);
 cxla_status cx_interp_elementwise(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
-cxla_status cx_interp_shape_op(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
-cxla_status cx_interp_control(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
 cxla_status cx_interp_reduce(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
 cxla_status cx_interp_reduce_window(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
 cxla_status cx_interp_select_and_scatter(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
@@ -66,9 +68,13 @@ cxla_status cx_interp_convolution(cx_interp *st, cx_instr *in, cxla_literal *con
 cxla_status cx_interp_gather(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
 cxla_status cx_interp_scatter(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out);
 
-/* Whether the interpreter evaluates op at all; every instruction of another op is refused with
- * "not supported". Particular cases of an op it runs can still be refused (dynamic shapes,
- * window reversal, map over a subset of dimensions, types the op is not defined on). */
+/* Whether the interpreter has an evaluator for op: a hook in its table (eval_table.c), or a
+ * scalar rule for an elementwise op (ew_rules.c). */
+int cx_interp_has_evaluator(cx_op op);
+/* Whether the interpreter evaluates op at all: it has an evaluator and ops.def's `runs` column
+ * says it runs; every instruction of another op is refused with "not supported". Particular
+ * cases of an op it runs can still be refused (dynamic shapes, window reversal, map over a
+ * subset of dimensions, types the op is not defined on). */
 int cx_interp_runs_op(cx_op op);
 /* Why the interpreter would refuse `in` (those particular cases included), or NULL; buf holds
  * a message that needs formatting. */

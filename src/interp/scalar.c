@@ -1,7 +1,7 @@
-/* scalar.c — XLA's scalar semantics of every elementwise op, on cx_scalar values. Floats are
- * computed in double and rounded to the element type after every op; integers in 64 bits and
- * wrapped to the type's width (unsigned types on their bit pattern). The rules follow XLA's
- * HloEvaluator and elemental IR emitter; where they differ, the comment says which we chose. */
+/* scalar.c — cx_scalar values: loading and storing them, and the scalar semantics that are
+ * not one op's (comparison in every direction and order, conversion, reduce-precision,
+ * bitcast). The per-op rules are in ew_rules.c. Floats are held in double, already rounded
+ * to the element type; integers in 64 bits, wrapped to the type's width. */
 #include <string.h>
 #include "interp/internal.h"
 
@@ -17,123 +17,9 @@ void cx_scalar_store(cxla_type t, void *base, int64_t i, cx_scalar v) {
   else cx_store_i64(t, base, i, v.i);
 }
 
-/* ---- integers ---- */
+/* ---- compare ---- */
 
 static int is_signed(cxla_type t) { return cx_type_kind(t) == CX_KIND_SINT; }
-
-/* Exact base^exp modulo 2^64 by repeated squaring; wrapping to the width afterwards gives the
- * result modulo 2^width. */
-static uint64_t ipow(uint64_t base, uint64_t exp) {
-  uint64_t acc = 1;
-  while (exp) {
-    if (exp & 1) acc *= base;
-    base *= base;
-    exp >>= 1;
-  }
-  return acc;
-}
-
-static int64_t int_unary(cx_op op, cxla_type t, int64_t x) {
-  int bits = cx_type_bits(t);
-  if (t == CXLA_PRED) return op == CX_OP_NOT ? !x : x;
-  switch (op) {
-  case CX_OP_ABS: /* abs(INT_MIN) wraps back to INT_MIN */
-    return is_signed(t) && x < 0 ? cx_wrap_int(t, (int64_t)(0 - (uint64_t)x)) : x;
-  case CX_OP_NEGATE: return cx_wrap_int(t, (int64_t)(0 - (uint64_t)x));
-  case CX_OP_SIGN:
-    if (is_signed(t)) return (x > 0) - (x < 0);
-    return x != 0;
-  case CX_OP_NOT: return cx_wrap_int(t, ~x);
-  case CX_OP_POPCNT: return __builtin_popcountll(cx_zext(bits, x));
-  case CX_OP_CLZ: {
-    uint64_t u = cx_zext(bits, x);
-    return u ? __builtin_clzll(u) - (64 - bits) : bits;
-  }
-  default: return x; /* copy; floor/ceil/round are the identity on integers */
-  }
-}
-
-static int64_t int_binary(cx_op op, cxla_type t, int64_t a, int64_t b) {
-  int bits = cx_type_bits(t), sgn = is_signed(t);
-  uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
-  /* the type's bit patterns, for unsigned comparisons and logical shifts */
-  uint64_t za = cx_zext(bits, a), zb = cx_zext(bits, b);
-  int64_t int_min = sgn ? (bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1))) : 0;
-  if (t == CXLA_PRED) {
-    /* XLA computes pred arithmetic as int8(x) OP int8(y) != 0 */
-    switch (op) {
-    case CX_OP_ADD: case CX_OP_MAXIMUM: case CX_OP_OR: return a | b;
-    case CX_OP_MULTIPLY: case CX_OP_MINIMUM: case CX_OP_AND: return a & b;
-    case CX_OP_SUBTRACT: case CX_OP_XOR: return a ^ b;
-    case CX_OP_POWER: return a || !b;
-    default: return 0;
-    }
-  }
-  switch (op) {
-  case CX_OP_ADD: return cx_wrap_int(t, (int64_t)(ua + ub));
-  case CX_OP_SUBTRACT: return cx_wrap_int(t, (int64_t)(ua - ub));
-  case CX_OP_MULTIPLY: return cx_wrap_int(t, (int64_t)(ua * ub));
-  case CX_OP_DIVIDE:
-    /* x/0 has all bits set (-1 signed, UINT_MAX unsigned); INT_MIN/-1 = INT_MIN */
-    if (b == 0) return cx_wrap_int(t, -1);
-    if (!sgn) return cx_wrap_int(t, (int64_t)(za / zb));
-    if (b == -1) return a == int_min ? a : -a;
-    return a / b; /* C truncates toward zero, as XLA does */
-  case CX_OP_REMAINDER:
-    /* x%0 = x; INT_MIN%-1 = 0; otherwise the sign of the dividend (C's %) */
-    if (b == 0) return a;
-    if (!sgn) return cx_wrap_int(t, (int64_t)(za % zb));
-    if (b == -1) return 0;
-    return a % b;
-  case CX_OP_POWER:
-    /* HloEvaluator: 1^y = x^0 = 1; a negative signed exponent gives (x == 1 ? 1 : 0) */
-    if (a == 1 || b == 0) return 1;
-    if (sgn && b < 0) return 0;
-    return cx_wrap_int(t, (int64_t)ipow(ua, sgn ? ub : zb));
-  case CX_OP_MAXIMUM:
-    if (sgn) return a > b ? a : b;
-    return za > zb ? a : b;
-  case CX_OP_MINIMUM:
-    if (sgn) return a < b ? a : b;
-    return za < zb ? a : b;
-  case CX_OP_AND: return a & b;
-  case CX_OP_OR: return a | b;
-  case CX_OP_XOR: return a ^ b;
-  /* Shift amounts are read as unsigned of the type's width; >= width shifts everything out. */
-  case CX_OP_SHIFT_LEFT:
-    return zb >= (uint64_t)bits ? 0 : cx_wrap_int(t, (int64_t)(ua << zb));
-  case CX_OP_SHIFT_RIGHT_LOGICAL:
-    return zb >= (uint64_t)bits ? 0 : cx_wrap_int(t, (int64_t)(za >> zb));
-  case CX_OP_SHIFT_RIGHT_ARITHMETIC: {
-    int64_t s = cx_sext(bits, a); /* unsigned types shift in their top bit too */
-    if (zb >= (uint64_t)bits) return cx_wrap_int(t, s < 0 ? -1 : 0);
-    int64_t r = s < 0 ? ~(~s >> zb) : s >> zb; /* avoids right-shifting a negative value */
-    return cx_wrap_int(t, r);
-  }
-  default: return 0;
-  }
-}
-
-/* ---- the public scalar entry points ---- */
-
-cx_scalar cx_scalar_unary(cx_op op, cxla_type type, cx_scalar x) {
-  cx_scalar r;
-  if (op == CX_OP_IS_FINITE) {
-    r.i = cx_type_is_float(type) ? isfinite(x.f) != 0 : 1;
-  } else if (cx_type_is_float(type)) {
-    r.f = cx_round_to_type(type, cx_float_unary(op, x.f));
-  } else {
-    r.i = int_unary(op, type, x.i);
-  }
-  return r;
-}
-
-cx_scalar cx_scalar_binary(cx_op op, cxla_type type, cx_scalar a, cx_scalar b) {
-  cx_scalar r;
-  if (cx_type_is_float(type)) r.f = cx_round_to_type(type, cx_float_binary(op, a.f, b.f));
-  else r.i = int_binary(op, type, a.i, b.i);
-  return r;
-}
 
 /* TOTALORDER key: the sign-magnitude bit pattern mapped to two's complement, so that
  * -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN. Widening to double keeps the order of
@@ -273,26 +159,4 @@ cx_scalar cx_scalar_bitcast(cxla_type from, cxla_type to, cx_scalar x) {
   unsigned char buf[8] = {0};
   cx_scalar_store(from, buf, 0, x);
   return cx_scalar_load(to, buf, 0);
-}
-
-cx_scalar cx_scalar_eval(const cx_instr *in, const cx_scalar *args) {
-  cxla_type t = in->nops ? in->ops[0]->shape.type : in->shape.type;
-  cx_scalar r;
-  switch (in->op) {
-  case CX_OP_COMPARE:
-    r.i = cx_scalar_compare(in->a.dir, in->a.cmp_type, t, args[0], args[1]);
-    return r;
-  case CX_OP_CONVERT: return cx_scalar_convert(t, in->shape.type, args[0]);
-  case CX_OP_BITCAST_CONVERT: return cx_scalar_bitcast(t, in->shape.type, args[0]);
-  case CX_OP_REDUCE_PRECISION:
-    return cx_scalar_reduce_precision(t, args[0], in->a.exponent_bits, in->a.mantissa_bits);
-  case CX_OP_SELECT: return args[0].i ? args[1] : args[2];
-  case CX_OP_CLAMP: /* clamp(lo, x, hi) = min(max(x, lo), hi) with XLA's max/min */
-    t = in->ops[1]->shape.type;
-    return cx_scalar_binary(CX_OP_MINIMUM, t, cx_scalar_binary(CX_OP_MAXIMUM, t, args[1], args[0]),
-                            args[2]);
-  default:
-    if (in->nops == 1) return cx_scalar_unary(in->op, t, args[0]);
-    return cx_scalar_binary(in->op, t, args[0], args[1]);
-  }
 }

@@ -1,7 +1,8 @@
 /* scalar_call.c — cx_interp_call_scalar: reducers, comparators and scatter combiners run
  * millions of times, so computations made only of scalar elementwise ops, scalar constants,
  * tuples and get-tuple-element are evaluated on cx_scalar values in a stack array, with no
- * allocation. Anything else falls back to scalar literals and cx_interp_call.
+ * allocation (those four by k_steps, elementwise ops by their rules). Anything else falls back
+ * to scalar literals and cx_interp_call.
  *
  * Thread safety: whether a computation is "simple" is decided while evaluating it, every
  * call, from the read-only IR; nothing is cached in the IR (executables run from many threads)
@@ -20,73 +21,83 @@ static int find_before(const cx_comp *c, int i, const cx_instr *x) {
   return -1;
 }
 
-/* Can elementwise instruction in run on scalars with cx_scalar_eval? Operand types must be
- * what the op expects, or the value representation would be misread. */
-static int scalar_op_ok(const cx_instr *in) {
-  cx_op op = in->op;
-  int ar = cx_op_arity(op);
-  if (!cx_op_is_elementwise(op) || ar < 1 || ar > 3 || in->nops != ar || !is_scalar(&in->shape)) return 0;
+/* One instruction of a scalar computation: sets v[i], or returns 0 when c needs the general
+ * path. Operands precede their users, so each is among v[0..i). */
+typedef int (*scalar_step)(const cx_comp *c, int i, const cx_instr *in, int nargs, const cx_scalar *args,
+                           cx_scalar *v);
+
+static int parameter(const cx_comp *c, int i, const cx_instr *in, int nargs, const cx_scalar *args, cx_scalar *v) {
+  (void)c;
+  if (!is_scalar(&in->shape) || in->a.index < 0 || in->a.index >= nargs) return 0;
+  v[i] = args[in->a.index];
+  return 1;
+}
+
+static int constant(const cx_comp *c, int i, const cx_instr *in, int nargs, const cx_scalar *args, cx_scalar *v) {
+  (void)c, (void)nargs, (void)args;
+  const cxla_literal *l = in->a.literal;
+  if (!l || !is_scalar(&l->shape) || l->shape.type != in->shape.type) return 0;
+  v[i] = cx_scalar_load(l->shape.type, l->data, 0);
+  return 1;
+}
+
+/* a tuple of scalars: its elements are read through its operands */
+static int tuple(const cx_comp *c, int i, const cx_instr *in, int nargs, const cx_scalar *args, cx_scalar *v) {
+  (void)nargs, (void)args, (void)v;
+  for (int k = 0; k < in->nops; k++)
+    if (!is_scalar(&in->ops[k]->shape) || find_before(c, i, in->ops[k]) < 0) return 0;
+  return 1;
+}
+
+static int get_tuple_element(const cx_comp *c, int i, const cx_instr *in, int nargs, const cx_scalar *args,
+                             cx_scalar *v) {
+  (void)nargs, (void)args;
+  const cx_instr *t = in->nops == 1 ? in->ops[0] : NULL;
+  if (!t || t->op != CX_OP_TUPLE || in->a.index < 0 || in->a.index >= t->nops) return 0;
+  int p = find_before(c, i, t->ops[in->a.index]);
+  if (p < 0 || find_before(c, i, t) < 0) return 0;
+  v[i] = v[p];
+  return 1;
+}
+
+/* An elementwise op on scalars whose operand types are the ones its rule reads (or the value
+ * representation would be misread). */
+static int elementwise(const cx_comp *c, int i, const cx_instr *in, int nargs, const cx_scalar *args,
+                       cx_scalar *v) {
+  (void)nargs, (void)args;
+  const cx_ew_rule *r = cx_ew_rule_of(in->op);
+  cx_scalar a[3];
+  int ar = cx_op_arity(in->op);
+  if (!r || ar < 1 || ar > 3 || in->nops != ar || !is_scalar(&in->shape)) return 0;
   for (int k = 0; k < ar; k++)
     if (!is_scalar(&in->ops[k]->shape)) return 0;
-  cxla_type rt = in->shape.type, t0 = in->ops[0]->shape.type;
-  switch (op) {
-  case CX_OP_CONVERT: return cx_op_valid_for_type(op, t0);
-  case CX_OP_BITCAST_CONVERT: return cxla_type_size(t0) == cxla_type_size(rt);
-  case CX_OP_COMPARE: return rt == CXLA_PRED && in->ops[1]->shape.type == t0 && cx_op_valid_for_type(op, t0);
-  case CX_OP_IS_FINITE: return rt == CXLA_PRED && cx_op_valid_for_type(op, t0);
-  case CX_OP_SELECT:
-    return t0 == CXLA_PRED && in->ops[1]->shape.type == rt && in->ops[2]->shape.type == rt;
-  case CX_OP_REDUCE_PRECISION:
-    if (in->a.exponent_bits < 1 || in->a.mantissa_bits < 0) return 0;
-    break;
-  default: break;
+  if (!cx_ew_types_ok(r, in)) return 0;
+  for (int k = 0; k < ar; k++) {
+    int p = find_before(c, i, in->ops[k]);
+    if (p < 0) return 0;
+    a[k] = v[p];
   }
-  for (int k = 0; k < ar; k++)
-    if (in->ops[k]->shape.type != rt) return 0;
-  return cx_op_valid_for_type(op, rt);
+  v[i] = cx_ew_apply(r, in, a);
+  return 1;
 }
+
+static const scalar_step k_steps[CX_OP_COUNT] = {
+  [CX_OP_PARAMETER] = parameter,
+  [CX_OP_CONSTANT] = constant,
+  [CX_OP_TUPLE] = tuple,
+  [CX_OP_GET_TUPLE_ELEMENT] = get_tuple_element,
+};
 
 /* Evaluates c on scalars. Returns 1 with outs filled, or 0 if c needs the general path. */
 static int fast_eval(const cx_comp *c, int nargs, const cx_scalar *args, int nouts, cx_scalar *outs) {
   int n = c->ninstrs, root = -1;
-  cx_scalar v[FAST_MAX], a[3];
+  cx_scalar v[FAST_MAX];
   if (n > FAST_MAX) return 0;
   for (int i = 0; i < n; i++) {
     const cx_instr *in = c->instrs[i];
     if (in == c->root) root = i;
-    switch (in->op) {
-    case CX_OP_PARAMETER:
-      if (!is_scalar(&in->shape) || in->a.index < 0 || in->a.index >= nargs) return 0;
-      v[i] = args[in->a.index];
-      break;
-    case CX_OP_CONSTANT: {
-      const cxla_literal *l = in->a.literal;
-      if (!l || !is_scalar(&l->shape) || l->shape.type != in->shape.type) return 0;
-      v[i] = cx_scalar_load(l->shape.type, l->data, 0);
-      break;
-    }
-    case CX_OP_TUPLE: /* a tuple of scalars: its elements are read through its operands */
-      for (int k = 0; k < in->nops; k++)
-        if (!is_scalar(&in->ops[k]->shape) || find_before(c, i, in->ops[k]) < 0) return 0;
-      break;
-    case CX_OP_GET_TUPLE_ELEMENT: {
-      const cx_instr *t = in->nops == 1 ? in->ops[0] : NULL;
-      if (!t || t->op != CX_OP_TUPLE || in->a.index < 0 || in->a.index >= t->nops) return 0;
-      int p = find_before(c, i, t->ops[in->a.index]);
-      if (p < 0 || find_before(c, i, t) < 0) return 0;
-      v[i] = v[p];
-      break;
-    }
-    default:
-      if (!scalar_op_ok(in)) return 0;
-      for (int k = 0; k < in->nops; k++) {
-        int p = find_before(c, i, in->ops[k]);
-        if (p < 0) return 0;
-        a[k] = v[p];
-      }
-      v[i] = cx_scalar_eval(in, a);
-      break;
-    }
+    scalar_step step = k_steps[in->op] ? k_steps[in->op] : elementwise;
+    if (!step(c, i, in, nargs, args, v)) return 0;
   }
   if (root < 0) return 0;
   const cx_instr *r = c->root;

@@ -6,49 +6,6 @@
 #include <string.h>
 #include "interp/internal.h"
 
-static void copy_run(char *d, const char *s, size_t es, int64_t len, int64_t ds, int64_t ss) {
-  if (ds == 1 && ss == 1) {
-    memcpy(d, s, (size_t)len * es);
-    return;
-  }
-  switch (es) { /* typed element moves: literal buffers are aligned to their element size */
-  case 1: for (int64_t i = 0; i < len; i++) ((uint8_t *)d)[i * ds] = ((const uint8_t *)s)[i * ss]; break;
-  case 2: for (int64_t i = 0; i < len; i++) ((uint16_t *)d)[i * ds] = ((const uint16_t *)s)[i * ss]; break;
-  case 4: for (int64_t i = 0; i < len; i++) ((uint32_t *)d)[i * ds] = ((const uint32_t *)s)[i * ss]; break;
-  case 8: for (int64_t i = 0; i < len; i++) ((uint64_t *)d)[i * ds] = ((const uint64_t *)s)[i * ss]; break;
-  default:
-    for (int64_t i = 0; i < len; i++) memcpy(d + (size_t)(i * ds) * es, s + (size_t)(i * ss) * es, es);
-  }
-}
-
-void cx_box_copy(void *dst, const void *src, size_t esize, int rank, const int64_t *n,
-                 int64_t dbase, const int64_t *dstr, int64_t sbase, const int64_t *sstr) {
-  char *d0 = dst;
-  const char *s0 = src;
-  for (int k = 0; k < rank; k++)
-    if (n[k] <= 0) return;
-  if (rank == 0) {
-    memcpy(d0 + (size_t)dbase * esize, s0 + (size_t)sbase * esize, esize);
-    return;
-  }
-  int64_t idx[CXLA_MAX_RANK] = {0}, d = dbase, s = sbase;
-  int last = rank - 1;
-  for (;;) {
-    copy_run(d0 + d * (int64_t)esize, s0 + s * (int64_t)esize, esize, n[last], dstr[last], sstr[last]);
-    int k = last - 1;
-    for (; k >= 0; k--) { /* odometer over the outer dimensions */
-      idx[k]++;
-      d += dstr[k];
-      s += sstr[k];
-      if (idx[k] < n[k]) break;
-      d -= dstr[k] * n[k];
-      s -= sstr[k] * n[k];
-      idx[k] = 0;
-    }
-    if (k < 0) return;
-  }
-}
-
 typedef struct {
   cx_interp *st;
   cx_instr *in;
@@ -63,7 +20,8 @@ static cxla_status need_rank(sop *o, const cx_ints *v, int rank, const char *wha
   return CXLA_OK;
 }
 
-static cxla_status broadcast(sop *o) {
+static cxla_status broadcast(sop *o, cxla_literal *const *ops) {
+  (void)ops;
   const cx_shape *xs = &o->x->shape, *rs = &o->r->shape;
   int64_t ss[CXLA_MAX_RANK] = {0};
   CX_TRY(need_rank(o, &o->in->a.dims, xs->rank, "dimensions"));
@@ -77,7 +35,8 @@ static cxla_status broadcast(sop *o) {
   return CXLA_OK;
 }
 
-static cxla_status transpose(sop *o) {
+static cxla_status transpose(sop *o, cxla_literal *const *ops) {
+  (void)ops;
   const cx_shape *xs = &o->x->shape, *rs = &o->r->shape;
   int64_t ss[CXLA_MAX_RANK];
   int seen[CXLA_MAX_RANK] = {0};
@@ -93,7 +52,8 @@ static cxla_status transpose(sop *o) {
   return CXLA_OK;
 }
 
-static cxla_status slice(sop *o) {
+static cxla_status slice(sop *o, cxla_literal *const *ops) {
+  (void)ops;
   const cx_attrs *a = &o->in->a;
   const cx_shape *xs = &o->x->shape, *rs = &o->r->shape;
   int64_t ss[CXLA_MAX_RANK], base = 0;
@@ -114,7 +74,8 @@ static cxla_status slice(sop *o) {
   return CXLA_OK;
 }
 
-static cxla_status reverse(sop *o) {
+static cxla_status reverse(sop *o, cxla_literal *const *ops) {
+  (void)ops;
   const cx_shape *rs = &o->r->shape;
   int64_t ss[CXLA_MAX_RANK], base = 0;
   int seen[CXLA_MAX_RANK] = {0};
@@ -233,7 +194,15 @@ static cxla_status pad(sop *o, cxla_literal *const *ops) {
   return CXLA_OK;
 }
 
-static cxla_status iota(sop *o) {
+static cxla_status reshape(sop *o, cxla_literal *const *ops) {
+  (void)ops;
+  if (cx_shape_elems(&o->x->shape) != cx_shape_elems(&o->r->shape)) return cx_interp_bad(o->st, o->in, "element counts differ");
+  memcpy(o->r->data, o->x->data, (size_t)cx_shape_bytes(&o->r->shape));
+  return CXLA_OK;
+}
+
+static cxla_status iota(sop *o, cxla_literal *const *ops) {
+  (void)ops;
   const cx_shape *rs = &o->r->shape;
   int64_t d = o->in->a.index, total = cx_shape_elems(rs);
   if (rs->rank == 0 || d < 0 || d >= rs->rank) return cx_interp_bad(o->st, o->in, "iota_dimension out of range");
@@ -249,7 +218,8 @@ static cxla_status iota(sop *o) {
  * reshape; otherwise lay the operand out physically, then read it back in the result's
  * layout (element sizes may differ: the physical bytes are all the two share). Tiled layouts
  * are refused. */
-static cxla_status bitcast(sop *o) {
+static cxla_status bitcast(sop *o, cxla_literal *const *ops) {
+  (void)ops;
   const cx_shape *xl = &o->in->ops[0]->shape, *rl = &o->in->shape, *rs = &o->r->shape;
   int64_t bytes = cx_shape_bytes(rs);
   if (bytes != cx_shape_bytes(&o->x->shape)) return cx_interp_bad(o->st, o->in, "operand and result sizes differ");
@@ -283,41 +253,30 @@ static cxla_status bitcast(sop *o) {
   return CXLA_OK;
 }
 
-cxla_status cx_interp_shape_op(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
+/* What the common part checks per op: the fewest operands, and whether the result keeps
+ * operand 0's element type (bitcast need not). */
+typedef struct {
+  cxla_status (*run)(sop *o, cxla_literal *const *ops);
+  int min_ops, keeps_type;
+} shape_kind;
+
+static cxla_status shape_op(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out,
+                            const shape_kind *k) {
   *out = NULL;
   sop o = {st, in, in->nops ? ops[0] : NULL, NULL, 0, {0}, {0}};
   if (in->shape.type == CXLA_TUPLE || !cx_type_is_array(in->shape.type))
     return cx_interp_unsupported(st, in, "non-array result");
-  int min_ops = in->op == CX_OP_IOTA ? 0 : in->op == CX_OP_PAD || in->op == CX_OP_DYNAMIC_UPDATE_SLICE ? 2 : 1;
-  if (in->nops < min_ops) return cx_interp_bad(st, in, "needs at least %d operands", min_ops);
-  for (int k = 0; k < in->nops; k++)
-    if (!ops[k] || !cx_type_is_array(ops[k]->shape.type))
-      return cx_interp_bad(st, in, "operand %d is not an array", k);
-  if (o.x && in->op != CX_OP_BITCAST && o.x->shape.type != in->shape.type)
+  if (in->nops < k->min_ops) return cx_interp_bad(st, in, "needs at least %d operands", k->min_ops);
+  for (int j = 0; j < in->nops; j++)
+    if (!ops[j] || !cx_type_is_array(ops[j]->shape.type))
+      return cx_interp_bad(st, in, "operand %d is not an array", j);
+  if (o.x && k->keeps_type && o.x->shape.type != in->shape.type)
     return cx_interp_bad(st, in, "operand type differs from the result's");
   CX_TRY(cx_interp_new_array(st, in, &in->shape, &o.r));
   o.es = cxla_type_size(in->shape.type);
   cx_shape_strides(&o.r->shape, o.rs);
   if (o.x) cx_shape_strides(&o.x->shape, o.xs);
-  cxla_status s;
-  switch (in->op) {
-  case CX_OP_IOTA: s = iota(&o); break;
-  case CX_OP_BROADCAST: s = broadcast(&o); break;
-  case CX_OP_RESHAPE:
-    s = cx_shape_elems(&o.x->shape) == cx_shape_elems(&o.r->shape)
-            ? CXLA_OK : cx_interp_bad(st, in, "element counts differ");
-    if (s == CXLA_OK) memcpy(o.r->data, o.x->data, (size_t)cx_shape_bytes(&o.r->shape));
-    break;
-  case CX_OP_BITCAST: s = bitcast(&o); break;
-  case CX_OP_TRANSPOSE: s = transpose(&o); break;
-  case CX_OP_SLICE: s = slice(&o); break;
-  case CX_OP_DYNAMIC_SLICE: s = dynamic_slice(&o, ops); break;
-  case CX_OP_DYNAMIC_UPDATE_SLICE: s = dynamic_update_slice(&o, ops); break;
-  case CX_OP_CONCATENATE: s = concatenate(&o, ops); break;
-  case CX_OP_PAD: s = pad(&o, ops); break;
-  case CX_OP_REVERSE: s = reverse(&o); break;
-  default: s = cx_interp_unsupported(st, in, "not a re-indexing op"); break;
-  }
+  cxla_status s = k->run(&o, ops);
   if (s != CXLA_OK) {
     cxla_literal_destroy(o.r);
     return s;
@@ -325,3 +284,21 @@ cxla_status cx_interp_shape_op(cx_interp *st, cx_instr *in, cxla_literal *const 
   *out = o.r;
   return CXLA_OK;
 }
+
+#define SHAPE_EVALUATOR(name, fn, min_ops, keeps_type)                \
+  CX_INTERP_EVALUATOR(cx_interp_##name) {                             \
+    static const shape_kind k = {fn, min_ops, keeps_type};            \
+    return shape_op(st, in, ops, out, &k);                            \
+  }
+
+SHAPE_EVALUATOR(iota, iota, 0, 1)
+SHAPE_EVALUATOR(broadcast, broadcast, 1, 1)
+SHAPE_EVALUATOR(reshape, reshape, 1, 1)
+SHAPE_EVALUATOR(bitcast, bitcast, 1, 0)
+SHAPE_EVALUATOR(transpose, transpose, 1, 1)
+SHAPE_EVALUATOR(slice, slice, 1, 1)
+SHAPE_EVALUATOR(dynamic_slice, dynamic_slice, 1, 1)
+SHAPE_EVALUATOR(dynamic_update_slice, dynamic_update_slice, 2, 1)
+SHAPE_EVALUATOR(concatenate, concatenate, 1, 1)
+SHAPE_EVALUATOR(pad, pad, 2, 1)
+SHAPE_EVALUATOR(reverse, reverse, 1, 1)
