@@ -11,7 +11,9 @@ LLVM_INC    := $(shell $(LLVM_CONFIG) --includedir 2>/dev/null)
 LLVM_LIBDIR := $(shell $(LLVM_CONFIG) --libdir 2>/dev/null)
 CPPFLAGS    += -Iinclude -Isrc -D_GNU_SOURCE $(if $(LLVM_INC),-isystem $(LLVM_INC))
 # Hidden by default: libcxla.so exports only what include/cxla.h declares (it says so itself).
-CFLAGS_ALL  := -std=c11 -Wall -Wextra -Wno-missing-field-initializers -fPIC -fvisibility=hidden -pthread $(OPT) $(SAN) $(CFLAGS)
+# -Werror=switch: a switch over an enum with no default: must name every value, so a new op or
+# element type makes the build list each place that has to decide what it means.
+CFLAGS_ALL  := -std=c11 -Wall -Wextra -Werror=switch -Wno-missing-field-initializers -fPIC -fvisibility=hidden -pthread $(OPT) $(SAN) $(CFLAGS)
 comma       := ,
 LIBS        := $(if $(LLVM_LIBDIR),-L$(LLVM_LIBDIR) -Wl$(comma)-rpath$(comma)$(LLVM_LIBDIR)) -lLLVM-19 -lopenblas -lz -lm -ldl -lpthread
 
