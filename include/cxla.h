@@ -66,7 +66,10 @@ typedef enum cxla_type {
   CXLA_U8, CXLA_U16, CXLA_U32, CXLA_U64,
   CXLA_F16, CXLA_BF16, CXLA_F32, CXLA_F64,
   CXLA_TUPLE,
-  CXLA_TOKEN
+  CXLA_TOKEN,
+  /* complex numbers: the real part, then the imaginary part, as f32 (c64) or f64 (c128), like
+   * C's float complex / double complex and numpy's complex64 / complex128 */
+  CXLA_C64, CXLA_C128
 } cxla_type;
 
 #define CXLA_MAX_RANK 16
@@ -128,9 +131,11 @@ size_t cxla_literal_size_bytes(const cxla_literal *lit);
 void *cxla_literal_data(cxla_literal *lit);                   /* NULL for tuples */
 int cxla_literal_tuple_size(const cxla_literal *lit);         /* -1 for arrays */
 cxla_literal *cxla_literal_tuple_get(cxla_literal *lit, int i); /* borrowed */
-/* Element i (row-major) converted to double; f16/bf16/integers/pred included. */
+/* Element i (row-major) converted to double; f16/bf16/integers/pred included (of a complex
+ * element: its real part). */
 double cxla_literal_get_f64(const cxla_literal *lit, int64_t i);
-/* Stores value (converted to the literal's type, as `convert` would). */
+/* Stores value (converted to the literal's type, as `convert` would: a complex element gets
+ * imaginary part 0). */
 void cxla_literal_set_f64(cxla_literal *lit, int64_t i, double value);
 /* Prints the literal as HLO text ("f32[2] {1, 2}") into a malloc'd string the caller frees. */
 char *cxla_literal_to_string(const cxla_literal *lit);
@@ -365,8 +370,11 @@ typedef struct cxla_compile_options {
   /* Parameter donation, like jax's donate_argnums: bit p set donates ENTRY parameter p (p <
    * 64). Every execute then consumes that argument buffer: afterwards it holds no value (using
    * it again is CXLA_ERR_INVALID_ARGUMENT), and a result may be computed in its memory instead
-   * of new memory. A module whose header has input_output_alias={...} (as jax prints it for
-   * donated arguments) donates the parameters it names as well. */
+   * of new memory. Memory read from it in place (cxla_buffer_data) then holds that result or
+   * nothing meaningful, and stays allocated until the donated buffer and the call's result
+   * (or its elements) are all destroyed. A wrapped buffer (cxla_buffer_wrap) cannot be
+   * donated. A module whose header has input_output_alias={...} (as jax prints it for donated
+   * arguments) donates the parameters it names as well. */
   uint64_t donate;
 } cxla_compile_options;
 /* backend "interp", opt_level -1, threads 0, donate 0. */
@@ -399,11 +407,55 @@ const char *cxla_executable_compile_stats(cxla_executable *e);
 const char *cxla_executable_compile_counts(cxla_executable *e);
 
 /* Buffers live on the executable's device (host memory for interp and cpu). backend NULL
- * means "interp". from_literal and to_literal copy. */
+ * means "interp". from_literal and to_literal copy. Destroying a buffer frees what cxla owns
+ * of it (a donated buffer's memory included), never memory it wraps. */
 cxla_status cxla_buffer_from_literal(cxla_context *ctx, const char *backend,
                                      const cxla_literal *lit, cxla_buffer **out);
 cxla_status cxla_buffer_to_literal(cxla_buffer *buf, cxla_literal **out);
 void cxla_buffer_destroy(cxla_buffer *buf);
+
+/* ---- buffers without copies ------------------------------------------------------------------
+ * An execution reads its arguments where they are and writes its result into memory it owns:
+ * wrap the caller's arrays with cxla_buffer_wrap, read the result with cxla_buffer_data (split
+ * a tuple result with cxla_buffer_untuple first), and one call copies nothing.
+ *
+ * cxla_buffer_wrap makes an array buffer over the caller's `data`: `nbytes` of dense row-major
+ * elements of the shape (type, rank, dims), exactly cxla_type_size(type) times the element
+ * count, else CXLA_ERR_INVALID_ARGUMENT. Alignment: data must be a multiple of the element
+ * size (numpy's ALIGNED flag; malloc'd memory always is); a misaligned pointer is refused with
+ * CXLA_ERR_INVALID_ARGUMENT (copy it with cxla_buffer_from_data instead). data may be NULL
+ * only when nbytes is 0. Lifetime: the memory stays the caller's. cxla never writes to it or
+ * frees it; it must stay valid, and unchanged while an execution that reads it runs, until
+ * the buffer is destroyed. A wrapped buffer cannot be donated: an execute that would consume
+ * it fails with CXLA_ERR_INVALID_ARGUMENT before it runs (cxla cannot give memory it does not
+ * own to a result), and the buffer stays usable. */
+cxla_status cxla_buffer_wrap(cxla_context *ctx, const char *backend, cxla_type type, int rank,
+                             const int64_t *dims, const void *data, size_t nbytes,
+                             cxla_buffer **out);
+/* The same, but the data (any alignment) is copied once into memory cxla owns; such a buffer
+ * may be donated. */
+cxla_status cxla_buffer_from_data(cxla_context *ctx, const char *backend, cxla_type type,
+                                  int rank, const int64_t *dims, const void *data, size_t nbytes,
+                                  cxla_buffer **out);
+/* The array's dense row-major data in place: the caller's memory for a wrapped buffer, else
+ * cxla's (an execution's result is read where it was computed; writing to it changes the
+ * buffer's value). Valid until the buffer is destroyed, donated or untupled. NULL for NULL, a
+ * tuple, or a buffer that holds no value (donated, or untupled). */
+void *cxla_buffer_data(cxla_buffer *buf);
+/* The value's shape: an array's type, rank and dims, or a tuple's (CXLA_TUPLE, ntuple, elems).
+ * Pointers stay valid while the buffer holds its value. CXLA_ERR_INVALID_ARGUMENT for NULL
+ * arguments or a buffer that holds no value. */
+cxla_status cxla_buffer_shape(cxla_buffer *buf, cxla_shape *out);
+/* Bytes of an array buffer's data (0 for a tuple or a buffer that holds no value). */
+size_t cxla_buffer_size_bytes(cxla_buffer *buf);
+/* Moves the n elements of a tuple buffer into n new buffers (elems[i], each destroyed by the
+ * caller), without copying. n must be the tuple's size. Afterwards `buf` holds no value:
+ * destroy it (pointers read from it before stay valid through the elements). On failure
+ * nothing moves and elems are NULL. */
+cxla_status cxla_buffer_untuple(cxla_buffer *buf, int n, cxla_buffer **elems);
+/* The parameters every execute of e consumes, bit p for parameter p: the compile options'
+ * donate mask and what the module's input_output_alias names. */
+uint64_t cxla_executable_donated_parameters(const cxla_executable *e);
 
 /* Convenience: compile with opts, run once on borrowed literals, return a new literal. The
  * literals stay the caller's (a donated parameter consumes a copy). */

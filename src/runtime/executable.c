@@ -266,12 +266,22 @@ cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *
   cxla_status s = CXLA_OK;
   for (int i = 0; i < nargs && s == CXLA_OK; i++) {
     char want[256], got[256];
-    if (args[i] && args[i]->donated) {
+    if (!args[i]) {
+      s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "argument %d (parameter '%s') is NULL", i, c->param_names[i]);
+    } else if (args[i]->donated) {
       s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
                    "argument %d (parameter '%s') was donated to an earlier execution and holds no value", i,
                    c->param_names[i]);
-    } else if (!args[i] || !args[i]->host) {
-      s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "argument %d (parameter '%s') is NULL", i, c->param_names[i]);
+    } else if (!args[i]->host) {
+      s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
+                   "argument %d (parameter '%s') holds no value (cxla_buffer_untuple moved its elements out)", i,
+                   c->param_names[i]);
+    } else if (i < 64 && (c->donate >> i & 1) && args[i]->wrapped) {
+      s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
+                   "argument %d (parameter '%s') is donated, but wraps the caller's memory (cxla_buffer_wrap), "
+                   "which cxla cannot give to a result; pass a buffer cxla owns (cxla_buffer_from_data, an "
+                   "earlier result)",
+                   i, c->param_names[i]);
     } else if (!cx_shape_equal(&args[i]->host->shape, &c->param_shapes[i])) {
       s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "argument %d (parameter '%s'): expected %s, got %s", i,
                    c->param_names[i], cx_shape_str(&c->param_shapes[i], want, sizeof want),
@@ -295,13 +305,11 @@ cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *
     s = c->backend->execute(c->state, e->ctx, nargs, lits, &out);
     cx_context_set_activity(e->ctx, NULL, NULL);
     if (tr) cx_trace_add(tr, c->name, "execute", t0, cx_trace_now(), NULL);
-    /* Consumed, also when the execution failed: the program may have written into it. */
+    /* Consumed, also when the execution failed: the program may have written into it. Its
+     * literal (now perhaps holding a result's spare block) lives on until the buffer is
+     * destroyed, so memory a caller reads in place is never freed under it. */
     for (int i = 0; i < nargs && i < 64; i++)
-      if (c->donate >> i & 1) {
-        cxla_literal_destroy(args[i]->host);
-        args[i]->host = NULL;
-        args[i]->donated = 1;
-      }
+      if (c->donate >> i & 1) args[i]->donated = 1;
   }
   if (lits != stack_lits) cx_free(lits);
   if (s == CXLA_OK && (!out || !cx_shape_equal(&out->shape, &c->result_shape))) {
@@ -310,52 +318,17 @@ cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *
                  out ? cx_shape_str(&out->shape, got, sizeof got) : "nothing",
                  cx_shape_str(&c->result_shape, want, sizeof want));
   }
-  cxla_buffer *buf = s == CXLA_OK ? cx_calloc(1, sizeof *buf) : NULL;
+  cxla_buffer *buf = s == CXLA_OK ? cx_buffer_new(e->ctx, c->backend, out) : NULL;
   if (s == CXLA_OK && !buf) s = cx_oom(e->ctx);
   if (s != CXLA_OK) {
     cxla_literal_destroy(out);
     return s;
   }
-  buf->ctx = e->ctx;
-  buf->backend = c->backend;
-  buf->host = out;
   *result = buf;
   return CXLA_OK;
 }
 
-cxla_status cxla_buffer_from_literal(cxla_context *ctx, const char *backend, const cxla_literal *lit,
-                                     cxla_buffer **out) {
-  if (!out) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_buffer_from_literal: out is NULL");
-  *out = NULL;
-  if (!lit) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_buffer_from_literal: literal is NULL");
-  const cx_backend *be;
-  CX_TRY(cx_backend_get(ctx, backend, &be));
-  cxla_buffer *b = cx_calloc(1, sizeof *b);
-  if (!b) return cx_oom(ctx);
-  b->ctx = ctx;
-  b->backend = be;
-  if (!(b->host = cxla_literal_clone(ctx, lit))) {
-    cx_free(b);
-    return cx_oom(ctx);
-  }
-  *out = b;
-  return CXLA_OK;
-}
-
-cxla_status cxla_buffer_to_literal(cxla_buffer *buf, cxla_literal **out) {
-  if (!buf || !out) return CXLA_ERR_INVALID_ARGUMENT;
-  *out = NULL;
-  if (buf->donated || !buf->host)
-    return cx_error(buf->ctx, CXLA_ERR_INVALID_ARGUMENT, "the buffer was donated to an execution and holds no value");
-  *out = cxla_literal_clone(buf->ctx, buf->host);
-  return *out ? CXLA_OK : cx_oom(buf->ctx);
-}
-
-void cxla_buffer_destroy(cxla_buffer *buf) {
-  if (!buf) return;
-  cxla_literal_destroy(buf->host);
-  cx_free(buf);
-}
+uint64_t cxla_executable_donated_parameters(const cxla_executable *e) { return e ? e->core->donate : 0; }
 
 cxla_status cxla_module_run(cxla_module *m, const cxla_compile_options *opts, int nargs, cxla_literal *const *args,
                             cxla_literal **result) {
@@ -377,7 +350,7 @@ cxla_status cxla_module_run(cxla_module *m, const cxla_compile_options *opts, in
     /* a donated parameter consumes its buffer: it gets a copy of the caller's literal */
     bufs[i].host = i < 64 && (e->core->donate >> i & 1) && args[i] ? cxla_literal_clone(m->ctx, args[i]) : args[i];
     if (!bufs[i].host && args[i]) s = cx_oom(m->ctx);
-    ptrs[i] = &bufs[i];
+    ptrs[i] = args[i] ? &bufs[i] : NULL;
   }
   cxla_buffer *res = NULL;
   if (s == CXLA_OK) s = cxla_executable_execute(e, nargs, ptrs, &res);
@@ -387,8 +360,9 @@ cxla_status cxla_module_run(cxla_module *m, const cxla_compile_options *opts, in
     res->host = NULL;
   }
   cxla_buffer_destroy(res);
+  /* The copies made for donated parameters: consumed (kept by the buffer until now) or not. */
   for (int i = 0; bufs && i < nargs && i < 64; i++)
-    if (e->core->donate >> i & 1) cxla_literal_destroy(bufs[i].host); /* not consumed: failed early */
+    if (e->core->donate >> i & 1) cxla_literal_destroy(bufs[i].host);
   cx_free(bufs);
   cx_free(ptrs);
   cxla_executable_destroy(e);

@@ -68,8 +68,16 @@ struct cxla_executable {
 struct cxla_buffer {
   cxla_context *ctx;
   const cx_backend *backend; /* where it lives (every backend so far is host-resident) */
-  cxla_literal *host;       /* host-resident value (interp and cpu keep buffers on the host) */
-  int donated;              /* consumed by an execute that it was donated to: holds no value */
+  cxla_literal *host;       /* host-resident value (interp and cpu keep buffers on the host);
+                               NULL once untupled */
+  /* Consumed by an execute that it was donated to: holds no value. host is kept until the
+   * buffer is destroyed, so memory the caller read in place is never freed under it. */
+  int donated;
+  int wrapped;              /* host->data is the caller's (cxla_buffer_wrap): never freed */
+  _Atomic(cxla_shape *) pub; /* cxla_buffer_shape's tuple element shapes, made on first use */
 };
+
+/* A buffer owning host (which may be NULL: filled by the caller); NULL when memory ran out. */
+cxla_buffer *cx_buffer_new(cxla_context *ctx, const cx_backend *be, cxla_literal *host);
 
 #endif

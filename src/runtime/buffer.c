@@ -1,0 +1,235 @@
+/* buffer.c — cxla_buffer: the values executables take and return, all host-resident so far.
+ * A buffer owns its literal, or wraps the caller's array memory (cxla_buffer_wrap) in a literal
+ * whose data it never frees. Executions read argument literals where they are and return a
+ * literal of their own, so a caller who wraps its inputs and reads results in place
+ * (cxla_buffer_data, cxla_buffer_untuple) pays no copies. */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include "ir/literal.h"
+#include "runtime/executable.h"
+
+/* Where a wrapped zero-byte array points when the caller gave no memory: never read. */
+static _Alignas(64) char empty_data[64];
+
+cxla_buffer *cx_buffer_new(cxla_context *ctx, const cx_backend *be, cxla_literal *host) {
+  cxla_buffer *b = cx_calloc(1, sizeof *b);
+  if (!b) return NULL;
+  b->ctx = ctx;
+  b->backend = be;
+  b->host = host;
+  atomic_init(&b->pub, NULL);
+  return b;
+}
+
+void cxla_buffer_destroy(cxla_buffer *buf) {
+  if (!buf) return;
+  if (buf->wrapped && buf->host) buf->host->data = NULL; /* the caller's memory */
+  cxla_literal_destroy(buf->host);
+  cx_free(atomic_load(&buf->pub));
+  cx_free(buf);
+}
+
+/* CXLA_OK if buf holds a value; otherwise the error, naming the call. */
+static cxla_status holds_value(cxla_buffer *buf, const char *fn) {
+  if (buf->donated)
+    return cx_error(buf->ctx, CXLA_ERR_INVALID_ARGUMENT, "%s: the buffer was donated to an execution and holds no value",
+                    fn);
+  if (!buf->host)
+    return cx_error(buf->ctx, CXLA_ERR_INVALID_ARGUMENT,
+                    "%s: the buffer holds no value (cxla_buffer_untuple moved its elements out)", fn);
+  return CXLA_OK;
+}
+
+/* The dense array shape (type, rank, dims) holding exactly nbytes, or an error naming fn. */
+static cxla_status array_shape(cxla_context *ctx, const char *fn, cxla_type type, int rank, const int64_t *dims,
+                               size_t nbytes, cx_shape *out) {
+  if (!cx_type_is_array(type))
+    return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "%s: type %d is not an array element type", fn, (int)type);
+  if (rank < 0 || rank > CXLA_MAX_RANK)
+    return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "%s: rank %d is out of range [0, %d]", fn, rank, CXLA_MAX_RANK);
+  if (rank && !dims) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "%s: dims is NULL", fn);
+  for (int i = 0; i < rank; i++)
+    if (dims[i] < 0)
+      return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "%s: dimension %d is negative (%lld)", fn, i, (long long)dims[i]);
+  *out = cx_shape_array(type, rank, dims);
+  int64_t bytes = cx_shape_bytes(out);
+  char str[256];
+  if (bytes < 0) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "%s: %s is too large", fn, cx_shape_str(out, str, sizeof str));
+  if ((uint64_t)bytes != nbytes)
+    return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "%s: %s is %lld bytes, nbytes is %zu", fn,
+                    cx_shape_str(out, str, sizeof str), (long long)bytes, nbytes);
+  return CXLA_OK;
+}
+
+cxla_status cxla_buffer_wrap(cxla_context *ctx, const char *backend, cxla_type type, int rank, const int64_t *dims,
+                             const void *data, size_t nbytes, cxla_buffer **out) {
+  if (!ctx) return CXLA_ERR_INVALID_ARGUMENT;
+  if (!out) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_buffer_wrap: out is NULL");
+  *out = NULL;
+  const cx_backend *be;
+  CX_TRY(cx_backend_get(ctx, backend, &be));
+  cx_shape s;
+  CX_TRY(array_shape(ctx, "cxla_buffer_wrap", type, rank, dims, nbytes, &s));
+  if (!data && nbytes) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_buffer_wrap: data is NULL");
+  /* Compiled kernels and the interpreter load elements at their natural alignment. */
+  size_t align = cxla_type_size(type);
+  if ((uintptr_t)data % align)
+    return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT,
+                    "cxla_buffer_wrap: data %p is not aligned to %zu bytes (%s elements); copy it with "
+                    "cxla_buffer_from_data",
+                    data, align, cxla_type_name(type));
+  cxla_literal *l = cx_calloc(1, sizeof *l);
+  cxla_buffer *b = l ? cx_buffer_new(ctx, be, l) : NULL;
+  if (!b) {
+    cx_free(l);
+    return cx_oom(ctx);
+  }
+  l->shape = s;
+  /* cxla never writes through a wrapped buffer: execute refuses to donate it. */
+  l->data = data ? (void *)(uintptr_t)data : empty_data;
+  b->wrapped = 1;
+  *out = b;
+  return CXLA_OK;
+}
+
+cxla_status cxla_buffer_from_data(cxla_context *ctx, const char *backend, cxla_type type, int rank,
+                                  const int64_t *dims, const void *data, size_t nbytes, cxla_buffer **out) {
+  if (!ctx) return CXLA_ERR_INVALID_ARGUMENT;
+  if (!out) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_buffer_from_data: out is NULL");
+  *out = NULL;
+  const cx_backend *be;
+  CX_TRY(cx_backend_get(ctx, backend, &be));
+  cx_shape s;
+  CX_TRY(array_shape(ctx, "cxla_buffer_from_data", type, rank, dims, nbytes, &s));
+  if (!data && nbytes) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_buffer_from_data: data is NULL");
+  cxla_literal *l = cx_literal_new_uninit(&s);
+  cxla_buffer *b = l ? cx_buffer_new(ctx, be, l) : NULL;
+  if (!b) {
+    cxla_literal_destroy(l);
+    return cx_oom(ctx);
+  }
+  if (nbytes) memcpy(l->data, data, nbytes);
+  *out = b;
+  return CXLA_OK;
+}
+
+cxla_status cxla_buffer_from_literal(cxla_context *ctx, const char *backend, const cxla_literal *lit,
+                                     cxla_buffer **out) {
+  if (!out) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_buffer_from_literal: out is NULL");
+  *out = NULL;
+  if (!lit) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_buffer_from_literal: literal is NULL");
+  const cx_backend *be;
+  CX_TRY(cx_backend_get(ctx, backend, &be));
+  cxla_literal *l = cxla_literal_clone(ctx, lit);
+  cxla_buffer *b = l ? cx_buffer_new(ctx, be, l) : NULL;
+  if (!b) {
+    cxla_literal_destroy(l);
+    return cx_oom(ctx);
+  }
+  *out = b;
+  return CXLA_OK;
+}
+
+cxla_status cxla_buffer_to_literal(cxla_buffer *buf, cxla_literal **out) {
+  if (!buf || !out) return buf ? cx_error(buf->ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_buffer_to_literal: out is NULL")
+                               : CXLA_ERR_INVALID_ARGUMENT;
+  *out = NULL;
+  CX_TRY(holds_value(buf, "cxla_buffer_to_literal"));
+  *out = cxla_literal_clone(buf->ctx, buf->host);
+  return *out ? CXLA_OK : cx_oom(buf->ctx);
+}
+
+void *cxla_buffer_data(cxla_buffer *buf) {
+  if (!buf || buf->donated || !buf->host || !cx_type_is_array(buf->host->shape.type)) return NULL;
+  return buf->host->data;
+}
+
+size_t cxla_buffer_size_bytes(cxla_buffer *buf) {
+  if (!cxla_buffer_data(buf)) return 0;
+  int64_t n = cx_shape_bytes(&buf->host->shape);
+  return n > 0 ? (size_t)n : 0;
+}
+
+/* ---- shapes ---- */
+
+static int shape_nodes(const cx_shape *s) {
+  int n = 1;
+  for (int i = 0; s->type == CXLA_TUPLE && i < s->ntuple; i++) n += shape_nodes(&s->tuple[i]);
+  return n;
+}
+
+/* Fills out from s; tuple elements take their places from *next (enough for every node). */
+static void fill_public(const cx_shape *s, cxla_shape *out, cxla_shape **next) {
+  memset(out, 0, sizeof *out);
+  out->type = s->type;
+  out->rank = s->rank;
+  out->dims = s->dims;
+  if (s->type != CXLA_TUPLE) return;
+  out->rank = 0;
+  out->ntuple = s->ntuple;
+  out->elems = *next;
+  *next += s->ntuple;
+  for (int i = 0; i < s->ntuple; i++) fill_public(&s->tuple[i], (cxla_shape *)&out->elems[i], next);
+}
+
+cxla_status cxla_buffer_shape(cxla_buffer *buf, cxla_shape *out) {
+  if (!buf) return CXLA_ERR_INVALID_ARGUMENT;
+  if (!out) return cx_error(buf->ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_buffer_shape: out is NULL");
+  memset(out, 0, sizeof *out);
+  CX_TRY(holds_value(buf, "cxla_buffer_shape"));
+  const cx_shape *s = &buf->host->shape;
+  if (s->type != CXLA_TUPLE) {
+    cxla_shape *none = NULL;
+    fill_public(s, out, &none);
+    return CXLA_OK;
+  }
+  /* Element shapes need storage that lives with the buffer; made once, race-free. */
+  cxla_shape *pub = atomic_load(&buf->pub);
+  if (!pub) {
+    cxla_shape *mine = cx_calloc((size_t)shape_nodes(s), sizeof *mine), *none = NULL;
+    if (!mine) return cx_oom(buf->ctx);
+    cxla_shape *next = mine + 1;
+    fill_public(s, mine, &next);
+    if (atomic_compare_exchange_strong(&buf->pub, &none, mine)) pub = mine;
+    else {
+      cx_free(mine);
+      pub = none;
+    }
+  }
+  *out = pub[0];
+  return CXLA_OK;
+}
+
+cxla_status cxla_buffer_untuple(cxla_buffer *buf, int n, cxla_buffer **elems) {
+  if (!buf) return CXLA_ERR_INVALID_ARGUMENT;
+  if (n < 0 || (n && !elems))
+    return cx_error(buf->ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_buffer_untuple: bad element list (n %d)", n);
+  for (int i = 0; i < n; i++) elems[i] = NULL;
+  CX_TRY(holds_value(buf, "cxla_buffer_untuple"));
+  cxla_literal *l = buf->host;
+  char str[256];
+  if (l->shape.type != CXLA_TUPLE)
+    return cx_error(buf->ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_buffer_untuple: the buffer holds %s, not a tuple",
+                    cx_shape_str(&l->shape, str, sizeof str));
+  if (n != l->nelems)
+    return cx_error(buf->ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_buffer_untuple: the tuple has %d elements, n is %d",
+                    l->nelems, n);
+  for (int i = 0; i < n; i++)
+    if (!(elems[i] = cx_buffer_new(buf->ctx, buf->backend, NULL))) {
+      for (int j = 0; j < i; j++) {
+        cx_free(elems[j]);
+        elems[j] = NULL;
+      }
+      return cx_oom(buf->ctx);
+    }
+  for (int i = 0; i < n; i++) {
+    elems[i]->host = l->elems[i];
+    l->elems[i] = NULL;
+  }
+  l->nelems = 0;
+  cxla_literal_destroy(l); /* the tuple's own shape and element list */
+  buf->host = NULL;
+  cx_free(atomic_exchange(&buf->pub, NULL));
+  return CXLA_OK;
+}
