@@ -1,8 +1,9 @@
-/* elemental_convert.c — convert, bitcast-convert (same and changing widths), reduce-precision
- * and rounding to f16/bf16, with the interpreter's rules: float->int truncates and saturates
- * with NaN -> 0 (llvm.fpto[su]i.sat), ->pred is x != 0 (NaN -> true), integers go to
- * f32/f16/bf16 through one correctly rounded int->f32 step, f64 -> f16/bf16 through f32 (as
- * cx_round_to_type does). */
+/* elemental_convert.c — convert, bitcast-convert (same and changing widths), reduce-precision,
+ * stochastic-convert and rounding to f16/bf16, with the interpreter's rules: float->int
+ * truncates and saturates with NaN -> 0 (llvm.fpto[su]i.sat), ->pred is x != 0 (NaN -> true),
+ * integers go to f32/f16/bf16 through one correctly rounded int->f32 step, f64 -> f16/bf16
+ * through f32 (as cx_round_to_type does). */
+#include <math.h>
 #include "codegen/gen.h"
 
 LLVMValueRef cx_gen_round(cx_gen *g, cxla_type t, LLVMValueRef v) { return cx_cg_round(g->cg, t, v); }
@@ -99,10 +100,39 @@ static LLVMValueRef reduce_precision(cx_gen *g, const cx_instr *in, cxla_type t,
   return cx_gen_reduce_precision(g, t, a[0], in->a.exponent_bits, in->a.mantissa_bits);
 }
 
+/* stochastic-convert with the interpreter's rule (ew_rules.c): floor(|x|), plus one where the
+ * random bits are below the fraction scaled to their width (exact: a power of two, and f16's
+ * 2^16 fits the f32 register), the sign back (the +1 and the negation wrap, as XLA's
+ * decomposer's do), then x at or beyond the limits t rounds them to saturates. The
+ * saturating conversions give NaN 0. */
+static LLVMValueRef stochastic_convert(cx_gen *g, const cx_instr *in, cxla_type t, LLVMValueRef *a) {
+  LLVMBuilderRef b = g->cg->b;
+  cxla_type to = in->shape.type;
+  int bits = cx_type_bits(to), rbits = cx_type_bits(in->ops[1]->shape.type);
+  int64_t max = bits == 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1, min = -max - 1;
+  LLVMValueRef x = a[0], rnd = a[1];
+  LLVMTypeRef ft = LLVMTypeOf(x), it = cx_cg_reg_type(g->cg, to), ut = LLVMTypeOf(rnd);
+  LLVMValueRef mag = cx_ir_intr1(g, "llvm.fabs", x), whole = cx_ir_intr1(g, "llvm.floor", mag);
+  LLVMValueRef scaled = LLVMBuildFMul(b, LLVMBuildFSub(b, mag, whole, ""), LLVMConstReal(ft, ldexp(1, rbits)), "");
+  LLVMTypeRef tys[2] = {ut, ft};
+  LLVMValueRef fixed = cx_ir_intrinsic(g, "llvm.fptoui.sat", tys, 2, &scaled, 1);
+  tys[0] = it;
+  LLVMValueRef n = cx_ir_intrinsic(g, "llvm.fptosi.sat", tys, 2, &whole, 1);
+  LLVMValueRef up = LLVMBuildICmp(b, LLVMIntULT, rnd, fixed, "");
+  n = LLVMBuildSelect(b, up, LLVMBuildAdd(b, n, LLVMConstInt(it, 1, 0), ""), n, "");
+  LLVMValueRef neg = LLVMBuildFCmp(b, LLVMRealOLT, x, LLVMConstReal(ft, 0), "");
+  n = LLVMBuildSelect(b, neg, LLVMBuildSub(b, LLVMConstInt(it, 0, 0), n, ""), n, "");
+  LLVMValueRef lo = LLVMConstReal(ft, cx_round_to_type(t, (double)min));
+  LLVMValueRef hi = LLVMConstReal(ft, cx_round_to_type(t, (double)max));
+  n = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLE, x, lo, ""), LLVMConstInt(it, (unsigned long long)min, 1), n, "");
+  return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGE, x, hi, ""), LLVMConstInt(it, (unsigned long long)max, 1), n, "");
+}
+
 const cx_elem_hooks cx_elem_convert[CX_OP_COUNT] = {
   /*                          float             integer  pred */
   [CX_OP_CONVERT] =          {convert,          convert, convert},
   [CX_OP_REDUCE_PRECISION] = {reduce_precision, NULL,    NULL},
+  [CX_OP_STOCHASTIC_CONVERT] = {stochastic_convert, NULL, NULL},
 };
 
 /* bitcast-convert (its own generator, not an elementwise builder: a width-changing one

@@ -189,6 +189,29 @@ static cx_scalar bitcast_convert(const cx_instr *in, cxla_type t, const cx_scala
   return cx_scalar_bitcast(t, in->shape.type, x[0]);
 }
 
+/* stochastic-convert of a float x (type t) with random bits r to a signed integer type:
+ * |x| rounds down, or up when r < fraction(|x|) * 2^bits(r) (the fraction's leading bits as
+ * an unsigned number: up with probability fraction for uniform r), the sign comes back, and
+ * x at or beyond the type's limits (as t rounds them; infinities included) saturates; NaN
+ * gives 0. XLA's HloEvaluator and its StochasticConvertDecomposer compute the same: the
+ * decomposer's +1 and negation wrap, which the evaluator spells out for (min, -max). The
+ * fraction is exact in double and the scaled value truncates, as XLA's convert does. */
+static cx_scalar stochastic_convert(const cx_instr *in, cxla_type t, const cx_scalar *x) {
+  cxla_type to = in->shape.type;
+  int bits = cx_type_bits(to), rbits = cx_type_bits(in->ops[1]->shape.type);
+  int64_t max = bits == 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1, min = -max - 1;
+  double v = x[0].f;
+  cx_scalar r = {.i = 0};
+  if (isnan(v)) return r;
+  if (v >= cx_round_to_type(t, (double)max)) return r.i = max, r;
+  if (v <= cx_round_to_type(t, (double)min)) return r.i = min, r;
+  double a = fabs(v), whole = floor(a);
+  uint64_t n = (uint64_t)whole, fixed = (uint64_t)ldexp(a - whole, rbits);
+  if (cx_zext(rbits, x[1].i) < fixed) n++;
+  r.i = cx_wrap_int(to, (int64_t)(v < 0 ? 0 - n : n));
+  return r;
+}
+
 static cx_scalar reduce_precision(const cx_instr *in, cxla_type t, const cx_scalar *x) {
   return cx_scalar_reduce_precision(t, x[0], in->a.exponent_bits, in->a.mantissa_bits);
 }
@@ -208,6 +231,11 @@ static cx_scalar clamp(const cx_instr *in, cxla_type t, const cx_scalar *x) {
 static const char *select_ill_formed(const cx_instr *in, const cxla_type *types) {
   (void)in;
   return types[0] != CXLA_PRED ? "select needs a pred selector" : NULL;
+}
+static const char *stochastic_convert_ill_formed(const cx_instr *in, const cxla_type *types) {
+  if (cx_type_kind(types[1]) != CX_KIND_UINT || cx_type_bits(types[1]) != cx_type_bits(types[0]))
+    return "stochastic-convert needs unsigned random numbers of the operand's width";
+  return cx_type_kind(in->shape.type) != CX_KIND_SINT ? "stochastic-convert converts to signed integers only" : NULL;
 }
 static const char *reduce_precision_ill_formed(const cx_instr *in, const cxla_type *types) {
   (void)types;
@@ -229,6 +257,11 @@ static int bitcast_convert_ok(const cx_instr *in) {
 static int compare_ok(const cx_instr *in) {
   return in->shape.type == CXLA_PRED && op_type(in, 1) == op_type(in, 0) &&
          cx_op_valid_for_type(in->op, op_type(in, 0));
+}
+static int stochastic_convert_ok(const cx_instr *in) {
+  cxla_type r = op_type(in, 1);
+  return cx_op_valid_for_type(in->op, op_type(in, 0)) && cx_type_kind(r) == CX_KIND_UINT &&
+         cx_type_bits(r) == cx_type_bits(op_type(in, 0)) && cx_type_kind(in->shape.type) == CX_KIND_SINT;
 }
 static int is_finite_ok(const cx_instr *in) {
   return in->shape.type == CXLA_PRED && cx_op_valid_for_type(in->op, op_type(in, 0));
@@ -293,6 +326,8 @@ static const cx_ew_rule k_rules[CX_OP_COUNT] = {
   [CX_OP_SHIFT_RIGHT_ARITHMETIC] = {INT2(i_shr_arithmetic, i_shr_arithmetic)},
   [CX_OP_SHIFT_RIGHT_LOGICAL] = {INT2(i_shr_logical, i_shr_logical)},
   [CX_OP_COMPARE] = {.eval = compare, .types_ok = compare_ok},
+  [CX_OP_STOCHASTIC_CONVERT] = {.eval = stochastic_convert, .types_ok = stochastic_convert_ok,
+                                .ill_formed = stochastic_convert_ill_formed},
   [CX_OP_SELECT] = {.eval = select, .types_ok = select_ok, .ill_formed = select_ill_formed, .type_operand = 1},
   [CX_OP_CLAMP] = {.eval = clamp, .type_operand = 1},
 };

@@ -48,6 +48,32 @@ cxla_status cx_infer_bitcast_convert(cx_infer *ic, cx_shape *out) {
   return CXLA_OK;
 }
 
+/* stochastic-convert(operand, random): XLA's InferStochasticConvertShape (a float operand, an
+ * unsigned random array of the operand's bit width and dims, the result the operand's dims in
+ * the declared type). XLA's verifier leaves the result type open, but its evaluator and its
+ * decomposer only convert to signed integers and fail on any other when compiling: refused
+ * here, where the message can say so. */
+cxla_status cx_infer_stochastic_convert(cx_infer *ic, cx_shape *out) {
+  CX_TRY(cx_vneed_array(ic, 0, "operand"));
+  CX_TRY(cx_vneed_array(ic, 1, "random"));
+  CX_TRY(cx_vcheck_type(ic, 0));
+  CX_TRY(cx_vdeclared_array(ic));
+  const cx_shape *x = cx_vop(ic, 0), *r = cx_vop(ic, 1);
+  cxla_type to = ic->in->shape.type;
+  if (cx_type_kind(r->type) != CX_KIND_UINT)
+    return cx_vfail(ic, "random numbers must be unsigned integers, got %s", cx_vshape(ic, r));
+  if (cx_type_bits(r->type) != cx_type_bits(x->type))
+    return cx_vfail(ic, "random numbers %s must have the operand's bit width (%d), got %d bits", cx_vshape(ic, r),
+                    cx_type_bits(x->type), cx_type_bits(r->type));
+  if (!cx_shape_same_dims(x, r))
+    return cx_vfail(ic, "operand %s and random numbers %s must have the same dimensions", cx_vshape(ic, x),
+                    cx_vshape(ic, r));
+  if (cx_type_kind(to) != CX_KIND_SINT)
+    return cx_vfail(ic, "converts to signed integer types only (as XLA does), not to %s", cx_vtype(to));
+  cx_vset_array(out, to, x->rank, x->dims);
+  return CXLA_OK;
+}
+
 cxla_status cx_infer_copy(cx_infer *ic, cx_shape *out) { /* copies anything, tuples included */
   *out = ic->in->ops[0]->shape;
   cx_vplain(out);
