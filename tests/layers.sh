@@ -20,7 +20,7 @@ allowed() {
     text) echo "util ir" ;;
     interp) echo "util ir" ;;
     passes) echo "util ir interp text" ;;
-    codegen) echo "util ir passes" ;;   # passes: fu_* until the fusion plan (issue 7 §3)
+    codegen) echo "util ir" ;;
     backend) echo "util ir text interp passes codegen runtime" ;;
     runtime) echo "util ir text interp passes codegen backend" ;;
     api) echo "util ir text interp passes codegen backend runtime" ;;

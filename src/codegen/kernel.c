@@ -10,19 +10,30 @@
 #include <string.h>
 #include "codegen/emit.h"
 #include "codegen/loops.h"
-#include "passes/fusion_util.h"
+#include "ir/fusion_plan.h"
 
-/* Ops that read their operands at the output's linear index (no multi-index needed). */
+/* Ops that read their operands at the output's linear index (no multi-index needed), besides
+ * the elementwise ones: always, or (bitcast-convert) where the rank stays, i.e. the element
+ * size does. A dot here is a kOutput epilogue's GEMM result, read at the output's index. */
+enum { LINEAR_IF_ELEMENTWISE = 0, LINEAR_ALWAYS, LINEAR_SAME_RANK };
+static const uint8_t k_linear[CX_OP_COUNT] = {
+  [CX_OP_PARAMETER] = LINEAR_ALWAYS, [CX_OP_CONSTANT] = LINEAR_ALWAYS, [CX_OP_TUPLE] = LINEAR_ALWAYS,
+  [CX_OP_GET_TUPLE_ELEMENT] = LINEAR_ALWAYS, [CX_OP_RESHAPE] = LINEAR_ALWAYS, [CX_OP_BITCAST] = LINEAR_ALWAYS,
+  [CX_OP_DOT] = LINEAR_ALWAYS, [CX_OP_BITCAST_CONVERT] = LINEAR_SAME_RANK,
+};
+
 static int linear_op(const cx_instr *in) {
-  switch (in->op) {
-  case CX_OP_PARAMETER: case CX_OP_CONSTANT: case CX_OP_TUPLE: case CX_OP_GET_TUPLE_ELEMENT:
-  case CX_OP_RESHAPE: case CX_OP_BITCAST: case CX_OP_DOT:
-    return 1;
-  case CX_OP_BITCAST_CONVERT:
-    return in->shape.rank == in->ops[0]->shape.rank;
-  default:
-    return cx_op_is_elementwise(in->op);
-  }
+  if (k_linear[in->op] == LINEAR_SAME_RANK) return in->shape.rank == in->ops[0]->shape.rank;
+  return k_linear[in->op] == LINEAR_ALWAYS || cx_op_is_elementwise(in->op);
+}
+
+/* The fusion's plan (passes/fusion_plan.c made it before code generation), or NULL after
+ * reporting an internal error. */
+static const cx_fusion_plan *plan_of(cx_cg *cg, const cx_instr *fusion) {
+  if (cx_fusion_plan_fits(fusion->plan, fusion)) return fusion->plan;
+  cx_cg_fail(cg, CXLA_ERR_INTERNAL, "codegen: %s has no fusion plan (cx_fusion_plan_module runs first)",
+             fusion->name ? fusion->name : "fusion");
+  return NULL;
 }
 
 static int effective_rank(const cx_shape *s) {
@@ -92,16 +103,17 @@ static void loop_nest(cx_kfn *k, const cx_comp *c, int nout, const cx_shape **le
 /* The grain: enough elements for ~128 KiB of memory traffic (~5-10 µs of work on one core),
  * so that splitting a kernel over threads pays for waking them. Operands read only by a dot
  * whose value comes from elsewhere (the GEMM of a split kOutput fusion) move no bytes here. */
-static int64_t grain_for(const cx_instr *fusion, int nout, const cx_shape **leaves, int64_t total) {
+static int64_t grain_for(const cx_instr *fusion, const cx_fusion_plan *plan, int nout, const cx_shape **leaves,
+                         int64_t total) {
   int64_t bytes = 0, work = 1;
   for (int i = 0; i < nout; i++) bytes += (int64_t)cxla_type_size(leaves[i]->type);
   for (int i = 0; i < fusion->nops; i++) {
     int64_t e = cx_shape_elems(&fusion->ops[i]->shape);
-    fu_param_use u;
-    if (fu_analyze_operand(fusion, i, &u) && u.dot_operand && !u.elementwise && !u.reused) continue;
+    const cx_fusion_use *u = &plan->use[i];
+    if (u->dot_operand && !u->elementwise && !u->reused) continue;
     if (e >= total && total > 0) bytes += (int64_t)cxla_type_size(fusion->ops[i]->shape.type) * (e / total);
   }
-  if (fu_is_expensive(fusion)) work = 4; /* transcendentals: fewer elements fill a chunk */
+  if (plan->expensive) work = 4; /* transcendentals: fewer elements fill a chunk */
   int64_t g = (131072 / (bytes ? bytes : 1)) / work;
   g = (g + 63) / 64 * 64;
   return g < 64 ? 64 : g;
@@ -115,8 +127,8 @@ static int all_linear(const cx_comp *c) {
 
 /* Emits a loop kernel; params of the fused computation start at args[first]; `dot` (kOutput)
  * reads from args[nout]. */
-static cxla_status emit_loop(cx_cg *cg, const cx_instr *fusion, uint64_t may_alias, const cx_instr *dot,
-                             cx_kernel *out) {
+static cxla_status emit_loop(cx_cg *cg, const cx_instr *fusion, const cx_fusion_plan *plan, uint64_t may_alias,
+                             const cx_instr *dot, cx_kernel *out) {
   const cx_shape *leaves[CX_EMIT_MAX_ARGS];
   int nout = cx_emit_out_leaves(&fusion->shape, leaves, CX_EMIT_MAX_ARGS);
   const cx_comp *c = fusion->called[0];
@@ -138,21 +150,18 @@ static cxla_status emit_loop(cx_cg *cg, const cx_instr *fusion, uint64_t may_ali
   }
   int64_t total = cx_shape_elems(leaves[0]);
   loop_nest(&k, c, nout, leaves, all_linear(c) || effective_rank(leaves[0]) <= 1);
-  return cx_kfn_end(&k, out, total, grain_for(fusion, nout, leaves, total), nout, first - nout + fusion->nops);
+  return cx_kfn_end(&k, out, total, grain_for(fusion, plan, nout, leaves, total), nout, first - nout + fusion->nops);
 }
 
-/* An output may share memory with an operand only if that operand is read at the output's
- * own index: otherwise the kernel would read elements it already overwrote. */
-static cxla_status check_in_place(cx_cg *cg, const cx_instr *fusion, uint64_t may_alias, int nout, int first) {
-  for (int i = first; i < first + fusion->nops && i < 64; i++) {
-    if (!((may_alias >> i) & 1)) continue;
-    fu_param_use u;
-    if (!fu_analyze_operand(fusion, i - first, &u)) return cx_oom(cg->ctx);
-    if (!u.elementwise || u.reused)
+/* An output may share memory with an operand only where the plan says so (the operand is read
+ * at the output's own index): otherwise the kernel would read elements it already overwrote.
+ * Buffer assignment shares buffers by the same plan, so this only catches a caller's bug. */
+static cxla_status check_in_place(cx_cg *cg, const cx_instr *fusion, const cx_fusion_plan *plan, uint64_t may_alias,
+                                  int first) {
+  for (int i = first; i < first + fusion->nops && i < 64; i++)
+    if ((may_alias >> i) & 1 && !plan->use[i - first].in_place)
       return cx_cg_fail(cg, CXLA_ERR_INTERNAL, "codegen: %s: operand %d may alias an output but is not "
                         "read elementwise", fusion->name, i - first);
-  }
-  (void)nout;
   return CXLA_OK;
 }
 
@@ -161,17 +170,17 @@ cxla_status cx_emit_kernel_ex(cx_cg *cg, cx_instr *fusion, uint64_t may_alias, c
   memset(out, 0, sizeof *out);
   if (!cx_emit_supported(fusion, &why))
     return cx_cg_fail(cg, CXLA_ERR_UNSUPPORTED, "codegen: %s: %s", fusion->name ? fusion->name : "fusion", why);
-  if (fu_kind_of(fusion) == FU_OUTPUT)
+  if (fusion->a.fusion_kind == CX_FUSION_OUTPUT)
     return cx_cg_fail(cg, CXLA_ERR_INVALID_ARGUMENT, "codegen: %s is a kOutput fusion: use cx_emit_epilogue",
                       fusion->name);
+  const cx_fusion_plan *plan = plan_of(cg, fusion);
+  if (!plan) return cg->status;
   const cx_shape *leaves[CX_EMIT_MAX_ARGS];
   int nout = cx_emit_out_leaves(&fusion->shape, leaves, CX_EMIT_MAX_ARGS);
-  CX_TRY(check_in_place(cg, fusion, may_alias, nout, nout));
+  CX_TRY(check_in_place(cg, fusion, plan, may_alias, nout));
   cx_red_plan p;
   const cx_comp *c = fusion->called[0];
-  int has_reduce = 0;
-  for (int i = 0; i < c->ninstrs; i++) has_reduce |= c->instrs[i]->op == CX_OP_REDUCE;
-  if (!has_reduce) return emit_loop(cg, fusion, may_alias, NULL, out);
+  if (!plan->nreduces) return emit_loop(cg, fusion, plan, may_alias, NULL, out);
   if (!cx_red_plan_make(fusion, &p, &why))
     return cx_cg_fail(cg, CXLA_ERR_UNSUPPORTED, "codegen: %s: %s", fusion->name, why);
   cx_kfn k;
@@ -189,16 +198,14 @@ cxla_status cx_emit_kernel(cx_cg *cg, cx_instr *fusion, cx_kernel *out) {
 cxla_status cx_emit_epilogue(cx_cg *cg, cx_instr *fusion, cx_kernel *out) {
   const char *why = NULL;
   memset(out, 0, sizeof *out);
-  if (fu_kind_of(fusion) != FU_OUTPUT || !cx_emit_supported(fusion, &why))
+  if (fusion->a.fusion_kind != CX_FUSION_OUTPUT || !cx_emit_supported(fusion, &why))
     return cx_cg_fail(cg, CXLA_ERR_UNSUPPORTED, "codegen: %s: %s", fusion->name ? fusion->name : "fusion",
                       why ? why : "not a kOutput fusion");
-  const cx_comp *c = fusion->called[0];
-  const cx_instr *dot = NULL;
-  for (int i = 0; i < c->ninstrs; i++)
-    if (c->instrs[i]->op == CX_OP_DOT) dot = c->instrs[i];
+  const cx_fusion_plan *plan = plan_of(cg, fusion);
+  if (!plan) return cg->status;
   const cx_shape *leaves[CX_EMIT_MAX_ARGS];
   int nout = cx_emit_out_leaves(&fusion->shape, leaves, CX_EMIT_MAX_ARGS);
   /* output 0 runs in place over the GEMM result; everything else keeps noalias */
   uint64_t alias = ((uint64_t)1 << 0) | ((uint64_t)1 << nout);
-  return emit_loop(cg, fusion, alias, dot, out);
+  return emit_loop(cg, fusion, plan, alias, plan->dot, out);
 }

@@ -3,7 +3,6 @@
  * checks mirror what the generators handle, so a supported fusion never fails to emit. */
 #include <string.h>
 #include "codegen/emit.h"
-#include "passes/fusion_util.h"
 
 static int shape_ok(const cx_shape *s, int allow_tuple) {
   if (s->type == CXLA_TUPLE) {
@@ -169,8 +168,9 @@ int cx_emit_supported(cx_instr *fusion, const char **why) {
   *why = NULL;
   if (!fusion || fusion->op != CX_OP_FUSION || fusion->ncalled != 1 || !fusion->called[0] || !fusion->called[0]->root)
     return *why = "not a fusion instruction", 0;
-  fu_kind kind = fu_kind_of(fusion);
-  if (kind == FU_NONE) return *why = "unknown fusion kind", 0;
+  cx_fusion_kind kind = fusion->a.fusion_kind;
+  if (kind == CX_FUSION_CUSTOM) return *why = "a kCustom fusion (another compiler's kernel)", 0;
+  if (kind == CX_FUSION_NONE) return *why = "fusion without a kind", 0;
   const cx_shape *leaves[CX_EMIT_MAX_ARGS];
   int nout = cx_emit_out_leaves(&fusion->shape, leaves, CX_EMIT_MAX_ARGS);
   if (nout < 1 || !shape_ok(&fusion->shape, 1)) return *why = "result is not an array or a flat tuple of arrays", 0;
@@ -187,7 +187,7 @@ int cx_emit_supported(cx_instr *fusion, const char **why) {
     nred += x->op == CX_OP_REDUCE;
     ndot += x->op == CX_OP_DOT;
   }
-  if (kind == FU_OUTPUT) return epilogue_ok(fusion, leaves, nout, why);
+  if (kind == CX_FUSION_OUTPUT) return epilogue_ok(fusion, leaves, nout, why);
   if (ndot) return *why = "a dot outside a kOutput fusion (runs as a library call)", 0;
   if (nred) {
     cx_red_plan p;

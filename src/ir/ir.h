@@ -69,6 +69,14 @@ typedef enum cx_cmp_type {
 enum { CX_FRAME_FILES, CX_FRAME_FUNCTIONS, CX_FRAME_LOCATIONS, CX_FRAME_STACKS, CX_FRAME_TABLES };
 extern const char *const cx_frame_table_names[CX_FRAME_TABLES];
 
+/* A fusion's kind= as XLA writes it (kLoop, kInput, kOutput, kCustom); NONE on every other
+ * instruction. The names are cx_fusion_kind_names[kind]; the parser refuses any other word,
+ * as XLA's does. */
+typedef enum cx_fusion_kind {
+  CX_FUSION_NONE = 0, CX_FUSION_LOOP, CX_FUSION_INPUT, CX_FUSION_OUTPUT, CX_FUSION_CUSTOM, CX_FUSION_KINDS
+} cx_fusion_kind;
+extern const char *const cx_fusion_kind_names[CX_FUSION_KINDS];
+
 /* An attribute the IR does not model; kept verbatim so the printer can write it back. */
 typedef struct cx_raw_attr {
   const char *key, *value;
@@ -94,7 +102,7 @@ typedef struct cx_attrs {
   int is_stable;            /* sort */
   cxla_literal *literal;    /* constant (owned by the module) */
   int exponent_bits, mantissa_bits; /* reduce-precision */
-  const char *fusion_kind;  /* fusion kind=, e.g. "kLoop" */
+  cx_fusion_kind fusion_kind; /* fusion kind= */
   const char *custom_call_target;
   int nraw;                 /* everything else: metadata, sharding, backend_config, ... */
   cx_raw_attr *raw;
@@ -117,6 +125,9 @@ struct cx_instr {
   int nusers;               /* filled by cx_comp_compute_users */
   cx_instr **users;
   void *aux;                /* scratch for the pass or backend that runs now */
+  /* A fusion's plan for buffer assignment and the emitter (ir/fusion_plan.h), made by
+   * passes/fusion_plan.c; never cloned, printed or compared: it is derived from the fusion. */
+  const struct cx_fusion_plan *plan;
 };
 
 struct cxla_computation {

@@ -3,6 +3,8 @@
 #include <string.h>
 #include "ir/attrs.h"
 
+const char *const cx_fusion_kind_names[CX_FUSION_KINDS] = {"", "kLoop", "kInput", "kOutput", "kCustom"};
+
 cx_module *cx_module_new(cxla_context *ctx, const char *name) {
   cx_module *m = cx_calloc(1, sizeof *m);
   if (!m) { cx_oom(ctx); return NULL; }

@@ -6,8 +6,8 @@
  *     and re-labelling fusions name existing values instead of defining new ones. Each value's
  *     live range is measured on the program timeline (buffers_int.h), extended to the end of
  *     any loop that reads it without defining it.
- *  2. Buffers (= slots): values share a buffer where the program needs no copy — an
- *     elementwise fusion (or dynamic-update-slice) writing over an operand that dies there, a
+ *  2. Buffers (= slots): values share a buffer where the program needs no copy — a fusion
+ *     writing over an operand that dies there (where its plan says in_place), a
  *     while loop's state taking over an init operand that dies at the loop. ENTRY result
  *     leaves become OUTPUT buffers; where that is impossible (parameter, constant, a value
  *     appearing twice) a `copy` is inserted and the analysis re-run; likewise for while-body
@@ -15,8 +15,8 @@
  *  3. Placement: TEMP buffers go into one arena by best fit (buffers_heap.c). */
 #include <string.h>
 #include "ir/edit.h"
-#include "passes/fusion_util.h"
 #include "passes/buffers_int.h"
+#include "passes/fusion_plan.h"
 
 typedef enum { V_TEMP, V_PARAM, V_CONST } vkind;
 
@@ -102,22 +102,25 @@ static const cxla_literal *literal_leaf(const cxla_literal *lit, int *i) {
   return NULL;
 }
 
+/* Raw ops whose result is their operand's bytes: always, or for a bitcast only between
+ * default layouts of the same size (anything else moves bytes). */
+enum { ALIAS_NEVER = 0, ALIAS_ALWAYS, ALIAS_SAME_BYTES };
+static const uint8_t k_alias[CX_OP_COUNT] = {
+  [CX_OP_RESHAPE] = ALIAS_ALWAYS, [CX_OP_OPT_BARRIER] = ALIAS_ALWAYS, [CX_OP_BITCAST] = ALIAS_SAME_BYTES,
+};
+
 int cx_buffers_instr_is_alias(const cx_instr *in) {
-  switch (in->op) {
-  case CX_OP_RESHAPE: case CX_OP_OPT_BARRIER: return 1;
-  case CX_OP_BITCAST:
-    return cx_shape_has_default_layout(&in->shape) && cx_shape_has_default_layout(&in->ops[0]->shape) &&
-           cx_shape_bytes(&in->shape) == cx_shape_bytes(&in->ops[0]->shape);
-  default: return 0;
-  }
+  if (k_alias[in->op] != ALIAS_SAME_BYTES) return k_alias[in->op] == ALIAS_ALWAYS;
+  return cx_shape_has_default_layout(&in->shape) && cx_shape_has_default_layout(&in->ops[0]->shape) &&
+         cx_shape_bytes(&in->shape) == cx_shape_bytes(&in->ops[0]->shape);
 }
 
-int cx_buffers_fusion_is_alias(const cx_instr *in) {
-  if (in->op != CX_OP_FUSION || in->nops != 1 || in->ncalled != 1 || !cx_type_is_array(in->shape.type)) return 0;
-  const cx_comp *fc = in->called[0];
-  const cx_instr *r = fc->root;
-  if (!r || r->nops != 1 || r->ops[0]->op != CX_OP_PARAMETER || !cx_buffers_instr_is_alias(r)) return 0;
-  return r->op == CX_OP_RESHAPE || r->op == CX_OP_BITCAST;
+/* An instruction whose value is its one operand's: an aliasing raw op, or a fusion whose plan
+ * says it only re-labels its operand. */
+static int names_operand(const cx_instr *in) {
+  if (in->nops != 1) return 0;
+  if (in->op == CX_OP_FUSION) return in->plan && in->plan->relabels;
+  return cx_buffers_instr_is_alias(in);
 }
 
 /* Copies of n value ids into a fresh per-instruction array. */
@@ -163,7 +166,11 @@ static cxla_status walk_with(an *a, cx_comp *c, cx_instr *const *ops, int nops) 
   return s;
 }
 
-static cxla_status walk_while(an *a, cx_instr *in) {
+/* How each instruction defines or names values (walk_computed for every op not listed). */
+typedef cxla_status (*walker)(an *a, cx_comp *c, cx_instr *in, int *const *bind, const int *nbind);
+
+static cxla_status walk_while(an *a, cx_comp *c, cx_instr *in, int *const *bind, const int *nbind) {
+  (void)c, (void)bind, (void)nbind;
   int64_t t0 = a->s.t0[in->id], t1 = a->s.t1[in->id];
   use_all(a, in->ops[0], t0);
   if (!define_all(a, in, t0)) return cx_oom(a->m->ctx);
@@ -191,85 +198,110 @@ static cxla_status walk_while(an *a, cx_instr *in) {
   return CXLA_OK;
 }
 
-static cxla_status walk_instr(an *a, cx_comp *c, cx_instr *in, int *const *bind, const int *nbind) {
+static cxla_status walk_parameter(an *a, cx_comp *c, cx_instr *in, int *const *bind, const int *nbind) {
+  int n = cx_shape_leaf_count(&in->shape);
+  int64_t p = in->a.index;
+  if (bind) {
+    if (p < 0 || nbind[p] != n) return cx_error(a->m->ctx, CXLA_ERR_INTERNAL, "%s: parameter %s does not match its operand", c->name, in->name);
+    return set_vals(a, in, bind[p], n) ? CXLA_OK : cx_oom(a->m->ctx);
+  }
+  if (!define_all(a, in, -1)) return cx_oom(a->m->ctx);
+  for (int l = 0; l < n; l++) {
+    value *x = &a->v[a->vals[in->id][l]];
+    x->kind = V_PARAM;
+    x->param = (int)p;
+    x->leaf = l;
+  }
+  return CXLA_OK;
+}
+
+static cxla_status walk_constant(an *a, cx_comp *c, cx_instr *in, int *const *bind, const int *nbind) {
+  (void)c, (void)bind, (void)nbind;
+  cx_module *m = a->m;
+  int n = cx_shape_leaf_count(&in->shape);
+  if (!in->a.literal) return cx_error(m->ctx, CXLA_ERR_INTERNAL, "constant %s has no literal", in->name);
+  if (!define_all(a, in, a->s.t0[in->id])) return cx_oom(m->ctx);
+  for (int l = 0; l < n; l++) {
+    int i = l;
+    value *x = &a->v[a->vals[in->id][l]];
+    x->kind = V_CONST;
+    if (!(x->lit = literal_leaf(in->a.literal, &i))) return cx_error(m->ctx, CXLA_ERR_INTERNAL, "constant %s: literal does not match its shape", in->name);
+  }
+  return CXLA_OK;
+}
+
+static cxla_status walk_tuple(an *a, cx_comp *c, cx_instr *in, int *const *bind, const int *nbind) {
+  (void)c, (void)bind, (void)nbind;
+  cx_module *m = a->m;
+  int n = cx_shape_leaf_count(&in->shape);
+  int *tmp = cx_malloc(sizeof *tmp * (size_t)(n ? n : 1)), k = 0;
+  if (!tmp) return cx_oom(m->ctx);
+  for (int j = 0; j < in->nops; j++)
+    for (int l = 0; l < a->nleaves[in->ops[j]->id] && k < n; l++) tmp[k++] = a->vals[in->ops[j]->id][l];
+  int ok = k == n && set_vals(a, in, tmp, n);
+  cx_free(tmp);
+  return ok ? CXLA_OK : k != n ? cx_error(m->ctx, CXLA_ERR_INTERNAL, "tuple %s: leaf count mismatch", in->name) : cx_oom(m->ctx);
+}
+
+static cxla_status walk_gte(an *a, cx_comp *c, cx_instr *in, int *const *bind, const int *nbind) {
+  (void)c, (void)bind, (void)nbind;
+  int n = cx_shape_leaf_count(&in->shape);
+  const cx_instr *t = in->ops[0];
+  int off = cx_shape_leaf_offset(&t->shape, (int)in->a.index);
+  if (off + n > a->nleaves[t->id]) return cx_error(a->m->ctx, CXLA_ERR_INTERNAL, "%s: element out of range", in->name);
+  return set_vals(a, in, a->vals[t->id] + off, n) ? CXLA_OK : cx_oom(a->m->ctx);
+}
+
+static cxla_status walk_conditional(an *a, cx_comp *c, cx_instr *in, int *const *bind, const int *nbind) {
+  (void)c, (void)bind, (void)nbind;
   int64_t t0 = a->s.t0[in->id];
   int n = cx_shape_leaf_count(&in->shape);
-  cx_module *m = a->m;
-  switch (in->op) {
-  case CX_OP_PARAMETER: {
-    int64_t p = in->a.index;
-    if (bind) {
-      if (p < 0 || nbind[p] != n) return cx_error(m->ctx, CXLA_ERR_INTERNAL, "%s: parameter %s does not match its operand", c->name, in->name);
-      return set_vals(a, in, bind[p], n) ? CXLA_OK : cx_oom(m->ctx);
-    }
-    if (!define_all(a, in, -1)) return cx_oom(m->ctx);
-    for (int l = 0; l < n; l++) {
-      value *x = &a->v[a->vals[in->id][l]];
-      x->kind = V_PARAM;
-      x->param = (int)p;
-      x->leaf = l;
-    }
-    return CXLA_OK;
+  use_all(a, in->ops[0], t0);
+  for (int k = 0; k < in->ncalled; k++) {
+    cx_comp *b = in->called[k];
+    CX_TRY(walk_with(a, b, &in->ops[k + 1], 1));
+    use_all(a, b->root, cx_sched_ret(&a->s, b));
   }
-  case CX_OP_CONSTANT:
-    if (!in->a.literal) return cx_error(m->ctx, CXLA_ERR_INTERNAL, "constant %s has no literal", in->name);
-    if (!define_all(a, in, t0)) return cx_oom(m->ctx);
-    for (int l = 0; l < n; l++) {
-      int i = l;
-      value *x = &a->v[a->vals[in->id][l]];
-      x->kind = V_CONST;
-      if (!(x->lit = literal_leaf(in->a.literal, &i))) return cx_error(m->ctx, CXLA_ERR_INTERNAL, "constant %s: literal does not match its shape", in->name);
-    }
-    return CXLA_OK;
-  case CX_OP_TUPLE: {
-    int *tmp = cx_malloc(sizeof *tmp * (size_t)(n ? n : 1)), k = 0;
-    if (!tmp) return cx_oom(m->ctx);
-    for (int j = 0; j < in->nops; j++)
-      for (int l = 0; l < a->nleaves[in->ops[j]->id] && k < n; l++) tmp[k++] = a->vals[in->ops[j]->id][l];
-    int ok = k == n && set_vals(a, in, tmp, n);
-    cx_free(tmp);
-    return ok ? CXLA_OK : k != n ? cx_error(m->ctx, CXLA_ERR_INTERNAL, "tuple %s: leaf count mismatch", in->name) : cx_oom(m->ctx);
-  }
-  case CX_OP_GET_TUPLE_ELEMENT: {
-    const cx_instr *t = in->ops[0];
-    int off = cx_shape_leaf_offset(&t->shape, (int)in->a.index);
-    if (off + n > a->nleaves[t->id]) return cx_error(m->ctx, CXLA_ERR_INTERNAL, "%s: element out of range", in->name);
-    return set_vals(a, in, a->vals[t->id] + off, n) ? CXLA_OK : cx_oom(m->ctx);
-  }
-  case CX_OP_WHILE: return walk_while(a, in);
-  case CX_OP_CONDITIONAL:
-    use_all(a, in->ops[0], t0);
-    for (int k = 0; k < in->ncalled; k++) {
-      cx_comp *b = in->called[k];
-      CX_TRY(walk_with(a, b, &in->ops[k + 1], 1));
-      use_all(a, b->root, cx_sched_ret(&a->s, b));
-    }
-    /* Each branch writes the results when it ends, and on the timeline the branches follow
-     * one another: the results must be live from the start so that no branch's temporaries
-     * share their bytes. */
-    if (!define_all(a, in, t0)) return cx_oom(m->ctx);
-    for (int l = 0; l < n; l++) use(a, a->vals[in->id][l], a->s.t1[in->id]); /* written, if unread */
-    return CXLA_OK;
-  case CX_OP_CALL:
-    CX_TRY(walk_with(a, in->called[0], in->ops, in->nops));
-    return set_vals(a, in, a->vals[in->called[0]->root->id], a->nleaves[in->called[0]->root->id]) ? CXLA_OK : cx_oom(m->ctx);
-  default:
-    if (in->nops == 1 && (cx_buffers_instr_is_alias(in) || cx_buffers_fusion_is_alias(in)) &&
-        a->nleaves[in->ops[0]->id] == n)
-      return set_vals(a, in, a->vals[in->ops[0]->id], n) ? CXLA_OK : cx_oom(m->ctx);
-    for (int j = 0; j < in->nops; j++) use_all(a, in->ops[j], t0);
-    if (!define_all(a, in, t0)) return cx_oom(m->ctx);
-    for (int l = 0; l < n; l++) use(a, a->vals[in->id][l], a->s.t1[in->id]); /* written, if unread */
-    return CXLA_OK;
-  }
+  /* Each branch writes the results when it ends, and on the timeline the branches follow
+   * one another: the results must be live from the start so that no branch's temporaries
+   * share their bytes. */
+  if (!define_all(a, in, t0)) return cx_oom(a->m->ctx);
+  for (int l = 0; l < n; l++) use(a, a->vals[in->id][l], a->s.t1[in->id]); /* written, if unread */
+  return CXLA_OK;
 }
+
+static cxla_status walk_call(an *a, cx_comp *c, cx_instr *in, int *const *bind, const int *nbind) {
+  (void)c, (void)bind, (void)nbind;
+  CX_TRY(walk_with(a, in->called[0], in->ops, in->nops));
+  return set_vals(a, in, a->vals[in->called[0]->root->id], a->nleaves[in->called[0]->root->id]) ? CXLA_OK : cx_oom(a->m->ctx);
+}
+
+/* Everything else reads its operands when it runs and defines fresh values, unless it only
+ * names its operand's. */
+static cxla_status walk_computed(an *a, cx_comp *c, cx_instr *in, int *const *bind, const int *nbind) {
+  (void)c, (void)bind, (void)nbind;
+  int64_t t0 = a->s.t0[in->id];
+  int n = cx_shape_leaf_count(&in->shape);
+  if (names_operand(in) && a->nleaves[in->ops[0]->id] == n)
+    return set_vals(a, in, a->vals[in->ops[0]->id], n) ? CXLA_OK : cx_oom(a->m->ctx);
+  for (int j = 0; j < in->nops; j++) use_all(a, in->ops[j], t0);
+  if (!define_all(a, in, t0)) return cx_oom(a->m->ctx);
+  for (int l = 0; l < n; l++) use(a, a->vals[in->id][l], a->s.t1[in->id]); /* written, if unread */
+  return CXLA_OK;
+}
+
+static const walker k_walk[CX_OP_COUNT] = {
+  [CX_OP_PARAMETER] = walk_parameter, [CX_OP_CONSTANT] = walk_constant, [CX_OP_TUPLE] = walk_tuple,
+  [CX_OP_GET_TUPLE_ELEMENT] = walk_gte, [CX_OP_WHILE] = walk_while, [CX_OP_CONDITIONAL] = walk_conditional,
+  [CX_OP_CALL] = walk_call,
+};
 
 static cxla_status walk(an *a, cx_comp *c, int *const *bind, const int *nbind, int nb) {
   for (int i = 0; i < c->ninstrs; i++) {
     cx_instr *in = c->instrs[i];
     if (in->op == CX_OP_PARAMETER && bind && (in->a.index < 0 || in->a.index >= nb))
       return cx_error(a->m->ctx, CXLA_ERR_INTERNAL, "%s: parameter %s has no operand", c->name, in->name);
-    CX_TRY(walk_instr(a, c, in, bind, nbind));
+    CX_TRY((k_walk[in->op] ? k_walk[in->op] : walk_computed)(a, c, in, bind, nbind));
   }
   return CXLA_OK;
 }
@@ -285,48 +317,6 @@ static int new_buf(an *a, cx_slot_kind k, int64_t size) {
   b->owner = -1;
   b->out_leaf = -1;
   return a->nb++;
-}
-
-/* Whether a kLoop fusion may write its (single) result over operand k: every path from the
- * parameter to the root goes through elementwise ops, reshapes or default-layout bitcasts of
- * the same element count, so element i of the result is computed from element i of the
- * operand only, which the kernel reads before it writes element i. The emitter checks the same
- * with the fusion pass's operand analysis before it drops noalias, so both must agree.
- * (A dynamic-update-slice over its operand would qualify too, but only pays once the emitter
- * writes just the update window; until then it is copied like anything else.) */
-static int inplace_ok(const cx_instr *f, int k) {
-  if (f->op != CX_OP_FUSION || f->ncalled != 1 || !f->a.fusion_kind || strcmp(f->a.fusion_kind, "kLoop") ||
-      !cx_type_is_array(f->shape.type))
-    return 0;
-  const cx_comp *fc = f->called[0];
-  const cx_instr *p = NULL, *root = fc->root;
-  for (int i = 0; i < fc->ninstrs; i++)
-    if (fc->instrs[i]->op == CX_OP_PARAMETER && fc->instrs[i]->a.index == k) p = fc->instrs[i];
-  if (!p || !root || root == p || !cx_type_is_array(p->shape.type)) return 0;
-  if (cx_shape_bytes(&p->shape) != cx_shape_bytes(&f->shape) || cx_shape_elems(&p->shape) != cx_shape_elems(&f->shape))
-    return 0;
-  fu_param_use u;
-  if (!fu_analyze_operand(f, k, &u) || !u.elementwise || u.reused) return 0;
-  /* forward reachability from p in topological order: every reader must be index-preserving */
-  uint8_t reach_stack[128], *reach = fc->ninstrs <= 128 ? reach_stack : cx_calloc((size_t)fc->ninstrs, 1);
-  if (!reach) return 0;
-  memset(reach, 0, fc->ninstrs <= 128 ? sizeof reach_stack : 0);
-  int ok = 1;
-  for (int i = 0; i < fc->ninstrs && ok; i++) {
-    const cx_instr *x = fc->instrs[i];
-    if (x == p) { reach[i] = 1; continue; }
-    int reads = 0;
-    for (int j = 0; j < x->nops; j++)
-      for (int q = 0; q < i; q++)
-        if (reach[q] && fc->instrs[q] == x->ops[j]) reads = 1;
-    if (!reads) continue;
-    reach[i] = 1;
-    int preserving = cx_op_is_elementwise(x->op) || x->op == CX_OP_RESHAPE ||
-                     (x->op == CX_OP_BITCAST && cx_buffers_instr_is_alias(x));
-    if (!preserving || !cx_type_is_array(x->shape.type) || cx_shape_elems(&x->shape) != cx_shape_elems(&p->shape)) ok = 0;
-  }
-  if (reach != reach_stack) cx_free(reach);
-  return ok;
 }
 
 /* 1 if value v is leaf i of computation c's result and no other leaf of it. */
@@ -358,7 +348,7 @@ static int shared_buffer(an *a, int v) {
       return y->buf;
     return -1;
   }
-  if (in->op != CX_OP_FUSION || a->nleaves[in->id] != 1) return -1;
+  if (in->op != CX_OP_FUSION || !in->plan || a->nleaves[in->id] != 1) return -1;
   for (int k = 0; k < in->nops; k++) {
     const cx_instr *o = in->ops[k];
     if (a->nleaves[o->id] != 1) continue;
@@ -375,7 +365,7 @@ static int shared_buffer(an *a, int v) {
       continue;
     int ok = 1; /* every operand position holding the same value must be safe */
     for (int j = 0; j < in->nops && ok; j++)
-      if (a->nleaves[in->ops[j]->id] == 1 && a->vals[in->ops[j]->id][0] == ov) ok = inplace_ok(in, j);
+      if (a->nleaves[in->ops[j]->id] == 1 && a->vals[in->ops[j]->id][0] == ov) ok = in->plan->use[j].in_place;
     if (ok) return y->buf;
   }
   return -1;
@@ -551,6 +541,7 @@ cxla_status cx_buffers_assign_donated(cx_module *m, uint64_t donate, cx_buffers 
   if (!m || !m->entry || !m->entry->root)
     return cx_error(m ? m->ctx : NULL, CXLA_ERR_INVALID_ARGUMENT, "buffer assignment needs an ENTRY computation with a ROOT");
   CX_TRY(cx_sched_flatten(m));
+  CX_TRY(cx_fusion_plan_module(m)); /* the fusions flattening cloned have none yet */
   an a;
   /* Inserting copies changes the program, so the analysis runs again; one round fixes every
    * case (the copies define fresh values), the second only confirms it. */

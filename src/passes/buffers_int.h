@@ -47,11 +47,4 @@ cxla_status cx_buffers_copy_root_leaves(cx_comp *c, const uint8_t *need);
 /* Leaf offset of tuple element `index` within a tuple shape (DFS leaf numbering). */
 int cx_shape_leaf_offset(const cx_shape *s, int index);
 
-/* 1 if a fusion only re-labels its single operand's bytes (reshape/bitcast of the parameter
- * with default layouts): it gets its operand's slot and emits no code. */
-int cx_buffers_fusion_is_alias(const cx_instr *in);
-/* 1 if a raw instruction aliases its operand (bitcast with default layouts, reshape,
- * opt-barrier). */
-int cx_buffers_instr_is_alias(const cx_instr *in);
-
 #endif

@@ -31,7 +31,7 @@
 
 typedef struct decision {
   int ok, dup;
-  fu_kind kind;
+  cx_fusion_kind kind;
   char why[200];
 } decision;
 
@@ -48,8 +48,8 @@ static int no(decision *d, const char *fmt, ...) {
 /* A variadic reduce (argmax) stays a kernel of its own, wrapped or not: its tuple result does
  * not fit the one-array-per-output shape of fusions. */
 static int consumer_fusible(const cx_instr *x) {
-  fu_kind k = fu_kind_of(x);
-  if (x->op == CX_OP_FUSION) return k != FU_NONE && (cx_type_is_array(x->shape.type) || fu_is_multi_output(x));
+  cx_fusion_kind k = fu_kind_of(x);
+  if (x->op == CX_OP_FUSION) return k != CX_FUSION_NONE && (cx_type_is_array(x->shape.type) || fu_is_multi_output(x));
   return fu_is_loop_op(x) || fu_is_simple_reduce(x);
 }
 
@@ -116,18 +116,19 @@ static int should_fuse(cx_comp *c, cx_instr *cons, int i, int allow_dup, decisio
   memset(d, 0, sizeof *d);
   if (!consumer_fusible(cons)) return no(d, "consumer %s is not fusible", cx_op_name(cons->op));
   if (p->op == CX_OP_PARAMETER) return no(d, "parameter");
-  fu_kind pk = fu_kind_of(p), ck = fu_kind_of(cons);
+  cx_fusion_kind pk = fu_kind_of(p), ck = fu_kind_of(cons);
   int scalar_const = fu_is_scalar_constant(p);
   if (p->op == CX_OP_CONSTANT && !scalar_const) return no(d, "non-scalar constant stays a buffer");
   if (scalar_const && cons->op != CX_OP_FUSION) return no(d, "constant waits for a fusion consumer");
   if (p->op == CX_OP_FUSION) {
-    if (pk != FU_LOOP && pk != FU_INPUT) return no(d, "producer is a %s fusion", pk == FU_NONE ? "foreign" : fu_kind_name(pk));
+    if (pk != CX_FUSION_LOOP && pk != CX_FUSION_INPUT)
+      return no(d, "producer is a %s fusion", pk == CX_FUSION_NONE ? "foreign" : cx_fusion_kind_names[pk]);
     if (fu_is_multi_output(p)) return no(d, "producer is a multi-output fusion");
   } else if (!scalar_const && !fu_is_loop_op(p) && !fu_is_simple_reduce(p)) {
     return no(d, "producer %s is not fusible", cx_op_name(p->op));
   }
-  int reduce_like = fu_is_simple_reduce(p) || pk == FU_INPUT;
-  if (ck == FU_OUTPUT && reduce_like) return no(d, "a reduce does not fuse into a dot epilogue");
+  int reduce_like = fu_is_simple_reduce(p) || pk == CX_FUSION_INPUT;
+  if (ck == CX_FUSION_OUTPUT && reduce_like) return no(d, "a reduce does not fuse into a dot epilogue");
   if (big_concat(p) || big_concat(cons))
     return no(d, "concatenate with more than %d operands stays a copy", FU_MAX_CONCAT_OPERANDS);
   const char *expensive = expensive_op(p);
@@ -152,8 +153,8 @@ static int should_fuse(cx_comp *c, cx_instr *cons, int i, int allow_dup, decisio
   if (fu_size(cons) + fu_size(p) > FU_MAX_INSTRS) return no(d, "fusion would exceed %d instructions", FU_MAX_INSTRS);
   if (fu_count_reduces(cons) + fu_count_reduces(p) > FU_MAX_REDUCES) return no(d, "more than %d reduces", FU_MAX_REDUCES);
   if (args_after(cons, p) > FU_MAX_ARGS) return no(d, "more than %d operands and outputs", FU_MAX_ARGS);
-  d->kind = ck == FU_OUTPUT ? FU_OUTPUT
-          : (reduce_like || fu_count_reduces(cons) || fu_is_simple_reduce(cons)) ? FU_INPUT : FU_LOOP;
+  d->kind = ck == CX_FUSION_OUTPUT ? CX_FUSION_OUTPUT
+          : (reduce_like || fu_count_reduces(cons) || fu_is_simple_reduce(cons)) ? CX_FUSION_INPUT : CX_FUSION_LOOP;
   d->ok = 1;
   return 1;
 }
@@ -195,7 +196,7 @@ static cxla_status fuse_comp(cx_comp *c, int *changed) {
   /* Scalar constants become immediates inside their fusions. */
   for (int i = 0; i < c->ninstrs && st == CXLA_OK; i++) {
     cx_instr *f = c->instrs[i]; /* the new fusion takes the old one's slot */
-    if (f->parent == c && fu_kind_of(f) != FU_NONE) st = fu_absorb_constants(c, &f, changed);
+    if (f->parent == c && fu_kind_of(f) != CX_FUSION_NONE) st = fu_absorb_constants(c, &f, changed);
   }
   return st;
 }

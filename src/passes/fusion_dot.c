@@ -119,7 +119,7 @@ static cxla_status build(cx_comp *c, epi *e, int n, cx_instr *exit) {
       parts[np++] = o;
     }
   cx_instr *f;
-  fu_spec s = {.parts = parts, .nparts = np, .keep = keep, .outs = &exit, .nouts = 1, .kind = FU_OUTPUT};
+  fu_spec s = {.parts = parts, .nparts = np, .keep = keep, .outs = &exit, .nouts = 1, .kind = CX_FUSION_OUTPUT};
   cxla_status st = fu_fuse(c, &s, 0, &f);
   int ch = 0;
   if (st == CXLA_OK) st = fu_absorb_constants(c, &f, &ch); /* e.g. the 0 of relu's broadcast */
@@ -158,7 +158,7 @@ static cxla_status loop_epilogue(cx_comp *c, cx_instr *d, int *done) {
   if (nu < 0) return cx_oom(c->module->ctx);
   cx_instr *l = nu == 1 ? users[0] : NULL;
   cx_free(users);
-  if (!l || c->root == d || fu_kind_of(l) != FU_LOOP || fu_is_multi_output(l)) return CXLA_OK;
+  if (!l || c->root == d || fu_kind_of(l) != CX_FUSION_LOOP || fu_is_multi_output(l)) return CXLA_OK;
   if (!cx_shape_same_dims(&l->shape, &d->shape) || l->shape.type != d->shape.type) return CXLA_OK;
   if (fu_size(l) + 1 > FU_MAX_INSTRS) return CXLA_OK;
   for (int j = 0; j < l->nops; j++) {
@@ -172,7 +172,7 @@ static cxla_status loop_epilogue(cx_comp *c, cx_instr *d, int *done) {
     if (dep) return dep < 0 ? cx_oom(c->module->ctx) : CXLA_OK;
   }
   cx_instr *parts[2] = {d, l}, *f;
-  fu_spec s = {.parts = parts, .nparts = 2, .outs = &l, .nouts = 1, .kind = FU_OUTPUT};
+  fu_spec s = {.parts = parts, .nparts = 2, .outs = &l, .nouts = 1, .kind = CX_FUSION_OUTPUT};
   CX_TRY(fu_fuse(c, &s, 1, &f));
   *done = 1;
   return CXLA_OK;

@@ -18,8 +18,8 @@
 
 /* Loop and input fusions with array outputs (a variadic reduce's tuple is not split up). */
 static int mergeable_kind(const cx_instr *f) {
-  fu_kind k = fu_kind_of(f);
-  return (k == FU_LOOP || k == FU_INPUT) && (cx_type_is_array(f->shape.type) || fu_is_multi_output(f));
+  cx_fusion_kind k = fu_kind_of(f);
+  return (k == CX_FUSION_LOOP || k == CX_FUSION_INPUT) && (cx_type_is_array(f->shape.type) || fu_is_multi_output(f));
 }
 
 /* Dims of the loop a fusion runs: a reduce's input, else the (first) output. */
@@ -72,7 +72,7 @@ static int producer_consumer_ok(cx_comp *c, cx_instr *p, cx_instr *r) {
   fu_param_use u;
   if (!fu_analyze_operand(r, idx, &u)) return -1;
   if (!u.elementwise || u.reused) return 0; /* P's elements are read once, at R's index */
-  if (fu_kind_of(p) == FU_INPUT) {
+  if (fu_kind_of(p) == CX_FUSION_INPUT) {
     /* P's reduction joins R's loop (or R becomes its epilogue); R reads P's result at the
      * reduce output index. */
     if (u.to_reduce || !fu_reduces_compatible(p, r)) return 0;
@@ -103,7 +103,7 @@ static cxla_status producer_consumer(cx_comp *c, int *changed, int *any) {
     /* Prefer a reduction consumer: that is where the second pass over memory is saved. */
     for (int pass = 0; pass < 2 && !pick && st == CXLA_OK; pass++)
       for (int k = 0; k < nu && !pick; k++) {
-        if ((fu_kind_of(users[k]) == FU_INPUT) != (pass == 0)) continue;
+        if ((fu_kind_of(users[k]) == CX_FUSION_INPUT) != (pass == 0)) continue;
         int ok = producer_consumer_ok(c, p, users[k]);
         if (ok < 0) st = cx_oom(c->module->ctx);
         if (ok > 0) pick = users[k];
@@ -113,7 +113,7 @@ static cxla_status producer_consumer(cx_comp *c, int *changed, int *any) {
     if (!pick) continue;
     cx_instr *parts[2] = {p, pick}, *outs[2] = {pick, p}, *f;
     fu_spec s = {.parts = parts, .nparts = 2, .outs = outs, .nouts = 2, .kind = fu_kind_of(pick)};
-    if (fu_kind_of(p) == FU_INPUT) s.kind = FU_INPUT;
+    if (fu_kind_of(p) == CX_FUSION_INPUT) s.kind = CX_FUSION_INPUT;
     CX_TRY(fu_fuse(c, &s, 0, &f));
     *changed = *any = 1; /* c was re-sorted: sweep on; the caller sweeps again until quiet */
   }
@@ -124,7 +124,7 @@ static cxla_status producer_consumer(cx_comp *c, int *changed, int *any) {
 static int siblings_ok(cx_comp *c, cx_instr *a, cx_instr *b) {
   if (a == b || !mergeable_kind(a) || !mergeable_kind(b) || !rewirable(c, a) || !rewirable(c, b)) return 0;
   if (!cx_shape_same_dims(iteration_dims(a), iteration_dims(b))) return 0;
-  if (fu_kind_of(a) == FU_INPUT && fu_kind_of(b) == FU_INPUT && !fu_reduces_compatible(a, b)) return 0;
+  if (fu_kind_of(a) == CX_FUSION_INPUT && fu_kind_of(b) == CX_FUSION_INPUT && !fu_reduces_compatible(a, b)) return 0;
   if (!within_limits(a, b, distinct_operands(a, b, NULL) + fu_nouts(a) + fu_nouts(b))) return 0;
   int d1 = fu_reaches(c, a, b), d2 = d1 ? d1 : fu_reaches(c, b, a);
   if (d1 < 0 || d2 < 0) return -1;
@@ -151,7 +151,7 @@ static cxla_status siblings(cx_comp *c, int *changed, int *any) {
     CX_TRY(st);
     if (!a) continue;
     cx_instr *parts[2] = {a, b}, *f;
-    fu_kind k = fu_kind_of(a) == FU_INPUT || fu_kind_of(b) == FU_INPUT ? FU_INPUT : FU_LOOP;
+    cx_fusion_kind k = fu_kind_of(a) == CX_FUSION_INPUT || fu_kind_of(b) == CX_FUSION_INPUT ? CX_FUSION_INPUT : CX_FUSION_LOOP;
     fu_spec s = {.parts = parts, .nparts = 2, .outs = parts, .nouts = 2, .kind = k};
     CX_TRY(fu_fuse(c, &s, 0, &f));
     *changed = *any = 1;

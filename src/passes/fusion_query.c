@@ -4,22 +4,10 @@
 #include <string.h>
 #include "passes/fusion_util.h"
 
-fu_kind fu_kind_of(const cx_instr *in) {
-  if (!in || in->op != CX_OP_FUSION || !in->a.fusion_kind || in->ncalled != 1) return FU_NONE;
-  const char *k = in->a.fusion_kind;
-  if (!strcmp(k, "kLoop")) return FU_LOOP;
-  if (!strcmp(k, "kInput")) return FU_INPUT;
-  if (!strcmp(k, "kOutput")) return FU_OUTPUT;
-  return FU_NONE;
-}
-
-const char *fu_kind_name(fu_kind k) {
-  switch (k) {
-  case FU_LOOP: return "kLoop";
-  case FU_INPUT: return "kInput";
-  case FU_OUTPUT: return "kOutput";
-  default: return "none";
-  }
+cx_fusion_kind fu_kind_of(const cx_instr *in) {
+  if (!in || in->op != CX_OP_FUSION || in->ncalled != 1 || in->a.fusion_kind == CX_FUSION_CUSTOM)
+    return CX_FUSION_NONE;
+  return in->a.fusion_kind;
 }
 
 int fu_is_multi_output(const cx_instr *in) {
@@ -29,16 +17,14 @@ int fu_is_multi_output(const cx_instr *in) {
 
 int fu_nouts(const cx_instr *in) { return fu_is_multi_output(in) ? in->called[0]->root->nops : 1; }
 
-int fu_is_fusible_shape_op(cx_op op) {
-  switch (op) {
-  case CX_OP_BROADCAST: case CX_OP_RESHAPE: case CX_OP_BITCAST: case CX_OP_TRANSPOSE:
-  case CX_OP_SLICE: case CX_OP_PAD: case CX_OP_CONCATENATE: case CX_OP_REVERSE:
-  case CX_OP_IOTA: case CX_OP_DYNAMIC_SLICE:
-    return 1;
-  default:
-    return 0;
-  }
-}
+/* The re-indexing ops the emitter generates element by element inside a loop nest. */
+static const uint8_t k_fusible_shape[CX_OP_COUNT] = {
+  [CX_OP_BROADCAST] = 1, [CX_OP_RESHAPE] = 1, [CX_OP_BITCAST] = 1, [CX_OP_TRANSPOSE] = 1,
+  [CX_OP_SLICE] = 1, [CX_OP_PAD] = 1, [CX_OP_CONCATENATE] = 1, [CX_OP_REVERSE] = 1,
+  [CX_OP_IOTA] = 1, [CX_OP_DYNAMIC_SLICE] = 1,
+};
+
+int fu_is_fusible_shape_op(cx_op op) { return op >= 0 && op < CX_OP_COUNT && k_fusible_shape[op]; }
 
 static int is_array(const cx_shape *s) { return cx_type_is_array(s->type); }
 
@@ -160,20 +146,30 @@ static int same_index_user(const cx_instr *u, const cx_instr *x) {
   return cx_op_is_elementwise(u->op) && cx_shape_same_dims(&u->shape, &x->shape);
 }
 
+/* Which operands an op reads an element of more than once by itself. */
+typedef enum {
+  REREAD_IMPLICIT = 0, /* none, except where an elementwise op broadcasts a smaller operand */
+  REREAD_GROWS,        /* where the result has more elements than the operand (broadcast) */
+  REREAD_ALL,          /* every operand: windows, contractions, map, gather (indices may repeat) */
+  REREAD_NOT_FIRST,    /* all but operand 0: start indices (dynamic-slice), a reduce's init */
+} reread;
+static const uint8_t k_rereads[CX_OP_COUNT] = {
+  [CX_OP_BROADCAST] = REREAD_GROWS,
+  [CX_OP_REDUCE_WINDOW] = REREAD_ALL, [CX_OP_SELECT_AND_SCATTER] = REREAD_ALL, [CX_OP_MAP] = REREAD_ALL,
+  [CX_OP_DOT] = REREAD_ALL, [CX_OP_CONVOLUTION] = REREAD_ALL, [CX_OP_GATHER] = REREAD_ALL,
+  [CX_OP_DYNAMIC_SLICE] = REREAD_NOT_FIRST, [CX_OP_REDUCE] = REREAD_NOT_FIRST,
+};
+
 /* u reads some element of its operand x more than once by itself. */
 static int op_reuses(const cx_instr *u, const cx_instr *x) {
   int64_t eu = cx_shape_elems(&u->shape), ex = cx_shape_elems(&x->shape);
-  switch (u->op) {
-  case CX_OP_BROADCAST: return eu > ex;
-  case CX_OP_REDUCE_WINDOW: case CX_OP_SELECT_AND_SCATTER: case CX_OP_MAP:
-  case CX_OP_DOT: case CX_OP_CONVOLUTION:
-    return 1;
-  case CX_OP_GATHER: return 1;                                        /* indices may repeat */
-  case CX_OP_DYNAMIC_SLICE: return u->ops[0] != x;                     /* start indices: per element */
-  case CX_OP_REDUCE: return u->ops[0] != x;                             /* init: once per output */
-  default:
-    return cx_op_is_elementwise(u->op) && !cx_shape_same_dims(&u->shape, &x->shape) && eu > ex;
+  switch ((reread)k_rereads[u->op]) {
+  case REREAD_GROWS: return eu > ex;
+  case REREAD_ALL: return 1;
+  case REREAD_NOT_FIRST: return u->ops[0] != x;
+  case REREAD_IMPLICIT: break;
   }
+  return cx_op_is_elementwise(u->op) && !cx_shape_same_dims(&u->shape, &x->shape) && eu > ex;
 }
 
 static void body_free(body_info *bi) {
@@ -244,22 +240,48 @@ static int body_analyze(const cx_comp *b, body_info *bi) {
   return 1;
 }
 
+static void use_of(const body_info *bi, int i, fu_param_use *u) {
+  u->emissions = bi->emit[i];
+  u->reused = bi->reused[i];
+  u->elementwise = bi->ew[i];
+  u->to_reduce = bi->to_reduce[i];
+  u->to_root = bi->to_root[i];
+  u->dot_operand = bi->dot[i];
+}
+
+/* u[p] for every parameter p < np of body, from one analysis. */
+static int analyze_params(const cx_comp *body, int np, fu_param_use *u) {
+  memset(u, 0, sizeof *u * (size_t)np);
+  body_info bi;
+  if (!body_analyze(body, &bi)) return 0;
+  for (int i = 0; i < body->ninstrs; i++) {
+    const cx_instr *x = body->instrs[i];
+    if (x->op == CX_OP_PARAMETER && x->a.index >= 0 && x->a.index < np) use_of(&bi, i, &u[x->a.index]);
+  }
+  body_free(&bi);
+  return 1;
+}
+
 int fu_analyze_param(const cx_comp *body, int p, fu_param_use *u) {
   memset(u, 0, sizeof *u);
   body_info bi;
   if (!body_analyze(body, &bi)) return 0;
   for (int i = 0; i < body->ninstrs; i++) {
     const cx_instr *x = body->instrs[i];
-    if (x->op != CX_OP_PARAMETER || x->a.index != p) continue;
-    u->emissions = bi.emit[i];
-    u->reused = bi.reused[i];
-    u->elementwise = bi.ew[i];
-    u->to_reduce = bi.to_reduce[i];
-    u->to_root = bi.to_root[i];
-    u->dot_operand = bi.dot[i];
+    if (x->op == CX_OP_PARAMETER && x->a.index == p) use_of(&bi, i, u);
   }
   body_free(&bi);
   return 1;
+}
+
+/* One value bound to several parameters: its uses add up, and it is read more than once. */
+static void combine(fu_param_use *u, const fu_param_use *p) {
+  u->emissions += p->emissions;
+  u->reused = 1;
+  u->elementwise &= p->elementwise;
+  u->to_reduce |= p->to_reduce;
+  u->to_root |= p->to_root;
+  u->dot_operand |= p->dot_operand;
 }
 
 int fu_analyze_operand(const cx_instr *in, int i, fu_param_use *u) {
@@ -283,13 +305,29 @@ int fu_analyze_operand(const cx_instr *in, int i, fu_param_use *u) {
     fu_param_use p;
     if (!fu_analyze_param(in->called[0], j, &p)) return 0;
     if (first) { *u = p; first = 0; continue; }
-    u->emissions += p.emissions;
-    u->reused = 1;
-    u->elementwise &= p.elementwise;
-    u->to_reduce |= p.to_reduce;
-    u->to_root |= p.to_root;
-    u->dot_operand |= p.dot_operand;
+    combine(u, &p);
   }
+  return 1;
+}
+
+int fu_analyze_operands(const cx_instr *f, fu_param_use *u) {
+  int n = f->nops;
+  if (!n) return 1;
+  fu_param_use *p = cx_malloc(sizeof *p * (size_t)n);
+  if (!p || !analyze_params(f->called[0], n, p)) {
+    cx_free(p);
+    return 0;
+  }
+  for (int i = 0; i < n; i++) {
+    int first = 1;
+    for (int j = 0; j < n; j++) {
+      if (f->ops[j] != f->ops[i]) continue;
+      if (first) u[i] = p[j];
+      else combine(&u[i], &p[j]);
+      first = 0;
+    }
+  }
+  cx_free(p);
   return 1;
 }
 
@@ -340,17 +378,15 @@ cxla_status fu_control_comps(cx_module *m, cx_comp ***out, int *n) {
   return CXLA_OK;
 }
 
-static int kernel_cost(const cx_instr *in) {
-  switch (in->op) {
-  case CX_OP_PARAMETER: case CX_OP_CONSTANT: case CX_OP_TUPLE: case CX_OP_GET_TUPLE_ELEMENT:
-  case CX_OP_BITCAST: case CX_OP_OPT_BARRIER: case CX_OP_AFTER_ALL: case CX_OP_ADD_DEPENDENCY:
-  case CX_OP_DOMAIN:
-  case CX_OP_WHILE: case CX_OP_CONDITIONAL: case CX_OP_CALL: /* their computations count */
-    return 0;
-  default:
-    return 1;
-  }
-}
+/* Ops that run no kernel of their own: plumbing, aliases, and control flow (whose
+ * computations are counted themselves). */
+static const uint8_t k_no_kernel[CX_OP_COUNT] = {
+  [CX_OP_PARAMETER] = 1, [CX_OP_CONSTANT] = 1, [CX_OP_TUPLE] = 1, [CX_OP_GET_TUPLE_ELEMENT] = 1,
+  [CX_OP_BITCAST] = 1, [CX_OP_OPT_BARRIER] = 1, [CX_OP_AFTER_ALL] = 1, [CX_OP_ADD_DEPENDENCY] = 1,
+  [CX_OP_DOMAIN] = 1, [CX_OP_WHILE] = 1, [CX_OP_CONDITIONAL] = 1, [CX_OP_CALL] = 1,
+};
+
+static int kernel_cost(const cx_instr *in) { return !k_no_kernel[in->op]; }
 
 int cx_count_kernels(const cx_module *m) {
   if (!m || !m->entry) return -1;

@@ -21,7 +21,7 @@
  * dims of one input shape, else -1; *in is that shape. */
 static int trailing_row_reduce(const cx_instr *f, const cx_shape **in) {
   const cx_instr *r = fu_first_reduce(f);
-  if (fu_kind_of(f) != FU_INPUT || !r || !fu_reduces_compatible(f, f)) return -1;
+  if (fu_kind_of(f) != CX_FUSION_INPUT || !r || !fu_reduces_compatible(f, f)) return -1;
   int rank = r->ops[0]->shape.rank, nk = rank - r->a.dims.n;
   /* rows: at least one kept dim (the rows are the parallel work), and short enough that a
    * row stays in L2 between the passes */
@@ -83,8 +83,8 @@ static int operand_ok(const cx_instr *c, int j, const cx_shape *in, int nk) {
 static int row_edge(cx_comp *c, cx_instr *p, cx_instr *cons, cx_instr **gtes, int cap) {
   const cx_shape *in;
   int nk = trailing_row_reduce(p, &in);
-  fu_kind kc = fu_kind_of(cons);
-  if (nk < 0 || cons == p || (kc != FU_LOOP && kc != FU_INPUT) || c->root == p) return -1;
+  cx_fusion_kind kc = fu_kind_of(cons);
+  if (nk < 0 || cons == p || (kc != CX_FUSION_LOOP && kc != CX_FUSION_INPUT) || c->root == p) return -1;
   if (fu_is_multi_output(cons)) { /* its users must be get-tuple-elements to rewire */
     if (c->root == cons) return -1;
     cx_instr **cu;
@@ -94,7 +94,7 @@ static int row_edge(cx_comp *c, cx_instr *p, cx_instr *cons, cx_instr **gtes, in
     if (ncu < 0) return -2;
     if (!all) return -1;
   }
-  if (kc == FU_INPUT) {
+  if (kc == CX_FUSION_INPUT) {
     const cx_shape *cin;
     if (trailing_row_reduce(cons, &cin) != nk || !cx_shape_same_dims(cin, in) || !fu_reduces_compatible(p, cons))
       return -1;
@@ -147,7 +147,7 @@ static cxla_status sweep(cx_comp *c, int *changed, int *any) {
       parts[0] = p;
       parts[ng + 1] = cons;
       cx_instr *f;
-      fu_spec s = {.parts = parts, .nparts = ng + 2, .outs = &cons, .nouts = 1, .kind = FU_INPUT};
+      fu_spec s = {.parts = parts, .nparts = ng + 2, .outs = &cons, .nouts = 1, .kind = CX_FUSION_INPUT};
       CX_TRY(fu_fuse(c, &s, 0, &f));
       *changed = *any = 1; /* c was re-sorted: start over */
       return CXLA_OK;

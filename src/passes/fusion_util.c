@@ -481,9 +481,8 @@ static cxla_status fuse_tagged(builder *b, int topo_ok, cx_instr **out) {
   if (!cx_comp_index_params(b->fc)) return cx_error(m->ctx, CXLA_ERR_INTERNAL, "fusion: bad parameters");
   cx_instr *f = cx_instr_new(c, CX_OP_FUSION, &shape, b->next, b->ext);
   const char *fname = f ? cx_module_unique_name(m, "fusion") : NULL;
-  if (!fname || !cx_instr_set_called(f, 1, &b->fc) ||
-      !(f->a.fusion_kind = cx_arena_strdup(&m->arena, fu_kind_name(s->kind))))
-    return cx_oom(m->ctx);
+  if (!fname || !cx_instr_set_called(f, 1, &b->fc)) return cx_oom(m->ctx);
+  f->a.fusion_kind = s->kind;
   f->name = fname;
   f->loc = s->outs[0]->loc;
   cx_instr **gtes;
@@ -544,7 +543,7 @@ cxla_status fu_fuse(cx_comp *c, const fu_spec *s, int topo_ok, cx_instr **out) {
 
 cxla_status fu_wrap(cx_comp *c, cx_instr *in, cx_instr **out) {
   fu_spec s = {.parts = &in, .nparts = 1, .outs = &in, .nouts = 1,
-               .kind = in->op == CX_OP_REDUCE ? FU_INPUT : FU_LOOP};
+               .kind = in->op == CX_OP_REDUCE ? CX_FUSION_INPUT : CX_FUSION_LOOP};
   return fu_fuse(c, &s, 1, out);
 }
 

@@ -3,7 +3,7 @@
  * of instructions (raw ops and existing fusions alike), and counting kernels.
  *
  * Representation (as XLA prints it): a fusion is a CX_OP_FUSION instruction in a control-flow
- * computation with a.fusion_kind "kLoop" | "kInput" | "kOutput" and called[0] a computation
+ * computation with a.fusion_kind kLoop | kInput | kOutput (CX_FUSION_*) and called[0] a computation
  * "fused_computation.N" placed in m->comps before its caller. The fused computation's
  * parameters are the fusion's operands in order; a multi-output fusion has a tuple root and
  * tuple shape, and its users are get-tuple-elements.
@@ -24,8 +24,6 @@
 #define CX_FUSION_UTIL_H
 #include "ir/ir.h"
 
-typedef enum { FU_NONE = 0, FU_LOOP, FU_INPUT, FU_OUTPUT } fu_kind;
-
 /* Limits (XLA's CPU fusion has the 5 reduces and 8 concatenate operands; the others bound
  * kernel size and argument count). */
 #define FU_MAX_INSTRS 64       /* non-parameter instructions in one fused computation */
@@ -34,9 +32,9 @@ typedef enum { FU_NONE = 0, FU_LOOP, FU_INPUT, FU_OUTPUT } fu_kind;
 #define FU_MAX_CONCAT_OPERANDS 8
 #define FU_MAX_EMISSIONS 8     /* times one fused instruction may be emitted (re-indexing) */
 
-/* FU_NONE for anything that is not a fusion (also unknown kinds). */
-fu_kind fu_kind_of(const cx_instr *in);
-const char *fu_kind_name(fu_kind k);
+/* The kind of a fusion these passes can extend; CX_FUSION_NONE for anything else (other
+ * instructions, kCustom fusions: another tool's, left as they are). */
+cx_fusion_kind fu_kind_of(const cx_instr *in);
 /* Number of outputs: tuple elements of a multi-output fusion, else 1. */
 int fu_nouts(const cx_instr *in);
 int fu_is_multi_output(const cx_instr *in);
@@ -112,6 +110,9 @@ typedef struct fu_param_use {
 int fu_analyze_param(const cx_comp *body, int p, fu_param_use *u);
 /* How consumer `in` (raw op or fusion) uses its operand `i` (every parameter bound to it). */
 int fu_analyze_operand(const cx_instr *in, int i, fu_param_use *u);
+/* The same for every operand of fusion f at once (u has f->nops entries): one analysis of the
+ * body. Returns 0 on OOM. */
+int fu_analyze_operands(const cx_instr *f, fu_param_use *u);
 /* Largest emission count of any instruction in a fusion's body (1 for a raw op). */
 int fu_max_emissions(const cx_instr *in);
 
@@ -127,7 +128,7 @@ typedef struct fu_spec {
   const int *keep;   /* may be NULL: nothing kept */
   cx_instr **outs;
   int nouts;
-  fu_kind kind;
+  cx_fusion_kind kind;
 } fu_spec;
 
 /* Builds the fused computation and the fusion instruction and puts the fusion in place of the

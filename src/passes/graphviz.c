@@ -52,7 +52,7 @@ static void node(gv *g, const cx_instr *in, int indent) {
   put_escaped(sb, cx_op_name(in->op));
   if (in->op == CX_OP_FUSION && in->a.fusion_kind) {
     cx_sb_putc(sb, ' ');
-    put_escaped(sb, in->a.fusion_kind);
+    put_escaped(sb, cx_fusion_kind_names[in->a.fusion_kind]);
   }
   if (in->op == CX_OP_PARAMETER) cx_sb_printf(sb, " %lld", (long long)in->a.index);
   cx_sb_putc(sb, ' ');

@@ -34,6 +34,7 @@ static const char *const k_cmp_type_names[] = {"FLOAT", "TOTALORDER", "SIGNED", 
 static const cx_attr_enum k_enums[CX_KEY_COUNT] = {
     [CX_KEY_DIRECTION] = {k_dir_names, CX_ARRAY_LEN(k_dir_names), CXLA_EQ},
     [CX_KEY_TYPE] = {k_cmp_type_names, CX_ARRAY_LEN(k_cmp_type_names), CX_CMP_FLOAT},
+    [CX_KEY_KIND] = {cx_fusion_kind_names + 1, CX_FUSION_KINDS - 1, CX_FUSION_LOOP}, /* XLA refuses others too */
 };
 
 const cx_attr_enum *cx_attr_key_enum(cx_attr_key_id k) { return &k_enums[k]; }

@@ -8,6 +8,7 @@
 #include "codegen_harness.h"
 #include "ir/literal.h"
 #include "ir/verify.h"
+#include "passes/fusion_plan.h"
 #include "passes/pass.h"
 #include "runtime/flags.h"
 #include "text/hlo.h"
@@ -238,7 +239,7 @@ static int run_fusion(cx_module *m, cx_instr *f, const cx_kernel *k, kfn fn, cgt
     fails++;
     goto done;
   }
-  if (f->a.fusion_kind && !strcmp(f->a.fusion_kind, "kOutput")) {
+  if (f->a.fusion_kind == CX_FUSION_OUTPUT) {
     cx_instr *root = c->root;
     c->root = (cx_instr *)dot; /* the GEMM's value: the fused computation up to its dot */
     cxla_status s = cx_interp_call(&st, c, nin, ins, &gemm);
@@ -325,6 +326,7 @@ int cgt_check(const char *text, cgt_opts *o, const char *file, int line) {
     cx_flags_free(&fl);
   }
   if (s == CXLA_OK) s = cx_verify_module(m);
+  if (s == CXLA_OK) s = cx_fusion_plan_module(m);
   if (s != CXLA_OK) {
     test_fail(file, line, "fusion pass: %s", cxla_context_errmsg(test_ctx()));
     cx_module_free(m);
@@ -361,7 +363,7 @@ int cgt_check(const char *text, cgt_opts *o, const char *file, int line) {
       continue;
     }
     if (!ok) { test_fail(file, line, "%s: not supported: %s", f->name, why ? why : "?"); fails++; continue; }
-    int is_out = f->a.fusion_kind && !strcmp(f->a.fusion_kind, "kOutput");
+    int is_out = f->a.fusion_kind == CX_FUSION_OUTPUT;
     if (is_out) s = cx_emit_epilogue(&cg, f, &ks[nf]);
     else if (o->alias_operand > 0) {
       int nout = f->shape.type == CXLA_TUPLE ? f->shape.ntuple : 1;

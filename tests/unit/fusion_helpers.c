@@ -102,7 +102,7 @@ int fh_count_fused(const cx_module *m, cx_op op) {
   return n;
 }
 
-int fh_count_fusions(const cx_module *m, fu_kind kind, int multi) {
+int fh_count_fusions(const cx_module *m, cx_fusion_kind kind, int multi) {
   int n = 0;
   for (int i = 0; i < m->entry->ninstrs; i++) {
     const cx_instr *x = m->entry->instrs[i];

@@ -29,7 +29,7 @@ int fh_full_size_kernels(const char *text, const char *file, int line);
 /* Instructions with op `op` in all fused computations of m. */
 int fh_count_fused(const cx_module *m, cx_op op);
 /* ENTRY fusions of a kind (multi: only those with a tuple root). */
-int fh_count_fusions(const cx_module *m, fu_kind kind, int multi);
+int fh_count_fusions(const cx_module *m, cx_fusion_kind kind, int multi);
 /* Largest number of non-parameter instructions / reduces in one fused computation. */
 int fh_max_fused_size(const cx_module *m);
 int fh_max_fused_reduces(const cx_module *m);

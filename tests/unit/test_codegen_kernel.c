@@ -8,6 +8,7 @@
 #include "backend/cpu/jit.h"
 #include "codegen_harness.h"
 #include "ir/verify.h"
+#include "passes/fusion_plan.h"
 #include "passes/pass.h"
 #include "text/hlo.h"
 
@@ -52,6 +53,7 @@ TEST(codegen_kernel_in_place_elementwise) {
   int changed;
   if (!m) return;
   CHECK_OK(cx_pass_wrap_singletons(m, &changed));
+  CHECK_OK(cx_fusion_plan_module(m));
   LLVMContextRef c = LLVMContextCreate();
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("i", c);
   cx_cg cg;
@@ -155,6 +157,7 @@ TEST(codegen_kernel_allocation_failures) {
   int changed, failed = 0, ok = 0;
   if (!m) return;
   CHECK_OK(cx_pass_fusion(m, &changed));
+  CHECK_OK(cx_fusion_plan_module(m));
   cx_instr *f = NULL;
   for (int i = 0; i < m->entry->ninstrs; i++)
     if (m->entry->instrs[i]->op == CX_OP_FUSION) f = m->entry->instrs[i];

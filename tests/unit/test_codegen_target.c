@@ -7,6 +7,7 @@
 #include <llvm-c/Core.h>
 #include "codegen/emit.h"
 #include "codegen_harness.h"
+#include "passes/fusion_plan.h"
 
 static const cxla_type k_types[] = {CXLA_PRED, CXLA_S8, CXLA_S16, CXLA_S32, CXLA_S64, CXLA_U8, CXLA_U16,
                                     CXLA_U32, CXLA_U64, CXLA_F16, CXLA_BF16, CXLA_F32, CXLA_F64};
@@ -93,6 +94,7 @@ TEST(codegen_target_second_target) {
   gpu.lower_math = gpu_math;
   cx_module *m = cgt_parse(text, __FILE__, __LINE__);
   if (!m) return;
+  CHECK_OK(cx_fusion_plan_module(m));
   LLVMContextRef c = LLVMContextCreate();
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("g", c);
   cx_cg cg;

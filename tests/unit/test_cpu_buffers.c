@@ -79,7 +79,7 @@ static const char inplace_text[] =
     "  h = f32[256] fusion(g, y), kind=kLoop, calls=fadd\n"      /* g is read again below: not */
     "  k = f32[256] fusion(g), kind=kLoop, calls=frev\n"         /* reversed read: never */
     "  l = f32[256] add(h, k)\n"
-    "  upd = f32[256] fusion(l, u, i), kind=kLoop, calls=fdus\n" /* copied (see inplace_ok) */
+    "  upd = f32[256] fusion(l, u, i), kind=kLoop, calls=fdus\n" /* copied (see in_place in passes/fusion_plan.c) */
     "  ROOT t = (f32[256], f32[256]) tuple(upd, f)\n"
     "}\n";
 

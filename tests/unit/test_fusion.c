@@ -164,9 +164,9 @@ TEST(fusion_softmax_three_kernels) {
   if (!m) return;
   CHECK_EQ_INT(cx_count_kernels(m), 3);
   CHECK_EQ_INT(fh_count_fused(m, CX_OP_EXP), 1);
-  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 1), 1);
-  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 0), 2);
-  CHECK_EQ_INT(fh_count_fusions(m, FU_LOOP, 0), 1);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_INPUT, 1), 1);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_INPUT, 0), 2);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_LOOP, 0), 1);
   CHECK_EQ_INT(tp_count(m, CX_OP_EXP) + tp_count(m, CX_OP_REDUCE) + tp_count(m, CX_OP_DIVIDE), 0);
   CHECK_COMP_ORDER(m);
   cx_module_free(m);
@@ -182,7 +182,7 @@ TEST(fusion_layer_norm_two_kernels) {
   CHECK(cx_count_kernels(m) <= 3);
   CHECK_EQ_INT(fh_count_fused(m, CX_OP_REDUCE), 2);
   CHECK_EQ_INT(fh_count_fused(m, CX_OP_RSQRT), 1);
-  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 1), 1);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_INPUT, 1), 1);
   CHECK_COMP_ORDER(m);
   cx_module_free(m);
   CHECK_EQ_INT(FULL_SIZE_KERNELS(LAYER_NORM), 2);
@@ -196,7 +196,7 @@ TEST(fusion_softmax_xent_three_kernels) {
   CHECK_EQ_INT(cx_count_kernels(m), 3);
   CHECK_EQ_INT(fh_count_fused(m, CX_OP_EXP), 1);
   CHECK_EQ_INT(fh_count_fused(m, CX_OP_LOG), 1);
-  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 0), 3);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_INPUT, 0), 3);
   cx_module_free(m);
   CHECK_EQ_INT(FULL_SIZE_KERNELS(SOFTMAX_XENT), 3);
 }
@@ -208,7 +208,7 @@ TEST(fusion_mlp_step_dot_epilogues) {
   cx_module *m = FUSE(MLP_STEP);
   if (!m) return;
   CHECK_EQ_INT(cx_count_kernels(m), 6);
-  CHECK_EQ_INT(fh_count_fusions(m, FU_OUTPUT, 0), 2);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_OUTPUT, 0), 2);
   CHECK_EQ_INT(tp_count(m, CX_OP_DOT), 0);
   CHECK_EQ_INT(fh_count_fused(m, CX_OP_DOT), 2);
   CHECK_EQ_INT(fh_count_fused(m, CX_OP_MAXIMUM), 1); /* relu (reducers are not fused computations) */
@@ -219,7 +219,7 @@ TEST(fusion_elementwise_chain_one_kernel) {
   cx_module *m = FUSE(CHAIN);
   if (!m) return;
   CHECK_EQ_INT(cx_count_kernels(m), 1);
-  CHECK_EQ_INT(fh_count_fusions(m, FU_LOOP, 0), 1);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_LOOP, 0), 1);
   CHECK_EQ_INT(m->entry->ninstrs, 3); /* two parameters and the fusion */
   cx_module_free(m);
   CHECK_EQ_INT(FULL_SIZE_KERNELS(CHAIN), 1);

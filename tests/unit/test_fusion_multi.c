@@ -24,7 +24,7 @@ TEST(fusion_siblings_two_reductions) {
   cx_module *m = FUSE(TWO_SUMS);
   if (!m) return;
   CHECK_EQ_INT(cx_count_kernels(m), 1);
-  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 1), 1);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_INPUT, 1), 1);
   CHECK_EQ_INT(fh_max_fused_reduces(m), 2);
   cx_module_free(m);
 }
@@ -44,7 +44,7 @@ TEST(fusion_siblings_need_same_loop) {
   cx_module *m = FUSE(ROW_AND_COLUMN);
   if (!m) return;
   CHECK_EQ_INT(cx_count_kernels(m), 2);
-  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 1), 0);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_INPUT, 1), 0);
   cx_module_free(m);
 }
 
@@ -63,7 +63,7 @@ TEST(fusion_siblings_loops) {
   cx_module *m = FUSE(TWO_LOOPS);
   if (!m) return;
   CHECK_EQ_INT(cx_count_kernels(m), 2); /* {exp, log}, transpose (another iteration space) */
-  CHECK_EQ_INT(fh_count_fusions(m, FU_LOOP, 1), 1);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_LOOP, 1), 1);
   cx_module_free(m);
 }
 
@@ -91,7 +91,7 @@ TEST(fusion_max_reduce_producer_not_duplicated) {
   if (!m) return;
   CHECK_EQ_INT(fh_count_fused(m, CX_OP_MULTIPLY), 1);
   CHECK_EQ_INT(cx_count_kernels(m), 2);
-  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 1), 1);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_INPUT, 1), 1);
   cx_module_free(m);
 }
 
@@ -116,7 +116,7 @@ TEST(fusion_dot_epilogue_pass_alone) {
   cx_module *m = PASS_ONLY(DOT_BIAS_RELU_TANH, cx_pass_dot_epilogue_fusion);
   if (!m) return;
   CHECK_EQ_INT(cx_count_kernels(m), 1);
-  CHECK_EQ_INT(fh_count_fusions(m, FU_OUTPUT, 0), 1);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_OUTPUT, 0), 1);
   CHECK_EQ_INT(fh_count_fused(m, CX_OP_DOT), 1);
   CHECK_EQ_INT(fh_count_fused(m, CX_OP_TANH), 1);
   CHECK_EQ_INT(fh_count_fused(m, CX_OP_BROADCAST), 2);
@@ -141,7 +141,7 @@ TEST(fusion_dot_epilogue_dag) {
   cx_module *m = FUSE(DOT_SELECT_RELU);
   if (!m) return;
   CHECK_EQ_INT(cx_count_kernels(m), 1);
-  CHECK_EQ_INT(fh_count_fusions(m, FU_OUTPUT, 0), 1);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_OUTPUT, 0), 1);
   cx_module_free(m);
 }
 
@@ -168,7 +168,7 @@ TEST(fusion_dot_epilogue_rejections) {
   cx_module *m = PASS_ONLY(DOT_NOT_EPILOGUE, cx_pass_dot_epilogue_fusion);
   if (!m) return;
   CHECK_EQ_INT(tp_count(m, CX_OP_DOT), 2);            /* d (two users) and the s32 dot */
-  CHECK_EQ_INT(fh_count_fusions(m, FU_OUTPUT, 0), 1); /* abs(d2); the convert stays out */
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_OUTPUT, 0), 1); /* abs(d2); the convert stays out */
   CHECK_EQ_INT(tp_count(m, CX_OP_CONVERT), 1);
   cx_module_free(m);
 }
@@ -194,7 +194,7 @@ TEST(fusion_dot_epilogue_joins_loop_fusion) {
   cx_module *m = PASS_ONLY(DOT_THEN_LOOP_FUSION, cx_pass_dot_epilogue_fusion);
   if (!m) return;
   CHECK_EQ_INT(cx_count_kernels(m), 1);
-  CHECK_EQ_INT(fh_count_fusions(m, FU_OUTPUT, 0), 1);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_OUTPUT, 0), 1);
   CHECK_EQ_INT(tp_count(m, CX_OP_DOT), 0);
   CHECK_COMP_ORDER(m);
   cx_module_free(m);

@@ -31,8 +31,8 @@ TEST(fusion_off_one_kernel_per_op) {
   cx_module *m = PASS_ONLY(SOFTMAX_OFF, cx_pass_wrap_singletons);
   if (!m) return;
   CHECK_EQ_INT(cx_count_kernels(m), 7);
-  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 0), 2);
-  CHECK_EQ_INT(fh_count_fusions(m, FU_LOOP, 0), 5);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_INPUT, 0), 2);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_LOOP, 0), 5);
   CHECK_EQ_INT(fh_max_fused_size(m), 1);
   CHECK_EQ_INT(tp_count(m, CX_OP_CONSTANT), 2);
   CHECK_COMP_ORDER(m);
@@ -109,7 +109,7 @@ TEST(fusion_never_duplicates_expensive) {
   if (!m) return;
   CHECK_EQ_INT(fh_count_fused(m, CX_OP_EXP), 1);
   CHECK_EQ_INT(cx_count_kernels(m), 2); /* {exp, sum}, transpose */
-  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 1), 1);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_INPUT, 1), 1);
   cx_module_free(m);
 }
 
@@ -167,7 +167,7 @@ TEST(fusion_no_cycle_dependent_siblings) {
   if (!m) return;
   CHECK_EQ_INT(cx_count_kernels(m), 3);
   CHECK_EQ_INT(fh_max_fused_reduces(m), 1);
-  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 1), 0);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_INPUT, 1), 0);
   cx_module_free(m);
 }
 
@@ -192,7 +192,7 @@ TEST(fusion_no_cycle_producer_consumer) {
   /* exp; dot (its transpose is no epilogue); sum(e + transpose(d)) */
   CHECK_EQ_INT(fh_count_fused(m, CX_OP_EXP), 1);
   CHECK_EQ_INT(fh_count_fused(m, CX_OP_TRANSPOSE), 1);
-  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 1), 0);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_INPUT, 1), 0);
   CHECK_EQ_INT(tp_count(m, CX_OP_DOT), 1);
   CHECK_EQ_INT(cx_count_kernels(m), 3);
   cx_module_free(m);
@@ -309,7 +309,7 @@ TEST(fusion_merges_existing_fusions) {
   cx_module *m = FUSE(HAND_FUSIONS);
   if (!m) return;
   CHECK_EQ_INT(cx_count_kernels(m), 1); /* {sum, relu}: the relu is computed in the sum's loop */
-  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 1), 1);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_INPUT, 1), 1);
   CHECK_EQ_INT(fh_count_fused(m, CX_OP_CONSTANT), 1); /* the two zeros became one immediate */
   cx_module_free(m);
 }
@@ -342,7 +342,7 @@ TEST(fusion_variadic_reduce_stays_whole) {
   cx_module *m = FUSE(ARGMAX);
   if (!m) return;
   CHECK_EQ_INT(cx_count_kernels(m), 4); /* iota, argmax, compare, sum */
-  CHECK_EQ_INT(fh_count_fusions(m, FU_INPUT, 1), 0);
+  CHECK_EQ_INT(fh_count_fusions(m, CX_FUSION_INPUT, 1), 0);
   CHECK_EQ_INT(fh_max_fused_reduces(m), 1);
   cx_module_free(m);
   m = PASS_ONLY(ARGMAX, cx_pass_wrap_singletons);

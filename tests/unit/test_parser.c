@@ -332,7 +332,7 @@ TEST(parser_attrs_control_flow) {
   CHECK(w->ncalled == 2 && w->called[0] == cond && w->called[1] == body);
   CHECK(c1->ncalled == 2 && c1->called[0] == body && c1->called[1] == neg);
   CHECK(c2->ncalled == 3 && c2->called[0] == body && c2->called[1] == neg && c2->called[2] == body);
-  CHECK(f->ncalled == 1 && f->called[0] == neg && !strcmp(f->a.fusion_kind, "kLoop"));
+  CHECK(f->ncalled == 1 && f->called[0] == neg && f->a.fusion_kind == CX_FUSION_LOOP);
   CHECK(!strcmp(cc->a.custom_call_target, "my\"target\n"));
   CHECK(!strcmp(raw(&cc->a, "api_version"), "API_VERSION_TYPED_FFI"));
   CHECK(!strcmp(raw(&cc->a, "backend_config"), "{\"a\": [1, {\"b\": \"}\"}]}"));

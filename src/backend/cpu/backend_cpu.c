@@ -15,6 +15,7 @@
 #include "backend/cpu/sequencer.h"
 #include "backend/cpu/threadpool.h"
 #include "interp/interp.h"
+#include "passes/fusion_plan.h"
 #include "passes/pass.h"
 #include "runtime/context.h"
 #include "runtime/executable.h"
@@ -237,6 +238,7 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
   CX_TRY(cx_interp_check_module(m)); /* what neither a kernel nor the fallback could run */
   CX_TRY(cx_pass_pipeline_cpu(&pc, m));
   CX_TRY(cx_cpu_lower_library_ops(m));
+  CX_TRY(cx_fusion_plan_module(m)); /* fusions are final: what buffers and codegen read about each */
   double t1 = cx_now_ms(), pass_dumps = pc.dump_ms;
   cx_trace_add_ms(tr, "passes", "compile", t0, t1);
   CX_TRY(cx_buffers_assign_donated(m, flags->donate, &st->bufs));

@@ -9,11 +9,11 @@
  * f16/bf16 dots are computed in f32 (as XLA's CPU backend does), kOutput fusions become a dot
  * plus a kLoop epilogue that buffer assignment runs in place over the GEMM result, and
  * convolutions are wrapped in single-op fusions for the emitter (or im2col). */
-#include <stdio.h>
 #include <string.h>
 #include "backend/cpu/sequencer.h"
 #include "ir/clone.h"
 #include "ir/edit.h"
+#include "passes/fusion_build.h"
 
 /* ---- GEMM plans ---- */
 
@@ -141,15 +141,6 @@ int cx_dot_plan(const cx_instr *in, cx_gemm_plan *p, const char **why) {
   return 0;
 }
 
-/* ---- fusion wrapping ---- */
-
-static void insert_comp_before(cx_module *m, cx_comp *fc, cx_comp *before) {
-  int at = cx_module_comp_index(m, before), me = cx_module_comp_index(m, fc);
-  if (at < 0 || me < 0 || me < at) return;
-  memmove(m->comps + at + 1, m->comps + at, sizeof *m->comps * (size_t)(me - at));
-  m->comps[at] = fc;
-}
-
 static int drop_instr(cx_comp *c, const cx_instr *x) {
   uint8_t *drop = cx_calloc((size_t)c->ninstrs + 1, 1);
   if (!drop) return 0;
@@ -159,37 +150,9 @@ static int drop_instr(cx_comp *c, const cx_instr *x) {
   return 1;
 }
 
-cxla_status cx_cpu_wrap(cx_comp *c, cx_instr *x, const char *kind, cx_instr **out) {
-  cx_module *m = c->module;
-  const char *name = cx_module_unique_name(m, "fused_computation");
-  cx_comp *fc = name ? cx_comp_new(m, name) : NULL;
-  if (!fc) return cx_oom(m->ctx);
-  cx_instr **ps = cx_calloc((size_t)x->nops + 1, sizeof *ps);
-  if (!ps) return cx_oom(m->ctx);
-  int ok = 1;
-  for (int j = 0; j < x->nops && ok; j++) {
-    char pn[32];
-    snprintf(pn, sizeof pn, "param_%d", j);
-    const char *nm = cx_module_unique_name(m, pn);
-    ps[j] = nm ? cx_instr_new(fc, CX_OP_PARAMETER, &x->ops[j]->shape, 0, NULL) : NULL;
-    if ((ok = ps[j] != NULL)) {
-      ps[j]->a.index = j;
-      ps[j]->name = nm;
-    }
-  }
-  cx_instr *r = ok ? cx_instr_clone(fc, x, ps) : NULL;
-  cx_free(ps);
-  if (!r) return cx_oom(m->ctx);
-  fc->root = r;
-  if (!cx_comp_index_params(fc) || !cx_module_add_comp(m, fc)) return cx_oom(m->ctx);
-  insert_comp_before(m, fc, c);
-  cx_instr *f = cx_instr_add(c, CX_OP_FUSION, &x->shape, x->nops, x->ops, x->loc);
-  if (!f || !cx_instr_set_called(f, 1, &fc) || !(f->a.fusion_kind = cx_arena_strdup(&m->arena, kind)))
-    return cx_oom(m->ctx);
-  cx_comp_replace_uses(c, x, f);
-  if (!drop_instr(c, x)) return cx_oom(m->ctx);
-  *out = f;
-  return CXLA_OK;
+/* x as a single-op kLoop fusion in its place (a kernel of its own). */
+static cxla_status wrap(cx_comp *c, cx_instr *x, cx_instr **out) {
+  return cx_fusion_make(c, &x, 1, x, CX_FUSION_LOOP, out);
 }
 
 /* ---- rewrites ---- */
@@ -198,7 +161,7 @@ static cx_instr *add_convert(cx_comp *c, cx_instr *x, cxla_type t) {
   if (x->shape.type == t) return x;
   cx_shape sh = cx_shape_array(t, x->shape.rank, x->shape.dims);
   cx_instr *cv = cx_instr_add(c, CX_OP_CONVERT, &sh, 1, &x, x->loc), *f = NULL;
-  if (!cv || cx_cpu_wrap(c, cv, "kLoop", &f) != CXLA_OK) return NULL;
+  if (!cv || wrap(c, cv, &f) != CXLA_OK) return NULL;
   return f;
 }
 
@@ -224,7 +187,7 @@ static cxla_status retype_dot(cx_comp *c, cx_instr *d, cx_instr **out) {
     cx_shape sh = d->shape;
     cx_instr *cv = cx_instr_add(c, CX_OP_CONVERT, &sh, 1, &nd, d->loc), *f = NULL;
     if (!cv) return cx_oom(m->ctx);
-    CX_TRY(cx_cpu_wrap(c, cv, "kLoop", &f));
+    CX_TRY(wrap(c, cv, &f));
     res = f;
   }
   cx_comp_replace_uses(c, d, res);
@@ -255,7 +218,7 @@ static cxla_status transpose_operand(cx_comp *c, cx_instr *d, int k, const side 
   cx_shape sh = cx_shape_array(x->shape.type, n, dims);
   cx_instr *t = cx_instr_add(c, CX_OP_TRANSPOSE, &sh, 1, &x, d->loc), *f = NULL;
   if (!t || !cx_ints_set(m, &t->a.dims, n, perm)) return cx_oom(m->ctx);
-  CX_TRY(cx_cpu_wrap(c, t, "kLoop", &f));
+  CX_TRY(wrap(c, t, &f));
   d->ops[k] = f;
   int64_t bd[CXLA_MAX_RANK], cd[CXLA_MAX_RANK];
   for (int i = 0; i < s->nb; i++) bd[i] = i;
@@ -292,39 +255,15 @@ static cxla_status lower_dot(cx_comp *c, cx_instr *d) {
 /* kOutput fusion -> raw dot + kLoop fusion of the epilogue reading the dot as a new last
  * operand (at the same index, so buffer assignment computes it in place). */
 static cxla_status split_output_fusion(cx_comp *c, cx_instr *f) {
-  cx_module *m = c->module;
   cx_comp *fc = f->called[0];
-  cx_instr *d = NULL;
+  cx_instr *d = NULL, *nd;
   for (int i = 0; i < fc->ninstrs; i++)
     if (fc->instrs[i]->op == CX_OP_DOT) {
       if (d) return CXLA_OK; /* two dots: leave it to the interpreter */
       d = fc->instrs[i];
     }
   if (!d || d->ops[0]->op != CX_OP_PARAMETER || d->ops[1]->op != CX_OP_PARAMETER) return CXLA_OK;
-  cx_instr *ops[2] = {f->ops[d->ops[0]->a.index], f->ops[d->ops[1]->a.index]};
-  cx_instr *nd = cx_instr_clone(c, d, ops);
-  const char *nm = nd ? cx_module_unique_name(m, "dot") : NULL;
-  if (!nm) return cx_oom(m->ctx);
-  nd->name = nm;
-  nd->loc = f->loc;
-  if (fc->root == d) {
-    cx_comp_replace_uses(c, f, nd);
-    return drop_instr(c, f) ? CXLA_OK : cx_oom(m->ctx);
-  }
-  cx_instr *p = cx_instr_new(fc, CX_OP_PARAMETER, &d->shape, 0, NULL);
-  const char *pn = p ? cx_module_unique_name(m, "param_dot") : NULL;
-  cx_instr **nops = pn ? cx_arena_alloc(&m->arena, sizeof *nops * (size_t)(f->nops + 1)) : NULL;
-  if (!nops) return cx_oom(m->ctx);
-  p->a.index = f->nops;
-  p->name = pn;
-  cx_comp_replace_uses(fc, d, p);
-  if (!drop_instr(fc, d) || cx_comp_sort(fc) <= 0 || !cx_comp_index_params(fc)) return cx_oom(m->ctx);
-  memcpy(nops, f->ops, sizeof *nops * (size_t)f->nops);
-  nops[f->nops] = nd;
-  f->ops = nops;
-  f->nops++;
-  if (!(f->a.fusion_kind = cx_arena_strdup(&m->arena, "kLoop"))) return cx_oom(m->ctx);
-  return CXLA_OK;
+  return cx_fusion_hoist(c, f, d, CX_FUSION_LOOP, &nd);
 }
 
 static cxla_status lower_comp(cx_comp *c) {
@@ -335,7 +274,7 @@ static cxla_status lower_comp(cx_comp *c) {
   cxla_status s = CXLA_OK;
   for (int i = 0; i < n && s == CXLA_OK; i++) {
     cx_instr *x = snap[i];
-    if (x->op == CX_OP_FUSION && x->ncalled == 1 && x->a.fusion_kind && !strcmp(x->a.fusion_kind, "kOutput"))
+    if (x->op == CX_OP_FUSION && x->ncalled == 1 && x->a.fusion_kind == CX_FUSION_OUTPUT)
       s = split_output_fusion(c, x);
   }
   /* dots, including the ones split out above */
@@ -347,7 +286,7 @@ static cxla_status lower_comp(cx_comp *c) {
   for (int i = 0; i < n && s == CXLA_OK; i++) {
     cx_instr *x = snap[i], *f;
     if (x->op == CX_OP_DOT && x->nops == 2) s = lower_dot(c, x);
-    else if (x->op == CX_OP_CONVOLUTION) s = cx_cpu_wrap(c, x, "kLoop", &f);
+    else if (x->op == CX_OP_CONVOLUTION) s = wrap(c, x, &f);
   }
   cx_free(snap);
   if (s == CXLA_OK && cx_comp_sort(c) <= 0) s = cx_oom(c->module->ctx);

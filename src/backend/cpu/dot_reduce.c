@@ -8,6 +8,7 @@
 #include <string.h>
 #include "backend/cpu/sequencer.h"
 #include "ir/edit.h"
+#include "passes/fusion_build.h"
 
 static cx_instr *new_named(cx_comp *fc, cx_op op, const cx_shape *sh, int n, cx_instr *const *ops) {
   cx_instr *x = cx_instr_new(fc, op, sh, n, ops);
@@ -39,13 +40,26 @@ static cx_comp *add_comp(cx_module *m, cxla_type t, cx_comp *before) {
   return a;
 }
 
+/* The instructions the fusion is made of, added to c as they are built. */
+typedef struct parts {
+  cx_instr *v[12];
+  int n;
+  cx_loc loc;
+} parts;
+
+static cx_instr *add(cx_comp *c, parts *ps, cx_op op, const cx_shape *sh, int n, cx_instr *const *ops) {
+  cx_instr *x = cx_instr_add(c, op, sh, n, ops, ps->loc);
+  if (x) ps->v[ps->n++] = x;
+  return x;
+}
+
 /* x converted to t, transposed so that its dims come in increasing pos[] order, broadcast to
  * `big` with dim d landing at pos[d]. */
-static cx_instr *spread(cx_comp *fc, cx_instr *x, cxla_type t, const int64_t *pos, const cx_shape *big) {
+static cx_instr *spread(cx_comp *c, parts *ps, cx_instr *x, cxla_type t, const int64_t *pos, const cx_shape *big) {
   int r = x->shape.rank;
   if (x->shape.type != t) {
     cx_shape cs = cx_shape_array(t, r, x->shape.dims);
-    if (!(x = new_named(fc, CX_OP_CONVERT, &cs, 1, &x))) return NULL;
+    if (!(x = add(c, ps, CX_OP_CONVERT, &cs, 1, &x))) return NULL;
   }
   int64_t order[CXLA_MAX_RANK], sorted[CXLA_MAX_RANK], dims[CXLA_MAX_RANK];
   for (int i = 0; i < r; i++) order[i] = i;
@@ -63,12 +77,12 @@ static cx_instr *spread(cx_comp *fc, cx_instr *x, cxla_type t, const int64_t *po
   }
   if (!identity) {
     cx_shape ts = cx_shape_array(t, r, dims);
-    cx_instr *tr = new_named(fc, CX_OP_TRANSPOSE, &ts, 1, &x);
-    if (!tr || !cx_ints_set(fc->module, &tr->a.dims, r, order)) return NULL;
+    cx_instr *tr = add(c, ps, CX_OP_TRANSPOSE, &ts, 1, &x);
+    if (!tr || !cx_ints_set(c->module, &tr->a.dims, r, order)) return NULL;
     x = tr;
   }
-  cx_instr *b = new_named(fc, CX_OP_BROADCAST, big, 1, &x);
-  if (!b || !cx_ints_set(fc->module, &b->a.dims, r, sorted)) return NULL;
+  cx_instr *b = add(c, ps, CX_OP_BROADCAST, big, 1, &x);
+  if (!b || !cx_ints_set(c->module, &b->a.dims, r, sorted)) return NULL;
   return b;
 }
 
@@ -100,39 +114,29 @@ cxla_status cx_cpu_int_dot_as_reduce(cx_comp *c, cx_instr *d) {
     if (!role_r[i]) big_dims[nb + nfl + j] = rs->dims[i], pr[i] = nb + nfl + j++;
   cx_shape big = cx_shape_array(ot, rank, big_dims), out = cx_shape_array(ot, d->shape.rank, d->shape.dims);
   cx_comp *adder = nc ? add_comp(m, ot, c) : NULL;
-  const char *name = cx_module_unique_name(m, "fused_computation");
-  cx_comp *fc = name && (adder || !nc) ? cx_comp_new(m, name) : NULL;
-  if (!fc) return cx_oom(m->ctx);
-  cx_instr *p[2] = {new_named(fc, CX_OP_PARAMETER, ls, 0, NULL), p[0] ? new_named(fc, CX_OP_PARAMETER, rs, 0, NULL) : NULL};
-  if (!p[0] || !p[1]) return cx_oom(m->ctx);
-  p[0]->a.index = 0;
-  p[1]->a.index = 1;
-  cx_instr *ab[2] = {spread(fc, p[0], ot, pl, &big), NULL};
-  ab[1] = ab[0] ? spread(fc, p[1], ot, pr, &big) : NULL;
-  cx_instr *mul = ab[1] ? new_named(fc, CX_OP_MULTIPLY, &big, 2, ab) : NULL, *root = mul;
+  if (nc && !adder) return cx_oom(m->ctx);
+  parts ps = {.n = 0, .loc = d->loc};
+  cx_instr *ab[2] = {spread(c, &ps, d->ops[0], ot, pl, &big), NULL};
+  ab[1] = ab[0] ? spread(c, &ps, d->ops[1], ot, pr, &big) : NULL;
+  cx_instr *mul = ab[1] ? add(c, &ps, CX_OP_MULTIPLY, &big, 2, ab) : NULL, *root = mul;
   if (mul && nc) {
     cx_shape zs = cx_shape_scalar(ot);
     cxla_literal *zl = cx_literal_new(&zs);
-    cx_instr *z = zl && cx_module_own_literal(m, zl) ? new_named(fc, CX_OP_CONSTANT, &zs, 0, NULL) : NULL;
+    cx_instr *z = zl && cx_module_own_literal(m, zl) ? add(c, &ps, CX_OP_CONSTANT, &zs, 0, NULL) : NULL;
     int64_t rd[CXLA_MAX_RANK];
     for (int i = 0; i < nc; i++) rd[i] = nb + nfl + nfr + i;
     cx_instr *ops[2] = {mul, z};
-    root = z ? new_named(fc, CX_OP_REDUCE, &out, 2, ops) : NULL;
+    root = z ? add(c, &ps, CX_OP_REDUCE, &out, 2, ops) : NULL;
     if (z) z->a.literal = zl;
     if (root && (!cx_ints_set(m, &root->a.dims, nc, rd) || !cx_instr_set_called(root, 1, &adder))) root = NULL;
   }
   if (!root) return cx_oom(m->ctx);
-  fc->root = root;
-  if (!cx_comp_index_params(fc) || !cx_module_add_comp(m, fc)) return cx_oom(m->ctx);
-  insert_before(m, fc, c);
-  cx_instr *f = cx_instr_add(c, CX_OP_FUSION, &d->shape, 2, d->ops, d->loc);
-  if (!f || !cx_instr_set_called(f, 1, &fc) || !(f->a.fusion_kind = cx_arena_strdup(&m->arena, nc ? "kInput" : "kLoop")))
-    return cx_oom(m->ctx);
-  cx_comp_replace_uses(c, d, f);
+  cx_comp_replace_uses(c, d, root);
   uint8_t *drop = cx_calloc((size_t)c->ninstrs + 1, 1);
   if (!drop) return cx_oom(m->ctx);
   for (int i = 0; i < c->ninstrs; i++) drop[i] = c->instrs[i] == d;
   cx_comp_remove_instrs(c, drop);
   cx_free(drop);
-  return CXLA_OK;
+  cx_instr *f;
+  return cx_fusion_make(c, ps.v, ps.n, root, nc ? CX_FUSION_INPUT : CX_FUSION_LOOP, &f);
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 #include "backend/cpu/sequencer_int.h"
 #include "ir/clone.h"
-#include "passes/buffers_int.h"
+#include "ir/fusion_plan.h"
 
 void cx_seq_out_free(cx_seq_out *o) {
   for (int i = 0; i < o->nnames; i++) cx_free(o->names[i]);
@@ -282,13 +282,14 @@ static const cx_instr *single_op_root(const cx_instr *fusion, cx_op op) {
   return r;
 }
 
-static cxla_status emit_fusion(cx_seq *s, const cx_instr *in) {
+static cxla_status emit_fusion(cx_seq *s, cx_instr *in) {
   if (in->ncalled != 1) return cx_seq_fallback(s, in, "fusion without a fused computation");
-  if (cx_buffers_fusion_is_alias(in)) return cx_seq_copy_leaves(s, in, in->ops[0], "copy");
+  if (!cx_fusion_plan_fits(in->plan, in))
+    return cx_cg_fail(s->g, CXLA_ERR_INTERNAL, "sequencer: %s has no fusion plan", in->name ? in->name : "fusion");
+  if (in->plan->relabels) return cx_seq_copy_leaves(s, in, in->ops[0], "copy");
   const char *why = NULL, *conv_why = NULL;
-  const char *kind = in->a.fusion_kind ? in->a.fusion_kind : "";
-  int loop_kind = !strcmp(kind, "kLoop") || !strcmp(kind, "kInput");
-  int supported = loop_kind && cx_emit_supported((cx_instr *)in, &why);
+  int loop_kind = in->a.fusion_kind == CX_FUSION_LOOP || in->a.fusion_kind == CX_FUSION_INPUT;
+  int supported = loop_kind && cx_emit_supported(in, &why);
   const cx_instr *conv = single_op_root(in, CX_OP_CONVOLUTION);
   if (conv && cx_seq_conv(s, in, conv, supported, &conv_why)) return s->g->status;
   if (supported) return call_kernel(s, in);
@@ -296,27 +297,43 @@ static cxla_status emit_fusion(cx_seq *s, const cx_instr *in) {
   return cx_seq_fallback(s, in, why);
 }
 
-static cxla_status emit_instr(cx_seq *s, cx_instr *in) {
-  const char *why = NULL;
-  switch (in->op) {
-  case CX_OP_PARAMETER: case CX_OP_CONSTANT: case CX_OP_TUPLE: case CX_OP_GET_TUPLE_ELEMENT:
-    return CXLA_OK; /* slots alias their sources (buffers.c) */
-  case CX_OP_WHILE: return cx_seq_while(s, in);
-  case CX_OP_CONDITIONAL: return cx_seq_conditional(s, in);
-  case CX_OP_CALL: return cx_seq_emit_comp(s, in->called[0]); /* parameters alias the operands */
-  case CX_OP_COPY: return cx_seq_copy_leaves(s, in, in->ops[0], "copy");
-  case CX_OP_FUSION: return emit_fusion(s, in);
-  case CX_OP_DOT:
-    if (cx_seq_dot(s, in, &why)) return s->g->status;
-    return cx_seq_fallback(s, in, why);
-  default:
-    if (in->nops == 1 && cx_buffers_instr_is_alias(in)) return cx_seq_copy_leaves(s, in, in->ops[0], "copy");
-    return cx_seq_fallback(s, in, "no compiled code for this op");
-  }
+/* ---- dispatch: what each op becomes in the sequencer (emit_other for ops not listed) ---- */
+
+typedef cxla_status (*emitter)(cx_seq *s, cx_instr *in);
+
+static cxla_status emit_nothing(cx_seq *s, cx_instr *in) { /* slots alias their sources (buffers.c) */
+  (void)s, (void)in;
+  return CXLA_OK;
 }
 
+static cxla_status emit_while(cx_seq *s, cx_instr *in) { return cx_seq_while(s, in); }
+static cxla_status emit_conditional(cx_seq *s, cx_instr *in) { return cx_seq_conditional(s, in); }
+/* the callee's parameters alias the call's operands */
+static cxla_status emit_call(cx_seq *s, cx_instr *in) { return cx_seq_emit_comp(s, in->called[0]); }
+static cxla_status emit_copy(cx_seq *s, cx_instr *in) { return cx_seq_copy_leaves(s, in, in->ops[0], "copy"); }
+
+static cxla_status emit_dot(cx_seq *s, cx_instr *in) {
+  const char *why = NULL;
+  if (cx_seq_dot(s, in, &why)) return s->g->status;
+  return cx_seq_fallback(s, in, why);
+}
+
+static cxla_status emit_other(cx_seq *s, cx_instr *in) {
+  if (in->nops == 1 && cx_buffers_instr_is_alias(in)) return cx_seq_copy_leaves(s, in, in->ops[0], "copy");
+  return cx_seq_fallback(s, in, "no compiled code for this op");
+}
+
+static const emitter k_emit[CX_OP_COUNT] = {
+  [CX_OP_PARAMETER] = emit_nothing, [CX_OP_CONSTANT] = emit_nothing, [CX_OP_TUPLE] = emit_nothing,
+  [CX_OP_GET_TUPLE_ELEMENT] = emit_nothing, [CX_OP_WHILE] = emit_while, [CX_OP_CONDITIONAL] = emit_conditional,
+  [CX_OP_CALL] = emit_call, [CX_OP_COPY] = emit_copy, [CX_OP_FUSION] = emit_fusion, [CX_OP_DOT] = emit_dot,
+};
+
 cxla_status cx_seq_emit_comp(cx_seq *s, cx_comp *c) {
-  for (int i = 0; i < c->ninstrs && s->g->status == CXLA_OK; i++) CX_TRY(emit_instr(s, c->instrs[i]));
+  for (int i = 0; i < c->ninstrs && s->g->status == CXLA_OK; i++) {
+    cx_instr *in = c->instrs[i];
+    CX_TRY((k_emit[in->op] ? k_emit[in->op] : emit_other)(s, in));
+  }
   return s->g->status;
 }
 

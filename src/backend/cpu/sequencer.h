@@ -63,9 +63,6 @@ cxla_status cx_cpu_lower_library_ops(cx_module *m);
 /* An integer dot as a kInput reduce fusion in its place (dot_reduce.c); other dots are left
  * alone. */
 cxla_status cx_cpu_int_dot_as_reduce(cx_comp *c, cx_instr *d);
-/* Wraps `x` (in control-flow computation c) in a single-op fusion of kind `kind` that takes its
- * place; *out is the fusion. */
-cxla_status cx_cpu_wrap(cx_comp *c, cx_instr *x, const char *kind, cx_instr **out);
 
 /* ---- fallback.c ---- */
 

@@ -1,0 +1,107 @@
+/* fusion_plan.c — cx_fusion_plan_get: the facts about a fusion that buffer assignment and the
+ * emitter act on, decided here once (see ir/fusion_plan.h). */
+#include <string.h>
+#include "passes/buffers.h"
+#include "passes/fusion_plan.h"
+#include "passes/fusion_util.h"
+
+/* A reshape or aliasing bitcast of the one parameter. */
+static int relabels(const cx_instr *f) {
+  if (f->nops != 1 || !cx_type_is_array(f->shape.type)) return 0;
+  const cx_instr *r = f->called[0]->root;
+  return r && r->nops == 1 && r->ops[0]->op == CX_OP_PARAMETER && (r->op == CX_OP_RESHAPE || r->op == CX_OP_BITCAST) &&
+         cx_buffers_instr_is_alias(r);
+}
+
+/* Whether a kLoop fusion may write its (single) result over operand k: every path from the
+ * parameter to the root goes through elementwise ops, reshapes or aliasing bitcasts of the
+ * same element count, so element i of the result is computed from element i of the operand
+ * only, which the kernel reads before it writes element i. (A dynamic-update-slice over its
+ * operand would qualify too, but only pays once the emitter writes just the update window;
+ * until then it is copied like anything else.) */
+static int in_place(const cx_instr *f, int k, const cx_fusion_use *u) {
+  if (f->a.fusion_kind != CX_FUSION_LOOP || !cx_type_is_array(f->shape.type) || !u->elementwise || u->reused) return 0;
+  const cx_comp *fc = f->called[0];
+  const cx_instr *p = NULL, *root = fc->root;
+  for (int i = 0; i < fc->ninstrs; i++)
+    if (fc->instrs[i]->op == CX_OP_PARAMETER && fc->instrs[i]->a.index == k) p = fc->instrs[i];
+  if (!p || !root || root == p || !cx_type_is_array(p->shape.type)) return 0;
+  if (cx_shape_bytes(&p->shape) != cx_shape_bytes(&f->shape) || cx_shape_elems(&p->shape) != cx_shape_elems(&f->shape))
+    return 0;
+  /* forward reachability from p in topological order: every reader must be index-preserving */
+  uint8_t reach_stack[128], *reach = fc->ninstrs <= 128 ? reach_stack : cx_calloc((size_t)fc->ninstrs, 1);
+  if (!reach) return 0;
+  memset(reach, 0, fc->ninstrs <= 128 ? sizeof reach_stack : 0);
+  int ok = 1;
+  for (int i = 0; i < fc->ninstrs && ok; i++) {
+    const cx_instr *x = fc->instrs[i];
+    if (x == p) { reach[i] = 1; continue; }
+    int reads = 0;
+    for (int j = 0; j < x->nops; j++)
+      for (int q = 0; q < i; q++)
+        if (reach[q] && fc->instrs[q] == x->ops[j]) reads = 1;
+    if (!reads) continue;
+    reach[i] = 1;
+    int preserving = cx_op_is_elementwise(x->op) || x->op == CX_OP_RESHAPE ||
+                     (x->op == CX_OP_BITCAST && cx_buffers_instr_is_alias(x));
+    if (!preserving || !cx_type_is_array(x->shape.type) || cx_shape_elems(&x->shape) != cx_shape_elems(&p->shape)) ok = 0;
+  }
+  if (reach != reach_stack) cx_free(reach);
+  return ok;
+}
+
+static const cx_instr *only_dot(const cx_comp *fc) {
+  const cx_instr *dot = NULL;
+  for (int i = 0; i < fc->ninstrs; i++) {
+    if (fc->instrs[i]->op != CX_OP_DOT) continue;
+    if (dot) return NULL;
+    dot = fc->instrs[i];
+  }
+  return dot;
+}
+
+static cx_fusion_plan *make(cx_instr *f) {
+  cx_module *m = f->parent->module;
+  cx_fusion_plan *p = cx_arena_alloc(&m->arena, sizeof *p);
+  cx_fusion_use *use = f->nops ? cx_arena_alloc(&m->arena, sizeof *use * (size_t)f->nops) : NULL;
+  fu_param_use *u = f->nops ? cx_malloc(sizeof *u * (size_t)f->nops) : NULL;
+  if (!p || (f->nops && (!use || !u)) || !fu_analyze_operands(f, u)) {
+    cx_free(u);
+    cx_oom(m->ctx);
+    return NULL;
+  }
+  memset(p, 0, sizeof *p);
+  p->kind = f->a.fusion_kind;
+  p->body = f->called[0];
+  p->nops = f->nops;
+  p->nreduces = fu_count_reduces(f);
+  p->dot = only_dot(f->called[0]);
+  p->expensive = fu_is_expensive(f);
+  p->relabels = relabels(f);
+  p->use = use;
+  for (int k = 0; k < f->nops; k++) {
+    cx_fusion_use *x = &use[k];
+    x->elementwise = (uint8_t)u[k].elementwise;
+    x->reused = (uint8_t)u[k].reused;
+    x->dot_operand = (uint8_t)u[k].dot_operand;
+    x->in_place = (uint8_t)in_place(f, k, x);
+  }
+  cx_free(u);
+  return p;
+}
+
+const cx_fusion_plan *cx_fusion_plan_get(cx_instr *f) {
+  if (!f || f->op != CX_OP_FUSION || f->ncalled != 1 || !f->called[0] || !f->parent) return NULL;
+  if (!cx_fusion_plan_fits(f->plan, f)) f->plan = make(f);
+  return f->plan;
+}
+
+cxla_status cx_fusion_plan_module(cx_module *m) {
+  for (int c = 0; c < m->ncomps; c++)
+    for (int i = 0; i < m->comps[c]->ninstrs; i++) {
+      cx_instr *x = m->comps[c]->instrs[i];
+      if (x->op == CX_OP_FUSION && x->ncalled == 1 && x->called[0] && !cx_fusion_plan_get(x))
+        return cx_oom(m->ctx);
+    }
+  return CXLA_OK;
+}
