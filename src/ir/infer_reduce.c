@@ -1,5 +1,5 @@
 /* infer_reduce.c — shape rules of ops that apply a computation: reduce, reduce-window,
- * select-and-scatter, map, sort. */
+ * select-and-scatter, map, sort; and topk, which orders as sort does. */
 #include "ir/infer.h"
 
 /* Room for n element types (in the arena: reductions may have any number of inputs). */
@@ -184,5 +184,28 @@ cxla_status cx_infer_sort(cx_infer *ic, cx_shape *out) {
     el[i] = in->ops[i]->shape;
     cx_vplain(&el[i]);
   }
+  return CXLA_OK;
+}
+
+/* topk(x), k=K: XLA's InferTopKShape — (x's type with the last dimension K, s32 of the same
+ * dims); K at most the last dimension. Elements are ordered as a compare of TOTALORDER does
+ * (XLA's TopK decomposition sorts with one), which cxla defines for real types. */
+cxla_status cx_infer_topk(cx_infer *ic, cx_shape *out) {
+  CX_TRY(cx_vneed_array(ic, 0, "operand"));
+  const cx_shape *x = cx_vop(ic, 0);
+  int64_t k = ic->in->a.index;
+  cx_kind kind = cx_type_kind(x->type);
+  if (kind != CX_KIND_FLOAT && kind != CX_KIND_SINT && kind != CX_KIND_UINT && kind != CX_KIND_PRED)
+    return cx_vfail(ic, "cannot order %s elements", cx_vtype(x->type));
+  if (x->rank < 1) return cx_vfail(ic, "needs an operand of rank 1 or more, got %s", cx_vshape(ic, x));
+  if (k < 0 || k > x->dims[x->rank - 1])
+    return cx_vfail(ic, "k=%lld must be in [0, %lld], the last dimension of %s", (long long)k,
+                    (long long)x->dims[x->rank - 1], cx_vshape(ic, x));
+  cx_shape *el = cx_vtuple(ic, out, 2);
+  if (!el) return CXLA_ERR_OUT_OF_MEMORY;
+  cx_vset_array(&el[0], x->type, x->rank, x->dims);
+  el[0].dims[x->rank - 1] = k;
+  el[1] = el[0];
+  el[1].type = CXLA_S32;
   return CXLA_OK;
 }

@@ -104,6 +104,7 @@ typedef struct cx_attrs {
   int exponent_bits, mantissa_bits; /* reduce-precision */
   cx_fusion_kind fusion_kind; /* fusion kind= */
   const char *custom_call_target;
+  int largest;              /* topk largest= (1 when absent, as in XLA; its k= is `index`) */
   int nraw;                 /* everything else: metadata, sharding, backend_config, ... */
   cx_raw_attr *raw;
 } cx_attrs;

@@ -21,7 +21,7 @@ int cx_op_lookup(const char *name, int len);
 int cx_op_arity(cx_op op);               /* -1: variadic */
 cx_op_class cx_op_class_of(cx_op op);
 /* Where an op runs (the table's `runs` column). */
-typedef enum { CX_RUNS_NONE, CX_RUNS_COLLECTIVE, CX_RUNS_INTERP, CX_RUNS_EMIT } cx_op_runs;
+typedef enum { CX_RUNS_NONE, CX_RUNS_COLLECTIVE, CX_RUNS_INTERP, CX_RUNS_LIBRARY, CX_RUNS_EMIT } cx_op_runs;
 cx_op_runs cx_op_runs_on(cx_op op);
 /* Whether a result shape left out of the text may be inferred (the table's `shape` column):
  * 1, or 0 with *why saying why not. */

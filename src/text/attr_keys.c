@@ -72,6 +72,7 @@ static const unsigned char k_op_keys[CX_OP_COUNT][CX_OP_MAX_KEYS] = {
     [CX_OP_REDUCE_PRECISION] = {R(EXPONENT_BITS), R(MANTISSA_BITS)},
     [CX_OP_FUSION] = {R(KIND), R(CALLS)},
     [CX_OP_CUSTOM_CALL] = {R(CUSTOM_CALL_TARGET)},
+    [CX_OP_TOPK] = {R(K), O(LARGEST)},
     [CX_OP_CALL] = {R(TO_APPLY)},
     [CX_OP_ALL_REDUCE] = {R(TO_APPLY)},
     [CX_OP_REDUCE_SCATTER] = {R(TO_APPLY)},

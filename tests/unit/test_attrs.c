@@ -86,12 +86,19 @@ static void baseline(cx_module *m, cx_instr *in) {
 }
 
 /* Changes field f of a (holding the baseline) to its variant v; 0 if f has no variant v. */
+/* Whether field f is written as true/false (its other value is the negation, not one more). */
+static int is_bool(cx_attr_id f) {
+  for (int k = 0; k < CX_KEY_COUNT; k++)
+    if (cx_attr_keys[k].field == f && cx_attr_keys[k].syntax == CX_SYN_BOOL) return 1;
+  return 0;
+}
+
 static int variant(cx_module *m, cx_attrs *a, cx_attr_id f, int v) {
   void *p = cx_attr_ptr(a, f);
   switch (cx_attr_fields[f].kind) {
   case CX_ATTR_KIND_POD:
     if (v) return 0;
-    cx_attr_set_pod(a, f, cx_attr_get_pod(a, f) + 1);
+    cx_attr_set_pod(a, f, is_bool(f) ? !cx_attr_get_pod(a, f) : cx_attr_get_pod(a, f) + 1);
     return 1;
   case CX_ATTR_KIND_INTS: {
     cx_ints *x = p;

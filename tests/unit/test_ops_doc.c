@@ -46,6 +46,7 @@ static const char *cpu_column(cx_op op) {
   memset(&probe, 0, sizeof probe);
   probe.op = op;
   if (cx_op_is_collective(op)) return "refused when compiling";
+  if (cx_op_runs_on(op) == CX_RUNS_LIBRARY) return "library: a runtime routine of the cpu backend";
   if (cx_emit_handles_op(op) && fu_needs_kernel_wrap(&probe)) return "compiled";
   return cx_interp_runs_op(op) ? "interpreter" : "not supported";
 }

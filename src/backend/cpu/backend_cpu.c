@@ -81,6 +81,7 @@ static const cx_jit_symbol runtime_symbols[] = {
     {"cx_rt_trace_begin", (void *)cx_rt_trace_begin},
     {"cx_rt_trace_end", (void *)cx_rt_trace_end},
     {"cx_rt_conv_im2col", (void *)cx_rt_conv_im2col},
+    {"cx_rt_topk", (void *)cx_rt_topk},
 };
 
 static int dumping(const cx_flags *f) { return f->dump_to && f->dump_to[0]; }

@@ -68,4 +68,10 @@ typedef struct cx_conv2d_desc {
 void cx_rt_conv_im2col(cx_rt *rt, int32_t type, const cx_conv2d_desc *d, const void *in,
                        const void *filt, void *out, int32_t id);
 
+/* topk along the last dimension: `rows` rows of n elements of `type` in `in` give the k first
+ * in XLA's order (TOTALORDER, largest or smallest first, equal elements by index) into
+ * values (rows x k of `type`) and indices (rows x k s32); parallel over rows (topk.c). */
+void cx_rt_topk(cx_rt *rt, int32_t type, int32_t largest, int64_t rows, int64_t n, int64_t k, const void *in,
+                void *values, void *indices, int32_t id);
+
 #endif

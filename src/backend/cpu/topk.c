@@ -1,0 +1,210 @@
+/* topk.c — top-k on the cpu: the call the sequencer emits for every topk instruction
+ * (cx_seq_topk) and the runtime routine it calls (cx_rt_topk): rows of the last dimension in
+ * parallel on the pool, each by one pass that keeps the K best elements seen so far in a
+ * binary heap whose root is the worst of them, so most elements cost one comparison with the
+ * root; the heap is then emptied into order.
+ *
+ * The order is XLA's (a stable sort with a TOTALORDER comparison, ir/infer_reduce.c): an
+ * element's key is an integer whose order is TOTALORDER (floats by their bits), and equal
+ * keys keep the lower index first, which the scan gives for free: a later element never
+ * displaces an equal one. Values are copied bit for bit from the operand. */
+#include <stdio.h>
+#include <string.h>
+#include "backend/cpu/runtime.h"
+#include "backend/cpu/sequencer_int.h"
+#include "backend/cpu/threadpool.h"
+#include "runtime/trace.h"
+
+typedef struct {
+  int64_t key;
+  int64_t at;
+} cand;
+
+typedef struct topk_job {
+  int32_t type, largest;
+  int64_t n, k;
+  const char *in;
+  char *values;
+  int32_t *indices;
+  size_t esize;
+  _Atomic int oom;
+} topk_job;
+
+/* Whether a comes before b in the output: dir > 0 puts larger keys first, dir < 0 smaller
+ * ones; equal keys keep the lower index first either way. */
+static inline int before(int64_t dir, const cand *a, const cand *b) {
+  if (a->key != b->key) return dir > 0 ? a->key > b->key : a->key < b->key;
+  return a->at < b->at;
+}
+
+/* Restores the heap below position i: every parent comes after (is worse than) its children. */
+static void sift_down(cand *h, int64_t n, int64_t i, int64_t dir) {
+  cand x = h[i];
+  for (;;) {
+    int64_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && before(dir, &h[c], &h[c + 1])) c++; /* the worse child */
+    if (!before(dir, &x, &h[c])) break;
+    h[i] = h[c];
+    i = c;
+  }
+  h[i] = x;
+}
+
+/* The TOTALORDER key of element j of a row (a macro per type keeps the loops typed). */
+#define FLOAT_KEY(T, IT, MAX)                                                      \
+  static inline int64_t key_##T(const char *p, int64_t j) {                        \
+    IT v;                                                                          \
+    memcpy(&v, p + j * (int64_t)sizeof v, sizeof v);                               \
+    return v < 0 ? (int64_t)(v ^ MAX) : (int64_t)v;                                \
+  }
+FLOAT_KEY(f16, int16_t, INT16_MAX)
+FLOAT_KEY(f32, int32_t, INT32_MAX)
+FLOAT_KEY(f64, int64_t, INT64_MAX)
+#define INT_KEY(T, CT, FLIP)                                                       \
+  static inline int64_t key_##T(const char *p, int64_t j) {                        \
+    return (int64_t)((const CT *)p)[j] ^ (FLIP);                                   \
+  }
+INT_KEY(s8, int8_t, 0)
+INT_KEY(s16, int16_t, 0)
+INT_KEY(s32, int32_t, 0)
+INT_KEY(s64, int64_t, 0)
+INT_KEY(u8, uint8_t, 0)
+INT_KEY(u16, uint16_t, 0)
+INT_KEY(u32, uint32_t, 0)
+INT_KEY(u64, uint64_t, INT64_MIN) /* unsigned order as signed: flip the top bit */
+
+/* One row: the K best of row[0..n) into h[0..k), best first. */
+#define SELECT_ROW(T)                                                              \
+  static void row_##T(const char *row, int64_t n, int64_t k, int64_t dir, cand *h) { \
+    for (int64_t j = 0; j < k; j++) h[j] = (cand){key_##T(row, j), j};            \
+    for (int64_t i = k / 2 - 1; i >= 0; i--) sift_down(h, k, i, dir);             \
+    for (int64_t j = k; j < n; j++) {                                             \
+      cand c = {key_##T(row, j), j};                                              \
+      if (before(dir, &c, &h[0])) {                                               \
+        h[0] = c;                                                                 \
+        sift_down(h, k, 0, dir);                                                  \
+      }                                                                           \
+    }                                                                             \
+    for (int64_t m = k - 1; m > 0; m--) { /* the worst goes last */               \
+      cand w = h[0];                                                              \
+      h[0] = h[m];                                                                \
+      sift_down(h, m, 0, dir);                                                    \
+      h[m] = w;                                                                   \
+    }                                                                             \
+  }
+SELECT_ROW(f16)
+SELECT_ROW(f32)
+SELECT_ROW(f64)
+SELECT_ROW(s8)
+SELECT_ROW(s16)
+SELECT_ROW(s32)
+SELECT_ROW(s64)
+SELECT_ROW(u8)
+SELECT_ROW(u16)
+SELECT_ROW(u32)
+SELECT_ROW(u64)
+
+typedef void (*row_fn)(const char *row, int64_t n, int64_t k, int64_t dir, cand *h);
+
+/* pred orders as u8 (0 < 1); bf16 and f16 alike by their 16 bits. */
+static row_fn row_fn_of(int32_t type) {
+  switch ((cxla_type)type) {
+  case CXLA_F16: case CXLA_BF16: return row_f16;
+  case CXLA_F32: return row_f32;
+  case CXLA_F64: return row_f64;
+  case CXLA_S8: return row_s8;
+  case CXLA_S16: return row_s16;
+  case CXLA_S32: return row_s32;
+  case CXLA_S64: return row_s64;
+  case CXLA_PRED: case CXLA_U8: return row_u8;
+  case CXLA_U16: return row_u16;
+  case CXLA_U32: return row_u32;
+  case CXLA_U64: return row_u64;
+  default: return NULL;
+  }
+}
+
+/* Kernel ABI: args[0] is the job, the range is rows. */
+static void topk_rows(void **args, int64_t begin, int64_t end) {
+  topk_job *t = args[0];
+  cand *h = cx_malloc(sizeof *h * (size_t)t->k);
+  if (!h) {
+    t->oom = 1;
+    return;
+  }
+  row_fn f = row_fn_of(t->type);
+  int64_t dir = t->largest ? 1 : -1;
+  for (int64_t r = begin; r < end; r++) {
+    const char *row = t->in + (size_t)(r * t->n) * t->esize;
+    f(row, t->n, t->k, dir, h);
+    char *vo = t->values + (size_t)(r * t->k) * t->esize;
+    int32_t *io = t->indices + r * t->k;
+    for (int64_t j = 0; j < t->k; j++) {
+      memcpy(vo + (size_t)j * t->esize, row + (size_t)h[j].at * t->esize, t->esize);
+      io[j] = (int32_t)h[j].at;
+    }
+  }
+  cx_free(h);
+}
+
+/* Rows per chunk: about this many elements scanned per hand-off. */
+#define TOPK_CHUNK_ELEMS 32768
+
+void cx_rt_topk(cx_rt *rt, int32_t type, int32_t largest, int64_t rows, int64_t n, int64_t k, const void *in,
+                void *values, void *indices, int32_t id) {
+  if (rt->status != CXLA_OK) return;
+  const char *name = rt->names && id >= 0 && rt->names[id] ? rt->names[id] : "topk";
+  if (!row_fn_of(type) || rows < 0 || n < 0 || k < 0 || k > n || n > INT32_MAX) {
+    snprintf(rt->errmsg, sizeof rt->errmsg, "%s: bad top-k arguments (type %d, %lld rows of %lld, k=%lld)", name,
+             (int)type, (long long)rows, (long long)n, (long long)k);
+    rt->status = CXLA_ERR_INTERNAL;
+    return;
+  }
+  int64_t t0 = rt->trace ? cx_trace_now() : 0;
+  topk_job job = {.type = type, .largest = largest, .n = n, .k = k, .in = in, .values = values,
+                  .indices = indices, .esize = cxla_type_size((cxla_type)type)};
+  if (k > 0 && rows > 0) {
+    void *args[1] = {&job};
+    int64_t grain = TOPK_CHUNK_ELEMS / n;
+    cx_threadpool_parallel_for(rt->pool, topk_rows, args, rows, grain > 1 ? grain : 1);
+  }
+  if (job.oom) {
+    snprintf(rt->errmsg, sizeof rt->errmsg, "%s: out of memory for the top-k heap", name);
+    rt->status = CXLA_ERR_OUT_OF_MEMORY;
+  }
+  if (rt->trace) {
+    cx_trace_args a = cx_rt_origin_args(rt, id);
+    a.n = 3, a.key[0] = "rows", a.key[1] = "n", a.key[2] = "k";
+    a.val[0] = rows, a.val[1] = n, a.val[2] = k;
+    cx_trace_add(rt->trace, name, "library", t0, cx_trace_now(), &a);
+  }
+}
+
+/* ---- the sequencer's side: one cx_rt_topk call per topk instruction, over the rows of the
+ * operand's last dimension, writing the result's two leaves ---- */
+cxla_status cx_seq_topk(cx_seq *s, cx_instr *in) {
+  const cx_shape *xs = &in->ops[0]->shape;
+  int64_t n = xs->rank ? xs->dims[xs->rank - 1] : 0, k = in->a.index;
+  int64_t rows = n ? cx_shape_elems(xs) / n : 0;
+  int x = cx_seq_leaf_slot(s, in->ops[0], 0), v = cx_seq_leaf_slot(s, in, 0), i = cx_seq_leaf_slot(s, in, 1);
+  if (x < 0 || v < 0 || i < 0) return s->g->status;
+  char name[256];
+  snprintf(name, sizeof name, "%s [topk %lldx%lld k=%lld]", in->name ? in->name : "topk", (long long)rows,
+           (long long)n, (long long)k);
+  int32_t id = cx_seq_name(s, name);
+  if (id < 0) return s->g->status;
+  cx_kernel_origin(in, &s->out->origins[id]);
+  cx_cg *g = s->g;
+  LLVMTypeRef P = g->t_ptr, I32 = g->t_i32, I64 = g->t_i64;
+  LLVMTypeRef ps[10] = {P, I32, I32, I64, I64, I64, P, P, P, I32};
+  LLVMTypeRef ft = LLVMFunctionType(g->t_void, ps, 10, 0);
+  LLVMValueRef f = LLVMGetNamedFunction(g->mod, "cx_rt_topk");
+  if (!f) f = LLVMAddFunction(g->mod, "cx_rt_topk", ft);
+  LLVMValueRef args[10] = {s->rt, LLVMConstInt(I32, (unsigned long long)xs->type, 0),
+                           LLVMConstInt(I32, in->a.largest != 0, 0), cx_cg_i64(g, rows), cx_cg_i64(g, n),
+                           cx_cg_i64(g, k), cx_seq_slot(s, x), cx_seq_slot(s, v), cx_seq_slot(s, i),
+                           LLVMConstInt(I32, (unsigned long long)id, 1)};
+  LLVMBuildCall2(s->b, ft, f, args, 10, "");
+  return s->g->status;
+}
