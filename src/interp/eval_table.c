@@ -43,6 +43,7 @@ static const cx_interp_hook k_hooks[CX_OP_COUNT] = {
   [CX_OP_DOT] = {.eval = cx_interp_dot},
   [CX_OP_CONVOLUTION] = {.eval = cx_interp_convolution},
   [CX_OP_TOPK] = {.eval = cx_interp_topk},
+  [CX_OP_RNG_BIT_GENERATOR] = {.eval = cx_interp_rng_bit_generator},
   [CX_OP_CALL] = {.eval = cx_interp_call_op},
   [CX_OP_FUSION] = {.eval = cx_interp_call_op}, /* computes exactly what its computation computes */
   [CX_OP_WHILE] = {.eval = cx_interp_while},

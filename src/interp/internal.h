@@ -106,6 +106,7 @@ CX_INTERP_EVALUATOR(cx_interp_async_done);
 CX_INTERP_EVALUATOR(cx_interp_copy_start);
 CX_INTERP_EVALUATOR(cx_interp_copy_done);
 CX_INTERP_EVALUATOR(cx_interp_topk);              /* topk.c */
+CX_INTERP_EVALUATOR(cx_interp_rng_bit_generator); /* rng_bits.c */
 
 /* Copies a box of n[0] x ... x n[rank-1] elements of esize bytes: for every index i < n,
  * dst[dbase + sum i_k*dstr_k] = src[sbase + sum i_k*sstr_k] (offsets in elements; strides may

@@ -65,6 +65,9 @@ typedef enum cx_cmp_type {
   CX_CMP_FLOAT, CX_CMP_TOTALORDER, CX_CMP_SIGNED, CX_CMP_UNSIGNED
 } cx_cmp_type;
 
+/* rng-bit-generator's algorithm= (XLA's RandomAlgorithm; DEFAULT is Philox, as on XLA:CPU). */
+typedef enum cx_rng_algorithm { CX_RNG_DEFAULT = 0, CX_RNG_THREE_FRY, CX_RNG_PHILOX } cx_rng_algorithm;
+
 /* The module-level debug tables, in the order XLA prints them. */
 enum { CX_FRAME_FILES, CX_FRAME_FUNCTIONS, CX_FRAME_LOCATIONS, CX_FRAME_STACKS, CX_FRAME_TABLES };
 extern const char *const cx_frame_table_names[CX_FRAME_TABLES];
@@ -104,6 +107,7 @@ typedef struct cx_attrs {
   int exponent_bits, mantissa_bits; /* reduce-precision */
   cx_fusion_kind fusion_kind; /* fusion kind= */
   const char *custom_call_target;
+  cx_rng_algorithm rng_algorithm; /* rng-bit-generator */
   int largest;              /* topk largest= (1 when absent, as in XLA; its k= is `index`) */
   int nraw;                 /* everything else: metadata, sharding, backend_config, ... */
   cx_raw_attr *raw;

@@ -73,5 +73,10 @@ void cx_rt_conv_im2col(cx_rt *rt, int32_t type, const cx_conv2d_desc *d, const v
  * values (rows x k of `type`) and indices (rows x k s32); parallel over rows (topk.c). */
 void cx_rt_topk(cx_rt *rt, int32_t type, int32_t largest, int64_t rows, int64_t n, int64_t k, const void *in,
                 void *values, void *indices, int32_t id);
+/* rng-bit-generator (rng_bits.c): `width`-byte elements of XLA's Threefry (algorithm 1) or
+ * Philox (0, 2) bits into out, outer x d x inner of them (d: the dimension XLA splits a narrow
+ * Threefry result along), from the u64 state[nstate], and the state after into new_state. */
+void cx_rt_rng_bits(cx_rt *rt, int32_t algorithm, int32_t width, int64_t outer, int64_t d, int64_t inner,
+                    const uint64_t *state, int64_t nstate, uint64_t *new_state, void *out, int32_t id);
 
 #endif

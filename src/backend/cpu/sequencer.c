@@ -328,6 +328,7 @@ static const emitter k_emit[CX_OP_COUNT] = {
   [CX_OP_GET_TUPLE_ELEMENT] = emit_nothing, [CX_OP_WHILE] = emit_while, [CX_OP_CONDITIONAL] = emit_conditional,
   [CX_OP_CALL] = emit_call, [CX_OP_COPY] = emit_copy, [CX_OP_FUSION] = emit_fusion, [CX_OP_DOT] = emit_dot,
   [CX_OP_TOPK] = cx_seq_topk, /* a runtime routine (topk.c) */
+  [CX_OP_RNG_BIT_GENERATOR] = cx_seq_rng_bit_generator, /* a runtime routine (rng_bits.c) */
 };
 
 cxla_status cx_seq_emit_comp(cx_seq *s, cx_comp *c) {

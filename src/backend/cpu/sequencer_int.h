@@ -55,5 +55,7 @@ int cx_seq_dot(cx_seq *s, const cx_instr *in, const char **why);
 int cx_seq_conv(cx_seq *s, const cx_instr *fusion, const cx_instr *conv, int direct_ok, const char **why);
 /* topk.c: topk as a cx_rt_topk call. */
 cxla_status cx_seq_topk(cx_seq *s, cx_instr *in);
+/* rng_bits.c: rng-bit-generator as a cx_rt_rng_bits call. */
+cxla_status cx_seq_rng_bit_generator(cx_seq *s, cx_instr *in);
 
 #endif
