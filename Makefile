@@ -38,7 +38,7 @@ TEST_OBJS   := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
 CLI_OBJS    := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard tools/*.c)))
 DEPS        := $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
 
-.PHONY: all demo test setup clean asan fuzz bench check-fast docs install uninstall
+.PHONY: all demo test setup clean asan fuzz bench check-fast docs install uninstall python
 all: $(BUILD)/libcxla.a $(BUILD)/libcxla.so $(BUILD)/cxla $(BUILD)/cxla_tests
 
 # V=1 shows full command lines.
@@ -94,6 +94,16 @@ install: $(BUILD)/libcxla.a $(BUILD)/libcxla.so $(BUILD)/cxla $(BUILD)/cxla.pc $
 	install -m 644 $(BUILD)/cxla.1 $(DESTDIR)$(MANDIR)/man1/cxla.1
 	@# A real install (no DESTDIR) as root refreshes the loader's cache so the soname is found.
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+
+# The Python package python/cxla (pure Python over libcxla.so, docs/python.md): pip installs it
+# into the virtual environment VENV, which is made first, from Debian's python3 with its system
+# packages (numpy among them), when it does not exist. Any venv of one's own works as VENV.
+VENV    ?= $(BUILD)/pyenv
+PYTHON3 ?= $(firstword $(wildcard /usr/bin/python3) python3)
+python: $(BUILD)/libcxla.so
+	@[ -x $(VENV)/bin/python ] || $(PYTHON3) -m venv --system-site-packages $(VENV)
+	$(Q)$(VENV)/bin/python -m pip install --quiet --no-build-isolation ./python
+	@echo "cxla for Python is in $(VENV): $(VENV)/bin/python -c 'import cxla' (or . $(VENV)/bin/activate)"
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/cxla.h $(DESTDIR)$(LIBDIR)/$(SHLIB) $(DESTDIR)$(LIBDIR)/$(SONAME) \

@@ -457,6 +457,22 @@ cxla_status cxla_buffer_untuple(cxla_buffer *buf, int n, cxla_buffer **elems);
  * donate mask and what the module's input_output_alias names. */
 uint64_t cxla_executable_donated_parameters(const cxla_executable *e);
 
+/* One argument of cxla_executable_execute_args: a buffer, or else the caller's array. */
+typedef struct cxla_arg {
+  cxla_buffer *buffer;  /* if not NULL, this buffer is the argument and the rest is ignored */
+  const void *data;     /* else an array in the caller's memory, under cxla_buffer_wrap's rules */
+  size_t nbytes;
+  cxla_type type;
+  int rank;
+  const int64_t *dims;
+} cxla_arg;
+/* cxla_executable_execute, with each argument a buffer or an array read in place for this call
+ * only: no buffer object is made for the arrays, so a call from a language binding costs one
+ * call into cxla and no copies. An array argument must stay valid until the call returns and
+ * cannot be donated; a bad one is CXLA_ERR_INVALID_ARGUMENT naming it ("argument 1: ..."). */
+cxla_status cxla_executable_execute_args(cxla_executable *e, int nargs, const cxla_arg *args,
+                                         cxla_buffer **result);
+
 /* Convenience: compile with opts, run once on borrowed literals, return a new literal. The
  * literals stay the caller's (a donated parameter consumes a copy). */
 cxla_status cxla_module_run(cxla_module *m, const cxla_compile_options *opts, int nargs,

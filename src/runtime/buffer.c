@@ -62,6 +62,24 @@ static cxla_status array_shape(cxla_context *ctx, const char *fn, cxla_type type
   return CXLA_OK;
 }
 
+cxla_status cx_buffer_wrap_literal(cxla_context *ctx, const char *fn, cxla_type type, int rank, const int64_t *dims,
+                                   const void *data, size_t nbytes, cxla_literal *out) {
+  cx_shape s;
+  CX_TRY(array_shape(ctx, fn, type, rank, dims, nbytes, &s));
+  if (!data && nbytes) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "%s: data is NULL", fn);
+  /* Compiled kernels and the interpreter load elements at their natural alignment. */
+  size_t align = cxla_type_size(type);
+  if ((uintptr_t)data % align)
+    return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT,
+                    "%s: data %p is not aligned to %zu bytes (%s elements); copy it with cxla_buffer_from_data", fn,
+                    data, align, cxla_type_name(type));
+  memset(out, 0, sizeof *out);
+  out->shape = s;
+  /* cxla never writes through a wrapped array: execute refuses to donate it. */
+  out->data = data ? (void *)(uintptr_t)data : empty_data;
+  return CXLA_OK;
+}
+
 cxla_status cxla_buffer_wrap(cxla_context *ctx, const char *backend, cxla_type type, int rank, const int64_t *dims,
                              const void *data, size_t nbytes, cxla_buffer **out) {
   if (!ctx) return CXLA_ERR_INVALID_ARGUMENT;
@@ -69,25 +87,15 @@ cxla_status cxla_buffer_wrap(cxla_context *ctx, const char *backend, cxla_type t
   *out = NULL;
   const cx_backend *be;
   CX_TRY(cx_backend_get(ctx, backend, &be));
-  cx_shape s;
-  CX_TRY(array_shape(ctx, "cxla_buffer_wrap", type, rank, dims, nbytes, &s));
-  if (!data && nbytes) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_buffer_wrap: data is NULL");
-  /* Compiled kernels and the interpreter load elements at their natural alignment. */
-  size_t align = cxla_type_size(type);
-  if ((uintptr_t)data % align)
-    return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT,
-                    "cxla_buffer_wrap: data %p is not aligned to %zu bytes (%s elements); copy it with "
-                    "cxla_buffer_from_data",
-                    data, align, cxla_type_name(type));
-  cxla_literal *l = cx_calloc(1, sizeof *l);
+  cxla_literal wrapped;
+  CX_TRY(cx_buffer_wrap_literal(ctx, "cxla_buffer_wrap", type, rank, dims, data, nbytes, &wrapped));
+  cxla_literal *l = cx_malloc(sizeof *l);
   cxla_buffer *b = l ? cx_buffer_new(ctx, be, l) : NULL;
   if (!b) {
     cx_free(l);
     return cx_oom(ctx);
   }
-  l->shape = s;
-  /* cxla never writes through a wrapped buffer: execute refuses to donate it. */
-  l->data = data ? (void *)(uintptr_t)data : empty_data;
+  *l = wrapped;
   b->wrapped = 1;
   *out = b;
   return CXLA_OK;

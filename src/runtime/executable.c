@@ -251,6 +251,20 @@ cxla_status cxla_compile(cxla_module *m, const cxla_compile_options *opts, cxla_
 const char *cxla_executable_compile_stats(cxla_executable *e) { return e && e->stats ? e->stats : ""; }
 const char *cxla_executable_compile_counts(cxla_executable *e) { return e && e->counts ? e->counts : ""; }
 
+/* 1 if an array leaf of a shares a byte with an array leaf of b. */
+static int leaves_overlap(const cxla_literal *a, const cxla_literal *b) {
+  if (a->shape.type == CXLA_TUPLE) {
+    for (int i = 0; i < a->nelems; i++)
+      if (leaves_overlap(a->elems[i], b)) return 1;
+    return 0;
+  }
+  if (b->shape.type == CXLA_TUPLE) return leaves_overlap(b, a);
+  int64_t na = cx_shape_bytes(&a->shape), nb = cx_shape_bytes(&b->shape);
+  if (na <= 0 || nb <= 0 || !a->data || !b->data) return 0;
+  uintptr_t pa = (uintptr_t)a->data, pb = (uintptr_t)b->data;
+  return pa < pb + (uintptr_t)nb && pb < pa + (uintptr_t)na;
+}
+
 cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *const *args, cxla_buffer **result) {
   if (!e) return CXLA_ERR_INVALID_ARGUMENT;
   if (!result) return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_executable_execute: result is NULL");
@@ -289,14 +303,20 @@ cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *
     }
     if (s == CXLA_OK) lits[i] = args[i]->host;
   }
-  /* A donated buffer is overwritten: passing it again in another position would be read
-   * after that. */
+  /* A donated buffer is overwritten: passing it again in another position, or another buffer
+   * over its memory (a wrapped view of it), would be read after that. */
   for (int i = 0; i < nargs && s == CXLA_OK; i++)
-    for (int j = 0; j < nargs && s == CXLA_OK; j++)
-      if (i != j && (c->donate >> i & 1) && i < 64 && args[i] == args[j])
+    for (int j = 0; j < nargs && s == CXLA_OK; j++) {
+      if (i == j || i >= 64 || !(c->donate >> i & 1)) continue;
+      if (args[i] == args[j])
         s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
                      "argument %d (parameter '%s') is donated, and the same buffer is also argument %d", i,
                      c->param_names[i], j);
+      else if (leaves_overlap(args[i]->host, args[j]->host))
+        s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
+                     "argument %d (parameter '%s') is donated, and argument %d reads the same memory", i,
+                     c->param_names[i], j);
+    }
   cxla_literal *out = NULL;
   if (s == CXLA_OK) {
     cx_trace *tr = cx_context_trace(e->ctx);

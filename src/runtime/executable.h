@@ -79,5 +79,9 @@ struct cxla_buffer {
 
 /* A buffer owning host (which may be NULL: filled by the caller); NULL when memory ran out. */
 cxla_buffer *cx_buffer_new(cxla_context *ctx, const cx_backend *be, cxla_literal *host);
+/* Checks the caller's array as cxla_buffer_wrap does (errors start with `fn`) and fills *out,
+ * an array literal over data that owns nothing on the heap. */
+cxla_status cx_buffer_wrap_literal(cxla_context *ctx, const char *fn, cxla_type type, int rank, const int64_t *dims,
+                                   const void *data, size_t nbytes, cxla_literal *out);
 
 #endif

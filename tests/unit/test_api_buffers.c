@@ -353,3 +353,143 @@ TEST(api_buffers_allocation_failures) {
     cxla_executable_destroy(e);
   }
 }
+
+static cxla_arg array_arg(const void *data, size_t nbytes, cxla_type type, int rank, const int64_t *dims) {
+  cxla_arg a = {NULL, data, nbytes, type, rank, dims};
+  return a;
+}
+
+TEST(api_buffers_execute_args) {
+  for (int k = 0; k < 2; k++) {
+    cxla_executable *e = compile_text(pair_text, backends[k], 0);
+    float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {1, 1, 1, 1, 1, 1};
+    int64_t dims[2] = {2, 3}, tdims[2] = {3, 2};
+    cxla_buffer *by = NULL, *r = NULL, *el[2] = {NULL, NULL};
+    CHECK_OK(cxla_buffer_from_data(test_ctx(), backends[k], CXLA_F32, 2, dims, y, sizeof y, &by));
+    if (!e || !by) goto done;
+    /* an array and a buffer */
+    cxla_arg args[2] = {array_arg(x, sizeof x, CXLA_F32, 2, dims), {by, NULL, 0, CXLA_INVALID, 0, NULL}};
+    CHECK_OK(cxla_executable_execute_args(e, 2, args, &r));
+    if (r) CHECK_OK(cxla_buffer_untuple(r, 2, el));
+    if (el[0] && el[1]) {
+      CHECK_NEAR(((float *)cxla_buffer_data(el[0]))[5], 7, 0);
+      CHECK(cxla_buffer_data(el[1]) != (void *)x);
+    }
+    /* bad arguments name themselves */
+    cxla_buffer *r2 = (cxla_buffer *)&r2;
+    CHECK(cxla_executable_execute_args(e, 2, NULL, &r2) == CXLA_ERR_INVALID_ARGUMENT && !r2);
+    CHECK(cxla_executable_execute_args(e, -1, args, &r2) == CXLA_ERR_INVALID_ARGUMENT);
+    CHECK(cxla_executable_execute_args(e, 2, args, NULL) == CXLA_ERR_INVALID_ARGUMENT);
+    CHECK(cxla_executable_execute_args(NULL, 2, args, &r2) == CXLA_ERR_INVALID_ARGUMENT);
+    CHECK(cxla_executable_execute_args(e, 1, args, &r2) == CXLA_ERR_INVALID_ARGUMENT);
+    CHECK_STR_CONTAINS(errmsg(), "expected 2 arguments (one per ENTRY parameter), got 1");
+    cxla_arg bad[2] = {args[0], array_arg((char *)x + 1, 24, CXLA_F32, 2, dims)};
+    CHECK(cxla_executable_execute_args(e, 2, bad, &r2) == CXLA_ERR_INVALID_ARGUMENT && !r2);
+    CHECK_STR_CONTAINS(errmsg(), "argument 1: data");
+    CHECK_STR_CONTAINS(errmsg(), "is not aligned to 4 bytes (f32 elements)");
+    bad[1] = array_arg(y, 20, CXLA_F32, 2, dims);
+    CHECK(cxla_executable_execute_args(e, 2, bad, &r2) == CXLA_ERR_INVALID_ARGUMENT);
+    CHECK_STR_CONTAINS(errmsg(), "argument 1: f32[2,3] is 24 bytes, nbytes is 20");
+    bad[1] = array_arg(y, 24, CXLA_F32, 2, tdims);
+    CHECK(cxla_executable_execute_args(e, 2, bad, &r2) == CXLA_ERR_INVALID_ARGUMENT);
+    CHECK_STR_CONTAINS(errmsg(), "argument 1 (parameter 'y'): expected f32[2,3], got f32[3,2]");
+    bad[1] = array_arg(NULL, 24, CXLA_F32, 2, dims);
+    CHECK(cxla_executable_execute_args(e, 2, bad, &r2) == CXLA_ERR_INVALID_ARGUMENT);
+    CHECK_STR_CONTAINS(errmsg(), "argument 1: data is NULL");
+    bad[1] = array_arg(y, 24, CXLA_TUPLE, 2, dims);
+    CHECK(cxla_executable_execute_args(e, 2, bad, &r2) == CXLA_ERR_INVALID_ARGUMENT);
+    CHECK_STR_CONTAINS(errmsg(), "argument 1: type");
+  done:
+    for (int i = 0; i < 2; i++) cxla_buffer_destroy(el[i]);
+    cxla_buffer_destroy(r);
+    cxla_buffer_destroy(by);
+    cxla_executable_destroy(e);
+  }
+}
+
+/* A donated parameter takes a buffer cxla owns; an array in its place is refused untouched. */
+TEST(api_buffers_execute_args_donation) {
+  cxla_executable *e = compile_text(scale_text, "cpu", 1);
+  float *x = malloc(1024 * sizeof *x);
+  int64_t dims[1] = {1024};
+  cxla_buffer *owned = NULL, *r = NULL;
+  if (!e || !x) goto done;
+  for (int i = 0; i < 1024; i++) x[i] = 1;
+  cxla_arg a = array_arg(x, 1024 * sizeof *x, CXLA_F32, 1, dims);
+  CHECK(cxla_executable_execute_args(e, 1, &a, &r) == CXLA_ERR_INVALID_ARGUMENT && !r);
+  CHECK_STR_CONTAINS(errmsg(), "argument 0 (parameter 'x') is donated, but wraps the caller's memory");
+  CHECK_NEAR(x[7], 1, 0);
+  CHECK_OK(cxla_buffer_from_data(test_ctx(), "cpu", CXLA_F32, 1, dims, x, 1024 * sizeof *x, &owned));
+  cxla_arg b = {owned, NULL, 0, CXLA_INVALID, 0, NULL};
+  if (owned) CHECK_OK(cxla_executable_execute_args(e, 1, &b, &r));
+  CHECK(cxla_buffer_data(owned) == NULL);
+  if (r) CHECK_NEAR(((float *)cxla_buffer_data(r))[7], 2, 0);
+done:
+  cxla_buffer_destroy(r);
+  cxla_buffer_destroy(owned);
+  cxla_executable_destroy(e);
+  free(x);
+}
+
+/* A donated buffer's memory must not be read through another argument: it may be overwritten. */
+TEST(api_buffers_donated_memory_read_elsewhere) {
+  cxla_executable *e = compile_text(pair_text, "cpu", 1);
+  float x[6] = {1, 2, 3, 4, 5, 6};
+  int64_t dims[2] = {2, 3};
+  cxla_buffer *owned = NULL, *r = NULL;
+  CHECK_OK(cxla_buffer_from_data(test_ctx(), "cpu", CXLA_F32, 2, dims, x, sizeof x, &owned));
+  if (!e || !owned) goto done;
+  const char *mem = cxla_buffer_data(owned);
+  for (int off = 0; off <= 4; off += 4) {
+    cxla_arg args[2] = {{owned, NULL, 0, CXLA_INVALID, 0, NULL}, array_arg(mem + off, sizeof x, CXLA_F32, 2, dims)};
+    CHECK(cxla_executable_execute_args(e, 2, args, &r) == CXLA_ERR_INVALID_ARGUMENT && !r);
+    CHECK_STR_CONTAINS(errmsg(), "argument 0 (parameter 'x') is donated, and argument 1 reads the same memory");
+  }
+  CHECK(cxla_buffer_data(owned) == mem); /* refused before the run: not consumed */
+  cxla_arg apart[2] = {{owned, NULL, 0, CXLA_INVALID, 0, NULL}, array_arg(x, sizeof x, CXLA_F32, 2, dims)};
+  CHECK_OK(cxla_executable_execute_args(e, 2, apart, &r));
+done:
+  cxla_buffer_destroy(r);
+  cxla_buffer_destroy(owned);
+  cxla_executable_destroy(e);
+}
+
+/* More arguments than fit on the stack take the heap path, allocation failures included. */
+TEST(api_buffers_execute_args_many) {
+  enum { NP = 20 };
+  char text[2048];
+  int len = snprintf(text, sizeof text, "HloModule many\nENTRY main {\n");
+  for (int i = 0; i < NP; i++) len += snprintf(text + len, sizeof text - (size_t)len, "  p%d = f32[3] parameter(%d)\n", i, i);
+  len += snprintf(text + len, sizeof text - (size_t)len, "  s0 = f32[3] add(p0, p1)\n");
+  for (int i = 2; i < NP; i++) len += snprintf(text + len, sizeof text - (size_t)len, "  s%d = f32[3] add(s%d, p%d)\n", i - 1, i - 2, i);
+  snprintf(text + len, sizeof text - (size_t)len, "  ROOT r = f32[3] negate(s%d)\n}\n", NP - 2);
+  cxla_executable *e = compile_text(text, "cpu", 0);
+  if (!e) return;
+  float v[NP][3];
+  int64_t dims[1] = {3};
+  cxla_arg args[NP];
+  for (int i = 0; i < NP; i++) {
+    v[i][0] = (float)i, v[i][1] = 1, v[i][2] = -1;
+    args[i] = array_arg(v[i], sizeof v[i], CXLA_F32, 1, dims);
+  }
+  int done = 0, failed = 0;
+  for (int64_t n = 0; n < 1000 && !done; n++) {
+    cxla_buffer *r = NULL;
+    cx_alloc_fail_after(n);
+    cxla_status st = cxla_executable_execute_args(e, NP, args, &r);
+    int64_t injected = cx_alloc_failures();
+    cx_alloc_fail_after(-1);
+    CHECK(st == CXLA_OK || st == CXLA_ERR_OUT_OF_MEMORY);
+    failed += st == CXLA_ERR_OUT_OF_MEMORY;
+    if (r) {
+      const float *d = cxla_buffer_data(r);
+      CHECK_NEAR(d[0], -(NP * (NP - 1) / 2), 0);
+      CHECK_NEAR(d[1], -NP, 0);
+      CHECK_NEAR(d[2], NP, 0);
+    }
+    done = st == CXLA_OK && injected == 0;
+    cxla_buffer_destroy(r);
+  }
+  CHECK(done && failed >= 3);
+  cxla_executable_destroy(e);
+}

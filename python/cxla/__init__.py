@@ -1,0 +1,24 @@
+"""cxla from Python: compile XLA HLO with cxla and call it on numpy arrays without copies.
+
+    import cxla, numpy as np
+    f = cxla.compile(open("model.hlo").read(), backend="cpu", threads=2)
+    y = f(np.ones((2, 3), np.float32))          # numpy in, numpy out, no copies either way
+
+    @cxla.jit                                    # a JAX (or TensorFlow) function, run on cxla
+    def step(params, x): ...
+
+The library is found in the source tree's build folder, installed on the system, or at
+$CXLA_LIBRARY (cxla.library_path says which). docs/python.md has the details.
+"""
+from ._core import Error, Executable, compile, library_path
+from ._core import lib as _lib
+from ._jit import Jitted, grad, jit, value_and_grad
+
+__all__ = ["compile", "jit", "grad", "value_and_grad", "Error", "Executable", "Jitted", "version", "library_path"]
+
+__version__ = _lib.cxla_version().decode()
+
+
+def version():
+    """The version of the loaded cxla library ("MAJOR.MINOR.PATCH")."""
+    return __version__

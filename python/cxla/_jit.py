@@ -1,0 +1,190 @@
+"""cxla.jit: a JAX or TensorFlow function, lowered to HLO by its own framework once per input
+signature, compiled by cxla, and run on cxla with the framework's pytree flattening."""
+import functools
+
+import numpy as np
+
+from . import _core
+
+_NEEDS = ("cxla.jit lowers a function with JAX or TensorFlow, and neither is installed: "
+          "pip install jax (or tensorflow), or compile HLO text with cxla.compile")
+
+
+def _framework_of(fn, framework):
+    if framework in ("jax", "tensorflow"):
+        return framework
+    if framework is not None:
+        raise ValueError("cxla.jit: framework must be 'jax' or 'tensorflow', not %r" % (framework,))
+    if type(fn).__module__.startswith("tensorflow"):  # a tf.function
+        return "tensorflow"
+    try:
+        import jax  # noqa: F401
+        return "jax"
+    except ImportError:
+        pass
+    try:
+        import tensorflow  # noqa: F401
+        return "tensorflow"
+    except ImportError:
+        raise ImportError(_NEEDS) from None
+
+
+def _leaf_key(x):
+    """What about a leaf changes the compiled program: shape, dtype, and jax's weak typing."""
+    if isinstance(x, np.ndarray):
+        return (x.shape, x.dtype)
+    if isinstance(x, (bool, int, float, complex)):
+        return (type(x),)
+    return (tuple(np.shape(x)), np.result_type(x) if not hasattr(x, "dtype") else x.dtype, getattr(x, "weak_type", False))
+
+
+def _flat_results(out):
+    """An executable's result (nested tuples of arrays) as a list of leaves."""
+    if isinstance(out, tuple):
+        return [leaf for x in out for leaf in _flat_results(x)]
+    return [out]
+
+
+class Jitted:
+    """What cxla.jit returns: call it like the function. Compiled programs are kept per
+    signature (pytree structure, static arguments, and each leaf's shape and dtype)."""
+
+    def __init__(self, fn, backend, donate_argnums, static_argnums, framework, flags):
+        self._fn = fn
+        self._backend = backend
+        self._donate = frozenset(donate_argnums)
+        self._static = tuple(sorted(static_argnums))
+        self._flags = flags
+        self._framework = _framework_of(fn, framework)
+        self._cache = {}
+        functools.update_wrapper(self, fn)
+
+    @property
+    def framework(self):
+        return self._framework
+
+    def lower(self, *args, **kwargs):
+        """The HLO text this call signature compiles (as the framework lowers it)."""
+        if self._framework == "jax":
+            return self._jax_lowered(args, kwargs)[0].as_text(dialect="hlo")
+        return self._tf_hlo(args, kwargs)[0]
+
+    def __call__(self, *args, **kwargs):
+        if self._framework == "jax":
+            return self._call_jax(args, kwargs)
+        return self._call_tf(args, kwargs)
+
+    def _hlo_name(self):
+        """How errors name the lowered text: "jit_<function>.hlo"."""
+        return "jit_%s.hlo" % getattr(self._fn, "__name__", "function")
+
+    # ---- JAX ----
+
+    def _jax_lowered(self, args, kwargs):
+        import jax
+        jitted = jax.jit(self._fn, static_argnums=self._static, keep_unused=True)  # keep_unused: one parameter per leaf
+        return jitted.lower(*args, **kwargs), jax
+
+    def _call_jax(self, args, kwargs):
+        import jax
+        static = self._static
+        dyn = tuple(a for i, a in enumerate(args) if i not in static) if static else args
+        leaves, tree = jax.tree_util.tree_flatten((dyn, kwargs))
+        key = (tree, tuple(args[i] for i in static if i < len(args)), tuple(_leaf_key(x) for x in leaves))
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._cache[key] = self._compile_jax(args, kwargs, dyn)
+        exe, out_tree = entry
+        flat = _flat_results(exe._run(leaves, convert=True))
+        return jax.tree_util.tree_unflatten(out_tree, flat)
+
+    def _compile_jax(self, args, kwargs, dyn):
+        import jax
+        lowered, _ = self._jax_lowered(args, kwargs)
+        donate, k = [], 0
+        positions = [i for i in range(len(args)) if i not in self._static]
+        for pos, a in zip(positions, dyn):
+            n = len(jax.tree_util.tree_leaves(a))
+            if pos in self._donate:
+                donate.extend(range(k, k + n))
+            k += n
+        exe = _core.compile(lowered.as_text(dialect="hlo"), backend=self._backend, donate_argnums=donate,
+                            filename=self._hlo_name(), **self._flags)
+        return exe, lowered.out_tree
+
+    # ---- TensorFlow ----
+
+    def _tf_function(self):
+        import tensorflow as tf
+        if not hasattr(self, "_tf_fn"):
+            fn = self._fn
+            self._tf_fn = fn if hasattr(fn, "experimental_get_compiler_ir") else tf.function(fn, jit_compile=True)
+        return self._tf_fn, tf
+
+    def _tf_hlo(self, args, kwargs):
+        f, tf = self._tf_function()
+        return f.experimental_get_compiler_ir(*args, **kwargs)(stage="hlo"), f, tf
+
+    def _call_tf(self, args, kwargs):
+        import tensorflow as tf
+        leaves = tf.nest.flatten((args, kwargs))
+        key = (repr(tf.nest.map_structure(lambda _: 0, (args, kwargs))), tuple(_leaf_key(x) for x in leaves))
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._cache[key] = self._compile_tf(args, kwargs, len(leaves))
+        exe, outputs, variables = entry
+        # Variables the function reads follow the arguments as parameters, at their current values.
+        values = [np.asarray(x) for x in leaves] + [v.numpy() for v in variables]
+        flat = _flat_results(exe._run(values, convert=True))
+        return tf.nest.pack_sequence_as(outputs, flat)
+
+    def _compile_tf(self, args, kwargs, nleaves):
+        text, f, tf = self._tf_hlo(args, kwargs)
+        concrete = f.get_concrete_function(*args, **kwargs)
+        by_handle = {id(v.handle): v for v in concrete.variables}
+        variables = [by_handle[id(t)] for t in concrete.captured_inputs if id(t) in by_handle]
+        exe = _core.compile(text, backend=self._backend, filename=self._hlo_name(), **self._flags)
+        want = nleaves + len(variables)
+        if len(exe.parameters) != want:
+            raise _core.Error("cxla.jit: this TensorFlow function's HLO takes %d parameters, not the %d arguments and "
+                              "variables it was called with (functions that assign variables are not supported)"
+                              % (len(exe.parameters), want), "unsupported")
+        outputs = concrete.structured_outputs
+        nout = len(tf.nest.flatten(outputs))
+        if len(exe.result.leaves()) != nout:
+            raise _core.Error("cxla.jit: this TensorFlow function's HLO returns %d values, its outputs are %d"
+                              % (len(exe.result.leaves()), nout), "unsupported")
+        return exe, outputs, variables
+
+
+def jit(fn=None, *, backend="cpu", donate_argnums=(), static_argnums=(), framework=None, **flags):
+    """Compiles a JAX function (lowered with jax.jit(fn).lower(...).as_text(dialect="hlo")) or a
+    TensorFlow function (tf.function(jit_compile=True)'s experimental_get_compiler_ir) with
+    cxla, once per input signature, and runs it on cxla. Arguments and results are pytrees
+    (nested tuples, lists, dicts) flattened and rebuilt as the framework does; result leaves are
+    numpy arrays. donate_argnums and static_argnums as in jax.jit; flags are cxla flags
+    (threads=2, fusion=False, ...). framework: "jax" or "tensorflow" (default: a tf.function is
+    TensorFlow's, anything else JAX's when jax is installed). Usable as @cxla.jit or
+    @cxla.jit(backend=...)."""
+    if isinstance(donate_argnums, int):
+        donate_argnums = (donate_argnums,)
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if fn is None:
+        return lambda f: jit(f, backend=backend, donate_argnums=donate_argnums, static_argnums=static_argnums,
+                             framework=framework, **flags)
+    return Jitted(fn, backend, donate_argnums, static_argnums, framework, flags)
+
+
+def grad(*args, **kwargs):
+    """Not yet: needs the C library's autodiff (the training issue)."""
+    raise NotImplementedError(
+        "cxla.grad needs reverse-mode autodiff in the C library, which this cxla (%s) does not have yet; "
+        "for a JAX function, cxla.jit(jax.grad(f)) compiles jax's gradient with cxla" % _core.lib.cxla_version().decode())
+
+
+def value_and_grad(*args, **kwargs):
+    """Not yet: needs the C library's autodiff (the training issue)."""
+    raise NotImplementedError(
+        "cxla.value_and_grad needs reverse-mode autodiff in the C library, which this cxla (%s) does not have yet; "
+        "for a JAX function, cxla.jit(jax.value_and_grad(f)) compiles jax's with cxla" % _core.lib.cxla_version().decode())

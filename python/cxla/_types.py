@@ -1,0 +1,82 @@
+"""Element types: cxla's (by the names the library gives them) to numpy's and back, and the
+shapes of parameters and results as this package keeps them."""
+import ctypes
+
+import numpy as np
+
+# HLO type names to numpy dtypes; bf16 only where ml_dtypes (jax's dtype package) is installed.
+_NUMPY_OF_NAME = {
+    "pred": np.dtype(np.bool_),
+    "s8": np.dtype(np.int8),
+    "s16": np.dtype(np.int16),
+    "s32": np.dtype(np.int32),
+    "s64": np.dtype(np.int64),
+    "u8": np.dtype(np.uint8),
+    "u16": np.dtype(np.uint16),
+    "u32": np.dtype(np.uint32),
+    "u64": np.dtype(np.uint64),
+    "f16": np.dtype(np.float16),
+    "f32": np.dtype(np.float32),
+    "f64": np.dtype(np.float64),
+}
+try:
+    import ml_dtypes
+
+    _NUMPY_OF_NAME["bf16"] = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # bf16 results then come back widened to float32 (a copy), as cxla run writes them
+    pass
+
+
+class Types:
+    """The library's element types: code <-> HLO name <-> numpy dtype."""
+
+    def __init__(self, lib):
+        self.name = {}
+        self.code = {}
+        t = 1
+        while True:
+            n = lib.cxla_type_name(t)
+            if not n:
+                break
+            self.name[t] = n.decode()
+            self.code[self.name[t]] = t
+            t += 1
+        self.tuple = self.code.get("tuple")
+        self.numpy = {c: _NUMPY_OF_NAME.get(n) for c, n in self.name.items()}
+        self.of_numpy = {d: c for c, d in self.numpy.items() if d is not None}
+
+    def code_of(self, dtype):
+        """The cxla type of a numpy dtype, or None."""
+        return self.of_numpy.get(dtype)
+
+
+class Spec:
+    """A parameter's or result's shape: an array (code, dtype, shape) or a tuple of Specs."""
+
+    __slots__ = ("code", "name", "dtype", "shape", "nbytes", "dims", "cbuf", "elems")
+
+    def __init__(self, types, c_shape):
+        self.code = c_shape.type
+        self.name = types.name.get(self.code, "?")
+        self.elems = None
+        if self.code == types.tuple:
+            self.elems = [Spec(types, c_shape.elems[i]) for i in range(c_shape.ntuple)]
+            self.shape = None
+            return
+        self.shape = tuple(c_shape.dims[i] for i in range(c_shape.rank))
+        self.dtype = types.numpy.get(self.code)
+        size = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        width = np.dtype(np.uint16).itemsize if self.name == "bf16" else (self.dtype.itemsize if self.dtype else 0)
+        self.nbytes = size * width
+        self.dims = (ctypes.c_int64 * max(len(self.shape), 1))(*self.shape)
+        self.cbuf = ctypes.c_char * self.nbytes  # the ctypes type a result leaf's memory is seen through
+
+    def __str__(self):
+        if self.elems is not None:
+            return "(" + ", ".join(str(e) for e in self.elems) + ")"
+        return "%s[%s]" % (self.name, ",".join(str(d) for d in self.shape))
+
+    def leaves(self):
+        if self.elems is None:
+            return [self]
+        return [leaf for e in self.elems for leaf in e.leaves()]

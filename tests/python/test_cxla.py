@@ -1,0 +1,327 @@
+"""The Python package over the C library, with numpy alone (Debian's python3 and python3-numpy):
+compile, zero-copy arguments and results, tuples, donation, errors, flags, threads."""
+import ctypes
+import os
+import re
+import tempfile
+import threading
+import unittest
+
+import numpy as np
+
+import cxla
+from cxla import _core
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+PAIR = """HloModule pair
+ENTRY main {
+  x = f32[2,3] parameter(0)
+  y = f32[2,3] parameter(1)
+  a = f32[2,3] add(x, y)
+  ROOT t = (f32[2,3], f32[2,3]) tuple(a, x)
+}
+"""
+
+SCALE = """HloModule scale
+ENTRY main {
+  x = f32[1024] parameter(0)
+  two = f32[] constant(2)
+  b = f32[1024] broadcast(two), dimensions={}
+  ROOT r = f32[1024] multiply(x, b)
+}
+"""
+
+ADD = """HloModule add
+ENTRY main {
+  x = f32[8] parameter(0)
+  y = f32[8] parameter(1)
+  ROOT a = f32[8] add(x, y)
+}
+"""
+
+
+def data_pointer(a):
+    return a.__array_interface__["data"][0]
+
+
+def owned_by_cxla(a):
+    """Whether a is a result array over memory cxla wrote (and keeps alive through a.base)."""
+    owner = getattr(a.base, "_cxla_owner", None)
+    return owner is not None and _core.lib.cxla_buffer_data(owner.h) == data_pointer(a)
+
+
+class Package(unittest.TestCase):
+    def test_version_is_the_header_s(self):
+        with open(os.path.join(ROOT, "include", "cxla.h")) as f:
+            text = f.read()
+        want = ".".join(re.search(r"^#define CXLA_VERSION_%s\s+(\d+)" % p, text, re.M).group(1)
+                        for p in ("MAJOR", "MINOR", "PATCH"))
+        self.assertEqual(cxla.__version__, want)
+        self.assertEqual(cxla.version(), want)
+        self.assertTrue(os.path.exists(cxla.library_path), cxla.library_path)
+
+    def test_grad_says_what_is_missing(self):
+        with self.assertRaisesRegex(NotImplementedError, r"cxla.jit\(jax.grad\(f\)\)"):
+            cxla.grad(lambda x: x)
+
+    def test_jit_without_a_framework_says_what_to_install(self):
+        try:
+            import jax  # noqa: F401
+            self.skipTest("jax is installed here (tests/python/test_jax.py covers cxla.jit)")
+        except ImportError:
+            pass
+        try:
+            import tensorflow  # noqa: F401
+            self.skipTest("tensorflow is installed here")
+        except ImportError:
+            pass
+        with self.assertRaisesRegex(ImportError, "pip install jax"):
+            cxla.jit(lambda x: x)
+
+
+class Calls(unittest.TestCase):
+    def test_zero_copy_in_and_out(self):
+        for backend in ("cpu", "interp"):
+            f = cxla.compile(PAIR, backend=backend)
+            x = np.arange(6, dtype=np.float32).reshape(2, 3)
+            y = np.full((2, 3), 10, np.float32)
+            s, same = f(x, y)
+            np.testing.assert_array_equal(s, x + y)
+            np.testing.assert_array_equal(same, x)
+            self.assertEqual(f.copies, {"in": 0, "out": 0}, backend)
+            for r in (s, same):
+                self.assertTrue(owned_by_cxla(r), backend)
+                self.assertTrue(r.flags.writeable and r.flags.c_contiguous)
+            self.assertNotEqual(data_pointer(same), data_pointer(x))
+
+    def test_results_outlive_the_executable(self):
+        f = cxla.compile(SCALE)
+        r = f(np.ones(1024, np.float32))
+        del f
+        import gc
+        gc.collect()
+        self.assertEqual(float(r.sum()), 2048.0)
+        r[0] = 5  # the memory is the array's to write
+        self.assertEqual(r[0], 5)
+
+    def test_text_bytes_and_paths(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "add.hlo")
+            with open(path, "w") as f:
+                f.write(ADD)
+            x = np.arange(8, dtype=np.float32)
+            for hlo in (ADD, ADD.encode(), path, __import__("pathlib").Path(path)):
+                np.testing.assert_array_equal(cxla.compile(hlo)(x, x), 2 * x)
+
+    def test_layouts_that_need_a_copy(self):
+        f = cxla.compile(PAIR)
+        x = np.arange(6, dtype=np.float32).reshape(3, 2).T  # not C-contiguous
+        raw = np.zeros(4 * 6 + 1, np.uint8)
+        y = np.frombuffer(raw.data, dtype=np.float32, count=6, offset=1).reshape(2, 3)  # misaligned
+        self.assertFalse(y.flags.aligned)
+        s, _ = f(x, y)
+        np.testing.assert_array_equal(s, x)
+        self.assertEqual(f.copies["in"], 2)
+
+    def test_array_likes_scalars_and_lists(self):
+        class Interface:  # something with __array_interface__ only
+            def __init__(self, a):
+                self.a = a
+                self.__array_interface__ = a.__array_interface__
+
+        class DLPack:  # something with DLPack only
+            def __init__(self, a):
+                self.a = a
+
+            def __dlpack__(self, stream=None):
+                return self.a.__dlpack__()
+
+            def __dlpack_device__(self):
+                return self.a.__dlpack_device__()
+
+        f = cxla.compile(ADD)
+        x = np.arange(8, dtype=np.float32)
+        np.testing.assert_array_equal(f(Interface(x), x), 2 * x)
+        np.testing.assert_array_equal(f(DLPack(x), x), 2 * x)
+        self.assertEqual(f.copies["in"], 0)
+        np.testing.assert_array_equal(f(list(range(8)), x), 2 * x)
+        g = cxla.compile("HloModule s\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT n = f32[] negate(a)\n}\n")
+        self.assertEqual(float(g(2.5)), -2.5)
+        self.assertEqual(g(np.float32(1)).shape, ())
+
+    def test_element_types(self):
+        text = """HloModule types
+ENTRY main {
+  p = pred[3] parameter(0)
+  i = s8[3] parameter(1)
+  u = u64[3] parameter(2)
+  h = f16[3] parameter(3)
+  d = f64[3] parameter(4)
+  np = pred[3] not(p)
+  ni = s8[3] negate(i)
+  hb = bf16[3] convert(h)
+  ROOT t = (pred[3], s8[3], u64[3], f16[3], f64[3], bf16[3]) tuple(np, ni, u, h, d, hb)
+}
+"""
+        for backend in ("cpu", "interp"):
+            f = cxla.compile(text, backend=backend)
+            p = np.array([True, False, True])
+            i = np.array([1, -2, 127], np.int8)
+            u = np.array([0, 1, 2**64 - 1], np.uint64)
+            h = np.array([0.5, -1.25, 3], np.float16)
+            d = np.array([1e300, -0.0, 2.5])
+            rp, ri, ru, rh, rd, rb = f(p, i, u, h, d)
+            np.testing.assert_array_equal(rp, ~p)
+            np.testing.assert_array_equal(ri, -i)
+            np.testing.assert_array_equal(ru, u)
+            np.testing.assert_array_equal(rh, h)
+            np.testing.assert_array_equal(rd, d)
+            np.testing.assert_array_equal(np.asarray(rb, np.float32), h.astype(np.float32))
+            self.assertEqual(rp.dtype, np.bool_)
+            self.assertEqual(ru.dtype, np.uint64)
+
+    def test_nested_tuples_and_empty_arrays(self):
+        text = """HloModule nested
+ENTRY main {
+  x = f32[0,4] parameter(0)
+  i = s32[] constant(7)
+  y = f32[2] constant({1, 2})
+  in = (f32[0,4], s32[]) tuple(x, i)
+  ROOT t = ((f32[0,4], s32[]), f32[2]) tuple(in, y)
+}
+"""
+        f = cxla.compile(text)
+        (e, i), y = f(np.zeros((0, 4), np.float32))
+        self.assertEqual(e.shape, (0, 4))
+        self.assertEqual(int(i), 7)
+        np.testing.assert_array_equal(y, [1, 2])
+
+    def test_tuple_parameter(self):
+        text = """HloModule tp
+ENTRY main {
+  t = (f32[2], s32[]) parameter(0)
+  a = f32[2] get-tuple-element(t), index=0
+  ROOT n = f32[2] negate(a)
+}
+"""
+        f = cxla.compile(text)
+        np.testing.assert_array_equal(f((np.array([1, 2], np.float32), np.int32(3))), [-1, -2])
+        with self.assertRaisesRegex(cxla.Error, "takes a tuple of 2 values"):
+            f(np.zeros(2, np.float32))
+
+    def test_many_threads_one_executable(self):
+        f = cxla.compile(SCALE, threads=1)
+        errors = []
+
+        def work(k):
+            x = np.full(1024, k, np.float32)
+            for _ in range(50):
+                r = f(x)
+                if not (r == 2 * k).all():
+                    errors.append(k)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+
+
+class Donation(unittest.TestCase):
+    def test_a_result_is_donated_in_place(self):
+        f = cxla.compile(SCALE, donate_argnums=(0,))
+        self.assertEqual(f.donated, (0,))
+        x = np.ones(1024, np.float32)
+        a = f(x)  # x is not cxla's: donated as a copy, untouched
+        self.assertEqual(f.copies["in"], 1)
+        np.testing.assert_array_equal(x, 1)
+        before = data_pointer(a)
+        b = f(a)  # a is cxla's: handed over, no copy, the result computed in its memory
+        self.assertEqual(f.copies["in"], 1)
+        self.assertEqual(data_pointer(b), before)
+        np.testing.assert_array_equal(b, 4)
+        self.assertFalse(a.flags.writeable)
+        with self.assertRaisesRegex(cxla.Error, "was donated to an earlier execution"):
+            f(a)
+        del b  # a's memory is b's: a keeps it alive
+        import gc
+        gc.collect()
+        self.assertEqual(a.shape, (1024,))
+        float(a.sum())  # readable (its value is undefined)
+
+    def test_donated_memory_read_elsewhere_is_refused(self):
+        f = cxla.compile(PAIR, donate_argnums=(0,))
+        x = np.ones((2, 3), np.float32)
+        s, _ = f(x, x)
+        with self.assertRaisesRegex(cxla.Error, r"argument 0 \(parameter 'x'\) is donated, and argument 1 reads the same memory"):
+            f(s, s)
+        self.assertTrue(s.flags.writeable)  # refused before the run: still s's
+        np.testing.assert_array_equal(f(s, x)[0], 3)
+
+    def test_loop_of_donated_steps(self):
+        f = cxla.compile(SCALE, donate_argnums=[0])
+        w = f(np.full(1024, 0.5, np.float32))
+        for _ in range(10):
+            w = f(w)
+        np.testing.assert_array_equal(w, 0.5 * 2**11)
+        self.assertEqual(f.copies, {"in": 1, "out": 0})
+
+    def test_bad_donation(self):
+        with self.assertRaisesRegex(cxla.Error, "donate_argnums: 3 names no parameter"):
+            cxla.compile(SCALE, donate_argnums=(3,))
+
+
+class Errors(unittest.TestCase):
+    def test_parse_error_has_the_location(self):
+        with self.assertRaises(cxla.Error) as e:
+            cxla.compile("HloModule m\nENTRY e {\n  x = f32[2 parameter(0)\n}\n")
+        self.assertRegex(str(e.exception), r"^<text>:3:\d+: error: ")
+        self.assertEqual(e.exception.status, "parse error")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "bad.hlo")
+            with open(path, "w") as f:
+                f.write("HloModule m\nENTRY e {\n  ROOT x = f32[2] nonsense(0)\n}\n")
+            with self.assertRaisesRegex(cxla.Error, re.escape(path) + r":3:\d+: error: "):
+                cxla.compile(path)
+            with self.assertRaisesRegex(cxla.Error, "missing.hlo"):
+                cxla.compile(os.path.join(d, "missing.hlo"))
+
+    def test_bad_arguments(self):
+        f = cxla.compile(PAIR)
+        x = np.zeros((2, 3), np.float32)
+        with self.assertRaisesRegex(cxla.Error, r"argument 1 \(parameter 'y'\): expected f32\[2,3\], got f32\[3,2\]") as e:
+            f(x, np.zeros((3, 2), np.float32))
+        self.assertEqual(e.exception.status, "invalid argument")
+        with self.assertRaisesRegex(cxla.Error, r"expected f32\[2,3\], got f64\[2,3\]"):
+            f(x, np.zeros((2, 3)))
+        with self.assertRaisesRegex(cxla.Error, "expected 2 arguments"):
+            f(x)
+        with self.assertRaisesRegex(cxla.Error, "dtype complex64 has no cxla element type"):
+            f(x, np.zeros((2, 3), np.complex64))
+
+    def test_backends_and_flags(self):
+        with self.assertRaisesRegex(cxla.Error, "unknown backend 'tpu'"):
+            cxla.compile(ADD, backend="tpu")
+        with self.assertRaisesRegex(cxla.Error, "fusion"):
+            cxla.compile(ADD, fusion="sideways")
+        with self.assertRaisesRegex(cxla.Error, "no-such-flag"):
+            cxla.compile(ADD, no_such_flag=1)
+        f = cxla.compile(ADD, fusion=False, threads=1, opt_level=1)
+        self.assertIn("kernels=", f.compile_counts)
+        self.assertIn("verify=", f.compile_stats)
+        x = np.ones(8, np.float32)
+        np.testing.assert_array_equal(f(x, x), 2)
+        self.assertIn("f32[8]", repr(f))
+        self.assertEqual(f.parameter_names, ["x", "y"])
+
+    def test_unsupported_op_is_refused_at_compile_time(self):
+        text = 'HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT r = f32[4] custom-call(x), custom_call_target="f"\n}\n'
+        with self.assertRaisesRegex(cxla.Error, r"^<text>:4:\d+: error: not supported: custom-call 'r'") as e:
+            cxla.compile(text)
+        self.assertEqual(e.exception.status, "not supported")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,230 @@
+"""cxla.jit against jax.jit (needs jax: tests/python/python_test.sh runs this in a venv with
+jax from PyPI): the kinds of model in tests/hlo/jax rewritten in jax, pytrees in and out,
+signatures, donation, and a 20-step MLP training loop that must reach jax's weights."""
+import collections
+import unittest
+
+import numpy as np
+
+import jax
+import jax.numpy as jnp
+
+import cxla
+
+RNG = np.random.default_rng(11)
+
+
+def randn(*shape, dtype=np.float32):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def assert_trees_close(test, got, want, rtol=2e-5, atol=2e-5):
+    got_leaves, got_tree = jax.tree_util.tree_flatten(got)
+    want_leaves, want_tree = jax.tree_util.tree_flatten(want)
+    test.assertEqual(got_tree, want_tree)
+    for g, w in zip(got_leaves, want_leaves):
+        test.assertIsInstance(g, np.ndarray)
+        w = np.asarray(w)
+        test.assertEqual(g.shape, w.shape)
+        test.assertEqual(g.dtype, w.dtype)
+        if w.dtype.kind in "fV" or str(w.dtype) == "bfloat16":
+            np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(w, np.float64), rtol=rtol, atol=atol)
+        else:
+            np.testing.assert_array_equal(g, w)
+
+
+# ---- the models of tests/hlo/jax, as jax functions ----
+
+def mlp(p, x):
+    h = jax.nn.relu(x @ p["w1"] + p["b1"])
+    return jax.nn.softmax(h @ p["w2"] + p["b2"])
+
+
+def layer_norm(x, g, b):
+    m = x.mean(-1, keepdims=True)
+    v = ((x - m) ** 2).mean(-1, keepdims=True)
+    return (x - m) * jax.lax.rsqrt(v + 1e-5) * g + b
+
+
+def conv_layer(x, k, b):
+    y = jax.lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    return jax.nn.relu(y + b)
+
+
+def attention(q, k, v):
+    s = q @ k.swapaxes(-1, -2) / np.sqrt(q.shape[-1]).astype(np.float32)
+    return jax.nn.softmax(s, axis=-1) @ v
+
+
+def scan_cumprod(x):
+    def body(c, xi):
+        c = c * xi
+        return c, c
+    return jax.lax.scan(body, jnp.ones(x.shape[1:], x.dtype), x)
+
+
+def cond(p, x):
+    return jax.lax.cond(p, lambda x: jnp.sin(x), lambda x: jnp.cos(x) * 2, x)
+
+
+def fori(x):
+    return jax.lax.fori_loop(0, 7, lambda i, c: c * 0.5 + i, x)
+
+
+def log_softmax_xent(logits, labels):
+    return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), labels[:, None], axis=1))
+
+
+def multi_output(x):
+    return x.sum(0), x.max(1), jnp.argmax(x, 1), jnp.cumsum(x, 0)
+
+
+def where_clip(x):
+    return jnp.where(x > 0, jnp.clip(x, 0.1, 0.5), -x)
+
+
+def take_dynamic(table, idx):
+    return table[idx], jax.lax.dynamic_slice(table, (idx[0], 0), (2, table.shape[1]))
+
+
+def top_k(x):  # as a sort (lax.top_k lowers to XLA's topk op, which cxla does not run yet)
+    return jnp.sort(x, axis=-1)[:, ::-1][:, :3], jnp.argsort(-x, axis=-1)[:, :3]
+
+
+def bf16_matmul(a, b):
+    return (a.astype(jnp.bfloat16) @ b.astype(jnp.bfloat16)).astype(jnp.float32)
+
+
+def embedding_grad(table, idx):
+    return jax.grad(lambda t: jnp.sum(t[idx] ** 2))(table)
+
+
+def attention_grad(q, k, v):
+    return jax.grad(lambda q: jnp.sum(attention(q, k, v) ** 2))(q)
+
+
+MODELS = [
+    ("mlp", mlp, lambda: ({"w1": randn(16, 32), "b1": randn(32), "w2": randn(32, 10), "b2": randn(10)}, randn(8, 16))),
+    ("layer_norm", layer_norm, lambda: (randn(4, 64), randn(64), randn(64))),
+    ("conv_layer", conv_layer, lambda: (randn(2, 8, 8, 3), randn(3, 3, 3, 4), randn(4))),
+    ("attention", attention, lambda: (randn(2, 5, 8), randn(2, 6, 8), randn(2, 6, 8))),
+    ("scan", scan_cumprod, lambda: (randn(6, 3),)),
+    ("cond_true", cond, lambda: (True, randn(5))),
+    ("cond_false", cond, lambda: (False, randn(5))),
+    ("fori_loop", fori, lambda: (randn(4),)),
+    ("log_softmax_xent", log_softmax_xent, lambda: (randn(8, 5), RNG.integers(0, 5, 8).astype(np.int32))),
+    ("multi_output", multi_output, lambda: (randn(4, 6),)),
+    ("where_clip", where_clip, lambda: (randn(3, 7),)),
+    ("take_dynamic", take_dynamic, lambda: (randn(10, 4), np.array([3, 0, 9, 3], np.int32))),
+    ("top_k", top_k, lambda: (randn(4, 9),)),
+    ("bf16_matmul", bf16_matmul, lambda: (randn(4, 8), randn(8, 3))),
+    ("embedding_grad", embedding_grad, lambda: (randn(10, 4), np.array([1, 1, 7], np.int32))),
+    ("attention_grad", attention_grad, lambda: (randn(1, 4, 8), randn(1, 4, 8), randn(1, 4, 8))),
+]
+
+
+class Models(unittest.TestCase):
+    """One test per model: cxla.jit on both backends against jax.jit on the same inputs."""
+
+
+def _model_test(name, fn, make):
+    def test(self):
+        args = make()
+        want = jax.jit(fn)(*args)
+        tol = 2e-2 if name == "bf16_matmul" else 2e-5
+        for backend in ("cpu", "interp"):
+            got = cxla.jit(fn, backend=backend)(*args)
+            assert_trees_close(self, got, want, rtol=tol, atol=tol)
+    return test
+
+
+for _name, _fn, _make in MODELS:
+    setattr(Models, "test_" + _name, _model_test(_name, _fn, _make))
+
+
+class Pytrees(unittest.TestCase):
+    def test_structures_kwargs_and_none(self):
+        Pair = collections.namedtuple("Pair", "a b")
+
+        def f(d, lst, pair, none, *, scale):
+            return {"sum": d["x"] + lst[1], "pair": Pair(pair.b, pair.a * scale), "none": none, "list": [lst[0]]}
+
+        args = ({"x": randn(3)}, [randn(2), randn(3)], Pair(randn(1), randn(4)), None)
+        got = cxla.jit(f)(*args, scale=np.float32(2))
+        want = jax.jit(f)(*args, scale=np.float32(2))
+        assert_trees_close(self, got, want)
+        self.assertIsInstance(got["pair"], Pair)
+        self.assertIsNone(got["none"])
+
+    def test_one_compile_per_signature(self):
+        calls = []
+
+        def f(x, n):
+            calls.append(1)  # jax traces once per lowering
+            return x * n
+
+        cf = cxla.jit(f, static_argnums=1)
+        x = randn(3)
+        np.testing.assert_allclose(cf(x, 2), x * 2)
+        y = randn(3)
+        np.testing.assert_allclose(cf(y, 2), y * 2)
+        self.assertEqual(len(cf._cache), 1)
+        cf(randn(4), 2)  # another shape
+        cf(x, 3)  # another static value
+        cf(x.astype(np.float16), 2)  # another dtype
+        self.assertEqual(len(cf._cache), 4)
+        self.assertEqual(len(calls), 4)
+
+    def test_jax_dtype_rules(self):
+        f = cxla.jit(lambda x, s: x * s)
+        got = f(np.arange(3, dtype=np.float64), 2.0)  # float64 becomes float32 (x64 off), 2.0 is weak
+        want = jax.jit(lambda x, s: x * s)(np.arange(3, dtype=np.float64), 2.0)
+        assert_trees_close(self, got, want)
+        np.testing.assert_array_equal(f(jnp.ones(3), 3.0), 3.0)  # jax arrays in
+
+    def test_lower_is_the_hlo_cxla_runs(self):
+        text = cxla.jit(mlp).lower(*MODELS[0][2]())
+        self.assertTrue(text.startswith("HloModule jit_mlp"))
+
+
+def mlp_loss(params, x, y):
+    h = jnp.tanh(x @ params[0]["w"] + params[0]["b"])
+    logits = h @ params[1]["w"] + params[1]["b"]
+    return -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * y, axis=-1))
+
+
+def sgd_step(params, x, y):
+    loss, grads = jax.value_and_grad(mlp_loss)(params, x, y)
+    return jax.tree_util.tree_map(lambda p, g: p - 0.1 * g, params, grads), loss
+
+
+class Training(unittest.TestCase):
+    def test_mlp_training_loop_reaches_jax_s_weights(self):
+        sizes = [(12, 32), (32, 4)]
+        params = [{"w": randn(a, b) * 0.3, "b": np.zeros(b, np.float32)} for a, b in sizes]
+        x = randn(64, 12)
+        y = np.eye(4, dtype=np.float32)[RNG.integers(0, 4, 64)]
+        jax_step = jax.jit(sgd_step)
+        cxla_step = cxla.jit(sgd_step, donate_argnums=0)
+        pj, pc = params, jax.tree_util.tree_map(np.copy, params)
+        losses_j, losses_c = [], []
+        for _ in range(20):
+            pj, lj = jax_step(pj, x, y)
+            pc, lc = cxla_step(pc, x, y)
+            losses_j.append(float(lj))
+            losses_c.append(float(lc))
+        self.assertLess(losses_j[-1], losses_j[0])
+        np.testing.assert_allclose(losses_c, losses_j, rtol=1e-5, atol=1e-6)
+        assert_trees_close(self, pc, pj, rtol=1e-5, atol=1e-6)
+        (exe, _), = cxla_step._cache.values()
+        # The first step copies the 4 donated leaves (they were not cxla's); later steps none.
+        self.assertEqual(exe.copies, {"in": 4, "out": 0})
+
+    def test_grad_of_a_jax_function(self):
+        g = cxla.jit(jax.grad(lambda w, x: jnp.sum(jnp.tanh(x @ w) ** 2)))
+        w, x = randn(5, 3), randn(7, 5)
+        assert_trees_close(self, g(w, x), jax.jit(jax.grad(lambda w, x: jnp.sum(jnp.tanh(x @ w) ** 2)))(w, x))
+
+
+if __name__ == "__main__":
+    unittest.main()
