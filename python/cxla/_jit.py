@@ -31,7 +31,7 @@ def _framework_of(fn, framework):
 
 def _leaf_key(x):
     """What about a leaf changes the compiled program: shape, dtype, and jax's weak typing."""
-    if isinstance(x, np.ndarray):
+    if type(x) is np.ndarray or isinstance(x, np.ndarray):
         return (x.shape, x.dtype)
     if isinstance(x, (bool, int, float, complex)):
         return (type(x),)
@@ -57,6 +57,7 @@ class Jitted:
         self._flags = flags
         self._framework = _framework_of(fn, framework)
         self._cache = {}
+        self._tree_util = None  # jax.tree_util, once a call needs it
         functools.update_wrapper(self, fn)
 
     @property
@@ -86,17 +87,23 @@ class Jitted:
         return jitted.lower(*args, **kwargs), jax
 
     def _call_jax(self, args, kwargs):
-        import jax
         static = self._static
-        dyn = tuple(a for i, a in enumerate(args) if i not in static) if static else args
-        leaves, tree = jax.tree_util.tree_flatten((dyn, kwargs))
-        key = (tree, tuple(args[i] for i in static if i < len(args)), tuple(_leaf_key(x) for x in leaves))
+        if static:
+            dyn = tuple(a for i, a in enumerate(args) if i not in static)
+            fixed = tuple(args[i] for i in static if i < len(args))
+        else:
+            dyn, fixed = args, ()
+        if self._tree_util is None:
+            import jax
+            self._tree_util = jax.tree_util
+        leaves, tree = self._tree_util.tree_flatten((dyn, kwargs))
+        key = (tree, fixed, tuple([_leaf_key(x) for x in leaves]))
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache[key] = self._compile_jax(args, kwargs, dyn)
         exe, out_tree = entry
-        flat = _flat_results(exe._run(leaves, convert=True))
-        return jax.tree_util.tree_unflatten(out_tree, flat)
+        out = exe._run(leaves, convert=True)
+        return self._tree_util.tree_unflatten(out_tree, _flat_results(out) if type(out) is tuple else (out,))
 
     def _compile_jax(self, args, kwargs, dyn):
         import jax

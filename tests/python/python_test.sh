@@ -52,6 +52,21 @@ assert (f(np.arange(3, dtype=np.float32)) == [0, 1, 4]).all()
 \""
 check "a CXLA_LIBRARY that is not there is an ImportError naming it" sh -c "cd / && CXLA_LIBRARY=/nonexistent/libcxla.so '$ROOT/$BUILD/pyenv/bin/python' -c 'import cxla' 2>&1 | grep -q 'ImportError: cxla: cannot find the cxla library.*nonexistent/libcxla.so (not there)'"
 
+# The package outside any tree (a copy), against a library installed under a prefix: found by
+# the loader (LD_LIBRARY_PATH here, ldconfig after a real `make install`) or through pkg-config.
+INST=$(mktemp -d "${TMPDIR:-/tmp}/cxla-pyinst.XXXXXX")
+if make --no-print-directory -s BUILD="$BUILD" PREFIX="$INST/prefix" install > "$LOG" 2>&1; then
+  cp -r python/cxla "$INST/cxla"
+  rm -rf "$INST/cxla/__pycache__"
+  probe="import cxla; print(cxla.library_path); assert float(cxla.compile('HloModule m\nENTRY e {\n  x = f32[] parameter(0)\n  ROOT n = f32[] negate(x)\n}\n')(2.0)) == -2.0"
+  check "a copy of the package finds an installed libcxla.so.N through the loader" sh -c "cd '$INST' && LD_LIBRARY_PATH='$INST/prefix/lib' PKG_CONFIG_PATH=/nonexistent '$PY' -c \"$probe\" | grep -qx 'libcxla.so.[0-9]*'"
+  check "a copy of the package finds an installed library through pkg-config" sh -c "cd '$INST' && PKG_CONFIG_PATH='$INST/prefix/lib/pkgconfig' '$PY' -c \"$probe\" | grep -qx '$INST/prefix/lib/libcxla.so'"
+else
+  cat "$LOG"
+  check "make install PREFIX=... for the package's tests" false
+fi
+rm -rf "$INST"
+
 # 3. jax
 echo "--- jax in $JAX_VENV"
 if ! "$JAX_VENV/bin/python" -c "import jax" > /dev/null 2>&1; then
