@@ -76,11 +76,15 @@ $(BUILD)/cxla.pc: FORCE
 	  'Name: cxla' 'Description: a just-in-time compiler for XLA HLO (C API)' 'Version: $(VERSION)' \
 	  'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lcxla' 'Libs.private: $(LIBS)' > $@
 
-# The man page is cxla --help and --version, through Debian's help2man (scripts/setup.sh).
+# The man page is cxla --help and --version, through Debian's help2man (scripts/setup.sh), with a
+# section per command (its --help up to the flags, unfilled) for the commands `cxla --help` lists.
 $(BUILD)/cxla.1: $(BUILD)/cxla
 	@$(if $(V),,echo "  GEN $@")
 	$(Q)command -v help2man >/dev/null || { echo "make: help2man is missing (scripts/setup.sh installs it)" >&2; exit 1; }
-	$(Q)help2man --no-info --section=1 --name="a just-in-time compiler for XLA HLO" --output=$@ $(BUILD)/cxla
+	$(Q)for c in $$($(BUILD)/cxla --help | awk '/^commands:/ { on = 1; next } on && NF == 0 { exit } on && $$1 != "help" && $$1 !~ /^-/ { print $$1 }'); do \
+	  printf '[COMMAND %s]\n.nf\n' "$$(echo $$c | tr a-z A-Z)"; $(BUILD)/cxla $$c --help | sed -e '/^cxla flags (any command/,$$d' -e 's/\\/\\e/g'; printf '.fi\n'; \
+	done > $@.inc
+	$(Q)help2man --no-info --section=1 --name="a just-in-time compiler for XLA HLO" --include=$@.inc --output=$@ $(BUILD)/cxla
 
 install: $(BUILD)/libcxla.a $(BUILD)/libcxla.so $(BUILD)/cxla $(BUILD)/cxla.pc $(BUILD)/cxla.1
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1

@@ -62,7 +62,7 @@ for f in include/cxla.h lib/libcxla.so.$VERSION lib/libcxla.a lib/pkgconfig/cxla
 done
 check "installed lib/libcxla.so.$MAJOR and lib/libcxla.so (links)" \
   sh -c "[ \"\$(readlink '$R/lib/libcxla.so.$MAJOR')\" = libcxla.so.$VERSION ] && [ \"\$(readlink '$R/lib/libcxla.so')\" = libcxla.so.$MAJOR ]"
-check "the man page documents cxla run and --version" sh -c "grep -q '^\.TH CXLA' '$R/share/man/man1/cxla.1' && grep -q 'run' '$R/share/man/man1/cxla.1' && grep -q 'version' '$R/share/man/man1/cxla.1'"
+check "the man page has the commands, their options, the flags and --version" sh -c "grep -q '^\.TH CXLA' '$R/share/man/man1/cxla.1' && grep -q '^\.SH \"COMMAND RUN\"' '$R/share/man/man1/cxla.1' && grep -q 'random\\\\-inputs\|random-inputs' '$R/share/man/man1/cxla.1' && grep -q 'threads' '$R/share/man/man1/cxla.1' && grep -q 'version' '$R/share/man/man1/cxla.1'"
 check "installed cxla runs" sh -c "[ \"\$('$R/bin/cxla' --version)\" = 'cxla $VERSION' ]"
 
 # --- a program built through pkg-config only ---
