@@ -1,0 +1,177 @@
+/* gpu_build.c — a module compiled for an NVIDIA GPU without one (see gpu_build.h). */
+#include <string.h>
+#include "backend/gpu/gpu_build.h"
+#include "backend/gpu/ptx.h"
+#include "codegen/cg.h"
+#include "interp/interp.h"
+#include "passes/fusion_plan.h"
+#include "passes/pass.h"
+
+typedef struct builder {
+  cxla_context *ctx;
+  cx_gpu_prog *p;
+  cx_cg cg;
+  int lenient;
+  int64_t steps_cap, kernels_cap;
+} builder;
+
+static cx_gpu_step *new_step(builder *b) {
+  cx_gpu_prog *p = b->p;
+  if (!cx_vec_reserve((void **)&p->steps, &b->steps_cap, p->nsteps + 1, sizeof *p->steps)) return NULL;
+  cx_gpu_step *s = &p->steps[p->nsteps++];
+  memset(s, 0, sizeof *s);
+  return s;
+}
+
+static cxla_status refuse(builder *b, const cx_instr *in, const char *why) {
+  const char *name = in->name ? in->name : "?";
+  if (!b->lenient)
+    return cx_error(b->ctx, CXLA_ERR_UNSUPPORTED, "gpu backend: %s (%s) cannot run on the GPU yet: %s", name,
+                    cx_op_name(in->op), why);
+  if (!b->p->nskipped++) b->p->first_skip = cx_arena_strdup(&b->p->m->arena, why);
+  return CXLA_OK;
+}
+
+static int leaf_slot(builder *b, const cx_instr *in, int leaf) { return cx_buffers_slot(&b->p->bufs, in, leaf); }
+
+/* device-to-device copies of every leaf of `from` into `to` where their slots differ */
+static cxla_status copy_leaves(builder *b, const cx_instr *to, const cx_instr *from) {
+  const cx_buffers *bufs = &b->p->bufs;
+  int n = bufs->nleaves[to->id];
+  if (bufs->nleaves[from->id] != n) return cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s: leaf counts differ", to->name);
+  for (int l = 0; l < n; l++) {
+    int d = leaf_slot(b, to, l), f = leaf_slot(b, from, l);
+    if (d < 0 || f < 0) return cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s has no slot", to->name);
+    if (d == f || !bufs->slots[d].size) continue;
+    if (bufs->slots[d].size != bufs->slots[f].size)
+      return cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s: leaf %d sizes differ", to->name, l);
+    cx_gpu_step *s = new_step(b);
+    if (!s) return cx_oom(b->ctx);
+    *s = (cx_gpu_step){.kind = CX_GPU_COPY, .in = to, .dst = d, .src = f};
+  }
+  return CXLA_OK;
+}
+
+/* as the cpu sequencer: arguments that share memory with an output may not be noalias */
+static uint64_t alias_mask(const int *slots, int nout, int n) {
+  uint64_t m = 0;
+  for (int i = 0; i < nout && i < 64; i++)
+    for (int j = 0; j < n && j < 64; j++)
+      if (j != i && slots[j] == slots[i]) m |= (1ull << i) | (1ull << j);
+  return m;
+}
+
+static cxla_status launch(builder *b, cx_instr *in) {
+  const cx_buffers *bufs = &b->p->bufs;
+  int n = bufs->nleaves[in->id], nout = n;
+  for (int j = 0; j < in->nops; j++) n += bufs->nleaves[in->ops[j]->id];
+  int *slots = cx_malloc(sizeof *slots * (size_t)(n ? n : 1));
+  if (!slots) return cx_oom(b->ctx);
+  int k = 0;
+  for (int l = 0; l < nout; l++) slots[k++] = leaf_slot(b, in, l);
+  for (int j = 0; j < in->nops; j++)
+    for (int l = 0; l < bufs->nleaves[in->ops[j]->id]; l++) slots[k++] = leaf_slot(b, in->ops[j], l);
+  for (int i = 0; i < k; i++)
+    if (slots[i] < 0) {
+      cx_free(slots);
+      return cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s has an argument without a slot", in->name);
+    }
+  uint64_t may_alias = alias_mask(slots, nout, n);
+  cx_kernel kn;
+  cxla_status st = may_alias ? cx_emit_kernel_ex(&b->cg, in, may_alias, &kn) : cx_emit_kernel(&b->cg, in, &kn);
+  if (st == CXLA_OK && (kn.nout != nout || kn.nout + kn.nin != n))
+    st = cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: kernel %s takes %d+%d pointers, %s has %d+%d", kn.name,
+                  kn.nout, kn.nin, in->name, nout, n - nout);
+  cx_gpu_prog *p = b->p;
+  cx_gpu_step *s = NULL;
+  if (st == CXLA_OK && !cx_vec_reserve((void **)&p->kernels, &b->kernels_cap, p->nkernels + 1, sizeof *p->kernels))
+    st = cx_oom(b->ctx);
+  if (st == CXLA_OK && !(s = new_step(b))) st = cx_oom(b->ctx);
+  if (st != CXLA_OK) {
+    cx_free(slots);
+    return st;
+  }
+  memcpy(p->kernels[p->nkernels], kn.name, sizeof kn.name);
+  *s = (cx_gpu_step){.kind = CX_GPU_LAUNCH, .in = in, .kernel = p->nkernels++, .total = kn.total, .nargs = n, .slots = slots};
+  return CXLA_OK;
+}
+
+static cxla_status fusion(builder *b, cx_instr *in) {
+  if (in->ncalled != 1 || !cx_fusion_plan_fits(in->plan, in))
+    return cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s has no fusion plan", in->name);
+  if (in->plan->relabels) return copy_leaves(b, in, in->ops[0]);
+  const char *why = "not a kLoop/kInput fusion";
+  int loop_kind = in->a.fusion_kind == CX_FUSION_LOOP || in->a.fusion_kind == CX_FUSION_INPUT;
+  if (!loop_kind || !cx_emit_supported(in, &why) || !cx_nvptx_supports(in, &why)) return refuse(b, in, why);
+  return launch(b, in);
+}
+
+typedef cxla_status (*step_fn)(builder *b, cx_instr *in);
+static cxla_status nothing(builder *b, cx_instr *in) { /* slots alias their sources (buffers.c) */
+  (void)b, (void)in;
+  return CXLA_OK;
+}
+static cxla_status copy(builder *b, cx_instr *in) { return copy_leaves(b, in, in->ops[0]); }
+
+/* What each ENTRY op becomes; an op not here is refused unless it only re-labels bytes. */
+static const step_fn k_steps[CX_OP_COUNT] = {
+  [CX_OP_PARAMETER] = nothing, [CX_OP_CONSTANT] = nothing, [CX_OP_TUPLE] = nothing,
+  [CX_OP_GET_TUPLE_ELEMENT] = nothing, [CX_OP_COPY] = copy, [CX_OP_FUSION] = fusion,
+};
+
+static cxla_status entry_steps(builder *b) {
+  cx_comp *e = b->p->m->entry;
+  for (int i = 0; i < e->ninstrs; i++) {
+    cx_instr *in = e->instrs[i];
+    if (k_steps[in->op]) CX_TRY(k_steps[in->op](b, in));
+    else if (in->nops == 1 && cx_buffers_instr_is_alias(in)) CX_TRY(copy_leaves(b, in, in->ops[0]));
+    else CX_TRY(refuse(b, in, "no GPU code for this op"));
+    if (b->cg.status != CXLA_OK) return b->cg.status;
+  }
+  return CXLA_OK;
+}
+
+static cxla_status passes(cxla_context *ctx, cx_module *m, const cx_flags *flags) {
+  cx_pass_opts po = cx_flags_pass_opts(flags);
+  cx_pass_ctx pc = {.opts = &po};
+  CX_TRY(cx_interp_check_module(m));
+  CX_TRY(cx_pass_pipeline_cpu(&pc, m));
+  CX_TRY(cx_fusion_plan_module(m));
+  (void)ctx;
+  return cx_dump_finish(&pc, m);
+}
+
+cxla_status cx_gpu_build(cxla_context *ctx, cx_module *m, const cx_flags *flags, const cx_nvptx_arch *arch,
+                         int lenient, cx_gpu_prog *out) {
+  memset(out, 0, sizeof *out);
+  out->m = m;
+  out->arch = *arch;
+  CX_TRY(passes(ctx, m, flags));
+  CX_TRY(cx_buffers_assign(m, &out->bufs));
+  builder b = {.ctx = ctx, .p = out, .lenient = lenient};
+  LLVMContextRef llctx = LLVMContextCreate();
+  LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(m->name ? m->name : "cxla", llctx);
+  cx_cg_init(&b.cg, ctx, m, llctx, mod, &cx_target_nvptx);
+  cxla_status s = entry_steps(&b);
+  cx_cg_dispose(&b.cg);
+  if (s == CXLA_OK) s = cx_ptx_emit(ctx, mod, arch, flags->opt_level, &out->ptx);
+  LLVMDisposeModule(mod);
+  LLVMContextDispose(llctx);
+  return s;
+}
+
+void cx_gpu_prog_free(cx_gpu_prog *p) {
+  for (int i = 0; i < p->nsteps; i++) cx_free(p->steps[i].slots);
+  cx_free(p->steps);
+  cx_free(p->kernels);
+  cx_free(p->ptx);
+  cx_buffers_free(&p->bufs);
+  cx_module_free(p->m);
+  memset(p, 0, sizeof *p);
+}
+
+void cx_gpu_grid(int64_t total, unsigned *block, unsigned *grid) {
+  *block = 256;
+  int64_t g = (total + 255) / 256;
+  *grid = (unsigned)(g < 1 ? 1 : g);
+}

@@ -1,0 +1,48 @@
+/* gpu_build.h — a module compiled for an NVIDIA GPU, without touching one: the CPU backend's
+ * pass pipeline and fusion, its buffer assignment (slots become device memory), one kernel
+ * per kLoop/kInput fusion through the shared emitter and cx_target_nvptx, all of them in one
+ * PTX module, and the steps an execution runs (kernel launches and device-to-device copies
+ * in schedule order). */
+#ifndef CX_GPU_BUILD_H
+#define CX_GPU_BUILD_H
+#include "passes/buffers.h"
+#include "runtime/flags.h"
+#include "codegen/nvptx.h"
+
+typedef enum cx_gpu_step_kind { CX_GPU_LAUNCH, CX_GPU_COPY } cx_gpu_step_kind;
+
+typedef struct cx_gpu_step {
+  cx_gpu_step_kind kind;
+  const cx_instr *in;     /* what it runs (names in logs and traces) */
+  int kernel;             /* LAUNCH: index into cx_gpu_prog.kernels */
+  int64_t total;          /* LAUNCH: threads (one per element of the kernel's iteration space) */
+  int nargs;              /* LAUNCH: slots of its pointer arguments, outputs then operands */
+  int *slots;
+  int dst, src;           /* COPY: slots of the same size */
+} cx_gpu_step;
+
+typedef struct cx_gpu_prog {
+  cx_module *m;           /* owned */
+  cx_buffers bufs;
+  cx_nvptx_arch arch;
+  int nsteps;
+  cx_gpu_step *steps;
+  int nkernels;
+  char (*kernels)[64];    /* the .entry names in the PTX */
+  char *ptx;
+  int nskipped;           /* lenient builds: instructions left out (see cx_gpu_build) */
+  const char *first_skip; /* ... and why the first one was (in m's arena) */
+} cx_gpu_prog;
+
+/* Takes ownership of m (a verified clone). An instruction the GPU cannot run yet (a dot, a
+ * sort, control flow, a fusion the emitter refuses or whose math has no GPU lowering) is
+ * refused with CXLA_ERR_UNSUPPORTED naming it, or, when `lenient` (offline PTX checks of
+ * modules that are only partly GPU-ready), left out and counted. */
+cxla_status cx_gpu_build(cxla_context *ctx, cx_module *m, const cx_flags *flags, const cx_nvptx_arch *arch,
+                         int lenient, cx_gpu_prog *out);
+void cx_gpu_prog_free(cx_gpu_prog *p);
+
+/* The launch configuration of a step: threads per block and blocks (x only). */
+void cx_gpu_grid(int64_t total, unsigned *block, unsigned *grid);
+
+#endif

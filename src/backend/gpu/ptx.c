@@ -1,0 +1,76 @@
+/* ptx.c — PTX text from LLVM IR (see ptx.h). */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include "backend/gpu/ptx.h"
+
+static void init_nvptx(void) {
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTarget();
+  LLVMInitializeNVPTXTargetMC();
+  LLVMInitializeNVPTXAsmPrinter();
+}
+
+/* A declaration that is not an intrinsic would be an undefined symbol in the PTX, which the
+ * driver's JIT refuses at load: say which at compile time instead. */
+static cxla_status check_calls(cxla_context *ctx, LLVMModuleRef mod) {
+  for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
+    if (!LLVMIsDeclaration(f) || LLVMGetIntrinsicID(f)) continue;
+    size_t len = 0;
+    const char *name = LLVMGetValueName2(f, &len);
+    if (!LLVMGetFirstUse(f)) continue;
+    return cx_error(ctx, CXLA_ERR_UNSUPPORTED, "gpu backend: a kernel calls %.*s, which has no GPU implementation",
+                    (int)len, name);
+  }
+  return CXLA_OK;
+}
+
+cxla_status cx_ptx_emit(cxla_context *ctx, LLVMModuleRef mod, const cx_nvptx_arch *arch, int opt_level, char **ptx) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, init_nvptx);
+  *ptx = NULL;
+  char *err = NULL;
+  LLVMTargetRef t = NULL;
+  if (LLVMGetTargetFromTriple(CX_NVPTX_TRIPLE, &t, &err)) {
+    cxla_status s = cx_error(ctx, CXLA_ERR_INTERNAL, "gpu backend: this LLVM has no NVPTX target: %s", err ? err : "");
+    LLVMDisposeMessage(err);
+    return s;
+  }
+  if (opt_level < 0) opt_level = 0;
+  if (opt_level > 3) opt_level = 3;
+  static const LLVMCodeGenOptLevel levels[4] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess, LLVMCodeGenLevelDefault,
+                                                LLVMCodeGenLevelAggressive};
+  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(t, CX_NVPTX_TRIPLE, arch->sm, arch->features, levels[opt_level],
+                                                    LLVMRelocDefault, LLVMCodeModelDefault);
+  if (!tm) return cx_error(ctx, CXLA_ERR_INTERNAL, "gpu backend: no NVPTX target machine for %s", arch->sm);
+  char pipeline[32];
+  snprintf(pipeline, sizeof pipeline, "default<O%d>", opt_level);
+  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+  LLVMErrorRef e = LLVMRunPasses(mod, pipeline, tm, po);
+  LLVMDisposePassBuilderOptions(po);
+  cxla_status s = CXLA_OK;
+  if (e) {
+    char *msg = LLVMGetErrorMessage(e);
+    s = cx_error(ctx, CXLA_ERR_INTERNAL, "gpu backend: LLVM passes failed: %s", msg);
+    LLVMDisposeErrorMessage(msg);
+  }
+  if (s == CXLA_OK) s = check_calls(ctx, mod);
+  LLVMMemoryBufferRef buf = NULL;
+  if (s == CXLA_OK && LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf)) {
+    s = cx_error(ctx, CXLA_ERR_INTERNAL, "gpu backend: PTX generation for %s failed: %s", arch->sm, err ? err : "");
+    LLVMDisposeMessage(err);
+  }
+  LLVMDisposeTargetMachine(tm);
+  if (s != CXLA_OK) return s;
+  size_t n = LLVMGetBufferSize(buf);
+  *ptx = cx_malloc(n + 1);
+  if (*ptx) {
+    memcpy(*ptx, LLVMGetBufferStart(buf), n);
+    (*ptx)[n] = 0;
+  }
+  LLVMDisposeMemoryBuffer(buf);
+  return *ptx ? CXLA_OK : cx_oom(ctx);
+}

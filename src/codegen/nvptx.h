@@ -1,0 +1,44 @@
+/* nvptx.h — NVIDIA GPUs as a codegen target: the NVPTX kernel ABI and math lowering
+ * (cx_target_nvptx), and the choice of the PTX target (sm_XX and PTX ISA version) that cxla
+ * emits for a GPU of a given compute capability under a given driver. */
+#ifndef CX_CODEGEN_NVPTX_H
+#define CX_CODEGEN_NVPTX_H
+#include "codegen/target.h"
+
+/* Kernels `void k(ptr addrspace(1) p0, ..., i64 total)` marked as PTX entries; thread
+ * ctaid.x * ntid.x + tid.x computes element [i, i+1) of the kernel's iteration space (threads
+ * past total do nothing), so a launch needs ceil(total / block) blocks of `block` threads.
+ * Math: codegen's own f32 polynomials (math.c) and llvm.sqrt, which NVPTX lowers to the
+ * correctly rounded sqrt.rn; no libdevice, no libm. What has no lowering here (sin, cos, tan,
+ * cbrt, power, atan2, f64 transcendentals) is CX_MATH_NONE: refused at compile time. */
+extern const cx_target cx_target_nvptx;
+/* 1 if every math op in the fusion (and the computations it calls) has a lowering on
+ * cx_target_nvptx; otherwise 0 with *why naming the first that has none (thread-local). */
+int cx_nvptx_supports(const cx_instr *fusion, const char **why);
+
+#define CX_NVPTX_TRIPLE "nvptx64-nvidia-cuda"
+
+/* A PTX target: what LLVM's NVPTX backend is asked for and what the .target/.version lines of
+ * the PTX say. */
+typedef struct cx_nvptx_arch {
+  const char *sm;      /* "sm_80" (the LLVM CPU name and PTX .target) */
+  int cc;              /* the compute capability it is for, major*10+minor (90 for sm_90a) */
+  int ptx;             /* PTX ISA version, major*10+minor (85: 8.5) */
+  char features[16];   /* LLVM feature string: "+ptx85" */
+} cx_nvptx_arch;
+
+/* The newest PTX target cxla knows (sm_75 ... sm_90a, PTX ISA <= 8.5) that a GPU of compute
+ * capability major.minor can run under a driver of version `driver` (cuDriverGetVersion's
+ * 1000*major + 10*minor; 0: unknown, assume new enough). PTX for sm_XX runs, through the
+ * driver's JIT, on every GPU of capability >= XX; sm_90a only on 9.0 itself. The PTX ISA
+ * version is the newest the driver accepts (at most 8.5) and at least what the target needs;
+ * where the driver is too old for a target, an older one is taken. Returns 0, or -1 (with
+ * *why set) when nothing fits: capability below 7.5 or a driver older than CUDA 10.0. */
+int cx_nvptx_pick(int major, int minor, int driver, cx_nvptx_arch *out, const char **why);
+/* The PTX target named sm ("sm_75", "sm_90a", ...) with the newest PTX ISA cxla emits;
+ * -1 if cxla does not know it. */
+int cx_nvptx_arch_named(const char *sm, cx_nvptx_arch *out);
+/* The newest PTX ISA version (major*10+minor) a driver of this version accepts; 0 if none. */
+int cx_nvptx_driver_ptx(int driver);
+
+#endif

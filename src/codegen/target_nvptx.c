@@ -1,0 +1,162 @@
+/* target_nvptx.c — NVIDIA GPUs as a codegen target (see nvptx.h). */
+#include <stdio.h>
+#include <string.h>
+#include "codegen/cg.h"
+#include "codegen/emit.h"
+#include "codegen/nvptx.h"
+
+/* ---- the kernel ABI ---- */
+
+static LLVMValueRef nvptx_declare(struct cx_cg *cg, const char *name, int nargs) {
+  LLVMTypeRef params[CX_EMIT_MAX_ARGS + 1];
+  for (int i = 0; i < nargs; i++) params[i] = cg->t_ptr;
+  params[nargs] = cg->t_i64;
+  LLVMValueRef fn = LLVMAddFunction(cg->mod, name, LLVMFunctionType(cg->t_void, params, (unsigned)nargs + 1, 0));
+  /* LLVM 19's NVPTX backend makes a function a .entry when !nvvm.annotations says "kernel" */
+  LLVMValueRef md[3] = {fn, LLVMMDStringInContext(cg->llctx, "kernel", 6), LLVMConstInt(cg->t_i32, 1, 0)};
+  LLVMAddNamedMetadataOperand(cg->mod, "nvvm.annotations", LLVMMDNodeInContext(cg->llctx, md, 3));
+  return fn;
+}
+
+static LLVMValueRef sreg(struct cx_cg *cg, const char *reg) {
+  char name[64];
+  snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s", reg);
+  LLVMValueRef f = LLVMGetNamedFunction(cg->mod, name);
+  LLVMTypeRef ft = LLVMFunctionType(cg->t_i32, NULL, 0, 0);
+  if (!f) f = LLVMAddFunction(cg->mod, name, ft);
+  return LLVMBuildZExt(cg->b, LLVMBuildCall2(cg->b, ft, f, NULL, 0, ""), cg->t_i64, "");
+}
+
+/* [i, i+1) for thread i = ctaid.x * ntid.x + tid.x; threads at or past `total` return at once
+ * (the body is called only in the `run` block, where the builder is left). */
+static void nvptx_args(struct cx_cg *cg, LLVMValueRef entry, int nargs, LLVMValueRef *args) {
+  LLVMBuilderRef b = cg->b;
+  for (int i = 0; i < nargs; i++) args[i] = LLVMGetParam(entry, (unsigned)i);
+  LLVMValueRef i = LLVMBuildAdd(b, LLVMBuildMul(b, sreg(cg, "ctaid.x"), sreg(cg, "ntid.x"), ""), sreg(cg, "tid.x"), "");
+  LLVMValueRef in = LLVMBuildICmp(b, LLVMIntULT, i, LLVMGetParam(entry, (unsigned)nargs), "");
+  LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(cg->llctx, entry, "run");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cg->llctx, entry, "done");
+  LLVMBuildCondBr(b, in, run, done);
+  LLVMPositionBuilderAtEnd(b, done);
+  LLVMBuildRetVoid(b);
+  LLVMPositionBuilderAtEnd(b, run);
+  args[nargs] = i;
+  args[nargs + 1] = LLVMBuildAdd(b, i, LLVMConstInt(cg->t_i64, 1, 0), "");
+}
+
+/* ---- math: own polynomials (f32) and llvm.sqrt; the rest has no lowering yet ---- */
+
+#define POLY {CX_MATH_INLINE, NULL, 0}
+#define SQRT {CX_MATH_INTRINSIC, "llvm.sqrt", 0}
+static const cx_math_lowering k_math[CX_OP_COUNT][2] = { /* [op][0: f32, 1: f64] */
+  [CX_OP_EXP] = {POLY},
+  [CX_OP_EXPM1] = {POLY},
+  [CX_OP_LOG] = {POLY},
+  [CX_OP_LOG1P] = {POLY},
+  [CX_OP_TANH] = {POLY},
+  [CX_OP_ERF] = {POLY},
+  [CX_OP_LOGISTIC] = {POLY},                           /* f64 would need an f64 exp */
+  [CX_OP_RSQRT] = {{CX_MATH_INLINE, NULL, 1}, POLY},   /* 1/sqrt(x) in double: rounds as the interpreter */
+  [CX_OP_SQRT] = {SQRT, SQRT},
+};
+#undef POLY
+#undef SQRT
+
+static cx_math_lowering nvptx_math(cx_op op, cxla_type t) {
+  cx_math_lowering none = {CX_MATH_NONE, NULL, 0};
+  if ((unsigned)op >= CX_OP_COUNT || !cx_type_is_float(t)) return none;
+  return k_math[op][t == CXLA_F64];
+}
+
+const cx_target cx_target_nvptx = {
+  .name = "nvptx",
+  .triple = CX_NVPTX_TRIPLE,
+  .data_layout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64", /* LLVM 19's nvptx64 */
+  .vector_bits = 128,
+  .addrspace_global = 1,
+  .addrspace_shared = 3,
+  .kernel_declare = nvptx_declare,
+  .kernel_args = nvptx_args,
+  .lower_math = nvptx_math,
+};
+
+/* ---- which PTX target ---- */
+
+typedef struct known_arch {
+  const char *sm;
+  int cc, min_ptx, exact;  /* exact: runs only on that very capability (the "a" targets) */
+} known_arch;
+
+/* newest first; min_ptx: the first PTX ISA version that has the target */
+static const known_arch k_archs[] = {
+  {"sm_90a", 90, 80, 1}, {"sm_90", 90, 78, 0}, {"sm_89", 89, 78, 0}, {"sm_87", 87, 74, 0},
+  {"sm_86", 86, 71, 0},  {"sm_80", 80, 70, 0}, {"sm_75", 75, 63, 0},
+};
+enum { MAX_PTX = 85 }; /* the newest PTX ISA LLVM 19 emits */
+
+int cx_nvptx_driver_ptx(int driver) {
+  int major = driver / 1000, minor = driver % 1000 / 10;
+  if (major < 10) return 0;
+  int base = major == 10 ? 63 : major == 11 ? 70 : 80 + 10 * (major - 12); /* CUDA 12.0: 8.0, 13.0: 9.0 */
+  return base + minor;
+}
+
+static void fill(const known_arch *a, int ptx, cx_nvptx_arch *out) {
+  out->sm = a->sm;
+  out->cc = a->cc;
+  out->ptx = ptx;
+  snprintf(out->features, sizeof out->features, "+ptx%d", ptx);
+}
+
+int cx_nvptx_pick(int major, int minor, int driver, cx_nvptx_arch *out, const char **why) {
+  static _Thread_local char msg[160];
+  int cc = major * 10 + minor;
+  int ptx = driver ? cx_nvptx_driver_ptx(driver) : MAX_PTX;
+  if (ptx > MAX_PTX) ptx = MAX_PTX;
+  for (size_t i = 0; i < sizeof k_archs / sizeof *k_archs; i++) {
+    const known_arch *a = &k_archs[i];
+    if (a->exact ? cc != a->cc : cc < a->cc) continue;
+    if (ptx < a->min_ptx) continue;
+    fill(a, ptx, out);
+    return 0;
+  }
+  if (cc < 75)
+    snprintf(msg, sizeof msg, "compute capability %d.%d is older than the oldest cxla supports (7.5)", major, minor);
+  else
+    snprintf(msg, sizeof msg, "the CUDA driver (version %d.%d) is too old: cxla needs CUDA 10.0 or newer", driver / 1000,
+             driver % 1000 / 10);
+  if (why) *why = msg;
+  return -1;
+}
+
+int cx_nvptx_arch_named(const char *sm, cx_nvptx_arch *out) {
+  for (size_t i = 0; sm && i < sizeof k_archs / sizeof *k_archs; i++)
+    if (!strcmp(k_archs[i].sm, sm)) {
+      fill(&k_archs[i], MAX_PTX, out);
+      return 0;
+    }
+  return -1;
+}
+
+/* ---- what the target cannot compute ---- */
+
+static int comp_math_ok(const cx_comp *c, int depth, const char **why) {
+  if (!c || depth > 16) return 1;
+  for (int i = 0; i < c->ninstrs; i++) {
+    const cx_instr *in = c->instrs[i];
+    for (int k = 0; k < in->ncalled; k++)
+      if (!comp_math_ok(in->called[k], depth + 1, why)) return 0;
+    if (!cx_elem_math[in->op].f || !cx_type_is_float(in->shape.type)) continue;
+    if (nvptx_math(in->op, in->shape.type).how != CX_MATH_NONE) continue;
+    *why = cx_emit_why("%s on %s has no GPU lowering yet (%s)", cx_op_name(in->op), cxla_type_name(in->shape.type),
+                       in->name ? in->name : "?");
+    return 0;
+  }
+  return 1;
+}
+
+int cx_nvptx_supports(const cx_instr *fusion, const char **why) {
+  for (int k = 0; k < fusion->ncalled; k++)
+    if (!comp_math_ok(fusion->called[k], 0, why)) return 0;
+  return 1;
+}

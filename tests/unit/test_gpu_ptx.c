@@ -1,0 +1,311 @@
+/* test_gpu_ptx.c — the GPU backend's PTX, checked without a GPU: the PTX target chosen for a
+ * compute capability and driver, the PTX's structure (entries, the
+ * kernel ABI, global memory, no calls), refusals at compile time, and every module of
+ * tests/hlo compiled for sm_75, sm_80 and sm_90 and accepted by the CUDA toolkit's ptxas
+ * (skipped, saying so, where the toolkit is absent: $CXLA_PTXAS, else
+ * /usr/local/cuda/bin/ptxas, else ptxas on PATH). */
+#include <dirent.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "backend/gpu/gpu_build.h"
+#include "codegen_harness.h"
+#include "ir/verify.h"
+#include "text/hlo.h"
+
+static void pick(int major, int minor, int driver, const char *sm, int ptx) {
+  cx_nvptx_arch a;
+  const char *why = NULL;
+  int r = cx_nvptx_pick(major, minor, driver, &a, &why);
+  CHECK_MSG(r == 0, "cc %d.%d, driver %d: refused: %s", major, minor, driver, why ? why : "");
+  if (r) return;
+  CHECK_MSG(!strcmp(a.sm, sm), "cc %d.%d, driver %d: %s, expected %s", major, minor, driver, a.sm, sm);
+  CHECK_MSG(a.ptx == ptx, "cc %d.%d, driver %d: PTX ISA %d, expected %d", major, minor, driver, a.ptx, ptx);
+  char feat[16];
+  snprintf(feat, sizeof feat, "+ptx%d", ptx);
+  CHECK_STR_CONTAINS(a.features, feat);
+}
+
+TEST(gpu_arch_pick) {
+  pick(7, 5, 12040, "sm_75", 84);  /* T4 under CUDA 12.4 */
+  pick(8, 0, 0, "sm_80", 85);      /* A100, driver version unknown: the newest ISA */
+  pick(8, 6, 12050, "sm_86", 85);
+  pick(8, 7, 11040, "sm_87", 74);
+  pick(8, 9, 12000, "sm_89", 80);
+  pick(8, 8, 12000, "sm_87", 80);  /* a capability cxla does not know: the newest below it */
+  pick(9, 0, 12080, "sm_90a", 85); /* H100: its own arch-specific target; ISA capped at 8.5 */
+  pick(9, 0, 11080, "sm_90", 78);  /* sm_90a needs PTX 8.0 */
+  pick(10, 0, 12080, "sm_90", 85); /* newer than cxla: PTX for sm_90, JIT-compiled by the driver */
+  pick(12, 0, 13000, "sm_90", 85);
+  pick(8, 9, 11070, "sm_87", 77);  /* sm_89 needs PTX 7.8 */
+  pick(8, 0, 11000, "sm_80", 70);
+  pick(8, 6, 11000, "sm_80", 70);
+  pick(7, 5, 10000, "sm_75", 63);
+  cx_nvptx_arch a;
+  const char *why = NULL;
+  CHECK_EQ_INT(cx_nvptx_pick(7, 0, 12040, &a, &why), -1);
+  CHECK_STR_CONTAINS(why, "compute capability 7.0 is older than the oldest cxla supports (7.5)");
+  CHECK_EQ_INT(cx_nvptx_pick(8, 0, 9020, &a, &why), -1);
+  CHECK_STR_CONTAINS(why, "the CUDA driver (version 9.2) is too old");
+  CHECK_EQ_INT(cx_nvptx_driver_ptx(12050), 85);
+  CHECK_EQ_INT(cx_nvptx_driver_ptx(11080), 78);
+  CHECK_EQ_INT(cx_nvptx_driver_ptx(13000), 90);
+  CHECK_EQ_INT(cx_nvptx_driver_ptx(9000), 0);
+  CHECK_EQ_INT(cx_nvptx_arch_named("sm_90a", &a), 0);
+  CHECK(!strcmp(a.sm, "sm_90a") && a.ptx == 85);
+  CHECK_EQ_INT(cx_nvptx_arch_named("sm_70", &a), -1);
+}
+
+static cxla_status build(const char *text, const char *sm, int lenient, cx_gpu_prog *p) {
+  cx_nvptx_arch arch;
+  memset(p, 0, sizeof *p);
+  if (cx_nvptx_arch_named(sm, &arch)) return CXLA_ERR_INVALID_ARGUMENT;
+  cx_module *m = NULL;
+  cxla_status s = cx_parse_module(test_ctx(), text, strlen(text), "t.hlo", &m);
+  if (s == CXLA_OK) s = cx_verify_module(m);
+  if (s != CXLA_OK) {
+    cx_module_free(m);
+    return s;
+  }
+  cx_flags f;
+  cx_flags_init(&f);
+  s = cx_gpu_build(test_ctx(), m, &f, &arch, lenient, p);
+  cx_flags_free(&f);
+  return s;
+}
+
+static int count(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
+TEST(gpu_ptx_structure) {
+  /* a loop fusion (exp, sqrt, a broadcast constant) and a row reduction */
+  const char *text = "HloModule s\nsum {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] add(a, b)\n}\n"
+                     "ENTRY e {\n x = f32[64,100] parameter(0)\n c = f32[100] iota(), iota_dimension=0\n"
+                     " cb = f32[64,100] broadcast(c), dimensions={1}\n ex = f32[64,100] exponential(x)\n"
+                     " sq = f32[64,100] sqrt(ex)\n y = f32[64,100] add(sq, cb)\n z = f32[] constant(0)\n"
+                     " r = f32[64] reduce(y, z), dimensions={1}, to_apply=sum\n ROOT t = (f32[64,100], f32[64]) tuple(y, r)\n}\n";
+  cx_gpu_prog p;
+  CHECK_OK(build(text, "sm_80", 0, &p));
+  if (!p.ptx) {
+    cx_gpu_prog_free(&p);
+    return;
+  }
+  CHECK_STR_CONTAINS(p.ptx, ".version 8.5");
+  CHECK_STR_CONTAINS(p.ptx, ".target sm_80");
+  CHECK_STR_CONTAINS(p.ptx, ".address_size 64");
+  CHECK(p.nkernels >= 1);
+  CHECK_EQ_INT(count(p.ptx, ".visible .entry "), p.nkernels);
+  for (int i = 0; i < p.nkernels; i++) {
+    char entry[96];
+    snprintf(entry, sizeof entry, ".entry %s(", p.kernels[i]);
+    CHECK_STR_CONTAINS(p.ptx, entry);
+  }
+  /* thread index -> element; buffers in global memory; nothing called */
+  CHECK_STR_CONTAINS(p.ptx, "%ctaid.x");
+  CHECK_STR_CONTAINS(p.ptx, "%ntid.x");
+  CHECK_STR_CONTAINS(p.ptx, "%tid.x");
+  CHECK_STR_CONTAINS(p.ptx, "ld.global");
+  CHECK_STR_CONTAINS(p.ptx, "st.global");
+  CHECK_STR_CONTAINS(p.ptx, "sqrt.rn.f32");
+  CHECK(!strstr(p.ptx, "call") && !strstr(p.ptx, ".extern"));
+  /* every launch: its kernel, a thread per element, outputs then operands */
+  int launches = 0;
+  for (int i = 0; i < p.nsteps; i++) {
+    const cx_gpu_step *s = &p.steps[i];
+    if (s->kind != CX_GPU_LAUNCH) continue;
+    launches++;
+    CHECK(s->kernel >= 0 && s->kernel < p.nkernels && s->total > 0 && s->nargs >= 2);
+    for (int k = 0; k < s->nargs; k++) CHECK(s->slots[k] >= 0 && s->slots[k] < p.bufs.nslots);
+  }
+  CHECK_EQ_INT(launches, p.nkernels);
+  unsigned block, grid;
+  cx_gpu_grid(6400, &block, &grid);
+  CHECK(block * grid >= 6400 && (block * grid - 6400) < block);
+  cx_gpu_grid(0, &block, &grid);
+  CHECK(grid == 1);
+  cx_gpu_prog_free(&p);
+}
+
+TEST(gpu_refuses_at_compile_time) {
+  const char *sine = "HloModule s\nENTRY e {\n x = f32[8] parameter(0)\n ROOT r = f32[8] sine(x)\n}\n";
+  cx_gpu_prog p;
+  CHECK_EQ_INT(build(sine, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "cannot run on the GPU yet: sine on f32 has no GPU lowering yet");
+  cx_gpu_prog_free(&p);
+  const char *dot = "HloModule d\nENTRY e {\n a = f32[8,8] parameter(0)\n b = f32[8,8] parameter(1)\n"
+                    " ROOT r = f32[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+  CHECK_EQ_INT(build(dot, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "cannot run on the GPU yet");
+  cx_gpu_prog_free(&p);
+  CHECK_OK(build(dot, "sm_80", 1, &p)); /* lenient: left out and counted */
+  CHECK(p.nskipped >= 1 && p.first_skip && p.ptx);
+  cx_gpu_prog_free(&p);
+}
+
+/* ---- every corpus module through ptxas ---- */
+
+static const char *find_ptxas(void) {
+  static char path[1024];
+  const char *env = getenv("CXLA_PTXAS");
+  if (env && *env) return access(env, X_OK) ? NULL : env;
+  if (!access("/usr/local/cuda/bin/ptxas", X_OK)) return "/usr/local/cuda/bin/ptxas";
+  const char *pathvar = getenv("PATH");
+  for (const char *p = pathvar; p && *p;) {
+    const char *c = strchr(p, ':');
+    int n = c ? (int)(c - p) : (int)strlen(p);
+    snprintf(path, sizeof path, "%.*s/ptxas", n, p);
+    if (n && !access(path, X_OK)) return path;
+    p = c ? c + 1 : NULL;
+  }
+  return NULL;
+}
+
+/* ptxas -arch=sm file: 0 when it accepts the PTX; its messages go to log */
+static int ptxas(const char *exe, const char *sm, const char *file, const char *log) {
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    FILE *f = freopen(log, "w", stderr);
+    if (f && dup2(fileno(stderr), 1) >= 0) {
+      char arch[32];
+      snprintf(arch, sizeof arch, "-arch=%s", sm);
+      execl(exe, exe, arch, file, "-o", "/dev/null", (char *)NULL);
+    }
+    _exit(127);
+  }
+  int st = 0;
+  if (waitpid(pid, &st, 0) < 0) return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = n >= 0 ? cx_malloc((size_t)n + 1) : NULL;
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    cx_free(buf);
+    buf = NULL;
+  }
+  if (buf) buf[n] = 0;
+  fclose(f);
+  return buf;
+}
+
+typedef struct corpus_stats {
+  int modules, kernels, skipped, accepted, refused_build;
+} corpus_stats;
+
+static const char *const k_targets[] = {"sm_75", "sm_80", "sm_90"};
+
+static void check_module(const char *exe, const char *path, const char *tmp, corpus_stats *cs) {
+  char *text = slurp(path);
+  if (!text || strstr(text, "// ERROR:")) {
+    cx_free(text);
+    return;
+  }
+  cs->modules++;
+  for (size_t t = 0; t < CX_ARRAY_LEN(k_targets); t++) {
+    cx_gpu_prog p;
+    cxla_status s = build(text, k_targets[t], 1, &p);
+    if (s != CXLA_OK) {
+      /* what the cpu pipeline itself refuses (an unsupported type, ...) is not the PTX's doing */
+      if (s != CXLA_ERR_UNSUPPORTED) test_fail(__FILE__, __LINE__, "%s (%s): %s", path, k_targets[t], cxla_context_errmsg(test_ctx()));
+      else if (!t) cs->refused_build++;
+      cx_gpu_prog_free(&p);
+      break;
+    }
+    if (!t) {
+      cs->kernels += p.nkernels;
+      cs->skipped += p.nskipped;
+    }
+    char file[512], log[512];
+    snprintf(file, sizeof file, "%s/m.ptx", tmp);
+    snprintf(log, sizeof log, "%s/ptxas.log", tmp);
+    FILE *f = fopen(file, "w");
+    if (f) {
+      fputs(p.ptx, f);
+      fclose(f);
+    }
+    int rc = f ? ptxas(exe, k_targets[t], file, log) : -1;
+    if (rc) {
+      char *msg = slurp(log);
+      test_fail(__FILE__, __LINE__, "ptxas -arch=%s refuses the PTX of %s (exit %d): %.600s", k_targets[t], path, rc,
+                msg ? msg : "");
+      cx_free(msg);
+    } else {
+      cs->accepted++;
+    }
+    cx_gpu_prog_free(&p);
+  }
+  cx_free(text);
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void check_dir(const char *exe, const char *sub, const char *tmp, corpus_stats *cs) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/tests/hlo/%s", test_srcdir(), sub);
+  DIR *d = opendir(dir);
+  if (!d) {
+    test_fail(__FILE__, __LINE__, "cannot open %s", dir);
+    return;
+  }
+  char *names[512];
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) && n < 512)
+    if (strstr(e->d_name, ".hlo")) names[n++] = cx_strdup(e->d_name);
+  closedir(d);
+  qsort(names, (size_t)n, sizeof *names, by_name);
+  const char *filter = getenv("CXLA_GPU_CORPUS");
+  for (int i = 0; i < n; i++) {
+    char path[1400];
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    if (!filter || strstr(path, filter)) check_module(exe, path, tmp, cs);
+    cx_free(names[i]);
+  }
+}
+
+TEST(gpu_ptx_corpus_ptxas) {
+  const char *exe = find_ptxas();
+  if (!exe) {
+    printf("    skipped: no ptxas (set CXLA_PTXAS or install the CUDA toolkit in /usr/local/cuda)\n");
+    return;
+  }
+  char tmp[] = "/tmp/cxla_ptx.XXXXXX";
+  if (!mkdtemp(tmp)) {
+    test_fail(__FILE__, __LINE__, "mkdtemp failed");
+    return;
+  }
+  corpus_stats cs = {0};
+  /* every folder of tests/hlo but errors/ (modules that must not compile) */
+  char root[1024];
+  snprintf(root, sizeof root, "%s/tests/hlo", test_srcdir());
+  DIR *d = opendir(root);
+  CHECK_MSG(d, "cannot open %s", root);
+  char *dirs[64];
+  int nd = 0;
+  for (struct dirent *e; d && (e = readdir(d)) && nd < 64;)
+    if (e->d_name[0] != '.' && strcmp(e->d_name, "errors") && !strchr(e->d_name, '.')) dirs[nd++] = cx_strdup(e->d_name);
+  if (d) closedir(d);
+  qsort(dirs, (size_t)nd, sizeof *dirs, by_name);
+  for (int i = 0; i < nd; i++) {
+    check_dir(exe, dirs[i], tmp, &cs);
+    cx_free(dirs[i]);
+  }
+  char f[600];
+  snprintf(f, sizeof f, "%s/m.ptx", tmp);
+  unlink(f);
+  snprintf(f, sizeof f, "%s/ptxas.log", tmp);
+  unlink(f);
+  rmdir(tmp);
+  printf("    %d modules: %d GPU kernels; %d PTX modules accepted by %s for sm_75/sm_80/sm_90; %d instructions not yet "
+         "GPU-ready; %d modules refused before code generation\n",
+         cs.modules, cs.kernels, cs.accepted, exe, cs.skipped, cs.refused_build);
+  if (!getenv("CXLA_GPU_CORPUS")) CHECK(cs.kernels > 300 && cs.accepted > 600);
+}
