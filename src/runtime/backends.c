@@ -4,15 +4,17 @@
 #include "runtime/executable.h"
 
 extern const cx_backend cx_backend_cpu; /* src/backend/cpu/backend_cpu.c */
+extern const cx_backend cx_backend_gpu; /* src/backend/gpu/backend_gpu.c: needs the CUDA driver at run time */
 
 static const cx_backend *const built[] = {
     &cx_backend_interp,
     &cx_backend_cpu,
+    &cx_backend_gpu,
     NULL,
 };
 
 /* Backends cxla has a place for but which are not part of this build yet. */
-static const char *const planned[] = {"gpu"};
+static const char *const planned[] = {"gpu-emu"};
 
 const cx_backend *const *cx_backend_list(void) { return built; }
 

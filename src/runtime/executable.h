@@ -22,6 +22,10 @@ typedef struct cx_backend {
   cxla_status (*execute)(void *state, cxla_context *ctx, int nargs, cxla_literal *const *args,
                          cxla_literal **out);
   void (*destroy)(void *state);
+  /* Runs only on a machine with its device (gpu: an NVIDIA GPU and its driver); elsewhere
+   * compile fails with CXLA_ERR_DEVICE. Tests that run every backend leave such a backend
+   * to its own suite. */
+  int needs_device;
 } cx_backend;
 
 /* The backends built into this cxla. Adding one is one entry in the table in backends.c. */

@@ -262,7 +262,13 @@ run_cxla run ill.hlo --random-inputs;      expect_error err_verify_location "ill
 run_cxla fmt bad.hlo;                      expect_error err_fmt_parse "bad.hlo:5:1: error: "
 run_cxla compile bad.hlo;                  expect_error err_compile_parse "bad.hlo:5:1: error: "
 run_cxla compile ill.hlo;                  expect_error err_compile_verify "ill.hlo:6:"
-run_cxla run addmul.hlo x.npy y.npy --backend=gpu; expect_error err_backend_gpu "backend 'gpu' is not built into this cxla"
+run_cxla run addmul.hlo x.npy y.npy --backend=gpu-emu; expect_error err_backend_planned "backend 'gpu-emu' is not built into this cxla"
+# --backend=gpu without a CUDA driver (CI): one clear line and exit 1, never a crash
+CXLA_CUDA_DRIVER=/nonexistent/libcuda.so.1 "$CXLA" run addmul.hlo x.npy y.npy --backend=gpu >out.txt 2>err.txt; rc=$?
+expect_error err_backend_gpu_driver "gpu backend: no CUDA driver (/nonexistent/libcuda.so.1 not found)"
+if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+  run_cxla run addmul.hlo x.npy y.npy --backend=gpu; expect_error err_backend_gpu "gpu backend: no CUDA driver (libcuda.so.1 not found)"
+fi
 run_cxla run addmul.hlo x.npy y.npy --backend=tpu; expect_error err_backend_unknown "unknown backend 'tpu'"
 touch afile
 run_cxla run addmul.hlo x.npy y.npy --out afile; expect_error err_out_not_dir "cannot create directory afile"

@@ -312,7 +312,7 @@ static void run_file(const char *path, const char *rel, file_result *r) {
   /* Every other backend is compared with the interpreter. */
   const cx_backend *const *bs = cx_backend_list();
   for (int i = 0; bs && bs[i]; i++) {
-    if (!strcmp(bs[i]->name, "interp") || !backend_selected(&d, bs[i]->name)) continue;
+    if (!strcmp(bs[i]->name, "interp") || bs[i]->needs_device || !backend_selected(&d, bs[i]->name)) continue;
     s = run_backend(bs[i], m, d.ninputs, args, &got2);
     if (s != CXLA_OK) {
       fail_why(r, "%s: %s: %s", bs[i]->name, cxla_status_str(s), cxla_context_errmsg(ctx));

@@ -1,0 +1,122 @@
+/* backend_gpu.c — `--backend=gpu`: compile (cx_gpu_build's PTX for the newest target the
+ * GPU can run, JIT-compiled by its driver) and the executable's device resources. With no
+ * driver or no GPU, compiling fails with CXLA_ERR_DEVICE and a message saying which. */
+#include <stdio.h>
+#include <string.h>
+#include "backend/gpu/gpu_state.h"
+#include "runtime/executable.h"
+
+static void gpu_destroy(void *state) {
+  gpu_state *st = state;
+  if (!st) return;
+  if (st->cuctx && st->cu->CtxPushCurrent(st->cuctx) == 0) {
+    for (int i = 0; st->consts && i < st->prog.bufs.nslots; i++)
+      if (st->consts[i]) st->cu->MemFree(st->consts[i]);
+    if (st->arena) st->cu->MemFree(st->arena);
+    if (st->mod) st->cu->ModuleUnload(st->mod);
+    CUcontext c;
+    st->cu->CtxPopCurrent(&c);
+    st->cu->DevicePrimaryCtxRelease(st->dev);
+  }
+  cx_free(st->fns);
+  cx_free(st->param_base);
+  cx_free(st->consts);
+  cx_gpu_prog_free(&st->prog);
+  pthread_mutex_destroy(&st->mu);
+  cx_free(st);
+}
+
+/* device 0's PTX target (and the GPU's name for the log line) */
+static cxla_status pick_target(cxla_context *ctx, gpu_state *st, cx_nvptx_arch *arch, char *name, int len) {
+  const cx_cuda *cu = st->cu;
+  int n = 0, major = 0, minor = 0;
+  CUresult r = cu->DeviceGetCount(&n);
+  if (r) return cx_cuda_error(ctx, cu, r, "cuDeviceGetCount");
+  if (n < 1) return cx_error(ctx, CXLA_ERR_DEVICE, "gpu backend: the CUDA driver sees no GPU");
+  if ((r = cu->DeviceGet(&st->dev, 0)) || (r = cu->DeviceGetAttribute(&major, CX_CU_ATTR_CC_MAJOR, st->dev)) ||
+      (r = cu->DeviceGetAttribute(&minor, CX_CU_ATTR_CC_MINOR, st->dev)))
+    return cx_cuda_error(ctx, cu, r, "querying GPU 0");
+  if (cu->DeviceGetName(name, len, st->dev)) snprintf(name, (size_t)len, "GPU 0");
+  const char *why = NULL;
+  if (cx_nvptx_pick(major, minor, cu->driver_version, arch, &why))
+    return cx_error(ctx, CXLA_ERR_DEVICE, "gpu backend: %s: %s", name, why);
+  return CXLA_OK;
+}
+
+/* the driver's JIT compiles the PTX for this GPU; its error log goes into the message */
+static cxla_status load(cxla_context *ctx, gpu_state *st) {
+  const cx_cuda *cu = st->cu;
+  static _Thread_local char log[4096];
+  log[0] = 0;
+  int opts[2] = {CX_CU_JIT_ERROR_LOG_BUFFER, CX_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *vals[2] = {log, (void *)(uintptr_t)sizeof log};
+  CUresult r = cu->ModuleLoadDataEx(&st->mod, st->prog.ptx, 2, opts, vals);
+  if (r) {
+    cx_cuda_error(ctx, cu, r, "loading the PTX (cuModuleLoadDataEx)");
+    return cx_error(ctx, CXLA_ERR_DEVICE, "gpu backend: the driver could not JIT-compile the PTX for %s: %.3000s",
+                    st->prog.arch.sm, log);
+  }
+  const cx_gpu_prog *p = &st->prog;
+  st->fns = cx_calloc((size_t)p->nkernels + 1, sizeof *st->fns);
+  st->consts = cx_calloc((size_t)p->bufs.nslots + 1, sizeof *st->consts);
+  if (!st->fns || !st->consts) return cx_oom(ctx);
+  for (int i = 0; i < p->nkernels; i++)
+    if ((r = cu->ModuleGetFunction(&st->fns[i], st->mod, p->kernels[i]))) return cx_cuda_error(ctx, cu, r, p->kernels[i]);
+  for (int i = 0; i < p->bufs.nslots; i++) { /* constants live on the device for the executable's life */
+    const cx_slot *sl = &p->bufs.slots[i];
+    if (sl->kind != CX_SLOT_CONST || sl->size <= 0) continue;
+    if ((r = cu->MemAlloc(&st->consts[i], (size_t)sl->size))) return cx_cuda_error(ctx, cu, r, "cuMemAlloc (constants)");
+    if ((r = cu->MemcpyHtoD(st->consts[i], sl->constant->data, (size_t)sl->size)))
+      return cx_cuda_error(ctx, cu, r, "cuMemcpyHtoD (constants)");
+  }
+  if (p->bufs.arena_size > 0 && (r = cu->MemAlloc(&st->arena, (size_t)p->bufs.arena_size)))
+    return cx_cuda_error(ctx, cu, r, "cuMemAlloc (temporaries)");
+  return CXLA_OK;
+}
+
+static cxla_status compile_state(cxla_context *ctx, cx_module *m, const cx_flags *flags, gpu_state *st,
+                                 cx_stats *stats) {
+  cx_nvptx_arch arch;
+  char name[128];
+  CX_TRY(pick_target(ctx, st, &arch, name, (int)sizeof name));
+  CX_TRY(cx_gpu_build(ctx, m, flags, &arch, 0, &st->prog));
+  const cx_comp *e = st->prog.m->entry;
+  if (!(st->param_base = cx_calloc((size_t)e->nparams + 1, sizeof *st->param_base))) return cx_oom(ctx);
+  for (int p = 0; p < e->nparams; p++) st->param_base[p + 1] = st->param_base[p] + cx_shape_leaf_count(&e->params[p]->shape);
+  st->nparam_leaves = st->param_base[e->nparams];
+  CUresult r = st->cu->DevicePrimaryCtxRetain(&st->cuctx, st->dev);
+  if (r) return cx_cuda_error(ctx, st->cu, r, "cuDevicePrimaryCtxRetain");
+  if ((r = st->cu->CtxPushCurrent(st->cuctx))) return cx_cuda_error(ctx, st->cu, r, "cuCtxPushCurrent");
+  cxla_status s = load(ctx, st);
+  CUcontext c;
+  st->cu->CtxPopCurrent(&c);
+  /* which target ran where: a GPU newer than cxla runs the newest PTX cxla knows */
+  cx_sb_printf(&stats->counts, "gpu=\"%s\" ptx_target=%s ptx_isa=%d.%d kernels=%d ", name, arch.sm, arch.ptx / 10,
+               arch.ptx % 10, st->prog.nkernels);
+  return s;
+}
+
+static cxla_status gpu_compile(cxla_context *ctx, cx_module *m, const cx_flags *flags, void **state, cx_stats *stats) {
+  *state = NULL;
+  const cx_cuda *cu = NULL;
+  cxla_status s = cx_cuda_get(ctx, &cu);
+  gpu_state *st = s == CXLA_OK ? cx_calloc(1, sizeof *st) : NULL;
+  if (s == CXLA_OK && !st) s = cx_oom(ctx);
+  if (s != CXLA_OK) {
+    cx_module_free(m);
+    return s;
+  }
+  st->cu = cu;
+  pthread_mutex_init(&st->mu, NULL);
+  s = compile_state(ctx, m, flags, st, stats);
+  if (!st->prog.m) cx_module_free(m); /* cx_gpu_build owns it once called */
+  if (s != CXLA_OK) {
+    gpu_destroy(st);
+    return s;
+  }
+  *state = st;
+  return CXLA_OK;
+}
+
+const cx_backend cx_backend_gpu = {
+  .name = "gpu", .compile = gpu_compile, .execute = cx_gpu_execute, .destroy = gpu_destroy, .needs_device = 1};
