@@ -1,8 +1,10 @@
 /* check.c — what the interpreter refuses, known before anything runs. Every backend compiles
  * through this check (the cpu backend runs on the interpreter what it does not compile), so
  * an instruction cxla cannot run is refused when compiling, with its location, never half
- * way through a run. The evaluator keeps its own checks: they guard the API's direct calls. */
+ * way through a run; every such instruction, so that one compile says all a module lacks.
+ * The evaluator keeps its own checks: they guard the API's direct calls. */
 #include <stdio.h>
+#include <stdlib.h>
 #include "interp/internal.h"
 
 /* The particular cases of an op the interpreter refuses, by op. */
@@ -59,20 +61,76 @@ static void reach(cx_comp *c) {
       if (c->instrs[i]->called[j]) reach(c->instrs[i]->called[j]);
 }
 
+/* One instruction refused, with why (copied: cx_interp_cannot_run may format into a buffer). */
+typedef struct {
+  const cx_instr *in;
+  char why[112];
+} refusal_at;
+
+static int by_location(const void *pa, const void *pb) {
+  const cx_loc *a = &((const refusal_at *)pa)->in->loc, *b = &((const refusal_at *)pb)->in->loc;
+  if (a->line != b->line) return a->line < b->line ? -1 : 1;
+  return (a->col > b->col) - (a->col < b->col);
+}
+
+/* "custom-call 'x' (target lapack_sgeqrf_ffi: why)": a custom-call says which target. */
+static void describe(cx_sb *sb, const refusal_at *r) {
+  const cx_instr *in = r->in;
+  cx_sb_printf(sb, "%s '%s' (", cx_op_name(in->op), in->name ? in->name : "?");
+  if (in->op == CX_OP_CUSTOM_CALL)
+    cx_sb_printf(sb, "target %s: ", in->a.custom_call_target ? in->a.custom_call_target : "(none)");
+  cx_sb_printf(sb, "%s)", r->why);
+}
+
+/* Room the list may take in the message (the error sink holds about 2000 characters). */
+#define LIST_CHARS 1400
+
+/* Every refused instruction in file order: one is described on its own; several are counted
+ * and listed with their locations ("not supported: 3 instructions: t.hlo:7:3 custom-call 'x'
+ * (target ...: why), ..."), as many as fit, then how many more. The error is at the first. */
+static cxla_status report(cx_module *m, refusal_at *r, int n) {
+  qsort(r, (size_t)n, sizeof *r, by_location);
+  cx_sb sb;
+  cx_sb_init(&sb);
+  cx_sb_puts(&sb, "not supported: ");
+  if (n > 1) cx_sb_printf(&sb, "%d instructions: ", n);
+  int shown = 0;
+  for (; shown < n && (shown == 0 || sb.len < LIST_CHARS); shown++) {
+    if (shown) cx_sb_puts(&sb, ", ");
+    if (n > 1 && r[shown].in->loc.line > 0)
+      cx_sb_printf(&sb, "%s:%d:%d ", m->filename, r[shown].in->loc.line, r[shown].in->loc.col);
+    describe(&sb, &r[shown]);
+  }
+  if (shown < n) cx_sb_printf(&sb, ", and %d more", n - shown);
+  cxla_status s = sb.oom ? cx_oom(m->ctx) : cx_error_at(m, r[0].in->loc, CXLA_ERR_UNSUPPORTED, "%s", sb.buf);
+  cx_sb_free(&sb);
+  return s;
+}
+
 cxla_status cx_interp_check_module(cx_module *m) {
   if (!m->entry) return CXLA_OK;
   for (int i = 0; i < m->ncomps; i++) m->comps[i]->aux = NULL;
   reach(m->entry);
-  const cx_instr *bad = NULL;
-  const char *why = NULL;
-  char buf[96];
-  for (int i = 0; i < m->ncomps && !bad; i++) {
+  refusal_at *r = NULL;
+  int64_t cap = 0;
+  int n = 0, oom = 0;
+  for (int i = 0; i < m->ncomps && !oom; i++) {
     if (!m->comps[i]->aux) continue;
-    for (int k = 0; k < m->comps[i]->ninstrs && !bad; k++)
-      if ((why = cx_interp_cannot_run(m->comps[i]->instrs[k], buf, sizeof buf))) bad = m->comps[i]->instrs[k];
+    for (int k = 0; k < m->comps[i]->ninstrs && !oom; k++) {
+      char buf[sizeof r->why];
+      const char *why = cx_interp_cannot_run(m->comps[i]->instrs[k], buf, sizeof buf);
+      if (!why) continue;
+      if (!cx_vec_reserve((void **)&r, &cap, n + 1, sizeof *r)) {
+        oom = 1;
+        break;
+      }
+      r[n].in = m->comps[i]->instrs[k];
+      snprintf(r[n].why, sizeof r[n].why, "%s", why);
+      n++;
+    }
   }
   for (int i = 0; i < m->ncomps; i++) m->comps[i]->aux = NULL;
-  if (!bad) return CXLA_OK;
-  return cx_error_at(m, bad->loc, CXLA_ERR_UNSUPPORTED, "not supported: %s '%s' (%s)", cx_op_name(bad->op),
-                     bad->name ? bad->name : "?", why);
+  cxla_status s = oom ? cx_oom(m->ctx) : n ? report(m, r, n) : CXLA_OK;
+  cx_free(r);
+  return s;
 }

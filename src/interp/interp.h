@@ -80,7 +80,9 @@ int cx_interp_runs_op(cx_op op);
  * a message that needs formatting. */
 const char *cx_interp_cannot_run(const cx_instr *in, char *buf, size_t n);
 /* Every backend's compile-time check: CXLA_ERR_UNSUPPORTED "FILE:LINE:COL: error: not
- * supported: OP 'NAME' (why)" at the first instruction the ENTRY reaches that cxla cannot run. */
+ * supported: OP 'NAME' (why)" for the one instruction the ENTRY reaches that cxla cannot run,
+ * or "...: not supported: N instructions: FILE:LINE:COL OP 'NAME' (why), ..." listing every
+ * one in file order (at the first); a custom-call's why starts with its target. */
 cxla_status cx_interp_check_module(cx_module *m);
 
 /* Error helpers: "FILE:LINE:COL: error: not supported: <op>: <why>". */

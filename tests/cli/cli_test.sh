@@ -262,6 +262,9 @@ run_cxla run ill.hlo --random-inputs;      expect_error err_verify_location "ill
 run_cxla fmt bad.hlo;                      expect_error err_fmt_parse "bad.hlo:5:1: error: "
 run_cxla compile bad.hlo;                  expect_error err_compile_parse "bad.hlo:5:1: error: "
 run_cxla compile ill.hlo;                  expect_error err_compile_verify "ill.hlo:6:"
+printf 'HloModule two\n\nENTRY main {\n  x = f32[2] parameter(0)\n  a = f32[2] custom-call(x), custom_call_target="foo"\n  ROOT b = f32[2] custom-call(a), custom_call_target="bar"\n}\n' >two.hlo
+run_cxla compile two.hlo;                  expect_error err_compile_unsupported_all "two.hlo:5:3: error: not supported: 2 instructions: two.hlo:5:3 custom-call 'a' (target foo: "
+run_cxla run two.hlo --random-inputs --backend=cpu; expect_error err_run_unsupported_all "two.hlo:6:8 custom-call 'b' (target bar: "
 run_cxla run addmul.hlo x.npy y.npy --backend=gpu-emu; expect_error err_backend_planned "backend 'gpu-emu' is not built into this cxla"
 # --backend=gpu without a CUDA driver (CI): one clear line and exit 1, never a crash
 CXLA_CUDA_DRIVER=/nonexistent/libcuda.so.1 "$CXLA" run addmul.hlo x.npy y.npy --backend=gpu >out.txt 2>err.txt; rc=$?

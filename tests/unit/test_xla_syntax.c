@@ -413,8 +413,11 @@ TEST(xla_syntax_collectives_refused_when_compiling) {
   const char *start = "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n"
                       "  s = (f32[4], f32[8]) all-gather-start(x), replica_groups=[1,2]<=[2], dimensions={0}\n"
                       "  ROOT d = f32[8] all-gather-done(s)\n}\n";
-  expect_refused(start, "interp", "t.hlo:4:3: error: not supported: all-gather-start 's' (collectives", __LINE__);
-  expect_refused(start, "cpu", "t.hlo:4:3: error: not supported: all-gather-start 's' (collectives", __LINE__);
+  /* both halves are named, the error at the first */
+  want = "t.hlo:4:3: error: not supported: 2 instructions: t.hlo:4:3 all-gather-start 's' (collectives need the "
+         "distributed runtime; cxla runs one device), t.hlo:5:8 all-gather-done 'd' (collectives";
+  expect_refused(start, "interp", want, __LINE__);
+  expect_refused(start, "cpu", want, __LINE__);
 }
 
 /* Every allocation of the new paths (nested instructions, late inference, async sugar, the
