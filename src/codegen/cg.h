@@ -80,5 +80,13 @@ int cx_emit_handles_op(cx_op op);
  * table of elemental*.c). Reduce and dot have one that refuses: their values come from the
  * kInput and kOutput kernel emitters. */
 int cx_emit_has_generator(cx_op op);
+/* A scalar called computation (parameters and results scalars: a sort comparator, a scatter
+ * combiner) as a function `void f(i8 **p)` of g's module: p holds the addresses of the result
+ * elements, then of the parameters' (memory form, pred one byte). Runtime routines call it
+ * through a pointer. CXLA_ERR_UNSUPPORTED with `why` set when the emitter cannot compile it
+ * (nothing recorded in g then). */
+cxla_status cx_emit_scalar_fn(cx_cg *g, const cx_comp *c, LLVMValueRef *fn, const char **why);
+/* Whether the emitter compiles every instruction of a scalar computation. */
+int cx_emit_scalar_comp_ok(const cx_comp *c, const char **why);
 
 #endif

@@ -85,6 +85,8 @@ static int bitcast_ok(const cx_instr *in, const char **why) {
   return 1;
 }
 
+int cx_emit_scalar_comp_ok(const cx_comp *c, const char **why) { return scalar_comp_ok(c, why); }
+
 static int reduce_ok(const cx_instr *in, const char **why) {
   return scalar_comp_ok(in->ncalled == 1 ? in->called[0] : NULL, why);
 }

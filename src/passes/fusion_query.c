@@ -120,7 +120,8 @@ int fu_needs_kernel_wrap(const cx_instr *in) {
   case CX_CLASS_SHAPE:
     return in->op != CX_OP_BITCAST; /* a bitcast aliases its operand's buffer */
   case CX_CLASS_REDUCE:
-    return in->op != CX_OP_SORT && in->op != CX_OP_SCATTER; /* library-style emitters */
+    return in->op != CX_OP_SORT && in->op != CX_OP_SCATTER && /* runtime routines of their own */
+           in->op != CX_OP_SELECT_AND_SCATTER;
   default:
     return 0;
   }

@@ -13,6 +13,7 @@
 #include "backend/cpu/jit.h"
 #include "backend/cpu/llvm_compile.h"
 #include "backend/cpu/sequencer.h"
+#include "backend/cpu/sort_scatter.h"
 #include "backend/cpu/threadpool.h"
 #include "interp/interp.h"
 #include "passes/fusion_plan.h"
@@ -83,6 +84,9 @@ static const cx_jit_symbol runtime_symbols[] = {
     {"cx_rt_conv_im2col", (void *)cx_rt_conv_im2col},
     {"cx_rt_topk", (void *)cx_rt_topk},
     {"cx_rt_rng_bits", (void *)cx_rt_rng_bits},
+    {"cx_rt_sort", (void *)cx_rt_sort},
+    {"cx_rt_scatter", (void *)cx_rt_scatter},
+    {"cx_rt_select_and_scatter", (void *)cx_rt_select_and_scatter},
 };
 
 static int dumping(const cx_flags *f) { return f->dump_to && f->dump_to[0]; }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "backend/cpu/sequencer_int.h"
+#include "backend/cpu/sort_scatter.h"
 #include "ir/clone.h"
 #include "ir/fusion_plan.h"
 
@@ -329,6 +330,8 @@ static const emitter k_emit[CX_OP_COUNT] = {
   [CX_OP_CALL] = emit_call, [CX_OP_COPY] = emit_copy, [CX_OP_FUSION] = emit_fusion, [CX_OP_DOT] = emit_dot,
   [CX_OP_TOPK] = cx_seq_topk, /* a runtime routine (topk.c) */
   [CX_OP_RNG_BIT_GENERATOR] = cx_seq_rng_bit_generator, /* a runtime routine (rng_bits.c) */
+  [CX_OP_SORT] = cx_seq_sort, [CX_OP_SCATTER] = cx_seq_scatter, /* runtime routines (sort_scatter.h) */
+  [CX_OP_SELECT_AND_SCATTER] = cx_seq_select_and_scatter,
 };
 
 cxla_status cx_seq_emit_comp(cx_seq *s, cx_comp *c) {

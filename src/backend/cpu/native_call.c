@@ -1,0 +1,51 @@
+/* native_call.c — the sequencer's side of sort, scatter and select-and-scatter: compile the
+ * instruction's called computations into scalar functions and emit one routine call with the
+ * plan made at compile time (sort_scatter.h). */
+#include <stdio.h>
+#include "backend/cpu/sort_scatter.h"
+
+int cx_seq_native_call(cx_seq *s, cx_instr *in, const char *routine, const void *desc, int nfns, const char **why) {
+  cx_cg *g = s->g;
+  LLVMValueRef fns[2] = {NULL, NULL};
+  if (nfns > 2 || in->ncalled < nfns) return *why = "malformed called computations", 0;
+  for (int i = 0; i < nfns; i++)
+    if (cx_emit_scalar_fn(g, in->called[i], &fns[i], why) != CXLA_OK) return 0;
+  int no = s->bufs->nleaves[in->id], n = no;
+  for (int j = 0; j < in->nops; j++) n += s->bufs->nleaves[in->ops[j]->id];
+  int *slots = cx_malloc(sizeof *slots * (size_t)n), k = 0;
+  if (!slots) {
+    cx_cg_fail(g, CXLA_ERR_OUT_OF_MEMORY, "out of memory");
+    return 1;
+  }
+  for (int l = 0; l < no; l++) slots[k++] = cx_seq_leaf_slot(s, in, l);
+  for (int j = 0; j < in->nops; j++)
+    for (int l = 0; l < s->bufs->nleaves[in->ops[j]->id]; l++) slots[k++] = cx_seq_leaf_slot(s, in->ops[j], l);
+  for (int i = 0; i < k; i++)
+    if (slots[i] < 0) {
+      cx_free(slots);
+      return 1; /* error recorded */
+    }
+  char name[256];
+  snprintf(name, sizeof name, "%s [%s]", in->name ? in->name : cx_op_name(in->op), cx_op_name(in->op));
+  int32_t id = cx_seq_name(s, name);
+  LLVMValueRef args = id >= 0 ? cx_seq_args(s, slots, n) : NULL;
+  cx_free(slots);
+  if (id < 0) return 1;
+  cx_kernel_origin(in, &s->out->origins[id]);
+  LLVMTypeRef P = g->t_ptr, I32 = g->t_i32;
+  LLVMTypeRef ps[6] = {P, P, P, P, P, I32};
+  int np = 4 + nfns;
+  ps[np - 1] = I32;
+  ps[np - 2] = P;
+  LLVMTypeRef ft = LLVMFunctionType(g->t_void, ps, (unsigned)np, 0);
+  LLVMValueRef f = LLVMGetNamedFunction(g->mod, routine);
+  if (!f) f = LLVMAddFunction(g->mod, routine, ft);
+  LLVMValueRef a[6];
+  a[0] = s->rt;
+  a[1] = LLVMConstIntToPtr(cx_cg_i64(g, (int64_t)(intptr_t)desc), P);
+  for (int i = 0; i < nfns; i++) a[2 + i] = fns[i];
+  a[2 + nfns] = args;
+  a[3 + nfns] = LLVMConstInt(I32, (unsigned long long)id, 1);
+  LLVMBuildCall2(s->b, ft, f, a, (unsigned)np, "");
+  return 1;
+}

@@ -1,0 +1,225 @@
+/* scatter_rt.c — scatter on the cpu (XLA's semantics, StableHLO's index definition with
+ * batching dims): the results start as the operands; then for every scatter index in
+ * row-major order whose whole update window fits in the operand (a window partly outside is
+ * skipped, not clamped, as XLA's cpu runtime does), each window element is combined
+ * result = combiner(result..., update...) in row-major window order. Updates run in that
+ * serial order, which is the only order a non-commutative combiner or colliding indices
+ * allow. A combiner that is one add, max or min of its two f32 parameters runs inline instead
+ * of through the emitted function. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "backend/cpu/sort_scatter.h"
+#include "runtime/trace.h"
+
+#define SC_MAX_OPS 32
+
+typedef enum sc_fast { SC_CALL, SC_ADD_F32, SC_MAX_F32, SC_MIN_F32 } sc_fast;
+
+typedef struct scatter_desc {
+  int n, orank, nsd, nwd, fast;
+  int64_t nidx, ivec_stride;
+  int32_t itype;
+  int64_t sdims[CXLA_MAX_RANK], wdims[CXLA_MAX_RANK];
+  int64_t idx_stride[CXLA_MAX_RANK], upd_sstride[CXLA_MAX_RANK], upd_wstride[CXLA_MAX_RANK];
+  int64_t op_wstride[CXLA_MAX_RANK], start_map[CXLA_MAX_RANK], wsize[CXLA_MAX_RANK];
+  int batching_from[CXLA_MAX_RANK];
+  int64_t odims[CXLA_MAX_RANK], ostride[CXLA_MAX_RANK];
+  int64_t oelems;
+  size_t oes[SC_MAX_OPS], ues[SC_MAX_OPS];
+} scatter_desc;
+
+static int64_t load_index(int32_t t, const char *p, int64_t i) {
+  switch ((cxla_type)t) {
+  case CXLA_S8: return ((const int8_t *)p)[i];
+  case CXLA_S16: return ((const int16_t *)p)[i];
+  case CXLA_S32: return ((const int32_t *)p)[i];
+  case CXLA_U8: return ((const uint8_t *)p)[i];
+  case CXLA_U16: return ((const uint16_t *)p)[i];
+  case CXLA_U32: return ((const uint32_t *)p)[i];
+  case CXLA_U64: {
+    uint64_t v = ((const uint64_t *)p)[i];
+    return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+  }
+  default: return ((const int64_t *)p)[i];
+  }
+}
+
+static int next_index(int rank, const int64_t *dims, int64_t *idx) {
+  for (int d = rank - 1; d >= 0; d--) {
+    if (++idx[d] < dims[d]) return 1;
+    idx[d] = 0;
+  }
+  return 0;
+}
+
+/* XLA's maximum/minimum: NaN if either is (the first one), and -0 < +0 */
+static inline float max_f32(float a, float b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  if (a != b) return a > b ? a : b;
+  return signbit(a) ? b : a;
+}
+static inline float min_f32(float a, float b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  if (a != b) return a < b ? a : b;
+  return signbit(a) ? a : b;
+}
+
+static void combine(const scatter_desc *d, cx_scalar_fn comb, void **p, char **res, const char **upd, int64_t oo,
+                    int64_t uo) {
+  float *r = (float *)res[0], u;
+  switch ((sc_fast)d->fast) {
+  case SC_ADD_F32: memcpy(&u, upd[0] + uo * 4, 4), r[oo] += u; return;
+  case SC_MAX_F32: memcpy(&u, upd[0] + uo * 4, 4), r[oo] = max_f32(r[oo], u); return;
+  case SC_MIN_F32: memcpy(&u, upd[0] + uo * 4, 4), r[oo] = min_f32(r[oo], u); return;
+  case SC_CALL: break;
+  }
+  for (int i = 0; i < d->n; i++) {
+    p[i] = p[d->n + i] = res[i] + (size_t)oo * d->oes[i];
+    p[2 * d->n + i] = (void *)(upd[i] + (size_t)uo * d->ues[i]);
+  }
+  comb(p);
+}
+
+void cx_rt_scatter(cx_rt *rt, const void *desc, cx_scalar_fn comb, void **bufs, int32_t id) {
+  if (rt->status != CXLA_OK) return;
+  const scatter_desc *d = desc;
+  int64_t t0 = rt->trace ? cx_trace_now() : 0;
+  int n = d->n;
+  char *res[SC_MAX_OPS];
+  const char *upd[SC_MAX_OPS], *ix = bufs[2 * n];
+  for (int i = 0; i < n; i++) {
+    res[i] = bufs[i];
+    if (bufs[i] != bufs[n + i]) memcpy(bufs[i], bufs[n + i], (size_t)d->oelems * d->oes[i]);
+    upd[i] = bufs[2 * n + 1 + i];
+  }
+  void *p[3 * SC_MAX_OPS];
+  int64_t nscatter = 1, nwin = 1, applied = 0;
+  for (int j = 0; j < d->nsd; j++) nscatter *= d->sdims[j];
+  for (int j = 0; j < d->nwd; j++) nwin *= d->wdims[j];
+  int64_t sidx[CXLA_MAX_RANK] = {0};
+  for (int64_t sc = 0; sc < nscatter && nwin > 0; sc++, next_index(d->nsd, d->sdims, sidx)) {
+    int64_t start[CXLA_MAX_RANK] = {0}, ibase = 0, ubase = 0, obase = 0;
+    for (int j = 0; j < d->nsd; j++) {
+      ibase += sidx[j] * d->idx_stride[j];
+      ubase += sidx[j] * d->upd_sstride[j];
+    }
+    for (int64_t k = 0; k < d->nidx; k++) start[d->start_map[k]] = load_index(d->itype, ix, ibase + k * d->ivec_stride);
+    int skip = 0;
+    for (int a = 0; a < d->orank; a++) {
+      if (d->batching_from[a] >= 0) start[a] = sidx[d->batching_from[a]];
+      skip |= start[a] < 0 || start[a] > d->odims[a] - d->wsize[a];
+      obase += start[a] * d->ostride[a];
+    }
+    if (skip) continue;
+    applied++;
+    if (d->nwd == 1 && d->upd_wstride[0] == 1 && d->op_wstride[0] == 1 && d->fast == SC_ADD_F32) {
+      float *r = (float *)res[0] + obase;
+      const float *u = (const float *)upd[0] + ubase; /* a contiguous row: vectorises */
+      for (int64_t w = 0; w < d->wdims[0]; w++) r[w] += u[w];
+      continue;
+    }
+    int64_t widx[CXLA_MAX_RANK] = {0};
+    do {
+      int64_t oo = obase, uo = ubase;
+      for (int j = 0; j < d->nwd; j++) {
+        oo += widx[j] * d->op_wstride[j];
+        uo += widx[j] * d->upd_wstride[j];
+      }
+      combine(d, comb, p, res, upd, oo, uo);
+    } while (next_index(d->nwd, d->wdims, widx));
+  }
+  if (rt->trace) {
+    const char *name = rt->names && id >= 0 && rt->names[id] ? rt->names[id] : "scatter";
+    cx_trace_args a = cx_rt_origin_args(rt, id);
+    a.n = 2, a.key[0] = "windows", a.key[1] = "window_elems";
+    a.val[0] = applied, a.val[1] = nwin;
+    cx_trace_add(rt->trace, name, "library", t0, cx_trace_now(), &a);
+  }
+}
+
+/* ---- compile time: the plan, and the combiner recognised as one f32 op ---- */
+
+/* op(current, update): parameter 0 then parameter 1, as the emitted function would read them */
+static int is_param_pair(const cx_instr *r) {
+  return r->nops == 2 && r->ops[0]->op == CX_OP_PARAMETER && r->ops[1]->op == CX_OP_PARAMETER &&
+         r->ops[0]->a.index == 0 && r->ops[1]->a.index == 1;
+}
+
+static int fast_kind(const cx_instr *in) {
+  if (in->nops != 3 || in->ncalled < 1 || in->shape.type != CXLA_F32 || in->ops[2]->shape.type != CXLA_F32)
+    return SC_CALL;
+  const cx_instr *r = in->called[0]->root;
+  if (!r || !is_param_pair(r) || r->shape.type != CXLA_F32) return SC_CALL;
+  static const int8_t k_fast[CX_OP_COUNT] = {[CX_OP_ADD] = SC_ADD_F32, [CX_OP_MAXIMUM] = SC_MAX_F32,
+                                             [CX_OP_MINIMUM] = SC_MIN_F32};
+  return k_fast[r->op];
+}
+
+static int plan(const cx_instr *in, scatter_desc *d) {
+  const cx_scatter_dims *sd = &in->a.scatter;
+  int n = in->nops / 2;
+  const cx_shape *os = &in->ops[0]->shape, *is = &in->ops[n]->shape, *us = &in->ops[n + 1]->shape;
+  if (n > SC_MAX_OPS || os->rank > CXLA_MAX_RANK) return 0;
+  d->n = n;
+  d->orank = os->rank;
+  d->itype = is->type;
+  d->oelems = cx_shape_elems(os);
+  for (int i = 0; i < n; i++) {
+    d->oes[i] = cxla_type_size(in->ops[i]->shape.type);
+    d->ues[i] = cxla_type_size(in->ops[n + 1 + i]->shape.type);
+  }
+  int64_t ivd = sd->index_vector_dim;
+  d->nidx = ivd < is->rank ? is->dims[ivd] : 1;
+  int64_t ist[CXLA_MAX_RANK], ust[CXLA_MAX_RANK];
+  cx_shape_strides(is, ist);
+  cx_shape_strides(us, ust);
+  cx_shape_strides(os, d->ostride);
+  d->ivec_stride = ivd < is->rank ? ist[ivd] : 0;
+  for (int k = 0; k < sd->scatter_dims_to_operand_dims.n; k++) d->start_map[k] = sd->scatter_dims_to_operand_dims.v[k];
+  int taken[CXLA_MAX_RANK] = {0}, window[CXLA_MAX_RANK] = {0};
+  for (int k = 0; k < sd->inserted_window_dims.n; k++) taken[sd->inserted_window_dims.v[k]] = 1;
+  for (int k = 0; k < sd->input_batching_dims.n; k++) taken[sd->input_batching_dims.v[k]] = 1;
+  for (int k = 0; k < sd->update_window_dims.n; k++) window[sd->update_window_dims.v[k]] = 1;
+  for (int a = 0; a < os->rank; a++) {
+    d->odims[a] = os->dims[a];
+    d->wsize[a] = 1;
+    d->batching_from[a] = -1;
+  }
+  int j = 0, w = 0, od = 0;
+  for (int u = 0; u < us->rank; u++) {
+    if (window[u]) {
+      while (od < os->rank && taken[od]) od++;
+      if (od >= os->rank) return 0;
+      d->wdims[w] = us->dims[u];
+      d->upd_wstride[w] = ust[u];
+      d->op_wstride[w] = d->ostride[od];
+      d->wsize[od] = us->dims[u];
+      w++, od++;
+    } else {
+      int idim = j < ivd ? j : j + 1;
+      d->sdims[j] = us->dims[u];
+      d->upd_sstride[j] = ust[u];
+      d->idx_stride[j] = ist[idim];
+      j++;
+    }
+  }
+  d->nwd = w;
+  d->nsd = j;
+  for (int k = 0; k < sd->input_batching_dims.n; k++) {
+    int64_t sdim = sd->scatter_indices_batching_dims.v[k];
+    d->batching_from[sd->input_batching_dims.v[k]] = (int)(sdim < ivd ? sdim : sdim - 1);
+  }
+  d->fast = fast_kind(in);
+  return 1;
+}
+
+cxla_status cx_seq_scatter(cx_seq *s, cx_instr *in) {
+  const char *why = "scatter of more than 32 operands";
+  scatter_desc *d = cx_arena_alloc(&s->g->m->arena, sizeof *d);
+  if (!d) return cx_cg_fail(s->g, CXLA_ERR_OUT_OF_MEMORY, "out of memory");
+  if (plan(in, d) && cx_seq_native_call(s, in, "cx_rt_scatter", d, 1, &why)) return s->g->status;
+  return cx_seq_fallback(s, in, why);
+}

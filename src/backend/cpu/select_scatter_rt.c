@@ -1,0 +1,241 @@
+/* select_scatter_rt.c — select-and-scatter on the cpu (the gradient of max-pooling). The
+ * result starts as init_value; for every source element (row-major) its window over the
+ * operand is walked in row-major order over in-bounds elements only (padding and
+ * base-dilation holes are never selected); the first is the initial selection and a later one
+ * replaces it when select(selected, current) is false; then result[selected] =
+ * scatter(result[selected], source). A window with no in-bounds element scatters nothing.
+ * Slices along the leading dimensions whose window is 1 wide with stride 1 and no padding
+ * (the batch of a pooling) never share a result element, so they run in parallel on the
+ * pool, each in that serial order. select = GE/GT compare of f32 and scatter = add of f32, the
+ * max-pool gradient jax emits, run inline; any other pair calls the emitted functions. */
+#include <stdio.h>
+#include <string.h>
+#include "backend/cpu/sort_scatter.h"
+#include "backend/cpu/threadpool.h"
+#include "runtime/trace.h"
+
+typedef struct sas_desc {
+  int rank, indep;   /* leading dims that are independent slices */
+  int fast;          /* 0: call; 1: select GE, 2: select GT (f32, scatter add) */
+  cx_window_dim w[CXLA_MAX_RANK];
+  int64_t odims[CXLA_MAX_RANK], sdims[CXLA_MAX_RANK], ostride[CXLA_MAX_RANK];
+  int64_t oelems, selems, slice_o, slice_s; /* elements per independent slice */
+  size_t oes, res, ses;
+} sas_desc;
+
+typedef struct sas_job {
+  const sas_desc *d;
+  /* per dim a and source coordinate c: cnt[a][c] in-bounds taps at operand offsets
+   * off[a][c * size ...] (coordinate times stride): made once per call */
+  int64_t *cnt[CXLA_MAX_RANK], *off[CXLA_MAX_RANK];
+  cx_scalar_fn sel, sct;
+  char *res;
+  const char *x, *src, *init;
+} sas_job;
+
+/* In-bounds operand coordinates of source coordinate s along one dimension. */
+static int64_t taps(const cx_window_dim *w, int64_t dim, int64_t s, int64_t *coord) {
+  int64_t n = 0, pos = s * w->stride - w->pad_lo;
+  if (w->lhs_dilate == 1) { /* no divisions in the common case: they would dominate */
+    for (int64_t k = 0; k < w->size; k++, pos += w->rhs_dilate)
+      if (pos >= 0 && pos < dim) coord[n++] = pos;
+    return n;
+  }
+  for (int64_t k = 0; k < w->size; k++, pos += w->rhs_dilate)
+    if (pos >= 0 && pos % w->lhs_dilate == 0 && pos / w->lhs_dilate < dim) coord[n++] = pos / w->lhs_dilate;
+  return n;
+}
+
+static int next_index(int rank, const int64_t *dims, int64_t *idx) {
+  for (int d = rank - 1; d >= 0; d--) {
+    if (++idx[d] < dims[d]) return 1;
+    idx[d] = 0;
+  }
+  return 0;
+}
+
+/* The f32 GE/GT + add form over the tap tables: window dims of one tap add a fixed offset,
+ * the others (a pooling's two) are walked in row-major order. */
+static void fast_slices(sas_job *j, int64_t begin, int64_t end, int64_t *sidx) {
+  const sas_desc *d = j->d;
+  int rank = d->rank, act[CXLA_MAX_RANK], nact = 0;
+  for (int a = 0; a < rank; a++)
+    if (d->w[a].size > 1) act[nact++] = a;
+  const float *x = (const float *)j->x, *src = (const float *)j->src;
+  float *res = (float *)j->res;
+  int ge = d->fast == 1;
+  for (int64_t si = begin * d->slice_s; si < end * d->slice_s; si++, next_index(rank, d->sdims, sidx)) {
+    int64_t base = 0, best = -1;
+    int empty = 0;
+    for (int a = 0; a < rank && !empty; a++) {
+      if (d->w[a].size > 1) continue;
+      empty = j->cnt[a][sidx[a]] == 0;
+      base += j->off[a][sidx[a]];
+    }
+    if (empty) continue;
+    float bv = 0;
+    if (nact == 2) {
+      int a0 = act[0], a1 = act[1];
+      int64_t n0 = j->cnt[a0][sidx[a0]], n1 = j->cnt[a1][sidx[a1]];
+      const int64_t *o0 = j->off[a0] + sidx[a0] * d->w[a0].size, *o1 = j->off[a1] + sidx[a1] * d->w[a1].size;
+      int first = 1;
+      for (int64_t t0 = 0; t0 < n0; t0++)
+        for (int64_t t1 = 0; t1 < n1; t1++) { /* branch-free: random data mispredicts */
+          int64_t off = base + o0[t0] + o1[t1];
+          float v = x[off];
+          int take = first | !(ge ? bv >= v : bv > v);
+          first = 0;
+          best = take ? off : best;
+          bv = take ? v : bv;
+        }
+    } else {
+      int64_t t[CXLA_MAX_RANK] = {0}, cnt[CXLA_MAX_RANK];
+      for (int k = 0; k < nact; k++) cnt[k] = j->cnt[act[k]][sidx[act[k]]];
+      int any = 1;
+      for (int k = 0; k < nact; k++) any &= cnt[k] > 0;
+      while (any) {
+        int64_t off = base;
+        for (int k = 0; k < nact; k++) off += j->off[act[k]][sidx[act[k]] * d->w[act[k]].size + t[k]];
+        float v = x[off];
+        if (best < 0 || !(ge ? bv >= v : bv > v)) best = off, bv = v;
+        if (!next_index(nact, cnt, t)) break;
+      }
+    }
+    if (best >= 0) res[best] += src[si];
+  }
+}
+
+/* Kernel ABI: args[0] is the job, the range is independent slices. */
+static void sas_slices(void **args, int64_t begin, int64_t end) {
+  sas_job *j = args[0];
+  const sas_desc *d = j->d;
+  int rank = d->rank;
+  int64_t coord[CXLA_MAX_RANK][64], count[CXLA_MAX_RANK];
+  /* init_value everywhere: one element, then doubling copies */
+  char *r0 = j->res + (size_t)(begin * d->slice_o) * d->res;
+  size_t total = (size_t)((end - begin) * d->slice_o) * d->res, done = d->res;
+  if (total) memcpy(r0, j->init, d->res);
+  for (; done < total; done *= 2) memcpy(r0 + done, r0, done < total - done ? done : total - done);
+  int64_t sidx[CXLA_MAX_RANK] = {0};
+  /* the first source element of slice `begin` */
+  int64_t rem = begin;
+  for (int a = d->indep - 1; a >= 0; a--) {
+    sidx[a] = rem % d->sdims[a];
+    rem /= d->sdims[a];
+  }
+  if (d->fast) {
+    fast_slices(j, begin, end, sidx);
+    return;
+  }
+  void *p[3];
+  unsigned char pick;
+  for (int64_t si = begin * d->slice_s; si < end * d->slice_s; si++, next_index(rank, d->sdims, sidx)) {
+    int empty = 0;
+    for (int a = 0; a < rank && !empty; a++) empty = (count[a] = taps(&d->w[a], d->odims[a], sidx[a], coord[a])) == 0;
+    if (empty) continue;
+    int64_t t[CXLA_MAX_RANK] = {0}, best = -1;
+    do {
+      int64_t off = 0;
+      for (int a = 0; a < rank; a++) off += coord[a][t[a]] * d->ostride[a];
+      if (best >= 0) {
+        p[0] = &pick, p[1] = (void *)(j->x + (size_t)best * d->oes), p[2] = (void *)(j->x + (size_t)off * d->oes);
+        j->sel(p);
+      }
+      if (best < 0 || !pick) best = off;
+    } while (next_index(rank, count, t));
+    p[0] = p[1] = j->res + (size_t)best * d->res;
+    p[2] = (void *)(j->src + (size_t)si * d->ses);
+    j->sct(p);
+  }
+}
+
+void cx_rt_select_and_scatter(cx_rt *rt, const void *desc, cx_scalar_fn sel, cx_scalar_fn sct, void **bufs,
+                              int32_t id) {
+  if (rt->status != CXLA_OK) return;
+  const sas_desc *d = desc;
+  int64_t t0 = rt->trace ? cx_trace_now() : 0;
+  sas_job job = {.d = d, .sel = sel, .sct = sct, .res = bufs[0], .x = bufs[1], .src = bufs[2], .init = bufs[3]};
+  int64_t slices = d->slice_o ? d->oelems / d->slice_o : 0, ntab = 0;
+  for (int a = 0; a < d->rank; a++) ntab += d->sdims[a] * (1 + d->w[a].size);
+  int64_t *tab = d->fast && slices > 0 ? cx_malloc(sizeof *tab * (size_t)(ntab ? ntab : 1)) : NULL;
+  if (d->fast && slices > 0 && !tab) {
+    snprintf(rt->errmsg, sizeof rt->errmsg, "select-and-scatter: out of memory");
+    rt->status = CXLA_ERR_OUT_OF_MEMORY;
+    return;
+  }
+  for (int a = 0, at = 0; tab && a < d->rank; a++) {
+    job.cnt[a] = tab + at;
+    job.off[a] = tab + at + d->sdims[a];
+    at += (int)(d->sdims[a] * (1 + d->w[a].size));
+    for (int64_t c = 0; c < d->sdims[a]; c++) {
+      int64_t *o = job.off[a] + c * d->w[a].size;
+      job.cnt[a][c] = taps(&d->w[a], d->odims[a], c, o);
+      for (int64_t k = 0; k < job.cnt[a][c]; k++) o[k] *= d->ostride[a];
+    }
+  }
+  if (slices > 0) {
+    void *args[1] = {&job};
+    int64_t grain = 16384 / (d->slice_o ? d->slice_o : 1);
+    cx_threadpool_parallel_for(rt->pool, sas_slices, args, slices, grain > 1 ? grain : 1);
+  }
+  cx_free(tab);
+  if (rt->trace) {
+    const char *name = rt->names && id >= 0 && rt->names[id] ? rt->names[id] : "select-and-scatter";
+    cx_trace_args a = cx_rt_origin_args(rt, id);
+    a.n = 2, a.key[0] = "slices", a.key[1] = "source";
+    a.val[0] = slices, a.val[1] = d->selems;
+    cx_trace_add(rt->trace, name, "library", t0, cx_trace_now(), &a);
+  }
+}
+
+/* ---- compile time ---- */
+
+/* select(a, b) = compare(parameter 0, parameter 1) direction GE or GT, on f32 */
+static int fast_kind(const cx_instr *in) {
+  const cx_instr *s = in->called[0]->root, *c = in->called[1]->root;
+  if (in->ops[0]->shape.type != CXLA_F32 || in->shape.type != CXLA_F32 || in->ops[1]->shape.type != CXLA_F32)
+    return 0;
+  if (!s || s->op != CX_OP_COMPARE || s->nops != 2 || s->ops[0]->op != CX_OP_PARAMETER ||
+      s->ops[1]->op != CX_OP_PARAMETER || s->ops[0]->a.index != 0 || s->ops[1]->a.index != 1)
+    return 0;
+  if (!c || c->op != CX_OP_ADD || c->nops != 2 || c->ops[0]->op != CX_OP_PARAMETER ||
+      c->ops[1]->op != CX_OP_PARAMETER || c->ops[0]->a.index != 0 || c->ops[1]->a.index != 1)
+    return 0;
+  if (s->a.cmp_type != CX_CMP_DEFAULT && s->a.cmp_type != CX_CMP_FLOAT) return 0;
+  return s->a.dir == CXLA_GE ? 1 : s->a.dir == CXLA_GT ? 2 : 0;
+}
+
+cxla_status cx_seq_select_and_scatter(cx_seq *s, cx_instr *in) {
+  const char *why = "malformed select-and-scatter";
+  const cx_shape *x = &in->ops[0]->shape, *src = &in->ops[1]->shape;
+  if (in->nops != 3 || in->ncalled != 2 || in->a.window.rank != x->rank) return cx_seq_fallback(s, in, why);
+  sas_desc *d = cx_arena_alloc(&s->g->m->arena, sizeof *d);
+  if (!d) return cx_cg_fail(s->g, CXLA_ERR_OUT_OF_MEMORY, "out of memory");
+  d->rank = x->rank;
+  for (int a = 0; a < x->rank; a++) {
+    d->w[a] = in->a.window.d[a];
+    if (d->w[a].size > 64 || d->w[a].reversal) return cx_seq_fallback(s, in, "select-and-scatter window over 64 wide or reversed");
+    d->odims[a] = x->dims[a];
+    d->sdims[a] = src->dims[a];
+  }
+  cx_shape_strides(x, d->ostride);
+  d->oelems = cx_shape_elems(x);
+  d->selems = cx_shape_elems(src);
+  d->indep = 0;
+  while (d->indep < x->rank) {
+    const cx_window_dim *w = &d->w[d->indep];
+    if (w->size != 1 || w->stride != 1 || w->pad_lo || w->pad_hi || w->lhs_dilate != 1 || w->rhs_dilate != 1) break;
+    d->indep++;
+  }
+  d->slice_o = d->slice_s = 1;
+  for (int a = d->indep; a < x->rank; a++) {
+    d->slice_o *= x->dims[a];
+    d->slice_s *= src->dims[a];
+  }
+  d->oes = cxla_type_size(x->type);
+  d->res = cxla_type_size(in->shape.type);
+  d->ses = cxla_type_size(src->type);
+  d->fast = fast_kind(in);
+  if (cx_seq_native_call(s, in, "cx_rt_select_and_scatter", d, 2, &why)) return s->g->status;
+  return cx_seq_fallback(s, in, why);
+}
