@@ -174,6 +174,16 @@ cxla_status cxla_module_result_shape(cxla_module *m, cxla_shape *out);
  * Valid while m lives. */
 const char *cxla_module_parameter_name(cxla_module *m, int i);
 
+/* Reverse-mode gradient (docs/grad.md). m's ENTRY must return a scalar float (f16, bf16, f32,
+ * f64); wrt lists nwrt ENTRY parameter numbers, each a float array (a number may repeat). *out
+ * receives a new module (m is unchanged) whose ENTRY takes m's parameters and returns the tuple
+ * (value, gradient of value with respect to parameter wrt[0], ..., wrt[nwrt-1]): value is what
+ * m's ENTRY returns, and gradient i has the shape of parameter wrt[i]. It prints, compiles and
+ * runs like any module. An op on the path from a wrt parameter to the value that has no
+ * gradient rule is CXLA_ERR_UNSUPPORTED naming the op and its FILE:LINE:COL; bad arguments are
+ * CXLA_ERR_INVALID_ARGUMENT. */
+cxla_status cxla_module_grad(cxla_module *m, const int *wrt, int nwrt, cxla_module **out);
+
 /* ---- builder: one computation at a time ---------------------------------------------------------
  * A builder builds one computation of a module; several builders may be open on one module
  * (finish a reducer first, then pass it to reduce). Every op's shape is inferred when it is

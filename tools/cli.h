@@ -13,6 +13,7 @@ enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 int cli_run(cxla_context *ctx, int argc, char **argv);
 int cli_fmt(cxla_context *ctx, int argc, char **argv);
 int cli_compile(cxla_context *ctx, int argc, char **argv); /* cli_compile.c */
+int cli_grad(cxla_context *ctx, int argc, char **argv);    /* cli_grad.c */
 /* "850.0 us", "12.34 ms", "1.234 s" into buf. */
 const char *cli_format_ms(double ms, char *buf, size_t n);
 

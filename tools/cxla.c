@@ -19,6 +19,7 @@ static const command commands[] = {
     {"run", cli_run, "run a module on .npy inputs, print or save the result"},
     {"compile", cli_compile, "compile a module without running it, print phase timings"},
     {"fmt", cli_fmt, "print a module in canonical HLO text"},
+    {"grad", cli_grad, "print the gradient module (value and gradients) as HLO text"},
 };
 
 /* Commands cxla will have but this build does not. */
@@ -108,6 +109,18 @@ void cli_print_usage(FILE *f, const char *cmd) {
             "options:\n"
             "  --check                      print nothing; exit 0 if the file is already canonical,\n"
             "                               1 (with a message naming it) if not\n"
+            "  -h, --help                   show this help\n");
+  } else if (cmd && !strcmp(cmd, "grad")) {
+    fprintf(f,
+            "usage: cxla grad MODULE.hlo --wrt=N[,N...] [cxla flags]\n\n"
+            "Prints, as HLO text, a module with the same parameters whose ENTRY returns the tuple\n"
+            "(value, gradient with respect to each parameter listed): reverse-mode gradients of\n"
+            "MODULE.hlo, whose ENTRY must return a scalar float. 'cxla run' runs the result like\n"
+            "any module. docs/grad.md lists the differentiable ops.\n\n"
+            "options:\n"
+            "  --wrt=N[,N...]               ENTRY parameter numbers (from 0; float arrays) to\n"
+            "                               differentiate with respect to, in the order the\n"
+            "                               gradients are returned (required)\n"
             "  -h, --help                   show this help\n");
   } else {
     fprintf(f, "usage: cxla <command> [options]\n\ncommands:\n");

@@ -13,6 +13,29 @@ cx_instr *cx_instr_add(cx_comp *c, cx_op op, const cx_shape *shape, int nops, cx
   return in;
 }
 
+static int64_t name_suffix(const char *s) {
+  const char *dot = s ? strrchr(s, '.') : NULL;
+  if (!dot || !dot[1]) return -1;
+  int64_t v = 0;
+  for (const char *p = dot + 1; *p; p++) {
+    if (*p < '0' || *p > '9' || v > (INT64_MAX - 9) / 10) return -1;
+    v = v * 10 + (*p - '0');
+  }
+  return v;
+}
+
+void cx_module_reserve_names(cx_module *m) {
+  int64_t mx = m->next_id;
+  for (int i = 0; i < m->ncomps; i++) {
+    const cx_comp *c = m->comps[i];
+    int64_t v = name_suffix(c->name);
+    if (v > mx) mx = v;
+    for (int k = 0; k < c->ninstrs; k++)
+      if ((v = name_suffix(c->instrs[k]->name)) > mx) mx = v;
+  }
+  if (mx < INT32_MAX) m->next_id = (int)mx;
+}
+
 cxla_status cx_comp_resort(cx_comp *c, const char *who) {
   for (int i = 0; i < c->ninstrs; i++)
     for (int j = 0; j < c->instrs[i]->nops; j++)

@@ -11,6 +11,12 @@
 cx_instr *cx_instr_add(cx_comp *c, cx_op op, const cx_shape *shape, int nops, cx_instr *const *ops,
                        cx_loc loc);
 
+/* Raises m->next_id above every numeric name suffix ("add.12") of the module's computations
+ * and instructions, so that names made from it afterwards (cx_instr_add,
+ * cx_module_unique_name) cannot collide with names the module already has (text written by
+ * jax numbers its own). Call it once before adding instructions to a parsed module. */
+void cx_module_reserve_names(cx_module *m);
+
 /* cx_comp_sort with a status: CXLA_ERR_OUT_OF_MEMORY, or CXLA_ERR_INTERNAL naming `who`
  * when an operand lives outside c (a bug in the caller's edits). */
 cxla_status cx_comp_resort(cx_comp *c, const char *who);

@@ -1,6 +1,7 @@
 /* fusion_order.c — names and order for the fusion passes: fresh names that cannot collide,
  * computations inserted before their callers, and topological re-sorting of a computation. */
 #include <string.h>
+#include "ir/edit.h"
 #include "passes/fusion_util.h"
 
 /* Names made here are "prefix.<next id>"; fu_reserve_names put the id counter above every
@@ -9,28 +10,7 @@ const char *fu_comp_name(cx_module *m, const char *prefix) {
   return cx_module_unique_name(m, prefix);
 }
 
-static int64_t name_suffix(const char *s) {
-  const char *dot = s ? strrchr(s, '.') : NULL;
-  if (!dot || !dot[1]) return -1;
-  int64_t v = 0;
-  for (const char *p = dot + 1; *p; p++) {
-    if (*p < '0' || *p > '9' || v > (INT64_MAX - 9) / 10) return -1;
-    v = v * 10 + (*p - '0');
-  }
-  return v;
-}
-
-void fu_reserve_names(cx_module *m) {
-  int64_t mx = m->next_id;
-  for (int i = 0; i < m->ncomps; i++) {
-    const cx_comp *c = m->comps[i];
-    int64_t v = name_suffix(c->name);
-    if (v > mx) mx = v;
-    for (int k = 0; k < c->ninstrs; k++)
-      if ((v = name_suffix(c->instrs[k]->name)) > mx) mx = v;
-  }
-  if (mx < INT32_MAX) m->next_id = (int)mx;
-}
+void fu_reserve_names(cx_module *m) { cx_module_reserve_names(m); }
 
 /* "exponential.3" -> a fresh "exponential.N" for a duplicated copy. */
 const char *fu_fresh_name(cx_module *m, const char *name) {

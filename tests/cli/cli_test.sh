@@ -433,5 +433,38 @@ expect_error timeout_not_needed_with_loop_limit "exceeded --max-loop-iterations=
 run_cxla run addmul.hlo x.npy y.npy --timeout=30; expect timeout_fast_run_finishes 0 out "[0] f32[2,3]"
 run_cxla run addmul.hlo x.npy y.npy --timeout=0; expect usage_timeout_zero 2 err "--timeout=SECONDS wants a number of seconds > 0, not '0'"
 
+# ---- grad ----
+cat >sq.hlo <<'EOF'
+HloModule sq
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] add(a, b)
+}
+
+ENTRY main {
+  x = f32[2,3] parameter(0)
+  w = f32[2,3] parameter(1)
+  xx = f32[2,3] multiply(x, x)
+  m = f32[2,3] multiply(xx, w)
+  z = f32[] constant(0)
+  ROOT s = f32[] reduce(m, z), dimensions={0,1}, to_apply=add
+}
+EOF
+run_cxla grad --help; expect help_grad 0 out "--wrt=N[,N...]"
+run_cxla grad sq.hlo --wrt=0,1; expect grad_prints_module 0 out "ROOT"
+cp out.txt sq_grad.hlo
+for b in interp cpu; do
+  run_cxla run sq_grad.hlo x.npy y.npy --backend=$b
+  expect "grad_runs_$b" 0 out "[1] f32[2,3] {{1, 2, 3}, {-8, -10, -12}}"
+  grep -qF "[0] f32[] -70" out.txt && grep -qF "[2] f32[2,3] {{1, 4, 9}, {16, 25, 36}}" out.txt \
+    && ok "grad_values_$b" || bad "grad_values_$b" "$(cat out.txt)"
+done
+run_cxla grad sq.hlo; expect usage_grad_missing_wrt 2 err "missing --wrt=N"
+run_cxla grad sq.hlo --wrt=0,x; expect usage_grad_bad_wrt 2 err "expected parameter numbers separated by commas"
+run_cxla grad sq.hlo --wrt=2; expect_error err_grad_no_parameter "grad: no parameter 2 (ENTRY takes 2)"
+run_cxla grad addmul.hlo --wrt=0; expect_error err_grad_not_scalar "must return a scalar float"
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -1,0 +1,127 @@
+/* test_grad_index.c — gradients of dynamic-slice, dynamic-update-slice, gather and scatter-add
+ * against finite differences. Start indices are random and sometimes out of bounds, so the
+ * clamping of dynamic slices and gather, and the windows scatter skips, are part of what the
+ * finite differences check. */
+#include "grad_helpers.h"
+
+/* start index parameters, one per dim, in [-1, dim - size + 1] */
+static void starts(gh_case *c, const int64_t *xd, const int64_t *sz, int r, char *names, size_t n) {
+  int k = 0;
+  for (int i = 0; i < r; i++) {
+    char nm[16];
+    snprintf(nm, sizeof nm, "i%d", i);
+    gh_param(c, nm, "s32[]", 0);
+    c->lo[c->nparams - 1] = -1, c->hi[c->nparams - 1] = (double)(xd[i] - sz[i] + 1);
+    k += snprintf(names + k, n - (size_t)k, ", %s", nm);
+  }
+}
+
+static void dynamic_slice(gh_case *c) {
+  int r = (int)gh_int(c, 1, 3);
+  int64_t xd[4], sz[4];
+  gh_dims(c, xd, r, 5);
+  for (int i = 0; i < r; i++) sz[i] = gh_int(c, 1, xd[i]);
+  char names[64];
+  gh_begin(c);
+  gh_param(c, "x", gh_shape(c, "f64", xd, r), 1);
+  starts(c, xd, sz, r, names, sizeof names);
+  gh_add(c, "  y = %s dynamic-slice(x%s), dynamic_slice_sizes=%s\n", gh_shape(c, "f64", sz, r), names, gh_list(c, sz, r));
+  gh_end_loss(c, "y", sz, r);
+}
+
+static void dynamic_update_slice(gh_case *c) {
+  int r = (int)gh_int(c, 1, 3);
+  int64_t xd[4], sz[4];
+  gh_dims(c, xd, r, 5);
+  for (int i = 0; i < r; i++) sz[i] = gh_int(c, 1, xd[i]);
+  char names[64];
+  gh_begin(c);
+  gh_param(c, "x", gh_shape(c, "f64", xd, r), 1);
+  gh_param(c, "u", gh_shape(c, "f64", sz, r), 1);
+  starts(c, xd, sz, r, names, sizeof names);
+  gh_add(c, "  y = %s dynamic-update-slice(x, u%s)\n", gh_shape(c, "f64", xd, r), names);
+  gh_end_loss(c, "y", xd, r);
+}
+
+/* an embedding lookup: rows of table[V, D] at indices in [-1, V] (clamped) */
+static void gather_rows(gh_case *c) {
+  int64_t V = gh_int(c, 2, 5), D = gh_int(c, 1, 3), N = gh_int(c, 1, 6), td[2] = {V, D}, yd[2] = {N, D};
+  gh_begin(c);
+  gh_param(c, "t", gh_shape(c, "f64", td, 2), 1);
+  gh_param(c, "i", gh_shape(c, "s32", &N, 1), 0);
+  c->lo[1] = -1, c->hi[1] = (double)V;
+  gh_add(c, "  y = %s gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+            "index_vector_dim=1, slice_sizes={1,%lld}\n",
+         gh_shape(c, "f64", yd, 2), (long long)D);
+  gh_end_loss(c, "y", yd, 2);
+}
+
+/* operand [A,B,C], index vectors in the middle of indices [N,2,M] starting dims {2,0}, windows
+ * 1 x sb x sc with the offset dims at result positions 1 and 3 */
+static void gather_windows(gh_case *c) {
+  int64_t A = gh_int(c, 1, 3), B = gh_int(c, 1, 3), C = gh_int(c, 2, 4), N = gh_int(c, 1, 2), M = gh_int(c, 1, 3);
+  int64_t sb = gh_int(c, 1, B), sc = gh_int(c, 1, C);
+  int64_t xd[3] = {A, B, C}, id[3] = {N, 2, M}, yd[4] = {N, sb, M, sc};
+  gh_begin(c);
+  gh_param(c, "x", gh_shape(c, "f64", xd, 3), 1);
+  gh_param(c, "i", gh_shape(c, "s32", id, 3), 0);
+  c->lo[1] = -1, c->hi[1] = 3;
+  gh_add(c, "  y = %s gather(x, i), offset_dims={1,3}, collapsed_slice_dims={0}, start_index_map={2,0}, "
+            "index_vector_dim=1, slice_sizes={1,%lld,%lld}\n",
+         gh_shape(c, "f64", yd, 4), (long long)sb, (long long)sc);
+  gh_end_loss(c, "y", yd, 4);
+}
+
+/* batching dims: row b of x[Bt, K] read at its own index */
+static void gather_batched(gh_case *c) {
+  int64_t Bt = gh_int(c, 1, 4), K = gh_int(c, 2, 5), xd[2] = {Bt, K}, id[2] = {Bt, 1};
+  gh_begin(c);
+  gh_param(c, "x", gh_shape(c, "f64", xd, 2), 1);
+  gh_param(c, "i", gh_shape(c, "s32", id, 2), 0);
+  c->hi[1] = (double)(K - 1);
+  gh_add(c, "  y = %s gather(x, i), offset_dims={}, collapsed_slice_dims={1}, start_index_map={1}, "
+            "operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=1, slice_sizes={1,1}\n",
+         gh_shape(c, "f64", &Bt, 1));
+  gh_end_loss(c, "y", &Bt, 1);
+}
+
+/* rows of updates[N, D] added into x[V, D] at indices in [-1, V] (out-of-bounds rows skipped,
+ * repeated rows summed) */
+static void scatter_rows(gh_case *c) {
+  int64_t V = gh_int(c, 2, 5), D = gh_int(c, 1, 3), N = gh_int(c, 1, 6), xd[2] = {V, D}, ud[2] = {N, D};
+  gh_begin(c);
+  gh_param(c, "x", gh_shape(c, "f64", xd, 2), 1);
+  gh_param(c, "i", gh_shape(c, "s32", &N, 1), 0);
+  gh_param(c, "u", gh_shape(c, "f64", ud, 2), 1);
+  c->lo[1] = -1, c->hi[1] = (double)V;
+  gh_add(c, "  y = %s scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, "
+            "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n",
+         gh_shape(c, "f64", xd, 2));
+  gh_add(c, "  y2 = %s multiply(y, y)\n", gh_shape(c, "f64", xd, 2)); /* so the operand's cotangent varies */
+  gh_end_loss(c, "y2", xd, 2);
+}
+
+/* index vectors [N, 2] into x[A, B], windows of wb along B: a window reaching past B is
+ * skipped */
+static void scatter_windows(gh_case *c) {
+  int64_t A = gh_int(c, 1, 4), B = gh_int(c, 2, 5), N = gh_int(c, 1, 4), wb = gh_int(c, 1, B);
+  int64_t xd[2] = {A, B}, id[2] = {N, 2}, ud[2] = {N, wb};
+  gh_begin(c);
+  gh_param(c, "x", gh_shape(c, "f64", xd, 2), 1);
+  gh_param(c, "i", gh_shape(c, "s32", id, 2), 0);
+  gh_param(c, "u", gh_shape(c, "f64", ud, 2), 1);
+  c->lo[1] = -1, c->hi[1] = (double)(B - wb + 1);
+  gh_add(c, "  y = %s scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, "
+            "scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=add\n",
+         gh_shape(c, "f64", xd, 2));
+  gh_end_loss(c, "y", xd, 2);
+}
+
+const gh_entry gh_index_cases[] = {
+  {"dynamic-slice", dynamic_slice}, {"dynamic-update-slice", dynamic_update_slice},
+  {"gather rows", gather_rows}, {"gather windows", gather_windows}, {"gather batched", gather_batched},
+  {"scatter rows", scatter_rows}, {"scatter windows", scatter_windows},
+};
+const int gh_index_ncases = GH_LEN(gh_index_cases);
+
+TEST(grad_index) { gh_run_table(gh_index_cases, gh_index_ncases, 6); }
