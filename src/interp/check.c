@@ -10,6 +10,10 @@
 /* The particular cases of an op the interpreter refuses, by op. */
 typedef const char *(*refusal)(const cx_instr *in);
 
+static const char *unknown_target(const cx_instr *in) {
+  return cx_interp_runs_custom_call(in) ? NULL : "cxla does not know this custom-call target";
+}
+
 static const char *window_reversal(const cx_instr *in) {
   for (int d = 0; d < in->a.window.rank; d++)
     if (in->a.window.d[d].reversal) return "window reversal";
@@ -35,6 +39,7 @@ static const refusal k_refusals[CX_OP_COUNT] = {
   [CX_OP_SELECT_AND_SCATTER] = window_reversal,
   [CX_OP_MAP] = map_subset,
   [CX_OP_BITCAST] = tiled_bitcast,
+  [CX_OP_CUSTOM_CALL] = unknown_target,
 };
 
 const char *cx_interp_cannot_run(const cx_instr *in, char *buf, size_t n) {

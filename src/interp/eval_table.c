@@ -42,6 +42,9 @@ static const cx_interp_hook k_hooks[CX_OP_COUNT] = {
   [CX_OP_SORT] = {.eval = cx_interp_sort},
   [CX_OP_DOT] = {.eval = cx_interp_dot},
   [CX_OP_CONVOLUTION] = {.eval = cx_interp_convolution},
+  [CX_OP_CHOLESKY] = {.eval = cx_interp_cholesky},
+  [CX_OP_TRIANGULAR_SOLVE] = {.eval = cx_interp_triangular_solve},
+  [CX_OP_CUSTOM_CALL] = {.eval = cx_interp_custom_call}, /* by target: custom_call.c */
   [CX_OP_TOPK] = {.eval = cx_interp_topk},
   [CX_OP_RNG_BIT_GENERATOR] = {.eval = cx_interp_rng_bit_generator},
   [CX_OP_CALL] = {.eval = cx_interp_call_op},

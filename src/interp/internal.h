@@ -105,6 +105,18 @@ CX_INTERP_EVALUATOR(cx_interp_async_update);
 CX_INTERP_EVALUATOR(cx_interp_async_done);
 CX_INTERP_EVALUATOR(cx_interp_copy_start);
 CX_INTERP_EVALUATOR(cx_interp_copy_done);
+CX_INTERP_EVALUATOR(cx_interp_cholesky);         /* linalg_ops.c */
+CX_INTERP_EVALUATOR(cx_interp_triangular_solve);
+CX_INTERP_EVALUATOR(cx_interp_custom_call);      /* custom_call.c: by target */
+/* Whether the interpreter runs custom-call in (cxla knows its target). */
+int cx_interp_runs_custom_call(const cx_instr *in);
+CX_INTERP_EVALUATOR(cx_interp_lapack_potrf);     /* lapack_eval.c */
+CX_INTERP_EVALUATOR(cx_interp_lapack_trsm);
+CX_INTERP_EVALUATOR(cx_interp_lapack_getrf);
+CX_INTERP_EVALUATOR(cx_interp_lapack_geqrf);
+CX_INTERP_EVALUATOR(cx_interp_lapack_orgqr);
+CX_INTERP_EVALUATOR(cx_interp_lapack_syevd);
+CX_INTERP_EVALUATOR(cx_interp_lapack_gesvd);
 CX_INTERP_EVALUATOR(cx_interp_topk);              /* topk.c */
 CX_INTERP_EVALUATOR(cx_interp_rng_bit_generator); /* rng_bits.c */
 

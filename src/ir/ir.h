@@ -65,6 +65,12 @@ typedef enum cx_cmp_type {
   CX_CMP_FLOAT, CX_CMP_TOTALORDER, CX_CMP_SIGNED, CX_CMP_UNSIGNED
 } cx_cmp_type;
 
+/* triangular-solve's transpose_a= (XLA's TriangularSolveOptions::Transpose; INVALID, proto's
+ * default, when the text leaves it out: the verifier refuses it as XLA does). */
+typedef enum cx_transpose {
+  CX_TRANSPOSE_INVALID = 0, CX_TRANSPOSE_NO, CX_TRANSPOSE_YES, CX_TRANSPOSE_ADJOINT
+} cx_transpose;
+
 /* rng-bit-generator's algorithm= (XLA's RandomAlgorithm; DEFAULT is Philox, as on XLA:CPU). */
 typedef enum cx_rng_algorithm { CX_RNG_DEFAULT = 0, CX_RNG_THREE_FRY, CX_RNG_PHILOX } cx_rng_algorithm;
 
@@ -90,7 +96,8 @@ typedef struct cx_raw_attr {
 typedef struct cx_attrs {
   cx_ints dims;             /* dimensions= (broadcast, transpose, reverse, reduce, map, sort,
                                concatenate); dynamic_slice_sizes= for dynamic-slice */
-  int64_t index;            /* parameter number, get-tuple-element index, iota_dimension */
+  int64_t index;            /* parameter number, get-tuple-element index, iota_dimension,
+                               batch-norm feature_index */
   cxla_compare_dir dir;     /* compare */
   cx_cmp_type cmp_type;     /* compare type= (DEFAULT when absent) */
   cx_ints slice_start, slice_limit, slice_stride;     /* slice= */
@@ -107,6 +114,10 @@ typedef struct cx_attrs {
   int exponent_bits, mantissa_bits; /* reduce-precision */
   cx_fusion_kind fusion_kind; /* fusion kind= */
   const char *custom_call_target;
+  const char *backend_config; /* custom-call: the value as written ("{uplo = 76 : ui8}") */
+  int lower, left_side, unit_diagonal; /* cholesky, triangular-solve */
+  cx_transpose transpose_a; /* triangular-solve */
+  int32_t epsilon_bits;     /* batch-norm epsilon=: an f32's bits (POD fields are integers) */
   cx_rng_algorithm rng_algorithm; /* rng-bit-generator */
   int largest;              /* topk largest= (1 when absent, as in XLA; its k= is `index`) */
   int nraw;                 /* everything else: metadata, sharding, backend_config, ... */

@@ -13,6 +13,7 @@ static const cx_attr_syntax_info k_syntax[CX_SYN_COUNT] = {
     [CX_SYN_INTS] = {CX_ATTR_KIND_INTS, 1, 0},
     [CX_SYN_I64] = {CX_ATTR_KIND_POD, 1, sizeof(int64_t)},
     [CX_SYN_I32] = {CX_ATTR_KIND_POD, 1, sizeof(int)},
+    [CX_SYN_F32] = {CX_ATTR_KIND_POD, 1, sizeof(int32_t)}, /* the float's bits */
     [CX_SYN_BOOL] = {CX_ATTR_KIND_POD, 1, sizeof(int)},
     [CX_SYN_ENUM] = {CX_ATTR_KIND_POD, 1, sizeof(int)},
     [CX_SYN_SLICE] = {CX_ATTR_KIND_INTS, 3, 0},
@@ -21,6 +22,7 @@ static const cx_attr_syntax_info k_syntax[CX_SYN_COUNT] = {
     [CX_SYN_DIM_LABELS] = {CX_ATTR_KIND_CONV, 1, 0},
     [CX_SYN_WORD] = {CX_ATTR_KIND_STR, 1, 0},
     [CX_SYN_STRING] = {CX_ATTR_KIND_STR, 1, 0},
+    [CX_SYN_VERBATIM] = {CX_ATTR_KIND_STR, 1, 0},
     [CX_SYN_COMP] = {CX_ATTR_KIND_POD, 0, 0}, /* no field: cx_instr's called[] */
     [CX_SYN_BRANCHES] = {CX_ATTR_KIND_POD, 0, 0},
 };
@@ -29,12 +31,14 @@ const cx_attr_syntax_info *cx_attr_syntax_of(cx_attr_syntax s) { return &k_synta
 
 static const char *const k_dir_names[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
 static const char *const k_cmp_type_names[] = {"FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"};
+static const char *const k_transpose_names[] = {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
 static const char *const k_rng_algorithm_names[] = {"rng_default", "rng_three_fry", "rng_philox"};
 
 /* The names of every ENUM key's values (XLA's spellings). */
 static const cx_attr_enum k_enums[CX_KEY_COUNT] = {
     [CX_KEY_DIRECTION] = {k_dir_names, CX_ARRAY_LEN(k_dir_names), CXLA_EQ},
     [CX_KEY_TYPE] = {k_cmp_type_names, CX_ARRAY_LEN(k_cmp_type_names), CX_CMP_FLOAT},
+    [CX_KEY_TRANSPOSE_A] = {k_transpose_names, CX_ARRAY_LEN(k_transpose_names), CX_TRANSPOSE_NO},
     [CX_KEY_ALGORITHM] = {k_rng_algorithm_names, CX_ARRAY_LEN(k_rng_algorithm_names), CX_RNG_DEFAULT},
     [CX_KEY_KIND] = {cx_fusion_kind_names + 1, CX_FUSION_KINDS - 1, CX_FUSION_LOOP}, /* XLA refuses others too */
 };
@@ -73,7 +77,13 @@ static const unsigned char k_op_keys[CX_OP_COUNT][CX_OP_MAX_KEYS] = {
                        O(SCATTER_INDICES_ARE_SORTED), O(UNIQUE_INDICES), R(TO_APPLY)},
     [CX_OP_REDUCE_PRECISION] = {R(EXPONENT_BITS), R(MANTISSA_BITS)},
     [CX_OP_FUSION] = {R(KIND), R(CALLS)},
-    [CX_OP_CUSTOM_CALL] = {R(CUSTOM_CALL_TARGET)},
+    [CX_OP_CUSTOM_CALL] = {R(CUSTOM_CALL_TARGET), O(BACKEND_CONFIG)}, /* what a known target reads */
+    /* XLA prints the options' fields that differ from the proto's defaults */
+    [CX_OP_CHOLESKY] = {O(LOWER)},
+    [CX_OP_TRIANGULAR_SOLVE] = {O(LEFT_SIDE), O(LOWER), O(UNIT_DIAGONAL), O(TRANSPOSE_A)},
+    [CX_OP_BATCH_NORM_TRAINING] = {R(EPSILON), R(FEATURE_INDEX)},
+    [CX_OP_BATCH_NORM_INFERENCE] = {R(EPSILON), R(FEATURE_INDEX)},
+    [CX_OP_BATCH_NORM_GRAD] = {R(EPSILON), R(FEATURE_INDEX)},
     [CX_OP_TOPK] = {R(K), O(LARGEST)},
     [CX_OP_RNG_BIT_GENERATOR] = {R(ALGORITHM)},
     [CX_OP_CALL] = {R(TO_APPLY)},

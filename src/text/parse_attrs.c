@@ -3,6 +3,8 @@
  * checked for presence); every other "key=value" is kept verbatim
  * as a raw attribute, so metadata, shardings, backend configs and attributes of newer XLA
  * versions survive a parse/print round trip without the parser knowing them. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "ir/conv_dims.h"
 #include "text/attr_keys.h"
@@ -217,9 +219,26 @@ static int small_int(cx_parser *p, const char *what) {
   return (int)v;
 }
 
+/* A finite float as XLA's kFloat attributes take it (a decimal or hex number), rounded once
+ * to f32; returns its bits. */
+static int32_t f32_bits(cx_parser *p, const char *what) {
+  cx_token t = cx_pexpect(p, TK_WORD, what);
+  char buf[64], *end = NULL;
+  float v = 0;
+  if (t.len < sizeof buf) {
+    memcpy(buf, t.s, t.len);
+    buf[t.len] = 0;
+    v = strtof(buf, &end);
+  }
+  if (!end || end == buf || *end || !isfinite(v)) cx_perr(p, cx_tok_loc(&t), CXLA_ERR_PARSE, "expected %s", what);
+  int32_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
+
 /* Parses the value of key k into the fields it writes. Called-computation names go to
  * refs[k]; branch_computations are pushed straight to p->callrefs. */
-static void parse_value(cx_parser *p, cx_instr *in, cx_attr_key_id k, cx_token *refs, int *nbranches) {
+static void parse_value(cx_parser *p, cx_instr *in, cx_attr_key_id k, const cx_token *eq, cx_token *refs, int *nbranches) {
   const cx_attr_key *key = &cx_attr_keys[k];
   cx_attrs *a = &in->a;
   void *f = key->field == CX_ATTR_NONE ? NULL : cx_attr_ptr(a, key->field);
@@ -227,6 +246,7 @@ static void parse_value(cx_parser *p, cx_instr *in, cx_attr_key_id k, cx_token *
   case CX_SYN_INTS: int_list(p, f); break;
   case CX_SYN_I64: cx_attr_set_pod(a, key->field, cx_pint(p, key->what)); break;
   case CX_SYN_I32: cx_attr_set_pod(a, key->field, small_int(p, key->what)); break;
+  case CX_SYN_F32: cx_attr_set_pod(a, key->field, f32_bits(p, key->what)); break;
   case CX_SYN_BOOL: cx_attr_set_pod(a, key->field, cx_pbool(p)); break;
   case CX_SYN_ENUM: {
     const cx_attr_enum *e = cx_attr_key_enum(k);
@@ -250,6 +270,11 @@ static void parse_value(cx_parser *p, cx_instr *in, cx_attr_key_id k, cx_token *
   case CX_SYN_STRING: {
     cx_token t = cx_pexpect(p, TK_STRING, key->what);
     *(const char **)f = cx_pstring(p, &t);
+    break;
+  }
+  case CX_SYN_VERBATIM: {
+    cx_token t = cx_praw_value(p, eq);
+    *(const char **)f = cx_pstrndup(p, t.s, t.len);
     break;
   }
   case CX_SYN_COMP: refs[k] = cx_pname(p, key->what); break;
@@ -319,7 +344,7 @@ void cx_pattrs(cx_parser *p, cx_instr *in, const cx_token *op_tok) {
     if (k >= 0) {
       if (seen & B(k)) cx_perr(p, cx_tok_loc(&key), CXLA_ERR_PARSE, "attribute %s given twice", cx_attr_keys[k].name);
       seen |= B(k);
-      parse_value(p, in, (cx_attr_key_id)k, refs, &nbranches);
+      parse_value(p, in, (cx_attr_key_id)k, &eq, refs, &nbranches);
     } else {
       cx_token v = key.len == 14 && !memcmp(key.s, "replica_groups", 14) ? cx_preplica_groups(p) : cx_praw_value(p, &eq);
       if (nraw == INT32_MAX / 4) cx_perr(p, cx_tok_loc(&key), CXLA_ERR_PARSE, "too many attributes");

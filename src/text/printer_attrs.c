@@ -103,7 +103,7 @@ static int is_set(const cx_attrs *a, cx_attr_key_id k) {
   const void *f = cx_attr_cptr(a, key->field);
   switch (key->syntax) {
   case CX_SYN_INTS: case CX_SYN_SLICE: case CX_SYN_PADDING: return ((const cx_ints *)f)->n > 0;
-  case CX_SYN_I64: case CX_SYN_I32: case CX_SYN_BOOL:
+  case CX_SYN_I64: case CX_SYN_I32: case CX_SYN_F32: case CX_SYN_BOOL:
     return cx_attr_get_pod(a, key->field) != cx_attr_fields[key->field].dflt;
   case CX_SYN_ENUM: {
     const cx_attr_enum *e = cx_attr_key_enum(k);
@@ -112,7 +112,7 @@ static int is_set(const cx_attrs *a, cx_attr_key_id k) {
   }
   case CX_SYN_WINDOW: return ((const cx_window *)f)->rank > 0 && ((const cx_window *)f)->d;
   case CX_SYN_DIM_LABELS: return *(cx_conv_dims *const *)f != NULL;
-  case CX_SYN_WORD: case CX_SYN_STRING: return *(const char *const *)f != NULL;
+  case CX_SYN_WORD: case CX_SYN_STRING: case CX_SYN_VERBATIM: return *(const char *const *)f != NULL;
   case CX_SYN_COMP: case CX_SYN_BRANCHES: return 1;
   }
   return 1;
@@ -127,6 +127,13 @@ static void print_key(cx_sb *sb, const cx_attrs *a, cx_attr_key_id k) {
   switch (key->syntax) {
   case CX_SYN_INTS: put_ints(sb, f); break;
   case CX_SYN_I64: case CX_SYN_I32: cx_print_int(sb, cx_attr_get_pod(a, key->field)); break;
+  case CX_SYN_F32: {
+    int32_t bits = (int32_t)cx_attr_get_pod(a, key->field);
+    float v;
+    memcpy(&v, &bits, sizeof v);
+    cx_sb_put_double(sb, v, 1);
+    break;
+  }
   case CX_SYN_BOOL: cx_sb_puts(sb, cx_attr_get_pod(a, key->field) ? "true" : "false"); break;
   case CX_SYN_ENUM: {
     const cx_attr_enum *e = cx_attr_key_enum(k);
@@ -145,6 +152,7 @@ static void print_key(cx_sb *sb, const cx_attrs *a, cx_attr_key_id k) {
   case CX_SYN_DIM_LABELS: cx_print_dim_labels(sb, *(cx_conv_dims *const *)f); break;
   case CX_SYN_WORD: cx_sb_puts(sb, *(const char *const *)f); break;
   case CX_SYN_STRING: put_string(sb, *(const char *const *)f); break;
+  case CX_SYN_VERBATIM: cx_sb_puts(sb, *(const char *const *)f); break;
   case CX_SYN_COMP: case CX_SYN_BRANCHES: break; /* print_called */
   }
 }

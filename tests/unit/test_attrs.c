@@ -74,7 +74,8 @@ static void baseline(cx_module *m, cx_instr *in) {
     case CX_SYN_DIM_LABELS: in->a.conv = labels(m, CONV_BASE); break;
     case CX_SYN_WORD: *(const char **)cx_attr_ptr(&in->a, k->field) = "kLoop"; break;
     case CX_SYN_STRING: *(const char **)cx_attr_ptr(&in->a, k->field) = "target"; break;
-    case CX_SYN_I64: case CX_SYN_I32: case CX_SYN_BOOL: case CX_SYN_ENUM:
+    case CX_SYN_VERBATIM: *(const char **)cx_attr_ptr(&in->a, k->field) = "{}"; break;
+    case CX_SYN_I64: case CX_SYN_I32: case CX_SYN_F32: case CX_SYN_BOOL: case CX_SYN_ENUM:
       if (keys[i].required && k->show == CX_SHOW_IF_SET) /* it would not be written at its default */
         cx_attr_set_pod(&in->a, k->field, cx_attr_fields[k->field].dflt + 1);
       break;

@@ -117,8 +117,8 @@ TEST(xla_syntax_shapes_that_must_be_written) {
   PERR(E("  x = f32[2] parameter(0)\n  c = convert(x)\n"), "t.hlo:4:7: error: the shape of convert cannot be left out");
   PERR(E("  x = f32[2] parameter(0)\n  c = slice(x), slice={[0:1]}\n"), "t.hlo:4:7: error: the shape of slice cannot be left out");
   PERR(E("  i = iota(), iota_dimension=0\n"), "t.hlo:3:7: error: the shape of iota cannot be left out");
-  PERR(E("  x = f32[2,2] parameter(0)\n  c = cholesky(x)\n"),
-       "t.hlo:4:7: error: the shape of cholesky cannot be left out: cxla does not infer it (XLA's parser does)");
+  PERR(E("  x = f32[2,2] parameter(0)\n  c = get-dimension-size(x)\n"),
+       "t.hlo:4:7: error: the shape of get-dimension-size cannot be left out: cxla does not infer it (XLA's parser does)");
   PERR(E("  x = f32[2] parameter(0)\n  s = all-reduce(x), to_apply=x\n"), "t.hlo:4:7: error: the shape of all-reduce cannot be left out");
   /* a broadcast of a non-scalar needs dimensions=, written or not */
   PERR(E("  x = f32[2] parameter(0)\n  b = broadcast(x)\n"),

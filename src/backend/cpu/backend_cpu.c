@@ -82,6 +82,7 @@ static const cx_jit_symbol runtime_symbols[] = {
     {"cx_rt_trace_begin", (void *)cx_rt_trace_begin},
     {"cx_rt_trace_end", (void *)cx_rt_trace_end},
     {"cx_rt_conv_im2col", (void *)cx_rt_conv_im2col},
+    {"cx_rt_linalg", (void *)cx_rt_linalg},
     {"cx_rt_topk", (void *)cx_rt_topk},
     {"cx_rt_rng_bits", (void *)cx_rt_rng_bits},
     {"cx_rt_sort", (void *)cx_rt_sort},

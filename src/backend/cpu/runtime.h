@@ -40,6 +40,25 @@ void cx_rt_gemm(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64
 /* Runs rt->fallback (traced); a failure sets rt->status / rt->errmsg, and later runtime calls
  * of this execution do nothing, so the sequencer needs no error branches. */
 void cx_rt_interp_op(cx_rt *rt, int32_t instr_index, void **args, int32_t id);
+
+/* Linear algebra on a batch of matrices (lapack_rt.c, through OpenBLAS's LAPACK and BLAS):
+ * cholesky and triangular-solve as XLA defines them, and the LAPACK custom-calls jax emits,
+ * as jaxlib's kernels run them. bufs holds the result leaves, then the operands': cholesky
+ * (l, a); potrf (a', info, a); trsm (x, a, b); getrf (lu, ipiv, info, a); geqrf (qr, tau, a);
+ * orgqr (q, a, tau); syevd (v, w, info, a); gesdd and gesvd (a', s, u, vt, info, a). All
+ * fields are int64, so JIT code passes a constant [13 x i64]. */
+typedef enum cx_la_routine {
+  CX_LA_CHOLESKY, CX_LA_POTRF, CX_LA_TRSM, CX_LA_GETRF, CX_LA_GEQRF, CX_LA_ORGQR, CX_LA_SYEVD, CX_LA_GESDD,
+  CX_LA_GESVD, CX_LA_COUNT
+} cx_la_routine;
+typedef struct cx_la_desc {
+  int64_t routine, type;      /* cx_la_routine; CXLA_F32 or CXLA_F64 */
+  int64_t batch, m, n, k;     /* matrices m x n (trsm: b's; a is k x k; orgqr: k reflectors) */
+  int64_t lower, left, trans, unit; /* uplo 'L', side 'L', 0 N / 1 T / 2 C, diag 'U' */
+  int64_t mode;               /* syevd jobz, gesdd/gesvd mode: LAPACK's character */
+  int64_t ucols, vrows;       /* gesdd/gesvd: u is m x ucols, vt vrows x n */
+} cx_la_desc;
+void cx_rt_linalg(cx_rt *rt, const cx_la_desc *d, void **bufs, int32_t id);
 /* The op_name and source line of call id as string arguments of its trace events (the
  * integer arguments are left for the caller). */
 struct cx_trace_args cx_rt_origin_args(const cx_rt *rt, int32_t id);

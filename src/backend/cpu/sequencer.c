@@ -328,6 +328,8 @@ static const emitter k_emit[CX_OP_COUNT] = {
   [CX_OP_PARAMETER] = emit_nothing, [CX_OP_CONSTANT] = emit_nothing, [CX_OP_TUPLE] = emit_nothing,
   [CX_OP_GET_TUPLE_ELEMENT] = emit_nothing, [CX_OP_WHILE] = emit_while, [CX_OP_CONDITIONAL] = emit_conditional,
   [CX_OP_CALL] = emit_call, [CX_OP_COPY] = emit_copy, [CX_OP_FUSION] = emit_fusion, [CX_OP_DOT] = emit_dot,
+  [CX_OP_CHOLESKY] = cx_seq_cholesky, [CX_OP_TRIANGULAR_SOLVE] = cx_seq_triangular_solve, /* LAPACK, BLAS */
+  [CX_OP_CUSTOM_CALL] = cx_seq_custom_call, /* by target */
   [CX_OP_TOPK] = cx_seq_topk, /* a runtime routine (topk.c) */
   [CX_OP_RNG_BIT_GENERATOR] = cx_seq_rng_bit_generator, /* a runtime routine (rng_bits.c) */
   [CX_OP_SORT] = cx_seq_sort, [CX_OP_SCATTER] = cx_seq_scatter, /* runtime routines (sort_scatter.h) */

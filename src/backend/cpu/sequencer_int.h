@@ -53,6 +53,11 @@ cxla_status cx_seq_copy_leaves(cx_seq *s, const cx_instr *to, const cx_instr *fr
 int cx_seq_dot(cx_seq *s, const cx_instr *in, const char **why);
 /* direct_ok: the emitter can run this convolution as a loop nest (preferred when small). */
 int cx_seq_conv(cx_seq *s, const cx_instr *fusion, const cx_instr *conv, int direct_ok, const char **why);
+/* sequencer_linalg.c: cholesky, triangular-solve and the custom-calls cxla knows, as library
+ * calls (a target without a cpu hook goes to the interpreter). */
+cxla_status cx_seq_cholesky(cx_seq *s, cx_instr *in);
+cxla_status cx_seq_triangular_solve(cx_seq *s, cx_instr *in);
+cxla_status cx_seq_custom_call(cx_seq *s, cx_instr *in);
 /* topk.c: topk as a cx_rt_topk call. */
 cxla_status cx_seq_topk(cx_seq *s, cx_instr *in);
 /* rng_bits.c: rng-bit-generator as a cx_rt_rng_bits call. */

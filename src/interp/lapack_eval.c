@@ -1,0 +1,173 @@
+/* lapack_eval.c — the LAPACK custom-calls jax emits on CPU, on the interpreter: each matrix
+ * of the batch in doubles through the reference algorithms (linalg.h), results as jaxlib's FFI
+ * kernels define them (ir/custom_call.h reads the options). Where LAPACK leaves an output
+ * unspecified (a destroyed input, the singular vectors mode 'N' does not compute) this gives
+ * the input back, or zeros. */
+#include <string.h>
+#include "interp/index_util.h"
+#include "interp/internal.h"
+#include "interp/linalg.h"
+#include "ir/custom_call.h"
+
+/* The results of one call: n arrays of the instruction's result shapes, and scratch space. */
+typedef struct la_job {
+  cx_lapack_call c;
+  cxla_literal *res[5];
+  int nres;
+  double *w;
+} la_job;
+
+static cxla_status begin(cx_interp *st, cx_instr *in, la_job *j, int nres) {
+  memset(j, 0, sizeof *j);
+  if (!cx_lapack_call_of(in, &j->c)) return cx_hv_bad(st, in, "not a LAPACK call cxla knows");
+  j->nres = nres;
+  for (int i = 0; i < nres; i++) {
+    const cx_shape *s = cx_hv_result_shape(st, in, i, nres);
+    if (!s) return CXLA_ERR_VERIFY;
+    if (!(j->res[i] = cx_hv_literal(st, in, s))) return CXLA_ERR_OUT_OF_MEMORY;
+  }
+  return CXLA_OK;
+}
+
+/* n doubles of scratch space for one matrix at a time. */
+static cxla_status scratch(cx_interp *st, cx_instr *in, la_job *j, cxla_status s, int64_t n) {
+  if (s != CXLA_OK) return s;
+  j->w = cx_malloc(sizeof *j->w * (size_t)(n + 1));
+  return j->w ? CXLA_OK : cx_hv_oom(st, in);
+}
+
+/* Hands the results over (or frees them after a failure). */
+static cxla_status finish(cx_interp *st, cx_instr *in, la_job *j, cxla_status s, cxla_literal **out) {
+  cx_free(j->w);
+  if (s == CXLA_OK) return cx_hv_finish(st, in, j->nres, j->res, out);
+  for (int i = 0; i < j->nres; i++) cxla_literal_destroy(j->res[i]);
+  return s;
+}
+
+static void store_int(cxla_literal *x, int64_t i, int64_t v) { cx_store_i64(x->shape.type, x->data, i, v); }
+
+/* (a, info) = potrf(a): the factor in the triangle uplo names, the other left as it was. */
+CX_INTERP_EVALUATOR(cx_interp_lapack_potrf) {
+  la_job j;
+  cxla_status s = begin(st, in, &j, 2);
+  int64_t n = j.c.n, per = n * n;
+  s = scratch(st, in, &j, s, per);
+  for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
+    cx_la_load(ops[0], b * per, per, j.w);
+    if (!j.c.lower) cx_la_transpose(n, j.w);
+    int info = cx_ref_potrf_lower(n, j.w);
+    if (!j.c.lower) cx_la_transpose(n, j.w);
+    cx_la_store(j.res[0], b * per, per, j.w);
+    store_int(j.res[1], b, info);
+  }
+  return finish(st, in, &j, s, out);
+}
+
+CX_INTERP_EVALUATOR(cx_interp_lapack_trsm) {
+  la_job j;
+  cxla_status s = begin(st, in, &j, 1);
+  int64_t m = j.c.m, n = j.c.n, k = j.c.k, bper = m * n, aper = k * k;
+  s = scratch(st, in, &j, s, aper + bper);
+  for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
+    cx_la_load(ops[0], b * aper, aper, j.w);
+    cx_la_load(ops[1], b * bper, bper, j.w + aper);
+    cx_ref_trsm(j.c.left, j.c.lower, j.c.trans, j.c.unit_diag, m, n, j.w, j.w + aper);
+    cx_la_store(j.res[0], b * bper, bper, j.w + aper);
+  }
+  return finish(st, in, &j, s, out);
+}
+
+CX_INTERP_EVALUATOR(cx_interp_lapack_getrf) {
+  la_job j;
+  cxla_status s = begin(st, in, &j, 3);
+  int64_t m = j.c.m, n = j.c.n, k = j.c.k, per = m * n;
+  int32_t *piv = cx_malloc(sizeof *piv * (size_t)(k + 1));
+  s = scratch(st, in, &j, s, per);
+  if (s == CXLA_OK && !piv) s = cx_hv_oom(st, in);
+  for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
+    cx_la_load(ops[0], b * per, per, j.w);
+    int info = cx_ref_getrf(m, n, j.w, piv);
+    cx_la_store(j.res[0], b * per, per, j.w);
+    for (int64_t i = 0; i < k; i++) store_int(j.res[1], b * k + i, piv[i]);
+    store_int(j.res[2], b, info);
+  }
+  cx_free(piv);
+  return finish(st, in, &j, s, out);
+}
+
+CX_INTERP_EVALUATOR(cx_interp_lapack_geqrf) {
+  la_job j;
+  cxla_status s = begin(st, in, &j, 2);
+  int64_t m = j.c.m, n = j.c.n, k = j.c.k, per = m * n;
+  s = scratch(st, in, &j, s, per + k);
+  for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
+    cx_la_load(ops[0], b * per, per, j.w);
+    cx_ref_geqrf(m, n, j.w, j.w + per);
+    cx_la_store(j.res[0], b * per, per, j.w);
+    cx_la_store(j.res[1], b * k, k, j.w + per);
+  }
+  return finish(st, in, &j, s, out);
+}
+
+CX_INTERP_EVALUATOR(cx_interp_lapack_orgqr) {
+  la_job j;
+  cxla_status s = begin(st, in, &j, 1);
+  int64_t m = j.c.m, n = j.c.n, k = j.c.k, per = m * n;
+  s = scratch(st, in, &j, s, per + k);
+  for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
+    cx_la_load(ops[0], b * per, per, j.w);
+    cx_la_load(ops[1], b * k, k, j.w + per);
+    cx_ref_orgqr(m, n, k, j.w, j.w + per);
+    cx_la_store(j.res[0], b * per, per, j.w);
+  }
+  return finish(st, in, &j, s, out);
+}
+
+/* (v, w, info) = syevd(a): the triangle uplo names is the symmetric matrix. */
+CX_INTERP_EVALUATOR(cx_interp_lapack_syevd) {
+  la_job j;
+  cxla_status s = begin(st, in, &j, 3);
+  int64_t n = j.c.n, per = n * n;
+  s = scratch(st, in, &j, s, 2 * per + n);
+  for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
+    double *v = j.w + per, *w = v + per;
+    cx_la_load(ops[0], b * per, per, j.w);
+    for (int64_t r = 0; r < n; r++)
+      for (int64_t c = r + 1; c < n; c++) {
+        if (j.c.lower) j.w[r * n + c] = j.w[c * n + r];
+        else j.w[c * n + r] = j.w[r * n + c];
+      }
+    int info = cx_ref_syev(n, j.w, w, v);
+    if (j.c.mode == 'V') cx_la_store(j.res[0], b * per, per, v);
+    else memcpy((char *)j.res[0]->data + b * per * cxla_type_size(j.c.type),
+                (const char *)ops[0]->data + b * per * cxla_type_size(j.c.type), (size_t)per * cxla_type_size(j.c.type));
+    cx_la_store(j.res[1], b * n, n, w);
+    store_int(j.res[2], b, info);
+  }
+  return finish(st, in, &j, s, out);
+}
+
+/* (a, s, u, vt, info) = gesdd(a) or gesvd(a); a comes back as it was, and with mode 'N' the
+ * vectors are zeros. */
+CX_INTERP_EVALUATOR(cx_interp_lapack_gesvd) {
+  la_job j;
+  cxla_status s = begin(st, in, &j, 5);
+  int64_t m = j.c.m, n = j.c.n, k = j.c.k, per = m * n;
+  int want = j.c.mode != 'N', full = j.c.mode == 'A';
+  int64_t uper = s == CXLA_OK ? cx_shape_elems(&j.res[2]->shape) / (j.c.batch ? j.c.batch : 1) : 0;
+  int64_t vper = s == CXLA_OK ? cx_shape_elems(&j.res[3]->shape) / (j.c.batch ? j.c.batch : 1) : 0;
+  s = scratch(st, in, &j, s, per + k + uper + vper);
+  if (s == CXLA_OK) memcpy(j.res[0]->data, ops[0]->data, (size_t)cx_shape_bytes(&ops[0]->shape));
+  for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
+    double *sv = j.w + per, *u = sv + k, *vt = u + uper;
+    cx_la_load(ops[0], b * per, per, j.w);
+    int info = cx_ref_gesvd(m, n, j.w, sv, want ? u : NULL, want ? vt : NULL, full);
+    cx_la_store(j.res[1], b * k, k, sv);
+    if (want) {
+      cx_la_store(j.res[2], b * uper, uper, u);
+      cx_la_store(j.res[3], b * vper, vper, vt);
+    }
+    store_int(j.res[4], b, info);
+  }
+  return finish(st, in, &j, s, out);
+}

@@ -1,0 +1,212 @@
+/* infer_custom_call.c — the shape rule of custom-call: a target cxla knows (ir/custom_calls.def)
+ * has its result inferred from its operands and checked like any op's, its backend_config
+ * attributes too; any other target keeps the shape its text declares (and is refused when
+ * compiling, not here: a module may hold what cxla cannot run). */
+#include <string.h>
+#include "ir/custom_call.h"
+#include "ir/infer.h"
+
+/* One rule per kind of target, cx_cc_check_<check> (custom_calls.def). */
+#define CX_CC_KIND(id, check) static cxla_status cx_cc_check_##check(cx_infer *ic, const cx_cc_info *t, cx_shape *out);
+#include "ir/custom_calls.def"
+
+typedef cxla_status (*cc_check)(cx_infer *ic, const cx_cc_info *t, cx_shape *out);
+static const cc_check k_checks[CX_CC_KIND_COUNT] = {
+#define CX_CC_KIND(id, check) [CX_CC_##id] = cx_cc_check_##check,
+#include "ir/custom_calls.def"
+};
+
+cxla_status cx_infer_custom_call(cx_infer *ic, cx_shape *out) {
+  int t = cx_cc_target_of(ic->in);
+  if (t < 0) return cx_infer_declared(ic, out);
+  const cx_cc_info *info = cx_cc_info_of((cx_cc_target)t);
+  return k_checks[info->kind](ic, info, out);
+}
+
+/* ---- LAPACK ---- */
+
+static cxla_status nops(cx_infer *ic, const cx_cc_info *t, int n) {
+  if (ic->in->nops != n) return cx_vfail(ic, "%s takes %d operand%s, got %d", t->name, n, n == 1 ? "" : "s", ic->in->nops);
+  return CXLA_OK;
+}
+
+/* Operand i: an array of the target's type with rank >= 2 (a batch of matrices). */
+static cxla_status matrices(cx_infer *ic, const cx_cc_info *t, int i, const char *what) {
+  CX_TRY(cx_vneed_array(ic, i, what));
+  const cx_shape *a = cx_vop(ic, i);
+  if (a->type != t->type) return cx_vfail(ic, "%s: %s must be %s, got %s", t->name, what, cx_vtype(t->type), cx_vshape(ic, a));
+  if (a->rank < 2) return cx_vfail(ic, "%s: %s must have rank >= 2, got %s", t->name, what, cx_vshape(ic, a));
+  return CXLA_OK;
+}
+
+static cxla_status square(cx_infer *ic, const cx_cc_info *t, int i, const char *what) {
+  CX_TRY(matrices(ic, t, i, what));
+  const cx_shape *a = cx_vop(ic, i);
+  if (a->dims[a->rank - 1] != a->dims[a->rank - 2])
+    return cx_vfail(ic, "%s: %s must be square matrices, got %s", t->name, what, cx_vshape(ic, a));
+  return CXLA_OK;
+}
+
+/* A backend_config attribute that must be one of LAPACK's character codes in `allowed`. */
+static cxla_status code(cx_infer *ic, const cx_cc_info *t, const char *key, const char *allowed, char *c) {
+  int64_t v = 0;
+  if (!cx_cc_config_int(ic->in, key, &v) || v <= 0 || v > 127 || !strchr(allowed, (int)v))
+    return cx_vfail(ic, "%s needs backend_config %s = one of '%s' as ui8", t->name, key, allowed);
+  *c = (char)v;
+  return CXLA_OK;
+}
+
+/* An array of type `type` with a's batch dimensions, then `extra` more. */
+static void batch_array(cx_shape *s, const cx_shape *a, cxla_type type, int extra, const int64_t *dims) {
+  cx_vset_array(s, type, a->rank - 2 + extra, NULL);
+  for (int d = 0; d < a->rank - 2; d++) s->dims[d] = a->dims[d];
+  for (int d = 0; d < extra; d++) s->dims[a->rank - 2 + d] = dims[d];
+}
+
+/* The tuple (a's shape, ...) most LAPACK targets return; n elements, the first a's. */
+static cx_shape *tuple_with_a(cx_infer *ic, cx_shape *out, int n) {
+  cx_shape *el = cx_vtuple(ic, out, n);
+  if (el) {
+    el[0] = *cx_vop(ic, 0);
+    cx_vplain(&el[0]);
+  }
+  return el;
+}
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+static cxla_status cx_cc_check_potrf(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  char c;
+  CX_TRY(nops(ic, t, 1));
+  CX_TRY(square(ic, t, 0, "a"));
+  CX_TRY(code(ic, t, "uplo", "LU", &c));
+  cx_shape *el = tuple_with_a(ic, out, 2);
+  if (!el) return CXLA_ERR_OUT_OF_MEMORY;
+  batch_array(&el[1], cx_vop(ic, 0), CXLA_S32, 0, NULL);
+  return CXLA_OK;
+}
+
+static cxla_status cx_cc_check_trsm(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  char side, c;
+  CX_TRY(nops(ic, t, 2));
+  CX_TRY(square(ic, t, 0, "a"));
+  CX_TRY(matrices(ic, t, 1, "b"));
+  CX_TRY(code(ic, t, "side", "LR", &side));
+  CX_TRY(code(ic, t, "uplo", "LU", &c));
+  CX_TRY(code(ic, t, "trans_x", "NTC", &c));
+  CX_TRY(code(ic, t, "diag", "NU", &c));
+  const cx_shape *a = cx_vop(ic, 0), *b = cx_vop(ic, 1);
+  int r = b->rank, ok = a->rank == r && a->dims[r - 1] == b->dims[side == 'L' ? r - 2 : r - 1];
+  for (int d = 0; ok && d < r - 2; d++) ok = a->dims[d] == b->dims[d];
+  if (!ok) return cx_vfail(ic, "%s: a %s does not fit b %s (side %c)", t->name, cx_vshape(ic, a), cx_vshape(ic, b), side);
+  *out = *b;
+  cx_vplain(out);
+  return CXLA_OK;
+}
+
+static cxla_status cx_cc_check_getrf(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  CX_TRY(nops(ic, t, 1));
+  CX_TRY(matrices(ic, t, 0, "a"));
+  const cx_shape *a = cx_vop(ic, 0);
+  int64_t k = min64(a->dims[a->rank - 2], a->dims[a->rank - 1]);
+  cx_shape *el = tuple_with_a(ic, out, 3);
+  if (!el) return CXLA_ERR_OUT_OF_MEMORY;
+  batch_array(&el[1], a, CXLA_S32, 1, &k);
+  batch_array(&el[2], a, CXLA_S32, 0, NULL);
+  return CXLA_OK;
+}
+
+static cxla_status cx_cc_check_geqrf(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  CX_TRY(nops(ic, t, 1));
+  CX_TRY(matrices(ic, t, 0, "a"));
+  const cx_shape *a = cx_vop(ic, 0);
+  int64_t k = min64(a->dims[a->rank - 2], a->dims[a->rank - 1]);
+  cx_shape *el = tuple_with_a(ic, out, 2);
+  if (!el) return CXLA_ERR_OUT_OF_MEMORY;
+  batch_array(&el[1], a, t->type, 1, &k);
+  return CXLA_OK;
+}
+
+/* LAPACK's orgqr needs m >= n >= k: a's columns hold the first n columns of Q. */
+static cxla_status cx_cc_check_orgqr(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  CX_TRY(nops(ic, t, 2));
+  CX_TRY(matrices(ic, t, 0, "a"));
+  CX_TRY(cx_vneed_array(ic, 1, "tau"));
+  const cx_shape *a = cx_vop(ic, 0), *tau = cx_vop(ic, 1);
+  int64_t m = a->dims[a->rank - 2], n = a->dims[a->rank - 1];
+  int ok = tau->type == t->type && tau->rank == a->rank - 1 && m >= n && tau->dims[tau->rank - 1] <= n;
+  for (int d = 0; ok && d < a->rank - 2; d++) ok = tau->dims[d] == a->dims[d];
+  if (!ok)
+    return cx_vfail(ic, "%s: a %s (m >= n) and tau %s (a's batch, then k <= n) do not fit", t->name, cx_vshape(ic, a),
+                    cx_vshape(ic, tau));
+  *out = *a;
+  cx_vplain(out);
+  return CXLA_OK;
+}
+
+static cxla_status cx_cc_check_syevd(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  char c;
+  CX_TRY(nops(ic, t, 1));
+  CX_TRY(square(ic, t, 0, "a"));
+  CX_TRY(code(ic, t, "uplo", "LU", &c));
+  CX_TRY(code(ic, t, "mode", "VN", &c));
+  const cx_shape *a = cx_vop(ic, 0);
+  int64_t n = a->dims[a->rank - 1];
+  cx_shape *el = tuple_with_a(ic, out, 3);
+  if (!el) return CXLA_ERR_OUT_OF_MEMORY;
+  batch_array(&el[1], a, t->type, 1, &n);
+  batch_array(&el[2], a, CXLA_S32, 0, NULL);
+  return CXLA_OK;
+}
+
+/* u and vt are m x m and n x n ('A'), m x min and min x n ('S'); with 'N' LAPACK writes
+ * neither, and jax passes either pair (its full_matrices): the text's own. */
+static cxla_status cx_cc_check_gesvd(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  char mode;
+  CX_TRY(nops(ic, t, 1));
+  CX_TRY(matrices(ic, t, 0, "a"));
+  CX_TRY(code(ic, t, "mode", "ASN", &mode));
+  const cx_shape *a = cx_vop(ic, 0), *decl = &ic->in->shape;
+  int64_t m = a->dims[a->rank - 2], n = a->dims[a->rank - 1], k = min64(m, n);
+  int full = mode == 'A';
+  if (mode == 'N' && decl->type == CXLA_TUPLE && decl->ntuple == 5 && decl->tuple[2].rank == a->rank)
+    full = decl->tuple[2].dims[a->rank - 1] == m;
+  int64_t u[2] = {m, full ? m : k}, vt[2] = {full ? n : k, n};
+  cx_shape *el = tuple_with_a(ic, out, 5);
+  if (!el) return CXLA_ERR_OUT_OF_MEMORY;
+  batch_array(&el[1], a, t->type, 1, &k);
+  batch_array(&el[2], a, t->type, 2, u);
+  batch_array(&el[3], a, t->type, 2, vt);
+  batch_array(&el[4], a, CXLA_S32, 0, NULL);
+  return CXLA_OK;
+}
+
+/* ---- what the runtimes read ---- */
+
+int cx_lapack_call_of(const cx_instr *in, cx_lapack_call *c) {
+  int t = cx_cc_target_of(in);
+  if (t < 0 || in->nops < 1) return 0;
+  const cx_cc_info *info = cx_cc_info_of((cx_cc_target)t);
+  memset(c, 0, sizeof *c);
+  c->kind = info->kind;
+  c->type = info->type;
+  const cx_shape *a = &in->ops[in->nops - 1 - (info->kind == CX_CC_ORGQR)]->shape; /* b for trsm */
+  if (a->rank < 2) return 0;
+  c->m = a->dims[a->rank - 2];
+  c->n = a->dims[a->rank - 1];
+  c->k = min64(c->m, c->n);
+  c->batch = 1;
+  for (int d = 0; d < a->rank - 2; d++) c->batch *= a->dims[d];
+  int64_t v;
+  if (cx_cc_config_int(in, "uplo", &v)) c->lower = v == 'L';
+  if (cx_cc_config_int(in, "side", &v)) c->left = v == 'L';
+  if (cx_cc_config_int(in, "trans_x", &v)) c->trans = v == 'T' ? 1 : v == 'C' ? 2 : 0;
+  if (cx_cc_config_int(in, "diag", &v)) c->unit_diag = v == 'U';
+  if (cx_cc_config_int(in, "mode", &v)) c->mode = (char)v;
+  if (info->kind == CX_CC_TRSM) c->k = in->ops[0]->shape.dims[a->rank - 1];
+  if (info->kind == CX_CC_ORGQR) {
+    const cx_shape *tau = &in->ops[1]->shape;
+    c->k = tau->dims[tau->rank - 1];
+  }
+  return 1;
+}

@@ -1,0 +1,398 @@
+/* test_linalg_cpu.c — cholesky, triangular-solve and the LAPACK custom-calls on the cpu backend
+ * (OpenBLAS's LAPACK and BLAS) against the interpreter's reference algorithms, f32 and f64,
+ * batched, every option; compiled natively (no interpreter fallback). Where LAPACK's answer is
+ * unique up to signs (eigenvectors, singular vectors) the two are compared by |dot products|
+ * and orthonormality; everything else element by element. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "interp/interp.h"
+#include "test.h"
+#include "text/hlo.h"
+#include "util/util.h"
+
+static uint64_t g_seed = 7;
+static double rnd(void) {
+  g_seed = g_seed * 6364136223846793005ull + 1442695040888963407ull;
+  return (double)(g_seed >> 11) / 9007199254740992.0 * 2 - 1;
+}
+
+/* "f32[b,m,n] {...}" of random values; spd: each matrix B B^T + n I; diag: + 4 I; junk: 1
+ * adds 7 to the strict upper triangle, 2 to the strict lower one (the triangle not read). */
+static char *junk_matrices(const char *type, int b, int m, int n, int spd, int diag, int junk) {
+  cx_sb sb;
+  cx_sb_init(&sb);
+  cx_sb_printf(&sb, "%s[%d,%d,%d] {", type, b, m, n);
+  double *x = cx_malloc(sizeof *x * (size_t)(m * n + 1));
+  for (int k = 0; k < b; k++) {
+    for (int i = 0; i < m * n; i++) x[i] = rnd();
+    cx_sb_puts(&sb, k ? ", {" : "{");
+    for (int i = 0; i < m; i++) {
+      cx_sb_puts(&sb, i ? ", {" : "{");
+      for (int j = 0; j < n; j++) {
+        double v = x[i * n + j] + (diag && i == j ? 4 : 0);
+        if (spd) {
+          v = i == j ? n : 0;
+          for (int t = 0; t < n; t++) v += x[i * n + t] * x[j * n + t];
+        }
+        if ((junk == 1 && j > i) || (junk == 2 && j < i)) v += 7;
+        cx_sb_printf(&sb, "%s%.9g", j ? ", " : "", v);
+      }
+      cx_sb_putc(&sb, '}');
+    }
+    cx_sb_putc(&sb, '}');
+  }
+  cx_sb_putc(&sb, '}');
+  cx_free(x);
+  return cx_sb_take(&sb);
+}
+static char *matrices(const char *type, int b, int m, int n, int spd, int diag) {
+  return junk_matrices(type, b, m, n, spd, diag, 0);
+}
+
+/* The result of `text` on `backend` for the literal inputs; *fallbacks the cpu's count. */
+static cxla_literal *run(const char *text, const char *backend, int nargs, const char *const *inputs, int *fallbacks) {
+  cxla_context *ctx = test_ctx();
+  cxla_module *m = NULL;
+  cxla_literal *args[4] = {0}, *res = NULL;
+  cxla_executable *e = NULL;
+  cxla_buffer *bufs[4] = {0}, *out = NULL;
+  if (cxla_module_parse(ctx, text, strlen(text), "test.hlo", &m) != CXLA_OK) {
+    CHECK_MSG(0, "parse: %s", cxla_context_errmsg(ctx));
+    return NULL;
+  }
+  int ok = 1;
+  for (int i = 0; i < nargs; i++) ok &= cx_parse_literal(ctx, inputs[i], strlen(inputs[i]), &args[i]) == CXLA_OK;
+  cxla_compile_options o;
+  cxla_compile_options_init(&o);
+  o.backend = backend;
+  ok = ok && cxla_compile(m, &o, &e) == CXLA_OK;
+  if (ok && fallbacks) {
+    const char *c = strstr(cxla_executable_compile_counts(e), "fallbacks=");
+    *fallbacks = c ? atoi(c + 10) : -1;
+  }
+  for (int i = 0; ok && i < nargs; i++) ok = cxla_buffer_from_literal(ctx, backend, args[i], &bufs[i]) == CXLA_OK;
+  ok = ok && cxla_executable_execute(e, nargs, bufs, &out) == CXLA_OK && cxla_buffer_to_literal(out, &res) == CXLA_OK;
+  CHECK_MSG(ok, "%s: %s", backend, cxla_context_errmsg(ctx));
+  for (int i = 0; i < 4; i++) {
+    cxla_buffer_destroy(bufs[i]);
+    cxla_literal_destroy(args[i]);
+  }
+  cxla_buffer_destroy(out);
+  cxla_executable_destroy(e);
+  cxla_module_destroy(m);
+  return res;
+}
+
+static const cxla_literal *leaf(const cxla_literal *l, int i) {
+  return cxla_literal_tuple_size(l) < 0 ? l : cxla_literal_tuple_get((cxla_literal *)l, i);
+}
+
+/* Element by element (NaN matches NaN); tol relative to the largest magnitude. */
+static void same(const cxla_literal *a, const cxla_literal *b, double tol, const char *what) {
+  int64_t n = cxla_literal_element_count(a);
+  CHECK_EQ_INT(cxla_literal_element_count(b), n);
+  double big = 1e-30, err = 0;
+  for (int64_t i = 0; i < n; i++) big = fmax(big, fabs(cxla_literal_get_f64(b, i)));
+  for (int64_t i = 0; i < n; i++) {
+    double x = cxla_literal_get_f64(a, i), y = cxla_literal_get_f64(b, i);
+    if (isnan(x) || isnan(y)) CHECK_MSG(isnan(x) && isnan(y), "%s: element %lld %g vs %g", what, (long long)i, x, y);
+    else err = fmax(err, fabs(x - y));
+  }
+  CHECK_MSG(err <= tol * big, "%s: max difference %g (scale %g)", what, err, big);
+}
+
+/* Column vectors (stride between elements `es`, between vectors `vs`, `len` long) of a and b
+ * agree up to sign: |a_j . b_j| = 1. nb batches of nv vectors, each matrix `per` elements. */
+static void same_up_to_sign(const cxla_literal *a, const cxla_literal *b, int64_t nb, int64_t per, int64_t nv,
+                            int64_t len, int64_t es, int64_t vs, double tol, const char *what) {
+  for (int64_t k = 0; k < nb; k++)
+    for (int64_t j = 0; j < nv; j++) {
+      double d = 0;
+      for (int64_t i = 0; i < len; i++)
+        d += cxla_literal_get_f64(a, k * per + j * vs + i * es) * cxla_literal_get_f64(b, k * per + j * vs + i * es);
+      CHECK_MSG(fabs(fabs(d) - 1) <= tol, "%s: batch %lld vector %lld: |dot| = %.9g", what, (long long)k, (long long)j,
+                fabs(d));
+    }
+}
+
+/* Runs text on both backends; the cpu compile must call no interpreter. */
+static void both(const char *text, int nargs, const char *const *in, cxla_literal **cpu, cxla_literal **ref) {
+  int fb = -1;
+  *cpu = run(text, "cpu", nargs, in, &fb);
+  *ref = run(text, "interp", nargs, in, NULL);
+  CHECK_MSG(fb == 0, "cpu compile falls back to the interpreter %d times:\n%s", fb, text);
+}
+
+static const char *const k_types[2] = {"f32", "f64"};
+static double tol_of(int t) { return t ? 1e-10 : 2e-4; }
+
+TEST(linalg_cpu_cholesky_op) {
+  for (int t = 0; t < 2; t++)
+    for (int lower = 0; lower < 2; lower++)
+      for (int n = 1; n <= 130; n += 43) {
+        char text[512];
+        snprintf(text, sizeof text, "HloModule m\nENTRY e {\n  a = %s[3,%d,%d] parameter(0)\n  ROOT c = %s[3,%d,%d] cholesky(a)%s\n}\n",
+                 k_types[t], n, n, k_types[t], n, n, lower ? ", lower=true" : "");
+        char *in = junk_matrices(k_types[t], 3, n, n, 1, 0, lower ? 1 : 2);
+        cxla_literal *cpu, *ref;
+        both(text, 1, (const char *const *)&in, &cpu, &ref);
+        if (cpu && ref) same(cpu, ref, tol_of(t), text);
+        cxla_literal_destroy(cpu);
+        cxla_literal_destroy(ref);
+        cx_free(in);
+      }
+  /* not positive definite, a zero last pivot, 1x1 zero and negative: XLA's NaN rules alike */
+  const char *text = "HloModule m\nENTRY e {\n  a = f32[4,2,2] parameter(0)\n  b = f64[2,1,1] parameter(1)\n"
+                     "  x = f32[4,2,2] cholesky(a), lower=true\n  y = f32[4,2,2] cholesky(a)\n"
+                     "  z = f64[2,1,1] cholesky(b), lower=true\n  ROOT t = (f32[4,2,2], f32[4,2,2], f64[2,1,1]) tuple(x, y, z)\n}\n";
+  const char *in[2] = {"f32[4,2,2] {{{1,1},{1,1}}, {{1,2},{2,1}}, {{4,-2},{-2,5}}, {{-1,0},{0,1}}}", "f64[2,1,1] {{{0}}, {{-2}}}"};
+  cxla_literal *cpu, *ref;
+  both(text, 2, in, &cpu, &ref);
+  for (int i = 0; cpu && ref && i < 3; i++) same(leaf(cpu, i), leaf(ref, i), 1e-6, "cholesky corner cases");
+  if (ref) {
+    CHECK(isnan(cxla_literal_get_f64(leaf(ref, 0), 3)) && cxla_literal_get_f64(leaf(ref, 0), 2) == 1);
+    CHECK(isnan(cxla_literal_get_f64(leaf(ref, 0), 4)) && cxla_literal_get_f64(leaf(ref, 0), 8) == 2);
+    CHECK(cxla_literal_get_f64(leaf(ref, 2), 0) == 0 && isnan(cxla_literal_get_f64(leaf(ref, 2), 1)));
+  }
+  cxla_literal_destroy(cpu);
+  cxla_literal_destroy(ref);
+}
+
+TEST(linalg_cpu_triangular_solve_op) {
+  static const char *const tr[3] = {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
+  for (int t = 0; t < 2; t++)
+    for (int o = 0; o < 24; o++) {
+      int left = o & 1, lower = (o >> 1) & 1, unit = (o >> 2) & 1, trans = o >> 3, m = 5, n = 3, k = left ? m : n;
+      char text[640];
+      snprintf(text, sizeof text,
+               "HloModule m\nENTRY e {\n  a = %s[2,%d,%d] parameter(0)\n  b = %s[2,%d,%d] parameter(1)\n"
+               "  ROOT x = %s[2,%d,%d] triangular-solve(a, b), left_side=%s, lower=%s, unit_diagonal=%s, transpose_a=%s\n}\n",
+               k_types[t], k, k, k_types[t], m, n, k_types[t], m, n, left ? "true" : "false", lower ? "true" : "false",
+               unit ? "true" : "false", tr[trans]);
+      char *in[2] = {matrices(k_types[t], 2, k, k, 0, 1), matrices(k_types[t], 2, m, n, 0, 0)};
+      cxla_literal *cpu, *ref;
+      both(text, 2, (const char *const *)in, &cpu, &ref);
+      if (cpu && ref) same(cpu, ref, tol_of(t), text);
+      cxla_literal_destroy(cpu);
+      cxla_literal_destroy(ref);
+      cx_free(in[0]);
+      cx_free(in[1]);
+    }
+}
+
+/* One LAPACK custom-call: its text, for a [2,m,n] operand (plus a second operand). */
+static char *cc_text(const char *target, const char *type, const char *result, const char *ops, const char *cfg) {
+  cx_sb sb;
+  cx_sb_init(&sb);
+  cx_sb_printf(&sb, "HloModule m\nENTRY e {\n%s  ROOT c = %s custom-call(%s), custom_call_target=\"%s\"%s%s\n}\n",
+               strchr(ops, ',') ? "  a = PARAM0\n  b = PARAM1\n" : "  a = PARAM0\n", result, ops, target,
+               cfg ? ", backend_config=" : "", cfg ? cfg : "");
+  char *t = cx_sb_take(&sb);
+  (void)type;
+  return t;
+}
+
+/* Replaces PARAMi by "shape parameter(i)". */
+static char *with_params(char *text, const char *p0, const char *p1) {
+  cx_sb sb;
+  cx_sb_init(&sb);
+  for (const char *s = text; *s;) {
+    if (!strncmp(s, "PARAM0", 6) || !strncmp(s, "PARAM1", 6)) {
+      cx_sb_printf(&sb, "%s parameter(%c)", s[5] == '0' ? p0 : p1, s[5]);
+      s += 6;
+    } else {
+      cx_sb_putc(&sb, *s++);
+    }
+  }
+  cx_free(text);
+  return cx_sb_take(&sb);
+}
+
+TEST(linalg_cpu_lapack_factorizations) {
+  for (int t = 0; t < 2; t++) {
+    const char *ty = k_types[t];
+    char c = t ? 'd' : 's', tgt[64], res[256], shp[64], shp2[64];
+    double tol = tol_of(t);
+    /* potrf, both triangles */
+    for (int up = 0; up < 2; up++) {
+      snprintf(tgt, sizeof tgt, "lapack_%cpotrf_ffi", c);
+      snprintf(shp, sizeof shp, "%s[2,6,6]", ty);
+      snprintf(res, sizeof res, "(%s, s32[2])", shp);
+      char *text = with_params(cc_text(tgt, ty, res, "a", up ? "{uplo = 85 : ui8}" : "{uplo = 76 : ui8}"), shp, NULL);
+      char *in = junk_matrices(ty, 2, 6, 6, 1, 0, up ? 2 : 1);
+      cxla_literal *cpu, *ref;
+      both(text, 1, (const char *const *)&in, &cpu, &ref);
+      if (cpu && ref) {
+        same(leaf(cpu, 0), leaf(ref, 0), tol, text);
+        same(leaf(cpu, 1), leaf(ref, 1), 0, "potrf info");
+      }
+      cxla_literal_destroy(cpu);
+      cxla_literal_destroy(ref);
+      cx_free(in);
+      cx_free(text);
+    }
+    /* getrf and geqrf, tall and wide: LAPACK's pivots and reflectors exactly */
+    static const int dims[3][2] = {{6, 4}, {4, 6}, {5, 5}};
+    for (int d = 0; d < 3; d++) {
+      int m = dims[d][0], n = dims[d][1], k = m < n ? m : n;
+      snprintf(shp, sizeof shp, "%s[2,%d,%d]", ty, m, n);
+      char *in = matrices(ty, 2, m, n, 0, 0);
+      snprintf(tgt, sizeof tgt, "lapack_%cgetrf_ffi", c);
+      snprintf(res, sizeof res, "(%s, s32[2,%d], s32[2])", shp, k);
+      char *text = with_params(cc_text(tgt, ty, res, "a", "{}"), shp, NULL);
+      cxla_literal *cpu, *ref;
+      both(text, 1, (const char *const *)&in, &cpu, &ref);
+      if (cpu && ref) {
+        same(leaf(cpu, 0), leaf(ref, 0), tol, text);
+        same(leaf(cpu, 1), leaf(ref, 1), 0, "getrf pivots");
+        same(leaf(cpu, 2), leaf(ref, 2), 0, "getrf info");
+      }
+      cxla_literal_destroy(cpu);
+      cxla_literal_destroy(ref);
+      cx_free(text);
+      snprintf(tgt, sizeof tgt, "lapack_%cgeqrf_ffi", c);
+      snprintf(res, sizeof res, "(%s, %s[2,%d])", shp, ty, k);
+      text = with_params(cc_text(tgt, ty, res, "a", NULL), shp, NULL);
+      both(text, 1, (const char *const *)&in, &cpu, &ref);
+      if (cpu && ref) {
+        same(leaf(cpu, 0), leaf(ref, 0), tol, text);
+        same(leaf(cpu, 1), leaf(ref, 1), tol, "geqrf tau");
+      }
+      cxla_literal_destroy(cpu);
+      cxla_literal_destroy(ref);
+      cx_free(text);
+      if (m >= n) { /* orgqr of geqrf's reflectors (any a and tau in [1, 2] do) */
+        snprintf(tgt, sizeof tgt, "lapack_%corgqr_ffi", c);
+        snprintf(shp2, sizeof shp2, "%s[2,%d]", ty, n);
+        text = with_params(cc_text(tgt, ty, shp, "a, b", NULL), shp, shp2);
+        char tau[128];
+        snprintf(tau, sizeof tau, "%s {{1.5, 1.25, 1.75, 1.1, 1.9}, {1.2, 1.3, 1.4, 1.6, 1.7}}", shp2);
+        if (n == 4) snprintf(tau, sizeof tau, "%s {{1.5, 1.25, 1.75, 1.1}, {1.2, 1.3, 1.4, 1.6}}", shp2);
+        const char *ins[2] = {in, tau};
+        both(text, 2, ins, &cpu, &ref);
+        if (cpu && ref) same(cpu, ref, tol, text);
+        cxla_literal_destroy(cpu);
+        cxla_literal_destroy(ref);
+        cx_free(text);
+      }
+      cx_free(in);
+    }
+  }
+}
+
+TEST(linalg_cpu_lapack_trsm) {
+  static const char sides[] = "LR", uplos[] = "LU", trans[] = "NTC", diags[] = "NU";
+  for (int t = 0; t < 2; t++)
+    for (int o = 0; o < 24; o++) {
+      int side = o & 1, up = (o >> 1) & 1, dg = (o >> 2) & 1, tr = o >> 3, m = 4, n = 3, k = side ? n : m;
+      char tgt[64], cfg[128], sa[64], sb[64];
+      snprintf(tgt, sizeof tgt, "lapack_%ctrsm_ffi", t ? 'd' : 's');
+      snprintf(cfg, sizeof cfg, "{diag = %d : ui8, side = %d : ui8, trans_x = %d : ui8, uplo = %d : ui8}", diags[dg],
+               sides[side], trans[tr], uplos[up]);
+      snprintf(sa, sizeof sa, "%s[2,%d,%d]", k_types[t], k, k);
+      snprintf(sb, sizeof sb, "%s[2,%d,%d]", k_types[t], m, n);
+      char *text = with_params(cc_text(tgt, k_types[t], sb, "a, b", cfg), sa, sb);
+      char *in[2] = {matrices(k_types[t], 2, k, k, 0, 1), matrices(k_types[t], 2, m, n, 0, 0)};
+      cxla_literal *cpu, *ref;
+      both(text, 2, (const char *const *)in, &cpu, &ref);
+      if (cpu && ref) same(cpu, ref, tol_of(t), text);
+      cxla_literal_destroy(cpu);
+      cxla_literal_destroy(ref);
+      cx_free(in[0]);
+      cx_free(in[1]);
+      cx_free(text);
+    }
+}
+
+TEST(linalg_cpu_lapack_syevd) {
+  for (int t = 0; t < 2; t++)
+    for (int up = 0; up < 2; up++) {
+      int n = 7;
+      char tgt[64], shp[64], res[128];
+      snprintf(tgt, sizeof tgt, "lapack_%csyevd_ffi", t ? 'd' : 's');
+      snprintf(shp, sizeof shp, "%s[2,%d,%d]", k_types[t], n, n);
+      snprintf(res, sizeof res, "(%s, %s[2,%d], s32[2])", shp, k_types[t], n);
+      char *text = with_params(cc_text(tgt, k_types[t], res, "a", up ? "{mode = 86 : ui8, uplo = 85 : ui8}"
+                                                                       : "{mode = 86 : ui8, uplo = 76 : ui8}"),
+                               shp, NULL);
+      /* random symmetric matrices: distinct eigenvalues, vectors unique up to sign */
+      char *in = junk_matrices(k_types[t], 2, n, n, 1, 0, up ? 2 : 1);
+      cxla_literal *cpu, *ref;
+      both(text, 1, (const char *const *)&in, &cpu, &ref);
+      if (cpu && ref) {
+        same(leaf(cpu, 1), leaf(ref, 1), tol_of(t), "syevd eigenvalues");
+        same_up_to_sign(leaf(cpu, 0), leaf(ref, 0), 2, n * n, n, n, n, 1, t ? 1e-9 : 1e-3, "syevd vectors");
+        same(leaf(cpu, 2), leaf(ref, 2), 0, "syevd info");
+      }
+      cxla_literal_destroy(cpu);
+      cxla_literal_destroy(ref);
+      cx_free(in);
+      cx_free(text);
+    }
+}
+
+/* |U S V^T - A| of a cpu result, and the orthonormality of all of U's columns. */
+static void check_svd_result(const cxla_literal *r, const char *in_text, int m, int n, int uc, int vr, double tol) {
+  cxla_literal *a = NULL;
+  CHECK_OK(cx_parse_literal(test_ctx(), in_text, strlen(in_text), &a));
+  const cxla_literal *s = leaf(r, 1), *u = leaf(r, 2), *vt = leaf(r, 3);
+  int k = m < n ? m : n;
+  for (int b = 0; a && b < 2; b++) {
+    double err = 0, orth = 0;
+    for (int i = 0; i < m; i++)
+      for (int j = 0; j < n; j++) {
+        double x = 0;
+        for (int q = 0; q < k; q++)
+          x += cxla_literal_get_f64(u, b * m * uc + i * uc + q) * cxla_literal_get_f64(s, b * k + q) *
+               cxla_literal_get_f64(vt, b * vr * n + q * n + j);
+        err = fmax(err, fabs(x - cxla_literal_get_f64(a, b * m * n + i * n + j)));
+      }
+    for (int p = 0; p < uc; p++)
+      for (int q = 0; q < uc; q++) {
+        double d = 0;
+        for (int i = 0; i < m; i++) d += cxla_literal_get_f64(u, b * m * uc + i * uc + p) * cxla_literal_get_f64(u, b * m * uc + i * uc + q);
+        orth = fmax(orth, fabs(d - (p == q)));
+      }
+    CHECK_MSG(err < 10 * tol && orth < 10 * tol, "svd %dx%d: |USV^T - A| = %g, |U^T U - I| = %g", m, n, err, orth);
+  }
+  cxla_literal_destroy(a);
+}
+
+TEST(linalg_cpu_lapack_svd) {
+  static const int dims[2][2] = {{6, 4}, {3, 5}};
+  static const char modes[] = "ASN";
+  for (int t = 0; t < 2; t++)
+    for (int dc = 0; dc < 2; dc++)
+      for (int d = 0; d < 2; d++)
+        for (int md = 0; md < 3; md++) {
+          int m = dims[d][0], n = dims[d][1], k = m < n ? m : n, full = modes[md] != 'S';
+          int uc = full ? m : k, vr = full ? n : k;
+          char tgt[64], shp[64], res[256], cfg[64];
+          const char *ty = k_types[t];
+          snprintf(tgt, sizeof tgt, "lapack_%c%s_ffi", t ? 'd' : 's', dc ? "gesdd" : "gesvd");
+          snprintf(shp, sizeof shp, "%s[2,%d,%d]", ty, m, n);
+          snprintf(res, sizeof res, "(%s, %s[2,%d], %s[2,%d,%d], %s[2,%d,%d], s32[2])", shp, ty, k, ty, m, uc, ty, vr, n);
+          snprintf(cfg, sizeof cfg, "{mode = %d : ui8}", modes[md]);
+          char *text = with_params(cc_text(tgt, ty, res, "a", cfg), shp, NULL);
+          char *in = matrices(ty, 2, m, n, 0, 0);
+          cxla_literal *cpu, *ref;
+          both(text, 1, (const char *const *)&in, &cpu, &ref);
+          if (cpu && ref) {
+            same(leaf(cpu, 1), leaf(ref, 1), tol_of(t), "singular values");
+            same(leaf(cpu, 4), leaf(ref, 4), 0, "svd info");
+            if (modes[md] == 'N') {
+              same(leaf(cpu, 2), leaf(ref, 2), 0, "mode N: u is zeros");
+              same(leaf(cpu, 3), leaf(ref, 3), 0, "mode N: vt is zeros");
+            } else {
+              same_up_to_sign(leaf(cpu, 2), leaf(ref, 2), 2, m * uc, k, m, uc, 1, t ? 1e-9 : 1e-3, "left vectors");
+              same_up_to_sign(leaf(cpu, 3), leaf(ref, 3), 2, vr * n, k, n, 1, n, t ? 1e-9 : 1e-3, "right vectors");
+              check_svd_result(cpu, in, m, n, uc, vr, tol_of(t));
+            }
+          }
+          cxla_literal_destroy(cpu);
+          cxla_literal_destroy(ref);
+          cx_free(in);
+          cx_free(text);
+        }
+}

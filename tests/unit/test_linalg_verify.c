@@ -1,0 +1,135 @@
+/* test_linalg_verify.c — cholesky, triangular-solve and the LAPACK custom-calls in text and in
+ * the verifier: XLA's attribute spelling (fields at their proto default left out), XLA's shape
+ * rules (batches of square matrices, a and b alike, transpose_a required), jaxlib's operand
+ * and result shapes and backend_config codes; and a custom-call target cxla does not know is
+ * refused when compiling, by name. */
+#include <string.h>
+#include "ir/verify.h"
+#include "test.h"
+#include "text/hlo.h"
+#include "util/util.h"
+
+/* The canonical text of a module that parses and verifies, or "ERROR: <message>". */
+static char g_out[4096];
+static const char *fmt(const char *text) {
+  cx_module *m = NULL;
+  cxla_status s = cx_parse_module(test_ctx(), text, strlen(text), "t.hlo", &m);
+  if (s == CXLA_OK) s = cx_verify_module(m);
+  if (s != CXLA_OK) {
+    cx_module_free(m);
+    snprintf(g_out, sizeof g_out, "ERROR: %s", cxla_context_errmsg(test_ctx()));
+    return g_out;
+  }
+  cx_sb sb;
+  cx_sb_init(&sb);
+  cx_print_opts o = cx_print_opts_canonical();
+  o.metadata = 0; /* a known custom-call's backend_config is modelled: it stays */
+  cx_print_module(&sb, m, &o);
+  snprintf(g_out, sizeof g_out, "%s", sb.buf ? sb.buf : "");
+  cx_sb_free(&sb);
+  cx_module_free(m);
+  return g_out;
+}
+
+static const char *entry(const char *body) {
+  static char t[2048];
+  snprintf(t, sizeof t, "HloModule m\nENTRY e {\n%s\n}\n", body);
+  return fmt(t);
+}
+
+TEST(linalg_text_as_xla_prints_it) {
+  CHECK_STR_CONTAINS(entry("  a = f32[2,3,3] parameter(0)\n  ROOT c = f32[2,3,3] cholesky(a), lower=true"),
+                     "ROOT c = f32[2,3,3] cholesky(a), lower=true\n");
+  /* lower=false is the proto's default: XLA leaves it out, and so does the printer */
+  CHECK_STR_CONTAINS(entry("  a = f64[3,3] parameter(0)\n  ROOT c = f64[3,3] cholesky(a), lower=false"),
+                     "ROOT c = f64[3,3] cholesky(a)\n");
+  CHECK_STR_CONTAINS(entry("  a = f32[3,3] parameter(0)\n  b = f32[3,2] parameter(1)\n"
+                           "  ROOT x = triangular-solve(a, b), left_side=true, lower=true, transpose_a=ADJOINT"),
+                     "ROOT x = f32[3,2] triangular-solve(a, b), left_side=true, lower=true, transpose_a=ADJOINT\n");
+  CHECK_STR_CONTAINS(entry("  a = f32[3,3] parameter(0)\n  b = f32[2,3] parameter(1)\n"
+                           "  ROOT x = triangular-solve(a, b), unit_diagonal=true, transpose_a=NO_TRANSPOSE"),
+                     "triangular-solve(a, b), unit_diagonal=true, transpose_a=NO_TRANSPOSE\n");
+  CHECK_STR_CONTAINS(entry("  a = f32[3,3] parameter(0)\n  ROOT c = (f32[3,3], s32[]) custom-call(a), "
+                           "custom_call_target=\"lapack_spotrf_ffi\", api_version=API_VERSION_TYPED_FFI, "
+                           "backend_config={uplo = 76 : ui8}"),
+                     "custom_call_target=\"lapack_spotrf_ffi\", backend_config={uplo = 76 : ui8}\n");
+}
+
+TEST(linalg_shape_rules) {
+  /* left out, the result shape is inferred */
+  CHECK_STR_CONTAINS(entry("  a = f32[4,5,5] parameter(0)\n  ROOT c = cholesky(a)"), "ROOT c = f32[4,5,5] cholesky(a)");
+  CHECK_STR_CONTAINS(entry("  a = f32[5,4] parameter(0)\n  ROOT c = f32[5,4] cholesky(a)"),
+                     "the two minor dimensions of a must be equal, got f32[5,4]");
+  CHECK_STR_CONTAINS(entry("  a = s32[2,2] parameter(0)\n  ROOT c = s32[2,2] cholesky(a)"),
+                     "a must have a floating-point element type, got s32");
+  CHECK_STR_CONTAINS(entry("  a = f32[3] parameter(0)\n  ROOT c = f32[3] cholesky(a)"), "a must have rank >= 2");
+  CHECK_STR_CONTAINS(entry("  a = f32[3,3] parameter(0)\n  b = f32[3,2] parameter(1)\n"
+                           "  ROOT x = f32[3,2] triangular-solve(a, b), lower=true, transpose_a=NO_TRANSPOSE"),
+                     "b's dimension 1 (right side) must have a's size 3, got f32[3,2]");
+  CHECK_STR_CONTAINS(entry("  a = f32[3,3] parameter(0)\n  b = f32[3,2] parameter(1)\n"
+                           "  ROOT x = f32[3,2] triangular-solve(a, b), left_side=true"),
+                     "needs transpose_a= (NO_TRANSPOSE, TRANSPOSE or ADJOINT)");
+  CHECK_STR_CONTAINS(entry("  a = f32[2,3,3] parameter(0)\n  b = f32[4,3,2] parameter(1)\n"
+                           "  ROOT x = f32[4,3,2] triangular-solve(a, b), left_side=true, transpose_a=TRANSPOSE"),
+                     "a and b must have the same batch dimensions");
+  CHECK_STR_CONTAINS(entry("  a = f32[3,3] parameter(0)\n  b = f64[3,2] parameter(1)\n"
+                           "  ROOT x = f64[3,2] triangular-solve(a, b), left_side=true, transpose_a=TRANSPOSE"),
+                     "a and b must have the same element type, got f32 and f64");
+  CHECK_STR_CONTAINS(entry("  a = f32[3,3] parameter(0)\n  b = f32[3,2] parameter(1)\n"
+                           "  ROOT x = f32[3,2] triangular-solve(a, b), left_side=true, transpose_a=CONJUGATE"),
+                     "expected a transpose option (NO_TRANSPOSE, TRANSPOSE, ADJOINT)");
+}
+
+TEST(linalg_lapack_shape_rules) {
+  const char *a = "  a = f32[2,4,3] parameter(0)\n";
+  char b[1024];
+  /* jaxlib's results: a's shape, then pivots, info, tau, values, vectors by the mode */
+  snprintf(b, sizeof b, "%s  ROOT c = (f32[2,4,3], s32[2,3], s32[2]) custom-call(a), custom_call_target=\"lapack_sgetrf_ffi\"", a);
+  CHECK_STR_CONTAINS(entry(b), "ROOT c = (f32[2,4,3], s32[2,3], s32[2]) custom-call(a)");
+  snprintf(b, sizeof b, "%s  ROOT c = (f32[2,4,3], s32[2,4], s32[2]) custom-call(a), custom_call_target=\"lapack_sgetrf_ffi\"", a);
+  CHECK_STR_CONTAINS(entry(b), "ERROR");
+  snprintf(b, sizeof b, "%s  ROOT c = (f32[2,4,3], f32[2,3], f32[2,4,4], f32[2,3,3], s32[2]) custom-call(a), "
+           "custom_call_target=\"lapack_sgesdd_ffi\", backend_config={mode = 65 : ui8}", a);
+  CHECK_STR_CONTAINS(entry(b), "custom_call_target=\"lapack_sgesdd_ffi\"");
+  snprintf(b, sizeof b, "%s  ROOT c = (f32[2,4,3], f32[2,3], f32[2,4,3], f32[2,3,3], s32[2]) custom-call(a), "
+           "custom_call_target=\"lapack_sgesdd_ffi\", backend_config={mode = 83 : ui8}", a);
+  CHECK_STR_CONTAINS(entry(b), "custom_call_target=\"lapack_sgesdd_ffi\"");
+  snprintf(b, sizeof b, "%s  ROOT c = (f32[2,4,3], f32[2,3], f32[2,4,3], f32[2,3,3], s32[2]) custom-call(a), "
+           "custom_call_target=\"lapack_sgesdd_ffi\", backend_config={mode = 79 : ui8}", a);
+  CHECK_STR_CONTAINS(entry(b), "lapack_sgesdd_ffi needs backend_config mode = one of 'ASN' as ui8");
+  snprintf(b, sizeof b, "%s  ROOT c = (f64[2,4,3], s32[2]) custom-call(a), custom_call_target=\"lapack_dpotrf_ffi\"", a);
+  CHECK_STR_CONTAINS(entry(b), "lapack_dpotrf_ffi: a must be f64, got f32[2,4,3]");
+  CHECK_STR_CONTAINS(entry("  a = f32[3,3] parameter(0)\n  ROOT c = (f32[3,3], s32[]) custom-call(a), "
+                           "custom_call_target=\"lapack_spotrf_ffi\""),
+                     "lapack_spotrf_ffi needs backend_config uplo = one of 'LU' as ui8");
+  CHECK_STR_CONTAINS(entry("  a = f32[3,3] parameter(0)\n  b = f32[2,3] parameter(1)\n  ROOT c = f32[2,3] custom-call(a, b), "
+                           "custom_call_target=\"lapack_strsm_ffi\", backend_config={diag = 78 : ui8, side = 76 : ui8, "
+                           "trans_x = 78 : ui8, uplo = 76 : ui8}"),
+                     "lapack_strsm_ffi: a f32[3,3] does not fit b f32[2,3] (side L)");
+  CHECK_STR_CONTAINS(entry("  a = f32[3,3] parameter(0)\n  b = f32[2,3] parameter(1)\n  ROOT c = f32[2,3] custom-call(a, b), "
+                           "custom_call_target=\"lapack_strsm_ffi\", backend_config={diag = 78 : ui8, side = 82 : ui8, "
+                           "trans_x = 67 : ui8, uplo = 85 : ui8}"),
+                     "ROOT c = f32[2,3] custom-call(a, b)");
+  /* an unknown target keeps its declared shape: the verifier does not judge it */
+  CHECK_STR_CONTAINS(entry("  a = f32[3] parameter(0)\n  ROOT c = (s8[7], f32[]) custom-call(a), custom_call_target=\"mine\""),
+                     "ROOT c = (s8[7], f32[]) custom-call(a), custom_call_target=\"mine\"");
+}
+
+TEST(linalg_unknown_target_refused_when_compiling) {
+  const char *text = "HloModule m\nENTRY e {\n  a = f32[3] parameter(0)\n  ROOT c = f32[3] custom-call(a), "
+                     "custom_call_target=\"my_kernel\"\n}\n";
+  static const char *const backends[2] = {"interp", "cpu"};
+  for (int i = 0; i < 2; i++) {
+    cxla_module *m = NULL;
+    cxla_executable *e = NULL;
+    CHECK_OK(cxla_module_parse(test_ctx(), text, strlen(text), "t.hlo", &m));
+    cxla_compile_options o;
+    cxla_compile_options_init(&o);
+    o.backend = backends[i];
+    CHECK_EQ_INT(cxla_compile(m, &o, &e), CXLA_ERR_UNSUPPORTED);
+    CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "t.hlo:4:8");
+    CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "custom-call 'c'");
+    cxla_executable_destroy(e);
+    cxla_module_destroy(m);
+  }
+}
