@@ -13,8 +13,8 @@
 # single "N passed, N failed" line. It exits non-zero if anything failed.
 #   --fast   only parts 1 and 2 (the normal build; what `make check-fast` runs)
 # Environment: CXLA_BUILD (default build), CXLA_ASAN_BUILD (build/asan),
-# CXLA_FUZZ_BUILD (build/fuzz), CXLA_FUZZ_SECONDS (60), CXLA_SUITE_TIMEOUT (900: seconds a
-# unit-test binary may run before it counts as hung), CXLA_TEST_TIMEOUT (180: the same for one
+# CXLA_FUZZ_BUILD (build/fuzz), CXLA_FUZZ_SECONDS (60), CXLA_SUITE_TIMEOUT (1800: seconds a
+# unit-test binary may run before it counts as hung), CXLA_TEST_TIMEOUT (600: the same for one
 # test when the remaining tests are run one at a time).
 set -u
 
@@ -24,8 +24,8 @@ BUILD=${CXLA_BUILD:-build}
 ASAN_BUILD=${CXLA_ASAN_BUILD:-build/asan}
 FUZZ_BUILD=${CXLA_FUZZ_BUILD:-build/fuzz}
 FUZZ_SECONDS=${CXLA_FUZZ_SECONDS:-60}
-SUITE_TIMEOUT=${CXLA_SUITE_TIMEOUT:-900}
-TEST_TIMEOUT=${CXLA_TEST_TIMEOUT:-180}
+SUITE_TIMEOUT=${CXLA_SUITE_TIMEOUT:-1800}
+TEST_TIMEOUT=${CXLA_TEST_TIMEOUT:-600}
 FAST=0
 for arg in "$@"; do
   case "$arg" in
