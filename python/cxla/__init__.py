@@ -12,9 +12,11 @@ $CXLA_LIBRARY (cxla.library_path says which). docs/python.md has the details.
 """
 from ._core import Error, Executable, compile, library_path
 from ._core import lib as _lib
-from ._jit import Jitted, grad, jit, value_and_grad
+from ._grad import Grad, grad, value_and_grad
+from ._jit import Jitted, jit
 
-__all__ = ["compile", "jit", "grad", "value_and_grad", "Error", "Executable", "Jitted", "version", "library_path"]
+__all__ = ["compile", "jit", "grad", "value_and_grad", "Error", "Executable", "Jitted", "Grad", "version",
+           "library_path"]
 
 __version__ = _lib.cxla_version().decode()
 

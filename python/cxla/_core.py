@@ -143,7 +143,7 @@ class Executable:
     executable or another returned is handed over without a copy (its contents are then
     undefined and it is made read-only), any other array is copied once first."""
 
-    def __init__(self, hlo, backend="cpu", donate_argnums=(), filename=None, **flags):
+    def __init__(self, hlo, backend="cpu", donate_argnums=(), filename=None, grad_wrt=None, **flags):
         self._ctx = _context(flags)
         self.backend = backend
         self._backend_c = backend.encode()
@@ -158,6 +158,13 @@ class Executable:
         else:
             text = hlo.encode()
             ctx.check(lib.cxla_module_parse(ctx.h, text, len(text), name, ctypes.byref(m)))
+        if grad_wrt is not None:  # the module's gradient instead (cxla_module_grad, docs/grad.md)
+            wrt = (ctypes.c_int * max(len(grad_wrt), 1))(*grad_wrt)
+            g = _vp()
+            code = lib.cxla_module_grad(m.value, wrt, len(grad_wrt), ctypes.byref(g))
+            lib.cxla_module_destroy(m.value)
+            ctx.check(code)
+            m = g
         try:
             self._signature(m.value)
             donate = 0
@@ -367,6 +374,11 @@ class Executable:
         mem = spec.cbuf.from_address(_buffer_data(h))
         mem._cxla_owner = owner
         return np.ndarray(spec.shape, spec.dtype, mem)
+
+
+def has_grad():
+    """Whether the loaded library differentiates modules (cxla_module_grad)."""
+    return hasattr(lib, "cxla_module_grad")
 
 
 def compile(hlo, backend="cpu", donate_argnums=(), filename=None, **flags):

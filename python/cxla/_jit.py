@@ -181,17 +181,3 @@ def jit(fn=None, *, backend="cpu", donate_argnums=(), static_argnums=(), framewo
         return lambda f: jit(f, backend=backend, donate_argnums=donate_argnums, static_argnums=static_argnums,
                              framework=framework, **flags)
     return Jitted(fn, backend, donate_argnums, static_argnums, framework, flags)
-
-
-def grad(*args, **kwargs):
-    """Not yet: needs the C library's autodiff (the training issue)."""
-    raise NotImplementedError(
-        "cxla.grad needs reverse-mode autodiff in the C library, which this cxla (%s) does not have yet; "
-        "for a JAX function, cxla.jit(jax.grad(f)) compiles jax's gradient with cxla" % _core.lib.cxla_version().decode())
-
-
-def value_and_grad(*args, **kwargs):
-    """Not yet: needs the C library's autodiff (the training issue)."""
-    raise NotImplementedError(
-        "cxla.value_and_grad needs reverse-mode autodiff in the C library, which this cxla (%s) does not have yet; "
-        "for a JAX function, cxla.jit(jax.value_and_grad(f)) compiles jax's with cxla" % _core.lib.cxla_version().decode())

@@ -93,6 +93,10 @@ _PROTOTYPES = {
     "cxla_literal_tuple": ([vp, c_int, P(vp)], vp),
     "cxla_literal_destroy": ([vp], None),
 }
+# Calls a library may lack (an older one): absent, the feature says so when asked for.
+_OPTIONAL = {
+    "cxla_module_grad": ([vp, P(c_int), c_int, P(vp)], c_int),
+}
 
 
 def _source_trees():
@@ -173,7 +177,9 @@ def load():
         except OSError as e:
             tried.append("%s (%s)" % (path, e))
             continue
-        for name, (args, res) in _PROTOTYPES.items():
+        for name, (args, res) in list(_PROTOTYPES.items()) + list(_OPTIONAL.items()):
+            if name in _OPTIONAL and not hasattr(lib, name):
+                continue
             fn = getattr(lib, name)
             fn.argtypes = args
             fn.restype = res

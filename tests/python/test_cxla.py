@@ -61,9 +61,35 @@ class Package(unittest.TestCase):
         self.assertEqual(cxla.version(), want)
         self.assertTrue(os.path.exists(cxla.library_path), cxla.library_path)
 
-    def test_grad_says_what_is_missing(self):
-        with self.assertRaisesRegex(NotImplementedError, r"cxla.jit\(jax.grad\(f\)\)"):
-            cxla.grad(lambda x: x)
+    def test_grad_of_a_module(self):
+        text = """HloModule sq
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[3] parameter(0)
+  w = f32[3] parameter(1)
+  m = f32[3] multiply(x, w)
+  s = f32[3] multiply(m, m)
+  z = f32[] constant(0)
+  ROOT r = f32[] reduce(s, z), dimensions={0}, to_apply=add
+}
+"""
+        x = np.array([1, 2, 3], np.float32)
+        w = np.array([0.5, -1, 2], np.float32)
+        for backend in ("cpu", "interp"):
+            value, (gx, gw) = cxla.value_and_grad(text, argnums=(0, 1), backend=backend)(x, w)
+            np.testing.assert_allclose(value, np.sum((x * w) ** 2), rtol=1e-6)
+            np.testing.assert_allclose(gx, 2 * x * w * w, rtol=1e-6)
+            np.testing.assert_allclose(gw, 2 * w * x * x, rtol=1e-6)
+            np.testing.assert_allclose(cxla.grad(text, backend=backend)(x, w), 2 * x * w * w, rtol=1e-6)
+        with self.assertRaisesRegex(cxla.Error, "scalar") as e:
+            cxla.grad(ADD)
+        self.assertEqual(e.exception.status, "invalid argument")
+        with self.assertRaises(cxla.Error):
+            cxla.grad(text, argnums=5)
 
     def test_jit_without_a_framework_says_what_to_install(self):
         try:

@@ -220,6 +220,35 @@ class Training(unittest.TestCase):
         # The first step copies the 4 donated leaves (they were not cxla's); later steps none.
         self.assertEqual(exe.copies, {"in": 4, "out": 0})
 
+    def test_cxla_s_own_gradients_match_jax_s(self):
+        sizes = [(12, 16), (16, 4)]
+        params = [{"w": randn(a, b) * 0.3, "b": randn(b) * 0.1} for a, b in sizes]
+        x, y = randn(32, 12), np.eye(4, dtype=np.float32)[RNG.integers(0, 4, 32)]
+        value, grads = cxla.value_and_grad(mlp_loss)(params, x, y)
+        want_value, want_grads = jax.value_and_grad(mlp_loss)(params, x, y)
+        np.testing.assert_allclose(value, want_value, rtol=1e-5)
+        assert_trees_close(self, grads, want_grads, rtol=1e-5, atol=1e-6)
+        gp, gx = cxla.grad(mlp_loss, argnums=(0, 1), backend="interp")(params, x, y)
+        want_gp, want_gx = jax.grad(mlp_loss, argnums=(0, 1))(params, x, y)
+        assert_trees_close(self, (gp, gx), (want_gp, want_gx), rtol=1e-5, atol=1e-6)
+
+    def test_training_loop_on_cxla_s_gradients(self):
+        """20 SGD steps whose gradients come from cxla's autodiff, the update in numpy."""
+        sizes = [(12, 32), (32, 4)]
+        params = [{"w": randn(a, b) * 0.3, "b": np.zeros(b, np.float32)} for a, b in sizes]
+        x = randn(64, 12)
+        y = np.eye(4, dtype=np.float32)[RNG.integers(0, 4, 64)]
+        jax_step = jax.jit(sgd_step)
+        vg = cxla.value_and_grad(mlp_loss)
+        pj, pc = params, params
+        for _ in range(20):
+            pj, lj = jax_step(pj, x, y)
+            lc, g = vg(pc, x, y)
+            pc = jax.tree_util.tree_map(lambda p, g: p - np.float32(0.1) * g, pc, g)
+            np.testing.assert_allclose(lc, lj, rtol=1e-5, atol=1e-6)
+        assert_trees_close(self, pc, pj, rtol=1e-5, atol=1e-6)
+        self.assertEqual(len(vg._cache), 1)
+
     def test_grad_of_a_jax_function(self):
         g = cxla.jit(jax.grad(lambda w, x: jnp.sum(jnp.tanh(x @ w) ** 2)))
         w, x = randn(5, 3), randn(7, 5)
