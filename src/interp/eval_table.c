@@ -47,6 +47,7 @@ static const cx_interp_hook k_hooks[CX_OP_COUNT] = {
   [CX_OP_CUSTOM_CALL] = {.eval = cx_interp_custom_call}, /* by target: custom_call.c */
   [CX_OP_TOPK] = {.eval = cx_interp_topk},
   [CX_OP_RNG_BIT_GENERATOR] = {.eval = cx_interp_rng_bit_generator},
+  [CX_OP_RNG] = {.eval = cx_interp_rng},
   [CX_OP_CALL] = {.eval = cx_interp_call_op},
   [CX_OP_FUSION] = {.eval = cx_interp_call_op}, /* computes exactly what its computation computes */
   [CX_OP_WHILE] = {.eval = cx_interp_while},

@@ -119,6 +119,9 @@ CX_INTERP_EVALUATOR(cx_interp_lapack_syevd);
 CX_INTERP_EVALUATOR(cx_interp_lapack_gesvd);
 CX_INTERP_EVALUATOR(cx_interp_topk);              /* topk.c */
 CX_INTERP_EVALUATOR(cx_interp_rng_bit_generator); /* rng_bits.c */
+CX_INTERP_EVALUATOR(cx_interp_rng);               /* rng.c */
+/* Philox4x32-10 of the counter words c (low first) under the key words k0, k1 (rng_bits.c). */
+void cx_philox4x32(const uint32_t c[4], uint32_t k0, uint32_t k1, uint32_t out[4]);
 
 /* Copies a box of n[0] x ... x n[rank-1] elements of esize bytes: for every index i < n,
  * dst[dbase + sum i_k*dstr_k] = src[sbase + sum i_k*sstr_k] (offsets in elements; strides may

@@ -18,6 +18,8 @@ void cx_interp_init(cx_interp *st, cx_module *m) {
   st->ctx = m->ctx;
   st->max_loop_iterations = m->ctx ? m->ctx->flags.max_loop_iterations : 0;
   st->depth = 0;
+  st->rng_counts = NULL;
+  st->nrng_counts = 0;
 }
 
 cxla_status cx_interp_unsupported(cx_interp *st, cx_instr *in, const char *why) {
@@ -314,5 +316,7 @@ cxla_status cx_interp_run(cx_module *m, int nargs, cxla_literal *const *args, cx
   }
   cx_interp st;
   cx_interp_init(&st, m);
-  return cx_interp_call(&st, c, nargs, args, out);
+  cxla_status s = cx_interp_call(&st, c, nargs, args, out);
+  cx_free(st.rng_counts);
+  return s;
 }

@@ -10,6 +10,9 @@ typedef struct cx_interp {
   cxla_context *ctx;
   int64_t max_loop_iterations; /* 0: unlimited */
   int depth;                   /* nesting of computation calls (guards runaway recursion) */
+  /* how many times each rng instruction has run in this run (rng.c; freed by cx_interp_run) */
+  struct cx_rng_count *rng_counts;
+  int nrng_counts;
 } cx_interp;
 
 /* One scalar value: floats in f (already rounded to the element type), integers and pred

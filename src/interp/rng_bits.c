@@ -42,7 +42,7 @@ static void threefry(uint64_t key, uint64_t ctr, uint32_t out[2]) {
 }
 
 /* Philox4x32 with 10 rounds on counter words c (low first) and key (k0, k1). */
-static void philox(const uint32_t c[4], uint32_t k0, uint32_t k1, uint32_t out[4]) {
+void cx_philox4x32(const uint32_t c[4], uint32_t k0, uint32_t k1, uint32_t out[4]) {
   uint32_t x[4] = {c[0], c[1], c[2], c[3]};
   for (int r = 0; r < 10; r++) {
     uint64_t p0 = (uint64_t)x[0] * 0xD2511F53u, p1 = (uint64_t)x[2] * 0xCD9E8D57u;
@@ -114,7 +114,7 @@ static void philox_bits(const cx_shape *ds, uint64_t key, uint64_t *lo, uint64_t
     uint64_t l = *lo, h = *hi;
     add128(&l, &h, (uint64_t)b);
     uint32_t c[4] = {(uint32_t)l, (uint32_t)(l >> 32), (uint32_t)h, (uint32_t)(h >> 32)}, w[4];
-    philox(c, (uint32_t)key, (uint32_t)(key >> 32), w);
+    cx_philox4x32(c, (uint32_t)key, (uint32_t)(key >> 32), w);
     for (int j = 0; j < per && b * per + j < n; j++)
       store_bits(ds->type, out, b * per + j, wide ? w[2 * j] | (uint64_t)w[2 * j + 1] << 32 : w[j]);
   }

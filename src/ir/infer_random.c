@@ -1,4 +1,4 @@
-/* infer_random.c — shape rules of the random-number ops. */
+/* infer_random.c — shape rules of the random-number ops: rng-bit-generator and rng. */
 #include "ir/infer.h"
 
 /* rng-bit-generator(state), algorithm=A: (state', bits) with state' of the state's shape
@@ -25,5 +25,32 @@ cxla_status cx_infer_rng_bit_generator(cx_infer *ic, cx_shape *out) {
   if (k != CX_KIND_SINT && k != CX_KIND_UINT && k != CX_KIND_FLOAT)
     return cx_vfail(ic, "random bits of %s: integer or floating-point types only",
                     cx_vtype(d->tuple[1].type));
+  return cx_infer_declared(ic, out);
+}
+
+/* rng(a, b), distribution=D: XLA's verifier (HandleRng): two scalars of the result's element
+ * type; uniform over [a, b) for floats, integers and pred, normal (mean a, deviation b) for
+ * floats. The result shape is written (XLA's parser requires it). */
+cxla_status cx_infer_rng(cx_infer *ic, cx_shape *out) {
+  cx_instr *in = ic->in;
+  CX_TRY(cx_vdeclared_array(ic));
+  cxla_type t = in->shape.type;
+  for (int i = 0; i < 2; i++) {
+    CX_TRY(cx_vneed_scalar(ic, i, i ? "b" : "a"));
+    if (cx_vop(ic, i)->type != t)
+      return cx_vfail(ic, "operand %d %s must have the result's element type %s", i, cx_vshape(ic, cx_vop(ic, i)),
+                      cx_vtype(t));
+  }
+  cx_kind k = cx_type_kind(t);
+  switch (in->a.rng_distribution) {
+  case CX_RNG_UNIFORM:
+    if (k != CX_KIND_FLOAT && k != CX_KIND_SINT && k != CX_KIND_UINT && k != CX_KIND_PRED)
+      return cx_vfail(ic, "rng_uniform needs a float, integer or pred result, got %s", cx_vtype(t));
+    break;
+  case CX_RNG_NORMAL:
+    if (k != CX_KIND_FLOAT) return cx_vfail(ic, "rng_normal needs a floating-point result, got %s", cx_vtype(t));
+    break;
+  case CX_RNG_INVALID: return cx_vfail(ic, "needs distribution=rng_uniform or rng_normal");
+  }
   return cx_infer_declared(ic, out);
 }

@@ -73,6 +73,8 @@ typedef enum cx_transpose {
 
 /* rng-bit-generator's algorithm= (XLA's RandomAlgorithm; DEFAULT is Philox, as on XLA:CPU). */
 typedef enum cx_rng_algorithm { CX_RNG_DEFAULT = 0, CX_RNG_THREE_FRY, CX_RNG_PHILOX } cx_rng_algorithm;
+/* rng's distribution= (XLA's RandomDistribution; the text must say which; INVALID is refused). */
+typedef enum cx_rng_distribution { CX_RNG_INVALID = 0, CX_RNG_UNIFORM, CX_RNG_NORMAL } cx_rng_distribution;
 
 /* The module-level debug tables, in the order XLA prints them. */
 enum { CX_FRAME_FILES, CX_FRAME_FUNCTIONS, CX_FRAME_LOCATIONS, CX_FRAME_STACKS, CX_FRAME_TABLES };
@@ -119,6 +121,7 @@ typedef struct cx_attrs {
   cx_transpose transpose_a; /* triangular-solve */
   int32_t epsilon_bits;     /* batch-norm epsilon=: an f32's bits (POD fields are integers) */
   cx_rng_algorithm rng_algorithm; /* rng-bit-generator */
+  cx_rng_distribution rng_distribution; /* rng */
   int largest;              /* topk largest= (1 when absent, as in XLA; its k= is `index`) */
   int nraw;                 /* everything else: metadata, sharding, backend_config, ... */
   cx_raw_attr *raw;

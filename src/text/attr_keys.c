@@ -33,6 +33,7 @@ static const char *const k_dir_names[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
 static const char *const k_cmp_type_names[] = {"FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"};
 static const char *const k_transpose_names[] = {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
 static const char *const k_rng_algorithm_names[] = {"rng_default", "rng_three_fry", "rng_philox"};
+static const char *const k_rng_distribution_names[] = {"rng_uniform", "rng_normal"};
 
 /* The names of every ENUM key's values (XLA's spellings). */
 static const cx_attr_enum k_enums[CX_KEY_COUNT] = {
@@ -40,6 +41,7 @@ static const cx_attr_enum k_enums[CX_KEY_COUNT] = {
     [CX_KEY_TYPE] = {k_cmp_type_names, CX_ARRAY_LEN(k_cmp_type_names), CX_CMP_FLOAT},
     [CX_KEY_TRANSPOSE_A] = {k_transpose_names, CX_ARRAY_LEN(k_transpose_names), CX_TRANSPOSE_NO},
     [CX_KEY_ALGORITHM] = {k_rng_algorithm_names, CX_ARRAY_LEN(k_rng_algorithm_names), CX_RNG_DEFAULT},
+    [CX_KEY_DISTRIBUTION] = {k_rng_distribution_names, CX_ARRAY_LEN(k_rng_distribution_names), CX_RNG_UNIFORM},
     [CX_KEY_KIND] = {cx_fusion_kind_names + 1, CX_FUSION_KINDS - 1, CX_FUSION_LOOP}, /* XLA refuses others too */
 };
 
@@ -86,6 +88,7 @@ static const unsigned char k_op_keys[CX_OP_COUNT][CX_OP_MAX_KEYS] = {
     [CX_OP_BATCH_NORM_GRAD] = {R(EPSILON), R(FEATURE_INDEX)},
     [CX_OP_TOPK] = {R(K), O(LARGEST)},
     [CX_OP_RNG_BIT_GENERATOR] = {R(ALGORITHM)},
+    [CX_OP_RNG] = {R(DISTRIBUTION)},
     [CX_OP_CALL] = {R(TO_APPLY)},
     [CX_OP_ALL_REDUCE] = {R(TO_APPLY)},
     [CX_OP_REDUCE_SCATTER] = {R(TO_APPLY)},

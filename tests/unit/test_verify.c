@@ -387,7 +387,9 @@ TEST(verify_data_ops) {
   CHECK_INFER(vt_op(CX_OP_OPT_BARRIER, "ob", NULL, 1, tup), "(f32[2], s32[])");
   /* custom-call and other unmodelled ops keep their declared shape */
   CHECK_INFER(vt_op(CX_OP_CUSTOM_CALL, "cc", "(f32[7], u8[0])", 2, f, s), "(f32[7], u8[0])");
-  CHECK_INFER(vt_op(CX_OP_RNG, "rng", "f32[3,3]", 2, s, s), "f32[3,3]");
+  CHECK_INFER(vt_op(CX_OP_RNG_GET_AND_UPDATE_STATE, "rgs", "u64[2]", 0), "u64[2]");
+  CHECK_INFER(vt_op(CX_OP_RNG, "rng", "s32[3,3]", 2, s, s), "s32[3,3]"); /* rng_uniform */
+  CHECK_INFER_ERR(vt_op(CX_OP_RNG, "rng2", "f32[3,3]", 2, s, s), "operand 0 s32[] must have the result's element type f32");
   CHECK_INFER_ERR(vt_op(CX_OP_CUSTOM_CALL, "cc2", "f32[-3]", 0), "declared shape has a negative dimension (-3)");
   cx_instr *p = vt_param(-1, "neg", "f32[]");
   CHECK_INFER_ERR(p, "parameter neg: parameter number -1 must be >= 0");

@@ -1,12 +1,14 @@
-/* rng_bits.c — rng-bit-generator on the cpu: the call the sequencer emits for each instruction
- * (cx_seq_rng_bit_generator) and the runtime routine it calls (cx_rt_rng_bits), bit-exact with
- * XLA's RngBitGeneratorExpander (the interpreter's rng_bits.c states the definition).
+/* rng_bits.c — random numbers on the cpu: rng-bit-generator (cx_seq_rng_bit_generator emits
+ * the call, cx_rt_rng_bits runs it), bit-exact with XLA's RngBitGeneratorExpander (the
+ * interpreter's rng_bits.c states the definition), and rng (cx_seq_rng, cx_rt_rng), with the
+ * values interp/rng.c defines.
  *
  * The routine runs the generator's invocations in parallel on the pool, each writing the
  * elements it feeds: a Philox block its 4 (or 2 64-bit) elements; a Threefry counter of a
  * narrow type its two elements, j and j + 1 along the dimension XLA splits in halves (outer x
  * d x inner around it, which the sequencer works out once); a 64-bit Threefry counter its one
  * element. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "backend/cpu/runtime.h"
@@ -167,5 +169,115 @@ cxla_status cx_seq_rng_bit_generator(cx_seq *s, cx_instr *in) {
                            cx_cg_i64(g, inner), cx_seq_slot(s, st), cx_cg_i64(g, in->ops[0]->shape.dims[0]),
                            cx_seq_slot(s, ns), cx_seq_slot(s, bits), LLVMConstInt(I32, (unsigned long long)id, 1)};
   LLVMBuildCall2(s->b, ft, f, args, 11, "");
+  return s->g->status;
+}
+
+/* ---- rng(a, b): the values interp/rng.c defines (Philox words keyed by the instruction's
+ * name hash, counter (block, run)), elements in parallel, each chunk with its own block ---- */
+
+typedef struct rng_dist_job {
+  int32_t type, normal, wide;
+  uint64_t key, run;
+  const void *a, *b;
+  char *out;
+} rng_dist_job;
+
+typedef struct {
+  int64_t block;
+  uint32_t w[4];
+} block_cache;
+
+static inline uint32_t rng_word(const rng_dist_job *t, block_cache *c, int64_t j) {
+  if (j >> 2 != c->block) {
+    c->block = j >> 2;
+    philox4x32((uint64_t)c->block, t->run, (uint32_t)t->key, (uint32_t)(t->key >> 32), c->w);
+  }
+  return c->w[j & 3];
+}
+
+static inline uint64_t rng_bits_at(const rng_dist_job *t, block_cache *c, int64_t i) {
+  return t->wide ? rng_word(t, c, 2 * i) | (uint64_t)rng_word(t, c, 2 * i + 1) << 32 : rng_word(t, c, i);
+}
+
+static inline double rng_unit(const rng_dist_job *t, uint64_t w) {
+  return t->wide ? (double)(w >> 11) * 0x1p-53 : (double)(w >> 8) * 0x1p-24;
+}
+
+/* An integer uniform in [a, b) from w (the difference of the bounds taken unsigned). */
+static void uniform_int(const rng_dist_job *t, int64_t i, uint64_t w) {
+  size_t es = cxla_type_size((cxla_type)t->type);
+  int64_t a = cx_load_i64((cxla_type)t->type, t->a, 0), b = cx_load_i64((cxla_type)t->type, t->b, 0);
+  uint64_t mask = es == 8 ? ~0ull : (1ull << (8 * es)) - 1, ua = (uint64_t)a & mask, ub = (uint64_t)b & mask;
+  int above = cx_type_kind((cxla_type)t->type) == CX_KIND_SINT ? b > a : ub > ua;
+  uint64_t v = (uint64_t)a;
+  if (t->type == CXLA_PRED) v = !a && b ? (w & 1) : (uint64_t)a;
+  else if (above) v = (uint64_t)a + w % ((ub - ua) & mask);
+  memcpy(t->out + (size_t)i * es, &v, es); /* little-endian: the low bytes */
+}
+
+static void rng_dist_range(void **args, int64_t begin, int64_t end) {
+  const rng_dist_job *t = args[0];
+  cxla_type ty = (cxla_type)t->type;
+  block_cache c = {.block = -1};
+  double a = cx_type_is_float(ty) ? cx_load_f64(ty, t->a, 0) : 0, b = cx_type_is_float(ty) ? cx_load_f64(ty, t->b, 0) : 0;
+  for (int64_t i = begin; i < end; i++) {
+    if (t->normal) {
+      int64_t p = i >> 1;
+      double u1 = rng_unit(t, rng_bits_at(t, &c, 2 * p)), u2 = rng_unit(t, rng_bits_at(t, &c, 2 * p + 1));
+      double r = sqrt(-2.0 * log(u1 > 1e-7 ? u1 : 1e-7)), th = 2.0 * M_PI * u2;
+      cx_store_f64(ty, t->out, i, a + b * r * (i & 1 ? cos(th) : sin(th)));
+    } else if (cx_type_is_float(ty)) {
+      cx_store_f64(ty, t->out, i, a + rng_unit(t, rng_bits_at(t, &c, i)) * (b - a));
+    } else {
+      uniform_int(t, i, rng_bits_at(t, &c, i));
+    }
+  }
+}
+
+void cx_rt_rng(cx_rt *rt, int32_t distribution, int32_t type, int64_t n, const void *a, const void *b, uint64_t key,
+               int64_t *runs, void *out, int32_t id) {
+  if (rt->status != CXLA_OK) return;
+  const char *name = rt->names && id >= 0 && rt->names[id] ? rt->names[id] : "rng";
+  int64_t t0 = rt->trace ? cx_trace_now() : 0;
+  rng_dist_job job = {.type = type, .normal = distribution == CX_RNG_NORMAL, .wide = cxla_type_size((cxla_type)type) == 8,
+                      .key = key, .run = (uint64_t)(*runs)++, .a = a, .b = b, .out = out};
+  void *args[1] = {&job};
+  if (n > 0) cx_threadpool_parallel_for(rt->pool, rng_dist_range, args, n, 4 * RNG_CHUNK);
+  if (rt->trace) {
+    cx_trace_args ta = cx_rt_origin_args(rt, id);
+    ta.n = 1, ta.key[0] = "elements", ta.val[0] = n;
+    cx_trace_add(rt->trace, name, "library", t0, cx_trace_now(), &ta);
+  }
+}
+
+/* The run counter lives in cx_entry's frame: 0 when an execution starts, one more each time
+ * the instruction runs (a while loop's trips). */
+cxla_status cx_seq_rng(cx_seq *s, cx_instr *in) {
+  int a = cx_seq_leaf_slot(s, in->ops[0], 0), b = cx_seq_leaf_slot(s, in->ops[1], 0), o = cx_seq_leaf_slot(s, in, 0);
+  if (a < 0 || b < 0 || o < 0) return s->g->status;
+  char name[256];
+  snprintf(name, sizeof name, "%s [rng %s]", in->name ? in->name : "rng",
+           in->a.rng_distribution == CX_RNG_NORMAL ? "normal" : "uniform");
+  int32_t id = cx_seq_name(s, name);
+  if (id < 0) return s->g->status;
+  cx_kernel_origin(in, &s->out->origins[id]);
+  cx_cg *g = s->g;
+  uint64_t key = 0xcbf29ce484222325ull; /* FNV-1a of the name, as interp/rng.c */
+  for (const char *p = in->name; p && *p; p++) key = (key ^ (unsigned char)*p) * 0x100000001b3ull;
+  LLVMBuilderRef eb = LLVMCreateBuilderInContext(g->llctx);
+  LLVMPositionBuilderBefore(eb, s->entry_term);
+  LLVMValueRef runs = LLVMBuildAlloca(eb, g->t_i64, "rng.runs");
+  LLVMBuildStore(eb, cx_cg_i64(g, 0), runs);
+  LLVMDisposeBuilder(eb);
+  LLVMTypeRef P = g->t_ptr, I32 = g->t_i32, I64 = g->t_i64;
+  LLVMTypeRef ps[10] = {P, I32, I32, I64, P, P, I64, P, P, I32};
+  LLVMTypeRef ft = LLVMFunctionType(g->t_void, ps, 10, 0);
+  LLVMValueRef f = LLVMGetNamedFunction(g->mod, "cx_rt_rng");
+  if (!f) f = LLVMAddFunction(g->mod, "cx_rt_rng", ft);
+  LLVMValueRef args[10] = {s->rt, LLVMConstInt(I32, (unsigned long long)in->a.rng_distribution, 0),
+                           LLVMConstInt(I32, (unsigned long long)in->shape.type, 0), cx_cg_i64(g, cx_shape_elems(&in->shape)),
+                           cx_seq_slot(s, a), cx_seq_slot(s, b), LLVMConstInt(I64, key, 0), runs, cx_seq_slot(s, o),
+                           LLVMConstInt(I32, (unsigned long long)id, 1)};
+  LLVMBuildCall2(s->b, ft, f, args, 10, "");
   return s->g->status;
 }

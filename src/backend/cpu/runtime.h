@@ -97,5 +97,10 @@ void cx_rt_topk(cx_rt *rt, int32_t type, int32_t largest, int64_t rows, int64_t 
  * Threefry result along), from the u64 state[nstate], and the state after into new_state. */
 void cx_rt_rng_bits(cx_rt *rt, int32_t algorithm, int32_t width, int64_t outer, int64_t d, int64_t inner,
                     const uint64_t *state, int64_t nstate, uint64_t *new_state, void *out, int32_t id);
+/* rng (rng_bits.c): n elements of `type` from the distribution (1 uniform, 2 normal) with
+ * parameters *a, *b into out, as interp/rng.c defines them for the instruction whose name
+ * hashes to key, on its run *runs (then counted). */
+void cx_rt_rng(cx_rt *rt, int32_t distribution, int32_t type, int64_t n, const void *a, const void *b, uint64_t key,
+               int64_t *runs, void *out, int32_t id);
 
 #endif
