@@ -34,7 +34,13 @@ static const char *tiled_bitcast(const cx_instr *in) {
   return NULL;
 }
 
+/* The interpreter's convolution sums real products (XLA's takes complex ones too). */
+static const char *complex_convolution(const cx_instr *in) {
+  return cx_type_is_complex(in->shape.type) ? "convolution of complex numbers" : NULL;
+}
+
 static const refusal k_refusals[CX_OP_COUNT] = {
+  [CX_OP_CONVOLUTION] = complex_convolution,
   [CX_OP_REDUCE_WINDOW] = window_reversal,
   [CX_OP_SELECT_AND_SCATTER] = window_reversal,
   [CX_OP_MAP] = map_subset,

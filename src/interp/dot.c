@@ -3,9 +3,10 @@
  *
  * Semantics: as XLA's evaluator, both operands are first converted to the result element type
  * (exact for the widening cases s8->s32, bf16/f16->f32); products are then summed in a wide
- * type — double for float results, 64-bit two's complement for integer and pred results —
- * in row-major order of the contracting dims (the order lhs_contracting_dims lists them), and
- * rounded or wrapped once to the result type. Result dims: batch, lhs free, rhs free.
+ * type — double for float results (two for complex ones), 64-bit two's complement for integer
+ * and pred results — in row-major order of the contracting dims (the order lhs_contracting_dims
+ * lists them), and rounded or wrapped once to the result type. Result dims: batch, lhs free,
+ * rhs free.
  *
  * Speed: both operands are copied once into contiguous buffers ordered [batch][m][k] and
  * [batch][k][n], and an i-k-j loop accumulates into a [batch][m][n] buffer, so the inner loop
@@ -103,6 +104,45 @@ static void pack(const cxla_literal *x, const int64_t *dst_stride, cxla_type to,
   }
 }
 
+/* Complex operands: each element as two doubles (real, imaginary), rounded part by part to
+ * the result's component type as `convert` would (c64 -> c128 is exact). */
+static void pack_complex(const cxla_literal *x, const int64_t *dst_stride, cxla_type to, double *buf) {
+  const cx_shape *s = &x->shape;
+  cxla_type part = cx_type_part(to);
+  int64_t n = cx_shape_elems(s);
+  int64_t idx[CXLA_MAX_RANK] = {0}, off = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double re, im;
+    cx_load_complex(s->type, x->data, i, &re, &im);
+    buf[2 * off] = cx_round_to_type(part, re);
+    buf[2 * off + 1] = cx_round_to_type(part, im);
+    for (int d = s->rank - 1; d >= 0; d--) {
+      off += dst_stride[d];
+      if (++idx[d] < s->dims[d]) break;
+      off -= idx[d] * dst_stride[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+static void matmul_c128(const dot_plan *p, const double *a, const double *b, double *c) {
+  for (int64_t bi = 0; bi < p->B; bi++) {
+    const double *ab = a + 2 * bi * p->M * p->K, *bb = b + 2 * bi * p->K * p->N;
+    double *cb = c + 2 * bi * p->M * p->N;
+    for (int64_t i = 0; i < p->M; i++) {
+      double *crow = cb + 2 * i * p->N;
+      for (int64_t k = 0; k < p->K; k++) {
+        double ar = ab[2 * (i * p->K + k)], ai = ab[2 * (i * p->K + k) + 1];
+        const double *brow = bb + 2 * k * p->N;
+        for (int64_t j = 0; j < p->N; j++) {
+          crow[2 * j] += ar * brow[2 * j] - ai * brow[2 * j + 1];
+          crow[2 * j + 1] += ar * brow[2 * j + 1] + ai * brow[2 * j];
+        }
+      }
+    }
+  }
+}
+
 static void matmul_f64(const dot_plan *p, const double *a, const double *b, double *c) {
   for (int64_t bi = 0; bi < p->B; bi++) {
     const double *ab = a + bi * p->M * p->K, *bb = b + bi * p->K * p->N;
@@ -151,24 +191,34 @@ cxla_status cx_interp_dot(cx_interp *st, cx_instr *in, cxla_literal *const *ops,
   if (!cx_hv_mul(p.M, p.N, &mn) || out_elems < 0 || out_elems > CX_HV_MAX / 8)
     return cx_hv_bad(st, in, "result too large");
 
-  /* both element kinds are 8 bytes wide, so one set of buffers serves either */
-  int as_float = cx_type_is_float(rt);
+  /* doubles and int64 are 8 bytes wide, so one set of buffers serves either (complex numbers
+   * take two doubles) */
+  int as_float = cx_type_is_float(rt), as_complex = cx_type_is_complex(rt);
+  size_t w = as_complex ? 16 : 8;
   int64_t na = cx_shape_elems(ls), nb = cx_shape_elems(rs);
-  void *a = cx_malloc(8 * (size_t)(na ? na : 1));
-  void *b = cx_malloc(8 * (size_t)(nb ? nb : 1));
-  void *c = cx_calloc((size_t)(out_elems ? out_elems : 1), 8);
+  void *a = cx_malloc(w * (size_t)(na ? na : 1));
+  void *b = cx_malloc(w * (size_t)(nb ? nb : 1));
+  void *c = cx_calloc((size_t)(out_elems ? out_elems : 1), w);
   cxla_literal *res = a && b && c ? cx_hv_literal(st, in, &in->shape) : NULL;
   if (!res) {
     cx_free(a); cx_free(b); cx_free(c);
     return cx_hv_oom(st, in);
   }
-  pack(ops[0], p.lhs_dst, rt, as_float, a);
-  pack(ops[1], p.rhs_dst, rt, as_float, b);
   /* the packed [B][M][N] order is the result's row-major order */
-  if (as_float) {
+  if (as_complex) {
+    pack_complex(ops[0], p.lhs_dst, rt, a);
+    pack_complex(ops[1], p.rhs_dst, rt, b);
+    matmul_c128(&p, a, b, c);
+    for (int64_t i = 0; i < out_elems; i++)
+      cx_store_complex(rt, res->data, i, ((double *)c)[2 * i], ((double *)c)[2 * i + 1]);
+  } else if (as_float) {
+    pack(ops[0], p.lhs_dst, rt, as_float, a);
+    pack(ops[1], p.rhs_dst, rt, as_float, b);
     matmul_f64(&p, a, b, c);
     for (int64_t i = 0; i < out_elems; i++) cx_store_f64(rt, res->data, i, ((double *)c)[i]);
   } else {
+    pack(ops[0], p.lhs_dst, rt, as_float, a);
+    pack(ops[1], p.rhs_dst, rt, as_float, b);
     matmul_i64(&p, a, b, c);
     for (int64_t i = 0; i < out_elems; i++) cx_store_i64(rt, res->data, i, ((int64_t *)c)[i]);
   }

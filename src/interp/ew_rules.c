@@ -1,5 +1,5 @@
 /* ew_rules.c — the scalar rule of every elementwise op the interpreter runs, one table entry
- * per op next to its functions. Adding an elementwise op to the interpreter is an entry here
+ * per op next to its functions (the complex ones in ew_complex.c). Adding an elementwise op to the interpreter is an entry here
  * and its functions, for the element types cx_op_valid_for_type accepts; an op without an
  * entry is refused (cx_interp_has_evaluator), never computed as some other op.
  *
@@ -50,6 +50,8 @@ static double f_ceil(double x) { return isnan(x) ? x + x : ceil(x); }
 static double f_round_afz(double x) { return round(x); }
 static double f_round_even(double x) { return nearbyint(x); } /* the default rounding mode: ties to even */
 static double f_erf(double x) { return erf(x); }
+static double f_real(double x) { return x; }
+static double f_imag(double x) { (void)x; return 0; } /* XLA: imag of a real number is 0, NaN's too */
 static int64_t fp_is_finite(double x) { return isfinite(x) != 0; }
 
 static double f_add(double a, double b) { return a + b; }
@@ -216,6 +218,13 @@ static cx_scalar reduce_precision(const cx_instr *in, cxla_type t, const cx_scal
   return cx_scalar_reduce_precision(t, x[0], in->a.exponent_bits, in->a.mantissa_bits);
 }
 
+/* complex(re, im): the parts are already of the component type */
+static cx_scalar complex_compose(const cx_instr *in, cxla_type t, const cx_scalar *x) {
+  (void)in, (void)t;
+  cx_scalar r = {.f = x[0].f, .im = x[1].f};
+  return r;
+}
+
 static cx_scalar select(const cx_instr *in, cxla_type t, const cx_scalar *x) {
   (void)in, (void)t;
   return x[0].i ? x[1] : x[2];
@@ -263,6 +272,13 @@ static int stochastic_convert_ok(const cx_instr *in) {
   return cx_op_valid_for_type(in->op, op_type(in, 0)) && cx_type_kind(r) == CX_KIND_UINT &&
          cx_type_bits(r) == cx_type_bits(op_type(in, 0)) && cx_type_kind(in->shape.type) == CX_KIND_SINT;
 }
+/* abs, real, imag: a complex operand gives its component type */
+static int part_ok(const cx_instr *in) {
+  return in->shape.type == cx_type_part(op_type(in, 0)) && cx_op_valid_for_type(in->op, op_type(in, 0));
+}
+static int complex_ok(const cx_instr *in) {
+  return op_type(in, 1) == op_type(in, 0) && in->shape.type == cx_type_complex_of(op_type(in, 0));
+}
 static int is_finite_ok(const cx_instr *in) {
   return in->shape.type == CXLA_PRED && cx_op_valid_for_type(in->op, op_type(in, 0));
 }
@@ -281,42 +297,45 @@ static int reduce_precision_ok(const cx_instr *in) {
 #define INT2(s, u) .s2 = s, .u2 = u
 
 static const cx_ew_rule k_rules[CX_OP_COUNT] = {
-  [CX_OP_ABS] = {F1(f_abs), .s1 = s_abs},
-  [CX_OP_NEGATE] = {F1(f_negate), INT1(i_negate, i_negate)},
-  [CX_OP_SIGN] = {F1(f_sign), .s1 = s_sign},
-  [CX_OP_EXP] = {F1(f_exp)},
-  [CX_OP_EXPM1] = {F1(f_expm1)},
-  [CX_OP_LOG] = {F1(f_log)},
-  [CX_OP_LOG1P] = {F1(f_log1p)},
-  [CX_OP_LOGISTIC] = {F1(f_logistic)},
-  [CX_OP_SQRT] = {F1(f_sqrt)},
-  [CX_OP_RSQRT] = {F1(f_rsqrt)},
-  [CX_OP_CBRT] = {F1(f_cbrt)},
-  [CX_OP_SIN] = {F1(f_sin)},
-  [CX_OP_COS] = {F1(f_cos)},
+  [CX_OP_ABS] = {F1(f_abs), .s1 = s_abs, .cr1 = cx_c_abs, .types_ok = part_ok},
+  [CX_OP_NEGATE] = {F1(f_negate), INT1(i_negate, i_negate), .c1 = cx_c_negate},
+  [CX_OP_SIGN] = {F1(f_sign), .s1 = s_sign, .c1 = cx_c_sign},
+  [CX_OP_EXP] = {F1(f_exp), .c1 = cx_c_exp},
+  [CX_OP_EXPM1] = {F1(f_expm1), .c1 = cx_c_expm1},
+  [CX_OP_LOG] = {F1(f_log), .c1 = cx_c_log},
+  [CX_OP_LOG1P] = {F1(f_log1p), .c1 = cx_c_log1p},
+  [CX_OP_LOGISTIC] = {F1(f_logistic), .c1 = cx_c_logistic},
+  [CX_OP_SQRT] = {F1(f_sqrt), .c1 = cx_c_sqrt},
+  [CX_OP_RSQRT] = {F1(f_rsqrt), .c1 = cx_c_rsqrt},
+  [CX_OP_CBRT] = {F1(f_cbrt), .c1 = cx_c_cbrt},
+  [CX_OP_SIN] = {F1(f_sin), .c1 = cx_c_sin},
+  [CX_OP_COS] = {F1(f_cos), .c1 = cx_c_cos},
   [CX_OP_TAN] = {F1(f_tan)},
-  [CX_OP_TANH] = {F1(f_tanh)},
+  [CX_OP_TANH] = {F1(f_tanh), .c1 = cx_c_tanh},
   [CX_OP_FLOOR] = {F1(f_floor)},
   [CX_OP_CEIL] = {F1(f_ceil)},
   [CX_OP_ROUND_AFZ] = {F1(f_round_afz)},
   [CX_OP_ROUND_EVEN] = {F1(f_round_even)},
   [CX_OP_ERF] = {F1(f_erf)},
+  [CX_OP_REAL] = {F1(f_real), .cr1 = cx_c_real, .types_ok = part_ok},
+  [CX_OP_IMAG] = {F1(f_imag), .cr1 = cx_c_imag, .types_ok = part_ok},
   [CX_OP_IS_FINITE] = {.fp1 = fp_is_finite, .types_ok = is_finite_ok},
   [CX_OP_NOT] = {INT1(i_not, i_not), .p1 = p_not},
   [CX_OP_POPCNT] = {INT1(i_popcnt, i_popcnt)},
   [CX_OP_CLZ] = {INT1(i_clz, i_clz)},
-  [CX_OP_COPY] = {F1(f_copy), INT1(i_copy, i_copy), .p1 = i_copy},
+  [CX_OP_COPY] = {F1(f_copy), INT1(i_copy, i_copy), .p1 = i_copy, .c1 = cx_c_copy},
   [CX_OP_REDUCE_PRECISION] = {.eval = reduce_precision, .types_ok = reduce_precision_ok,
                               .ill_formed = reduce_precision_ill_formed},
   [CX_OP_CONVERT] = {.eval = convert, .types_ok = convert_ok},
   [CX_OP_BITCAST_CONVERT] = {.eval = bitcast_convert, .types_ok = bitcast_convert_ok},
-  [CX_OP_ADD] = {F2(f_add), INT2(i_add, i_add), .p2 = i_or},
-  [CX_OP_SUBTRACT] = {F2(f_sub), INT2(i_sub, i_sub)},
-  [CX_OP_MULTIPLY] = {F2(f_mul), INT2(i_mul, i_mul), .p2 = i_and},
-  [CX_OP_DIVIDE] = {F2(f_div), INT2(s_div, u_div)},
+  [CX_OP_ADD] = {F2(f_add), INT2(i_add, i_add), .p2 = i_or, .c2 = cx_c_add},
+  [CX_OP_SUBTRACT] = {F2(f_sub), INT2(i_sub, i_sub), .c2 = cx_c_sub},
+  [CX_OP_MULTIPLY] = {F2(f_mul), INT2(i_mul, i_mul), .p2 = i_and, .c2 = cx_c_mul},
+  [CX_OP_DIVIDE] = {F2(f_div), INT2(s_div, u_div), .c2 = cx_c_div},
   [CX_OP_REMAINDER] = {F2(f_rem), INT2(s_rem, u_rem)},
-  [CX_OP_POWER] = {F2(f_pow), INT2(s_pow, u_pow)},
+  [CX_OP_POWER] = {F2(f_pow), INT2(s_pow, u_pow), .c2 = cx_c_pow},
   [CX_OP_ATAN2] = {F2(f_atan2)},
+  [CX_OP_COMPLEX] = {.eval = complex_compose, .types_ok = complex_ok},
   [CX_OP_MAXIMUM] = {F2(f_max), INT2(s_max, u_max), .p2 = i_or},
   [CX_OP_MINIMUM] = {F2(f_min), INT2(s_min, u_min), .p2 = i_and},
   [CX_OP_AND] = {INT2(i_and, i_and), .p2 = i_and},
@@ -341,7 +360,10 @@ static const cx_ew_rule *row(cx_op op) {
 const cx_ew_rule *cx_ew_rule_of(cx_op op) {
   const cx_ew_rule *r = row(op);
   /* the commonest first: this runs for every instruction of a scalar computation */
-  return r->f2 || r->s2 || r->eval || r->f1 || r->s1 || r->p2 || r->p1 || r->u2 || r->u1 || r->fp1 ? r : NULL;
+  return r->f2 || r->s2 || r->eval || r->f1 || r->s1 || r->p2 || r->p1 || r->u2 || r->u1 || r->fp1 || r->c1 ||
+                 r->cr1 || r->c2
+             ? r
+             : NULL;
 }
 
 int cx_ew_types_ok(const cx_ew_rule *r, const cx_instr *in) {
@@ -352,7 +374,7 @@ int cx_ew_types_ok(const cx_ew_rule *r, const cx_instr *in) {
  * evaluator asks first) gives 0, never another op's value. ---- */
 
 static cx_scalar unary(const cx_ew_rule *r, cxla_type t, cx_kind kind, cx_scalar x) {
-  cx_scalar v = {.i = 0};
+  cx_scalar v = {.i = 0, .im = 0};
   switch (kind) {
   case CX_KIND_FLOAT:
     if (r->f1) v.f = cx_round_to_type(t, r->f1(x.f));
@@ -361,18 +383,37 @@ static cx_scalar unary(const cx_ew_rule *r, cxla_type t, cx_kind kind, cx_scalar
   case CX_KIND_SINT: if (r->s1) v.i = r->s1(t, x.i); break;
   case CX_KIND_UINT: if (r->u1) v.i = r->u1(t, x.i); break;
   case CX_KIND_PRED: if (r->p1) v.i = r->p1(t, x.i); break;
+  case CX_KIND_COMPLEX: {
+    cxla_type part = cx_type_part(t);
+    cx_cplx z = {x.f, x.im};
+    if (r->c1) {
+      cx_cplx c = r->c1(z);
+      v.f = cx_round_to_type(part, c.re);
+      v.im = cx_round_to_type(part, c.im);
+    } else if (r->cr1) {
+      v.f = cx_round_to_type(part, r->cr1(z));
+    }
+    break;
+  }
   case CX_KIND_NONE: break;
   }
   return v;
 }
 
 static cx_scalar binary(const cx_ew_rule *r, cxla_type t, cx_kind kind, cx_scalar a, cx_scalar b) {
-  cx_scalar v = {.i = 0};
+  cx_scalar v = {.i = 0, .im = 0};
   switch (kind) {
   case CX_KIND_FLOAT: if (r->f2) v.f = cx_round_to_type(t, r->f2(a.f, b.f)); break;
   case CX_KIND_SINT: if (r->s2) v.i = r->s2(t, a.i, b.i); break;
   case CX_KIND_UINT: if (r->u2) v.i = r->u2(t, a.i, b.i); break;
   case CX_KIND_PRED: if (r->p2) v.i = r->p2(t, a.i, b.i); break;
+  case CX_KIND_COMPLEX:
+    if (r->c2) {
+      cx_cplx c = r->c2((cx_cplx){a.f, a.im}, (cx_cplx){b.f, b.im});
+      v.f = cx_round_to_type(cx_type_part(t), c.re);
+      v.im = cx_round_to_type(cx_type_part(t), c.im);
+    }
+    break;
   case CX_KIND_NONE: break;
   }
   return v;

@@ -17,15 +17,24 @@ cxla_status cx_interp_bad(cx_interp *st, cx_instr *in, const char *fmt, ...) CX_
 
 /* ---- per-op hooks ---- */
 
+/* A complex number in double precision (the interpreter's working form of c64 and c128). */
+typedef struct cx_cplx {
+  double re, im;
+} cx_cplx;
+
 /* The scalar rule of an elementwise op (ew_rules.c), by the kind of the op's element type:
- * floats in double (rounded to the type by the caller), integers (signed s, unsigned u) and
- * pred on 64-bit values. Unary ops fill the *1 fields, binary ops the *2 fields; an op whose
- * value needs the instruction (attributes, operands of other types) has eval instead. A kind
- * the op is not defined on stays NULL: cx_op_valid_for_type is asked before any is called. */
+ * floats in double (rounded to the type by the caller), complex numbers in double parts (c,
+ * rounded part by part), integers (signed s, unsigned u) and pred on 64-bit values. Unary ops
+ * fill the *1 fields, binary ops the *2 fields; an op whose value needs the instruction
+ * (attributes, operands of other types) has eval instead. A kind the op is not defined on
+ * stays NULL: cx_op_valid_for_type is asked before any is called. */
 typedef struct cx_ew_rule {
   double (*f1)(double x);
   int64_t (*fp1)(double x); /* float operand, pred result (is-finite) */
   int64_t (*s1)(cxla_type t, int64_t x), (*u1)(cxla_type t, int64_t x), (*p1)(cxla_type t, int64_t x);
+  cx_cplx (*c1)(cx_cplx x);
+  double (*cr1)(cx_cplx x); /* complex operand, result of its component type (abs, real, imag) */
+  cx_cplx (*c2)(cx_cplx a, cx_cplx b);
   double (*f2)(double a, double b);
   int64_t (*s2)(cxla_type t, int64_t a, int64_t b), (*u2)(cxla_type t, int64_t a, int64_t b),
       (*p2)(cxla_type t, int64_t a, int64_t b);
@@ -38,6 +47,30 @@ typedef struct cx_ew_rule {
   const char *(*ill_formed)(const cx_instr *in, const cxla_type *types);
   int type_operand; /* whose element type is the op's (select: on-true, clamp: the operand) */
 } cx_ew_rule;
+
+/* The complex rules (ew_complex.c), in double; XLA's semantics, see there. */
+cx_cplx cx_c_copy(cx_cplx x);
+cx_cplx cx_c_negate(cx_cplx x);
+double cx_c_abs(cx_cplx x);
+double cx_c_real(cx_cplx x);
+double cx_c_imag(cx_cplx x);
+cx_cplx cx_c_sign(cx_cplx x);
+cx_cplx cx_c_add(cx_cplx a, cx_cplx b);
+cx_cplx cx_c_sub(cx_cplx a, cx_cplx b);
+cx_cplx cx_c_mul(cx_cplx a, cx_cplx b);
+cx_cplx cx_c_div(cx_cplx a, cx_cplx b);
+cx_cplx cx_c_pow(cx_cplx a, cx_cplx b);
+cx_cplx cx_c_exp(cx_cplx x);
+cx_cplx cx_c_expm1(cx_cplx x);
+cx_cplx cx_c_log(cx_cplx x);
+cx_cplx cx_c_log1p(cx_cplx x);
+cx_cplx cx_c_sqrt(cx_cplx x);
+cx_cplx cx_c_rsqrt(cx_cplx x);
+cx_cplx cx_c_cbrt(cx_cplx x);
+cx_cplx cx_c_sin(cx_cplx x);
+cx_cplx cx_c_cos(cx_cplx x);
+cx_cplx cx_c_tanh(cx_cplx x);
+cx_cplx cx_c_logistic(cx_cplx x);
 
 /* op's rule, or NULL: the interpreter does not run op as an elementwise op. */
 const cx_ew_rule *cx_ew_rule_of(cx_op op);

@@ -16,10 +16,14 @@ typedef struct cx_interp {
 } cx_interp;
 
 /* One scalar value: floats in f (already rounded to the element type), integers and pred
- * in i (u64 as its bit pattern, narrower types sign/zero-extended). */
-typedef union cx_scalar {
-  double f;
-  int64_t i;
+ * in i (u64 as its bit pattern, narrower types sign/zero-extended), complex numbers with the
+ * real part in f and the imaginary part in im (each rounded to the component type). */
+typedef struct cx_scalar {
+  union {
+    double f;
+    int64_t i;
+  };
+  double im;
 } cx_scalar;
 
 void cx_interp_init(cx_interp *st, cx_module *m);

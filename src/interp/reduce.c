@@ -46,12 +46,13 @@ static cxla_status plan_reduce(cx_interp *st, cx_instr *in, cxla_literal *const 
 }
 
 /* The numerics policy (docs/numerics.md): a float sum (the reducer adds its accumulator and
- * the element) accumulates in double and is rounded once, when stored, so the reference is
+ * the element) accumulates in double (a complex one in double parts) and is rounded once, when stored, so the reference is
  * the correctly rounded sum for any length a test can run, not a sequential f32/bf16 sum
  * whose error grows with the length (an f32 sum of ones stops at 2^24). Every other reducer
  * folds in its own type, in order, as XLA's evaluator does. */
 static cxla_type accumulation_type(const cx_apply *f) {
   int sum = f->op == CX_OP_ADD && f->a != f->b && f->a + f->b == 1;
+  if (sum && cx_type_is_complex(f->type)) return CXLA_C128;
   return sum && cx_type_is_float(f->type) ? CXLA_F64 : f->type;
 }
 

@@ -1,19 +1,22 @@
 /* scalar.c — cx_scalar values: loading and storing them, and the scalar semantics that are
  * not one op's (comparison in every direction and order, conversion, reduce-precision,
  * bitcast). The per-op rules are in ew_rules.c. Floats are held in double, already rounded
- * to the element type; integers in 64 bits, wrapped to the type's width. */
+ * to the element type (complex numbers part by part); integers in 64 bits, wrapped to the
+ * type's width. */
 #include <string.h>
 #include "interp/internal.h"
 
 cx_scalar cx_scalar_load(cxla_type t, const void *base, int64_t i) {
-  cx_scalar s;
+  cx_scalar s = {.im = 0};
   if (cx_type_is_float(t)) s.f = cx_load_f64(t, base, i);
+  else if (cx_type_is_complex(t)) cx_load_complex(t, base, i, &s.f, &s.im);
   else s.i = cx_load_i64(t, base, i);
   return s;
 }
 
 void cx_scalar_store(cxla_type t, void *base, int64_t i, cx_scalar v) {
   if (cx_type_is_float(t)) cx_store_f64(t, base, i, v.f);
+  else if (cx_type_is_complex(t)) cx_store_complex(t, base, i, v.f, v.im);
   else cx_store_i64(t, base, i, v.i);
 }
 
@@ -44,6 +47,10 @@ static int cmp_dir(cxla_compare_dir dir, int lt, int eq) {
 
 int cx_scalar_compare(cxla_compare_dir dir, cx_cmp_type ct, cxla_type type, cx_scalar a, cx_scalar b) {
   int isf = cx_type_is_float(type), bits = cx_type_bits(type);
+  if (cx_type_is_complex(type)) { /* EQ and NE only (the verifier's rule): both parts, IEEE */
+    int eq = a.f == b.f && a.im == b.im;
+    return dir == CXLA_NE ? !eq : dir == CXLA_EQ ? eq : 0;
+  }
   if (ct == CX_CMP_DEFAULT || (isf && ct != CX_CMP_TOTALORDER))
     ct = isf ? CX_CMP_FLOAT : is_signed(type) ? CX_CMP_SIGNED : CX_CMP_UNSIGNED;
   else if (!isf && (ct == CX_CMP_FLOAT || ct == CX_CMP_TOTALORDER))
@@ -79,9 +86,21 @@ int cx_scalar_compare(cxla_compare_dir dir, cx_cmp_type ct, cxla_type type, cx_s
  * go to f32/f16/bf16 through one correctly rounded int->f32 step, as XLA does (f16/bf16 are
  * computed via f32), never through double, which could round twice. */
 cx_scalar cx_scalar_convert(cxla_type from, cxla_type to, cx_scalar x) {
-  cx_scalar r;
+  cx_scalar r = {.im = 0};
   cx_kind fk = cx_type_kind(from), tk = cx_type_kind(to);
-  if (tk == CX_KIND_PRED) {
+  if (tk == CX_KIND_COMPLEX) { /* part by part; a real value's imaginary part is 0 */
+    cxla_type part = cx_type_part(to);
+    if (fk == CX_KIND_COMPLEX) {
+      r.f = cx_round_to_type(part, x.f);
+      r.im = cx_round_to_type(part, x.im);
+    } else {
+      r = cx_scalar_convert(from, part, x);
+      r.im = 0;
+    }
+  } else if (fk == CX_KIND_COMPLEX) { /* refused by the verifier, as XLA does: the real part */
+    x.im = 0;
+    r = cx_scalar_convert(cx_type_part(from), to, x);
+  } else if (tk == CX_KIND_PRED) {
     r.i = fk == CX_KIND_FLOAT ? x.f != 0 : x.i != 0;
   } else if (tk == CX_KIND_FLOAT) {
     if (fk == CX_KIND_FLOAT) r.f = cx_round_to_type(to, x.f);
@@ -156,7 +175,7 @@ cx_scalar cx_scalar_reduce_precision(cxla_type t, cx_scalar x, int exponent_bits
 
 /* bitcast-convert between equal widths: reinterpret the little-endian bytes. */
 cx_scalar cx_scalar_bitcast(cxla_type from, cxla_type to, cx_scalar x) {
-  unsigned char buf[8] = {0};
+  unsigned char buf[16] = {0};
   cx_scalar_store(from, buf, 0, x);
   return cx_scalar_load(to, buf, 0);
 }

@@ -18,6 +18,10 @@ static cxla_status convert_operand(cx_infer *ic) {
 cxla_status cx_infer_convert(cx_infer *ic, cx_shape *out) {
   CX_TRY(convert_operand(ic));
   const cx_shape *x = cx_vop(ic, 0);
+  /* XLA has no complex -> real convert (InferConvertShape): real() and imag() say which part */
+  if (cx_type_is_complex(x->type) && !cx_type_is_complex(ic->in->shape.type))
+    return cx_vfail(ic, "conversion from complex to real type %s => %s is not implemented (as in XLA: take "
+                    "real() or imag())", cx_vshape(ic, x), cx_vtype(ic->in->shape.type));
   cx_vset_array(out, ic->in->shape.type, x->rank, x->dims);
   return CXLA_OK;
 }
@@ -30,6 +34,9 @@ cxla_status cx_infer_bitcast_convert(cx_infer *ic, cx_shape *out) {
   cxla_type to = ic->in->shape.type;
   if (x->type == CXLA_PRED || to == CXLA_PRED)
     return cx_vfail(ic, "bitcast-convert does not support pred (from %s to %s)", cx_vtype(x->type), cx_vtype(to));
+  if (cx_type_is_complex(x->type) != cx_type_is_complex(to))
+    return cx_vfail(ic, "bitcast-convert between complex and real type %s => %s (XLA refuses it too)",
+                    cx_vshape(ic, x), cx_vtype(to));
   int fb = cx_type_bits(x->type), tb = cx_type_bits(to);
   if (fb == tb) {
     cx_vset_array(out, to, x->rank, x->dims);
@@ -88,6 +95,26 @@ cxla_status cx_infer_unary(cx_infer *ic, cx_shape *out) {
   return CXLA_OK;
 }
 
+/* abs, real and imag: a complex operand gives its component type (f32 of c64, f64 of c128),
+ * any other the operand's own type (real(x) = x, imag(x) = 0 for a float x). */
+cxla_status cx_infer_part(cx_infer *ic, cx_shape *out) {
+  CX_TRY(cx_infer_unary(ic, out));
+  out->type = cx_type_part(out->type);
+  return CXLA_OK;
+}
+
+/* complex(real, imag): two f32 or two f64 arrays (XLA has no c32 for f16/bf16) make c64 or
+ * c128. */
+cxla_status cx_infer_complex(cx_infer *ic, cx_shape *out) {
+  CX_TRY(cx_infer_binary(ic, out));
+  cxla_type c = cx_type_complex_of(out->type);
+  if (c == CXLA_INVALID)
+    return cx_vfail(ic, "complex needs f32 or f64 parts, got %s (XLA has no complex type of them)",
+                    cx_vshape(ic, cx_vop(ic, 0)));
+  out->type = c;
+  return CXLA_OK;
+}
+
 cxla_status cx_infer_is_finite(cx_infer *ic, cx_shape *out) {
   CX_TRY(cx_infer_unary(ic, out));
   out->type = CXLA_PRED;
@@ -108,9 +135,15 @@ static cxla_status check_compare(cx_infer *ic) {
   cxla_type t = cx_vop(ic, 0)->type;
   if ((unsigned)in->a.dir > CXLA_GE) return cx_vfail(ic, "invalid comparison direction %d", (int)in->a.dir);
   cx_kind k = cx_type_kind(t);
+  /* complex numbers have no order: XLA's emitters compare them for EQ and NE only */
+  if (k == CX_KIND_COMPLEX && in->a.dir != CXLA_EQ && in->a.dir != CXLA_NE)
+    return cx_vfail(ic, "complex operands %s compare for EQ or NE only", cx_vtype(t));
   switch (in->a.cmp_type) {
   case CX_CMP_DEFAULT: return CXLA_OK;
-  case CX_CMP_FLOAT: case CX_CMP_TOTALORDER:
+  case CX_CMP_FLOAT:
+    if (k == CX_KIND_FLOAT || k == CX_KIND_COMPLEX) return CXLA_OK;
+    break;
+  case CX_CMP_TOTALORDER:
     if (k == CX_KIND_FLOAT) return CXLA_OK;
     break;
   case CX_CMP_SIGNED:
@@ -122,7 +155,8 @@ static cxla_status check_compare(cx_infer *ic) {
   default: return cx_vfail(ic, "invalid comparison type %d", (int)in->a.cmp_type);
   }
   static const char *names[] = {"", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"};
-  const char *want = k == CX_KIND_FLOAT ? "FLOAT or TOTALORDER" : k == CX_KIND_SINT ? "SIGNED" : "UNSIGNED";
+  const char *want = k == CX_KIND_FLOAT ? "FLOAT or TOTALORDER" : k == CX_KIND_COMPLEX ? "FLOAT"
+                     : k == CX_KIND_SINT ? "SIGNED" : "UNSIGNED";
   return cx_vfail(ic, "type=%s does not fit %s operands (expected %s)", names[in->a.cmp_type], cx_vtype(t), want);
 }
 

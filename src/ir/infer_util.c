@@ -206,6 +206,8 @@ cxla_status cx_vreducer(cx_infer *ic, int k, const char *role, int n, const cxla
 static int widens_to(cxla_type from, cxla_type to) {
   if (from == to) return 1;
   if (!cx_type_is_array(to) || to == CXLA_PRED) return 0;
+  if (cx_type_is_complex(from) || cx_type_is_complex(to)) /* c64 -> c128 only */
+    return cx_type_is_complex(from) && cx_type_is_complex(to) && cx_type_bits(to) >= cx_type_bits(from);
   if (cx_type_is_float(from)) return cx_type_is_float(to);
   return cx_type_bits(to) >= cx_type_bits(from);
 }

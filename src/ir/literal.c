@@ -136,7 +136,17 @@ void cx_literal_print_elem(cx_sb *sb, const cxla_literal *l, int64_t i) {
   case CX_KIND_SINT: cx_sb_printf(sb, "%lld", (long long)cx_load_i64(t, l->data, i)); break;
   case CX_KIND_UINT: cx_sb_printf(sb, "%llu", (unsigned long long)cx_load_i64(t, l->data, i)); break;
   case CX_KIND_FLOAT: cx_sb_put_double(sb, cx_load_f64(t, l->data, i), t != CXLA_F64); break;
-  default: cx_sb_puts(sb, "?"); break;
+  case CX_KIND_COMPLEX: { /* HLO's complex literal: (real, imaginary) */
+    double re, im;
+    cx_load_complex(t, l->data, i, &re, &im);
+    cx_sb_putc(sb, '(');
+    cx_sb_put_double(sb, re, t != CXLA_C128);
+    cx_sb_puts(sb, ", ");
+    cx_sb_put_double(sb, im, t != CXLA_C128);
+    cx_sb_putc(sb, ')');
+    break;
+  }
+  case CX_KIND_NONE: cx_sb_puts(sb, "?"); break;
   }
 }
 
@@ -184,6 +194,26 @@ static void describe_index(cx_sb *why, const cx_shape *s, int64_t i) {
   cx_sb_putc(why, ']');
 }
 
+/* Complex elements are close when each part matches in kind (NaN with NaN, an infinity with
+ * the same one) and the finite ones are near in the complex plane: |got - want| <= atol +
+ * rtol*|want|, so a part that should be 0 may carry the rounding of the other one. */
+int cx_complex_close(cxla_type t, const void *got, const void *want, int64_t i, double rtol, double atol) {
+  double gr, gi, wr, wi;
+  cx_load_complex(t, got, i, &gr, &gi);
+  cx_load_complex(t, want, i, &wr, &wi);
+  double g[2] = {gr, gi}, w[2] = {wr, wi};
+  for (int k = 0; k < 2; k++) {
+    if (isnan(g[k]) || isnan(w[k])) {
+      if (!(isnan(g[k]) && isnan(w[k]))) return 0;
+      g[k] = w[k] = 0;
+    } else if (isinf(g[k]) || isinf(w[k])) {
+      if (g[k] != w[k]) return 0;
+      g[k] = w[k] = 0;
+    }
+  }
+  return hypot(g[0] - w[0], g[1] - w[1]) <= atol + rtol * hypot(w[0], w[1]);
+}
+
 int cx_literal_compare(const cxla_literal *got, const cxla_literal *want, double rtol, double atol,
                        cx_sb *why) {
   char a[256], b[256];
@@ -210,6 +240,8 @@ int cx_literal_compare(const cxla_literal *got, const cxla_literal *want, double
       if (isnan(w) || isnan(g)) ok = isnan(w) && isnan(g);
       else if (isinf(w) || isinf(g)) ok = g == w;
       else ok = fabs(g - w) <= atol + rtol * fabs(w);
+    } else if (cx_type_is_complex(t)) {
+      ok = cx_complex_close(t, got->data, want->data, i, rtol, atol);
     } else {
       ok = cx_load_i64(t, got->data, i) == cx_load_i64(t, want->data, i);
     }

@@ -20,10 +20,15 @@ void cx_literal_print(cx_sb *sb, const cxla_literal *lit, int with_shape);
 /* Prints one element in HLO literal syntax. */
 void cx_literal_print_elem(cx_sb *sb, const cxla_literal *lit, int64_t i);
 /* Compares got with want: same shape, integers and pred exact, floats within
- * |got-want| <= atol + rtol*|want| (NaN matches NaN, infinities must match). Returns 1 if
+ * |got-want| <= atol + rtol*|want| (NaN matches NaN, infinities must match; complex numbers as
+ * cx_complex_close says). Returns 1 if
  * they match; otherwise 0 and a description of the first difference in why (may be NULL). */
 int cx_literal_compare(const cxla_literal *got, const cxla_literal *want, double rtol,
                        double atol, cx_sb *why);
+/* Whether element i of two complex arrays of type t are within tolerance, as
+ * cx_literal_compare judges them: NaN parts match NaN, infinite parts must be equal, and the
+ * distance in the complex plane is at most atol + rtol*|want|. */
+int cx_complex_close(cxla_type t, const void *got, const void *want, int64_t i, double rtol, double atol);
 /* Bitwise equality of shape and data. */
 int cx_literal_equal(const cxla_literal *a, const cxla_literal *b);
 

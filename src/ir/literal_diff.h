@@ -16,13 +16,14 @@ typedef struct cx_diff {
 } cx_diff;
 
 /* The default tolerance for element type t: f64 rtol 1e-12, atol 1e-13; f32 1e-5, 1e-6;
- * f16 1e-2, 1e-3; bf16 4e-2, 1e-2 (about 5 units in the last place near 1); 0, 0 for integers
- * and pred, which always compare exactly. */
+ * f16 1e-2, 1e-3; bf16 4e-2, 1e-2 (about 5 units in the last place near 1); c64 and c128 those
+ * of f32 and f64; 0, 0 for integers and pred, which always compare exactly. */
 void cx_diff_default_tol(cxla_type t, double *rtol, double *atol);
 
 /* Compares got with want (the reference), arrays of the same shape: floats within
  * |got - want| <= atol + rtol * |want| (NaN matches NaN, an infinity only itself), integers
- * and pred exactly (rtol and atol ignored). A tuple, or shapes that differ, is
+ * and pred exactly (rtol and atol ignored), complex numbers by their distance in the complex
+ * plane (cx_complex_close; a part that is NaN or infinite must match). A tuple, or shapes that differ, is
  * CXLA_ERR_INVALID_ARGUMENT naming both shapes. */
 cxla_status cx_literal_diff(cxla_context *ctx, const cxla_literal *got, const cxla_literal *want, double rtol,
                             double atol, cx_diff *d);

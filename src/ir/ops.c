@@ -5,7 +5,7 @@
 
 enum { CHEAP, EXPENSIVE };
 enum { INFER, WRITTEN, UNINFERRED };
-enum { NA, ANY, FLOAT, SIGNED, NUMERIC, INT, PRED_OR_INT };
+enum { NA, ANY, REAL, FLOAT, SIGNED, NUMERIC, FLOAT_OR_COMPLEX, SIGNED_OR_COMPLEX, NUMERIC_OR_COMPLEX, INT, PRED_OR_INT };
 enum { SIDE_EFFECT = 1, COMMUTATIVE = 2 };
 typedef struct {
   const char *name;
@@ -46,12 +46,16 @@ int cx_op_lookup(const char *name, int len) {
 
 int cx_op_valid_for_type(cx_op op, cxla_type t) {
   cx_kind k = cx_type_kind(t);
-  int fl = k == CX_KIND_FLOAT, si = k == CX_KIND_SINT, ui = k == CX_KIND_UINT;
+  int fl = k == CX_KIND_FLOAT, si = k == CX_KIND_SINT, ui = k == CX_KIND_UINT, cp = k == CX_KIND_COMPLEX;
   switch (table[op].types) {
   case ANY: return k != CX_KIND_NONE;
+  case REAL: return k != CX_KIND_NONE && !cp;
   case FLOAT: return fl;
   case SIGNED: return fl || si;
   case NUMERIC: return fl || si || ui;
+  case FLOAT_OR_COMPLEX: return fl || cp;
+  case SIGNED_OR_COMPLEX: return fl || si || cp;
+  case NUMERIC_OR_COMPLEX: return fl || si || ui || cp;
   case INT: return si || ui;
   case PRED_OR_INT: return k == CX_KIND_PRED || si || ui;
   default: return 0; /* NA: not elementwise */
@@ -78,8 +82,11 @@ const char *cx_op_called_role(cx_op op, int k) {
 const char *cx_op_types_accepted(cx_op op) {
   static const char *const what[] = {
     [NA] = "no element type (not elementwise)", [ANY] = "an array type",
-    [FLOAT] = "a floating-point type", [SIGNED] = "a signed integer or floating-point type",
-    [NUMERIC] = "an integer or floating-point type", [INT] = "an integer type",
+    [REAL] = "an array type that is not complex", [FLOAT] = "a floating-point type",
+    [SIGNED] = "a signed integer or floating-point type", [NUMERIC] = "an integer or floating-point type",
+    [FLOAT_OR_COMPLEX] = "a floating-point or complex type",
+    [SIGNED_OR_COMPLEX] = "a signed integer, floating-point or complex type",
+    [NUMERIC_OR_COMPLEX] = "an integer, floating-point or complex type", [INT] = "an integer type",
     [PRED_OR_INT] = "pred or an integer type"};
   return what[table[op].types];
 }

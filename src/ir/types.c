@@ -2,20 +2,22 @@
 #include <math.h>
 #include <string.h>
 #include "ir/types.h"
+#include "util/util.h"
 
 typedef struct {
   const char *name;
   int bytes;
   cx_kind kind;
+  cxla_type part;
 } type_info;
 
 static const type_info infos[] = {
-    [CXLA_INVALID] = {NULL, 0, CX_KIND_NONE},
-#define X(e, n, b, k) [e] = {n, b, CX_KIND_##k},
+    [CXLA_INVALID] = {NULL, 0, CX_KIND_NONE, CXLA_INVALID},
+#define X(e, n, b, k, p) [e] = {n, b, CX_KIND_##k, p},
 #include "ir/types.def"
 #undef X
-    [CXLA_TUPLE] = {NULL, 0, CX_KIND_NONE},
-    [CXLA_TOKEN] = {NULL, 0, CX_KIND_NONE},
+    [CXLA_TUPLE] = {NULL, 0, CX_KIND_NONE, CXLA_TUPLE},
+    [CXLA_TOKEN] = {NULL, 0, CX_KIND_NONE, CXLA_TOKEN},
 };
 
 static const type_info *info(cxla_type t) {
@@ -23,6 +25,12 @@ static const type_info *info(cxla_type t) {
 }
 
 cx_kind cx_type_kind(cxla_type t) { return info(t)->kind; }
+cxla_type cx_type_part(cxla_type t) { return info(t)->kind == CX_KIND_NONE ? t : info(t)->part; }
+cxla_type cx_type_complex_of(cxla_type t) {
+  for (int c = 0; c < CX_ARRAY_LEN(infos); c++)
+    if (infos[c].kind == CX_KIND_COMPLEX && infos[c].part == t) return (cxla_type)c;
+  return CXLA_INVALID;
+}
 int cx_type_bits(cxla_type t) { return info(t)->bytes * 8; }
 size_t cxla_type_size(cxla_type t) { return (size_t)info(t)->bytes; }
 const char *cxla_type_name(cxla_type t) {
@@ -32,8 +40,9 @@ const char *cxla_type_name(cxla_type t) {
 }
 
 cxla_type cx_type_from_name(const char *s, int len) {
-  for (int t = CXLA_PRED; t <= CXLA_F64; t++)
-    if ((int)strlen(infos[t].name) == len && !memcmp(infos[t].name, s, (size_t)len)) return (cxla_type)t;
+  for (int t = 0; t < CX_ARRAY_LEN(infos); t++)
+    if (infos[t].name && (int)strlen(infos[t].name) == len && !memcmp(infos[t].name, s, (size_t)len))
+      return (cxla_type)t;
   if (len == 5 && !memcmp(s, "token", 5)) return CXLA_TOKEN;
   return CXLA_INVALID;
 }
@@ -135,8 +144,32 @@ double cx_load_f64(cxla_type t, const void *base, int64_t i) {
   case CXLA_BF16: return cx_bf16_to_f32(((const uint16_t *)base)[i]);
   case CXLA_F32: return ((const float *)base)[i];
   case CXLA_F64: return ((const double *)base)[i];
-  default: return 0;
+  case CXLA_C64: return ((const float *)base)[2 * i];
+  case CXLA_C128: return ((const double *)base)[2 * i];
+  case CXLA_INVALID: case CXLA_TUPLE: case CXLA_TOKEN: return 0;
   }
+  return 0;
+}
+
+void cx_load_complex(cxla_type t, const void *base, int64_t i, double *re, double *im) {
+  if (cx_type_is_complex(t)) {
+    cxla_type p = cx_type_part(t);
+    *re = cx_load_f64(p, base, 2 * i);
+    *im = cx_load_f64(p, base, 2 * i + 1);
+  } else {
+    *re = cx_load_f64(t, base, i);
+    *im = 0;
+  }
+}
+
+void cx_store_complex(cxla_type t, void *base, int64_t i, double re, double im) {
+  if (!cx_type_is_complex(t)) {
+    cx_store_f64(t, base, i, re);
+    return;
+  }
+  cxla_type p = cx_type_part(t);
+  cx_store_f64(p, base, 2 * i, re);
+  cx_store_f64(p, base, 2 * i + 1, im);
 }
 
 int64_t cx_load_i64(cxla_type t, const void *base, int64_t i) {
@@ -175,6 +208,7 @@ void cx_store_f64(cxla_type t, void *base, int64_t i, double v) {
   case CXLA_BF16: ((uint16_t *)base)[i] = cx_f32_to_bf16((float)v); break;
   case CXLA_F32: ((float *)base)[i] = (float)v; break;
   case CXLA_F64: ((double *)base)[i] = v; break;
+  case CXLA_C64: case CXLA_C128: cx_store_complex(t, base, i, v, 0); break;
   default: cx_store_i64(t, base, i, cx_f64_to_int(t, v)); break;
   }
 }

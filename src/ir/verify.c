@@ -110,7 +110,9 @@ static cxla_status check_structure(vstate *vs, cx_comp *c, int32_t cs, int stand
 static void fill_compare_default(cx_instr *in) {
   if (in->op != CX_OP_COMPARE || in->a.cmp_type != CX_CMP_DEFAULT) return;
   cx_kind k = cx_type_kind(in->ops[0]->shape.type);
-  in->a.cmp_type = k == CX_KIND_FLOAT ? CX_CMP_FLOAT : k == CX_KIND_SINT ? CX_CMP_SIGNED : CX_CMP_UNSIGNED;
+  in->a.cmp_type = k == CX_KIND_FLOAT || k == CX_KIND_COMPLEX ? CX_CMP_FLOAT
+                   : k == CX_KIND_SINT                        ? CX_CMP_SIGNED
+                                                              : CX_CMP_UNSIGNED;
 }
 
 static cxla_status check_shapes(vstate *vs, cx_comp *c) {

@@ -7,8 +7,9 @@
  * header is UTF-8; every byte cxla accepts in a header is ASCII, so it parses the same way.
  *
  * cxla reads little-endian ('<', '|', and '=' which is little-endian on every host cxla runs
- * on), C-order arrays of bool, signed/unsigned integers and f16/f32/f64. NumPy has no bfloat16
- * dtype, so bf16 literals are written widened to '<f4' (exact: every bf16 value is an f32);
+ * on), C-order arrays of bool, signed/unsigned integers, f16/f32/f64 and complex64/128
+ * ('c8'/'c16': each element's real then imaginary part, as cxla's c64/c128). NumPy has no
+ * bfloat16 dtype, so bf16 literals are written widened to '<f4' (exact: every bf16 value is an f32);
  * reading such a file back gives an f32 literal. Every malformed file is a CXLA_ERR_IO naming
  * the file; nothing here trusts a length it read before checking it against the buffer. */
 #include <errno.h>
@@ -109,18 +110,18 @@ static cxla_type descr_type(hdr *h, const char *s, size_t n) {
   static const struct { const char *code; cxla_type t; } codes[] = {
       {"b1", CXLA_PRED}, {"i1", CXLA_S8},  {"i2", CXLA_S16}, {"i4", CXLA_S32}, {"i8", CXLA_S64},
       {"u1", CXLA_U8},   {"u2", CXLA_U16}, {"u4", CXLA_U32}, {"u8", CXLA_U64}, {"f2", CXLA_F16},
-      {"f4", CXLA_F32},  {"f8", CXLA_F64}};
-  char order = n == 3 ? d[0] : 0;
+      {"f4", CXLA_F32},  {"f8", CXLA_F64}, {"c8", CXLA_C64}, {"c16", CXLA_C128}};
+  char order = n >= 3 ? d[0] : 0;
   cxla_type t = CXLA_INVALID;
-  for (int i = 0; n == 3 && i < CX_ARRAY_LEN(codes); i++)
-    if (!memcmp(d + 1, codes[i].code, 2)) t = codes[i].t;
+  for (int i = 0; (n == 3 || n == 4) && i < CX_ARRAY_LEN(codes); i++)
+    if (strlen(codes[i].code) == n - 1 && !memcmp(d + 1, codes[i].code, n - 1)) t = codes[i].t;
   if (t == CXLA_INVALID || (order != '<' && order != '|' && order != '=' && order != '>')) {
     cx_error(h->ctx, CXLA_ERR_IO,
              "%s: unsupported .npy dtype '%s' (supported: b1, i1, i2, i4, i8, u1, u2, u4, u8, f2, "
-             "f4, f8)", h->name, d);
+             "f4, f8, c8, c16)", h->name, d);
     return CXLA_INVALID;
   }
-  if (order == '>' && cxla_type_size(t) > 1) {
+  if (order == '>' && cxla_type_size(cx_type_part(t)) > 1) {
     cx_error(h->ctx, CXLA_ERR_IO, "%s: big-endian .npy not supported (dtype '%s')", h->name, d);
     return CXLA_INVALID;
   }
@@ -237,8 +238,11 @@ static const char *descr_of(cxla_type t) {
   case CXLA_BF16: return "<f4"; /* widened: numpy has no bfloat16 */
   case CXLA_F32: return "<f4";
   case CXLA_F64: return "<f8";
-  default: return NULL;
+  case CXLA_C64: return "<c8";
+  case CXLA_C128: return "<c16";
+  case CXLA_INVALID: case CXLA_TUPLE: case CXLA_TOKEN: return NULL;
   }
+  return NULL;
 }
 
 cxla_status cx_npy_encode(cxla_context *ctx, const cxla_literal *lit, unsigned char **out, size_t *len) {

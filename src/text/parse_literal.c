@@ -46,16 +46,15 @@ static int word_is(const cx_token *t, const char *w) {
 _Noreturn static void bad_value(cx_parser *p, const cx_token *t, cxla_type type) {
   if (t->kind == TK_WORD && word_is(t, "..."))
     cx_perr(p, cx_tok_loc(t), CXLA_ERR_PARSE, "constant value elided; re-dump with print_large_constants");
-  const char *what = type == CXLA_PRED ? "true or false" : cx_type_is_float(type) ? "a number" : "an integer";
+  const char *what = type == CXLA_PRED ? "true or false" : cx_type_kind(type) >= CX_KIND_FLOAT ? "a number" : "an integer";
   char buf[64];
   snprintf(buf, sizeof buf, "%s (%s value)", what, cxla_type_name(type));
   cx_pexpected(p, buf);
 }
 
-/* A float element; nan(0x...) payloads are accepted and dropped. */
-static void store_float(cx_parser *p, cxla_literal *lit, int64_t i) {
+/* A float value of type `type`; nan(0x...) payloads are accepted and dropped. */
+static double float_value(cx_parser *p, cxla_type type) {
   cx_token t = p->tok;
-  cxla_type type = lit->shape.type;
   double v;
   if (t.kind != TK_WORD) bad_value(p, &t, type);
   if (word_is(&t, "inf")) v = INFINITY;
@@ -80,11 +79,30 @@ static void store_float(cx_parser *p, cxla_literal *lit, int64_t i) {
     cx_pexpect(p, TK_WORD, "a NaN payload");
     cx_pexpect(p, TK_RPAREN, "')'");
   }
+  return v;
+}
+
+static void store_float(cx_parser *p, cxla_literal *lit, int64_t i) {
+  cxla_type type = lit->shape.type;
+  double v = float_value(p, type);
   switch (type) {
   case CXLA_F64: ((double *)lit->data)[i] = v; break;
   case CXLA_F32: ((float *)lit->data)[i] = (float)v; break;
   default: cx_store_f64(type, lit->data, i, v); break;
   }
+}
+
+/* A complex element, as XLA writes it: (real, imaginary). */
+static void store_complex(cx_parser *p, cxla_literal *lit, int64_t i) {
+  cxla_type type = lit->shape.type, part = cx_type_part(type);
+  char what[64];
+  snprintf(what, sizeof what, "'(' (a %s value is written (real, imaginary))", cxla_type_name(type));
+  cx_pexpect(p, TK_LPAREN, what);
+  double re = float_value(p, part);
+  cx_pexpect(p, TK_COMMA, "',' (between the real and imaginary parts)");
+  double im = float_value(p, part);
+  cx_pexpect(p, TK_RPAREN, "')' (end of the complex value)");
+  cx_store_complex(type, lit->data, i, re, im);
 }
 
 static void store_int(cx_parser *p, cxla_literal *lit, int64_t i) {
@@ -114,6 +132,7 @@ static void store_int(cx_parser *p, cxla_literal *lit, int64_t i) {
 
 static void store_scalar(cx_parser *p, cxla_literal *lit, int64_t i) {
   if (cx_type_is_float(lit->shape.type)) store_float(p, lit, i);
+  else if (cx_type_is_complex(lit->shape.type)) store_complex(p, lit, i);
   else store_int(p, lit, i);
 }
 

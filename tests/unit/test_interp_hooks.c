@@ -25,6 +25,7 @@ static int typed_for(const cx_ew_rule *r, int arity, cx_kind k) {
   case CX_KIND_SINT: return arity == 1 ? r->s1 != NULL : r->s2 != NULL;
   case CX_KIND_UINT: return arity == 1 ? r->u1 != NULL : r->u2 != NULL;
   case CX_KIND_PRED: return arity == 1 ? r->p1 != NULL : r->p2 != NULL;
+  case CX_KIND_COMPLEX: return arity == 1 ? r->c1 || r->cr1 : r->c2 != NULL;
   case CX_KIND_NONE: return 0;
   }
   return 0;
@@ -39,15 +40,17 @@ TEST(interp_ew_rules_cover_exactly_the_valid_types) {
     CHECK_MSG(cx_op_is_elementwise(op), "%s has a rule but is not elementwise", name);
     int arity = cx_op_arity(op);
     CHECK_MSG(r->type_operand >= 0 && r->type_operand < arity, "%s: type_operand", name);
-    int unary = r->f1 || r->fp1 || r->s1 || r->u1 || r->p1, binary = r->f2 || r->s2 || r->u2 || r->p2;
+    int unary = r->f1 || r->fp1 || r->s1 || r->u1 || r->p1 || r->c1 || r->cr1;
+    int binary = r->f2 || r->s2 || r->u2 || r->p2 || r->c2;
     if (r->eval) {
       CHECK_MSG(!unary && !binary, "%s: eval and typed functions", name);
       continue;
     }
     CHECK_MSG(arity == 1 ? !binary : arity == 2 && !unary, "%s: functions of another arity", name);
-    for (cxla_type t = CXLA_PRED; t <= CXLA_F64; t++)
-      CHECK_MSG(typed_for(r, arity, cx_type_kind(t)) == cx_op_valid_for_type(op, t), "%s on %s: function %d, valid %d",
-                name, cxla_type_name(t), typed_for(r, arity, cx_type_kind(t)), cx_op_valid_for_type(op, t));
+    for (cxla_type t = CXLA_PRED; t <= CXLA_C128; t++)
+      if (cx_type_is_array(t))
+        CHECK_MSG(typed_for(r, arity, cx_type_kind(t)) == cx_op_valid_for_type(op, t), "%s on %s: function %d, valid %d",
+                  name, cxla_type_name(t), typed_for(r, arity, cx_type_kind(t)), cx_op_valid_for_type(op, t));
   }
 }
 

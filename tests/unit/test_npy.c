@@ -112,7 +112,8 @@ TEST(npy_malformed_headers) {
   static const bad_case cases[] = {
       {"{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8, "big-endian .npy not supported"},
       {"{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16, "Fortran-order .npy not supported"},
-      {"{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", 16, "unsupported .npy dtype '<c8'"},
+      {"{'descr': '<c32', 'fortran_order': False, 'shape': (2,), }", 64, "unsupported .npy dtype '<c32'"},
+      {"{'descr': '<m8', 'fortran_order': False, 'shape': (2,), }", 16, "unsupported .npy dtype '<m8'"},
       {"{'descr': '|O', 'fortran_order': False, 'shape': (2,), }", 16, "unsupported .npy dtype '|O'"},
       {"{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }", 8, "'descr' must be a string"},
       {"{'descr': '<f4', 'shape': (2,), }", 8, "missing key 'fortran_order'"},

@@ -255,12 +255,13 @@ TEST(verify_unary_types) {
   cx_instr *bad = vt_op(CX_OP_ABS, "b1", NULL, 1, u);
   vt_at(bad, 6, 8);
   CHECK_STR_EQ(vt_infer(bad), "ERROR: t.hlo:6:8: error: abs b1: operand 0 has element type u8 but abs needs a signed "
-                              "integer or floating-point type");
+                              "integer, floating-point or complex type");
   CHECK_INFER_ERR(vt_op(CX_OP_SIGN, "b2", NULL, 1, u), "sign b2: operand 0 has element type u8 but sign needs a signed");
-  CHECK_INFER_ERR(vt_op(CX_OP_EXP, "b3", NULL, 1, s), "operand 0 has element type s32 but exponential needs a floating-point type");
+  CHECK_INFER_ERR(vt_op(CX_OP_EXP, "b3", NULL, 1, s),
+                  "operand 0 has element type s32 but exponential needs a floating-point or complex type");
   CHECK_INFER_ERR(vt_op(CX_OP_NOT, "b4", NULL, 1, f), "not needs pred or an integer type");
   CHECK_INFER_ERR(vt_op(CX_OP_CLZ, "b5", NULL, 1, p), "count-leading-zeros needs an integer type");
-  CHECK_INFER_ERR(vt_op(CX_OP_NEGATE, "b6", NULL, 1, p), "negate needs an integer or floating-point type");
+  CHECK_INFER_ERR(vt_op(CX_OP_NEGATE, "b6", NULL, 1, p), "negate needs an integer, floating-point or complex type");
   CHECK_INFER_ERR(vt_op(CX_OP_LOG, "b7", NULL, 1, t), "log b7: operand (operand 0) must be an array, got (f32[], s32[])");
   vt_end();
 }
@@ -277,7 +278,7 @@ TEST(verify_binary_types_and_shapes) {
   CHECK_INFER(vt_op(CX_OP_SHIFT_LEFT, "a5", NULL, 2, s, s), "s32[3]");
   CHECK_INFER(vt_op(CX_OP_ATAN2, "a6", NULL, 2, f, f), "f32[3]");
   CHECK_INFER(vt_op(CX_OP_COMPARE, "a7", NULL, 2, s, s), "pred[3]");
-  CHECK_INFER_ERR(vt_op(CX_OP_SUBTRACT, "b1", NULL, 2, p, p), "subtract needs an integer or floating-point type");
+  CHECK_INFER_ERR(vt_op(CX_OP_SUBTRACT, "b1", NULL, 2, p, p), "subtract needs an integer, floating-point or complex type");
   CHECK_INFER_ERR(vt_op(CX_OP_AND, "b2", NULL, 2, f, f), "and needs pred or an integer type");
   CHECK_INFER_ERR(vt_op(CX_OP_SHIFT_RIGHT_LOGICAL, "b3", NULL, 2, f, f), "needs an integer type");
   CHECK_INFER_ERR(vt_op(CX_OP_ATAN2, "b4", NULL, 2, s, s), "atan2 needs a floating-point type");

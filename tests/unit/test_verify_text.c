@@ -93,7 +93,7 @@ TEST(verify_text_errors_point_at_the_instruction) {
             "  a = u32[4] parameter(0)\n"
             "  ROOT n = u32[4] abs(a)\n"
             "}\n",
-            "t.hlo:4:8: error: abs n: operand 0 has element type u32 but abs needs a signed integer or floating-point type");
+            "t.hlo:4:8: error: abs n: operand 0 has element type u32 but abs needs a signed integer, floating-point or complex type");
 }
 
 TEST(verify_text_windows_and_convolution) {

@@ -31,12 +31,17 @@ typedef struct cx_rt {
 /* Runs fn over [0, total) in chunks of at least `grain` on the pool. */
 void cx_rt_parallel_for(cx_rt *rt, cx_kernel_fn fn, void **args, int64_t total, int64_t grain,
                         int32_t id);
-/* Row-major GEMM on f32/f64 (type: CXLA_F32/CXLA_F64), `batch` times with element strides
+/* Row-major GEMM on f32/f64/c64/c128 (type: CXLA_F32 ... CXLA_C128; cgemm and zgemm for the
+ * complex types: trans means transposed, not conjugated), `batch` times with element strides
  * between batches: C[b] = A[b] (M×K, or K×M if trans_a) · B[b] (K×N, or N×K if trans_b). */
 void cx_rt_gemm(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n,
                 int64_t k, const void *a, int64_t lda, int64_t stride_a, const void *b,
                 int64_t ldb, int64_t stride_b, void *c, int64_t ldc, int64_t stride_c,
                 int64_t batch, int32_t id);
+/* fft through FFTW (fft.c): `plan` (made when compiling) applied to each of `batch`
+ * transforms, the i-th reading in + i * (its input size) and writing out + i * (its output
+ * size). Traced as a "library" event. */
+void cx_rt_fft(cx_rt *rt, const void *plan, int64_t batch, const void *in, void *out, int32_t id);
 /* Runs rt->fallback (traced); a failure sets rt->status / rt->errmsg, and later runtime calls
  * of this execution do nothing, so the sequencer needs no error branches. */
 void cx_rt_interp_op(cx_rt *rt, int32_t instr_index, void **args, int32_t id);
