@@ -45,6 +45,9 @@ static const cx_interp_hook k_hooks[CX_OP_COUNT] = {
   [CX_OP_CHOLESKY] = {.eval = cx_interp_cholesky},
   [CX_OP_TRIANGULAR_SOLVE] = {.eval = cx_interp_triangular_solve},
   [CX_OP_CUSTOM_CALL] = {.eval = cx_interp_custom_call}, /* by target: custom_call.c */
+  [CX_OP_BATCH_NORM_TRAINING] = {.eval = cx_interp_batch_norm_training},
+  [CX_OP_BATCH_NORM_INFERENCE] = {.eval = cx_interp_batch_norm_inference},
+  [CX_OP_BATCH_NORM_GRAD] = {.eval = cx_interp_batch_norm_grad},
   [CX_OP_TOPK] = {.eval = cx_interp_topk},
   [CX_OP_RNG_BIT_GENERATOR] = {.eval = cx_interp_rng_bit_generator},
   [CX_OP_RNG] = {.eval = cx_interp_rng},

@@ -150,6 +150,9 @@ CX_INTERP_EVALUATOR(cx_interp_lapack_geqrf);
 CX_INTERP_EVALUATOR(cx_interp_lapack_orgqr);
 CX_INTERP_EVALUATOR(cx_interp_lapack_syevd);
 CX_INTERP_EVALUATOR(cx_interp_lapack_gesvd);
+CX_INTERP_EVALUATOR(cx_interp_batch_norm_training); /* batch_norm.c */
+CX_INTERP_EVALUATOR(cx_interp_batch_norm_inference);
+CX_INTERP_EVALUATOR(cx_interp_batch_norm_grad);
 CX_INTERP_EVALUATOR(cx_interp_topk);              /* topk.c */
 CX_INTERP_EVALUATOR(cx_interp_rng_bit_generator); /* rng_bits.c */
 CX_INTERP_EVALUATOR(cx_interp_rng);               /* rng.c */

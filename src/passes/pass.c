@@ -96,6 +96,8 @@ static const cx_pipeline_step cpu_steps[] = {
      "runs each async-start/update/done chain as a call of its computation, copy-start/done as a copy"},
     {{"broadcast-order", cx_pass_broadcast_order}, CX_STEP_ONCE, 1,
      "a broadcast with out-of-order dimensions becomes a transpose and an in-order broadcast"},
+    {{"batchnorm-expand", cx_pass_batchnorm_expand}, CX_STEP_ONCE, 0,
+     "batch-norm-training/-inference/-grad become the reduces and elementwise ops they stand for"},
     {{"inline", cx_pass_inline_calls}, CX_STEP_ONCE, 0, "replaces every call by a copy of its callee's instructions"},
     {{"simplify", cx_pass_simplify}, CX_STEP_FIXPOINT, 0,
      "algebraic simplification: identities, no-op shape ops, reduce and shape rewrites"},

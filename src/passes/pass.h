@@ -57,6 +57,8 @@ cxla_status cx_pass_layout(cx_module *m, int *changed);         /* layout.c: bit
 cxla_status cx_pass_async(cx_module *m, int *changed);
 cxla_status cx_pass_reduce_accumulate(cx_module *m, int *changed); /* reduce_accumulate.c: float sums */
 cxla_status cx_pass_broadcast_order(cx_module *m, int *changed); /* broadcast_order.c: dims in order */
+/* batchnorm_expand.c: batch-norm ops as reduces, broadcasts and elementwise ops */
+cxla_status cx_pass_batchnorm_expand(cx_module *m, int *changed);
 cxla_status cx_pass_inline_calls(cx_module *m, int *changed);   /* inline.c */
 cxla_status cx_pass_simplify(cx_module *m, int *changed);       /* simplify.c */
 cxla_status cx_pass_fold_constants(cx_module *m, int *changed); /* fold.c (via the interpreter) */

@@ -36,6 +36,8 @@ static const char *cpu_column(cx_op op) {
   case CX_OP_ASYNC_START: case CX_OP_ASYNC_UPDATE: case CX_OP_ASYNC_DONE:
     return "control flow (the async pass makes the chain a call, which the pipeline inlines)";
   case CX_OP_COPY_START: case CX_OP_COPY_DONE: return "no code (the async pass makes it a copy)";
+  case CX_OP_BATCH_NORM_TRAINING: case CX_OP_BATCH_NORM_INFERENCE: case CX_OP_BATCH_NORM_GRAD:
+    return "compiled (the batchnorm-expand pass makes it reduces and elementwise ops)";
   case CX_OP_WHILE: case CX_OP_CONDITIONAL: return "control flow";
   case CX_OP_DOT: return "library: GEMM for f32/f64 (f16/bf16 computed in f32); integer dots compiled";
   case CX_OP_CONVOLUTION:
