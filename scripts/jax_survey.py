@@ -36,6 +36,7 @@ def i32(*shape, lo=-5, hi=6):
 
 
 KEY = jax.random.key_data(jax.random.PRNGKey(42))  # u32[2], the raw threefry key
+MESH1 = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("x",))  # one device: sharding is a no-op
 
 
 def rnd(fn):
@@ -152,6 +153,10 @@ CASES = {
     "grad_mlp": (jax.grad(lambda w, x: jnp.sum(jnp.tanh(x @ w) ** 2)), [f32(3, 2), f32(4, 3)]),
     "grad_softmax_xent": (jax.grad(lambda w, x, y: -jnp.mean(jnp.sum(jax.nn.log_softmax(x @ w) * y, axis=-1))), [f32(3, 4), f32(5, 3), np.eye(4, dtype=np.float32)[[0, 1, 2, 3, 0]]]),
     "grad_conv": (jax.grad(lambda w, x: jnp.sum(jax.lax.conv_general_dilated(x, w, (1, 1), "SAME") ** 2)), [f32(2, 1, 3, 3), f32(1, 1, 4, 4)]),
+    # sharding annotations on one device (added last: earlier cases keep their random inputs)
+    "lax_with_sharding_constraint": (lambda a, b: jnp.tanh(jax.lax.with_sharding_constraint(
+        jnp.sin(a) @ b, jax.sharding.NamedSharding(MESH1, jax.sharding.PartitionSpec("x", None)))) + 1,
+        [f32(3, 4), f32(4, 2)]),
 }
 
 

@@ -11,7 +11,7 @@
 typedef const char *(*refusal)(const cx_instr *in);
 
 static const char *unknown_target(const cx_instr *in) {
-  return cx_interp_runs_custom_call(in) ? NULL : "cxla does not know this custom-call target";
+  return cx_interp_custom_call_refusal(in);
 }
 
 static const char *window_reversal(const cx_instr *in) {

@@ -1,8 +1,28 @@
 /* custom_call.c — custom-calls on the interpreter: the hook of each kind of target cxla knows
  * (ir/custom_calls.def), in a table indexed by kind. A target without a hook is refused when
- * compiling (check.c asks cx_interp_runs_custom_call). */
+ * compiling (check.c asks cx_interp_custom_call_refusal), and so are the particular
+ * instructions of a kind that its refusal names. */
 #include "interp/internal.h"
 #include "ir/custom_call.h"
+
+/* Sharding, SPMD and host-offloading marks: on one device, the operand itself. */
+static CX_INTERP_EVALUATOR(annotation) {
+  (void)in;
+  *out = cxla_literal_clone(st->ctx, ops[0]);
+  return *out ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
+}
+
+/* An annotation that changes the shape belongs to a program partitioned over devices. */
+static const char *reshards(const cx_instr *in) {
+  const cx_shape *x = in->nops == 1 ? &in->ops[0]->shape : NULL, *y = &in->shape;
+  int same = x && (x->type == CXLA_TUPLE ? cx_shape_equal(x, y) : x->type == y->type && cx_shape_same_dims(x, y));
+  return same ? NULL : "its result is not its operand's shape: a program for several devices needs XLA's SPMD partitioner";
+}
+
+/* The instructions of a kind that it refuses (NULL: every one of that kind runs). */
+static const char *(*const k_refusals[CX_CC_KIND_COUNT])(const cx_instr *in) = {
+  [CX_CC_ANNOTATION] = reshards,
+};
 
 static const cx_interp_fn k_kinds[CX_CC_KIND_COUNT] = {
   [CX_CC_POTRF] = cx_interp_lapack_potrf,
@@ -13,6 +33,8 @@ static const cx_interp_fn k_kinds[CX_CC_KIND_COUNT] = {
   [CX_CC_SYEVD] = cx_interp_lapack_syevd,
   [CX_CC_GESDD] = cx_interp_lapack_gesvd,
   [CX_CC_GESVD] = cx_interp_lapack_gesvd,
+  [CX_CC_ANNOTATION] = annotation,
+  [CX_CC_TOPK] = cx_interp_topk_custom_call,
 };
 
 static cx_interp_fn hook_of(const cx_instr *in) {
@@ -20,7 +42,11 @@ static cx_interp_fn hook_of(const cx_instr *in) {
   return t < 0 ? NULL : k_kinds[cx_cc_info_of((cx_cc_target)t)->kind];
 }
 
-int cx_interp_runs_custom_call(const cx_instr *in) { return hook_of(in) != NULL; }
+const char *cx_interp_custom_call_refusal(const cx_instr *in) {
+  if (!hook_of(in)) return "cxla does not know this custom-call target";
+  const char *(*refuse)(const cx_instr *) = k_refusals[cx_cc_info_of((cx_cc_target)cx_cc_target_of(in))->kind];
+  return refuse ? refuse(in) : NULL;
+}
 
 CX_INTERP_EVALUATOR(cx_interp_custom_call) {
   cx_interp_fn f = hook_of(in);

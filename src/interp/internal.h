@@ -141,8 +141,10 @@ CX_INTERP_EVALUATOR(cx_interp_copy_done);
 CX_INTERP_EVALUATOR(cx_interp_cholesky);         /* linalg_ops.c */
 CX_INTERP_EVALUATOR(cx_interp_triangular_solve);
 CX_INTERP_EVALUATOR(cx_interp_custom_call);      /* custom_call.c: by target */
-/* Whether the interpreter runs custom-call in (cxla knows its target). */
-int cx_interp_runs_custom_call(const cx_instr *in);
+/* Why the interpreter would refuse custom-call in (its target unknown, or a case of its kind
+ * it does not run), or NULL. */
+const char *cx_interp_custom_call_refusal(const cx_instr *in);
+CX_INTERP_EVALUATOR(cx_interp_topk_custom_call); /* topk.c: XLA:CPU's "TopK" */
 CX_INTERP_EVALUATOR(cx_interp_lapack_potrf);     /* lapack_eval.c */
 CX_INTERP_EVALUATOR(cx_interp_lapack_trsm);
 CX_INTERP_EVALUATOR(cx_interp_lapack_getrf);

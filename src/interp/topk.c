@@ -51,11 +51,11 @@ static int first_smallest(const void *pa, const void *pb) {
   return (a->at > b->at) - (a->at < b->at);
 }
 
-CX_INTERP_EVALUATOR(cx_interp_topk) {
+static cxla_status topk(cx_interp *st, cx_instr *in, cxla_literal *const *ops, int64_t k, int largest,
+                        cxla_literal **out) {
   *out = NULL;
   CX_TRY(cx_hv_check_array(st, in, ops[0], -1, "operand"));
   const cx_shape *xs = &ops[0]->shape;
-  int64_t k = in->a.index;
   if (xs->rank < 1 || k < 0 || k > xs->dims[xs->rank - 1]) return cx_hv_bad(st, in, "k out of range");
   int64_t n = xs->dims[xs->rank - 1], rows = n ? cx_shape_elems(xs) / n : 0;
   cx_shape vs = *xs;
@@ -79,7 +79,7 @@ CX_INTERP_EVALUATOR(cx_interp_topk) {
   size_t es = cxla_type_size(xs->type);
   for (int64_t r = 0; r < rows; r++) {
     for (int64_t j = 0; j < n; j++) row[j] = (keyed){order_key(xs->type, ops[0]->data, r * n + j), j};
-    qsort(row, (size_t)n, sizeof *row, in->a.largest ? first_largest : first_smallest);
+    qsort(row, (size_t)n, sizeof *row, largest ? first_largest : first_smallest);
     for (int64_t j = 0; j < k; j++) {
       const char *from = (const char *)ops[0]->data + (size_t)(r * n + row[j].at) * es;
       memcpy((char *)res[0]->data + (size_t)(r * k + j) * es, from, es);
@@ -88,4 +88,13 @@ CX_INTERP_EVALUATOR(cx_interp_topk) {
   }
   cx_free(row);
   return cx_hv_finish(st, in, 2, res, out);
+}
+
+CX_INTERP_EVALUATOR(cx_interp_topk) { return topk(st, in, ops, in->a.index, in->a.largest, out); }
+
+/* XLA:CPU's "TopK" custom-call: the largest, k from the result's values. */
+CX_INTERP_EVALUATOR(cx_interp_topk_custom_call) {
+  const cx_shape *v = in->shape.type == CXLA_TUPLE && in->shape.ntuple == 2 ? &in->shape.tuple[0] : NULL;
+  if (!v || v->rank < 1) return cx_hv_bad(st, in, "TopK returns (values, indices)");
+  return topk(st, in, ops, v->dims[v->rank - 1], 1, out);
 }

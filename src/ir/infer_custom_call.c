@@ -181,6 +181,38 @@ static cxla_status cx_cc_check_gesvd(cx_infer *ic, const cx_cc_info *t, cx_shape
   return CXLA_OK;
 }
 
+/* ---- annotations and TopK ---- */
+
+/* Any shape, as XLA's verifier: one that changes it (a sharded program's
+ * SPMDFullToShardShape) is refused when compiling, not here. */
+static cxla_status cx_cc_check_annotation(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  CX_TRY(nops(ic, t, 1));
+  return cx_infer_declared(ic, out);
+}
+
+/* (x's type with the last dimension k, s32 of the same dims), k the declared result's last
+ * dimension, at most x's; x of rank 1 or 2, as XLA:CPU's TopK takes it. */
+static cxla_status cx_cc_check_topk(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  CX_TRY(nops(ic, t, 1));
+  CX_TRY(cx_vneed_array(ic, 0, "operand"));
+  const cx_shape *x = cx_vop(ic, 0), *d = &ic->in->shape;
+  cx_kind kind = cx_type_kind(x->type);
+  if (x->rank < 1 || x->rank > 2 || (kind != CX_KIND_FLOAT && kind != CX_KIND_SINT && kind != CX_KIND_UINT))
+    return cx_vfail(ic, "%s takes a rank 1 or 2 array of reals, got %s", t->name, cx_vshape(ic, x));
+  if (d->type != CXLA_TUPLE || d->ntuple != 2 || d->tuple[0].rank != x->rank)
+    return cx_vfail(ic, "%s returns (values, s32 indices) of the operand's rank, declared %s", t->name, cx_vshape(ic, d));
+  int64_t k = d->tuple[0].dims[x->rank - 1];
+  if (k > x->dims[x->rank - 1])
+    return cx_vfail(ic, "%s: k=%lld is more than the last dimension of %s", t->name, (long long)k, cx_vshape(ic, x));
+  cx_shape *el = cx_vtuple(ic, out, 2);
+  if (!el) return CXLA_ERR_OUT_OF_MEMORY;
+  cx_vset_array(&el[0], x->type, x->rank, x->dims);
+  el[0].dims[x->rank - 1] = k;
+  el[1] = el[0];
+  el[1].type = CXLA_S32;
+  return CXLA_OK;
+}
+
 /* ---- what the runtimes read ---- */
 
 int cx_lapack_call_of(const cx_instr *in, cx_lapack_call *c) {

@@ -92,6 +92,8 @@ cxla_status cx_pass_fixpoint(cx_pass_ctx *pc, cx_module *m, const cx_pass *passe
 static const cx_pipeline_step cpu_steps[] = {
     {{"layout", cx_pass_layout}, CX_STEP_ONCE, 1,
      "rewrites every bitcast as logical ops, then drops all layouts (runs first)"},
+    {{"remove-annotations", cx_pass_remove_annotations}, CX_STEP_ONCE, 0,
+     "drops Sharding, SPMD and MoveToHost/MoveToDevice custom-calls: one device, each is its operand"},
     {{"async", cx_pass_async}, CX_STEP_ONCE, 1,
      "runs each async-start/update/done chain as a call of its computation, copy-start/done as a copy"},
     {{"broadcast-order", cx_pass_broadcast_order}, CX_STEP_ONCE, 1,

@@ -59,6 +59,8 @@ cxla_status cx_pass_reduce_accumulate(cx_module *m, int *changed); /* reduce_acc
 cxla_status cx_pass_broadcast_order(cx_module *m, int *changed); /* broadcast_order.c: dims in order */
 /* batchnorm_expand.c: batch-norm ops as reduces, broadcasts and elementwise ops */
 cxla_status cx_pass_batchnorm_expand(cx_module *m, int *changed);
+/* annotations.c: sharding and memory-space custom-calls replaced by their operands */
+cxla_status cx_pass_remove_annotations(cx_module *m, int *changed);
 cxla_status cx_pass_inline_calls(cx_module *m, int *changed);   /* inline.c */
 cxla_status cx_pass_simplify(cx_module *m, int *changed);       /* simplify.c */
 cxla_status cx_pass_fold_constants(cx_module *m, int *changed); /* fold.c (via the interpreter) */

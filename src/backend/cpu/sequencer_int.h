@@ -60,6 +60,7 @@ cxla_status cx_seq_triangular_solve(cx_seq *s, cx_instr *in);
 cxla_status cx_seq_custom_call(cx_seq *s, cx_instr *in);
 /* topk.c: topk as a cx_rt_topk call. */
 cxla_status cx_seq_topk(cx_seq *s, cx_instr *in);
+cxla_status cx_seq_topk_custom_call(cx_seq *s, cx_instr *in); /* XLA:CPU's "TopK" */
 /* rng_bits.c: rng-bit-generator as a cx_rt_rng_bits call. */
 cxla_status cx_seq_rng_bit_generator(cx_seq *s, cx_instr *in);
 /* rng_bits.c: rng as a cx_rt_rng call, with its run counter in cx_entry's frame. */

@@ -95,6 +95,18 @@ static cxla_status lapack(cx_seq *s, cx_instr *in, cx_la_routine r) {
   return call(s, in, &d, in->a.custom_call_target);
 }
 
+/* topk.c's routine for XLA:CPU's "TopK". */
+static cxla_status topk(cx_seq *s, cx_instr *in, cx_la_routine r) {
+  (void)r;
+  return cx_seq_topk_custom_call(s, in);
+}
+
+/* A sharding or memory-space mark the pipeline did not remove (--disable-pass): a copy. */
+static cxla_status annotation(cx_seq *s, cx_instr *in, cx_la_routine r) {
+  (void)r;
+  return cx_seq_copy_leaves(s, in, in->ops[0], "copy");
+}
+
 typedef cxla_status (*cc_hook)(cx_seq *s, cx_instr *in, cx_la_routine r);
 static const struct {
   cc_hook hook;
@@ -103,6 +115,7 @@ static const struct {
     [CX_CC_POTRF] = {lapack, CX_LA_POTRF}, [CX_CC_TRSM] = {lapack, CX_LA_TRSM},   [CX_CC_GETRF] = {lapack, CX_LA_GETRF},
     [CX_CC_GEQRF] = {lapack, CX_LA_GEQRF}, [CX_CC_ORGQR] = {lapack, CX_LA_ORGQR}, [CX_CC_SYEVD] = {lapack, CX_LA_SYEVD},
     [CX_CC_GESDD] = {lapack, CX_LA_GESDD}, [CX_CC_GESVD] = {lapack, CX_LA_GESVD},
+    [CX_CC_TOPK] = {topk, 0},               [CX_CC_ANNOTATION] = {annotation, 0},
 };
 
 cxla_status cx_seq_custom_call(cx_seq *s, cx_instr *in) {

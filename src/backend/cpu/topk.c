@@ -183,9 +183,9 @@ void cx_rt_topk(cx_rt *rt, int32_t type, int32_t largest, int64_t rows, int64_t 
 
 /* ---- the sequencer's side: one cx_rt_topk call per topk instruction, over the rows of the
  * operand's last dimension, writing the result's two leaves ---- */
-cxla_status cx_seq_topk(cx_seq *s, cx_instr *in) {
+static cxla_status emit(cx_seq *s, cx_instr *in, int64_t k, int largest) {
   const cx_shape *xs = &in->ops[0]->shape;
-  int64_t n = xs->rank ? xs->dims[xs->rank - 1] : 0, k = in->a.index;
+  int64_t n = xs->rank ? xs->dims[xs->rank - 1] : 0;
   int64_t rows = n ? cx_shape_elems(xs) / n : 0;
   int x = cx_seq_leaf_slot(s, in->ops[0], 0), v = cx_seq_leaf_slot(s, in, 0), i = cx_seq_leaf_slot(s, in, 1);
   if (x < 0 || v < 0 || i < 0) return s->g->status;
@@ -202,9 +202,17 @@ cxla_status cx_seq_topk(cx_seq *s, cx_instr *in) {
   LLVMValueRef f = LLVMGetNamedFunction(g->mod, "cx_rt_topk");
   if (!f) f = LLVMAddFunction(g->mod, "cx_rt_topk", ft);
   LLVMValueRef args[10] = {s->rt, LLVMConstInt(I32, (unsigned long long)xs->type, 0),
-                           LLVMConstInt(I32, in->a.largest != 0, 0), cx_cg_i64(g, rows), cx_cg_i64(g, n),
+                           LLVMConstInt(I32, largest != 0, 0), cx_cg_i64(g, rows), cx_cg_i64(g, n),
                            cx_cg_i64(g, k), cx_seq_slot(s, x), cx_seq_slot(s, v), cx_seq_slot(s, i),
                            LLVMConstInt(I32, (unsigned long long)id, 1)};
   LLVMBuildCall2(s->b, ft, f, args, 10, "");
   return s->g->status;
+}
+
+cxla_status cx_seq_topk(cx_seq *s, cx_instr *in) { return emit(s, in, in->a.index, in->a.largest); }
+
+/* XLA:CPU's "TopK" custom-call: the largest, k from the result's values (verified). */
+cxla_status cx_seq_topk_custom_call(cx_seq *s, cx_instr *in) {
+  const cx_shape *v = &in->shape.tuple[0];
+  return emit(s, in, v->dims[v->rank - 1], 1);
 }

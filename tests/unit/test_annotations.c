@@ -1,0 +1,118 @@
+/* test_annotations.c — the custom-calls that annotate a value for a compiler of several
+ * devices (Sharding, SPMDFullToShardShape, SPMDShardToFullShape, MoveToHost, MoveToDevice):
+ * the remove-annotations pass replaces each by its operand (as XLA's ShardingRemover), chains
+ * and roots included, and leaves other custom-calls alone; the interpreter runs them as the
+ * identity, so the check before any pass accepts them; the cpu compile then runs nothing for
+ * them (and copies, with the pass disabled); one that changes the shape is a program for
+ * several devices, refused when compiling. Also XLA:CPU's "TopK" custom-call's shape rule.
+ * Values: tests/hlo/ops/annotations.hlo, tests/hlo/jax_ops/lax_with_sharding_constraint.hlo. */
+#include <string.h>
+#include "passes_helpers.h"
+#include "test_cpu_helpers.h"
+#include "text/hlo.h"
+#include "verify_helpers.h"
+
+static const char *k_chain =
+    "HloModule m\n"
+    "f {\n  p = f32[3] parameter(0)\n  n = f32[3] negate(p)\n"
+    "  ROOT s = f32[3] custom-call(n), custom_call_target=\"Sharding\", sharding={replicated}\n}\n"
+    "ENTRY e {\n  x = f32[3] parameter(0)\n"
+    "  a = f32[3] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n"
+    "  b = f32[3] custom-call(a), custom_call_target=\"MoveToHost\"\n"
+    "  c = f32[3] custom-call(b), custom_call_target=\"MoveToDevice\"\n"
+    "  k = f32[3] custom-call(c), custom_call_target=\"keep_me\"\n"
+    "  d = f32[3] call(k), to_apply=f\n"
+    "  ROOT r = f32[3] custom-call(d), custom_call_target=\"SPMDShardToFullShape\", sharding={replicated}\n}\n";
+
+TEST(remove_annotations_pass) {
+  cx_module *m = TP_PARSE(k_chain);
+  if (!m) return;
+  TP_RUN(m, cx_pass_remove_annotations, 1);
+  /* only the unknown target is left, reading x; the roots are the call and the negate */
+  CHECK_EQ_INT(tp_count_all(m, CX_OP_CUSTOM_CALL), 1);
+  cx_instr *k = tp_find(m, "k");
+  CHECK(k && k->ops[0] == tp_find(m, "x"));
+  CHECK(m->entry->root == tp_find(m, "d"));
+  for (int i = 0; i < m->ncomps; i++)
+    if (!m->comps[i]->is_entry) CHECK(m->comps[i]->root->op == CX_OP_NEGATE);
+  TP_RUN(m, cx_pass_remove_annotations, 0); /* nothing left to do */
+  cx_module_free(m);
+}
+
+TEST(remove_annotations_keeps_a_resharding_one) {
+  cx_module *m = TP_PARSE("HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n"
+                          "  ROOT a = f32[4] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n}\n");
+  if (!m) return;
+  TP_RUN(m, cx_pass_remove_annotations, 0);
+  cx_module_free(m);
+}
+
+/* Both backends: the identity on the interpreter, nothing at all on the cpu. */
+TEST(annotations_run_on_every_backend) {
+  const char *text = "HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n"
+                     "  a = f32[3] custom-call(x), custom_call_target=\"Sharding\", sharding={replicated}\n"
+                     "  b = f32[3] custom-call(a), custom_call_target=\"MoveToHost\"\n"
+                     "  y = f32[3] exponential(b)\n"
+                     "  ROOT c = f32[3] custom-call(y), custom_call_target=\"MoveToDevice\"\n}\n";
+  const char *in[1] = {"f32[3] {0, 1, -1}"};
+  char *stats = NULL;
+  CHECK(cpu_check(text, 1, in, NULL, 1e-6, 1e-7, &stats, NULL));
+  if (stats) CHECK_MSG(cpu_fallbacks(stats) == 0 && strstr(stats, "copies=0"), "%s", stats);
+  free(stats);
+  /* without the pass the cpu copies, still natively */
+  CHECK(cpu_check(text, 1, in, "--disable-pass=remove-annotations", 1e-6, 1e-7, &stats, NULL));
+  if (stats) CHECK_MSG(cpu_fallbacks(stats) == 0, "%s", stats);
+  free(stats);
+}
+
+TEST(annotations_that_reshard_are_refused) {
+  const char *text = "HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n"
+                     "  ROOT a = f32[4] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n}\n";
+  static const char *const backends[] = {"interp", "cpu"};
+  for (int b = 0; b < 2; b++) {
+    cxla_module *m = NULL;
+    CHECK_OK(cxla_module_parse(test_ctx(), text, strlen(text), "r.hlo", &m));
+    cxla_compile_options o;
+    cxla_compile_options_init(&o);
+    o.backend = backends[b];
+    cxla_executable *e = NULL;
+    CHECK_EQ_INT(cxla_compile(m, &o, &e), CXLA_ERR_UNSUPPORTED);
+    CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()),
+                       "r.hlo:4:8: error: not supported: custom-call 'a' (target SPMDFullToShardShape: its result is not "
+                       "its operand's shape: a program for several devices needs XLA's SPMD partitioner)");
+    cxla_executable_destroy(e);
+    cxla_module_destroy(m);
+  }
+}
+
+static const char *verify_text(const char *body) {
+  static char msg[512];
+  char text[1024];
+  snprintf(text, sizeof text, "HloModule m\nENTRY e {\n%s}\n", body);
+  cx_module *m = NULL;
+  cxla_status s = cx_parse_module(test_ctx(), text, strlen(text), "t.hlo", &m);
+  if (s == CXLA_OK) s = cx_verify_module(m);
+  snprintf(msg, sizeof msg, "%s", s == CXLA_OK ? "ok" : cxla_context_errmsg(test_ctx()));
+  cx_module_free(m);
+  return msg;
+}
+
+TEST(topk_custom_call_verifier) {
+  CHECK_STR_EQ(verify_text("  x = bf16[2,9] parameter(0)\n"
+                           "  ROOT t = (bf16[2,3], s32[2,3]) custom-call(x), custom_call_target=\"TopK\"\n"),
+               "ok");
+  CHECK_STR_CONTAINS(verify_text("  x = f32[2,3,9] parameter(0)\n"
+                                 "  ROOT t = (f32[2,3,3], s32[2,3,3]) custom-call(x), custom_call_target=\"TopK\"\n"),
+                     "TopK takes a rank 1 or 2 array of reals, got f32[2,3,9]");
+  CHECK_STR_CONTAINS(verify_text("  x = f32[9] parameter(0)\n"
+                                 "  ROOT t = (f32[10], s32[10]) custom-call(x), custom_call_target=\"TopK\"\n"),
+                     "TopK: k=10 is more than the last dimension of f32[9]");
+  CHECK_STR_CONTAINS(verify_text("  x = f32[9] parameter(0)\n  ROOT t = f32[3] custom-call(x), custom_call_target=\"TopK\"\n"),
+                     "TopK returns (values, s32 indices) of the operand's rank");
+  CHECK_STR_CONTAINS(verify_text("  x = f32[9] parameter(0)\n"
+                                 "  ROOT t = (f32[3], u32[3]) custom-call(x), custom_call_target=\"TopK\"\n"),
+                     "t"); /* the declared shape differs from the inferred (f32[3], s32[3]) */
+  CHECK_STR_CONTAINS(verify_text("  x = f32[9] parameter(0)\n  y = f32[9] parameter(1)\n"
+                                 "  ROOT a = f32[9] custom-call(x, y), custom_call_target=\"Sharding\"\n"),
+                     "Sharding takes 1 operand, got 2");
+}
