@@ -53,6 +53,10 @@ LLVMTypeRef cx_cg_reg_type(cx_cg *g, cxla_type t) {
   case CXLA_S64: case CXLA_U64: return g->t_i64;
   case CXLA_F16: case CXLA_BF16: case CXLA_F32: return g->t_f32;
   case CXLA_F64: return g->t_f64;
+  case CXLA_C64: case CXLA_C128: { /* {re, im}, as in memory */
+    LLVMTypeRef p = t == CXLA_C64 ? g->t_f32 : g->t_f64, parts[2] = {p, p};
+    return LLVMStructTypeInContext(g->llctx, parts, 2, 0);
+  }
   default: return g->t_i8;
   }
 }

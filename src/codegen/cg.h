@@ -26,7 +26,8 @@ void cx_cg_dispose(cx_cg *g);
 /* Records the first error (returns it). */
 cxla_status cx_cg_fail(cx_cg *g, cxla_status code, const char *fmt, ...) CX_PRINTF(3, 4);
 
-/* Register type of an element type: pred i1, integers iN, f16/bf16 computed as f32, f32, f64. */
+/* Register type of an element type: pred i1, integers iN, f16/bf16 computed as f32, f32, f64,
+ * c64/c128 a struct {re, im} of f32/f64. */
 LLVMTypeRef cx_cg_reg_type(cx_cg *g, cxla_type t);
 /* Memory type: pred i8, f16/bf16 i16, others as registers. */
 LLVMTypeRef cx_cg_mem_type(cx_cg *g, cxla_type t);

@@ -9,7 +9,7 @@
  * Each op's builders are one row of cx_elem_arith (float, integer and pred operands); the
  * transcendental ops are in elemental_math.c, convert and reduce-precision in
  * elemental_convert.c, and cx_gen_elementwise picks the row and the builder. */
-#include "codegen/gen.h"
+#include "codegen/complex.h"
 
 static int is_signed(cxla_type t) { return cx_type_kind(t) == CX_KIND_SINT; }
 static LLVMValueRef fl(cx_gen *g, LLVMValueRef v) { return cx_ir_fmf(v, g->fmf); }
@@ -218,11 +218,13 @@ BUILDER(clamp) { /* min(max(x, lo), hi) with XLA's max/min on x's type */
 #undef UNUSED
 
 const cx_elem_hooks cx_elem_arith[CX_OP_COUNT] = {
-  /*                        float         integer         pred */
-  [CX_OP_COPY] =           {same,        same,           same},
-  [CX_OP_ABS] =            {f_abs,       i_abs,          NULL},
-  [CX_OP_NEGATE] =         {f_neg,       i_neg,          NULL},
-  [CX_OP_SIGN] =           {f_sign,      i_sign,         NULL},
+  /*                        float         integer         pred           complex */
+  [CX_OP_COPY] =           {same,        same,           same,          same},
+  [CX_OP_ABS] =            {f_abs,       i_abs,          NULL,          cx_cgen_abs},
+  [CX_OP_NEGATE] =         {f_neg,       i_neg,          NULL,          cx_cgen_neg},
+  [CX_OP_SIGN] =           {f_sign,      i_sign,         NULL,          cx_cgen_sign},
+  [CX_OP_REAL] =           {same,        NULL,           NULL,          cx_cgen_real},
+  [CX_OP_IMAG] =           {cx_cgen_imag_of_real, NULL,  NULL,          cx_cgen_imag},
   [CX_OP_FLOOR] =          {f_floor,     same,           same},
   [CX_OP_CEIL] =           {f_ceil,      same,           same},
   [CX_OP_ROUND_AFZ] =      {f_round_afz, same,           same},
@@ -231,10 +233,11 @@ const cx_elem_hooks cx_elem_arith[CX_OP_COUNT] = {
   [CX_OP_NOT] =            {NULL,        i_not,          p_not},
   [CX_OP_POPCNT] =         {NULL,        i_popcnt,       NULL},
   [CX_OP_CLZ] =            {NULL,        i_clz,          NULL},
-  [CX_OP_ADD] =            {f_add,       i_add,          i_or},
-  [CX_OP_SUBTRACT] =       {f_sub,       i_sub,          i_xor},
-  [CX_OP_MULTIPLY] =       {f_mul,       i_mul,          i_and},
-  [CX_OP_DIVIDE] =         {f_div,       i_div,          NULL},
+  [CX_OP_ADD] =            {f_add,       i_add,          i_or,          cx_cgen_add},
+  [CX_OP_SUBTRACT] =       {f_sub,       i_sub,          i_xor,         cx_cgen_sub},
+  [CX_OP_MULTIPLY] =       {f_mul,       i_mul,          i_and,         cx_cgen_mul},
+  [CX_OP_DIVIDE] =         {f_div,       i_div,          NULL,          cx_cgen_div},
+  [CX_OP_COMPLEX] =        {cx_cgen_compose, NULL,       NULL,          NULL},
   [CX_OP_REMAINDER] =      {f_rem,       i_rem,          NULL},
   [CX_OP_MAXIMUM] =        {f_max,       i_max,          i_or},
   [CX_OP_MINIMUM] =        {f_min,       i_min,          i_and},
@@ -244,8 +247,8 @@ const cx_elem_hooks cx_elem_arith[CX_OP_COUNT] = {
   [CX_OP_SHIFT_LEFT] =     {NULL,        i_shl,          NULL},
   [CX_OP_SHIFT_RIGHT_ARITHMETIC] = {NULL, i_shr_a,       NULL},
   [CX_OP_SHIFT_RIGHT_LOGICAL] = {NULL,   i_shr_l,        NULL},
-  [CX_OP_COMPARE] =        {compare,     compare,        compare},
-  [CX_OP_SELECT] =         {select3,     select3,        select3},
+  [CX_OP_COMPARE] =        {compare,     compare,        compare,       cx_cgen_compare},
+  [CX_OP_SELECT] =         {select3,     select3,        select3,       select3},
   [CX_OP_CLAMP] =          {clamp,       clamp,          clamp},
 };
 
@@ -256,13 +259,14 @@ const cx_elem_hooks *cx_elem_hooks_of(cx_op op) {
   if ((unsigned)op >= CX_OP_COUNT) return NULL;
   for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
     const cx_elem_hooks *h = &tables[i][op];
-    if (h->f || h->i || h->pred) return h;
+    if (h->f || h->i || h->pred || h->c) return h;
   }
   return NULL;
 }
 
 cx_elem_fn cx_elem_pick(const cx_elem_hooks *h, cxla_type t) {
   if (!h) return NULL;
+  if (cx_type_is_complex(t)) return h->c;
   return cx_type_is_float(t) ? h->f : t == CXLA_PRED ? h->pred : h->i;
 }
 

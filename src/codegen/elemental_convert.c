@@ -4,7 +4,7 @@
  * integers go to f32/f16/bf16 through one correctly rounded int->f32 step, f64 -> f16/bf16
  * through f32 (as cx_round_to_type does). */
 #include <math.h>
-#include "codegen/gen.h"
+#include "codegen/complex.h"
 
 LLVMValueRef cx_gen_round(cx_gen *g, cxla_type t, LLVMValueRef v) { return cx_cg_round(g->cg, t, v); }
 
@@ -14,6 +14,15 @@ LLVMValueRef cx_gen_convert(cx_gen *g, cxla_type from, cxla_type to, LLVMValueRe
   cx_kind fk = cx_type_kind(from), tk = cx_type_kind(to);
   LLVMTypeRef rt = cx_cg_reg_type(cg, to), vt = LLVMTypeOf(v);
   if (from == to) return v;
+  if (tk == CX_KIND_COMPLEX) { /* part by part; a real value's imaginary part is 0 */
+    cxla_type fp = cx_type_part(from), tp = cx_type_part(to);
+    if (fk != CX_KIND_COMPLEX)
+      return cx_gen_complex(g, to, cx_gen_convert(g, from, tp, v), LLVMConstReal(cx_cg_reg_type(cg, tp), 0));
+    return cx_gen_complex(g, to, cx_gen_convert(g, fp, tp, cx_gen_part(g, v, 0)),
+                          cx_gen_convert(g, fp, tp, cx_gen_part(g, v, 1)));
+  }
+  if (fk == CX_KIND_COMPLEX) /* the verifier refuses it, as XLA does: the real part */
+    return cx_gen_convert(g, cx_type_part(from), to, cx_gen_part(g, v, 0));
   if (tk == CX_KIND_PRED) {
     if (fk == CX_KIND_FLOAT) return LLVMBuildFCmp(b, LLVMRealUNE, v, LLVMConstReal(vt, 0), "");
     return LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstInt(vt, 0, 0), "");
@@ -41,10 +50,31 @@ LLVMValueRef cx_gen_convert(cx_gen *g, cxla_type from, cxla_type to, LLVMValueRe
 
 static int mem_bits(cxla_type t) { return 8 * (int)cxla_type_size(t); }
 
+/* A complex number's bits: the real part's in the low half, as in (little-endian) memory. */
+static LLVMValueRef complex_to_bits(cx_gen *g, cxla_type t, LLVMValueRef v) {
+  LLVMBuilderRef b = g->cg->b;
+  int w = mem_bits(t);
+  LLVMTypeRef it = LLVMIntTypeInContext(g->cg->llctx, (unsigned)w);
+  LLVMValueRef re = LLVMBuildZExt(b, cx_gen_to_bits(g, cx_type_part(t), cx_gen_part(g, v, 0)), it, "");
+  LLVMValueRef im = LLVMBuildZExt(b, cx_gen_to_bits(g, cx_type_part(t), cx_gen_part(g, v, 1)), it, "");
+  return LLVMBuildOr(b, re, LLVMBuildShl(b, im, LLVMConstInt(it, (unsigned long long)(w / 2), 0), ""), "");
+}
+
+static LLVMValueRef complex_from_bits(cx_gen *g, cxla_type t, LLVMValueRef bits) {
+  LLVMBuilderRef b = g->cg->b;
+  int w = mem_bits(t);
+  cxla_type p = cx_type_part(t);
+  LLVMTypeRef ht = LLVMIntTypeInContext(g->cg->llctx, (unsigned)(w / 2));
+  LLVMValueRef hi = LLVMBuildLShr(b, bits, LLVMConstInt(LLVMTypeOf(bits), (unsigned long long)(w / 2), 0), "");
+  return cx_gen_complex(g, t, cx_gen_from_bits(g, p, LLVMBuildTrunc(b, bits, ht, "")),
+                        cx_gen_from_bits(g, p, LLVMBuildTrunc(b, hi, ht, "")));
+}
+
 LLVMValueRef cx_gen_to_bits(cx_gen *g, cxla_type t, LLVMValueRef v) {
   cx_cg *cg = g->cg;
   if (t == CXLA_F32) return LLVMBuildBitCast(cg->b, v, cg->t_i32, "");
   if (t == CXLA_F64) return LLVMBuildBitCast(cg->b, v, cg->t_i64, "");
+  if (cx_type_is_complex(t)) return complex_to_bits(g, t, v);
   return cx_cg_to_mem(cg, t, v);
 }
 
@@ -52,6 +82,7 @@ LLVMValueRef cx_gen_from_bits(cx_gen *g, cxla_type t, LLVMValueRef bits) {
   cx_cg *cg = g->cg;
   if (t == CXLA_F32) return LLVMBuildBitCast(cg->b, bits, cg->t_f32, "");
   if (t == CXLA_F64) return LLVMBuildBitCast(cg->b, bits, cg->t_f64, "");
+  if (cx_type_is_complex(t)) return complex_from_bits(g, t, bits);
   return cx_cg_from_mem(cg, t, bits);
 }
 
@@ -129,8 +160,8 @@ static LLVMValueRef stochastic_convert(cx_gen *g, const cx_instr *in, cxla_type 
 }
 
 const cx_elem_hooks cx_elem_convert[CX_OP_COUNT] = {
-  /*                          float             integer  pred */
-  [CX_OP_CONVERT] =          {convert,          convert, convert},
+  /*                          float             integer  pred     complex */
+  [CX_OP_CONVERT] =          {convert,          convert, convert, convert},
   [CX_OP_REDUCE_PRECISION] = {reduce_precision, NULL,    NULL},
   [CX_OP_STOCHASTIC_CONVERT] = {stochastic_convert, NULL, NULL},
 };

@@ -3,7 +3,7 @@
  * f16/bf16, computed in f32) uses the inline approximations of math.c where there is one, so
  * loops vectorise; the rest evaluate in double through libm exactly as the interpreter does,
  * so they round to the same f32; f64 calls libm. f16/bf16 results are rounded after. */
-#include "codegen/gen.h"
+#include "codegen/complex.h"
 #include "codegen/math.h"
 
 /* ---- codegen's own lowerings (CX_MATH_INLINE) ---- */
@@ -99,21 +99,21 @@ static LLVMValueRef p_pow(cx_gen *g, const cx_instr *in, cxla_type t, LLVMValueR
 }
 
 const cx_elem_hooks cx_elem_math[CX_OP_COUNT] = {
-  /*                  float   integer pred */
-  [CX_OP_EXP] =      {f_math, NULL,   NULL},
-  [CX_OP_EXPM1] =    {f_math, NULL,   NULL},
-  [CX_OP_LOG] =      {f_math, NULL,   NULL},
-  [CX_OP_LOG1P] =    {f_math, NULL,   NULL},
-  [CX_OP_LOGISTIC] = {f_math, NULL,   NULL},
-  [CX_OP_SQRT] =     {f_math, NULL,   NULL}, /* correctly rounded in f32; f16/bf16 round again
-                                               (exact: 24 >= 2*11+2) */
-  [CX_OP_RSQRT] =    {f_math, NULL,   NULL},
-  [CX_OP_CBRT] =     {f_math, NULL,   NULL},
-  [CX_OP_SIN] =      {f_math, NULL,   NULL},
-  [CX_OP_COS] =      {f_math, NULL,   NULL},
+  /*                  float   integer pred    complex */
+  [CX_OP_EXP] =      {f_math, NULL,   NULL,   cx_cgen_exp},
+  [CX_OP_EXPM1] =    {f_math, NULL,   NULL,   cx_cgen_expm1},
+  [CX_OP_LOG] =      {f_math, NULL,   NULL,   cx_cgen_log},
+  [CX_OP_LOG1P] =    {f_math, NULL,   NULL,   cx_cgen_log1p},
+  [CX_OP_LOGISTIC] = {f_math, NULL,   NULL,   cx_cgen_logistic},
+  [CX_OP_SQRT] =     {f_math, NULL,   NULL,   cx_cgen_sqrt}, /* correctly rounded in f32; f16/bf16
+                                                              round again (exact: 24 >= 2*11+2) */
+  [CX_OP_RSQRT] =    {f_math, NULL,   NULL,   cx_cgen_rsqrt},
+  [CX_OP_CBRT] =     {f_math, NULL,   NULL,   cx_cgen_cbrt},
+  [CX_OP_SIN] =      {f_math, NULL,   NULL,   cx_cgen_sin},
+  [CX_OP_COS] =      {f_math, NULL,   NULL,   cx_cgen_cos},
   [CX_OP_TAN] =      {f_math, NULL,   NULL},
-  [CX_OP_TANH] =     {f_math, NULL,   NULL},
+  [CX_OP_TANH] =     {f_math, NULL,   NULL,   cx_cgen_tanh},
   [CX_OP_ERF] =      {f_math, NULL,   NULL},
-  [CX_OP_POWER] =    {f_math, i_pow,  p_pow},
+  [CX_OP_POWER] =    {f_math, i_pow,  p_pow,  cx_cgen_pow},
   [CX_OP_ATAN2] =    {f_math, NULL,   NULL},
 };

@@ -121,6 +121,13 @@ static LLVMValueRef const_elem(cx_gen *g, const cxla_literal *lit, int64_t i) {
   LLVMTypeRef rt = cx_cg_reg_type(g->cg, t);
   if (t == CXLA_PRED) return LLVMConstInt(rt, cx_load_i64(t, lit->data, i) != 0, 0);
   if (cx_type_is_float(t)) return LLVMConstReal(rt, cx_load_f64(t, lit->data, i));
+  if (cx_type_is_complex(t)) {
+    double re, im;
+    cx_load_complex(t, lit->data, i, &re, &im);
+    LLVMTypeRef pt = cx_cg_reg_type(g->cg, cx_type_part(t));
+    LLVMValueRef parts[2] = {LLVMConstReal(pt, re), LLVMConstReal(pt, im)};
+    return LLVMConstStructInContext(g->cg->llctx, parts, 2, 0);
+  }
   return LLVMConstInt(rt, (unsigned long long)cx_load_i64(t, lit->data, i), 1);
 }
 

@@ -4,7 +4,7 @@
  *
  * Values are LLVM registers of cx_cg_reg_type (pred i1, f16/bf16 as f32 holding a value of
  * that type: every op that could leave its type rounds back, so results equal the
- * interpreter's op-by-op rounding). Generators never return NULL: on an error they record it
+ * interpreter's op-by-op rounding; c64/c128 as a struct of two f32/f64). Generators never return NULL: on an error they record it
  * in g->cg->status (sticky) and return undef, and the kernel emitter checks the status.
  *
  * Values are cached per (instruction, index) so that DAGs do not blow up exponentially. An
@@ -144,9 +144,9 @@ typedef LLVMValueRef (*cx_gen1_fn)(cx_gen *g, const cx_instr *in, const cx_idx *
  * of them); t is the first operand's element type. */
 typedef LLVMValueRef (*cx_elem_fn)(cx_gen *g, const cx_instr *in, cxla_type t, LLVMValueRef *a);
 /* An elementwise op's builders by the first operand's type (f16/bf16 in f32 registers, f32,
- * f64 / integers / pred); NULL: the op is not defined there. */
+ * f64 / integers / pred / c64, c128: codegen/complex.h); NULL: the op is not defined there. */
 typedef struct cx_elem_hooks {
-  cx_elem_fn f, i, pred;
+  cx_elem_fn f, i, pred, c;
 } cx_elem_hooks;
 extern const cx_elem_hooks cx_elem_arith[CX_OP_COUNT];   /* elemental.c: arithmetic, logic, compare, select */
 extern const cx_elem_hooks cx_elem_math[CX_OP_COUNT];    /* elemental_math.c: transcendental, power */

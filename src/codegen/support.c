@@ -59,6 +59,9 @@ static int reduce_precision_ok(const cx_instr *in, const char **why) {
 
 static int bitcast_convert_ok(const cx_instr *in, const char **why) {
   if (!elementwise_ok(in, why)) return 0;
+  if ((cx_type_is_complex(in->shape.type) || cx_type_is_complex(in->ops[0]->shape.type)) &&
+      in->shape.type != in->ops[0]->shape.type)
+    return *why = "bitcast-convert between complex types of different widths", 0;
   size_t a = cxla_type_size(in->ops[0]->shape.type), b = cxla_type_size(in->shape.type);
   int ra = in->ops[0]->shape.rank, rb = in->shape.rank;
   if (!(a == b || (a > b && a % b == 0 && rb == ra + 1) || (a < b && b % a == 0 && ra == rb + 1)))
@@ -129,16 +132,7 @@ static const check_fn k_check[CX_OP_COUNT] = {
 
 int cx_emit_handles_op(cx_op op) { return cx_op_runs_on(op) == CX_RUNS_EMIT && cx_emit_has_generator(op); }
 
-/* Complex numbers have no element generators yet: their fusions run on the interpreter. */
-static int has_complex(const cx_instr *in) {
-  if (cx_type_is_complex(in->shape.type)) return 1;
-  for (int k = 0; k < in->nops; k++)
-    if (cx_type_is_complex(in->ops[k]->shape.type)) return 1;
-  return 0;
-}
-
 int cx_emit_instr_ok(const cx_instr *in, int scalar, const char **why) {
-  if (has_complex(in)) return *why = cx_emit_why("%s: complex numbers run on the interpreter", in->name), 0;
   int tuple_ok = in->op == CX_OP_TUPLE || in->op == CX_OP_REDUCE || in->op == CX_OP_REDUCE_WINDOW;
   if (!shape_ok(&in->shape, tuple_ok))
     return *why = cx_emit_why("%s: unsupported shape (tuple, layout, dynamic or too large)", in->name), 0;

@@ -140,12 +140,25 @@ int cx_nvptx_arch_named(const char *sm, cx_nvptx_arch *out) {
 
 /* ---- what the target cannot compute ---- */
 
+/* The complex functions (codegen/elemental_complex.c) compute in double with these. */
+static int complex_math_ok(void) {
+  static const cx_op need[] = {CX_OP_EXP, CX_OP_EXPM1, CX_OP_LOG, CX_OP_LOG1P, CX_OP_SIN, CX_OP_COS, CX_OP_ATAN2};
+  for (size_t i = 0; i < sizeof need / sizeof *need; i++)
+    if (nvptx_math(need[i], CXLA_F64).how == CX_MATH_NONE) return 0;
+  return 1;
+}
+
 static int comp_math_ok(const cx_comp *c, int depth, const char **why) {
   if (!c || depth > 16) return 1;
   for (int i = 0; i < c->ninstrs; i++) {
     const cx_instr *in = c->instrs[i];
     for (int k = 0; k < in->ncalled; k++)
       if (!comp_math_ok(in->called[k], depth + 1, why)) return 0;
+    if (cx_elem_math[in->op].c && in->nops && cx_type_is_complex(in->ops[0]->shape.type) && !complex_math_ok()) {
+      *why = cx_emit_why("%s on %s has no GPU lowering yet (%s: complex functions compute in f64)", cx_op_name(in->op),
+                         cxla_type_name(in->ops[0]->shape.type), in->name ? in->name : "?");
+      return 0;
+    }
     if (!cx_elem_math[in->op].f || !cx_type_is_float(in->shape.type)) continue;
     if (nvptx_math(in->op, in->shape.type).how != CX_MATH_NONE) continue;
     *why = cx_emit_why("%s on %s has no GPU lowering yet (%s)", cx_op_name(in->op), cxla_type_name(in->shape.type),

@@ -39,6 +39,10 @@ cx_module *cgt_parse(const char *text, const char *file, int line) {
 static void fill_random(cxla_literal *lit, const cgt_opts *o, uint64_t *rng) {
   cxla_type t = lit->shape.type;
   int64_t n = cx_shape_elems(&lit->shape);
+  if (cx_type_is_complex(t)) { /* each part as a float of the component type */
+    t = cx_type_part(t);
+    n *= 2;
+  }
   double lo = o->lo, hi = o->hi;
   if (lo == 0 && hi == 0) { lo = -8; hi = 8; }
   int64_t ilo = o->ilo, ihi = o->ihi;
@@ -92,8 +96,9 @@ double cgt_ulps(cxla_type t, const void *a, const void *b, int64_t i) {
     nb = (ub & 0x7fff) > inf;
   }
   if (na || nb) return na && nb ? 0 : 1e300;
-  double d = (double)ka - (double)kb;
-  return d < 0 ? -d : d;
+  /* in integers: the keys of f64 values need all 64 bits */
+  uint64_t d = ka > kb ? (uint64_t)ka - (uint64_t)kb : (uint64_t)kb - (uint64_t)ka;
+  return (double)d;
 }
 
 /* operands of the fusion being compared, for messages */
@@ -104,14 +109,22 @@ static void print_inputs(int64_t i) {
   for (int k = 0; k < cur_nin; k++) {
     if (cx_shape_elems(&cur_ins[k]->shape) <= i) continue;
     cxla_type t = cur_ins[k]->shape.type;
-    if (cx_type_is_float(t)) fprintf(stdout, "      input %d: %a\n", k, cx_load_f64(t, cur_ins[k]->data, i));
+    if (cx_type_is_complex(t))
+      fprintf(stdout, "      input %d: (%a, %a)\n", k, cx_load_f64(cx_type_part(t), cur_ins[k]->data, 2 * i),
+              cx_load_f64(cx_type_part(t), cur_ins[k]->data, 2 * i + 1));
+    else if (cx_type_is_float(t)) fprintf(stdout, "      input %d: %a\n", k, cx_load_f64(t, cur_ins[k]->data, i));
     else fprintf(stdout, "      input %d: %lld\n", k, (long long)cx_load_i64(t, cur_ins[k]->data, i));
   }
 }
 
 static int compare(const cgt_opts *o, double *maxu, cxla_type t, const void *want, const void *got, int64_t n,
                    const char *what, const char *file, int line) {
-  int fails = 0;
+  int fails = 0, per = 1;
+  if (cx_type_is_complex(t)) { /* part by part: element i's parts are 2i and 2i+1 */
+    t = cx_type_part(t);
+    n *= 2;
+    per = 2;
+  }
   size_t es = cxla_type_size(t);
   for (int64_t i = 0; i < n; i++) {
     int bad;
@@ -130,7 +143,7 @@ static int compare(const cgt_opts *o, double *maxu, cxla_type t, const void *wan
       else
         test_fail(file, line, "%s[%lld]: got %lld, want %lld", what, (long long)i,
                   (long long)cx_load_i64(t, got, i), (long long)cx_load_i64(t, want, i));
-      print_inputs(i);
+      print_inputs(i / per);
     }
   }
   if (fails > 4) test_fail(file, line, "%s: %d mismatches in all", what, fails);

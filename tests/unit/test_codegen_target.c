@@ -9,8 +9,9 @@
 #include "codegen_harness.h"
 #include "passes/fusion_plan.h"
 
-static const cxla_type k_types[] = {CXLA_PRED, CXLA_S8, CXLA_S16, CXLA_S32, CXLA_S64, CXLA_U8, CXLA_U16,
-                                    CXLA_U32, CXLA_U64, CXLA_F16, CXLA_BF16, CXLA_F32, CXLA_F64};
+static const cxla_type k_types[] = {CXLA_PRED, CXLA_S8,  CXLA_S16, CXLA_S32, CXLA_S64, CXLA_U8,  CXLA_U16,
+                                    CXLA_U32,  CXLA_U64, CXLA_F16, CXLA_BF16, CXLA_F32, CXLA_F64, CXLA_C64,
+                                    CXLA_C128};
 
 TEST(codegen_elementwise_builders_cover_types) {
   const cx_elem_hooks *tables[] = {cx_elem_arith, cx_elem_math, cx_elem_convert};
@@ -18,7 +19,7 @@ TEST(codegen_elementwise_builders_cover_types) {
     int rows = 0;
     for (int i = 0; i < 3; i++) {
       const cx_elem_hooks *h = &tables[i][op];
-      rows += h->f || h->i || h->pred;
+      rows += h->f || h->i || h->pred || h->c;
     }
     CHECK_MSG(rows <= 1, "%s has builders in %d tables", cx_op_name((cx_op)op), rows);
     const cx_elem_hooks *h = cx_elem_hooks_of((cx_op)op);

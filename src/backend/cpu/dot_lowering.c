@@ -99,13 +99,14 @@ static int side_layout(const cx_shape *sh, const side *s, int is_lhs, int64_t *b
 
 static int gemm_type(const cx_instr *in) {
   cxla_type t = in->shape.type;
-  return (t == CXLA_F32 || t == CXLA_F64) && in->ops[0]->shape.type == t && in->ops[1]->shape.type == t;
+  return (t == CXLA_F32 || t == CXLA_F64 || t == CXLA_C64 || t == CXLA_C128) && in->ops[0]->shape.type == t &&
+         in->ops[1]->shape.type == t;
 }
 
 int cx_dot_plan(const cx_instr *in, cx_gemm_plan *p, const char **why) {
   memset(p, 0, sizeof *p);
   if (in->op != CX_OP_DOT || in->nops != 2) { *why = "not a dot"; return 0; }
-  if (!gemm_type(in)) { *why = "GEMM takes f32 or f64 operands and result of one type"; return 0; }
+  if (!gemm_type(in)) { *why = "GEMM takes f32, f64, c64 or c128 operands and result of one type"; return 0; }
   const cx_shape *ls = &in->ops[0]->shape, *rs = &in->ops[1]->shape;
   side l, r;
   sides(in, &l, &r);
@@ -165,15 +166,22 @@ static cx_instr *add_convert(cx_comp *c, cx_instr *x, cxla_type t) {
   return f;
 }
 
-/* f16/bf16 (and mixed float) dots in f32, or f64 if any side is f64: converts around a dot of
- * one type. The interpreter computes in double and rounds once; so does this, up to the f32
- * accumulation that XLA's CPU backend also uses. */
+/* f16/bf16 (and mixed float) dots in f32, or f64 if any side is f64, and complex dots that
+ * widen (c64 x c64 -> c128) in c128: converts around a dot of one type. The interpreter
+ * computes in double and rounds once; so does this, up to the f32 accumulation that XLA's CPU
+ * backend also uses. */
 static cxla_status retype_dot(cx_comp *c, cx_instr *d, cx_instr **out) {
   cx_module *m = c->module;
   cxla_type lt = d->ops[0]->shape.type, rt = d->ops[1]->shape.type, ot = d->shape.type;
   *out = d;
-  if (!cx_type_is_float(lt) || !cx_type_is_float(rt) || !cx_type_is_float(ot) || gemm_type(d)) return CXLA_OK;
-  cxla_type ct = lt == CXLA_F64 || rt == CXLA_F64 || ot == CXLA_F64 ? CXLA_F64 : CXLA_F32;
+  if (gemm_type(d)) return CXLA_OK;
+  cxla_type ct;
+  if (cx_type_is_float(lt) && cx_type_is_float(rt) && cx_type_is_float(ot))
+    ct = lt == CXLA_F64 || rt == CXLA_F64 || ot == CXLA_F64 ? CXLA_F64 : CXLA_F32;
+  else if (cx_type_is_complex(lt) && cx_type_is_complex(rt) && cx_type_is_complex(ot))
+    ct = lt == CXLA_C128 || rt == CXLA_C128 || ot == CXLA_C128 ? CXLA_C128 : CXLA_C64;
+  else
+    return CXLA_OK;
   cx_instr *a = add_convert(c, d->ops[0], ct), *b = a ? add_convert(c, d->ops[1], ct) : NULL;
   if (!a || !b) return cx_oom(m->ctx);
   cx_instr *ops[2] = {a, b};

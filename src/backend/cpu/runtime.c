@@ -82,10 +82,14 @@ static void gemm_one(const gemm_call *g, int64_t i) {
   enum CBLAS_TRANSPOSE ta = g->ta ? CblasTrans : CblasNoTrans, tb = g->tb ? CblasTrans : CblasNoTrans;
   const void *a = g->a + i * g->sa, *b = g->b + i * g->sb;
   void *c = g->c + i * g->sc;
-  if (g->type == CXLA_F32)
-    cblas_sgemm(CblasRowMajor, ta, tb, g->m, g->n, g->k, 1.0f, a, g->lda, b, g->ldb, 0.0f, c, g->ldc);
-  else
-    cblas_dgemm(CblasRowMajor, ta, tb, g->m, g->n, g->k, 1.0, a, g->lda, b, g->ldb, 0.0, c, g->ldc);
+  static const float one_c[2] = {1, 0}, zero_c[2] = {0, 0};
+  static const double one_z[2] = {1, 0}, zero_z[2] = {0, 0};
+  switch (g->type) {
+  case CXLA_F32: cblas_sgemm(CblasRowMajor, ta, tb, g->m, g->n, g->k, 1.0f, a, g->lda, b, g->ldb, 0.0f, c, g->ldc); break;
+  case CXLA_C64: cblas_cgemm(CblasRowMajor, ta, tb, g->m, g->n, g->k, one_c, a, g->lda, b, g->ldb, zero_c, c, g->ldc); break;
+  case CXLA_C128: cblas_zgemm(CblasRowMajor, ta, tb, g->m, g->n, g->k, one_z, a, g->lda, b, g->ldb, zero_z, c, g->ldc); break;
+  default: cblas_dgemm(CblasRowMajor, ta, tb, g->m, g->n, g->k, 1.0, a, g->lda, b, g->ldb, 0.0, c, g->ldc); break;
+  }
 }
 
 /* Kernel-ABI adapter: args[0] is the gemm_call, the range is batch elements. */
@@ -95,7 +99,7 @@ static void gemm_batch_range(void **args, int64_t begin, int64_t end) {
 
 /* Zeroes C when k == 0 (an empty sum); BLAS implementations differ on this corner. */
 static void gemm_zero(const gemm_call *g, int64_t batch) {
-  size_t es = g->type == CXLA_F32 ? 4 : 8;
+  size_t es = cxla_type_size((cxla_type)g->type);
   for (int64_t i = 0; i < batch; i++)
     for (int r = 0; r < g->m; r++) memset(g->c + i * g->sc + (size_t)r * (size_t)g->ldc * es, 0, (size_t)g->n * es);
 }
@@ -105,8 +109,8 @@ void cx_rt_gemm(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64
                 int64_t ldc, int64_t stride_c, int64_t batch, int32_t id) {
   if (rt->status != CXLA_OK) return;
   const char *name = name_of(rt, id, "gemm");
-  if (type != CXLA_F32 && type != CXLA_F64) {
-    fail(rt, CXLA_ERR_UNSUPPORTED, "%s: GEMM on %s is not supported (f32 and f64 only)", name,
+  if (type != CXLA_F32 && type != CXLA_F64 && type != CXLA_C64 && type != CXLA_C128) {
+    fail(rt, CXLA_ERR_UNSUPPORTED, "%s: GEMM on %s is not supported (f32, f64, c64 and c128 only)", name,
          cxla_type_name((cxla_type)type) ? cxla_type_name((cxla_type)type) : "an unknown type");
     return;
   }
@@ -124,7 +128,7 @@ void cx_rt_gemm(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64
     return;
   }
   if (m == 0 || n == 0 || batch == 0) return;
-  int64_t es = type == CXLA_F32 ? 4 : 8;
+  int64_t es = (int64_t)cxla_type_size((cxla_type)type);
   gemm_call g = {type, trans_a != 0, trans_b != 0, (int)m, (int)n, (int)k, (int)lda, (int)ldb, (int)ldc,
                  a, b, c, stride_a * es, stride_b * es, stride_c * es};
   int64_t t0 = rt->trace ? cx_trace_now() : 0;
