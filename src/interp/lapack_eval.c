@@ -1,8 +1,8 @@
 /* lapack_eval.c — the LAPACK custom-calls jax emits on CPU, on the interpreter: each matrix
- * of the batch in doubles through the reference algorithms (linalg.h), results as jaxlib's FFI
- * kernels define them (ir/custom_call.h reads the options). Where LAPACK leaves an output
- * unspecified (a destroyed input, the singular vectors mode 'N' does not compute) this gives
- * the input back, or zeros. */
+ * of the batch in complex doubles through the reference algorithms (linalg.h), results as
+ * jaxlib's FFI kernels define them (ir/custom_call.h reads the options). Where LAPACK leaves
+ * an output unspecified (a destroyed input, the singular vectors mode 'N' does not compute)
+ * this gives the input back, or zeros. */
 #include <string.h>
 #include "interp/index_util.h"
 #include "interp/internal.h"
@@ -14,7 +14,7 @@ typedef struct la_job {
   cx_lapack_call c;
   cxla_literal *res[5];
   int nres;
-  double *w;
+  cx_z *w;
 } la_job;
 
 static cxla_status begin(cx_interp *st, cx_instr *in, la_job *j, int nres) {
@@ -29,7 +29,7 @@ static cxla_status begin(cx_interp *st, cx_instr *in, la_job *j, int nres) {
   return CXLA_OK;
 }
 
-/* n doubles of scratch space for one matrix at a time. */
+/* n complex doubles of scratch space for one matrix at a time. */
 static cxla_status scratch(cx_interp *st, cx_instr *in, la_job *j, cxla_status s, int64_t n) {
   if (s != CXLA_OK) return s;
   j->w = cx_malloc(sizeof *j->w * (size_t)(n + 1));
@@ -45,6 +45,10 @@ static cxla_status finish(cx_interp *st, cx_instr *in, la_job *j, cxla_status s,
 }
 
 static void store_int(cxla_literal *x, int64_t i, int64_t v) { cx_store_i64(x->shape.type, x->data, i, v); }
+/* Real values (eigenvalues, singular values) into a real array. */
+static void store_real(cxla_literal *x, int64_t base, int64_t n, const double *v) {
+  for (int64_t i = 0; i < n; i++) cx_store_f64(x->shape.type, x->data, base + i, v[i]);
+}
 
 /* (a, info) = potrf(a): the factor in the triangle uplo names, the other left as it was. */
 CX_INTERP_EVALUATOR(cx_interp_lapack_potrf) {
@@ -123,27 +127,32 @@ CX_INTERP_EVALUATOR(cx_interp_lapack_orgqr) {
   return finish(st, in, &j, s, out);
 }
 
-/* (v, w, info) = syevd(a): the triangle uplo names is the symmetric matrix. */
+/* (v, w, info) = syevd(a) or heevd(a): the triangle uplo names is the symmetric (Hermitian)
+ * matrix. */
 CX_INTERP_EVALUATOR(cx_interp_lapack_syevd) {
   la_job j;
   cxla_status s = begin(st, in, &j, 3);
   int64_t n = j.c.n, per = n * n;
-  s = scratch(st, in, &j, s, 2 * per + n);
+  double *w = cx_malloc(sizeof *w * (size_t)(n + 1));
+  s = scratch(st, in, &j, s, 2 * per);
+  if (s == CXLA_OK && !w) s = cx_hv_oom(st, in);
   for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
-    double *v = j.w + per, *w = v + per;
+    cx_z *v = j.w + per;
     cx_la_load(ops[0], b * per, per, j.w);
-    for (int64_t r = 0; r < n; r++)
+    for (int64_t r = 0; r < n; r++) /* the Hermitian matrix the triangle stands for */
       for (int64_t c = r + 1; c < n; c++) {
-        if (j.c.lower) j.w[r * n + c] = j.w[c * n + r];
-        else j.w[c * n + r] = j.w[r * n + c];
+        if (j.c.lower) j.w[r * n + c] = conj(j.w[c * n + r]);
+        else j.w[c * n + r] = conj(j.w[r * n + c]);
       }
+    for (int64_t r = 0; r < n; r++) j.w[r * n + r] = creal(j.w[r * n + r]); /* LAPACK reads no imaginary part there */
     int info = cx_ref_syev(n, j.w, w, v);
     if (j.c.mode == 'V') cx_la_store(j.res[0], b * per, per, v);
     else memcpy((char *)j.res[0]->data + b * per * cxla_type_size(j.c.type),
                 (const char *)ops[0]->data + b * per * cxla_type_size(j.c.type), (size_t)per * cxla_type_size(j.c.type));
-    cx_la_store(j.res[1], b * n, n, w);
+    store_real(j.res[1], b * n, n, w);
     store_int(j.res[2], b, info);
   }
+  cx_free(w);
   return finish(st, in, &j, s, out);
 }
 
@@ -156,18 +165,21 @@ CX_INTERP_EVALUATOR(cx_interp_lapack_gesvd) {
   int want = j.c.mode != 'N', full = j.c.mode == 'A';
   int64_t uper = s == CXLA_OK ? cx_shape_elems(&j.res[2]->shape) / (j.c.batch ? j.c.batch : 1) : 0;
   int64_t vper = s == CXLA_OK ? cx_shape_elems(&j.res[3]->shape) / (j.c.batch ? j.c.batch : 1) : 0;
-  s = scratch(st, in, &j, s, per + k + uper + vper);
+  double *sv = cx_malloc(sizeof *sv * (size_t)(k + 1));
+  s = scratch(st, in, &j, s, per + uper + vper);
+  if (s == CXLA_OK && !sv) s = cx_hv_oom(st, in);
   if (s == CXLA_OK) memcpy(j.res[0]->data, ops[0]->data, (size_t)cx_shape_bytes(&ops[0]->shape));
   for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
-    double *sv = j.w + per, *u = sv + k, *vt = u + uper;
+    cx_z *u = j.w + per, *vt = u + uper;
     cx_la_load(ops[0], b * per, per, j.w);
     int info = cx_ref_gesvd(m, n, j.w, sv, want ? u : NULL, want ? vt : NULL, full);
-    cx_la_store(j.res[1], b * k, k, sv);
+    store_real(j.res[1], b * k, k, sv);
     if (want) {
       cx_la_store(j.res[2], b * uper, uper, u);
       cx_la_store(j.res[3], b * vper, vper, vt);
     }
     store_int(j.res[4], b, info);
   }
+  cx_free(sv);
   return finish(st, in, &j, s, out);
 }

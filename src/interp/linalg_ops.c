@@ -11,18 +11,22 @@ static int64_t batch_of(const cx_shape *s, int64_t *per) {
   return *per ? cx_shape_elems(s) / *per : 0;
 }
 
-void cx_la_load(const cxla_literal *x, int64_t base, int64_t n, double *dst) {
-  for (int64_t i = 0; i < n; i++) dst[i] = cx_load_f64(x->shape.type, x->data, base + i);
+void cx_la_load(const cxla_literal *x, int64_t base, int64_t n, cx_z *dst) {
+  for (int64_t i = 0; i < n; i++) {
+    double re, im;
+    cx_load_complex(x->shape.type, x->data, base + i, &re, &im);
+    dst[i] = CMPLX(re, im);
+  }
 }
 
-void cx_la_store(cxla_literal *x, int64_t base, int64_t n, const double *src) {
-  for (int64_t i = 0; i < n; i++) cx_store_f64(x->shape.type, x->data, base + i, src[i]);
+void cx_la_store(cxla_literal *x, int64_t base, int64_t n, const cx_z *src) {
+  for (int64_t i = 0; i < n; i++) cx_store_complex(x->shape.type, x->data, base + i, creal(src[i]), cimag(src[i]));
 }
 
-void cx_la_transpose(int64_t n, double *a) {
+void cx_la_transpose(int64_t n, cx_z *a) {
   for (int64_t i = 0; i < n; i++)
     for (int64_t j = i + 1; j < n; j++) {
-      double t = a[i * n + j];
+      cx_z t = a[i * n + j];
       a[i * n + j] = a[j * n + i];
       a[j * n + i] = t;
     }
@@ -35,7 +39,7 @@ CX_INTERP_EVALUATOR(cx_interp_cholesky) {
   if (a->shape.rank < 2) return cx_hv_bad(st, in, "operand must have rank >= 2");
   int64_t n = a->shape.dims[a->shape.rank - 1], per, nb = batch_of(&a->shape, &per);
   cxla_literal *res = cx_hv_literal(st, in, &a->shape);
-  double *x = cx_malloc(sizeof *x * (size_t)(per ? 2 * per : 1)), *l = x + per;
+  cx_z *x = cx_malloc(sizeof *x * (size_t)(per ? 2 * per : 1)), *l = x + per;
   if (!res || !x) {
     cxla_literal_destroy(res);
     cx_free(x);
@@ -64,7 +68,7 @@ CX_INTERP_EVALUATOR(cx_interp_triangular_solve) {
   if (aper != (in->a.left_side ? m * m : n * n) || (nb && na != nb))
     return cx_hv_bad(st, in, "a and b do not fit together");
   cxla_literal *res = cx_hv_literal(st, in, &b->shape);
-  double *x = cx_malloc(sizeof *x * (size_t)(aper + bper + 1)), *y = x + aper;
+  cx_z *x = cx_malloc(sizeof *x * (size_t)(aper + bper + 1)), *y = x + aper;
   if (!res || !x) {
     cxla_literal_destroy(res);
     cx_free(x);

@@ -1,20 +1,23 @@
-/* lu_qr_ref.c — LU with partial pivoting and Householder QR in double (linalg.h), unblocked,
- * with LAPACK's conventions for pivots and reflectors, so that their results compare with
- * LAPACK's directly. */
+/* lu_qr_ref.c — LU with partial pivoting and Householder QR in complex double (linalg.h),
+ * unblocked, with LAPACK's conventions for pivots and reflectors, so that their results
+ * compare with LAPACK's directly. */
 #include <math.h>
 #include "interp/linalg.h"
 
-int cx_ref_getrf(int64_t m, int64_t n, double *a, int32_t *ipiv) {
+/* BLAS's i?amax measure: |re| + |im|. */
+static double cabs1(cx_z x) { return fabs(creal(x)) + fabs(cimag(x)); }
+
+int cx_ref_getrf(int64_t m, int64_t n, cx_z *a, int32_t *ipiv) {
   int info = 0;
   int64_t k = m < n ? m : n;
   for (int64_t j = 0; j < k; j++) {
     int64_t p = j;
     for (int64_t i = j + 1; i < m; i++)
-      if (fabs(a[i * n + j]) > fabs(a[p * n + j])) p = i;
+      if (cabs1(a[i * n + j]) > cabs1(a[p * n + j])) p = i;
     ipiv[j] = (int32_t)(p + 1);
     if (a[p * n + j] != 0) {
       for (int64_t c = 0; c < n && p != j; c++) {
-        double t = a[j * n + c];
+        cx_z t = a[j * n + c];
         a[j * n + c] = a[p * n + c];
         a[p * n + c] = t;
       }
@@ -28,42 +31,43 @@ int cx_ref_getrf(int64_t m, int64_t n, double *a, int32_t *ipiv) {
   return info;
 }
 
-/* H = I - tau v v^T (v[0] = 1, v[i] = a[(r0 + i) * n + col] below) applied from the left to
+/* H = I - tau v v^H (v[0] = 1, v[i] = a[(r0 + i) * an + col] below) applied from the left to
  * columns c0..n-1 of rows r0..m-1 of the m x n matrix x. */
-static void apply_reflector(int64_t m, int64_t n, const double *a, int64_t an, int64_t r0, int64_t col, double tau,
-                            double *x, int64_t c0) {
+static void apply_reflector(int64_t m, int64_t n, const cx_z *a, int64_t an, int64_t r0, int64_t col, cx_z tau, cx_z *x,
+                            int64_t c0) {
   if (tau == 0) return;
   for (int64_t c = c0; c < n; c++) {
-    double w = x[r0 * n + c];
-    for (int64_t i = r0 + 1; i < m; i++) w += a[i * an + col] * x[i * n + c];
+    cx_z w = x[r0 * n + c];
+    for (int64_t i = r0 + 1; i < m; i++) w += conj(a[i * an + col]) * x[i * n + c];
     w *= tau;
     x[r0 * n + c] -= w;
     for (int64_t i = r0 + 1; i < m; i++) x[i * n + c] -= w * a[i * an + col];
   }
 }
 
-void cx_ref_geqrf(int64_t m, int64_t n, double *a, double *tau) {
+void cx_ref_geqrf(int64_t m, int64_t n, cx_z *a, cx_z *tau) {
   int64_t k = m < n ? m : n;
   for (int64_t j = 0; j < k; j++) {
-    /* dlarfg on alpha = a[j][j], x = a[j+1..m-1][j] */
-    double alpha = a[j * n + j], xnorm = 0;
-    for (int64_t i = j + 1; i < m; i++) xnorm = hypot(xnorm, a[i * n + j]);
-    if (xnorm == 0) {
+    /* ?larfg on alpha = a[j][j], x = a[j+1..m-1][j] */
+    cx_z alpha = a[j * n + j];
+    double xnorm = 0;
+    for (int64_t i = j + 1; i < m; i++) xnorm = hypot(xnorm, cabs(a[i * n + j]));
+    if (xnorm == 0 && cimag(alpha) == 0) {
       tau[j] = 0;
     } else {
-      double beta = -copysign(hypot(alpha, xnorm), alpha);
-      tau[j] = (beta - alpha) / beta;
-      double scale = 1 / (alpha - beta);
+      double beta = -copysign(hypot(cabs(alpha), xnorm), creal(alpha));
+      tau[j] = (beta - creal(alpha)) / beta - I * (cimag(alpha) / beta);
+      cx_z scale = 1 / (alpha - beta);
       for (int64_t i = j + 1; i < m; i++) a[i * n + j] *= scale;
       a[j * n + j] = beta;
     }
-    apply_reflector(m, n, a, n, j, j, tau[j], a, j + 1);
+    apply_reflector(m, n, a, n, j, j, conj(tau[j]), a, j + 1); /* H^H from the left */
   }
 }
 
-void cx_ref_orgqr(int64_t m, int64_t n, int64_t k, double *a, const double *tau) {
-  /* dorg2r's order: columns past the reflectors start as the identity's; then, right to
-   * left, H(j) goes over columns > j, and column j becomes H(j) e_j itself */
+void cx_ref_orgqr(int64_t m, int64_t n, int64_t k, cx_z *a, const cx_z *tau) {
+  /* ?org2r/?ung2r's order: columns past the reflectors start as the identity's; then, right
+   * to left, H(j) goes over columns > j, and column j becomes H(j) e_j itself */
   for (int64_t j = k; j < n; j++)
     for (int64_t i = 0; i < m; i++) a[i * n + j] = i == j;
   for (int64_t j = k - 1; j >= 0; j--) {

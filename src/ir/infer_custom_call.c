@@ -154,7 +154,7 @@ static cxla_status cx_cc_check_syevd(cx_infer *ic, const cx_cc_info *t, cx_shape
   int64_t n = a->dims[a->rank - 1];
   cx_shape *el = tuple_with_a(ic, out, 3);
   if (!el) return CXLA_ERR_OUT_OF_MEMORY;
-  batch_array(&el[1], a, t->type, 1, &n);
+  batch_array(&el[1], a, cx_type_part(t->type), 1, &n); /* real for heevd */
   batch_array(&el[2], a, CXLA_S32, 0, NULL);
   return CXLA_OK;
 }
@@ -174,7 +174,7 @@ static cxla_status cx_cc_check_gesvd(cx_infer *ic, const cx_cc_info *t, cx_shape
   int64_t u[2] = {m, full ? m : k}, vt[2] = {full ? n : k, n};
   cx_shape *el = tuple_with_a(ic, out, 5);
   if (!el) return CXLA_ERR_OUT_OF_MEMORY;
-  batch_array(&el[1], a, t->type, 1, &k);
+  batch_array(&el[1], a, cx_type_part(t->type), 1, &k); /* real singular values */
   batch_array(&el[2], a, t->type, 2, u);
   batch_array(&el[3], a, t->type, 2, vt);
   batch_array(&el[4], a, CXLA_S32, 0, NULL);

@@ -7,8 +7,8 @@
 static cxla_status square_batch(cx_infer *ic, int i, const char *what) {
   CX_TRY(cx_vneed_array(ic, i, what));
   const cx_shape *a = cx_vop(ic, i);
-  if (!cx_type_is_float(a->type))
-    return cx_vfail(ic, "%s must have a floating-point element type, got %s", what, cx_vtype(a->type));
+  if (!cx_type_is_float(a->type) && !cx_type_is_complex(a->type))
+    return cx_vfail(ic, "%s must have a floating-point or complex element type, got %s", what, cx_vtype(a->type));
   if (a->rank < 2) return cx_vfail(ic, "%s must have rank >= 2, got %s", what, cx_vshape(ic, a));
   if (a->dims[a->rank - 1] != a->dims[a->rank - 2])
     return cx_vfail(ic, "the two minor dimensions of %s must be equal, got %s", what, cx_vshape(ic, a));

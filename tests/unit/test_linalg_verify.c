@@ -61,7 +61,7 @@ TEST(linalg_shape_rules) {
   CHECK_STR_CONTAINS(entry("  a = f32[5,4] parameter(0)\n  ROOT c = f32[5,4] cholesky(a)"),
                      "the two minor dimensions of a must be equal, got f32[5,4]");
   CHECK_STR_CONTAINS(entry("  a = s32[2,2] parameter(0)\n  ROOT c = s32[2,2] cholesky(a)"),
-                     "a must have a floating-point element type, got s32");
+                     "a must have a floating-point or complex element type, got s32");
   CHECK_STR_CONTAINS(entry("  a = f32[3] parameter(0)\n  ROOT c = f32[3] cholesky(a)"), "a must have rank >= 2");
   CHECK_STR_CONTAINS(entry("  a = f32[3,3] parameter(0)\n  b = f32[3,2] parameter(1)\n"
                            "  ROOT x = f32[3,2] triangular-solve(a, b), lower=true, transpose_a=NO_TRANSPOSE"),
@@ -110,6 +110,16 @@ TEST(linalg_lapack_shape_rules) {
                            "custom_call_target=\"lapack_strsm_ffi\", backend_config={diag = 78 : ui8, side = 82 : ui8, "
                            "trans_x = 67 : ui8, uplo = 85 : ui8}"),
                      "ROOT c = f32[2,3] custom-call(a, b)");
+  /* complex: heevd's eigenvalues and gesdd's singular values are real */
+  CHECK_STR_CONTAINS(entry("  a = c64[3,3] parameter(0)\n  ROOT c = (c64[3,3], f32[3], s32[]) custom-call(a), "
+                           "custom_call_target=\"lapack_cheevd_ffi\", backend_config={mode = 86 : ui8, uplo = 76 : ui8}"),
+                     "ROOT c = (c64[3,3], f32[3], s32[]) custom-call(a)");
+  CHECK_STR_CONTAINS(entry("  a = c64[3,3] parameter(0)\n  ROOT c = (c64[3,3], c64[3], s32[]) custom-call(a), "
+                           "custom_call_target=\"lapack_cheevd_ffi\", backend_config={mode = 86 : ui8, uplo = 76 : ui8}"),
+                     "ERROR");
+  CHECK_STR_CONTAINS(entry("  a = c128[4,3] parameter(0)\n  ROOT c = (c128[4,3], f64[3], c128[4,3], c128[3,3], s32[]) "
+                           "custom-call(a), custom_call_target=\"lapack_zgesdd_ffi\", backend_config={mode = 83 : ui8}"),
+                     "ROOT c = (c128[4,3], f64[3], c128[4,3], c128[3,3], s32[]) custom-call(a)");
   /* an unknown target keeps its declared shape: the verifier does not judge it */
   CHECK_STR_CONTAINS(entry("  a = f32[3] parameter(0)\n  ROOT c = (s8[7], f32[]) custom-call(a), custom_call_target=\"mine\""),
                      "ROOT c = (s8[7], f32[]) custom-call(a), custom_call_target=\"mine\"");

@@ -1,11 +1,13 @@
 /* lapack_rt.c — the linear-algebra routines JIT code calls (cx_rt_linalg): cholesky and
  * triangular-solve as XLA defines them and the LAPACK custom-calls as jaxlib's kernels run
- * them, through Debian's OpenBLAS (its LAPACK and BLAS), one matrix of the batch at a time.
+ * them, through Debian's OpenBLAS (its LAPACK and BLAS), one matrix of the batch at a time,
+ * in f32, f64, c64 and c128.
  *
  * cxla's buffers are row-major and LAPACK's matrices column-major: a row-major matrix is its
- * transpose in LAPACK's eyes. Cholesky and syevd read one triangle of a symmetric matrix, so
- * they take the other uplo on the memory as it is; trsm goes through CBLAS's row-major entry;
- * the others copy each matrix into a column-major scratch and back. */
+ * transpose in LAPACK's eyes. Cholesky and syevd/heevd read one triangle of a symmetric
+ * (Hermitian) matrix, whose transpose is the same (the conjugate) matrix, so they take the
+ * other uplo on the memory as it is; trsm goes through CBLAS's row-major entry; the others
+ * copy each matrix into a column-major scratch and back. */
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -18,7 +20,8 @@
 #include "util/util.h"
 
 /* LAPACK's Fortran entry points (character arguments carry their hidden lengths last); the
- * matrices are void * so that one declaration serves both precisions' calls below. */
+ * matrices are void * so that one declaration serves the four types' calls below. The complex
+ * eigen and singular value routines take a real workspace (rwork) as well. */
 typedef void potrf_fn(const char *uplo, const int *n, void *a, const int *lda, int *info, size_t);
 typedef void getrf_fn(const int *m, const int *n, void *a, const int *lda, int *ipiv, int *info);
 typedef void geqrf_fn(const int *m, const int *n, void *a, const int *lda, void *tau, void *work, const int *lwork,
@@ -27,39 +30,56 @@ typedef void orgqr_fn(const int *m, const int *n, const int *k, void *a, const i
                       const int *lwork, int *info);
 typedef void syevd_fn(const char *jobz, const char *uplo, const int *n, void *a, const int *lda, void *w, void *work,
                       const int *lwork, int *iwork, const int *liwork, int *info, size_t, size_t);
+typedef void heevd_fn(const char *jobz, const char *uplo, const int *n, void *a, const int *lda, void *w, void *work,
+                      const int *lwork, void *rwork, const int *lrwork, int *iwork, const int *liwork, int *info,
+                      size_t, size_t);
 typedef void gesdd_fn(const char *jobz, const int *m, const int *n, void *a, const int *lda, void *s, void *u,
                       const int *ldu, void *vt, const int *ldvt, void *work, const int *lwork, int *iwork, int *info,
                       size_t);
+typedef void cgesdd_fn(const char *jobz, const int *m, const int *n, void *a, const int *lda, void *s, void *u,
+                       const int *ldu, void *vt, const int *ldvt, void *work, const int *lwork, void *rwork, int *iwork,
+                       int *info, size_t);
 typedef void gesvd_fn(const char *jobu, const char *jobvt, const int *m, const int *n, void *a, const int *lda, void *s,
                       void *u, const int *ldu, void *vt, const int *ldvt, void *work, const int *lwork, int *info, size_t,
                       size_t);
-potrf_fn spotrf_, dpotrf_;
-getrf_fn sgetrf_, dgetrf_;
-geqrf_fn sgeqrf_, dgeqrf_;
-orgqr_fn sorgqr_, dorgqr_;
+typedef void cgesvd_fn(const char *jobu, const char *jobvt, const int *m, const int *n, void *a, const int *lda,
+                       void *s, void *u, const int *ldu, void *vt, const int *ldvt, void *work, const int *lwork,
+                       void *rwork, int *info, size_t, size_t);
+potrf_fn spotrf_, dpotrf_, cpotrf_, zpotrf_;
+getrf_fn sgetrf_, dgetrf_, cgetrf_, zgetrf_;
+geqrf_fn sgeqrf_, dgeqrf_, cgeqrf_, zgeqrf_;
+orgqr_fn sorgqr_, dorgqr_, cungqr_, zungqr_;
 syevd_fn ssyevd_, dsyevd_;
+heevd_fn cheevd_, zheevd_;
 gesdd_fn sgesdd_, dgesdd_;
+cgesdd_fn cgesdd_, zgesdd_;
 gesvd_fn sgesvd_, dgesvd_;
+cgesvd_fn cgesvd_, zgesvd_;
 
 typedef struct lapack {
   potrf_fn *potrf;
   getrf_fn *getrf;
   geqrf_fn *geqrf;
   orgqr_fn *orgqr;
-  syevd_fn *syevd;
+  syevd_fn *syevd;     /* real types */
+  heevd_fn *heevd;     /* complex types */
   gesdd_fn *gesdd;
+  cgesdd_fn *cgesdd;
   gesvd_fn *gesvd;
+  cgesvd_fn *cgesvd;
 } lapack;
-static const lapack k_single = {spotrf_, sgetrf_, sgeqrf_, sorgqr_, ssyevd_, sgesdd_, sgesvd_};
-static const lapack k_double = {dpotrf_, dgetrf_, dgeqrf_, dorgqr_, dsyevd_, dgesdd_, dgesvd_};
+static const lapack k_f32 = {spotrf_, sgetrf_, sgeqrf_, sorgqr_, ssyevd_, NULL, sgesdd_, NULL, sgesvd_, NULL};
+static const lapack k_f64 = {dpotrf_, dgetrf_, dgeqrf_, dorgqr_, dsyevd_, NULL, dgesdd_, NULL, dgesvd_, NULL};
+static const lapack k_c64 = {cpotrf_, cgetrf_, cgeqrf_, cungqr_, NULL, cheevd_, NULL, cgesdd_, NULL, cgesvd_};
+static const lapack k_c128 = {zpotrf_, zgetrf_, zgeqrf_, zungqr_, NULL, zheevd_, NULL, zgesdd_, NULL, zgesvd_};
 
 /* One call: the descriptor, its element size and routines, and the failure to report. */
 typedef struct la_call {
   cx_rt *rt;
   const cx_la_desc *d;
   const lapack *f;
-  size_t es;
-  int dbl;
+  size_t es;           /* bytes per element */
+  int dbl, cplx;       /* double precision parts; complex */
   int m, n, k;         /* the descriptor's sizes as LAPACK's ints */
   const char *name;
 } la_call;
@@ -81,24 +101,33 @@ static void *scratch(la_call *c, size_t bytes) {
   return p;
 }
 
-/* Element i as a double and back, in the call's precision. */
+/* The real part of element i, and element i set to the real value v (imaginary part 0). */
 static double get(const la_call *c, const void *p, int64_t i) {
-  return c->dbl ? ((const double *)p)[i] : ((const float *)p)[i];
+  int64_t k = c->cplx ? 2 * i : i;
+  return c->dbl ? ((const double *)p)[k] : ((const float *)p)[k];
 }
 static void put(const la_call *c, void *p, int64_t i, double v) {
-  if (c->dbl) ((double *)p)[i] = v;
-  else ((float *)p)[i] = (float)v;
+  int64_t k = c->cplx ? 2 * i : i;
+  if (c->dbl) ((double *)p)[k] = v;
+  else ((float *)p)[k] = (float)v;
+  if (c->cplx && c->dbl) ((double *)p)[k + 1] = 0;
+  if (c->cplx && !c->dbl) ((float *)p)[k + 1] = 0;
 }
 
-/* dst (cols x rows) = the transpose of src (rows x cols): row-major to column-major and back. */
-static void transpose(const la_call *c, void *dst, const void *src, int64_t rows, int64_t cols) {
-  if (c->dbl) {
-    for (int64_t i = 0; i < rows; i++)
-      for (int64_t j = 0; j < cols; j++) ((double *)dst)[j * rows + i] = ((const double *)src)[i * cols + j];
-  } else {
-    for (int64_t i = 0; i < rows; i++)
-      for (int64_t j = 0; j < cols; j++) ((float *)dst)[j * rows + i] = ((const float *)src)[i * cols + j];
+/* dst (cols x rows) = the transpose of src (rows x cols), conjugated when conj: row-major to
+ * column-major and back. */
+static void transpose_conj(const la_call *c, void *dst, const void *src, int64_t rows, int64_t cols, int conj) {
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++)
+      memcpy((char *)dst + (size_t)(j * rows + i) * c->es, (const char *)src + (size_t)(i * cols + j) * c->es, c->es);
+  if (!conj || !c->cplx) return;
+  for (int64_t i = 0; i < rows * cols; i++) {
+    if (c->dbl) ((double *)dst)[2 * i + 1] = -((double *)dst)[2 * i + 1];
+    else ((float *)dst)[2 * i + 1] = -((float *)dst)[2 * i + 1];
   }
+}
+static void transpose(const la_call *c, void *dst, const void *src, int64_t rows, int64_t cols) {
+  transpose_conj(c, dst, src, rows, cols, 0);
 }
 
 static char *at(const la_call *c, void *base, int64_t b, int64_t per) { return (char *)base + (size_t)(b * per) * c->es; }
@@ -106,11 +135,17 @@ static void copy_in(const la_call *c, void *dst, const void *src, int64_t elems)
   if (dst != src) memmove(dst, src, (size_t)elems * c->es);
 }
 
-/* A workspace query's answer (LAPACK returns it as a float of the routine's precision). */
+/* A workspace query's answer (LAPACK returns it as a number of the routine's type). */
 static int lwork_of(const la_call *c, const void *w) {
   double v = get(c, w, 0);
   return v < 1 ? 1 : v > INT_MAX ? INT_MAX : (int)v;
 }
+/* A real workspace query's answer (rwork of the complex routines). */
+static int rwork_of(const la_call *c, const void *w) {
+  double v = c->dbl ? *(const double *)w : *(const float *)w;
+  return v < 1 ? 1 : v > INT_MAX ? INT_MAX : (int)v;
+}
+static size_t real_size(const la_call *c) { return c->dbl ? 8 : 4; }
 
 /* ---- cholesky and potrf: the lower triangle of a row-major matrix is LAPACK's upper ---- */
 
@@ -139,8 +174,9 @@ static void run_cholesky(la_call *c, void **bufs, int xla) {
   int32_t *info = xla ? NULL : bufs[1];
   int64_t per = (int64_t)c->n * c->n;
   copy_in(c, out, a, c->d->batch * per);
-  /* row-major lower = LAPACK's upper; XLA's lower=false factors the upper triangle, whose
-   * lower factor is the transpose of the lower factor of the transpose: done in place */
+  /* row-major lower = LAPACK's upper (of the transpose, which for a Hermitian matrix is the
+   * conjugate: its factor's transpose is ours); XLA's lower=false factors the upper triangle,
+   * whose factor is the transpose of the lower factor of the transpose: done in place */
   char uplo = c->d->lower ? 'U' : 'L';
   for (int64_t b = 0; b < c->d->batch; b++) {
     void *x = at(c, out, b, per);
@@ -178,11 +214,15 @@ static void la_trsm(la_call *c, void **bufs) {
   enum CBLAS_UPLO uplo = d->lower ? CblasLower : CblasUpper;
   enum CBLAS_TRANSPOSE tr = d->trans == 2 ? CblasConjTrans : d->trans == 1 ? CblasTrans : CblasNoTrans;
   enum CBLAS_DIAG diag = d->unit ? CblasUnit : CblasNonUnit;
+  static const float one_c[2] = {1, 0};
+  static const double one_z[2] = {1, 0};
   if (!c->m || !c->n) return;
   for (int64_t i = 0; i < d->batch; i++) {
     const void *ai = (const char *)a + (size_t)(i * aper) * c->es;
     void *xi = at(c, x, i, bper);
-    if (c->dbl) cblas_dtrsm(CblasRowMajor, side, uplo, tr, diag, c->m, c->n, 1.0, ai, c->k, xi, c->n);
+    if (c->cplx && c->dbl) cblas_ztrsm(CblasRowMajor, side, uplo, tr, diag, c->m, c->n, one_z, ai, c->k, xi, c->n);
+    else if (c->cplx) cblas_ctrsm(CblasRowMajor, side, uplo, tr, diag, c->m, c->n, one_c, ai, c->k, xi, c->n);
+    else if (c->dbl) cblas_dtrsm(CblasRowMajor, side, uplo, tr, diag, c->m, c->n, 1.0, ai, c->k, xi, c->n);
     else cblas_strsm(CblasRowMajor, side, uplo, tr, diag, c->m, c->n, 1.0f, ai, c->k, xi, c->n);
   }
 }
@@ -209,7 +249,7 @@ static void la_geqrf(la_call *c, void **bufs) {
   void *qr = bufs[0], *tau = bufs[1], *a = bufs[2];
   int64_t per = (int64_t)c->m * c->n, kk = c->m < c->n ? c->m : c->n;
   int lda = c->m > 1 ? c->m : 1, q = -1, inf = 0;
-  char w0[16];
+  char w0[32];
   if (per) c->f->geqrf(&c->m, &c->n, NULL, &lda, NULL, w0, &q, &inf);
   int lwork = per ? lwork_of(c, w0) : 1;
   void *t = scratch(c, (size_t)(per + lwork) * c->es);
@@ -225,7 +265,7 @@ static void la_orgqr(la_call *c, void **bufs) {
   void *q = bufs[0], *a = bufs[1], *tau = bufs[2];
   int64_t per = (int64_t)c->m * c->n;
   int lda = c->m > 1 ? c->m : 1, query = -1, inf = 0;
-  char w0[16];
+  char w0[32];
   if (per) c->f->orgqr(&c->m, &c->n, &c->k, NULL, &lda, NULL, w0, &query, &inf);
   int lwork = per ? lwork_of(c, w0) : 1;
   void *t = scratch(c, (size_t)(per + lwork) * c->es);
@@ -238,27 +278,32 @@ static void la_orgqr(la_call *c, void **bufs) {
   cx_free(t);
 }
 
-/* ---- syevd: a symmetric matrix is its own transpose; the vectors come back transposed ---- */
+/* ---- syevd and heevd: a Hermitian matrix's transpose is its conjugate, whose eigenvectors
+ * are the conjugates: they come back as our vectors' conjugate transpose ---- */
 
 static void la_syevd(la_call *c, void **bufs) {
   void *v = bufs[0], *w = bufs[1], *a = bufs[3];
   int32_t *info = bufs[2];
   int64_t n = c->n, per = n * n;
-  char jobz = (char)c->d->mode, uplo = c->d->lower ? 'U' : 'L', w0[16];
-  int lda = c->n > 1 ? c->n : 1, q = -1, iq = 0, inf = 0;
+  char jobz = (char)c->d->mode, uplo = c->d->lower ? 'U' : 'L', w0[32], rw0[16];
+  int lda = c->n > 1 ? c->n : 1, q = -1, iq = 0, inf = 0, lrwork = 1;
   copy_in(c, v, a, c->d->batch * per);
-  if (n) c->f->syevd(&jobz, &uplo, &c->n, NULL, &lda, NULL, w0, &q, &iq, &q, &inf, 1, 1);
+  if (n && c->cplx) c->f->heevd(&jobz, &uplo, &c->n, NULL, &lda, NULL, w0, &q, rw0, &q, &iq, &q, &inf, 1, 1);
+  if (n && !c->cplx) c->f->syevd(&jobz, &uplo, &c->n, NULL, &lda, NULL, w0, &q, &iq, &q, &inf, 1, 1);
   int lwork = n ? lwork_of(c, w0) : 1, liwork = iq > 1 ? iq : 1;
-  void *t = scratch(c, (size_t)(lwork + per) * c->es);
+  if (n && c->cplx) lrwork = rwork_of(c, rw0);
+  void *t = scratch(c, (size_t)(lwork + per) * c->es + (size_t)lrwork * real_size(c));
   int *iw = t ? scratch(c, sizeof *iw * (size_t)liwork) : NULL;
   for (int64_t b = 0; iw && b < c->d->batch; b++) {
-    void *x = at(c, v, b, per);
+    void *x = at(c, v, b, per), *wb = (char *)w + (size_t)(b * n) * real_size(c);
+    char *work = t, *copy = work + (size_t)lwork * c->es, *rwork = copy + (size_t)per * c->es;
     int r = 0;
-    if (n) c->f->syevd(&jobz, &uplo, &c->n, x, &lda, at(c, w, b, n), t, &lwork, iw, &liwork, &r, 1, 1);
+    if (n && c->cplx) c->f->heevd(&jobz, &uplo, &c->n, x, &lda, wb, work, &lwork, rwork, &lrwork, iw, &liwork, &r, 1, 1);
+    if (n && !c->cplx) c->f->syevd(&jobz, &uplo, &c->n, x, &lda, wb, work, &lwork, iw, &liwork, &r, 1, 1);
     info[b] = r;
-    if (jobz == 'V') { /* column j holds vector j in LAPACK's order: row j of ours */
-      memcpy((char *)t + (size_t)lwork * c->es, x, (size_t)per * c->es);
-      transpose(c, x, (char *)t + (size_t)lwork * c->es, n, n);
+    if (jobz == 'V') { /* column j holds vector j (conjugated) in LAPACK's order: row j of ours */
+      memcpy(copy, x, (size_t)per * c->es);
+      transpose_conj(c, x, copy, n, n, 1);
     }
   }
   cx_free(iw);
@@ -268,34 +313,50 @@ static void la_syevd(la_call *c, void **bufs) {
 /* ---- gesdd and gesvd: (a', s, u, vt, info), u and vt back to row-major; with mode 'N'
  * LAPACK writes neither, and they are zeros here ---- */
 
+/* The real workspace the complex routines take (jaxlib's sizes, LAPACK's documented ones). */
+static int64_t svd_rwork(const la_call *c, int dc, char mode) {
+  int64_t mn = c->m < c->n ? c->m : c->n, mx = c->m < c->n ? c->n : c->m;
+  if (!dc) return 5 * mn + 1;
+  if (mode == 'N') return 7 * mn + 1;
+  int64_t x = 5 * mn * mn + 5 * mn, y = 2 * mx * mn + 2 * mn * mn + mn;
+  return (x > y ? x : y) + 1;
+}
+
+static void svd_call(la_call *c, int dc, char *mode, void *a, int *lda, void *s, void *u, int *ldu, void *vt, int *ldvt,
+                     void *work, int *lwork, void *rwork, int *iw, int *info) {
+  if (dc && c->cplx) c->f->cgesdd(mode, &c->m, &c->n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, iw, info, 1);
+  if (dc && !c->cplx) c->f->gesdd(mode, &c->m, &c->n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iw, info, 1);
+  if (!dc && c->cplx) c->f->cgesvd(mode, mode, &c->m, &c->n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, info, 1, 1);
+  if (!dc && !c->cplx) c->f->gesvd(mode, mode, &c->m, &c->n, a, lda, s, u, ldu, vt, ldvt, work, lwork, info, 1, 1);
+}
+
 static void la_svd(la_call *c, void **bufs, int dc) {
   void *ao = bufs[0], *s = bufs[1], *u = bufs[2], *vt = bufs[3], *a = bufs[5];
   int32_t *info = bufs[4];
   const cx_la_desc *d = c->d;
   int64_t per = (int64_t)c->m * c->n, kk = c->m < c->n ? c->m : c->n;
   int64_t uper = (int64_t)c->m * d->ucols, vper = d->vrows * (int64_t)c->n;
-  char mode = (char)d->mode, w0[16];
+  char mode = (char)d->mode, w0[32];
   int lda = c->m > 1 ? c->m : 1, ldu = lda, ldvt = d->vrows > 1 ? (int)d->vrows : 1, q = -1, inf = 0;
   int want = mode != 'N';
   if (!want) {
     memset(u, 0, (size_t)(d->batch * uper) * c->es);
     memset(vt, 0, (size_t)(d->batch * vper) * c->es);
   }
+  int64_t nrw = c->cplx ? svd_rwork(c, dc, mode) : 0;
   int *iw = NULL;
-  if (per && dc) c->f->gesdd(&mode, &c->m, &c->n, NULL, &lda, NULL, NULL, &ldu, NULL, &ldvt, w0, &q, NULL, &inf, 1);
-  if (per && !dc)
-    c->f->gesvd(&mode, &mode, &c->m, &c->n, NULL, &lda, NULL, NULL, &ldu, NULL, &ldvt, w0, &q, &inf, 1, 1);
+  if (per) svd_call(c, dc, &mode, NULL, &lda, NULL, NULL, &ldu, NULL, &ldvt, w0, &q, NULL, NULL, &inf);
   int lwork = per ? lwork_of(c, w0) : 1;
-  char *t = scratch(c, (size_t)(per + uper + vper + lwork) * c->es);
+  char *t = scratch(c, (size_t)(per + uper + vper + lwork) * c->es + (size_t)nrw * real_size(c));
   if (t && dc) iw = scratch(c, sizeof *iw * (size_t)(8 * kk + 1));
   for (int64_t b = 0; t && (iw || !dc) && b < d->batch; b++) {
     char *tu = t + (size_t)per * c->es, *tv = tu + (size_t)uper * c->es, *work = tv + (size_t)vper * c->es;
+    char *rwork = work + (size_t)lwork * c->es;
     transpose(c, t, at(c, a, b, per), c->m, c->n);
     int r = 0;
-    if (per && dc)
-      c->f->gesdd(&mode, &c->m, &c->n, t, &lda, at(c, s, b, kk), tu, &ldu, tv, &ldvt, work, &lwork, iw, &r, 1);
-    if (per && !dc)
-      c->f->gesvd(&mode, &mode, &c->m, &c->n, t, &lda, at(c, s, b, kk), tu, &ldu, tv, &ldvt, work, &lwork, &r, 1, 1);
+    if (per)
+      svd_call(c, dc, &mode, t, &lda, (char *)s + (size_t)(b * kk) * real_size(c), tu, &ldu, tv, &ldvt, work, &lwork,
+               rwork, iw, &r);
     info[b] = r;
     transpose(c, at(c, ao, b, per), t, c->n, c->m);
     if (want) {
@@ -324,12 +385,21 @@ static const char *const k_names[CX_LA_COUNT] = {
     [CX_LA_SYEVD] = "syevd",       [CX_LA_GESDD] = "gesdd", [CX_LA_GESVD] = "gesvd",
 };
 
+static const lapack *routines_of(int64_t type) {
+  return type == CXLA_F32    ? &k_f32
+         : type == CXLA_F64  ? &k_f64
+         : type == CXLA_C64  ? &k_c64
+         : type == CXLA_C128 ? &k_c128
+                             : NULL;
+}
+
 void cx_rt_linalg(cx_rt *rt, const cx_la_desc *d, void **bufs, int32_t id) {
   if (rt->status != CXLA_OK) return;
-  la_call c = {rt, d, d->type == CXLA_F64 ? &k_double : &k_single, d->type == CXLA_F64 ? 8 : 4, d->type == CXLA_F64,
-               (int)d->m, (int)d->n, (int)d->k, rt->names && id >= 0 && rt->names[id] ? rt->names[id] : "linalg"};
-  if (d->routine < 0 || d->routine >= CX_LA_COUNT || (d->type != CXLA_F32 && d->type != CXLA_F64) || d->batch < 0 ||
-      d->m < 0 || d->n < 0 || d->k < 0) {
+  const lapack *f = routines_of(d->type);
+  int cplx = d->type == CXLA_C64 || d->type == CXLA_C128, dbl = d->type == CXLA_F64 || d->type == CXLA_C128;
+  la_call c = {rt, d, f, (size_t)(dbl ? 8 : 4) * (cplx ? 2 : 1), dbl, cplx, (int)d->m, (int)d->n, (int)d->k,
+               rt->names && id >= 0 && rt->names[id] ? rt->names[id] : "linalg"};
+  if (d->routine < 0 || d->routine >= CX_LA_COUNT || !f || d->batch < 0 || d->m < 0 || d->n < 0 || d->k < 0) {
     fail(&c, CXLA_ERR_INTERNAL, "bad linear-algebra call (routine %lld, type %lld)", (long long)d->routine,
          (long long)d->type);
     return;
