@@ -1,7 +1,7 @@
 /* lapack_rt.c — the linear-algebra routines JIT code calls (cx_rt_linalg): cholesky and
  * triangular-solve as XLA defines them and the LAPACK custom-calls as jaxlib's kernels run
  * them, through Debian's OpenBLAS (its LAPACK and BLAS), one matrix of the batch at a time,
- * in f32, f64, c64 and c128.
+ * in f32, f64, c64 and c128 (f16 and bf16 cholesky and solves in f32).
  *
  * cxla's buffers are row-major and LAPACK's matrices column-major: a row-major matrix is its
  * transpose in LAPACK's eyes. Cholesky and syevd/heevd read one triangle of a symmetric
@@ -16,6 +16,7 @@
 #include <cblas.h>
 #include "backend/cpu/runtime.h"
 #include "runtime/context.h"
+#include "ir/types.h"
 #include "runtime/trace.h"
 #include "util/util.h"
 
@@ -393,8 +394,34 @@ static const lapack *routines_of(int64_t type) {
                              : NULL;
 }
 
+/* cholesky and triangular-solve of f16/bf16 (LAPACK has no 16-bit routines): computed in f32
+ * on widened copies, the result rounded once to the type. Returns 0 when it does not apply. */
+static int narrow_float(cx_rt *rt, const cx_la_desc *d, void **bufs, int32_t id) {
+  if ((d->type != CXLA_F16 && d->type != CXLA_BF16) || (d->routine != CX_LA_CHOLESKY && d->routine != CX_LA_TRSM))
+    return 0;
+  int trsm = d->routine == CX_LA_TRSM, nb = trsm ? 3 : 2;
+  /* elements of the result, then of each operand: cholesky (l, a), trsm (x, a, b) */
+  int64_t mn = d->m * d->n, n[3] = {d->batch * mn, trsm ? d->batch * d->k * d->k : d->batch * mn, d->batch * mn};
+  void *w[3] = {NULL, NULL, NULL};
+  int ok = 1;
+  for (int i = 0; i < nb && ok; i++) ok = (w[i] = cx_malloc(sizeof(float) * (size_t)(n[i] + 1))) != NULL;
+  if (ok) {
+    for (int i = 1; i < nb; i++)
+      for (int64_t j = 0; j < n[i]; j++) ((float *)w[i])[j] = (float)cx_load_f64((cxla_type)d->type, bufs[i], j);
+    cx_la_desc f = *d;
+    f.type = CXLA_F32;
+    cx_rt_linalg(rt, &f, w, id);
+    for (int64_t j = 0; j < n[0] && rt->status == CXLA_OK; j++) cx_store_f64((cxla_type)d->type, bufs[0], j, ((float *)w[0])[j]);
+  } else if (rt->status == CXLA_OK) {
+    snprintf(rt->errmsg, sizeof rt->errmsg, "out of memory widening a 16-bit matrix to f32");
+    rt->status = CXLA_ERR_OUT_OF_MEMORY;
+  }
+  for (int i = 0; i < nb; i++) cx_free(w[i]);
+  return 1;
+}
+
 void cx_rt_linalg(cx_rt *rt, const cx_la_desc *d, void **bufs, int32_t id) {
-  if (rt->status != CXLA_OK) return;
+  if (rt->status != CXLA_OK || narrow_float(rt, d, bufs, id)) return;
   const lapack *f = routines_of(d->type);
   int cplx = d->type == CXLA_C64 || d->type == CXLA_C128, dbl = d->type == CXLA_F64 || d->type == CXLA_C128;
   la_call c = {rt, d, f, (size_t)(dbl ? 8 : 4) * (cplx ? 2 : 1), dbl, cplx, (int)d->m, (int)d->n, (int)d->k,

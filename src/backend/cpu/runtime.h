@@ -47,11 +47,11 @@ void cx_rt_fft(cx_rt *rt, const void *plan, int64_t batch, const void *in, void 
 void cx_rt_interp_op(cx_rt *rt, int32_t instr_index, void **args, int32_t id);
 
 /* Linear algebra on a batch of matrices (lapack_rt.c, through OpenBLAS's LAPACK and BLAS):
- * cholesky and triangular-solve as XLA defines them, and the LAPACK custom-calls jax emits,
- * as jaxlib's kernels run them. bufs holds the result leaves, then the operands': cholesky
- * (l, a); potrf (a', info, a); trsm (x, a, b); getrf (lu, ipiv, info, a); geqrf (qr, tau, a);
- * orgqr (q, a, tau); syevd (v, w, info, a); gesdd and gesvd (a', s, u, vt, info, a). All
- * fields are int64, so JIT code passes a constant [13 x i64]. */
+ * cholesky and triangular-solve as XLA defines them (f16/bf16 computed in f32), and the LAPACK
+ * custom-calls jax emits, as jaxlib's kernels run them. bufs holds the result leaves, then the
+ * operands': cholesky (l, a); potrf (a', info, a); trsm (x, a, b); getrf (lu, ipiv, info, a);
+ * geqrf (qr, tau, a); orgqr (q, a, tau); syevd (v, w, info, a); gesdd and gesvd (a', s, u, vt,
+ * info, a). All fields are int64, so JIT code passes a constant [13 x i64]. */
 typedef enum cx_la_routine {
   CX_LA_CHOLESKY, CX_LA_POTRF, CX_LA_TRSM, CX_LA_GETRF, CX_LA_GEQRF, CX_LA_ORGQR, CX_LA_SYEVD, CX_LA_GESDD,
   CX_LA_GESVD, CX_LA_COUNT

@@ -1,7 +1,7 @@
 /* sequencer_linalg.c — cholesky, triangular-solve and the LAPACK custom-calls in the schedule:
  * one cx_rt_linalg call each (lapack_rt.c), its descriptor a constant the JIT code passes.
- * LAPACK has f32, f64, c64 and c128 only: other element types (f16, bf16) run on the
- * interpreter (a counted fallback), as does a custom-call kind without a routine here. */
+ * LAPACK has f32, f64, c64 and c128 (the ops' f16 and bf16 are computed in f32); a custom-call
+ * kind without a routine here runs on the interpreter (a counted fallback). */
 #include <stdio.h>
 #include <string.h>
 #include "backend/cpu/sequencer_int.h"
@@ -58,10 +58,12 @@ static cxla_status call(cx_seq *s, cx_instr *in, const cx_la_desc *d, const char
 _Static_assert(sizeof(cx_la_desc) == 13 * sizeof(int64_t), "the JIT passes the descriptor as [13 x i64]");
 
 static int lapack_type(cxla_type t) { return t == CXLA_F32 || t == CXLA_F64 || t == CXLA_C64 || t == CXLA_C128; }
+/* the ops' 16-bit floats run in f32 (lapack_rt.c widens them) */
+static int op_type(cxla_type t) { return lapack_type(t) || t == CXLA_F16 || t == CXLA_BF16; }
 
 cxla_status cx_seq_cholesky(cx_seq *s, cx_instr *in) {
   const cx_shape *a = &in->ops[0]->shape;
-  if (!lapack_type(a->type)) return cx_seq_fallback(s, in, "LAPACK factors f32, f64, c64 and c128 only");
+  if (!op_type(a->type)) return cx_seq_fallback(s, in, "LAPACK factors floats and complex numbers only");
   int64_t n = a->dims[a->rank - 1];
   cx_la_desc d = {.routine = CX_LA_CHOLESKY, .type = a->type, .batch = batch_of(a), .m = n, .n = n, .k = n,
                   .lower = in->a.lower != 0};
@@ -70,7 +72,7 @@ cxla_status cx_seq_cholesky(cx_seq *s, cx_instr *in) {
 
 cxla_status cx_seq_triangular_solve(cx_seq *s, cx_instr *in) {
   const cx_shape *a = &in->ops[0]->shape, *b = &in->ops[1]->shape;
-  if (!lapack_type(a->type)) return cx_seq_fallback(s, in, "BLAS solves f32, f64, c64 and c128 only");
+  if (!op_type(a->type)) return cx_seq_fallback(s, in, "BLAS solves floats and complex numbers only");
   int t = in->a.transpose_a;
   cx_la_desc d = {.routine = CX_LA_TRSM, .type = a->type, .batch = batch_of(b), .m = b->dims[b->rank - 2],
                   .n = b->dims[b->rank - 1], .k = a->dims[a->rank - 1], .lower = in->a.lower != 0,
