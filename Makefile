@@ -15,7 +15,7 @@ CPPFLAGS    += -Iinclude -Isrc -D_GNU_SOURCE $(if $(LLVM_INC),-isystem $(LLVM_IN
 # element type makes the build list each place that has to decide what it means.
 CFLAGS_ALL  := -std=c11 -Wall -Wextra -Werror=switch -Wno-missing-field-initializers -fPIC -fvisibility=hidden -pthread $(OPT) $(SAN) $(CFLAGS)
 comma       := ,
-LIBS        := $(if $(LLVM_LIBDIR),-L$(LLVM_LIBDIR) -Wl$(comma)-rpath$(comma)$(LLVM_LIBDIR)) -lLLVM-19 -lopenblas -lz -lm -ldl -lpthread
+LIBS        := $(if $(LLVM_LIBDIR),-L$(LLVM_LIBDIR) -Wl$(comma)-rpath$(comma)$(LLVM_LIBDIR)) -lLLVM-19 -lopenblas -lfftw3f -lfftw3 -lz -lm -ldl -lpthread
 
 # The version is written once, in include/cxla.h (CXLA_VERSION_MAJOR/MINOR/PATCH).
 version_of   = $(shell sed -n 's/^.define CXLA_VERSION_$(1)  *\([0-9][0-9]*\).*/\1/p' include/cxla.h)

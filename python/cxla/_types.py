@@ -18,6 +18,8 @@ _NUMPY_OF_NAME = {
     "f16": np.dtype(np.float16),
     "f32": np.dtype(np.float32),
     "f64": np.dtype(np.float64),
+    "c64": np.dtype(np.complex64),
+    "c128": np.dtype(np.complex128),
 }
 try:
     import ml_dtypes

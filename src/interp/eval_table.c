@@ -49,6 +49,7 @@ static const cx_interp_hook k_hooks[CX_OP_COUNT] = {
   [CX_OP_BATCH_NORM_INFERENCE] = {.eval = cx_interp_batch_norm_inference},
   [CX_OP_BATCH_NORM_GRAD] = {.eval = cx_interp_batch_norm_grad},
   [CX_OP_TOPK] = {.eval = cx_interp_topk},
+  [CX_OP_FFT] = {.eval = cx_interp_fft},
   [CX_OP_RNG_BIT_GENERATOR] = {.eval = cx_interp_rng_bit_generator},
   [CX_OP_RNG] = {.eval = cx_interp_rng},
   [CX_OP_CALL] = {.eval = cx_interp_call_op},

@@ -156,6 +156,7 @@ CX_INTERP_EVALUATOR(cx_interp_batch_norm_training); /* batch_norm.c */
 CX_INTERP_EVALUATOR(cx_interp_batch_norm_inference);
 CX_INTERP_EVALUATOR(cx_interp_batch_norm_grad);
 CX_INTERP_EVALUATOR(cx_interp_topk);              /* topk.c */
+CX_INTERP_EVALUATOR(cx_interp_fft);               /* fft.c */
 CX_INTERP_EVALUATOR(cx_interp_rng_bit_generator); /* rng_bits.c */
 CX_INTERP_EVALUATOR(cx_interp_rng);               /* rng.c */
 /* Philox4x32-10 of the counter words c (low first) under the key words k0, k1 (rng_bits.c). */

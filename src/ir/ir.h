@@ -71,6 +71,10 @@ typedef enum cx_transpose {
   CX_TRANSPOSE_INVALID = 0, CX_TRANSPOSE_NO, CX_TRANSPOSE_YES, CX_TRANSPOSE_ADJOINT
 } cx_transpose;
 
+/* fft's fft_type= (XLA's FftType): complex forward and inverse (normalized by 1/N) transforms,
+ * real to half-spectrum and back (IRFFT normalized too). */
+typedef enum cx_fft_type { CX_FFT_FFT = 0, CX_FFT_IFFT, CX_FFT_RFFT, CX_FFT_IRFFT } cx_fft_type;
+
 /* rng-bit-generator's algorithm= (XLA's RandomAlgorithm; DEFAULT is Philox, as on XLA:CPU). */
 typedef enum cx_rng_algorithm { CX_RNG_DEFAULT = 0, CX_RNG_THREE_FRY, CX_RNG_PHILOX } cx_rng_algorithm;
 /* rng's distribution= (XLA's RandomDistribution; the text must say which; INVALID is refused). */
@@ -96,6 +100,8 @@ typedef struct cx_raw_attr {
 /* Attributes of every op in one struct; each op uses the fields its HLO text has. Every field
  * is described in ir/attrs.def, which clone, CSE, the printer and the parser follow. */
 typedef struct cx_attrs {
+  cx_fft_type fft_type;     /* fft */
+  cx_ints fft_length;       /* fft: the sizes of the innermost dims it transforms (1 to 3) */
   cx_ints dims;             /* dimensions= (broadcast, transpose, reverse, reduce, map, sort,
                                concatenate); dynamic_slice_sizes= for dynamic-slice */
   int64_t index;            /* parameter number, get-tuple-element index, iota_dimension,

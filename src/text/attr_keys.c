@@ -30,6 +30,7 @@ static const cx_attr_syntax_info k_syntax[CX_SYN_COUNT] = {
 const cx_attr_syntax_info *cx_attr_syntax_of(cx_attr_syntax s) { return &k_syntax[s]; }
 
 static const char *const k_dir_names[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+static const char *const k_fft_type_names[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
 static const char *const k_cmp_type_names[] = {"FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"};
 static const char *const k_transpose_names[] = {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
 static const char *const k_rng_algorithm_names[] = {"rng_default", "rng_three_fry", "rng_philox"};
@@ -38,6 +39,7 @@ static const char *const k_rng_distribution_names[] = {"rng_uniform", "rng_norma
 /* The names of every ENUM key's values (XLA's spellings). */
 static const cx_attr_enum k_enums[CX_KEY_COUNT] = {
     [CX_KEY_DIRECTION] = {k_dir_names, CX_ARRAY_LEN(k_dir_names), CXLA_EQ},
+    [CX_KEY_FFT_TYPE] = {k_fft_type_names, CX_ARRAY_LEN(k_fft_type_names), CX_FFT_FFT},
     [CX_KEY_TYPE] = {k_cmp_type_names, CX_ARRAY_LEN(k_cmp_type_names), CX_CMP_FLOAT},
     [CX_KEY_TRANSPOSE_A] = {k_transpose_names, CX_ARRAY_LEN(k_transpose_names), CX_TRANSPOSE_NO},
     [CX_KEY_ALGORITHM] = {k_rng_algorithm_names, CX_ARRAY_LEN(k_rng_algorithm_names), CX_RNG_DEFAULT},
@@ -78,6 +80,7 @@ static const unsigned char k_op_keys[CX_OP_COUNT][CX_OP_MAX_KEYS] = {
                        O(INPUT_BATCHING_DIMS), O(SCATTER_INDICES_BATCHING_DIMS), R(SCATTER_INDEX_VECTOR_DIM),
                        O(SCATTER_INDICES_ARE_SORTED), O(UNIQUE_INDICES), R(TO_APPLY)},
     [CX_OP_REDUCE_PRECISION] = {R(EXPONENT_BITS), R(MANTISSA_BITS)},
+    [CX_OP_FFT] = {R(FFT_TYPE), R(FFT_LENGTH)},
     [CX_OP_FUSION] = {R(KIND), R(CALLS)},
     [CX_OP_CUSTOM_CALL] = {R(CUSTOM_CALL_TARGET), O(BACKEND_CONFIG)}, /* what a known target reads */
     /* XLA prints the options' fields that differ from the proto's defaults */

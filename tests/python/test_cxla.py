@@ -207,6 +207,25 @@ ENTRY main {
             self.assertEqual(rp.dtype, np.bool_)
             self.assertEqual(ru.dtype, np.uint64)
 
+    def test_complex_numbers(self):
+        text = """HloModule cplx
+ENTRY main {
+  z = c64[8] parameter(0)
+  w = c128[2,3] parameter(1)
+  f = c64[8] fft(z), fft_type=FFT, fft_length={8}
+  m = c128[2,3] multiply(w, w)
+  ROOT t = (c64[8], c128[2,3], f32[8]) tuple(f, m, abs(z))
+}
+"""
+        z = (np.arange(8) - 1j * np.arange(8)[::-1]).astype(np.complex64)
+        w = np.array([[1 + 2j, -3j, 0.5], [2, 1 - 1j, -1 + 0.25j]])
+        for backend in ("cpu", "interp"):
+            rf, rm, ra = cxla.compile(text, backend=backend)(z, w)
+            self.assertEqual((rf.dtype, rm.dtype, ra.dtype), (np.complex64, np.complex128, np.float32))
+            np.testing.assert_allclose(rf, np.fft.fft(z), rtol=1e-5, atol=1e-4)
+            np.testing.assert_array_equal(rm, w * w)
+            np.testing.assert_allclose(ra, np.abs(z), rtol=1e-6)
+
     def test_nested_tuples_and_empty_arrays(self):
         text = """HloModule nested
 ENTRY main {
@@ -324,8 +343,10 @@ class Errors(unittest.TestCase):
             f(x, np.zeros((2, 3)))
         with self.assertRaisesRegex(cxla.Error, "expected 2 arguments"):
             f(x)
-        with self.assertRaisesRegex(cxla.Error, "dtype complex64 has no cxla element type"):
+        with self.assertRaisesRegex(cxla.Error, r"expected f32\[2,3\], got c64\[2,3\]"):
             f(x, np.zeros((2, 3), np.complex64))
+        with self.assertRaisesRegex(cxla.Error, "dtype float128 has no cxla element type"):
+            f(x, np.zeros((2, 3), np.longdouble))
 
     def test_backends_and_flags(self):
         with self.assertRaisesRegex(cxla.Error, "unknown backend 'tpu'"):

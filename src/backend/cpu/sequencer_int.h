@@ -58,6 +58,9 @@ int cx_seq_conv(cx_seq *s, const cx_instr *fusion, const cx_instr *conv, int dir
 cxla_status cx_seq_cholesky(cx_seq *s, cx_instr *in);
 cxla_status cx_seq_triangular_solve(cx_seq *s, cx_instr *in);
 cxla_status cx_seq_custom_call(cx_seq *s, cx_instr *in);
+/* fft.c: fft as a cx_rt_fft call with a plan made now (the interpreter runs the transforms
+ * FFTW cannot plan). */
+cxla_status cx_seq_fft(cx_seq *s, cx_instr *in);
 /* topk.c: topk as a cx_rt_topk call. */
 cxla_status cx_seq_topk(cx_seq *s, cx_instr *in);
 cxla_status cx_seq_topk_custom_call(cx_seq *s, cx_instr *in); /* XLA:CPU's "TopK" */
