@@ -37,8 +37,9 @@ void cli_watchdog_stop(void);
 /* ---- values (cli_values.c) ---- */
 /* "f32[2,3]" or "(f32[2], s32[])" into buf. */
 const char *cli_shape_str(const cxla_shape *s, char *buf, size_t n);
-/* A literal of shape s filled from a seeded generator (floats uniform in [-1, 1), signed
- * integers in [-8, 8), unsigned in [0, 16), pred 0/1); *state advances. NULL on error. */
+/* A literal of shape s filled from a seeded generator (floats uniform in [-1, 1), both parts
+ * of complex numbers too, signed integers in [-8, 8), unsigned in [0, 16), pred 0/1); *state
+ * advances. NULL on error. */
 cxla_literal *cli_random_literal(cxla_context *ctx, const cxla_shape *s, uint64_t *state);
 /* Array leaves of lit, depth-first (tuples flattened). Returns the count; fills up to max. */
 int cli_leaves(cxla_literal *lit, cxla_literal **out, int max);

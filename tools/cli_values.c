@@ -52,6 +52,15 @@ cxla_literal *cli_random_literal(cxla_context *ctx, const cxla_shape *s, uint64_
   cxla_literal *lit = cxla_literal_create(ctx, s->type, s->rank, s->dims); /* NULL for token */
   if (!lit) return NULL;
   int64_t n = cxla_literal_element_count(lit);
+  if (s->type == CXLA_C64 || s->type == CXLA_C128) { /* both parts in [-1, 1) */
+    void *d = cxla_literal_data(lit);
+    for (int64_t i = 0; i < 2 * n; i++) {
+      double v = (double)(next_u64(state) >> 11) * 0x1p-53 * 2.0 - 1.0;
+      if (s->type == CXLA_C64) ((float *)d)[i] = (float)v;
+      else ((double *)d)[i] = v;
+    }
+    return lit;
+  }
   for (int64_t i = 0; i < n; i++) {
     uint64_t r = next_u64(state);
     double v;
@@ -107,9 +116,18 @@ static uint64_t get_unsigned(cxla_literal *lit, int64_t i) {
   }
 }
 
+static int is_complex(cxla_type t) { return t == CXLA_C64 || t == CXLA_C128; }
+
+/* Part k (0 real, 1 imaginary) of complex element i. */
+static double part(cxla_literal *lit, int64_t i, int k) {
+  const void *d = cxla_literal_data(lit);
+  return cxla_literal_type(lit) == CXLA_C64 ? ((const float *)d)[2 * i + k] : ((const double *)d)[2 * i + k];
+}
+
 static void print_value(FILE *f, cxla_literal *lit, int64_t i) {
   cxla_type t = cxla_literal_type(lit);
-  if (is_signed(t)) fprintf(f, "%lld", (long long)get_signed(lit, i));
+  if (is_complex(t)) fprintf(f, "(%.6g, %.6g)", part(lit, i, 0), part(lit, i, 1));
+  else if (is_signed(t)) fprintf(f, "%lld", (long long)get_signed(lit, i));
   else if (is_unsigned(t)) fprintf(f, "%llu", (unsigned long long)get_unsigned(lit, i));
   else if (t == CXLA_PRED) fputs(cxla_literal_get_f64(lit, i) != 0 ? "true" : "false", f);
   else fprintf(f, "%.6g", cxla_literal_get_f64(lit, i));
@@ -194,6 +212,16 @@ void cli_print_leaf(FILE *f, int index, cxla_literal *leaf) {
   }
   if (is_signed(t) || is_unsigned(t)) {
     print_int_stats(f, leaf, n);
+    return;
+  }
+  if (is_complex(t)) { /* the largest modulus and the mean */
+    double big = 0, re = 0, im = 0;
+    for (int64_t i = 0; i < n; i++) {
+      double a = hypot(part(leaf, i, 0), part(leaf, i, 1));
+      big = a > big || isnan(a) ? a : big;
+      re += part(leaf, i, 0), im += part(leaf, i, 1);
+    }
+    fprintf(f, "; max |z| %.6g, mean (%.6g, %.6g)\n", big, re / (double)n, im / (double)n);
     return;
   }
   double lo = INFINITY, hi = -INFINITY, sum = 0;

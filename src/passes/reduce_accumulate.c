@@ -1,5 +1,6 @@
 /* reduce_accumulate.c — how compiled float sums accumulate (docs/numerics.md): in f32 for
- * f16/bf16 data, rounded once at the end, and in chains of at most CX_SUM_CHAIN elements.
+ * f16/bf16 data and in c128 for c64 data, rounded once at the end, and in chains of at most
+ * CX_SUM_CHAIN elements.
  *
  * A `reduce` whose reducer adds its two parameters is a sum. Summed in its own 16-bit type, a
  * bf16 sum of a few thousand terms is mostly rounding error, and a sequential f32 sum's error
@@ -12,8 +13,10 @@
  * bounds the error by about that many times CHAIN * 2^-24 * sum|x| whatever n is; the partial
  * sums are also independent outputs, so a long sum to a scalar uses every core.
  *
- * Only the last reduce of a tree adds the init value (the others start from -0). Sums in f64
- * and non-sum reducers are left alone. Runs before fusion; fused computations from the input
+ * Only the last reduce of a tree adds the init value (the others start from -0). c64 sums
+ * accumulate in c128 (double parts) and round once, like 16-bit ones in f32, and long ones
+ * become trees too (padded with (-0, -0)). Sums in f64 and c128 and non-sum reducers are left
+ * alone. Runs before fusion; fused computations from the input
  * module are not touched (a fusion holds at most what its kind allows). */
 #include <string.h>
 #include "ir/edit.h"
@@ -26,26 +29,30 @@
 static int is_sum_reducer(const cx_comp *c) {
   if (!c || c->nparams != 2 || !c->root || c->root->op != CX_OP_ADD) return 0;
   const cx_instr *r = c->root;
-  if (r->shape.rank != 0 || !cx_type_is_float(r->shape.type)) return 0;
+  if (r->shape.rank != 0 || !(cx_type_is_float(r->shape.type) || cx_type_is_complex(r->shape.type))) return 0;
   return (r->ops[0] == c->params[0] && r->ops[1] == c->params[1]) ||
          (r->ops[0] == c->params[1] && r->ops[1] == c->params[0]);
 }
 
-/* An f32 sum computation, created once per module; the pass adds it to the module when done
- * (first: callees come before their callers in m->comps). */
-static cx_comp *f32_sum(cx_module *m, cx_comp **cache) {
-  if (*cache) return *cache;
-  const char *name = cx_module_unique_name(m, "sum_f32");
+/* The wide sums: f32 for f16/bf16 data, c128 (double parts) for c64. */
+enum { WIDE_F32, WIDE_C128, WIDE_KINDS };
+static const cxla_type k_wide[WIDE_KINDS] = {CXLA_F32, CXLA_C128};
+
+/* A sum computation of wide type k, created once per module; the pass adds it to the module
+ * when done (first: callees come before their callers in m->comps). */
+static cx_comp *wide_sum(cx_module *m, cx_comp **cache, int k) {
+  if (cache[k]) return cache[k];
+  const char *name = cx_module_unique_name(m, k == WIDE_F32 ? "sum_f32" : "sum_c128");
   cx_comp *c = name ? cx_comp_new(m, name) : NULL;
   if (!c) return NULL;
-  cx_shape s = cx_shape_scalar(CXLA_F32);
+  cx_shape s = cx_shape_scalar(k_wide[k]);
   cx_instr *p[2];
   for (int i = 0; i < 2; i++) {
     if (!(p[i] = cx_instr_add(c, CX_OP_PARAMETER, &s, 0, NULL, c->loc))) return NULL;
     p[i]->a.index = i;
   }
   if (!(c->root = cx_instr_add(c, CX_OP_ADD, &s, 2, p, c->loc)) || !cx_comp_index_params(c)) return NULL;
-  return *cache = c;
+  return cache[k] = c;
 }
 
 static int add_first(cx_module *m, cx_comp *c) {
@@ -60,7 +67,7 @@ static cx_instr *constant(cx_instr *at, cxla_type t, double v) {
   cx_shape s = cx_shape_scalar(t);
   cxla_literal *lit = cx_literal_new(&s);
   if (!lit) return cx_oom(m->ctx), NULL;
-  cxla_literal_set_f64(lit, 0, v);
+  cx_store_complex(t, lit->data, 0, v, v); /* complex: -0 in both parts, the identity of + */
   if (!cx_module_own_literal(m, lit)) return NULL;
   cx_instr *c = cx_instr_add(at->parent, CX_OP_CONSTANT, &s, 0, NULL, at->loc);
   if (c) c->a.literal = lit;
@@ -153,15 +160,15 @@ static int64_t summed(const cx_instr *r) {
   return n;
 }
 
-/* Replaces the sum r by its f32 and tree form; *changed counts rewrites. */
-static cxla_status rewrite(cx_instr *r, cx_comp **f32, int *changed) {
+/* Replaces the sum r by its wide and tree form; *changed counts rewrites. */
+static cxla_status rewrite(cx_instr *r, cx_comp **wide, int *changed) {
   cx_module *m = r->parent->module;
   cxla_type t = r->shape.type;
-  int narrow = t == CXLA_F16 || t == CXLA_BF16;
+  int k = t == CXLA_F16 || t == CXLA_BF16 ? WIDE_F32 : t == CXLA_C64 ? WIDE_C128 : -1, narrow = k >= 0;
   if (!narrow && summed(r) <= CX_SUM_CHAIN) return CXLA_OK;
-  cx_comp *f = narrow ? f32_sum(m, f32) : r->called[0];
+  cx_comp *f = narrow ? wide_sum(m, wide, k) : r->called[0];
   cx_instr *x = r->ops[0], *init = r->ops[1];
-  if (!f || (narrow && (!(x = convert(r, x, CXLA_F32)) || !(init = convert(r, init, CXLA_F32)))))
+  if (!f || (narrow && (!(x = convert(r, x, k_wide[k])) || !(init = convert(r, init, k_wide[k])))))
     return cx_oom(m->ctx);
   cx_instr *zero = constant(r, x->shape.type, -0.0);
   if (!zero) return cx_oom(m->ctx);
@@ -185,7 +192,6 @@ static cxla_status rewrite(cx_instr *r, cx_comp **f32, int *changed) {
 
 cxla_status cx_pass_reduce_accumulate(cx_module *m, int *changed) {
   *changed = 0;
-  cx_comp *f32 = NULL;
   /* computations a fusion calls keep their reduces: a fusion's kind allows one reduce root */
   for (int i = 0; i < m->ncomps; i++) m->comps[i]->aux = NULL;
   for (int i = 0; i < m->ncomps; i++)
@@ -194,6 +200,7 @@ cxla_status cx_pass_reduce_accumulate(cx_module *m, int *changed) {
       if (in->op == CX_OP_FUSION)
         for (int j = 0; j < in->ncalled; j++) in->called[j]->aux = in;
     }
+  cx_comp *wide[WIDE_KINDS] = {0};
   cxla_status s = CXLA_OK;
   for (int i = 0; i < m->ncomps && s == CXLA_OK; i++) {
     cx_comp *c = m->comps[i];
@@ -203,10 +210,10 @@ cxla_status cx_pass_reduce_accumulate(cx_module *m, int *changed) {
       cx_instr *in = c->instrs[k];
       in->aux = NULL;
       if (in->op != CX_OP_REDUCE || in->nops != 2 || in->ncalled != 1 || in->shape.type == CXLA_TUPLE ||
-          in->shape.type == CXLA_F64 || !is_sum_reducer(in->called[0]))
+          in->shape.type == CXLA_F64 || in->shape.type == CXLA_C128 || !is_sum_reducer(in->called[0]))
         continue;
       int was = ch;
-      s = rewrite(in, &f32, &ch);
+      s = rewrite(in, wide, &ch);
       if (ch != was) in->aux = in; /* replaced: nothing uses it any more */
     }
     uint8_t *drop = s == CXLA_OK && ch ? cx_calloc((size_t)c->ninstrs, 1) : NULL;
@@ -221,6 +228,7 @@ cxla_status cx_pass_reduce_accumulate(cx_module *m, int *changed) {
     cx_free(drop);
   }
   for (int i = 0; i < m->ncomps; i++) m->comps[i]->aux = NULL;
-  if (s == CXLA_OK && f32 && !add_first(m, f32)) s = CXLA_ERR_OUT_OF_MEMORY;
+  for (int k = 0; k < WIDE_KINDS && s == CXLA_OK; k++)
+    if (wide[k] && !add_first(m, wide[k])) s = CXLA_ERR_OUT_OF_MEMORY;
   return s;
 }

@@ -104,6 +104,30 @@ TEST(passes_reduce_accumulate_half_sums_in_f32) {
   cx_module_free(m);
 }
 
+/* c64 sums accumulate in c128 (double parts) and round once; a long one becomes a tree too,
+ * padded with (-0, -0); c128 sums, like f64 ones, stay one reduce. */
+TEST(passes_reduce_accumulate_complex_sums) {
+  cx_module *m = CHECK_SUM("HloModule m\ncadd {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n"
+                           "  ROOT s = c64[] add(a, b)\n}\nENTRY e {\n  x = c64[2,65537] parameter(0)\n"
+                           "  z = c64[] constant((5, -1))\n  ROOT r = c64[2] reduce(x, z), dimensions={1}, to_apply=cadd\n}\n",
+                           1);
+  if (!m) return;
+  CHECK(longest_chain(m) <= 32768);
+  CHECK_EQ_INT(tp_count_all(m, CX_OP_CONVERT), 3); /* data, init, result */
+  const cx_instr *pad = NULL;
+  for (int j = 0; j < m->entry->ninstrs; j++)
+    if (m->entry->instrs[j]->op == CX_OP_PAD) pad = m->entry->instrs[j];
+  const cxla_literal *pv = pad && pad->ops[1]->op == CX_OP_CONSTANT ? pad->ops[1]->a.literal : NULL;
+  CHECK(pv && pv->shape.type == CXLA_C128 && ((double *)pv->data)[0] == 0 && signbit(((double *)pv->data)[0]) &&
+        signbit(((double *)pv->data)[1]));
+  cx_module_free(m);
+  m = CHECK_SUM("HloModule m\nzadd {\n  a = c128[] parameter(0)\n  b = c128[] parameter(1)\n  ROOT s = c128[] add(a, b)\n}\n"
+                "ENTRY e {\n  x = c128[70000] parameter(0)\n  z = c128[] constant((0, 0))\n"
+                "  ROOT r = c128[] reduce(x, z), dimensions={0}, to_apply=zadd\n}\n",
+                0);
+  cx_module_free(m);
+}
+
 TEST(passes_reduce_accumulate_leaves_other_reductions) {
   /* short f32 sums, f64 sums, maximum, and integer sums are already what the policy says */
   cx_module *m = CHECK_SUM(
