@@ -11,6 +11,16 @@
 
 typedef double _Complex cx_z;
 
+/* re + i im, exact for infinities and NaN (re + im * I is not). C11's CMPLX does this, but
+ * glibc defines it only for GCC, not for clang (the ASan build). C guarantees a complex double
+ * is laid out as double[2]. */
+static inline cx_z cx_z_make(double re, double im) {
+  cx_z z;
+  ((double *)&z)[0] = re;
+  ((double *)&z)[1] = im;
+  return z;
+}
+
 /* Elements base .. base+n-1 of the array x (real or complex) as complex doubles, and back
  * (rounded to x's type; a real x keeps the real parts); the transpose of the n x n matrix a in
  * place (linalg_ops.c). */

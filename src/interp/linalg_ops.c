@@ -15,7 +15,7 @@ void cx_la_load(const cxla_literal *x, int64_t base, int64_t n, cx_z *dst) {
   for (int64_t i = 0; i < n; i++) {
     double re, im;
     cx_load_complex(x->shape.type, x->data, base + i, &re, &im);
-    dst[i] = CMPLX(re, im);
+    dst[i] = cx_z_make(re, im);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "interp/interp.h"
+#include "interp/linalg.h"
 #include "ir/types.h"
 #include "test.h"
 #include "text/hlo.h"
@@ -31,7 +32,7 @@ static char *junk_matrices(const char *type, int b, int m, int n, int spd, int d
   for (int k = 0; k < b; k++) {
     for (int i = 0; i < m * n; i++) {
       double re = rnd();
-      x[i] = cplx ? CMPLX(re, rnd()) : re;
+      x[i] = cplx ? cx_z_make(re, rnd()) : re;
     }
     cx_sb_puts(&sb, k ? ", {" : "{");
     for (int i = 0; i < m; i++) {
@@ -117,7 +118,7 @@ static const cxla_literal *leaf(const cxla_literal *l, int i) {
 static double complex el(const cxla_literal *l, int64_t i) {
   double re, im;
   cx_load_complex(cxla_literal_type(l), cxla_literal_data((cxla_literal *)l), i, &re, &im);
-  return CMPLX(re, im);
+  return cx_z_make(re, im);
 }
 
 /* Element by element (NaN matches NaN); tol relative to the largest magnitude. */

@@ -18,7 +18,7 @@ static cx_z *mat(int64_t r, int64_t c, int cplx) {
   cx_z *a = cx_malloc(sizeof *a * (size_t)(r * c + 1));
   for (int64_t i = 0; a && i < r * c; i++) {
     double re = rnd();
-    a[i] = cplx ? CMPLX(re, rnd()) : re;
+    a[i] = cplx ? cx_z_make(re, rnd()) : re;
   }
   return a;
 }
