@@ -85,34 +85,22 @@ TEST(annotations_that_reshard_are_refused) {
   }
 }
 
-static const char *verify_text(const char *body) {
-  static char msg[512];
-  char text[1024];
-  snprintf(text, sizeof text, "HloModule m\nENTRY e {\n%s}\n", body);
-  cx_module *m = NULL;
-  cxla_status s = cx_parse_module(test_ctx(), text, strlen(text), "t.hlo", &m);
-  if (s == CXLA_OK) s = cx_verify_module(m);
-  snprintf(msg, sizeof msg, "%s", s == CXLA_OK ? "ok" : cxla_context_errmsg(test_ctx()));
-  cx_module_free(m);
-  return msg;
-}
-
 TEST(topk_custom_call_verifier) {
-  CHECK_STR_EQ(verify_text("  x = bf16[2,9] parameter(0)\n"
+  CHECK_STR_EQ(vt_verify_body("  x = bf16[2,9] parameter(0)\n"
                            "  ROOT t = (bf16[2,3], s32[2,3]) custom-call(x), custom_call_target=\"TopK\"\n"),
                "ok");
-  CHECK_STR_CONTAINS(verify_text("  x = f32[2,3,9] parameter(0)\n"
+  CHECK_STR_CONTAINS(vt_verify_body("  x = f32[2,3,9] parameter(0)\n"
                                  "  ROOT t = (f32[2,3,3], s32[2,3,3]) custom-call(x), custom_call_target=\"TopK\"\n"),
                      "TopK takes a rank 1 or 2 array of reals, got f32[2,3,9]");
-  CHECK_STR_CONTAINS(verify_text("  x = f32[9] parameter(0)\n"
+  CHECK_STR_CONTAINS(vt_verify_body("  x = f32[9] parameter(0)\n"
                                  "  ROOT t = (f32[10], s32[10]) custom-call(x), custom_call_target=\"TopK\"\n"),
                      "TopK: k=10 is more than the last dimension of f32[9]");
-  CHECK_STR_CONTAINS(verify_text("  x = f32[9] parameter(0)\n  ROOT t = f32[3] custom-call(x), custom_call_target=\"TopK\"\n"),
+  CHECK_STR_CONTAINS(vt_verify_body("  x = f32[9] parameter(0)\n  ROOT t = f32[3] custom-call(x), custom_call_target=\"TopK\"\n"),
                      "TopK returns (values, s32 indices) of the operand's rank");
-  CHECK_STR_CONTAINS(verify_text("  x = f32[9] parameter(0)\n"
+  CHECK_STR_CONTAINS(vt_verify_body("  x = f32[9] parameter(0)\n"
                                  "  ROOT t = (f32[3], u32[3]) custom-call(x), custom_call_target=\"TopK\"\n"),
                      "t"); /* the declared shape differs from the inferred (f32[3], s32[3]) */
-  CHECK_STR_CONTAINS(verify_text("  x = f32[9] parameter(0)\n  y = f32[9] parameter(1)\n"
+  CHECK_STR_CONTAINS(vt_verify_body("  x = f32[9] parameter(0)\n  y = f32[9] parameter(1)\n"
                                  "  ROOT a = f32[9] custom-call(x, y), custom_call_target=\"Sharding\"\n"),
                      "Sharding takes 1 operand, got 2");
 }

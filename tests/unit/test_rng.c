@@ -9,30 +9,18 @@
 #include "text/hlo.h"
 #include "verify_helpers.h"
 
-static const char *verify_text(const char *body) {
-  static char msg[512];
-  char text[1024];
-  snprintf(text, sizeof text, "HloModule m\nENTRY e {\n%s}\n", body);
-  cx_module *m = NULL;
-  cxla_status s = cx_parse_module(test_ctx(), text, strlen(text), "t.hlo", &m);
-  if (s == CXLA_OK) s = cx_verify_module(m);
-  snprintf(msg, sizeof msg, "%s", s == CXLA_OK ? "ok" : cxla_context_errmsg(test_ctx()));
-  cx_module_free(m);
-  return msg;
-}
-
 TEST(rng_verifier) {
-  CHECK_STR_EQ(verify_text("  a = f32[] parameter(0)\n  ROOT r = f32[2,3] rng(a, a), distribution=rng_normal\n"), "ok");
-  CHECK_STR_EQ(verify_text("  a = pred[] parameter(0)\n  ROOT r = pred[7] rng(a, a), distribution=rng_uniform\n"), "ok");
-  CHECK_STR_CONTAINS(verify_text("  a = s32[] parameter(0)\n  ROOT r = s32[2] rng(a, a), distribution=rng_normal\n"),
+  CHECK_STR_EQ(vt_verify_body("  a = f32[] parameter(0)\n  ROOT r = f32[2,3] rng(a, a), distribution=rng_normal\n"), "ok");
+  CHECK_STR_EQ(vt_verify_body("  a = pred[] parameter(0)\n  ROOT r = pred[7] rng(a, a), distribution=rng_uniform\n"), "ok");
+  CHECK_STR_CONTAINS(vt_verify_body("  a = s32[] parameter(0)\n  ROOT r = s32[2] rng(a, a), distribution=rng_normal\n"),
                      "rng_normal needs a floating-point result, got s32");
-  CHECK_STR_CONTAINS(verify_text("  a = f32[2] parameter(0)\n  ROOT r = f32[2] rng(a, a), distribution=rng_uniform\n"),
+  CHECK_STR_CONTAINS(vt_verify_body("  a = f32[2] parameter(0)\n  ROOT r = f32[2] rng(a, a), distribution=rng_uniform\n"),
                      "a (operand 0) must be a scalar, got f32[2]");
-  CHECK_STR_CONTAINS(verify_text("  a = f32[] parameter(0)\n  b = f64[] parameter(1)\n"
+  CHECK_STR_CONTAINS(vt_verify_body("  a = f32[] parameter(0)\n  b = f64[] parameter(1)\n"
                                  "  ROOT r = f32[2] rng(a, b), distribution=rng_uniform\n"),
                      "operand 1 f64[] must have the result's element type f32");
-  CHECK_STR_CONTAINS(verify_text("  a = f32[] parameter(0)\n  ROOT r = f32[2] rng(a, a)\n"), "distribution");
-  CHECK_STR_CONTAINS(verify_text("  a = f32[] parameter(0)\n  ROOT r = f32[2] rng(a, a), distribution=rng_gamma\n"),
+  CHECK_STR_CONTAINS(vt_verify_body("  a = f32[] parameter(0)\n  ROOT r = f32[2] rng(a, a)\n"), "distribution");
+  CHECK_STR_CONTAINS(vt_verify_body("  a = f32[] parameter(0)\n  ROOT r = f32[2] rng(a, a), distribution=rng_gamma\n"),
                      "a distribution (rng_uniform, rng_normal)");
 }
 

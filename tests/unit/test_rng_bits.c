@@ -10,41 +10,29 @@
 #include "util/util.h"
 #include "verify_helpers.h"
 
-static const char *verify_text(const char *body) {
-  static char msg[512];
-  char text[1024];
-  snprintf(text, sizeof text, "HloModule m\nENTRY e {\n%s}\n", body);
-  cx_module *m = NULL;
-  cxla_status s = cx_parse_module(test_ctx(), text, strlen(text), "t.hlo", &m);
-  if (s == CXLA_OK) s = cx_verify_module(m);
-  snprintf(msg, sizeof msg, "%s", s == CXLA_OK ? "ok" : cxla_context_errmsg(test_ctx()));
-  cx_module_free(m);
-  return msg;
-}
-
 TEST(rng_bit_generator_verifier) {
-  CHECK_STR_EQ(verify_text("  s = u64[2] parameter(0)\n"
+  CHECK_STR_EQ(vt_verify_body("  s = u64[2] parameter(0)\n"
                            "  ROOT r = (u64[2], f32[3,4]) rng-bit-generator(s), algorithm=rng_three_fry\n"),
                "ok");
-  CHECK_STR_EQ(verify_text("  s = u64[3] parameter(0)\n  ROOT r = (u64[3], s8[5]) rng-bit-generator(s), algorithm=rng_philox\n"),
+  CHECK_STR_EQ(vt_verify_body("  s = u64[3] parameter(0)\n  ROOT r = (u64[3], s8[5]) rng-bit-generator(s), algorithm=rng_philox\n"),
                "ok");
-  CHECK_STR_CONTAINS(verify_text("  s = u64[3] parameter(0)\n"
+  CHECK_STR_CONTAINS(vt_verify_body("  s = u64[3] parameter(0)\n"
                                  "  ROOT r = (u64[3], u32[5]) rng-bit-generator(s), algorithm=rng_three_fry\n"),
                      "the state must be u64[2] for Threefry, got u64[3]");
-  CHECK_STR_CONTAINS(verify_text("  s = u32[4] parameter(0)\n  ROOT r = (u32[4], u32[5]) rng-bit-generator(s), algorithm=rng_default\n"),
+  CHECK_STR_CONTAINS(vt_verify_body("  s = u32[4] parameter(0)\n  ROOT r = (u32[4], u32[5]) rng-bit-generator(s), algorithm=rng_default\n"),
                      "the state must be u64[2] or u64[3] for Philox, got u32[4]");
-  CHECK_STR_CONTAINS(verify_text("  s = u64[2] parameter(0)\n  ROOT r = (u64[3], u32[5]) rng-bit-generator(s), algorithm=rng_philox\n"),
+  CHECK_STR_CONTAINS(vt_verify_body("  s = u64[2] parameter(0)\n  ROOT r = (u64[3], u32[5]) rng-bit-generator(s), algorithm=rng_philox\n"),
                      "result state u64[3] must have the state's shape u64[2]");
-  CHECK_STR_CONTAINS(verify_text("  s = u64[2] parameter(0)\n  ROOT r = (u64[2], pred[5]) rng-bit-generator(s), algorithm=rng_philox\n"),
+  CHECK_STR_CONTAINS(vt_verify_body("  s = u64[2] parameter(0)\n  ROOT r = (u64[2], pred[5]) rng-bit-generator(s), algorithm=rng_philox\n"),
                      "random bits of pred: integer or floating-point types only");
-  CHECK_STR_CONTAINS(verify_text("  s = u64[2] parameter(0)\n  ROOT r = u32[5] rng-bit-generator(s), algorithm=rng_philox\n"),
+  CHECK_STR_CONTAINS(vt_verify_body("  s = u64[2] parameter(0)\n  ROOT r = u32[5] rng-bit-generator(s), algorithm=rng_philox\n"),
                      "result must be a tuple (state, bits)");
   /* algorithm= is required, the result shape too (XLA's parser requires both) */
-  CHECK_STR_CONTAINS(verify_text("  s = u64[2] parameter(0)\n  ROOT r = (u64[2], u32[5]) rng-bit-generator(s)\n"),
+  CHECK_STR_CONTAINS(vt_verify_body("  s = u64[2] parameter(0)\n  ROOT r = (u64[2], u32[5]) rng-bit-generator(s)\n"),
                      "algorithm");
-  CHECK_STR_CONTAINS(verify_text("  s = u64[2] parameter(0)\n  ROOT r = rng-bit-generator(s), algorithm=rng_philox\n"),
+  CHECK_STR_CONTAINS(vt_verify_body("  s = u64[2] parameter(0)\n  ROOT r = rng-bit-generator(s), algorithm=rng_philox\n"),
                      "cannot be left out");
-  CHECK_STR_CONTAINS(verify_text("  s = u64[2] parameter(0)\n  ROOT r = (u64[2], u32[5]) rng-bit-generator(s), algorithm=mt19937\n"),
+  CHECK_STR_CONTAINS(vt_verify_body("  s = u64[2] parameter(0)\n  ROOT r = (u64[2], u32[5]) rng-bit-generator(s), algorithm=mt19937\n"),
                      "an algorithm (rng_default, rng_three_fry, rng_philox)");
 }
 

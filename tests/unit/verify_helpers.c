@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include "verify_helpers.h"
 #include "ir/types.h"
+#include "text/hlo.h"
 
 cx_module *vt_m;
 cx_comp *vt_c;
@@ -218,4 +219,16 @@ const char *vt_verify(void) {
   if (cx_verify_module(vt_m) == CXLA_OK) return "ok";
   snprintf(result, sizeof result, "%s", cxla_context_errmsg(test_ctx()));
   return result;
+}
+
+const char *vt_verify_body(const char *body) {
+  static char msg[512];
+  char text[1024];
+  snprintf(text, sizeof text, "HloModule m\nENTRY e {\n%s}\n", body);
+  cx_module *m = NULL;
+  cxla_status s = cx_parse_module(test_ctx(), text, strlen(text), "t.hlo", &m);
+  if (s == CXLA_OK) s = cx_verify_module(m);
+  snprintf(msg, sizeof msg, "%s", s == CXLA_OK ? "ok" : cxla_context_errmsg(test_ctx()));
+  cx_module_free(m);
+  return msg;
 }

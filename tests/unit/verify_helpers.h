@@ -37,6 +37,10 @@ void vt_labels(cx_instr *in, const char *spec);
 /* A computation (x, y) -> x OP y over scalars of `type` ("f32"), added to the module. */
 cx_comp *vt_binary_comp(const char *name, cx_op op, const char *type);
 
+/* Parses "HloModule m / ENTRY e { body }" as t.hlo and verifies it: "ok", or the error message
+ * (a static buffer, overwritten by the next call). */
+const char *vt_verify_body(const char *body);
+
 /* Inference result as text ("f32[2,3]"), or "ERROR: <message>". */
 const char *vt_infer(cx_instr *in);
 /* Module verification: "ok" or the error message. */
