@@ -184,6 +184,41 @@ const char *cxla_module_parameter_name(cxla_module *m, int i);
  * CXLA_ERR_INVALID_ARGUMENT. */
 cxla_status cxla_module_grad(cxla_module *m, const int *wrt, int nwrt, cxla_module **out);
 
+/* ---- training: an optimizer step built into the module (docs/train.md) ------------------------ */
+typedef enum {
+  CXLA_OPTIMIZER_SGD = 0, /* w -= lr * g; with momentum mu: v = mu * v + g, w -= lr * v */
+  CXLA_OPTIMIZER_ADAM = 1 /* Kingma & Ba, with bias correction (as optax.adam) */
+} cxla_optimizer_kind;
+
+typedef struct {
+  cxla_optimizer_kind kind;
+  double learning_rate; /* SGD 0.01, Adam 0.001 */
+  double momentum;      /* SGD only; 0 (the default) keeps no state */
+  int nesterov;         /* SGD with momentum only: w -= lr * (g + mu * v) */
+  double beta1, beta2, epsilon; /* Adam: 0.9, 0.999, 1e-8 */
+  int steps_per_call;   /* K >= 1 steps in one execution, over a stream of K batches */
+} cxla_optimizer;
+
+/* The defaults above for kind. */
+void cxla_optimizer_init(cxla_optimizer *opt, cxla_optimizer_kind kind);
+
+/* A training step: m's ENTRY returns a scalar float loss; wrt lists nwrt distinct ENTRY
+ * parameters (the weights, float arrays). *out receives a new module whose ENTRY
+ * - takes: the nwrt weights (in wrt's order); then the optimizer state — SGD with momentum: one
+ *   velocity per weight; Adam: one first moment per weight, one second moment per weight, then
+ *   the step count s32[] (steps already taken); plain SGD: none — each state array has its
+ *   weight's shape and starts at zero; then m's other parameters in their order (the batch),
+ *   each with a leading dimension K added when steps_per_call K > 1 (step k reads slice k);
+ * - returns the tuple (loss, new weights..., new state...), loss being m's value (K = 1) or the
+ *   K losses as a rank-1 array;
+ * - aliases every weight and state parameter to its new value (input_output_alias), so an
+ *   executable updates them in place (donated) and one execution does forward, loss,
+ *   gradients and update, K times over inside one while loop when K > 1.
+ * Bad arguments (repeated or non-float wrt, bad hyper-parameters) are CXLA_ERR_INVALID_ARGUMENT;
+ * an op without a gradient rule is CXLA_ERR_UNSUPPORTED as in cxla_module_grad. */
+cxla_status cxla_module_train_step(cxla_module *m, const int *wrt, int nwrt,
+                                   const cxla_optimizer *opt, cxla_module **out);
+
 /* ---- builder: one computation at a time ---------------------------------------------------------
  * A builder builds one computation of a module; several builders may be open on one module
  * (finish a reducer first, then pass it to reduce). Every op's shape is inferred when it is

@@ -15,6 +15,13 @@
  * CXLA_ERR_INVALID_ARGUMENT. The module's context holds the message. */
 cxla_status cx_grad_module(cx_module *m, const int *wrt, int nwrt, cx_module **out);
 
+/* The training step of cxla_module_train_step (cxla.h states the layout; docs/train.md the
+ * math): gradients of m's ENTRY with respect to wrt, the optimizer's update of each weight
+ * built into the same ENTRY, weights and state aliased to their new values, and K > 1 steps
+ * in one while loop. m is left as it is; the module's context holds any error. */
+cxla_status cx_train_step_module(cx_module *m, const int *wrt, int nwrt, const cxla_optimizer *opt,
+                                 cx_module **out);
+
 /* Whether op has a gradient rule (ops without one are refused when a gradient reaches them). */
 int cx_grad_has_rule(cx_op op);
 
