@@ -9,6 +9,12 @@
  * a process-wide list under one lock, and live as long as the process (like FFTW's wisdom), so
  * every executable of any context can share them and none has to free them.
  *
+ * Plans use SIMD, so they are made for SIMD-aligned arrays, and a transform whose input or
+ * output is not aligned so (an odd-length row of a batch, a caller's array) goes through an
+ * aligned scratch copy. The other way, FFTW_UNALIGNED plans, gives up SIMD altogether: 2.6x
+ * slower for c64[64,4096] (bench/README.md). Plans are FFTW_ESTIMATE's: FFTW_MEASURE's are
+ * 20-40% faster but take 0.15-1.5 s to make per shape on this machine, at compile time.
+ *
  * Semantics are XLA's: forward FFT unnormalized, IFFT and IRFFT divided by the product of
  * fft_length (FFTW's backward transforms are not: the routine scales), RFFT the first N/2 + 1
  * frequencies of the last dim (FFTW's r2c layout), IRFFT FFTW's c2r, which ignores the
@@ -37,12 +43,14 @@ typedef struct cx_fft_plan {
 static pthread_mutex_t g_planner = PTHREAD_MUTEX_INITIALIZER;
 static cx_fft_plan *g_plans;
 
-/* FFTW_ESTIMATE: planning reads no array (only whether in and out differ, and with
- * FFTW_UNALIGNED not even their alignment), so two small distinct arrays stand in. */
-static double g_dummy_in[4], g_dummy_out[4];
+/* FFTW_ESTIMATE: planning reads no array, only whether in and out differ and their
+ * alignment, so two small distinct aligned arrays stand in. */
+#define FFT_ALIGN 64
+static _Alignas(FFT_ALIGN) double g_dummy_in[8];
+static _Alignas(FFT_ALIGN) double g_dummy_out[8];
 
 static void *make_plan(const cx_fft_plan *p) {
-  unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED;
+  unsigned flags = FFTW_ESTIMATE;
   void *in = g_dummy_in, *out = g_dummy_out;
   switch ((cx_fft_type)p->type) {
   case CX_FFT_FFT: case CX_FFT_IFFT: {
@@ -109,21 +117,35 @@ typedef struct fft_job {
   _Atomic int oom;
 } fft_job;
 
+/* Whether FFTW may run the plan on p: the planning arrays' alignment, which its SIMD needs. */
+static int aligned(const cx_fft_plan *plan, const void *p) {
+  return plan->f64 ? fftw_alignment_of((double *)(uintptr_t)p) == 0 : fftwf_alignment_of((float *)(uintptr_t)p) == 0;
+}
+
 /* Kernel ABI: args[0] is the job, the range is transforms of the batch. */
 static void fft_range(void **args, int64_t begin, int64_t end) {
   fft_job *j = args[0];
   const cx_fft_plan *p = j->p;
   size_t in_bytes = (size_t)p->in_dist * p->in_esize, out_bytes = (size_t)p->out_dist * p->out_esize;
-  /* c2r destroys its input; an in-place call (never planned) runs from a copy too */
-  int copy = p->type == CX_FFT_IRFFT || j->in == j->out;
-  void *scratch = copy ? cx_malloc(in_bytes) : NULL;
-  if (copy && !scratch) {
-    j->oom = 1;
-    return;
-  }
+  /* c2r destroys its input; an in-place call (never planned) runs from a copy too; so does an
+   * unaligned input, and an unaligned output is written to scratch first */
+  int always = p->type == CX_FFT_IRFFT || j->in == j->out;
+  char *raw = NULL, *sin = NULL, *sout = NULL; /* one allocation, two aligned halves, made when needed */
   for (int64_t b = begin; b < end; b++) {
     void *src = (void *)(j->in + (size_t)b * in_bytes), *dst = j->out + (size_t)b * out_bytes;
-    if (copy) src = memcpy(scratch, src, in_bytes);
+    int copy_in = always || !aligned(p, src), copy_out = !aligned(p, dst);
+    if ((copy_in || copy_out) && !raw) {
+      size_t ib = (in_bytes + FFT_ALIGN - 1) / FFT_ALIGN * FFT_ALIGN;
+      if (!(raw = cx_malloc(ib + out_bytes + 2 * FFT_ALIGN))) {
+        j->oom = 1;
+        return;
+      }
+      sin = raw + (FFT_ALIGN - (uintptr_t)raw % FFT_ALIGN);
+      sout = sin + ib;
+    }
+    if (copy_in) src = memcpy(sin, src, in_bytes);
+    void *res = dst;
+    if (copy_out) dst = sout;
     switch ((cx_fft_type)p->type) {
     case CX_FFT_FFT: case CX_FFT_IFFT:
       if (p->f64) fftw_execute_dft(p->plan, src, dst);
@@ -145,8 +167,9 @@ static void fft_range(void **args, int64_t begin, int64_t end) {
       else
         for (int64_t i = 0; i < n; i++) ((float *)dst)[i] = (float)(((float *)dst)[i] * p->scale);
     }
+    if (copy_out) memcpy(res, dst, out_bytes);
   }
-  cx_free(scratch);
+  cx_free(raw);
 }
 
 /* About this many complex multiply-adds (N log N per transform) per hand-off to the pool. */

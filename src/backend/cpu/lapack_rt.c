@@ -15,6 +15,7 @@
 #include <string.h>
 #include <cblas.h>
 #include "backend/cpu/runtime.h"
+#include "backend/cpu/threadpool.h"
 #include "runtime/context.h"
 #include "ir/types.h"
 #include "runtime/trace.h"
@@ -47,6 +48,7 @@ typedef void cgesvd_fn(const char *jobu, const char *jobvt, const int *m, const 
                        void *s, void *u, const int *ldu, void *vt, const int *ldvt, void *work, const int *lwork,
                        void *rwork, int *info, size_t, size_t);
 potrf_fn spotrf_, dpotrf_, cpotrf_, zpotrf_;
+potrf_fn spotf2_, dpotf2_, cpotf2_, zpotf2_;
 getrf_fn sgetrf_, dgetrf_, cgetrf_, zgetrf_;
 geqrf_fn sgeqrf_, dgeqrf_, cgeqrf_, zgeqrf_;
 orgqr_fn sorgqr_, dorgqr_, cungqr_, zungqr_;
@@ -59,6 +61,7 @@ cgesvd_fn cgesvd_, zgesvd_;
 
 typedef struct lapack {
   potrf_fn *potrf;
+  potrf_fn *potf2;       /* the unblocked factorization, never threaded */
   getrf_fn *getrf;
   geqrf_fn *geqrf;
   orgqr_fn *orgqr;
@@ -69,10 +72,10 @@ typedef struct lapack {
   gesvd_fn *gesvd;
   cgesvd_fn *cgesvd;
 } lapack;
-static const lapack k_f32 = {spotrf_, sgetrf_, sgeqrf_, sorgqr_, ssyevd_, NULL, sgesdd_, NULL, sgesvd_, NULL};
-static const lapack k_f64 = {dpotrf_, dgetrf_, dgeqrf_, dorgqr_, dsyevd_, NULL, dgesdd_, NULL, dgesvd_, NULL};
-static const lapack k_c64 = {cpotrf_, cgetrf_, cgeqrf_, cungqr_, NULL, cheevd_, NULL, cgesdd_, NULL, cgesvd_};
-static const lapack k_c128 = {zpotrf_, zgetrf_, zgeqrf_, zungqr_, NULL, zheevd_, NULL, zgesdd_, NULL, zgesvd_};
+static const lapack k_f32 = {spotrf_, spotf2_, sgetrf_, sgeqrf_, sorgqr_, ssyevd_, NULL, sgesdd_, NULL, sgesvd_, NULL};
+static const lapack k_f64 = {dpotrf_, dpotf2_, dgetrf_, dgeqrf_, dorgqr_, dsyevd_, NULL, dgesdd_, NULL, dgesvd_, NULL};
+static const lapack k_c64 = {cpotrf_, cpotf2_, cgetrf_, cgeqrf_, cungqr_, NULL, cheevd_, NULL, cgesdd_, NULL, cgesvd_};
+static const lapack k_c128 = {zpotrf_, zpotf2_, zgetrf_, zgeqrf_, zungqr_, NULL, zheevd_, NULL, zgesdd_, NULL, zgesvd_};
 
 /* One call: the descriptor, its element size and routines, and the failure to report. */
 typedef struct la_call {
@@ -170,34 +173,69 @@ static void xla_cholesky_result(const la_call *c, void *l, int info) {
     for (int64_t j = i + 1; j < n; j++) put(c, l, i * n + j, 0);
 }
 
-static void run_cholesky(la_call *c, void **bufs, int xla) {
-  void *out = bufs[0], *a = bufs[xla ? 1 : 2];
-  int32_t *info = xla ? NULL : bufs[1];
+/* OpenBLAS's potrf runs on its own threads from n = 64 (f64) or 128 (f32) on, and on this
+ * class of machine loses to its single-threaded self up to n = 256 and to its unblocked potf2
+ * (never threaded) below 128: dpotrf 64x64 22 us on 2 threads, 12 on one, dpotf2 7.5 us;
+ * dpotrf 128x128 78 / 51, dpotf2 68 (bench/README.md). So matrices under POTF2_MAX_N go to
+ * potf2, and a batch of them runs across the pool, one matrix per call. */
+#define POTF2_MAX_N 128
+/* Multiply-adds (n^3 / 3 per factorization) a chunk of the batch should hold. */
+#define CHOL_CHUNK_WORK 65536
+
+typedef struct chol_job {
+  la_call *c;
+  void *out;
+  int32_t *info;  /* potrf's per-matrix info, or NULL for XLA's cholesky (its NaN rule instead) */
+  int small;      /* potf2 rather than potrf */
+  _Atomic int oom;
+} chol_job;
+
+/* Factors matrices [begin, end) of the batch in place in out. Kernel ABI: args[0] is the job. */
+static void chol_range(void **args, int64_t begin, int64_t end) {
+  chol_job *j = args[0];
+  la_call *c = j->c;
   int64_t per = (int64_t)c->n * c->n;
-  copy_in(c, out, a, c->d->batch * per);
   /* row-major lower = LAPACK's upper (of the transpose, which for a Hermitian matrix is the
    * conjugate: its factor's transpose is ours); XLA's lower=false factors the upper triangle,
    * whose factor is the transpose of the lower factor of the transpose: done in place */
   char uplo = c->d->lower ? 'U' : 'L';
-  for (int64_t b = 0; b < c->d->batch; b++) {
-    void *x = at(c, out, b, per);
+  potrf_fn *f = j->small ? c->f->potf2 : c->f->potrf;
+  void *t = NULL;
+  if (!j->info && !c->d->lower && !(t = cx_malloc((size_t)per * c->es + 1))) {
+    j->oom = 1;
+    return;
+  }
+  for (int64_t b = begin; b < end; b++) {
+    void *x = at(c, j->out, b, per);
     int inf = 0;
-    if (c->n) c->f->potrf(&uplo, &c->n, x, &c->n, &inf, 1);
-    if (info) {
-      info[b] = inf;
-      continue;
-    }
-    if (!c->d->lower) { /* the upper factor: work on the transpose, as the interpreter does */
-      void *t = scratch(c, (size_t)per * c->es);
-      if (!t) return;
+    if (c->n) f(&uplo, &c->n, x, &c->n, &inf, 1);
+    if (j->info) {
+      j->info[b] = inf;
+    } else if (t) { /* the upper factor: work on the transpose, as the interpreter does */
       transpose(c, t, x, c->n, c->n);
       xla_cholesky_result(c, t, inf);
       transpose(c, x, t, c->n, c->n);
-      cx_free(t);
     } else {
       xla_cholesky_result(c, x, inf);
     }
   }
+  cx_free(t);
+}
+
+static void run_cholesky(la_call *c, void **bufs, int xla) {
+  void *a = bufs[xla ? 1 : 2];
+  chol_job j = {.c = c, .out = bufs[0], .info = xla ? NULL : bufs[1], .small = c->n < POTF2_MAX_N};
+  int64_t batch = c->d->batch;
+  copy_in(c, j.out, a, batch * (int64_t)c->n * c->n);
+  void *args[1] = {&j};
+  if (j.small && batch > 1 && c->rt->pool && cx_threadpool_size(c->rt->pool) > 1) {
+    double work = (double)c->n * c->n * c->n / 3 + 1;
+    int64_t grain = (int64_t)(CHOL_CHUNK_WORK / work);
+    cx_threadpool_parallel_for(c->rt->pool, chol_range, args, batch, grain > 1 ? grain : 1);
+  } else {
+    chol_range(args, 0, batch);
+  }
+  if (j.oom) fail(c, CXLA_ERR_OUT_OF_MEMORY, "out of memory for LAPACK's scratch space");
 }
 
 static void la_cholesky(la_call *c, void **bufs) { run_cholesky(c, bufs, 1); }
