@@ -12,8 +12,8 @@ static void copy_run(char *d, const char *s, size_t es, int64_t len, int64_t ds,
   case 2: for (int64_t i = 0; i < len; i++) ((uint16_t *)d)[i * ds] = ((const uint16_t *)s)[i * ss]; break;
   case 4: for (int64_t i = 0; i < len; i++) ((uint32_t *)d)[i * ds] = ((const uint32_t *)s)[i * ss]; break;
   case 8: for (int64_t i = 0; i < len; i++) ((uint64_t *)d)[i * ds] = ((const uint64_t *)s)[i * ss]; break;
-  default:
-    for (int64_t i = 0; i < len; i++) memcpy(d + (size_t)(i * ds) * es, s + (size_t)(i * ss) * es, es);
+  default: /* signed offsets: reverse walks with negative strides */
+    for (int64_t i = 0; i < len; i++) memcpy(d + i * ds * (int64_t)es, s + i * ss * (int64_t)es, es);
   }
 }
 
