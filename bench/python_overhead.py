@@ -53,6 +53,9 @@ class CopyingShim:
         self.args = vp * 2
         lib.cxla_literal_data.argtypes = [vp]
         lib.cxla_literal_data.restype = vp
+        # pointers must not pass through ctypes' default int (a heap address above 2^31 crashes)
+        lib.cxla_buffer_to_literal.argtypes = [vp, ctypes.POINTER(vp)]
+        lib.cxla_buffer_to_literal.restype = ctypes.c_int
 
     def __call__(self, x, y):
         bufs = []

@@ -4,6 +4,8 @@ import functools
 
 import numpy as np
 
+_ndarray = np.ndarray
+
 from . import _core
 
 _NEEDS = ("cxla.jit lowers a function with JAX or TensorFlow, and neither is installed: "
@@ -57,6 +59,7 @@ class Jitted:
         self._flags = flags
         self._framework = _framework_of(fn, framework)
         self._cache = {}
+        self._fast = {}  # positional numpy arrays only: (shape, dtype) per argument -> (exe, rebuild)
         self._tree_util = None  # jax.tree_util, once a call needs it
         functools.update_wrapper(self, fn)
 
@@ -72,6 +75,18 @@ class Jitted:
 
     def __call__(self, *args, **kwargs):
         if self._framework == "jax":
+            if not kwargs and not self._static:
+                # The common call, numpy arrays by position: jax's flattening would give these
+                # very leaves, so the key needs no tree (its length stands for it).
+                try:
+                    key = tuple([(a.shape, a.dtype) for a in args if type(a) is _ndarray])
+                except AttributeError:
+                    key = None
+                if key is not None and len(key) == len(args):
+                    entry = self._fast.get(key)
+                    if entry is not None:
+                        exe, rebuild = entry
+                        return rebuild(exe._run(args, convert=True))
             return self._call_jax(args, kwargs)
         return self._call_tf(args, kwargs)
 
@@ -102,8 +117,22 @@ class Jitted:
         if entry is None:
             entry = self._cache[key] = self._compile_jax(args, kwargs, dyn)
         exe, out_tree = entry
+        if not static and not kwargs and all(type(a) is _ndarray for a in args):
+            self._fast[key[2]] = (exe, self._rebuilder(out_tree))
         out = exe._run(leaves, convert=True)
         return self._tree_util.tree_unflatten(out_tree, _flat_results(out) if type(out) is tuple else (out,))
+
+    def _rebuilder(self, out_tree):
+        """How a result becomes the function's pytree: directly for one array or a flat tuple of
+        arrays (the usual results), through jax's unflatten otherwise."""
+        tu = self._tree_util
+        if out_tree == tu.tree_structure(0):
+            return lambda out: out
+        n = out_tree.num_leaves
+        if out_tree == tu.tree_structure((0,) * n):
+            return lambda out: out if type(out) is tuple and len(out) == n and not any(type(x) is tuple for x in out) \
+                else tu.tree_unflatten(out_tree, _flat_results(out))
+        return lambda out: tu.tree_unflatten(out_tree, _flat_results(out) if type(out) is tuple else (out,))
 
     def _compile_jax(self, args, kwargs, dyn):
         import jax
