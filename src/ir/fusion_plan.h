@@ -16,8 +16,9 @@ typedef struct cx_fusion_use {
                            through ops that read it at their own index (elementwise, reshape) */
   uint8_t reused;       /* some element is read more than once (broadcast, window, twice bound) */
   uint8_t dot_operand;  /* a dot reads it directly */
-  uint8_t in_place;     /* the fusion's one output may be written over it: element i of the
-                           output depends on element i of this operand only. Buffer assignment
+  uint8_t in_place;     /* an output (any one of a multi-output kLoop fusion's, of the same
+                           size) may be written over it: element i of the outputs depends on
+                           element i of this operand only. Buffer assignment
                            gives both one buffer only where this is set, and the emitter lets
                            the two pointers alias only where it is set. */
 } cx_fusion_use;

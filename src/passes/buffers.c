@@ -13,6 +13,7 @@
  *     appearing twice) a `copy` is inserted and the analysis re-run; likewise for while-body
  *     results that sit in another element's state buffer (a swap needs a temporary).
  *  3. Placement: TEMP buffers go into one arena by best fit (buffers_heap.c). */
+#include <stdlib.h>
 #include <string.h>
 #include "ir/edit.h"
 #include "passes/buffers_int.h"
@@ -57,6 +58,8 @@ typedef struct an {
   int64_t loop_s[256], loop_e[256];
   int nloops;
   uint64_t donate;           /* ENTRY parameters whose memory the program may write */
+  int alias_leaf[64];        /* the ENTRY result leaf input_output_alias pairs parameter p
+                                with, or -1: where that result leaf goes first */
 } an;
 
 /* ---- values ---- */
@@ -348,15 +351,19 @@ static int shared_buffer(an *a, int v) {
       return y->buf;
     return -1;
   }
-  if (in->op != CX_OP_FUSION || !in->plan || a->nleaves[in->id] != 1) return -1;
+  if (in->op != CX_OP_FUSION || !in->plan || (a->nleaves[in->id] != 1 && in->plan->kind != CX_FUSION_LOOP)) return -1;
+  /* In place over an operand that dies here, or over a loop state element that the body reads
+   * for the last time here and that this result replaces (body result leaf i is state leaf i:
+   * the trip then ends with nothing to copy for it). Best first: the state element this result
+   * replaces, then a donated parameter (the result then needs no memory of its own), then a
+   * temporary that dies (an output of a multi-output fusion takes one operand; the others go
+   * to its other outputs or stay). */
+  int best = -1, best_rank = 0;
   for (int k = 0; k < in->nops; k++) {
     const cx_instr *o = in->ops[k];
     if (a->nleaves[o->id] != 1) continue;
     int ov = a->vals[o->id][0];
     value *y = &a->v[ov];
-    /* In place over an operand that dies here, or over a loop state element that the body
-     * reads for the last time here and that this result replaces (body result leaf i is
-     * state leaf i): the trip then ends with nothing to copy for it. */
     int dies = y->last == t0;
     int updates = !dies && y->state_of && y->state_of->called[1] == in->parent && y->body_last == t0 &&
                   sole_root_leaf(a, in->parent, v, y->leaf);
@@ -366,9 +373,12 @@ static int shared_buffer(an *a, int v) {
     int ok = 1; /* every operand position holding the same value must be safe */
     for (int j = 0; j < in->nops && ok; j++)
       if (a->nleaves[in->ops[j]->id] == 1 && a->vals[in->ops[j]->id][0] == ov) ok = in->plan->use[j].in_place;
-    if (ok) return y->buf;
+    int paired = y->kind == V_PARAM && in->parent == a->m->entry && y->param >= 0 && y->param < 64 &&
+                 a->alias_leaf[y->param] >= 0 && sole_root_leaf(a, in->parent, v, a->alias_leaf[y->param]);
+    int rank = updates || paired ? 3 : y->kind == V_PARAM ? 2 : 1;
+    if (ok && rank > best_rank) best = y->buf, best_rank = rank;
   }
-  return -1;
+  return best;
 }
 
 static cxla_status assign_buffers(an *a) {
@@ -451,10 +461,42 @@ static void an_free(an *a) {
   memset(a, 0, sizeof *a);
 }
 
+/* " {N}: (P, {}, may-alias)" entries of the header's input_output_alias: output N (a tuple
+ * element, or {} for the whole result) belongs in parameter P's memory. */
+static void header_alias_leaves(const cx_module *m, int *leaf) {
+  for (int i = 0; i < 64; i++) leaf[i] = -1;
+  const cx_shape *rs = &m->entry->root->shape;
+  for (int r = 0; r < m->nraw; r++) {
+    if (strcmp(m->raw[r].key, "input_output_alias") || !m->raw[r].value) continue;
+    for (const char *p = strchr(m->raw[r].value, '{'); p; p = strchr(p + 1, '{')) {
+      const char *q = p + 1;
+      char *end;
+      long out = -1;
+      while (*q == ' ') q++;
+      if (*q != '}') {
+        out = strtol(q, &end, 10);
+        if (end == q || out < 0) continue;
+        for (q = end; *q == ' ';) q++;
+        if (*q != '}') continue;
+      }
+      for (q++; *q == ' ';) q++;
+      if (*q++ != ':') continue;
+      while (*q == ' ') q++;
+      if (*q != '(') continue;
+      long par = strtol(q + 1, &end, 10);
+      if (end == q + 1 || par < 0 || par >= 64) continue;
+      if (out < 0) leaf[par] = rs->type == CXLA_TUPLE ? -1 : 0;
+      else if (rs->type == CXLA_TUPLE && out < rs->ntuple && cx_type_is_array(rs->tuple[out].type))
+        leaf[par] = cx_shape_leaf_offset(rs, (int)out);
+    }
+  }
+}
+
 static cxla_status analyze(cx_module *m, uint64_t donate, an *a) {
   memset(a, 0, sizeof *a);
   a->m = m;
   a->donate = donate;
+  header_alias_leaves(m, a->alias_leaf);
   CX_TRY(cx_sched_build(m, &a->s));
   a->vals = cx_calloc((size_t)a->s.max_id, sizeof *a->vals);
   a->nleaves = cx_calloc((size_t)a->s.max_id, sizeof *a->nleaves);

@@ -13,20 +13,34 @@ static int relabels(const cx_instr *f) {
          cx_buffers_instr_is_alias(r);
 }
 
-/* Whether a kLoop fusion may write its (single) result over operand k: every path from the
- * parameter to the root goes through elementwise ops, reshapes or aliasing bitcasts of the
- * same element count, so element i of the result is computed from element i of the operand
- * only, which the kernel reads before it writes element i. (A dynamic-update-slice over its
- * operand would qualify too, but only pays once the emitter writes just the update window;
- * until then it is copied like anything else.) */
+/* The array outputs of a multi-output kLoop fusion: a root tuple of arrays, none of them a
+ * parameter (the emitter computes every output's element i before it stores any). */
+static int tuple_of_computed_arrays(const cx_instr *root) {
+  if (root->op != CX_OP_TUPLE || !root->nops) return 0;
+  for (int i = 0; i < root->nops; i++)
+    if (!cx_type_is_array(root->ops[i]->shape.type) || root->ops[i]->op == CX_OP_PARAMETER) return 0;
+  return 1;
+}
+
+/* Whether a kLoop fusion may write a result over operand k: every path from the parameter to
+ * the root goes through elementwise ops, reshapes or aliasing bitcasts of the same element
+ * count, so element i of the result is computed from element i of the operand only, which the
+ * kernel reads before it writes element i. A multi-output fusion computes element i of every
+ * output before it stores one, so any output of the operand's size may take its memory (buffer
+ * assignment compares the sizes). (A dynamic-update-slice over its operand would qualify too,
+ * but only pays once the emitter writes just the update window; until then it is copied like
+ * anything else.) */
 static int in_place(const cx_instr *f, int k, const cx_fusion_use *u) {
-  if (f->a.fusion_kind != CX_FUSION_LOOP || !cx_type_is_array(f->shape.type) || !u->elementwise || u->reused) return 0;
+  if (f->a.fusion_kind != CX_FUSION_LOOP || !u->elementwise || u->reused) return 0;
   const cx_comp *fc = f->called[0];
   const cx_instr *p = NULL, *root = fc->root;
+  if (!root || (!cx_type_is_array(f->shape.type) && !tuple_of_computed_arrays(root))) return 0;
+  const cx_shape *out = root->op == CX_OP_TUPLE ? &root->ops[0]->shape : &f->shape;
   for (int i = 0; i < fc->ninstrs; i++)
     if (fc->instrs[i]->op == CX_OP_PARAMETER && fc->instrs[i]->a.index == k) p = fc->instrs[i];
-  if (!p || !root || root == p || !cx_type_is_array(p->shape.type)) return 0;
-  if (cx_shape_bytes(&p->shape) != cx_shape_bytes(&f->shape) || cx_shape_elems(&p->shape) != cx_shape_elems(&f->shape))
+  if (!p || root == p || !cx_type_is_array(p->shape.type)) return 0;
+  if (cx_shape_elems(&p->shape) != cx_shape_elems(out) ||
+      (root->op != CX_OP_TUPLE && cx_shape_bytes(&p->shape) != cx_shape_bytes(out)))
     return 0;
   /* forward reachability from p in topological order: every reader must be index-preserving */
   uint8_t reach_stack[128], *reach = fc->ninstrs <= 128 ? reach_stack : cx_calloc((size_t)fc->ninstrs, 1);
@@ -42,6 +56,7 @@ static int in_place(const cx_instr *f, int k, const cx_fusion_use *u) {
         if (reach[q] && fc->instrs[q] == x->ops[j]) reads = 1;
     if (!reads) continue;
     reach[i] = 1;
+    if (x == root && x->op == CX_OP_TUPLE) continue; /* the outputs themselves */
     int preserving = cx_op_is_elementwise(x->op) || x->op == CX_OP_RESHAPE ||
                      (x->op == CX_OP_BITCAST && cx_buffers_instr_is_alias(x));
     if (!preserving || !cx_type_is_array(x->shape.type) || cx_shape_elems(&x->shape) != cx_shape_elems(&p->shape)) ok = 0;
