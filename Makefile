@@ -39,7 +39,7 @@ CLI_OBJS    := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard tools/*.c)))
 DEPS        := $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
 
 .PHONY: all demo test setup clean asan fuzz bench check-fast docs install uninstall python
-all: $(BUILD)/libcxla.a $(BUILD)/libcxla.so $(BUILD)/cxla $(BUILD)/cxla_tests
+all: $(BUILD)/libcxla.a $(BUILD)/libcxla.so $(BUILD)/cxla $(BUILD)/cxla_tests $(BUILD)/examples/train
 
 # V=1 shows full command lines.
 Q := $(if $(V),,@)
@@ -122,6 +122,15 @@ $(BUILD)/cxla_tests: $(TEST_OBJS) $(BUILD)/libcxla.a
 	@$(if $(V),,echo "  LD  $@")
 	$(Q)$(CC) $(SAN) -o $@ $(TEST_OBJS) $(BUILD)/libcxla.a $(LIBS)
 
+# examples/train, the training demo (docs/train_demo.md), is built as a user's program is: from
+# the public header alone, linked against the shared library (found through its rpath).
+TRAIN_SRCS  := $(sort $(wildcard examples/*.c))
+$(BUILD)/examples/train: $(TRAIN_SRCS) $(wildcard examples/*.h) include/cxla.h $(BUILD)/libcxla.so
+	@mkdir -p $(dir $@)
+	@$(if $(V),,echo "  LD  $@")
+	$(Q)$(CC) -std=c11 -Wall -Wextra $(OPT) $(SAN) $(CFLAGS) -Iinclude -o $@ $(TRAIN_SRCS) \
+	  -L$(BUILD) -lcxla -lz -lm -Wl,-rpath,$(abspath $(BUILD))
+
 # Sanitizer build of the library, CLI and tests (clang, ASan + UBSan, no recovery). UBSan's
 # "function" check reads a type hash in front of every function called through a pointer,
 # which JIT-compiled kernels do not carry (and the page before them may be unmapped).
@@ -141,7 +150,7 @@ setup:
 
 demo: setup
 	@$(MAKE) --no-print-directory all
-	@./examples/demo.sh
+	@./examples/demo.sh $(BUILD)/cxla
 
 test: setup
 	@$(MAKE) --no-print-directory all asan fuzz

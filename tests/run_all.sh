@@ -4,8 +4,9 @@
 #   2. the layering check (tests/layers.sh: which src/ folder calls which, from nm), the CLI
 #      tests against build/cxla (tests/cli/cli_test.sh, when present), and the C package
 #      (tests/package/package_test.sh: exported symbols, version, make install + pkg-config),
-#      and the Python package (tests/python/python_test.sh: numpy with Debian's python3,
-#      pip install, cxla.jit against jax in a venv where jax is installed from PyPI if missing)
+#      the Python package (tests/python/python_test.sh: numpy with Debian's python3,
+#      pip install, cxla.jit against jax in a venv where jax is installed from PyPI if missing),
+#      and the training demo examples/train on a Fashion-MNIST subset (tests/examples/train_test.sh)
 #   3. the whole unit suite + corpus again under ASan + UBSan (build/asan/cxla_tests)
 #   4. the CLI tests against the ASan build of the CLI
 #   5. the parser fuzzer for about a minute (counts as one check: it passes if it exits 0)
@@ -156,6 +157,7 @@ if [ -f tests/cli/cli_test.sh ]; then
   fi
 fi
 part "package" "$LOG_DIR/package.log" sh tests/package/package_test.sh "$BUILD"
+part "train demo" "$LOG_DIR/train.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/examples/train_test.sh "$BUILD"
 part "python" "$LOG_DIR/python.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/python/python_test.sh "$BUILD"
 
 if [ $FAST -eq 0 ]; then
