@@ -6,6 +6,7 @@
  * so a step copies nothing but its batch; the test set runs through the forward model,
  * compiled once as well. Options: train --help; docs/train_demo.md. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -421,12 +422,21 @@ int main(int argc, char **argv) {
     fprintf(stderr, "train: %s\n", err);
     return 1;
   }
+  FILE *f = *o.trace ? fopen(o.trace, "w") : NULL; /* cxla writes it at the end: fail now rather than then */
+  if (*o.trace && !f) {
+    fprintf(stderr, "train: cannot write the timeline %s: %s (--trace=FILE elsewhere, or --trace= for none)\n", o.trace,
+            strerror(errno));
+    split_free(&train);
+    split_free(&test);
+    return 1;
+  }
+  if (f) fclose(f);
   printf("data: %s: %lld training and %lld test images (%.1f s to read)\n", o.data, (long long)train.n,
          (long long)test.n, now_s() - t0);
   cxla_context *ctx = NULL, *traced = NULL;
   int ok = cxla_context_create(&ctx) == CXLA_OK || api_fail(ctx, "CXLA_FLAGS");
   char flags[4200];
-  if (ok && o.trace && *o.trace) {
+  if (ok && *o.trace) {
     /* A context of its own: a trace records everything its context runs from then on. */
     snprintf(flags, sizeof flags, "--trace=%s", o.trace);
     ok = (cxla_context_create(&traced) == CXLA_OK || api_fail(traced, "CXLA_FLAGS")) &&
@@ -440,7 +450,7 @@ int main(int argc, char **argv) {
     if (o.want[k]) ok = train_model(ctx, traced, &o, (model_kind)k, &train, &test);
   cxla_context_destroy(ctx);
   cxla_context_destroy(traced); /* writes the timeline */
-  if (ok && o.trace && *o.trace) printf("timeline: %s (open it in https://ui.perfetto.dev or chrome://tracing)\n", o.trace);
+  if (ok && *o.trace) printf("timeline: %s (open it in https://ui.perfetto.dev or chrome://tracing)\n", o.trace);
   if (ok && o.dump_to) printf("dumps: %s (the modules after every pass, LLVM IR, assembly)\n", o.dump_to);
   split_free(&train);
   split_free(&test);

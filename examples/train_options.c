@@ -38,8 +38,8 @@ static void usage(FILE *f) {
           "  --compare-steps=N    steps --jit=both runs op by op (default 200)\n"
           "  --steps-per-call=K   K training steps per execution, in a loop inside the executable (default 1)\n"
           "  --log-every=N        a progress line every N steps (default: ten per model)\n"
-          "  --trace=FILE         write a Chrome/Perfetto timeline: each model's compile and first steps, run again\n"
-          "                       after its training (with --jit=both op by op too); `make demo` writes timeline.json\n"
+          "  --trace=FILE         the Chrome/Perfetto timeline: each model's compile and first steps, run again after\n"
+          "                       its training (with --jit=both op by op too) (default timeline.json; --trace= for none)\n"
           "  --trace-steps=N      steps of each model in the timeline (default 20)\n"
           "  --dump-to=DIR        write the modules after every pass, LLVM IR and assembly (cxla's --dump-to)\n"
           "  --help               this text\n"
@@ -99,6 +99,7 @@ int options_parse(options *o, int argc, char **argv) {
   o->steps_per_call = 1;
   o->compare_steps = 200;
   o->trace_steps = 20;
+  o->trace = "timeline.json";
   for (int k = 0; k < MODEL_COUNT; k++) o->want[k] = 1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];

@@ -27,7 +27,7 @@ typedef struct {
   int steps_per_call;
   int64_t log_every;    /* 0: ten progress lines per model */
   int64_t compare_steps; /* --jit=both: op-by-op steps timed */
-  const char *trace;    /* NULL or "": none */
+  const char *trace;    /* "": none */
   int64_t trace_steps;  /* steps the timeline records */
   const char *dump_to;
 } options;

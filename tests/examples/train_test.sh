@@ -46,8 +46,10 @@ subset t10k-images-idx3-ubyte 1000 "$D"
 subset t10k-labels-idx1-ubyte 1000 "$D"
 gzip -k "$D/train-images-idx3-ubyte" && rm "$D/train-images-idx3-ubyte" # one .gz, three plain
 
-# run ARGS...: runs train, stdout in out.txt, stderr in err.txt, status in $rc.
-run() { "$TRAIN" "$@" >"$T/out.txt" 2>"$T/err.txt"; rc=$?; }
+# run ARGS...: runs train in $T, stdout in out.txt, stderr in err.txt, status in $rc; no
+# timeline unless ARGS ask for one.
+cd "$T" || exit 2
+run() { "$TRAIN" --trace= "$@" >"$T/out.txt" 2>"$T/err.txt"; rc=$?; }
 
 # trains NAME: the last run succeeded, printed one "test accuracy" line above 0.5 (chance is
 # 0.1), and its loss went down from the first progress line to the last.
@@ -120,6 +122,7 @@ fails() {
 broken() { B=$T/$1; rm -rf "$B"; cp -r "$D" "$B"; }
 
 fails "missing directory" "$T/none: No such file or directory" --data "$T/none"
+fails "a timeline that cannot be written" "cannot write the timeline $T/none/t.json" --data "$D" --trace="$T/none/t.json"
 broken nolabels && rm "$B/t10k-labels-idx1-ubyte"
 fails "missing file" "$B/t10k-labels-idx1-ubyte: no such file" --data "$B"
 broken magic && printf '\000\000\010\002' | dd of="$B/t10k-labels-idx1-ubyte" bs=1 conv=notrunc 2>/dev/null
