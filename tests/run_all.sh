@@ -8,7 +8,8 @@
 #      pip install, cxla.jit against jax in a venv where jax is installed from PyPI if missing),
 #      and the training demo examples/train on a Fashion-MNIST subset (tests/examples/train_test.sh)
 #   3. the whole unit suite + corpus again under ASan + UBSan (build/asan/cxla_tests)
-#   4. the CLI tests against the ASan build of the CLI
+#   4. the CLI tests and the training demo's test against the ASan builds of the CLI and of
+#      examples/train
 #   5. the parser fuzzer for about a minute (counts as one check: it passes if it exits 0)
 # Each part ends with an "N passed, N failed" line; this script adds them up and ends with a
 # single "N passed, N failed" line. It exits non-zero if anything failed.
@@ -178,6 +179,11 @@ if [ $FAST -eq 0 ]; then
     else
       missing "asan cli" "$ASAN_BUILD/cxla"
     fi
+  fi
+  if [ -x "$ASAN_BUILD/examples/train" ]; then
+    part "asan train demo" "$LOG_DIR/asan-train.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/examples/train_test.sh "$ASAN_BUILD"
+  else
+    missing "asan train demo" "$ASAN_BUILD/examples/train"
   fi
   # 5: the fuzzer.
   if [ -x "$FUZZ_BUILD/fuzz_parse" ]; then
