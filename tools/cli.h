@@ -14,6 +14,9 @@ int cli_run(cxla_context *ctx, int argc, char **argv);
 int cli_fmt(cxla_context *ctx, int argc, char **argv);
 int cli_compile(cxla_context *ctx, int argc, char **argv); /* cli_compile.c */
 int cli_grad(cxla_context *ctx, int argc, char **argv);    /* cli_grad.c */
+int cli_train_step(cxla_context *ctx, int argc, char **argv); /* cli_train.c */
+/* --wrt=N[,N...]'s list: "0,2" -> {0, 2} (*out malloc'd); 0 if malformed (cli_grad.c). */
+int cli_parse_wrt(const char *s, int **out, int *n);
 /* "850.0 us", "12.34 ms", "1.234 s" into buf. */
 const char *cli_format_ms(double ms, char *buf, size_t n);
 

@@ -5,8 +5,7 @@
 #include "cli.h"
 #include "runtime/flags.h"
 
-/* "0,2" -> {0, 2}; 0 after a usage message on a malformed list. */
-static int parse_wrt(const char *s, int **out, int *n) {
+int cli_parse_wrt(const char *s, int **out, int *n) {
   int cap = 1;
   for (const char *p = s; *p; p++) cap += *p == ',';
   int *v = malloc(sizeof *v * (size_t)cap);
@@ -53,7 +52,7 @@ int cli_grad(cxla_context *ctx, int argc, char **argv) {
   if (!path) return cli_usage_error("grad", "missing MODULE.hlo");
   if (!wrt_arg) return cli_usage_error("grad", "missing --wrt=N[,N...] (the parameters to differentiate with respect to)");
   int *wrt = NULL, nwrt = 0;
-  if (!parse_wrt(wrt_arg, &wrt, &nwrt))
+  if (!cli_parse_wrt(wrt_arg, &wrt, &nwrt))
     return cli_usage_error("grad", "--wrt=%s: expected parameter numbers separated by commas, e.g. --wrt=0,2", wrt_arg);
   cxla_module *m = NULL, *g = NULL;
   int rc = CLI_OK;

@@ -20,6 +20,7 @@ static const command commands[] = {
     {"compile", cli_compile, "compile a module without running it, print phase timings"},
     {"fmt", cli_fmt, "print a module in canonical HLO text"},
     {"grad", cli_grad, "print the gradient module (value and gradients) as HLO text"},
+    {"train-step", cli_train_step, "print a training step (loss, gradients, update) as HLO text"},
 };
 
 /* Commands cxla will have but this build does not. */
@@ -122,6 +123,32 @@ void cli_print_usage(FILE *f, const char *cmd) {
             "  --wrt=N[,N...]               ENTRY parameter numbers (from 0; float arrays) to\n"
             "                               differentiate with respect to, in the order the\n"
             "                               gradients are returned (required)\n"
+            "  -h, --help                   show this help\n");
+  } else if (cmd && !strcmp(cmd, "train-step")) {
+    fprintf(f,
+            "usage: cxla train-step MODULE.hlo --wrt=N[,N...] [--optimizer=sgd|adam] [options]\n"
+            "                       [cxla flags]\n\n"
+            "Prints, as HLO text, one training step of MODULE.hlo, whose ENTRY returns a scalar\n"
+            "float loss: its ENTRY takes the weights (in --wrt's order), the optimizer state (SGD\n"
+            "with momentum: a velocity per weight; Adam: a first moment per weight, a second\n"
+            "moment per weight, the step count s32[]; all starting at zero) and the other\n"
+            "parameters (the batch), and returns (loss, new weights..., new state...), every\n"
+            "weight and state parameter aliased to its new value. 'cxla run' runs the result\n"
+            "like any module. docs/train.md states the layout and the update math.\n\n"
+            "options:\n"
+            "  --wrt=N[,N...]               ENTRY parameter numbers (from 0; float arrays) of\n"
+            "                               the weights to train (required)\n"
+            "  --optimizer=sgd|adam         the update (default: sgd)\n"
+            "  --lr=X                       learning rate (default: sgd 0.01, adam 0.001)\n"
+            "  --momentum=X                 sgd: momentum (default 0: no velocity kept)\n"
+            "  --nesterov                   sgd with momentum: Nesterov's update\n"
+            "  --beta1=X, --beta2=X         adam: moment decay rates (default 0.9, 0.999)\n"
+            "  --epsilon=X                  adam: added to the root of the second moment\n"
+            "                               (default 1e-8)\n"
+            "  --steps-per-call=K           K steps in one execution, in a while loop over a\n"
+            "                               stream of K batches: every batch parameter gets a\n"
+            "                               leading dimension K and the loss becomes the K\n"
+            "                               losses (default 1)\n"
             "  -h, --help                   show this help\n");
   } else {
     fprintf(f, "usage: cxla <command> [options]\n\ncommands:\n");

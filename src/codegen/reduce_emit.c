@@ -107,13 +107,18 @@ static int push_results(red_state *s, LLVMValueRef j, int stage) {
 static void finish(red_state *s, LLVMValueRef o) {
   cx_gen *g = &s->k->g;
   cx_gen_mark_t m = cx_gen_mark(g);
-  for (int i = 0; i < s->p->nleaves; i++) {
+  /* every output element is computed before any is stored: an output may share memory with an
+   * operand another output reads at the same index (in place, fusion_plan.c) */
+  LLVMValueRef out[CX_EMIT_MAX_ARGS] = {NULL};
+  for (int i = 0; i < s->p->nleaves && i < CX_EMIT_MAX_ARGS; i++) {
     if (s->p->leaf_in[i]) continue;
     cx_idx oi = cx_idx_from_linear(g, s->leaves[i], o);
     LLVMValueRef vals[CX_GEN_MAX_VALS];
     int n = cx_gen_elem(g, s->p->leaf[i], &oi, vals);
-    if (s->p->leaf_val[i] < n) cx_cg_store(g->cg, s->leaves[i]->type, s->k->ptr[i], o, vals[s->p->leaf_val[i]]);
+    if (s->p->leaf_val[i] < n) out[i] = vals[s->p->leaf_val[i]];
   }
+  for (int i = 0; i < s->p->nleaves && i < CX_EMIT_MAX_ARGS; i++)
+    if (out[i]) cx_cg_store(g->cg, s->leaves[i]->type, s->k->ptr[i], o, out[i]);
   cx_gen_restore(g, m);
 }
 

@@ -33,6 +33,10 @@ typedef struct value {
    * counted as a whole) the body reads this element, for updates in place. */
   const cx_instr *state_of;
   int64_t body_s, body_e, body_last;
+  /* A loop state element the body passes on unchanged, kept in its init value's buffer
+   * (memory the program may not write: a parameter, a constant, a value still read later):
+   * never written, so nothing may run in place over it. */
+  int borrowed;
 } value;
 
 typedef struct buf {
@@ -333,6 +337,7 @@ static int sole_root_leaf(an *a, const cx_comp *c, int v, int i) {
 /* A value whose buffer a new value may take over once it dies: a temporary, or a leaf of a
  * donated ENTRY parameter. */
 static int reusable(const an *a, const value *y) {
+  if (y->borrowed) return 0;
   return y->kind == V_TEMP || (y->kind == V_PARAM && y->param >= 0 && y->param < 64 && (a->donate >> y->param & 1));
 }
 
@@ -346,12 +351,18 @@ static int shared_buffer(an *a, int v) {
     int iv = a->vals[init->id][x->leaf], count = 0;
     for (int l = 0; l < a->nleaves[init->id]; l++) count += a->vals[init->id][l] == iv;
     value *y = &a->v[iv];
-    if (reusable(a, y) && y->last == t0 && count == 1 && y->buf >= 0 && a->b[y->buf].owner == iv &&
-        a->b[y->buf].size == x->size)
+    if (count != 1 || y->buf < 0 || a->b[y->buf].owner != iv || a->b[y->buf].size != x->size) return -1;
+    if (reusable(a, y) && y->last == t0) return y->buf;
+    /* Read only (the body returns the element as it got it: a batch stream, a constant
+     * table): it stays where the init value is, with no copy into the loop. */
+    const cx_comp *body = in->called[1];
+    if (a->nleaves[body->root->id] == a->nleaves[in->id] && a->vals[body->root->id][x->leaf] == v) {
+      x->borrowed = 1;
       return y->buf;
+    }
     return -1;
   }
-  if (in->op != CX_OP_FUSION || !in->plan || (a->nleaves[in->id] != 1 && in->plan->kind != CX_FUSION_LOOP)) return -1;
+  if (in->op != CX_OP_FUSION || !in->plan) return -1;
   /* In place over an operand that dies here, or over a loop state element that the body reads
    * for the last time here and that this result replaces (body result leaf i is state leaf i:
    * the trip then ends with nothing to copy for it). Best first: the state element this result
@@ -368,7 +379,7 @@ static int shared_buffer(an *a, int v) {
     int updates = !dies && y->state_of && y->state_of->called[1] == in->parent && y->body_last == t0 &&
                   sole_root_leaf(a, in->parent, v, y->leaf);
     if (!reusable(a, y) || !(dies || updates) || y->buf < 0 || a->b[y->buf].owner != ov ||
-        a->b[y->buf].size != x->size)
+        a->b[y->buf].size != x->size || cx_shape_elems(&o->shape) != cx_shape_elems(cx_shape_leaf(&in->shape, x->leaf)))
       continue;
     int ok = 1; /* every operand position holding the same value must be safe */
     for (int j = 0; j < in->nops && ok; j++)
@@ -438,7 +449,7 @@ static cxla_status fix_copies(an *a, int *ninserted) {
   if (!need) return cx_oom(a->m->ctx);
   for (int l = 0; l < n; l++) {
     value *x = &a->v[a->vals[e->root->id][l]];
-    need[l] = x->kind != V_TEMP;
+    need[l] = x->kind != V_TEMP || x->borrowed;
     for (int j = 0; j < l; j++) need[l] |= a->v[a->vals[e->root->id][j]].buf == x->buf;
     need_any |= need[l];
   }

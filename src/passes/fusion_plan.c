@@ -13,8 +13,7 @@ static int relabels(const cx_instr *f) {
          cx_buffers_instr_is_alias(r);
 }
 
-/* The array outputs of a multi-output kLoop fusion: a root tuple of arrays, none of them a
- * parameter (the emitter computes every output's element i before it stores any). */
+/* The outputs of a multi-output fusion: a root tuple of arrays, none of them a parameter. */
 static int tuple_of_computed_arrays(const cx_instr *root) {
   if (root->op != CX_OP_TUPLE || !root->nops) return 0;
   for (int i = 0; i < root->nops; i++)
@@ -22,25 +21,34 @@ static int tuple_of_computed_arrays(const cx_instr *root) {
   return 1;
 }
 
-/* Whether a kLoop fusion may write a result over operand k: every path from the parameter to
- * the root goes through elementwise ops, reshapes or aliasing bitcasts of the same element
- * count, so element i of the result is computed from element i of the operand only, which the
- * kernel reads before it writes element i. A multi-output fusion computes element i of every
- * output before it stores one, so any output of the operand's size may take its memory (buffer
- * assignment compares the sizes). (A dynamic-update-slice over its operand would qualify too,
+/* Whether a kLoop or kInput fusion may write a result over operand k: every path from the
+ * parameter to the root goes through elementwise ops, reshapes or aliasing bitcasts of the same
+ * element count, so element i of the result is computed from element i of the operand only,
+ * which the kernel reads before it writes element i. A multi-output fusion computes element i
+ * of every output before it stores one (codegen/kernel.c, reduce_emit.c), so any output of the
+ * operand's size and element count may take its memory (buffer assignment compares them). In a
+ * kInput fusion such an operand never reaches a reduce: only the epilogue reads it, at the
+ * output element it is about to store (a bias updated from its gradient's column sum). (A dynamic-update-slice over its operand would qualify too,
  * but only pays once the emitter writes just the update window; until then it is copied like
  * anything else.) */
 static int in_place(const cx_instr *f, int k, const cx_fusion_use *u) {
-  if (f->a.fusion_kind != CX_FUSION_LOOP || !u->elementwise || u->reused) return 0;
+  int single = cx_type_is_array(f->shape.type);
+  if ((f->a.fusion_kind != CX_FUSION_LOOP && f->a.fusion_kind != CX_FUSION_INPUT) || !u->elementwise || u->reused)
+    return 0;
   const cx_comp *fc = f->called[0];
   const cx_instr *p = NULL, *root = fc->root;
-  if (!root || (!cx_type_is_array(f->shape.type) && !tuple_of_computed_arrays(root))) return 0;
-  const cx_shape *out = root->op == CX_OP_TUPLE ? &root->ops[0]->shape : &f->shape;
+  if (!root || (!single && !tuple_of_computed_arrays(root))) return 0;
   for (int i = 0; i < fc->ninstrs; i++)
     if (fc->instrs[i]->op == CX_OP_PARAMETER && fc->instrs[i]->a.index == k) p = fc->instrs[i];
   if (!p || root == p || !cx_type_is_array(p->shape.type)) return 0;
-  if (cx_shape_elems(&p->shape) != cx_shape_elems(out) ||
-      (root->op != CX_OP_TUPLE && cx_shape_bytes(&p->shape) != cx_shape_bytes(out)))
+  /* a kInput fusion stores its input-shaped outputs while it reads the input: only operands
+   * shaped as the reductions' results (read by the epilogue alone) qualify */
+  if (f->a.fusion_kind == CX_FUSION_INPUT)
+    for (int i = 0; i < fc->ninstrs; i++)
+      if (fc->instrs[i]->op == CX_OP_REDUCE && cx_shape_elems(&fc->instrs[i]->ops[0]->shape) == cx_shape_elems(&p->shape))
+        return 0;
+  /* one output: of the operand's size; several: buffer assignment matches sizes and counts */
+  if (single && (cx_shape_elems(&p->shape) != cx_shape_elems(&f->shape) || cx_shape_bytes(&p->shape) != cx_shape_bytes(&f->shape)))
     return 0;
   /* forward reachability from p in topological order: every reader must be index-preserving */
   uint8_t reach_stack[128], *reach = fc->ninstrs <= 128 ? reach_stack : cx_calloc((size_t)fc->ninstrs, 1);

@@ -466,5 +466,34 @@ run_cxla grad sq.hlo --wrt=0,x; expect usage_grad_bad_wrt 2 err "expected parame
 run_cxla grad sq.hlo --wrt=2; expect_error err_grad_no_parameter "grad: no parameter 2 (ENTRY takes 2)"
 run_cxla grad addmul.hlo --wrt=0; expect_error err_grad_not_scalar "must return a scalar float"
 
+# ---- train-step ----
+run_cxla train-step --help; expect help_train_step 0 out "--steps-per-call=K"
+run_cxla help train-step; expect help_train_step_via_help 0 out "--optimizer=sgd|adam"
+# w -= 0.5 * x^2 (the gradient of sum(x x w) by w); the step takes w first, then x
+run_cxla train-step sq.hlo --wrt=1 --lr=0.5; expect train_step_prints_module 0 out "input_output_alias={ {1}: (0, {}, may-alias) }"
+cp out.txt sq_step.hlo
+for b in interp cpu; do
+  run_cxla run sq_step.hlo y.npy x.npy --backend=$b
+  expect "train_step_runs_$b" 0 out "[1] f32[2,3] {{0, -1.5, -4}, {-9, -13.5, -19}}"
+  grep -qF "[0] f32[] -70" out.txt && ok "train_step_loss_$b" || bad "train_step_loss_$b" "$(cat out.txt)"
+done
+run_cxla train-step sq.hlo --wrt=1,0 --optimizer=adam --lr=0.01 --steps-per-call=3
+expect train_step_adam_loop 0 out "while("
+cp out.txt sq_adam3.hlo
+run_cxla run sq_adam3.hlo --random-inputs=3 --backend=cpu --check --stats
+expect train_step_adam_loop_cpu_matches_interp 0 out "check: ok"
+grep -qF "fallbacks=0" err.txt && ok train_step_adam_loop_native || bad train_step_adam_loop_native "$(cat err.txt)"
+run_cxla train-step sq.hlo --wrt=1 --optimizer=sgd --momentum=0.9 --nesterov; expect train_step_momentum 0 out "velocity"
+run_cxla train-step sq.hlo; expect usage_train_step_missing_wrt 2 err "missing --wrt=N"
+run_cxla train-step sq.hlo --wrt=1 --optimizer=rmsprop; expect usage_train_step_optimizer 2 err "--optimizer=rmsprop: expected sgd or adam"
+run_cxla train-step sq.hlo --wrt=1 --optimizer=adam --momentum=0.9; expect usage_train_step_wrong_option 2 err "--momentum is an option of --optimizer=sgd"
+run_cxla train-step sq.hlo --wrt=1 --beta1=0.8; expect usage_train_step_adam_option 2 err "--beta1 is an option of --optimizer=adam"
+run_cxla train-step sq.hlo --wrt=1 --lr=fast; expect usage_train_step_bad_number 2 err "--lr=fast: expected a number"
+run_cxla train-step sq.hlo --wrt=1 --steps-per-call=2.5; expect usage_train_step_bad_k 2 err "--steps-per-call=2.5: expected a whole number"
+run_cxla train-step sq.hlo --wrt=1 --lr=-1; expect_error err_train_step_negative_lr "train-step: learning rate -1: expected a finite number >= 0"
+run_cxla train-step sq.hlo --wrt=1 --steps-per-call=0; expect_error err_train_step_k0 "0 steps per call: expected K >= 1"
+run_cxla train-step sq.hlo --wrt=1,1; expect_error err_train_step_repeated "parameter 1 is listed twice"
+run_cxla train-step sq.hlo --wrt=5; expect_error err_train_step_no_parameter "train-step: no parameter 5 (ENTRY takes 2)"
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

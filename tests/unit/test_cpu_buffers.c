@@ -485,3 +485,118 @@ TEST(cpu_buffers_multi_output_in_place) {
   free(y);
   free(z);
 }
+
+/* A loop state element the body passes on unchanged (a table the loop only reads) stays in the
+ * parameter's memory without a copy into the loop; nothing after the loop may then run in place
+ * over it (ex would, were it a temporary that dies there), and returning it copies it. */
+static const char passthrough_head[] =
+    "HloModule passthrough\n"
+    "cond {\n"
+    "  s = (s32[], f32[256], f32[256]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(s), index=0\n"
+    "  n = s32[] constant(4)\n"
+    "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+    "}\n"
+    "fadd {\n"
+    "  a = f32[256] parameter(0)\n"
+    "  b = f32[256] parameter(1)\n"
+    "  ROOT s = f32[256] add(a, b)\n"
+    "}\n"
+    "fexp {\n"
+    "  a = f32[256] parameter(0)\n"
+    "  ROOT e = f32[256] exponential(a)\n"
+    "}\n"
+    "body {\n"
+    "  s = (s32[], f32[256], f32[256]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(s), index=0\n"
+    "  acc = f32[256] get-tuple-element(s), index=1\n"
+    "  tbl = f32[256] get-tuple-element(s), index=2\n"
+    "  one = s32[] constant(1)\n"
+    "  i1 = s32[] add(i, one)\n"
+    "  acc2 = f32[256] fusion(acc, tbl), kind=kLoop, calls=fadd\n"
+    "  ROOT t = (s32[], f32[256], f32[256]) tuple(i1, acc2, tbl)\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  x = f32[256] parameter(0)\n"
+    "  tb = f32[256] parameter(1)\n"
+    "  z = s32[] constant(0)\n"
+    "  init = (s32[], f32[256], f32[256]) tuple(z, x, tb)\n"
+    "  l = (s32[], f32[256], f32[256]) while(init), condition=cond, body=body\n"
+    "  a = f32[256] get-tuple-element(l), index=1\n"
+    "  b = f32[256] get-tuple-element(l), index=2\n"
+    "  ex = f32[256] fusion(b), kind=kLoop, calls=fexp\n";
+
+TEST(cpu_buffers_loop_passes_a_parameter_through) {
+  static const char *const roots[2] = {"  ROOT r = (f32[256], f32[256]) tuple(a, ex)\n}\n",
+                                       "  ROOT r = (f32[256], f32[256], f32[256]) tuple(a, ex, b)\n}\n"};
+  for (int k = 0; k < 2; k++) {
+    char text[4096];
+    snprintf(text, sizeof text, "%s%s", passthrough_head, roots[k]);
+    cx_module *m = cpu_parse(text);
+    if (!m) return;
+    cx_buffers b;
+    CHECK_OK(cx_buffers_assign(m, &b));
+    cx_instr *l = cpu_find(m, "l");
+    int tb = slot_of(&b, m, "tb", 0);
+    if (l) CHECK_EQ_INT(cx_buffers_slot(&b, l, 2), tb);
+    CHECK(slot_of(&b, m, "ex", 0) != tb && slot_ptr(&b, slot_of(&b, m, "ex", 0))->kind == CX_SLOT_OUTPUT);
+    cx_instr *r = m->entry->root;
+    if (k) CHECK(cx_buffers_slot(&b, r, 2) != tb && slot_ptr(&b, cx_buffers_slot(&b, r, 2))->kind == CX_SLOT_OUTPUT);
+    cx_buffers_free(&b);
+    cx_module_free(m);
+    char *x = cpu_ramp("f32", 256, 11, 0.5, -2), *t = cpu_ramp("f32", 256, 5, 0.25, -0.5);
+    const char *in[2] = {x, t};
+    CHECK(cpu_check(text, 2, in, NULL, 1e-6, 1e-6, NULL, NULL));
+    free(x);
+    free(t);
+  }
+}
+
+/* A reduction fusion whose epilogue reads an operand at the output's index (a bias and its
+ * gradient's column sum) writes over it; the other output still reads the operand's old
+ * values (every output of an element is computed before one is stored). */
+static const char bias_text[] =
+    "HloModule bias, input_output_alias={ {0}: (1, {}, may-alias) }\n"
+    "add {\n"
+    "  a = f32[] parameter(0)\n"
+    "  b = f32[] parameter(1)\n"
+    "  ROOT s = f32[] add(a, b)\n"
+    "}\n"
+    "fb {\n"
+    "  g = f32[64,32] parameter(0)\n"
+    "  b = f32[32] parameter(1)\n"
+    "  z = f32[] constant(0)\n"
+    "  s = f32[32] reduce(g, z), dimensions={0}, to_apply=add\n"
+    "  k = f32[] constant(0.1)\n"
+    "  kb = f32[32] broadcast(k), dimensions={}\n"
+    "  d = f32[32] multiply(kb, s)\n"
+    "  n = f32[32] subtract(b, d)\n"
+    "  m = f32[32] add(b, s)\n"
+    "  ROOT t = (f32[32], f32[32]) tuple(n, m)\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  g = f32[64,32] parameter(0)\n"
+    "  b = f32[32] parameter(1)\n"
+    "  f = (f32[32], f32[32]) fusion(g, b), kind=kInput, calls=fb\n"
+    "  n = f32[32] get-tuple-element(f), index=0\n"
+    "  m = f32[32] get-tuple-element(f), index=1\n"
+    "  ROOT r = (f32[32], f32[32]) tuple(n, m)\n"
+    "}\n";
+
+TEST(cpu_buffers_reduction_epilogue_in_place) {
+  cx_module *m = cpu_parse(bias_text);
+  if (!m) return;
+  cx_buffers b;
+  CHECK_OK(cx_buffers_assign_donated(m, 2, &b));
+  cx_instr *f = m->entry->root->ops[0]->ops[0];
+  CHECK_EQ_INT(cx_buffers_slot(&b, f, 0), cx_buffers_slot(&b, m->entry->params[1], 0));
+  CHECK(slot_ptr(&b, cx_buffers_slot(&b, f, 1))->kind == CX_SLOT_OUTPUT);
+  cx_buffers_free(&b);
+  cx_module_free(m);
+  int64_t gd[2] = {64, 32};
+  char *g = cpu_ramp_nd("f32", gd, 2, 13, 0.125, -0.75), *bb = cpu_ramp("f32", 32, 7, 0.5, -1);
+  const char *in[2] = {g, bb};
+  CHECK(cpu_check(bias_text, 2, in, NULL, 1e-5, 1e-6, NULL, NULL));
+  free(g);
+  free(bb);
+}
