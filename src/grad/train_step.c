@@ -107,11 +107,15 @@ static cxla_status build_step(gr_module *g, const int *wrt, int nwrt, const cxla
   cx_instr **old = cx_calloc((size_t)np + 1, sizeof *old), **state = cx_calloc((size_t)nstate + 1, sizeof *state);
   cx_instr **out = cx_calloc((size_t)nout, sizeof *out);
   gr_em e = {g, E, E->root->loc, CXLA_OK};
-  if (!old || !state || !out) e.st = cx_oom(g->m->ctx);
-  for (int i = 0; e.st == CXLA_OK && i < np; i++) old[i] = E->params[i];
+  *ncarry = nwrt + nstate;
+  if (!old || !state || !out) {
+    e.st = cx_oom(g->m->ctx);
+    goto done;
+  }
+  for (int i = 0; i < np; i++) old[i] = E->params[i];
   /* weights first, in wrt's order; the batch after the state, in its order */
   int next = nwrt + nstate;
-  for (int i = 0; e.st == CXLA_OK && i < np; i++) {
+  for (int i = 0; i < np; i++) {
     int w = -1;
     for (int j = 0; j < nwrt; j++)
       if (wrt[j] == i) w = j;
@@ -144,10 +148,10 @@ static cxla_status build_step(gr_module *g, const int *wrt, int nwrt, const cxla
   }
   if (e.st == CXLA_OK) e.st = params_first(E);
   if (e.st == CXLA_OK) e.st = cx_comp_resort(E, "train-step");
+done:
   cx_free(old);
   cx_free(state);
   cx_free(out);
-  *ncarry = nwrt + nstate;
   return e.st;
 }
 

@@ -4,6 +4,7 @@
  * in double, narrow float weights, the text round trip, the cpu backend against the
  * interpreter on an MLP, and what is refused. */
 #include "train_helpers.h"
+#include "util/util.h"
 
 static const char *const k_backends[2] = {"interp", "cpu"};
 
@@ -276,4 +277,32 @@ TEST(train_step_optimizer_defaults) {
   CHECK(o.kind == CXLA_OPTIMIZER_ADAM && o.learning_rate == 0.001 && o.beta1 == 0.9 && o.beta2 == 0.999 &&
         o.epsilon == 1e-8 && o.steps_per_call == 1);
   cxla_optimizer_init(NULL, CXLA_OPTIMIZER_SGD); /* nothing to fill: no crash */
+}
+
+/* Allocation failures anywhere in building a step (n = 0, 1, 2, ... until one run needs no
+ * failure) end in CXLA_ERR_OUT_OF_MEMORY and no module, never a crash; ASan checks the paths for
+ * leaks. One step with momentum, and an Adam loop. */
+TEST(train_step_allocation_failures) {
+  int wrt[4] = {0, 1, 2, 3};
+  cxla_module *m = th_parse(th_mlp_text);
+  for (int k = 0; m && k < 2; k++) {
+    cxla_optimizer o;
+    cxla_optimizer_init(&o, k ? CXLA_OPTIMIZER_ADAM : CXLA_OPTIMIZER_SGD);
+    if (k) o.steps_per_call = 3;
+    else o.momentum = 0.5;
+    int done = 0;
+    for (int64_t n = 0; !done && n < 100000; n++) {
+      cxla_module *s = NULL;
+      cx_alloc_fail_after(n);
+      cxla_status st = cxla_module_train_step(m, wrt, 4, &o, &s);
+      done = cx_alloc_failures() == 0;
+      cx_alloc_fail_after(-1);
+      if (done) CHECK_MSG(st == CXLA_OK && s, "%s", cxla_context_errmsg(test_ctx()));
+      else CHECK_MSG(st == CXLA_ERR_OUT_OF_MEMORY && !s, "failing after %lld allocations: status %s: %s", (long long)n,
+                     cxla_status_str(st), cxla_context_errmsg(test_ctx()));
+      cxla_module_destroy(s);
+    }
+    CHECK(done);
+  }
+  cxla_module_destroy(m);
 }
