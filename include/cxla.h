@@ -394,6 +394,29 @@ cxla_op cxla_builder_scatter(cxla_builder *b, cxla_op operand, cxla_op indices, 
 cxla_op cxla_builder_scatter_n(cxla_builder *b, int n, const cxla_op *operands, cxla_op indices,
                                const cxla_op *updates, const cxla_scatter_dims *dims, cxla_computation *to_apply);
 
+/* Library ops (XLA's semantics, docs/ops.md; shapes are checked as for HLO text).
+ * topk: the k largest (largest != 0) or smallest elements of each row of x's last dimension,
+ * in order (TOTALORDER, ties by lower index), and their indices: (x's type [..., k], s32[..., k]).
+ * fft: over x's n (1 to 3) innermost dimensions of lengths fft_length; FFT and IFFT map c64 /
+ * c128 to the same shape, RFFT f32 / f64 to [..., n/2 + 1] complex, IRFFT back to real.
+ * cholesky: the lower (lower != 0) or upper factor of each matrix of a batch [..., n, n].
+ * triangular_solve: x with op(a) x = rhs (left_side) or x op(a) = rhs, a triangular.
+ * rng_bit_generator: (new state, random bits of type[dims]) from a u64[2] (Threefry) or u64[2
+ * or 3] (Philox, the default) state, bit-exact with XLA.
+ * stochastic_convert: x (float) to a signed integer type, rounding up with a probability given
+ * by random_bits (unsigned, x's width and dims). */
+typedef enum cxla_fft_type { CXLA_FFT_FFT, CXLA_FFT_IFFT, CXLA_FFT_RFFT, CXLA_FFT_IRFFT } cxla_fft_type;
+typedef enum cxla_transpose { CXLA_TRANSPOSE_NO, CXLA_TRANSPOSE_YES, CXLA_TRANSPOSE_ADJOINT } cxla_transpose;
+typedef enum cxla_rng_algorithm { CXLA_RNG_DEFAULT, CXLA_RNG_THREE_FRY, CXLA_RNG_PHILOX } cxla_rng_algorithm;
+cxla_op cxla_builder_topk(cxla_builder *b, cxla_op x, int64_t k, int largest);
+cxla_op cxla_builder_fft(cxla_builder *b, cxla_op x, cxla_fft_type type, int n, const int64_t *fft_length);
+cxla_op cxla_builder_cholesky(cxla_builder *b, cxla_op a, int lower);
+cxla_op cxla_builder_triangular_solve(cxla_builder *b, cxla_op a, cxla_op rhs, int left_side, int lower,
+                                      int unit_diagonal, cxla_transpose transpose_a);
+cxla_op cxla_builder_rng_bit_generator(cxla_builder *b, cxla_op state, cxla_rng_algorithm algorithm,
+                                       cxla_type type, int rank, const int64_t *dims);
+cxla_op cxla_builder_stochastic_convert(cxla_builder *b, cxla_op x, cxla_op random_bits, cxla_type type);
+
 /* Tuples and control flow. */
 cxla_op cxla_builder_tuple(cxla_builder *b, int n, const cxla_op *elems);
 cxla_op cxla_builder_get_tuple_element(cxla_builder *b, cxla_op t, int64_t index);

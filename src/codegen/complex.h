@@ -15,7 +15,7 @@ LLVMValueRef cx_gen_part(cx_gen *g, LLVMValueRef v, int k);
 #define CX_COMPLEX_BUILDERS(X)                                                                 \
   X(neg) X(add) X(sub) X(mul) X(div) X(pow) X(abs) X(real) X(imag) X(imag_of_real) X(compose) \
   X(sign) X(exp) X(expm1) X(log) X(log1p) X(sqrt) X(rsqrt) X(cbrt) X(cos) X(sin) X(tanh)      \
-  X(logistic) X(compare)
+  X(tan) X(atan2) X(logistic) X(compare)
 #define X(name) LLVMValueRef cx_cgen_##name(cx_gen *g, const cx_instr *in, cxla_type t, LLVMValueRef *a);
 CX_COMPLEX_BUILDERS(X)
 #undef X

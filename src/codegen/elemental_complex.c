@@ -256,6 +256,22 @@ BUILDER(cx_cgen_sin) {
 
 BUILDER(cx_cgen_tanh) { UNUSED; return join(g, t, ztanh(g, split(g, t, a[0]))); }
 
+/* tan(a+bi) = -i tanh(-b + ai) (cx_c_tan) */
+BUILDER(cx_cgen_tan) {
+  UNUSED;
+  zd z = split(g, t, a[0]), h = ztanh(g, (zd){neg(g, z.im), z.re});
+  return join(g, t, (zd){h.im, neg(g, h.re)});
+}
+
+/* atan2(y, x) = -i log((x + iy) / sqrt(x² + y²)) (cx_c_atan2) */
+BUILDER(cx_cgen_atan2) {
+  UNUSED;
+  zd y = split(g, t, a[0]), x = split(g, t, a[1]);
+  zd r = zsqrt(g, zadd(g, zmul(g, x, x), zmul(g, y, y)));
+  zd l = zlog(g, zdiv(g, zadd(g, x, zmul(g, zk(g, 0, 1), y)), r));
+  return join(g, t, (zd){l.im, neg(g, l.re)});
+}
+
 /* 1 / (1 + e^-z) */
 BUILDER(cx_cgen_logistic) {
   UNUSED;

@@ -111,9 +111,9 @@ const cx_elem_hooks cx_elem_math[CX_OP_COUNT] = {
   [CX_OP_CBRT] =     {f_math, NULL,   NULL,   cx_cgen_cbrt},
   [CX_OP_SIN] =      {f_math, NULL,   NULL,   cx_cgen_sin},
   [CX_OP_COS] =      {f_math, NULL,   NULL,   cx_cgen_cos},
-  [CX_OP_TAN] =      {f_math, NULL,   NULL},
+  [CX_OP_TAN] =      {f_math, NULL,   NULL,   cx_cgen_tan},
   [CX_OP_TANH] =     {f_math, NULL,   NULL,   cx_cgen_tanh},
   [CX_OP_ERF] =      {f_math, NULL,   NULL},
   [CX_OP_POWER] =    {f_math, i_pow,  p_pow,  cx_cgen_pow},
-  [CX_OP_ATAN2] =    {f_math, NULL,   NULL},
+  [CX_OP_ATAN2] =    {f_math, NULL,   NULL,   cx_cgen_atan2},
 };

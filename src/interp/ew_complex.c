@@ -155,6 +155,20 @@ cx_cplx cx_c_tanh(cx_cplx x) {
   return (cx_cplx){sa * c_cosh(a) / d, sb * cb / d};
 }
 
+/* tan z = -i tanh(iz), as XLA: tan(a+bi) = -i tanh(-b + ai), so tanh's special values carry over */
+cx_cplx cx_c_tan(cx_cplx x) {
+  cx_cplx t = cx_c_tanh((cx_cplx){-x.im, x.re});
+  return (cx_cplx){t.im, -t.re};
+}
+
+/* XLA's complex atan2(y, x) = -i log((x + iy) / sqrt(x² + y²)), with its complex operations:
+ * for real y and x it is the real atan2, up to the rounding of log(|.|) (near 0). */
+cx_cplx cx_c_atan2(cx_cplx y, cx_cplx x) {
+  cx_cplx r = cx_c_sqrt(cx_c_add(cx_c_mul(x, x), cx_c_mul(y, y)));
+  cx_cplx l = cx_c_log(cx_c_div(cx_c_add(x, cx_c_mul((cx_cplx){0, 1}, y)), r));
+  return (cx_cplx){l.im, -l.re};
+}
+
 /* 1 / (1 + e^-z), as XLA expands logistic before emitting it */
 cx_cplx cx_c_logistic(cx_cplx x) {
   cx_cplx e = cx_c_exp(cx_c_negate(x));

@@ -70,6 +70,8 @@ cx_cplx cx_c_cbrt(cx_cplx x);
 cx_cplx cx_c_sin(cx_cplx x);
 cx_cplx cx_c_cos(cx_cplx x);
 cx_cplx cx_c_tanh(cx_cplx x);
+cx_cplx cx_c_tan(cx_cplx x);
+cx_cplx cx_c_atan2(cx_cplx y, cx_cplx x);
 cx_cplx cx_c_logistic(cx_cplx x);
 
 /* op's rule, or NULL: the interpreter does not run op as an elementwise op. */

@@ -27,7 +27,8 @@ int rg_size(gen *g, int lo, int hi) { return hi <= lo ? lo : lo + rg_below(&g->r
 /* ---- features ---- */
 
 static const char *const feature_names[] = {"while",  "cond", "dot",     "reduce", "rwindow", "gather", "dynamic",
-                                            "half",   "int",  "special", "big",    "zero",    "transc", "layout"};
+                                            "half",   "int",  "special", "big",    "zero",    "transc", "layout",
+                                            "lib"};
 
 const char *rg_feature_name(int bit) { return bit >= 0 && bit < CX_ARRAY_LEN(feature_names) ? feature_names[bit] : "?"; }
 
@@ -467,6 +468,14 @@ cxla_computation *rg_argmax_reducer(gen *g, cxla_type t, int is_min) {
 
 /* ---- steps ---- */
 
+static void rg_op_library(gen *g) {
+  int r = rg_below(&g->rs, 100);
+  if (r < 35) rg_op_topk(g);
+  else if (r < 65) rg_op_cholesky(g);
+  else if (r < 80) rg_op_random_bits(g);
+  else rg_op_stochastic_convert(g);
+}
+
 void rg_step(gen *g) {
   int nested = g->cur->depth > 0;
   for (int tries = 0; tries < 8; tries++) {
@@ -482,7 +491,8 @@ void rg_step(gen *g) {
     if (r < 71) { if (rg_has(g, RG_F_GATHER)) { rg_op_gather(g); return; } continue; }
     if (r < 79) { if (rg_has(g, RG_F_REDUCE)) { rg_op_reduce(g); return; } continue; }
     if (r < 81) { if (rg_has(g, RG_F_REDUCE)) { rg_op_argmax(g); return; } continue; }
-    if (r < 88) { if (rg_has(g, RG_F_DOT)) { rg_op_dot(g); return; } continue; }
+    if (r < 86) { if (rg_has(g, RG_F_DOT)) { rg_op_dot(g); return; } continue; }
+    if (r < 88) { if (rg_has(g, RG_F_LIB)) { rg_op_library(g); return; } continue; }
     if (r < 92) { if (rg_has(g, RG_F_RWINDOW)) { rg_op_reduce_window(g); return; } continue; }
     if (r < 96) { if (rg_has(g, RG_F_WHILE) && g->cur->depth < 2 && (!nested || rg_chance(g, 0.3))) { rg_op_while(g); return; } continue; }
     if (rg_has(g, RG_F_COND) && g->cur->depth < 2 && (!nested || rg_chance(g, 0.3))) { rg_op_conditional(g); return; }

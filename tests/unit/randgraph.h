@@ -33,7 +33,8 @@ enum {
   RG_F_ZERO = 1 << 11,    /* an occasional zero-sized slice */
   RG_F_TRANSC = 1 << 12,  /* transcendental functions */
   RG_F_LAYOUT = 1 << 13,  /* non-default layouts, layout-changing copies, bitcasts */
-  RG_F_ALL = (1 << 14) - 1
+  RG_F_LIB = 1 << 14,     /* topk, rng-bit-generator, stochastic-convert, cholesky + triangular-solve */
+  RG_F_ALL = (1 << 15) - 1
 };
 
 /* Parses "-while,-gather" or "dot,reduce" (only those) into feature bits; unknown names give -1. */

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "randgraph_lib_rules.h"
 #include "randgraph_rules.h"
 #include "ir/types.h"
 
@@ -284,7 +285,8 @@ int rg_bounds_instr(rg_bounds *bd, cx_instr *in) {
     break;
   case CX_CLASS_LIBRARY:
     if (in->op == CX_OP_DOT) out[0] = rg_dot_rule(bd, in, o[0], o[1]);
-    else rg_mark_bad(bd, &out[0], in, "op not analysed");
+    else if (!rg_library_rule(bd, in, out, nout))
+      for (int i = 0; i < nout; i++) rg_mark_bad(bd, &out[i], in, "op not analysed");
     break;
   case CX_CLASS_CONTROL:
     if (in->op == CX_OP_WHILE) ok = while_op(bd, in, out, nout);

@@ -102,6 +102,12 @@ void rg_op_reduce_window(gen *g);
 gval rg_bounded(gen *g, gval v, double B);
 gval rg_positive(gen *g, gval v, double m);
 
+/* ---- randgraph_lib.c ---- */
+void rg_op_topk(gen *g);
+void rg_op_random_bits(gen *g);
+void rg_op_stochastic_convert(gen *g);
+void rg_op_cholesky(gen *g);
+
 /* ---- randgraph_layout.c ---- */
 void rg_op_layout(gen *g);
 

@@ -284,6 +284,18 @@ rg_val rg_elementwise(rg_bounds *bd, const cx_instr *in, const rg_val *o) {
     r.lo = fmax(fmin(r.lo, thi), tlo), r.hi = fmax(fmin(r.hi, thi), tlo);
     return r;
   }
+  case CX_OP_STOCHASTIC_CONVERT: { /* to a signed integer: floor or ceil of |x| as the bits say */
+    if (rg_inexact(a)) rg_mark_bad(bd, &r, in, "inexact operand of a rounding");
+    double tlo, thi;
+    rg_type_range(t, &tlo, &thi);
+    r.err = r.rel = 0;
+    r.lo = floor(a.lo), r.hi = ceil(a.hi);
+    if (a.special) r.lo = tlo, r.hi = thi; /* inf saturates, NaN gives 0 */
+    r.special = 0;
+    r.lo = fmax(fmin(r.lo, thi), tlo), r.hi = fmax(fmin(r.hi, thi), tlo);
+    r.bad |= b.bad;
+    return r;
+  }
   case CX_OP_BITCAST_CONVERT: { /* same width only (the generator's use) */
     if (cx_type_bits(t) != cx_type_bits(ot)) { rg_mark_bad(bd, &r, in, "bitcast between widths has no rule"); return r; }
     /* a float's bits depend on NaN payloads and on every rounding */

@@ -6,7 +6,8 @@
  * random shapes, with NaN, infinities, zeros and huge values among the inputs. Elementwise
  * complex ops agree bit for bit between the backends (both compute the same formulas in
  * double and round once), so such graphs must match exactly (any NaN matching any NaN); graphs
- * with sums and dots (of moderate values: the backends sum in different orders) match within
+ * with sums, dots and FFTs (FFT, IFFT, and RFFT / IRFFT through real and back, over 1 or 2
+ * innermost dims; of moderate values: the backends sum in different orders) match within
  * docs/numerics.md's tolerances. */
 #include <stdarg.h>
 #include <string.h>
@@ -27,6 +28,9 @@ typedef struct cgen {
   cx_sb sb;
   val pool[128];       /* the complex values */
   int n, next_id, inexact;
+  int fft; /* an FFT was taken: its exact zeros (the imaginary parts of a real signal's DC and
+            * Nyquist bins) come out as +-0 or +-ulps, so sign and sqrt (discontinuous there) are
+            * left out from then on */
 } cgen;
 
 static uint64_t rnd(cgen *g) {
@@ -64,11 +68,11 @@ static int emit(cgen *g, val v, const char *type, const char *fmt, ...) {
 
 static const char *const k_unary[] = {"negate", "sign", "exponential", "exponential-minus-one", "log",
                                       "log-plus-one", "sqrt", "rsqrt", "cbrt", "sine", "cosine", "tanh",
-                                      "logistic", "copy"};
-static const char *const k_binary[] = {"add", "subtract", "multiply", "divide", "power"};
+                                      "logistic", "copy", "tan"};
+static const char *const k_binary[] = {"add", "subtract", "multiply", "divide", "power", "atan2"};
 /* with sums and dots: ops that keep values of moderate size, so that the order of a sum (which
  * the backends choose differently) stays within the tolerance */
-static const char *const k_tame_unary[] = {"negate", "sign", "sqrt", "copy"};
+static const char *const k_tame_unary[] = {"sign", "sqrt", "negate", "copy"}; /* continuous ones last */
 static const char *const k_tame_binary[] = {"add", "subtract", "multiply"};
 
 /* A pool value of x's type and dims (x itself when none comes up). */
@@ -80,11 +84,39 @@ static val partner(cgen *g, val x) {
   return x;
 }
 
+/* An FFT of x over its last (or last two) dims: FFT / IFFT in place, or RFFT of x's real part
+ * (then IRFFT back to real, when the length allows, and convert to complex). */
+static void fft_step(cgen *g, val x) {
+  static const char *const kinds[] = {"FFT", "IFFT"};
+  int nd = x.rank >= 2 && below(g, 3) == 0 ? 2 : 1;
+  char len[48];
+  if (nd == 2) snprintf(len, sizeof len, "%lld,%lld", (long long)x.dims[x.rank - 2], (long long)x.dims[x.rank - 1]);
+  else snprintf(len, sizeof len, "%lld", (long long)x.dims[x.rank - 1]);
+  if (below(g, 2)) {
+    emit(g, x, NULL, "fft(v%d), fft_type=%s, fft_length={%s}", x.id, kinds[below(g, 2)], len);
+    return;
+  }
+  int re = emit(g, x, rtype(x.c128), "real(v%d)", x.id);
+  val h = x;
+  h.dims[x.rank - 1] = x.dims[x.rank - 1] / 2 + 1;
+  int f = emit(g, h, NULL, "fft(v%d), fft_type=RFFT, fft_length={%s}", re, len);
+  if (below(g, 2)) {
+    int back = emit(g, x, rtype(x.c128), "fft(v%d), fft_type=IRFFT, fft_length={%s}", f, len);
+    emit(g, x, NULL, "convert(v%d)", back);
+  }
+}
+
 static void step(cgen *g, int sums) {
   val x = g->pool[g->n - 1 - below(g, g->n < 4 ? g->n : 4)]; /* recent values first */
-  switch (below(g, sums ? 12 : 10)) {
+  int r = below(g, sums ? 14 : 10);
+  if (r >= 12) {
+    if (x.rank > 0) fft_step(g, x);
+    g->inexact = g->fft = 1;
+    return;
+  }
+  switch (r) {
   case 0: case 1: case 2:
-    emit(g, x, NULL, "%s(v%d)", sums ? k_tame_unary[below(g, CX_ARRAY_LEN(k_tame_unary))]
+    emit(g, x, NULL, "%s(v%d)", sums ? k_tame_unary[(g->fft ? 2 : 0) + below(g, CX_ARRAY_LEN(k_tame_unary) - (g->fft ? 2 : 0))]
                                      : k_unary[below(g, CX_ARRAY_LEN(k_unary))], x.id);
     break;
   case 3: case 4:

@@ -281,7 +281,7 @@ TEST(verify_binary_types_and_shapes) {
   CHECK_INFER_ERR(vt_op(CX_OP_SUBTRACT, "b1", NULL, 2, p, p), "subtract needs an integer, floating-point or complex type");
   CHECK_INFER_ERR(vt_op(CX_OP_AND, "b2", NULL, 2, f, f), "and needs pred or an integer type");
   CHECK_INFER_ERR(vt_op(CX_OP_SHIFT_RIGHT_LOGICAL, "b3", NULL, 2, f, f), "needs an integer type");
-  CHECK_INFER_ERR(vt_op(CX_OP_ATAN2, "b4", NULL, 2, s, s), "atan2 needs a floating-point type");
+  CHECK_INFER_ERR(vt_op(CX_OP_ATAN2, "b4", NULL, 2, s, s), "atan2 needs a floating-point or complex type");
   CHECK_INFER_ERR(vt_op(CX_OP_ADD, "b5", NULL, 2, f, g), "add b5: operands must have the same dimensions (broadcast "
                                                           "explicitly), got f32[3] and f32[4]");
   CHECK_INFER_ERR(vt_op(CX_OP_ADD, "b6", NULL, 2, f, s), "operands must have the same element type, got f32[3] and s32[3]");
