@@ -50,7 +50,6 @@ static const refusal k_refusals[CX_OP_COUNT] = {
 
 const char *cx_interp_cannot_run(const cx_instr *in, char *buf, size_t n) {
   if (cx_shape_is_dynamic(&in->shape)) return "dynamic dimensions";
-  if (cx_op_is_collective(in->op)) return "collectives need the distributed runtime; cxla runs one device";
   if (!cx_interp_runs_op(in->op)) return "cxla does not run this op yet";
   const cx_ew_rule *r = cx_ew_rule_of(in->op);
   if (r && in->nops > 0) { /* the element types an elementwise op is defined on */

@@ -19,6 +19,7 @@ const cx_attr_field cx_attr_fields[CX_ATTR_COUNT] = {
 #define SIZE_CHECK_STR(m)
 #define SIZE_CHECK_LITERAL(m)
 #define SIZE_CHECK_RAW(m)
+#define SIZE_CHECK_GROUPS(m)
 #define CX_ATTR_FIELD(id, member, kind, dflt) SIZE_CHECK_##kind(member)
 #include "ir/attrs.def"
 
@@ -54,6 +55,7 @@ void cx_attrs_init(cx_attrs *a) {
 #define INIT_STR(m, d)
 #define INIT_LITERAL(m, d)
 #define INIT_RAW(m, d)
+#define INIT_GROUPS(m, d)
 #define CX_ATTR_FIELD(id, member, kind, dflt) INIT_##kind(member, dflt)
 #include "ir/attrs.def"
 }
@@ -95,6 +97,22 @@ static int literal_eq(const cxla_literal *a, const cxla_literal *b) {
   return a == b || (a && b && cx_literal_equal(a, b));
 }
 
+static int i64s_eq(const int64_t *a, const int64_t *b, int64_t n) {
+  return n <= 0 || !memcmp(a, b, sizeof *a * (size_t)n);
+}
+
+/* The same groups written the same way (a list and the iota form that expands to it print
+ * differently, so they are different attributes). */
+static int groups_eq(const cx_groups *a, const cx_groups *b) {
+  if (!a || !b) return a == b;
+  if (a->n != b->n || a->ndims != b->ndims || !i64s_eq(a->start, b->start, a->n + 1) ||
+      !i64s_eq(a->ids, b->ids, a->start[a->n]) || !i64s_eq(a->dims, b->dims, a->ndims))
+    return 0;
+  for (int i = 0; i < a->ndims; i++)
+    if (a->perm[i] != b->perm[i]) return 0;
+  return 1;
+}
+
 static int is_metadata(const cx_raw_attr *r) { return !strcmp(r->key, "metadata"); }
 
 static int raw_eq(int na, const cx_raw_attr *a, int nb, const cx_raw_attr *b) {
@@ -119,6 +137,7 @@ int cx_attrs_equal(const cx_attrs *a, const cx_attrs *b) {
 #define EQ_STR(m) if (!str_eq(a->m, b->m)) return 0;
 #define EQ_LITERAL(m) if (!literal_eq(a->m, b->m)) return 0;
 #define EQ_RAW(m) if (!raw_eq(a->n##m, a->m, b->n##m, b->m)) return 0;
+#define EQ_GROUPS(m) if (!groups_eq(a->m, b->m)) return 0;
 #define CX_ATTR_FIELD(id, member, kind, dflt) EQ_##kind(member)
 #include "ir/attrs.def"
   return 1;
@@ -169,6 +188,16 @@ static uint64_t hash_literal(uint64_t h, const cxla_literal *l) {
   return h;
 }
 
+static uint64_t hash_groups(uint64_t h, const cx_groups *g) {
+  if (!g) return cx_hash_mix(h, 0);
+  h = cx_hash_mix(h, (uint64_t)g->n + 1);
+  for (int64_t i = 0; i < g->start[g->n]; i++) h = cx_hash_mix(h, (uint64_t)g->ids[i]);
+  for (int i = 0; i <= g->n; i++) h = cx_hash_mix(h, (uint64_t)g->start[i]);
+  h = cx_hash_mix(h, (uint64_t)g->ndims);
+  for (int i = 0; i < g->ndims; i++) h = cx_hash_mix(cx_hash_mix(h, (uint64_t)g->dims[i]), (uint64_t)g->perm[i]);
+  return h;
+}
+
 /* Equality compares kept attributes as a set, without metadata: their count is what is sure
  * to agree. */
 static uint64_t hash_raw(uint64_t h, int n, const cx_raw_attr *r) {
@@ -185,6 +214,7 @@ uint64_t cx_attrs_hash(uint64_t h, const cx_attrs *a) {
 #define HASH_STR(m) h = hash_str(h, a->m);
 #define HASH_LITERAL(m) h = hash_literal(h, a->m);
 #define HASH_RAW(m) h = hash_raw(h, a->n##m, a->m);
+#define HASH_GROUPS(m) h = hash_groups(h, a->m);
 #define CX_ATTR_FIELD(id, member, kind, dflt) HASH_##kind(member)
 #include "ir/attrs.def"
   return h;

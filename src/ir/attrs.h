@@ -14,7 +14,7 @@ typedef enum cx_attr_id {
 
 typedef enum cx_attr_kind {
   CX_ATTR_KIND_POD, CX_ATTR_KIND_INTS, CX_ATTR_KIND_WINDOW, CX_ATTR_KIND_CONV, CX_ATTR_KIND_STR,
-  CX_ATTR_KIND_LITERAL, CX_ATTR_KIND_RAW
+  CX_ATTR_KIND_LITERAL, CX_ATTR_KIND_RAW, CX_ATTR_KIND_GROUPS
 } cx_attr_kind;
 
 typedef struct cx_attr_field {

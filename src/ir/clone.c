@@ -2,6 +2,7 @@
  * work on a clone so that a compiled executable never depends on the caller's module. */
 #include <string.h>
 #include "ir/clone.h"
+#include "ir/groups.h"
 
 static int copy_ints(cx_module *m, cx_ints *to, const cx_ints *from) { return cx_ints_set(m, to, from->n, from->v); }
 
@@ -46,6 +47,7 @@ int cx_attrs_copy(cx_module *m, cx_attrs *to, const cx_attrs *from) {
 #define COPY_STR(f) ok = ok && copy_str(m, &a.f, from->f);
 #define COPY_LITERAL(f) ok = ok && copy_literal(m, &a.f, from->f);
 #define COPY_RAW(f) ok = ok && copy_raw(m, &a.n##f, &a.f, from->n##f, from->f);
+#define COPY_GROUPS(f) ok = ok && cx_groups_copy(m, &a.f, from->f);
 #define CX_ATTR_FIELD(id, member, kind, dflt) COPY_##kind(member)
 #include "ir/attrs.def"
   if (!ok) { cx_oom(m->ctx); return 0; }

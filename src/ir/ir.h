@@ -92,6 +92,20 @@ typedef enum cx_fusion_kind {
 } cx_fusion_kind;
 extern const char *const cx_fusion_kind_names[CX_FUSION_KINDS];
 
+/* replica_groups= and source_target_pairs= of the collectives (docs/collectives.md): n groups
+ * of ids, group g being ids[start[g] .. start[g + 1]) in the order written (a pair: source,
+ * target). In cx_attrs a NULL pointer is the empty list, {}: every device in one group. The
+ * iota form [G,S]<=[dims]T(perm) is expanded into ids and kept as written for the printer
+ * (ndims 0: written as a list). */
+typedef struct cx_groups {
+  int n;
+  int64_t *start;           /* n + 1 offsets into ids */
+  int64_t *ids;
+  int ndims;                /* the iota form's device array and its transpose */
+  int64_t dims[CXLA_MAX_RANK];
+  int perm[CXLA_MAX_RANK];
+} cx_groups;
+
 /* An attribute the IR does not model; kept verbatim so the printer can write it back. */
 typedef struct cx_raw_attr {
   const char *key, *value;
@@ -129,6 +143,10 @@ typedef struct cx_attrs {
   cx_rng_algorithm rng_algorithm; /* rng-bit-generator */
   cx_rng_distribution rng_distribution; /* rng */
   int largest;              /* topk largest= (1 when absent, as in XLA; its k= is `index`) */
+  cx_groups *replica_groups; /* collectives (module arena; NULL: {}) */
+  cx_groups *source_target_pairs; /* collective-permute: (source, target) pairs */
+  int64_t channel_id;       /* collectives: 0 when absent */
+  int use_global_device_ids; /* all-reduce, all-gather, reduce-scatter: ids are device ids */
   int nraw;                 /* everything else: metadata, sharding, backend_config, ... */
   cx_raw_attr *raw;
 } cx_attrs;

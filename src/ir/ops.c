@@ -6,7 +6,7 @@
 enum { CHEAP, EXPENSIVE };
 enum { INFER, WRITTEN, UNINFERRED };
 enum { NA, ANY, REAL, FLOAT, SIGNED, NUMERIC, FLOAT_OR_COMPLEX, SIGNED_OR_COMPLEX, NUMERIC_OR_COMPLEX, INT, PRED_OR_INT };
-enum { SIDE_EFFECT = 1, COMMUTATIVE = 2 };
+enum { SIDE_EFFECT = 1, COMMUTATIVE = 2, COLLECTIVE = 4 };
 typedef struct {
   const char *name;
   int arity;
@@ -30,7 +30,8 @@ int cx_op_is_expensive(cx_op op) { return table[op].expensive; }
 cx_op_runs cx_op_runs_on(cx_op op) { return table[op].runs; }
 cx_op_calls cx_op_calls_of(cx_op op) { return table[op].called; }
 int cx_op_is_commutative(cx_op op) { return (table[op].flags & COMMUTATIVE) != 0; }
-int cx_op_has_side_effect(cx_op op) { return (table[op].flags & SIDE_EFFECT) || cx_op_is_collective(op); }
+int cx_op_is_collective(cx_op op) { return (table[op].flags & COLLECTIVE) != 0; }
+int cx_op_has_side_effect(cx_op op) { return (table[op].flags & (SIDE_EFFECT | COLLECTIVE)) != 0; }
 
 int cx_op_shape_inferable(cx_op op, const char **why) {
   if (table[op].shape == INFER) return 1;

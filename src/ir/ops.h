@@ -21,7 +21,7 @@ int cx_op_lookup(const char *name, int len);
 int cx_op_arity(cx_op op);               /* -1: variadic */
 cx_op_class cx_op_class_of(cx_op op);
 /* Where an op runs (the table's `runs` column). */
-typedef enum { CX_RUNS_NONE, CX_RUNS_COLLECTIVE, CX_RUNS_INTERP, CX_RUNS_LIBRARY, CX_RUNS_EMIT } cx_op_runs;
+typedef enum { CX_RUNS_NONE, CX_RUNS_INTERP, CX_RUNS_LIBRARY, CX_RUNS_EMIT } cx_op_runs;
 cx_op_runs cx_op_runs_on(cx_op op);
 /* Whether a result shape left out of the text may be inferred (the table's `shape` column):
  * 1, or 0 with *why saying why not. */
@@ -48,9 +48,9 @@ static inline int cx_op_is_elementwise(cx_op op) { return cx_op_class_of(op) == 
 int cx_op_valid_for_type(cx_op op, cxla_type t);
 /* What cx_op_valid_for_type accepts, in words ("a floating-point type"), for messages. */
 const char *cx_op_types_accepted(cx_op op);
-/* Whether op exchanges data between devices (all-reduce, all-gather, collective-permute, their
- * -start/-done halves, ...): parsed, printed and verified, refused by every backend because
- * cxla runs one device and has no distributed runtime. */
-static inline int cx_op_is_collective(cx_op op) { return cx_op_runs_on(op) == CX_RUNS_COLLECTIVE; }
+/* Whether op exchanges data between the devices of a run (all-reduce, all-gather,
+ * collective-permute, their -start/-done halves, ...; the table's COLLECTIVE flag): every
+ * device must run it, so it is never removed, merged or folded (docs/collectives.md). */
+int cx_op_is_collective(cx_op op);
 
 #endif

@@ -25,6 +25,7 @@ static const cx_attr_syntax_info k_syntax[CX_SYN_COUNT] = {
     [CX_SYN_VERBATIM] = {CX_ATTR_KIND_STR, 1, 0},
     [CX_SYN_COMP] = {CX_ATTR_KIND_POD, 0, 0}, /* no field: cx_instr's called[] */
     [CX_SYN_BRANCHES] = {CX_ATTR_KIND_POD, 0, 0},
+    [CX_SYN_GROUPS] = {CX_ATTR_KIND_GROUPS, 1, 0},
 };
 
 const cx_attr_syntax_info *cx_attr_syntax_of(cx_attr_syntax s) { return &k_syntax[s]; }
@@ -93,9 +94,17 @@ static const unsigned char k_op_keys[CX_OP_COUNT][CX_OP_MAX_KEYS] = {
     [CX_OP_RNG_BIT_GENERATOR] = {R(ALGORITHM)},
     [CX_OP_RNG] = {R(DISTRIBUTION)},
     [CX_OP_CALL] = {R(TO_APPLY)},
-    [CX_OP_ALL_REDUCE] = {R(TO_APPLY)},
-    [CX_OP_REDUCE_SCATTER] = {R(TO_APPLY)},
-    [CX_OP_ALL_REDUCE_START] = {R(TO_APPLY)},
+    /* the collectives, in XLA's print order */
+    [CX_OP_ALL_REDUCE] = {O(CHANNEL_ID), O(REPLICA_GROUPS), O(USE_GLOBAL_DEVICE_IDS), R(TO_APPLY)},
+    [CX_OP_ALL_REDUCE_START] = {O(CHANNEL_ID), O(REPLICA_GROUPS), O(USE_GLOBAL_DEVICE_IDS), R(TO_APPLY)},
+    [CX_OP_ALL_GATHER] = {O(CHANNEL_ID), O(REPLICA_GROUPS), R(DIMENSIONS), O(USE_GLOBAL_DEVICE_IDS)},
+    [CX_OP_ALL_GATHER_START] = {O(CHANNEL_ID), O(REPLICA_GROUPS), R(DIMENSIONS), O(USE_GLOBAL_DEVICE_IDS)},
+    [CX_OP_REDUCE_SCATTER] = {O(CHANNEL_ID), O(REPLICA_GROUPS), O(USE_GLOBAL_DEVICE_IDS), R(DIMENSIONS),
+                              R(TO_APPLY)},
+    [CX_OP_ALL_TO_ALL] = {O(CHANNEL_ID), O(REPLICA_GROUPS), O(MAP_DIMENSIONS)}, /* dimensions= only in the array form */
+    [CX_OP_COLLECTIVE_BROADCAST] = {O(CHANNEL_ID), O(REPLICA_GROUPS)},
+    [CX_OP_COLLECTIVE_PERMUTE] = {O(CHANNEL_ID), R(SOURCE_TARGET_PAIRS)},
+    [CX_OP_COLLECTIVE_PERMUTE_START] = {O(CHANNEL_ID), R(SOURCE_TARGET_PAIRS)},
     [CX_OP_ASYNC_START] = {R(CALLS)},
     [CX_OP_ASYNC_UPDATE] = {O(CALLS)}, /* else the chain's */
     [CX_OP_ASYNC_DONE] = {O(CALLS)},

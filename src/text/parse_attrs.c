@@ -277,6 +277,7 @@ static void parse_value(cx_parser *p, cx_instr *in, cx_attr_key_id k, const cx_t
     *(const char **)f = cx_pstrndup(p, t.s, t.len);
     break;
   }
+  case CX_SYN_GROUPS: cx_pgroups(p, f, k == CX_KEY_SOURCE_TARGET_PAIRS); break;
   case CX_SYN_COMP: refs[k] = cx_pname(p, key->what); break;
   case CX_SYN_BRANCHES:
     cx_pexpect(p, TK_LBRACE, "'{'");

@@ -171,8 +171,11 @@ void cx_pstore_raw(cx_parser *p, int n, int *nraw, cx_raw_attr **raw);
  * computation references; checks required ones. op_tok locates "missing" errors. */
 void cx_pattrs(cx_parser *p, cx_instr *in, const cx_token *op_tok);
 /* replica_groups= (current token: the value's first): "{{0,1},{2,3}}", "{}", or XLA's iota form
- * "[2,2]<=[4]", "[2,2]<=[2,2]T(1,0)", checked; returns the value's text to keep verbatim. */
+ * "[2,2]<=[4]", "[2,2]<=[2,2]T(1,0)", checked; returns the value's text to keep verbatim (ops
+ * that do not model them keep them raw). */
 cx_token cx_preplica_groups(cx_parser *p);
+/* The same into *out (NULL for {}); pairs: source_target_pairs= ({{0,1},{1,0}}, lists of two). */
+void cx_pgroups(cx_parser *p, cx_groups **out, int pairs);
 /* A nested instruction has no attributes: fails if its op needs one (dimensions= of a
  * broadcast excepted: a scalar operand needs none). */
 void cx_pattrs_none(cx_parser *p, cx_instr *in, const cx_token *op_tok);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "ir/conv_dims.h"
+#include "ir/groups.h"
 #include "text/attr_keys.h"
 #include "text/printer_int.h"
 
@@ -114,8 +115,35 @@ static int is_set(const cx_attrs *a, cx_attr_key_id k) {
   case CX_SYN_DIM_LABELS: return *(cx_conv_dims *const *)f != NULL;
   case CX_SYN_WORD: case CX_SYN_STRING: case CX_SYN_VERBATIM: return *(const char *const *)f != NULL;
   case CX_SYN_COMP: case CX_SYN_BRANCHES: return 1;
+  case CX_SYN_GROUPS: return *(cx_groups *const *)f != NULL;
   }
   return 1;
+}
+
+/* {{0,1},{2,3}}, {} for none, or the iota form they were written in ([2,2]<=[2,2]T(1,0)). */
+static void print_groups(cx_sb *sb, const cx_groups *g) {
+  if (g && g->ndims) {
+    cx_sb_printf(sb, "[%d,%lld]<=[", g->n, (long long)(g->n ? cx_groups_size(g, 0) : 0));
+    for (int i = 0; i < g->ndims; i++) cx_sb_printf(sb, "%s%lld", i ? "," : "", (long long)g->dims[i]);
+    cx_sb_putc(sb, ']');
+    if (g->ndims > 1) {
+      cx_sb_puts(sb, "T(");
+      for (int i = 0; i < g->ndims; i++) cx_sb_printf(sb, "%s%d", i ? "," : "", g->perm[i]);
+      cx_sb_putc(sb, ')');
+    }
+    return;
+  }
+  cx_sb_putc(sb, '{');
+  for (int k = 0; g && k < g->n; k++) {
+    if (k) cx_sb_putc(sb, ',');
+    cx_sb_putc(sb, '{');
+    for (int64_t i = g->start[k]; i < g->start[k + 1]; i++) {
+      if (i > g->start[k]) cx_sb_putc(sb, ',');
+      cx_print_int(sb, g->ids[i]);
+    }
+    cx_sb_putc(sb, '}');
+  }
+  cx_sb_putc(sb, '}');
 }
 
 /* ", key=value" for modelled attribute k. */
@@ -153,6 +181,7 @@ static void print_key(cx_sb *sb, const cx_attrs *a, cx_attr_key_id k) {
   case CX_SYN_WORD: cx_sb_puts(sb, *(const char *const *)f); break;
   case CX_SYN_STRING: put_string(sb, *(const char *const *)f); break;
   case CX_SYN_VERBATIM: cx_sb_puts(sb, *(const char *const *)f); break;
+  case CX_SYN_GROUPS: print_groups(sb, *(cx_groups *const *)f); break;
   case CX_SYN_COMP: case CX_SYN_BRANCHES: break; /* print_called */
   }
 }

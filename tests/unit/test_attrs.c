@@ -6,6 +6,7 @@
 #include "ir/attrs.h"
 #include "ir/clone.h"
 #include "ir/conv_dims.h"
+#include "ir/groups.h"
 #include "passes/pass.h"
 #include "text/attr_keys.h"
 #include "text/hlo.h"
@@ -79,7 +80,7 @@ static void baseline(cx_module *m, cx_instr *in) {
       if (keys[i].required && k->show == CX_SHOW_IF_SET) /* it would not be written at its default */
         cx_attr_set_pod(&in->a, k->field, cx_attr_fields[k->field].dflt + 1);
       break;
-    case CX_SYN_INTS: case CX_SYN_COMP: case CX_SYN_BRANCHES:
+    case CX_SYN_INTS: case CX_SYN_COMP: case CX_SYN_BRANCHES: case CX_SYN_GROUPS:
       break;
     }
   }
@@ -92,6 +93,27 @@ static int is_bool(cx_attr_id f) {
   for (int k = 0; k < CX_KEY_COUNT; k++)
     if (cx_attr_keys[k].field == f && cx_attr_keys[k].syntax == CX_SYN_BOOL) return 1;
   return 0;
+}
+
+/* Groups as lists ({{0,1}}, {{0,1},{2,3}}, {{1,0}}) and, for replica groups, in the iota form
+ * ([2,2]<=[4] and [2,2]<=[2,2]T(1,0)); source-target pairs are lists of pairs only. */
+static int groups_variant(cx_module *m, void *p, int pairs, int v) {
+  static const int64_t ids[3][4] = {{0, 1}, {0, 1, 2, 3}, {1, 0}}, sizes[2] = {2, 2};
+  static const int ngroups[3] = {1, 2, 1};
+  cx_groups **g = p;
+  if (v < 3) {
+    *g = cx_groups_new(m, ngroups[v], sizes, ids[v]);
+    return *g != NULL;
+  }
+  if (pairs || v > 4) return 0;
+  static const int64_t flat[4] = {0, 1, 2, 3}, transposed[4] = {0, 2, 1, 3};
+  if (!(*g = cx_groups_new(m, 2, sizes, v == 3 ? flat : transposed))) return 0;
+  (*g)->ndims = v == 3 ? 1 : 2;
+  (*g)->dims[0] = v == 3 ? 4 : 2;
+  (*g)->dims[1] = 2;
+  (*g)->perm[0] = v == 3 ? 0 : 1;
+  (*g)->perm[1] = 0;
+  return 1;
 }
 
 static int variant(cx_module *m, cx_attrs *a, cx_attr_id f, int v) {
@@ -142,6 +164,7 @@ static int variant(cx_module *m, cx_attrs *a, cx_attr_id f, int v) {
     if (v) return 0;
     CHECK(cx_attr_add_raw(m, &a->nraw, &a->raw, "sharding", "{replicated}"));
     return 1;
+  case CX_ATTR_KIND_GROUPS: return groups_variant(m, p, f == CX_ATTR_SOURCE_TARGET_PAIRS, v);
   }
   return 0;
 }
@@ -221,6 +244,11 @@ static const char *shared(const cx_attrs *a, const cx_attrs *b) {
       same = *(void *const *)p && *(void *const *)p == *(void *const *)q;
       break;
     case CX_ATTR_KIND_RAW: same = a->nraw && a->raw == b->raw; break;
+    case CX_ATTR_KIND_GROUPS: {
+      const cx_groups *x = *(cx_groups *const *)p, *y = *(cx_groups *const *)q;
+      same = x && (x == y || x->ids == y->ids || x->start == y->start);
+      break;
+    }
     }
     if (same) return cx_attr_fields[f].name;
   }

@@ -221,8 +221,8 @@ TEST(xla_syntax_replica_groups) {
       "  r2 = f32[4] all-reduce(r1), replica_groups=[2,2]<=[2,2]T(1,0), to_apply=sum\n"
       "  r3 = f32[4] all-reduce(r2), replica_groups={{0,1},{2,3}}, to_apply=sum\n"
       "  r4 = f32[4] all-reduce(r3), replica_groups={}, to_apply=sum\n"
-      "  r5 = f32[8] all-gather(r4), replica_groups=[1,4]<=[2,2]T(1,0), dimensions={0}\n"
-      "  ROOT r6 = f32[8] all-reduce(r5), replica_groups=[4,1]<=[2,1,2]T(2,0,1), to_apply=sum\n}\n";
+      "  r5 = f32[16] all-gather(r4), replica_groups=[1,4]<=[2,2]T(1,0), dimensions={0}\n"
+      "  ROOT r6 = f32[16] all-reduce(r5), replica_groups=[4,1]<=[2,1,2]T(2,0,1), to_apply=sum\n}\n";
   cx_module *m = parse(text);
   if (!m) return;
   CHECK_OK(cx_verify_module(m));
@@ -399,7 +399,7 @@ TEST(xla_syntax_collectives_refused_when_compiling) {
   const char *ar = "HloModule m\nsum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
                    "ENTRY e {\n  x = f32[4] parameter(0)\n  n = f32[4] negate(x)\n"
                    "  ROOT r = f32[4] all-reduce(n), replica_groups=[2,2]<=[4], to_apply=sum\n}\n";
-  const char *want = "t.hlo:10:8: error: not supported: all-reduce 'r' (collectives need the distributed runtime; cxla runs one device)";
+  const char *want = "t.hlo:10:8: error: not supported: all-reduce 'r' (cxla does not run this op yet)";
   expect_refused(ar, "interp", want, __LINE__);
   expect_refused(ar, "cpu", want, __LINE__);
   const char *sugar = "HloModule m\nsum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
@@ -407,15 +407,15 @@ TEST(xla_syntax_collectives_refused_when_compiling) {
                       "  s = ((f32[4]), f32[2]) reduce-scatter-start(x), replica_groups={{0,1}}, dimensions={0}, to_apply=sum\n"
                       "  ROOT d = f32[2] reduce-scatter-done(s)\n}\n";
   /* the sugar's computation is reached through the async-start, whose line it carries */
-  want = "t.hlo:9:3: error: not supported: reduce-scatter 'async_op' (collectives need the distributed runtime";
+  want = "t.hlo:9:3: error: not supported: reduce-scatter 'async_op' (cxla does not run this op yet)";
   expect_refused(sugar, "interp", want, __LINE__);
   expect_refused(sugar, "cpu", want, __LINE__);
   const char *start = "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n"
                       "  s = (f32[4], f32[8]) all-gather-start(x), replica_groups=[1,2]<=[2], dimensions={0}\n"
                       "  ROOT d = f32[8] all-gather-done(s)\n}\n";
   /* both halves are named, the error at the first */
-  want = "t.hlo:4:3: error: not supported: 2 instructions: t.hlo:4:3 all-gather-start 's' (collectives need the "
-         "distributed runtime; cxla runs one device), t.hlo:5:8 all-gather-done 'd' (collectives";
+  want = "t.hlo:4:3: error: not supported: 2 instructions: t.hlo:4:3 all-gather-start 's' (cxla does not run this "
+         "op yet), t.hlo:5:8 all-gather-done 'd' (cxla does not";
   expect_refused(start, "interp", want, __LINE__);
   expect_refused(start, "cpu", want, __LINE__);
 }
