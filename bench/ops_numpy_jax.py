@@ -16,7 +16,7 @@ median calls (below 1: cxla faster), with the best-call ratio beside it. Every r
 against numpy's before anything is timed (`check`: max relative error, norm-wise).
 
 usage: CXLA_BUILD=build/bench PYTHONPATH=python build/venv/bin/python bench/ops_numpy_jax.py
-           [--rounds 15] [--only topk,fft,rfft,cholesky] [--threads N] [--trace-dir DIR]
+           [--rounds 15] [--only topk,fft,rfft,cholesky] [--threads N] [--dump-hlo DIR]
 """
 import argparse
 import os
@@ -105,7 +105,6 @@ def main():
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--only", default="", help="groups: topk,fft,rfft,cholesky")
     ap.add_argument("--threads", type=int, default=0, help="cxla threads (0: all cores)")
-    ap.add_argument("--trace-dir", default="", help="also write one cxla trace per case here")
     ap.add_argument("--dump-hlo", default="", help="write each case's HLO text here")
     a = ap.parse_args()
     only = set(s for s in a.only.split(",") if s)
@@ -133,8 +132,6 @@ def main():
         err_j = max(rel_err(g, w) for g, w in zip(got_j[:n_cmp], want[:n_cmp]))
         if err_c > max(tol, 1e-6) * 10 or err_j > max(tol, 1e-6) * 10:
             sys.exit("%s: results disagree with numpy: cxla %.1e, jax %.1e" % (label, err_c, err_j))
-        if a.trace_dir:
-            os.makedirs(a.trace_dir, exist_ok=True)
         fns = {
             "cxla": lambda: exe(*args),
             "numpy": lambda: nf(*args),
