@@ -202,18 +202,19 @@ typedef struct {
 /* The defaults above for kind. */
 void cxla_optimizer_init(cxla_optimizer *opt, cxla_optimizer_kind kind);
 
-/* A training step: m's ENTRY returns a scalar float loss; wrt lists nwrt distinct ENTRY
- * parameters (the weights, float arrays). *out receives a new module whose ENTRY
+/* A training step (docs/train.md): m's ENTRY returns a scalar float loss; wrt lists nwrt
+ * distinct ENTRY parameters (the weights, float arrays). *out receives a new module whose ENTRY
  * - takes: the nwrt weights (in wrt's order); then the optimizer state — SGD with momentum: one
  *   velocity per weight; Adam: one first moment per weight, one second moment per weight, then
  *   the step count s32[] (steps already taken); plain SGD: none — each state array has its
- *   weight's shape and starts at zero; then m's other parameters in their order (the batch),
- *   each with a leading dimension K added when steps_per_call K > 1 (step k reads slice k);
+ *   weight's shape and type and starts at zero; then m's other parameters in their order (the
+ *   batch), each with a leading dimension K added when steps_per_call K > 1 (step k reads
+ *   slice k);
  * - returns the tuple (loss, new weights..., new state...), loss being m's value (K = 1) or the
  *   K losses as a rank-1 array;
  * - aliases every weight and state parameter to its new value (input_output_alias), so an
- *   executable updates them in place (donated) and one execution does forward, loss,
- *   gradients and update, K times over inside one while loop when K > 1.
+ *   executable updates them in place (donated: parameters 0 to 63) and one execution does
+ *   forward, loss, gradients and update, K times over inside one while loop when K > 1.
  * Bad arguments (repeated or non-float wrt, bad hyper-parameters) are CXLA_ERR_INVALID_ARGUMENT;
  * an op without a gradient rule is CXLA_ERR_UNSUPPORTED as in cxla_module_grad. */
 cxla_status cxla_module_train_step(cxla_module *m, const int *wrt, int nwrt,

@@ -41,14 +41,23 @@ static int start_carry(cxla_module *s, cxla_literal **carry) {
   return n;
 }
 
-static int same_bits(cxla_literal *a, cxla_literal *b) {
+/* a and b the same bit for bit (exact), or within rel 1e-5 + abs 1e-6 elementwise */
+static int same(cxla_literal *a, cxla_literal *b, int exact) {
   size_t n = cxla_literal_size_bytes(a);
-  return n == cxla_literal_size_bytes(b) && !memcmp(cxla_literal_data(a), cxla_literal_data(b), n);
+  if (n != cxla_literal_size_bytes(b)) return 0;
+  if (exact) return !memcmp(cxla_literal_data(a), cxla_literal_data(b), n);
+  for (int64_t i = 0; i < cxla_literal_element_count(a); i++) {
+    double x = cxla_literal_get_f64(a, i), y = cxla_literal_get_f64(b, i);
+    if (!(fabs(x - y) <= 1e-6 + 1e-5 * fabs(y))) return 0;
+  }
+  return 1;
 }
 
-/* K steps in one call against K calls of one step, from the same start: every loss, weight
- * and state element the same, bit for bit (the loop body is the step's computation, compiled
- * the same way). */
+/* K steps in one call against K calls of one step, from the same start. The interpreter
+ * evaluates the same computation either way: every loss, weight and state element the same,
+ * bit for bit. The cpu compiles the loop body apart from the one-step ENTRY (the batch comes
+ * from a slice of the stream, kernels fuse and vectorise their sums differently), so there
+ * the results agree to rounding (docs/train.md). */
 TEST(train_loop_matches_single_steps) {
   for (int which = 0; which < 3; which++) {
     for (int b = 0; b < 2; b++) {
@@ -78,7 +87,8 @@ TEST(train_loop_matches_single_steps) {
         cxla_literal_destroy(args[n + 1]);
         if (!r1) goto done;
         double l1 = cxla_literal_get_f64(cxla_literal_tuple_get(r1, 0), 0), lk = cxla_literal_get_f64(losses, k);
-        CHECK_MSG(l1 == lk, "optimizer %d %s: loss of step %d: %.9g in one call, %.9g in steps", which, backend, k, lk, l1);
+        CHECK_MSG(b ? fabs(l1 - lk) <= 1e-6 + 1e-5 * fabs(l1) : l1 == lk,
+                  "optimizer %d %s: loss of step %d: %.9g in one call, %.9g in steps", which, backend, k, lk, l1);
         for (int i = 0; i < n; i++) {
           cxla_literal_destroy(carry[i]);
           carry[i] = cxla_literal_clone(test_ctx(), cxla_literal_tuple_get(r1, 1 + i));
@@ -86,7 +96,7 @@ TEST(train_loop_matches_single_steps) {
         cxla_literal_destroy(r1);
       }
       for (int i = 0; i < n; i++)
-        CHECK_MSG(same_bits(cxla_literal_tuple_get(rk, 1 + i), carry[i]), "optimizer %d %s: result %d differs", which,
+        CHECK_MSG(same(cxla_literal_tuple_get(rk, 1 + i), carry[i], !b), "optimizer %d %s: result %d differs", which,
                   backend, 1 + i);
     done:
       cxla_literal_destroy(rk);
