@@ -24,6 +24,7 @@ Run where jax (and torch, optional) are installed, with the package on the path:
 """
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -212,6 +213,25 @@ def torch_step(model, params, x, y, compiled):
     return (lambda: float(fn())), time.perf_counter() - t0, first
 
 
+def xla_kernels(compiled_text):
+    """What XLA:CPU runs per step: the instructions of the optimized ENTRY computation that do
+    work (fusions, library calls, copies, loops), not parameters, tuples, bitcasts, constants."""
+    free = {"parameter", "tuple", "get-tuple-element", "bitcast", "constant", "after-all"}
+    counts, entry = {}, False
+    for line in compiled_text.splitlines():
+        if line.startswith("ENTRY"):
+            entry = True
+            continue
+        if entry and line.startswith("}"):
+            break
+        if entry and "=" in line:
+            m = re.search(r"\s([a-z][\w-]*)\(", line.split("=", 1)[1])
+            op = m.group(1) if m else ""
+            if op and op not in free:
+                counts[op] = counts.get(op, 0) + 1
+    return sum(counts.values()), counts
+
+
 def contenders(model, which):
     import jax
     rng = np.random.default_rng(0)
@@ -228,6 +248,11 @@ def contenders(model, which):
     lowered = jstep.lower(params, state, x, y)
     compiled = lowered.compile()
     compile_s["jax.jit (lower + compile)"] = time.perf_counter() - t0
+    n, kinds = xla_kernels(compiled.as_text())
+    cost = compiled.cost_analysis()
+    cost = cost[0] if isinstance(cost, list) else cost
+    kernels = {"jax.jit": "%d (%s); XLA's bytes accessed %.2f MB" % (
+        n, ", ".join("%s %d" % kv for kv in sorted(kinds.items())), cost.get("bytes accessed", 0) / 1e6)}
     jx = [jax.device_put(a) for a in (x, y)]
     jstate = [jax.device_put(params), jax.device_put(state)]
     first = float(compiled(*jstate, *jx)[0])  # params as given: donation needs fresh copies
@@ -246,10 +271,12 @@ def contenders(model, which):
         for name, flags in (("cxla own", {}), ("cxla own, jit=off", {"fusion": False})):
             s = CxlaStep(own, nstate, params, flat_state(model, state), x, y, **flags)
             compile_s[name] = s.compile_s
+            kernels[name] = s.exe.compile_counts
             firsts[name] = s()
             out[name] = s
         s = CxlaJaxHlo(lowered.as_text(dialect="hlo"), nstate, params, flat_state(model, state), x, y)
         compile_s["cxla jax-HLO"] = s.compile_s
+        kernels["cxla jax-HLO"] = s.exe.compile_counts
         firsts["cxla jax-HLO"] = s()
         out["cxla jax-HLO"] = s
     if "torch" in which:
@@ -268,11 +295,11 @@ def contenders(model, which):
     for name, f0 in firsts.items():
         if abs(f0 - first) > 1e-3 * abs(first):
             raise SystemExit("%s: first loss %.6f, jax's %.6f: not the same step" % (name, f0, first))
-    return out, compile_s
+    return out, compile_s, kernels
 
 
 def run(model, rounds, steps, which):
-    fns, compile_s = contenders(model, which)
+    fns, compile_s, kernels = contenders(model, which)
     names = list(fns)
     for fn in fns.values():  # warm-up
         for _ in range(3):
@@ -286,7 +313,7 @@ def run(model, rounds, steps, which):
                 t0 = time.perf_counter()
                 fns[name]()
                 times[name].append((time.perf_counter() - t0) * 1e3)
-    return {k: (min(v), statistics.median(v)) for k, v in times.items()}, compile_s
+    return {k: (min(v), statistics.median(v)) for k, v in times.items()}, compile_s, kernels
 
 
 def main():
@@ -301,7 +328,7 @@ def main():
     print("cxla %s, jax %s, numpy %s, python %s, %d cpus" % (cxla.__version__, jax.__version__, np.__version__,
                                                           sys.version.split()[0], os.cpu_count()))
     for model in args.models.split(","):
-        res, compile_s = run(model, args.rounds, args.steps, args.which)
+        res, compile_s, kernels = run(model, args.rounds, args.steps, args.which)
         base = res["jax.jit"]
         print("\n%s step (%d rounds x %d steps): milliseconds per step" % (model, args.rounds, args.steps))
         print("| contender | best | median | jax.jit / it (best, median) |")
@@ -309,6 +336,9 @@ def main():
         for name, (best, med) in res.items():
             print("| %s | %.3f | %.3f | %.2f, %.2f |" % (name, best, med, base[0] / best, base[1] / med))
         print("\ncompile, seconds: " + ", ".join("%s %.3f" % kv for kv in compile_s.items()))
+        print("kernels per step:")
+        for name, k in kernels.items():
+            print("  %s: %s" % (name, k))
 
 
 if __name__ == "__main__":
