@@ -5,16 +5,18 @@
 
 extern const cx_backend cx_backend_cpu; /* src/backend/cpu/backend_cpu.c */
 extern const cx_backend cx_backend_gpu; /* src/backend/gpu/backend_gpu.c: needs the CUDA driver at run time */
+extern const cx_backend cx_backend_gpu_emu; /* the same, its grid emulated on the host (backend/gpu/emu.h) */
 
 static const cx_backend *const built[] = {
     &cx_backend_interp,
     &cx_backend_cpu,
     &cx_backend_gpu,
+    &cx_backend_gpu_emu,
     NULL,
 };
 
 /* Backends cxla has a place for but which are not part of this build yet. */
-static const char *const planned[] = {"gpu-emu"};
+static const char *const planned[] = {NULL}; /* none at present */
 
 const cx_backend *const *cx_backend_list(void) { return built; }
 
@@ -26,7 +28,7 @@ const cx_backend *cx_backend_find(const char *name) {
 
 int cx_backend_is_planned(const char *name) {
   for (int i = 0; name && i < CX_ARRAY_LEN(planned); i++)
-    if (!strcmp(planned[i], name) && !cx_backend_find(name)) return 1;
+    if (planned[i] && !strcmp(planned[i], name) && !cx_backend_find(name)) return 1;
   return 0;
 }
 

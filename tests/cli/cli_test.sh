@@ -265,7 +265,11 @@ run_cxla compile ill.hlo;                  expect_error err_compile_verify "ill.
 printf 'HloModule two\n\nENTRY main {\n  x = f32[2] parameter(0)\n  a = f32[2] custom-call(x), custom_call_target="foo"\n  ROOT b = f32[2] custom-call(a), custom_call_target="bar"\n}\n' >two.hlo
 run_cxla compile two.hlo;                  expect_error err_compile_unsupported_all "two.hlo:5:3: error: not supported: 2 instructions: two.hlo:5:3 custom-call 'a' (target foo: "
 run_cxla run two.hlo --random-inputs --backend=cpu; expect_error err_run_unsupported_all "two.hlo:6:8 custom-call 'b' (target bar: "
-run_cxla run addmul.hlo x.npy y.npy --backend=gpu-emu; expect_error err_backend_planned "backend 'gpu-emu' is not built into this cxla"
+# --backend=gpu-emu: the gpu backend's kernels and runtime on an emulated grid, as the interpreter
+run_cxla run addmul.hlo x.npy y.npy --backend=gpu-emu
+expect gpu_emu_run_leaf0 0 out "[0] f32[2,3] {{1.5, 2.5, 3.5}, {3, 4, 5}}"
+expect gpu_emu_run_leaf1 0 out "[1] f32[2,3] {{0.5, 1, 1.5}, {-4, -5, -6}}"
+run_cxla run dot.hlo x.npy y32.npy --backend=gpu-emu; expect_error err_gpu_emu_refuses "gpu backend: "
 # --backend=gpu without a CUDA driver (CI): one clear line and exit 1, never a crash
 CXLA_CUDA_DRIVER=/nonexistent/libcuda.so.1 "$CXLA" run addmul.hlo x.npy y.npy --backend=gpu >out.txt 2>err.txt; rc=$?
 expect_error err_backend_gpu_driver "gpu backend: no CUDA driver (/nonexistent/libcuda.so.1 not found)"

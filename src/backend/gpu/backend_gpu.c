@@ -1,8 +1,11 @@
 /* backend_gpu.c — `--backend=gpu`: compile (cx_gpu_build's PTX for the newest target the
  * GPU can run, JIT-compiled by its driver) and the executable's device resources. With no
- * driver or no GPU, compiling fails with CXLA_ERR_DEVICE and a message saying which. */
+ * driver or no GPU, compiling fails with CXLA_ERR_DEVICE and a message saying which.
+ * `--backend=gpu-emu` is the same backend over the emulated driver (emu.h), loading the
+ * kernels' LLVM IR instead of their PTX. */
 #include <stdio.h>
 #include <string.h>
+#include "backend/gpu/emu.h"
 #include "backend/gpu/gpu_state.h"
 #include "runtime/executable.h"
 
@@ -79,7 +82,7 @@ static cxla_status compile_state(cxla_context *ctx, cx_module *m, const cx_flags
   cx_nvptx_arch arch;
   char name[128];
   CX_TRY(pick_target(ctx, st, &arch, name, (int)sizeof name));
-  CX_TRY(cx_gpu_build(ctx, m, flags, &arch, 0, &st->prog));
+  CX_TRY(cx_gpu_build(ctx, m, flags, &arch, st->build_mode, &st->prog));
   const cx_comp *e = st->prog.m->entry;
   if (!(st->param_base = cx_calloc((size_t)e->nparams + 1, sizeof *st->param_base))) return cx_oom(ctx);
   for (int p = 0; p < e->nparams; p++) st->param_base[p + 1] = st->param_base[p] + cx_shape_leaf_count(&e->params[p]->shape);
@@ -96,10 +99,9 @@ static cxla_status compile_state(cxla_context *ctx, cx_module *m, const cx_flags
   return s;
 }
 
-static cxla_status gpu_compile(cxla_context *ctx, cx_module *m, const cx_flags *flags, void **state, cx_stats *stats) {
+static cxla_status compile_on(cxla_context *ctx, cx_module *m, const cx_flags *flags, void **state, cx_stats *stats,
+                              const cx_cuda *cu, cxla_status s, unsigned mode) {
   *state = NULL;
-  const cx_cuda *cu = NULL;
-  cxla_status s = cx_cuda_get(ctx, &cu);
   gpu_state *st = s == CXLA_OK ? cx_calloc(1, sizeof *st) : NULL;
   if (s == CXLA_OK && !st) s = cx_oom(ctx);
   if (s != CXLA_OK) {
@@ -107,6 +109,7 @@ static cxla_status gpu_compile(cxla_context *ctx, cx_module *m, const cx_flags *
     return s;
   }
   st->cu = cu;
+  st->build_mode = mode;
   pthread_mutex_init(&st->mu, NULL);
   s = compile_state(ctx, m, flags, st, stats);
   if (!st->prog.m) cx_module_free(m); /* cx_gpu_build owns it once called */
@@ -118,5 +121,21 @@ static cxla_status gpu_compile(cxla_context *ctx, cx_module *m, const cx_flags *
   return CXLA_OK;
 }
 
+static cxla_status gpu_compile(cxla_context *ctx, cx_module *m, const cx_flags *flags, void **state, cx_stats *stats) {
+  const cx_cuda *cu = NULL;
+  cxla_status s = cx_cuda_get(ctx, &cu);
+  return compile_on(ctx, m, flags, state, stats, cu, s, 0);
+}
+
+static cxla_status emu_compile(cxla_context *ctx, cx_module *m, const cx_flags *flags, void **state, cx_stats *stats) {
+  return compile_on(ctx, m, flags, state, stats, cx_cuda_emu(), CXLA_OK, CX_GPU_LLVM_IMAGE);
+}
+
 const cx_backend cx_backend_gpu = {
   .name = "gpu", .compile = gpu_compile, .execute = cx_gpu_execute, .destroy = gpu_destroy, .needs_device = 1};
+
+/* needs_device although it needs none: it refuses what the gpu backend refuses (dots,
+ * control flow, ...), so the suites that run every backend on everything leave it to its own
+ * (test_gpu_emu.c) */
+const cx_backend cx_backend_gpu_emu = {
+  .name = "gpu-emu", .compile = emu_compile, .execute = cx_gpu_execute, .destroy = gpu_destroy, .needs_device = 1};

@@ -142,19 +142,20 @@ static cxla_status passes(cxla_context *ctx, cx_module *m, const cx_flags *flags
 }
 
 cxla_status cx_gpu_build(cxla_context *ctx, cx_module *m, const cx_flags *flags, const cx_nvptx_arch *arch,
-                         int lenient, cx_gpu_prog *out) {
+                         unsigned mode, cx_gpu_prog *out) {
   memset(out, 0, sizeof *out);
   out->m = m;
   out->arch = *arch;
   CX_TRY(passes(ctx, m, flags));
   CX_TRY(cx_buffers_assign(m, &out->bufs));
-  builder b = {.ctx = ctx, .p = out, .lenient = lenient};
+  builder b = {.ctx = ctx, .p = out, .lenient = (mode & CX_GPU_LENIENT) != 0};
   LLVMContextRef llctx = LLVMContextCreate();
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(m->name ? m->name : "cxla", llctx);
   cx_cg_init(&b.cg, ctx, m, llctx, mod, &cx_target_nvptx);
   cxla_status s = entry_steps(&b);
   cx_cg_dispose(&b.cg);
-  if (s == CXLA_OK) s = cx_ptx_emit(ctx, mod, arch, flags->opt_level, &out->ptx);
+  if (s == CXLA_OK && (mode & CX_GPU_LLVM_IMAGE)) s = cx_ptx_emit_llvm(ctx, mod, arch, flags->opt_level, &out->ptx);
+  else if (s == CXLA_OK) s = cx_ptx_emit(ctx, mod, arch, flags->opt_level, &out->ptx);
   LLVMDisposeModule(mod);
   LLVMContextDispose(llctx);
   return s;

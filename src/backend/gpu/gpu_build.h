@@ -29,17 +29,23 @@ typedef struct cx_gpu_prog {
   cx_gpu_step *steps;
   int nkernels;
   char (*kernels)[64];    /* the .entry names in the PTX */
-  char *ptx;
+  char *ptx;              /* what the driver loads: PTX, or LLVM IR text (CX_GPU_LLVM_IMAGE) */
   int nskipped;           /* lenient builds: instructions left out (see cx_gpu_build) */
   const char *first_skip; /* ... and why the first one was (in m's arena) */
 } cx_gpu_prog;
 
+/* cx_gpu_build's mode bits */
+enum {
+  CX_GPU_LENIENT = 1,     /* leave out (and count) what the GPU cannot run instead of refusing */
+  CX_GPU_LLVM_IMAGE = 2,  /* prog.ptx holds the optimised kernel IR as text, not PTX (gpu-emu) */
+};
+
 /* Takes ownership of m (a verified clone). An instruction the GPU cannot run yet (a dot, a
  * sort, control flow, a fusion the emitter refuses or whose math has no GPU lowering) is
- * refused with CXLA_ERR_UNSUPPORTED naming it, or, when `lenient` (offline PTX checks of
- * modules that are only partly GPU-ready), left out and counted. */
+ * refused with CXLA_ERR_UNSUPPORTED naming it, or, with CX_GPU_LENIENT in mode (offline PTX
+ * checks of modules that are only partly GPU-ready), left out and counted. */
 cxla_status cx_gpu_build(cxla_context *ctx, cx_module *m, const cx_flags *flags, const cx_nvptx_arch *arch,
-                         int lenient, cx_gpu_prog *out);
+                         unsigned mode, cx_gpu_prog *out);
 void cx_gpu_prog_free(cx_gpu_prog *p);
 
 /* The launch configuration of a step: threads per block and blocks (x only). */

@@ -7,7 +7,8 @@
 
 typedef struct gpu_state {
   cx_gpu_prog prog;
-  const cx_cuda *cu;
+  const cx_cuda *cu;      /* libcuda, or the grid emulation's driver (emu.h) */
+  unsigned build_mode;    /* cx_gpu_build's: CX_GPU_LLVM_IMAGE for the emulation */
   CUdevice dev;
   CUcontext cuctx;        /* the device's primary context (retained) */
   CUmodule mod;           /* the PTX, JIT-compiled by the driver */

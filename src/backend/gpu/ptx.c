@@ -28,10 +28,13 @@ static cxla_status check_calls(cxla_context *ctx, LLVMModuleRef mod) {
   return CXLA_OK;
 }
 
-cxla_status cx_ptx_emit(cxla_context *ctx, LLVMModuleRef mod, const cx_nvptx_arch *arch, int opt_level, char **ptx) {
+/* The NVPTX target machine for arch and LLVM's default<O> pipeline run on mod with it; every
+ * call left must be to an intrinsic. *tm is the caller's on success. */
+static cxla_status optimise(cxla_context *ctx, LLVMModuleRef mod, const cx_nvptx_arch *arch, int opt_level,
+                            LLVMTargetMachineRef *tm_out) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, init_nvptx);
-  *ptx = NULL;
+  *tm_out = NULL;
   char *err = NULL;
   LLVMTargetRef t = NULL;
   if (LLVMGetTargetFromTriple(CX_NVPTX_TRIPLE, &t, &err)) {
@@ -58,19 +61,49 @@ cxla_status cx_ptx_emit(cxla_context *ctx, LLVMModuleRef mod, const cx_nvptx_arc
     LLVMDisposeErrorMessage(msg);
   }
   if (s == CXLA_OK) s = check_calls(ctx, mod);
+  if (s != CXLA_OK) {
+    LLVMDisposeTargetMachine(tm);
+    return s;
+  }
+  *tm_out = tm;
+  return CXLA_OK;
+}
+
+static char *dup_text(const char *p, size_t n) {
+  char *d = cx_malloc(n + 1);
+  if (d) {
+    memcpy(d, p, n);
+    d[n] = 0;
+  }
+  return d;
+}
+
+cxla_status cx_ptx_emit(cxla_context *ctx, LLVMModuleRef mod, const cx_nvptx_arch *arch, int opt_level, char **ptx) {
+  *ptx = NULL;
+  LLVMTargetMachineRef tm;
+  CX_TRY(optimise(ctx, mod, arch, opt_level, &tm));
+  char *err = NULL;
   LLVMMemoryBufferRef buf = NULL;
-  if (s == CXLA_OK && LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf)) {
+  cxla_status s = CXLA_OK;
+  if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf)) {
     s = cx_error(ctx, CXLA_ERR_INTERNAL, "gpu backend: PTX generation for %s failed: %s", arch->sm, err ? err : "");
     LLVMDisposeMessage(err);
   }
   LLVMDisposeTargetMachine(tm);
   if (s != CXLA_OK) return s;
-  size_t n = LLVMGetBufferSize(buf);
-  *ptx = cx_malloc(n + 1);
-  if (*ptx) {
-    memcpy(*ptx, LLVMGetBufferStart(buf), n);
-    (*ptx)[n] = 0;
-  }
+  *ptx = dup_text(LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
   LLVMDisposeMemoryBuffer(buf);
   return *ptx ? CXLA_OK : cx_oom(ctx);
+}
+
+cxla_status cx_ptx_emit_llvm(cxla_context *ctx, LLVMModuleRef mod, const cx_nvptx_arch *arch, int opt_level,
+                             char **ir) {
+  *ir = NULL;
+  LLVMTargetMachineRef tm;
+  CX_TRY(optimise(ctx, mod, arch, opt_level, &tm));
+  LLVMDisposeTargetMachine(tm);
+  char *text = LLVMPrintModuleToString(mod);
+  *ir = dup_text(text, strlen(text));
+  LLVMDisposeMessage(text);
+  return *ir ? CXLA_OK : cx_oom(ctx);
 }

@@ -1,0 +1,50 @@
+/* emu.h — the grid emulation behind `--backend=gpu-emu`: the gpu backend with its driver
+ * swapped for one that runs on the host. Everything above the driver table (gpu_build.c's
+ * kernels and steps, gpu_exec.c's arena, constants and launch grid) is the gpu backend's own
+ * code; only cuda.c's libcuda is replaced:
+ *   emu_driver.c  the driver table: memory is host heap blocks, copies are memcpy (checked
+ *                 against the allocations), a stream runs in order, a launch calls the kernel
+ *                 once per (block, thread) of the grid in a scrambled order;
+ *   emu_module.c  "module load": the image is the optimised LLVM IR the PTX would be made
+ *                 from, compiled for the host with the cpu backend's JIT after two rewrites:
+ *                 the PTX special registers (tid, ntid, ctaid, ...) read the emulated
+ *                 thread's coordinates, and every global-memory access is checked against
+ *                 the live device allocations first (a kernel out of bounds is an error,
+ *                 CUDA_ERROR_ILLEGAL_ADDRESS, naming the kernel, thread and address). */
+#ifndef CX_GPU_EMU_H
+#define CX_GPU_EMU_H
+#include <stdint.h>
+#include "backend/gpu/cuda.h"
+
+/* The emulated driver (one per process). */
+const cx_cuda *cx_cuda_emu(void);
+
+/* ---- between emu_driver.c and emu_module.c ---- */
+
+/* A kernel's launch entry: unpacks cuLaunchKernel's params array and calls the kernel. */
+typedef void (*cx_emu_entry)(void **params);
+
+typedef struct cx_emu_fn { /* a CUfunction */
+  cx_emu_entry entry;
+  char name[64];
+} cx_emu_fn;
+
+typedef struct cx_emu_module cx_emu_module;
+/* Compiles the IR text for the host; 0, or -1 with the reason in log. Registers the module's
+ * global arrays as device memory (the kernels may read them). */
+int cx_emu_module_load(const char *ir, cx_emu_module **out, char *log, size_t loglen);
+void cx_emu_module_free(cx_emu_module *m);
+/* Kernel `name` (owned by m), or NULL. */
+const cx_emu_fn *cx_emu_module_function(const cx_emu_module *m, const char *name);
+
+/* Device memory ranges the kernels may touch (emu_driver.c keeps the table). */
+int cx_emu_range_add(const void *base, size_t bytes);
+void cx_emu_range_remove(const void *base);
+
+/* What the rewritten kernels call: the value of special register `which` (cx_emu_sreg_names'
+ * index) for the emulated thread, and the check of one global-memory access. */
+uint32_t cx_emu_sreg(uint32_t which);
+void cx_emu_access(const void *p, uint64_t bytes, uint32_t store);
+extern const char *const cx_emu_sreg_names[]; /* NULL-terminated: "tid.x", ... */
+
+#endif

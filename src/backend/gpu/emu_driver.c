@@ -1,0 +1,293 @@
+/* emu_driver.c — the emulated CUDA driver (see emu.h): the same table of entry points that
+ * cuda.c fills from libcuda, implemented on the host so that the gpu backend's runtime and
+ * kernels run unchanged without a GPU. Device memory is plain heap blocks (posix_memalign, so
+ * ASan and valgrind see them as such); every pointer handed to a copy or to a kernel access
+ * must lie inside one of them, as on a GPU where anything else faults. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backend/gpu/emu.h"
+
+enum { /* the CUresult codes the emulation returns (the driver's values) */
+  E_OK = 0, E_INVALID_VALUE = 1, E_OUT_OF_MEMORY = 2, E_INVALID_IMAGE = 200, E_INVALID_HANDLE = 400,
+  E_NOT_FOUND = 500, E_ILLEGAL_ADDRESS = 700,
+};
+
+typedef struct range { uintptr_t base; size_t bytes; } range;
+
+/* the live allocations and module globals, sorted by base */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static range *g_ranges;
+static int g_nranges, g_cap;
+
+int cx_emu_range_add(const void *base, size_t bytes) {
+  pthread_mutex_lock(&g_mu);
+  int ok = 1;
+  if (g_nranges == g_cap) {
+    int cap = g_cap ? 2 * g_cap : 64;
+    range *r = realloc(g_ranges, sizeof *r * (size_t)cap);
+    if (r) g_ranges = r, g_cap = cap;
+    else ok = 0;
+  }
+  if (ok) {
+    int i = g_nranges;
+    while (i > 0 && g_ranges[i - 1].base > (uintptr_t)base) g_ranges[i] = g_ranges[i - 1], i--;
+    g_ranges[i] = (range){(uintptr_t)base, bytes};
+    g_nranges++;
+  }
+  pthread_mutex_unlock(&g_mu);
+  return ok ? 0 : -1;
+}
+
+static int find_base(const void *base) { /* under g_mu */
+  for (int i = 0; i < g_nranges; i++)
+    if (g_ranges[i].base == (uintptr_t)base) return i;
+  return -1;
+}
+
+void cx_emu_range_remove(const void *base) {
+  pthread_mutex_lock(&g_mu);
+  int i = find_base(base);
+  if (i >= 0) {
+    memmove(&g_ranges[i], &g_ranges[i + 1], sizeof *g_ranges * (size_t)(g_nranges - i - 1));
+    g_nranges--;
+  }
+  pthread_mutex_unlock(&g_mu);
+}
+
+/* the range holding [p, p+n), or NULL; *before: the nearest range below p (messages) */
+static const range *containing(const range *rs, int n, uintptr_t p, uint64_t bytes, const range **before) {
+  int lo = 0, hi = n; /* first range with base > p */
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (rs[mid].base <= p) lo = mid + 1;
+    else hi = mid;
+  }
+  const range *r = lo ? &rs[lo - 1] : NULL;
+  if (before) *before = r;
+  return r && p - r->base <= r->bytes && bytes <= r->bytes - (p - r->base) ? r : NULL;
+}
+
+static int host_range_ok(CUdeviceptr p, size_t bytes) {
+  pthread_mutex_lock(&g_mu);
+  int ok = containing(g_ranges, g_nranges, (uintptr_t)p, bytes, NULL) != NULL;
+  pthread_mutex_unlock(&g_mu);
+  return ok;
+}
+
+/* ---- the emulated thread, and what a kernel calls ---- */
+
+typedef struct emu_thread {
+  uint32_t sreg[14];        /* per cx_emu_sreg_names */
+  const char *kernel;
+  const range *ranges;      /* the launch's snapshot of g_ranges */
+  int nranges;
+  jmp_buf *trap;            /* where a faulting access returns to */
+} emu_thread;
+
+static _Thread_local emu_thread t_cur;
+static _Thread_local char t_fault[512]; /* the last fault on this thread (cuGetErrorString) */
+
+const char *const cx_emu_sreg_names[] = {"tid.x", "tid.y", "tid.z", "ntid.x", "ntid.y", "ntid.z", "ctaid.x",
+                                         "ctaid.y", "ctaid.z", "nctaid.x", "nctaid.y", "nctaid.z", "warpsize",
+                                         "laneid", NULL};
+
+uint32_t cx_emu_sreg(uint32_t which) { return which < 14 ? t_cur.sreg[which] : 0; }
+
+void cx_emu_access(const void *p, uint64_t bytes, uint32_t store) {
+  const range *before = NULL;
+  if (containing(t_cur.ranges, t_cur.nranges, (uintptr_t)p, bytes, &before)) return;
+  int n = snprintf(t_fault, sizeof t_fault,
+                   "an illegal memory access was encountered (emulated GPU: kernel %s, block (%u,%u,%u), thread (%u,%u,%u): a %llu-byte %s at %p "
+                   "is outside every device allocation",
+                   t_cur.kernel, t_cur.sreg[6], t_cur.sreg[7], t_cur.sreg[8], t_cur.sreg[0], t_cur.sreg[1], t_cur.sreg[2],
+                   (unsigned long long)bytes, store ? "store" : "load", p);
+  if (before && n > 0 && (size_t)n < sizeof t_fault)
+    snprintf(t_fault + n, sizeof t_fault - (size_t)n, "; it starts %llu bytes after the start of a %zu-byte block)",
+             (unsigned long long)((uintptr_t)p - before->base), before->bytes);
+  else if (n > 0 && (size_t)n < sizeof t_fault) snprintf(t_fault + n, sizeof t_fault - (size_t)n, ")");
+  longjmp(*t_cur.trap, 1); /* the access does not happen */
+}
+
+/* ---- the driver table ---- */
+
+static int g_ctx_token, g_stream_token; /* the context and streams are only handles here */
+
+static CUresult emu_init(unsigned flags) { return flags ? E_INVALID_VALUE : E_OK; }
+static CUresult emu_version(int *v) { return *v = 12040, E_OK; } /* the PTX ISA it accepts: 8.4 */
+static CUresult emu_count(int *n) { return *n = 1, E_OK; }
+static CUresult emu_device(CUdevice *d, int ordinal) { return ordinal ? E_INVALID_VALUE : (*d = 0, E_OK); }
+static CUresult emu_attribute(int *v, int attr, CUdevice d) {
+  if (d) return E_INVALID_VALUE;
+  if (attr == CX_CU_ATTR_CC_MAJOR) return *v = 9, E_OK; /* an sm_90 target: any works, the IR is what runs */
+  if (attr == CX_CU_ATTR_CC_MINOR) return *v = 0, E_OK;
+  return E_INVALID_VALUE;
+}
+static CUresult emu_name(char *name, int len, CUdevice d) {
+  if (d || len < 1) return E_INVALID_VALUE;
+  snprintf(name, (size_t)len, "cxla grid emulation (no GPU)");
+  return E_OK;
+}
+static CUresult emu_retain(CUcontext *c, CUdevice d) { return d ? E_INVALID_VALUE : (*c = (CUcontext)&g_ctx_token, E_OK); }
+static CUresult emu_release(CUdevice d) { return d ? E_INVALID_VALUE : E_OK; }
+static CUresult emu_push(CUcontext c) { return c == (CUcontext)&g_ctx_token ? E_OK : E_INVALID_HANDLE; }
+static CUresult emu_pop(CUcontext *c) { return *c = (CUcontext)&g_ctx_token, E_OK; }
+
+static CUresult emu_load(CUmodule *m, const void *image, unsigned n, int *options, void **values) {
+  char *log = NULL;
+  size_t loglen = 0;
+  for (unsigned i = 0; i < n; i++) {
+    if (options[i] == CX_CU_JIT_ERROR_LOG_BUFFER) log = values[i];
+    if (options[i] == CX_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) loglen = (size_t)(uintptr_t)values[i];
+  }
+  char dummy[256];
+  if (!log || !loglen) log = dummy, loglen = sizeof dummy;
+  if (!image) return E_INVALID_VALUE;
+  cx_emu_module *em = NULL;
+  if (cx_emu_module_load(image, &em, log, loglen)) return E_INVALID_IMAGE;
+  *m = (CUmodule)em;
+  return E_OK;
+}
+static CUresult emu_unload(CUmodule m) {
+  cx_emu_module_free((cx_emu_module *)m);
+  return E_OK;
+}
+
+static CUresult emu_function(CUfunction *f, CUmodule m, const char *name) {
+  const cx_emu_fn *fn = m && name ? cx_emu_module_function((const cx_emu_module *)m, name) : NULL;
+  if (!fn) return E_NOT_FOUND;
+  *f = (CUfunction)fn;
+  return E_OK;
+}
+
+static CUresult emu_alloc(CUdeviceptr *p, size_t bytes) {
+  void *b = NULL;
+  if (!bytes) return E_INVALID_VALUE; /* as cuMemAlloc */
+  if (posix_memalign(&b, 256, bytes)) return E_OUT_OF_MEMORY; /* cuMemAlloc's alignment */
+  if (cx_emu_range_add(b, bytes)) {
+    free(b);
+    return E_OUT_OF_MEMORY;
+  }
+  *p = (CUdeviceptr)(uintptr_t)b;
+  return E_OK;
+}
+
+static CUresult emu_free(CUdeviceptr p) {
+  pthread_mutex_lock(&g_mu);
+  int i = find_base((void *)(uintptr_t)p);
+  pthread_mutex_unlock(&g_mu);
+  if (i < 0) return E_INVALID_VALUE; /* not an allocation's start */
+  cx_emu_range_remove((void *)(uintptr_t)p);
+  free((void *)(uintptr_t)p);
+  return E_OK;
+}
+
+static CUresult emu_htod(CUdeviceptr dst, const void *src, size_t bytes) {
+  if (!host_range_ok(dst, bytes)) return E_INVALID_VALUE;
+  memcpy((void *)(uintptr_t)dst, src, bytes);
+  return E_OK;
+}
+static CUresult emu_dtoh(void *dst, CUdeviceptr src, size_t bytes) {
+  if (!host_range_ok(src, bytes)) return E_INVALID_VALUE;
+  memcpy(dst, (const void *)(uintptr_t)src, bytes);
+  return E_OK;
+}
+/* a stream runs each call in order, so "async" work is done when the call returns */
+static CUresult emu_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
+  if (s != (CUstream)&g_stream_token) return E_INVALID_HANDLE;
+  if (!host_range_ok(dst, bytes) || !host_range_ok(src, bytes)) return E_INVALID_VALUE;
+  memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+  return E_OK;
+}
+static CUresult emu_stream(CUstream *s, unsigned flags) { return flags > 1 ? E_INVALID_VALUE : (*s = (CUstream)&g_stream_token, E_OK); }
+static CUresult emu_stream_destroy(CUstream s) { return s == (CUstream)&g_stream_token ? E_OK : E_INVALID_HANDLE; }
+static CUresult emu_sync(CUstream s) { return s == (CUstream)&g_stream_token ? E_OK : E_INVALID_HANDLE; }
+
+/* A permutation of [0, n) that is neither the natural order nor its reverse: i -> (i*step +
+ * n/3) mod n with step coprime to n. Kernels that assume threads or blocks run in order (or
+ * that a thread sees another's writes) give wrong results here. */
+static uint64_t gcd(uint64_t a, uint64_t b) {
+  while (b) {
+    uint64_t t = a % b;
+    a = b, b = t;
+  }
+  return a;
+}
+static uint64_t scramble_step(uint64_t n) {
+  uint64_t s = n * 5 / 8 + 1;
+  while (n > 1 && gcd(s, n) != 1) s++;
+  return s;
+}
+
+static CUresult emu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                           unsigned shared, CUstream s, void **params, void **extra) {
+  const cx_emu_fn *fn = (const cx_emu_fn *)f;
+  if (!fn || s != (CUstream)&g_stream_token) return E_INVALID_HANDLE;
+  /* the limits of every GPU cxla targets (compute capability 7.5 and newer) */
+  if (!gx || !gy || !gz || !bx || !by || !bz || gy > 65535 || gz > 65535 || gx > 2147483647u || bx > 1024 ||
+      by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024 || extra || !params)
+    return E_INVALID_VALUE;
+  if (shared) return E_INVALID_VALUE; /* no kernel uses dynamic shared memory, and it is not emulated */
+  pthread_mutex_lock(&g_mu);
+  range *snap = malloc(sizeof *snap * (size_t)(g_nranges ? g_nranges : 1));
+  int nsnap = g_nranges;
+  if (snap) memcpy(snap, g_ranges, sizeof *snap * (size_t)nsnap);
+  pthread_mutex_unlock(&g_mu);
+  if (!snap) return E_OUT_OF_MEMORY;
+  emu_thread saved = t_cur; /* a kernel never launches another, but keep the thread's state */
+  jmp_buf trap;
+  memset(&t_cur, 0, sizeof t_cur);
+  t_cur.kernel = fn->name;
+  t_cur.ranges = snap;
+  t_cur.nranges = nsnap;
+  t_cur.trap = &trap;
+  uint32_t *r = t_cur.sreg;
+  r[3] = bx, r[4] = by, r[5] = bz, r[9] = gx, r[10] = gy, r[11] = gz, r[12] = 32;
+  CUresult res = E_OK;
+  if (setjmp(trap)) res = E_ILLEGAL_ADDRESS;
+  else {
+    uint64_t nblocks = (uint64_t)gx * gy * gz, nthreads = (uint64_t)bx * by * bz;
+    uint64_t bstep = scramble_step(nblocks), tstep = scramble_step(nthreads);
+    for (uint64_t i = 0; i < nblocks; i++) {
+      uint64_t b = (i * bstep + nblocks / 3) % nblocks;
+      r[6] = (uint32_t)(b % gx), r[7] = (uint32_t)(b / gx % gy), r[8] = (uint32_t)(b / gx / gy);
+      for (uint64_t j = 0; j < nthreads; j++) {
+        uint64_t t = (j * tstep + nthreads / 3) % nthreads;
+        r[0] = (uint32_t)(t % bx), r[1] = (uint32_t)(t / bx % by), r[2] = (uint32_t)(t / bx / by);
+        r[13] = (uint32_t)(t % 32);
+        fn->entry(params);
+      }
+    }
+  }
+  t_cur = saved;
+  free(snap);
+  return res;
+}
+
+static CUresult emu_error_string(CUresult r, const char **s) {
+  static const struct { CUresult r; const char *s; } k[] = {
+    {E_OK, "no error"}, {E_INVALID_VALUE, "invalid argument"}, {E_OUT_OF_MEMORY, "out of memory"},
+    {E_INVALID_IMAGE, "device kernel image is invalid"}, {E_INVALID_HANDLE, "invalid resource handle"},
+    {E_NOT_FOUND, "named symbol not found"},
+  };
+  if (r == E_ILLEGAL_ADDRESS) return *s = t_fault[0] ? t_fault : "an illegal memory access was encountered", E_OK;
+  for (size_t i = 0; i < sizeof k / sizeof *k; i++)
+    if (k[i].r == r) return *s = k[i].s, E_OK;
+  *s = NULL;
+  return E_INVALID_VALUE;
+}
+
+static const cx_cuda g_emu = {
+  .lib = (void *)&g_emu, .driver_version = 12040,
+  .Init = emu_init, .DriverGetVersion = emu_version, .DeviceGetCount = emu_count, .DeviceGet = emu_device,
+  .DeviceGetAttribute = emu_attribute, .DeviceGetName = emu_name, .DevicePrimaryCtxRetain = emu_retain,
+  .DevicePrimaryCtxRelease = emu_release, .CtxPushCurrent = emu_push, .CtxPopCurrent = emu_pop,
+  .ModuleLoadDataEx = emu_load, .ModuleUnload = emu_unload, .ModuleGetFunction = emu_function,
+  .MemAlloc = emu_alloc, .MemFree = emu_free, .MemcpyHtoD = emu_htod, .MemcpyDtoH = emu_dtoh,
+  .MemcpyDtoDAsync = emu_dtod, .LaunchKernel = emu_launch, .StreamCreate = emu_stream,
+  .StreamDestroy = emu_stream_destroy, .StreamSynchronize = emu_sync, .GetErrorString = emu_error_string,
+};
+
+const cx_cuda *cx_cuda_emu(void) { return &g_emu; }

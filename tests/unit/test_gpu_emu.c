@@ -1,0 +1,310 @@
+/* test_gpu_emu.c — the gpu backend's kernels and runtime run on the CPU (--backend=gpu-emu,
+ * backend/gpu/emu.h) against the interpreter: every module of tests/hlo the gpu backend
+ * accepts on random inputs (the others are counted: dots, control flow, ... are refused at
+ * compile time), hand-made row and column reductions and ragged launches, and a kernel that
+ * reads or writes outside its buffers, which must be an error naming it. */
+#include <dirent.h>
+#include <sys/stat.h>
+#include "backend/gpu/emu.h"
+#include "backend/gpu/gpu_build.h"
+#include "interp/interp.h"
+#include "ir/clone.h"
+#include "ir/literal.h"
+#include "ir/verify.h"
+#include "runtime/context.h"
+#include "runtime/executable.h"
+#include "text/hlo.h"
+#include "test.h"
+
+static uint64_t next(uint64_t *s) { /* splitmix64 */
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* as `cxla run --random-inputs`: floats in [-1, 1), small non-zero integers, pred 0/1 */
+static void fill(cxla_literal *l, uint64_t *rng) {
+  if (l->shape.type == CXLA_TUPLE) {
+    for (int i = 0; i < l->nelems; i++) fill(l->elems[i], rng);
+    return;
+  }
+  int64_t n = cx_shape_elems(&l->shape);
+  for (int64_t i = 0; i < n; i++) {
+    double u = (double)(next(rng) >> 11) / 9007199254740992.0 * 2 - 1;
+    int64_t k = (int64_t)(next(rng) % 7) + 1;
+    void *p = l->data;
+    switch (l->shape.type) {
+    case CXLA_F32: ((float *)p)[i] = (float)u; break;
+    case CXLA_F64: ((double *)p)[i] = u; break;
+    case CXLA_F16: ((uint16_t *)p)[i] = cx_f32_to_f16((float)u); break;
+    case CXLA_BF16: ((uint16_t *)p)[i] = cx_f32_to_bf16((float)u); break;
+    case CXLA_C64: ((float *)p)[2 * i] = (float)u, ((float *)p)[2 * i + 1] = (float)-u / 2; break;
+    case CXLA_C128: ((double *)p)[2 * i] = u, ((double *)p)[2 * i + 1] = -u / 2; break;
+    case CXLA_PRED: ((uint8_t *)p)[i] = (uint8_t)(k & 1); break;
+    case CXLA_S8: case CXLA_U8: ((int8_t *)p)[i] = (int8_t)k; break;
+    case CXLA_S16: case CXLA_U16: ((int16_t *)p)[i] = (int16_t)k; break;
+    case CXLA_S32: case CXLA_U32: ((int32_t *)p)[i] = (int32_t)k; break;
+    case CXLA_S64: case CXLA_U64: ((int64_t *)p)[i] = k; break;
+    default: memset((char *)p + i * cxla_type_size(l->shape.type), 0, (size_t)cxla_type_size(l->shape.type)); break;
+    }
+  }
+}
+
+/* compile on gpu-emu and run; CXLA_ERR_UNSUPPORTED when the gpu backend refuses m */
+static cxla_status run_emu(cx_module *m, int nargs, cxla_literal *const *args, cxla_literal **out) {
+  cxla_context *ctx = test_ctx();
+  const cx_backend *b = cx_backend_find("gpu-emu");
+  *out = NULL;
+  if (!b) return CXLA_ERR_INTERNAL;
+  cx_module *clone = cx_module_clone(m);
+  if (!clone) return CXLA_ERR_OUT_OF_MEMORY;
+  void *state = NULL;
+  cx_stats stats;
+  cx_sb_init(&stats.times);
+  cx_sb_init(&stats.counts);
+  cxla_status s = b->compile(ctx, clone, &ctx->flags, &state, &stats);
+  cx_sb_free(&stats.times);
+  cx_sb_free(&stats.counts);
+  if (s != CXLA_OK) return s;
+  s = b->execute(state, ctx, nargs, args, out);
+  b->destroy(state);
+  return s;
+}
+
+static double g_rtol, g_atol; /* a file's TOLERANCE, else 0 */
+
+/* docs/numerics.md: a compiled f32 sum of more than 32768 terms is a tree of chains of at most
+ * B = 32768, each within B * 2^-24 relative to the sum of magnitudes (the interpreter sums in
+ * double): on random inputs of one sign that is the tolerance such a module needs */
+static double long_sum_rtol(const cx_module *m) {
+  double rtol = 0;
+  for (int c = 0; c < m->ncomps; c++)
+    for (int i = 0; i < m->comps[c]->ninstrs; i++) {
+      const cx_instr *in = m->comps[c]->instrs[i];
+      if (in->op != CX_OP_REDUCE || !in->nops) continue;
+      int64_t out = cx_shape_elems(&in->shape), all = cx_shape_elems(&in->ops[0]->shape);
+      if (in->shape.type == CXLA_TUPLE || out <= 0 || all / out <= 32768) continue;
+      double levels = 1;
+      for (int64_t n = all / out; n > 32768; n /= 32768) levels++;
+      if (levels * 32768 / 16777216.0 > rtol) rtol = levels * 32768 / 16777216.0;
+    }
+  return rtol;
+}
+
+/* gpu-emu against the interpreter on seeded random inputs; 1 when the gpu backend refused */
+static int differential(cx_module *m, uint64_t seed, const char *where) {
+  enum { MAXP = 64 };
+  cxla_literal *args[MAXP] = {0}, *want = NULL, *got = NULL;
+  int np = m->entry->nparams, refused = 0;
+  if (np > MAXP) return 1;
+  for (int i = 0; i < np; i++) {
+    args[i] = cx_literal_new_uninit(&m->entry->params[i]->shape);
+    if (args[i]) fill(args[i], &seed);
+  }
+  cxla_status s = cx_interp_run(m, np, args, &want);
+  if (s == CXLA_OK) { /* (what the interpreter refuses on random inputs is not the gpu's concern) */
+    s = run_emu(m, np, args, &got);
+    if (s == CXLA_ERR_UNSUPPORTED && strstr(cxla_context_errmsg(test_ctx()), "gpu backend")) refused = 1;
+    else if (s != CXLA_OK) test_fail(__FILE__, __LINE__, "%s: gpu-emu: %s", where, cxla_context_errmsg(test_ctx()));
+    else {
+      cx_sb why;
+      cx_sb_init(&why);
+      int t = want->shape.type;
+      double rtol = t == CXLA_F16 || t == CXLA_BF16 ? 1e-2 : 1e-5, atol = t == CXLA_F16 || t == CXLA_BF16 ? 1e-3 : 1e-6;
+      if (g_rtol > 0 || g_atol > 0) rtol = g_rtol, atol = g_atol;
+      if (long_sum_rtol(m) > rtol) rtol = long_sum_rtol(m);
+      if (!cx_literal_compare(got, want, rtol, atol, &why))
+        test_fail(__FILE__, __LINE__, "%s: gpu-emu differs from interp: %s", where, why.buf ? why.buf : "");
+      cx_sb_free(&why);
+    }
+  }
+  for (int i = 0; i < np; i++) cxla_literal_destroy(args[i]);
+  cxla_literal_destroy(want);
+  cxla_literal_destroy(got);
+  return refused;
+}
+
+static cx_module *parse(const char *text, const char *name) {
+  cx_module *m = NULL;
+  if (cx_parse_module(test_ctx(), text, strlen(text), name, &m) != CXLA_OK || cx_verify_module(m) != CXLA_OK) {
+    cx_module_free(m);
+    return NULL;
+  }
+  return m;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  cx_sb sb;
+  cx_sb_init(&sb);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) cx_sb_putn(&sb, buf, n);
+  fclose(f);
+  return cx_sb_take(&sb);
+}
+
+typedef struct tally { int modules, accepted, refused; } tally;
+
+static void corpus_file(const char *path, tally *t) {
+  char *text = slurp(path);
+  cx_module *m = text && !strstr(text, "// ERROR:") ? parse(text, path) : NULL;
+  if (m && m->entry) {
+    const char *tol = strstr(text, "// TOLERANCE:");
+    g_rtol = g_atol = 0;
+    if (tol && sscanf(tol + 13, "%lf %lf", &g_rtol, &g_atol) != 2) g_rtol = g_atol = 0;
+    t->modules++;
+    if (differential(m, 7, path)) t->refused++;
+    else t->accepted++;
+  }
+  cx_module_free(m);
+  cx_free(text);
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void corpus_dir(const char *dir, tally *t) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  char *names[4096];
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d)) && n < 4096;)
+    if (e->d_name[0] != '.') names[n++] = cx_strdup(e->d_name);
+  closedir(d);
+  qsort(names, (size_t)n, sizeof *names, by_name);
+  for (int i = 0; i < n; i++) {
+    char path[1024];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    if (strcmp(names[i], "errors") && !stat(path, &st) && S_ISDIR(st.st_mode)) corpus_dir(path, t);
+    else if (strlen(names[i]) > 4 && !strcmp(names[i] + strlen(names[i]) - 4, ".hlo")) corpus_file(path, t);
+    cx_free(names[i]);
+  }
+}
+
+TEST(gpu_emu_corpus) {
+  char dir[1024];
+  tally t = {0};
+  snprintf(dir, sizeof dir, "%s/tests/hlo", test_srcdir());
+  corpus_dir(dir, &t);
+  printf("  gpu-emu corpus: %d modules, %d run on the emulated GPU and match the interpreter, %d refused by the gpu "
+         "backend at compile time\n", t.modules, t.accepted, t.refused);
+  CHECK_MSG(t.accepted >= 100, "only %d corpus modules ran on gpu-emu", t.accepted);
+}
+
+/* ---- hand-made launches ---- */
+
+static void emu_text(const char *text, uint64_t seed) {
+  cx_module *m = parse(text, "t.hlo");
+  CHECK_MSG(m != NULL, "%s", cxla_context_errmsg(test_ctx()));
+  if (!m) return;
+  g_rtol = g_atol = 0;
+  CHECK_MSG(!differential(m, seed, "hand-made"), "refused: %s", cxla_context_errmsg(test_ctx()));
+  cx_module_free(m);
+}
+
+#define SUM "add {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] add(a, b)\n}\n"
+#define MAX "mx {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] maximum(a, b)\n}\n"
+
+TEST(gpu_emu_reductions) {
+  /* a row reduction (softmax's max and sum), a column reduction, both over ragged sizes */
+  emu_text("HloModule r\n" SUM MAX "ENTRY e {\n x = f32[37,300] parameter(0)\n z = f32[] constant(-inf)\n"
+           " m = f32[37] reduce(x, z), dimensions={1}, to_apply=mx\n b = f32[37,300] broadcast(m), dimensions={0}\n"
+           " s = f32[37,300] subtract(x, b)\n ex = f32[37,300] exponential(s)\n z0 = f32[] constant(0)\n"
+           " d = f32[37] reduce(ex, z0), dimensions={1}, to_apply=add\n bd = f32[37,300] broadcast(d), dimensions={0}\n"
+           " ROOT y = f32[37,300] divide(ex, bd)\n}\n", 1);
+  emu_text("HloModule c\n" SUM "ENTRY e {\n x = f32[513,29] parameter(0)\n z = f32[] constant(0)\n"
+           " ROOT r = f32[29] reduce(x, z), dimensions={0}, to_apply=add\n}\n", 2);
+  emu_text("HloModule c3\n" SUM "ENTRY e {\n x = f32[7,300,5] parameter(0)\n z = f32[] constant(0)\n"
+           " ROOT r = f32[7,5] reduce(x, z), dimensions={1}, to_apply=add\n}\n", 3);
+}
+
+TEST(gpu_emu_ragged_launch) {
+  /* totals that are not multiples of the 256-thread block: the last block's threads past the
+   * end must return; totals below one block and of one element */
+  static const int sizes[] = {1, 255, 257, 1000, 4097};
+  for (size_t i = 0; i < CX_ARRAY_LEN(sizes); i++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "HloModule g\nENTRY e {\n x = f32[%d] parameter(0)\n y = f32[%d] parameter(1)\n"
+             " a = f32[%d] add(x, y)\n t = f32[%d] tanh(a)\n ROOT r = f32[%d] multiply(t, x)\n}\n",
+             sizes[i], sizes[i], sizes[i], sizes[i], sizes[i]);
+    emu_text(text, (uint64_t)i);
+  }
+  /* a transpose and a broadcast of a constant array (a module global on the device) */
+  emu_text("HloModule t\nENTRY e {\n x = f32[33,65] parameter(0)\n c = f32[65] constant({0,1,2,3,4,5,6,7,8,9,10,11,12,"
+           "13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,"
+           "49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64})\n cb = f32[33,65] broadcast(c), dimensions={1}\n"
+           " s = f32[33,65] add(x, cb)\n ROOT t = f32[65,33] transpose(s), dimensions={1,0}\n}\n", 9);
+  unsigned block, grid;
+  cx_gpu_grid(257, &block, &grid);
+  CHECK_EQ_INT((int)grid, 2);
+}
+
+/* ---- the emulated driver on hand-written kernels ---- */
+
+/* out[i] = i for every thread i of the grid, with no bounds check (the bug under test) */
+static const char k_unchecked[] =
+  "target triple = \"nvptx64-nvidia-cuda\"\n"
+  "declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()\ndeclare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n"
+  "declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()\n"
+  "define void @k(ptr addrspace(1) %out, i64 %n) {\n"
+  "  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n"
+  "  %w = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()\n  %bw = mul i32 %b, %w\n  %i = add i32 %bw, %t\n"
+  "  %p = getelementptr i32, ptr addrspace(1) %out, i32 %i\n  store i32 %i, ptr addrspace(1) %p\n  ret void\n}\n";
+
+static CUresult launch_k(const cx_cuda *cu, CUfunction f, CUstream s, CUdeviceptr buf, unsigned blocks, unsigned threads) {
+  int64_t n = 0;
+  void *params[2] = {&buf, &n};
+  return cu->LaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, s, params, NULL);
+}
+
+TEST(gpu_emu_driver_catches_out_of_bounds) {
+  const cx_cuda *cu = cx_cuda_emu();
+  char log[512] = "";
+  int opts[2] = {CX_CU_JIT_ERROR_LOG_BUFFER, CX_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *vals[2] = {log, (void *)(uintptr_t)sizeof log};
+  CUmodule mod = NULL;
+  CUfunction f = NULL;
+  CUstream s = NULL;
+  CUdeviceptr buf = 0;
+  CHECK_EQ_INT(cu->ModuleLoadDataEx(&mod, k_unchecked, 2, opts, vals), 0);
+  CHECK_MSG(!log[0], "%s", log);
+  if (!mod) return;
+  CHECK_EQ_INT(cu->ModuleGetFunction(&f, mod, "k"), 0);
+  CHECK_EQ_INT(cu->ModuleGetFunction(&f, mod, "nope"), 500);
+  CHECK_EQ_INT(cu->ModuleGetFunction(&f, mod, "k"), 0);
+  CHECK_EQ_INT(cu->StreamCreate(&s, 0), 0);
+  CHECK_EQ_INT(cu->MemAlloc(&buf, 100 * sizeof(int32_t)), 0);
+  /* 2 blocks of 50 threads: exactly the buffer, every element written once */
+  CHECK_EQ_INT(launch_k(cu, f, s, buf, 2, 50), 0);
+  int32_t host[100];
+  CHECK_EQ_INT(cu->MemcpyDtoH(host, buf, sizeof host), 0);
+  int ok = 1;
+  for (int i = 0; i < 100; i++) ok &= host[i] == i;
+  CHECK(ok);
+  /* one block of 128 threads: threads 100..127 store past the end, and the launch fails */
+  CUresult r = launch_k(cu, f, s, buf, 1, 128);
+  CHECK_EQ_INT(r, 700);
+  const char *msg = NULL;
+  CHECK_EQ_INT(cu->GetErrorString(r, &msg), 0);
+  CHECK_STR_CONTAINS(msg, "kernel k");
+  CHECK_STR_CONTAINS(msg, "a 4-byte store at");
+  CHECK_STR_CONTAINS(msg, "is outside every device allocation");
+  CHECK_STR_CONTAINS(msg, "of a 400-byte block");
+  /* copies are checked against the allocations too, and bad launch shapes refused */
+  CHECK_EQ_INT(cu->MemcpyDtoH(host, buf + 4, sizeof host), 1);
+  CHECK_EQ_INT(launch_k(cu, f, s, buf, 1, 2048), 1);
+  CHECK_EQ_INT(cu->MemFree(buf + 8), 1);
+  CHECK_EQ_INT(cu->MemFree(buf), 0);
+  CHECK_EQ_INT(cu->StreamDestroy(s), 0);
+  CHECK_EQ_INT(cu->ModuleUnload(mod), 0);
+  /* a kernel that needs what the emulation does not model is refused at load */
+  static const char barrier[] = "declare void @llvm.nvvm.barrier0()\n"
+                                "define void @b(ptr addrspace(1) %o, i64 %n) {\n  call void @llvm.nvvm.barrier0()\n  ret void\n}\n";
+  log[0] = 0;
+  CHECK_EQ_INT(cu->ModuleLoadDataEx(&mod, barrier, 2, opts, vals), 200);
+  CHECK_STR_CONTAINS(log, "the grid emulation cannot run llvm.nvvm.barrier0");
+}
