@@ -23,7 +23,7 @@
  * libcxla.so.MAJOR, cxla.pc), the CLI and the Python package read it from these lines. MAJOR
  * changes when a program built against an older header could break. */
 #define CXLA_VERSION_MAJOR 0
-#define CXLA_VERSION_MINOR 1
+#define CXLA_VERSION_MINOR 2
 #define CXLA_VERSION_PATCH 0
 
 /* Only the calls declared here are exported from libcxla.so; the library is compiled with
@@ -546,6 +546,35 @@ cxla_status cxla_executable_execute_args(cxla_executable *e, int nargs, const cx
  * literals stay the caller's (a donated parameter consumes a copy). */
 cxla_status cxla_module_run(cxla_module *m, const cxla_compile_options *opts, int nargs,
                             cxla_literal *const *args, cxla_literal **result);
+
+/* ---- devices: one program on several devices (docs/collectives.md) ---------------------------
+ * A module with collectives (all-reduce, all-gather, reduce-scatter, all-to-all,
+ * collective-permute, ...), replica-id or partition-id runs as one device of a run of several:
+ * replicas x partitions devices (num_partitions= from the module header, else 1), device d
+ * being replica d / partitions and partition d % partitions. A run is either the ranks of an MPI
+ * job, one device per process (cxla_executable_execute under mpirun, or on the communicator
+ * given below), or n threads of this process (cxla_executable_execute_replicas); outside both,
+ * an execution is a run of one device, which a module whose groups need more refuses with
+ * CXLA_ERR_INVALID_ARGUMENT. Reductions fold in the order each group lists its members, so a
+ * result is the same bit for bit whatever the transport, the timing or the number of threads.
+ * A collective that waits longer than --collective-timeout for the other devices fails. */
+
+/* Runs e once on each of n devices, each on a thread of this process: device r takes
+ * args[r * nargs .. r * nargs + nargs) and gives results[r]. If any device fails, every result
+ * is NULL and the message names the device that failed first (the others stop at their next
+ * collective). */
+cxla_status cxla_executable_execute_replicas(cxla_executable *e, int n, int nargs, cxla_buffer *const *args,
+                                             cxla_buffer **results);
+/* The MPI communicator the executions of ctx run on: mpi_comm points to an MPI_Comm (pass
+ * &comm), which cxla duplicates, so this is collective: every rank of the communicator calls it,
+ * after MPI_Init. cxla then never initialises or finalises MPI itself; NULL goes back to the
+ * default: MPI_COMM_WORLD when the process runs under mpirun (MPI initialised on the first
+ * execution that needs it, finalised at exit), else a run of one device. CXLA_ERR_UNSUPPORTED
+ * in a cxla built without MPI. */
+cxla_status cxla_context_set_communicator(cxla_context *ctx, const void *mpi_comm);
+/* This process's device in the run of ctx and how many devices the run has: the rank and size
+ * of its communicator (under mpirun, without initialising MPI), or 0 and 1. */
+cxla_status cxla_context_device(cxla_context *ctx, int *device, int *ndevices);
 
 #ifdef __cplusplus
 }

@@ -37,6 +37,27 @@ int cli_apply_flag(cxla_context *ctx, const char *command, const char *arg);
 int cli_watchdog_start(cxla_context *ctx, double seconds);
 void cli_watchdog_stop(void);
 
+/* ---- cli_run.c's pieces the device runs share ---- */
+/* Loads input i of m from path, checked against the parameter (bf16 takes f32 files). */
+int cli_load_input(cxla_context *ctx, cxla_module *m, int i, const char *path, cxla_literal **out);
+/* mkdir -p; 0 or an errno. */
+int cli_make_dirs(const char *dir);
+/* The result's leaves: written to dir/i.npy (dir not NULL), else printed (after `title` when
+ * not NULL). */
+int cli_emit_result(cxla_context *ctx, const char *dir, const char *title, cxla_literal *result);
+
+/* ---- one module on several devices (cli_devices.c) ---- */
+typedef struct cli_devices_args {
+  const char *backend, *out_dir, *inputs_dir;
+  const char **inputs; /* the same files for every device, when no inputs_dir */
+  int random;
+  uint64_t seed;
+  int replicas;        /* threads of this process; 0: this process is device `device` of an MPI job */
+  int device, ndevices;
+} cli_devices_args;
+/* Runs e (compiled from m) on its devices and writes or prints each device's result. */
+int cli_run_devices(cxla_context *ctx, cxla_module *m, cxla_executable *e, const cli_devices_args *a);
+
 /* ---- values (cli_values.c) ---- */
 /* "f32[2,3]" or "(f32[2], s32[])" into buf. */
 const char *cli_shape_str(const cxla_shape *s, char *buf, size_t n);

@@ -1,7 +1,8 @@
 /* cli_run.c — `cxla run MODULE.hlo [IN.npy ...]`: parse, load or make inputs, compile, run,
  * then print a summary or write one .npy per result leaf. --repeat=N runs N times after one
  * compile and reports min/median/max execution time; --check and --check-each compare the
- * result with the interpreter's (cli_check.c). */
+ * result with the interpreter's (cli_check.c). A module with collectives runs on several
+ * devices with --replicas=N or under mpirun (cli_devices.c). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -23,6 +24,8 @@ typedef struct {
   int check, check_each;
   double timeout; /* --timeout=S; 0: none */
   cli_tol tol;    /* --rtol, --atol (negative: per element type) */
+  int replicas;   /* --replicas=N; 0: none */
+  const char *inputs_dir; /* --inputs-per-replica=DIR */
 } run_args;
 
 /* --rtol=X / --atol=X: a finite number >= 0. */
@@ -96,6 +99,15 @@ static int parse_args(cxla_context *ctx, int argc, char **argv, run_args *r) {
       if (!a[8] || !parse_seed(a + 9, &n) || n < 1 || n > 1000000000)
         return cli_usage_error("run", "--repeat=N wants a count from 1 to 1000000000, not '%s'", a[8] ? a + 9 : "");
       r->repeat = (int64_t)n;
+    } else if (!strncmp(a, "--replicas=", 11) || !strcmp(a, "--replicas")) {
+      uint64_t n = 0;
+      if (!a[10] || !parse_seed(a + 11, &n) || n < 1 || n > 1024)
+        return cli_usage_error("run", "--replicas=N wants a count from 1 to 1024, not '%s'", a[10] ? a + 11 : "");
+      r->replicas = (int)n;
+    } else if (!strncmp(a, "--inputs-per-replica=", 21) || !strcmp(a, "--inputs-per-replica")) {
+      if (!a[20] && i + 1 >= argc) return cli_usage_error("run", "--inputs-per-replica needs a DIR");
+      r->inputs_dir = a[20] ? a + 21 : argv[++i];
+      if (!*r->inputs_dir) return cli_usage_error("run", "--inputs-per-replica needs a DIR");
     } else if (cx_flags_is_flag(a)) {
       int rc = cli_apply_flag(ctx, "run", a);
       if (rc != CLI_OK) return rc;
@@ -108,6 +120,10 @@ static int parse_args(cxla_context *ctx, int argc, char **argv, run_args *r) {
     return cli_usage_error("run", "--random-inputs makes every input; do not also give .npy files");
   if ((r->tol.rtol >= 0 || r->tol.atol >= 0) && !r->check)
     return cli_usage_error("run", "--rtol and --atol are tolerances of --check and --check-each");
+  if (r->inputs_dir && (r->random || r->ninputs))
+    return cli_usage_error("run", "--inputs-per-replica names every input; do not also give .npy files or --random-inputs");
+  if ((r->replicas || r->inputs_dir) && (r->check || r->repeat))
+    return cli_usage_error("run", "--check and --repeat run one device; run the backends with --out and compare");
   if (r->check && (!r->backend || !strcmp(r->backend, "interp")))
     return cli_usage_error("run", "--check%s compares a backend with the interpreter: give --backend=cpu",
                            r->check_each ? "-each" : "");
@@ -121,8 +137,7 @@ static int same_dims(const cxla_shape *s, cxla_literal *lit) {
   return 1;
 }
 
-/* Loads input i and checks it against parameter i (bf16 parameters take f32 files). */
-static int load_input(cxla_context *ctx, cxla_module *m, int i, const char *path, cxla_literal **out) {
+int cli_load_input(cxla_context *ctx, cxla_module *m, int i, const char *path, cxla_literal **out) {
   cxla_shape want;
   char ws[512], gs[512];
   if (cxla_module_parameter_shape(m, i, &want) != CXLA_OK) return cli_lib_error(ctx);
@@ -161,15 +176,14 @@ static int make_inputs(cxla_context *ctx, cxla_module *m, const run_args *r, cxl
         return cli_error("parameter %d '%s': cannot make random values of shape %s", i,
                          cxla_module_parameter_name(m, i), cli_shape_str(&s, buf, sizeof buf));
     } else {
-      int rc = load_input(ctx, m, i, r->inputs[i], &args[i]);
+      int rc = cli_load_input(ctx, m, i, r->inputs[i], &args[i]);
       if (rc != CLI_OK) return rc;
     }
   }
   return CLI_OK;
 }
 
-/* mkdir -p */
-static int make_dirs(const char *dir) {
+int cli_make_dirs(const char *dir) {
   char *p = strdup(dir);
   if (!p) return ENOMEM;
   int err = 0;
@@ -188,20 +202,20 @@ static int make_dirs(const char *dir) {
   return err;
 }
 
-static int emit_result(cxla_context *ctx, const run_args *r, cxla_literal *result) {
+int cli_emit_result(cxla_context *ctx, const char *dir, const char *title, cxla_literal *result) {
   int n = cli_leaves(result, NULL, 0);
   cxla_literal **leaves = calloc((size_t)(n ? n : 1), sizeof *leaves);
   if (!leaves) return cli_error("out of memory");
   cli_leaves(result, leaves, n);
   int rc = CLI_OK;
-  if (r->out_dir) {
-    int err = make_dirs(r->out_dir);
-    if (err) rc = cli_error("cannot create directory %s: %s", r->out_dir, strerror(err));
+  if (dir) {
+    int err = cli_make_dirs(dir);
+    if (err) rc = cli_error("cannot create directory %s: %s", dir, strerror(err));
     for (int i = 0; i < n && rc == CLI_OK; i++) {
-      size_t len = strlen(r->out_dir) + 32;
+      size_t len = strlen(dir) + 32;
       char *path = malloc(len);
       if (!path) { rc = cli_error("out of memory"); break; }
-      snprintf(path, len, "%s/%d.npy", r->out_dir, i);
+      snprintf(path, len, "%s/%d.npy", dir, i);
       if (cxla_literal_write_npy(ctx, leaves[i], path) != CXLA_OK) rc = cli_lib_error(ctx);
       else {
         cxla_shape s = {cxla_literal_type(leaves[i]), cxla_literal_rank(leaves[i]), cxla_literal_dims(leaves[i]), 0, NULL};
@@ -211,6 +225,7 @@ static int emit_result(cxla_context *ctx, const run_args *r, cxla_literal *resul
       free(path);
     }
   } else {
+    if (title) printf("%s\n", title);
     for (int i = 0; i < n; i++) cli_print_leaf(stdout, i, leaves[i]);
     if (!n) printf("result: () (an empty tuple)\n");
   }
@@ -304,7 +319,7 @@ int cli_run(cxla_context *ctx, int argc, char **argv) {
   if (cxla_module_parse_file(ctx, r.module, &m) != CXLA_OK) { rc = cli_lib_error(ctx); goto done; }
   nparams = cxla_module_num_parameters(m);
   if (nparams < 0) { rc = cli_lib_error(ctx); goto done; }
-  if (!r.random && r.ninputs != nparams) {
+  if (!r.random && !r.inputs_dir && r.ninputs != nparams) {
     rc = cli_error("expected %d input%s (one .npy per ENTRY parameter), got %d", nparams, nparams == 1 ? "" : "s",
                    r.ninputs);
     goto done;
@@ -315,6 +330,22 @@ int cli_run(cxla_context *ctx, int argc, char **argv) {
   double compile_ms = wall_ms() - t0;
   if (r.stats)
     fprintf(stderr, "compile: %s\ncounts: %s\n", cxla_executable_compile_stats(e), cxla_executable_compile_counts(e));
+  int device = 0, ndevices = 1;
+  if (cxla_context_device(ctx, &device, &ndevices) != CXLA_OK) { rc = cli_lib_error(ctx); goto done; }
+  if (r.replicas && ndevices > 1) {
+    rc = cli_usage_error("run", "--replicas runs the devices as threads of one process; under mpirun (%d processes) "
+                         "each process is already one device", ndevices);
+    goto done;
+  }
+  if (r.replicas || r.inputs_dir || ndevices > 1) {
+    if (ndevices > 1 && (r.check || r.repeat)) {
+      rc = cli_usage_error("run", "--check and --repeat run one device; run the backends with --out and compare");
+      goto done;
+    }
+    cli_devices_args da = {opts.backend, r.out_dir, r.inputs_dir, r.inputs, r.random, r.seed, r.replicas, device, ndevices};
+    rc = cli_run_devices(ctx, m, e, &da);
+    goto done;
+  }
   if (!(args = calloc((size_t)(nparams ? nparams : 1), sizeof *args))) { rc = cli_error("out of memory"); goto done; }
   if ((rc = make_inputs(ctx, m, &r, args, nparams)) != CLI_OK) goto done;
   cxla_buffer **bufs = calloc((size_t)(nparams ? nparams : 1), sizeof *bufs);
@@ -328,7 +359,7 @@ int cli_run(cxla_context *ctx, int argc, char **argv) {
   cxla_buffer_destroy(res);
   for (int i = 0; i < nparams; i++) cxla_buffer_destroy(bufs[i]);
   free(bufs);
-  if (rc == CLI_OK && (r.out_dir || !r.check)) rc = emit_result(ctx, &r, result);
+  if (rc == CLI_OK && (r.out_dir || !r.check)) rc = cli_emit_result(ctx, r.out_dir, NULL, result);
   if (rc == CLI_OK && r.check) rc = check(ctx, m, &r, opts.backend, args, nparams, result);
 done:
   cli_watchdog_stop();

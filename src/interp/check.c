@@ -5,6 +5,7 @@
  * The evaluator keeps its own checks: they guard the API's direct calls. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "interp/internal.h"
 
 /* The particular cases of an op the interpreter refuses, by op. */
@@ -39,7 +40,16 @@ static const char *complex_convolution(const cx_instr *in) {
   return cx_type_is_complex(in->shape.type) ? "convolution of complex numbers" : NULL;
 }
 
+/* XLA's in-place collective-permute: dynamic slices of an output buffer (slice_sizes=). */
+static const char *in_place_permute(const cx_instr *in) {
+  for (int i = 0; i < in->a.nraw; i++)
+    if (!strcmp(in->a.raw[i].key, "slice_sizes")) return "the in-place form of collective-permute (slice_sizes=)";
+  return NULL;
+}
+
 static const refusal k_refusals[CX_OP_COUNT] = {
+  [CX_OP_COLLECTIVE_PERMUTE] = in_place_permute,
+  [CX_OP_COLLECTIVE_PERMUTE_START] = in_place_permute,
   [CX_OP_CONVOLUTION] = complex_convolution,
   [CX_OP_REDUCE_WINDOW] = window_reversal,
   [CX_OP_SELECT_AND_SCATTER] = window_reversal,

@@ -5,12 +5,6 @@
  * is its evaluator and one row here. */
 #include "interp/internal.h"
 
-/* partition-id and replica-id: one device, so both are 0. */
-static cxla_status zero(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
-  (void)ops;
-  return cx_interp_new_array(st, in, &in->shape, out);
-}
-
 static const cx_interp_hook k_hooks[CX_OP_COUNT] = {
   /* the driver's own: values borrowed (parameters, constants) or moved, not copied */
   [CX_OP_PARAMETER] = {.frame = cx_frame_parameter},
@@ -61,8 +55,21 @@ static const cx_interp_hook k_hooks[CX_OP_COUNT] = {
   [CX_OP_ASYNC_DONE] = {.eval = cx_interp_async_done},
   [CX_OP_COPY_START] = {.eval = cx_interp_copy_start},
   [CX_OP_COPY_DONE] = {.eval = cx_interp_copy_done},
-  [CX_OP_PARTITION_ID] = {.eval = zero},
-  [CX_OP_REPLICA_ID] = {.eval = zero},
+  /* the devices of a run (collectives.c, collectives_move.c) */
+  [CX_OP_PARTITION_ID] = {.eval = cx_interp_device_id},
+  [CX_OP_REPLICA_ID] = {.eval = cx_interp_device_id},
+  [CX_OP_ALL_REDUCE] = {.eval = cx_interp_all_reduce},
+  [CX_OP_ALL_REDUCE_START] = {.eval = cx_interp_all_reduce}, /* the same value; -done passes it on */
+  [CX_OP_ALL_REDUCE_DONE] = {.eval = cx_interp_collective_done},
+  [CX_OP_REDUCE_SCATTER] = {.eval = cx_interp_reduce_scatter},
+  [CX_OP_ALL_GATHER] = {.eval = cx_interp_all_gather},
+  [CX_OP_ALL_GATHER_START] = {.eval = cx_interp_all_gather_start},
+  [CX_OP_ALL_GATHER_DONE] = {.eval = cx_interp_collective_done},
+  [CX_OP_ALL_TO_ALL] = {.eval = cx_interp_all_to_all},
+  [CX_OP_COLLECTIVE_PERMUTE] = {.eval = cx_interp_collective_permute},
+  [CX_OP_COLLECTIVE_PERMUTE_START] = {.eval = cx_interp_collective_permute_start},
+  [CX_OP_COLLECTIVE_PERMUTE_DONE] = {.eval = cx_interp_collective_done},
+  [CX_OP_COLLECTIVE_BROADCAST] = {.eval = cx_interp_collective_broadcast},
 };
 
 cx_interp_hook cx_interp_hook_of(cx_op op) {

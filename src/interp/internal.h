@@ -158,6 +158,16 @@ CX_INTERP_EVALUATOR(cx_interp_batch_norm_training); /* batch_norm.c */
 CX_INTERP_EVALUATOR(cx_interp_batch_norm_inference);
 CX_INTERP_EVALUATOR(cx_interp_batch_norm_grad);
 CX_INTERP_EVALUATOR(cx_interp_topk);              /* topk.c */
+CX_INTERP_EVALUATOR(cx_interp_all_reduce);        /* collectives.c */
+CX_INTERP_EVALUATOR(cx_interp_reduce_scatter);
+CX_INTERP_EVALUATOR(cx_interp_all_gather);
+CX_INTERP_EVALUATOR(cx_interp_all_gather_start);
+CX_INTERP_EVALUATOR(cx_interp_collective_broadcast);
+CX_INTERP_EVALUATOR(cx_interp_collective_done);
+CX_INTERP_EVALUATOR(cx_interp_device_id);
+CX_INTERP_EVALUATOR(cx_interp_all_to_all);        /* collectives_move.c */
+CX_INTERP_EVALUATOR(cx_interp_collective_permute);
+CX_INTERP_EVALUATOR(cx_interp_collective_permute_start);
 CX_INTERP_EVALUATOR(cx_interp_fft);               /* fft.c */
 CX_INTERP_EVALUATOR(cx_interp_rng_bit_generator); /* rng_bits.c */
 CX_INTERP_EVALUATOR(cx_interp_rng);               /* rng.c */

@@ -20,6 +20,7 @@ void cx_interp_init(cx_interp *st, cx_module *m) {
   st->depth = 0;
   st->rng_counts = NULL;
   st->nrng_counts = 0;
+  st->rep = NULL;
 }
 
 cxla_status cx_interp_unsupported(cx_interp *st, cx_instr *in, const char *why) {
@@ -292,6 +293,11 @@ cxla_status cx_interp_call(cx_interp *st, cx_comp *c, int nargs, cxla_literal *c
 }
 
 cxla_status cx_interp_run(cx_module *m, int nargs, cxla_literal *const *args, cxla_literal **out) {
+  return cx_interp_run_on(m, NULL, nargs, args, out);
+}
+
+cxla_status cx_interp_run_on(cx_module *m, const struct cx_replica *rep, int nargs, cxla_literal *const *args,
+                             cxla_literal **out) {
   *out = NULL;
   cx_comp *c = m->entry;
   if (!c) return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT, "module %s has no ENTRY computation", m->name);
@@ -316,6 +322,7 @@ cxla_status cx_interp_run(cx_module *m, int nargs, cxla_literal *const *args, cx
   }
   cx_interp st;
   cx_interp_init(&st, m);
+  st.rep = rep;
   cxla_status s = cx_interp_call(&st, c, nargs, args, out);
   cx_free(st.rng_counts);
   return s;

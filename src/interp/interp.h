@@ -13,6 +13,9 @@ typedef struct cx_interp {
   /* how many times each rng instruction has run in this run (rng.c; freed by cx_interp_run) */
   struct cx_rng_count *rng_counts;
   int nrng_counts;
+  /* the device this run is on and how it reaches the others (runtime/transport.h); NULL: a
+   * run of one device (collectives then only take part with themselves) */
+  const struct cx_replica *rep;
 } cx_interp;
 
 /* One scalar value: floats in f (already rounded to the element type), integers and pred
@@ -29,6 +32,9 @@ typedef struct cx_scalar {
 void cx_interp_init(cx_interp *st, cx_module *m);
 /* Runs the ENTRY computation. args are borrowed; *out is a new literal. */
 cxla_status cx_interp_run(cx_module *m, int nargs, cxla_literal *const *args, cxla_literal **out);
+/* The same as device rep->device of a run of several (rep NULL: of one). */
+cxla_status cx_interp_run_on(cx_module *m, const struct cx_replica *rep, int nargs, cxla_literal *const *args,
+                             cxla_literal **out);
 /* Evaluates computation c on args (borrowed); *out is new. */
 cxla_status cx_interp_call(cx_interp *st, cx_comp *c, int nargs, cxla_literal *const *args,
                            cxla_literal **out);

@@ -192,22 +192,62 @@ void cx_module_device_counts(const cx_module *m, int64_t *replicas, int64_t *par
   *partitions = header_int(m, "num_partitions");
 }
 
-int cx_module_devices(const cx_module *m, int n, cx_devices *dv, char *why, size_t len) {
-  int64_t r, p;
-  cx_module_device_counts(m, &r, &p);
+int cx_devices_for(int64_t r, int64_t p, int n, const char *name, cx_devices *dv, char *why, size_t len) {
   if (r < 0 || p < 0) {
     snprintf(why, len, "the module header's replica_count= or num_partitions= is not a positive count");
     return -1;
   }
-  if (p == 0) p = 1;
-  if (n % p || (r && r * p != n)) {
+  int64_t pp = p ? p : 1, want = (r ? r : 1) * pp;
+  if (n < 1 || n % pp || (r && r * pp != n)) {
     snprintf(why, len, "module %s is for %lld devices (replica_count=%lld x num_partitions=%lld); this run has %d "
-             "(run it with --replicas=%lld or under mpirun -np %lld)", m->name ? m->name : "?",
-             (long long)((r ? r : 1) * p), (long long)(r ? r : 1), (long long)p, n, (long long)((r ? r : 1) * p),
-             (long long)((r ? r : 1) * p));
+             "(run it with --replicas=%lld or under mpirun -np %lld)", name ? name : "?", (long long)want,
+             (long long)(r ? r : 1), (long long)pp, n, (long long)want, (long long)want);
     return -1;
   }
-  dv->partitions = (int)p;
-  dv->replicas = n / (int)p;
+  dv->partitions = (int)pp;
+  dv->replicas = n / (int)pp;
+  return 0;
+}
+
+int cx_module_devices(const cx_module *m, int n, cx_devices *dv, char *why, size_t len) {
+  int64_t r, p;
+  cx_module_device_counts(m, &r, &p);
+  return cx_devices_for(r, p, n, m->name, dv, why, len);
+}
+
+/* One collective against the run's devices; error at its location. */
+static cxla_status check_one(cx_module *m, const cx_instr *in, cx_devices dv) {
+  char why[300];
+  int members[1024], pos, to, from;
+  int ok = in->op == CX_OP_COLLECTIVE_PERMUTE || in->op == CX_OP_COLLECTIVE_PERMUTE_START
+               ? cx_collective_permute_peers(in, dv, 0, &to, &from, why, sizeof why) >= 0
+               : cx_collective_group(in, dv, 0, members, 1024, &pos, why, sizeof why) >= 0;
+  if (ok) return CXLA_OK;
+  int64_t want = cx_groups_count(in->a.replica_groups) * (dv.replicas * dv.partitions) /
+                 cx_group_mode_ids(cx_collective_mode(in), dv.replicas, dv.partitions);
+  if (want < 1 || in->op == CX_OP_COLLECTIVE_PERMUTE || in->op == CX_OP_COLLECTIVE_PERMUTE_START)
+    return cx_error_at(m, in->loc, CXLA_ERR_INVALID_ARGUMENT, "%s '%s': %s", cx_op_name(in->op),
+                       in->name ? in->name : "?", why);
+  return cx_error_at(m, in->loc, CXLA_ERR_INVALID_ARGUMENT, "%s '%s': %s; run it with --replicas=%lld or under mpirun -np %lld",
+                     cx_op_name(in->op), in->name ? in->name : "?", why, (long long)want, (long long)want);
+}
+
+cxla_status cx_module_check_run(cx_module *m, cx_devices dv) {
+  for (int c = 0; c < m->ncomps; c++)
+    for (int i = 0; i < m->comps[c]->ninstrs; i++) {
+      const cx_instr *in = m->comps[c]->instrs[i];
+      if (cx_op_is_collective(in->op) && in->op != CX_OP_ALL_REDUCE_DONE && in->op != CX_OP_ALL_GATHER_DONE &&
+          in->op != CX_OP_COLLECTIVE_PERMUTE_DONE)
+        CX_TRY(check_one(m, in, dv));
+    }
+  return CXLA_OK;
+}
+
+int cx_module_uses_devices(const cx_module *m) {
+  for (int c = 0; c < m->ncomps; c++)
+    for (int i = 0; i < m->comps[c]->ninstrs; i++) {
+      cx_op op = m->comps[c]->instrs[i]->op;
+      if (cx_op_is_collective(op) || op == CX_OP_REPLICA_ID || op == CX_OP_PARTITION_ID) return 1;
+    }
   return 0;
 }

@@ -49,5 +49,13 @@ void cx_module_device_counts(const cx_module *m, int64_t *replicas, int64_t *par
 /* The devices of a run of m on n of them (one per rank or thread): num_partitions= from the
  * header (else 1) and replicas the rest. 0, or -1 with why when the header does not allow n. */
 int cx_module_devices(const cx_module *m, int n, cx_devices *dv, char *why, size_t len);
+/* The same from the header's counts (0: absent) and the module's name. */
+int cx_devices_for(int64_t replicas, int64_t partitions, int n, const char *name, cx_devices *dv, char *why,
+                   size_t len);
+/* Whether every collective of m fits a run on dv: groups cover its devices, pairs name ids it
+ * has. CXLA_ERR_INVALID_ARGUMENT at the first that does not, saying how many devices it needs. */
+cxla_status cx_module_check_run(cx_module *m, cx_devices dv);
+/* Whether m has collectives, replica-id or partition-id (its value depends on the device). */
+int cx_module_uses_devices(const cx_module *m);
 
 #endif

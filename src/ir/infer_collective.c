@@ -8,12 +8,14 @@
 #include "ir/groups.h"
 #include "ir/infer.h"
 
-/* The ids the module header says a mode's groups must cover, or 0 if it does not say. */
+/* The ids the module header says a mode's groups must cover, or 0 if it does not say. A count
+ * the header leaves out is the run's (XLA takes 1; cxla runs a module on as many devices as it
+ * is given, docs/collectives.md). */
 static int64_t header_ids(cx_infer *ic, cx_group_mode mode) {
   int64_t r, p;
   cx_module_device_counts(ic->m, &r, &p);
   if (mode == CX_GROUPS_CROSS_PARTITION) return p > 1 ? p : 0;
-  if (mode == CX_GROUPS_FLATTENED) return r > 1 || p > 1 ? (r ? r : 1) * (p ? p : 1) : 0;
+  if (mode == CX_GROUPS_FLATTENED) return r && (r > 1 || p > 1) ? r * (p ? p : 1) : 0; /* both known */
   return r > 1 ? r : 0;
 }
 
@@ -241,7 +243,16 @@ static cxla_status check_pairs(cx_infer *ic) {
   return CXLA_OK;
 }
 
+/* XLA's in-place form (operand, output buffer, offsets; slice_sizes=) writes dynamic slices of
+ * a buffer: kept as declared, and refused when compiling (interp/check.c). */
+static int in_place(const cx_instr *in) {
+  for (int i = 0; i < in->a.nraw; i++)
+    if (!strcmp(in->a.raw[i].key, "slice_sizes")) return 1;
+  return 0;
+}
+
 cxla_status cx_infer_collective_permute(cx_infer *ic, cx_shape *out) {
+  if (in_place(ic->in)) return cx_infer_declared(ic, out);
   CX_TRY(array_operands(ic, 1, 0));
   CX_TRY(check_pairs(ic));
   return operands_shape(ic, out);
@@ -252,6 +263,7 @@ cxla_status cx_infer_collective_permute(cx_infer *ic, cx_shape *out) {
 cxla_status cx_infer_collective_permute_start(cx_infer *ic, cx_shape *out) {
   const cx_shape *s = &ic->in->shape;
   cx_shape ops;
+  if (in_place(ic->in)) return cx_infer_declared(ic, out);
   CX_TRY(array_operands(ic, 1, 0));
   CX_TRY(check_pairs(ic));
   CX_TRY(operands_shape(ic, &ops));

@@ -1,11 +1,14 @@
 /* async.c — the pass that runs an async chain on one device as what it wraps: async-start
  * becomes the tuple ((operands), call(operands), zero context...) of a plain call to its
  * computation (which the inline pass then inlines), async-update its operand and async-done
- * element {1} of it; copy-start becomes (copy(x), x, u32[] 0) and copy-done element {0}. The
- * simplifier folds the tuple/get-tuple-element pairs away, so nothing of the chain is left by
- * code generation. Values stay the same even where a chain's tuple escapes (as a while loop's
+ * element {1} of it; copy-start becomes (copy(x), x, u32[] 0) and copy-done element {0};
+ * all-reduce-start becomes the all-reduce, all-gather-start and collective-permute-start the
+ * tuple of their operands and the collective (with zero context), and their -done what they
+ * take of it. The simplifier folds the tuple/get-tuple-element pairs away, so nothing of the
+ * chain is left by code generation. Values stay the same even where a chain's tuple escapes (as a while loop's
  * state or a result). */
 #include <string.h>
+#include "ir/clone.h"
 #include "ir/edit.h"
 #include "passes/pass.h"
 
@@ -59,9 +62,35 @@ static cx_instr *copy_start(cx_comp *c, cx_instr *in) {
   return cx_instr_add(c, CX_OP_TUPLE, s, 3, el, in->loc);
 }
 
+/* The collectives' own -start ops: the collective itself (`op`, with in's operands, attributes
+ * and reducer) for the result, in the tuple their -start gives: all-reduce-start gives the
+ * result alone, all-gather-start (operands, result), collective-permute-start (operands,
+ * result, zero context...). */
+static cx_instr *collective(cx_comp *c, cx_instr *in, cx_op op, const cx_shape *s) {
+  cx_instr *x = cx_instr_add(c, op, s, in->nops, in->ops, in->loc);
+  if (!x || !cx_attrs_copy(c->module, &x->a, &in->a) || !cx_instr_set_called(x, in->ncalled, in->called)) return NULL;
+  return x;
+}
+static cx_instr *collective_start(cx_comp *c, cx_instr *in, cx_op op) {
+  const cx_shape *s = &in->shape;
+  cx_instr **el = cx_arena_alloc(&c->module->arena, sizeof *el * (size_t)s->ntuple);
+  if (!el) { cx_oom(c->module->ctx); return NULL; }
+  el[0] = in->nops == 1 ? in->ops[0] : cx_instr_add(c, CX_OP_TUPLE, &s->tuple[0], in->nops, in->ops, in->loc);
+  if (!el[0] || !(el[1] = collective(c, in, op, &s->tuple[1]))) return NULL;
+  for (int i = 2; i < s->ntuple; i++)
+    if (!(el[i] = zero_value(c, &s->tuple[i], in->loc))) return NULL;
+  return cx_instr_add(c, CX_OP_TUPLE, s, s->ntuple, el, in->loc);
+}
+static cx_instr *all_reduce_start(cx_comp *c, cx_instr *in) { return collective(c, in, CX_OP_ALL_REDUCE, &in->shape); }
+static cx_instr *all_gather_start(cx_comp *c, cx_instr *in) { return collective_start(c, in, CX_OP_ALL_GATHER); }
+static cx_instr *permute_start(cx_comp *c, cx_instr *in) { return collective_start(c, in, CX_OP_COLLECTIVE_PERMUTE); }
+
 static cx_instr *(*const k_rewrite[CX_OP_COUNT])(cx_comp *c, cx_instr *in) = {
   [CX_OP_ASYNC_START] = async_start, [CX_OP_ASYNC_UPDATE] = async_update, [CX_OP_ASYNC_DONE] = async_done,
   [CX_OP_COPY_START] = copy_start, [CX_OP_COPY_DONE] = copy_done,
+  [CX_OP_ALL_REDUCE_START] = all_reduce_start, [CX_OP_ALL_REDUCE_DONE] = async_update, /* its operand */
+  [CX_OP_ALL_GATHER_START] = all_gather_start, [CX_OP_ALL_GATHER_DONE] = async_done,
+  [CX_OP_COLLECTIVE_PERMUTE_START] = permute_start, [CX_OP_COLLECTIVE_PERMUTE_DONE] = async_done,
 };
 
 static int is_async(cx_op op) { return k_rewrite[op] != NULL; }

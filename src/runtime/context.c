@@ -46,6 +46,7 @@ void cxla_context_destroy(cxla_context *c) {
   if (c->trace && cx_trace_dirty(c->trace)) cx_trace_write(c->trace, c);
   cx_trace_destroy(c->trace);
   for (int i = 0; i < CX_CONTEXT_MAX_POOLS; i++) cx_threadpool_destroy(c->pools[i]);
+  cx_context_transport_free(c);
   cx_flags_free(&c->flags);
   pthread_mutex_destroy(&c->rt_mu);
   cx_errsink_free(&c->err);

@@ -21,6 +21,10 @@ struct cxla_context {
   int pool_threads[CX_CONTEXT_MAX_POOLS];
   struct cx_trace *trace;   /* when flags.trace was set at first use */
   struct cx_cache *cache;   /* executables by canonical text + backend + flags */
+  /* The run this process is a device of (transport_mpi.c): MPI, made on first use under
+   * rt_mu; own_comm when the caller gave the communicator. */
+  struct cx_transport *transport;
+  int own_comm;
   /* What the context is doing, for a watchdog on another thread (cxla_context_activity):
    * a static phase string, the kernel or instruction running (a name that lives as long as its
    * executable), and every while-loop iteration run so far. Relaxed atomics: a sample, not a
@@ -49,5 +53,12 @@ cxla_status cx_context_flush_trace(cxla_context *ctx);
 /* The executable cache, created on first use; NULL when memory runs out (compile goes on
  * uncached). */
 struct cx_cache *cx_context_cache(cxla_context *ctx);
+/* The transport of the run this process is part of: the caller's MPI communicator, or
+ * MPI_COMM_WORLD under mpirun (MPI initialised on first use), else *out NULL (a run of one
+ * device). Thread safe. */
+struct cx_transport;
+cxla_status cx_context_transport(cxla_context *ctx, struct cx_transport **out);
+/* Frees the context's transport (cxla_context_destroy). */
+void cx_context_transport_free(cxla_context *ctx);
 
 #endif

@@ -18,6 +18,7 @@
 #include "runtime/context.h"
 #include "runtime/executable.h"
 #include "runtime/trace.h"
+#include "runtime/transport.h"
 #include "text/hlo.h"
 #include "util/file.h"
 
@@ -150,6 +151,10 @@ static cxla_status compile_core(cx_module *m, const cx_backend *be, const cx_fla
   if (s == CXLA_OK) s = copy_signature(c, clone);
   c->donate = flags->donate;
   if (s == CXLA_OK) {
+    c->devices = cx_module_uses_devices(clone);
+    cx_module_device_counts(clone, &c->replica_count, &c->num_partitions);
+  }
+  if (s == CXLA_OK) {
     c->backend = be;
     size_t before = stats->counts.len;
     s = be->compile(ctx, clone, flags, &c->state, stats); /* takes clone, also on failure */
@@ -265,7 +270,40 @@ static int leaves_overlap(const cxla_literal *a, const cxla_literal *b) {
   return pa < pb + (uintptr_t)nb && pb < pa + (uintptr_t)na;
 }
 
+/* The backend's run of e, as one device of the run rep says or of the context's (one device,
+ * unless under mpirun). */
+static cxla_status run_backend(cxla_executable *e, const cx_replica *rep, int nargs, cxla_literal *const *args,
+                               cxla_literal **out) {
+  const cx_exe_core *c = e->core;
+  if (!c->devices) return c->backend->execute(c->state, e->ctx, nargs, args, out);
+  if (!c->backend->execute_on)
+    return cx_error(e->ctx, CXLA_ERR_UNSUPPORTED, "backend %s does not run collectives, replica-id or partition-id",
+                    c->backend->name);
+  cx_replica own = cx_replica_single();
+  if (!rep) {
+    char why[400];
+    CX_TRY(cx_context_transport(e->ctx, &own.tr));
+    own.device = own.tr ? own.tr->rank : 0;
+    own.timeout_s = e->ctx->flags.collective_timeout;
+    if (cx_devices_for(c->replica_count, c->num_partitions, own.tr ? own.tr->size : 1, c->name, &own.dv, why,
+                       sizeof why))
+      return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "%s", why);
+    rep = &own;
+  }
+  int hold = rep == &own && own.tr && own.tr->ops->hold;
+  if (hold) own.tr->ops->hold(own.tr, 1);
+  cxla_status s = c->backend->execute_on(c->state, e->ctx, rep, nargs, args, out);
+  if (hold) own.tr->ops->hold(own.tr, 0);
+  if (s != CXLA_OK && own.tr) own.tr->ops->fail(own.tr, cxla_context_errmsg(e->ctx)); /* its peers may wait for it */
+  return s;
+}
+
 cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *const *args, cxla_buffer **result) {
+  return cx_execute(e, NULL, nargs, args, result);
+}
+
+cxla_status cx_execute(cxla_executable *e, const cx_replica *rep, int nargs, cxla_buffer *const *args,
+                       cxla_buffer **result) {
   if (!e) return CXLA_ERR_INVALID_ARGUMENT;
   if (!result) return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_executable_execute: result is NULL");
   *result = NULL;
@@ -322,7 +360,7 @@ cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *
     cx_trace *tr = cx_context_trace(e->ctx);
     int64_t t0 = tr ? cx_trace_now() : 0;
     cx_context_set_activity(e->ctx, "running", c->name);
-    s = c->backend->execute(c->state, e->ctx, nargs, lits, &out);
+    s = run_backend(e, rep, nargs, lits, &out);
     cx_context_set_activity(e->ctx, NULL, NULL);
     if (tr) cx_trace_add(tr, c->name, "execute", t0, cx_trace_now(), NULL);
     /* Consumed, also when the execution failed: the program may have written into it. Its

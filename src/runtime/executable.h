@@ -5,6 +5,8 @@
 #include "ir/ir.h"
 #include "runtime/flags.h"
 
+struct cx_replica; /* runtime/transport.h */
+
 /* What a compile reports: wall-clock phases as "name=ms " pairs in `times` (each a real span,
  * never a sum over threads), and numbers as "name=N " pairs in `counts`. */
 typedef struct cx_stats {
@@ -26,6 +28,10 @@ typedef struct cx_backend {
    * compile fails with CXLA_ERR_DEVICE. Tests that run every backend leave such a backend
    * to its own suite. */
   int needs_device;
+  /* execute as device rep->device of a run of several (runtime/transport.h): what modules with
+   * collectives, replica-id or partition-id need. NULL: the backend does not run them. */
+  cxla_status (*execute_on)(void *state, cxla_context *ctx, const struct cx_replica *rep, int nargs,
+                            cxla_literal *const *args, cxla_literal **out);
 } cx_backend;
 
 /* The backends built into this cxla. Adding one is one entry in the table in backends.c. */
@@ -57,6 +63,8 @@ typedef struct cx_exe_core {
   cx_shape result_shape;
   uint64_t donate;          /* parameters each execute consumes */
   char *counts;             /* the backend's counts from the compile (kernels, fallbacks, ...) */
+  int devices;              /* the module has collectives, replica-id or partition-id */
+  int64_t replica_count, num_partitions; /* its header's (0: not given) */
 } cx_exe_core;
 
 void cx_exe_core_ref(void *core);
@@ -80,6 +88,11 @@ struct cxla_buffer {
   int wrapped;              /* host->data is the caller's (cxla_buffer_wrap): never freed */
   _Atomic(cxla_shape *) pub; /* cxla_buffer_shape's tuple element shapes, made on first use */
 };
+
+/* cxla_executable_execute as device rep->device of a run (rep NULL: the context's run, MPI
+ * under mpirun, else one device). */
+cxla_status cx_execute(cxla_executable *e, const struct cx_replica *rep, int nargs, cxla_buffer *const *args,
+                       cxla_buffer **result);
 
 /* A buffer owning host (which may be NULL: filled by the caller); NULL when memory ran out. */
 cxla_buffer *cx_buffer_new(cxla_context *ctx, const cx_backend *be, cxla_literal *host);

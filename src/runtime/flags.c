@@ -34,12 +34,15 @@ static const flag_def defs[] = {
     {"disable-pass", F_STR, OFF(disable_pass), 0, 0,
      "NAME[,NAME]: skip passes of the cpu pipeline (see cxla compile --list-passes)", 0,
      cx_pipeline_check_disabled},
+    {"collective-timeout", F_INT, OFF(collective_timeout), 0, 7 * 86400,
+     "S: a collective fails after waiting S seconds for the other devices (0: waits for ever)", 1},
 };
 
 void cx_flags_init(cx_flags *f) {
   memset(f, 0, sizeof *f);
   f->fusion = 1;
   f->opt_level = 2;
+  f->collective_timeout = 300;
 }
 
 void cx_flags_free(cx_flags *f) {

@@ -14,6 +14,8 @@ typedef struct cx_flags {
   char *dump_format;      /* --dump-format=hlo,dot,svg: what a pass dump writes (default hlo,dot) */
   char *trace;            /* --trace=FILE: Chrome trace JSON of compile phases and kernels */
   char *disable_pass;     /* --disable-pass=NAME[,NAME]: pipeline passes to skip (checked names) */
+  int collective_timeout; /* --collective-timeout=S: a collective waits S seconds for the other
+                             devices of its run, then fails (0: for ever) */
   uint64_t donate;        /* not a flag: donated ENTRY parameters (compile options, module header) */
 } cx_flags;
 

@@ -36,6 +36,9 @@ static const char *cpu_column(cx_op op) {
   case CX_OP_ASYNC_START: case CX_OP_ASYNC_UPDATE: case CX_OP_ASYNC_DONE:
     return "control flow (the async pass makes the chain a call, which the pipeline inlines)";
   case CX_OP_COPY_START: case CX_OP_COPY_DONE: return "no code (the async pass makes it a copy)";
+  case CX_OP_ALL_REDUCE_START: case CX_OP_ALL_REDUCE_DONE: case CX_OP_ALL_GATHER_START: case CX_OP_ALL_GATHER_DONE:
+  case CX_OP_COLLECTIVE_PERMUTE_START: case CX_OP_COLLECTIVE_PERMUTE_DONE:
+    return "the async pass makes the pair its collective (a library routine)";
   case CX_OP_BATCH_NORM_TRAINING: case CX_OP_BATCH_NORM_INFERENCE: case CX_OP_BATCH_NORM_GRAD:
     return "compiled (the batchnorm-expand pass makes it reduces and elementwise ops)";
   case CX_OP_WHILE: case CX_OP_CONDITIONAL: return "control flow";
@@ -47,7 +50,8 @@ static const char *cpu_column(cx_op op) {
   cx_instr probe; /* fu_needs_kernel_wrap decides by the op alone */
   memset(&probe, 0, sizeof probe);
   probe.op = op;
-  if (cx_op_is_collective(op)) return "refused when compiling";
+  if (cx_op_is_collective(op) && cx_op_runs_on(op) == CX_RUNS_LIBRARY)
+    return "library: a runtime routine over the run's transport (docs/collectives.md)";
   if (cx_op_runs_on(op) == CX_RUNS_LIBRARY) return "library: a runtime routine of the cpu backend";
   if (cx_emit_handles_op(op) && fu_needs_kernel_wrap(&probe)) return "compiled";
   return cx_interp_runs_op(op) ? "interpreter" : "not supported";

@@ -248,7 +248,8 @@ TEST(runtime_trace_through_context) {
 
 /* ---- cx_rt_interp_op: traced, failures stick ---- */
 static int fallback_calls;
-static int fake_fallback(void *exe, int32_t index, void **args, char *errmsg, size_t errlen) {
+static int fake_fallback(void *exe, const struct cx_replica *rep, int32_t index, void **args, char *errmsg, size_t errlen) {
+  (void)rep;
   fallback_calls++;
   int mode = *(int *)exe;
   if (mode == 0) { /* success: out = 2 * in */

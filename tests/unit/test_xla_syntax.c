@@ -1,8 +1,8 @@
 /* test_xla_syntax.c — the HLO text XLA's own tests write: instructions without a result shape
  * (inferred as XLA's parser infers them), operands written as nested instructions, modules
  * without the HloModule line, the one-value constant shorthand, iota replica groups, async
- * chains in both spellings and copy-start/copy-done; collectives refused when compiling, on
- * every backend. Expected shapes and values are worked out by hand from the text. */
+ * chains in both spellings and copy-start/copy-done; ragged-all-to-all refused when compiling,
+ * on every backend. Expected shapes and values are worked out by hand from the text. */
 #include "interp/interp.h"
 #include "ir/clone.h"
 #include "ir/verify.h"
@@ -395,29 +395,23 @@ static void expect_refused(const char *text, const char *backend, const char *ms
   cxla_module_destroy(m);
 }
 
-TEST(xla_syntax_collectives_refused_when_compiling) {
+/* The collectives compile (test_collectives.c runs them); ragged-all-to-all is still refused,
+ * with its location, on every backend. */
+TEST(xla_syntax_ragged_all_to_all_refused_when_compiling) {
   const char *ar = "HloModule m\nsum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
                    "ENTRY e {\n  x = f32[4] parameter(0)\n  n = f32[4] negate(x)\n"
                    "  ROOT r = f32[4] all-reduce(n), replica_groups=[2,2]<=[4], to_apply=sum\n}\n";
-  const char *want = "t.hlo:10:8: error: not supported: all-reduce 'r' (cxla does not run this op yet)";
-  expect_refused(ar, "interp", want, __LINE__);
-  expect_refused(ar, "cpu", want, __LINE__);
-  const char *sugar = "HloModule m\nsum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
-                      "ENTRY e {\n  x = f32[4] parameter(0)\n"
-                      "  s = ((f32[4]), f32[2]) reduce-scatter-start(x), replica_groups={{0,1}}, dimensions={0}, to_apply=sum\n"
-                      "  ROOT d = f32[2] reduce-scatter-done(s)\n}\n";
-  /* the sugar's computation is reached through the async-start, whose line it carries */
-  want = "t.hlo:9:3: error: not supported: reduce-scatter 'async_op' (cxla does not run this op yet)";
-  expect_refused(sugar, "interp", want, __LINE__);
-  expect_refused(sugar, "cpu", want, __LINE__);
-  const char *start = "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n"
-                      "  s = (f32[4], f32[8]) all-gather-start(x), replica_groups=[1,2]<=[2], dimensions={0}\n"
-                      "  ROOT d = f32[8] all-gather-done(s)\n}\n";
-  /* both halves are named, the error at the first */
-  want = "t.hlo:4:3: error: not supported: 2 instructions: t.hlo:4:3 all-gather-start 's' (cxla does not run this "
-         "op yet), t.hlo:5:8 all-gather-done 'd' (cxla does not";
-  expect_refused(start, "interp", want, __LINE__);
-  expect_refused(start, "cpu", want, __LINE__);
+  cxla_module *m = NULL;
+  cxla_executable *e = NULL;
+  CHECK_OK(cxla_module_parse(test_ctx(), ar, strlen(ar), "t.hlo", &m));
+  CHECK_OK(cxla_compile(m, NULL, &e));
+  cxla_executable_destroy(e);
+  cxla_module_destroy(m);
+  const char *ragged = "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  o = s64[2] parameter(1)\n"
+                       "  ROOT r = f32[4] ragged-all-to-all(x, x, o, o, o, o), replica_groups={{0,1}}\n}\n";
+  const char *want = "t.hlo:5:8: error: not supported: ragged-all-to-all 'r' (cxla does not run this op yet)";
+  expect_refused(ragged, "interp", want, __LINE__);
+  expect_refused(ragged, "cpu", want, __LINE__);
 }
 
 /* Every allocation of the new paths (nested instructions, late inference, async sugar, the

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
+#include "backend/cpu/collectives.h"
 #include "backend/cpu/jit.h"
 #include "backend/cpu/llvm_compile.h"
 #include "backend/cpu/sequencer.h"
@@ -21,6 +22,7 @@
 #include "runtime/context.h"
 #include "runtime/executable.h"
 #include "runtime/trace.h"
+#include "runtime/transport.h"
 #include "util/file.h"
 
 typedef void (*cx_entry_fn)(void **params, void **outputs, char *arena, cx_rt *rt);
@@ -90,6 +92,9 @@ static const cx_jit_symbol runtime_symbols[] = {
     {"cx_rt_sort", (void *)cx_rt_sort},
     {"cx_rt_scatter", (void *)cx_rt_scatter},
     {"cx_rt_select_and_scatter", (void *)cx_rt_select_and_scatter},
+    {"cx_rt_collective", (void *)cx_rt_collective},
+    {"cx_rt_collective_reduce", (void *)cx_rt_collective_reduce},
+    {"cx_rt_device_id", (void *)cx_rt_device_id},
 };
 
 static int dumping(const cx_flags *f) { return f->dump_to && f->dump_to[0]; }
@@ -357,9 +362,10 @@ static void arena_put(cpu_state *st, void *base) {
   cx_free(base);
 }
 
-static cxla_status cpu_execute(void *state, cxla_context *ctx, int nargs, cxla_literal *const *args,
-                               cxla_literal **out) {
+static cxla_status cpu_execute_on(void *state, cxla_context *ctx, const cx_replica *rep, int nargs,
+                                  cxla_literal *const *args, cxla_literal **out) {
   cpu_state *st = state;
+  if (rep) CX_TRY(cx_module_check_run(st->m, rep->dv));
   *out = NULL;
   const cx_buffers *b = &st->bufs;
   /* Every output element is written by the program, so the (recycled) block needs no zeroing. */
@@ -385,6 +391,7 @@ static cxla_status cpu_execute(void *state, cxla_context *ctx, int nargs, cxla_l
     rt.ctx = ctx;
     rt.loop_trips = &ctx->loop_trips;
     rt.exe = &st->table;
+    rt.rep = rep;
     rt.fallback = cx_cpu_fallback;
     st->entry(params, outs, arena, &rt);
     if (rt.status != CXLA_OK) s = cx_error(ctx, rt.status, "%s", rt.errmsg[0] ? rt.errmsg : "execution failed");
@@ -401,4 +408,10 @@ static cxla_status cpu_execute(void *state, cxla_context *ctx, int nargs, cxla_l
   return CXLA_OK;
 }
 
-const cx_backend cx_backend_cpu = {"cpu", cpu_compile, cpu_execute, cpu_destroy};
+static cxla_status cpu_execute(void *state, cxla_context *ctx, int nargs, cxla_literal *const *args,
+                               cxla_literal **out) {
+  return cpu_execute_on(state, ctx, NULL, nargs, args, out);
+}
+
+const cx_backend cx_backend_cpu = {.name = "cpu", .compile = cpu_compile, .execute = cpu_execute,
+                                   .destroy = cpu_destroy, .execute_on = cpu_execute_on};

@@ -50,7 +50,7 @@ static void write_leaves(const cxla_literal *l, void **args, int *k, int nout) {
   (*k)++;
 }
 
-int cx_cpu_fallback(void *exe, int32_t index, void **args, char *errmsg, size_t errlen) {
+int cx_cpu_fallback(void *exe, const struct cx_replica *rep, int32_t index, void **args, char *errmsg, size_t errlen) {
   const cx_fallback_table *t = exe;
   if (index < 0) {
     snprintf(errmsg, errlen, "while loop exceeded --max-loop-iterations=%lld", (long long)t->max_loop_iterations);
@@ -75,6 +75,7 @@ int cx_cpu_fallback(void *exe, int32_t index, void **args, char *errmsg, size_t 
   if (s == CXLA_OK) {
     cx_interp st;
     cx_interp_init(&st, t->m);
+    st.rep = rep; /* a collective takes part in its run */
     s = cx_interp_call(&st, c, n, lits, &out);
     if (s != CXLA_OK) {
       /* the context is shared by every execution; its message is the best there is */

@@ -161,7 +161,7 @@ void cx_rt_interp_op(cx_rt *rt, int32_t instr_index, void **args, int32_t id) {
   }
   int64_t t0 = rt->trace ? cx_trace_now() : 0;
   rt->errmsg[0] = 0;
-  int r = rt->fallback(rt->exe, instr_index, args, rt->errmsg, sizeof rt->errmsg);
+  int r = rt->fallback(rt->exe, rt->rep, instr_index, args, rt->errmsg, sizeof rt->errmsg);
   if (r != 0) {
     /* A cxla_status passes through; any other non-zero value is a runtime error. */
     rt->status = r > 0 && r <= CXLA_ERR_INTERNAL ? (cxla_status)r : CXLA_ERR_RUNTIME;

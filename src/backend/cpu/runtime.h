@@ -21,9 +21,12 @@ typedef struct cx_rt {
   cxla_context *ctx;          /* told which kernel runs (cxla_context_activity); may be NULL */
   _Atomic int64_t *loop_trips; /* every while-loop iteration adds 1 (never NULL when cx_entry runs) */
   void *exe;                  /* the backend's compiled state, passed to `fallback` */
-  /* Runs fallback instruction `index` on the interpreter (provided by the backend): operands
-   * read from args[nout..], results written to args[0..nout). Returns 0 or sets errmsg. */
-  int (*fallback)(void *exe, int32_t index, void **args, char *errmsg, size_t errlen);
+  /* The device this execution is on and how it reaches the others (runtime/transport.h). */
+  const struct cx_replica *rep;
+  /* Runs fallback instruction `index` on the interpreter (provided by the backend) as device
+   * rep: operands read from args[nout..], results written to args[0..nout). Returns 0 or sets
+   * errmsg. */
+  int (*fallback)(void *exe, const struct cx_replica *rep, int32_t index, void **args, char *errmsg, size_t errlen);
   cxla_status status;         /* first failure inside a runtime call (checked after entry) */
   char errmsg[512];
 } cx_rt;

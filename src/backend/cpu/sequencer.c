@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "backend/cpu/sequencer_int.h"
+#include "backend/cpu/collectives.h"
 #include "backend/cpu/sort_scatter.h"
 #include "ir/clone.h"
 #include "ir/fusion_plan.h"
@@ -336,6 +337,11 @@ static const emitter k_emit[CX_OP_COUNT] = {
   [CX_OP_RNG] = cx_seq_rng, /* a runtime routine (rng_bits.c) */
   [CX_OP_SORT] = cx_seq_sort, [CX_OP_SCATTER] = cx_seq_scatter, /* runtime routines (sort_scatter.h) */
   [CX_OP_SELECT_AND_SCATTER] = cx_seq_select_and_scatter,
+  /* the devices of a run: runtime routines over its transport (collectives.h) */
+  [CX_OP_REPLICA_ID] = cx_seq_device_id, [CX_OP_PARTITION_ID] = cx_seq_device_id,
+  [CX_OP_ALL_REDUCE] = cx_seq_collective, [CX_OP_REDUCE_SCATTER] = cx_seq_collective,
+  [CX_OP_ALL_GATHER] = cx_seq_collective, [CX_OP_ALL_TO_ALL] = cx_seq_collective,
+  [CX_OP_COLLECTIVE_PERMUTE] = cx_seq_collective, [CX_OP_COLLECTIVE_BROADCAST] = cx_seq_collective,
 };
 
 cxla_status cx_seq_emit_comp(cx_seq *s, cx_comp *c) {

@@ -73,7 +73,7 @@ typedef struct cx_fallback_table {
   int nops;
   int64_t max_loop_iterations;  /* for the message of a while loop that ran too long */
 } cx_fallback_table;
-int cx_cpu_fallback(void *exe, int32_t index, void **args, char *errmsg, size_t errlen);
+int cx_cpu_fallback(void *exe, const struct cx_replica *rep, int32_t index, void **args, char *errmsg, size_t errlen);
 /* Index passed to cx_rt_interp_op when while loop number k exceeds --max-loop-iterations. */
 #define CX_FALLBACK_LOOP_LIMIT(k) (-1 - (k))
 
