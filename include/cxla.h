@@ -69,7 +69,15 @@ typedef enum cxla_type {
   CXLA_TOKEN,
   /* complex numbers: the real part, then the imaginary part, as f32 (c64) or f64 (c128), like
    * C's float complex / double complex and numpy's complex64 / complex128 */
-  CXLA_C64, CXLA_C128
+  CXLA_C64, CXLA_C128,
+  /* 4-bit integers, one per byte (the low four bits; XLA's unpacked s4/u4, ml_dtypes' int4 and
+   * uint4), and the 8- and 4-bit floats of XLA and ml_dtypes, one per byte: f8e4m3fn (no
+   * infinities, NaN S.1111.111), f8e5m2 (IEEE-like), f8e4m3fnuz, f8e5m2fnuz and f8e4m3b11fnuz (no
+   * infinities, no -0, NaN 0x80), f8e4m3 and f8e3m4 (IEEE-like), f4e2m1fn (no infinities, no
+   * NaN). Arithmetic on them is carried out in f32 (docs/numerics.md) */
+  CXLA_S4, CXLA_U4,
+  CXLA_F8E4M3FN, CXLA_F8E5M2, CXLA_F8E4M3FNUZ, CXLA_F8E5M2FNUZ, CXLA_F8E4M3B11FNUZ, CXLA_F8E4M3, CXLA_F8E3M4,
+  CXLA_F4E2M1FN
 } cxla_type;
 
 #define CXLA_MAX_RANK 16

@@ -148,8 +148,13 @@ int cli_load_input(cxla_context *ctx, cxla_module *m, int i, const char *path, c
   cxla_literal *lit;
   if (cxla_literal_read_npy(ctx, path, &lit) != CXLA_OK) return cli_lib_error(ctx);
   cxla_shape got = {cxla_literal_type(lit), cxla_literal_rank(lit), cxla_literal_dims(lit), 0, NULL};
-  if (want.type == CXLA_BF16 && got.type == CXLA_F32 && same_dims(&want, lit)) {
-    cxla_literal *conv = cxla_literal_create(ctx, CXLA_BF16, want.rank, want.dims);
+  /* numpy has no bf16, 8- or 4-bit float (ml_dtypes saves them as raw bytes) or 4-bit integer:
+   * they come widened, as cxla writes them (f4 for the floats, i1/u1 for s4/u4) */
+  cxla_type wide = want.type == CXLA_S4 ? CXLA_S8 : want.type == CXLA_U4 ? CXLA_U8
+                   : want.type == CXLA_BF16 || (cxla_type_size(want.type) == 1 && cxla_type_name(want.type)[0] == 'f')
+                       ? CXLA_F32 : CXLA_INVALID;
+  if (wide != CXLA_INVALID && got.type == wide && same_dims(&want, lit)) {
+    cxla_literal *conv = cxla_literal_create(ctx, want.type, want.rank, want.dims);
     if (!conv) { cxla_literal_destroy(lit); return cli_lib_error(ctx); }
     int64_t n = cxla_literal_element_count(lit);
     for (int64_t k = 0; k < n; k++) cxla_literal_set_f64(conv, k, cxla_literal_get_f64(lit, k));

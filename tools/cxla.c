@@ -91,9 +91,10 @@ void cli_print_usage(FILE *f, const char *cmd) {
             "  --inputs-per-replica=DIR     device r reads DIR/rank<r>/in0.npy, in1.npy, ...\n"
             "                               instead of the same IN.npy files\n"
             "  -h, --help                   show this help\n\n"
-            "A bf16 parameter accepts an f4 .npy of its shape (numpy has no bfloat16); bf16\n"
-            "results are written as f4 .npy. With --trace=FILE (a cxla flag) a Chrome trace of\n"
-            "the compile phases and of every execution is written to FILE at exit.\n");
+            "A bf16, f8 or f4 parameter accepts an f4 .npy of its shape, an s4 (u4) one an i1\n"
+            "(u1) .npy (numpy has none of them); such results are written so. With\n"
+            "--trace=FILE (a cxla flag) a Chrome trace of the compile phases and of every\n"
+            "execution is written to FILE at exit.\n");
   } else if (cmd && !strcmp(cmd, "compile")) {
     fprintf(f,
             "usage: cxla compile MODULE.hlo [options] [cxla flags]\n"

@@ -130,7 +130,8 @@ def _as_array(a, spec):
 
 
 def _data_pointer(a):
-    if a.flags.writeable and a.nbytes:
+    # ml_dtypes' arrays (bf16, f8, int4) have no buffer-protocol format: their interface instead
+    if a.flags.writeable and a.nbytes and a.dtype.kind != "V":
         return ctypes.addressof(_c_char.from_buffer(a))  # the fastest way to the address
     return a.__array_interface__["data"][0]
 
@@ -253,7 +254,7 @@ class Executable:
                 if not donate and type(a) is _ndarray and a.shape == spec.shape and a.dtype == spec.dtype:
                     fl = a.flags
                     if fl.c_contiguous and fl.aligned and fl.writeable and spec.nbytes:  # the common case
-                        cargs[i].data = _addressof(_c_char.from_buffer(a))
+                        cargs[i].data = _data_pointer(a)
                         continue
                 owner = _owner_of(a) if donate else None
                 if owner is not None:

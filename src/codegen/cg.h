@@ -26,10 +26,10 @@ void cx_cg_dispose(cx_cg *g);
 /* Records the first error (returns it). */
 cxla_status cx_cg_fail(cx_cg *g, cxla_status code, const char *fmt, ...) CX_PRINTF(3, 4);
 
-/* Register type of an element type: pred i1, integers iN, f16/bf16 computed as f32, f32, f64,
- * c64/c128 a struct {re, im} of f32/f64. */
+/* Register type of an element type: pred i1, integers iN (s4/u4 i4), f16/bf16/f8/f4 computed as
+ * f32, f32, f64, c64/c128 a struct {re, im} of f32/f64. */
 LLVMTypeRef cx_cg_reg_type(cx_cg *g, cxla_type t);
-/* Memory type: pred i8, f16/bf16 i16, others as registers. */
+/* Memory type: pred i8, f16/bf16 i16, s4/u4/f8/f4 i8, others as registers. */
 LLVMTypeRef cx_cg_mem_type(cx_cg *g, cxla_type t);
 /* Loads element `index` (i64) of a typed array at `base` and converts it to the register type. */
 LLVMValueRef cx_cg_load(cx_cg *g, cxla_type t, LLVMValueRef base, LLVMValueRef index);
@@ -40,8 +40,12 @@ LLVMValueRef cx_cg_i64(cx_cg *g, int64_t v);
  * nearest even); other types are unchanged. */
 LLVMValueRef cx_cg_to_mem(cx_cg *g, cxla_type t, LLVMValueRef v);
 LLVMValueRef cx_cg_from_mem(cx_cg *g, cxla_type t, LLVMValueRef m);
-/* Rounds an f32 register to the precision of t (f16/bf16; identity for other types). */
+/* Rounds an f32 register to the precision of t (f16/bf16/f8/f4; identity for other types). */
 LLVMValueRef cx_cg_round(cx_cg *g, cxla_type t, LLVMValueRef v);
+/* The 8- and 4-bit floats (minifloat_ir.c): an i8 code to its f32 value, and an f32 or f64
+ * value to its i8 code (rounded once, as cx_mf_encode). */
+LLVMValueRef cx_cg_mf_decode(cx_cg *g, cxla_type t, LLVMValueRef code8);
+LLVMValueRef cx_cg_mf_encode(cx_cg *g, cxla_type t, LLVMValueRef x);
 
 /* One emitted kernel: its entry function called as the target's kernel ABI says (cx_target_cpu:
  * void fn(i8 **args, i64 begin, i64 end)), args = outputs then operands. */

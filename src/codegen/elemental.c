@@ -10,6 +10,7 @@
  * transcendental ops are in elemental_math.c, convert and reduce-precision in
  * elemental_convert.c, and cx_gen_elementwise picks the row and the builder. */
 #include "codegen/complex.h"
+#include "ir/minifloat.h"
 
 static int is_signed(cxla_type t) { return cx_type_kind(t) == CX_KIND_SINT; }
 static LLVMValueRef fl(cx_gen *g, LLVMValueRef v) { return cx_ir_fmf(v, g->fmf); }
@@ -81,8 +82,10 @@ BUILDER(f_div) { UNUSED; return cx_gen_round(g, t, LLVMBuildFDiv(B(g), a[0], a[1
 BUILDER(f_rem) { UNUSED; return cx_gen_round(g, t, LLVMBuildFRem(B(g), a[0], a[1], "")); } /* fmod: exact */
 
 /* XLA max/min with compares and selects: LLVM 19 narrows llvm.minimum/maximum of f16 values to
- * half precision and then returns the zero for (NaN, +-0) on x86, so f16 avoids them. Equal
- * operands (only +0/-0 can differ) combine their bits: min prefers -0, max +0. */
+ * half precision and then returns the zero for (NaN, +-0) on x86, so f16 avoids them; the 8-
+ * and 4-bit floats too, so that of two NaNs the first is kept, as the interpreter keeps it (the
+ * sign of a NaN is part of their codes). Equal operands (only +0/-0 can differ) combine their
+ * bits: min prefers -0, max +0. */
 static LLVMValueRef minmax_select(cx_gen *g, int is_max, LLVMValueRef a, LLVMValueRef c) {
   LLVMBuilderRef b = g->cg->b;
   LLVMTypeRef ft = LLVMTypeOf(a), it = ft == g->cg->t_f64 ? g->cg->t_i64 : g->cg->t_i32;
@@ -97,11 +100,13 @@ static LLVMValueRef minmax_select(cx_gen *g, int is_max, LLVMValueRef a, LLVMVal
 /* NaN-propagating, -0 < +0; exact, so no rounding needed */
 BUILDER(f_max) {
   UNUSED;
-  return t == CXLA_F16 ? minmax_select(g, 1, a[0], a[1]) : fl(g, cx_ir_intr2(g, "llvm.maximum", a[0], a[1]));
+  return t == CXLA_F16 || cx_mf_format_of(t) ? minmax_select(g, 1, a[0], a[1])
+                                            : fl(g, cx_ir_intr2(g, "llvm.maximum", a[0], a[1]));
 }
 BUILDER(f_min) {
   UNUSED;
-  return t == CXLA_F16 ? minmax_select(g, 0, a[0], a[1]) : fl(g, cx_ir_intr2(g, "llvm.minimum", a[0], a[1]));
+  return t == CXLA_F16 || cx_mf_format_of(t) ? minmax_select(g, 0, a[0], a[1])
+                                            : fl(g, cx_ir_intr2(g, "llvm.minimum", a[0], a[1]));
 }
 
 /* ---- binary: integers ---- */

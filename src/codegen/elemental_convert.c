@@ -2,9 +2,10 @@
  * stochastic-convert and rounding to f16/bf16, with the interpreter's rules: float->int
  * truncates and saturates with NaN -> 0 (llvm.fpto[su]i.sat), ->pred is x != 0 (NaN -> true),
  * integers go to f32/f16/bf16 through one correctly rounded int->f32 step, f64 -> f16/bf16
- * through f32 (as cx_round_to_type does). */
+ * through f32 (as cx_round_to_type does), f64 -> f8/f4 rounded once from the double. */
 #include <math.h>
 #include "codegen/complex.h"
+#include "ir/minifloat.h"
 
 LLVMValueRef cx_gen_round(cx_gen *g, cxla_type t, LLVMValueRef v) { return cx_cg_round(g->cg, t, v); }
 
@@ -30,6 +31,8 @@ LLVMValueRef cx_gen_convert(cx_gen *g, cxla_type from, cxla_type to, LLVMValueRe
   if (tk == CX_KIND_FLOAT) {
     if (fk == CX_KIND_FLOAT) {
       if (to == CXLA_F64) return LLVMBuildFPExt(b, v, cg->t_f64, "");
+      if (from == CXLA_F64 && cx_mf_format_of(to)) /* rounded once, from the double */
+        return cx_cg_mf_decode(cg, to, cx_cg_mf_encode(cg, to, v));
       if (from == CXLA_F64) v = LLVMBuildFPTrunc(b, v, cg->t_f32, "");
       return cx_gen_round(g, to, v);
     }
@@ -89,6 +92,8 @@ LLVMValueRef cx_gen_from_bits(cx_gen *g, cxla_type t, LLVMValueRef bits) {
 /* XLA's EmitReducePrecisionIR (quiet_nans=false) on the raw bits, as
  * cx_reduce_precision_bits does it in the interpreter. */
 LLVMValueRef cx_gen_reduce_precision(cx_gen *g, cxla_type t, LLVMValueRef v, int ebits, int mbits) {
+  if (cx_mf_format_of(t)) /* f8/f4: on the f32 register (exact), rounded back, as the interpreter */
+    return cx_cg_round(g->cg, t, cx_gen_reduce_precision(g, CXLA_F32, v, ebits, mbits));
   LLVMBuilderRef b = g->cg->b;
   int nbits = mem_bits(t);
   int src_mbits = t == CXLA_F64 ? 52 : t == CXLA_F32 ? 23 : t == CXLA_F16 ? 10 : 7;

@@ -114,7 +114,16 @@ static int64_t total_key(cxla_type t, const void *p, int64_t i) {
   switch (t) {
   case CXLA_F64: memcpy(&k, (const char *)p + 8 * i, 8); return k < 0 ? k ^ INT64_MAX : k;
   case CXLA_F32: { int32_t w; memcpy(&w, (const char *)p + 4 * i, 4); return w < 0 ? w ^ INT32_MAX : w; }
-  default: { int16_t h; memcpy(&h, (const char *)p + 2 * i, 2); return h < 0 ? h ^ INT16_MAX : h; }
+  default:
+    if (cxla_type_size(t) == 1) { /* f8/f4: the key of the value (widening keeps the order) */
+      double d = cx_load_f64(t, p, i);
+      memcpy(&k, &d, 8);
+      return k < 0 ? k ^ INT64_MAX : k;
+    } else {
+      int16_t h;
+      memcpy(&h, (const char *)p + 2 * i, 2);
+      return h < 0 ? h ^ INT16_MAX : h;
+    }
   }
 }
 
@@ -194,7 +203,7 @@ static int select_fast(const cx_instr *in, const ew_args *g, cxla_type rt, void 
 static int reduce_precision_fast(const cx_instr *in, const ew_args *g, cxla_type t, void *dst, int64_t n) {
   const void *src = g->data[0];
   int e = in->a.exponent_bits, m = in->a.mantissa_bits;
-  if (g->type[0] != t || g->step[0] != 1) return 0;
+  if (g->type[0] != t || g->step[0] != 1 || cxla_type_size(t) == 1) return 0; /* f8/f4: the scalar rule */
   for (int64_t i = 0; i < n; i++) {
     switch (t) {
     case CXLA_F64: {

@@ -148,6 +148,11 @@ cx_scalar cx_scalar_reduce_precision(cxla_type t, cx_scalar x, int exponent_bits
   float f = (float)x.f;
   uint32_t u32;
   uint64_t u64;
+  if (cxla_type_size(t) == 1 && cx_type_is_float(t)) { /* f8/f4: on the value (exact in f64), rounded back */
+    x = cx_scalar_reduce_precision(CXLA_F64, x, exponent_bits, mantissa_bits);
+    x.f = cx_round_to_type(t, x.f);
+    return x;
+  }
   switch (t) {
   case CXLA_F64:
     memcpy(&u64, &x.f, 8);

@@ -27,6 +27,11 @@ static int64_t order_key(cxla_type t, const void *data, int64_t i) {
       memcpy(&w, (const char *)data + 4 * i, 4);
       return w < 0 ? w ^ INT32_MAX : w;
     }
+    if (cxla_type_size(t) == 1) { /* f8/f4: the key of the value (widening keeps the order) */
+      double d = cx_load_f64(t, data, i);
+      memcpy(&v, &d, 8);
+      return v < 0 ? v ^ INT64_MAX : v;
+    }
     int16_t h;
     memcpy(&h, (const char *)data + 2 * i, 2);
     return h < 0 ? h ^ INT16_MAX : h;

@@ -1,23 +1,24 @@
 /* types.c — the element-type table and typed element access shared by every backend. */
 #include <math.h>
 #include <string.h>
+#include "ir/minifloat.h"
 #include "ir/types.h"
 #include "util/util.h"
 
 typedef struct {
   const char *name;
-  int bytes;
+  int bytes, bits;
   cx_kind kind;
   cxla_type part;
 } type_info;
 
 static const type_info infos[] = {
-    [CXLA_INVALID] = {NULL, 0, CX_KIND_NONE, CXLA_INVALID},
-#define X(e, n, b, k, p) [e] = {n, b, CX_KIND_##k, p},
+    [CXLA_INVALID] = {NULL, 0, 0, CX_KIND_NONE, CXLA_INVALID},
+#define X(e, n, b, w, k, p) [e] = {n, b, w, CX_KIND_##k, p},
 #include "ir/types.def"
 #undef X
-    [CXLA_TUPLE] = {NULL, 0, CX_KIND_NONE, CXLA_TUPLE},
-    [CXLA_TOKEN] = {NULL, 0, CX_KIND_NONE, CXLA_TOKEN},
+    [CXLA_TUPLE] = {NULL, 0, 0, CX_KIND_NONE, CXLA_TUPLE},
+    [CXLA_TOKEN] = {NULL, 0, 0, CX_KIND_NONE, CXLA_TOKEN},
 };
 
 static const type_info *info(cxla_type t) {
@@ -31,7 +32,7 @@ cxla_type cx_type_complex_of(cxla_type t) {
     if (infos[c].kind == CX_KIND_COMPLEX && infos[c].part == t) return (cxla_type)c;
   return CXLA_INVALID;
 }
-int cx_type_bits(cxla_type t) { return info(t)->bytes * 8; }
+int cx_type_bits(cxla_type t) { return info(t)->bits; }
 size_t cxla_type_size(cxla_type t) { return (size_t)info(t)->bytes; }
 const char *cxla_type_name(cxla_type t) {
   if (t == CXLA_TUPLE) return "tuple";
@@ -90,6 +91,8 @@ uint16_t cx_f32_to_bf16(float f) {
 }
 
 double cx_round_to_type(cxla_type t, double v) {
+  const cx_mf_format *f = cx_mf_format_of(t);
+  if (f) return cx_mf_decode(f, cx_mf_encode(f, v));
   switch (t) {
   case CXLA_F32: return (double)(float)v;
   case CXLA_F16: return cx_f16_to_f32(cx_f32_to_f16((float)v));
@@ -107,6 +110,8 @@ int64_t cx_wrap_int(cxla_type t, int64_t v) {
   case CXLA_U8: return (uint8_t)v;
   case CXLA_U16: return (uint16_t)v;
   case CXLA_U32: return (uint32_t)v;
+  case CXLA_S4: return (int64_t)((uint64_t)v << 60) >> 60; /* the low four bits, sign-extended */
+  case CXLA_U4: return v & 15;
   default: return v;
   }
 }
@@ -146,6 +151,10 @@ double cx_load_f64(cxla_type t, const void *base, int64_t i) {
   case CXLA_F64: return ((const double *)base)[i];
   case CXLA_C64: return ((const float *)base)[2 * i];
   case CXLA_C128: return ((const double *)base)[2 * i];
+  case CXLA_S4: case CXLA_U4: return (double)cx_wrap_int(t, ((const uint8_t *)base)[i]);
+  case CXLA_F8E4M3FN: case CXLA_F8E5M2: case CXLA_F8E4M3FNUZ: case CXLA_F8E5M2FNUZ: case CXLA_F8E4M3B11FNUZ:
+  case CXLA_F8E4M3: case CXLA_F8E3M4: case CXLA_F4E2M1FN:
+    return cx_mf_decode(cx_mf_format_of(t), ((const uint8_t *)base)[i]);
   case CXLA_INVALID: case CXLA_TUPLE: case CXLA_TOKEN: return 0;
   }
   return 0;
@@ -183,6 +192,7 @@ int64_t cx_load_i64(cxla_type t, const void *base, int64_t i) {
   case CXLA_U16: return ((const uint16_t *)base)[i];
   case CXLA_U32: return ((const uint32_t *)base)[i];
   case CXLA_U64: return (int64_t)((const uint64_t *)base)[i];
+  case CXLA_S4: case CXLA_U4: return cx_wrap_int(t, ((const uint8_t *)base)[i]);
   default: return cx_f64_to_int(CXLA_S64, cx_load_f64(t, base, i));
   }
 }
@@ -198,6 +208,7 @@ void cx_store_i64(cxla_type t, void *base, int64_t i, int64_t v) {
   case CXLA_U16: ((uint16_t *)base)[i] = (uint16_t)v; break;
   case CXLA_U32: ((uint32_t *)base)[i] = (uint32_t)v; break;
   case CXLA_U64: ((uint64_t *)base)[i] = (uint64_t)v; break;
+  case CXLA_S4: case CXLA_U4: ((uint8_t *)base)[i] = (uint8_t)(v & 15); break; /* ml_dtypes' byte */
   default: cx_store_f64(t, base, i, (double)v); break;
   }
 }
@@ -209,6 +220,10 @@ void cx_store_f64(cxla_type t, void *base, int64_t i, double v) {
   case CXLA_F32: ((float *)base)[i] = (float)v; break;
   case CXLA_F64: ((double *)base)[i] = v; break;
   case CXLA_C64: case CXLA_C128: cx_store_complex(t, base, i, v, 0); break;
+  case CXLA_F8E4M3FN: case CXLA_F8E5M2: case CXLA_F8E4M3FNUZ: case CXLA_F8E5M2FNUZ: case CXLA_F8E4M3B11FNUZ:
+  case CXLA_F8E4M3: case CXLA_F8E3M4: case CXLA_F4E2M1FN:
+    ((uint8_t *)base)[i] = (uint8_t)cx_mf_encode(cx_mf_format_of(t), v);
+    break;
   default: cx_store_i64(t, base, i, cx_f64_to_int(t, v)); break;
   }
 }

@@ -164,7 +164,8 @@ static int64_t summed(const cx_instr *r) {
 static cxla_status rewrite(cx_instr *r, cx_comp **wide, int *changed) {
   cx_module *m = r->parent->module;
   cxla_type t = r->shape.type;
-  int k = t == CXLA_F16 || t == CXLA_BF16 ? WIDE_F32 : t == CXLA_C64 ? WIDE_C128 : -1, narrow = k >= 0;
+  /* f16, bf16 and the 8- and 4-bit floats sum in f32 */
+  int k = cx_type_is_float(t) && cx_type_bits(t) < 32 ? WIDE_F32 : t == CXLA_C64 ? WIDE_C128 : -1, narrow = k >= 0;
   if (!narrow && summed(r) <= CX_SUM_CHAIN) return CXLA_OK;
   cx_comp *f = narrow ? wide_sum(m, wide, k) : r->called[0];
   cx_instr *x = r->ops[0], *init = r->ops[1];

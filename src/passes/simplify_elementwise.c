@@ -167,6 +167,7 @@ static int convert_is_exact(cxla_type from, cxla_type to) {
     return kt == CX_KIND_FLOAT && (to == CXLA_F64 || (to == CXLA_F32 && (from == CXLA_F16 || from == CXLA_BF16)));
   int digits = kf == CX_KIND_SINT ? bf - 1 : bf; /* value bits of the integer type */
   if (kt == CX_KIND_FLOAT) {
+    if (cx_type_bits(to) <= 8) return 0; /* f8/f4: a range too small to take integers on trust */
     int mant = to == CXLA_F64 ? 53 : to == CXLA_F32 ? 24 : to == CXLA_F16 ? 11 : 8;
     return digits <= mant; /* small integers are far inside every float type's range */
   }

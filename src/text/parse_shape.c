@@ -5,9 +5,7 @@
 
 /* XLA element types cxla does not model: valid HLO, so they are "not supported" rather than
  * parse errors. */
-static const char *const unsupported_types[] = {
-    "s1", "s2", "s4", "u1", "u2", "u4", "f4e2m1fn", "f8e3m4", "f8e4m3",
-    "f8e4m3fn", "f8e4m3fnuz", "f8e4m3b11fnuz", "f8e5m2", "f8e5m2fnuz", "f8e8m0fnu", "opaque"};
+static const char *const unsupported_types[] = {"s1", "s2", "u1", "u2", "f8e8m0fnu", "opaque"};
 
 static int is_unsupported_type(const cx_token *t) {
   for (int i = 0; i < CX_ARRAY_LEN(unsupported_types); i++) {

@@ -207,6 +207,36 @@ ENTRY main {
             self.assertEqual(rp.dtype, np.bool_)
             self.assertEqual(ru.dtype, np.uint64)
 
+    def test_narrow_element_types(self):
+        """f8/f4 and s4/u4 arrays are ml_dtypes' arrays both ways, read in place."""
+        try:
+            import ml_dtypes
+        except ImportError:
+            self.skipTest("ml_dtypes is not installed")
+        text = """HloModule narrow
+ENTRY main {
+  x = f8e4m3fn[4] parameter(0)
+  s = s4[4] parameter(1)
+  y = f8e5m2[4] multiply(f8e5m2[4] convert(x), f8e5m2[4] convert(x))
+  t = s4[4] add(s, s)
+  ROOT r = (f8e5m2[4], s4[4], f4e2m1fn[4]) tuple(y, t, f4e2m1fn[4] convert(x))
+}
+"""
+        x = np.array([1, 1.125, 448, -2], ml_dtypes.float8_e4m3fn)
+        s = np.array([7, -8, 3, -1], ml_dtypes.int4)
+        for backend in ("cpu", "interp"):
+            y, t, q = cxla.compile(text, backend=backend)(x, s)
+            self.assertEqual(y.dtype, np.dtype(ml_dtypes.float8_e5m2))
+            self.assertEqual(t.dtype, np.dtype(ml_dtypes.int4))
+            xf = x.astype(np.float32)
+            # 1.125 is halfway between e5m2's 1 and 1.25: 1; 448^2 = 200704 -> inf; 7 + 7 and -8 + -8 wrap;
+            # f4e2m1fn: 1.125 -> 1, 448 saturates to 6
+            np.testing.assert_array_equal(y.astype(np.float32), [1, 1, np.inf, 4])
+            np.testing.assert_array_equal(y, (xf.astype(ml_dtypes.float8_e5m2).astype(np.float32) ** 2)
+                                          .astype(ml_dtypes.float8_e5m2))
+            np.testing.assert_array_equal(t.astype(np.int8), [-2, 0, 6, -2])
+            np.testing.assert_array_equal(q.astype(np.float32), [1, 1, 6, -2])
+
     def test_complex_numbers(self):
         text = """HloModule cplx
 ENTRY main {

@@ -38,51 +38,75 @@ static void sift_packed(uint64_t *h, int64_t n, int64_t i) {
 }
 
 /* An element's TOTALORDER key as an unsigned 32-bit number of the same order. */
-static inline uint32_t ukey_f16(const char *p, int64_t j) {
+static inline uint32_t ukey_f16(const char *p, int64_t j, const uint32_t *tab) {
+  (void)tab;
   int16_t v;
   memcpy(&v, p + j * 2, 2);
   return (uint32_t)(int32_t)(v < 0 ? v ^ INT16_MAX : v) ^ 0x80000000u;
 }
-static inline uint32_t ukey_f32(const char *p, int64_t j) {
+static inline uint32_t ukey_f32(const char *p, int64_t j, const uint32_t *tab) {
+  (void)tab;
   int32_t v;
   memcpy(&v, p + j * 4, 4);
   return (uint32_t)(v < 0 ? v ^ INT32_MAX : v) ^ 0x80000000u;
 }
-static inline uint32_t ukey_s8(const char *p, int64_t j) { return (uint32_t)(int32_t)((const int8_t *)p)[j] ^ 0x80000000u; }
-static inline uint32_t ukey_s16(const char *p, int64_t j) {
+static inline uint32_t ukey_s8(const char *p, int64_t j, const uint32_t *tab) {
+  (void)tab;
+  return (uint32_t)(int32_t)((const int8_t *)p)[j] ^ 0x80000000u;
+}
+static inline uint32_t ukey_s16(const char *p, int64_t j, const uint32_t *tab) {
+  (void)tab;
   int16_t v;
   memcpy(&v, p + j * 2, 2);
   return (uint32_t)(int32_t)v ^ 0x80000000u;
 }
-static inline uint32_t ukey_s32(const char *p, int64_t j) {
+static inline uint32_t ukey_s32(const char *p, int64_t j, const uint32_t *tab) {
+  (void)tab;
   int32_t v;
   memcpy(&v, p + j * 4, 4);
   return (uint32_t)v ^ 0x80000000u;
 }
-static inline uint32_t ukey_u8(const char *p, int64_t j) { return ((const uint8_t *)p)[j]; }
-static inline uint32_t ukey_u16(const char *p, int64_t j) {
+static inline uint32_t ukey_u8(const char *p, int64_t j, const uint32_t *tab) {
+  (void)tab;
+  return ((const uint8_t *)p)[j];
+}
+static inline uint32_t ukey_u16(const char *p, int64_t j, const uint32_t *tab) {
+  (void)tab;
   uint16_t v;
   memcpy(&v, p + j * 2, 2);
   return v;
 }
-static inline uint32_t ukey_u32(const char *p, int64_t j) {
+static inline uint32_t ukey_u32(const char *p, int64_t j, const uint32_t *tab) {
+  (void)tab;
   uint32_t v;
   memcpy(&v, p + j * 4, 4);
   return v;
 }
 
+static inline uint32_t ukey_s4(const char *p, int64_t j, const uint32_t *tab) {
+  (void)tab;
+  return (uint32_t)(int32_t)cx_wrap_int(CXLA_S4, ((const uint8_t *)p)[j]) ^ 0x80000000u;
+}
+static inline uint32_t ukey_u4(const char *p, int64_t j, const uint32_t *tab) {
+  (void)tab;
+  return ((const uint8_t *)p)[j] & 15u;
+}
+/* 8- and 4-bit floats: the key of each code, from a table of the codes' f32 keys. */
+static inline uint32_t ukey_tab(const char *p, int64_t j, const uint32_t *tab) { return tab[((const uint8_t *)p)[j]]; }
+
 /* One row: the indices of the K best of row[0..n) into at[0..k), best first; h holds k words.
  * flip is 0 for the largest, all ones for the smallest (it reverses the key order, not the
  * index order: the lower index still wins a tie). n < 2^32 (cx_rt_topk checks). */
 #define PACKED_ROW(T)                                                                         \
-  static void row_##T(const char *row, int64_t n, int64_t k, int largest, void *hv, int32_t *at) { \
+  static void row_##T(const char *row, int64_t n, int64_t k, int largest, void *hv, int32_t *at, \
+                      const uint32_t *tab) {                                                  \
     uint64_t *h = hv;                                                                         \
     uint32_t flip = largest ? 0 : UINT32_MAX;                                                 \
-    for (int64_t j = 0; j < k; j++) h[j] = (uint64_t)(ukey_##T(row, j) ^ flip) << 32 | (UINT32_MAX - (uint32_t)j); \
+    for (int64_t j = 0; j < k; j++) h[j] = (uint64_t)(ukey_##T(row, j, tab) ^ flip) << 32 | (UINT32_MAX - (uint32_t)j); \
     for (int64_t i = k / 2 - 1; i >= 0; i--) sift_packed(h, k, i);                           \
     uint64_t root = h[0];                                                                     \
     for (int64_t j = k; j < n; j++) {                                                         \
-      uint64_t c = (uint64_t)(ukey_##T(row, j) ^ flip) << 32 | (UINT32_MAX - (uint32_t)j);    \
+      uint64_t c = (uint64_t)(ukey_##T(row, j, tab) ^ flip) << 32 | (UINT32_MAX - (uint32_t)j);    \
       if (c > root) {                                                                         \
         h[0] = c;                                                                             \
         sift_packed(h, k, 0);                                                                 \
@@ -105,6 +129,9 @@ PACKED_ROW(s32)
 PACKED_ROW(u8)
 PACKED_ROW(u16)
 PACKED_ROW(u32)
+PACKED_ROW(s4)
+PACKED_ROW(u4)
+PACKED_ROW(tab)
 
 /* ---- 64-bit types: a key and an index per entry ---- */
 
@@ -152,7 +179,9 @@ static inline int64_t key_u64(const char *p, int64_t j) { /* unsigned order as s
 
 /* One row: as PACKED_ROW, h holding k cands. */
 #define WIDE_ROW(T)                                                                          \
-  static void row_##T(const char *row, int64_t n, int64_t k, int largest, void *hv, int32_t *at) { \
+  static void row_##T(const char *row, int64_t n, int64_t k, int largest, void *hv, int32_t *at, \
+                      const uint32_t *tab) {                                                 \
+    (void)tab;                                                                               \
     cand *h = hv;                                                                            \
     int64_t dir = largest ? 1 : -1;                                                          \
     for (int64_t j = 0; j < k; j++) h[j] = (cand){key_##T(row, j), j};                      \
@@ -176,7 +205,7 @@ WIDE_ROW(f64)
 WIDE_ROW(s64)
 WIDE_ROW(u64)
 
-typedef void (*row_fn)(const char *row, int64_t n, int64_t k, int largest, void *h, int32_t *at);
+typedef void (*row_fn)(const char *row, int64_t n, int64_t k, int largest, void *h, int32_t *at, const uint32_t *tab);
 
 /* pred orders as u8 (0 < 1); bf16 and f16 alike by their 16 bits. */
 static row_fn row_fn_of(int32_t type) {
@@ -192,7 +221,9 @@ static row_fn row_fn_of(int32_t type) {
   case CXLA_U16: return row_u16;
   case CXLA_U32: return row_u32;
   case CXLA_U64: return row_u64;
-  default: return NULL;
+  case CXLA_S4: return row_s4;
+  case CXLA_U4: return row_u4;
+  default: return cx_type_is_float((cxla_type)type) && cxla_type_size((cxla_type)type) == 1 ? row_tab : NULL;
   }
 }
 
@@ -203,6 +234,7 @@ typedef struct topk_job {
   char *values;
   int32_t *indices;
   size_t esize;
+  uint32_t tab[256]; /* 8- and 4-bit floats: the TOTALORDER key of every code */
   _Atomic int oom;
 } topk_job;
 
@@ -218,7 +250,7 @@ static void topk_rows(void **args, int64_t begin, int64_t end) {
   for (int64_t r = begin; r < end; r++) {
     const char *row = t->in + (size_t)(r * t->n) * t->esize;
     int32_t *io = t->indices + r * t->k;
-    f(row, t->n, t->k, t->largest, h, io);
+    f(row, t->n, t->k, t->largest, h, io, t->tab);
     char *vo = t->values + (size_t)(r * t->k) * t->esize;
     for (int64_t j = 0; j < t->k; j++) memcpy(vo + (size_t)j * t->esize, row + (size_t)io[j] * t->esize, t->esize);
   }
@@ -241,6 +273,11 @@ void cx_rt_topk(cx_rt *rt, int32_t type, int32_t largest, int64_t rows, int64_t 
   int64_t t0 = rt->trace ? cx_trace_now() : 0;
   topk_job job = {.type = type, .largest = largest, .n = n, .k = k, .in = in, .values = values,
                   .indices = indices, .esize = cxla_type_size((cxla_type)type)};
+  if (cx_type_is_float((cxla_type)type) && job.esize == 1)
+    for (uint32_t c = 0; c < 256; c++) {
+      float f = (float)cx_load_f64((cxla_type)type, &(uint8_t){(uint8_t)c}, 0);
+      job.tab[c] = ukey_f32((const char *)&f, 0, NULL);
+    }
   if (k > 0 && rows > 0) {
     void *args[1] = {&job};
     int64_t grain = TOPK_CHUNK_ELEMS / n;
