@@ -1,8 +1,9 @@
 /* test_cpu_conv.c — convolutions on the cpu backend against the interpreter: big enough f32
- * ones go through im2col + GEMM (cx_rt_conv_im2col with the descriptor the sequencer builds),
- * small or non-f32 ones through the emitter's loop nest. Layouts (NHWC, NCHW, odd dim_labels
- * orders), strides, padding, base and window dilation, window reversal, feature groups, 1-D
- * and 0-D spatial cases. Small integer values keep every sum exact in f32. */
+ * and f64 ones go through im2col + GEMM (cx_rt_conv_im2col with the descriptor the sequencer
+ * builds), small or f16 ones through the emitter's loop nest. Layouts (NHWC, NCHW, odd
+ * dim_labels orders), strides, padding, base and window dilation, window reversal, feature and
+ * batch groups, the CNN training step's gradient convolutions, 1-D and 0-D spatial cases.
+ * Small integer values keep every sum exact in f32. */
 #include <stdlib.h>
 #include "test_cpu_helpers.h"
 
@@ -11,6 +12,8 @@ typedef struct conv_case {
   const char *lhs, *rhs, *out;   /* shapes */
   const char *window;            /* window={...} or "" */
   int groups;
+  int batch_groups;              /* 0: 1 */
+  int library;                   /* 1: must run as the runtime's convolution (convolutions=1) */
 } conv_case;
 
 static const conv_case cases[] = {
@@ -36,6 +39,28 @@ static const conv_case cases[] = {
     {"b01f_01io->b01f", "f32[1,5,5,2]", "f32[3,3,2,3]", "f32[1,3,3,3]", "window={size=3x3}", 1},
     /* f16: never im2col */
     {"b01f_01io->b01f", "f16[1,8,8,4]", "f16[3,3,4,8]", "f16[1,6,6,8]", "window={size=3x3}", 1},
+    /* examples/train's CNN step at batch 2, as its autodiff writes it: conv1 forward, conv2's
+     * weight gradient (f01b_i01o->01bf: the contraction over batch and image) and input
+     * gradient (reversed kernel, features swapped), conv1's weight gradient */
+    {"b01f_01io->b01f", "f32[2,28,28,1]", "f32[3,3,1,16]", "f32[2,28,28,16]", "window={size=3x3 pad=1_1x1_1}", 1, 0, 1},
+    {"f01b_i01o->01bf", "f32[2,14,14,16]", "f32[2,14,14,32]", "f32[3,3,16,32]", "window={size=14x14 pad=1_1x1_1}", 1, 0, 1},
+    {"b01f_01oi->b01f", "f32[2,14,14,32]", "f32[3,3,16,32]", "f32[2,14,14,16]",
+     "window={size=3x3 pad=1_1x1_1 rhs_reversal=1x1}", 1, 0, 1},
+    {"f01b_i01o->01bf", "f32[2,28,28,1]", "f32[2,28,28,16]", "f32[3,3,1,16]", "window={size=28x28 pad=1_1x1_1}", 1, 0, 1},
+    /* the weight gradient of a stride-2 convolution (the stride becomes window dilation) */
+    {"f01b_i01o->01bf", "f32[2,14,14,16]", "f32[2,7,7,32]", "f32[3,3,16,32]",
+     "window={size=7x7 pad=0_1x0_1 rhs_dilate=2x2}", 1, 0, 1},
+    /* NCHW weight gradient */
+    {"fb01_io01->bf01", "f32[2,16,14,14]", "f32[2,32,14,14]", "f32[16,32,3,3]", "window={size=14x14 pad=1_1x1_1}", 1, 0, 1},
+    /* f64, forward and weight gradient */
+    {"b01f_01io->b01f", "f64[2,14,14,16]", "f64[3,3,16,32]", "f64[2,14,14,32]", "window={size=3x3 pad=1_1x1_1}", 1, 0, 1},
+    {"f01b_i01o->01bf", "f64[2,14,14,16]", "f64[2,14,14,32]", "f64[3,3,16,32]", "window={size=14x14 pad=1_1x1_1}", 1, 0, 1},
+    {"bf01_oi01->bf01", "f64[2,8,13,13]", "f64[16,8,3,3]", "f64[2,16,6,6]", "window={size=3x3 stride=2x2}", 1, 0, 1},
+    /* batch_group_count: the weight gradient of a 2-group convolution, and of a depthwise one */
+    {"f01b_i01o->01bf", "f32[2,14,14,8]", "f32[2,14,14,6]", "f32[3,3,4,6]", "window={size=14x14 pad=1_1x1_1}", 1, 2, 1},
+    {"f01b_i01o->01bf", "f64[8,14,14,8]", "f64[8,14,14,8]", "f64[3,3,1,8]", "window={size=14x14 pad=1_1x1_1}", 1, 8, 1},
+    /* feature groups, f64, NCHW */
+    {"bf01_oi01->bf01", "f64[2,16,10,10]", "f64[32,4,3,3]", "f64[2,32,8,8]", "window={size=3x3}", 4, 0, 1},
 };
 
 /* dims of a shape text "f32[2,3]" */
@@ -57,8 +82,9 @@ TEST(cpu_conv_layouts_match_interp) {
     char text[1024];
     snprintf(text, sizeof text,
              "HloModule conv\nENTRY main {\n  x = %s parameter(0)\n  k = %s parameter(1)\n"
-             "  ROOT c = %s convolution(x, k), %s%sdim_labels=%s, feature_group_count=%d\n}\n",
-             c->lhs, c->rhs, c->out, c->window, c->window[0] ? ", " : "", c->labels, c->groups);
+             "  ROOT c = %s convolution(x, k), %s%sdim_labels=%s, feature_group_count=%d, batch_group_count=%d\n}\n",
+             c->lhs, c->rhs, c->out, c->window, c->window[0] ? ", " : "", c->labels, c->groups,
+             c->batch_groups ? c->batch_groups : 1);
     char tl[8], tr[8];
     int64_t dl[8], dr[8];
     int nl = dims_of(c->lhs, tl, dl), nr = dims_of(c->rhs, tr, dr);
@@ -68,6 +94,7 @@ TEST(cpu_conv_layouts_match_interp) {
     int ok = cpu_check(text, 2, in, NULL, 1e-6, 1e-6, &stats, NULL);
     CHECK_MSG(ok, "case %d: %s", i, text);
     if (ok) CHECK_MSG(cpu_fallbacks(stats) == 0, "case %d ran on the interpreter: %s", i, stats);
+    if (ok && c->library) CHECK_MSG(stats && strstr(stats, "convolutions=1"), "case %d: not the runtime's: %s", i, stats);
     free(stats);
     free(x);
     free(k);

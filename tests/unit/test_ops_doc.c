@@ -44,7 +44,7 @@ static const char *cpu_column(cx_op op) {
   case CX_OP_WHILE: case CX_OP_CONDITIONAL: return "control flow";
   case CX_OP_DOT: return "library: GEMM for f32/f64 (f16/bf16 computed in f32); integer dots compiled";
   case CX_OP_CONVOLUTION:
-    return "compiled; library (im2col + GEMM) for large f32 convolutions with up to 2 spatial dims";
+    return "compiled; library (im2col + GEMM) for large f32 and f64 convolutions with up to 2 spatial dims";
   default: break;
   }
   cx_instr probe; /* fu_needs_kernel_wrap decides by the op alone */

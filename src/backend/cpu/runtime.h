@@ -76,7 +76,7 @@ void cx_rt_trace_end(cx_rt *rt, int32_t id);
 
 /* A 2-D convolution as XLA defines it, in any dim_labels order: every tensor is described by
  * the element strides of its logical dims, so the sequencer passes the layout it has. All
- * fields are int64, in this order, so JIT code can pass a constant [32 x i64] array. */
+ * fields are int64, in this order, so JIT code can pass a constant [33 x i64] array. */
 typedef struct cx_conv2d_desc {
   int64_t batch, in_feat, in_h, in_w;  /* input (lhs) logical dims */
   int64_t out_feat, out_h, out_w;      /* output; out_feat = filter's output-feature dim */
@@ -84,14 +84,17 @@ typedef struct cx_conv2d_desc {
   int64_t stride[2], pad_lo[2];        /* window stride, low padding (high follows from out) */
   int64_t lhs_dil[2], rhs_dil[2];      /* base (input) and window dilation, 1 = none */
   int64_t reverse[2];                  /* window_reversal: 1 flips that filter dim */
-  int64_t groups;                      /* feature_group_count (batch_group_count must be 1) */
+  int64_t groups;                      /* feature_group_count */
+  int64_t batch_groups;                /* batch_group_count (one of the two counts is 1) */
   int64_t in_stride[4];                /* element strides of input dims b, f, 0, 1 */
   int64_t filt_stride[4];              /* of filter dims o, i, 0, 1 (i has in_feat/groups) */
   int64_t out_stride[4];               /* of output dims b, f, 0, 1 */
 } cx_conv2d_desc;
-/* out = conv(in, filt) for f32 (type CXLA_F32; anything else sets CXLA_ERR_UNSUPPORTED):
- * gathers input patches into a scratch matrix (parallel over output pixels) and runs one
- * sgemm per feature group and block of pixels. Traced as a "library" event. */
+/* out = conv(in, filt) for f32 and f64 (type CXLA_F32 or CXLA_F64; anything else sets
+ * CXLA_ERR_UNSUPPORTED): input patches gathered chunk by chunk into cache-sized scratch, each
+ * chunk multiplied by one GEMM per feature group, chunks in parallel on the pool; as one patch
+ * per output pixel, or for weight-gradient shapes one patch element per row (conv_rt.h).
+ * Traced as a "library" event. */
 void cx_rt_conv_im2col(cx_rt *rt, int32_t type, const cx_conv2d_desc *d, const void *in,
                        const void *filt, void *out, int32_t id);
 

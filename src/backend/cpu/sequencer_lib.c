@@ -1,6 +1,7 @@
 /* sequencer_lib.c — library calls in the schedule: dot as batched GEMM (cx_rt_gemm with the
- * plan from dot_lowering.c), and f32 convolutions of up to two spatial dimensions as im2col +
- * GEMM (cx_rt_conv_im2col) when they are big enough for that to beat a direct loop nest. */
+ * plan from dot_lowering.c), and f32/f64 convolutions of up to two spatial dimensions as
+ * im2col + GEMM (cx_rt_conv_im2col) when they are big enough for that to beat a direct loop
+ * nest. */
 #include <stdio.h>
 #include <string.h>
 #include "backend/cpu/sequencer_int.h"
@@ -38,9 +39,12 @@ static int conv_desc(const cx_instr *conv, cx_conv2d_desc *d, int64_t *macs, con
   const cx_shape *is = &conv->ops[0]->shape, *ks = &conv->ops[1]->shape, *os = &conv->shape;
   const cx_attrs *a = &conv->a;
   const cx_conv_dims *cd = a->conv;
-  if (is->type != CXLA_F32 || ks->type != CXLA_F32 || os->type != CXLA_F32) { *why = "im2col is f32 only"; return 0; }
+  if ((os->type != CXLA_F32 && os->type != CXLA_F64) || is->type != os->type || ks->type != os->type) {
+    *why = "im2col is f32 and f64 only";
+    return 0;
+  }
   if (!cd || cd->nspatial > 2 || a->window.rank != cd->nspatial) { *why = "im2col takes 0-2 spatial dims"; return 0; }
-  if (a->batch_group_count != 1 || a->feature_group_count < 1) { *why = "im2col has no batch groups"; return 0; }
+  if (a->batch_group_count < 1 || a->feature_group_count < 1) { *why = "bad group counts"; return 0; }
   int64_t ist[CXLA_MAX_RANK], kst[CXLA_MAX_RANK], ost[CXLA_MAX_RANK];
   cx_shape_strides(is, ist);
   cx_shape_strides(ks, kst);
@@ -50,6 +54,7 @@ static int conv_desc(const cx_instr *conv, cx_conv2d_desc *d, int64_t *macs, con
   d->in_feat = is->dims[cd->in_feature];
   d->out_feat = os->dims[cd->out_feature];
   d->groups = a->feature_group_count;
+  d->batch_groups = a->batch_group_count;
   d->in_stride[0] = ist[cd->in_batch];
   d->in_stride[1] = ist[cd->in_feature];
   d->filt_stride[0] = kst[cd->k_out];
@@ -78,11 +83,12 @@ static int conv_desc(const cx_instr *conv, cx_conv2d_desc *d, int64_t *macs, con
     d->filt_stride[2 + j] = kst[cd->k_spatial[sp]];
     d->out_stride[2 + j] = ost[cd->out_spatial[sp]];
   }
-  *macs = d->batch * d->out_feat * d->out_h * d->out_w * (d->in_feat / d->groups) * d->k_h * d->k_w;
+  *macs = d->batch / d->batch_groups * d->out_feat * d->out_h * d->out_w * (d->in_feat / d->groups) * d->k_h * d->k_w;
   return 1;
 }
 
-_Static_assert(sizeof(cx_conv2d_desc) == 32 * sizeof(int64_t), "the JIT passes the descriptor as [32 x i64]");
+#define DESC_WORDS 33
+_Static_assert(sizeof(cx_conv2d_desc) == DESC_WORDS * sizeof(int64_t), "the JIT passes the descriptor as i64s");
 
 int cx_seq_conv(cx_seq *s, const cx_instr *fusion, const cx_instr *conv, int direct_ok, const char **why) {
   cx_conv2d_desc d;
@@ -94,12 +100,12 @@ int cx_seq_conv(cx_seq *s, const cx_instr *fusion, const cx_instr *conv, int dir
   int out = cx_seq_leaf_slot(s, fusion, 0);
   if (in < 0 || filt < 0 || out < 0) return 1;
   cx_cg *g = s->g;
-  LLVMValueRef v[32];
+  LLVMValueRef v[DESC_WORDS];
   const int64_t *f = (const int64_t *)&d;
-  for (int i = 0; i < 32; i++) v[i] = cx_cg_i64(g, f[i]);
-  LLVMTypeRef at = LLVMArrayType(g->t_i64, 32);
+  for (int i = 0; i < DESC_WORDS; i++) v[i] = cx_cg_i64(g, f[i]);
+  LLVMTypeRef at = LLVMArrayType(g->t_i64, DESC_WORDS);
   LLVMValueRef gv = LLVMAddGlobal(g->mod, at, "conv_desc");
-  LLVMSetInitializer(gv, LLVMConstArray(g->t_i64, v, 32));
+  LLVMSetInitializer(gv, LLVMConstArray(g->t_i64, v, DESC_WORDS));
   LLVMSetGlobalConstant(gv, 1);
   LLVMSetLinkage(gv, LLVMPrivateLinkage);
   char name[256];
@@ -107,7 +113,7 @@ int cx_seq_conv(cx_seq *s, const cx_instr *fusion, const cx_instr *conv, int dir
   int32_t id = cx_seq_name(s, name);
   if (id < 0) return 1;
   cx_kernel_origin(fusion, &s->out->origins[id]);
-  LLVMValueRef args[7] = {s->rt, LLVMConstInt(g->t_i32, CXLA_F32, 0), gv, cx_seq_slot(s, in), cx_seq_slot(s, filt),
+  LLVMValueRef args[7] = {s->rt, LLVMConstInt(g->t_i32, (unsigned long long)conv->shape.type, 0), gv, cx_seq_slot(s, in), cx_seq_slot(s, filt),
                           cx_seq_slot(s, out), LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
   LLVMBuildCall2(s->b, s->t_conv, s->f_conv, args, 7, "");
   s->out->nconvs++;
