@@ -16,6 +16,11 @@ CPPFLAGS    += -Iinclude -Isrc -D_GNU_SOURCE $(if $(LLVM_INC),-isystem $(LLVM_IN
 CFLAGS_ALL  := -std=c11 -Wall -Wextra -Werror=switch -Wno-missing-field-initializers -fPIC -fvisibility=hidden -pthread $(OPT) $(SAN) $(CFLAGS)
 comma       := ,
 LIBS        := $(if $(LLVM_LIBDIR),-L$(LLVM_LIBDIR) -Wl$(comma)-rpath$(comma)$(LLVM_LIBDIR)) -lLLVM-19 -lopenblas -lfftw3f -lfftw3 -lz -lm -ldl -lpthread
+# Open MPI (docs/collectives.md), through its pkg-config file; a build without it runs every
+# process as a run of one device.
+MPI_LIBS    := $(shell pkg-config --libs ompi-c 2>/dev/null)
+CPPFLAGS    += $(if $(MPI_LIBS),$(shell pkg-config --cflags ompi-c) -DCX_HAVE_MPI)
+LIBS        += $(MPI_LIBS)
 
 # The version is written once, in include/cxla.h (CXLA_VERSION_MAJOR/MINOR/PATCH).
 version_of   = $(shell sed -n 's/^.define CXLA_VERSION_$(1)  *\([0-9][0-9]*\).*/\1/p' include/cxla.h)

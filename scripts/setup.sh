@@ -2,7 +2,7 @@
 # Installs what cxla needs to build and test, from Debian 12's own packages.
 # Idempotent: does nothing when everything is already present.
 set -e
-PKGS="make gcc libc6-dev llvm-19-dev clang-19 libclang-rt-19-dev libopenblas-dev libfftw3-dev zlib1g-dev libzstd-dev graphviz pkgconf help2man python3 python3-numpy python3-venv dataset-fashion-mnist"
+PKGS="make gcc libc6-dev llvm-19-dev clang-19 libclang-rt-19-dev libopenblas-dev libfftw3-dev zlib1g-dev libzstd-dev graphviz pkgconf help2man python3 python3-numpy python3-venv libopenmpi-dev openmpi-bin dataset-fashion-mnist"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -4,6 +4,7 @@
 #   2. the layering check (tests/layers.sh: which src/ folder calls which, from nm), the CLI
 #      tests against build/cxla (tests/cli/cli_test.sh, when present), and the C package
 #      (tests/package/package_test.sh: exported symbols, version, make install + pkg-config),
+#      collectives under mpirun -np 2 and 4 (tests/devices/mpi_test.sh),
 #      the Python package (tests/python/python_test.sh: numpy with Debian's python3,
 #      pip install, cxla.jit against jax in a venv where jax is installed from PyPI if missing),
 #      and the training demo examples/train on a Fashion-MNIST subset (tests/examples/train_test.sh)
@@ -158,6 +159,7 @@ if [ -f tests/cli/cli_test.sh ]; then
   fi
 fi
 part "package" "$LOG_DIR/package.log" sh tests/package/package_test.sh "$BUILD"
+part "mpi" "$LOG_DIR/mpi.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/devices/mpi_test.sh "$BUILD"
 part "train demo" "$LOG_DIR/train.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/examples/train_test.sh "$BUILD"
 part "python" "$LOG_DIR/python.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/python/python_test.sh "$BUILD"
 

@@ -63,6 +63,7 @@ cxla_status cxla_context_device(cxla_context *ctx, int *device, int *ndevices) {
 
 #else
 #include <mpi.h>
+#include <sched.h>
 #include <time.h>
 
 #define TAG 0x6378 /* "cx" */
@@ -158,7 +159,11 @@ static int mpi_exchange(cx_transport *t, const cx_xfer *sends, int nsend, const 
   }
   for (int j = 0; j < nrecv && !rc; j++) rc = post(m, &recvs[j], 0, req, &nreq, owner, j, err, errlen);
   for (int i = 0; i < nsend && !rc; i++) rc = post(m, &sends[i], 1, req, &nreq, owner, i, err, errlen);
-  double start = now_s();
+  /* MPI moves data only inside its calls, so a transfer in progress wants MPI_Testall often:
+   * back to back for the first 20 ms (as MPI_Wait would), then yielding between calls (other
+   * ranks may share the core) up to a second, then sleeping a little between them (a peer
+   * that late is not coming soon). */
+  double start = now_s(), waited = 0;
   for (long spins = 0; !rc; spins++) {
     int flag = 0, code = MPI_Testall(nreq, req, &flag, MPI_STATUSES_IGNORE);
     if (code != MPI_SUCCESS) {
@@ -166,17 +171,20 @@ static int mpi_exchange(cx_transport *t, const cx_xfer *sends, int nsend, const 
       rc = -1;
     } else if (flag) {
       break;
-    } else if (spins > 64) { /* not right away: then let other ranks on this core run */
-      if (timeout_s > 0 && now_s() - start > timeout_s) {
+    } else if (spins % 64 == 63) {
+      waited = now_s() - start;
+      if (timeout_s > 0 && waited > timeout_s) {
         char who[200];
         missing(recvs, owner, req, nreq, nr, who, sizeof who);
         snprintf(err, errlen, "timed out after %g s (--collective-timeout) waiting for rank%s%s", timeout_s,
                  strchr(who, ',') ? "s" : "", who[0] ? who : " (sends not taken)");
         rc = -1;
-      } else {
-        struct timespec ts = {0, spins < 4096 ? 2000 : 100000};
+      } else if (waited > 1) {
+        struct timespec ts = {0, 200000};
         nanosleep(&ts, NULL);
       }
+    } else if (waited > 0.02) {
+      sched_yield();
     }
   }
   if (rc) { /* requests left in flight: the communicator cannot be trusted any more */
