@@ -47,6 +47,7 @@ static const cx_interp_hook k_hooks[CX_OP_COUNT] = {
   [CX_OP_RNG_BIT_GENERATOR] = {.eval = cx_interp_rng_bit_generator},
   [CX_OP_RNG] = {.eval = cx_interp_rng},
   [CX_OP_CALL] = {.eval = cx_interp_call_op},
+  [CX_OP_SCAN] = {.eval = cx_interp_scan},
   [CX_OP_FUSION] = {.eval = cx_interp_call_op}, /* computes exactly what its computation computes */
   [CX_OP_WHILE] = {.eval = cx_interp_while},
   [CX_OP_CONDITIONAL] = {.eval = cx_interp_conditional},

@@ -143,6 +143,8 @@ typedef struct cx_attrs {
   cx_rng_algorithm rng_algorithm; /* rng-bit-generator */
   cx_rng_distribution rng_distribution; /* rng */
   int largest;              /* topk largest= (1 when absent, as in XLA; its k= is `index`) */
+  int64_t num_carries;      /* scan: the last num_carries operands are the carries' inits */
+  int is_reverse;           /* scan: last to first (XLA's is_associative= hint is kept raw) */
   cx_groups *replica_groups; /* collectives (module arena; NULL: {}) */
   cx_groups *source_target_pairs; /* collective-permute: (source, target) pairs */
   int64_t channel_id;       /* collectives: 0 when absent */

@@ -10,8 +10,12 @@
 #include "text/attr_keys.h"
 #include "text/parse_int.h"
 
-#define B(k) ((uint64_t)1 << (k))
-_Static_assert(CX_KEY_COUNT <= 64, "the keys seen are a 64-bit set");
+/* The keys an instruction's text has given: a bit per key. */
+typedef struct key_set {
+  uint64_t w[(CX_KEY_COUNT + 63) / 64];
+} key_set;
+static int has_key(const key_set *s, int k) { return (int)(s->w[k / 64] >> (k % 64)) & 1; }
+static void add_key(key_set *s, int k) { s->w[k / 64] |= (uint64_t)1 << (k % 64); }
 
 /* ---- raw attributes ---- */
 
@@ -305,15 +309,15 @@ static int branches_or_pair(cx_parser *p, int npair, int list, const cx_token *o
 
 /* Fills in->called in the order ir.h documents: the op's called-computation keys in the
  * order its table lists them. */
-static void set_called(cx_parser *p, cx_instr *in, const cx_op_key *keys, int nkeys, uint64_t seen, cx_token *refs,
+static void set_called(cx_parser *p, cx_instr *in, const cx_op_key *keys, int nkeys, const key_set *seen, cx_token *refs,
                        int nbranches, const cx_token *op_tok) {
   int order[CX_OP_MAX_KEYS], n = 0, list = -1;
   for (int i = 0; i < nkeys; i++) {
     cx_attr_syntax syn = cx_attr_keys[keys[i].key].syntax;
     if (syn == CX_SYN_BRANCHES) list = keys[i].key;
-    else if (syn == CX_SYN_COMP && (seen & B(keys[i].key))) order[n++] = keys[i].key;
+    else if (syn == CX_SYN_COMP && has_key(seen, keys[i].key)) order[n++] = keys[i].key;
   }
-  if (list >= 0 && !branches_or_pair(p, n, (seen & B(list)) != 0, op_tok)) {
+  if (list >= 0 && !branches_or_pair(p, n, has_key(seen, list), op_tok)) {
     in->called = cx_palloc(p, sizeof *in->called * (size_t)(nbranches ? nbranches : 1));
     in->ncalled = nbranches;
     return;
@@ -325,17 +329,17 @@ static void set_called(cx_parser *p, cx_instr *in, const cx_op_key *keys, int nk
 }
 
 /* The first required key missing from seen, in the order of attrs.def, or -1. */
-static int first_missing(const cx_op_key *keys, int nkeys, uint64_t seen) {
+static int first_missing(const cx_op_key *keys, int nkeys, const key_set *seen) {
   int first = -1;
   for (int i = 0; i < nkeys; i++)
-    if (keys[i].required && !(seen & B(keys[i].key)) && (first < 0 || (int)keys[i].key < first)) first = keys[i].key;
+    if (keys[i].required && !has_key(seen, keys[i].key) && (first < 0 || (int)keys[i].key < first)) first = keys[i].key;
   return first;
 }
 
 void cx_pattrs(cx_parser *p, cx_instr *in, const cx_token *op_tok) {
   cx_op_key keys[CX_OP_MAX_KEYS];
   int nkeys = cx_op_attr_keys(in->op, keys);
-  uint64_t seen = 0;
+  key_set seen = {{0}};
   cx_token refs[CX_KEY_COUNT];
   int nbranches = 0, nraw = 0;
   while (cx_paccept(p, TK_COMMA)) {
@@ -343,8 +347,8 @@ void cx_pattrs(cx_parser *p, cx_instr *in, const cx_token *op_tok) {
     int k = cx_op_attr_key_lookup(in->op, key.s, key.len);
     cx_token eq = cx_pexpect(p, TK_EQ, "'=' after the attribute name");
     if (k >= 0) {
-      if (seen & B(k)) cx_perr(p, cx_tok_loc(&key), CXLA_ERR_PARSE, "attribute %s given twice", cx_attr_keys[k].name);
-      seen |= B(k);
+      if (has_key(&seen, k)) cx_perr(p, cx_tok_loc(&key), CXLA_ERR_PARSE, "attribute %s given twice", cx_attr_keys[k].name);
+      add_key(&seen, k);
       parse_value(p, in, (cx_attr_key_id)k, &eq, refs, &nbranches);
     } else {
       cx_token v = key.len == 14 && !memcmp(key.s, "replica_groups", 14) ? cx_preplica_groups(p) : cx_praw_value(p, &eq);
@@ -353,17 +357,18 @@ void cx_pattrs(cx_parser *p, cx_instr *in, const cx_token *op_tok) {
     }
   }
   cx_pstore_raw(p, nraw, &in->a.nraw, &in->a.raw);
-  if (in->op == CX_OP_BROADCAST && !(seen & B(CX_KEY_DIMENSIONS))) cx_plate(p, CX_LATE_BCAST_DIMS, in, cx_tok_loc(op_tok));
-  int missing = first_missing(keys, nkeys, seen);
+  if (in->op == CX_OP_BROADCAST && !has_key(&seen, CX_KEY_DIMENSIONS)) cx_plate(p, CX_LATE_BCAST_DIMS, in, cx_tok_loc(op_tok));
+  int missing = first_missing(keys, nkeys, &seen);
   if (missing >= 0)
     cx_perr(p, cx_tok_loc(op_tok), CXLA_ERR_PARSE, "%.*s needs attribute %s=", (int)op_tok->len, op_tok->s,
             cx_attr_keys[missing].name);
-  set_called(p, in, keys, nkeys, seen, refs, nbranches, op_tok);
+  set_called(p, in, keys, nkeys, &seen, refs, nbranches, op_tok);
 }
 
 void cx_pattrs_none(cx_parser *p, cx_instr *in, const cx_token *op_tok) {
   cx_op_key keys[CX_OP_MAX_KEYS];
-  int missing = first_missing(keys, cx_op_attr_keys(in->op, keys), 0);
+  key_set none = {{0}};
+  int missing = first_missing(keys, cx_op_attr_keys(in->op, keys), &none);
   if (in->op == CX_OP_BROADCAST) cx_plate(p, CX_LATE_BCAST_DIMS, in, cx_tok_loc(op_tok));
   if (missing < 0) return;
   cx_perr(p, cx_tok_loc(op_tok), CXLA_ERR_PARSE, "%.*s needs attribute %s=, which a nested instruction cannot have",
