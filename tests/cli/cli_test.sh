@@ -481,6 +481,10 @@ for b in interp cpu; do
   expect "train_step_runs_$b" 0 out "[1] f32[2,3] {{0, -1.5, -4}, {-9, -13.5, -19}}"
   grep -qF "[0] f32[] -70" out.txt && ok "train_step_loss_$b" || bad "train_step_loss_$b" "$(cat out.txt)"
 done
+# --repeat runs a module that donates its weights again from the same inputs each time
+run_cxla run sq_step.hlo y.npy x.npy --backend=cpu --repeat=3
+expect train_step_repeat_refills_donated 0 out "[1] f32[2,3] {{0, -1.5, -4}, {-9, -13.5, -19}}"
+grep -qF "(3 runs)" err.txt && ok train_step_repeat_timed || bad train_step_repeat_timed "$(cat err.txt)"
 run_cxla train-step sq.hlo --wrt=1,0 --optimizer=adam --lr=0.01 --steps-per-call=3
 expect train_step_adam_loop 0 out "while("
 cp out.txt sq_adam3.hlo
