@@ -17,12 +17,15 @@ typedef struct device_job {
   cxla_buffer *const *args;
   cxla_buffer **result;
   cxla_status status;
+  char msg[1024];   /* its error, as it read it when it failed */
 } device_job;
 
 static void *run_device(void *p) {
   device_job *j = p;
   j->status = cx_execute(j->e, &j->rep, j->nargs, j->args, j->result);
-  if (j->status != CXLA_OK) j->rep.tr->ops->fail(j->rep.tr, cxla_context_errmsg(j->e->ctx));
+  if (j->status == CXLA_OK) return NULL;
+  snprintf(j->msg, sizeof j->msg, "%s", cxla_context_errmsg(j->e->ctx));
+  j->rep.tr->ops->fail(j->rep.tr, j->msg);
   return NULL;
 }
 
@@ -52,7 +55,7 @@ cxla_status cxla_executable_execute_replicas(cxla_executable *e, int n, int narg
   }
   for (int r = 0; r < n; r++) {
     jobs[r] = (device_job){e, {ts[r], r, dv, e->ctx->flags.collective_timeout}, nargs, args + (size_t)r * (size_t)nargs,
-                           &results[r], CXLA_OK};
+                           &results[r], CXLA_OK, ""};
     started[r] = pthread_create(&th[r], NULL, run_device, &jobs[r]) == 0;
     if (!started[r]) { /* no thread: the device fails, and the others with it */
       jobs[r].status = cx_error(e->ctx, CXLA_ERR_RUNTIME, "could not start a thread for device %d", r);
@@ -68,7 +71,8 @@ cxla_status cxla_executable_execute_replicas(cxla_executable *e, int n, int narg
      * failed" */
     int who = cx_local_broken(ts, why, sizeof why);
     if (who >= 0 && jobs[who].status != CXLA_OK) s = jobs[who].status;
-    if (who >= 0) cx_error(e->ctx, s, "%s", why);
+    /* a device that gave up waiting has the same words with its location in front */
+    if (who >= 0) cx_error(e->ctx, s, "%s", strstr(jobs[who].msg, why) ? jobs[who].msg : why);
     for (int r = 0; r < n; r++) {
       cxla_buffer_destroy(results[r]);
       results[r] = NULL;

@@ -313,3 +313,24 @@ TEST(collectives_failing_device) {
   const char *ok[] = {"s32[] 3", "s32[] 7"}, *w[] = {"f32[] 10", "f32[] 10"};
   EXPECT(text, 2, 1, ok, w);
 }
+
+/* A device that never reaches a collective its peer waits in (a conditional only device 0
+ * takes): the peer gives up after --collective-timeout with an error naming it. */
+TEST(collectives_timeout_names_the_missing_device) {
+  const char *text = "HloModule m\n" SUMF
+                     "yes {\n  x = f32[] parameter(0)\n  ROOT r = f32[] all-reduce(x), replica_groups={}, to_apply=sum\n}\n"
+                     "no {\n  ROOT x = f32[] parameter(0)\n}\n"
+                     "ENTRY e {\n  x = f32[] parameter(0)\n  id = u32[] replica-id()\n  zero = u32[] constant(0)\n"
+                     "  first = pred[] compare(id, zero), direction=EQ\n"
+                     "  ROOT c = f32[] conditional(first, x, x), true_computation=yes, false_computation=no\n}\n";
+  CHECK_OK(cxla_context_set_flags(test_ctx(), "--collective-timeout=1"));
+  const char *x[] = {"f32[] 1", "f32[] 2"};
+  cxla_literal *got[2];
+  for (int b = 0; b < 2; b++) {
+    cxla_status s = run(text, b ? "cpu" : "interp", 2, 1, x, got);
+    if (b && s == CXLA_ERR_UNSUPPORTED) continue;
+    CHECK_MSG(s == CXLA_ERR_RUNTIME, "%s: %s", cxla_status_str(s), cxla_context_errmsg(test_ctx()));
+    CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()),
+                       "all-reduce 'r': timed out after 1 s (--collective-timeout) waiting for device 1");
+  }
+}
