@@ -28,6 +28,9 @@
 /* Rows that make a GEMM with enough work for OpenBLAS's packing to pay, when chunks of a
  * small GEMM (no packing at all: its small-matrix kernels) would have fewer. */
 #define CX_CONV_PACKED_ROWS 16
+/* Rows of a chunk whose GEMM packs its other operand anew each call (OpenBLAS on one thread,
+ * too big for the small-matrix kernels). */
+#define CX_CONV_BIG_ROWS 256
 /* Chunks per task, so that a task slowed by the OS does not hold the others up. */
 #define CX_CONV_CHUNKS_PER_TASK 4
 
@@ -118,7 +121,9 @@ void cx_conv_run_chunks(const cx_conv_plan *pl, int tasks, cx_conv_chunk_fn fn, 
 /* Rows per chunk of `total` rows whose GEMM does row_mnk multiply-adds and whose scratch
  * takes row_bytes per row: GEMMs under SMALL_GEMM_MNK (they run on one thread, and OpenBLAS's
  * small-matrix kernels skip packing: measured a third faster here than cache-sized chunks),
- * scratch within CHUNK_BYTES, enough chunks for every task. 0: big mode. */
+ * scratch within CHUNK_BYTES, enough chunks for every task. When a row's GEMM is too big for
+ * that and OpenBLAS runs on one thread, at least BIG_ROWS (up to a BLOCK_BYTES block). 0: big
+ * mode. */
 int64_t cx_conv_chunk_rows(const cx_conv_plan *pl, double row_mnk, int64_t row_bytes, int64_t total);
 /* fn(args, 0, n) in parallel on the pool when `parallel`, else inline on this thread. */
 void cx_conv_rows(const cx_conv_plan *pl, int parallel, cx_kernel_fn fn, void **args, int64_t n, int64_t grain);
