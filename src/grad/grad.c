@@ -102,13 +102,17 @@ cxla_status cx_grad_module(cx_module *m, const int *wrt, int nwrt, cx_module **o
   if (st == CXLA_OK) st = install_entry(&g, E, E2, root);
   cx_arena_free(&g.arena);
   cx_free(g.cache);
+  return gr_module_finish(gm, st, "grad: the gradient module", out);
+}
+
+cxla_status gr_module_finish(cx_module *gm, cxla_status st, const char *what, cx_module **out) {
   cxla_status vs = st == CXLA_OK ? cx_verify_module(gm) : CXLA_OK;
   if (vs == CXLA_ERR_OUT_OF_MEMORY) {
     st = vs;
   } else if (vs != CXLA_OK) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", cx_errmsg(gm->ctx));
-    st = cx_error(gm->ctx, CXLA_ERR_INTERNAL, "grad: the gradient module does not verify (a bug in cxla): %s", msg);
+    st = cx_error(gm->ctx, CXLA_ERR_INTERNAL, "%s does not verify (a bug in cxla): %s", what, msg);
   }
   if (st != CXLA_OK) {
     cx_module_free(gm);

@@ -117,6 +117,11 @@ typedef struct gr_state {
 
 cxla_status gr_state_init(gr_state *s, gr_module *g, cx_comp *src, cx_comp *dst, int keep_names);
 void gr_state_free(gr_state *s);
+
+/* The end of building a module gm (st: how building went): verifies it — a module that does
+ * not verify is cxla's bug, reported as CXLA_ERR_INTERNAL naming `what` — then hands it to *out,
+ * or frees it on any error. */
+cxla_status gr_module_finish(cx_module *gm, cxla_status st, const char *what, cx_module **out);
 /* The forward: copies every source instruction but the parameters (mapped by the caller). */
 cxla_status gr_forward(gr_state *s);
 /* Copies one source instruction into the forward, operands mapped through prim. */

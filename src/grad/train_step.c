@@ -196,18 +196,5 @@ cxla_status cx_train_step_module(cx_module *m, const int *wrt, int nwrt, const c
   if (st == CXLA_OK) st = alias_header(gm, ncarry);
   cx_arena_free(&g.arena);
   cx_free(g.cache);
-  cxla_status vs = st == CXLA_OK ? cx_verify_module(gm) : CXLA_OK;
-  if (vs == CXLA_ERR_OUT_OF_MEMORY) {
-    st = vs;
-  } else if (vs != CXLA_OK) {
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", cx_errmsg(gm->ctx));
-    st = cx_error(gm->ctx, CXLA_ERR_INTERNAL, "train-step: the step module does not verify (a bug in cxla): %s", msg);
-  }
-  if (st != CXLA_OK) {
-    cx_module_free(gm);
-    return st;
-  }
-  *out = gm;
-  return CXLA_OK;
+  return gr_module_finish(gm, st, "train-step: the step module", out);
 }
