@@ -201,9 +201,9 @@ static int mpi_exchange(cx_transport *t, const cx_xfer *sends, int nsend, const 
 }
 
 /* A rank whose execution failed may leave its peers waiting in a collective it never reaches,
- * and MPI has no way to tell them. So it does not finalise MPI at exit (when cxla initialised
- * it): mpirun then ends the whole job as soon as this process exits, instead of the peers
- * waiting for their --collective-timeout. */
+ * and MPI has no way to tell them. So such a process leaves MPI unfinalised when it ends (where
+ * cxla initialised it): mpirun then ends the whole job as soon as this process is gone, instead
+ * of the peers waiting for their --collective-timeout. */
 static void mpi_fail(cx_transport *t, const char *why) {
   (void)why;
   ((mpi_tr *)t)->broken = 1;

@@ -27,30 +27,12 @@ static void fold(const coll_desc *d, int op, cx_scalar_fn fn, char *out, char *c
   for (int k = 1; k < nx; k++) {
     const char *y = x[k];
     switch ((coll_fast)d->fast) {
-    case COLL_ADD_F32: {
-      float *o = (float *)out;
-      const float *v = (const float *)y;
-      for (int64_t e = 0; e < n; e++) o[e] += v[e];
-      break;
-    }
-    case COLL_ADD_F64: {
-      double *o = (double *)out;
-      const double *v = (const double *)y;
-      for (int64_t e = 0; e < n; e++) o[e] += v[e];
-      break;
-    }
-    case COLL_ADD_S32: { /* wraps, as the interpreter's integer add does */
-      uint32_t *o = (uint32_t *)out;
-      const uint32_t *v = (const uint32_t *)y;
-      for (int64_t e = 0; e < n; e++) o[e] += v[e];
-      break;
-    }
-    case COLL_ADD_S64: {
-      uint64_t *o = (uint64_t *)out;
-      const uint64_t *v = (const uint64_t *)y;
-      for (int64_t e = 0; e < n; e++) o[e] += v[e];
-      break;
-    }
+#define ADD_INTO(T) for (int64_t e = 0; e < n; e++) ((T *)out)[e] += ((const T *)y)[e]
+    case COLL_ADD_F32: ADD_INTO(float); break;
+    case COLL_ADD_F64: ADD_INTO(double); break;
+    case COLL_ADD_S32: ADD_INTO(uint32_t); break; /* unsigned: wraps, as the interpreter's integer add */
+    case COLL_ADD_S64: ADD_INTO(uint64_t); break;
+#undef ADD_INTO
     case COLL_CALL: {
       void *p[3];
       for (int64_t e = 0; e < n; e++) {
