@@ -52,6 +52,8 @@ typedef struct {
   const model_spec *spec;
   schedule sch;
   int K, fused;
+  int rank, ndev;              /* data-parallel under mpirun: this process's share of a batch */
+  int64_t local;               /* examples per batch on this process: batch / ndev */
   cxla_executable *exe[2];     /* at the learning rate, then at lr * sch.decay from step decay_at */
   int64_t decay_at;
   int nbufs;                   /* weights, then optimizer state: the donated parameters */
@@ -91,6 +93,17 @@ static int zeros_like(cxla_context *ctx, cxla_module *m, int i, cxla_buffer **ou
   return st == CXLA_OK || api_fail(ctx, "allocating optimizer state");
 }
 
+/* This process's device and how many there are (under mpirun: its rank and the number of
+ * ranks, else 0 and 1); each takes batch / ndev examples of every batch. */
+static int process_share(cxla_context *ctx, const schedule *sch, int *rank, int *ndev) {
+  if (cxla_context_device(ctx, rank, ndev) != CXLA_OK) return api_fail(ctx, "asking for this process's rank");
+  if (sch->batch % *ndev == 0) return 1;
+  fflush(stdout);
+  fprintf(stderr, "train: a batch of %lld does not split evenly among %d processes (--batch=N, a multiple of %d)\n",
+          (long long)sch->batch, *ndev, *ndev);
+  return 0;
+}
+
 /* The loss module turned into a training step at learning rate lr and compiled into *exe;
  * the step module is kept in *keep when asked (its parameters say what state to allocate). */
 static int compile_step(trainer *t, cxla_module *loss, double lr, cxla_executable **exe, cxla_module **keep) {
@@ -101,6 +114,7 @@ static int compile_step(trainer *t, cxla_module *loss, double lr, cxla_executabl
   opt.learning_rate = lr;
   opt.momentum = t->sch.momentum;
   opt.steps_per_call = t->K;
+  opt.replicas = t->ndev; /* > 1: the loss and gradients averaged over the processes inside the step */
   cxla_module *step = NULL;
   if (cxla_module_train_step(loss, wrt, t->spec->nweights, &opt, &step) != CXLA_OK)
     return api_fail(t->ctx, "building the training step");
@@ -131,10 +145,12 @@ static int trainer_open(trainer *t, cxla_context *ctx, const model_spec *spec, c
                         int fused, uint64_t seed, const split *train, int64_t steps) {
   memset(t, 0, sizeof *t);
   t->ctx = ctx, t->spec = spec, t->sch = *sch, t->K = K, t->fused = fused, t->ntrain = train->n;
+  if (!process_share(ctx, sch, &t->rank, &t->ndev)) return 0;
+  t->local = sch->batch / t->ndev;
   int64_t decayed = (int64_t)((double)sch->steps * sch->decay_frac + 0.5);
   t->decay_at = sch->decay_frac > 0 ? (sch->steps - decayed) / K * K : sch->steps;
   char err[1024];
-  cxla_module *loss = model_build(ctx, spec, sch->batch, 1, err, sizeof err), *step = NULL;
+  cxla_module *loss = model_build(ctx, spec, t->local, 1, err, sizeof err), *step = NULL;
   if (!loss) return fflush(stdout), fprintf(stderr, "train: %s\n", err), 0;
   int ok = compile_step(t, loss, sch->lr, &t->exe[0], &step) &&
            (t->decay_at >= steps || compile_step(t, loss, sch->lr * sch->decay, &t->exe[1], NULL));
@@ -152,8 +168,8 @@ static int trainer_open(trainer *t, cxla_context *ctx, const model_spec *spec, c
   cxla_module_destroy(step);
   t->order.s = seed ^ 0x5deece66dull;
   t->perm = malloc(sizeof *t->perm * (size_t)train->n);
-  t->x = malloc(sizeof *t->x * (size_t)(K * sch->batch * IMG_PIXELS));
-  t->y = malloc(sizeof *t->y * (size_t)(K * sch->batch));
+  t->x = malloc(sizeof *t->x * (size_t)(K * t->local * IMG_PIXELS));
+  t->y = malloc(sizeof *t->y * (size_t)(K * t->local));
   if (ok && (!t->perm || !t->x || !t->y)) ok = 0, fprintf(stderr, "train: out of memory for batches\n");
   if (!ok) return trainer_close(t), 0;
   t->pos = train->n; /* shuffle before the first batch */
@@ -176,8 +192,9 @@ static const int64_t *next_batch(trainer *t) {
 
 /* One execution of exe: K steps. losses[K] receives their losses; *exec_s the time in cxla. */
 static int trainer_call(trainer *t, cxla_executable *exe, const split *train, float *losses, double *exec_s) {
-  int64_t B = t->sch.batch, K = t->K;
-  for (int64_t k = 0; k < K; k++) fill_batch(train, next_batch(t), B, t->x + k * B * IMG_PIXELS, t->y + k * B);
+  int64_t B = t->local, K = t->K;
+  for (int64_t k = 0; k < K; k++) /* every process draws the same global batch and takes its share */
+    fill_batch(train, next_batch(t) + t->rank * B, B, t->x + k * B * IMG_PIXELS, t->y + k * B);
   cxla_arg args[MAX_BUFS + 2];
   memset(args, 0, sizeof args);
   for (int i = 0; i < t->nbufs; i++) args[i].buffer = t->bufs[i];
@@ -329,6 +346,18 @@ static int evaluate(cxla_context *ctx, const model_spec *spec, int fused, cxla_b
 }
 
 
+/* Each weight of the model as DIR/<model>_<weight>.npy (f32, C order). */
+static int save_weights(const char *dir, const model_spec *spec, cxla_buffer *const *weights) {
+  char path[4200], err[4400];
+  for (int i = 0; i < spec->nweights; i++) {
+    snprintf(path, sizeof path, "%s/%s_%s.npy", dir, spec->name, spec->weight_name[i]);
+    if (!npy_write_f32(path, cxla_buffer_data(weights[i]), spec->rank[i], spec->dims[i], err, sizeof err))
+      return fflush(stdout), fprintf(stderr, "train: %s\n", err), 0;
+  }
+  printf("  weights: %d arrays in %s/%s_*.npy\n", spec->nweights, dir, spec->name);
+  return 1;
+}
+
 /* The first n steps of the training again, from the same weights over the same batches, in
  * ctx (where they are traced), fused or op by op. */
 static int replay(cxla_context *ctx, const model_spec *spec, const schedule *sch, int K, int fused, uint64_t seed,
@@ -356,6 +385,10 @@ static int train_model(cxla_context *ctx, cxla_context *traced, const options *o
          K > 1 ? ", several steps per execution" : "");
   trainer t, off;
   if (!trainer_open(&t, ctx, spec, &sch, K, fused, o->seed, train, sch.steps)) return 0;
+  if (t.ndev > 1)
+    printf("   data-parallel over %d processes: each takes %lld examples of every batch; the step averages their\n"
+           "   losses and gradients with an all-reduce before the update, so every process keeps the same weights\n",
+           t.ndev, (long long)t.local);
   print_counts(K > 1 ? "training loop" : "training step", t.exe[0], t.compile_s, t.exe[1] != NULL);
   /* --jit=both: the first steps once more op by op, from the same weights over the same
    * batches, one step of each in turn. */
@@ -372,8 +405,10 @@ static int train_model(cxla_context *ctx, cxla_context *traced, const options *o
   double acc = 0, eval_compile_s = 0;
   timings times = {NULL, 0};
   int64_t log_every = o->log_every ? o->log_every : (sch.steps >= 10 ? sch.steps / 10 : 1);
+  /* the weights are the same on every process: the first alone evaluates and saves them */
   ok = ok && trainer_run(&t, train, sch.steps, log_every, jit_losses, &times, both ? &sh : NULL) &&
-       evaluate(ctx, spec, fused, t.bufs, test, &acc, &eval_compile_s);
+       (t.rank || (evaluate(ctx, spec, fused, t.bufs, test, &acc, &eval_compile_s) &&
+                   (!o->save_weights || save_weights(o->save_weights, spec, t.bufs))));
   double compile_s = t.compile_s;
   trainer_close(&t);
   if (both && sh.losses) trainer_close(&off);
@@ -415,30 +450,43 @@ int main(int argc, char **argv) {
   options o;
   int rc = options_parse(&o, argc, argv);
   if (rc >= 0) return rc;
+  /* Under mpirun every process trains its share of each batch (data-parallel); the first
+   * speaks for all: the others print nothing but errors, dump nothing, and write their
+   * timelines beside its own (FILE.rank<r>). */
+  cxla_context *ctx = NULL, *traced = NULL;
+  int rank = 0, ndev = 1;
+  if (cxla_context_create(&ctx) != CXLA_OK || cxla_context_device(ctx, &rank, &ndev) != CXLA_OK)
+    return api_fail(ctx, "CXLA_FLAGS"), cxla_context_destroy(ctx), 1;
+  if (rank > 0 && !freopen("/dev/null", "w", stdout))
+    return fprintf(stderr, "train: /dev/null: %s\n", strerror(errno)), cxla_context_destroy(ctx), 1;
+  char trace[4200];
+  snprintf(trace, sizeof trace, rank > 0 && *o.trace ? "%s.rank%d" : "%s", o.trace, rank);
+  if (rank > 0) o.dump_to = NULL;
   split train, test;
   char err[4096];
   double t0 = now_s();
   if (!idx_load(o.data, &train, &test, err, sizeof err)) {
     fprintf(stderr, "train: %s\n", err);
+    cxla_context_destroy(ctx);
     return 1;
   }
-  FILE *f = *o.trace ? fopen(o.trace, "w") : NULL; /* cxla writes it at the end: fail now rather than then */
-  if (*o.trace && !f) {
-    fprintf(stderr, "train: cannot write the timeline %s: %s (--trace=FILE elsewhere, or --trace= for none)\n", o.trace,
+  FILE *f = *trace ? fopen(trace, "w") : NULL; /* cxla writes it at the end: fail now rather than then */
+  if (*trace && !f) {
+    fprintf(stderr, "train: cannot write the timeline %s: %s (--trace=FILE elsewhere, or --trace= for none)\n", trace,
             strerror(errno));
     split_free(&train);
     split_free(&test);
+    cxla_context_destroy(ctx);
     return 1;
   }
   if (f) fclose(f);
   printf("data: %s: %lld training and %lld test images (%.1f s to read)\n", o.data, (long long)train.n,
          (long long)test.n, now_s() - t0);
-  cxla_context *ctx = NULL, *traced = NULL;
-  int ok = cxla_context_create(&ctx) == CXLA_OK || api_fail(ctx, "CXLA_FLAGS");
-  char flags[4200];
-  if (ok && *o.trace) {
+  int ok = 1;
+  char flags[4300];
+  if (*trace) {
     /* A context of its own: a trace records everything its context runs from then on. */
-    snprintf(flags, sizeof flags, "--trace=%s", o.trace);
+    snprintf(flags, sizeof flags, "--trace=%s", trace);
     ok = (cxla_context_create(&traced) == CXLA_OK || api_fail(traced, "CXLA_FLAGS")) &&
          (cxla_context_set_flags(traced, flags) == CXLA_OK || api_fail(traced, "--trace"));
   }
@@ -450,7 +498,7 @@ int main(int argc, char **argv) {
     if (o.want[k]) ok = train_model(ctx, traced, &o, (model_kind)k, &train, &test);
   cxla_context_destroy(ctx);
   cxla_context_destroy(traced); /* writes the timeline */
-  if (ok && *o.trace) printf("timeline: %s (open it in https://ui.perfetto.dev or chrome://tracing)\n", o.trace);
+  if (ok && *trace) printf("timeline: %s (open it in https://ui.perfetto.dev or chrome://tracing)\n", trace);
   if (ok && o.dump_to) printf("dumps: %s (the modules after every pass, LLVM IR, assembly)\n", o.dump_to);
   split_free(&train);
   split_free(&test);

@@ -52,6 +52,10 @@ int64_t model_weight_count(const model_spec *s, int i);
 cxla_module *model_build(cxla_context *ctx, const model_spec *s, int64_t batch, int with_loss, char *err,
                          size_t errlen);
 
+/* data[0..prod(dims)) as a .npy file of f32 in C order at path; 0 with one line in err on
+ * failure (train_npy.c). */
+int npy_write_f32(const char *path, const float *data, int rank, const int64_t *dims, char *err, size_t errlen);
+
 /* A seeded generator (splitmix64) for weights and shuffling: the same seed, the same run. */
 typedef struct { uint64_t s; } rng;
 uint64_t rng_next(rng *r);

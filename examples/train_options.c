@@ -43,8 +43,11 @@ static void usage(FILE *f) {
           "                       its training (with --jit=both op by op too) (default timeline.json; --trace= for none)\n"
           "  --trace-steps=N      steps of each model in the timeline (default 20)\n"
           "  --dump-to=DIR        write the modules after every pass, LLVM IR and assembly (cxla's --dump-to)\n"
+          "  --save-weights=DIR   write each model's trained weights as DIR/<model>_<weight>.npy (f32)\n"
           "  --help               this text\n"
-          "cxla's own flags (docs/flags.md) come from CXLA_FLAGS, e.g. CXLA_FLAGS=--threads=1.\n",
+          "cxla's own flags (docs/flags.md) come from CXLA_FLAGS, e.g. CXLA_FLAGS=--threads=1.\n"
+          "Under mpirun (mpirun -np N train ...) the N processes train data-parallel: each takes 1/N of every batch\n"
+          "(--batch a multiple of N), the step averages the gradients over them (docs/train_demo.md); the first prints.\n",
           DEFAULT_DATA, (long long)k_default[0].steps, (long long)k_default[1].steps, (long long)k_default[2].steps,
           (long long)k_default[0].batch, (long long)k_default[1].batch, (long long)k_default[2].batch);
 }
@@ -163,6 +166,8 @@ int options_parse(options *o, int argc, char **argv) {
       o->trace = v;
     } else if (!strcmp(name, "dump-to")) {
       o->dump_to = v;
+    } else if (!strcmp(name, "save-weights")) {
+      o->save_weights = v;
     } else {
       return bad("unknown option '--%s'", name);
     }

@@ -30,6 +30,7 @@ typedef struct {
   const char *trace;    /* "": none */
   int64_t trace_steps;  /* steps the timeline records */
   const char *dump_to;
+  const char *save_weights; /* NULL: the weights are not written */
 } options;
 
 enum { OPT_SGD, OPT_MOMENTUM, OPT_ADAM };

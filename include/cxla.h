@@ -205,6 +205,9 @@ typedef struct {
   int nesterov;         /* SGD with momentum only: w -= lr * (g + mu * v) */
   double beta1, beta2, epsilon; /* Adam: 0.9, 0.999, 1e-8 */
   int steps_per_call;   /* K >= 1 steps in one execution, over a stream of K batches */
+  int replicas;         /* data-parallel over N replicas (each its share of the batch): N > 1
+                           all-reduces the loss and gradients (their mean over the N devices)
+                           inside the step, before the update; 0 (the default) or 1: none */
 } cxla_optimizer;
 
 /* The defaults above for kind. */
@@ -220,6 +223,10 @@ void cxla_optimizer_init(cxla_optimizer *opt, cxla_optimizer_kind kind);
  *   slice k);
  * - returns the tuple (loss, new weights..., new state...), loss being m's value (K = 1) or the
  *   K losses as a rank-1 array;
+ * - with opt->replicas N > 1, runs as one device of N (MPI ranks or threads, docs/collectives.md):
+ *   the loss and the gradients are replaced by their mean over the N devices (one all-reduce
+ *   per float type, replica_groups={{0..N-1}}, then a division by N) before the update, so
+ *   every device takes the same step (docs/train.md, data-parallel);
  * - aliases every weight and state parameter to its new value (input_output_alias), so an
  *   executable updates them in place (donated: parameters 0 to 63) and one execution does
  *   forward, loss, gradients and update, K times over inside one while loop when K > 1.

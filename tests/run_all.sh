@@ -7,7 +7,8 @@
 #      collectives under mpirun -np 2 and 4 (tests/devices/mpi_test.sh),
 #      the Python package (tests/python/python_test.sh: numpy with Debian's python3,
 #      pip install, cxla.jit against jax in a venv where jax is installed from PyPI if missing),
-#      and the training demo examples/train on a Fashion-MNIST subset (tests/examples/train_test.sh)
+#      and the training demo examples/train on a Fashion-MNIST subset (tests/examples/train_test.sh),
+#      also data-parallel under mpirun -np 2 against one process (tests/examples/train_dp_test.sh)
 #   3. the whole unit suite + corpus again under ASan + UBSan (build/asan/cxla_tests)
 #   4. the CLI tests and the training demo's test against the ASan builds of the CLI and of
 #      examples/train
@@ -161,6 +162,7 @@ fi
 part "package" "$LOG_DIR/package.log" sh tests/package/package_test.sh "$BUILD"
 part "mpi" "$LOG_DIR/mpi.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/devices/mpi_test.sh "$BUILD"
 part "train demo" "$LOG_DIR/train.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/examples/train_test.sh "$BUILD"
+part "train data-parallel" "$LOG_DIR/train-dp.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/examples/train_dp_test.sh "$BUILD"
 part "python" "$LOG_DIR/python.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/python/python_test.sh "$BUILD"
 
 if [ $FAST -eq 0 ]; then

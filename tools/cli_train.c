@@ -25,7 +25,7 @@ static const hyper k_hypers[] = {
 /* Options given, applied once --optimizer is known. */
 typedef struct {
   const char *value[CX_ARRAY_LEN(k_hypers)];
-  const char *kind, *steps;
+  const char *kind, *steps, *replicas;
   int nesterov;
 } given;
 
@@ -65,12 +65,19 @@ static int apply(const given *g, cxla_optimizer *o) {
       return cli_usage_error("train-step", "--steps-per-call=%s: expected a whole number of steps", g->steps);
     o->steps_per_call = (int)k;
   }
+  if (g->replicas) {
+    char *end;
+    long n = strtol(g->replicas, &end, 10);
+    if (end == g->replicas || *end || n < 1 || n > 1024)
+      return cli_usage_error("train-step", "--replicas=%s: expected a count from 1 to 1024", g->replicas);
+    o->replicas = (int)n;
+  }
   return CLI_OK;
 }
 
 int cli_train_step(cxla_context *ctx, int argc, char **argv) {
   const char *path = NULL, *wrt_arg = NULL;
-  given g = {{NULL}, NULL, NULL, 0};
+  given g = {{NULL}, NULL, NULL, NULL, 0};
   int only_positional = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -91,6 +98,8 @@ int cli_train_step(cxla_context *ctx, int argc, char **argv) {
       g.kind = a + 12;
     } else if (!strncmp(a, "--steps-per-call=", 17)) {
       g.steps = a + 17;
+    } else if (!strncmp(a, "--replicas=", 11)) {
+      g.replicas = a + 11;
     } else if (!strcmp(a, "--nesterov")) {
       g.nesterov = 1;
     } else if (hyper_at >= 0) {

@@ -157,6 +157,10 @@ void cli_print_usage(FILE *f, const char *cmd) {
             "                               stream of K batches: every batch parameter gets a\n"
             "                               leading dimension K and the loss becomes the K\n"
             "                               losses (default 1)\n"
+            "  --replicas=N                 data-parallel over N devices (cxla run --replicas=N,\n"
+            "                               or mpirun -np N), each given its share of the batch:\n"
+            "                               the loss and gradients are averaged over them by an\n"
+            "                               all-reduce before the update (default 1: none)\n"
             "  -h, --help                   show this help\n");
   } else {
     fprintf(f, "usage: cxla <command> [options]\n\ncommands:\n");

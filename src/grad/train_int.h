@@ -28,6 +28,11 @@ typedef struct tr_opt {
  * of weight w with gradient g; NULL results leave the error in e->st. */
 void tr_update(tr_opt *t, cx_instr *w, cx_instr *g, cx_instr *const *state, cx_instr **new_w, cx_instr **new_state);
 
+/* Data-parallel (replicas > 1): each of the n values (the loss, the gradients) becomes its
+ * mean over the replicas, through one all-reduce per float type (train_replicas.c); vals[i]
+ * is replaced. Nothing for replicas <= 1. */
+void tr_replica_mean(gr_em *e, int n, cx_instr **vals, int replicas);
+
 /* Turns step computation S (parameters: ncarry carried arrays, then the batch; ROOT (loss,
  * new carry...)) into the body of a loop of K trips, and makes a new ENTRY for the module
  * that takes the carried arrays and each batch parameter with a leading dimension K, and

@@ -20,6 +20,9 @@ static cxla_status check_optimizer(cx_module *m, const cxla_optimizer *o) {
     return bad(m, "train-step: learning rate %g: expected a finite number >= 0", o->learning_rate);
   if (o->steps_per_call < 1)
     return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT, "train-step: %d steps per call: expected K >= 1", o->steps_per_call);
+  if (o->replicas < 0 || o->replicas > 1024)
+    return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT,
+                    "train-step: %d replicas: expected 0 to 1024 (0 or 1: not data-parallel)", o->replicas);
   if (o->kind == CXLA_OPTIMIZER_SGD) {
     if (!isfinite(o->momentum) || o->momentum < 0)
       return bad(m, "train-step: momentum %g: expected a finite number >= 0 (0: none)", o->momentum);
@@ -133,11 +136,14 @@ static cxla_status build_step(gr_module *g, const int *wrt, int nwrt, const cxla
     t.next_count = gr_bin(&e, CX_OP_ADD, t.count, gr_scalar(&e, CXLA_S32, 1));
     out[nout - 1] = t.next_count;
   }
-  if (e.st == CXLA_OK) out[0] = root->ops[0];
+  /* the loss and the gradients, replaced by their mean over the replicas when data-parallel;
+   * out[0..nwrt] holds them until the update, which writes the new weights over them */
+  for (int i = 0; i <= nwrt; i++) out[i] = root->ops[i];
+  if (e.st == CXLA_OK) tr_replica_mean(&e, 1 + nwrt, out, o->replicas);
   for (int i = 0; e.st == CXLA_OK && i < nwrt; i++) {
     cx_instr *cur[2] = {NULL, NULL}, *upd[2] = {NULL, NULL};
     for (int k = 0; k < per; k++) cur[k] = state[k * nwrt + i];
-    tr_update(&t, old[wrt[i]], root->ops[1 + i], cur, &out[1 + i], upd);
+    tr_update(&t, old[wrt[i]], out[1 + i], cur, &out[1 + i], upd);
     for (int k = 0; k < per; k++) out[1 + nwrt + k * nwrt + i] = upd[k];
   }
   cx_instr *r = e.st == CXLA_OK ? gr_tuple(&e, nout, out) : NULL;
@@ -181,6 +187,16 @@ static cx_comp *detach_entry(cx_module *m) {
   return E;
 }
 
+/* The ENTRY last again, after the reducers the step added (callees come before callers). */
+static void entry_last(cx_module *m) {
+  for (int i = 0; i + 1 < m->ncomps; i++)
+    if (m->comps[i] == m->entry) {
+      memmove(m->comps + i, m->comps + i + 1, sizeof *m->comps * (size_t)(m->ncomps - i - 1));
+      m->comps[m->ncomps - 1] = m->entry;
+      return;
+    }
+}
+
 cxla_status cx_train_step_module(cx_module *m, const int *wrt, int nwrt, const cxla_optimizer *o, cx_module **out) {
   if (!out) return CXLA_ERR_INVALID_ARGUMENT;
   *out = NULL;
@@ -192,6 +208,7 @@ cxla_status cx_train_step_module(cx_module *m, const int *wrt, int nwrt, const c
   cx_arena_init(&g.arena);
   int ncarry = 0;
   cxla_status st = build_step(&g, wrt, nwrt, o, &ncarry);
+  if (st == CXLA_OK) entry_last(gm);
   if (st == CXLA_OK && o->steps_per_call > 1) st = tr_loop(&g, detach_entry(gm), ncarry, o->steps_per_call);
   if (st == CXLA_OK) st = alias_header(gm, ncarry);
   cx_arena_free(&g.arena);

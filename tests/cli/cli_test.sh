@@ -492,6 +492,16 @@ run_cxla run sq_adam3.hlo --random-inputs=3 --backend=cpu --check --stats
 expect train_step_adam_loop_cpu_matches_interp 0 out "check: ok"
 grep -qF "fallbacks=0" err.txt && ok train_step_adam_loop_native || bad train_step_adam_loop_native "$(cat err.txt)"
 run_cxla train-step sq.hlo --wrt=1 --optimizer=sgd --momentum=0.9 --nesterov; expect train_step_momentum 0 out "velocity"
+# data-parallel over 2 devices: both given the same batch, the mean of their gradients is the
+# one-device gradient (a sum without the division would step twice as far)
+run_cxla train-step sq.hlo --wrt=1 --lr=0.5 --replicas=2; expect train_step_replicas 0 out "replica_groups={{0,1}}"
+cp out.txt sq_step2.hlo
+run_cxla run sq_step2.hlo y.npy x.npy --replicas=2 --backend=cpu
+expect train_step_replicas_runs 0 out "[1] f32[2,3] {{0, -1.5, -4}, {-9, -13.5, -19}}"
+[ "$(grep -cF "{{0, -1.5, -4}, {-9, -13.5, -19}}" out.txt)" = 2 ] && ok train_step_replicas_both_devices ||
+  bad train_step_replicas_both_devices "$(cat out.txt)"
+run_cxla run sq_step2.hlo y.npy x.npy --backend=cpu; expect_error err_train_step_replicas_alone "name 2 replicas"
+run_cxla train-step sq.hlo --wrt=1 --replicas=0; expect usage_train_step_bad_replicas 2 err "--replicas=0: expected a count from 1 to 1024"
 run_cxla train-step sq.hlo; expect usage_train_step_missing_wrt 2 err "missing --wrt=N"
 run_cxla train-step sq.hlo --wrt=1 --optimizer=rmsprop; expect usage_train_step_optimizer 2 err "--optimizer=rmsprop: expected sgd or adam"
 run_cxla train-step sq.hlo --wrt=1 --optimizer=adam --momentum=0.9; expect usage_train_step_wrong_option 2 err "--momentum is an option of --optimizer=sgd"
