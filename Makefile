@@ -43,7 +43,7 @@ TEST_OBJS   := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
 CLI_OBJS    := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard tools/*.c)))
 DEPS        := $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
 
-.PHONY: all demo test setup clean asan fuzz bench check-fast docs install uninstall python
+.PHONY: all demo test test-gpu setup clean asan fuzz bench check-fast docs install uninstall python
 all: $(BUILD)/libcxla.a $(BUILD)/libcxla.so $(BUILD)/cxla $(BUILD)/cxla_tests $(BUILD)/examples/train
 
 # V=1 shows full command lines.
@@ -160,6 +160,12 @@ demo: setup
 test: setup
 	@$(MAKE) --no-print-directory all asan fuzz
 	@./tests/run_all.sh
+
+# The gpu backend's differential suite on this machine's NVIDIA GPU (tests/gpu/run.sh); a
+# machine without one gets the driver's message and a failure.
+test-gpu: setup
+	@$(MAKE) --no-print-directory all
+	@CXLA_BUILD=$(BUILD) ./tests/gpu/run.sh
 
 # The normal-build suite only (what a developer runs between edits).
 check-fast: all

@@ -51,10 +51,17 @@ static void fill(cxla_literal *l, uint64_t *rng) {
   }
 }
 
-/* compile on gpu-emu and run; CXLA_ERR_UNSUPPORTED when the gpu backend refuses m */
+/* The backend these tests run on: the emulation, or with CXLA_TEST_GPU_BACKEND=gpu (`make
+ * test-gpu`) the real GPU, so that one suite checks both. */
+static const char *gpu_backend_name(void) {
+  const char *b = getenv("CXLA_TEST_GPU_BACKEND");
+  return b && *b ? b : "gpu-emu";
+}
+
+/* compile on the gpu backend under test and run; CXLA_ERR_UNSUPPORTED when it refuses m */
 static cxla_status run_emu(cx_module *m, int nargs, cxla_literal *const *args, cxla_literal **out) {
   cxla_context *ctx = test_ctx();
-  const cx_backend *b = cx_backend_find("gpu-emu");
+  const cx_backend *b = cx_backend_find(gpu_backend_name());
   *out = NULL;
   if (!b) return CXLA_ERR_INTERNAL;
   cx_module *clone = cx_module_clone(m);
@@ -106,7 +113,7 @@ static int differential(cx_module *m, uint64_t seed, const char *where) {
   if (s == CXLA_OK) { /* (what the interpreter refuses on random inputs is not the gpu's concern) */
     s = run_emu(m, np, args, &got);
     if (s == CXLA_ERR_UNSUPPORTED && strstr(cxla_context_errmsg(test_ctx()), "gpu backend")) refused = 1;
-    else if (s != CXLA_OK) test_fail(__FILE__, __LINE__, "%s: gpu-emu: %s", where, cxla_context_errmsg(test_ctx()));
+    else if (s != CXLA_OK) test_fail(__FILE__, __LINE__, "%s: %s: %s", where, gpu_backend_name(), cxla_context_errmsg(test_ctx()));
     else {
       cx_sb why;
       cx_sb_init(&why);
@@ -115,7 +122,7 @@ static int differential(cx_module *m, uint64_t seed, const char *where) {
       if (g_rtol > 0 || g_atol > 0) rtol = g_rtol, atol = g_atol;
       if (long_sum_rtol(m) > rtol) rtol = long_sum_rtol(m);
       if (!cx_literal_compare(got, want, rtol, atol, &why))
-        test_fail(__FILE__, __LINE__, "%s: gpu-emu differs from interp: %s", where, why.buf ? why.buf : "");
+        test_fail(__FILE__, __LINE__, "%s: %s differs from interp: %s", where, gpu_backend_name(), why.buf ? why.buf : "");
       cx_sb_free(&why);
     }
   }
@@ -189,8 +196,8 @@ TEST(gpu_emu_corpus) {
   tally t = {0};
   snprintf(dir, sizeof dir, "%s/tests/hlo", test_srcdir());
   corpus_dir(dir, &t);
-  printf("  gpu-emu corpus: %d modules, %d run on the emulated GPU and match the interpreter, %d refused by the gpu "
-         "backend at compile time\n", t.modules, t.accepted, t.refused);
+  printf("  %s corpus: %d modules, %d run and match the interpreter, %d refused by the gpu backend at compile time\n",
+         gpu_backend_name(), t.modules, t.accepted, t.refused);
   CHECK_MSG(t.accepted >= 100, "only %d corpus modules ran on gpu-emu", t.accepted);
 }
 

@@ -23,7 +23,8 @@ static const struct { size_t off; const char *name; } k_syms[] = {
   SYM(MemcpyDtoH, "cuMemcpyDtoH_v2"), SYM(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
   SYM(LaunchKernel, "cuLaunchKernel"), SYM(StreamCreate, "cuStreamCreate"),
   SYM(StreamDestroy, "cuStreamDestroy_v2"), SYM(StreamSynchronize, "cuStreamSynchronize"),
-  SYM(GetErrorString, "cuGetErrorString"),
+  SYM(GetErrorString, "cuGetErrorString"), SYM(EventCreate, "cuEventCreate"), SYM(EventRecord, "cuEventRecord"),
+  SYM(EventElapsedTime, "cuEventElapsedTime"), SYM(EventDestroy, "cuEventDestroy_v2"),
 };
 #undef SYM
 

@@ -12,6 +12,7 @@ typedef struct CUctx_st *CUcontext;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
 typedef unsigned long long CUdeviceptr;
 
 enum {
@@ -50,6 +51,11 @@ typedef struct cx_cuda {
   CUresult (*StreamDestroy)(CUstream s);
   CUresult (*StreamSynchronize)(CUstream s);
   CUresult (*GetErrorString)(CUresult r, const char **s);
+  /* kernel times for traces: events recorded on the stream around each step */
+  CUresult (*EventCreate)(CUevent *e, unsigned flags);
+  CUresult (*EventRecord)(CUevent e, CUstream s);
+  CUresult (*EventElapsedTime)(float *ms, CUevent start, CUevent end);
+  CUresult (*EventDestroy)(CUevent e);
 } cx_cuda;
 
 /* The driver, opened once per process (thread safe); its library name comes from

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "backend/gpu/emu.h"
 
 enum { /* the CUresult codes the emulation returns (the driver's values) */
@@ -205,6 +206,33 @@ static CUresult emu_stream(CUstream *s, unsigned flags) { return flags > 1 ? E_I
 static CUresult emu_stream_destroy(CUstream s) { return s == (CUstream)&g_stream_token ? E_OK : E_INVALID_HANDLE; }
 static CUresult emu_sync(CUstream s) { return s == (CUstream)&g_stream_token ? E_OK : E_INVALID_HANDLE; }
 
+/* An event is the host time it was recorded at: the stream has finished everything before it. */
+typedef struct emu_event { struct timespec at; int recorded; } emu_event;
+static CUresult emu_event_create(CUevent *e, unsigned flags) {
+  emu_event *ev = flags ? NULL : calloc(1, sizeof *ev);
+  if (!ev) return flags ? E_INVALID_VALUE : E_OUT_OF_MEMORY;
+  *e = (CUevent)ev;
+  return E_OK;
+}
+static CUresult emu_event_record(CUevent e, CUstream s) {
+  if (!e || s != (CUstream)&g_stream_token) return E_INVALID_HANDLE;
+  emu_event *ev = (emu_event *)e;
+  clock_gettime(CLOCK_MONOTONIC, &ev->at);
+  ev->recorded = 1;
+  return E_OK;
+}
+static CUresult emu_event_elapsed(float *ms, CUevent a, CUevent b) {
+  const emu_event *x = (const emu_event *)a, *y = (const emu_event *)b;
+  if (!x || !y) return E_INVALID_HANDLE;
+  if (!x->recorded || !y->recorded) return E_INVALID_HANDLE; /* the driver's CUDA_ERROR_INVALID_HANDLE too */
+  *ms = (float)((double)(y->at.tv_sec - x->at.tv_sec) * 1e3 + (double)(y->at.tv_nsec - x->at.tv_nsec) / 1e6);
+  return E_OK;
+}
+static CUresult emu_event_destroy(CUevent e) {
+  free(e);
+  return E_OK;
+}
+
 /* A permutation of [0, n) that is neither the natural order nor its reverse: i -> (i*step +
  * n/3) mod n with step coprime to n. Kernels that assume threads or blocks run in order (or
  * that a thread sees another's writes) give wrong results here. */
@@ -288,6 +316,8 @@ static const cx_cuda g_emu = {
   .MemAlloc = emu_alloc, .MemFree = emu_free, .MemcpyHtoD = emu_htod, .MemcpyDtoH = emu_dtoh,
   .MemcpyDtoDAsync = emu_dtod, .LaunchKernel = emu_launch, .StreamCreate = emu_stream,
   .StreamDestroy = emu_stream_destroy, .StreamSynchronize = emu_sync, .GetErrorString = emu_error_string,
+  .EventCreate = emu_event_create, .EventRecord = emu_event_record, .EventElapsedTime = emu_event_elapsed,
+  .EventDestroy = emu_event_destroy,
 };
 
 const cx_cuda *cx_cuda_emu(void) { return &g_emu; }

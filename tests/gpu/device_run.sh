@@ -1,0 +1,25 @@
+#!/bin/sh
+# device_run.sh — on a lent GPU machine that has the NVIDIA driver but not cxla's build
+# dependencies: unpacks scripts/gpu_bundle.sh's binaries (carried in build/gpu-bundle), then
+# runs `make test-gpu`'s suite (tests/gpu/run.sh) and the GPU benchmarks (bench/gpu/run.sh),
+# logging both into $OUT (or build/gpu-logs).
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+LOGS=${OUT:-build/gpu-logs}
+BIN=/tmp/cxla-gpu
+mkdir -p "$LOGS" "$BIN"
+for b in cxla cxla_tests; do
+  python3 -c 'import lzma, sys; open(sys.argv[2], "wb").write(lzma.open(sys.argv[1]).read())' \
+    "build/gpu-bundle/$b.xz" "$BIN/$b" && chmod +x "$BIN/$b" || exit 2
+done
+export LD_LIBRARY_PATH="$(pwd)/build/gpu-bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee "$LOGS/gpu.txt"
+for what in "${1:-test}" "${2:-bench}"; do
+  case "$what" in
+    test) CXLA_BUILD=$BIN timeout 420 tests/gpu/run.sh > "$LOGS/test-gpu.log" 2>&1; echo "test-gpu exit $?" ;;
+    bench) CXLA=$BIN/cxla timeout 120 bench/gpu/run.sh > "$LOGS/bench-gpu.log" 2>&1; echo "bench exit $?" ;;
+    none) ;;
+  esac
+done
+tail -5 "$LOGS/test-gpu.log" 2>/dev/null
+cat "$LOGS/bench-gpu.log" 2>/dev/null
