@@ -379,6 +379,13 @@ typedef struct cxla_dot_dims {
 cxla_op cxla_builder_dot(cxla_builder *b, cxla_op lhs, cxla_op rhs, const cxla_dot_dims *dims);
 /* A plain matrix product: contracts lhs's last dimension with rhs's first. */
 cxla_op cxla_builder_matmul(cxla_builder *b, cxla_op lhs, cxla_op rhs);
+/* ragged-dot: a dot whose lhs dimension lhs_ragged_dim is cut into consecutive groups of
+ * group_sizes (an integer array [G], or [batch..., earlier dims..., G]) elements. A
+ * non-contracting lhs_ragged_dim multiplies group g's rows by rhs's slice g along rhs_group_dim
+ * (jax.lax.ragged_dot); a contracting one gives one result per group in a leading dimension
+ * (rhs_group_dim -1); a batch one is a plain dot (rhs_group_dim -1). */
+cxla_op cxla_builder_ragged_dot(cxla_builder *b, cxla_op lhs, cxla_op rhs, cxla_op group_sizes,
+                                const cxla_dot_dims *dims, int64_t lhs_ragged_dim, int64_t rhs_group_dim);
 
 /* dim_labels as in HLO text, e.g. "b01f_01io->b01f"; window has one entry per spatial dim. */
 cxla_op cxla_builder_convolution(cxla_builder *b, cxla_op lhs, cxla_op rhs,

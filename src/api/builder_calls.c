@@ -112,6 +112,27 @@ cxla_op cxla_builder_dot(cxla_builder *b, cxla_op lhs, cxla_op rhs, const cxla_d
   return cx_b_done(b, in);
 }
 
+cxla_op cxla_builder_ragged_dot(cxla_builder *b, cxla_op lhs, cxla_op rhs, cxla_op group_sizes,
+                                const cxla_dot_dims *dims, int64_t lhs_ragged_dim, int64_t rhs_group_dim) {
+  cxla_op none = {0};
+  cx_instr *ops[3];
+  cxla_op xs[3] = {lhs, rhs, group_sizes};
+  if (!cx_b_get_n(b, 3, xs, ops, "ragged-dot", 0)) return none;
+  if (!dims) return cx_b_fail(b, "ragged-dot", CXLA_ERR_INVALID_ARGUMENT, "dimension numbers are NULL");
+  if (dims->nbatch < 0 || dims->ncontract < 0)
+    return cx_b_fail(b, "ragged-dot", CXLA_ERR_INVALID_ARGUMENT, "negative batch or contracting dimension count");
+  cx_instr *in = cx_b_new(b, CX_OP_RAGGED_DOT, 3, ops, NULL);
+  cx_dot_dims *d = in ? &in->a.dot : NULL;
+  if (!in || !cx_b_ints(b, in, &d->lhs_batch, dims->nbatch, dims->lhs_batch) ||
+      !cx_b_ints(b, in, &d->rhs_batch, dims->nbatch, dims->rhs_batch) ||
+      !cx_b_ints(b, in, &d->lhs_contract, dims->ncontract, dims->lhs_contract) ||
+      !cx_b_ints(b, in, &d->rhs_contract, dims->ncontract, dims->rhs_contract) ||
+      !cx_b_ints(b, in, &d->lhs_ragged, 1, &lhs_ragged_dim) ||
+      !cx_b_ints(b, in, &d->rhs_group, rhs_group_dim >= 0 ? 1 : 0, &rhs_group_dim))
+    return none;
+  return cx_b_done(b, in);
+}
+
 cxla_op cxla_builder_matmul(cxla_builder *b, cxla_op lhs, cxla_op rhs) {
   cxla_op none = {0};
   cx_instr *l = cx_b_get(b, lhs, "dot", 0);

@@ -35,6 +35,7 @@ static const cx_interp_hook k_hooks[CX_OP_COUNT] = {
   [CX_OP_MAP] = {.eval = cx_interp_map},
   [CX_OP_SORT] = {.eval = cx_interp_sort},
   [CX_OP_DOT] = {.eval = cx_interp_dot},
+  [CX_OP_RAGGED_DOT] = {.eval = cx_interp_ragged_dot},
   [CX_OP_CONVOLUTION] = {.eval = cx_interp_convolution},
   [CX_OP_CHOLESKY] = {.eval = cx_interp_cholesky},
   [CX_OP_TRIANGULAR_SOLVE] = {.eval = cx_interp_triangular_solve},

@@ -159,6 +159,7 @@ CX_INTERP_EVALUATOR(cx_interp_batch_norm_inference);
 CX_INTERP_EVALUATOR(cx_interp_batch_norm_grad);
 CX_INTERP_EVALUATOR(cx_interp_topk);              /* topk.c */
 CX_INTERP_EVALUATOR(cx_interp_scan);              /* scan.c */
+CX_INTERP_EVALUATOR(cx_interp_ragged_dot);        /* ragged_dot.c */
 CX_INTERP_EVALUATOR(cx_interp_all_reduce);        /* collectives.c */
 CX_INTERP_EVALUATOR(cx_interp_reduce_scatter);
 CX_INTERP_EVALUATOR(cx_interp_all_gather);

@@ -44,6 +44,7 @@ typedef struct cx_conv_dims {
 
 typedef struct cx_dot_dims {
   cx_ints lhs_batch, rhs_batch, lhs_contract, rhs_contract;
+  cx_ints lhs_ragged, rhs_group; /* ragged-dot only */
 } cx_dot_dims;
 
 typedef struct cx_gather_dims {

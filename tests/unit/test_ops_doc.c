@@ -45,6 +45,8 @@ static const char *cpu_column(cx_op op) {
   case CX_OP_DOT: return "library: GEMM for f32/f64 (f16/bf16 computed in f32); integer dots compiled";
   case CX_OP_CONVOLUTION:
     return "compiled; library (im2col + GEMM) for large f32 and f64 convolutions with up to 2 spatial dims";
+  case CX_OP_RAGGED_DOT:
+    return "library: a GEMM per group (f32/f64/c64/c128; f16/bf16 in f32, integers in s64 loops); a ragged batch dim is a dot";
   default: break;
   }
   cx_instr probe; /* fu_needs_kernel_wrap decides by the op alone */

@@ -86,6 +86,7 @@ static const cx_jit_symbol runtime_symbols[] = {
     {"cx_rt_conv_im2col", (void *)cx_rt_conv_im2col},
     {"cx_rt_linalg", (void *)cx_rt_linalg},
     {"cx_rt_topk", (void *)cx_rt_topk},
+    {"cx_rt_ragged_dot", (void *)cx_rt_ragged_dot},
     {"cx_rt_fft", (void *)cx_rt_fft},
     {"cx_rt_rng_bits", (void *)cx_rt_rng_bits},
     {"cx_rt_rng", (void *)cx_rt_rng},

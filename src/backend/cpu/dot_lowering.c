@@ -293,7 +293,8 @@ static cxla_status lower_comp(cx_comp *c) {
   if (n) memcpy(snap, c->instrs, sizeof *snap * (size_t)n);
   for (int i = 0; i < n && s == CXLA_OK; i++) {
     cx_instr *x = snap[i], *f;
-    if (x->op == CX_OP_DOT && x->nops == 2) s = lower_dot(c, x);
+    if (x->op == CX_OP_RAGGED_DOT) s = cx_cpu_lower_ragged_dot(c, x); /* a batch one becomes a dot */
+    if (s == CXLA_OK && x->op == CX_OP_DOT && x->nops == 2) s = lower_dot(c, x);
     else if (x->op == CX_OP_CONVOLUTION) s = wrap(c, x, &f);
   }
   cx_free(snap);

@@ -103,6 +103,11 @@ void cx_rt_conv_im2col(cx_rt *rt, int32_t type, const cx_conv2d_desc *d, const v
  * values (rows x k of `type`) and indices (rows x k s32); parallel over rows (topk.c). */
 void cx_rt_topk(cx_rt *rt, int32_t type, int32_t largest, int64_t rows, int64_t n, int64_t k, const void *in,
                 void *values, void *indices, int32_t id);
+/* ragged-dot in its canonical form (ragged_dot_lowering.c): sizes = {B, X, R, Y, K, N, G} of
+ * lhs [B,X,R,Y,K], rhs [G,B,K,N] (contracting: [B,X,R,Y,N]), s64 group_sizes [B,X,G], into out
+ * [B,X,R,Y,N] (contracting: [G,B,K,N]), of `type` f32, f64, c64, c128 or s64 (ragged_dot.c). */
+void cx_rt_ragged_dot(cx_rt *rt, int32_t type, int32_t contracting, const int64_t *sizes, const void *lhs,
+                      const void *rhs, const void *group_sizes, void *out, int32_t id);
 /* rng-bit-generator (rng_bits.c): `width`-byte elements of XLA's Threefry (algorithm 1) or
  * Philox (0, 2) bits into out, outer x d x inner of them (d: the dimension XLA splits a narrow
  * Threefry result along), from the u64 state[nstate], and the state after into new_state. */

@@ -332,6 +332,7 @@ static const emitter k_emit[CX_OP_COUNT] = {
   [CX_OP_CHOLESKY] = cx_seq_cholesky, [CX_OP_TRIANGULAR_SOLVE] = cx_seq_triangular_solve, /* LAPACK, BLAS */
   [CX_OP_CUSTOM_CALL] = cx_seq_custom_call, /* by target */
   [CX_OP_TOPK] = cx_seq_topk, /* a runtime routine (topk.c) */
+  [CX_OP_RAGGED_DOT] = cx_seq_ragged_dot, /* a GEMM per group (ragged_dot.c) */
   [CX_OP_FFT] = cx_seq_fft,   /* FFTW (fft.c) */
   [CX_OP_RNG_BIT_GENERATOR] = cx_seq_rng_bit_generator, /* a runtime routine (rng_bits.c) */
   [CX_OP_RNG] = cx_seq_rng, /* a runtime routine (rng_bits.c) */

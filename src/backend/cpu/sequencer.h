@@ -60,6 +60,10 @@ int cx_dot_plan(const cx_instr *in, cx_gemm_plan *p, const char **why);
  * computed in f32, dot operands that no GEMM layout fits transposed by a kernel, and
  * convolutions wrapped in single-op fusions. */
 cxla_status cx_cpu_lower_library_ops(cx_module *m);
+/* A ragged-dot in the canonical form cx_rt_ragged_dot takes, with kernels that bring its
+ * operands there and its result back; a ragged batch dimension makes it a dot in place
+ * (ragged_dot_lowering.c). */
+cxla_status cx_cpu_lower_ragged_dot(cx_comp *c, cx_instr *x);
 /* An integer dot as a kInput reduce fusion in its place (dot_reduce.c); other dots are left
  * alone. */
 cxla_status cx_cpu_int_dot_as_reduce(cx_comp *c, cx_instr *d);
