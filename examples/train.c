@@ -4,7 +4,9 @@
  * by cxla_module_train_step, and compiled once for the CPU. The weights and optimizer state
  * live in cxla buffers that every execution consumes (donates) and returns updated in place,
  * so a step copies nothing but its batch; the test set runs through the forward model,
- * compiled once as well. Options: train --help; docs/train_demo.md. */
+ * compiled once as well. Under mpirun -np N (or with --replicas=N, N threads) it trains
+ * data-parallel: each device takes 1/N of every batch and the step averages the gradients
+ * over the devices (cxla_optimizer.replicas). Options: train --help; docs/train_demo.md. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
@@ -15,6 +17,7 @@
 #include "train_options.h"
 
 #define MAX_BUFS (3 * MAX_WEIGHTS + 1) /* weights, then at most two state arrays each and a step count */
+#define MAX_THREADS 16                 /* --replicas: devices as threads of this process */
 #define EVAL_BATCH 500
 
 static double now_s(void) {
@@ -52,23 +55,25 @@ typedef struct {
   const model_spec *spec;
   schedule sch;
   int K, fused;
-  int rank, ndev;              /* data-parallel under mpirun: this process's share of a batch */
-  int64_t local;               /* examples per batch on this process: batch / ndev */
+  int rank, ndev;              /* data-parallel: this process's device and how many share a batch */
+  int threads;                 /* devices run as threads here (--replicas), else 1 (mpirun: ranks) */
+  int64_t local;               /* examples per batch on one device: batch / ndev */
   cxla_executable *exe[2];     /* at the learning rate, then at lr * sch.decay from step decay_at */
   int64_t decay_at;
   int nbufs;                   /* weights, then optimizer state: the donated parameters */
-  cxla_buffer *bufs[MAX_BUFS];
+  cxla_buffer *bufs[MAX_THREADS][MAX_BUFS]; /* per device of this process; device 0's are read */
   double compile_s;
   rng order;                   /* shuffles the training set each epoch */
   int64_t *perm, pos, ntrain;
-  float *x;                    /* K batches of images and labels */
+  float *x;                    /* K batches of images and labels, per device of this process */
   int32_t *y;
 } trainer;
 
 static void trainer_close(trainer *t) {
   cxla_executable_destroy(t->exe[0]);
   cxla_executable_destroy(t->exe[1]);
-  for (int i = 0; i < t->nbufs; i++) cxla_buffer_destroy(t->bufs[i]);
+  for (int d = 0; d < t->threads; d++)
+    for (int i = 0; i < t->nbufs; i++) cxla_buffer_destroy(t->bufs[d][i]);
   free(t->perm);
   free(t->x);
   free(t->y);
@@ -93,14 +98,22 @@ static int zeros_like(cxla_context *ctx, cxla_module *m, int i, cxla_buffer **ou
   return st == CXLA_OK || api_fail(ctx, "allocating optimizer state");
 }
 
-/* This process's device and how many there are (under mpirun: its rank and the number of
- * ranks, else 0 and 1); each takes batch / ndev examples of every batch. */
-static int process_share(cxla_context *ctx, const schedule *sch, int *rank, int *ndev) {
+/* The devices that share each batch: under mpirun the ranks (this process is device `rank`),
+ * with --replicas=N (threads > 1) N threads of this process (devices 0..N-1), else one;
+ * each takes batch / ndev examples of every batch. */
+static int device_share(cxla_context *ctx, const schedule *sch, int threads, int *rank, int *ndev) {
   if (cxla_context_device(ctx, rank, ndev) != CXLA_OK) return api_fail(ctx, "asking for this process's rank");
+  if (threads > 1 && *ndev > 1) {
+    fflush(stdout);
+    fprintf(stderr, "train: --replicas=%d runs the devices as threads of one process: not under mpirun (%d ranks)\n",
+            threads, *ndev);
+    return 0;
+  }
+  if (threads > 1) *ndev = threads;
   if (sch->batch % *ndev == 0) return 1;
   fflush(stdout);
-  fprintf(stderr, "train: a batch of %lld does not split evenly among %d processes (--batch=N, a multiple of %d)\n",
-          (long long)sch->batch, *ndev, *ndev);
+  fprintf(stderr, "train: a batch of %lld does not split evenly among %d %s (--batch=N, a multiple of %d)\n",
+          (long long)sch->batch, *ndev, threads > 1 ? "devices" : "processes", *ndev);
   return 0;
 }
 
@@ -142,10 +155,11 @@ static int compile_step(trainer *t, cxla_module *loss, double lr, cxla_executabl
 /* Ready to run up to `steps` steps of the schedule (the step at the decayed learning rate is
  * compiled only when they reach it). */
 static int trainer_open(trainer *t, cxla_context *ctx, const model_spec *spec, const schedule *sch, int K,
-                        int fused, uint64_t seed, const split *train, int64_t steps) {
+                        int fused, int threads, uint64_t seed, const split *train, int64_t steps) {
   memset(t, 0, sizeof *t);
   t->ctx = ctx, t->spec = spec, t->sch = *sch, t->K = K, t->fused = fused, t->ntrain = train->n;
-  if (!process_share(ctx, sch, &t->rank, &t->ndev)) return 0;
+  t->threads = threads > 1 ? threads : 1;
+  if (!device_share(ctx, sch, threads, &t->rank, &t->ndev)) return 0;
   t->local = sch->batch / t->ndev;
   int64_t decayed = (int64_t)((double)sch->steps * sch->decay_frac + 0.5);
   t->decay_at = sch->decay_frac > 0 ? (sch->steps - decayed) / K * K : sch->steps;
@@ -155,21 +169,24 @@ static int trainer_open(trainer *t, cxla_context *ctx, const model_spec *spec, c
   int ok = compile_step(t, loss, sch->lr, &t->exe[0], &step) &&
            (t->decay_at >= steps || compile_step(t, loss, sch->lr * sch->decay, &t->exe[1], NULL));
   cxla_module_destroy(loss);
-  rng init = {seed};
-  for (int i = 0; ok && i < spec->nweights; i++) {
-    int64_t count = model_weight_count(spec, i);
-    float *w = malloc(sizeof *w * (size_t)count);
-    if (w) model_init_weight(spec, i, &init, w);
-    ok = w && (cxla_buffer_from_data(ctx, "cpu", CXLA_F32, spec->rank[i], spec->dims[i], w, sizeof *w * (size_t)count,
-                                     &t->bufs[i]) == CXLA_OK || api_fail(ctx, "allocating the weights"));
-    free(w);
+  for (int d = 0; d < t->threads; d++) { /* every device starts from the same weights */
+    rng init = {seed};
+    for (int i = 0; ok && i < spec->nweights; i++) {
+      int64_t count = model_weight_count(spec, i);
+      float *w = malloc(sizeof *w * (size_t)count);
+      if (w) model_init_weight(spec, i, &init, w);
+      ok = w && (cxla_buffer_from_data(ctx, "cpu", CXLA_F32, spec->rank[i], spec->dims[i], w,
+                                       sizeof *w * (size_t)count, &t->bufs[d][i]) == CXLA_OK ||
+                 api_fail(ctx, "allocating the weights"));
+      free(w);
+    }
+    for (int i = spec->nweights; ok && i < t->nbufs; i++) ok = zeros_like(ctx, step, i, &t->bufs[d][i]);
   }
-  for (int i = spec->nweights; ok && i < t->nbufs; i++) ok = zeros_like(ctx, step, i, &t->bufs[i]);
   cxla_module_destroy(step);
   t->order.s = seed ^ 0x5deece66dull;
   t->perm = malloc(sizeof *t->perm * (size_t)train->n);
-  t->x = malloc(sizeof *t->x * (size_t)(K * t->local * IMG_PIXELS));
-  t->y = malloc(sizeof *t->y * (size_t)(K * t->local));
+  t->x = malloc(sizeof *t->x * (size_t)(t->threads * K * t->local * IMG_PIXELS));
+  t->y = malloc(sizeof *t->y * (size_t)(t->threads * K * t->local));
   if (ok && (!t->perm || !t->x || !t->y)) ok = 0, fprintf(stderr, "train: out of memory for batches\n");
   if (!ok) return trainer_close(t), 0;
   t->pos = train->n; /* shuffle before the first batch */
@@ -190,31 +207,69 @@ static const int64_t *next_batch(trainer *t) {
   return t->perm + t->pos - t->sch.batch;
 }
 
-/* One execution of exe: K steps. losses[K] receives their losses; *exec_s the time in cxla. */
+/* --replicas: the devices' batches as buffers over t->x and t->y, then one execution per
+ * device on threads; results[d] gets device d's. */
+static cxla_status run_threads(trainer *t, cxla_executable *exe, const int64_t *xd, const int64_t *yd, int lead,
+                               cxla_buffer **results) {
+  int64_t B = t->local, K = t->K;
+  int na = t->nbufs + 2;
+  cxla_buffer *args[MAX_THREADS * (MAX_BUFS + 2)];
+  memset(args, 0, sizeof args);
+  cxla_status st = CXLA_OK;
+  for (int d = 0; d < t->threads; d++) {
+    for (int i = 0; i < t->nbufs; i++) args[d * na + i] = t->bufs[d][i];
+    if (st == CXLA_OK)
+      st = cxla_buffer_wrap(t->ctx, "cpu", CXLA_F32, 2 + lead, xd + !lead, t->x + d * K * B * IMG_PIXELS,
+                            sizeof *t->x * (size_t)(K * B * IMG_PIXELS), &args[d * na + t->nbufs]);
+    if (st == CXLA_OK)
+      st = cxla_buffer_wrap(t->ctx, "cpu", CXLA_S32, 1 + lead, yd + !lead, t->y + d * K * B,
+                            sizeof *t->y * (size_t)(K * B), &args[d * na + t->nbufs + 1]);
+  }
+  if (st == CXLA_OK) st = cxla_executable_execute_replicas(exe, t->threads, na, args, results);
+  for (int d = 0; d < t->threads; d++) {
+    cxla_buffer_destroy(args[d * na + t->nbufs]);
+    cxla_buffer_destroy(args[d * na + t->nbufs + 1]);
+  }
+  return st;
+}
+
+/* One execution of exe: K steps (on each device of this process). losses[K] receives their
+ * losses; *exec_s the time in cxla. */
 static int trainer_call(trainer *t, cxla_executable *exe, const split *train, float *losses, double *exec_s) {
   int64_t B = t->local, K = t->K;
-  for (int64_t k = 0; k < K; k++) /* every process draws the same global batch and takes its share */
-    fill_batch(train, next_batch(t) + t->rank * B, B, t->x + k * B * IMG_PIXELS, t->y + k * B);
-  cxla_arg args[MAX_BUFS + 2];
-  memset(args, 0, sizeof args);
-  for (int i = 0; i < t->nbufs; i++) args[i].buffer = t->bufs[i];
+  for (int64_t k = 0; k < K; k++) { /* every device draws the same global batch and takes its share */
+    const int64_t *idx = next_batch(t);
+    for (int d = 0; d < t->threads; d++)
+      fill_batch(train, idx + (t->rank + d) * B, B, t->x + (d * K + k) * B * IMG_PIXELS, t->y + d * K * B + k * B);
+  }
   int64_t xd[3] = {K, B, IMG_PIXELS}, yd[2] = {K, B};
   int lead = K > 1; /* K > 1: a stream of K batches, one more leading dimension */
-  args[t->nbufs] = (cxla_arg){NULL, t->x, sizeof *t->x * (size_t)(K * B * IMG_PIXELS), CXLA_F32, 2 + lead, xd + !lead};
-  args[t->nbufs + 1] = (cxla_arg){NULL, t->y, sizeof *t->y * (size_t)(K * B), CXLA_S32, 1 + lead, yd + !lead};
-  cxla_buffer *result = NULL, *parts[1 + MAX_BUFS];
+  cxla_buffer *result[MAX_THREADS] = {NULL}, *parts[1 + MAX_BUFS];
+  cxla_status st;
   double t0 = now_s();
-  cxla_status st = cxla_executable_execute_args(exe, t->nbufs + 2, args, &result);
+  if (t->threads > 1) {
+    st = run_threads(t, exe, xd, yd, lead, result);
+  } else {
+    cxla_arg args[MAX_BUFS + 2];
+    memset(args, 0, sizeof args);
+    for (int i = 0; i < t->nbufs; i++) args[i].buffer = t->bufs[0][i];
+    args[t->nbufs] = (cxla_arg){NULL, t->x, sizeof *t->x * (size_t)(K * B * IMG_PIXELS), CXLA_F32, 2 + lead, xd + !lead};
+    args[t->nbufs + 1] = (cxla_arg){NULL, t->y, sizeof *t->y * (size_t)(K * B), CXLA_S32, 1 + lead, yd + !lead};
+    st = cxla_executable_execute_args(exe, t->nbufs + 2, args, &result[0]);
+  }
   *exec_s = now_s() - t0;
   /* The donated buffers were consumed, even by a failed call: their new values come back. */
-  for (int i = 0; i < t->nbufs; i++) cxla_buffer_destroy(t->bufs[i]), t->bufs[i] = NULL;
-  if (st == CXLA_OK) st = cxla_buffer_untuple(result, 1 + t->nbufs, parts);
-  cxla_buffer_destroy(result);
-  if (st != CXLA_OK) return api_fail(t->ctx, "running the training step");
-  memcpy(losses, cxla_buffer_data(parts[0]), sizeof *losses * (size_t)K);
-  cxla_buffer_destroy(parts[0]);
-  for (int i = 0; i < t->nbufs; i++) t->bufs[i] = parts[1 + i];
-  return 1;
+  for (int d = 0; d < t->threads; d++)
+    for (int i = 0; i < t->nbufs; i++) cxla_buffer_destroy(t->bufs[d][i]), t->bufs[d][i] = NULL;
+  for (int d = 0; d < t->threads; d++) {
+    if (st == CXLA_OK) st = cxla_buffer_untuple(result[d], 1 + t->nbufs, parts);
+    cxla_buffer_destroy(result[d]);
+    if (st != CXLA_OK) continue;
+    if (d == 0) memcpy(losses, cxla_buffer_data(parts[0]), sizeof *losses * (size_t)K);
+    cxla_buffer_destroy(parts[0]);
+    for (int i = 0; i < t->nbufs; i++) t->bufs[d][i] = parts[1 + i];
+  }
+  return st == CXLA_OK || api_fail(t->ctx, "running the training step");
 }
 
 /* Seconds per execution, one entry per call of K steps, for the mean and the median step
@@ -360,10 +415,10 @@ static int save_weights(const char *dir, const model_spec *spec, cxla_buffer *co
 
 /* The first n steps of the training again, from the same weights over the same batches, in
  * ctx (where they are traced), fused or op by op. */
-static int replay(cxla_context *ctx, const model_spec *spec, const schedule *sch, int K, int fused, uint64_t seed,
+static int replay(cxla_context *ctx, const model_spec *spec, const schedule *sch, int K, int fused, int threads, uint64_t seed,
                   const split *train, int64_t n) {
   trainer t;
-  if (!trainer_open(&t, ctx, spec, sch, K, fused, seed, train, n)) return 0;
+  if (!trainer_open(&t, ctx, spec, sch, K, fused, threads, seed, train, n)) return 0;
   timings unused = {NULL, 0};
   int ok = trainer_run(&t, train, n, 0, NULL, &unused, NULL);
   free(unused.s);
@@ -384,11 +439,12 @@ static int train_model(cxla_context *ctx, cxla_context *traced, const options *o
          fused ? "JIT on (fused kernels)" : "JIT off (--fusion=off: one kernel per op)",
          K > 1 ? ", several steps per execution" : "");
   trainer t, off;
-  if (!trainer_open(&t, ctx, spec, &sch, K, fused, o->seed, train, sch.steps)) return 0;
+  if (!trainer_open(&t, ctx, spec, &sch, K, fused, o->replicas, o->seed, train, sch.steps)) return 0;
   if (t.ndev > 1)
-    printf("   data-parallel over %d processes: each takes %lld examples of every batch; the step averages their\n"
-           "   losses and gradients with an all-reduce before the update, so every process keeps the same weights\n",
-           t.ndev, (long long)t.local);
+    printf("   data-parallel over %d %s: each takes %lld examples of every batch; the step averages their\n"
+           "   losses and gradients with an all-reduce before the update, so every %s keeps the same weights\n",
+           t.ndev, t.threads > 1 ? "threads (--replicas)" : "processes", (long long)t.local,
+           t.threads > 1 ? "device" : "process");
   print_counts(K > 1 ? "training loop" : "training step", t.exe[0], t.compile_s, t.exe[1] != NULL);
   /* --jit=both: the first steps once more op by op, from the same weights over the same
    * batches, one step of each in turn. */
@@ -398,7 +454,7 @@ static int train_model(cxla_context *ctx, cxla_context *traced, const options *o
   int ok = jit_losses != NULL;
   if (ok && both) {
     ok = (sh.losses = malloc(sizeof *sh.losses * (size_t)sh.steps)) &&
-         trainer_open(&off, ctx, spec, &sch, K, 0, o->seed, train, sh.steps);
+         trainer_open(&off, ctx, spec, &sch, K, 0, o->replicas, o->seed, train, sh.steps);
     if (ok) printf("  and op by op (--fusion=off) in %.2f s, to run its first %lld steps in turn with the JIT's\n",
                    off.compile_s, (long long)sh.steps);
   }
@@ -407,8 +463,8 @@ static int train_model(cxla_context *ctx, cxla_context *traced, const options *o
   int64_t log_every = o->log_every ? o->log_every : (sch.steps >= 10 ? sch.steps / 10 : 1);
   /* the weights are the same on every process: the first alone evaluates and saves them */
   ok = ok && trainer_run(&t, train, sch.steps, log_every, jit_losses, &times, both ? &sh : NULL) &&
-       (t.rank || (evaluate(ctx, spec, fused, t.bufs, test, &acc, &eval_compile_s) &&
-                   (!o->save_weights || save_weights(o->save_weights, spec, t.bufs))));
+       (t.rank || (evaluate(ctx, spec, fused, t.bufs[0], test, &acc, &eval_compile_s) &&
+                   (!o->save_weights || save_weights(o->save_weights, spec, t.bufs[0]))));
   double compile_s = t.compile_s;
   trainer_close(&t);
   if (both && sh.losses) trainer_close(&off);
@@ -435,8 +491,8 @@ static int train_model(cxla_context *ctx, cxla_context *traced, const options *o
   if (ok && traced) {
     int64_t n = o->trace_steps < sch.steps ? o->trace_steps : sch.steps;
     n -= n % K;
-    ok = replay(traced, spec, &sch, K, fused, o->seed, train, n) &&
-         (o->jit != JIT_BOTH || replay(traced, spec, &sch, K, 0, o->seed, train, n));
+    ok = replay(traced, spec, &sch, K, fused, o->replicas, o->seed, train, n) &&
+         (o->jit != JIT_BOTH || replay(traced, spec, &sch, K, 0, o->replicas, o->seed, train, n));
     if (ok)
       printf("  timeline: the compile and %lld steps%s, again, into %s\n", (long long)n,
              o->jit == JIT_BOTH ? " with the JIT, then op by op" : "", o->trace);

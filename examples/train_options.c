@@ -44,6 +44,8 @@ static void usage(FILE *f) {
           "  --trace-steps=N      steps of each model in the timeline (default 20)\n"
           "  --dump-to=DIR        write the modules after every pass, LLVM IR and assembly (cxla's --dump-to)\n"
           "  --save-weights=DIR   write each model's trained weights as DIR/<model>_<weight>.npy (f32)\n"
+          "  --replicas=N         data-parallel over N devices as threads of this process (1 to 16), each on 1/N of\n"
+          "                       every batch, as mpirun -np N does with processes (default 1)\n"
           "  --help               this text\n"
           "cxla's own flags (docs/flags.md) come from CXLA_FLAGS, e.g. CXLA_FLAGS=--threads=1.\n"
           "Under mpirun (mpirun -np N train ...) the N processes train data-parallel: each takes 1/N of every batch\n"
@@ -101,6 +103,7 @@ int options_parse(options *o, int argc, char **argv) {
   o->decay_frac = -1;
   o->seed = 1;
   o->steps_per_call = 1;
+  o->replicas = 1;
   o->compare_steps = 200;
   o->trace_steps = 20;
   o->trace = "timeline.json";
@@ -168,6 +171,10 @@ int options_parse(options *o, int argc, char **argv) {
       o->dump_to = v;
     } else if (!strcmp(name, "save-weights")) {
       o->save_weights = v;
+    } else if (!strcmp(name, "replicas")) {
+      if (!parse_int(name, v, 1, &x)) return 2;
+      if (x > 16) return bad("--%s=%s: at most 16", name, v);
+      o->replicas = (int)x;
     } else {
       return bad("unknown option '--%s'", name);
     }

@@ -25,6 +25,7 @@ typedef struct {
   uint64_t seed;
   jit_mode jit;
   int steps_per_call;
+  int replicas;         /* --replicas: data-parallel devices as threads (1: none) */
   int64_t log_every;    /* 0: ten progress lines per model */
   int64_t compare_steps; /* --jit=both: op-by-op steps timed */
   const char *trace;    /* "": none */

@@ -12,9 +12,10 @@
 #   - the same losses (to the 4 printed decimals) and the same test accuracy, printed once (by
 #     rank 0); the step compiled natively (no interpreter fallback for its all-reduce); with
 #     --steps-per-call=5 the loop's body carries the all-reduce;
+#   - the same with --replicas=2 (the two devices as threads of one process, no MPI);
 #   - a batch that does not split among the ranks: one line on stderr, exit 1.
 # Open MPI as root needs --allow-run-as-root, and more ranks than cores --oversubscribe. Ends
-# with "N passed, N failed"; without mpirun it says "skipped: mpirun unavailable".
+# with "N passed, N failed"; without mpirun only the threads run ("mpirun unavailable").
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 BUILD=${1:-build}
@@ -26,10 +27,6 @@ bad() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
 finish() { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit $?; }
 
 [ -x "$TRAIN" ] || { bad "examples/train is built" "no $TRAIN (make BUILD=$BUILD all)"; finish; }
-if ! command -v mpirun >/dev/null 2>&1; then
-  echo "skipped: mpirun unavailable (scripts/setup.sh installs openmpi-bin)"
-  finish
-fi
 [ -f "$FASHION/train-images-idx3-ubyte.gz" ] ||
   { bad "Fashion-MNIST is installed" "no $FASHION (scripts/setup.sh installs dataset-fashion-mnist)"; finish; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/cxla_train_dp.XXXXXX") || exit 2
@@ -80,38 +77,54 @@ EOF
 losses() { sed -n 's/^ *step .* loss \([0-9.]*\) .*/\1/p' "$1" | tr '\n' ' '; }
 acc() { sed -n 's/^test accuracy \([0-9.]*\).*/\1/p' "$1" | tr '\n' ' '; }
 
-# compare NAME TOL ARGS...: ARGS in one process and under mpirun -np 2; weights within TOL and
-# no more than 0.01% of them beyond 1e-6, the same losses and accuracy, printed once.
+# compare NAME TOL HOW ARGS...: ARGS in one process and on 2 devices, HOW mpi (mpirun -np 2) or
+# threads (--replicas=2); weights within TOL and no more than 0.01% of them beyond 1e-6, the
+# same losses and accuracy, printed once.
 compare() {
-  name=$1 tol=$2
-  shift 2
+  name=$1 tol=$2 how=$3
+  shift 3
   rm -rf "$T/w1" "$T/w2" && mkdir "$T/w1" "$T/w2"
   "$TRAIN" --trace= --data "$D" --save-weights="$T/w1" "$@" >"$T/one.txt" 2>"$T/one.err"
   rc1=$?
-  timeout -k 5 120 $MPIRUN -np 2 "$TRAIN" --trace= --data "$D" --save-weights="$T/w2" "$@" >"$T/two.txt" 2>"$T/two.err"
+  if [ "$how" = mpi ]; then
+    timeout -k 5 120 $MPIRUN -np 2 "$TRAIN" --trace= --data "$D" --save-weights="$T/w2" "$@" >"$T/two.txt" 2>"$T/two.err"
+  else
+    timeout -k 5 120 "$TRAIN" --replicas=2 --trace= --data "$D" --save-weights="$T/w2" "$@" >"$T/two.txt" 2>"$T/two.err"
+  fi
   rc2=$?
   if [ $rc1 != 0 ] || [ $rc2 != 0 ]; then
-    bad "$name" "exit $rc1 alone, $rc2 under mpirun: $(head -c 400 "$T/one.err") $(head -c 400 "$T/two.err")"
+    bad "$name" "exit $rc1 alone, $rc2 on 2 devices: $(head -c 400 "$T/one.err") $(head -c 400 "$T/two.err")"
     return
   fi
   d=$(maxdiff "$T/w1" "$T/w2")
   l1=$(losses "$T/one.txt") l2=$(losses "$T/two.txt") a1=$(acc "$T/one.txt") a2=$(acc "$T/two.txt")
-  if ! grep -q "data-parallel over 2 processes" "$T/two.txt"; then bad "$name" "no data-parallel line: $(cat "$T/two.txt")"
+  if ! grep -q "data-parallel over 2 " "$T/two.txt"; then bad "$name" "no data-parallel line: $(cat "$T/two.txt")"
   elif ! grep -q "compiled the training.*interpreter fallbacks 0" "$T/two.txt"; then
     bad "$name" "the step with its all-reduce is not native on the cpu: $(grep compiled "$T/two.txt")"
-  elif [ "$(echo "$a2" | wc -w)" != 1 ]; then bad "$name" "accuracy printed '$a2' under mpirun, expected once"
+  elif [ "$(echo "$a2" | wc -w)" != 1 ]; then bad "$name" "accuracy printed '$a2' on 2 devices, expected once"
   elif ! awk -v d="$d" -v t="$tol" 'BEGIN { split(d, v, " "); exit !(d !~ /error/ && v[1] + 0 <= t + 0 && v[2] + 0 <= 1e-4) }'; then
     bad "$name" "weights differ by up to ${d% *} (tolerance $tol), ${d#* } of them by more than 1e-6 (at most 1e-4)"
-  elif [ "$l1" != "$l2" ]; then bad "$name" "losses '$l2' under mpirun, '$l1' alone"
-  elif [ "$a1" != "$a2" ]; then bad "$name" "test accuracy $a2 under mpirun, $a1 alone"
+  elif [ "$l1" != "$l2" ]; then bad "$name" "losses '$l2' on 2 devices, '$l1' alone"
+  elif [ "$a1" != "$a2" ]; then bad "$name" "test accuracy $a2 on 2 devices, $a1 alone"
   else ok "$name: weights within ${d% *} (tolerance $tol; ${d#* } beyond 1e-6), losses $l2, accuracy $a2"; fi
 }
 
-compare "mlp, Adam, mpirun -np 2 = one process" 1e-4 --model=mlp --steps=30 --batch=64 --log-every=10
-compare "mlp, SGD with momentum, mpirun -np 2 = one process" 1e-6 --model=mlp --steps=30 --batch=64 --log-every=10 \
+compare "mlp, Adam, --replicas=2 threads = one process" 1e-4 threads --model=mlp --steps=30 --batch=64 --log-every=10
+if ! command -v mpirun >/dev/null 2>&1; then
+  echo "mpirun unavailable (scripts/setup.sh installs openmpi-bin): the runs under mpirun are skipped"
+  finish
+fi
+compare "mlp, Adam, mpirun -np 2 = one process" 1e-4 mpi --model=mlp --steps=30 --batch=64 --log-every=10
+compare "mlp, SGD with momentum, mpirun -np 2 = one process" 1e-6 mpi --model=mlp --steps=30 --batch=64 --log-every=10 \
   --optimizer=momentum
-compare "mlp, 5 steps per call, mpirun -np 2 = one process" 1e-4 --model=mlp --steps=30 --batch=64 --log-every=10 \
+compare "mlp, 5 steps per call, mpirun -np 2 = one process" 1e-4 mpi --model=mlp --steps=30 --batch=64 --log-every=10 \
   --steps-per-call=5
+
+run_err() { "$@" >"$T/out.txt" 2>"$T/err.txt"; rc=$?; }
+run_err timeout -k 5 60 $MPIRUN -np 2 "$TRAIN" --trace= --data "$D" --model=mlp --steps=2 --replicas=2
+if [ $rc != 0 ] && grep -q -- "--replicas=2 runs the devices as threads of one process: not under mpirun" "$T/err.txt"; then
+  ok "--replicas under mpirun: $(head -n 1 "$T/err.txt")"
+else bad "--replicas under mpirun" "exit $rc: $(cat "$T/err.txt")"; fi
 
 timeout -k 5 60 $MPIRUN -np 2 "$TRAIN" --trace= --data "$D" --model=mlp --steps=2 --batch=63 >"$T/out.txt" 2>"$T/err.txt"
 rc=$?
