@@ -241,8 +241,10 @@ static int32_t f32_bits(cx_parser *p, const char *what) {
 }
 
 /* Parses the value of key k into the fields it writes. Called-computation names go to
- * refs[k]; branch_computations are pushed straight to p->callrefs. */
-static void parse_value(cx_parser *p, cx_instr *in, cx_attr_key_id k, const cx_token *eq, cx_token *refs, int *nbranches) {
+ * refs[k] (and a computation written inline to made[k]); branch_computations are pushed
+ * straight to p->callrefs. */
+static void parse_value(cx_parser *p, cx_instr *in, cx_attr_key_id k, const cx_token *eq, cx_token *refs, cx_comp **made,
+                        int *nbranches) {
   const cx_attr_key *key = &cx_attr_keys[k];
   cx_attrs *a = &in->a;
   void *f = key->field == CX_ATTR_NONE ? NULL : cx_attr_ptr(a, key->field);
@@ -282,14 +284,23 @@ static void parse_value(cx_parser *p, cx_instr *in, cx_attr_key_id k, const cx_t
     break;
   }
   case CX_SYN_GROUPS: cx_pgroups(p, f, k == CX_KEY_SOURCE_TARGET_PAIRS); break;
-  case CX_SYN_COMP: refs[k] = cx_pname(p, key->what); break;
+  case CX_SYN_COMP: /* a name, or the computation itself written inline */
+    if (cx_pis(p, TK_LBRACE)) {
+      refs[k] = p->tok;
+      made[k] = cx_pinline_comp(p);
+    } else
+      refs[k] = cx_pname(p, key->what);
+    break;
   case CX_SYN_BRANCHES:
     cx_pexpect(p, TK_LBRACE, "'{'");
     while (!cx_paccept(p, TK_RBRACE)) {
       if (*nbranches) cx_pexpect(p, TK_COMMA, "',' or '}'");
-      cx_token t = cx_pname(p, key->what);
+      cx_token t = p->tok;
+      cx_comp *c = cx_pis(p, TK_LBRACE) ? cx_pinline_comp(p) : NULL;
+      if (!c) t = cx_pname(p, key->what);
       if (*nbranches == INT32_MAX / 2) cx_perr(p, cx_tok_loc(&t), CXLA_ERR_PARSE, "too many branches");
-      push_callref(p, in, &t, (*nbranches)++);
+      if (c) cx_ppush_made_callref(p, in, c, (*nbranches)++, cx_tok_loc(&t));
+      else push_callref(p, in, &t, (*nbranches)++);
     }
     break;
   }
@@ -310,7 +321,7 @@ static int branches_or_pair(cx_parser *p, int npair, int list, const cx_token *o
 /* Fills in->called in the order ir.h documents: the op's called-computation keys in the
  * order its table lists them. */
 static void set_called(cx_parser *p, cx_instr *in, const cx_op_key *keys, int nkeys, const key_set *seen, cx_token *refs,
-                       int nbranches, const cx_token *op_tok) {
+                       cx_comp *const *made, int nbranches, const cx_token *op_tok) {
   int order[CX_OP_MAX_KEYS], n = 0, list = -1;
   for (int i = 0; i < nkeys; i++) {
     cx_attr_syntax syn = cx_attr_keys[keys[i].key].syntax;
@@ -325,7 +336,9 @@ static void set_called(cx_parser *p, cx_instr *in, const cx_op_key *keys, int nk
   if (!n) return;
   in->called = cx_palloc(p, sizeof *in->called * (size_t)n);
   in->ncalled = n;
-  for (int i = 0; i < n; i++) push_callref(p, in, &refs[order[i]], i);
+  for (int i = 0; i < n; i++)
+    if (made[order[i]]) cx_ppush_made_callref(p, in, made[order[i]], i, cx_tok_loc(&refs[order[i]]));
+    else push_callref(p, in, &refs[order[i]], i);
 }
 
 /* The first required key missing from seen, in the order of attrs.def, or -1. */
@@ -341,6 +354,7 @@ void cx_pattrs(cx_parser *p, cx_instr *in, const cx_token *op_tok) {
   int nkeys = cx_op_attr_keys(in->op, keys);
   key_set seen = {{0}};
   cx_token refs[CX_KEY_COUNT];
+  cx_comp *made[CX_KEY_COUNT] = {0};
   int nbranches = 0, nraw = 0;
   while (cx_paccept(p, TK_COMMA)) {
     cx_token key = cx_pexpect(p, TK_WORD, "an attribute name");
@@ -349,7 +363,7 @@ void cx_pattrs(cx_parser *p, cx_instr *in, const cx_token *op_tok) {
     if (k >= 0) {
       if (has_key(&seen, k)) cx_perr(p, cx_tok_loc(&key), CXLA_ERR_PARSE, "attribute %s given twice", cx_attr_keys[k].name);
       add_key(&seen, k);
-      parse_value(p, in, (cx_attr_key_id)k, &eq, refs, &nbranches);
+      parse_value(p, in, (cx_attr_key_id)k, &eq, refs, made, &nbranches);
     } else {
       cx_token v = key.len == 14 && !memcmp(key.s, "replica_groups", 14) ? cx_preplica_groups(p) : cx_praw_value(p, &eq);
       if (nraw == INT32_MAX / 4) cx_perr(p, cx_tok_loc(&key), CXLA_ERR_PARSE, "too many attributes");
@@ -362,7 +376,7 @@ void cx_pattrs(cx_parser *p, cx_instr *in, const cx_token *op_tok) {
   if (missing >= 0)
     cx_perr(p, cx_tok_loc(op_tok), CXLA_ERR_PARSE, "%.*s needs attribute %s=", (int)op_tok->len, op_tok->s,
             cx_attr_keys[missing].name);
-  set_called(p, in, keys, nkeys, &seen, refs, nbranches, op_tok);
+  set_called(p, in, keys, nkeys, &seen, refs, made, nbranches, op_tok);
 }
 
 void cx_pattrs_none(cx_parser *p, cx_instr *in, const cx_token *op_tok) {

@@ -84,7 +84,10 @@ typedef struct cx_parser {
   cx_names comp_names;
   cx_late *late;           /* module-end work (parse_late.c) */
   int64_t nlate, late_cap;
-  int nest;                /* depth of nested instructions ("add(x, multiply(y, z))") */
+  int nest;                /* depth of nested instructions ("add(x, multiply(y, z))") and of
+                              computations written inline ("to_apply={ ... }") */
+  struct cx_pscope *scopes; /* the instruction names of the computations an inline one is
+                              read inside, innermost first (heap) */
   int in_constant;         /* parsing a constant's value: XLA's one-value shorthand applies */
 } cx_parser;
 
@@ -186,5 +189,9 @@ void cx_pattrs_none(cx_parser *p, cx_instr *in, const cx_token *op_tok);
 void cx_psplit_async_attrs(cx_parser *p, cx_instr *start, cx_instr *wrapped);
 /* Records a called computation the parser made itself (no name to resolve). */
 void cx_ppush_made_callref(cx_parser *p, cx_instr *in, cx_comp *c, int slot, cx_loc loc);
+/* A computation written inline where a called computation's name would be ("to_apply={ x =
+ * ... }", as XLA's parser reads it), at the current '{': read into a computation of the module,
+ * which gets a free name ("inline", "inline.1", ...) when the module is done. */
+cx_comp *cx_pinline_comp(cx_parser *p);
 
 #endif

@@ -172,7 +172,7 @@ void cx_pfinish(cx_parser *p) {
   for (int64_t i = 0; i < p->nlate; i++) /* names first: the messages below use them */
     if (p->late[i].kind == CX_LATE_COMP_NAME) {
       cx_comp *w = p->late[i].comp;
-      w->name = free_name(p, &p->comp_names, "async_wrapped", w);
+      w->name = free_name(p, &p->comp_names, w->name, w); /* "async_wrapped", "inline" */
     }
   finish_async(p);
   infer_shapes(p);

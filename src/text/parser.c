@@ -259,8 +259,9 @@ static void check_cycles(cx_parser *p, cx_comp *c) {
   if (bad) cx_perr(p, bad->loc, CXLA_ERR_PARSE, "instruction '%s' depends on itself (a cycle through its operands)", bad->name);
 }
 
-static void resolve_operands(cx_parser *p) {
-  for (int64_t i = 0; i < p->noprefs; i++) {
+/* The operand references from `base` on: the computation being read. */
+static void resolve_operands(cx_parser *p, int64_t base) {
+  for (int64_t i = base; i < p->noprefs; i++) {
     cx_ref *r = &p->oprefs[i];
     cx_instr *o = r->s ? cx_names_find(&p->instr_names, r->s, r->len) : r->target;
     if (!o) cx_perr(p, r->loc, CXLA_ERR_PARSE, "use of undefined instruction '%.*s'", (int)(r->len > 60 ? 60 : r->len), r->s);
@@ -328,6 +329,66 @@ static cx_shape *parse_signature(cx_parser *p, int *nsig, cx_shape *result) {
   return sig;
 }
 
+/* The instructions of c up to its '}' (the '{' read), their operand references from `base` on
+ * resolved; returns whether its parameters are numbered 0..n-1. */
+static int parse_body(cx_parser *p, cx_comp *c, int64_t base) {
+  cx_instr *root = NULL;
+  while (!cx_pis(p, TK_RBRACE)) {
+    if (cx_pis(p, TK_EOF)) cx_pexpected(p, "'}' at the end of the computation");
+    parse_instruction(p, c, &root);
+  }
+  cx_padvance(p);
+  if (!c->ninstrs) cx_perr(p, c->loc, CXLA_ERR_PARSE, "computation '%s' has no instructions", c->name);
+  /* the last instruction written, not a nested one parsed after it */
+  int last = c->ninstrs - 1;
+  while (last > 0 && !c->instrs[last]->name) last--;
+  c->root = root ? root : c->instrs[last];
+  cx_pname_anonymous(p, c);
+  resolve_operands(p, base);
+  check_cycles(p, c);
+  if (cx_comp_sort(c) <= 0) cx_poom(p);
+  int has_params = 0;
+  for (int i = 0; i < c->ninstrs; i++) has_params |= c->instrs[i]->op == CX_OP_PARAMETER;
+  int numbered = cx_comp_index_params(c);
+  if (!numbered && has_params && !c->params) cx_poom(p);
+  return numbered;
+}
+
+typedef struct cx_pscope {
+  cx_names names;
+  struct cx_pscope *next;
+} cx_pscope;
+
+cx_comp *cx_pinline_comp(cx_parser *p) {
+  cx_loc loc = cx_tok_loc(&p->tok);
+  if (++p->nest > CX_PARSE_MAX_DEPTH)
+    cx_perr(p, loc, CXLA_ERR_PARSE, "computations and instructions nested deeper than %d", CX_PARSE_MAX_DEPTH);
+  cx_pexpect(p, TK_LBRACE, "'{'");
+  /* the enclosing computation's names wait on the scope stack (freed with the parser on an
+   * error); its operand references stay below `base` */
+  cx_pscope *s = cx_malloc(sizeof *s);
+  if (!s) cx_poom(p);
+  s->names = p->instr_names;
+  s->next = p->scopes;
+  p->scopes = s;
+  memset(&p->instr_names, 0, sizeof p->instr_names);
+  int64_t base = p->noprefs, sbase = p->nopshapes;
+  cx_comp *c = cx_comp_new(p->m, "inline");
+  if (!c) cx_poom(p);
+  c->loc = loc;
+  parse_body(p, c, base);
+  if (!cx_module_add_comp(p->m, c)) cx_poom(p);
+  cx_plate(p, CX_LATE_COMP_NAME, c->root, loc)->comp = c;
+  cx_names_free(&p->instr_names);
+  p->instr_names = s->names;
+  p->scopes = s->next;
+  cx_free(s);
+  p->noprefs = base;
+  p->nopshapes = sbase;
+  p->nest--;
+  return c;
+}
+
 static void parse_computation(cx_parser *p) {
   cx_module *m = p->m;
   int is_entry = 0;
@@ -352,25 +413,7 @@ static void parse_computation(cx_parser *p) {
   cx_names_free(&p->instr_names);
   p->noprefs = 0;
   p->nopshapes = 0;
-  cx_instr *root = NULL;
-  while (!cx_pis(p, TK_RBRACE)) {
-    if (cx_pis(p, TK_EOF)) cx_pexpected(p, "'}' at the end of the computation");
-    parse_instruction(p, c, &root);
-  }
-  cx_padvance(p);
-  if (!c->ninstrs) cx_perr(p, c->loc, CXLA_ERR_PARSE, "computation '%s' has no instructions", c->name);
-  /* the last instruction written, not a nested one parsed after it */
-  int last = c->ninstrs - 1;
-  while (last > 0 && !c->instrs[last]->name) last--;
-  c->root = root ? root : c->instrs[last];
-  cx_pname_anonymous(p, c);
-  resolve_operands(p);
-  check_cycles(p, c);
-  if (cx_comp_sort(c) <= 0) cx_poom(p);
-  int has_params = 0;
-  for (int i = 0; i < c->ninstrs; i++) has_params |= c->instrs[i]->op == CX_OP_PARAMETER;
-  int numbered = cx_comp_index_params(c);
-  if (!numbered && has_params && !c->params) cx_poom(p);
+  int numbered = parse_body(p, c, 0);
   /* With parameter numbers that are not 0..n-1 the signature cannot line up; the verifier
    * reports the numbering itself. */
   if (nsig >= 0 && numbered) check_signature(p, c, nsig, sig, &result);
@@ -492,7 +535,10 @@ static void parse_module(cx_parser *p) {
   if (!m->ncomps) cx_pexpected(p, "a computation");
   for (int64_t i = 0; i < p->ncallrefs; i++) {
     cx_ref *r = &p->callrefs[i];
-    if (!r->s) continue; /* made by the parser: already set */
+    if (!r->s) { /* made by the parser (inline, or async sugar's wrapped computation) */
+      r->in->called[r->slot] = r->target;
+      continue;
+    }
     cx_comp *c = cx_names_find(&p->comp_names, r->s, r->len);
     if (!c) cx_perr(p, r->loc, CXLA_ERR_PARSE, "use of undefined computation '%.*s'", (int)(r->len > 60 ? 60 : r->len), r->s);
     r->in->called[r->slot] = c;
@@ -521,6 +567,12 @@ static void free_scratch(cx_parser *p) {
   cx_free(p->late);
   cx_names_free(&p->instr_names);
   cx_names_free(&p->comp_names);
+  while (p->scopes) {
+    cx_pscope *s = p->scopes;
+    p->scopes = s->next;
+    cx_names_free(&s->names);
+    cx_free(s);
+  }
 }
 
 cxla_status cx_parse_module(cxla_context *ctx, const char *text, size_t len, const char *filename, cx_module **out) {
