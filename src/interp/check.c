@@ -47,7 +47,15 @@ static const char *in_place_permute(const cx_instr *in) {
   return NULL;
 }
 
+/* send/recv move data to or from the host or another program, which a run here has not got. */
+static const char *host_transfer(const cx_instr *in) {
+  (void)in;
+  return "a host transfer (send, recv and their -done): cxla runs one program, with no host or peer to exchange with";
+}
+
 static const refusal k_refusals[CX_OP_COUNT] = {
+  [CX_OP_SEND] = host_transfer, [CX_OP_SEND_DONE] = host_transfer,
+  [CX_OP_RECV] = host_transfer, [CX_OP_RECV_DONE] = host_transfer,
   [CX_OP_COLLECTIVE_PERMUTE] = in_place_permute,
   [CX_OP_COLLECTIVE_PERMUTE_START] = in_place_permute,
   [CX_OP_CONVOLUTION] = complex_convolution,
@@ -60,7 +68,10 @@ static const refusal k_refusals[CX_OP_COUNT] = {
 
 const char *cx_interp_cannot_run(const cx_instr *in, char *buf, size_t n) {
   if (cx_shape_is_dynamic(&in->shape)) return "dynamic dimensions";
-  if (!cx_interp_runs_op(in->op)) return "cxla does not run this op yet";
+  if (!cx_interp_runs_op(in->op)) {
+    const char *why = k_refusals[in->op] ? k_refusals[in->op](in) : NULL;
+    return why ? why : "cxla does not run this op yet";
+  }
   const cx_ew_rule *r = cx_ew_rule_of(in->op);
   if (r && in->nops > 0) { /* the element types an elementwise op is defined on */
     cxla_type t = in->ops[r->type_operand < in->nops ? r->type_operand : 0]->shape.type;

@@ -150,6 +150,7 @@ typedef struct cx_attrs {
   cx_groups *source_target_pairs; /* collective-permute: (source, target) pairs */
   int64_t channel_id;       /* collectives: 0 when absent */
   int use_global_device_ids; /* all-reduce, all-gather, reduce-scatter: ids are device ids */
+  int is_host_transfer;     /* send, recv and their -done: with the host, not another device */
   int nraw;                 /* everything else: metadata, sharding, backend_config, ... */
   cx_raw_attr *raw;
 } cx_attrs;

@@ -45,6 +45,8 @@ static const char *cpu_column(cx_op op) {
   case CX_OP_DOT: return "library: GEMM for f32/f64 (f16/bf16 computed in f32); integer dots compiled";
   case CX_OP_CONVOLUTION:
     return "compiled; library (im2col + GEMM) for large f32 and f64 convolutions with up to 2 spatial dims";
+  case CX_OP_SEND: case CX_OP_SEND_DONE: case CX_OP_RECV: case CX_OP_RECV_DONE:
+    return "refused when compiling: a host transfer, which a run has no host or peer for";
   case CX_OP_RAGGED_DOT:
     return "library: a GEMM per group (f32/f64/c64/c128; f16/bf16 in f32, integers in s64 loops); a ragged batch dim is a dot";
   default: break;
@@ -66,7 +68,7 @@ static void generate(cx_sb *sb) {
              "     own predicates: change those, not this file. The unit test docs_ops_md fails when this file\n"
              "     is out of date. -->\n\n"
              "Every op cxla parses, from the op table `src/ir/ops.def`, and where it runs. XLA opcodes outside\n"
-             "this table (`sinh`, `complex`, `send`/`recv`, ...) are refused by the parser with \"not supported:\n"
+             "this table (`sinh`, `dynamic-reshape`, ...) are refused by the parser with \"not supported:\n"
              "opcode NAME\". XLA's async sugar `<op>-start`, `<op>-update`, `<op>-done` reads as `async-start`,\n"
              "`async-update`, `async-done` of a computation that runs `<op>`.\n\n"
              "- **class**: the op's class in `ops.def`: *data* (parameters, constants, tuple plumbing),\n"
