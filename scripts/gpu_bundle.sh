@@ -18,5 +18,6 @@ for bin in cxla cxla_tests; do
   strip -o $OUT/$bin $B/$bin
   xz -T2 -6 $OUT/$bin
 done
+cc -std=c11 -O2 -o $OUT/lt_direct bench/gpu/lt_direct.c -ldl
 for lib in libgfortran.so.5 libquadmath.so.0; do cp -L "/usr/lib/x86_64-linux-gnu/$lib" $OUT/lib/; done
 du -sh $OUT

@@ -13,6 +13,8 @@ enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 int cli_run(cxla_context *ctx, int argc, char **argv);
 int cli_fmt(cxla_context *ctx, int argc, char **argv);
 int cli_compile(cxla_context *ctx, int argc, char **argv); /* cli_compile.c */
+/* `compile --emit-ptx=FILE` (cli_ptx.c): the PTX for GPU target sm into FILE ("-": stdout). */
+int cli_emit_ptx(cxla_context *ctx, const char *path, const char *sm, const char *out);
 int cli_grad(cxla_context *ctx, int argc, char **argv);    /* cli_grad.c */
 int cli_train_step(cxla_context *ctx, int argc, char **argv); /* cli_train.c */
 /* --wrt=N[,N...]'s list: "0,2" -> {0, 2} (*out malloc'd); 0 if malformed (cli_grad.c). */

@@ -1,7 +1,8 @@
 /* cli_compile.c — `cxla compile MODULE.hlo`: parse and compile without running, then print
  * how long each compile phase took (from cxla_executable_compile_stats). With --dump-to=DIR
  * the passes' dumps land in DIR; with --trace=FILE the phases are also in a Chrome trace.
- * `cxla compile --list-passes` prints the pipeline's passes (the names --disable-pass takes). */
+ * `cxla compile --list-passes` prints the pipeline's passes (the names --disable-pass takes).
+ * With --emit-ptx=FILE (gpu backend) it writes the PTX instead, without a GPU (cli_ptx.c). */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -60,7 +61,7 @@ static int list_passes(void) {
 }
 
 int cli_compile(cxla_context *ctx, int argc, char **argv) {
-  const char *path = NULL, *backend = NULL;
+  const char *path = NULL, *backend = NULL, *ptx = NULL, *arch = NULL;
   int only_positional = 0, list = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -78,6 +79,9 @@ int cli_compile(cxla_context *ctx, int argc, char **argv) {
       if (!a[9] && i + 1 >= argc) return cli_usage_error("compile", "--backend needs a NAME");
       backend = a[9] ? a + 10 : argv[++i];
       if (!*backend) return cli_usage_error("compile", "--backend needs a NAME");
+    } else if (!strncmp(a, "--emit-ptx=", 11) || !strncmp(a, "--gpu-arch=", 11)) {
+      if (!a[11]) return cli_usage_error("compile", "%.10s needs a value", a);
+      *(a[2] == 'e' ? &ptx : &arch) = a + 11;
     } else if (cx_flags_is_flag(a)) {
       int rc = cli_apply_flag(ctx, "compile", a);
       if (rc != CLI_OK) return rc;
@@ -90,6 +94,11 @@ int cli_compile(cxla_context *ctx, int argc, char **argv) {
     return list_passes();
   }
   if (!path) return cli_usage_error("compile", "missing MODULE.hlo");
+  if ((ptx || arch) && (!backend || strcmp(backend, "gpu")))
+    return cli_usage_error("compile", "--emit-ptx and --gpu-arch are for --backend=gpu");
+  if (arch && !ptx) return cli_usage_error("compile", "--gpu-arch=%s without --emit-ptx=FILE (a GPU's own target is "
+                                           "picked from the GPU)", arch);
+  if (ptx) return cli_emit_ptx(ctx, path, arch ? arch : "sm_75", ptx);
   cxla_module *m = NULL;
   cxla_executable *e = NULL;
   if (cxla_module_parse_file(ctx, path, &m) != CXLA_OK) return cli_lib_error(ctx);

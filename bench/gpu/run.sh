@@ -5,11 +5,15 @@
 # same size, measured in the same run:
 #   chain    a 10-op elementwise fusion over 64 Mi f32 (goal: >= 85% of the copy's GB/s)
 #   softmax  row softmax of f32[65536,1024] (goal: >= 70%)
-# Environment: CXLA (default build/cxla), CXLA_BENCH_REPEAT (10).
+# and the f32 8192^3 GEMM's TFLOP/s against cuBLASLt called directly (bench/gpu/lt_direct.c,
+# built here when missing; goal >= 95%).
+# Environment: CXLA (default build/cxla), LT_DIRECT (build/lt_direct), CXLA_BENCH_REPEAT (10).
 set -eu
 cd "$(dirname "$0")/../.."
 CXLA=${CXLA:-build/cxla}
 REPEAT=${CXLA_BENCH_REPEAT:-10}
+LT_DIRECT=${LT_DIRECT:-build/lt_direct}
+[ -x "$LT_DIRECT" ] || cc -std=c11 -O2 -o "$LT_DIRECT" bench/gpu/lt_direct.c -ldl
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 MiB=1048576
@@ -28,3 +32,8 @@ copy=$(cat "$T/copy.gbs")
 for m in chain softmax; do
   echo "$m / copy bandwidth: $(awk -v a="$(cat "$T/$m.gbs")" -v b="$copy" 'BEGIN{printf "%.2f", a / b}')"
 done
+measure gemm_f32 $((3 * 256 * MiB)) >/dev/null
+us=$(python3 bench/gpu/kernels.py "$T/gemm_f32.json" 1 | awk '{print $1}')
+direct=$("$LT_DIRECT" 8192 8192 8192 f32)
+awk -v us="$us" -v d="$direct" 'BEGIN { split(d, f, " "); t = 2 * 8192^3 / us / 1e6;
+  printf "gemm f32 8192^3: cxla %.1f us %.1f TFLOP/s, cuBLASLt direct %s; ratio %.2f\n", us, t, d, t / f[3] }'

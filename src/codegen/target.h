@@ -43,6 +43,12 @@ typedef struct cx_target {
   void (*kernel_args)(struct cx_cg *cg, LLVMValueRef entry, int nargs, LLVMValueRef *args);
   /* How op is computed on element type t (f16/bf16 are computed as f32). */
   cx_math_lowering (*lower_math)(cx_op op, cxla_type t);
+  /* Threads that run in lockstep and exchange registers (0: none, the CPU). With a warp, row
+   * reductions give each output row a warp: lanes fold strided elements of the row (adjacent
+   * lanes read adjacent elements) and then combine through warp_xor. */
+  int warp_size;
+  /* The i32 v of the lane whose id is this lane's xor mask (every lane of the warp calls it). */
+  LLVMValueRef (*warp_xor)(struct cx_cg *cg, LLVMValueRef v, int mask);
 } cx_target;
 
 /* The host CPU: kernels `void k(i8 **args, i64 begin, i64 end)` that the cpu backend's thread

@@ -68,6 +68,18 @@ static cx_math_lowering nvptx_math(cx_op op, cxla_type t) {
   return k_math[op][t == CXLA_F64];
 }
 
+/* shfl.sync.bfly over the full warp (every lane of a row's warp takes part) */
+static LLVMValueRef nvptx_warp_xor(struct cx_cg *cg, LLVMValueRef v, int mask) {
+  const char *name = "llvm.nvvm.shfl.sync.bfly.i32";
+  LLVMTypeRef pt[4] = {cg->t_i32, cg->t_i32, cg->t_i32, cg->t_i32};
+  LLVMTypeRef ft = LLVMFunctionType(cg->t_i32, pt, 4, 0);
+  LLVMValueRef f = LLVMGetNamedFunction(cg->mod, name);
+  if (!f) f = LLVMAddFunction(cg->mod, name, ft);
+  LLVMValueRef args[4] = {LLVMConstInt(cg->t_i32, 0xffffffffu, 0), v, LLVMConstInt(cg->t_i32, (unsigned)mask, 0),
+                          LLVMConstInt(cg->t_i32, 0x1f, 0)};
+  return LLVMBuildCall2(cg->b, ft, f, args, 4, "");
+}
+
 const cx_target cx_target_nvptx = {
   .name = "nvptx",
   .triple = CX_NVPTX_TRIPLE,
@@ -78,6 +90,8 @@ const cx_target cx_target_nvptx = {
   .kernel_declare = nvptx_declare,
   .kernel_args = nvptx_args,
   .lower_math = nvptx_math,
+  .warp_size = 32,
+  .warp_xor = nvptx_warp_xor,
 };
 
 /* ---- which PTX target ---- */

@@ -17,7 +17,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
 for what in "${1:-test}" "${2:-bench}"; do
   case "$what" in
     test) CXLA_BUILD=$BIN timeout 420 tests/gpu/run.sh > "$LOGS/test-gpu.log" 2>&1; echo "test-gpu exit $?" ;;
-    bench) CXLA=$BIN/cxla timeout 120 bench/gpu/run.sh > "$LOGS/bench-gpu.log" 2>&1; echo "bench exit $?" ;;
+    bench) CXLA=$BIN/cxla LT_DIRECT=build/gpu-bundle/lt_direct timeout 150 bench/gpu/run.sh > "$LOGS/bench-gpu.log" 2>&1; echo "bench exit $?" ;;
     none) ;;
   esac
 done

@@ -15,7 +15,7 @@ if ! "$BUILD/cxla" run tests/hlo/ops/add.hlo --random-inputs --backend=gpu --che
   exit 1
 fi
 passed=0 failed=0
-for filter in gpu_emu_corpus gpu_emu_reductions gpu_emu_ragged_launch random_graph_gpu; do
+for filter in gpu_emu_corpus gpu_emu_reductions gpu_emu_ragged_launch gpu_emu_dots random_graph_gpu; do
   out=$("$BUILD/cxla_tests" "$filter" 2>&1)
   rc=$?
   printf '%s\n' "$out" | grep -v '^  input [0-9]'

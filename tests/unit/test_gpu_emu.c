@@ -228,6 +228,38 @@ TEST(gpu_emu_reductions) {
            " ROOT r = f32[7,5] reduce(x, z), dimensions={1}, to_apply=add\n}\n", 3);
 }
 
+/* Dots through cuBLASLt (emulated on gpu-emu): each operand layout the row-major plan maps
+ * onto column-major cuBLASLt (plain, transposed lhs, transposed rhs, a column-major
+ * parameter), batches, f64, a matrix-vector product, an empty contraction (zeros without a
+ * GEMM), a bf16 dot (computed in f32) and a dot whose epilogue is fused after it. */
+TEST(gpu_emu_dots) {
+  static const char *const dots[] = {
+    "x = f32[3,5,7] parameter(0)\n y = f32[3,7,4] parameter(1)\n ROOT d = f32[3,5,4] dot(x, y), lhs_batch_dims={0}, "
+    "rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}",
+    "x = f32[3,5,7] parameter(0)\n y = f32[3,4,7] parameter(1)\n ROOT d = f32[3,5,4] dot(x, y), lhs_batch_dims={0}, "
+    "rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}",
+    "x = f32[7,5] parameter(0)\n y = f32[7,4] parameter(1)\n ROOT d = f32[5,4] dot(x, y), lhs_contracting_dims={0}, "
+    "rhs_contracting_dims={0}",
+    "x = f32[5,7]{0,1} parameter(0)\n y = f32[7,4] parameter(1)\n ROOT d = f32[5,4] dot(x, y), lhs_contracting_dims={1}, "
+    "rhs_contracting_dims={0}",
+    "x = f64[6,9] parameter(0)\n y = f64[9] parameter(1)\n ROOT d = f64[6] dot(x, y), lhs_contracting_dims={1}, "
+    "rhs_contracting_dims={0}",
+    "x = f32[4,0] parameter(0)\n y = f32[0,3] parameter(1)\n ROOT d = f32[4,3] dot(x, y), lhs_contracting_dims={1}, "
+    "rhs_contracting_dims={0}",
+    "x = bf16[8,16] parameter(0)\n y = bf16[16,8] parameter(1)\n ROOT d = bf16[8,8] dot(x, y), lhs_contracting_dims={1}, "
+    "rhs_contracting_dims={0}",
+    "x = f32[33,65] parameter(0)\n y = f32[65,17] parameter(1)\n d = f32[33,17] dot(x, y), lhs_contracting_dims={1}, "
+    "rhs_contracting_dims={0}\n b = f32[17] parameter(2)\n bb = f32[33,17] broadcast(b), dimensions={1}\n"
+    " s = f32[33,17] add(d, bb)\n z = f32[] constant(0)\n zb = f32[33,17] broadcast(z), dimensions={}\n"
+    " ROOT r = f32[33,17] maximum(s, zb)",
+  };
+  for (size_t i = 0; i < CX_ARRAY_LEN(dots); i++) {
+    char text[1024];
+    snprintf(text, sizeof text, "HloModule dot%zu\nENTRY e {\n %s\n}\n", i, dots[i]);
+    emu_text(text, 40 + (uint64_t)i);
+  }
+}
+
 TEST(gpu_emu_ragged_launch) {
   /* totals that are not multiples of the 256-thread block: the last block's threads past the
    * end must return; totals below one block and of one element */

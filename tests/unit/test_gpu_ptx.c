@@ -134,12 +134,16 @@ TEST(gpu_refuses_at_compile_time) {
   CHECK_EQ_INT(build(sine, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
   CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "cannot run on the GPU yet: sine on f32 has no GPU lowering yet");
   cx_gpu_prog_free(&p);
-  const char *dot = "HloModule d\nENTRY e {\n a = f32[8,8] parameter(0)\n b = f32[8,8] parameter(1)\n"
-                    " ROOT r = f32[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
-  CHECK_EQ_INT(build(dot, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
-  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "cannot run on the GPU yet");
+  /* a sort (no GPU code yet) next to a dot (a cuBLASLt step, no kernel) */
+  const char *sort = "HloModule d\nlt {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+                     " ROOT c = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n a = f32[8,8] parameter(0)\n"
+                     " b = f32[8,8] parameter(1)\n d = f32[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                     " ROOT r = f32[8,8] sort(d), dimensions={1}, to_apply=lt\n}\n";
+  CHECK_EQ_INT(build(sort, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "(sort) cannot run on the GPU yet");
   cx_gpu_prog_free(&p);
-  CHECK_OK(build(dot, "sm_80", 1, &p)); /* lenient: left out and counted */
+  CHECK_OK(build(sort, "sm_80", 1, &p)); /* lenient: left out and counted */
+  CHECK_EQ_INT(p.ngemms, 1);
   CHECK(p.nskipped >= 1 && p.first_skip && p.ptx);
   cx_gpu_prog_free(&p);
 }

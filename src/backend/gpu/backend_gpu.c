@@ -16,6 +16,7 @@ static void gpu_destroy(void *state) {
     for (int i = 0; st->consts && i < st->prog.bufs.nslots; i++)
       if (st->consts[i]) st->cu->MemFree(st->consts[i]);
     if (st->arena) st->cu->MemFree(st->arena);
+    cx_gpu_gemm_unload(st);
     if (st->mod) st->cu->ModuleUnload(st->mod);
     CUcontext c;
     st->cu->CtxPopCurrent(&c);
@@ -74,7 +75,7 @@ static cxla_status load(cxla_context *ctx, gpu_state *st) {
   }
   if (p->bufs.arena_size > 0 && (r = cu->MemAlloc(&st->arena, (size_t)p->bufs.arena_size)))
     return cx_cuda_error(ctx, cu, r, "cuMemAlloc (temporaries)");
-  return CXLA_OK;
+  return cx_gpu_gemm_load(ctx, st);
 }
 
 static cxla_status compile_state(cxla_context *ctx, cx_module *m, const cx_flags *flags, gpu_state *st,
@@ -94,8 +95,8 @@ static cxla_status compile_state(cxla_context *ctx, cx_module *m, const cx_flags
   CUcontext c;
   st->cu->CtxPopCurrent(&c);
   /* which target ran where: a GPU newer than cxla runs the newest PTX cxla knows */
-  cx_sb_printf(&stats->counts, "gpu=\"%s\" ptx_target=%s ptx_isa=%d.%d kernels=%d ", name, arch.sm, arch.ptx / 10,
-               arch.ptx % 10, st->prog.nkernels);
+  cx_sb_printf(&stats->counts, "gpu=\"%s\" ptx_target=%s ptx_isa=%d.%d kernels=%d gemms=%d ", name, arch.sm,
+               arch.ptx / 10, arch.ptx % 10, st->prog.nkernels, st->prog.ngemms);
   return s;
 }
 

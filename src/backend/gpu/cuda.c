@@ -25,6 +25,7 @@ static const struct { size_t off; const char *name; } k_syms[] = {
   SYM(StreamDestroy, "cuStreamDestroy_v2"), SYM(StreamSynchronize, "cuStreamSynchronize"),
   SYM(GetErrorString, "cuGetErrorString"), SYM(EventCreate, "cuEventCreate"), SYM(EventRecord, "cuEventRecord"),
   SYM(EventElapsedTime, "cuEventElapsedTime"), SYM(EventDestroy, "cuEventDestroy_v2"),
+  SYM(MemsetD8Async, "cuMemsetD8Async"),
 };
 #undef SYM
 

@@ -56,6 +56,7 @@ typedef struct cx_cuda {
   CUresult (*EventRecord)(CUevent e, CUstream s);
   CUresult (*EventElapsedTime)(float *ms, CUevent start, CUevent end);
   CUresult (*EventDestroy)(CUevent e);
+  CUresult (*MemsetD8Async)(CUdeviceptr dst, unsigned char value, size_t n, CUstream s);
 } cx_cuda;
 
 /* The driver, opened once per process (thread safe); its library name comes from

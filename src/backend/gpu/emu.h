@@ -27,6 +27,7 @@ typedef void (*cx_emu_entry)(void **params);
 typedef struct cx_emu_fn { /* a CUfunction */
   cx_emu_entry entry;
   char name[64];
+  int warp;               /* it shuffles: a warp's lanes run as cooperating contexts */
 } cx_emu_fn;
 
 typedef struct cx_emu_module cx_emu_module;
@@ -40,11 +41,31 @@ const cx_emu_fn *cx_emu_module_function(const cx_emu_module *m, const char *name
 /* Device memory ranges the kernels may touch (emu_driver.c keeps the table). */
 int cx_emu_range_add(const void *base, size_t bytes);
 void cx_emu_range_remove(const void *base);
+/* 1 if [p, p+bytes) lies inside one live range (what the emulated libraries check). */
+int cx_emu_device_ok(CUdeviceptr p, size_t bytes);
 
 /* What the rewritten kernels call: the value of special register `which` (cx_emu_sreg_names'
  * index) for the emulated thread, and the check of one global-memory access. */
 uint32_t cx_emu_sreg(uint32_t which);
 void cx_emu_access(const void *p, uint64_t bytes, uint32_t store);
+/* shfl.sync.bfly.b32: the value `v` of lane (this lane xor lane_mask), every lane of the warp
+ * taking part (member_mask must be the full warp, clamp 0x1f: what the emitter writes). */
+uint32_t cx_emu_shfl_bfly(uint32_t member_mask, uint32_t v, uint32_t lane_mask, uint32_t clamp);
 extern const char *const cx_emu_sreg_names[]; /* NULL-terminated: "tid.x", ... */
+
+/* ---- emu_warp.c ---- */
+
+/* A warp's lane contexts and stacks, made once per launch (NULL: out of memory). */
+typedef struct cx_emu_warp cx_emu_warp;
+cx_emu_warp *cx_emu_warp_new(void);
+void cx_emu_warp_free(cx_emu_warp *w);
+/* Runs one warp of fn (nlanes <= 32 threads) as cooperating contexts; enter(arg, lane) is
+ * called before a lane runs or resumes (it sets the lane's special registers). 0; 1 when a
+ * lane faulted (cx_emu_access wrote the message); -1 with why when the lanes misuse a
+ * shuffle. */
+int cx_emu_warp_run(cx_emu_warp *w, const cx_emu_fn *fn, void **params, int nlanes, void (*enter)(void *arg, int lane),
+                    void *arg, char *why, size_t whylen);
+/* In a warp run: parks the calling lane for good as faulted (does not return). 0 otherwise. */
+int cx_emu_warp_fault(void);
 
 #endif

@@ -78,6 +78,8 @@ static int host_range_ok(CUdeviceptr p, size_t bytes) {
   return ok;
 }
 
+int cx_emu_device_ok(CUdeviceptr p, size_t bytes) { return host_range_ok(p, bytes); }
+
 /* ---- the emulated thread, and what a kernel calls ---- */
 
 typedef struct emu_thread {
@@ -109,6 +111,7 @@ void cx_emu_access(const void *p, uint64_t bytes, uint32_t store) {
     snprintf(t_fault + n, sizeof t_fault - (size_t)n, "; it starts %llu bytes after the start of a %zu-byte block)",
              (unsigned long long)((uintptr_t)p - before->base), before->bytes);
   else if (n > 0 && (size_t)n < sizeof t_fault) snprintf(t_fault + n, sizeof t_fault - (size_t)n, ")");
+  if (cx_emu_warp_fault()) return; /* a lane of a warp run: parked for good (not reached) */
   longjmp(*t_cur.trap, 1); /* the access does not happen */
 }
 
@@ -202,6 +205,12 @@ static CUresult emu_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstrea
   memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
   return E_OK;
 }
+static CUresult emu_memset8(CUdeviceptr dst, unsigned char v, size_t n, CUstream s) {
+  if (s != (CUstream)&g_stream_token) return E_INVALID_HANDLE;
+  if (!host_range_ok(dst, n)) return E_INVALID_VALUE;
+  memset((void *)(uintptr_t)dst, v, n);
+  return E_OK;
+}
 static CUresult emu_stream(CUstream *s, unsigned flags) { return flags > 1 ? E_INVALID_VALUE : (*s = (CUstream)&g_stream_token, E_OK); }
 static CUresult emu_stream_destroy(CUstream s) { return s == (CUstream)&g_stream_token ? E_OK : E_INVALID_HANDLE; }
 static CUresult emu_sync(CUstream s) { return s == (CUstream)&g_stream_token ? E_OK : E_INVALID_HANDLE; }
@@ -249,6 +258,39 @@ static uint64_t scramble_step(uint64_t n) {
   return s;
 }
 
+/* a lane's coordinates in its block: tid from the lane's thread number in the block */
+typedef struct warp_at { uint32_t first, bx, by; } warp_at;
+static void enter_lane(void *arg, int lane) {
+  const warp_at *a = arg;
+  uint32_t t = a->first + (uint32_t)lane, *r = t_cur.sreg;
+  r[0] = t % a->bx, r[1] = t / a->bx % a->by, r[2] = t / a->bx / a->by, r[13] = (uint32_t)lane;
+}
+
+/* A kernel that shuffles: blocks in scrambled order, each block's warps in turn, each warp's
+ * lanes as cooperating contexts (emu_warp.c). */
+static CUresult launch_warps(const cx_emu_fn *fn, void **params, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                             unsigned by, unsigned bz) {
+  cx_emu_warp *w = cx_emu_warp_new();
+  if (!w) return E_OUT_OF_MEMORY;
+  uint64_t nblocks = (uint64_t)gx * gy * gz, nthreads = (uint64_t)bx * by * bz, bstep = scramble_step(nblocks);
+  uint32_t *r = t_cur.sreg;
+  CUresult res = E_OK;
+  for (uint64_t i = 0; i < nblocks && res == E_OK; i++) {
+    uint64_t b = (i * bstep + nblocks / 3) % nblocks;
+    r[6] = (uint32_t)(b % gx), r[7] = (uint32_t)(b / gx % gy), r[8] = (uint32_t)(b / gx / gy);
+    for (uint64_t first = 0; first < nthreads && res == E_OK; first += 32) {
+      warp_at at = {(uint32_t)first, bx, by};
+      char why[256];
+      int rc = cx_emu_warp_run(w, fn, params, (int)(nthreads - first < 32 ? nthreads - first : 32), enter_lane, &at, why,
+                               sizeof why);
+      if (rc < 0) snprintf(t_fault, sizeof t_fault, "emulated GPU: kernel %s, block (%u,%u,%u): %s", fn->name, r[6], r[7], r[8], why);
+      if (rc) res = E_ILLEGAL_ADDRESS;
+    }
+  }
+  cx_emu_warp_free(w);
+  return res;
+}
+
 static CUresult emu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                            unsigned shared, CUstream s, void **params, void **extra) {
   const cx_emu_fn *fn = (const cx_emu_fn *)f;
@@ -274,7 +316,8 @@ static CUresult emu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, 
   uint32_t *r = t_cur.sreg;
   r[3] = bx, r[4] = by, r[5] = bz, r[9] = gx, r[10] = gy, r[11] = gz, r[12] = 32;
   CUresult res = E_OK;
-  if (setjmp(trap)) res = E_ILLEGAL_ADDRESS;
+  if (fn->warp) res = launch_warps(fn, params, gx, gy, gz, bx, by, bz);
+  else if (setjmp(trap)) res = E_ILLEGAL_ADDRESS;
   else {
     uint64_t nblocks = (uint64_t)gx * gy * gz, nthreads = (uint64_t)bx * by * bz;
     uint64_t bstep = scramble_step(nblocks), tstep = scramble_step(nthreads);
@@ -317,7 +360,7 @@ static const cx_cuda g_emu = {
   .MemcpyDtoDAsync = emu_dtod, .LaunchKernel = emu_launch, .StreamCreate = emu_stream,
   .StreamDestroy = emu_stream_destroy, .StreamSynchronize = emu_sync, .GetErrorString = emu_error_string,
   .EventCreate = emu_event_create, .EventRecord = emu_event_record, .EventElapsedTime = emu_event_elapsed,
-  .EventDestroy = emu_event_destroy,
+  .EventDestroy = emu_event_destroy, .MemsetD8Async = emu_memset8,
 };
 
 const cx_cuda *cx_cuda_emu(void) { return &g_emu; }

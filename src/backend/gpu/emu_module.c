@@ -2,9 +2,10 @@
  * IR, compiled for the host by the cpu backend's JIT. Two rewrites make it runnable there and
  * keep everything else as the PTX has it: reads of PTX special registers become calls to
  * cx_emu_sreg, and each global-memory access (addrspace 1: the kernel's buffers and constant
- * arrays) is preceded by a call to cx_emu_access. Any other NVVM intrinsic is refused, so a
- * kernel the emulation cannot run faithfully (barriers, shuffles, atomics on shared memory)
- * fails to load instead of running wrongly. */
+ * arrays) is preceded by a call to cx_emu_access; warp shuffles (shfl.sync.bfly) become calls
+ * to cx_emu_shfl_bfly, and their kernels run a warp's lanes as cooperating contexts
+ * (emu_driver.c). Any other NVVM intrinsic is refused, so a kernel the emulation cannot run
+ * faithfully (barriers, atomics on shared memory) fails to load instead of running wrongly. */
 #include <stdio.h>
 #include <string.h>
 #include <llvm-c/IRReader.h>
@@ -28,7 +29,8 @@ typedef struct rewriter {
   LLVMBuilderRef b;
   LLVMTargetDataRef td;
   LLVMTypeRef t_i32, t_i64, t_sreg, t_access;
-  LLVMValueRef f_sreg, f_access;
+  LLVMValueRef f_sreg, f_access, f_shfl;
+  unsigned char warp[1024];  /* per kernel (in order): it exchanges registers across its warp */
   char *log;
   size_t loglen;
 } rewriter;
@@ -62,6 +64,13 @@ static int rewrite_intrinsics(rewriter *w) {
     next = LLVMGetNextFunction(f);
     const char *name = fn_name(f);
     if (!LLVMIsDeclaration(f) || strncmp(name, "llvm.nvvm.", 10)) continue;
+    if (!strcmp(name, "llvm.nvvm.shfl.sync.bfly.i32")) { /* same signature: calls now go to the host */
+      LLVMTypeRef ft = LLVMGlobalGetValueType(f);
+      w->f_shfl = LLVMAddFunction(w->mod, "cx_emu_shfl_bfly", ft);
+      LLVMReplaceAllUsesWith(f, w->f_shfl);
+      LLVMDeleteFunction(f);
+      continue;
+    }
     int which = -1;
     for (int i = 0; !strncmp(name, sreg, sizeof sreg - 1) && cx_emu_sreg_names[i]; i++)
       if (!strcmp(name + sizeof sreg - 1, cx_emu_sreg_names[i])) which = i;
@@ -163,6 +172,10 @@ static int rewrite(rewriter *w, int *nkernels) {
     if (LLVMGetLinkage(f) == LLVMExternalLinkage && nk < 1024) kernels[nk++] = f;
   }
   for (int i = 0; i < nk; i++) add_entry(w, kernels[i]);
+  for (LLVMUseRef u = w->f_shfl ? LLVMGetFirstUse(w->f_shfl) : NULL; u; u = LLVMGetNextUse(u)) {
+    LLVMValueRef in = LLVMGetUser(u), fn = LLVMIsAInstruction(in) ? LLVMGetBasicBlockParent(LLVMGetInstructionParent(in)) : NULL;
+    for (int i = 0; i < nk; i++) w->warp[i] |= kernels[i] == fn;
+  }
   *nkernels = nk;
   return 0;
 }
@@ -189,7 +202,8 @@ static int jit_fail(cx_emu_module *m, char *log, size_t loglen, const char *what
 }
 
 /* the host JIT, its kernels' entries and the registered globals, from the rewritten module */
-static int link(cx_emu_module *m, LLVMModuleRef mod, int nkernels, int nglobals, char *log, size_t loglen) {
+static int link(cx_emu_module *m, LLVMModuleRef mod, int nkernels, int nglobals, const unsigned char *warp, char *log,
+                size_t loglen) {
   const char **knames = cx_calloc((size_t)nkernels + 1, sizeof *knames);
   uint64_t *gsizes = cx_calloc((size_t)nglobals + 1, sizeof *gsizes);
   m->fns = cx_calloc((size_t)nkernels + 1, sizeof *m->fns);
@@ -204,6 +218,7 @@ static int link(cx_emu_module *m, LLVMModuleRef mod, int nkernels, int nglobals,
       continue;
     if (k < nkernels && len - strlen(ENTRY_SUFFIX) < sizeof m->fns[k].name) {
       memcpy(m->fns[k].name, name, len - strlen(ENTRY_SUFFIX));
+      m->fns[k].warp = warp[k];
       knames[k++] = name;
     }
   }
@@ -243,8 +258,9 @@ int cx_emu_module_load(const char *ir, cx_emu_module **out, char *log, size_t lo
     cx_free(m);
     return snprintf(log, loglen, "out of memory"), -1;
   }
-  static const cx_jit_symbol syms[] = {{"cx_emu_sreg", (void *)cx_emu_sreg}, {"cx_emu_access", (void *)cx_emu_access}};
-  if (cx_jit_create(m->ctx, 1, syms, 2, &m->jit) != CXLA_OK) {
+  static const cx_jit_symbol syms[] = {{"cx_emu_sreg", (void *)cx_emu_sreg}, {"cx_emu_access", (void *)cx_emu_access},
+                                       {"cx_emu_shfl_bfly", (void *)cx_emu_shfl_bfly}};
+  if (cx_jit_create(m->ctx, 1, syms, 3, &m->jit) != CXLA_OK) {
     jit_fail(m, log, loglen, "creating the host JIT");
     cx_emu_module_free(m);
     return -1;
@@ -272,7 +288,7 @@ int cx_emu_module_load(const char *ir, cx_emu_module **out, char *log, size_t lo
   LLVMDisposeBuilder(w.b);
   int ng = rc ? 0 : export_globals(&w);
   if (rc) LLVMDisposeModule(mod);
-  else rc = link(m, mod, nk, ng, log, loglen);
+  else rc = link(m, mod, nk, ng, w.warp, log, loglen);
   if (rc) {
     cx_emu_module_free(m);
     return -1;

@@ -106,6 +106,27 @@ static cxla_status fusion(builder *b, cx_instr *in) {
   return launch(b, in);
 }
 
+/* A dot the cpu backend's lowering left in GEMM form (operands in a BLAS layout, f16/bf16
+ * computed in f32, integer dots turned into reduce fusions). */
+static cxla_status gemm(builder *b, cx_instr *in) {
+  cx_gemm_plan plan;
+  const char *why = "not a dot";
+  if (!cx_dot_plan(in, &plan, &why)) return refuse(b, in, why);
+  if (plan.type != CXLA_F32 && plan.type != CXLA_F64) return refuse(b, in, "cuBLASLt dots are f32 or f64 here");
+  int *slots = cx_malloc(3 * sizeof *slots);
+  if (!slots) return cx_oom(b->ctx);
+  slots[0] = leaf_slot(b, in, 0), slots[1] = leaf_slot(b, in->ops[0], 0), slots[2] = leaf_slot(b, in->ops[1], 0);
+  int have = slots[0] >= 0 && slots[1] >= 0 && slots[2] >= 0;
+  cx_gpu_step *s = have ? new_step(b) : NULL;
+  if (!s) {
+    cx_free(slots);
+    return have ? cx_oom(b->ctx) : cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s has no slot", in->name);
+  }
+  *s = (cx_gpu_step){.kind = CX_GPU_GEMM, .in = in, .nargs = 3, .slots = slots, .gemm = plan};
+  b->p->ngemms++;
+  return CXLA_OK;
+}
+
 typedef cxla_status (*step_fn)(builder *b, cx_instr *in);
 static cxla_status nothing(builder *b, cx_instr *in) { /* slots alias their sources (buffers.c) */
   (void)b, (void)in;
@@ -116,7 +137,7 @@ static cxla_status copy(builder *b, cx_instr *in) { return copy_leaves(b, in, in
 /* What each ENTRY op becomes; an op not here is refused unless it only re-labels bytes. */
 static const step_fn k_steps[CX_OP_COUNT] = {
   [CX_OP_PARAMETER] = nothing, [CX_OP_CONSTANT] = nothing, [CX_OP_TUPLE] = nothing,
-  [CX_OP_GET_TUPLE_ELEMENT] = nothing, [CX_OP_COPY] = copy, [CX_OP_FUSION] = fusion,
+  [CX_OP_GET_TUPLE_ELEMENT] = nothing, [CX_OP_COPY] = copy, [CX_OP_FUSION] = fusion, [CX_OP_DOT] = gemm,
 };
 
 static cxla_status entry_steps(builder *b) {
@@ -136,6 +157,7 @@ static cxla_status passes(cxla_context *ctx, cx_module *m, const cx_flags *flags
   cx_pass_ctx pc = {.opts = &po};
   CX_TRY(cx_interp_check_module(m));
   CX_TRY(cx_pass_pipeline_cpu(&pc, m));
+  CX_TRY(cx_cpu_lower_library_ops(m)); /* dots in GEMM form (cuBLASLt), convolutions as kernels */
   CX_TRY(cx_fusion_plan_module(m));
   (void)ctx;
   return cx_dump_finish(&pc, m);

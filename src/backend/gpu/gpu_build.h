@@ -5,19 +5,24 @@
  * in schedule order). */
 #ifndef CX_GPU_BUILD_H
 #define CX_GPU_BUILD_H
+#include "backend/cpu/sequencer.h"
 #include "passes/buffers.h"
 #include "runtime/flags.h"
 #include "codegen/nvptx.h"
 
-typedef enum cx_gpu_step_kind { CX_GPU_LAUNCH, CX_GPU_COPY } cx_gpu_step_kind;
+/* LAUNCH: a kernel of the PTX module; COPY: device to device; GEMM: a dot through cuBLASLt
+ * (the cpu backend's row-major plan, gpu_gemm.c maps it onto column-major cuBLASLt). */
+typedef enum cx_gpu_step_kind { CX_GPU_LAUNCH, CX_GPU_COPY, CX_GPU_GEMM } cx_gpu_step_kind;
 
 typedef struct cx_gpu_step {
   cx_gpu_step_kind kind;
   const cx_instr *in;     /* what it runs (names in logs and traces) */
   int kernel;             /* LAUNCH: index into cx_gpu_prog.kernels */
   int64_t total;          /* LAUNCH: threads (one per element of the kernel's iteration space) */
-  int nargs;              /* LAUNCH: slots of its pointer arguments, outputs then operands */
+  int nargs;              /* LAUNCH: slots of its pointer arguments, outputs then operands;
+                             GEMM: 3, the result, lhs and rhs */
   int *slots;
+  cx_gemm_plan gemm;      /* GEMM */
   int dst, src;           /* COPY: slots of the same size */
 } cx_gpu_step;
 
@@ -27,7 +32,7 @@ typedef struct cx_gpu_prog {
   cx_nvptx_arch arch;
   int nsteps;
   cx_gpu_step *steps;
-  int nkernels;
+  int nkernels, ngemms;
   char (*kernels)[64];    /* the .entry names in the PTX */
   char *ptx;              /* what the driver loads: PTX, or LLVM IR text (CX_GPU_LLVM_IMAGE) */
   int nskipped;           /* lenient builds: instructions left out (see cx_gpu_build) */

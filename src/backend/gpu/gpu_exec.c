@@ -49,6 +49,9 @@ static cxla_status step(run *r, const cx_gpu_step *s) {
     e = cu->MemcpyDtoDAsync(slot_ptr(r, s->dst), slot_ptr(r, s->src), (size_t)bytes, r->stream);
     return e ? cx_cuda_error(r->ctx, cu, e, "cuMemcpyDtoDAsync") : CXLA_OK;
   }
+  if (s->kind == CX_GPU_GEMM)
+    return cx_gpu_gemm_run(r->ctx, r->st, (int)(s - r->st->prog.steps), r->stream, slot_ptr(r, s->slots[0]),
+                           slot_ptr(r, s->slots[1]), slot_ptr(r, s->slots[2]));
   if (s->total <= 0) return CXLA_OK;
   enum { MAX_ARGS = 256 }; /* the emitter's kernels take at most CX_EMIT_MAX_ARGS pointers */
   CUdeviceptr ptrs[MAX_ARGS];
@@ -99,7 +102,10 @@ static cxla_status events_trace(run *r, int64_t done_ns) {
       return cx_cuda_error(r->ctx, cu, e, "cuEventElapsedTime");
     const cx_gpu_step *s = &p->steps[i];
     cx_trace_args a = {0};
-    if (s->kind == CX_GPU_LAUNCH) {
+    if (s->kind == CX_GPU_GEMM) {
+      const cx_gemm_plan *g = &s->gemm;
+      a = (cx_trace_args){.n = 4, .key = {"m", "n", "k", "batch"}, .val = {g->m, g->n, g->k, g->batch}};
+    } else if (s->kind == CX_GPU_LAUNCH) {
       unsigned block, grid;
       cx_gpu_grid(s->total, &block, &grid);
       a = (cx_trace_args){.n = 3, .key = {"threads", "block", "grid"}, .val = {s->total, block, grid}};
@@ -107,7 +113,7 @@ static cxla_status events_trace(run *r, int64_t done_ns) {
       a = (cx_trace_args){.n = 1, .key = {"bytes"}, .val = {p->bufs.slots[s->dst].size}};
     }
     cx_trace_add_on(r->trace, GPU_TRACE_TID, s->in && s->in->name ? s->in->name : "?",
-                    s->kind == CX_GPU_LAUNCH ? "kernel" : "copy", base + (int64_t)((double)t0 * 1e6),
+                    s->kind == CX_GPU_COPY ? "copy" : s->kind == CX_GPU_GEMM ? "library" : "kernel", base + (int64_t)((double)t0 * 1e6),
                     base + (int64_t)((double)t1 * 1e6), &a);
   }
   return CXLA_OK;

@@ -2,8 +2,16 @@
 #ifndef CX_GPU_STATE_H
 #define CX_GPU_STATE_H
 #include <pthread.h>
+#include "backend/gpu/blaslt.h"
 #include "backend/gpu/cuda.h"
 #include "backend/gpu/gpu_build.h"
+
+/* A GEMM step's cuBLASLt objects, made once when the executable is loaded. */
+typedef struct cx_gpu_gemm_rt {
+  void *desc;             /* the matmul descriptor (compute type, transposes) */
+  void *a, *b, *c;        /* layouts of cuBLASLt's A (the dot's rhs), B (its lhs), C = D */
+  cx_lt_algo algo;        /* the heuristic's first choice */
+} cx_gpu_gemm_rt;
 
 typedef struct gpu_state {
   cx_gpu_prog prog;
@@ -16,9 +24,21 @@ typedef struct gpu_state {
   CUdeviceptr *consts;    /* per slot: CONST slots' device copies (0 elsewhere) */
   CUdeviceptr arena;      /* temporaries; reused by every execution (under mu) */
   pthread_mutex_t mu;     /* one execution at a time */
+  const cx_blaslt *lt;    /* cuBLASLt or its emulation; NULL when the module has no dot */
+  void *lt_handle;
+  cx_gpu_gemm_rt *gemms;  /* per step (used by GEMM steps) */
+  CUdeviceptr lt_workspace;
+  size_t lt_workspace_size;
   int nparam_leaves;
   int *param_base;        /* [p]: parameter p's first leaf among all parameter leaves */
 } gpu_state;
+
+/* gpu_gemm.c: the GEMM steps' cuBLASLt objects (with the module's context current), one GEMM
+ * on a stream, and their release. */
+cxla_status cx_gpu_gemm_load(cxla_context *ctx, gpu_state *st);
+cxla_status cx_gpu_gemm_run(cxla_context *ctx, gpu_state *st, int step, CUstream stream, CUdeviceptr out,
+                            CUdeviceptr lhs, CUdeviceptr rhs);
+void cx_gpu_gemm_unload(gpu_state *st);
 
 cxla_status cx_gpu_execute(void *state, cxla_context *ctx, int nargs, cxla_literal *const *args, cxla_literal **out);
 

@@ -1,0 +1,146 @@
+/* emu_blaslt.c — cuBLASLt's matmul on the host for gpu-emu (see blaslt.h): what the gpu
+ * backend's GEMM steps ask cuBLASLt for, computed as the library documents it — column-major
+ * D = alpha op(A) op(B) + beta C with per-matrix leading dimensions and strided batches — in
+ * plain loops summing in double. Descriptors keep their attributes; a shape, type or pointer
+ * that cuBLASLt would reject is CUBLAS_STATUS_INVALID_VALUE here too. */
+#include <stdlib.h>
+#include <string.h>
+#include "backend/gpu/blaslt.h"
+#include "backend/gpu/emu.h"
+
+enum { S_OK = 0, S_NOT_INITIALIZED = 1, S_ALLOC_FAILED = 3, S_INVALID_VALUE = 7, S_NOT_SUPPORTED = 15 };
+
+typedef struct desc { int compute, scale, trans[2]; } desc;
+typedef struct layout { int type; uint64_t rows, cols; int64_t ld, stride; int32_t batch; } layout;
+typedef struct pref { uint64_t max_workspace; } pref;
+static int g_handle;
+
+static int lt_create(void **h) { return *h = &g_handle, S_OK; }
+static int lt_destroy(void *h) { return h == &g_handle ? S_OK : S_NOT_INITIALIZED; }
+
+static int desc_create(void **d, int compute, int scale) {
+  if (!(compute == CX_LT_COMPUTE_32F && scale == CX_LT_R_32F) && !(compute == CX_LT_COMPUTE_64F && scale == CX_LT_R_64F))
+    return S_NOT_SUPPORTED;
+  desc *x = calloc(1, sizeof *x);
+  if (!x) return S_ALLOC_FAILED;
+  x->compute = compute, x->scale = scale;
+  *d = x;
+  return S_OK;
+}
+static int desc_destroy(void *d) { return free(d), S_OK; }
+static int desc_set(void *d, int attr, const void *buf, size_t size) {
+  desc *x = d;
+  int32_t v;
+  if (!x || (attr != CX_LT_DESC_TRANSA && attr != CX_LT_DESC_TRANSB) || size != sizeof v) return S_INVALID_VALUE;
+  memcpy(&v, buf, sizeof v);
+  if (v != CX_LT_OP_N && v != CX_LT_OP_T) return S_INVALID_VALUE;
+  x->trans[attr == CX_LT_DESC_TRANSB] = v;
+  return S_OK;
+}
+
+static int layout_create(void **l, int type, uint64_t rows, uint64_t cols, int64_t ld) {
+  if ((type != CX_LT_R_32F && type != CX_LT_R_64F) || ld < (int64_t)(rows ? rows : 1)) return S_INVALID_VALUE;
+  layout *x = calloc(1, sizeof *x);
+  if (!x) return S_ALLOC_FAILED;
+  *x = (layout){.type = type, .rows = rows, .cols = cols, .ld = ld, .batch = 1};
+  *l = x;
+  return S_OK;
+}
+static int layout_destroy(void *l) { return free(l), S_OK; }
+static int layout_set(void *l, int attr, const void *buf, size_t size) {
+  layout *x = l;
+  if (x && attr == CX_LT_LAYOUT_BATCH_COUNT && size == sizeof x->batch) memcpy(&x->batch, buf, size);
+  else if (x && attr == CX_LT_LAYOUT_STRIDED_BATCH_OFFSET && size == sizeof x->stride) memcpy(&x->stride, buf, size);
+  else return S_INVALID_VALUE;
+  return x->batch >= 1 ? S_OK : S_INVALID_VALUE;
+}
+
+static int pref_create(void **p) {
+  pref *x = calloc(1, sizeof *x);
+  return x ? (*p = x, S_OK) : S_ALLOC_FAILED;
+}
+static int pref_destroy(void *p) { return free(p), S_OK; }
+static int pref_set(void *p, int attr, const void *buf, size_t size) {
+  pref *x = p;
+  if (!x || attr != CX_LT_PREF_MAX_WORKSPACE_BYTES || size != sizeof x->max_workspace) return S_INVALID_VALUE;
+  memcpy(&x->max_workspace, buf, size);
+  return S_OK;
+}
+
+/* op(X)'s rows and columns */
+static void op_dims(const layout *x, int trans, uint64_t *r, uint64_t *c) {
+  *r = trans ? x->cols : x->rows;
+  *c = trans ? x->rows : x->cols;
+}
+
+static int shapes_ok(const desc *d, const layout *a, const layout *b, const layout *c, const layout *o) {
+  uint64_t ar, ac, br, bc;
+  op_dims(a, d->trans[0], &ar, &ac);
+  op_dims(b, d->trans[1], &br, &bc);
+  int type = d->compute == CX_LT_COMPUTE_64F ? CX_LT_R_64F : CX_LT_R_32F;
+  return ar == o->rows && bc == o->cols && ac == br && c->rows == o->rows && c->cols == o->cols && a->type == type &&
+         b->type == type && c->type == type && o->type == type && a->batch == o->batch && b->batch == o->batch &&
+         c->batch == o->batch;
+}
+
+static int heuristic(void *h, void *dd, void *a, void *b, void *c, void *d, void *p, int want, cx_lt_heuristic *res,
+                     int *got) {
+  if (h != &g_handle || !p || want < 1) return S_INVALID_VALUE;
+  if (!shapes_ok(dd, a, b, c, d)) return S_NOT_SUPPORTED;
+  memset(res, 0, sizeof *res);
+  *got = 1;
+  return S_OK;
+}
+
+/* every byte matrix x's batches touch lies in device memory */
+static int in_device(const void *p, const layout *x, size_t esize) {
+  if (!x->rows || !x->cols) return 1;
+  uint64_t last = (uint64_t)x->ld * (x->cols - 1) + x->rows + (uint64_t)(x->batch - 1) * (uint64_t)x->stride;
+  return cx_emu_device_ok((CUdeviceptr)(uintptr_t)p, (size_t)(last * esize));
+}
+
+static double load(const void *p, int f64, uint64_t i) { return f64 ? ((const double *)p)[i] : ((const float *)p)[i]; }
+
+static int matmul(void *h, void *dd, const void *alpha, const void *A, void *ad, const void *B, void *bd,
+                  const void *beta, const void *C, void *cd, void *D, void *od, const cx_lt_algo *algo, void *ws,
+                  size_t wss, CUstream s) {
+  (void)algo, (void)ws, (void)wss, (void)s;
+  const desc *d = dd;
+  const layout *a = ad, *b = bd, *c = cd, *o = od;
+  if (h != &g_handle || !d || !a || !b || !c || !o || !shapes_ok(d, a, b, c, o)) return S_INVALID_VALUE;
+  int f64 = d->compute == CX_LT_COMPUTE_64F;
+  size_t es = f64 ? 8 : 4;
+  if (!in_device(A, a, es) || !in_device(B, b, es) || !in_device(C, c, es) || !in_device(D, o, es)) return S_INVALID_VALUE;
+  double al = f64 ? *(const double *)alpha : *(const float *)alpha, be = f64 ? *(const double *)beta : *(const float *)beta;
+  uint64_t m = o->rows, n = o->cols, k = d->trans[0] ? a->rows : a->cols;
+  for (int32_t t = 0; t < o->batch; t++)
+    for (uint64_t j = 0; j < n; j++)
+      for (uint64_t i = 0; i < m; i++) {
+        double acc = 0;
+        for (uint64_t p = 0; p < k; p++) { /* op(A)(i,p) * op(B)(p,j), each stored column-major */
+          uint64_t ia = d->trans[0] ? p + i * (uint64_t)a->ld : i + p * (uint64_t)a->ld;
+          uint64_t ib = d->trans[1] ? j + p * (uint64_t)b->ld : p + j * (uint64_t)b->ld;
+          acc += load(A, f64, ia + (uint64_t)t * (uint64_t)a->stride) * load(B, f64, ib + (uint64_t)t * (uint64_t)b->stride);
+        }
+        double v = al * acc + (be != 0 ? be * load(C, f64, i + j * (uint64_t)c->ld + (uint64_t)t * (uint64_t)c->stride) : 0);
+        uint64_t io = i + j * (uint64_t)o->ld + (uint64_t)t * (uint64_t)o->stride;
+        if (f64) ((double *)D)[io] = v;
+        else ((float *)D)[io] = (float)v;
+      }
+  return S_OK;
+}
+
+static const char *status_string(int s) {
+  return s == S_OK ? "the operation completed successfully" : s == S_INVALID_VALUE ? "an invalid value was used as an argument"
+         : s == S_NOT_SUPPORTED ? "the functionality requested is not supported" : "cuBLASLt emulation error";
+}
+
+static const cx_blaslt g_emu_lt = {
+  .lib = (void *)&g_emu_lt, .Create = lt_create, .Destroy = lt_destroy, .MatmulDescCreate = desc_create,
+  .MatmulDescDestroy = desc_destroy, .MatmulDescSetAttribute = desc_set, .MatrixLayoutCreate = layout_create,
+  .MatrixLayoutDestroy = layout_destroy, .MatrixLayoutSetAttribute = layout_set, .MatmulPreferenceCreate = pref_create,
+  .MatmulPreferenceDestroy = pref_destroy, .MatmulPreferenceSetAttribute = pref_set,
+  .MatmulAlgoGetHeuristic = heuristic, .Matmul = matmul, .GetStatusString = status_string,
+};
+
+const cx_blaslt *cx_blaslt_emu(void) { return &g_emu_lt; }
