@@ -77,7 +77,10 @@ typedef enum cxla_type {
    * NaN). Arithmetic on them is carried out in f32 (docs/numerics.md) */
   CXLA_S4, CXLA_U4,
   CXLA_F8E4M3FN, CXLA_F8E5M2, CXLA_F8E4M3FNUZ, CXLA_F8E5M2FNUZ, CXLA_F8E4M3B11FNUZ, CXLA_F8E4M3, CXLA_F8E3M4,
-  CXLA_F4E2M1FN
+  CXLA_F4E2M1FN,
+  /* 2-bit integers, one per byte (the low two bits; ml_dtypes' int2 and uint2), and f8e8m0fnu,
+   * the OCP microscaling scale: a power of two 2^(code - 127), no sign, no zero, NaN 0xff */
+  CXLA_S2, CXLA_U2, CXLA_F8E8M0FNU
 } cxla_type;
 
 #define CXLA_MAX_RANK 16

@@ -150,7 +150,8 @@ int cli_load_input(cxla_context *ctx, cxla_module *m, int i, const char *path, c
   cxla_shape got = {cxla_literal_type(lit), cxla_literal_rank(lit), cxla_literal_dims(lit), 0, NULL};
   /* numpy has no bf16, 8- or 4-bit float (ml_dtypes saves them as raw bytes) or 4-bit integer:
    * they come widened, as cxla writes them (f4 for the floats, i1/u1 for s4/u4) */
-  cxla_type wide = want.type == CXLA_S4 ? CXLA_S8 : want.type == CXLA_U4 ? CXLA_U8
+  cxla_type wide = want.type == CXLA_S4 || want.type == CXLA_S2   ? CXLA_S8
+                   : want.type == CXLA_U4 || want.type == CXLA_U2 ? CXLA_U8
                    : want.type == CXLA_BF16 || (cxla_type_size(want.type) == 1 && cxla_type_name(want.type)[0] == 'f')
                        ? CXLA_F32 : CXLA_INVALID;
   if (wide != CXLA_INVALID && got.type == wide && same_dims(&want, lit)) {

@@ -25,11 +25,12 @@ try:
     import ml_dtypes
 
     _NUMPY_OF_NAME["bf16"] = np.dtype(ml_dtypes.bfloat16)
-    # the 4- and 8-bit types, one per byte in both libraries; a name ml_dtypes lacks stays unmapped
+    # the 2-, 4- and 8-bit types, one per byte in both libraries; a name ml_dtypes lacks stays unmapped
     for _name, _ml in (("s4", "int4"), ("u4", "uint4"), ("f8e4m3fn", "float8_e4m3fn"), ("f8e5m2", "float8_e5m2"),
                        ("f8e4m3fnuz", "float8_e4m3fnuz"), ("f8e5m2fnuz", "float8_e5m2fnuz"),
                        ("f8e4m3b11fnuz", "float8_e4m3b11fnuz"), ("f8e4m3", "float8_e4m3"), ("f8e3m4", "float8_e3m4"),
-                       ("f4e2m1fn", "float4_e2m1fn")):
+                       ("f4e2m1fn", "float4_e2m1fn"), ("s2", "int2"), ("u2", "uint2"),
+                       ("f8e8m0fnu", "float8_e8m0fnu")):
         if hasattr(ml_dtypes, _ml):
             _NUMPY_OF_NAME[_name] = np.dtype(getattr(ml_dtypes, _ml))
 except ImportError:  # bf16 results then come back widened to float32 (a copy), as cxla run writes them

@@ -54,6 +54,7 @@ LLVMTypeRef cx_cg_reg_type(cx_cg *g, cxla_type t) {
   case CXLA_S64: case CXLA_U64: return g->t_i64;
   case CXLA_F16: case CXLA_BF16: case CXLA_F32: return g->t_f32;
   case CXLA_S4: case CXLA_U4: return LLVMIntTypeInContext(g->llctx, 4); /* LLVM's i4 wraps as s4/u4 do */
+  case CXLA_S2: case CXLA_U2: return LLVMIntTypeInContext(g->llctx, 2);
   case CXLA_F64: return g->t_f64;
   case CXLA_C64: case CXLA_C128: { /* {re, im}, as in memory */
     LLVMTypeRef p = t == CXLA_C64 ? g->t_f32 : g->t_f64, parts[2] = {p, p};
@@ -67,7 +68,7 @@ LLVMTypeRef cx_cg_mem_type(cx_cg *g, cxla_type t) {
   switch (t) {
   case CXLA_PRED: return g->t_i8;
   case CXLA_F16: case CXLA_BF16: return g->t_i16;
-  case CXLA_S4: case CXLA_U4: return g->t_i8;
+  case CXLA_S4: case CXLA_U4: case CXLA_S2: case CXLA_U2: return g->t_i8;
   default: return cx_mf_format_of(t) ? g->t_i8 : cx_cg_reg_type(g, t);
   }
 }
@@ -96,7 +97,8 @@ LLVMValueRef cx_cg_from_mem(cx_cg *g, cxla_type t, LLVMValueRef v) {
   case CXLA_F16:
     return LLVMBuildFPExt(g->b, LLVMBuildBitCast(g->b, v, LLVMHalfTypeInContext(g->llctx), ""), g->t_f32, "");
   case CXLA_BF16: return bf16_to_f32(g, v);
-  case CXLA_S4: case CXLA_U4: return LLVMBuildTrunc(g->b, v, cx_cg_reg_type(g, t), ""); /* the low four bits */
+  case CXLA_S4: case CXLA_U4: case CXLA_S2: case CXLA_U2: /* the low four (two) bits */
+    return LLVMBuildTrunc(g->b, v, cx_cg_reg_type(g, t), "");
   default: return cx_mf_format_of(t) ? cx_cg_mf_decode(g, t, v) : v;
   }
 }
@@ -107,7 +109,8 @@ LLVMValueRef cx_cg_to_mem(cx_cg *g, cxla_type t, LLVMValueRef v) {
   case CXLA_F16:
     return LLVMBuildBitCast(g->b, LLVMBuildFPTrunc(g->b, v, LLVMHalfTypeInContext(g->llctx), ""), g->t_i16, "");
   case CXLA_BF16: return f32_to_bf16(g, v);
-  case CXLA_S4: case CXLA_U4: return LLVMBuildZExt(g->b, v, g->t_i8, ""); /* ml_dtypes' byte: high bits 0 */
+  case CXLA_S4: case CXLA_U4: case CXLA_S2: case CXLA_U2: /* ml_dtypes' byte: high bits 0 */
+    return LLVMBuildZExt(g->b, v, g->t_i8, "");
   default: return cx_mf_format_of(t) ? cx_cg_mf_encode(g, t, v) : v;
   }
 }

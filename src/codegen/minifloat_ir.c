@@ -15,8 +15,41 @@
 
 static LLVMValueRef ki(LLVMTypeRef t, uint64_t v) { return LLVMConstInt(t, (unsigned long long)v, 0); }
 
+/* f8e8m0fnu: the code is an f32's biased exponent (the same bias), 0 a subnormal 2^-127;
+ * 0xff NaN. */
+static LLVMValueRef e8m0_decode(cx_cg *g, LLVMValueRef code8) {
+  LLVMBuilderRef b = g->b;
+  LLVMTypeRef I = g->t_i32;
+  LLVMValueRef c = LLVMBuildZExt(b, code8, I, "");
+  LLVMValueRef v = LLVMBuildBitCast(b, LLVMBuildShl(b, c, ki(I, 23), ""), g->t_f32, "");
+  v = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, c, ki(I, 0), ""), LLVMConstReal(g->t_f32, ldexp(1, -127)), v, "");
+  return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, c, ki(I, 0xff), ""), LLVMConstReal(g->t_f32, NAN), v, "");
+}
+
+/* f8e8m0fnu from an f32 (an f64 rounds to f32 first, as ml_dtypes): cx_mf_encode's rule on the
+ * f32's exponent and mantissa fields. */
+static LLVMValueRef e8m0_encode(cx_cg *g, LLVMValueRef x) {
+  LLVMBuilderRef b = g->b;
+  LLVMTypeRef I = g->t_i32;
+  if (LLVMTypeOf(x) == g->t_f64) x = LLVMBuildFPTrunc(b, x, g->t_f32, "");
+  LLVMValueRef u = LLVMBuildBitCast(b, x, I, "");
+  LLVMValueRef e = LLVMBuildLShr(b, LLVMBuildAnd(b, u, ki(I, 0x7f800000), ""), ki(I, 23), "");
+  LLVMValueRef m = LLVMBuildAnd(b, u, ki(I, 0x7fffff), "");
+  LLVMValueRef up = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntUGE, m, ki(I, 0x400000), ""), I, "");
+  LLVMValueRef normal = LLVMBuildAdd(b, e, up, "");
+  normal = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntUGT, normal, ki(I, 254), ""), ki(I, 0xff), normal, "");
+  LLVMValueRef sub = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntUGT, m, ki(I, 0x400000), ""), I, "");
+  LLVMValueRef code = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, e, ki(I, 0), ""), sub, normal, "");
+  /* not a positive finite value (NaN compares false) */
+  LLVMValueRef ok = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOGT, x, LLVMConstReal(g->t_f32, 0), ""),
+                                 LLVMBuildFCmp(b, LLVMRealOLT, x, LLVMConstReal(g->t_f32, INFINITY), ""), "");
+  code = LLVMBuildSelect(b, ok, code, ki(I, 0xff), "");
+  return LLVMBuildTrunc(b, code, g->t_i8, "");
+}
+
 LLVMValueRef cx_cg_mf_decode(cx_cg *g, cxla_type t, LLVMValueRef code8) {
   const cx_mf_format *f = cx_mf_format_of(t);
+  if (f->kind == CX_MF_E8M0) return e8m0_decode(g, code8);
   LLVMBuilderRef b = g->b;
   LLVMTypeRef I = g->t_i32;
   int sbit = f->ebits + f->mbits;
@@ -49,6 +82,7 @@ LLVMValueRef cx_cg_mf_decode(cx_cg *g, cxla_type t, LLVMValueRef code8) {
 
 LLVMValueRef cx_cg_mf_encode(cx_cg *g, cxla_type t, LLVMValueRef x) {
   const cx_mf_format *f = cx_mf_format_of(t);
+  if (f->kind == CX_MF_E8M0) return e8m0_encode(g, x);
   LLVMBuilderRef b = g->b;
   int dbl = LLVMTypeOf(x) == g->t_f64;
   LLVMTypeRef F = dbl ? g->t_f64 : g->t_f32, W = dbl ? g->t_i64 : g->t_i32, I = g->t_i32;

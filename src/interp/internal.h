@@ -191,6 +191,7 @@ uint64_t cx_reduce_precision_bits(uint64_t x, int nbits, int src_mbits, int ebit
 static inline int64_t cx_sext(int bits, int64_t v) {
   switch (bits) {
   case 4: return (int64_t)((uint64_t)v << 60) >> 60; /* s4, u4 */
+  case 2: return (int64_t)((uint64_t)v << 62) >> 62; /* s2, u2 */
   case 8: return (int8_t)v;
   case 16: return (int16_t)v;
   case 32: return (int32_t)v;

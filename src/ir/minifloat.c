@@ -9,7 +9,8 @@
 static const cx_mf_format k_e4m3fn = {4, 3, 7, CX_MF_FN}, k_e5m2 = {5, 2, 15, CX_MF_IEEE},
                           k_e4m3fnuz = {4, 3, 8, CX_MF_FNUZ}, k_e5m2fnuz = {5, 2, 16, CX_MF_FNUZ},
                           k_e4m3b11fnuz = {4, 3, 11, CX_MF_FNUZ}, k_e4m3 = {4, 3, 7, CX_MF_IEEE},
-                          k_e3m4 = {3, 4, 3, CX_MF_IEEE}, k_e2m1fn = {2, 1, 1, CX_MF_FINITE};
+                          k_e3m4 = {3, 4, 3, CX_MF_IEEE}, k_e2m1fn = {2, 1, 1, CX_MF_FINITE},
+                          k_e8m0fnu = {8, 0, 127, CX_MF_E8M0};
 
 const cx_mf_format *cx_mf_format_of(cxla_type t) {
   switch (t) {
@@ -21,11 +22,13 @@ const cx_mf_format *cx_mf_format_of(cxla_type t) {
   case CXLA_F8E4M3: return &k_e4m3;
   case CXLA_F8E3M4: return &k_e3m4;
   case CXLA_F4E2M1FN: return &k_e2m1fn;
+  case CXLA_F8E8M0FNU: return &k_e8m0fnu;
   default: return NULL;
   }
 }
 
 double cx_mf_decode(const cx_mf_format *f, uint32_t code) {
+  if (f->kind == CX_MF_E8M0) return (code & 0xff) == 0xff ? NAN : ldexp(1, (int)(code & 0xff) - f->bias);
   int sbit = f->ebits + f->mbits;
   uint32_t emask = (1u << f->ebits) - 1, mmask = (1u << f->mbits) - 1;
   code &= (2u << sbit) - 1;
@@ -38,7 +41,19 @@ double cx_mf_decode(const cx_mf_format *f, uint32_t code) {
   return neg ? -v : v;
 }
 
+/* E8M0 (minifloat.h): from the f32's bits, as ml_dtypes converts. */
+static uint32_t e8m0_encode(double v) {
+  float x = (float)v;
+  if (!(x > 0) || isinf(x)) return 0xff; /* NaN, zeros, negative values, infinities */
+  union { float f; uint32_t u; } w = {x};
+  uint32_t e = w.u >> 23, m = w.u & 0x7fffff;
+  if (!e) return m > 0x400000 ? 1 : 0;
+  uint32_t c = e + (m >= 0x400000);
+  return c > 254 ? 0xff : c;
+}
+
 uint32_t cx_mf_encode(const cx_mf_format *f, double v) {
+  if (f->kind == CX_MF_E8M0) return e8m0_encode(v);
   int sbit = f->ebits + f->mbits;
   uint32_t emask = (1u << f->ebits) - 1, mmask = (1u << f->mbits) - 1, sign = signbit(v) ? 1u << sbit : 0;
   uint32_t nan = f->kind == CX_MF_FNUZ ? 1u << sbit : sign | (emask << f->mbits) | mmask;

@@ -112,6 +112,8 @@ int64_t cx_wrap_int(cxla_type t, int64_t v) {
   case CXLA_U32: return (uint32_t)v;
   case CXLA_S4: return (int64_t)((uint64_t)v << 60) >> 60; /* the low four bits, sign-extended */
   case CXLA_U4: return v & 15;
+  case CXLA_S2: return (int64_t)((uint64_t)v << 62) >> 62; /* the low two bits, sign-extended */
+  case CXLA_U2: return v & 3;
   default: return v;
   }
 }
@@ -151,9 +153,9 @@ double cx_load_f64(cxla_type t, const void *base, int64_t i) {
   case CXLA_F64: return ((const double *)base)[i];
   case CXLA_C64: return ((const float *)base)[2 * i];
   case CXLA_C128: return ((const double *)base)[2 * i];
-  case CXLA_S4: case CXLA_U4: return (double)cx_wrap_int(t, ((const uint8_t *)base)[i]);
+  case CXLA_S4: case CXLA_U4: case CXLA_S2: case CXLA_U2: return (double)cx_wrap_int(t, ((const uint8_t *)base)[i]);
   case CXLA_F8E4M3FN: case CXLA_F8E5M2: case CXLA_F8E4M3FNUZ: case CXLA_F8E5M2FNUZ: case CXLA_F8E4M3B11FNUZ:
-  case CXLA_F8E4M3: case CXLA_F8E3M4: case CXLA_F4E2M1FN:
+  case CXLA_F8E4M3: case CXLA_F8E3M4: case CXLA_F4E2M1FN: case CXLA_F8E8M0FNU:
     return cx_mf_decode(cx_mf_format_of(t), ((const uint8_t *)base)[i]);
   case CXLA_INVALID: case CXLA_TUPLE: case CXLA_TOKEN: return 0;
   }
@@ -192,7 +194,7 @@ int64_t cx_load_i64(cxla_type t, const void *base, int64_t i) {
   case CXLA_U16: return ((const uint16_t *)base)[i];
   case CXLA_U32: return ((const uint32_t *)base)[i];
   case CXLA_U64: return (int64_t)((const uint64_t *)base)[i];
-  case CXLA_S4: case CXLA_U4: return cx_wrap_int(t, ((const uint8_t *)base)[i]);
+  case CXLA_S4: case CXLA_U4: case CXLA_S2: case CXLA_U2: return cx_wrap_int(t, ((const uint8_t *)base)[i]);
   default: return cx_f64_to_int(CXLA_S64, cx_load_f64(t, base, i));
   }
 }
@@ -209,6 +211,7 @@ void cx_store_i64(cxla_type t, void *base, int64_t i, int64_t v) {
   case CXLA_U32: ((uint32_t *)base)[i] = (uint32_t)v; break;
   case CXLA_U64: ((uint64_t *)base)[i] = (uint64_t)v; break;
   case CXLA_S4: case CXLA_U4: ((uint8_t *)base)[i] = (uint8_t)(v & 15); break; /* ml_dtypes' byte */
+  case CXLA_S2: case CXLA_U2: ((uint8_t *)base)[i] = (uint8_t)(v & 3); break;
   default: cx_store_f64(t, base, i, (double)v); break;
   }
 }
@@ -221,7 +224,7 @@ void cx_store_f64(cxla_type t, void *base, int64_t i, double v) {
   case CXLA_F64: ((double *)base)[i] = v; break;
   case CXLA_C64: case CXLA_C128: cx_store_complex(t, base, i, v, 0); break;
   case CXLA_F8E4M3FN: case CXLA_F8E5M2: case CXLA_F8E4M3FNUZ: case CXLA_F8E5M2FNUZ: case CXLA_F8E4M3B11FNUZ:
-  case CXLA_F8E4M3: case CXLA_F8E3M4: case CXLA_F4E2M1FN:
+  case CXLA_F8E4M3: case CXLA_F8E3M4: case CXLA_F4E2M1FN: case CXLA_F8E8M0FNU:
     ((uint8_t *)base)[i] = (uint8_t)cx_mf_encode(cx_mf_format_of(t), v);
     break;
   default: cx_store_i64(t, base, i, cx_f64_to_int(t, v)); break;

@@ -10,8 +10,8 @@
  * on), C-order arrays of bool, signed/unsigned integers, f16/f32/f64 and complex64/128
  * ('c8'/'c16': each element's real then imaginary part, as cxla's c64/c128). NumPy has no
  * bfloat16, 8-bit or 4-bit float dtype (ml_dtypes' arrays save as raw '|V1' bytes), so bf16 and
- * the f8/f4 types are written widened to '<f4' (exact: every such value is an f32), and s4/u4 as
- * '|i1'/'|u1'; reading such a file back gives an f32 (s8, u8) literal. Every malformed file is a CXLA_ERR_IO naming
+ * the f8/f4 types are written widened to '<f4' (exact: every such value is an f32), and s4/u4 and
+ * s2/u2 as '|i1'/'|u1'; reading such a file back gives an f32 (s8, u8) literal. Every malformed file is a CXLA_ERR_IO naming
  * the file; nothing here trusts a length it read before checking it against the buffer. */
 #include <errno.h>
 #include <stdio.h>
@@ -241,10 +241,10 @@ static const char *descr_of(cxla_type t) {
   case CXLA_F64: return "<f8";
   case CXLA_C64: return "<c8";
   case CXLA_C128: return "<c16";
-  case CXLA_S4: return "|i1";
-  case CXLA_U4: return "|u1";
+  case CXLA_S4: case CXLA_S2: return "|i1";
+  case CXLA_U4: case CXLA_U2: return "|u1";
   case CXLA_F8E4M3FN: case CXLA_F8E5M2: case CXLA_F8E4M3FNUZ: case CXLA_F8E5M2FNUZ: case CXLA_F8E4M3B11FNUZ:
-  case CXLA_F8E4M3: case CXLA_F8E3M4: case CXLA_F4E2M1FN:
+  case CXLA_F8E4M3: case CXLA_F8E3M4: case CXLA_F4E2M1FN: case CXLA_F8E8M0FNU:
     return "<f4"; /* widened */
   case CXLA_INVALID: case CXLA_TUPLE: case CXLA_TOKEN: return NULL;
   }
@@ -293,7 +293,7 @@ cxla_status cx_npy_encode(cxla_context *ctx, const cxla_literal *lit, unsigned c
       float f = (float)cx_load_f64(t, lit->data, i);
       memcpy(buf + total_hdr + (size_t)i * 4, &f, 4);
     }
-  } else if (t == CXLA_S4) { /* sign-extended to a whole byte */
+  } else if (t == CXLA_S4 || t == CXLA_S2) { /* sign-extended to a whole byte */
     for (int64_t i = 0; i < elems; i++) buf[total_hdr + (size_t)i] = (unsigned char)cx_load_i64(t, lit->data, i);
   } else if (nbytes) {
     memcpy(buf + total_hdr, lit->data, nbytes);

@@ -5,7 +5,7 @@
 
 /* XLA element types cxla does not model: valid HLO, so they are "not supported" rather than
  * parse errors. */
-static const char *const unsupported_types[] = {"s1", "s2", "u1", "u2", "f8e8m0fnu", "opaque"};
+static const char *const unsupported_types[] = {"s1", "u1", "opaque"};
 
 static int is_unsupported_type(const cx_token *t) {
   for (int i = 0; i < CX_ARRAY_LEN(unsupported_types); i++) {

@@ -237,6 +237,35 @@ ENTRY main {
             np.testing.assert_array_equal(t.astype(np.int8), [-2, 0, 6, -2])
             np.testing.assert_array_equal(q.astype(np.float32), [1, 1, 6, -2])
 
+    def test_two_bit_and_e8m0_types(self):
+        """s2/u2 and f8e8m0fnu arrays are ml_dtypes' int2, uint2 and float8_e8m0fnu both ways."""
+        try:
+            import ml_dtypes
+        except ImportError:
+            self.skipTest("ml_dtypes is not installed")
+        if not all(hasattr(ml_dtypes, n) for n in ("int2", "uint2", "float8_e8m0fnu")):
+            self.skipTest("this ml_dtypes has no int2, uint2 or float8_e8m0fnu")
+        text = """HloModule two_bit
+ENTRY main {
+  s = s2[4] parameter(0)
+  u = u2[4] parameter(1)
+  e = f8e8m0fnu[3] parameter(2)
+  ROOT r = (s2[4], u2[4], f8e8m0fnu[3]) tuple(s2[4] add(s, s), u2[4] multiply(u, u), f8e8m0fnu[3] multiply(e, e))
+}
+"""
+        s = np.array([-2, -1, 0, 1], np.int8).astype(ml_dtypes.int2)
+        u = np.array([0, 1, 2, 3], np.uint8).astype(ml_dtypes.uint2)
+        e = np.array([0.5, 2, 2.0 ** 100], np.float32).astype(ml_dtypes.float8_e8m0fnu)
+        for backend in ("cpu", "interp"):
+            rs, ru, re = cxla.compile(text, backend=backend)(s, u, e)
+            self.assertEqual(rs.dtype, np.dtype(ml_dtypes.int2))
+            self.assertEqual(ru.dtype, np.dtype(ml_dtypes.uint2))
+            self.assertEqual(re.dtype, np.dtype(ml_dtypes.float8_e8m0fnu))
+            # -2 + -2 and 1 + 1 wrap; 2 * 2 = 4 and 3 * 3 = 9 wrap modulo 4; 2^200 is past 2^127: NaN
+            np.testing.assert_array_equal(rs.astype(np.int8), [0, -2, 0, -2])
+            np.testing.assert_array_equal(ru.astype(np.uint8), [0, 1, 0, 1])
+            np.testing.assert_array_equal(re.astype(np.float32), [0.25, 4, np.nan])
+
     def test_complex_numbers(self):
         text = """HloModule cplx
 ENTRY main {

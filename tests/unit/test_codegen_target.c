@@ -12,7 +12,8 @@
 static const cxla_type k_types[] = {CXLA_PRED, CXLA_S8,  CXLA_S16, CXLA_S32, CXLA_S64, CXLA_U8,  CXLA_U16,
                                     CXLA_U32,  CXLA_U64, CXLA_F16, CXLA_BF16, CXLA_F32, CXLA_F64, CXLA_C64,
                                     CXLA_C128, CXLA_S4, CXLA_U4, CXLA_F8E4M3FN, CXLA_F8E5M2, CXLA_F8E4M3FNUZ,
-                                    CXLA_F8E5M2FNUZ, CXLA_F8E4M3B11FNUZ, CXLA_F8E4M3, CXLA_F8E3M4, CXLA_F4E2M1FN};
+                                    CXLA_F8E5M2FNUZ, CXLA_F8E4M3B11FNUZ, CXLA_F8E4M3, CXLA_F8E3M4, CXLA_F4E2M1FN,
+                                    CXLA_S2, CXLA_U2, CXLA_F8E8M0FNU};
 
 TEST(codegen_elementwise_builders_cover_types) {
   const cx_elem_hooks *tables[] = {cx_elem_arith, cx_elem_math, cx_elem_convert};

@@ -3,12 +3,13 @@
  * every code, every pair of codes, and a sweep over f32 and f64 bit patterns. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include "ir/minifloat.h"
 #include "ir/types.h"
 #include "test_cpu_helpers.h"
 
-static const cxla_type k_floats[] = {CXLA_F8E4M3FN, CXLA_F8E5M2, CXLA_F8E4M3FNUZ, CXLA_F8E5M2FNUZ,
-                                     CXLA_F8E4M3B11FNUZ, CXLA_F8E4M3, CXLA_F8E3M4, CXLA_F4E2M1FN};
+static const cxla_type k_floats[] = {CXLA_F8E4M3FN, CXLA_F8E5M2, CXLA_F8E4M3FNUZ, CXLA_F8E5M2FNUZ, CXLA_F8E4M3B11FNUZ,
+                                     CXLA_F8E4M3, CXLA_F8E3M4, CXLA_F4E2M1FN, CXLA_F8E8M0FNU};
 
 /* Values fixed by each format's definition: its largest finite value, smallest subnormal, one,
  * and which codes are NaN and infinity. */
@@ -55,6 +56,32 @@ TEST(minifloat_formats) {
   }
   CHECK(cx_type_bits(CXLA_S4) == 4 && cx_type_bits(CXLA_F4E2M1FN) == 4 && cxla_type_size(CXLA_U4) == 1);
   CHECK(cx_wrap_int(CXLA_S4, 8) == -8 && cx_wrap_int(CXLA_S4, 15) == -1 && cx_wrap_int(CXLA_U4, -1) == 15);
+  CHECK(cx_type_bits(CXLA_S2) == 2 && cxla_type_size(CXLA_U2) == 1 && !strcmp(cxla_type_name(CXLA_S2), "s2"));
+  CHECK(cx_wrap_int(CXLA_S2, 2) == -2 && cx_wrap_int(CXLA_S2, 3) == -1 && cx_wrap_int(CXLA_S2, 5) == 1 &&
+        cx_wrap_int(CXLA_U2, -1) == 3 && cx_wrap_int(CXLA_U2, 6) == 2);
+}
+
+/* f8e8m0fnu: code c is 2^(c - 127), 0xff NaN; conversions as ml_dtypes 0.6 gives them (each
+ * pair below is its value -> code, from numpy arrays cast with ml_dtypes.float8_e8m0fnu). */
+TEST(minifloat_e8m0fnu) {
+  const cx_mf_format *f = cx_mf_format_of(CXLA_F8E8M0FNU);
+  CHECK(f != NULL);
+  if (!f) return;
+  for (uint32_t c = 0; c < 255; c++) {
+    CHECK_MSG(cx_mf_decode(f, c) == ldexp(1, (int)c - 127), "code %u", c);
+    CHECK_MSG(cx_mf_encode(f, ldexp(1, (int)c - 127)) == c, "code %u", c);
+  }
+  CHECK(isnan(cx_mf_decode(f, 0xff)));
+  static const struct { double v; unsigned code; } k[] = {
+      {0, 0xff}, {-0.0, 0xff}, {-1, 0xff}, {INFINITY, 0xff}, {-INFINITY, 0xff}, {NAN, 0xff},
+      {1, 127}, {1.5, 128}, {1.4142, 127}, {2.9, 128}, {3, 129}, {0.75, 127}, {5, 129}, {6, 130}, {7, 130},
+      {1.49999999, 128}, /* 1.5 in f32 */ {0x1p127, 254}, {0x1p128, 0xff}, {1.7e38, 254}, {3e38, 0xff},
+      {0x1p-127, 0}, {0x1.8p-127, 1}, {0x1.6666p-127, 1}, {0x1p-128, 0}, {0x1p-149, 0}, {0x1p-150, 0xff},
+      {0x1.8p-150, 0}, {0x1p-200, 0xff},
+  };
+  for (size_t i = 0; i < CX_ARRAY_LEN(k); i++)
+    CHECK_MSG(cx_mf_encode(f, k[i].v) == k[i].code, "%a -> %#x, expected %#x", k[i].v, cx_mf_encode(f, k[i].v),
+              k[i].code);
 }
 
 static int run_both(const char *text, const char *what) {
@@ -121,24 +148,26 @@ TEST(minifloat_cpu_matches_interpreter_on_conversions) {
   }
 }
 
-/* s4 and u4: every pair through the integer ops, conversions to and from f32 and s32. */
+/* s4, u4, s2 and u2: every pair through the integer ops, conversions to and from f32 and s32. */
 TEST(int4_cpu_matches_interpreter_on_every_pair) {
   static const char *const ops[] = {"add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum",
                                     "and", "or", "xor", "shift-left", "shift-right-arithmetic", "shift-right-logical"};
-  for (int s = 0; s < 2; s++) {
-    const char *t = s ? "u4" : "s4";
+  for (int s = 0; s < 4; s++) {
+    const char *t = s == 0 ? "s4" : s == 1 ? "u4" : s == 2 ? "s2" : "u2", *u = s < 2 ? "u4" : "u2";
+    int n = s < 2 ? 16 : 4;
     cx_sb sb;
     cx_sb_init(&sb);
-    cx_sb_printf(&sb, "HloModule m\nENTRY e {\n  c = u4[16] iota(), iota_dimension=0\n  x = %s[16] bitcast-convert(c)\n"
-                 "  a = %s[16,16] broadcast(x), dimensions={0}\n  b = %s[16,16] broadcast(x), dimensions={1}\n", t, t, t);
-    for (size_t k = 0; k < CX_ARRAY_LEN(ops); k++) cx_sb_printf(&sb, "  o%zu = %s[16,16] %s(a, b)\n", k, t, ops[k]);
-    cx_sb_printf(&sb, "  lt = pred[16,16] compare(a, b), direction=LT\n  f = f32[16] convert(x)\n  w = s32[16] convert(x)\n"
+    cx_sb_printf(&sb, "HloModule m\nENTRY e {\n  c = %s[%d] iota(), iota_dimension=0\n  x = %s[%d] bitcast-convert(c)\n"
+                 "  a = %s[%d,%d] broadcast(x), dimensions={0}\n  b = %s[%d,%d] broadcast(x), dimensions={1}\n",
+                 u, n, t, n, t, n, n, t, n, n);
+    for (size_t k = 0; k < CX_ARRAY_LEN(ops); k++) cx_sb_printf(&sb, "  o%zu = %s[%d,%d] %s(a, b)\n", k, t, n, n, ops[k]);
+    cx_sb_printf(&sb, "  lt = pred[%d,%d] compare(a, b), direction=LT\n  f = f32[%d] convert(x)\n  w = s32[%d] convert(x)\n"
                  "  g = f32[16] constant({-9, -8.5, -8, -1.5, -0.5, 0, 0.5, 3.5, 7, 7.5, 8, 15, 15.5, 16, inf, nan})\n"
-                 "  back = %s[16] convert(g)\n  n = %s[16] negate(x)\n  ROOT t = (", t, t);
-    for (size_t k = 0; k < CX_ARRAY_LEN(ops); k++) cx_sb_printf(&sb, "%s[16,16], ", t);
-    cx_sb_printf(&sb, "pred[16,16], f32[16], s32[16], %s[16], %s[16]) tuple(", t, t);
+                 "  back = %s[16] convert(g)\n  nn = %s[%d] negate(x)\n  ROOT t = (", n, n, n, n, t, t, n);
+    for (size_t k = 0; k < CX_ARRAY_LEN(ops); k++) cx_sb_printf(&sb, "%s[%d,%d], ", t, n, n);
+    cx_sb_printf(&sb, "pred[%d,%d], f32[%d], s32[%d], %s[16], %s[%d]) tuple(", n, n, n, n, t, t, n);
     for (size_t k = 0; k < CX_ARRAY_LEN(ops); k++) cx_sb_printf(&sb, "o%zu, ", k);
-    cx_sb_puts(&sb, "lt, f, w, back, n)\n}\n");
+    cx_sb_puts(&sb, "lt, f, w, back, nn)\n}\n");
     if (sb.buf) run_both(sb.buf, t);
     cx_sb_free(&sb);
   }

@@ -91,6 +91,14 @@ static inline uint32_t ukey_u4(const char *p, int64_t j, const uint32_t *tab) {
   (void)tab;
   return ((const uint8_t *)p)[j] & 15u;
 }
+static inline uint32_t ukey_s2(const char *p, int64_t j, const uint32_t *tab) {
+  (void)tab;
+  return (uint32_t)(int32_t)cx_wrap_int(CXLA_S2, ((const uint8_t *)p)[j]) ^ 0x80000000u;
+}
+static inline uint32_t ukey_u2(const char *p, int64_t j, const uint32_t *tab) {
+  (void)tab;
+  return ((const uint8_t *)p)[j] & 3u;
+}
 /* 8- and 4-bit floats: the key of each code, from a table of the codes' f32 keys. */
 static inline uint32_t ukey_tab(const char *p, int64_t j, const uint32_t *tab) { return tab[((const uint8_t *)p)[j]]; }
 
@@ -131,6 +139,8 @@ PACKED_ROW(u16)
 PACKED_ROW(u32)
 PACKED_ROW(s4)
 PACKED_ROW(u4)
+PACKED_ROW(s2)
+PACKED_ROW(u2)
 PACKED_ROW(tab)
 
 /* ---- 64-bit types: a key and an index per entry ---- */
@@ -223,6 +233,8 @@ static row_fn row_fn_of(int32_t type) {
   case CXLA_U64: return row_u64;
   case CXLA_S4: return row_s4;
   case CXLA_U4: return row_u4;
+  case CXLA_S2: return row_s2;
+  case CXLA_U2: return row_u2;
   default: return cx_type_is_float((cxla_type)type) && cxla_type_size((cxla_type)type) == 1 ? row_tab : NULL;
   }
 }
