@@ -2,7 +2,8 @@
  * application would, on an M x N x K f32 (or f64) GEMM with the same 32 MiB workspace and the
  * heuristic's first algorithm; the time of one GEMM is the median of 10 after 3 warm-ups,
  * measured with CUDA events. Opens libcuda and cuBLASLt with dlopen (nothing to link).
- * Usage: lt_direct M N K [f32|f64]; prints "us TFLOP/s". */
+ * Usage: lt_direct M N K [f32|f64|bf16] (bf16: f32 accumulation, as cxla asks); prints
+ * "us TFLOP/s". */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,9 +23,9 @@ static int cmp(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 4) return fprintf(stderr, "usage: lt_direct M N K [f32|f64]\n"), 2;
+  if (argc < 4) return fprintf(stderr, "usage: lt_direct M N K [f32|f64|bf16]\n"), 2;
   long long M = atoll(argv[1]), N = atoll(argv[2]), K = atoll(argv[3]);
-  int f64 = argc > 4 && !strcmp(argv[4], "f64");
+  int f64 = argc > 4 && !strcmp(argv[4], "f64"), bf16 = argc > 4 && !strcmp(argv[4], "bf16");
   void *cu = dlopen("libcuda.so.1", RTLD_NOW), *lt = dlopen("libcublasLt.so.13", RTLD_NOW);
   if (!lt) lt = dlopen("/usr/local/cuda/lib64/libcublasLt.so.13", RTLD_NOW);
   if (!cu || !lt) return fprintf(stderr, "lt_direct: %s\n", dlerror()), 2;
@@ -36,18 +37,36 @@ int main(int argc, char **argv) {
   CK(((int (*)(void **, int))sym(cu, "cuDevicePrimaryCtxRetain"))(&ctx, dev));
   CK(((int (*)(void *))sym(cu, "cuCtxPushCurrent_v2"))(ctx));
   int (*alloc)(unsigned long long *, size_t) = (int (*)(unsigned long long *, size_t))sym(cu, "cuMemAlloc_v2");
-  int (*memset8)(unsigned long long, unsigned char, size_t) = (int (*)(unsigned long long, unsigned char, size_t))sym(cu, "cuMemsetD8_v2");
-  size_t es = f64 ? 8 : 4, wsz = 32 << 20;
+  size_t es = f64 ? 8 : bf16 ? 2 : 4, wsz = 32 << 20;
   CK(alloc(&da, (size_t)(M * K) * es));
   CK(alloc(&db, (size_t)(K * N) * es));
   CK(alloc(&dc, (size_t)(M * N) * es));
   CK(alloc(&dws, wsz));
-  CK(memset8(da, 0x3c, (size_t)(M * K) * es));
-  CK(memset8(db, 0x3c, (size_t)(K * N) * es));
+  /* random values in [-1, 1), as cxla's --random-inputs: tensor cores draw less power (and
+   * clock higher) on constant data */
+  int (*htod)(unsigned long long, const void *, size_t) = (int (*)(unsigned long long, const void *, size_t))sym(cu, "cuMemcpyHtoD_v2");
+  size_t most = (size_t)(M * K > K * N ? M * K : K * N);
+  unsigned char *host = malloc(most * es);
+  if (!host) return fprintf(stderr, "lt_direct: out of memory\n"), 1;
+  uint64_t state = 12345;
+  for (size_t i = 0; i < most; i++) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    float f = (float)((double)(state >> 40) / 16777216.0 * 2 - 1);
+    double d = f;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    uint16_t h = (uint16_t)(u >> 16);
+    if (f64) memcpy(host + i * 8, &d, 8);
+    else if (bf16) memcpy(host + i * 2, &h, 2);
+    else memcpy(host + i * 4, &f, 4);
+  }
+  CK(htod(da, host, (size_t)(M * K) * es));
+  CK(htod(db, host, (size_t)(K * N) * es));
+  free(host);
   void *h = NULL, *desc = NULL, *pref = NULL;
-  int type = f64 ? 1 : 0, compute = f64 ? 70 : 68;
+  int type = f64 ? 1 : bf16 ? 14 : 0, compute = f64 ? 70 : 68, scale = f64 ? 1 : 0;
   CK(((int (*)(void **))sym(lt, "cublasLtCreate"))(&h));
-  CK(((int (*)(void **, int, int))sym(lt, "cublasLtMatmulDescCreate"))(&desc, compute, type));
+  CK(((int (*)(void **, int, int))sym(lt, "cublasLtMatmulDescCreate"))(&desc, compute, scale));
   int (*layout)(void **, int, uint64_t, uint64_t, int64_t) = (int (*)(void **, int, uint64_t, uint64_t, int64_t))sym(lt, "cublasLtMatrixLayoutCreate");
   CK(layout(&a, type, (uint64_t)M, (uint64_t)K, M));
   CK(layout(&b, type, (uint64_t)K, (uint64_t)N, K));

@@ -23,6 +23,7 @@
 #include "codegen/loops.h"
 
 #define COL_CHUNK 512
+#define WARP_COLUMNS_MAX 16384 /* column reductions with at most this many outputs take a warp each */
 
 typedef struct red_state {
   cx_kfn *k;
@@ -240,9 +241,10 @@ static void warp_combine(red_state *s, int stage) {
   }
 }
 
-/* Thread t works on row t / W as lane t % W: per stage it folds the row's reduced elements
- * lane, lane + W, ... (coalesced loads across the warp), then the warp combines; the last pass
- * stores input-shaped outputs the same way, and lane 0 stores the row's reduced outputs. */
+/* Thread t works on output t / W as lane t % W: per stage it folds that output's reduced
+ * elements lane, lane + W, ... (for a row, coalesced loads across the warp; for a column, rows
+ * apart, but its neighbours' warps read the rest of each line), then the warp combines; the
+ * last pass stores input-shaped outputs the same way, and lane 0 stores the reduced outputs. */
 static void emit_row_warp(red_state *s) {
   cx_kfn *k = s->k;
   cx_gen *g = &k->g;
@@ -366,8 +368,8 @@ cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_
   s.k = k;
   s.p = p;
   s.stash = may_alias ? NULL : p->stash; /* stores into an output that is also read would clobber it */
-  if (p->row && k->cg->target->warp_size > 0) s.stash = NULL; /* a warp's row is in cache: recomputing beats a
-                                                                 store and a load of the whole row */
+  if (k->cg->target->warp_size > 0) s.stash = NULL; /* a warp's row is in cache: recomputing beats a store
+                                                        and a load of the whole row */
   cx_emit_out_leaves(&fusion->shape, s.leaves, CX_EMIT_MAX_ARGS);
   int64_t lanes = p->row ? 1 : COL_CHUNK;
   for (int r = 0; r < p->nred; r++) {
@@ -378,7 +380,10 @@ cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_
     }
   }
   *total = cx_shape_elems(&p->out);
-  int warp = p->row && k->cg->target->warp_size > 0;
+  int64_t per_out = cx_shape_elems(&p->in) / (*total > 0 ? *total : 1);
+  /* a warp per output: every row reduction, and column reductions too few to fill the GPU with
+   * a thread per column (a bias gradient's 128 sums over a batch of 4096) */
+  int warp = k->cg->target->warp_size > 0 && (p->row || (*total <= WARP_COLUMNS_MAX && per_out >= 64));
   if (warp) {
     *total *= k->cg->target->warp_size; /* a warp per row */
     s.has = cx_gen_alloca(&k->g, k->cg->t_i1, 1);

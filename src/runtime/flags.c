@@ -36,6 +36,8 @@ static const flag_def defs[] = {
      cx_pipeline_check_disabled},
     {"collective-timeout", F_INT, OFF(collective_timeout), 0, 7 * 86400,
      "S: a collective fails after waiting S seconds for the other devices (0: waits for ever)", 1},
+    {"gpu-tf32", F_BOOL, OFF(gpu_tf32), 0, 1,
+     "on|off: f32 dots on the GPU may round inputs to TF32 on tensor cores (faster, 10-bit mantissas; default off)"},
 };
 
 void cx_flags_init(cx_flags *f) {

@@ -16,6 +16,7 @@ typedef struct cx_flags {
   char *disable_pass;     /* --disable-pass=NAME[,NAME]: pipeline passes to skip (checked names) */
   int collective_timeout; /* --collective-timeout=S: a collective waits S seconds for the other
                              devices of its run, then fails (0: for ever) */
+  int gpu_tf32;           /* --gpu-tf32=on|off: f32 dots on the GPU may round their inputs to TF32 */
   uint64_t donate;        /* not a flag: donated ENTRY parameters (compile options, module header) */
 } cx_flags;
 

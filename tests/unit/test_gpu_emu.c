@@ -226,6 +226,9 @@ TEST(gpu_emu_reductions) {
            " ROOT r = f32[29] reduce(x, z), dimensions={0}, to_apply=add\n}\n", 2);
   emu_text("HloModule c3\n" SUM "ENTRY e {\n x = f32[7,300,5] parameter(0)\n z = f32[] constant(0)\n"
            " ROOT r = f32[7,5] reduce(x, z), dimensions={1}, to_apply=add\n}\n", 3);
+  /* more columns than the warp-per-column limit: a thread per column */
+  emu_text("HloModule c4\n" SUM "ENTRY e {\n x = f32[3,20001] parameter(0)\n z = f32[] constant(0)\n"
+           " ROOT r = f32[20001] reduce(x, z), dimensions={0}, to_apply=add\n}\n", 4);
 }
 
 /* Dots through cuBLASLt (emulated on gpu-emu): each operand layout the row-major plan maps
@@ -258,6 +261,71 @@ TEST(gpu_emu_dots) {
     snprintf(text, sizeof text, "HloModule dot%zu\nENTRY e {\n %s\n}\n", i, dots[i]);
     emu_text(text, 40 + (uint64_t)i);
   }
+}
+
+/* --gpu-tf32=on reaches cuBLASLt (FAST_TF32, which the emulation rounds as tensor cores do):
+ * 64 products of (1 + 2^-12) * 1 sum to 64 in TF32 and to 64 + 2^-6 in f32 (every partial sum
+ * exact in f32, whatever the order). */
+TEST(gpu_emu_dot_tf32) {
+  const char *text = "HloModule t\nENTRY e {\n x = f32[2,64] parameter(0)\n y = f32[64,3] parameter(1)\n"
+                     " ROOT d = f32[2,3] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+  cx_module *m = parse(text, "tf32.hlo");
+  CHECK(m != NULL);
+  if (!m) return;
+  cxla_literal *args[2] = {cx_literal_new_uninit(&m->entry->params[0]->shape),
+                           cx_literal_new_uninit(&m->entry->params[1]->shape)};
+  for (int i = 0; i < 128; i++) ((float *)args[0]->data)[i] = 1.0f + 0x1p-12f;
+  for (int i = 0; i < 192; i++) ((float *)args[1]->data)[i] = 1.0f;
+  for (int on = 0; on < 2; on++) {
+    CHECK_OK(cxla_context_set_flags(test_ctx(), on ? "--gpu-tf32=on" : "--gpu-tf32=off"));
+    cxla_literal *got = NULL;
+    CHECK_OK(run_emu(m, 2, args, &got));
+    if (got) CHECK_MSG(((float *)got->data)[0] == (on ? 64.0f : 64.0f + 0x1p-6f), "tf32 %s: %.9g", on ? "on" : "off",
+                       ((float *)got->data)[0]);
+    cxla_literal_destroy(got);
+  }
+  CHECK_OK(cxla_context_set_flags(test_ctx(), "--gpu-tf32=off"));
+  cxla_literal_destroy(args[0]);
+  cxla_literal_destroy(args[1]);
+  cx_module_free(m);
+}
+
+/* while and conditional: the host reads the predicate or branch index back between steps */
+#define LOOP "HloModule w\n" SUM "cond {\n p = (s32[], f32[37,300]) parameter(0)\n i = s32[] get-tuple-element(p), index=0\n" \
+  " n = s32[] constant(7)\n ROOT lt = pred[] compare(i, n), direction=LT\n}\nbody {\n p = (s32[], f32[37,300]) parameter(0)\n" \
+  " i = s32[] get-tuple-element(p), index=0\n x = f32[37,300] get-tuple-element(p), index=1\n one = s32[] constant(1)\n" \
+  " j = s32[] add(i, one)\n t = f32[37,300] tanh(x)\n z = f32[] constant(0)\n r = f32[37] reduce(t, z), dimensions={1}, to_apply=add\n" \
+  " rb = f32[37,300] broadcast(r), dimensions={0}\n y = f32[37,300] add(t, rb)\n ROOT o = (s32[], f32[37,300]) tuple(j, y)\n}\n" \
+  "ENTRY e {\n x = f32[37,300] parameter(0)\n z = s32[] constant(0)\n t = (s32[], f32[37,300]) tuple(z, x)\n" \
+  " w = (s32[], f32[37,300]) while(t), condition=cond, body=body\n ROOT r = f32[37,300] get-tuple-element(w), index=1\n}\n"
+TEST(gpu_emu_control_flow) {
+  emu_text(LOOP, 11);
+  for (int k = -1; k <= 3; k++) { /* s32 index: 0, 1, 2, and out of range both ways (the last branch) */
+    char text[1024];
+    snprintf(text, sizeof text,
+             "HloModule c\nb0 {\n x = f32[8] parameter(0)\n ROOT y = f32[8] negate(x)\n}\nb1 {\n x = f32[8] parameter(0)\n"
+             " ROOT y = f32[8] exponential(x)\n}\nb2 {\n x = f32[8] parameter(0)\n ROOT y = f32[8] add(x, x)\n}\n"
+             "ENTRY e {\n x = f32[8] parameter(0)\n k = s32[] constant(%d)\n"
+             " ROOT r = f32[8] conditional(k, x, x, x), branch_computations={b0, b1, b2}\n}\n", k);
+    emu_text(text, 20 + (uint64_t)k);
+  }
+  emu_text("HloModule p\nt {\n x = f32[8] parameter(0)\n ROOT y = f32[8] negate(x)\n}\nf {\n x = f32[8] parameter(0)\n"
+           " ROOT y = f32[8] abs(x)\n}\nENTRY e {\n x = f32[8] parameter(0)\n z = f32[] constant(0)\n"
+           " s = f32[] reduce(x, z), dimensions={0}, to_apply=add\n c = pred[] compare(s, z), direction=GT\n"
+           " ROOT r = f32[8] conditional(c, x, x), true_computation=t, false_computation=f\n}\n" SUM, 30);
+  /* a loop past --max-loop-iterations is an error, as on the other backends */
+  cx_module *m = parse(LOOP, "loop.hlo");
+  CHECK(m != NULL);
+  if (!m) return;
+  cxla_literal *x = cx_literal_new_uninit(&m->entry->params[0]->shape), *got = NULL;
+  memset(x->data, 0, (size_t)cx_shape_bytes(&x->shape));
+  CHECK_OK(cxla_context_set_flags(test_ctx(), "--max-loop-iterations=3"));
+  CHECK_EQ_INT(run_emu(m, 1, &x, &got), CXLA_ERR_RUNTIME);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "did not finish within 3 iterations");
+  CHECK_OK(cxla_context_set_flags(test_ctx(), "--max-loop-iterations=0"));
+  cxla_literal_destroy(got);
+  cxla_literal_destroy(x);
+  cx_module_free(m);
 }
 
 TEST(gpu_emu_ragged_launch) {

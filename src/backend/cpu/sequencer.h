@@ -54,12 +54,17 @@ typedef struct cx_gemm_plan {
 /* 1 and *p if dot `in` maps onto row-major GEMMs with the operands as they are laid out;
  * else 0 and *why. */
 int cx_dot_plan(const cx_instr *in, cx_gemm_plan *p, const char **why);
+/* The same where the GEMM library also takes f16/bf16 operands and result (half = 1: the gpu
+ * backend's cuBLASLt, f32 accumulation). */
+int cx_dot_plan_for(const cx_instr *in, int half, cx_gemm_plan *p, const char **why);
 
 /* HLO rewrites before buffer assignment so that library ops map onto what the runtime and the
  * emitter provide: kOutput fusions split into dot + in-place kLoop epilogue, f16/bf16 dots
  * computed in f32, dot operands that no GEMM layout fits transposed by a kernel, and
  * convolutions wrapped in single-op fusions. */
 cxla_status cx_cpu_lower_library_ops(cx_module *m);
+/* The same, with f16/bf16 dots left in their type when half (the gpu backend). */
+cxla_status cx_lower_library_ops_for(cx_module *m, int half);
 /* A ragged-dot in the canonical form cx_rt_ragged_dot takes, with kernels that bring its
  * operands there and its result back; a ragged batch dimension makes it a dot in place
  * (ragged_dot_lowering.c). */

@@ -16,12 +16,17 @@ static void gpu_destroy(void *state) {
     for (int i = 0; st->consts && i < st->prog.bufs.nslots; i++)
       if (st->consts[i]) st->cu->MemFree(st->consts[i]);
     if (st->arena) st->cu->MemFree(st->arena);
+    int nleaves = st->nparam_leaves + st->prog.bufs.noutputs;
+    for (int i = 0; st->leaf_dev && i < nleaves; i++)
+      if (st->leaf_dev[i]) st->cu->MemFree(st->leaf_dev[i]);
+    if (st->stream) st->cu->StreamDestroy(st->stream);
     cx_gpu_gemm_unload(st);
     if (st->mod) st->cu->ModuleUnload(st->mod);
     CUcontext c;
     st->cu->CtxPopCurrent(&c);
     st->cu->DevicePrimaryCtxRelease(st->dev);
   }
+  cx_free(st->leaf_dev);
   cx_free(st->fns);
   cx_free(st->param_base);
   cx_free(st->consts);
@@ -83,6 +88,8 @@ static cxla_status compile_state(cxla_context *ctx, cx_module *m, const cx_flags
   cx_nvptx_arch arch;
   char name[128];
   CX_TRY(pick_target(ctx, st, &arch, name, (int)sizeof name));
+  st->tf32 = flags->gpu_tf32;
+  st->max_loop_iterations = flags->max_loop_iterations;
   CX_TRY(cx_gpu_build(ctx, m, flags, &arch, st->build_mode, &st->prog));
   const cx_comp *e = st->prog.m->entry;
   if (!(st->param_base = cx_calloc((size_t)e->nparams + 1, sizeof *st->param_base))) return cx_oom(ctx);

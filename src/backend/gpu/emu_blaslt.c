@@ -1,12 +1,14 @@
 /* emu_blaslt.c — cuBLASLt's matmul on the host for gpu-emu (see blaslt.h): what the gpu
  * backend's GEMM steps ask cuBLASLt for, computed as the library documents it — column-major
  * D = alpha op(A) op(B) + beta C with per-matrix leading dimensions and strided batches — in
- * plain loops summing in double. Descriptors keep their attributes; a shape, type or pointer
+ * plain loops summing in double; f16/bf16 matrices are read as f32 and D rounded once, and the
+ * FAST_TF32 compute type rounds f32 inputs to TF32 (10-bit mantissas) as tensor cores do. Descriptors keep their attributes; a shape, type or pointer
  * that cuBLASLt would reject is CUBLAS_STATUS_INVALID_VALUE here too. */
 #include <stdlib.h>
 #include <string.h>
 #include "backend/gpu/blaslt.h"
 #include "backend/gpu/emu.h"
+#include "ir/types.h"
 
 enum { S_OK = 0, S_NOT_INITIALIZED = 1, S_ALLOC_FAILED = 3, S_INVALID_VALUE = 7, S_NOT_SUPPORTED = 15 };
 
@@ -19,7 +21,8 @@ static int lt_create(void **h) { return *h = &g_handle, S_OK; }
 static int lt_destroy(void *h) { return h == &g_handle ? S_OK : S_NOT_INITIALIZED; }
 
 static int desc_create(void **d, int compute, int scale) {
-  if (!(compute == CX_LT_COMPUTE_32F && scale == CX_LT_R_32F) && !(compute == CX_LT_COMPUTE_64F && scale == CX_LT_R_64F))
+  if (!((compute == CX_LT_COMPUTE_32F || compute == CX_LT_COMPUTE_32F_FAST_TF32) && scale == CX_LT_R_32F) &&
+      !(compute == CX_LT_COMPUTE_64F && scale == CX_LT_R_64F))
     return S_NOT_SUPPORTED;
   desc *x = calloc(1, sizeof *x);
   if (!x) return S_ALLOC_FAILED;
@@ -39,7 +42,9 @@ static int desc_set(void *d, int attr, const void *buf, size_t size) {
 }
 
 static int layout_create(void **l, int type, uint64_t rows, uint64_t cols, int64_t ld) {
-  if ((type != CX_LT_R_32F && type != CX_LT_R_64F) || ld < (int64_t)(rows ? rows : 1)) return S_INVALID_VALUE;
+  if ((type != CX_LT_R_32F && type != CX_LT_R_64F && type != CX_LT_R_16F && type != CX_LT_R_16BF) ||
+      ld < (int64_t)(rows ? rows : 1))
+    return S_INVALID_VALUE;
   layout *x = calloc(1, sizeof *x);
   if (!x) return S_ALLOC_FAILED;
   *x = (layout){.type = type, .rows = rows, .cols = cols, .ld = ld, .batch = 1};
@@ -77,10 +82,11 @@ static int shapes_ok(const desc *d, const layout *a, const layout *b, const layo
   uint64_t ar, ac, br, bc;
   op_dims(a, d->trans[0], &ar, &ac);
   op_dims(b, d->trans[1], &br, &bc);
-  int type = d->compute == CX_LT_COMPUTE_64F ? CX_LT_R_64F : CX_LT_R_32F;
+  int type = o->type, f64 = d->compute == CX_LT_COMPUTE_64F;
   return ar == o->rows && bc == o->cols && ac == br && c->rows == o->rows && c->cols == o->cols && a->type == type &&
-         b->type == type && c->type == type && o->type == type && a->batch == o->batch && b->batch == o->batch &&
-         c->batch == o->batch;
+         b->type == type && c->type == type && f64 == (type == CX_LT_R_64F) &&
+         (d->compute != CX_LT_COMPUTE_32F_FAST_TF32 || type == CX_LT_R_32F) && a->batch == o->batch &&
+         b->batch == o->batch && c->batch == o->batch;
 }
 
 static int heuristic(void *h, void *dd, void *a, void *b, void *c, void *d, void *p, int want, cx_lt_heuristic *res,
@@ -99,7 +105,35 @@ static int in_device(const void *p, const layout *x, size_t esize) {
   return cx_emu_device_ok((CUdeviceptr)(uintptr_t)p, (size_t)(last * esize));
 }
 
-static double load(const void *p, int f64, uint64_t i) { return f64 ? ((const double *)p)[i] : ((const float *)p)[i]; }
+static size_t elem_size(int type) { return type == CX_LT_R_64F ? 8 : type == CX_LT_R_32F ? 4 : 2; }
+
+static double load(const void *p, int type, uint64_t i) {
+  switch (type) {
+  case CX_LT_R_64F: return ((const double *)p)[i];
+  case CX_LT_R_16F: return cx_f16_to_f32(((const uint16_t *)p)[i]);
+  case CX_LT_R_16BF: return cx_bf16_to_f32(((const uint16_t *)p)[i]);
+  default: return ((const float *)p)[i];
+  }
+}
+
+static void store(void *p, int type, uint64_t i, double v) {
+  switch (type) {
+  case CX_LT_R_64F: ((double *)p)[i] = v; break;
+  case CX_LT_R_16F: ((uint16_t *)p)[i] = cx_f32_to_f16((float)v); break;
+  case CX_LT_R_16BF: ((uint16_t *)p)[i] = cx_f32_to_bf16((float)v); break;
+  default: ((float *)p)[i] = (float)v; break;
+  }
+}
+
+/* an f32 rounded to TF32's 10 mantissa bits, to nearest with ties away (cvt.rna.tf32.f32) */
+static double tf32(double x) {
+  float f = (float)x;
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & ~0x1fffu;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
 
 static int matmul(void *h, void *dd, const void *alpha, const void *A, void *ad, const void *B, void *bd,
                   const void *beta, const void *C, void *cd, void *D, void *od, const cx_lt_algo *algo, void *ws,
@@ -108,24 +142,23 @@ static int matmul(void *h, void *dd, const void *alpha, const void *A, void *ad,
   const desc *d = dd;
   const layout *a = ad, *b = bd, *c = cd, *o = od;
   if (h != &g_handle || !d || !a || !b || !c || !o || !shapes_ok(d, a, b, c, o)) return S_INVALID_VALUE;
-  int f64 = d->compute == CX_LT_COMPUTE_64F;
-  size_t es = f64 ? 8 : 4;
+  int f64 = d->compute == CX_LT_COMPUTE_64F, t = o->type, round = d->compute == CX_LT_COMPUTE_32F_FAST_TF32;
+  size_t es = elem_size(t);
   if (!in_device(A, a, es) || !in_device(B, b, es) || !in_device(C, c, es) || !in_device(D, o, es)) return S_INVALID_VALUE;
   double al = f64 ? *(const double *)alpha : *(const float *)alpha, be = f64 ? *(const double *)beta : *(const float *)beta;
   uint64_t m = o->rows, n = o->cols, k = d->trans[0] ? a->rows : a->cols;
-  for (int32_t t = 0; t < o->batch; t++)
+  for (int32_t q = 0; q < o->batch; q++)
     for (uint64_t j = 0; j < n; j++)
       for (uint64_t i = 0; i < m; i++) {
         double acc = 0;
         for (uint64_t p = 0; p < k; p++) { /* op(A)(i,p) * op(B)(p,j), each stored column-major */
           uint64_t ia = d->trans[0] ? p + i * (uint64_t)a->ld : i + p * (uint64_t)a->ld;
           uint64_t ib = d->trans[1] ? j + p * (uint64_t)b->ld : p + j * (uint64_t)b->ld;
-          acc += load(A, f64, ia + (uint64_t)t * (uint64_t)a->stride) * load(B, f64, ib + (uint64_t)t * (uint64_t)b->stride);
+          double x = load(A, t, ia + (uint64_t)q * (uint64_t)a->stride), y = load(B, t, ib + (uint64_t)q * (uint64_t)b->stride);
+          acc += round ? tf32(x) * tf32(y) : x * y;
         }
-        double v = al * acc + (be != 0 ? be * load(C, f64, i + j * (uint64_t)c->ld + (uint64_t)t * (uint64_t)c->stride) : 0);
-        uint64_t io = i + j * (uint64_t)o->ld + (uint64_t)t * (uint64_t)o->stride;
-        if (f64) ((double *)D)[io] = v;
-        else ((float *)D)[io] = (float)v;
+        double v = al * acc + (be != 0 ? be * load(C, t, i + j * (uint64_t)c->ld + (uint64_t)q * (uint64_t)c->stride) : 0);
+        store(D, t, i + j * (uint64_t)o->ld + (uint64_t)q * (uint64_t)o->stride, v);
       }
   return S_OK;
 }

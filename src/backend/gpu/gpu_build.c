@@ -111,8 +111,8 @@ static cxla_status fusion(builder *b, cx_instr *in) {
 static cxla_status gemm(builder *b, cx_instr *in) {
   cx_gemm_plan plan;
   const char *why = "not a dot";
-  if (!cx_dot_plan(in, &plan, &why)) return refuse(b, in, why);
-  if (plan.type != CXLA_F32 && plan.type != CXLA_F64) return refuse(b, in, "cuBLASLt dots are f32 or f64 here");
+  if (!cx_dot_plan_for(in, 1, &plan, &why)) return refuse(b, in, why);
+  if (plan.type == CXLA_C64 || plan.type == CXLA_C128) return refuse(b, in, "complex dots are not on cuBLASLt yet");
   int *slots = cx_malloc(3 * sizeof *slots);
   if (!slots) return cx_oom(b->ctx);
   slots[0] = leaf_slot(b, in, 0), slots[1] = leaf_slot(b, in->ops[0], 0), slots[2] = leaf_slot(b, in->ops[1], 0);
@@ -128,22 +128,65 @@ static cxla_status gemm(builder *b, cx_instr *in) {
 }
 
 typedef cxla_status (*step_fn)(builder *b, cx_instr *in);
+static cxla_status comp_steps(builder *b, cx_comp *c);
+
 static cxla_status nothing(builder *b, cx_instr *in) { /* slots alias their sources (buffers.c) */
   (void)b, (void)in;
   return CXLA_OK;
 }
 static cxla_status copy(builder *b, cx_instr *in) { return copy_leaves(b, in, in->ops[0]); }
 
-/* What each ENTRY op becomes; an op not here is refused unless it only re-labels bytes. */
+/* the one-element predicate or index of a loop or conditional, as the host will read it */
+static int selector(builder *b, const cx_instr *x) {
+  cxla_type t = x->shape.type;
+  return (t == CXLA_PRED || t == CXLA_S32) && cx_shape_elems(&x->shape) == 1 ? leaf_slot(b, x, 0) : -1;
+}
+
+/* init copies into the loop state, the WHILE step, the condition's steps, the body's and the
+ * copies of its result into the state (buffer assignment gives the state one set of slots) */
+static cxla_status loop(builder *b, cx_instr *in) {
+  cx_comp *cond = in->called[0], *body = in->called[1];
+  CX_TRY(copy_leaves(b, in, in->ops[0]));
+  int w = b->p->nsteps, sel = selector(b, cond->root);
+  if (sel < 0) return refuse(b, in, "the loop condition is not a pred scalar with a slot");
+  if (!new_step(b)) return cx_oom(b->ctx);
+  CX_TRY(comp_steps(b, cond));
+  int at_body = b->p->nsteps;
+  CX_TRY(comp_steps(b, body));
+  CX_TRY(copy_leaves(b, in, body->root));
+  b->p->steps[w] = (cx_gpu_step){.kind = CX_GPU_WHILE, .in = in, .sel = sel, .body = at_body, .end = b->p->nsteps};
+  return CXLA_OK;
+}
+
+static cxla_status conditional(builder *b, cx_instr *in) {
+  int n = in->ncalled, sel = selector(b, in->ops[0]);
+  if (n < 1 || sel < 0) return refuse(b, in, "the branch index is not a pred or s32 scalar with a slot");
+  int *at = cx_malloc(sizeof *at * (size_t)(n + 1)), c = b->p->nsteps;
+  if (!at || !new_step(b)) {
+    cx_free(at);
+    return cx_oom(b->ctx);
+  }
+  cxla_status s = CXLA_OK;
+  for (int k = 0; k < n && s == CXLA_OK; k++) {
+    at[k] = b->p->nsteps;
+    s = comp_steps(b, in->called[k]);
+    if (s == CXLA_OK) s = copy_leaves(b, in, in->called[k]->root);
+  }
+  at[n] = b->p->nsteps;
+  b->p->steps[c] = (cx_gpu_step){.kind = CX_GPU_COND, .in = in, .sel = sel, .nbranch = n, .slots = at, .end = at[n]};
+  return s;
+}
+
+/* What each op becomes; an op not here is refused unless it only re-labels bytes. */
 static const step_fn k_steps[CX_OP_COUNT] = {
   [CX_OP_PARAMETER] = nothing, [CX_OP_CONSTANT] = nothing, [CX_OP_TUPLE] = nothing,
   [CX_OP_GET_TUPLE_ELEMENT] = nothing, [CX_OP_COPY] = copy, [CX_OP_FUSION] = fusion, [CX_OP_DOT] = gemm,
+  [CX_OP_WHILE] = loop, [CX_OP_CONDITIONAL] = conditional,
 };
 
-static cxla_status entry_steps(builder *b) {
-  cx_comp *e = b->p->m->entry;
-  for (int i = 0; i < e->ninstrs; i++) {
-    cx_instr *in = e->instrs[i];
+static cxla_status comp_steps(builder *b, cx_comp *c) {
+  for (int i = 0; i < c->ninstrs; i++) {
+    cx_instr *in = c->instrs[i];
     if (k_steps[in->op]) CX_TRY(k_steps[in->op](b, in));
     else if (in->nops == 1 && cx_buffers_instr_is_alias(in)) CX_TRY(copy_leaves(b, in, in->ops[0]));
     else CX_TRY(refuse(b, in, "no GPU code for this op"));
@@ -157,7 +200,7 @@ static cxla_status passes(cxla_context *ctx, cx_module *m, const cx_flags *flags
   cx_pass_ctx pc = {.opts = &po};
   CX_TRY(cx_interp_check_module(m));
   CX_TRY(cx_pass_pipeline_cpu(&pc, m));
-  CX_TRY(cx_cpu_lower_library_ops(m)); /* dots in GEMM form (cuBLASLt), convolutions as kernels */
+  CX_TRY(cx_lower_library_ops_for(m, 1)); /* dots in GEMM form (cuBLASLt; f16/bf16 stay so), convolutions as kernels */
   CX_TRY(cx_fusion_plan_module(m));
   (void)ctx;
   return cx_dump_finish(&pc, m);
@@ -174,7 +217,7 @@ cxla_status cx_gpu_build(cxla_context *ctx, cx_module *m, const cx_flags *flags,
   LLVMContextRef llctx = LLVMContextCreate();
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(m->name ? m->name : "cxla", llctx);
   cx_cg_init(&b.cg, ctx, m, llctx, mod, &cx_target_nvptx);
-  cxla_status s = entry_steps(&b);
+  cxla_status s = comp_steps(&b, m->entry);
   cx_cg_dispose(&b.cg);
   if (s == CXLA_OK && (mode & CX_GPU_LLVM_IMAGE)) s = cx_ptx_emit_llvm(ctx, mod, arch, flags->opt_level, &out->ptx);
   else if (s == CXLA_OK) s = cx_ptx_emit(ctx, mod, arch, flags->opt_level, &out->ptx);

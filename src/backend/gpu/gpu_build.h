@@ -11,8 +11,12 @@
 #include "codegen/nvptx.h"
 
 /* LAUNCH: a kernel of the PTX module; COPY: device to device; GEMM: a dot through cuBLASLt
- * (the cpu backend's row-major plan, gpu_gemm.c maps it onto column-major cuBLASLt). */
-typedef enum cx_gpu_step_kind { CX_GPU_LAUNCH, CX_GPU_COPY, CX_GPU_GEMM } cx_gpu_step_kind;
+ * (the cpu backend's row-major plan, gpu_gemm.c maps it onto column-major cuBLASLt).
+ * WHILE and COND own the steps that follow them, up to `end`: a loop's condition steps
+ * [i+1, body) then its body [body, end) (ending with the copies of the new loop state); a
+ * conditional's branches, branch k being [branch[k], branch[k+1]) with branch[n] = end. The
+ * predicate or branch index (one element in slot `sel`) is read back by the host. */
+typedef enum cx_gpu_step_kind { CX_GPU_LAUNCH, CX_GPU_COPY, CX_GPU_GEMM, CX_GPU_WHILE, CX_GPU_COND } cx_gpu_step_kind;
 
 typedef struct cx_gpu_step {
   cx_gpu_step_kind kind;
@@ -24,6 +28,10 @@ typedef struct cx_gpu_step {
   int *slots;
   cx_gemm_plan gemm;      /* GEMM */
   int dst, src;           /* COPY: slots of the same size */
+  int end;                /* WHILE, COND: the first step after the construct */
+  int body;               /* WHILE: the first body step */
+  int sel;                /* WHILE: the predicate's slot; COND: the branch index's (pred or s32) */
+  int nbranch;            /* COND: branches; branch[] in `slots` (nbranch + 1 entries) */
 } cx_gpu_step;
 
 typedef struct cx_gpu_prog {

@@ -1,6 +1,8 @@
 /* gpu_exec.c — one execution on the GPU: arguments copied to the device once, every step
- * (kernel launches, device-to-device copies) on one stream with every intermediate value in
- * device memory, the result leaves copied back at the end. */
+ * (kernel launches, cuBLASLt calls, device-to-device copies, loops and conditionals) on the
+ * executable's stream with every intermediate value in device memory, the result leaves
+ * copied back at the end. Device memory for arguments and results is made at the first
+ * execution and kept (the sizes never change). */
 #include <string.h>
 #include "backend/gpu/gpu_state.h"
 #include "runtime/context.h"
@@ -72,6 +74,9 @@ static cxla_status step(run *r, const cx_gpu_step *s) {
 /* ---- kernel times: CUDA events on the stream, placed on the trace's timeline so that the
  * last one ends when the stream was seen to finish ---- */
 
+/* the step after step i's construct (a loop or conditional owns the steps up to its end) */
+static int step_end(const cx_gpu_step *s, int i) { return s->kind == CX_GPU_WHILE || s->kind == CX_GPU_COND ? s->end : i + 1; }
+
 static cxla_status events_create(run *r) {
   int n = r->st->prog.nsteps + 1;
   if (!(r->events = cx_calloc((size_t)n, sizeof *r->events))) return cx_oom(r->ctx);
@@ -95,14 +100,17 @@ static cxla_status events_trace(run *r, int64_t done_ns) {
   CUresult e = cu->EventElapsedTime(&total, r->events[0], r->events[p->nsteps]);
   if (e) return cx_cuda_error(r->ctx, cu, e, "cuEventElapsedTime");
   int64_t base = done_ns - (int64_t)((double)total * 1e6);
-  for (int i = 0; i < p->nsteps; i++) {
+  for (int i = 0, next; i < p->nsteps; i = next) { /* a loop or conditional is one event */
+    next = step_end(&p->steps[i], i);
     float t0 = 0, t1 = 0;
     if ((e = cu->EventElapsedTime(&t0, r->events[0], r->events[i])) ||
-        (e = cu->EventElapsedTime(&t1, r->events[0], r->events[i + 1])))
+        (e = cu->EventElapsedTime(&t1, r->events[0], r->events[next])))
       return cx_cuda_error(r->ctx, cu, e, "cuEventElapsedTime");
     const cx_gpu_step *s = &p->steps[i];
     cx_trace_args a = {0};
-    if (s->kind == CX_GPU_GEMM) {
+    if (s->kind == CX_GPU_WHILE || s->kind == CX_GPU_COND) {
+      a = (cx_trace_args){.n = 1, .key = {"steps"}, .val = {next - i - 1}};
+    } else if (s->kind == CX_GPU_GEMM) {
       const cx_gemm_plan *g = &s->gemm;
       a = (cx_trace_args){.n = 4, .key = {"m", "n", "k", "batch"}, .val = {g->m, g->n, g->k, g->batch}};
     } else if (s->kind == CX_GPU_LAUNCH) {
@@ -113,7 +121,8 @@ static cxla_status events_trace(run *r, int64_t done_ns) {
       a = (cx_trace_args){.n = 1, .key = {"bytes"}, .val = {p->bufs.slots[s->dst].size}};
     }
     cx_trace_add_on(r->trace, GPU_TRACE_TID, s->in && s->in->name ? s->in->name : "?",
-                    s->kind == CX_GPU_COPY ? "copy" : s->kind == CX_GPU_GEMM ? "library" : "kernel", base + (int64_t)((double)t0 * 1e6),
+                    s->kind == CX_GPU_COPY ? "copy" : s->kind == CX_GPU_GEMM ? "library"
+                    : s->kind == CX_GPU_LAUNCH ? "kernel" : "control", base + (int64_t)((double)t0 * 1e6),
                     base + (int64_t)((double)t1 * 1e6), &a);
   }
   return CXLA_OK;
@@ -126,13 +135,68 @@ static void events_destroy(run *r) {
   r->events = NULL;
 }
 
-static cxla_status alloc_leaves(run *r, cxla_literal **leaves, int n, CUdeviceptr *dev, int upload) {
+/* ---- control flow: the host reads the predicate or branch index back and picks the steps ---- */
+
+static cxla_status run_steps(run *r, int begin, int end, int top);
+
+static cxla_status read_selector(run *r, const cx_gpu_step *s, int32_t *v) {
+  const cx_cuda *cu = r->st->cu;
+  const cx_slot *sl = &r->st->prog.bufs.slots[s->sel];
+  uint8_t pred = 0;
+  *v = 0;
+  CUresult e = cu->StreamSynchronize(r->stream);
+  if (!e) e = sl->size == 1 ? cu->MemcpyDtoH(&pred, slot_ptr(r, s->sel), 1) : cu->MemcpyDtoH(v, slot_ptr(r, s->sel), 4);
+  if (e) return cx_cuda_error(r->ctx, cu, e, s->kind == CX_GPU_WHILE ? "reading a loop predicate" : "reading a branch index");
+  if (sl->size == 1) *v = pred != 0;
+  return CXLA_OK;
+}
+
+static cxla_status run_loop(run *r, const cx_gpu_step *s, int i) {
+  int64_t max = r->st->max_loop_iterations, trips = 0;
+  for (;;) {
+    int32_t go;
+    CX_TRY(run_steps(r, i + 1, s->body, 0));
+    CX_TRY(read_selector(r, s, &go));
+    if (!go) return CXLA_OK;
+    if (max > 0 && trips++ >= max) /* as the interpreter: the body may run max times */
+      return cx_error(r->ctx, CXLA_ERR_RUNTIME, "while loop %s did not finish within %lld iterations "
+                      "(--max-loop-iterations)", s->in->name, (long long)max);
+    CX_TRY(run_steps(r, s->body, s->end, 0));
+  }
+}
+
+/* pred: true runs branch 0, false branch 1; s32: out of range runs the last branch */
+static cxla_status run_branch(run *r, const cx_gpu_step *s) {
+  int32_t k;
+  CX_TRY(read_selector(r, s, &k));
+  if (r->st->prog.bufs.slots[s->sel].size == 1) k = k ? 0 : 1;
+  else if (k < 0 || k >= s->nbranch) k = s->nbranch - 1;
+  return run_steps(r, s->slots[k], s->slots[k + 1], 0);
+}
+
+/* steps [begin, end); top: the execution's own steps, each between two trace events */
+static cxla_status run_steps(run *r, int begin, int end, int top) {
+  const cx_gpu_step *steps = r->st->prog.steps;
+  for (int i = begin; i < end; i = step_end(&steps[i], i)) {
+    if (top) CX_TRY(mark(r, i));
+    const cx_gpu_step *s = &steps[i];
+    CX_TRY(s->kind == CX_GPU_WHILE ? run_loop(r, s, i) : s->kind == CX_GPU_COND ? run_branch(r, s) : step(r, s));
+  }
+  return CXLA_OK;
+}
+
+/* The device copies of the arguments and results: the same sizes every execution, so made at
+ * the first and kept with the executable (freed when it is destroyed). */
+static cxla_status leaves_on_device(run *r, cxla_literal **leaves, int n, CUdeviceptr *dev, int upload) {
   const cx_cuda *cu = r->st->cu;
   for (int i = 0; i < n; i++) {
     size_t bytes = (size_t)cx_shape_bytes(&leaves[i]->shape);
     if (!bytes) continue;
-    CUresult e = cu->MemAlloc(&dev[i], bytes);
-    if (e) return cx_cuda_error(r->ctx, cu, e, "cuMemAlloc");
+    CUresult e = dev[i] ? 0 : cu->MemAlloc(&dev[i], bytes);
+    if (e) {
+      dev[i] = 0;
+      return cx_cuda_error(r->ctx, cu, e, "cuMemAlloc");
+    }
     if (upload && (e = cu->MemcpyHtoD(dev[i], leaves[i]->data, bytes))) return cx_cuda_error(r->ctx, cu, e, "cuMemcpyHtoD");
   }
   return CXLA_OK;
@@ -143,20 +207,17 @@ static cxla_status execute_on(run *r, int nargs, cxla_literal *const *args, cxla
   const cx_cuda *cu = st->cu;
   int np = 0, no = 0, nout = st->prog.bufs.noutputs;
   cxla_literal **pl = cx_calloc((size_t)st->nparam_leaves + 1, sizeof *pl), **ol = cx_calloc((size_t)nout + 1, sizeof *ol);
-  r->params = cx_calloc((size_t)st->nparam_leaves + 1, sizeof *r->params);
-  r->outs = cx_calloc((size_t)nout + 1, sizeof *r->outs);
-  cxla_status s = pl && ol && r->params && r->outs ? CXLA_OK : cx_oom(r->ctx);
+  if (!st->leaf_dev) st->leaf_dev = cx_calloc((size_t)(st->nparam_leaves + nout) + 1, sizeof *st->leaf_dev);
+  cxla_status s = pl && ol && st->leaf_dev ? CXLA_OK : cx_oom(r->ctx);
+  if (s == CXLA_OK) r->params = st->leaf_dev, r->outs = st->leaf_dev + st->nparam_leaves;
   for (int i = 0; i < nargs && s == CXLA_OK; i++)
     if (!leaf_literals(args[i], pl, &np, st->nparam_leaves)) s = cx_error(r->ctx, CXLA_ERR_INTERNAL, "argument %d: leaf count", i);
   if (s == CXLA_OK && (np != st->nparam_leaves || !leaf_literals(res, ol, &no, nout) || no != nout))
     s = cx_error(r->ctx, CXLA_ERR_INTERNAL, "gpu backend: arguments or result do not match the compiled signature");
-  if (s == CXLA_OK) s = alloc_leaves(r, pl, np, r->params, 1);
-  if (s == CXLA_OK) s = alloc_leaves(r, ol, no, r->outs, 0);
+  if (s == CXLA_OK) s = leaves_on_device(r, pl, np, r->params, 1);
+  if (s == CXLA_OK) s = leaves_on_device(r, ol, no, r->outs, 0);
   if (s == CXLA_OK && r->trace) s = events_create(r);
-  for (int i = 0; i < st->prog.nsteps && s == CXLA_OK; i++) {
-    s = mark(r, i);
-    if (s == CXLA_OK) s = step(r, &st->prog.steps[i]);
-  }
+  if (s == CXLA_OK) s = run_steps(r, 0, st->prog.nsteps, 1);
   if (s == CXLA_OK) s = mark(r, st->prog.nsteps);
   CUresult e = s == CXLA_OK ? cu->StreamSynchronize(r->stream) : 0;
   if (e) s = cx_cuda_error(r->ctx, cu, e, "running the kernels (cuStreamSynchronize)");
@@ -166,14 +227,8 @@ static cxla_status execute_on(run *r, int nargs, cxla_literal *const *args, cxla
     size_t bytes = (size_t)cx_shape_bytes(&ol[i]->shape);
     if (bytes && (e = cu->MemcpyDtoH(ol[i]->data, r->outs[i], bytes))) s = cx_cuda_error(r->ctx, cu, e, "cuMemcpyDtoH");
   }
-  for (int i = 0; r->params && i < st->nparam_leaves; i++)
-    if (r->params[i]) cu->MemFree(r->params[i]);
-  for (int i = 0; r->outs && i < nout; i++)
-    if (r->outs[i]) cu->MemFree(r->outs[i]);
   cx_free(pl);
   cx_free(ol);
-  cx_free(r->params);
-  cx_free(r->outs);
   return s;
 }
 
@@ -186,10 +241,10 @@ cxla_status cx_gpu_execute(void *state, cxla_context *ctx, int nargs, cxla_liter
   pthread_mutex_lock(&st->mu); /* the arena is shared by every execution */
   CUresult e = st->cu->CtxPushCurrent(st->cuctx);
   cxla_status s = e ? cx_cuda_error(ctx, st->cu, e, "cuCtxPushCurrent") : CXLA_OK;
-  if (s == CXLA_OK) {
-    if ((e = st->cu->StreamCreate(&r.stream, 0))) s = cx_cuda_error(ctx, st->cu, e, "cuStreamCreate");
+  if (s == CXLA_OK) { /* one stream per executable, made at its first execution */
+    if (!st->stream && (e = st->cu->StreamCreate(&st->stream, 0))) s = cx_cuda_error(ctx, st->cu, e, "cuStreamCreate");
+    r.stream = st->stream;
     if (s == CXLA_OK) s = execute_on(&r, nargs, args, res);
-    if (r.stream) st->cu->StreamDestroy(r.stream);
     CUcontext c;
     st->cu->CtxPopCurrent(&c);
   }

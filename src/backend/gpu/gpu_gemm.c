@@ -26,9 +26,12 @@ static cxla_status prepare(cxla_context *ctx, gpu_state *st, const cx_gpu_step *
   if (!p->m || !p->n || !p->k || !p->batch) return CXLA_OK; /* nothing for cuBLASLt to do (gemm_run) */
   if (p->batch > INT32_MAX)
     return cx_error(ctx, CXLA_ERR_UNSUPPORTED, "gpu backend: %s: %lld GEMMs in one batch", s->in->name, (long long)p->batch);
-  int f64 = p->type == CXLA_F64, type = f64 ? CX_LT_R_64F : CX_LT_R_32F;
+  /* f16/bf16 accumulate in f32 and round once (XLA's rule); f32 is exact f32 unless --gpu-tf32 */
+  int f64 = p->type == CXLA_F64;
+  int type = f64 ? CX_LT_R_64F : p->type == CXLA_BF16 ? CX_LT_R_16BF : p->type == CXLA_F16 ? CX_LT_R_16F : CX_LT_R_32F;
+  int compute = f64 ? CX_LT_COMPUTE_64F : st->tf32 && p->type == CXLA_F32 ? CX_LT_COMPUTE_32F_FAST_TF32 : CX_LT_COMPUTE_32F;
   int32_t ta = p->trans_b ? CX_LT_OP_T : CX_LT_OP_N, tb = p->trans_a ? CX_LT_OP_T : CX_LT_OP_N;
-  int r = lt->MatmulDescCreate(&g->desc, f64 ? CX_LT_COMPUTE_64F : CX_LT_COMPUTE_32F, type);
+  int r = lt->MatmulDescCreate(&g->desc, compute, f64 ? CX_LT_R_64F : CX_LT_R_32F);
   if (!r) r = lt->MatmulDescSetAttribute(g->desc, CX_LT_DESC_TRANSA, &ta, sizeof ta);
   if (!r) r = lt->MatmulDescSetAttribute(g->desc, CX_LT_DESC_TRANSB, &tb, sizeof tb);
   /* stored shapes: rhs is K x N row-major (N x K column-major), or N x K when transposed */

@@ -23,12 +23,17 @@ typedef struct gpu_state {
   CUfunction *fns;        /* per prog.kernels */
   CUdeviceptr *consts;    /* per slot: CONST slots' device copies (0 elsewhere) */
   CUdeviceptr arena;      /* temporaries; reused by every execution (under mu) */
+  CUdeviceptr *leaf_dev;  /* argument leaves, then result leaves, on the device (made at the first
+                             execution, reused by every one under mu) */
+  CUstream stream;        /* the executions' stream (made at the first) */
   pthread_mutex_t mu;     /* one execution at a time */
   const cx_blaslt *lt;    /* cuBLASLt or its emulation; NULL when the module has no dot */
   void *lt_handle;
   cx_gpu_gemm_rt *gemms;  /* per step (used by GEMM steps) */
   CUdeviceptr lt_workspace;
   size_t lt_workspace_size;
+  int tf32;               /* --gpu-tf32: f32 GEMMs on cuBLASLt's FAST_TF32 compute type */
+  int64_t max_loop_iterations; /* --max-loop-iterations (0: none) */
   int nparam_leaves;
   int *param_base;        /* [p]: parameter p's first leaf among all parameter leaves */
 } gpu_state;
