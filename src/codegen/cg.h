@@ -17,6 +17,9 @@ typedef struct cx_cg {
   const cx_target *target;   /* the machine the kernels run on (must outlive this) */
   cxla_status status;        /* first error (sticky); the context holds the message */
   int nkernels;              /* kernels emitted so far (unique names) */
+  int elems_per_thread;      /* GPU targets: each thread of the next kernels computes this many
+                                consecutive elements (0 or 1: one); the caller makes sure it
+                                divides their iteration space */
 } cx_cg;
 
 /* Sets up types and a builder for an existing LLVM context/module, for target t. */

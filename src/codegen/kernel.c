@@ -70,6 +70,7 @@ static void loop_nest(cx_kfn *k, const cx_comp *c, int nout, const cx_shape **le
     cx_idx idx = cx_idx_from_linear(g, s, l.iv);
     store_all(k, c, nout, leaves, &idx);
     cx_loop_end(cg, &l);
+    if (cg->elems_per_thread > 1) cx_loop_unroll_full(cg, &l);
     cx_gen_restore(g, m0);
     return;
   }
@@ -149,7 +150,10 @@ static cxla_status emit_loop(cx_cg *cg, const cx_instr *fusion, const cx_fusion_
     cx_gen_push_override(&k.g, &o);
   }
   int64_t total = cx_shape_elems(leaves[0]);
-  loop_nest(&k, c, nout, leaves, all_linear(c) || effective_rank(leaves[0]) <= 1);
+  /* a GPU thread's few elements: one flat loop, fully unrolled (its neighbouring accesses then
+   * merge into vector loads) */
+  int few = cg->elems_per_thread > 1;
+  loop_nest(&k, c, nout, leaves, few || all_linear(c) || effective_rank(leaves[0]) <= 1);
   return cx_kfn_end(&k, out, total, grain_for(fusion, plan, nout, leaves, total), nout, first - nout + fusion->nops);
 }
 

@@ -1,4 +1,5 @@
 /* loops.c — see loops.h. */
+#include <llvm-c/DebugInfo.h>
 #include "codegen/loops.h"
 
 static LLVMValueRef cur_fn(cx_cg *g) { return LLVMGetBasicBlockParent(LLVMGetInsertBlock(g->b)); }
@@ -22,8 +23,21 @@ void cx_loop_end(cx_cg *g, cx_loop *l) {
   LLVMValueRef next = LLVMBuildAdd(g->b, l->iv, LLVMConstInt(g->t_i64, 1, 0), "");
   LLVMSetNSW(next, 1);
   LLVMAddIncoming(l->iv, &next, &latch, 1);
-  LLVMBuildBr(g->b, l->header);
+  l->backedge = LLVMBuildBr(g->b, l->header);
   LLVMPositionBuilderAtEnd(g->b, l->exit);
+}
+
+void cx_loop_unroll_full(cx_cg *g, cx_loop *l) {
+  /* !llvm.loop = distinct !{self, !{"llvm.loop.unroll.full"}} */
+  LLVMMetadataRef hint = LLVMMDStringInContext2(g->llctx, "llvm.loop.unroll.full", 21);
+  LLVMMetadataRef node = LLVMMDNodeInContext2(g->llctx, &hint, 1);
+  LLVMMetadataRef ops[2] = {NULL, node};
+  LLVMMetadataRef self = LLVMTemporaryMDNode(g->llctx, ops + 1, 1);
+  ops[0] = self;
+  LLVMMetadataRef loop = LLVMMDNodeInContext2(g->llctx, ops, 2);
+  LLVMMetadataReplaceAllUsesWith(self, loop);
+  unsigned kind = LLVMGetMDKindIDInContext(g->llctx, "llvm.loop", 9);
+  LLVMSetMetadata(l->backedge, kind, LLVMMetadataAsValue(g->llctx, loop));
 }
 
 void cx_if_begin(cx_cg *g, cx_if *f, LLVMValueRef cond) {

@@ -8,11 +8,15 @@
 
 typedef struct cx_loop {
   LLVMBasicBlockRef pre, header, body, exit;
+  LLVMValueRef backedge;   /* the latch's branch back to the header (set by cx_loop_end) */
   LLVMValueRef iv;   /* i64 induction variable, lo <= iv < hi inside the body */
 } cx_loop;
 
 void cx_loop_begin(cx_cg *g, cx_loop *l, LLVMValueRef lo, LLVMValueRef hi, const char *name);
 void cx_loop_end(cx_cg *g, cx_loop *l);
+/* After cx_loop_end: asks LLVM to unroll the loop completely (llvm.loop.unroll.full), for a
+ * loop whose trip count is a small constant. */
+void cx_loop_unroll_full(cx_cg *g, cx_loop *l);
 
 typedef struct cx_if {
   LLVMBasicBlockRef els, merge;

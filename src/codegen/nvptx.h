@@ -5,9 +5,11 @@
 #define CX_CODEGEN_NVPTX_H
 #include "codegen/target.h"
 
-/* Kernels `void k(ptr addrspace(1) p0, ..., i64 total)` marked as PTX entries; thread
- * ctaid.x * ntid.x + tid.x computes element [i, i+1) of the kernel's iteration space (threads
- * past total do nothing), so a launch needs ceil(total / block) blocks of `block` threads.
+/* Kernels `void k(ptr addrspace(1) p0, ..., i64 total)` marked as PTX entries, their buffers
+ * 16-byte aligned; thread i = ctaid.x * ntid.x + tid.x computes elements [i*V, i*V+V) of the
+ * kernel's iteration space, V = cg->elems_per_thread at emission (1 unless set; it divides
+ * total), threads past total / V doing nothing, so a launch needs ceil(total / V / block)
+ * blocks of `block` threads.
  * Math: codegen's own f32 polynomials (math.c) and llvm.sqrt, which NVPTX lowers to the
  * correctly rounded sqrt.rn; no libdevice, no libm. What has no lowering here (sin, cos, tan,
  * cbrt, power, atan2, f64 transcendentals) is CX_MATH_NONE: refused at compile time. */

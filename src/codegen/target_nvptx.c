@@ -12,6 +12,11 @@ static LLVMValueRef nvptx_declare(struct cx_cg *cg, const char *name, int nargs)
   for (int i = 0; i < nargs; i++) params[i] = cg->t_ptr;
   params[nargs] = cg->t_i64;
   LLVMValueRef fn = LLVMAddFunction(cg->mod, name, LLVMFunctionType(cg->t_void, params, (unsigned)nargs + 1, 0));
+  /* every buffer is a whole allocation or arena slot (64-byte aligned at least): saying so lets
+   * the NVPTX backend merge a thread's neighbouring accesses into 16-byte vector loads */
+  unsigned align = LLVMGetEnumAttributeKindForName("align", 5);
+  for (int i = 0; i < nargs; i++)
+    LLVMAddAttributeAtIndex(fn, (LLVMAttributeIndex)(i + 1), LLVMCreateEnumAttribute(cg->llctx, align, 16));
   /* LLVM 19's NVPTX backend makes a function a .entry when !nvvm.annotations says "kernel" */
   LLVMValueRef md[3] = {fn, LLVMMDStringInContext(cg->llctx, "kernel", 6), LLVMConstInt(cg->t_i32, 1, 0)};
   LLVMAddNamedMetadataOperand(cg->mod, "nvvm.annotations", LLVMMDNodeInContext(cg->llctx, md, 3));
@@ -27,21 +32,25 @@ static LLVMValueRef sreg(struct cx_cg *cg, const char *reg) {
   return LLVMBuildZExt(cg->b, LLVMBuildCall2(cg->b, ft, f, NULL, 0, ""), cg->t_i64, "");
 }
 
-/* [i, i+1) for thread i = ctaid.x * ntid.x + tid.x; threads at or past `total` return at once
- * (the body is called only in the `run` block, where the builder is left). */
+/* [i*V, i*V+V) for thread i = ctaid.x * ntid.x + tid.x (V = cg->elems_per_thread, which
+ * divides total); threads at or past total / V return at once (the body is called only in the
+ * `run` block, where the builder is left). */
 static void nvptx_args(struct cx_cg *cg, LLVMValueRef entry, int nargs, LLVMValueRef *args) {
   LLVMBuilderRef b = cg->b;
+  int64_t v = cg->elems_per_thread > 1 ? cg->elems_per_thread : 1;
   for (int i = 0; i < nargs; i++) args[i] = LLVMGetParam(entry, (unsigned)i);
   LLVMValueRef i = LLVMBuildAdd(b, LLVMBuildMul(b, sreg(cg, "ctaid.x"), sreg(cg, "ntid.x"), ""), sreg(cg, "tid.x"), "");
-  LLVMValueRef in = LLVMBuildICmp(b, LLVMIntULT, i, LLVMGetParam(entry, (unsigned)nargs), "");
+  LLVMValueRef threads = LLVMBuildUDiv(b, LLVMGetParam(entry, (unsigned)nargs), LLVMConstInt(cg->t_i64, (unsigned long long)v, 0), "");
+  LLVMValueRef in = LLVMBuildICmp(b, LLVMIntULT, i, threads, "");
   LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(cg->llctx, entry, "run");
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cg->llctx, entry, "done");
   LLVMBuildCondBr(b, in, run, done);
   LLVMPositionBuilderAtEnd(b, done);
   LLVMBuildRetVoid(b);
   LLVMPositionBuilderAtEnd(b, run);
-  args[nargs] = i;
-  args[nargs + 1] = LLVMBuildAdd(b, i, LLVMConstInt(cg->t_i64, 1, 0), "");
+  LLVMValueRef first = LLVMBuildMul(b, i, LLVMConstInt(cg->t_i64, (unsigned long long)v, 0), "");
+  args[nargs] = first;
+  args[nargs + 1] = LLVMBuildAdd(b, first, LLVMConstInt(cg->t_i64, (unsigned long long)v, 0), "");
 }
 
 /* ---- math: own polynomials (f32) and llvm.sqrt; the rest has no lowering yet ---- */

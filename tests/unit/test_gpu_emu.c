@@ -345,6 +345,15 @@ TEST(gpu_emu_ragged_launch) {
            "13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,"
            "49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64})\n cb = f32[33,65] broadcast(c), dimensions={1}\n"
            " s = f32[33,65] add(x, cb)\n ROOT t = f32[65,33] transpose(s), dimensions={1,0}\n}\n", 9);
+  /* loop fusions of 4 elements a thread (16-byte accesses): 1-D, a transpose (each thread's
+   * elements decomposed from the linear index), 2- and 1-byte types, two outputs */
+  emu_text("HloModule v1\nENTRY e {\n x = f32[4096] parameter(0)\n y = f32[4096] parameter(1)\n"
+           " a = f32[4096] add(x, y)\n ROOT t = f32[4096] tanh(a)\n}\n", 12);
+  emu_text("HloModule v2\nENTRY e {\n x = f32[64,128] parameter(0)\n y = f32[128,64] parameter(1)\n"
+           " t = f32[128,64] transpose(x), dimensions={1,0}\n ROOT a = f32[128,64] multiply(t, y)\n}\n", 13);
+  emu_text("HloModule v3\nENTRY e {\n x = f16[2048] parameter(0)\n s = s8[2048] parameter(1)\n"
+           " c = f16[2048] convert(s)\n m = f16[2048] multiply(x, c)\n n = s8[2048] negate(s)\n"
+           " ROOT r = (f16[2048], s8[2048]) tuple(m, n)\n}\n", 14);
   unsigned block, grid;
   cx_gpu_grid(257, &block, &grid);
   CHECK_EQ_INT((int)grid, 2);

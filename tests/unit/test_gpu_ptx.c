@@ -128,6 +128,34 @@ TEST(gpu_ptx_structure) {
   cx_gpu_prog_free(&p);
 }
 
+/* A loop fusion of 4 elements a thread loads and stores 16 bytes at a time; a row reduction
+ * exchanges lanes with shfl.sync.bfly; a dot is a cuBLASLt step, not PTX. */
+TEST(gpu_ptx_vector_and_warp) {
+  const char *ew = "HloModule v\nENTRY e {\n x = f32[64,256] parameter(0)\n y = f32[64,256] parameter(1)\n"
+                   " a = f32[64,256] add(x, y)\n ROOT t = f32[64,256] tanh(a)\n}\n";
+  cx_gpu_prog p;
+  CHECK_OK(build(ew, "sm_90", 0, &p));
+  if (p.ptx) {
+    CHECK_STR_CONTAINS(p.ptx, "ld.global.v4.f32");
+    CHECK_STR_CONTAINS(p.ptx, "st.global.v4.f32");
+    int vec = 0;
+    for (int i = 0; i < p.nsteps; i++) vec |= p.steps[i].kind == CX_GPU_LAUNCH && p.steps[i].vec == 4;
+    CHECK(vec);
+  }
+  cx_gpu_prog_free(&p);
+  const char *rd = "HloModule w\nsum {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] add(a, b)\n}\n"
+                   "ENTRY e {\n x = f32[64,256] parameter(0)\n z = f32[] constant(0)\n"
+                   " r = f32[64] reduce(x, z), dimensions={1}, to_apply=sum\n w = f32[256,8] parameter(1)\n"
+                   " d = f32[64,8] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                   " ROOT o = (f32[64], f32[64,8]) tuple(r, d)\n}\n";
+  CHECK_OK(build(rd, "sm_90", 0, &p));
+  if (p.ptx) {
+    CHECK_STR_CONTAINS(p.ptx, "shfl.sync.bfly.b32");
+    CHECK_EQ_INT(p.ngemms, 1);
+  }
+  cx_gpu_prog_free(&p);
+}
+
 TEST(gpu_refuses_at_compile_time) {
   const char *sine = "HloModule s\nENTRY e {\n x = f32[8] parameter(0)\n ROOT r = f32[8] sine(x)\n}\n";
   cx_gpu_prog p;

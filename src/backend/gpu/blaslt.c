@@ -5,13 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/gpu/blaslt.h"
+#include "backend/gpu/dl_table.h"
 
 static cx_blaslt g_lt;
 static char g_err[768];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 #define SYM(field, name) {offsetof(cx_blaslt, field), name}
-static const struct { size_t off; const char *name; } k_syms[] = {
+static const cx_dl_sym k_syms[] = {
   SYM(Create, "cublasLtCreate"), SYM(Destroy, "cublasLtDestroy"), SYM(MatmulDescCreate, "cublasLtMatmulDescCreate"),
   SYM(MatmulDescDestroy, "cublasLtMatmulDescDestroy"), SYM(MatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute"),
   SYM(MatrixLayoutCreate, "cublasLtMatrixLayoutCreate"), SYM(MatrixLayoutDestroy, "cublasLtMatrixLayoutDestroy"),
@@ -27,14 +28,12 @@ static const struct { size_t off; const char *name; } k_syms[] = {
 static int try_open(const char *name) {
   void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (!lib) return 0;
-  for (size_t i = 0; i < sizeof k_syms / sizeof *k_syms; i++) {
-    void *f = dlsym(lib, k_syms[i].name);
-    if (!f) {
-      snprintf(g_err, sizeof g_err, "%s is not a usable cuBLASLt: it has no %s", name, k_syms[i].name);
-      dlclose(lib);
-      return -1;
-    }
-    memcpy((char *)&g_lt + k_syms[i].off, &f, sizeof f);
+  const char *missing = cx_dl_fill(lib, &g_lt, k_syms, sizeof k_syms / sizeof *k_syms);
+  if (missing) {
+    snprintf(g_err, sizeof g_err, "%s is not a usable cuBLASLt: it has no %s", name, missing);
+    dlclose(lib);
+    memset(&g_lt, 0, sizeof g_lt);
+    return -1;
   }
   g_lt.lib = lib;
   return 1;

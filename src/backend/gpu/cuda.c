@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/gpu/cuda.h"
+#include "backend/gpu/dl_table.h"
 
 static cx_cuda g_cu;
 static char g_err[512];   /* why the driver could not be used ("" once it can) */
@@ -12,7 +13,7 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 /* every entry point and its exported symbol (the _v2 names are the 64-bit ABI cuda.h maps to) */
 #define SYM(field, name) {offsetof(cx_cuda, field), name}
-static const struct { size_t off; const char *name; } k_syms[] = {
+static const cx_dl_sym k_syms[] = {
   SYM(Init, "cuInit"), SYM(DriverGetVersion, "cuDriverGetVersion"), SYM(DeviceGetCount, "cuDeviceGetCount"),
   SYM(DeviceGet, "cuDeviceGet"), SYM(DeviceGetAttribute, "cuDeviceGetAttribute"),
   SYM(DeviceGetName, "cuDeviceGetName"), SYM(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
@@ -33,14 +34,12 @@ int cx_cuda_open(const char *name, cx_cuda *cu, char *err, size_t errlen) {
   memset(cu, 0, sizeof *cu);
   void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (!lib) return snprintf(err, errlen, "no CUDA driver (%s not found)", name), -1;
-  for (size_t i = 0; i < sizeof k_syms / sizeof *k_syms; i++) {
-    void *f = dlsym(lib, k_syms[i].name);
-    if (!f) {
-      snprintf(err, errlen, "%s is not a usable CUDA driver: it has no %s", name, k_syms[i].name);
-      dlclose(lib);
-      return -1;
-    }
-    memcpy((char *)cu + k_syms[i].off, &f, sizeof f);
+  const char *missing = cx_dl_fill(lib, cu, k_syms, sizeof k_syms / sizeof *k_syms);
+  if (missing) {
+    snprintf(err, errlen, "%s is not a usable CUDA driver: it has no %s", name, missing);
+    dlclose(lib);
+    memset(cu, 0, sizeof *cu);
+    return -1;
   }
   CUresult r = cu->Init(0);
   if (r != 0) {

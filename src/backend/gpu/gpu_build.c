@@ -61,6 +61,8 @@ static uint64_t alias_mask(const int *slots, int nout, int n) {
   return m;
 }
 
+enum { VEC = 4 };
+
 static cxla_status launch(builder *b, cx_instr *in) {
   const cx_buffers *bufs = &b->p->bufs;
   int n = bufs->nleaves[in->id], nout = n;
@@ -77,8 +79,17 @@ static cxla_status launch(builder *b, cx_instr *in) {
       return cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s has an argument without a slot", in->name);
     }
   uint64_t may_alias = alias_mask(slots, nout, n);
+  /* a loop fusion's thread computes VEC consecutive elements when VEC divides them: 16-byte
+   * loads and stores for 4-byte types (reductions keep their own threads) */
+  int64_t elems = cx_shape_elems(in->shape.type == CXLA_TUPLE ? cx_shape_leaf(&in->shape, 0) : &in->shape);
+  int vec = in->a.fusion_kind == CX_FUSION_LOOP && elems % VEC == 0 && elems >= VEC * 256 ? VEC : 1;
+  b->cg.elems_per_thread = vec;
   cx_kernel kn;
   cxla_status st = may_alias ? cx_emit_kernel_ex(&b->cg, in, may_alias, &kn) : cx_emit_kernel(&b->cg, in, &kn);
+  b->cg.elems_per_thread = 1;
+  if (st == CXLA_OK && kn.total % vec)
+    st = cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: kernel %s: %d elements a thread do not divide %lld", kn.name,
+                  vec, (long long)kn.total);
   if (st == CXLA_OK && (kn.nout != nout || kn.nout + kn.nin != n))
     st = cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: kernel %s takes %d+%d pointers, %s has %d+%d", kn.name,
                   kn.nout, kn.nin, in->name, nout, n - nout);
@@ -92,7 +103,8 @@ static cxla_status launch(builder *b, cx_instr *in) {
     return st;
   }
   memcpy(p->kernels[p->nkernels], kn.name, sizeof kn.name);
-  *s = (cx_gpu_step){.kind = CX_GPU_LAUNCH, .in = in, .kernel = p->nkernels++, .total = kn.total, .nargs = n, .slots = slots};
+  *s = (cx_gpu_step){.kind = CX_GPU_LAUNCH, .in = in, .kernel = p->nkernels++, .total = kn.total, .vec = vec, .nargs = n,
+                     .slots = slots};
   return CXLA_OK;
 }
 

@@ -22,7 +22,8 @@ typedef struct cx_gpu_step {
   cx_gpu_step_kind kind;
   const cx_instr *in;     /* what it runs (names in logs and traces) */
   int kernel;             /* LAUNCH: index into cx_gpu_prog.kernels */
-  int64_t total;          /* LAUNCH: threads (one per element of the kernel's iteration space) */
+  int64_t total;          /* LAUNCH: the kernel's iteration space */
+  int vec;                /* LAUNCH: elements per thread (total / vec threads) */
   int nargs;              /* LAUNCH: slots of its pointer arguments, outputs then operands;
                              GEMM: 3, the result, lhs and rhs */
   int *slots;

@@ -66,7 +66,7 @@ static cxla_status step(run *r, const cx_gpu_step *s) {
   int64_t total = s->total;
   argv[s->nargs] = &total;
   unsigned block, grid;
-  cx_gpu_grid(total, &block, &grid);
+  cx_gpu_grid(total / (s->vec > 1 ? s->vec : 1), &block, &grid);
   e = cu->LaunchKernel(r->st->fns[s->kernel], grid, 1, 1, block, 1, 1, 0, r->stream, argv, NULL);
   return e ? cx_cuda_error(r->ctx, cu, e, r->st->prog.kernels[s->kernel]) : CXLA_OK;
 }
@@ -115,8 +115,9 @@ static cxla_status events_trace(run *r, int64_t done_ns) {
       a = (cx_trace_args){.n = 4, .key = {"m", "n", "k", "batch"}, .val = {g->m, g->n, g->k, g->batch}};
     } else if (s->kind == CX_GPU_LAUNCH) {
       unsigned block, grid;
-      cx_gpu_grid(s->total, &block, &grid);
-      a = (cx_trace_args){.n = 3, .key = {"threads", "block", "grid"}, .val = {s->total, block, grid}};
+      int64_t threads = s->total / (s->vec > 1 ? s->vec : 1);
+      cx_gpu_grid(threads, &block, &grid);
+      a = (cx_trace_args){.n = 3, .key = {"threads", "block", "grid"}, .val = {threads, block, grid}};
     } else {
       a = (cx_trace_args){.n = 1, .key = {"bytes"}, .val = {p->bufs.slots[s->dst].size}};
     }
