@@ -24,4 +24,4 @@ for what in "${1:-test}" "${2:-bench}" "${3:-mlp}"; do
   esac
 done
 tail -5 "$LOGS/test-gpu.log" 2>/dev/null
-cat "$LOGS/bench-gpu.log" "$LOGS/mlp-gpu.log" 2>/dev/null
+cat "$LOGS/bench-gpu.log" "$LOGS/mlp-gpu.log" 2>/dev/null || true
