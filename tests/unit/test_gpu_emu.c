@@ -226,6 +226,20 @@ TEST(gpu_emu_reductions) {
            " ROOT r = f32[29] reduce(x, z), dimensions={0}, to_apply=add\n}\n", 2);
   emu_text("HloModule c3\n" SUM "ENTRY e {\n x = f32[7,300,5] parameter(0)\n z = f32[] constant(0)\n"
            " ROOT r = f32[7,5] reduce(x, z), dimensions={1}, to_apply=add\n}\n", 3);
+  /* rows that 32 lanes x 4 divide: each lane takes 4 neighbours at a time (softmax; two
+   * trailing reduced dims; a variadic argmax) */
+  emu_text("HloModule r4\n" SUM MAX "ENTRY e {\n x = f32[6,512] parameter(0)\n z = f32[] constant(-inf)\n"
+           " m = f32[6] reduce(x, z), dimensions={1}, to_apply=mx\n b = f32[6,512] broadcast(m), dimensions={0}\n"
+           " s = f32[6,512] subtract(x, b)\n ex = f32[6,512] exponential(s)\n z0 = f32[] constant(0)\n"
+           " d = f32[6] reduce(ex, z0), dimensions={1}, to_apply=add\n bd = f32[6,512] broadcast(d), dimensions={0}\n"
+           " ROOT y = f32[6,512] divide(ex, bd)\n}\n", 5);
+  emu_text("HloModule r5\n" SUM "ENTRY e {\n x = f32[3,8,64] parameter(0)\n z = f32[] constant(0)\n"
+           " ROOT r = f32[3] reduce(x, z), dimensions={1,2}, to_apply=add\n}\n", 6);
+  emu_text("HloModule r6\nam {\n a = f32[] parameter(0)\n i = s32[] parameter(1)\n b = f32[] parameter(2)\n"
+           " j = s32[] parameter(3)\n g = pred[] compare(a, b), direction=GE\n v = f32[] select(g, a, b)\n"
+           " k = s32[] select(g, i, j)\n ROOT t = (f32[], s32[]) tuple(v, k)\n}\nENTRY e {\n x = f32[5,256] parameter(0)\n"
+           " io = s32[5,256] iota(), iota_dimension=1\n z = f32[] constant(-inf)\n zi = s32[] constant(0)\n"
+           " ROOT r = (f32[5], s32[5]) reduce(x, io, z, zi), dimensions={1}, to_apply=am\n}\n", 7);
   /* more columns than the warp-per-column limit: a thread per column */
   emu_text("HloModule c4\n" SUM "ENTRY e {\n x = f32[3,20001] parameter(0)\n z = f32[] constant(0)\n"
            " ROOT r = f32[20001] reduce(x, z), dimensions={0}, to_apply=add\n}\n", 4);
