@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Measure how cxla reads the HLO text XLA's own C++ tests write (issue 8 §3).
 
-Two modes (python3, standard library only):
+Three modes (python3, standard library only):
 
   extract GIT_DIR_OR_CHECKOUT [--rev REV] [--out build/xla-corpus]
       Finds XLA's C++ test files (*_test.cc) and writes every C++ raw string
