@@ -46,6 +46,7 @@ cxla_status cx_cg_fail(cx_cg *g, cxla_status code, const char *fmt, ...) {
 LLVMValueRef cx_cg_i64(cx_cg *g, int64_t v) { return LLVMConstInt(g->t_i64, (unsigned long long)v, 1); }
 
 LLVMTypeRef cx_cg_reg_type(cx_cg *g, cxla_type t) {
+  if (cx_mf_format_of(t)) return g->t_f32; /* the 8- and 4-bit floats compute in f32, as f16 does */
   switch (t) {
   case CXLA_PRED: return g->t_i1;
   case CXLA_S8: case CXLA_U8: return g->t_i8;

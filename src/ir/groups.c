@@ -110,6 +110,28 @@ static int64_t my_id(cx_group_mode mode, cx_devices dv, int me) {
   return me / dv.partitions;
 }
 
+/* How a gather (+1: the result grows by the group size) or a scatter (-1: shrinks) scales its
+ * dimension; 0 for the other collectives. */
+static const signed char k_scales[CX_OP_COUNT] = {
+  [CX_OP_ALL_GATHER] = 1, [CX_OP_ALL_GATHER_START] = 1, [CX_OP_REDUCE_SCATTER] = -1,
+};
+
+/* The group size a gather's or scatter's shapes were written for (operand 0 against its
+ * result along the one dimension), or 0. The verifier checks the shapes against each other;
+ * only a run knows its groups, and without replica_groups a group is every device. */
+static int64_t shaped_group(const cx_instr *in) {
+  int scale = k_scales[in->op];
+  const cx_shape *r = &in->shape;
+  if (r->type == CXLA_TUPLE) r = in->op == CX_OP_ALL_GATHER_START && r->ntuple == 2 ? &r->tuple[1] : r->ntuple ? &r->tuple[0] : NULL;
+  if (r && r->type == CXLA_TUPLE) r = r->ntuple ? &r->tuple[0] : NULL;
+  if (!scale || !r || in->nops < 1 || in->a.dims.n != 1) return 0;
+  const cx_shape *x = &in->ops[0]->shape;
+  int64_t d = in->a.dims.v[0];
+  if (!cx_type_is_array(x->type) || r->rank != x->rank || d < 0 || d >= x->rank) return 0;
+  int64_t big = scale > 0 ? r->dims[d] : x->dims[d], small = scale > 0 ? x->dims[d] : r->dims[d];
+  return small > 0 && big % small == 0 ? big / small : 0;
+}
+
 int cx_collective_group(const cx_instr *in, cx_devices dv, int me, int *out, int cap, int *pos, char *why, size_t n) {
   cx_group_mode mode = cx_collective_mode(in);
   const cx_groups *g = in->a.replica_groups;
@@ -154,6 +176,14 @@ int cx_collective_group(const cx_instr *in, cx_devices dv, int me, int *out, int
   }
   if (*pos < 0) {
     snprintf(why, n, "device %d is not in its own group", me);
+    return -1;
+  }
+  int64_t shaped = shaped_group(in);
+  if (shaped && shaped != k) { /* its result would not hold what the group computes */
+    int at = snprintf(why, n, "its shapes are for groups of %lld devices, but its group in this run has %d", (long long)shaped, k);
+    if (!g && at > 0 && (size_t)at < n) /* then a group is every replica (or device) */
+      snprintf(why + at, n - (size_t)at, "; run it with --replicas=%lld or under mpirun -np %lld",
+               (long long)(shaped * dv.partitions), (long long)(shaped * dv.partitions));
     return -1;
   }
   return k;
