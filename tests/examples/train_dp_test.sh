@@ -18,20 +18,8 @@
 # with "N passed, N failed"; without mpirun only the threads run ("mpirun unavailable").
 set -u
 cd "$(dirname "$0")/../.." || exit 2
-BUILD=${1:-build}
-case $BUILD in /*) TRAIN=$BUILD/examples/train ;; *) TRAIN=$(pwd)/$BUILD/examples/train ;; esac
-FASHION=/usr/share/datasets/fashion-mnist
-passed=0 failed=0
-ok() { passed=$((passed + 1)); echo "ok   $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
-finish() { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit $?; }
-
-[ -x "$TRAIN" ] || { bad "examples/train is built" "no $TRAIN (make BUILD=$BUILD all)"; finish; }
-[ -f "$FASHION/train-images-idx3-ubyte.gz" ] ||
-  { bad "Fashion-MNIST is installed" "no $FASHION (scripts/setup.sh installs dataset-fashion-mnist)"; finish; }
-T=$(mktemp -d "${TMPDIR:-/tmp}/cxla_train_dp.XXXXXX") || exit 2
-trap 'rm -rf "$T"' EXIT INT TERM
-unset CXLA_FLAGS
+TRAIN_TEST=train_dp
+. tests/examples/train_common.sh
 MPIRUN="mpirun --oversubscribe --mca btl self,vader"
 [ "$(id -u)" = 0 ] && MPIRUN="$MPIRUN --allow-run-as-root"
 
