@@ -112,7 +112,8 @@ void cxla_context_destroy(cxla_context *ctx);
 const char *cxla_context_errmsg(cxla_context *ctx);
 /* What the context is doing now, for a watchdog on another thread: the one call that may run
  * while a compile or an execute of the same context is in progress. buf gets "idle",
- * "compiling <module>: <phase>" or "running <kernel or instruction>"; *loop_iterations (if not
+ * "compiling <module>: <phase>" or "running <kernel or instruction> on <backend>" (backend
+ * "interp" is the reference interpreter, e.g. under --check); *loop_iterations (if not
  * NULL) the while-loop iterations this context has run so far, on every thread. A loop whose
  * count keeps growing is looping; a count that stands still with a kernel named is a slow
  * kernel. */

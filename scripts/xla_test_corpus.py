@@ -193,7 +193,8 @@ def classify(path, args):
             kind = 'verify error'
         return kind, cause_of(msg), msg
     # cxla's own watchdog fires first and says what was running (a compile
-    # phase, a loop that keeps iterating, a kernel); the hard limit is a backstop.
+    # phase, a loop that keeps iterating, a compiled kernel, or the reference
+    # interpreter); the hard limit is a backstop.
     rc, out = sh([args.cxla, 'run', path, '--random-inputs',
                   '--backend=' + args.backend, '--check', '--threads=1',
                   '--timeout=%g' % args.timeout], args.timeout + 10)
@@ -202,7 +203,7 @@ def classify(path, args):
     if rc == 0:
         return 'pass', '', ''
     msg = first_error(out)
-    m = re.match(r'timed out after \S+ s (.*?): (a slow compile|a slow kernel|an endless loop)', msg) \
+    m = re.match(r'timed out after \S+ s (.*?): (a slow compile|a slow kernel|a slow reference run|an endless loop)', msg) \
         or re.match(r'timed out after \S+ s (in a while loop)', msg)
     if m:
         what = m.group(2) if m.lastindex >= 2 else 'a while loop that keeps iterating'

@@ -3,7 +3,9 @@
  * a slow compile (the phase is "compiling"), a while loop that keeps iterating (its iteration
  * count still grows: maybe endless, and --max-loop-iterations turns it into an error), or a
  * slow kernel (a kernel is named and no loop iterates). The watchdog samples the context's
- * activity twice to tell the last two apart. */
+ * activity twice to tell the last two apart. A slow run on the interpreter is named as such:
+ * under --check the reference is often what takes long (it computes one element at a time),
+ * not the compiled code. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -48,6 +50,11 @@ static void *watch(void *arg) {
             "cxla: error: timed out after %g s in a while loop that keeps iterating (%lld iterations so far, %lld in "
             "the last 0.3 s; now %s): an endless loop? --max-loop-iterations=N stops loops with an error\n",
             wd.seconds, (long long)n1, (long long)(n1 - n0), again);
+  else if (strstr(again, " on interp"))
+    fprintf(stderr,
+            "cxla: error: timed out after %g s %s: a slow reference run (the interpreter computes one element at a "
+            "time; no loop is iterating; %lld iterations so far)\n",
+            wd.seconds, again, (long long)n1);
   else
     fprintf(stderr, "cxla: error: timed out after %g s %s: a slow kernel (no loop is iterating; %lld iterations so far)\n",
             wd.seconds, again, (long long)n1);

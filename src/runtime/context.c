@@ -117,10 +117,16 @@ void cx_context_set_activity(cxla_context *ctx, const char *phase, const char *r
   atomic_store_explicit(&ctx->phase, phase, memory_order_relaxed);
 }
 
+void cx_context_set_backend(cxla_context *ctx, const char *backend) {
+  if (ctx) atomic_store_explicit(&ctx->backend, backend, memory_order_relaxed);
+}
+
 void cxla_context_activity(cxla_context *ctx, char *buf, size_t n, int64_t *loop_iterations) {
   if (loop_iterations) *loop_iterations = ctx ? atomic_load_explicit(&ctx->loop_trips, memory_order_relaxed) : 0;
   if (!buf || !n) return;
   const char *phase = ctx ? atomic_load_explicit(&ctx->phase, memory_order_relaxed) : NULL;
   const char *running = ctx ? atomic_load_explicit(&ctx->running, memory_order_relaxed) : NULL;
-  snprintf(buf, n, "%s%s%s", phase ? phase : "idle", running ? " " : "", running ? running : "");
+  const char *backend = ctx ? atomic_load_explicit(&ctx->backend, memory_order_relaxed) : NULL;
+  snprintf(buf, n, "%s%s%s%s%s", phase ? phase : "idle", running ? " " : "", running ? running : "",
+           phase && backend ? " on " : "", phase && backend ? backend : "");
 }

@@ -27,16 +27,20 @@ struct cxla_context {
   int own_comm;
   /* What the context is doing, for a watchdog on another thread (cxla_context_activity):
    * a static phase string, the kernel or instruction running (a name that lives as long as its
-   * executable), and every while-loop iteration run so far. Relaxed atomics: a sample, not a
-   * synchronisation. */
+   * executable), the backend running it (a static name), and every while-loop iteration run
+   * so far. Relaxed atomics: a sample, not a synchronisation. */
   _Atomic(const char *) phase;
   _Atomic(const char *) running;
+  _Atomic(const char *) backend;
   _Atomic int64_t loop_trips;
 };
 
 /* Sets what the context is doing (phase: a static string; running: NULL or a name that
  * outlives the phase). */
 void cx_context_set_activity(cxla_context *ctx, const char *phase, const char *running);
+/* Sets the backend an execution runs on (a static name; NULL when none runs): a slow
+ * reference run on the interpreter is told apart from a slow compiled kernel. */
+void cx_context_set_backend(cxla_context *ctx, const char *backend);
 
 /* The context's thread pool for compiled code using `nthreads` threads in all (0: all
  * cores), created on first use; NULL means "run on the calling thread" (one thread wanted, or

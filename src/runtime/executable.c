@@ -359,9 +359,11 @@ cxla_status cx_execute(cxla_executable *e, const cx_replica *rep, int nargs, cxl
   if (s == CXLA_OK) {
     cx_trace *tr = cx_context_trace(e->ctx);
     int64_t t0 = tr ? cx_trace_now() : 0;
+    cx_context_set_backend(e->ctx, c->backend->name);
     cx_context_set_activity(e->ctx, "running", c->name);
     s = run_backend(e, rep, nargs, lits, &out);
     cx_context_set_activity(e->ctx, NULL, NULL);
+    cx_context_set_backend(e->ctx, NULL);
     if (tr) cx_trace_add(tr, c->name, "execute", t0, cx_trace_now(), NULL);
     /* Consumed, also when the execution failed: the program may have written into it. Its
      * literal (now perhaps holding a result's spare block) lives on until the buffer is

@@ -449,6 +449,18 @@ for b in interp cpu; do
   run_cxla run endless.hlo --backend=$b --timeout=1
   expect_error "timeout_endless_loop_$b" "timed out after 1 s in a while loop that keeps iterating"
 done
+# A reference run that is slow is named as the interpreter's, not as a slow kernel: under
+# --check it is often the interpreter (one element at a time) that takes long.
+cat >bigdot.hlo <<'EOF'
+HloModule bigdot
+ENTRY e {
+  a = f32[2048,2048] parameter(0)
+  b = f32[2048,2048] parameter(1)
+  ROOT d = f32[2048,2048] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+EOF
+run_cxla run bigdot.hlo --random-inputs --backend=interp --timeout=1
+expect_error timeout_slow_reference_run "timed out after 1 s running bigdot on interp: a slow reference run"
 run_cxla run endless.hlo --backend=cpu --max-loop-iterations=100 --timeout=30
 expect_error timeout_not_needed_with_loop_limit "exceeded --max-loop-iterations=100"
 run_cxla run addmul.hlo x.npy y.npy --timeout=30; expect timeout_fast_run_finishes 0 out "[0] f32[2,3]"
