@@ -89,6 +89,7 @@ typedef struct cx_parser {
   struct cx_pscope *scopes; /* the instruction names of the computations an inline one is
                               read inside, innermost first (heap) */
   int in_constant;         /* parsing a constant's value: XLA's one-value shorthand applies */
+  uint32_t elided_next;    /* the next word XLA's parser fills an elided constant "{...}" with */
 } cx_parser;
 
 /* ---- errors (never return) ---- */

@@ -45,7 +45,7 @@ static int word_is(const cx_token *t, const char *w) {
 
 _Noreturn static void bad_value(cx_parser *p, const cx_token *t, cxla_type type) {
   if (t->kind == TK_WORD && word_is(t, "..."))
-    cx_perr(p, cx_tok_loc(t), CXLA_ERR_PARSE, "constant value elided; re-dump with print_large_constants");
+    cx_perr(p, cx_tok_loc(t), CXLA_ERR_PARSE, "'...' (elided values) may stand only for a whole array constant, {...}");
   const char *what = type == CXLA_PRED ? "true or false" : cx_type_kind(type) >= CX_KIND_FLOAT ? "a number" : "an integer";
   char buf[64];
   snprintf(buf, sizeof buf, "%s (%s value)", what, cxla_type_name(type));
@@ -137,6 +137,30 @@ static void store_scalar(cx_parser *p, cxla_literal *lit, int64_t i) {
 }
 
 /* Dimension d of an array literal: '{' v, v, ... '}' with dims[d] entries. */
+/* A constant printed without its values, "{...}": XLA's parser (default options,
+ * fill_shortform_constants_with_random_values) fills its bytes with the 32-bit words 0, 1, 2,
+ * ... of one counter that runs on over the constants of the text, each word masked to
+ * 0x01010101 for pred (a bool byte must be 0 or 1); bytes past the last whole word stay zero.
+ * A fresh XLA process reading this text makes the same values. Types narrower than a byte
+ * keep their low bits (sign-extended for s4 and s2), as cxla stores them one to a byte. */
+static void fill_elided(cx_parser *p, cxla_literal *lit) {
+  const cx_shape *s = &lit->shape;
+  int64_t bytes = cx_shape_bytes(s);
+  uint8_t *d = lit->data;
+  uint32_t mask = s->type == CXLA_PRED ? 0x01010101u : 0xffffffffu;
+  for (int64_t i = 0; i + 4 <= bytes; i += 4) {
+    uint32_t w = p->elided_next++ & mask;
+    memcpy(d + i, &w, 4);
+  }
+  int bits = cx_type_bits(s->type);
+  if (bits < 8)
+    for (int64_t i = 0; i < bytes; i++) {
+      int v = d[i] & ((1 << bits) - 1);
+      if (cx_type_kind(s->type) == CX_KIND_SINT && v >= 1 << (bits - 1)) v -= 1 << bits;
+      d[i] = (uint8_t)(int8_t)v;
+    }
+}
+
 static void fill_dim(cx_parser *p, cxla_literal *lit, int d, int64_t *pos) {
   const cx_shape *s = &lit->shape;
   if (!cx_pis(p, TK_LBRACE)) {
@@ -146,6 +170,13 @@ static void fill_dim(cx_parser *p, cxla_literal *lit, int d, int64_t *pos) {
     cx_pexpected(p, what);
   }
   cx_padvance(p);
+  if (d == 0 && p->in_constant && p->tok.kind == TK_WORD && word_is(&p->tok, "...")) {
+    cx_padvance(p);
+    cx_pexpect(p, TK_RBRACE, "'}' after '...' (an elided constant)");
+    fill_elided(p, lit);
+    *pos = cx_shape_elems(s);
+    return;
+  }
   int64_t n = s->dims[d];
   for (int64_t i = 0; i < n; i++) {
     if (i) {
@@ -242,6 +273,17 @@ static void plain(cx_shape *s) {
   for (int i = 0; s->type == CXLA_TUPLE && i < s->ntuple; i++) plain(&s->tuple[i]);
 }
 
+/* Whether the text at the current token is an elided array constant "{...}" that cxla may
+ * allocate (an elided constant is as short to write as a one-value one). */
+static int elided_at(cx_parser *p, const cx_shape *shape) {
+  if (!p->in_constant || shape->type == CXLA_TUPLE || !cx_pis(p, TK_LBRACE)) return 0;
+  int64_t b = cx_shape_bytes(shape);
+  if (b < 0 || b > CX_SHORTHAND_MAX_BYTES) return 0;
+  const char *s = p->tok.s + 1, *e = p->lx.buf + p->lx.len;
+  while (s < e && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')) s++;
+  return e - s >= 3 && !memcmp(s, "...", 3);
+}
+
 cxla_literal *cx_pliteral(cx_parser *p, const cx_shape *shape, int allow_shape_prefix) {
   cx_token at = p->tok;
   char buf[128];
@@ -252,7 +294,8 @@ cxla_literal *cx_pliteral(cx_parser *p, const cx_shape *shape, int allow_shape_p
   /* A constant may be written as one value per array; up to a limit its size is then not
    * bounded by the text's. */
   int64_t bytes = p->in_constant ? total_bytes(shape) : -1;
-  if (n < 0 || ((uint64_t)n > (uint64_t)left && (bytes < 0 || bytes > CX_SHORTHAND_MAX_BYTES))) {
+  if (n < 0 || ((uint64_t)n > (uint64_t)left && (bytes < 0 || bytes > CX_SHORTHAND_MAX_BYTES) &&
+                 !elided_at(p, shape))) {
     if (p->in_constant && at.kind == TK_WORD && !cx_pat_shape(p))
       cx_perr(p, cx_tok_loc(&at), CXLA_ERR_PARSE, "constant of shape %s written as one value: larger than the %d MiB "
               "cxla allocates for that", cx_shape_str(shape, buf, sizeof buf), (int)(CX_SHORTHAND_MAX_BYTES >> 20));

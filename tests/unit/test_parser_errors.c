@@ -117,7 +117,10 @@ TEST(parser_error_shapes) {
 }
 
 TEST(parser_error_constants) {
-  PERR(E("  a = f32[3] constant({...})\n"), "t.hlo:3:24: error: constant value elided; re-dump with print_large_constants");
+  /* "{...}" for a whole array is XLA's elided constant (filled, see parse_literal.c); inside it is not */
+  PERR(E("  a = f32[2,2] constant({{...}, {1, 2}})\n"),
+       "t.hlo:3:27: error: '...' (elided values) may stand only for a whole array constant, {...}");
+  PERR(E("  a = f32[3] constant({..., 1})\n"), "t.hlo:3:27: error: expected '}' after '...' (an elided constant), got ','");
   PERR(E("  a = f32[3] constant({1, 2})\n"), "t.hlo:3:28: error: too few values in dimension 0: 2 of 3");
   PERR(E("  a = f32[2] constant({1, 2, 3})\n"), "t.hlo:3:28: error: too many values in dimension 0 (size 2)");
   PERR(E("  a = f32[2,2] constant({1, 2})\n"), "t.hlo:3:26: error: expected '{' (dimension 1 of f32[2,2]), got '1'");
