@@ -81,12 +81,14 @@ typedef struct cli_tol {
 /* Compiles m for backend and runs it once on copies of args; *out is the result. */
 cxla_status cli_execute(cxla_context *ctx, cxla_module *m, const char *backend, int nargs, cxla_literal *const *args,
                         cxla_literal **out);
-/* Prints one line per result leaf of got (from backend) against want (the interpreter's):
- * max abs and rel error, the first differing element and both values, then a summary line.
- * Returns the number of leaves beyond tolerance (*nleaves: all leaves), or -1 after printing
- * an error. */
-int cli_check(cxla_context *ctx, const char *backend, cxla_literal *got, cxla_literal *want, const cli_tol *tol,
-              int *nleaves);
+/* Prints one line per result leaf of got (from backend) against want (the interpreter's, from
+ * module m on args): max abs and rel error, the first element beyond tolerance and both
+ * values, then a summary line. With `bounds`, a leaf beyond the fixed tolerance is judged again
+ * with each element's error bound added (passes/error_bound.h: what docs/numerics.md lets two
+ * backends differ by in sums and dots). Returns the number of leaves beyond tolerance
+ * (*nleaves: all leaves), or -1 after printing an error. */
+int cli_check(cxla_context *ctx, cxla_module *m, int nargs, cxla_literal *const *args, const char *backend,
+              cxla_literal *got, cxla_literal *want, const cli_tol *tol, int bounds, int *nleaves);
 /* Compiles each instruction that the ROOT of ENTRY depends on as the ROOT of a copy of m, in
  * program order, runs it on backend and on the interpreter, and reports the first whose value
  * is beyond tolerance (its name goes to `first`; "" if none). root_differs: the whole result

@@ -3,10 +3,12 @@
  * interpreter's on the same inputs, and --check-each makes each instruction of ENTRY the
  * result in turn (a copy of the module with that ROOT) to name the first one whose value
  * differs beyond tolerance. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "ir/clone.h"
+#include "passes/error_bound.h"
 #include "ir/literal_diff.h"
 
 /* Reference values for --check-each are computed a chunk of instructions at a time (one
@@ -41,16 +43,23 @@ static void put_err(cx_sb *sb, double v) { cx_sb_printf(sb, "%.3g", v); }
 
 /* Compares one leaf; with sb, appends its report line (without a newline). */
 static cxla_status diff_leaf(cxla_context *ctx, int index, const char *backend, const cxla_literal *got,
-                             const cxla_literal *want, const cli_tol *tol, cx_sb *sb, int *bad) {
+                             const cxla_literal *want, const cxla_literal *allow, const cli_tol *tol, cx_sb *sb,
+                             int *bad) {
   cxla_type t = want->shape.type;
+  if (t == CXLA_TOKEN || got->shape.type == CXLA_TOKEN) { /* tokens have no value to differ in */
+    *bad = t != got->shape.type;
+    if (sb) cx_sb_printf(sb, "[%d] token[] %s", index, *bad ? "MISMATCH: not a token on both" : "ok");
+    return CXLA_OK;
+  }
   double rtol, atol;
   cx_diff_default_tol(t, &rtol, &atol);
   if (cx_type_is_float(t)) {
     if (tol->rtol >= 0) rtol = tol->rtol;
     if (tol->atol >= 0) atol = tol->atol;
   }
+  if (!cx_type_is_float(t)) allow = NULL;
   cx_diff d;
-  CX_TRY(cx_literal_diff(ctx, got, want, rtol, atol, &d));
+  CX_TRY(cx_literal_diff_allow(ctx, got, want, rtol, atol, allow, &d));
   *bad = d.nbad > 0;
   if (!sb) return CXLA_OK;
   char shape[512];
@@ -59,8 +68,15 @@ static cxla_status diff_leaf(cxla_context *ctx, int index, const char *backend, 
   put_err(sb, d.max_abs);
   cx_sb_puts(sb, ", max rel err ");
   put_err(sb, d.max_rel);
-  if (cx_type_is_float(t)) cx_sb_printf(sb, " (rtol %g, atol %g)", rtol, atol);
+  if (cx_type_is_float(t)) cx_sb_printf(sb, " (rtol %g, atol %g", rtol, atol);
   else cx_sb_puts(sb, " (exact)");
+  if (allow) {
+    double most = 0;
+    int64_t n = cx_shape_elems(&allow->shape);
+    for (int64_t i = 0; i < n; i++) most = fmax(most, ((const double *)allow->data)[i]);
+    cx_sb_printf(sb, ", plus an error bound of up to %.3g per element", most);
+  }
+  if (cx_type_is_float(t)) cx_sb_putc(sb, ')');
   int64_t at = d.nbad ? d.first_bad : d.first_diff;
   if (at >= 0) {
     if (d.nbad)
@@ -76,25 +92,29 @@ static cxla_status diff_leaf(cxla_context *ctx, int index, const char *backend, 
   return CXLA_OK;
 }
 
-/* Compares every leaf of got with want's; with `indent`, prints one line per leaf. Sets
- * *nleaves and *nbad (leaves beyond tolerance). */
+/* Compares every leaf of got with want's, each within its allowance (a tuple of f64 leaves
+ * like want's, or NULL); with `indent`, prints one line per leaf. Sets *nleaves and *nbad
+ * (leaves beyond tolerance). */
 static cxla_status diff_leaves(cxla_context *ctx, const char *backend, cxla_literal *got, cxla_literal *want,
-                               const cli_tol *tol, const char *indent, int *nleaves, int *nbad) {
+                               cxla_literal *allow, const cli_tol *tol, const char *indent, int *nleaves, int *nbad) {
   int n = cli_leaves(want, NULL, 0), ng = cli_leaves(got, NULL, 0);
   *nleaves = n;
   *nbad = 0;
   if (n != ng) return cx_error(ctx, CXLA_ERR_INTERNAL, "%s returned %d result leaves, interp %d", backend, ng, n);
-  cxla_literal **w = calloc((size_t)(2 * n + 1), sizeof *w);
+  if (allow && cli_leaves(allow, NULL, 0) != n)
+    return cx_error(ctx, CXLA_ERR_INTERNAL, "the error bound has %d leaves for %d results", cli_leaves(allow, NULL, 0), n);
+  cxla_literal **w = calloc((size_t)(3 * n + 1), sizeof *w);
   if (!w) return cx_oom(ctx);
-  cxla_literal **g = w + n;
+  cxla_literal **g = w + n, **al = w + 2 * n;
   cli_leaves(want, w, n);
   cli_leaves(got, g, n);
+  if (allow) cli_leaves(allow, al, n);
   cxla_status s = CXLA_OK;
   for (int i = 0; i < n && s == CXLA_OK; i++) {
     cx_sb line;
     cx_sb_init(&line);
     int bad = 0;
-    s = diff_leaf(ctx, i, backend, g[i], w[i], tol, indent ? &line : NULL, &bad);
+    s = diff_leaf(ctx, i, backend, g[i], w[i], allow ? al[i] : NULL, tol, indent ? &line : NULL, &bad);
     if (s == CXLA_OK && line.oom) s = cx_oom(ctx);
     if (s == CXLA_OK && indent) printf("%s%s\n", indent, line.buf);
     *nbad += bad;
@@ -104,19 +124,40 @@ static cxla_status diff_leaves(cxla_context *ctx, const char *backend, cxla_lite
   return s;
 }
 
-int cli_check(cxla_context *ctx, const char *backend, cxla_literal *got, cxla_literal *want, const cli_tol *tol,
-              int *nleaves) {
+/* The error bound of every result leaf (passes/error_bound.h): the interpreter runs m's analysis
+ * on the same inputs. NULL, after saying why, when it cannot. */
+static cxla_literal *error_bound(cxla_context *ctx, cxla_module *m, int nargs, cxla_literal *const *args) {
+  cx_module *bm = cx_module_error_bound(m);
+  cxla_literal *pair = NULL, *allow = NULL;
+  if (bm && cli_execute(ctx, bm, "interp", nargs, args, &pair) == CXLA_OK && cxla_literal_tuple_size(pair) == 2)
+    allow = cxla_literal_clone(ctx, cxla_literal_tuple_get(pair, 1));
+  if (!allow) printf("check: no error bound (%s); fixed tolerances only\n", cxla_context_errmsg(ctx));
+  cxla_literal_destroy(pair);
+  if (bm) cx_module_free(bm);
+  return allow;
+}
+
+int cli_check(cxla_context *ctx, cxla_module *m, int nargs, cxla_literal *const *args, const char *backend,
+              cxla_literal *got, cxla_literal *want, const cli_tol *tol, int bounds, int *nleaves) {
   int nbad = 0;
-  if (diff_leaves(ctx, backend, got, want, tol, "", nleaves, &nbad) != CXLA_OK) {
+  cxla_literal *allow = NULL;
+  /* Only a result beyond the fixed tolerance pays for the analysis (a second interpreter run
+   * about twice as long as the first). */
+  if (bounds && diff_leaves(ctx, backend, got, want, NULL, tol, NULL, nleaves, &nbad) == CXLA_OK && nbad)
+    allow = error_bound(ctx, m, nargs, args);
+  if (diff_leaves(ctx, backend, got, want, allow, tol, "", nleaves, &nbad) != CXLA_OK) {
+    cxla_literal_destroy(allow);
     cli_lib_error(ctx);
     return -1;
   }
+  const char *how = allow ? " and the error bounds of docs/numerics.md" : "";
   if (nbad)
-    printf("check: MISMATCH: %d of %d result lea%s differ%s from interp beyond tolerance\n", nbad, *nleaves,
-           *nleaves == 1 ? "f" : "ves", nbad == 1 ? "s" : "");
+    printf("check: MISMATCH: %d of %d result lea%s differ%s from interp beyond tolerance%s\n", nbad, *nleaves,
+           *nleaves == 1 ? "f" : "ves", nbad == 1 ? "s" : "", how);
   else
-    printf("check: ok: %s %d result lea%s match%s interp within tolerance\n", *nleaves == 1 ? "the" : "all",
-           *nleaves, *nleaves == 1 ? "f" : "ves", *nleaves == 1 ? "es" : "");
+    printf("check: ok: %s %d result lea%s match%s interp within tolerance%s\n", *nleaves == 1 ? "the" : "all",
+           *nleaves, *nleaves == 1 ? "f" : "ves", *nleaves == 1 ? "es" : "", how);
+  cxla_literal_destroy(allow);
   return nbad;
 }
 
@@ -231,7 +272,7 @@ int cli_check_each(cxla_context *ctx, cxla_module *mod, const char *backend, int
     cxla_status s = c ? cli_execute(ctx, c, backend, nargs, args, &got) : CXLA_ERR_INVALID_ARGUMENT;
     cx_module_free(c);
     int nleaves = 0, nbad = 0;
-    if (s == CXLA_OK) s = diff_leaves(ctx, backend, got, want, tol, NULL, &nleaves, &nbad);
+    if (s == CXLA_OK) s = diff_leaves(ctx, backend, got, want, NULL, tol, NULL, &nleaves, &nbad);
     if (s != CXLA_OK) {
       describe(&sb, m, cand[k]);
       rc = cli_error("check-each: %s: %s", sb.buf ? sb.buf : "?", cxla_context_errmsg(ctx));
@@ -239,7 +280,7 @@ int cli_check_each(cxla_context *ctx, cxla_module *mod, const char *backend, int
       found = k;
       describe(&sb, m, cand[k]);
       printf("check-each: first instruction beyond tolerance (%d of %d): %s\n", k + 1, ncand, sb.buf ? sb.buf : "?");
-      s = diff_leaves(ctx, backend, got, want, tol, "  ", &nleaves, &nbad);
+      s = diff_leaves(ctx, backend, got, want, NULL, tol, "  ", &nleaves, &nbad);
       if (s != CXLA_OK) rc = cli_lib_error(ctx);
     }
     cxla_literal_destroy(got);

@@ -22,6 +22,7 @@ typedef struct {
   uint64_t seed;
   int64_t repeat; /* 0: run once, print no timings */
   int check, check_each;
+  int bounds;     /* --error-bound=on|off; -1: on unless --rtol or --atol is given */
   double timeout; /* --timeout=S; 0: none */
   cli_tol tol;    /* --rtol, --atol (negative: per element type) */
   int replicas;   /* --replicas=N; 0: none */
@@ -90,6 +91,10 @@ static int parse_args(cxla_context *ctx, int argc, char **argv, run_args *r) {
       r->check = 1;
     } else if (!strcmp(a, "--check-each")) {
       r->check = r->check_each = 1;
+    } else if (!strcmp(a, "--error-bound=on") || !strcmp(a, "--error-bound=off")) {
+      r->bounds = a[15] == 'n';
+    } else if (!strncmp(a, "--error-bound", 13)) {
+      return cli_usage_error("run", "--error-bound wants on or off, not '%s'", a[13] == '=' ? a + 14 : "");
     } else if (!strncmp(a, "--rtol=", 7) || !strcmp(a, "--rtol")) {
       if (parse_tol(a, 7, &r->tol.rtol) != CLI_OK) return CLI_USAGE;
     } else if (!strncmp(a, "--atol=", 7) || !strcmp(a, "--atol")) {
@@ -120,6 +125,9 @@ static int parse_args(cxla_context *ctx, int argc, char **argv, run_args *r) {
     return cli_usage_error("run", "--random-inputs makes every input; do not also give .npy files");
   if ((r->tol.rtol >= 0 || r->tol.atol >= 0) && !r->check)
     return cli_usage_error("run", "--rtol and --atol are tolerances of --check and --check-each");
+  if (r->bounds >= 0 && !r->check) return cli_usage_error("run", "--error-bound is part of --check");
+  /* tolerances given by hand are taken as they are, unless the bound is asked for too */
+  if (r->bounds < 0) r->bounds = r->tol.rtol < 0 && r->tol.atol < 0;
   if (r->inputs_dir && (r->random || r->ninputs))
     return cli_usage_error("run", "--inputs-per-replica names every input; do not also give .npy files or --random-inputs");
   if ((r->replicas || r->inputs_dir) && (r->check || r->repeat))
@@ -246,7 +254,7 @@ static int check(cxla_context *ctx, cxla_module *m, const run_args *r, const cha
                  int nparams, cxla_literal *result) {
   cxla_literal *want = NULL;
   if (cli_execute(ctx, m, "interp", nparams, args, &want) != CXLA_OK) return cli_lib_error(ctx);
-  int nleaves = 0, nbad = cli_check(ctx, backend, result, want, &r->tol, &nleaves);
+  int nleaves = 0, nbad = cli_check(ctx, m, nparams, args, backend, result, want, &r->tol, r->bounds, &nleaves);
   cxla_literal_destroy(want);
   if (nbad < 0) return CLI_FAIL;
   char first[256] = "";
@@ -322,6 +330,7 @@ int cli_run(cxla_context *ctx, int argc, char **argv) {
   run_args r;
   memset(&r, 0, sizeof r);
   r.tol.rtol = r.tol.atol = -1;
+  r.bounds = -1;
   r.inputs = calloc((size_t)argc, sizeof *r.inputs);
   if (!r.inputs) return cli_error("out of memory");
   int rc = parse_args(ctx, argc, argv, &r);

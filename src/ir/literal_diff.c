@@ -49,6 +49,11 @@ static double part_distance(double g, double w) {
 
 cxla_status cx_literal_diff(cxla_context *ctx, const cxla_literal *got, const cxla_literal *want, double rtol,
                             double atol, cx_diff *d) {
+  return cx_literal_diff_allow(ctx, got, want, rtol, atol, NULL, d);
+}
+
+cxla_status cx_literal_diff_allow(cxla_context *ctx, const cxla_literal *got, const cxla_literal *want, double rtol,
+                                  double atol, const cxla_literal *allow, cx_diff *d) {
   d->n = d->nbad = d->ndiff = 0;
   d->max_abs = d->max_rel = 0;
   d->first_bad = d->first_diff = -1;
@@ -60,6 +65,11 @@ cxla_status cx_literal_diff(cxla_context *ctx, const cxla_literal *got, const cx
   cxla_type t = got->shape.type;
   int64_t n = cx_shape_elems(&got->shape);
   int is_float = cx_type_is_float(t);
+  if (allow && (allow->shape.type != CXLA_F64 || cx_shape_elems(&allow->shape) != n)) {
+    char a[256], b[256];
+    return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "an allowance of shape %s does not fit a leaf of shape %s",
+                    cx_shape_str(&allow->shape, a, sizeof a), cx_shape_str(&got->shape, b, sizeof b));
+  }
   d->n = n;
   for (int64_t i = 0; i < n; i++) {
     double err, mag;
@@ -82,7 +92,7 @@ cxla_status cx_literal_diff(cxla_context *ctx, const cxla_literal *got, const cx
       } else {
         err = fabs(g - w);
         mag = fabs(w);
-        ok = err <= atol + rtol * mag;
+        ok = err <= atol + rtol * mag + (allow ? ((const double *)allow->data)[i] : 0);
       }
     } else {
       int64_t g = cx_load_i64(t, got->data, i), w = cx_load_i64(t, want->data, i);

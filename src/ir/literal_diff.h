@@ -28,6 +28,12 @@ void cx_diff_default_tol(cxla_type t, double *rtol, double *atol);
 cxla_status cx_literal_diff(cxla_context *ctx, const cxla_literal *got, const cxla_literal *want, double rtol,
                             double atol, cx_diff *d);
 
+/* The same with an extra allowance per float element: |got - want| <= atol + rtol * |want| +
+ * allow[i], allow an f64 array with one element per element of got (passes/error_bound.h), in
+ * row-major order; NULL for none. */
+cxla_status cx_literal_diff_allow(cxla_context *ctx, const cxla_literal *got, const cxla_literal *want, double rtol,
+                                  double atol, const cxla_literal *allow, cx_diff *d);
+
 /* Appends row-major element index i of shape s as a multi-dimensional index: "[1,0,2]", or
  * "[]" for a scalar. */
 void cx_diff_index(cx_sb *sb, const cx_shape *s, int64_t i);

@@ -367,6 +367,16 @@ grep -q '^\[0\] f32\[4,16\] MISMATCH: max abs err [0-9.e-]*, max rel err [0-9.e-
   && ok check_mismatch_leaf_line || bad check_mismatch_leaf_line "$(cat out.txt)"
 [ "$(wc -l <err.txt)" = 1 ] && grep -qF "cxla: error: cpu differs from interp beyond tolerance in 1 of 1 result leaf" err.txt \
   && ok check_mismatch_one_error_line || bad check_mismatch_one_error_line "$(cat err.txt)"
+# The same sums judged by the error bound of docs/numerics.md on top of rtol=0 atol=0: each
+# is allowed its accumulation error (a sum of 8192 squares: about 8192 * 2^-24 of its value).
+run_cxla run rowsum.hlo --random-inputs=5 --backend=cpu --check --rtol=0 --atol=0 --error-bound=on
+expect check_error_bound_on 0 out "check: ok: the 1 result leaf matches interp within tolerance and the error bounds of docs/numerics.md"
+grep -q '^\[0\] f32\[4,16\] ok: .*(rtol 0, atol 0, plus an error bound of up to [0-9.e-]* per element); [1-9][0-9]* of 64 elements differ' out.txt \
+  && ok check_error_bound_leaf_line || bad check_error_bound_leaf_line "$(cat out.txt)"
+run_cxla run rowsum.hlo --random-inputs=5 --backend=cpu --check --error-bound=maybe
+expect usage_error_bound_value 2 err "--error-bound wants on or off, not 'maybe'"
+run_cxla run rowsum.hlo --random-inputs=5 --backend=cpu --error-bound=off
+expect usage_error_bound_without_check 2 err "--error-bound is part of --check"
 run_cxla run rowsum.hlo --random-inputs=5 --backend=cpu --check-each --rtol=0 --atol=0
 expect check_each_names_first 1 out "check-each: first instruction beyond tolerance (2 of 2): sums = f32[4,16] reduce(sq, zero), rowsum.hlo:13"
 expect check_each_counts 1 out "check-each: comparing 2 instructions of ENTRY with interp, each compiled for cpu as the ROOT"
