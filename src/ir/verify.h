@@ -20,4 +20,9 @@ cxla_status cx_verify_comp(cx_comp *c);
  * equal to the inferred one. Also fills defaults that depend on types (e.g. compare type). */
 cxla_status cx_verify_module(cx_module *m);
 
+/* Whether an async-start or async-update has bound all of its computation's parameters and
+ * the whole result (element {1} is the result's shape): the first op of a chain for which this
+ * holds runs the computation; later ones pass its result on (XLA's IsFirstFullyBound). */
+int cx_async_fully_bound(const cx_instr *in);
+
 #endif

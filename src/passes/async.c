@@ -1,7 +1,8 @@
 /* async.c — the pass that runs an async chain on one device as what it wraps: async-start
  * becomes the tuple ((operands), call(operands), zero context...) of a plain call to its
  * computation (which the inline pass then inlines), async-update its operand and async-done
- * element {1} of it; copy-start becomes (copy(x), x, u32[] 0) and copy-done element {0};
+ * element {1} of it; a chain that binds parameters late calls at its first op with all of
+ * them and the whole result (or at async-done), and its other ops carry the bound operands; copy-start becomes (copy(x), x, u32[] 0) and copy-done element {0};
  * all-reduce-start becomes the all-reduce, all-gather-start and collective-permute-start the
  * tuple of their operands and the collective (with zero context), and their -done what they
  * take of it. The simplifier folds the tuple/get-tuple-element pairs away, so nothing of the
@@ -10,6 +11,7 @@
 #include <string.h>
 #include "ir/clone.h"
 #include "ir/edit.h"
+#include "ir/verify.h"
 #include "passes/pass.h"
 
 /* A value of shape s no one reads: zeros, tokens from after-all. */
@@ -38,20 +40,62 @@ static cx_instr *gte(cx_comp *c, cx_instr *t, int k, const cx_shape *s, cx_loc l
   return g;
 }
 
-/* Each op's rewrite gives the instructions that stand for `in`; NULL on OOM. */
-static cx_instr *async_start(cx_comp *c, cx_instr *in) {
+/* The stand-in for an async-start or async-update: the tuple ((bound...), result,
+ * context...) for the n bound parameters. The call runs at the chain's first fully bound op
+ * (as the interpreter's async.c); an element that keeps its shape is prev's (the chain's
+ * previous value, NULL for async-start), the others zeros. */
+static cx_instr *chain_value(cx_comp *c, cx_instr *in, int n, cx_instr **bound, cx_instr *prev, int prev_fully_bound) {
   const cx_shape *s = &in->shape;
   cx_instr **el = cx_arena_alloc(&c->module->arena, sizeof *el * (size_t)s->ntuple);
   if (!el) { cx_oom(c->module->ctx); return NULL; }
-  if (!(el[0] = cx_instr_add(c, CX_OP_TUPLE, &s->tuple[0], in->nops, in->ops, in->loc))) return NULL;
-  if (!(el[1] = cx_instr_add(c, CX_OP_CALL, &s->tuple[1], in->nops, in->ops, in->loc))) return NULL;
-  if (!cx_instr_set_called(el[1], 1, in->called)) return NULL;
-  for (int i = 2; i < s->ntuple; i++)
-    if (!(el[i] = zero_value(c, &s->tuple[i], in->loc))) return NULL;
+  if (!(el[0] = cx_instr_add(c, CX_OP_TUPLE, &s->tuple[0], n, bound, in->loc))) return NULL;
+  for (int i = 1; i < s->ntuple; i++) {
+    if (i == 1 && cx_async_fully_bound(in) && !prev_fully_bound) {
+      if (!(el[1] = cx_instr_add(c, CX_OP_CALL, &s->tuple[1], n, bound, in->loc))) return NULL;
+      if (!cx_instr_set_called(el[1], 1, in->called)) return NULL;
+    } else if (prev && i < prev->shape.ntuple && cx_shape_equal(&prev->shape.tuple[i], &s->tuple[i])) {
+      if (!(el[i] = gte(c, prev, i, &s->tuple[i], in->loc))) return NULL;
+    } else if (!(el[i] = zero_value(c, &s->tuple[i], in->loc))) {
+      return NULL;
+    }
+  }
   return cx_instr_add(c, CX_OP_TUPLE, s, s->ntuple, el, in->loc);
 }
-static cx_instr *async_update(cx_comp *c, cx_instr *in) { (void)c; return in->ops[0]; }
-static cx_instr *async_done(cx_comp *c, cx_instr *in) { return gte(c, in->ops[0], 1, &in->shape, in->loc); }
+
+/* The parameters a chain's value p has bound: get-tuple-elements of its element {0}. */
+static cx_instr **bound_of(cx_comp *c, cx_instr *p, int extra, cx_loc loc) {
+  const cx_shape *b = &p->shape.tuple[0];
+  cx_instr **v = cx_arena_alloc(&c->module->arena, sizeof *v * (size_t)(b->ntuple + extra + 1));
+  cx_instr *t = v ? gte(c, p, 0, b, loc) : NULL;
+  if (!t) { if (!v) cx_oom(c->module->ctx); return NULL; }
+  for (int i = 0; i < b->ntuple; i++)
+    if (!(v[i] = gte(c, t, i, &b->tuple[i], loc))) return NULL;
+  return v;
+}
+
+/* Each op's rewrite gives the instructions that stand for `in`; NULL on OOM. in->ops are
+ * the stand-ins already (same shapes); the chain's ops before `in` are `in`'s original
+ * operands, whose fully-bound state the caller keeps in in->aux. */
+static cx_instr *async_start(cx_comp *c, cx_instr *in) { return chain_value(c, in, in->nops, in->ops, NULL, 0); }
+static cx_instr *async_update(cx_comp *c, cx_instr *in) {
+  cx_instr *prev = in->ops[0];
+  int before = prev->shape.tuple[0].ntuple, prev_full = in->aux != NULL;
+  if (in->nops == 1 && cx_shape_equal(&prev->shape, &in->shape)) return prev;
+  cx_instr **bound = bound_of(c, prev, in->nops - 1, in->loc);
+  if (!bound) return NULL;
+  for (int i = 1; i < in->nops; i++) bound[before + i - 1] = in->ops[i];
+  return chain_value(c, in, before + in->nops - 1, bound, prev, prev_full);
+}
+static cx_instr *async_done(cx_comp *c, cx_instr *in) {
+  if (in->aux) return gte(c, in->ops[0], 1, &in->shape, in->loc);
+  cx_instr *prev = in->ops[0];
+  cx_instr **bound = bound_of(c, prev, 0, in->loc);
+  cx_instr *call = bound ? cx_instr_add(c, CX_OP_CALL, &in->shape, prev->shape.tuple[0].ntuple, bound, in->loc) : NULL;
+  if (call && !cx_instr_set_called(call, 1, in->called)) return NULL;
+  return call;
+}
+static cx_instr *operand0(cx_comp *c, cx_instr *in) { (void)c; return in->ops[0]; }
+static cx_instr *result1(cx_comp *c, cx_instr *in) { return gte(c, in->ops[0], 1, &in->shape, in->loc); }
 static cx_instr *copy_done(cx_comp *c, cx_instr *in) { return gte(c, in->ops[0], 0, &in->shape, in->loc); }
 static cx_instr *copy_start(cx_comp *c, cx_instr *in) {
   const cx_shape *s = &in->shape;
@@ -88,9 +132,9 @@ static cx_instr *permute_start(cx_comp *c, cx_instr *in) { return collective_sta
 static cx_instr *(*const k_rewrite[CX_OP_COUNT])(cx_comp *c, cx_instr *in) = {
   [CX_OP_ASYNC_START] = async_start, [CX_OP_ASYNC_UPDATE] = async_update, [CX_OP_ASYNC_DONE] = async_done,
   [CX_OP_COPY_START] = copy_start, [CX_OP_COPY_DONE] = copy_done,
-  [CX_OP_ALL_REDUCE_START] = all_reduce_start, [CX_OP_ALL_REDUCE_DONE] = async_update, /* its operand */
-  [CX_OP_ALL_GATHER_START] = all_gather_start, [CX_OP_ALL_GATHER_DONE] = async_done,
-  [CX_OP_COLLECTIVE_PERMUTE_START] = permute_start, [CX_OP_COLLECTIVE_PERMUTE_DONE] = async_done,
+  [CX_OP_ALL_REDUCE_START] = all_reduce_start, [CX_OP_ALL_REDUCE_DONE] = operand0,
+  [CX_OP_ALL_GATHER_START] = all_gather_start, [CX_OP_ALL_GATHER_DONE] = result1,
+  [CX_OP_COLLECTIVE_PERMUTE_START] = permute_start, [CX_OP_COLLECTIVE_PERMUTE_DONE] = result1,
 };
 
 static int is_async(cx_op op) { return k_rewrite[op] != NULL; }
@@ -100,6 +144,11 @@ static cxla_status rewrite_comp(cx_comp *c, int *changed) {
   int n = c->ninstrs, found = 0;
   for (int i = 0; i < n; i++) found |= is_async(c->instrs[i]->op);
   if (!found) return CXLA_OK;
+  for (int i = 0; i < n; i++) { /* whether the chain op each async-update/-done follows ran the call */
+    cx_instr *in = c->instrs[i];
+    in->aux = (in->op == CX_OP_ASYNC_UPDATE || in->op == CX_OP_ASYNC_DONE) && in->nops >= 1 &&
+              cx_async_fully_bound(in->ops[0]) ? in : NULL;
+  }
   uint8_t *drop = cx_calloc((size_t)n, 1);
   if (!drop) return cx_oom(c->module->ctx);
   for (int i = 0; i < n; i++) { /* operands first: a chain's later ops see their operand's stand-in */
@@ -111,6 +160,7 @@ static cxla_status rewrite_comp(cx_comp *c, int *changed) {
                          in->name ? in->name : "?", in->shape.ntuple);
     }
     cx_instr *r = rewrite(c, in);
+    in->aux = NULL;
     if (!r) { cx_free(drop); return CXLA_ERR_OUT_OF_MEMORY; }
     cx_comp_replace_uses(c, in, r);
     drop[i] = 1;

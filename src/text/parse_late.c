@@ -46,6 +46,54 @@ void cx_pname_anonymous(cx_parser *p, cx_comp *c) {
 
 /* ---- async chains ---- */
 
+/* The computation the parser made for "<op>-start(...)" sugar has a parameter for each
+ * operand of the -start. A chain that binds late ("call-start(), to_apply=f" then
+ * "call-update(start, x, y)") binds the rest on its -update ops: XLA's parser gives the
+ * wrapped op a parameter for every operand the chain binds, and the result shape the
+ * -done has where the -start's element {1} is only a prefix of it. */
+static void widen_sugar(cx_parser *p, cx_instr *start, cx_comp *w) {
+  cx_module *m = p->m;
+  const cx_shape *bound = &start->shape.tuple[0], *result = &start->shape.tuple[1];
+  const cx_instr *done = NULL;
+  for (int i = 0; i < m->ncomps; i++)
+    for (int j = 0; j < m->comps[i]->ninstrs; j++) {
+      const cx_instr *in = m->comps[i]->instrs[j];
+      if (in->ncalled != 1 || in->called[0] != w || in->shape.type == CXLA_INVALID) continue;
+      if (in->op == CX_OP_ASYNC_DONE) done = in;
+      if (in->op != CX_OP_ASYNC_UPDATE || in->shape.type != CXLA_TUPLE || in->shape.ntuple < 2) continue;
+      if (in->shape.tuple[0].type == CXLA_TUPLE && in->shape.tuple[0].ntuple > bound->ntuple) bound = &in->shape.tuple[0];
+    }
+  cx_instr *root = w->root;
+  if (done && result->type == CXLA_TUPLE && !cx_shape_equal(result, &done->shape)) root->shape = done->shape;
+  if (bound->ntuple <= w->nparams) return;
+  int n = bound->ntuple, k0 = w->nparams;
+  cx_instr **ops = cx_palloc(p, sizeof *ops * (size_t)n);
+  for (int i = 0; i < k0; i++) ops[i] = w->params[i];
+  for (int i = k0; i < n; i++) {
+    char name[48];
+    snprintf(name, sizeof name, i ? "async_param.%d" : "async_param", i);
+    if (!(ops[i] = cx_instr_new(w, CX_OP_PARAMETER, &bound->tuple[i], 0, NULL))) cx_poom(p);
+    ops[i]->name = cx_pstrndup(p, name, strlen(name));
+    ops[i]->a.index = i;
+    ops[i]->loc = start->loc;
+  }
+  root->ops = ops;
+  root->nops = n;
+  int r = 0; /* the root after its new operands */
+  while (w->instrs[r] != root) r++;
+  memmove(&w->instrs[r], &w->instrs[r + 1], sizeof *w->instrs * (size_t)(w->ninstrs - r - 1));
+  w->instrs[w->ninstrs - 1] = root;
+  if (!cx_comp_index_params(w)) cx_poom(p);
+}
+
+/* The ops XLA lets an async chain's value pass through between its ops
+ * (HloInstruction::IsAllowedAsyncIntermediary: a parameter of a loop body, say); cxla does
+ * not follow it there. */
+static int passes_chain_on(cx_op op) {
+  return op == CX_OP_TUPLE || op == CX_OP_GET_TUPLE_ELEMENT || op == CX_OP_PARAMETER || op == CX_OP_COPY ||
+         op == CX_OP_OPT_BARRIER || op == CX_OP_WHILE;
+}
+
 /* async-update and async-done run the computation of the async-start they follow; a calls=
  * written on them must name it. Each computation is wrapped by at most one async-start. */
 static void finish_async(cx_parser *p) {
@@ -63,10 +111,16 @@ static void finish_async(cx_parser *p) {
         w->aux = in;
       }
       if (in->op != CX_OP_ASYNC_UPDATE && in->op != CX_OP_ASYNC_DONE) continue;
-      cx_instr *o = in->nops == 1 ? in->ops[0] : NULL;
-      if (!o || (o->op != CX_OP_ASYNC_START && o->op != CX_OP_ASYNC_UPDATE))
-        cx_perr(p, in->loc, CXLA_ERR_PARSE, "%s '%s' needs one operand, an async-start or async-update%s%s%s",
-                cx_op_name(in->op), in->name, o ? " (got " : "", o ? cx_op_name(o->op) : "", o ? ")" : "");
+      /* async-update(chain, new operands...) binds parameters late; async-done(chain) */
+      cx_instr *o = in->nops == 1 || (in->nops > 1 && in->op == CX_OP_ASYNC_UPDATE) ? in->ops[0] : NULL;
+      if (!o || (o->op != CX_OP_ASYNC_START && o->op != CX_OP_ASYNC_UPDATE)) {
+        int through = o && passes_chain_on(o->op) && !(o->op == CX_OP_PARAMETER && c->is_entry);
+        cx_perr(p, in->loc, through ? CXLA_ERR_UNSUPPORTED : CXLA_ERR_PARSE,
+                "%s '%s' needs %s, an async-start or async-update%s%s%s%s", cx_op_name(in->op), in->name,
+                in->op == CX_OP_ASYNC_UPDATE ? "the op of its chain as operand 0" : "one operand", o ? " (got " : "",
+                o ? cx_op_name(o->op) : "", o ? ")" : "",
+                through ? "; not supported: a chain passed on through tuples, copies or loop state, as XLA allows" : "");
+      }
       cx_comp *w = o->ncalled == 1 ? o->called[0] : NULL;
       if (in->ncalled == 1 && in->called[0] != w)
         cx_perr(p, in->loc, CXLA_ERR_PARSE, "%s '%s' names computation '%s', but its async-start runs '%s'",
@@ -79,6 +133,11 @@ static void finish_async(cx_parser *p) {
     }
   }
   for (int i = 0; i < m->ncomps; i++) m->comps[i]->aux = NULL;
+  for (int64_t i = 0; i < p->nlate; i++) {
+    const cx_late *l = &p->late[i];
+    if (l->kind == CX_LATE_COMP_NAME && l->in->op == CX_OP_ASYNC_START && l->in->called[0] == l->comp)
+      widen_sugar(p, l->in, l->comp);
+  }
   /* "custom-call-done(...)": the chain must wrap that op */
   for (int64_t i = 0; i < p->nlate; i++) {
     const cx_late *l = &p->late[i];
