@@ -68,7 +68,7 @@ static const uint8_t k_global_ids[CX_OP_COUNT] = {
 };
 
 cx_group_mode cx_collective_mode(const cx_instr *in) {
-  int channel = in->a.channel_id != 0;
+  int channel = in->a.channel_id >= 0;
   if (!k_global_ids[in->op]) return channel ? CX_GROUPS_CROSS_PARTITION : CX_GROUPS_CROSS_REPLICA;
   if (!channel) return CX_GROUPS_CROSS_REPLICA; /* use_global_device_ids needs a channel (the verifier) */
   return in->a.use_global_device_ids ? CX_GROUPS_FLATTENED : CX_GROUPS_CROSS_REPLICA_AND_PARTITION;

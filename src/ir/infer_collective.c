@@ -34,7 +34,7 @@ static cxla_status check_groups(cx_infer *ic, int uniform, int64_t *size) {
   const cx_groups *g = in->a.replica_groups;
   cx_group_mode mode = cx_collective_mode(in);
   *size = 0;
-  if (in->a.use_global_device_ids && !in->a.channel_id)
+  if (in->a.use_global_device_ids && in->a.channel_id < 0)
     return cx_vfail(ic, "use_global_device_ids=true needs a channel_id (XLA's rule)");
   if (!g) {
     if (mode == CX_GROUPS_FLATTENED) return cx_vfail(ic, "use_global_device_ids=true needs replica_groups that name the devices");

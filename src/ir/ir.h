@@ -148,7 +148,7 @@ typedef struct cx_attrs {
   int is_reverse;           /* scan: last to first (XLA's is_associative= hint is kept raw) */
   cx_groups *replica_groups; /* collectives (module arena; NULL: {}) */
   cx_groups *source_target_pairs; /* collective-permute: (source, target) pairs */
-  int64_t channel_id;       /* collectives: 0 when absent */
+  int64_t channel_id;       /* collectives: -1 when absent (channel_id=0 is a channel, as in XLA) */
   int use_global_device_ids; /* all-reduce, all-gather, reduce-scatter: ids are device ids */
   int is_host_transfer;     /* send, recv and their -done: with the host, not another device */
   int nraw;                 /* everything else: metadata, sharding, backend_config, ... */

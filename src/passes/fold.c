@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "interp/interp.h"
+#include "ir/attrs.h"
 #include "ir/clone.h"
 #include "passes/pass.h"
 
@@ -121,9 +122,7 @@ static cxla_status become_constant(cx_instr *in, cxla_literal *lit) {
   in->ops = NULL;
   in->ncalled = 0;
   in->called = NULL;
-  memset(&in->a, 0, sizeof in->a);
-  in->a.feature_group_count = 1;
-  in->a.batch_group_count = 1;
+  cx_attrs_init(&in->a);
   in->a.literal = lit;
   in->name = name;
   return CXLA_OK;
