@@ -30,7 +30,8 @@ static const char *map_subset(const cx_instr *in) {
 
 static const char *tiled_bitcast(const cx_instr *in) {
   if (in->nops == 1 && (in->shape.layout_extra || in->ops[0]->shape.layout_extra) &&
-      !(cx_shape_has_default_layout(&in->shape) && cx_shape_has_default_layout(&in->ops[0]->shape)))
+      (cx_shape_moves_bytes(&in->shape) || cx_shape_moves_bytes(&in->ops[0]->shape)) &&
+      !cx_bitcast_tiles_stay(&in->ops[0]->shape, &in->shape))
     return "bitcast with tiled layouts";
   return NULL;
 }

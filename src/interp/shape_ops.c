@@ -217,7 +217,8 @@ static cxla_status iota(sop *o, cxla_literal *const *ops) {
 /* bitcast: the result reads the operand's physical buffer. With default layouts that is a
  * reshape; otherwise lay the operand out physically, then read it back in the result's
  * layout (element sizes may differ: the physical bytes are all the two share). Tiled layouts
- * are refused. */
+ * are refused unless every element stays in its tile (then they read as if untiled); a
+ * suffix that only names a memory space (":S(1)") changes nothing. */
 static cxla_status bitcast(sop *o, cxla_literal *const *ops) {
   (void)ops;
   const cx_shape *xl = &o->in->ops[0]->shape, *rl = &o->in->shape, *rs = &o->r->shape;
@@ -227,7 +228,8 @@ static cxla_status bitcast(sop *o, cxla_literal *const *ops) {
     memcpy(o->r->data, o->x->data, (size_t)bytes);
     return CXLA_OK;
   }
-  if (xl->layout_extra || rl->layout_extra || xl->rank != o->x->shape.rank)
+  if (((cx_shape_moves_bytes(xl) || cx_shape_moves_bytes(rl)) && !cx_bitcast_tiles_stay(xl, rl)) ||
+      xl->rank != o->x->shape.rank)
     return cx_interp_unsupported(o->st, o->in, "bitcast with tiled layouts");
   size_t xes = cxla_type_size(xl->type); /* the bytes in between are untyped */
   int64_t xp[CXLA_MAX_RANK], rp[CXLA_MAX_RANK], pd[CXLA_MAX_RANK], ps[CXLA_MAX_RANK], ss[CXLA_MAX_RANK];

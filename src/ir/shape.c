@@ -83,6 +83,41 @@ int cx_shape_same_layout(const cx_shape *a, const cx_shape *b) {
          !memcmp(a->minor_to_major, b->minor_to_major, (size_t)a->rank);
 }
 
+int cx_shape_moves_bytes(const cx_shape *s) {
+  return s->layout_extra && (strchr(s->layout_extra, 'T') || strchr(s->layout_extra, 'E'));
+}
+
+/* How many minor-most dimensions the first tile of a layout suffix covers: "T(8,128)" 2. */
+static int tile_rank(const char *extra) {
+  const char *t = extra ? strstr(extra, "T(") : NULL;
+  if (!t) return 0;
+  int k = 1;
+  for (t += 2; *t && *t != ')'; t++) k += *t == ',';
+  return k;
+}
+
+int cx_bitcast_tiles_stay(const cx_shape *x, const cx_shape *r) {
+  if (x->type == r->type && cx_type_is_array(x->type) && cx_shape_elems(x) == 1 && cx_shape_elems(r) == 1)
+    return 1; /* one element, in one place */
+  if (x->type != r->type || !cx_type_is_array(x->type) || !x->layout_extra || !same_text(x->layout_extra, r->layout_extra) ||
+      strstr(x->layout_extra, "E("))
+    return 0;
+  int k = tile_rank(x->layout_extra);
+  if (k > x->rank || k > r->rank) return 0;
+  int64_t xp[CXLA_MAX_RANK], rp[CXLA_MAX_RANK];
+  cx_shape_major_to_minor(x, xp);
+  cx_shape_major_to_minor(r, rp);
+  for (int j = 1; j <= k; j++) /* the tiled dimensions */
+    if (x->dims[xp[x->rank - j]] != r->dims[rp[r->rank - j]]) return 0;
+  int i = 0, j = 0; /* the others, size-1 dimensions aside */
+  for (;;) {
+    while (i < x->rank - k && x->dims[xp[i]] == 1) i++;
+    while (j < r->rank - k && r->dims[rp[j]] == 1) j++;
+    if (i == x->rank - k || j == r->rank - k) return i == x->rank - k && j == r->rank - k;
+    if (x->dims[xp[i++]] != r->dims[rp[j++]]) return 0;
+  }
+}
+
 void cx_shape_set_default_layout(cx_shape *s) {
   s->has_layout = 1;
   for (int i = 0; i < s->rank; i++) s->minor_to_major[i] = (int8_t)(s->rank - 1 - i);

@@ -35,6 +35,16 @@ int cx_shape_same_dims(const cx_shape *a, const cx_shape *b);
 void cx_shape_strides(const cx_shape *s, int64_t *strides);
 /* True if the layout is absent or the default row-major one ({rank-1,...,0}). */
 int cx_shape_has_default_layout(const cx_shape *s);
+/* Whether s's layout suffix moves elements between bytes: tiling (":T(8,128)") or a packed
+ * element size (":E(4)"); a memory space (":S(1)") does not. */
+int cx_shape_moves_bytes(const cx_shape *s);
+/* Whether a bitcast from x to r between tiled layouts (":T(8,128)", as XLA's TPU and GPU
+ * layouts write them) keeps every element in its tile: the same element type and layout
+ * suffix, the same sizes in the tiled minor-most physical dimensions, and the same sizes
+ * other than 1 in the rest, in the same physical order; or one element on both sides. Such a
+ * bitcast then reads the bytes as if there were no tiles. (XLA also allows splitting a tiled
+ * dimension by a multiple of its tile; that is refused here.) */
+int cx_bitcast_tiles_stay(const cx_shape *x, const cx_shape *r);
 void cx_shape_set_default_layout(cx_shape *s);
 /* Same layouts (recursively for tuples): minor_to_major, a missing layout being the default,
  * and the same text after ':'. Dims and types are not compared. */

@@ -38,6 +38,7 @@ typedef struct eb {
   cx_loc loc;
   cx_comp *red[3]; /* f64 add, max, min reducers, made on first use */
   cx_instr **A, **E;
+  cx_instr **F;     /* compares of floats: where the two backends may decide differently */
   uint8_t *inexact; /* the value may differ between backends */
 } eb;
 
@@ -55,6 +56,14 @@ static double unit(cxla_type t) {
   }
 }
 static double unit_acc(cxla_type t) { return t == CXLA_F64 ? ldexp(1, -53) : ldexp(1, -24); }
+
+/* A transcendental function may be off by APPROX_ULPS units in the last place of the type it
+ * computes in (f32 for 16- and 32-bit floats) on each backend (docs/numerics.md: LLVM's and
+ * libm's approximations differ), then rounds to its type: the relative allowance. */
+#define APPROX_ULPS 16
+static double approx(const cx_instr *x) {
+  return 2 * APPROX_ULPS * unit_acc(x->shape.type) * 2 + 2 * unit(x->shape.type);
+}
 /* gamma_n = n u / (1 - n u) bounds the relative error of n additions. Two values that each
  * lie within A differ by at most 2A, so a factor never needs to exceed 2. */
 static double gamma_n(double n, double u) { return n * u < 0.5 ? fmin(n * u / (1 - n * u), 2) : 2; }
@@ -107,6 +116,30 @@ static cx_instr *binary(eb *b, cx_op op, cx_instr *p, cx_instr *q) {
 static cx_instr *plus_scaled(eb *b, cx_instr *p, double k, cx_instr *q) {
   if (!p || !q) return NULL;
   return binary(b, CX_OP_ADD, p, binary(b, CX_OP_MULTIPLY, q, splat(b, q, k)));
+}
+
+static cx_instr *unary(eb *b, cx_op op, cx_instr *p) { return p ? add(b, op, &p->shape, 1, &p) : NULL; }
+
+/* x's value in f64. */
+static cx_instr *value(eb *b, cx_instr *x) {
+  cx_shape s = f64_like(x);
+  return x->shape.type == CXLA_F64 ? x : add(b, CX_OP_CONVERT, &s, 1, &x);
+}
+
+static cx_instr *compare(eb *b, cx_instr *p, cx_instr *q, cxla_compare_dir dir) {
+  if (!p || !q) return NULL;
+  cx_shape s = p->shape;
+  s.type = CXLA_PRED;
+  cx_instr *ops[2] = {p, q};
+  cx_instr *c = add(b, CX_OP_COMPARE, &s, 2, ops);
+  if (c) c->a.dir = dir;
+  return c;
+}
+
+static cx_instr *choose(eb *b, cx_instr *p, cx_instr *t, cx_instr *f) {
+  if (!p || !t || !f) return NULL;
+  cx_instr *ops[3] = {p, t, f};
+  return add(b, CX_OP_SELECT, &t->shape, 3, ops);
 }
 
 /* |x| in f64 for numbers; 0 for what has no magnitude here (pred, complex, tokens). */
@@ -276,6 +309,41 @@ static int follow(eb *b, cx_instr *x, cx_instr **A, cx_instr **E) {
   case CX_OP_ABS:
     *A = OPA(0), *E = OPE(0);
     return 1;
+  /* Functions of an inexact value: its error through the function's slope over the interval
+   * [x - E, x + E], plus the function's own error on each backend (APPROX_ULPS). */
+  case CX_OP_TANH: case CX_OP_SIN: case CX_OP_COS: case CX_OP_ERF: case CX_OP_LOGISTIC: {
+    double slope = x->op == CX_OP_ERF ? 1.1284 : x->op == CX_OP_LOGISTIC ? 0.25 : 1;
+    *A = magnitude(b, x);
+    *E = plus_scaled(b, binary(b, CX_OP_MULTIPLY, OPE(0), splat(b, x, slope)), approx(x), *A);
+    return 1;
+  }
+  case CX_OP_EXP: /* exp(x + e) - exp(x) = exp(x) expm1(e) */
+    *A = magnitude(b, x);
+    *E = plus_scaled(b, binary(b, CX_OP_MULTIPLY, *A, unary(b, CX_OP_EXPM1, OPE(0))), approx(x), *A);
+    return 1;
+  case CX_OP_LOG:
+  case CX_OP_SQRT:
+  case CX_OP_RSQRT: {
+    /* steepest at the low end, x - e, which has to be above 0 (else no allowance) */
+    cx_instr *y = value(b, x->ops[0]), *e0 = OPE(0), *low = binary(b, CX_OP_SUBTRACT, y, e0), *d;
+    if (x->op == CX_OP_LOG) /* log(y) - log(y - e) = -log1p(-e / y) */
+      d = unary(b, CX_OP_NEGATE, unary(b, CX_OP_LOG1P, unary(b, CX_OP_NEGATE, binary(b, CX_OP_DIVIDE, e0, y))));
+    else if (x->op == CX_OP_SQRT) /* sqrt(y) - sqrt(y - e) <= e / sqrt(y - e) */
+      d = binary(b, CX_OP_DIVIDE, e0, unary(b, CX_OP_SQRT, low));
+    else
+      d = binary(b, CX_OP_SUBTRACT, unary(b, CX_OP_RSQRT, low), unary(b, CX_OP_RSQRT, y));
+    *A = magnitude(b, x);
+    *E = plus_scaled(b, choose(b, compare(b, low, splat(b, x, 0), CXLA_GT), d, splat(b, x, 0)), approx(x), *A);
+    return 1;
+  }
+  case CX_OP_DIVIDE: {
+    /* |a'/b' - a/b| <= (Ea + |a/b| Eb) / (|b| - Eb) while |b| > Eb (else no allowance) */
+    cx_instr *bb = unary(b, CX_OP_ABS, value(b, x->ops[1])), *room = binary(b, CX_OP_SUBTRACT, bb, OPE(1));
+    *A = magnitude(b, x);
+    cx_instr *d = binary(b, CX_OP_DIVIDE, binary(b, CX_OP_ADD, OPE(0), binary(b, CX_OP_MULTIPLY, *A, OPE(1))), room);
+    *E = plus_scaled(b, choose(b, compare(b, room, splat(b, x, 0), CXLA_GT), d, splat(b, x, 0)), 2 * u, *A);
+    return 1;
+  }
   case CX_OP_MAXIMUM:
   case CX_OP_MINIMUM:
     *A = binary(b, CX_OP_MAXIMUM, OPA(0), OPA(1));
@@ -349,6 +417,36 @@ static int inexact(eb *b, const cx_instr *x) {
   }
 }
 
+/* Whether a companion is a real one: a placeholder (tiled layouts, tokens) has another rank. */
+static int followed(eb *b, const cx_instr *x) {
+  return bounded(x->shape.type) && !x->shape.layout_extra && b->A[index_of(x)]->shape.rank == x->shape.rank;
+}
+
+/* A compare of inexact floats may come out differently on the two backends where its operands
+ * are within their errors of each other: F = |x - y| <= Ex + Ey. 0 on OOM. */
+static int flip_mask(eb *b, cx_instr *c) {
+  cx_instr *x = c->ops[0], *y = c->ops[1];
+  if (!followed(b, x) || !followed(b, y) || x->shape.rank != c->shape.rank) return 1; /* no mask */
+  cx_instr *gap = unary(b, CX_OP_ABS, binary(b, CX_OP_SUBTRACT, value(b, x), value(b, y)));
+  cx_instr *err = binary(b, CX_OP_ADD, b->E[index_of(x)], b->E[index_of(y)]);
+  return (b->F[index_of(c)] = compare(b, gap, err, CXLA_LE)) != NULL;
+}
+
+/* select(p, a, b) whose predicate is such a compare: where it may flip, the other operand may
+ * be chosen, E = select(p, Ea, Eb) + (F ? |a - b| + Ea + Eb : 0) and A = max(Aa, Ab). 1 done,
+ * 0 not applicable, -1 OOM. */
+static int select_flipping(eb *b, cx_instr *x, cx_instr **A, cx_instr **E) {
+  cx_instr *p = x->ops[0], *t = x->ops[1], *f = x->ops[2];
+  cx_instr *flip = b->F[index_of(p)];
+  if (!flip || p->shape.rank != x->shape.rank || !followed(b, t) || !followed(b, f)) return 0;
+  cx_instr *Et = b->E[index_of(t)], *Ef = b->E[index_of(f)];
+  cx_instr *gap = unary(b, CX_OP_ABS, binary(b, CX_OP_SUBTRACT, value(b, t), value(b, f)));
+  cx_instr *other = binary(b, CX_OP_ADD, gap, binary(b, CX_OP_ADD, Et, Ef));
+  *A = binary(b, CX_OP_MAXIMUM, b->A[index_of(t)], b->A[index_of(f)]);
+  *E = binary(b, CX_OP_ADD, choose(b, p, Et, Ef), choose(b, flip, other, splat(b, x, 0)));
+  return *A && *E ? 1 : -1;
+}
+
 static int companion(eb *b, cx_instr *x) {
   int i = index_of(x);
   b->inexact[i] = (uint8_t)inexact(b, x);
@@ -379,6 +477,11 @@ static int companion(eb *b, cx_instr *x) {
     cx_free(sh);
     return ok;
   }
+  if (x->op == CX_OP_COMPARE && !flip_mask(b, x)) return 0;
+  if (x->op == CX_OP_SELECT && b->inexact[index_of(x->ops[0])] && bounded(x->shape.type)) {
+    int r = select_flipping(b, x, &b->A[i], &b->E[i]);
+    if (r) return r > 0 && b->A[i] && b->E[i];
+  }
   if (x->shape.type != CXLA_TUPLE && bounded(x->shape.type) && follow(b, x, &b->A[i], &b->E[i]))
     return b->A[i] && b->E[i];
   return fresh(b, x, &b->A[i], &b->E[i]);
@@ -404,10 +507,11 @@ cx_module *cx_module_error_bound(cx_module *src) {
   eb b = {.m = m, .c = m->entry};
   int n = b.c ? b.c->ninstrs : 0;
   if (!b.c || !b.c->root) goto fail;
-  b.A = cx_calloc((size_t)(2 * n + 1), sizeof *b.A);
+  b.A = cx_calloc((size_t)(3 * n + 1), sizeof *b.A);
   b.inexact = cx_calloc((size_t)(n + 1), 1);
   if (!b.A || !b.inexact) { cx_oom(m->ctx); goto fail; }
   b.E = b.A + n;
+  b.F = b.A + 2 * n;
   cx_instr **orig = b.c->instrs; /* appended to below: keep the first n by position */
   cx_instr **list = cx_calloc((size_t)(n + 1), sizeof *list);
   if (!list) { cx_oom(m->ctx); goto fail; }

@@ -22,7 +22,8 @@
  * bytes (interp/shape_ops.c), so the two stay independent witnesses of each other.
  *
  * Tiled layouts (":T(8,128)") and packed sub-byte element sizes (":E(4)") change which byte
- * holds which element; a bitcast through one is refused here, at compile time. */
+ * holds which element; a bitcast through one is refused here, at compile time, unless every
+ * element stays in its tile (cx_bitcast_tiles_stay: it then reads as if untiled). */
 #include <string.h>
 #include "ir/edit.h"
 #include "passes/pass.h"
@@ -31,11 +32,6 @@ static int is_identity(const int64_t *p, int n) {
   for (int i = 0; i < n; i++)
     if (p[i] != i) return 0;
   return 1;
-}
-
-/* A layout suffix that moves elements between bytes: tiling or a packed element size. */
-static int moves_bytes(const cx_shape *s) {
-  return s->layout_extra && (strchr(s->layout_extra, 'T') || strchr(s->layout_extra, 'E'));
 }
 
 /* Appends op(x) of type t and dims to c; dims_attr is set for transposes. */
@@ -51,7 +47,7 @@ static cxla_status lower_bitcast(cx_instr *b) {
   cx_module *m = b->parent->module;
   cx_instr *x = b->ops[0];
   const cx_shape *xs = &x->shape, *bs = &b->shape;
-  if (moves_bytes(xs) || moves_bytes(bs))
+  if ((cx_shape_moves_bytes(xs) || cx_shape_moves_bytes(bs)) && !cx_bitcast_tiles_stay(xs, bs))
     return cx_error_at(m, b->loc, CXLA_ERR_UNSUPPORTED,
                        "not supported: bitcast '%s' through a tiled or sub-byte layout (%s -> %s)", b->name,
                        xs->layout_extra ? xs->layout_extra : "", bs->layout_extra ? bs->layout_extra : "");

@@ -98,14 +98,20 @@ TEST(error_bound_reduce_multiply) {
   cxla_literal_destroy(pair);
 }
 
-/* What the analysis cannot follow allows nothing: exp of an inexact sum, and a select whose
- * predicate compares inexact values (the backends may choose differently). */
-TEST(error_bound_stops_where_it_cannot_follow) {
+/* exp of an inexact sum: its error through exp's slope, plus 16 ulps of f32 on each backend
+ * and a rounding; a select whose predicate compares inexact values allows, where the compare
+ * may go the other way, the gap to the other operand; what the analysis cannot follow
+ * (power) allows nothing.
+ *   s = a + b = {1 + 2^-30 -> 1, -2}, E(s) = 2u (|a| + |b|) = {2u (1 + 2^-30), 12u};
+ *   y = select(s > a, a, b): element 0 compares 1 > 1 with a gap of 0 <= E(s), so it may
+ *   flip: E = 0 + |a - b| = 1 - 2^-30; element 1 (gap 4) may not: E = 0. */
+TEST(error_bound_functions_and_selects) {
   const char *text = "HloModule s\nENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(1)\n"
                      "  s = f32[2] add(a, b)\n  x = f32[2] exponential(s)\n"
                      "  c = pred[2] compare(s, a), direction=GT\n  y = f32[2] select(c, a, b)\n"
-                     "  ROOT t = (f32[2], f32[2], f32[2]) tuple(x, y, s)\n}\n";
-  const double av[] = {1, 2}, bv[] = {0.5, -4};
+                     "  z = f32[2] power(s, a)\n"
+                     "  ROOT t = (f32[2], f32[2], f32[2], f32[2]) tuple(x, y, s, z)\n}\n";
+  const double av[] = {1, 2}, bv[] = {0x1p-30, -4};
   cxla_literal *args[2] = {vec(CXLA_F32, 2, av), vec(CXLA_F32, 2, bv)}, *pair = NULL;
   cxla_module *m = NULL;
   CHECK_OK(cxla_module_parse(test_ctx(), text, strlen(text), "s.hlo", &m));
@@ -115,18 +121,48 @@ TEST(error_bound_stops_where_it_cannot_follow) {
   cxla_compile_options_init(&o);
   o.backend = "interp";
   if (bm) CHECK_OK(cxla_module_run(bm, &o, 2, args, &pair));
-  cxla_literal *e = pair ? cxla_literal_tuple_get(pair, 1) : NULL;
-  CHECK(e && cxla_literal_tuple_size(e) == 3);
-  if (e && cxla_literal_tuple_size(e) == 3) {
-    for (int i = 0; i < 2; i++) {
-      CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(e, 0), i), 0, 0);
-      CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(e, 1), i), 0, 0);
-    }
-    /* the sum itself: one rounding of |a| + |b| */
+  cxla_literal *e = pair ? cxla_literal_tuple_get(pair, 1) : NULL, *r = pair ? cxla_literal_tuple_get(pair, 0) : NULL;
+  CHECK(e && cxla_literal_tuple_size(e) == 4);
+  if (e && cxla_literal_tuple_size(e) == 4) {
+    double x1 = cxla_literal_get_f64(cxla_literal_tuple_get(r, 0), 1);
+    double want_x1 = x1 * expm1(12 * U) + 66 * U * x1;
+    CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(e, 0), 1), want_x1, 1e-12 * want_x1);
+    CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(e, 1), 0), 1 - 0x1p-30, 1e-15);
+    CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(e, 1), 1), 0, 0);
     CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(e, 2), 1), 2 * U * 6, 1e-20);
+    for (int i = 0; i < 2; i++) CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(e, 3), i), 0, 0);
   }
   cxla_module_destroy(bm);
   cxla_module_destroy(m);
   for (int i = 0; i < 2; i++) cxla_literal_destroy(args[i]);
+  cxla_literal_destroy(pair);
+}
+
+/* A quotient: (Ea + |a/b| Eb) / (|b| - Eb) plus one rounding, with a = p + q inexact:
+ * a = 3 + 5 = 8, Ea = 16u; b = 4 exact: E = 16u / 4 + 2u * 2 = 8u. A log of an exact value
+ * allows only its own approximation: 66u |log 5|. */
+TEST(error_bound_divide_log) {
+  const char *text = "HloModule q\nENTRY e {\n  p = f32[1] parameter(0)\n  q = f32[1] parameter(1)\n"
+                     "  d = f32[1] parameter(2)\n  a = f32[1] add(p, q)\n  x = f32[1] divide(a, d)\n"
+                     "  l = f32[1] log(q)\n  ROOT t = (f32[1], f32[1]) tuple(x, l)\n}\n";
+  const double pv[] = {3}, qv[] = {5}, dv[] = {4};
+  cxla_literal *args[3] = {vec(CXLA_F32, 1, pv), vec(CXLA_F32, 1, qv), vec(CXLA_F32, 1, dv)}, *pair = NULL;
+  cxla_module *m = NULL;
+  CHECK_OK(cxla_module_parse(test_ctx(), text, strlen(text), "q.hlo", &m));
+  cxla_module *bm = m ? cx_module_error_bound(m) : NULL;
+  cxla_compile_options o;
+  cxla_compile_options_init(&o);
+  o.backend = "interp";
+  if (bm) CHECK_OK(cxla_module_run(bm, &o, 3, args, &pair));
+  cxla_literal *e = pair ? cxla_literal_tuple_get(pair, 1) : NULL, *r = pair ? cxla_literal_tuple_get(pair, 0) : NULL;
+  CHECK(e && cxla_literal_tuple_size(e) == 2);
+  if (e && cxla_literal_tuple_size(e) == 2) {
+    CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(e, 0), 0), 8 * U, 1e-20);
+    double l = cxla_literal_get_f64(cxla_literal_tuple_get(r, 1), 0);
+    CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(e, 1), 0), 66 * U * l, 1e-20);
+  }
+  cxla_module_destroy(bm);
+  cxla_module_destroy(m);
+  for (int i = 0; i < 3; i++) cxla_literal_destroy(args[i]);
   cxla_literal_destroy(pair);
 }

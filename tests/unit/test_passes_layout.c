@@ -78,6 +78,26 @@ TEST(passes_layout_refuses_tiled_bitcasts) {
   cx_module_free(m);
 }
 
+/* Tiled bitcasts that keep every element in its tile are lowered like untiled ones: XLA's
+ * (from latency_hiding_scheduler_test) adds size-1 dimensions around the tiled pair (1024,
+ * 256); splitting a tiled dimension (6 -> 3 x 2 under T(128): rows of 3 get padded to 128)
+ * moves elements and stays refused. */
+TEST(passes_layout_tiled_bitcasts_that_keep_tiles) {
+  cx_module *m = TP_PARSE("HloModule k\nENTRY e {\n  p = bf16[16,1024,1,10,256,1]{4,1,3,0,5,2:T(8,128)(2,1)} parameter(0)\n"
+                          "  ROOT b = bf16[16,1024,1,10,256,1,1]{4,1,6,3,2,0,5:T(8,128)(2,1)} bitcast(p)\n}\n");
+  if (!m) return;
+  int ch = 0;
+  CHECK_OK(cx_pass_layout(m, &ch));
+  CHECK_EQ_INT(tp_count_all(m, CX_OP_BITCAST), 0);
+  cx_module_free(m);
+  m = TP_PARSE("HloModule k\nENTRY e {\n  p = s32[6]{0:T(128)} parameter(0)\n"
+               "  ROOT b = s32[3,2]{0,1:T(128)} bitcast(p)\n}\n");
+  if (!m) return;
+  CHECK_EQ_INT(cx_pass_layout(m, &ch), CXLA_ERR_UNSUPPORTED);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "bitcast 'b' through a tiled");
+  cx_module_free(m);
+}
+
 TEST(passes_simplify_keeps_layout_changing_copies) {
   /* on its own (no layout pass before it), the simplifier must not drop a copy a bitcast reads */
   cx_module *m = TP_PASS("HloModule k\nENTRY e {\n  p = f32[2,3]{1,0} parameter(0)\n  c = f32[2,3]{0,1} copy(p)\n"
