@@ -279,23 +279,11 @@ static void resolve_operands(cx_parser *p, int64_t base) {
   }
 }
 
-/* Signature "(x: f32[], y: s32[2]) -> f32[]" against the parameter and root instructions. */
-static void check_signature(cx_parser *p, cx_comp *c, int nsig, const cx_shape *sig, const cx_shape *result) {
+/* Signature "(x: f32[], y: s32[2]) -> f32[]": XLA's parser (ParseParamListToShape) reads the
+ * parameter list and drops it; the computation's parameters are its parameter instructions,
+ * whatever the list says. Only the result must match the ROOT. */
+static void check_signature(cx_parser *p, cx_comp *c, const cx_shape *result) {
   char a[128], b[128];
-  int np = 0;
-  for (int i = 0; i < c->ninstrs; i++) {
-    cx_instr *in = c->instrs[i];
-    if (in->op != CX_OP_PARAMETER) continue;
-    np++;
-    if (in->a.index < 0 || in->a.index >= nsig)
-      cx_perr(p, in->loc, CXLA_ERR_PARSE, "parameter number %lld is not in the signature of '%s' (%d parameters)",
-              (long long)in->a.index, c->name, nsig);
-    if (!cx_shape_equal(&in->shape, &sig[in->a.index]))
-      cx_perr(p, in->loc, CXLA_ERR_PARSE, "parameter '%s' has shape %s, the signature of '%s' says %s", in->name,
-              cx_shape_str(&in->shape, a, sizeof a), c->name, cx_shape_str(&sig[in->a.index], b, sizeof b));
-  }
-  if (np != nsig)
-    cx_perr(p, c->loc, CXLA_ERR_PARSE, "the signature of '%s' has %d parameters, the computation has %d", c->name, nsig, np);
   if (c->root->shape.type == CXLA_INVALID) { /* the ROOT's shape is inferred later */
     cx_late *l = cx_plate(p, CX_LATE_SIGNATURE, c->root, c->root->loc);
     l->comp = c;
@@ -305,28 +293,23 @@ static void check_signature(cx_parser *p, cx_comp *c, int nsig, const cx_shape *
             cx_shape_str(&c->root->shape, a, sizeof a), c->name, cx_shape_str(result, b, sizeof b));
 }
 
-static cx_shape *parse_signature(cx_parser *p, int *nsig, cx_shape *result) {
-  cx_shape *sig = NULL;
-  int n = 0, cap = 0;
+/* "(x: f32[], y: s32[2]) -> f32[]": the number of parameters listed (read and dropped, as
+ * XLA's parser does) and the result shape. */
+static int parse_signature(cx_parser *p, cx_shape *result) {
+  int n = 0;
   cx_padvance(p); /* '(' */
   while (!cx_paccept(p, TK_RPAREN)) {
     if (n) cx_pexpect(p, TK_COMMA, "',' or ')'");
     cx_pname(p, "a parameter name");
     cx_pexpect(p, TK_COLON, "':'");
-    if (n == cap) {
-      if (cap > (1 << 28)) cx_perr(p, cx_tok_loc(&p->tok), CXLA_ERR_PARSE, "signature too long");
-      int nc = cap ? cap * 2 : 8;
-      cx_shape *v = cx_palloc(p, sizeof *v * (size_t)nc);
-      if (n) memcpy(v, sig, sizeof *v * (size_t)n);
-      sig = v;
-      cap = nc;
-    }
-    cx_pshape(p, &sig[n++], 0);
+    cx_shape dropped;
+    cx_pshape(p, &dropped, 0);
+    if (n == INT32_MAX / 2) cx_perr(p, cx_tok_loc(&p->tok), CXLA_ERR_PARSE, "signature too long");
+    n++;
   }
   cx_pexpect(p, TK_ARROW, "'->'");
   cx_pshape(p, result, 0);
-  *nsig = n;
-  return sig;
+  return n;
 }
 
 /* The instructions of c up to its '}' (the '{' read), their operand references from `base` on
@@ -407,16 +390,14 @@ static void parse_computation(cx_parser *p) {
     m->entry = c;
   }
   int nsig = -1;
-  cx_shape *sig = NULL, result;
-  if (cx_pis(p, TK_LPAREN)) sig = parse_signature(p, &nsig, &result);
+  cx_shape result;
+  if (cx_pis(p, TK_LPAREN)) nsig = parse_signature(p, &result);
   cx_pexpect(p, TK_LBRACE, nsig < 0 ? "'{' or a signature '(...) -> shape'" : "'{'");
   cx_names_free(&p->instr_names);
   p->noprefs = 0;
   p->nopshapes = 0;
-  int numbered = parse_body(p, c, 0);
-  /* With parameter numbers that are not 0..n-1 the signature cannot line up; the verifier
-   * reports the numbering itself. */
-  if (nsig >= 0 && numbered) check_signature(p, c, nsig, sig, &result);
+  parse_body(p, c, 0);
+  if (nsig >= 0) check_signature(p, c, &result);
   if (!cx_module_add_comp(m, c)) cx_poom(p);
   while (cx_paccept(p, TK_COMMA)) { /* ", execution_thread=..." is accepted and ignored */
     cx_pexpect(p, TK_WORD, "an attribute name");
