@@ -32,6 +32,10 @@ LLVMValueRef cx_gen_dynamic_slice(cx_gen *g, const cx_instr *in, const cx_idx *i
   return cx_gen1(g, in->ops[0], &oi);
 }
 
+LLVMValueRef cx_gen_dus_start(cx_gen *g, const cx_instr *dus, int d) {
+  return start_index(g, dus, 2, d, dus->ops[0]->shape.dims[d] - dus->ops[1]->shape.dims[d]);
+}
+
 typedef struct dus_ctx {
   LLVMValueRef uv[CXLA_MAX_RANK]; /* update index (clamped) */
 } dus_ctx;

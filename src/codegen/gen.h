@@ -187,6 +187,9 @@ LLVMValueRef cx_gen_concatenate(cx_gen *g, const cx_instr *in, const cx_idx *idx
 LLVMValueRef cx_gen_gather(cx_gen *g, const cx_instr *in, const cx_idx *idx);
 LLVMValueRef cx_gen_dynamic_slice(cx_gen *g, const cx_instr *in, const cx_idx *idx);
 LLVMValueRef cx_gen_dynamic_update_slice(cx_gen *g, const cx_instr *in, const cx_idx *idx);
+/* A dynamic-update-slice's start index in dimension d, clamped as the op clamps it (the update
+ * stays inside the operand): the window an in-place update writes (kernel.c). */
+LLVMValueRef cx_gen_dus_start(cx_gen *g, const cx_instr *dus, int d);
 LLVMValueRef cx_gen_bitcast_convert(cx_gen *g, const cx_instr *in, const cx_idx *idx);
 /* Ops with inner loops (elemental_window.c, elemental_conv.c). */
 int cx_gen_reduce_window(cx_gen *g, const cx_instr *in, const cx_idx *idx, LLVMValueRef *out);

@@ -126,6 +126,45 @@ static int all_linear(const cx_comp *c) {
   return 1;
 }
 
+/* A dynamic-update-slice root computed in place over its operand (fusion_plan.c dus_in_place;
+ * buffer assignment gave the output the operand's memory, so may_alias pairs them): the
+ * kernel's iteration space is the update, each element stored at its clamped window
+ * position; the rest of the memory already holds the operand. */
+static int dus_window(const cx_instr *fusion, uint64_t may_alias, int first) {
+  const cx_instr *root = fusion->called[0]->root;
+  if (fusion->a.fusion_kind != CX_FUSION_LOOP || root->op != CX_OP_DYNAMIC_UPDATE_SLICE ||
+      root->ops[0]->op != CX_OP_PARAMETER || first != 1 || !(may_alias & 1))
+    return 0;
+  int64_t k = root->ops[0]->a.index;
+  return k >= 0 && k < fusion->nops && first + k < 64 && (may_alias >> (first + k) & 1);
+}
+
+static cxla_status emit_dus_window(cx_cg *cg, const cx_instr *fusion, const cx_fusion_plan *plan, uint64_t may_alias,
+                                   cx_kernel *out) {
+  const cx_comp *c = fusion->called[0];
+  const cx_instr *dus = c->root;
+  const cx_shape *xs = &dus->shape, *us = &dus->ops[1]->shape;
+  cx_kfn k;
+  CX_TRY(cx_kfn_begin(&k, cg, fusion, 1 + fusion->nops, may_alias, 1));
+  cx_kfn_bind_params(&k, c, 1);
+  int64_t total = cx_shape_elems(us);
+  if (total > 0) {
+    cx_gen *g = &k.g;
+    cx_gen_mark_t m0 = cx_gen_mark(g);
+    cx_loop l;
+    cx_loop_begin(cg, &l, k.begin, k.end, "window");
+    cx_idx ui = cx_idx_from_linear(g, us, l.iv);
+    LLVMValueRef ov[CXLA_MAX_RANK];
+    for (int d = 0; d < xs->rank; d++) ov[d] = LLVMBuildAdd(cg->b, cx_gen_dus_start(g, dus, d), ui.v[d], "");
+    cx_idx oi = cx_idx_from_multi(g, xs, ov);
+    cx_cg_store(cg, xs->type, k.ptr[0], oi.lin, cx_gen1(g, dus->ops[1], &ui));
+    cx_loop_end(cg, &l);
+    cx_gen_restore(g, m0);
+  }
+  const cx_shape *leaf = us;
+  return cx_kfn_end(&k, out, total, grain_for(fusion, plan, 1, &leaf, total), 1, fusion->nops);
+}
+
 /* Emits a loop kernel; params of the fused computation start at args[first]; `dot` (kOutput)
  * reads from args[nout]. */
 static cxla_status emit_loop(cx_cg *cg, const cx_instr *fusion, const cx_fusion_plan *plan, uint64_t may_alias,
@@ -138,6 +177,7 @@ static cxla_status emit_loop(cx_cg *cg, const cx_instr *fusion, const cx_fusion_
     if (!cx_shape_same_dims(leaves[i], leaves[0]))
       return cx_cg_fail(cg, CXLA_ERR_UNSUPPORTED, "codegen: %s: outputs of different dims", fusion->name);
   int first = nout + (dot ? 1 : 0);
+  if (!dot && nout == 1 && dus_window(fusion, may_alias, first)) return emit_dus_window(cg, fusion, plan, may_alias, out);
   cx_kfn k;
   /* the epilogue's output may or may not be the GEMM buffer; sequencer masks are exact */
   CX_TRY(cx_kfn_begin(&k, cg, fusion, first + fusion->nops, may_alias, dot == NULL));

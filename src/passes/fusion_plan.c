@@ -28,11 +28,30 @@ static int tuple_of_computed_arrays(const cx_instr *root) {
  * of every output before it stores one (codegen/kernel.c, reduce_emit.c), so any output of the
  * operand's size and element count may take its memory (buffer assignment compares them). In a
  * kInput fusion such an operand never reaches a reduce: only the epilogue reads it, at the
- * output element it is about to store (a bias updated from its gradient's column sum). (A dynamic-update-slice over its operand would qualify too,
- * but only pays once the emitter writes just the update window; until then it is copied like
- * anything else.) */
+ * output element it is about to store (a bias updated from its gradient's column sum). A
+ * dynamic-update-slice over its operand qualifies too (dus_in_place). */
+/* A kLoop fusion whose root is a dynamic-update-slice of parameter k, which nothing else in
+ * the fusion reads: written in place, the kernel stores only the update window
+ * (codegen/kernel.c) and the rest of the operand's memory already holds the result. A loop
+ * that fills a stacked output one slice per trip (a scan) then costs the slice, not the
+ * whole array, per trip. */
+static int dus_in_place(const cx_instr *f, int k) {
+  const cx_comp *fc = f->called[0];
+  const cx_instr *root = fc->root;
+  if (f->a.fusion_kind != CX_FUSION_LOOP || !root || root->op != CX_OP_DYNAMIC_UPDATE_SLICE || root->nops < 2) return 0;
+  const cx_instr *p = root->ops[0];
+  if (p->op != CX_OP_PARAMETER || p->a.index != k || !cx_type_is_array(f->shape.type) ||
+      cx_shape_bytes(&p->shape) != cx_shape_bytes(&f->shape))
+    return 0;
+  for (int i = 0; i < fc->ninstrs; i++)
+    for (int j = 0; j < fc->instrs[i]->nops; j++)
+      if (fc->instrs[i]->ops[j] == p && (fc->instrs[i] != root || j != 0)) return 0;
+  return 1;
+}
+
 static int in_place(const cx_instr *f, int k, const cx_fusion_use *u) {
   int single = cx_type_is_array(f->shape.type);
+  if (dus_in_place(f, k)) return 1;
   if ((f->a.fusion_kind != CX_FUSION_LOOP && f->a.fusion_kind != CX_FUSION_INPUT) || !u->elementwise || u->reused)
     return 0;
   const cx_comp *fc = f->called[0];

@@ -100,6 +100,8 @@ static const cx_pipeline_step cpu_steps[] = {
      "a broadcast with out-of-order dimensions becomes a transpose and an in-order broadcast"},
     {{"batchnorm-expand", cx_pass_batchnorm_expand}, CX_STEP_ONCE, 0,
      "batch-norm-training/-inference/-grad become the reduces and elementwise ops they stand for"},
+    {{"scan-expand", cx_pass_scan_expand}, CX_STEP_ONCE, 0,
+     "scan becomes a while loop over dynamic slices that calls its computation once per step"},
     {{"inline", cx_pass_inline_calls}, CX_STEP_ONCE, 0, "replaces every call by a copy of its callee's instructions"},
     {{"simplify", cx_pass_simplify}, CX_STEP_FIXPOINT, 0,
      "algebraic simplification: identities, no-op shape ops, reduce and shape rewrites"},

@@ -42,6 +42,7 @@ static const char *cpu_column(cx_op op) {
   case CX_OP_BATCH_NORM_TRAINING: case CX_OP_BATCH_NORM_INFERENCE: case CX_OP_BATCH_NORM_GRAD:
     return "compiled (the batchnorm-expand pass makes it reduces and elementwise ops)";
   case CX_OP_WHILE: case CX_OP_CONDITIONAL: return "control flow";
+  case CX_OP_SCAN: return "control flow (the scan-expand pass makes it a while loop over dynamic slices)";
   case CX_OP_DOT: return "library: GEMM for f32/f64 (f16/bf16 computed in f32); integer dots compiled";
   case CX_OP_CONVOLUTION:
     return "compiled; library (im2col + GEMM) for large f32 and f64 convolutions with up to 2 spatial dims";

@@ -23,7 +23,7 @@ TEST(passes_disable_checks_names) {
   cxla_context *ctx = test_ctx();
   CHECK_OK(cx_pipeline_check_disabled(ctx, "simplify,cse,dot-epilogue-fusion"));
   CHECK_EQ_INT(cx_pipeline_check_disabled(ctx, "simplify,frob"), CXLA_ERR_INVALID_ARGUMENT);
-  CHECK_STR_CONTAINS(cxla_context_errmsg(ctx), "unknown pass 'frob'; passes that may be disabled: remove-annotations, batchnorm-expand, inline, simplify, ");
+  CHECK_STR_CONTAINS(cxla_context_errmsg(ctx), "unknown pass 'frob'; passes that may be disabled: remove-annotations, batchnorm-expand, scan-expand, inline, simplify, ");
   CHECK_STR_CONTAINS(cxla_context_errmsg(ctx), ", fusion, multi-output-fusion, row-fusion, dot-epilogue-fusion");
   CHECK_STR_CONTAINS(cxla_context_errmsg(ctx), "(required: layout, ");
   CHECK_STR_CONTAINS(cxla_context_errmsg(ctx), "wrap-singletons)");
