@@ -132,6 +132,8 @@ cxla_literal *cxla_literal_from_data(cxla_context *ctx, cxla_type type, int rank
 /* A tuple literal taking ownership of its n elements (they must not be destroyed by the caller,
  * even if this call fails). */
 cxla_literal *cxla_literal_tuple(cxla_context *ctx, int n, cxla_literal **elems);
+/* A token (type CXLA_TOKEN): no data; the value of a token[] parameter. */
+cxla_literal *cxla_literal_token(cxla_context *ctx);
 cxla_literal *cxla_literal_clone(cxla_context *ctx, const cxla_literal *lit);
 void cxla_literal_destroy(cxla_literal *lit);
 
@@ -601,6 +603,33 @@ cxla_status cxla_context_set_communicator(cxla_context *ctx, const void *mpi_com
 /* This process's device in the run of ctx and how many devices the run has: the rank and size
  * of its communicator (under mpirun, without initialising MPI), or 0 and 1. */
 cxla_status cxla_context_device(cxla_context *ctx, int *device, int *ndevices);
+
+/* ---- host transfers: infeed and outfeed ------------------------------------------------------
+ * An infeed instruction (infeed(token) -> (data, token)) takes the next literal of its
+ * context's infeed queue; an outfeed (outfeed(data, token) -> token) appends a copy of its
+ * data to the context's outfeed queue. One pair of queues per context, as XLA has one per
+ * device (PjRt's TransferToInfeed / TransferFromOutfeed): every executable of the context
+ * shares them, on every backend, in the order the program's tokens chain its infeeds and
+ * outfeeds. An infeed that finds the queue empty (and no source set) or a literal of another
+ * shape than its data fails the execution with CXLA_ERR_RUNTIME, naming the instruction; the
+ * mismatched literal is consumed. An outfeed that finds 2^20 values waiting fails the same way
+ * (nobody pops them). Thread safe. */
+/* Appends a copy of lit (an array or a tuple without tokens) to the infeed queue. */
+cxla_status cxla_infeed_push(cxla_context *ctx, const cxla_literal *lit);
+/* Takes the oldest outfeed literal into *out (the caller destroys it); CXLA_ERR_INVALID_ARGUMENT
+ * when the queue is empty. */
+cxla_status cxla_outfeed_pop(cxla_context *ctx, cxla_literal **out);
+/* How many literals wait in each queue. */
+int64_t cxla_infeed_count(cxla_context *ctx);
+int64_t cxla_outfeed_count(cxla_context *ctx);
+/* Empties both queues. */
+void cxla_feeds_clear(cxla_context *ctx);
+/* A source of infeed values, asked for one of `shape` when an infeed finds the queue empty
+ * (a generator of inputs, so a loop may take as many as it runs for): fills *out with a new
+ * literal of that shape, which the infeed takes over. NULL (the default) unsets it. The
+ * source is called from the executing thread, without the queue's lock held. */
+typedef cxla_status (*cxla_infeed_source)(void *user, const cxla_shape *shape, cxla_literal **out);
+void cxla_infeed_set_source(cxla_context *ctx, cxla_infeed_source fn, void *user);
 
 #ifdef __cplusplus
 }

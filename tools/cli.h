@@ -48,6 +48,31 @@ int cli_make_dirs(const char *dir);
  * not NULL). */
 int cli_emit_result(cxla_context *ctx, const char *dir, const char *title, cxla_literal *result);
 
+/* ---- host transfers of `cxla run` (cli_feed.c) ---- */
+typedef struct cli_feed {
+  const char **infeeds;   /* --infeed=A.npy[,B.npy...], one value each, in order */
+  int ninfeeds;
+  const char *outfeed_dir; /* --outfeed-out=DIR */
+  int random;              /* --random-inputs: draw the infeed values the queue lacks */
+  uint64_t seed, state;
+  cxla_context *ctx;
+  cxla_literal **values;   /* the --infeed values, loaded */
+} cli_feed;
+/* Loads the --infeed files. */
+int cli_feed_load(cxla_context *ctx, cli_feed *f);
+/* Before a run: empties both queues, pushes the --infeed values and restarts the random ones. */
+int cli_feed_start(cli_feed *f);
+/* The outfeed values of the run, in order, as a tuple (*out; the queue is emptied). */
+int cli_feed_take_outfeeds(cli_feed *f, cxla_literal **out);
+/* Prints them ("outfeed k:" then its leaves) or writes them to --outfeed-out. */
+int cli_feed_emit(cli_feed *f, cxla_literal *outfeeds);
+void cli_feed_free(cli_feed *f);
+/* --check: takes the interpreter's outfeed values and compares them with the backend's
+ * (`got`, from cli_feed_take_outfeeds), value by value; prints a line when there are any.
+ * CLI_FAIL after a message when they differ in count or beyond tolerance. */
+struct cli_tol;
+int cli_feed_check(cli_feed *f, const char *backend, cxla_literal *got, const struct cli_tol *tol);
+
 /* ---- one module on several devices (cli_devices.c) ---- */
 typedef struct cli_devices_args {
   const char *backend, *out_dir, *inputs_dir;
@@ -78,6 +103,9 @@ void cli_print_leaf(FILE *f, int index, cxla_literal *leaf);
 typedef struct cli_tol {
   double rtol, atol;
 } cli_tol;
+/* The hook every cli_execute calls first (NULL: none): `run` starts the infeed and outfeed
+ * queues over with it (cli_feed.c), so every reference run sees the same infeed values. */
+void cli_execute_set_hook(cxla_status (*before)(void *user), void *user);
 /* Compiles m for backend and runs it once on copies of args; *out is the result. */
 cxla_status cli_execute(cxla_context *ctx, cxla_module *m, const char *backend, int nargs, cxla_literal *const *args,
                         cxla_literal **out);

@@ -17,9 +17,18 @@
 enum { CHUNK_INSTRS = 32 };
 #define CHUNK_BYTES ((int64_t)256 << 20)
 
+static cxla_status (*g_before)(void *user);
+static void *g_before_user;
+
+void cli_execute_set_hook(cxla_status (*before)(void *user), void *user) {
+  g_before = before;
+  g_before_user = user;
+}
+
 cxla_status cli_execute(cxla_context *ctx, cxla_module *m, const char *backend, int nargs, cxla_literal *const *args,
                         cxla_literal **out) {
   *out = NULL;
+  if (g_before) CX_TRY(g_before(g_before_user)); /* the same infeed values for every run */
   cxla_compile_options o;
   cxla_compile_options_init(&o);
   o.backend = backend;

@@ -27,6 +27,7 @@ typedef struct {
   cli_tol tol;    /* --rtol, --atol (negative: per element type) */
   int replicas;   /* --replicas=N; 0: none */
   const char *inputs_dir; /* --inputs-per-replica=DIR */
+  cli_feed feed;          /* --infeed, --outfeed-out (cli_feed.c) */
 } run_args;
 
 /* --rtol=X / --atol=X: a finite number >= 0. */
@@ -113,6 +114,15 @@ static int parse_args(cxla_context *ctx, int argc, char **argv, run_args *r) {
       if (!a[20] && i + 1 >= argc) return cli_usage_error("run", "--inputs-per-replica needs a DIR");
       r->inputs_dir = a[20] ? a + 21 : argv[++i];
       if (!*r->inputs_dir) return cli_usage_error("run", "--inputs-per-replica needs a DIR");
+    } else if (!strncmp(a, "--infeed=", 9) || !strcmp(a, "--infeed")) {
+      if (!a[8] && i + 1 >= argc) return cli_usage_error("run", "--infeed needs A.npy[,B.npy...]");
+      const char *v = a[8] ? a + 9 : argv[++i];
+      if (!*v) return cli_usage_error("run", "--infeed needs A.npy[,B.npy...]");
+      r->feed.infeeds[r->feed.ninfeeds++] = v;
+    } else if (!strncmp(a, "--outfeed-out=", 14) || !strcmp(a, "--outfeed-out")) {
+      if (!a[13] && i + 1 >= argc) return cli_usage_error("run", "--outfeed-out needs a DIR");
+      r->feed.outfeed_dir = a[13] ? a + 14 : argv[++i];
+      if (!*r->feed.outfeed_dir) return cli_usage_error("run", "--outfeed-out needs a DIR");
     } else if (cx_flags_is_flag(a)) {
       int rc = cli_apply_flag(ctx, "run", a);
       if (rc != CLI_OK) return rc;
@@ -130,6 +140,8 @@ static int parse_args(cxla_context *ctx, int argc, char **argv, run_args *r) {
   if (r->bounds < 0) r->bounds = r->tol.rtol < 0 && r->tol.atol < 0;
   if (r->inputs_dir && (r->random || r->ninputs))
     return cli_usage_error("run", "--inputs-per-replica names every input; do not also give .npy files or --random-inputs");
+  if ((r->replicas || r->inputs_dir) && (r->feed.ninfeeds || r->feed.outfeed_dir))
+    return cli_usage_error("run", "--infeed and --outfeed-out run one device");
   if ((r->replicas || r->inputs_dir) && (r->check || r->repeat))
     return cli_usage_error("run", "--check and --repeat run one device; run the backends with --out and compare");
   if (r->check && (!r->backend || !strcmp(r->backend, "interp")))
@@ -226,6 +238,10 @@ int cli_emit_result(cxla_context *ctx, const char *dir, const char *title, cxla_
     int err = cli_make_dirs(dir);
     if (err) rc = cli_error("cannot create directory %s: %s", dir, strerror(err));
     for (int i = 0; i < n && rc == CLI_OK; i++) {
+      if (cxla_literal_type(leaves[i]) == CXLA_TOKEN) { /* no value: .npy has nothing to hold */
+        printf("leaf %d is a token: nothing written\n", i);
+        continue;
+      }
       size_t len = strlen(dir) + 32;
       char *path = malloc(len);
       if (!path) { rc = cli_error("out of memory"); break; }
@@ -250,10 +266,14 @@ int cli_emit_result(cxla_context *ctx, const char *dir, const char *title, cxla_
 
 /* --check: the interpreter on the same inputs, leaf by leaf; --check-each then looks for the
  * first instruction that differs. Exit 1 with one line on stderr when anything differs. */
-static int check(cxla_context *ctx, cxla_module *m, const run_args *r, const char *backend, cxla_literal **args,
-                 int nparams, cxla_literal *result) {
+static int check(cxla_context *ctx, cxla_module *m, run_args *r, const char *backend, cxla_literal **args,
+                 int nparams, cxla_literal *result, cxla_literal *outfeeds) {
   cxla_literal *want = NULL;
-  if (cli_execute(ctx, m, "interp", nparams, args, &want) != CXLA_OK) return cli_lib_error(ctx);
+  if (cli_execute(ctx, m, "interp", nparams, args, &want) != CXLA_OK) return cli_lib_error(ctx); /* feeds restarted */
+  if (cli_feed_check(&r->feed, backend, outfeeds, &r->tol) != CLI_OK) {
+    cxla_literal_destroy(want);
+    return CLI_FAIL;
+  }
   int nleaves = 0, nbad = cli_check(ctx, m, nparams, args, backend, result, want, &r->tol, r->bounds, &nleaves);
   cxla_literal_destroy(want);
   if (nbad < 0) return CLI_FAIL;
@@ -300,7 +320,7 @@ static cxla_status refill_donated(cxla_context *ctx, const char *backend, cxla_e
 /* Runs e once, or `repeat` times printing the timings on stderr; *res is the last result. */
 static cxla_status execute_timed(cxla_context *ctx, const char *backend, cxla_executable *e, int nparams,
                                  cxla_literal **args, cxla_buffer **bufs, cxla_buffer **res, int64_t repeat,
-                                 double compile_ms) {
+                                 double compile_ms, cli_feed *feed) {
   if (repeat <= 0) return cxla_executable_execute(e, nparams, bufs, res);
   double *ms = malloc((size_t)repeat * sizeof *ms);
   if (!ms) return cxla_executable_execute(e, nparams, bufs, res); /* untimed, rather than fail */
@@ -309,6 +329,7 @@ static cxla_status execute_timed(cxla_context *ctx, const char *backend, cxla_ex
     cxla_buffer_destroy(*res);
     *res = NULL;
     if (i > 0 && (s = refill_donated(ctx, backend, e, nparams, args, bufs)) != CXLA_OK) break;
+    if (i > 0 && cli_feed_start(feed) != CLI_OK) { s = CXLA_ERR_RUNTIME; break; }
     double t0 = wall_ms();
     s = cxla_executable_execute(e, nparams, bufs, res);
     ms[i] = wall_ms() - t0;
@@ -332,19 +353,23 @@ int cli_run(cxla_context *ctx, int argc, char **argv) {
   r.tol.rtol = r.tol.atol = -1;
   r.bounds = -1;
   r.inputs = calloc((size_t)argc, sizeof *r.inputs);
-  if (!r.inputs) return cli_error("out of memory");
-  int rc = parse_args(ctx, argc, argv, &r);
-  if (rc != CLI_OK) {
+  r.feed.infeeds = calloc((size_t)argc, sizeof *r.feed.infeeds);
+  if (!r.inputs || !r.feed.infeeds) {
     free(r.inputs);
+    free(r.feed.infeeds);
+    return cli_error("out of memory");
+  }
+  int rc = parse_args(ctx, argc, argv, &r);
+  if (rc != CLI_OK || (r.timeout > 0 && (rc = cli_watchdog_start(ctx, r.timeout)) != CLI_OK)) {
+    free(r.inputs);
+    free(r.feed.infeeds);
     return rc < 0 ? CLI_OK : rc;
   }
-  if (r.timeout > 0 && (rc = cli_watchdog_start(ctx, r.timeout)) != CLI_OK) {
-    free(r.inputs);
-    return rc;
-  }
+  r.feed.random = r.random;
+  r.feed.seed = r.seed;
   cxla_module *m = NULL;
   cxla_executable *e = NULL;
-  cxla_literal **args = NULL, *result = NULL;
+  cxla_literal **args = NULL, *result = NULL, *outfeeds = NULL;
   int nparams = 0;
   cxla_compile_options opts;
   cxla_compile_options_init(&opts);
@@ -381,22 +406,28 @@ int cli_run(cxla_context *ctx, int argc, char **argv) {
   }
   if (!(args = calloc((size_t)(nparams ? nparams : 1), sizeof *args))) { rc = cli_error("out of memory"); goto done; }
   if ((rc = make_inputs(ctx, m, &r, args, nparams)) != CLI_OK) goto done;
+  if ((rc = cli_feed_load(ctx, &r.feed)) != CLI_OK || (rc = cli_feed_start(&r.feed)) != CLI_OK) goto done;
   cxla_buffer **bufs = calloc((size_t)(nparams ? nparams : 1), sizeof *bufs);
   if (!bufs) { rc = cli_error("out of memory"); goto done; }
   cxla_status s = CXLA_OK;
   for (int i = 0; i < nparams && s == CXLA_OK; i++) s = cxla_buffer_from_literal(ctx, opts.backend, args[i], &bufs[i]);
   cxla_buffer *res = NULL;
-  if (s == CXLA_OK) s = execute_timed(ctx, opts.backend, e, nparams, args, bufs, &res, r.repeat, compile_ms);
+  if (s == CXLA_OK) s = execute_timed(ctx, opts.backend, e, nparams, args, bufs, &res, r.repeat, compile_ms, &r.feed);
   if (s == CXLA_OK) s = cxla_buffer_to_literal(res, &result);
   if (s != CXLA_OK) rc = cli_lib_error(ctx);
   cxla_buffer_destroy(res);
   for (int i = 0; i < nparams; i++) cxla_buffer_destroy(bufs[i]);
   free(bufs);
+  if (rc == CLI_OK) rc = cli_feed_take_outfeeds(&r.feed, &outfeeds);
   if (rc == CLI_OK && (r.out_dir || !r.check)) rc = cli_emit_result(ctx, r.out_dir, NULL, result);
-  if (rc == CLI_OK && r.check) rc = check(ctx, m, &r, opts.backend, args, nparams, result);
+  if (rc == CLI_OK && (r.feed.outfeed_dir || !r.check)) rc = cli_feed_emit(&r.feed, outfeeds);
+  if (rc == CLI_OK && r.check) rc = check(ctx, m, &r, opts.backend, args, nparams, result, outfeeds);
 done:
   cli_watchdog_stop();
   cxla_literal_destroy(result);
+  cxla_literal_destroy(outfeeds);
+  cli_feed_free(&r.feed);
+  free(r.feed.infeeds);
   for (int i = 0; args && i < nparams; i++) cxla_literal_destroy(args[i]);
   free(args);
   cxla_executable_destroy(e);

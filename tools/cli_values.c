@@ -49,7 +49,8 @@ cxla_literal *cli_random_literal(cxla_context *ctx, const cxla_shape *s, uint64_
     free(el);
     return t;
   }
-  cxla_literal *lit = cxla_literal_create(ctx, s->type, s->rank, s->dims); /* NULL for token */
+  if (s->type == CXLA_TOKEN) return cxla_literal_token(ctx);
+  cxla_literal *lit = cxla_literal_create(ctx, s->type, s->rank, s->dims);
   if (!lit) return NULL;
   int64_t n = cxla_literal_element_count(lit);
   if (s->type == CXLA_C64 || s->type == CXLA_C128) { /* both parts in [-1, 1) */
@@ -197,6 +198,10 @@ static void print_int_stats(FILE *f, cxla_literal *leaf, int64_t n) {
 
 void cli_print_leaf(FILE *f, int index, cxla_literal *leaf) {
   cxla_type t = cxla_literal_type(leaf);
+  if (t == CXLA_TOKEN) { /* orders side effects; no value */
+    fprintf(f, "[%d] token[]\n", index);
+    return;
+  }
   int64_t n = cxla_literal_element_count(leaf);
   cxla_shape s = {t, cxla_literal_rank(leaf), cxla_literal_dims(leaf), 0, NULL};
   char buf[512];

@@ -119,6 +119,10 @@ static cxla_status frame_init(cx_interp *st, cx_comp *c, frame *f) {
   }
   f->root = root;
   f->last[root] = n; /* the root outlives the loop: it becomes the result */
+  /* except host transfers: an infeed or outfeed runs whether or not its value is used, as XLA
+   * never removes them (the compiled backends run them too) */
+  for (int i = 0; i < n; i++)
+    if (i != root && (c->instrs[i]->op == CX_OP_INFEED || c->instrs[i]->op == CX_OP_OUTFEED)) f->last[i] = i;
   for (int i = n - 1; i >= 0; i--) {
     if (f->last[i] < 0) continue;
     for (int j = 0; j < c->instrs[i]->nops; j++) {

@@ -1,4 +1,5 @@
-/* infer_host_transfer.c — the shape rules of send, send-done, recv and recv-done, as XLA's
+/* infer_host_transfer.c — the shape rules of infeed and outfeed (infeed(token) gives the
+ * written (data, token[]), outfeed(data, token) a token) and of send, send-done, recv and recv-done, as XLA's
  * verifier has them: send(data, token) gives (data, u32[] context, token[]) and send-done of
  * it a token; recv(token) gives (the written data shape, u32[], token[]) and recv-done of it
  * (data, token[]). A -done's channel_id is its start's. They move data between a device and
@@ -72,5 +73,31 @@ cxla_status cx_infer_recv_done(cx_infer *ic, cx_shape *out) {
   el[0] = *d;
   cx_vplain(&el[0]);
   token(&el[1]);
+  return CXLA_OK;
+}
+
+static int holds_token(const cx_shape *s) {
+  if (s->type == CXLA_TOKEN) return 1;
+  for (int i = 0; s->type == CXLA_TUPLE && i < s->ntuple; i++)
+    if (holds_token(&s->tuple[i])) return 1;
+  return 0;
+}
+
+cxla_status cx_infer_infeed(cx_infer *ic, cx_shape *out) {
+  CX_TRY(need_token(ic, 0));
+  const cx_shape *s = &ic->in->shape;
+  if (s->type != CXLA_TUPLE || s->ntuple != 2 || s->tuple[1].type != CXLA_TOKEN || holds_token(&s->tuple[0]))
+    return cx_vfail(ic, "the written shape must be (data, token[]) with data free of tokens, got %s", cx_vshape(ic, s));
+  cx_shape *el = cx_vtuple(ic, out, 2);
+  if (!el) return CXLA_ERR_OUT_OF_MEMORY;
+  el[0] = s->tuple[0];
+  token(&el[1]);
+  return CXLA_OK;
+}
+
+cxla_status cx_infer_outfeed(cx_infer *ic, cx_shape *out) {
+  CX_TRY(need_token(ic, 1));
+  if (holds_token(cx_vop(ic, 0))) return cx_vfail(ic, "operand 0 is the data to send to the host, got %s", cx_vshape(ic, cx_vop(ic, 0)));
+  token(out);
   return CXLA_OK;
 }

@@ -15,6 +15,7 @@ static cxla_literal *literal_new(const cx_shape *shape, int zero) {
       if (!(l->elems[i] = literal_new(&shape->tuple[i], zero))) { cxla_literal_destroy(l); return NULL; }
     return l;
   }
+  if (shape->type == CXLA_TOKEN) return l; /* an ordering value: no data */
   int64_t bytes = cx_shape_bytes(shape);
   if (bytes < 0 || !cx_type_is_array(shape->type)) { cxla_literal_destroy(l); return NULL; }
   l->data = cx_block_alloc((size_t)(bytes ? bytes : 1));
@@ -75,6 +76,14 @@ cxla_literal *cxla_literal_from_data(cxla_context *ctx, cxla_type type, int rank
   return l;
 }
 
+cxla_literal *cxla_literal_token(cxla_context *ctx) {
+  cx_shape s = {0};
+  s.type = CXLA_TOKEN;
+  cxla_literal *l = cx_literal_new(&s);
+  if (!l) cx_oom(ctx);
+  return l;
+}
+
 cxla_literal *cxla_literal_tuple(cxla_context *ctx, int n, cxla_literal **elems) {
   cxla_literal *l = cx_calloc(1, sizeof *l);
   cx_shape *shapes = cx_calloc((size_t)(n > 0 ? n : 1), sizeof *shapes);
@@ -107,7 +116,7 @@ cxla_literal *cxla_literal_clone(cxla_context *ctx, const cxla_literal *src) {
       cxla_literal_destroy(l->elems[i]);
       l->elems[i] = e;
     }
-  } else {
+  } else if (src->shape.type != CXLA_TOKEN) {
     memcpy(l->data, src->data, (size_t)cx_shape_bytes(&src->shape));
   }
   return l;
@@ -161,6 +170,10 @@ static void print_dims(cx_sb *sb, const cxla_literal *l, int d, int64_t *pos) {
 }
 
 void cx_literal_print(cx_sb *sb, const cxla_literal *l, int with_shape) {
+  if (l->shape.type == CXLA_TOKEN) { /* no value to show */
+    cx_sb_puts(sb, with_shape ? "token[]" : "token");
+    return;
+  }
   if (with_shape) {
     cx_shape_print(sb, &l->shape, 0);
     cx_sb_putc(sb, ' ');
@@ -231,6 +244,7 @@ int cx_literal_compare(const cxla_literal *got, const cxla_literal *want, double
     }
     return 1;
   }
+  if (got->shape.type == CXLA_TOKEN) return 1;
   cxla_type t = got->shape.type;
   int64_t n = cx_shape_elems(&got->shape);
   for (int64_t i = 0; i < n; i++) {
@@ -267,5 +281,6 @@ int cx_literal_equal(const cxla_literal *a, const cxla_literal *b) {
       if (!cx_literal_equal(a->elems[i], b->elems[i])) return 0;
     return 1;
   }
+  if (a->shape.type == CXLA_TOKEN) return 1;
   return memcmp(a->data, b->data, (size_t)cx_shape_bytes(&a->shape)) == 0;
 }

@@ -25,6 +25,7 @@ cxla_status cxla_context_create(cxla_context **out) {
   if (!c) return CXLA_ERR_OUT_OF_MEMORY;
   cx_errsink_init(&c->err);
   pthread_mutex_init(&c->rt_mu, NULL);
+  cx_feeds_init(&c->feeds);
   cx_flags_init(&c->flags);
   *out = c;
   /* Like sqlite3_open: on a bad CXLA_FLAGS the context is still returned so that the caller
@@ -48,6 +49,7 @@ void cxla_context_destroy(cxla_context *c) {
   for (int i = 0; i < CX_CONTEXT_MAX_POOLS; i++) cx_threadpool_destroy(c->pools[i]);
   cx_context_transport_free(c);
   cx_flags_free(&c->flags);
+  cx_feeds_free(&c->feeds);
   pthread_mutex_destroy(&c->rt_mu);
   cx_errsink_free(&c->err);
   cx_free(c);

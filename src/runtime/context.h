@@ -3,6 +3,7 @@
 #define CX_CONTEXT_H
 #include <pthread.h>
 #include <stdatomic.h>
+#include "ir/feeds.h"
 #include "runtime/flags.h"
 
 struct cx_threadpool;
@@ -33,6 +34,8 @@ struct cxla_context {
   _Atomic(const char *) running;
   _Atomic(const char *) backend;
   _Atomic int64_t loop_trips;
+  /* The infeed and outfeed queues (ir/feeds.h; cxla.h's host transfers). */
+  cx_feeds feeds;
 };
 
 /* Sets what the context is doing (phase: a static string; running: NULL or a name that
