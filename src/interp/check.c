@@ -54,7 +54,18 @@ static const char *host_transfer(const cx_instr *in) {
   return "a host transfer (send, recv and their -done): cxla runs one program, with no host or peer to exchange with";
 }
 
+/* An all-reduce or reduce-scatter whose to_apply takes another element type than its
+ * operands: XLA's verifier lets it through (ir/infer_collective.c), and what XLA's runtimes
+ * then compute is their own reading of the reducer, not the computation. */
+static const char *reducer_type(const cx_instr *in) {
+  const cx_comp *c = in->ncalled == 1 ? in->called[0] : NULL;
+  if (!c || c->nparams < 1 || !c->params || !c->params[0] || in->nops < 1) return NULL;
+  if (c->params[0]->shape.type == in->ops[0]->shape.type) return NULL;
+  return "a to_apply of another element type than the operands (XLA's verifier allows it)";
+}
+
 static const refusal k_refusals[CX_OP_COUNT] = {
+  [CX_OP_ALL_REDUCE] = reducer_type, [CX_OP_ALL_REDUCE_START] = reducer_type, [CX_OP_REDUCE_SCATTER] = reducer_type,
   [CX_OP_SEND] = host_transfer, [CX_OP_SEND_DONE] = host_transfer,
   [CX_OP_RECV] = host_transfer, [CX_OP_RECV_DONE] = host_transfer,
   [CX_OP_COLLECTIVE_PERMUTE] = in_place_permute,

@@ -117,6 +117,9 @@ static cxla_status fold(cx_interp *st, cx_instr *in, char *const *x, int n, cxla
 /* all-reduce (and all-reduce-start, which gives the same) and reduce-scatter (scatter 1: the
  * fold of this member's block of dimension dimensions[0]). */
 static cxla_status reduce(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out, int scatter) {
+  char buf[128]; /* a reducer of another type than the operands verifies (XLA's rule) but is not run */
+  const char *why = cx_interp_cannot_run(in, buf, sizeof buf);
+  if (why) return cx_interp_unsupported(st, in, why);
   cx_replica single;
   const cx_replica *r = replica(st, &single);
   int m[MAX_GROUP], n, pos;

@@ -97,15 +97,23 @@ static cxla_status operands_shape(cx_infer *ic, cx_shape *out) {
   return CXLA_OK;
 }
 
-/* to_apply reduces two scalars of every operand's element type to one. */
+/* to_apply reduces two scalars of every operand's element type to one. XLA's verifier does
+ * not look at the to_apply of all-reduce or reduce-scatter (HandleAllReduce checks shapes
+ * only): a well-formed reducer of another scalar type passes here, and the backends refuse to
+ * run it (interp/check.c). */
 static cxla_status reducer(cx_infer *ic) {
   cxla_type t = cx_vop(ic, 0)->type;
   for (int i = 1; i < ic->in->nops; i++)
     if (cx_vop(ic, i)->type != t)
       return cx_vfail(ic, "operands must have one element type (to_apply reduces them all), got %s and %s",
                       cx_vtype(t), cx_vtype(cx_vop(ic, i)->type));
+  const cx_comp *c = ic->in->ncalled == 1 ? ic->in->called[0] : NULL;
+  cxla_type rt = t;
+  if (c && c->nparams == 2 && c->params && c->params[0] && cx_varray(&c->params[0]->shape) &&
+      c->params[0]->shape.rank == 0)
+    rt = c->params[0]->shape.type;
   int is_tuple;
-  return cx_vreducer(ic, 0, "to_apply", 1, &t, &t, &is_tuple);
+  return cx_vreducer(ic, 0, "to_apply", 1, &rt, &rt, &is_tuple);
 }
 
 cxla_status cx_infer_all_reduce(cx_infer *ic, cx_shape *out) {

@@ -143,8 +143,13 @@ TEST(collective_verify_shapes) {
        "all-to-all r: dimension 0 of f32[4] (4) does not split into 3 blocks");
   VERR(E("  y = s32[4] parameter(1)\n  ROOT r = (f32[4], s32[4]) all-reduce(x, y), to_apply=sum\n"),
        "t.hlo:10:8: error: all-reduce r: operands must have one element type (to_apply reduces them all), got f32 and s32");
-  VERR(E("  y = s32[4] parameter(1)\n  ROOT r = s32[4] all-reduce(y), to_apply=sum\n"),
-       "all-reduce r: to_apply sum");
+  /* XLA's verifier does not look at an all-reduce's reducer: one of another element type
+   * verifies (the backends refuse to run it: tests/hlo/errors/all_reduce_reducer_type.hlo);
+   * one that is not a reducer of scalars does not */
+  cx_module_free(parse_ok(E("  y = s32[4] parameter(1)\n  ROOT r = s32[4] all-reduce(y), to_apply=sum\n")));
+  VERR("HloModule m\nbad {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(1)\n  ROOT s = f32[2] add(a, b)\n}\n"
+       "ENTRY e {\n  x = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(x), to_apply=bad\n}\n",
+       "all-reduce r: to_apply bad: parameter 0 must be f32[] (an accumulator), got f32[2]");
   VERR(E("  ROOT r = f32[4] all-reduce(x), to_apply=sum\n  s = f32[4] all-reduce-done(x)\n"),
        "all-reduce-done s: operand must be an all-reduce-start, got parameter");
   VERR(E("  s = (f32[4], f32[4]) all-gather-start(x), replica_groups={{0,1}}, dimensions={0}\n"
