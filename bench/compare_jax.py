@@ -84,6 +84,14 @@ def benchmarks(jnp, jax, np):
         h = jax.nn.relu(h @ w2 + b2)
         return jax.nn.softmax(h @ w3 + b3, axis=-1)
 
+    def scan(init, xs):
+        # lax.scan lowers to a while loop that writes its stacked outputs with a
+        # dynamic-update-slice per trip: in place, a trip costs one row, not the array
+        def step(c, x):
+            c = c * 0.5 + x
+            return c, jnp.tanh(c)
+        return jax.lax.scan(step, init, xs)[1]
+
     d = [784, 128, 64, 10]
     mlp_in = [U(128, 784, lo=0.0)]
     for i in range(3):
@@ -99,6 +107,7 @@ def benchmarks(jnp, jax, np):
         "dense_relu_128x784x128": (dense_relu, [U(128, 784), U(784, 128, lo=-s784, hi=s784), U(128, lo=-.5, hi=.5)],
                                    2.0 * 128 * 784 * 128, "GFLOP/s"),
         "mlp": (mlp, mlp_in, 0, None),
+        "scan_4096x256": (scan, [np.zeros(256, np.float32), U(4096, 256)], 0, None),
     }
 
 
