@@ -213,6 +213,12 @@ static cxla_status cx_cc_check_topk(cx_infer *ic, const cx_cc_info *t, cx_shape 
   return CXLA_OK;
 }
 
+/* XLA:GPU's block-scaled dot: its rule lives with scaled-dot's (infer_scaled_dot.c). */
+static cxla_status cx_cc_check_block_scaled_dot(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  (void)t;
+  return cx_infer_block_scaled_dot(ic, out);
+}
+
 /* ---- what the runtimes read ---- */
 
 int cx_lapack_call_of(const cx_instr *in, cx_lapack_call *c) {

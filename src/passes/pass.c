@@ -109,6 +109,8 @@ static const cx_pipeline_step cpu_steps[] = {
      "evaluates instructions whose operands are all constants (with the interpreter)"},
     {{"cse", cx_pass_cse}, CX_STEP_FIXPOINT, 0, "merges identical instructions"},
     {{"dce", cx_pass_dce}, CX_STEP_FIXPOINT, 0, "removes instructions nothing uses"},
+    {{"scaled-dot-expand", cx_pass_scaled_dot_expand}, CX_STEP_ONCE, 0,
+     "scaled-dot and __op$block_scaled_dot become converts, broadcasts, multiplies and a dot"},
     {{"reduce-accumulate", cx_pass_reduce_accumulate}, CX_STEP_ONCE, 0,
      "float sums: 16-bit data summed in f32, sums of over 32768 elements as a tree (docs/numerics.md)"},
     {{"fusion", cx_pass_fusion}, CX_STEP_FUSION, 0,

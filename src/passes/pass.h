@@ -59,6 +59,8 @@ cxla_status cx_pass_reduce_accumulate(cx_module *m, int *changed); /* reduce_acc
 cxla_status cx_pass_broadcast_order(cx_module *m, int *changed); /* broadcast_order.c: dims in order */
 /* batchnorm_expand.c: batch-norm ops as reduces, broadcasts and elementwise ops */
 cxla_status cx_pass_batchnorm_expand(cx_module *m, int *changed);
+/* scaled_dot_expand.c: scaled-dot and __op$block_scaled_dot as converts, broadcasts, multiplies, a dot */
+cxla_status cx_pass_scaled_dot_expand(cx_module *m, int *changed);
 /* scan_expand.c: scan as the while loop over dynamic slices it stands for */
 cxla_status cx_pass_scan_expand(cx_module *m, int *changed);
 /* annotations.c: sharding and memory-space custom-calls replaced by their operands */

@@ -48,6 +48,8 @@ static const char *cpu_column(cx_op op) {
     return "compiled; library (im2col + GEMM) for large f32 and f64 convolutions with up to 2 spatial dims";
   case CX_OP_SEND: case CX_OP_SEND_DONE: case CX_OP_RECV: case CX_OP_RECV_DONE:
     return "refused when compiling: a host transfer, which a run has no host or peer for";
+  case CX_OP_SCALED_DOT:
+    return "library: the scaled-dot-expand pass makes it converts, broadcasts, multiplies and a dot (GEMM for f32)";
   case CX_OP_RAGGED_DOT:
     return "library: a GEMM per group (f32/f64/c64/c128; f16/bf16 in f32, integers in s64 loops); a ragged batch dim is a dot";
   default: break;
