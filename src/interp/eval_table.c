@@ -36,6 +36,7 @@ static const cx_interp_hook k_hooks[CX_OP_COUNT] = {
   [CX_OP_SORT] = {.eval = cx_interp_sort},
   [CX_OP_DOT] = {.eval = cx_interp_dot},
   [CX_OP_RAGGED_DOT] = {.eval = cx_interp_ragged_dot},
+  [CX_OP_SCALED_DOT] = {.eval = cx_interp_scaled_dot},
   [CX_OP_CONVOLUTION] = {.eval = cx_interp_convolution},
   [CX_OP_CHOLESKY] = {.eval = cx_interp_cholesky},
   [CX_OP_TRIANGULAR_SOLVE] = {.eval = cx_interp_triangular_solve},
@@ -57,6 +58,11 @@ static const cx_interp_hook k_hooks[CX_OP_COUNT] = {
   [CX_OP_ASYNC_DONE] = {.eval = cx_interp_async_done},
   [CX_OP_COPY_START] = {.eval = cx_interp_copy_start},
   [CX_OP_COPY_DONE] = {.eval = cx_interp_copy_done},
+  /* the token chain and the host transfer queues (host_feed.c) */
+  [CX_OP_AFTER_ALL] = {.eval = cx_interp_after_all},
+  [CX_OP_ADD_DEPENDENCY] = {.eval = cx_interp_add_dependency},
+  [CX_OP_INFEED] = {.eval = cx_interp_infeed},
+  [CX_OP_OUTFEED] = {.eval = cx_interp_outfeed},
   /* the devices of a run (collectives.c, collectives_move.c) */
   [CX_OP_PARTITION_ID] = {.eval = cx_interp_device_id},
   [CX_OP_REPLICA_ID] = {.eval = cx_interp_device_id},

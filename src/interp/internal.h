@@ -160,6 +160,8 @@ CX_INTERP_EVALUATOR(cx_interp_batch_norm_grad);
 CX_INTERP_EVALUATOR(cx_interp_topk);              /* topk.c */
 CX_INTERP_EVALUATOR(cx_interp_scan);              /* scan.c */
 CX_INTERP_EVALUATOR(cx_interp_ragged_dot);        /* ragged_dot.c */
+CX_INTERP_EVALUATOR(cx_interp_scaled_dot);        /* scaled_dot.c */
+CX_INTERP_EVALUATOR(cx_interp_block_scaled_dot);  /* scaled_dot.c: the __op$block_scaled_dot custom-call */
 CX_INTERP_EVALUATOR(cx_interp_all_reduce);        /* collectives.c */
 CX_INTERP_EVALUATOR(cx_interp_reduce_scatter);
 CX_INTERP_EVALUATOR(cx_interp_all_gather);
@@ -171,6 +173,10 @@ CX_INTERP_EVALUATOR(cx_interp_all_to_all);        /* collectives_move.c */
 CX_INTERP_EVALUATOR(cx_interp_collective_permute);
 CX_INTERP_EVALUATOR(cx_interp_collective_permute_start);
 CX_INTERP_EVALUATOR(cx_interp_fft);               /* fft.c */
+CX_INTERP_EVALUATOR(cx_interp_after_all);         /* host_feed.c */
+CX_INTERP_EVALUATOR(cx_interp_add_dependency);
+CX_INTERP_EVALUATOR(cx_interp_infeed);
+CX_INTERP_EVALUATOR(cx_interp_outfeed);
 CX_INTERP_EVALUATOR(cx_interp_rng_bit_generator); /* rng_bits.c */
 CX_INTERP_EVALUATOR(cx_interp_rng);               /* rng.c */
 /* Philox4x32-10 of the counter words c (low first) under the key words k0, k1 (rng_bits.c). */

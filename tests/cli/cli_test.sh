@@ -552,5 +552,54 @@ run_cxla train-step sq.hlo --wrt=1 --steps-per-call=0; expect_error err_train_st
 run_cxla train-step sq.hlo --wrt=1,1; expect_error err_train_step_repeated "parameter 1 is listed twice"
 run_cxla train-step sq.hlo --wrt=5; expect_error err_train_step_no_parameter "train-step: no parameter 5 (ENTRY takes 2)"
 
+# ---- infeed and outfeed: --infeed, --outfeed-out, --random-inputs, --check ----
+cat >feed.hlo <<'EOF'
+HloModule feed
+
+ENTRY main {
+  x = f32[2] parameter(0)
+  t0 = token[] after-all()
+  in = ((f32[2], f32[2]), token[]) infeed(t0)
+  d = (f32[2], f32[2]) get-tuple-element(in), index=0
+  y = f32[2] get-tuple-element(d), index=0
+  t1 = token[] get-tuple-element(in), index=1
+  s = f32[2] add(x, y)
+  t2 = token[] outfeed(s, t1), outfeed_shape=f32[2]
+  m = f32[2] multiply(x, y)
+  t3 = token[] outfeed(d, t2)
+  ROOT r = (f32[2], token[]) tuple(m, t3)
+}
+EOF
+write_npy fx.npy '<f4' '(2,)' "$F1$F2"
+write_npy fy.npy '<f4' '(2,)' "$F3$F4"
+write_npy fz.npy '<f4' '(3,)' "$F1$F2$F3"
+run_cxla run feed.hlo fx.npy --infeed=fy.npy,fx.npy
+expect feed_result 0 out "[0] f32[2] {3, 8}"
+grep -qF "[1] token[]" out.txt && ok feed_token_leaf || bad feed_token_leaf "$(cat out.txt)"
+# outfeed 0: x + y = {4, 6}; outfeed 1: the infeed's data, ({3, 4}, {1, 2})
+[ "$(sed -n '/^outfeed 0:/{n;p;}' out.txt)" = "[0] f32[2] {4, 6}" ] && ok feed_outfeed_0 || bad feed_outfeed_0 "$(cat out.txt)"
+grep -A2 '^outfeed 1:' out.txt | tr '\n' ' ' | grep -qF "[0] f32[2] {3, 4} [1] f32[2] {1, 2}" && ok feed_outfeed_1_tuple ||
+  bad feed_outfeed_1_tuple "$(cat out.txt)"
+run_cxla run feed.hlo fx.npy --infeed fy.npy,fx.npy --backend=cpu --check
+expect feed_check_cpu 0 out "outfeeds: ok: 2 values (3 leaves) match interp"
+run_cxla run feed.hlo fx.npy --infeed=fy.npy,fx.npy --backend=cpu --outfeed-out=ofd
+expect feed_outfeed_out 0 out "wrote ofd/1_1.npy (outfeed 1)"
+[ -f ofd/0.npy ] && cmp -s ofd/1_0.npy fy.npy && cmp -s ofd/1_1.npy fx.npy && ok feed_outfeed_files ||
+  bad feed_outfeed_files "$(ls ofd 2>&1)"
+run_cxla run feed.hlo --random-inputs=3 --backend=cpu --check
+expect feed_random_check 0 out "outfeeds: ok: 2 values"
+run_cxla run feed.hlo fx.npy --infeed=fy.npy,fx.npy --backend=cpu --check-each
+expect feed_check_each 0 out "outfeeds: ok: 2 values"
+run_cxla run feed.hlo --random-inputs=3 --repeat=2 --backend=cpu
+expect feed_random_repeat 0 out "outfeed 1:"
+run_cxla run feed.hlo fx.npy; expect_error err_feed_empty "feed.hlo:6:3: error: infeed 'in': the infeed queue is empty"
+run_cxla run feed.hlo fx.npy --infeed=fz.npy --backend=cpu
+expect_error err_feed_wrong_shape "infeed 'in': the next infeed literal is f32[3], the infeed takes (f32[2], f32[2])"
+run_cxla run feed.hlo fx.npy --infeed=missing.npy; expect err_feed_missing_file 1 err "missing.npy"
+run_cxla run feed.hlo fx.npy --infeed=; expect usage_feed_empty 2 err "--infeed needs A.npy[,B.npy...]"
+run_cxla run feed.hlo fx.npy --outfeed-out; expect usage_outfeed_out_dir 2 err "--outfeed-out needs a DIR"
+run_cxla run feed.hlo fx.npy --infeed=fy.npy --replicas=2; expect usage_feed_replicas 2 err "--infeed and --outfeed-out run one device"
+run_cxla run --help; expect help_run_infeed 0 out "--infeed=A.npy[,B.npy...]"
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
