@@ -18,7 +18,8 @@
  *   max, min, clamp, a max or min reduce: the max of the operands' A and E; negate, abs and
  *     moving data (reshape, transpose, slice, pad, gather, ...) move A and E the same way;
  *   a float convert adds one rounding of its result type.
- * Fusions and calls are inlined first, so their insides are followed too.
+ * Fusions and calls are inlined first, so their insides are followed too, and scaled-dot and
+ * batch-norm become the dots and sums they stand for.
  * Anything else starts afresh: A = |x|, E = 0, i.e. no allowance, so the check is never
  * looser than its fixed tolerance there (a transcendental of an inexact value, a loop, a
  * call). Selections need their choice to be the same on both backends: select, gather and
@@ -487,12 +488,16 @@ static int companion(eb *b, cx_instr *x) {
   return fresh(b, x, &b->A[i], &b->E[i]);
 }
 
-/* Fusions and calls are seen through: each becomes a call, and calls are inlined. */
+/* Fusions and calls are seen through: each becomes a call, and calls are inlined. Ops that
+ * stand for a dot or sums (scaled-dot, batch-norm) become them, so their accumulation gets
+ * its allowance; the reference values still come from the module as written. */
 static cxla_status flatten(cx_module *m) {
   for (int i = 0; i < m->ncomps; i++)
     for (int j = 0; j < m->comps[i]->ninstrs; j++)
       if (m->comps[i]->instrs[j]->op == CX_OP_FUSION) m->comps[i]->instrs[j]->op = CX_OP_CALL;
   int changed = 0;
+  CX_TRY(cx_pass_scaled_dot_expand(m, &changed));
+  CX_TRY(cx_pass_batchnorm_expand(m, &changed));
   return cx_pass_inline_calls(m, &changed);
 }
 
