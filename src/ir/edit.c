@@ -125,3 +125,20 @@ cxla_status cx_module_rewrite(cx_module *m, const char *who, int (*match)(const 
   }
   return CXLA_OK;
 }
+
+cx_comp *cx_module_add_binary(cx_module *m, const char *prefix, cx_op op, cxla_type t) {
+  const char *name = cx_module_unique_name(m, prefix);
+  cx_comp *c = name ? cx_comp_new(m, name) : NULL;
+  if (!c) return NULL;
+  cx_shape s = cx_shape_scalar(t);
+  cx_instr *p[2];
+  for (int i = 0; i < 2; i++) {
+    if (!(p[i] = cx_instr_add(c, CX_OP_PARAMETER, &s, 0, NULL, c->loc))) return NULL;
+    p[i]->a.index = i;
+  }
+  if (!(c->root = cx_instr_add(c, op, &s, 2, p, c->loc)) || !cx_comp_index_params(c)) return NULL;
+  if (!cx_module_add_comp(m, c)) return NULL;
+  memmove(m->comps + 1, m->comps, sizeof *m->comps * (size_t)(m->ncomps - 1));
+  m->comps[0] = c;
+  return c;
+}

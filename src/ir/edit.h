@@ -11,6 +11,10 @@
 cx_instr *cx_instr_add(cx_comp *c, cx_op op, const cx_shape *shape, int nops, cx_instr *const *ops,
                        cx_loc loc);
 
+/* A new computation (x, y) -> op(x, y) on scalars of type t, named "<prefix>.<N>", placed
+ * first in m->comps (callees come before their callers): a reducer for the reduces a pass
+ * adds. NULL on OOM. */
+cx_comp *cx_module_add_binary(cx_module *m, const char *prefix, cx_op op, cxla_type t);
 /* Raises m->next_id above every numeric name suffix ("add.12") of the module's computations
  * and instructions, so that names made from it afterwards (cx_instr_add,
  * cx_module_unique_name) cannot collide with names the module already has (text written by

@@ -76,23 +76,8 @@ static cx_instr *sum(bn *b, cx_instr *x) {
   return r;
 }
 
-/* The scalar add computation of type t (module's callees come before their callers). */
-static cx_comp *adder(cx_module *m, cxla_type t) {
-  const char *name = cx_module_unique_name(m, "bn_add");
-  cx_comp *c = name ? cx_comp_new(m, name) : NULL;
-  if (!c) return NULL;
-  cx_shape s = cx_shape_scalar(t);
-  cx_instr *p[2];
-  for (int i = 0; i < 2; i++) {
-    if (!(p[i] = cx_instr_add(c, CX_OP_PARAMETER, &s, 0, NULL, c->loc))) return NULL;
-    p[i]->a.index = i;
-  }
-  if (!(c->root = cx_instr_add(c, CX_OP_ADD, &s, 2, p, c->loc)) || !cx_comp_index_params(c)) return NULL;
-  if (!cx_module_add_comp(m, c)) return NULL;
-  memmove(m->comps + 1, m->comps, sizeof *m->comps * (size_t)(m->ncomps - 1));
-  m->comps[0] = c;
-  return c;
-}
+/* The scalar add computation of type t. */
+static cx_comp *adder(cx_module *m, cxla_type t) { return cx_module_add_binary(m, "bn_add", CX_OP_ADD, t); }
 
 static void setup(bn *b, cx_instr *in, cx_comp *const *adders) {
   memset(b, 0, sizeof *b);

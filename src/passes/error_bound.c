@@ -197,21 +197,7 @@ static cx_comp *reducer(eb *b, int k) {
   if (b->red[k]) return b->red[k];
   static const char *const names[] = {"bound_sum", "bound_max", "bound_min"};
   static const cx_op ops[] = {CX_OP_ADD, CX_OP_MAXIMUM, CX_OP_MINIMUM};
-  const char *name = cx_module_unique_name(b->m, names[k]);
-  cx_comp *c = name ? cx_comp_new(b->m, name) : NULL;
-  if (!c) return NULL;
-  cx_shape s = cx_shape_scalar(CXLA_F64);
-  cx_instr *p[2];
-  for (int i = 0; i < 2; i++) {
-    if (!(p[i] = cx_instr_add(c, CX_OP_PARAMETER, &s, 0, NULL, c->loc))) return NULL;
-    p[i]->a.index = i;
-  }
-  if (!(c->root = cx_instr_add(c, ops[k], &s, 2, p, c->loc)) || !cx_comp_index_params(c)) return NULL;
-  /* callees come before their callers in m->comps */
-  if (!cx_module_add_comp(b->m, c)) return NULL;
-  memmove(b->m->comps + 1, b->m->comps, sizeof *b->m->comps * (size_t)(b->m->ncomps - 1));
-  b->m->comps[0] = c;
-  return b->red[k] = c;
+  return b->red[k] = cx_module_add_binary(b->m, names[k], ops[k], CXLA_F64);
 }
 
 /* Which of add/max/min a reduce's computation is, or -1. */

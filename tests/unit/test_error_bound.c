@@ -18,8 +18,8 @@ static cxla_literal *vec(cxla_type t, int n, const double *v) {
   return l;
 }
 
-/* Runs the analysis of `text` on the interpreter; returns the allowance leaf (the result is
- * one array), or NULL. */
+/* Runs the analysis of `text` on the interpreter (*pair: its (result, allowance) tuple);
+ * returns the allowance, or NULL. */
 static cxla_literal *bound_of(const char *text, int nargs, cxla_literal **args, cxla_literal **pair) {
   cxla_module *m = NULL;
   *pair = NULL;
@@ -113,15 +113,7 @@ TEST(error_bound_functions_and_selects) {
                      "  ROOT t = (f32[2], f32[2], f32[2], f32[2]) tuple(x, y, s, z)\n}\n";
   const double av[] = {1, 2}, bv[] = {0x1p-30, -4};
   cxla_literal *args[2] = {vec(CXLA_F32, 2, av), vec(CXLA_F32, 2, bv)}, *pair = NULL;
-  cxla_module *m = NULL;
-  CHECK_OK(cxla_module_parse(test_ctx(), text, strlen(text), "s.hlo", &m));
-  cxla_module *bm = m ? cx_module_error_bound(m) : NULL;
-  CHECK(bm != NULL);
-  cxla_compile_options o;
-  cxla_compile_options_init(&o);
-  o.backend = "interp";
-  if (bm) CHECK_OK(cxla_module_run(bm, &o, 2, args, &pair));
-  cxla_literal *e = pair ? cxla_literal_tuple_get(pair, 1) : NULL, *r = pair ? cxla_literal_tuple_get(pair, 0) : NULL;
+  cxla_literal *e = bound_of(text, 2, args, &pair), *r = pair ? cxla_literal_tuple_get(pair, 0) : NULL;
   CHECK(e && cxla_literal_tuple_size(e) == 4);
   if (e && cxla_literal_tuple_size(e) == 4) {
     double x1 = cxla_literal_get_f64(cxla_literal_tuple_get(r, 0), 1);
@@ -132,8 +124,6 @@ TEST(error_bound_functions_and_selects) {
     CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(e, 2), 1), 2 * U * 6, 1e-20);
     for (int i = 0; i < 2; i++) CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(e, 3), i), 0, 0);
   }
-  cxla_module_destroy(bm);
-  cxla_module_destroy(m);
   for (int i = 0; i < 2; i++) cxla_literal_destroy(args[i]);
   cxla_literal_destroy(pair);
 }
@@ -147,22 +137,13 @@ TEST(error_bound_divide_log) {
                      "  l = f32[1] log(q)\n  ROOT t = (f32[1], f32[1]) tuple(x, l)\n}\n";
   const double pv[] = {3}, qv[] = {5}, dv[] = {4};
   cxla_literal *args[3] = {vec(CXLA_F32, 1, pv), vec(CXLA_F32, 1, qv), vec(CXLA_F32, 1, dv)}, *pair = NULL;
-  cxla_module *m = NULL;
-  CHECK_OK(cxla_module_parse(test_ctx(), text, strlen(text), "q.hlo", &m));
-  cxla_module *bm = m ? cx_module_error_bound(m) : NULL;
-  cxla_compile_options o;
-  cxla_compile_options_init(&o);
-  o.backend = "interp";
-  if (bm) CHECK_OK(cxla_module_run(bm, &o, 3, args, &pair));
-  cxla_literal *e = pair ? cxla_literal_tuple_get(pair, 1) : NULL, *r = pair ? cxla_literal_tuple_get(pair, 0) : NULL;
+  cxla_literal *e = bound_of(text, 3, args, &pair), *r = pair ? cxla_literal_tuple_get(pair, 0) : NULL;
   CHECK(e && cxla_literal_tuple_size(e) == 2);
   if (e && cxla_literal_tuple_size(e) == 2) {
     CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(e, 0), 0), 8 * U, 1e-20);
     double l = cxla_literal_get_f64(cxla_literal_tuple_get(r, 1), 0);
     CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(e, 1), 0), 66 * U * l, 1e-20);
   }
-  cxla_module_destroy(bm);
-  cxla_module_destroy(m);
   for (int i = 0; i < 3; i++) cxla_literal_destroy(args[i]);
   cxla_literal_destroy(pair);
 }
