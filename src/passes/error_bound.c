@@ -271,12 +271,20 @@ static int data_places(eb *b, const cx_instr *x, uint8_t *use) {
   return 1;
 }
 
+/* An op that only moves values (the op table's shape class; iota makes new ones). */
+static int moves_data(cx_op op) { return cx_op_class_of(op) == CX_CLASS_SHAPE && op != CX_OP_IOTA; }
+
 /* The companions of array x of a bounded float type; 0 to start afresh. */
 static int follow(eb *b, cx_instr *x, cx_instr **A, cx_instr **E) {
   uint8_t stack_use[8], *use = x->nops <= 8 ? stack_use : NULL;
   if (!use || x->shape.layout_extra || !data_places(b, x, use)) return 0;
   double u = unit(x->shape.type);
   cx_instr **a = b->A, **e = b->E;
+  if (moves_data(x->op)) { /* the op table's shape ops: A and E move as the values do */
+    *A = redo_on(b, x, a, use);
+    *E = redo_on(b, x, e, use);
+    return 1;
+  }
 #define OPA(i) a[index_of(x->ops[i])]
 #define OPE(i) e[index_of(x->ops[i])]
   switch (x->op) {
@@ -345,9 +353,8 @@ static int follow(eb *b, cx_instr *x, cx_instr **A, cx_instr **E) {
     *A = OPA(0);
     *E = plus_scaled(b, OPE(0), 2 * u, *A);
     return 1;
-  case CX_OP_COPY: case CX_OP_RESHAPE: case CX_OP_BITCAST: case CX_OP_TRANSPOSE: case CX_OP_BROADCAST:
-  case CX_OP_SLICE: case CX_OP_REVERSE: case CX_OP_CONCATENATE: case CX_OP_PAD: case CX_OP_SELECT:
-  case CX_OP_DYNAMIC_SLICE: case CX_OP_DYNAMIC_UPDATE_SLICE: case CX_OP_GATHER:
+  case CX_OP_COPY:
+  case CX_OP_SELECT:
     *A = redo_on(b, x, a, use);
     *E = redo_on(b, x, e, use);
     return 1;
@@ -387,12 +394,9 @@ static int follow(eb *b, cx_instr *x, cx_instr **A, cx_instr **E) {
 static int inexact(eb *b, const cx_instr *x) {
   int any = 0;
   for (int i = 0; i < x->nops; i++) any |= b->inexact[index_of(x->ops[i])];
+  if (cx_op_class_of(x->op) == CX_CLASS_SHAPE) return any; /* iota: no operands, exact */
   switch (x->op) {
-  case CX_OP_PARAMETER: case CX_OP_CONSTANT: case CX_OP_IOTA:
-    return 0;
-  case CX_OP_COPY: case CX_OP_RESHAPE: case CX_OP_BITCAST: case CX_OP_TRANSPOSE: case CX_OP_BROADCAST:
-  case CX_OP_SLICE: case CX_OP_REVERSE: case CX_OP_CONCATENATE: case CX_OP_PAD: case CX_OP_SELECT:
-  case CX_OP_DYNAMIC_SLICE: case CX_OP_DYNAMIC_UPDATE_SLICE: case CX_OP_GATHER: case CX_OP_TUPLE:
+  case CX_OP_PARAMETER: case CX_OP_CONSTANT: case CX_OP_COPY: case CX_OP_SELECT: case CX_OP_TUPLE:
   case CX_OP_GET_TUPLE_ELEMENT: case CX_OP_NEGATE: case CX_OP_ABS: case CX_OP_MAXIMUM: case CX_OP_MINIMUM:
   case CX_OP_CLAMP: case CX_OP_CONVERT: case CX_OP_COMPARE:
     return any;

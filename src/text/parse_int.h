@@ -188,6 +188,9 @@ void cx_pattrs_none(cx_parser *p, cx_instr *in, const cx_token *op_tok);
  * output_to_operand_aliasing, sharding) to `start` and copies metadata-like ones to both.
  * With wrapped NULL (a -update or -done), drops what only the wrapped op would read. */
 void cx_psplit_async_attrs(cx_parser *p, cx_instr *start, cx_instr *wrapped);
+/* Parameter i of shape s of a computation w the parser makes for async-start sugar, named
+ * "async_param[.i]" and located at loc. */
+cx_instr *cx_pasync_param(cx_parser *p, cx_comp *w, const cx_shape *s, int i, cx_loc loc);
 /* Records a called computation the parser made itself (no name to resolve). */
 void cx_ppush_made_callref(cx_parser *p, cx_instr *in, cx_comp *c, int slot, cx_loc loc);
 /* A computation written inline where a called computation's name would be ("to_apply={ x =

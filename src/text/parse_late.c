@@ -69,14 +69,7 @@ static void widen_sugar(cx_parser *p, cx_instr *start, cx_comp *w) {
   int n = bound->ntuple, k0 = w->nparams;
   cx_instr **ops = cx_palloc(p, sizeof *ops * (size_t)n);
   for (int i = 0; i < k0; i++) ops[i] = w->params[i];
-  for (int i = k0; i < n; i++) {
-    char name[48];
-    snprintf(name, sizeof name, i ? "async_param.%d" : "async_param", i);
-    if (!(ops[i] = cx_instr_new(w, CX_OP_PARAMETER, &bound->tuple[i], 0, NULL))) cx_poom(p);
-    ops[i]->name = cx_pstrndup(p, name, strlen(name));
-    ops[i]->a.index = i;
-    ops[i]->loc = start->loc;
-  }
+  for (int i = k0; i < n; i++) ops[i] = cx_pasync_param(p, w, &bound->tuple[i], i, start->loc);
   root->ops = ops;
   root->nops = n;
   int r = 0; /* the root after its new operands */
