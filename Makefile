@@ -176,8 +176,8 @@ check-fast: all
 docs: $(BUILD)/cxla_tests
 	@CXLA_WRITE_OPS_DOC=docs/ops.md $(BUILD)/cxla_tests docs_ops_md
 
-# Benchmarks against their peers (bench/README.md); never part of `make test`. Builds the
-# library in build/bench. BENCH_ARGS go to bench_main, e.g. BENCH_ARGS="--only=gemm --rounds=30".
+# Benchmarks against their peers (bench/README.md). Builds the library in build/bench (`make
+# test` builds the same programs against build/ and runs each once, tiny: tests/bench/smoke.sh). BENCH_ARGS go to bench_main, e.g. BENCH_ARGS="--only=gemm --rounds=30".
 bench:
 	@./bench/run.sh $(BENCH_ARGS)
 

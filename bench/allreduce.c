@@ -34,7 +34,7 @@ static int fail(cxla_context *ctx, const char *what) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  int rank, size, rounds = argc > 1 ? atoi(argv[1]) : 15;
+  int rank, size, rounds = argc > 1 ? atoi(argv[1]) : 15, wrong = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   cxla_context *ctx;
@@ -88,6 +88,7 @@ int main(int argc, char **argv) {
     if (rank == 0)
       printf("| %ld | %.1f us, %.2f GB/s | %.1f us, %.2f GB/s | %.2f | %.1e |\n", bytes, tc[r / 2] * 1e6,
              bus / tc[r / 2] / 1e9, tm[r / 2] * 1e6, bus / tm[r / 2] / 1e9, tm[r / 2] / tc[r / 2], diff);
+    if (!(diff <= 1e-5)) wrong = 1, fprintf(stderr, "allreduce: %ld bytes: cxla differs from MPI_Allreduce by %.1e\n", bytes, diff);
     cxla_buffer_destroy(arg);
     cxla_executable_destroy(e);
     cxla_module_destroy(m);
@@ -96,5 +97,5 @@ int main(int argc, char **argv) {
   }
   cxla_context_destroy(ctx);
   MPI_Finalize();
-  return 0;
+  return wrong;
 }

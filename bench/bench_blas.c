@@ -45,7 +45,7 @@ static float *falloc(int64_t n) {
 }
 
 void group_gemm(void) {
-  int T = cfg.threads, n = 1024;
+  int T = cfg.threads, n = bench_gemm_side();
   set_all_threads(T);
   cxla_context *ctx = new_context();
   if (!ctx) return;
@@ -111,7 +111,7 @@ void group_dense(void) {
   set_all_threads(cfg.threads);
   cxla_context *ctx = new_context();
   if (!ctx) return;
-  dense_one(ctx, "dense_relu_1024.hlo", 1024, 1024, 1024);
+  dense_one(ctx, "dense_relu_1024.hlo", bench_gemm_side(), bench_gemm_side(), bench_gemm_side());
   dense_one(ctx, "dense_relu_128x784x128.hlo", 128, 784, 128);
   cxla_context_destroy(ctx);
 }

@@ -66,8 +66,9 @@ void group_compile(void) {
   qsort(files, (size_t)nf, sizeof *files, cmp_str);
   for (int i = 0; i < nf; i++) {
     double mn, md, cpu;
-    if (!files[i] || time_compile(hlo_path(files[i]), -1, REPS, &mn, &md, &cpu, stats, sizeof stats)) {
+    if (!files[i] || time_compile(hlo_path(files[i]), -1, cfg.smoke ? 1 : REPS, &mn, &md, &cpu, stats, sizeof stats)) {
       printf("  %-34s does not compile\n", files[i] ? files[i] : "?");
+      bench_fail(files[i] ? files[i] : "out of memory");
       continue;
     }
     printf("  %-34s min %7.1f  median %7.1f ms  (CPU %7.1f ms)  [%s]\n", files[i], mn, md, cpu, stats);
@@ -88,7 +89,7 @@ void group_compile(void) {
     printf("  %-34s", by_opt[i]);
     for (int opt = 0; opt <= 3; opt++) {
       double mn, md;
-      if (time_compile(hlo_path(by_opt[i]), opt, 2, &mn, &md, NULL, NULL, 0)) printf(" %8s", "fails");
+      if (time_compile(hlo_path(by_opt[i]), opt, cfg.smoke ? 1 : 2, &mn, &md, NULL, NULL, 0)) printf(" %8s", "fails"), bench_fail(by_opt[i]);
       else printf(" %8.1f", mn);
     }
     printf("\n");

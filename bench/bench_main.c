@@ -7,8 +7,10 @@
  * (higher is better for cxla), from the best samples and from the medians. Every cxla result
  * is checked against the baseline's before it is reported.
  *
- * usage: bench_main [--threads=N] [--rounds=N] [--gap-us=N] [--only=a,b] [--hlo=DIR] [--label=TEXT]
- *   groups: chain9 softmax gemm dense mlp scaling alloc compile */
+ * usage: bench_main [--threads=N] [--rounds=N] [--gap-us=N] [--only=a,b] [--hlo=DIR] [--label=TEXT] [--smoke]
+ *   groups: chain9 softmax gemm dense mlp scaling alloc compile
+ * --smoke runs every group once at tiny sizes and exits non-zero when a cxla result is wrong or
+ * missing: `make test` runs it so that the benchmarks cannot rot (their numbers mean nothing). */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -22,7 +24,8 @@
 void openblas_set_num_threads(int n);
 char *openblas_get_config(void);
 
-bench_cfg cfg = {0, 15, 2000, "bench/hlo", NULL, NULL};
+bench_cfg cfg = {0, 15, 2000, "bench/hlo", NULL, NULL, 0};
+static int nfailures;
 static bench_row rows[64];
 static int nrows;
 
@@ -107,7 +110,7 @@ double ratio_median(const bu_contender *cx, const bu_contender *base) {
 void check_result(char *out, size_t n, bu_cxla *b, const float *ref, int64_t count, double tol) {
   cxla_literal *hold = NULL;
   const float *got = bu_cxla_result_f32(b, &hold);
-  if (!got) snprintf(out, n, "no result");
+  if (!got) snprintf(out, n, "no result"), bench_fail(b->path);
   else {
     double scale = 0, e = 0;
     int64_t at = -1, bad = 0;
@@ -119,6 +122,7 @@ void check_result(char *out, size_t n, bu_cxla *b, const float *ref, int64_t cou
       if (!(d <= e)) e = d, at = i; /* NaN sticks */
     }
     snprintf(out, n, "%s%.1e", e <= tol ? "err " : "WRONG: err ", e);
+    if (!(e <= tol)) bench_fail(b->path);
     if (!(e <= tol))
       fprintf(stderr, "bench: %s: %lld of %lld elements off, worst at %lld: got %g, want %g\n", b->path,
               (long long)bad, (long long)count, (long long)at, at >= 0 ? got[at] : 0.0, at >= 0 ? ref[at] : 0.0);
@@ -137,12 +141,69 @@ void set_all_threads(int n) {
   openblas_set_num_threads(n);
 }
 
+long bench_elems(void) { return cfg.smoke ? 256L * 256 : 4096L * 4096; }
+int bench_softmax_side(void) { return cfg.smoke ? 256 : 4096; }
+int bench_gemm_side(void) { return cfg.smoke ? 64 : 1024; }
+
+void bench_fail(const char *what) {
+  nfailures++;
+  fprintf(stderr, "bench: FAILED: %s\n", what);
+}
+
+/* Under --smoke a module's sizes are rewritten to the tiny ones: each listed size, as a whole
+ * number, becomes its small counterpart (the files' other numbers never equal these). */
+static const struct { const char *file, *from, *to; } k_smoke_sizes[] = {
+    {"chain9.hlo", "16777216", "65536"},     {"softmax.hlo", "4096", "256"},
+    {"gemm_1024.hlo", "1024", "64"},         {"dense_relu_1024.hlo", "1024", "64"},
+};
+
+static char smoke_dir[64];
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Writes the rewritten copy of dir/name into smoke_dir; returns its path, or NULL. */
+static const char *smoke_copy(const char *dir, const char *name, char *out, size_t n) {
+  if (!smoke_dir[0]) {
+    snprintf(smoke_dir, sizeof smoke_dir, "/tmp/cxla-bench-smoke.XXXXXX");
+    if (!mkdtemp(smoke_dir)) return smoke_dir[0] = 0, NULL;
+  }
+  char src[512];
+  snprintf(src, sizeof src, "%s/%s", dir, name);
+  size_t len;
+  char *text = bu_read_text(src, &len);
+  if (!text) return NULL;
+  snprintf(out, n, "%s/%s", smoke_dir, name);
+  FILE *f = fopen(out, "w");
+  if (!f) return free(text), NULL;
+  for (size_t i = 0; i < len;) {
+    const char *to = NULL;
+    size_t fl = 0;
+    for (size_t k = 0; !to && k < sizeof k_smoke_sizes / sizeof k_smoke_sizes[0]; k++) {
+      fl = strlen(k_smoke_sizes[k].from);
+      if (!strcmp(k_smoke_sizes[k].file, name) && !strncmp(text + i, k_smoke_sizes[k].from, fl) &&
+          (i == 0 || !is_digit(text[i - 1])) && !is_digit(text[i + fl]))
+        to = k_smoke_sizes[k].to;
+    }
+    if (to) fputs(to, f), i += fl;
+    else fputc(text[i++], f);
+  }
+  free(text);
+  return fclose(f) ? NULL : out;
+}
+
 char *hlo_path(const char *name) {
   static char buf[8][512];
   static int k;
   char *p = buf[k++ % 8];
-  snprintf(p, 512, "%s/%s", cfg.hlo_dir, name);
+  if (!cfg.smoke || !smoke_copy(cfg.hlo_dir, name, p, 512)) snprintf(p, 512, "%s/%s", cfg.hlo_dir, name);
   return p;
+}
+
+static void smoke_cleanup(void) {
+  if (!smoke_dir[0]) return;
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", smoke_dir);
+  if (system(cmd) != 0) fprintf(stderr, "bench: could not remove %s\n", smoke_dir);
 }
 
 cxla_context *new_context(void) {
@@ -183,13 +244,15 @@ int main(int argc, char **argv) {
     else if (!strncmp(a, "--only=", 7)) cfg.only = a + 7;
     else if (!strncmp(a, "--hlo=", 6)) cfg.hlo_dir = a + 6;
     else if (!strncmp(a, "--label=", 8)) cfg.label = a + 8;
+    else if (!strcmp(a, "--smoke")) cfg.smoke = 1;
     else {
-      fprintf(stderr, "usage: bench_main [--threads=N] [--rounds=N] [--gap-us=N] [--only=GROUP,...] [--hlo=DIR] [--label=TEXT]\n"
+      fprintf(stderr, "usage: bench_main [--threads=N] [--rounds=N] [--gap-us=N] [--only=GROUP,...] [--hlo=DIR] [--label=TEXT] [--smoke]\n"
                       "groups: chain9 softmax gemm dense mlp scaling alloc compile\n");
       return 2;
     }
   }
   if (cfg.threads <= 0) cfg.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  if (cfg.smoke) cfg.rounds = 3;
   if (cfg.rounds < 3) cfg.rounds = 3;
   if (cfg.rounds > 256) cfg.rounds = 256;
   set_all_threads(cfg.threads);
@@ -206,9 +269,18 @@ int main(int argc, char **argv) {
       {"chain9", group_chain9}, {"softmax", group_softmax}, {"gemm", group_gemm}, {"dense", group_dense},
       {"mlp", group_mlp},       {"scaling", group_scaling}, {"alloc", group_alloc},     {"compile", group_compile},
   };
-  for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
-    if (wanted(groups[i].name)) groups[i].fn();
+  int passed = 0, failed = 0;
+  for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
+    if (!wanted(groups[i].name)) continue;
+    int before = nfailures;
+    groups[i].fn();
+    if (nfailures == before) passed++;
+    else failed++;
+    if (cfg.smoke) printf("%s %s (smoke)\n", nfailures == before ? "ok  " : "FAIL", groups[i].name);
+  }
   printf("\nload average at end: %.2f (1-minute; %d CPUs)\n", loadavg(), (int)sysconf(_SC_NPROCESSORS_ONLN));
   print_table();
-  return 0;
+  smoke_cleanup();
+  if (cfg.smoke) printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
 }

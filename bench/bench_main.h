@@ -13,6 +13,7 @@ typedef struct bench_cfg {
   const char *hlo_dir;
   const char *only;    /* comma-separated group names, or NULL for all */
   const char *label;   /* printed above the table (e.g. what a diagnostic run changed) */
+  int smoke;           /* --smoke: each group once at tiny sizes, a failure is the exit status */
 } bench_cfg;
 extern bench_cfg cfg;
 
@@ -35,6 +36,13 @@ void check_result(char *out, size_t n, bu_cxla *b, const float *ref, int64_t cou
 bu_opts opts_for(double min_sample_ms);
 void set_all_threads(int n);
 char *hlo_path(const char *name);
+/* The sizes the groups run at: the measured ones, or tiny ones under --smoke (hlo_path then
+ * hands out copies of the modules rewritten to the same tiny shapes). */
+long bench_elems(void);     /* chain9's length, and softmax's element count */
+int bench_softmax_side(void);
+int bench_gemm_side(void);
+/* Counts a wrong or failed cxla result (the exit status under --smoke). */
+void bench_fail(const char *what);
 cxla_context *new_context(void);
 
 void group_chain9(void);

@@ -9,7 +9,7 @@
 #include "baselines.h"
 #include "bench_main.h"
 
-#define N_ELEMS (16L * 1024 * 1024) /* chain9 length; softmax is 4096 x 4096, the same count */
+#define N_ELEMS bench_elems() /* chain9 length; softmax is side x side, the same count */
 
 typedef struct triad {
   int threads;
@@ -93,7 +93,7 @@ typedef struct softmax_c {
 static void softmax_c_call(void *p) {
   softmax_c *s = p;
   bl_set_threads(s->threads);
-  bl_softmax_rows_fast(s->out, s->x, 4096, 4096);
+  bl_softmax_rows_fast(s->out, s->x, bench_softmax_side(), bench_softmax_side());
 }
 
 void group_chain9(void) {
@@ -159,7 +159,7 @@ void group_softmax(void) {
   int T = cfg.threads;
   cxla_context *ctx = new_context();
   if (!ctx) return;
-  int64_t dims[2] = {4096, 4096};
+  int64_t dims[2] = {bench_softmax_side(), bench_softmax_side()};
   cxla_literal *in[1] = {bu_literal(ctx, 2, dims, 3, -5, 5)};
   bu_cxla sm;
   bu_cxla_open(&sm, ctx, hlo_path("softmax.hlo"), NULL, T, -1, in);
@@ -170,7 +170,7 @@ void group_softmax(void) {
     exit(1);
   }
   bl_first_touch(out, N_ELEMS);
-  bl_softmax_rows(ref, cxla_literal_data(in[0]), 4096, 4096);
+  bl_softmax_rows(ref, cxla_literal_data(in[0]), bench_softmax_side(), bench_softmax_side());
   softmax_c sc = {T, out, cxla_literal_data(in[0])};
   bu_contender c[] = {
       {.name = "cxla softmax f32[4096,4096]", .fn = bu_cxla_call, .after = bu_cxla_release, .arg = &sm, .fail_flag = &sm.failed},
@@ -211,7 +211,7 @@ void group_scaling(void) {
   if (T < 2) return;
   cxla_context *ctx = new_context();
   if (!ctx) return;
-  int64_t d1[1] = {N_ELEMS}, d2[2] = {4096, 4096};
+  int64_t d1[1] = {N_ELEMS}, d2[2] = {bench_softmax_side(), bench_softmax_side()};
   cxla_literal *xy[2] = {bu_literal(ctx, 1, d1, 1, -2, 2), bu_literal(ctx, 1, d1, 2, -2, 2)};
   cxla_literal *sx[1] = {bu_literal(ctx, 2, d2, 3, -5, 5)};
   bu_cxla ch1, chT, sm1, smT;
@@ -239,6 +239,7 @@ void group_scaling(void) {
   int nc = (int)(sizeof c / sizeof c[0]);
   bu_opts o = opts_for(5);
   bu_interleave(c, nc, &o);
+  if (ch1.failed || chT.failed || sm1.failed || smT.failed) bench_fail("scaling: a cxla contender failed");
   print_contenders("scaling: 1 thread vs all (chain9/triad GB/s at 12 B/elem; softmax lines: x2/3 for 8 B/elem)", c, nc,
                    12.0 * N_ELEMS, "GB/s");
   char a[48], b[64], name[96];

@@ -108,7 +108,9 @@ typedef struct {
   int in_order[4], f_order[4], out_order[4];
 } conv_shape;
 
-static void bench_conv(cx_threadpool *p) {
+/* Returns the number of shapes whose convolution failed. */
+static int bench_conv(cx_threadpool *p) {
+  int failed = 0;
   static const conv_shape shapes[] = {
       {"resnet 3x3 NHWC/HWIO", 8, 64, 56, 56, 64, 3, 1, 1, 1, {0, 2, 3, 1}, {2, 3, 1, 0}, {0, 2, 3, 1}},
       {"resnet 3x3 NCHW/OIHW", 8, 64, 56, 56, 64, 3, 1, 1, 1, {0, 1, 2, 3}, {0, 1, 2, 3}, {0, 1, 2, 3}},
@@ -122,7 +124,8 @@ static void bench_conv(cx_threadpool *p) {
     int64_t oh = (c->h + 2 * c->pad - c->k) / c->stride + 1, ow = (c->w + 2 * c->pad - c->k) / c->stride + 1;
     cx_conv2d_desc d = {.batch = c->n, .in_feat = c->c, .in_h = c->h, .in_w = c->w, .out_feat = c->o, .out_h = oh,
                         .out_w = ow, .k_h = c->k, .k_w = c->k, .stride = {c->stride, c->stride},
-                        .pad_lo = {c->pad, c->pad}, .lhs_dil = {1, 1}, .rhs_dil = {1, 1}, .groups = c->groups};
+                        .pad_lo = {c->pad, c->pad}, .lhs_dil = {1, 1}, .rhs_dil = {1, 1}, .groups = c->groups,
+                        .batch_groups = 1};
     int64_t id[4] = {c->n, c->c, c->h, c->w}, fd[4] = {c->o, c->c / c->groups, c->k, c->k}, od[4] = {c->n, c->o, oh, ow};
     dense_strides(id, c->in_order, d.in_stride);
     dense_strides(fd, c->f_order, d.filt_stride);
@@ -142,8 +145,10 @@ static void bench_conv(cx_threadpool *p) {
     double fl = 2.0 * (double)no * (double)(c->c / c->groups * c->k * c->k);
     printf("im2col conv %-24s %9.3f ms %7.1f GFLOP/s%s\n", c->name, best / 1e3, fl / best * 1e-3,
            rt.status ? " (FAILED)" : "");
+    if (rt.status) fprintf(stderr, "bench_runtime: %s\n", rt.errmsg), failed++;
     free(in), free(f), free(out);
   }
+  return failed;
 }
 
 int main(int argc, char **argv) {
@@ -156,7 +161,7 @@ int main(int argc, char **argv) {
          clock_used == CLOCK_MONOTONIC ? "wall clock" : "thread CPU time");
   bench_parallel_for(p);
   bench_gemm(p);
-  bench_conv(p);
+  int failed = bench_conv(p);
   cx_threadpool_destroy(p);
-  return 0;
+  return failed ? 1 : 0;
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench/run.sh — builds the library in build/bench (or $BUILD), the benchmark driver against it,
 # and runs it; extra arguments go to bench_main (--threads=N --rounds=N --gap-us=N --only=...).
-# Not part of `make test`. Usage: ./bench/run.sh [bench_main args]   (or: make bench)
+# `make test` builds the same programs and runs each group once at tiny sizes (tests/bench/smoke.sh).
+# Usage: ./bench/run.sh [bench_main args]   (or: make bench)
 # Environment: BUILD (default build/bench), BENCH_FROM_HEAD=1 (build the committed tree only),
 # BENCH_DIAG=1 (also a diagnostic chain9/softmax run where glibc recycles freed result memory).
 set -e
@@ -18,35 +19,20 @@ if [ -n "$BENCH_FROM_HEAD" ]; then
   git archive HEAD Makefile include src tools | tar -x -C "$SRC"
   echo "building the library from HEAD $(git rev-parse --short HEAD) in $SRC"
 fi
-make --no-print-directory -C "$SRC" BUILD="$ROOT/$BUILD" -j"$JOBS" "$ROOT/$BUILD/libcxla.a" "$ROOT/$BUILD/cxla" >/dev/null
-LLVM_LIBDIR=$(llvm-config-19 --libdir)
-CC=${CC:-cc}
-OBJ="$BUILD/benchobj"
-mkdir -p "$OBJ"
-# The peers: exactly the STREAM-style flags, and -ffast-math only for the softmax peer (libmvec expf).
-gcc -std=c11 -O3 -march=native -fopenmp -Wall -Wextra -c bench/baselines.c -o "$OBJ/baselines.o"
-gcc -std=c11 -O3 -march=native -fopenmp -ffast-math -Wall -Wextra -c bench/baseline_fast.c -o "$OBJ/baseline_fast.o"
-for f in bench_main bench_util bench_mem bench_blas bench_compile; do
-  $CC -std=c11 -O2 -g -Wall -Wextra -Wno-missing-field-initializers -D_GNU_SOURCE -I"$SRC/include" -pthread \
-    -c bench/$f.c -o "$OBJ/$f.o"
-done
-$CC -fopenmp -o "$BUILD/bench_main" "$OBJ"/bench_main.o "$OBJ"/bench_util.o "$OBJ"/bench_mem.o \
-  "$OBJ"/bench_blas.o "$OBJ"/bench_compile.o "$OBJ"/baselines.o "$OBJ"/baseline_fast.o "$BUILD/libcxla.a" \
-  -L"$LLVM_LIBDIR" -Wl,-rpath,"$LLVM_LIBDIR" -lLLVM-19 -lopenblas -lz -lm -ldl -lpthread
-# LLVM-only compile-time diagnostic (bench/diag_llvm.c), built here, run by hand.
-$CC -std=c11 -O2 -Wall -Wextra $(llvm-config-19 --cflags) bench/diag_llvm.c -o "$BUILD/diag_llvm" \
-  -L"$LLVM_LIBDIR" -Wl,-rpath,"$LLVM_LIBDIR" -lLLVM-19
+make --no-print-directory -C "$SRC" BUILD="$ROOT/$BUILD" -j"$JOBS" "$ROOT/$BUILD/libcxla.a" "$ROOT/$BUILD/libcxla.so" \
+  "$ROOT/$BUILD/cxla" "$ROOT/$BUILD/cxla.pc" >/dev/null
+./bench/build.sh "$BUILD" "$SRC"
 if [ -n "$BENCH_FROM_HEAD" ]; then
   echo "library: HEAD $(git rev-parse --short HEAD)"
 else
   echo "library: work tree at $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src include tools Makefile 2>/dev/null || echo ' + uncommitted changes under src/include/tools')"
 fi
-"$BUILD/bench_main" "$@"
+"$BUILD/bench-bin/bench_main" "$@"
 if [ -n "$BENCH_DIAG" ]; then
   # Diagnostic, not a result: glibc keeps freed memory (no mmap), so cxla's per-call 64 MiB result
   # reuses already-faulted pages (calloc then memsets it). Separates page-fault cost from kernels.
   echo
   echo "==== diagnostic run: GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4000000000 ===="
-  GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4000000000 "$BUILD/bench_main" \
+  GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4000000000 "$BUILD/bench-bin/bench_main" \
     --only=chain9,softmax --label="Diagnostic (glibc mmap_max=0: results reuse faulted memory; not the API's default)" "$@"
 fi

@@ -2,7 +2,7 @@
 # train_dp.sh [BUILD] [NP] [ROUNDS] [BATCH] — scaling of the data-parallel MLP training step
 # from one process to NP under mpirun, at the same global batch (bench/train_dp.c: the
 # contenders in turns in one job, medians, steps/s and images/s, and the ratios). Builds it
-# with mpicc against BUILD's libcxla.so and examples/train_models.c (the demo's models). Not
+# (bench/build.sh: mpicc against BUILD's libcxla.so) and examples/train_models.c (the demo's models). Not
 # part of `make test`.
 set -e
 cd "$(dirname "$0")/.."
@@ -10,8 +10,8 @@ BUILD=${1:-build}
 NP=${2:-2}
 ROUNDS=${3:-200}
 BATCH=${4:-128}
-mpicc -std=c11 -O2 -Iinclude -Iexamples bench/train_dp.c examples/train_models.c -L"$BUILD" -lcxla -lm \
-  -Wl,-rpath,"$(pwd)/$BUILD" -o "$BUILD/bench_train_dp"
+make --no-print-directory BUILD="$BUILD" "$BUILD/cxla.pc" >/dev/null
+./bench/build.sh "$BUILD"
 ROOT=""
 [ "$(id -u)" = 0 ] && ROOT="--allow-run-as-root"
-mpirun $ROOT --oversubscribe --mca btl self,vader -np "$NP" "$BUILD/bench_train_dp" "$ROUNDS" "$BATCH"
+mpirun $ROOT --oversubscribe --mca btl self,vader -np "$NP" "$BUILD/bench-bin/bench_train_dp" "$ROUNDS" "$BATCH"

@@ -8,7 +8,9 @@
 #      the Python package (tests/python/python_test.sh: numpy with Debian's python3,
 #      pip install, cxla.jit against jax in a venv where jax is installed from PyPI if missing),
 #      and the training demo examples/train on a Fashion-MNIST subset (tests/examples/train_test.sh),
-#      also data-parallel under mpirun -np 2 against one process (tests/examples/train_dp_test.sh)
+#      also data-parallel under mpirun -np 2 against one process (tests/examples/train_dp_test.sh),
+#      and the benchmarks built as `make bench` builds them, each run once at tiny sizes
+#      (tests/bench/smoke.sh)
 #   3. the whole unit suite + corpus again under ASan + UBSan (build/asan/cxla_tests)
 #   4. the CLI tests and the training demo's test against the ASan builds of the CLI and of
 #      examples/train
@@ -164,6 +166,7 @@ part "mpi" "$LOG_DIR/mpi.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/devices/mp
 part "train demo" "$LOG_DIR/train.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/examples/train_test.sh "$BUILD"
 part "train data-parallel" "$LOG_DIR/train-dp.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/examples/train_dp_test.sh "$BUILD"
 part "python" "$LOG_DIR/python.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/python/python_test.sh "$BUILD"
+part "bench smoke" "$LOG_DIR/bench.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/bench/smoke.sh "$BUILD"
 
 if [ $FAST -eq 0 ]; then
   # 3-4: sanitizers. Leak checks on; UBSan reports abort (-fno-sanitize-recover).

@@ -1,0 +1,42 @@
+#!/bin/sh
+# bench/build.sh BUILD [SRC] — builds every benchmark program into BUILD/bench-bin against the
+# library already built in BUILD (libcxla.a, libcxla.so, cxla.pc; SRC is the tree whose
+# include/ and src/ it was built from, default .). The static link line comes from one place,
+# pkg-config's `--static --libs cxla` on BUILD's cxla.pc, as a user's static link would: a
+# library that gains a dependency cannot leave the benchmarks behind again. The MPI programs
+# (allreduce, train_dp) are built with mpicc against libcxla.so when mpicc is there.
+# Used by bench/run.sh (make bench) and by tests/bench/smoke.sh (make test).
+set -e
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+SRC=${2:-.}
+ABS_BUILD=$(cd "$BUILD" && pwd)
+OUT="$BUILD/bench-bin"
+OBJ="$OUT/obj"
+mkdir -p "$OBJ"
+for f in libcxla.a libcxla.so cxla.pc; do
+  [ -e "$BUILD/$f" ] || { echo "bench/build.sh: $BUILD/$f is missing (make BUILD=$BUILD all $BUILD/cxla.pc)" >&2; exit 1; }
+done
+STATIC_LIBS=$(PKG_CONFIG_PATH="$ABS_BUILD" pkg-config --define-variable=libdir="$ABS_BUILD" --static --libs cxla |
+  sed 's/-lcxla /-l:libcxla.a /')
+CC=${CC:-cc}
+CFLAGS_BENCH="-std=c11 -O2 -g -Wall -Wextra -Wno-missing-field-initializers -D_GNU_SOURCE -pthread"
+# The peers: exactly the STREAM-style flags, and -ffast-math only for the softmax peer (libmvec expf).
+gcc -std=c11 -O3 -march=native -fopenmp -Wall -Wextra -c bench/baselines.c -o "$OBJ/baselines.o"
+gcc -std=c11 -O3 -march=native -fopenmp -ffast-math -Wall -Wextra -c bench/baseline_fast.c -o "$OBJ/baseline_fast.o"
+for f in bench_main bench_util bench_mem bench_blas bench_compile; do
+  $CC $CFLAGS_BENCH -I"$SRC/include" -c bench/$f.c -o "$OBJ/$f.o"
+done
+$CC -fopenmp -o "$OUT/bench_main" "$OBJ"/bench_main.o "$OBJ"/bench_util.o "$OBJ"/bench_mem.o "$OBJ"/bench_blas.o \
+  "$OBJ"/bench_compile.o "$OBJ"/baselines.o "$OBJ"/baseline_fast.o $STATIC_LIBS
+# The runtime micro-benchmarks reach into the cpu backend's own headers (they time its pieces).
+$CC $CFLAGS_BENCH -I"$SRC/include" -I"$SRC/src" bench/bench_runtime.c -o "$OUT/bench_runtime" $STATIC_LIBS
+# LLVM-only compile-time diagnostic (bench/diag_llvm.c), run by hand on a --dump-to IR file.
+$CC -std=c11 -O2 -Wall -Wextra $(llvm-config-19 --cflags) bench/diag_llvm.c -o "$OUT/diag_llvm" \
+  -L"$(llvm-config-19 --libdir)" -Wl,-rpath,"$(llvm-config-19 --libdir)" -lLLVM-19
+if command -v mpicc >/dev/null 2>&1; then
+  mpicc -std=c11 -O2 -I"$SRC/include" bench/allreduce.c -L"$ABS_BUILD" -lcxla -lm -Wl,-rpath,"$ABS_BUILD" \
+    -o "$OUT/bench_allreduce"
+  mpicc -std=c11 -O2 -I"$SRC/include" -Iexamples bench/train_dp.c examples/train_models.c -L"$ABS_BUILD" -lcxla -lm \
+    -Wl,-rpath,"$ABS_BUILD" -o "$OUT/bench_train_dp"
+fi
