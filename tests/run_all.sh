@@ -1,7 +1,8 @@
 #!/bin/sh
 # run_all.sh — everything `make test` (and CI) runs, after `make all asan fuzz`:
 #   1. the unit tests + HLO corpus (build/cxla_tests)
-#   2. the layering check (tests/layers.sh: which src/ folder calls which, from nm), the CLI
+#   2. the layering check (tests/layers.sh: which src/ folder calls which, from nm), the check
+#      that every function of src/ is called (tests/dead_functions.sh), the CLI
 #      tests against build/cxla (tests/cli/cli_test.sh, when present), and the C package
 #      (tests/package/package_test.sh: exported symbols, version, make install + pkg-config),
 #      collectives under mpirun -np 2 and 4 (tests/devices/mpi_test.sh),
@@ -154,6 +155,7 @@ else
   missing "unit+corpus" "$BUILD/cxla_tests"
 fi
 part "layers" "$LOG_DIR/layers.log" sh tests/layers.sh "$BUILD"
+part "dead functions" "$LOG_DIR/dead.log" sh tests/dead_functions.sh "$BUILD"
 if [ -f tests/cli/cli_test.sh ]; then
   if [ -x "$BUILD/cxla" ]; then
     part "cli" "$LOG_DIR/cli.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/cli/cli_test.sh "$BUILD/cxla"

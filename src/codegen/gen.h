@@ -105,8 +105,6 @@ cx_idx cx_idx_both(const cx_shape *s, const LLVMValueRef *v, LLVMValueRef lin);
 
 /* ---- IR helpers ---- */
 LLVMValueRef cx_ir_i64(cx_gen *g, int64_t v);
-LLVMValueRef cx_ir_int(LLVMTypeRef t, int64_t v);
-LLVMValueRef cx_ir_real(LLVMTypeRef t, double v);
 /* Calls an overloaded LLVM intrinsic ("llvm.fabs") on the given overload types. */
 LLVMValueRef cx_ir_intrinsic(cx_gen *g, const char *name, LLVMTypeRef *types, int ntypes,
                              LLVMValueRef *args, int nargs);

@@ -4,8 +4,6 @@
 #include "codegen/gen.h"
 
 LLVMValueRef cx_ir_i64(cx_gen *g, int64_t v) { return LLVMConstInt(g->cg->t_i64, (unsigned long long)v, 1); }
-LLVMValueRef cx_ir_int(LLVMTypeRef t, int64_t v) { return LLVMConstInt(t, (unsigned long long)v, 1); }
-LLVMValueRef cx_ir_real(LLVMTypeRef t, double v) { return LLVMConstReal(t, v); }
 
 LLVMValueRef cx_ir_fmf(LLVMValueRef v, LLVMFastMathFlags f) {
   if (f && LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v)) LLVMSetFastMathFlags(v, f);

@@ -43,24 +43,12 @@ void cx_loop_unroll_full(cx_cg *g, cx_loop *l) {
 void cx_if_begin(cx_cg *g, cx_if *f, LLVMValueRef cond) {
   LLVMValueRef fn = cur_fn(g);
   LLVMBasicBlockRef then = LLVMAppendBasicBlockInContext(g->llctx, fn, "then");
-  f->els = LLVMAppendBasicBlockInContext(g->llctx, fn, "else");
-  f->merge = NULL;
-  LLVMBuildCondBr(g->b, cond, then, f->els);
+  f->join = LLVMAppendBasicBlockInContext(g->llctx, fn, "else");
+  LLVMBuildCondBr(g->b, cond, then, f->join);
   LLVMPositionBuilderAtEnd(g->b, then);
 }
 
-void cx_if_else(cx_cg *g, cx_if *f) {
-  f->merge = LLVMAppendBasicBlockInContext(g->llctx, cur_fn(g), "endif");
-  LLVMBuildBr(g->b, f->merge);
-  LLVMPositionBuilderAtEnd(g->b, f->els);
-}
-
 void cx_if_end(cx_cg *g, cx_if *f) {
-  if (!f->merge) { /* no else: the else block is the merge point */
-    LLVMBuildBr(g->b, f->els);
-    LLVMPositionBuilderAtEnd(g->b, f->els);
-    return;
-  }
-  LLVMBuildBr(g->b, f->merge);
-  LLVMPositionBuilderAtEnd(g->b, f->merge);
+  LLVMBuildBr(g->b, f->join);
+  LLVMPositionBuilderAtEnd(g->b, f->join);
 }

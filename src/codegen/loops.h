@@ -1,4 +1,4 @@
-/* loops.h — counted loops and if/else in LLVM IR for the kernel emitters. A loop is
+/* loops.h — counted loops and ifs in LLVM IR for the kernel emitters. A loop is
  *   header: iv = phi [lo, pre], [iv+1, latch]; br iv < hi, body, exit
  * which LLVM's loop passes rotate, vectorise and unroll. The builder is left in the body by
  * cx_loop_begin and in the exit block by cx_loop_end; code in between may add blocks. */
@@ -19,11 +19,10 @@ void cx_loop_end(cx_cg *g, cx_loop *l);
 void cx_loop_unroll_full(cx_cg *g, cx_loop *l);
 
 typedef struct cx_if {
-  LLVMBasicBlockRef els, merge;
+  LLVMBasicBlockRef join; /* where both paths meet (labelled "else": it is the false edge's) */
 } cx_if;
-/* if (cond) { ... } [else { ... }]: the builder is left in the then-block. */
+/* if (cond) { ... }: the builder is left in the then-block, and after cx_if_end in the join. */
 void cx_if_begin(cx_cg *g, cx_if *f, LLVMValueRef cond);
-void cx_if_else(cx_cg *g, cx_if *f);
 void cx_if_end(cx_cg *g, cx_if *f);
 
 #endif

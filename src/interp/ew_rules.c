@@ -434,5 +434,3 @@ cx_scalar cx_scalar_unary(cx_op op, cxla_type type, cx_scalar x) {
 cx_scalar cx_scalar_binary(cx_op op, cxla_type type, cx_scalar a, cx_scalar b) {
   return binary(row(op), type, cx_type_kind(type), a, b);
 }
-
-cx_scalar cx_scalar_eval(const cx_instr *in, const cx_scalar *args) { return cx_ew_apply(row(in->op), in, args); }

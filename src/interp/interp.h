@@ -61,9 +61,6 @@ void cx_scalar_store(cxla_type t, void *base, int64_t i, cx_scalar v);
 cx_scalar cx_scalar_reduce_precision(cxla_type t, cx_scalar x, int exponent_bits, int mantissa_bits);
 /* bitcast-convert of one value between types of equal width. */
 cx_scalar cx_scalar_bitcast(cxla_type from, cxla_type to, cx_scalar x);
-/* Any elementwise instruction (compare, convert, select, clamp, ... included) on scalar
- * operand values; operand types come from in->ops[k]->shape.type. */
-cx_scalar cx_scalar_eval(const cx_instr *in, const cx_scalar *args);
 
 /* Evaluators of one instruction (eval_table.c says which evaluates which op; these are the
  * ones the tests call directly). ops are the operand values (borrowed); *out is new. Each

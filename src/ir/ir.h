@@ -236,7 +236,6 @@ int cx_module_own_literal(cx_module *m, cxla_literal *lit);
 int cx_comp_index_params(cx_comp *c);
 
 /* ---- queries and edits used by passes ---- */
-void cx_comp_compute_users(cx_comp *c);
 /* Replaces every use of old_ by new_ (operands and root). */
 void cx_comp_replace_uses(cx_comp *c, cx_instr *old_, cx_instr *new_);
 /* Drops instructions not reachable from the root (parameters are kept). */

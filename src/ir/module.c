@@ -164,30 +164,6 @@ int cx_comp_index_params(cx_comp *c) {
   return 1;
 }
 
-void cx_comp_compute_users(cx_comp *c) {
-  cx_module *m = c->module;
-  for (int i = 0; i < c->ninstrs; i++) c->instrs[i]->nusers = 0;
-  for (int i = 0; i < c->ninstrs; i++)
-    for (int j = 0; j < c->instrs[i]->nops; j++) c->instrs[i]->ops[j]->nusers++;
-  for (int i = 0; i < c->ninstrs; i++) {
-    cx_instr *in = c->instrs[i];
-    /* users arrays are rebuilt each time; arena garbage is bounded by the pass count */
-    in->users = in->nusers ? cx_arena_alloc(&m->arena, sizeof(cx_instr *) * (size_t)in->nusers) : NULL;
-    if (in->nusers && !in->users) in->nusers = 0;  /* OOM: callers treat as "unknown users" */
-    in->nusers = 0;
-  }
-  for (int i = 0; i < c->ninstrs; i++) {
-    cx_instr *in = c->instrs[i];
-    for (int j = 0; j < in->nops; j++) {
-      cx_instr *o = in->ops[j];
-      if (!o->users) continue;
-      int dup = 0; /* an instruction using the same operand twice is one user */
-      for (int k = 0; k < o->nusers; k++) dup |= o->users[k] == in;
-      if (!dup) o->users[o->nusers++] = in;
-    }
-  }
-}
-
 void cx_comp_replace_uses(cx_comp *c, cx_instr *old_, cx_instr *new_) {
   for (int i = 0; i < c->ninstrs; i++) {
     cx_instr *in = c->instrs[i];

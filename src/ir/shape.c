@@ -15,7 +15,6 @@ cx_shape cx_shape_array(cxla_type type, int rank, const int64_t *dims) {
 cx_shape cx_shape_scalar(cxla_type type) { return cx_shape_array(type, 0, NULL); }
 
 int cx_shape_is_tuple(const cx_shape *s) { return s->type == CXLA_TUPLE; }
-int cx_shape_is_scalar(const cx_shape *s) { return s->type != CXLA_TUPLE && s->rank == 0; }
 
 int64_t cx_shape_elems(const cx_shape *s) {
   if (s->type == CXLA_TUPLE) return -1;

@@ -62,8 +62,6 @@ void cx_trace_destroy(cx_trace *t) {
   cx_free(t);
 }
 
-const char *cx_trace_path(const cx_trace *t) { return t ? t->path : ""; }
-
 static uint64_t hash_str(const char *s) {
   uint64_t h = 1469598103934665603ull;
   for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;

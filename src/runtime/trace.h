@@ -31,7 +31,6 @@ typedef struct cx_trace_args {
 /* A trace that cx_trace_write will write to `path` (copied). NULL when memory runs out. */
 cx_trace *cx_trace_create(const char *path);
 void cx_trace_destroy(cx_trace *t);
-const char *cx_trace_path(const cx_trace *t);
 
 /* CLOCK_MONOTONIC in nanoseconds (the clock of every event). */
 int64_t cx_trace_now(void);

@@ -111,8 +111,6 @@ cx_token cx_pexpect(cx_parser *p, cx_tok_kind k, const char *what);
 int cx_paccept(cx_parser *p, cx_tok_kind k);
 /* The kind of the token after the current one. */
 cx_tok_kind cx_ppeek_kind(cx_parser *p);
-/* Re-reads from token t on (t must come from this lexer). */
-void cx_preset(cx_parser *p, const cx_token *t);
 /* A name token: a word, without its leading '%'. */
 cx_token cx_pname(cx_parser *p, const char *what);
 void cx_strip_percent(cx_token *t);

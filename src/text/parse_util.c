@@ -85,11 +85,6 @@ int cx_paccept(cx_parser *p, cx_tok_kind k) {
 
 cx_tok_kind cx_ppeek_kind(cx_parser *p) { return cx_lex_peek(&p->lx).kind; }
 
-void cx_preset(cx_parser *p, const cx_token *t) {
-  cx_lex_rewind(&p->lx, t);
-  p->tok = cx_lex_next(&p->lx);
-}
-
 void cx_strip_percent(cx_token *t) {
   if (t->len && t->s[0] == '%') { t->s++; t->len--; }
 }

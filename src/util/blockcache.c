@@ -82,13 +82,3 @@ void cx_block_free(void *p, size_t n) {
   for (int i = 0; i < nevict; i++) cx_free(evict[i]);
   cx_free(p);
 }
-
-void cx_block_cache_clear(void) {
-  pthread_mutex_lock(&mu);
-  for (int i = 0; i < CACHE_SLOTS; i++) {
-    cx_free(cache[i].p);
-    cache[i].p = NULL;
-  }
-  cached_bytes = 0;
-  pthread_mutex_unlock(&mu);
-}

@@ -34,8 +34,6 @@ int64_t cx_alloc_failures(void);
 #define CX_BLOCK_MIN ((size_t)1 << 20)
 void *cx_block_alloc(size_t n);
 void cx_block_free(void *p, size_t n);
-/* Releases every cached block (tests, and programs that want the memory back). */
-void cx_block_cache_clear(void);
 
 /* Grows a vector `*v` of `*cap` elements of `elem` bytes so that it holds at least `need`. */
 int cx_vec_reserve(void **v, int64_t *cap, int64_t need, size_t elem);

@@ -139,8 +139,6 @@ void cx_jit_destroy(cx_jit *j) {
 }
 
 LLVMContextRef cx_jit_context(cx_jit *j) { return LLVMOrcThreadSafeContextGetContext(j->tsc); }
-const char *cx_jit_triple(cx_jit *j) { return j->triple; }
-const char *cx_jit_cpu(cx_jit *j) { return j->cpu; }
 int cx_jit_vector_bits(cx_jit *j) { return j->vector_bits; }
 
 cx_llvm_target cx_jit_target(cx_jit *j) { return (cx_llvm_target){j->triple, j->cpu, j->features, j->opt_level}; }

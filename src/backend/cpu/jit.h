@@ -23,9 +23,7 @@ cxla_status cx_jit_create(cxla_context *ctx, int opt_level, const cx_jit_symbol 
 void cx_jit_destroy(cx_jit *j);
 /* The LLVM context modules for this JIT must be created in. */
 LLVMContextRef cx_jit_context(cx_jit *j);
-/* Host triple, CPU name ("znver4"), features, data layout; SIMD width in bits. */
-const char *cx_jit_triple(cx_jit *j);
-const char *cx_jit_cpu(cx_jit *j);
+/* The host's SIMD width in bits. */
 int cx_jit_vector_bits(cx_jit *j);
 /* The target and opt level for cx_llvm_compile (strings owned by the JIT). */
 cx_llvm_target cx_jit_target(cx_jit *j);
