@@ -13,9 +13,14 @@ BUILD=${1:-build}
 T=$(mktemp -d "${TMPDIR:-/tmp}/cxla_dead.XXXXXX") || exit 2
 trap 'rm -rf "$T"' EXIT INT TERM
 
-find "$BUILD/obj/src" -name '*.o' -exec nm -g --defined-only {} + 2>/dev/null |
+# Objects of sources that still exist (a moved or deleted file leaves its old object behind).
+find "$BUILD/obj" -name '*.o' | while read -r o; do
+  src=${o#"$BUILD/obj/"}
+  [ -f "${src%.o}.c" ] && echo "$o"
+done > "$T/objs"
+grep "^$BUILD/obj/src/" "$T/objs" | xargs nm -g --defined-only 2>/dev/null |
   awk 'NF == 3 && $2 == "T" && $3 !~ /^cxla_/ && $3 != "GetPjrtApi" { print $3 }' | sort -u > "$T/defs"
-find "$BUILD/obj" -name '*.o' -exec objdump -r {} + 2>/dev/null |
+xargs objdump -r < "$T/objs" 2>/dev/null |
   awk 'NF >= 3 && $1 ~ /^[0-9a-f]+$/ { s = $3; sub(/[-+]0x[0-9a-f]+$/, "", s); print s }' | sort -u > "$T/refs"
 comm -23 "$T/defs" "$T/refs" > "$T/candidates"
 

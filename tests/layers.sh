@@ -5,6 +5,7 @@
 # Usage: tests/layers.sh [BUILD]   (default build). Prints one line per folder and
 # "N passed, N failed".
 set -u
+cd "$(dirname "$0")/.." || exit 2
 BUILD=${1:-build}
 OBJ=$BUILD/obj/src
 [ -d "$OBJ" ] || { echo "layers: no objects under $OBJ (build first)"; echo "0 passed, 1 failed"; exit 1; }
@@ -16,23 +17,32 @@ trap 'rm -rf "$T"' EXIT INT TERM
 allowed() {
   case $1 in
     util) echo "" ;;
-    ir) echo "util" ;;
-    text) echo "util ir" ;;
-    interp) echo "util ir" ;;
-    passes) echo "util ir interp text" ;;
-    grad) echo "util ir" ;;
-    codegen) echo "util ir" ;;
-    backend) echo "util ir text interp passes codegen runtime" ;;
-    runtime) echo "util ir text interp passes codegen backend" ;;
-    api) echo "util ir text interp passes grad codegen backend runtime" ;;
+    core) echo "util" ;;
+    ir) echo "util core" ;;
+    text) echo "util core ir" ;;
+    interp) echo "util core ir" ;;
+    passes) echo "util core ir interp text" ;;
+    grad) echo "util core ir" ;;
+    codegen) echo "util core ir" ;;
+    backend/cpu) echo "util core ir text interp passes codegen" ;;
+    backend/gpu) echo "util core ir text interp passes codegen" ;;
+    runtime) echo "util core ir text interp passes codegen backend/cpu backend/gpu" ;;
+    api) echo "util core ir text interp passes grad codegen backend/cpu backend/gpu runtime" ;;
     *) echo "?" ;;
   esac
 }
 
-FOLDERS="util ir text interp passes grad codegen backend runtime api"
+# The objects of folder $1 whose sources still exist (a moved file leaves its old object).
+objs() {
+  find "$OBJ/$1" -maxdepth 1 -name '*.o' | while read -r o; do
+    [ -f "src/$1/$(basename "$o" .o).c" ] && echo "$o"
+  done
+}
+
+FOLDERS="util core ir text interp passes grad codegen backend/cpu backend/gpu runtime api"
 for d in $FOLDERS; do
   [ -d "$OBJ/$d" ] || continue
-  find "$OBJ/$d" -name '*.o' -exec nm -g --defined-only {} + 2>/dev/null |
+  objs "$d" | xargs nm -g --defined-only 2>/dev/null |
     awk -v d="$d" 'NF == 3 && $2 ~ /^[TDBRV]$/ { print $3, d }' >>"$T/defs"
 done
 sort -u -k1,1 "$T/defs" >"$T/defs.sorted"
@@ -40,7 +50,7 @@ sort -u -k1,1 "$T/defs" >"$T/defs.sorted"
 passed=0 failed=0
 for d in $FOLDERS; do
   [ -d "$OBJ/$d" ] || continue
-  find "$OBJ/$d" -name '*.o' -exec nm -u {} + 2>/dev/null | awk 'NF >= 2 { print $2 }' | sort -u >"$T/undef"
+  objs "$d" | xargs nm -u 2>/dev/null | awk 'NF >= 2 { print $2 }' | sort -u >"$T/undef"
   ok=$(allowed "$d")
   bad=$(join "$T/undef" "$T/defs.sorted" | while read -r sym owner; do
     [ "$owner" = "$d" ] && continue

@@ -8,7 +8,7 @@
 #include <time.h>
 #include "cli.h"
 #include "passes/pass.h"
-#include "runtime/flags.h"
+#include "core/flags.h"
 
 static double wall_ms(void) {
   struct timespec ts;
@@ -51,7 +51,7 @@ static int list_passes(void) {
   static const char *const when[] = {[CX_STEP_ONCE] = "once", [CX_STEP_FIXPOINT] = "fixpoint",
                                      [CX_STEP_FUSION] = "fusion=on"};
   int n;
-  const cx_pipeline_step *st = cx_pipeline_cpu_steps(&n);
+  const cx_pipeline_step *st = cx_pipeline_steps(&n);
   for (int i = 0; i < n; i++) {
     char tag[64];
     snprintf(tag, sizeof tag, "%s%s", when[st[i].kind], st[i].required ? ", required" : "");

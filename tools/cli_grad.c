@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "runtime/flags.h"
+#include "core/flags.h"
 
 int cli_parse_wrt(const char *s, int **out, int *n) {
   int cap = 1;

@@ -9,7 +9,7 @@
 #include "backend/gpu/gpu_build.h"
 #include "cli.h"
 #include "ir/verify.h"
-#include "runtime/context.h"
+#include "core/context.h"
 #include "text/hlo.h"
 #include "util/file.h"
 

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "cli.h"
-#include "runtime/flags.h"
+#include "core/flags.h"
 
 typedef struct {
   const char *module;

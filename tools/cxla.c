@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "runtime/context.h"
+#include "core/context.h"
 #include "runtime/executable.h"
-#include "runtime/flags.h"
+#include "core/flags.h"
 #include "util/file.h"
 
 typedef struct {

@@ -1,6 +1,6 @@
 /* collectives.c — the reference semantics of the collectives, on every device of a run at
  * once: each device's interpreter exchanges its operands with the others of its group through
- * the run's transport (runtime/transport.h) and computes its result from all of them.
+ * the run's transport (core/transport.h) and computes its result from all of them.
  *
  * The order is the definition (docs/collectives.md): a group's members are taken in the order
  * the group lists them (device order for {}), member k being x_k. all-reduce and
@@ -11,8 +11,9 @@
  * every member's whole operand is gathered, then folded or cut. */
 #include <stdio.h>
 #include <string.h>
+#include "core/transport.h"
 #include "interp/internal.h"
-#include "runtime/transport.h"
+#include "ir/groups.h"
 
 #define MAX_GROUP 1024
 

@@ -3,8 +3,9 @@
  * (to the target of this device's pair, from its source; zeros where no pair names it as a
  * target), with collective-permute-start, which gives (operands, result, zero context). */
 #include <string.h>
+#include "core/transport.h"
 #include "interp/internal.h"
-#include "runtime/transport.h"
+#include "ir/groups.h"
 
 #define MAX_GROUP 1024
 

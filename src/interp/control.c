@@ -1,7 +1,7 @@
 /* control.c — calls into computations: call, fusion, while, conditional. */
 #include <stdatomic.h>
+#include "core/context.h"
 #include "interp/internal.h"
-#include "runtime/context.h"
 
 static cxla_status need_called(cx_interp *st, cx_instr *in, int n) {
   for (int i = 0; i < in->ncalled; i++)

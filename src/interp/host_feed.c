@@ -4,10 +4,10 @@
  * its context's infeed queue, outfeed appends a copy of its data to the outfeed queue (ir/feeds.h:
  * one pair per context, as XLA has one per device). The cpu backend calls these for them. */
 #include <stdio.h>
+#include "core/context.h"
 #include "interp/internal.h"
-#include "ir/literal.h"
 #include "ir/feeds.h"
-#include "runtime/context.h"
+#include "ir/literal.h"
 
 static cxla_literal *new_token(void) {
   cx_shape t = {0};
@@ -34,8 +34,9 @@ CX_INTERP_EVALUATOR(cx_interp_infeed) {
   if (s->type != CXLA_TUPLE || s->ntuple != 2 || s->tuple[1].type != CXLA_TOKEN)
     return cx_interp_bad(st, in, "the result must be (data, token[])");
   char buf[512];
-  cxla_literal *el[2] = {NULL, new_token()};
-  const char *why = el[1] ? cx_feeds_take_infeed(&st->ctx->feeds, &s->tuple[0], &el[0], buf, sizeof buf) : NULL;
+  cx_feeds *f = cx_context_feeds(st->ctx);
+  cxla_literal *el[2] = {NULL, f ? new_token() : NULL};
+  const char *why = el[1] ? cx_feeds_take_infeed(f, &s->tuple[0], &el[0], buf, sizeof buf) : NULL;
   if (!el[1]) return cx_oom(st->ctx);
   if (why) {
     cxla_literal_destroy(el[1]);
@@ -46,9 +47,10 @@ CX_INTERP_EVALUATOR(cx_interp_infeed) {
 }
 
 CX_INTERP_EVALUATOR(cx_interp_outfeed) {
-  cxla_literal *copy = cxla_literal_clone(st->ctx, ops[0]);
-  if (!copy) return CXLA_ERR_OUT_OF_MEMORY;
-  cxla_status s = cx_feeds_put(st->ctx, &st->ctx->feeds, 1, copy);
+  cx_feeds *f = cx_context_feeds(st->ctx);
+  cxla_literal *copy = f ? cxla_literal_clone(st->ctx, ops[0]) : NULL;
+  if (!copy) return cx_oom(st->ctx);
+  cxla_status s = cx_feeds_put(st->ctx, f, 1, copy);
   if (s == CXLA_ERR_RUNTIME)
     return cx_error_at(st->m, in->loc, s, "outfeed '%s': %d values wait in the outfeed queue, which nobody pops",
                        in->name ? in->name : "?", CX_OUTFEED_MAX);

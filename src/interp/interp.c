@@ -10,8 +10,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include "core/context.h"
 #include "interp/internal.h"
-#include "runtime/context.h"
 
 void cx_interp_init(cx_interp *st, cx_module *m) {
   st->m = m;

@@ -13,7 +13,7 @@ typedef struct cx_interp {
   /* how many times each rng instruction has run in this run (rng.c; freed by cx_interp_run) */
   struct cx_rng_count *rng_counts;
   int nrng_counts;
-  /* the device this run is on and how it reaches the others (runtime/transport.h); NULL: a
+  /* the device this run is on and how it reaches the others (core/transport.h); NULL: a
    * run of one device (collectives then only take part with themselves) */
   const struct cx_replica *rep;
 } cx_interp;

@@ -2,6 +2,7 @@
  * literals under one lock. */
 #include <stdio.h>
 #include <string.h>
+#include "core/context.h"
 #include "ir/feeds.h"
 #include "ir/literal.h"
 
@@ -34,16 +35,23 @@ static void clear(cx_feed_queue *q) {
   while ((l = take(q))) cxla_literal_destroy(l);
 }
 
-void cx_feeds_init(cx_feeds *f) {
-  memset(f, 0, sizeof *f);
-  pthread_mutex_init(&f->mu, NULL);
+static void *make_feeds(void *arg) {
+  (void)arg;
+  cx_feeds *f = cx_calloc(1, sizeof *f);
+  if (f) pthread_mutex_init(&f->mu, NULL);
+  return f;
 }
 
-void cx_feeds_free(cx_feeds *f) {
+/* The queues' literals, the lock and the pair. */
+static void destroy_feeds(void *p) {
+  cx_feeds *f = p;
   clear(&f->in);
   clear(&f->out);
   pthread_mutex_destroy(&f->mu);
+  cx_free(f);
 }
+
+cx_feeds *cx_context_feeds(cxla_context *ctx) { return cx_context_slot(ctx, CX_SLOT_FEEDS, make_feeds, NULL, destroy_feeds); }
 
 void cx_feeds_clear(cx_feeds *f) {
   pthread_mutex_lock(&f->mu);

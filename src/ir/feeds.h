@@ -1,6 +1,6 @@
 /* feeds.h — host transfer queues: the literals the host pushed for infeed instructions to take,
- * and the ones outfeed instructions put for the host to pop. A context holds one pair (its
- * `feeds`), as XLA has one per device (PjRtDevice::TransferToInfeed, TransferFromOutfeed):
+ * and the ones outfeed instructions put for the host to pop. A context holds one pair (in
+ * one of its slots), as XLA has one per device (PjRtDevice::TransferToInfeed, TransferFromOutfeed):
  * every executable of the context reads and writes the same queues, in the order its
  * program's token chain runs its infeeds and outfeeds. Thread safe. The public calls
  * (cxla_infeed_push, cxla_outfeed_pop, ...) are runtime/feed.c's. */
@@ -26,8 +26,9 @@ typedef struct cx_feeds {
  * endless loop that outfeeds fails instead of filling memory). */
 #define CX_OUTFEED_MAX (1 << 20)
 
-void cx_feeds_init(cx_feeds *f);
-void cx_feeds_free(cx_feeds *f);   /* the queues' literals and the lock */
+/* The context's pair, made on first use in its CX_SLOT_FEEDS (core/context.h) and freed with
+ * it; NULL when memory runs out (ctx NULL: NULL). */
+cx_feeds *cx_context_feeds(cxla_context *ctx);
 void cx_feeds_clear(cx_feeds *f);  /* empties both queues */
 /* Appends lit (taken over; freed on failure) to the infeed or the outfeed queue. The outfeed
  * queue refuses it with CXLA_ERR_RUNTIME, and no message, past CX_OUTFEED_MAX values. */

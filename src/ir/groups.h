@@ -4,6 +4,7 @@
  * resolve groups here, so they agree on who takes part and in what order. */
 #ifndef CX_GROUPS_H
 #define CX_GROUPS_H
+#include "core/transport.h" /* cx_devices */
 #include "ir/ir.h"
 
 /* n groups of sizes[0..n), their members concatenated in ids, copied into m's arena; NULL on
@@ -29,13 +30,6 @@ cx_group_mode cx_collective_mode(const cx_instr *in);
 /* How many ids the groups of a mode must cover on replicas x partitions devices. */
 int64_t cx_group_mode_ids(cx_group_mode mode, int replicas, int partitions);
 const char *cx_group_mode_what(cx_group_mode mode); /* "replicas", "partitions", "devices" */
-
-/* A run's devices: replicas x partitions of them, device d being replica d / partitions and
- * partition d % partitions (XLA's default device assignment); one device per MPI rank or per
- * thread of --replicas. */
-typedef struct cx_devices {
-  int replicas, partitions;
-} cx_devices;
 
 /* The devices in the group of `in` that device `me` belongs to, in group order (the order
  * gathers concatenate and reductions fold in), into out[0..cap); *pos is me's place among them.

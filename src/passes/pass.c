@@ -89,7 +89,7 @@ cxla_status cx_pass_fixpoint(cx_pass_ctx *pc, cx_module *m, const cx_pass *passe
  * bitcast or layout behind, and wrap-singletons gives every op that needs a kernel a fusion of
  * its own. After the fusion pass it finds nothing left to wrap; it runs anyway, so that
  * --fusion=off and a disabled "fusion" both still leave a module the backend can compile. */
-static const cx_pipeline_step cpu_steps[] = {
+static const cx_pipeline_step steps[] = {
     {{"layout", cx_pass_layout}, CX_STEP_ONCE, 1,
      "rewrites every bitcast as logical ops, then drops all layouts (runs first)"},
     {{"remove-annotations", cx_pass_remove_annotations}, CX_STEP_ONCE, 0,
@@ -126,9 +126,9 @@ static const cx_pipeline_step cpu_steps[] = {
     {{"dce", cx_pass_dce}, CX_STEP_ONCE, 0, "removes instructions nothing uses"},
 };
 
-const cx_pipeline_step *cx_pipeline_cpu_steps(int *n) {
-  *n = CX_ARRAY_LEN(cpu_steps);
-  return cpu_steps;
+const cx_pipeline_step *cx_pipeline_steps(int *n) {
+  *n = CX_ARRAY_LEN(steps);
+  return steps;
 }
 
 /* Whether `name` is an item of the comma-separated list. */
@@ -143,16 +143,16 @@ static int listed(const char *list, const char *name) {
 }
 
 static const cx_pipeline_step *find_step(const char *name, size_t len) {
-  for (int i = 0; i < CX_ARRAY_LEN(cpu_steps); i++)
-    if (strlen(cpu_steps[i].pass.name) == len && !strncmp(cpu_steps[i].pass.name, name, len)) return &cpu_steps[i];
+  for (int i = 0; i < CX_ARRAY_LEN(steps); i++)
+    if (strlen(steps[i].pass.name) == len && !strncmp(steps[i].pass.name, name, len)) return &steps[i];
   return NULL;
 }
 
 /* "a, b, c": the pipeline's pass names that are (required) or are not, each once. */
 static void list_names(cx_sb *sb, int required) {
   int k = 0;
-  for (int i = 0; i < CX_ARRAY_LEN(cpu_steps); i++) {
-    const cx_pipeline_step *s = &cpu_steps[i];
+  for (int i = 0; i < CX_ARRAY_LEN(steps); i++) {
+    const cx_pipeline_step *s = &steps[i];
     if (s->required != required || find_step(s->pass.name, strlen(s->pass.name)) != s) continue;
     cx_sb_printf(sb, "%s%s", k++ ? ", " : "", s->pass.name);
   }
@@ -187,17 +187,17 @@ cxla_status cx_pipeline_check_disabled(cxla_context *ctx, const char *list) {
   return CXLA_OK;
 }
 
-cxla_status cx_pass_pipeline_cpu(cx_pass_ctx *pc, cx_module *m) {
+cxla_status cx_pass_pipeline(cx_pass_ctx *pc, cx_module *m) {
   const char *off = pc->opts ? pc->opts->disable_pass : NULL;
   int fusion = !pc->opts || pc->opts->fusion;
-  cx_pass group[CX_ARRAY_LEN(cpu_steps)];
+  cx_pass group[CX_ARRAY_LEN(steps)];
   int ch;
-  for (int i = 0; i < CX_ARRAY_LEN(cpu_steps);) {
-    const cx_pipeline_step *s = &cpu_steps[i];
+  for (int i = 0; i < CX_ARRAY_LEN(steps);) {
+    const cx_pipeline_step *s = &steps[i];
     if (s->kind == CX_STEP_FIXPOINT) {
       int n = 0;
-      for (; i < CX_ARRAY_LEN(cpu_steps) && cpu_steps[i].kind == CX_STEP_FIXPOINT; i++)
-        if (!listed(off, cpu_steps[i].pass.name)) group[n++] = cpu_steps[i].pass;
+      for (; i < CX_ARRAY_LEN(steps) && steps[i].kind == CX_STEP_FIXPOINT; i++)
+        if (!listed(off, steps[i].pass.name)) group[n++] = steps[i].pass;
       if (n) CX_TRY(cx_pass_fixpoint(pc, m, group, n, 8));
       continue;
     }
@@ -206,5 +206,16 @@ cxla_status cx_pass_pipeline_cpu(cx_pass_ctx *pc, cx_module *m) {
     if (!s->required && listed(off, s->pass.name)) continue;
     CX_TRY(cx_pass_run(pc, m, &s->pass, &ch));
   }
+  return CXLA_OK;
+}
+
+cx_pass_opts cx_pass_opts_from_flags(const cx_flags *f) {
+  cx_pass_opts o = {f->fusion, f->disable_pass, f->dump_to, f->dump_pass_re, f->dump_format};
+  return o;
+}
+
+cxla_status cx_pass_check_flags(cxla_context *ctx, const cx_flags *f) {
+  if (f->disable_pass) CX_TRY(cx_pipeline_check_disabled(ctx, f->disable_pass));
+  if (f->dump_format) CX_TRY(cx_dump_check_format(ctx, f->dump_format));
   return CXLA_OK;
 }

@@ -92,9 +92,9 @@ typedef struct cx_pipeline_step {
 
 /* The standard pipeline before code generation (simplification fixpoint then fusion or
  * singleton wrapping per flags), skipping the passes named by --disable-pass. */
-cxla_status cx_pass_pipeline_cpu(cx_pass_ctx *pc, cx_module *m);
+cxla_status cx_pass_pipeline(cx_pass_ctx *pc, cx_module *m);
 /* Its steps in the order they run (a pass may appear twice: dce); *n receives the count. */
-const cx_pipeline_step *cx_pipeline_cpu_steps(int *n);
+const cx_pipeline_step *cx_pipeline_steps(int *n);
 /* Checks a --disable-pass value ("simplify,cse"): CXLA_ERR_INVALID_ARGUMENT naming an unknown
  * or required pass and listing those that may be disabled. */
 cxla_status cx_pipeline_check_disabled(cxla_context *ctx, const char *list);

@@ -2,9 +2,10 @@
  * each execution runs the interpreter on it (as one device of a run, for collectives). The
  * interpreter keeps all per-run state in its own cx_interp and only reads the module, so one
  * executable serves many threads at once. */
+#include "core/transport.h"
 #include "interp/interp.h"
+#include "ir/groups.h"
 #include "runtime/executable.h"
-#include "runtime/transport.h"
 
 static cxla_status interp_compile(cxla_context *ctx, cx_module *m, const cx_flags *flags, void **state,
                                   cx_stats *stats) {

@@ -33,4 +33,8 @@ void *cx_cache_lookup(cx_cache *c, const char *key, size_t len, uint64_t hash);
 int cx_cache_insert(cx_cache *c, const char *key, size_t len, uint64_t hash, void *value);
 cx_cache_stats cx_cache_get_stats(cx_cache *c);
 
+/* The context's executable cache (runtime/executable.c), made on first use in its slot; NULL
+ * when memory runs out (compile goes on uncached). */
+cx_cache *cx_context_cache(cxla_context *ctx);
+
 #endif

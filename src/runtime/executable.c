@@ -12,15 +12,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/context.h"
+#include "core/trace.h"
+#include "core/transport.h"
 #include "ir/clone.h"
+#include "ir/groups.h"
 #include "ir/verify.h"
 #include "runtime/cache.h"
-#include "runtime/context.h"
 #include "runtime/executable.h"
-#include "runtime/trace.h"
-#include "runtime/transport.h"
 #include "text/hlo.h"
 #include "util/file.h"
+
+static void *make_cache(void *arg) {
+  (void)arg;
+  return cx_cache_create(CX_CACHE_DEFAULT_CAPACITY, cx_exe_core_ref, cx_exe_core_unref);
+}
+
+static void destroy_cache(void *p) { cx_cache_destroy(p); }
+
+cx_cache *cx_context_cache(cxla_context *ctx) { return cx_context_slot(ctx, CX_SLOT_CACHE, make_cache, NULL, destroy_cache); }
 
 void cxla_compile_options_init(cxla_compile_options *o) {
   if (!o) return;

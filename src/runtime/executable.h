@@ -1,38 +1,9 @@
-/* executable.h — backends behind cxla_compile / cxla_executable_execute. A backend compiles a
+/* executable.h — the backend registry and the executables behind cxla_compile /
+ * cxla_executable_execute (the backend interface is backend/backend.h). A backend compiles a
  * private clone of the module once; execute may then run from many threads at once. */
 #ifndef CX_EXECUTABLE_H
 #define CX_EXECUTABLE_H
-#include "ir/ir.h"
-#include "runtime/flags.h"
-
-struct cx_replica; /* runtime/transport.h */
-
-/* What a compile reports: wall-clock phases as "name=ms " pairs in `times` (each a real span,
- * never a sum over threads), and numbers as "name=N " pairs in `counts`. */
-typedef struct cx_stats {
-  cx_sb times, counts;
-} cx_stats;
-
-typedef struct cx_backend {
-  const char *name;     /* "interp", "cpu", "gpu" */
-  /* Takes ownership of m (a verified clone). Appends its phases and counts to stats, and
-   * records its phases as spans in the context's trace when there is one. */
-  cxla_status (*compile)(cxla_context *ctx, cx_module *m, const cx_flags *flags, void **state,
-                         cx_stats *stats);
-  /* args are borrowed host literals, one per ENTRY parameter, already checked against the
-   * parameter shapes; *out is a new literal. Thread safe. */
-  cxla_status (*execute)(void *state, cxla_context *ctx, int nargs, cxla_literal *const *args,
-                         cxla_literal **out);
-  void (*destroy)(void *state);
-  /* Runs only on a machine with its device (gpu: an NVIDIA GPU and its driver); elsewhere
-   * compile fails with CXLA_ERR_DEVICE. Tests that run every backend leave such a backend
-   * to its own suite. */
-  int needs_device;
-  /* execute as device rep->device of a run of several (runtime/transport.h): what modules with
-   * collectives, replica-id or partition-id need. NULL: the backend does not run them. */
-  cxla_status (*execute_on)(void *state, cxla_context *ctx, const struct cx_replica *rep, int nargs,
-                            cxla_literal *const *args, cxla_literal **out);
-} cx_backend;
+#include "backend/backend.h"
 
 /* The backends built into this cxla. Adding one is one entry in the table in backends.c. */
 extern const cx_backend cx_backend_interp;

@@ -1,8 +1,8 @@
 /* feed.c — the public calls of the host transfer queues (cxla.h: cxla_infeed_push,
  * cxla_outfeed_pop, ...) on the context's pair (ir/feeds.h). */
+#include "core/context.h"
 #include "ir/feeds.h"
 #include "ir/literal.h"
-#include "runtime/context.h"
 
 static int holds_token(const cx_shape *s) {
   if (s->type == CXLA_TOKEN) return 1;
@@ -16,25 +16,38 @@ cxla_status cxla_infeed_push(cxla_context *ctx, const cxla_literal *lit) {
   if (!lit) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_infeed_push: no literal");
   if (holds_token(&lit->shape))
     return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_infeed_push: an infeed value holds no token");
-  cxla_literal *copy = cxla_literal_clone(ctx, lit);
-  return copy ? cx_feeds_put(ctx, &ctx->feeds, 0, copy) : CXLA_ERR_OUT_OF_MEMORY;
+  cx_feeds *f = cx_context_feeds(ctx);
+  cxla_literal *copy = f ? cxla_literal_clone(ctx, lit) : NULL;
+  return copy ? cx_feeds_put(ctx, f, 0, copy) : cx_oom(ctx);
 }
 
 cxla_status cxla_outfeed_pop(cxla_context *ctx, cxla_literal **out) {
   if (!ctx || !out) return CXLA_ERR_INVALID_ARGUMENT;
-  if (!(*out = cx_feeds_pop_outfeed(&ctx->feeds)))
+  cx_feeds *f = cx_context_feeds(ctx);
+  if (!f) return cx_oom(ctx);
+  if (!(*out = cx_feeds_pop_outfeed(f)))
     return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT,
                     "cxla_outfeed_pop: the outfeed queue is empty (no outfeed has run since the last pop)");
   return CXLA_OK;
 }
 
-int64_t cxla_infeed_count(cxla_context *ctx) { return ctx ? cx_feeds_count(&ctx->feeds, 0) : 0; }
-int64_t cxla_outfeed_count(cxla_context *ctx) { return ctx ? cx_feeds_count(&ctx->feeds, 1) : 0; }
+/* The calls below never fail: without memory for the queues there is nothing in them. */
+int64_t cxla_infeed_count(cxla_context *ctx) {
+  cx_feeds *f = cx_context_feeds(ctx);
+  return f ? cx_feeds_count(f, 0) : 0;
+}
+
+int64_t cxla_outfeed_count(cxla_context *ctx) {
+  cx_feeds *f = cx_context_feeds(ctx);
+  return f ? cx_feeds_count(f, 1) : 0;
+}
 
 void cxla_feeds_clear(cxla_context *ctx) {
-  if (ctx) cx_feeds_clear(&ctx->feeds);
+  cx_feeds *f = cx_context_feeds(ctx);
+  if (f) cx_feeds_clear(f);
 }
 
 void cxla_infeed_set_source(cxla_context *ctx, cxla_infeed_source fn, void *user) {
-  if (ctx) cx_feeds_set_source(&ctx->feeds, fn, user);
+  cx_feeds *f = cx_context_feeds(ctx);
+  if (f) cx_feeds_set_source(f, fn, user);
 }

@@ -6,9 +6,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include "runtime/context.h"
+#include "core/context.h"
+#include "core/transport_local.h"
+#include "ir/groups.h"
 #include "runtime/executable.h"
-#include "runtime/transport_local.h"
 
 typedef struct device_job {
   cxla_executable *e;

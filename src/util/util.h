@@ -72,7 +72,7 @@ void cx_sb_put_double(cx_sb *sb, double v, int is_f32);
 
 /* ---- errors: the context keeps the last message; every failing path sets it. ----
  * The message lives in an error sink that a cxla_context holds as its first member
- * (runtime/context.h), so every layer reports through a cxla_context * without depending on
+ * (core/context.h), so every layer reports through a cxla_context * without depending on
  * the runtime that defines the context (error.c). */
 typedef struct cx_errsink {
   pthread_mutex_t mu;

@@ -4,13 +4,13 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
-#include "backend/cpu/jit.h"
+#include "codegen/jit.h"
 #include "codegen_harness.h"
+#include "core/flags.h"
 #include "ir/literal.h"
 #include "ir/verify.h"
 #include "passes/fusion_plan.h"
 #include "passes/pass.h"
-#include "runtime/flags.h"
 #include "text/hlo.h"
 
 uint64_t cgt_rand(uint64_t *s) {
@@ -333,9 +333,9 @@ int cgt_check(const char *text, cgt_opts *o, const char *file, int line) {
     cx_flags fl;
     cx_flags_init(&fl);
     fl.fusion = o->fusion_pass == 3;
-    cx_pass_opts pc_opts = cx_flags_pass_opts(&fl);
+    cx_pass_opts pc_opts = cx_pass_opts_from_flags(&fl);
     cx_pass_ctx pc = {&pc_opts, 1, 0, NULL};
-    s = cx_pass_pipeline_cpu(&pc, m);
+    s = cx_pass_pipeline(&pc, m);
     cx_flags_free(&fl);
   }
   if (s == CXLA_OK) s = cx_verify_module(m);

@@ -2,13 +2,13 @@
  * For a few representative corpus modules, parse + verify + print + interpret runs with
  * cx_alloc_fail_after(n) for n = 0, 1, 2, ... until a run completes without an injected
  * failure. Every run must either succeed or fail cleanly with CXLA_ERR_OUT_OF_MEMORY; the ASan build turns leaks and bad frees on these error paths into failures. */
+#include "core/context.h"
 #include "interp/interp.h"
 #include "ir/clone.h"
-#include "runtime/context.h"
-#include "runtime/executable.h"
 #include "ir/verify.h"
-#include "text/hlo.h"
+#include "runtime/executable.h"
 #include "test.h"
+#include "text/hlo.h"
 
 #define MAX_INPUTS 16
 #define MAX_RUNS 200000 /* a bound on n, far above the allocations any of these modules makes */

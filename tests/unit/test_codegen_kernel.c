@@ -5,7 +5,7 @@
  * throughput of a large elementwise chain. */
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
-#include "backend/cpu/jit.h"
+#include "codegen/jit.h"
 #include "codegen_harness.h"
 #include "ir/verify.h"
 #include "passes/fusion_plan.h"

@@ -11,13 +11,13 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "core/context.h"
 #include "interp/interp.h"
 #include "ir/clone.h"
 #include "ir/verify.h"
-#include "runtime/context.h"
 #include "runtime/executable.h"
-#include "text/hlo.h"
 #include "test.h"
+#include "text/hlo.h"
 
 #define MAX_INPUTS 64
 #define FILE_TIME_LIMIT_S 30 /* the corpus is small: anything slower is hung */

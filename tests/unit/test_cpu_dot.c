@@ -16,7 +16,7 @@ static int plan(const char *text, cx_gemm_plan *p) {
   cx_module *m = cpu_parse(text);
   cx_instr *d = dot_of(m);
   const char *why = NULL;
-  int ok = d ? cx_dot_plan(d, p, &why) : -1;
+  int ok = d ? cx_dot_plan(d, &cx_cpu_gemm, p, &why) : -1;
   cx_module_free(m);
   return ok;
 }
@@ -57,18 +57,18 @@ TEST(cpu_dot_lowering_transposes_only_what_it_must) {
   cx_module *m = cpu_parse(MOD("f32[2,3,4]", "f32[4,3,5]", "f32[4,2,5]",
                                "lhs_batch_dims={2}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={1}"));
   if (!m) return;
-  CHECK_OK(cx_cpu_lower_library_ops(m));
+  CHECK_OK(cx_lower_library_ops(m, &cx_cpu_gemm));
   cx_instr *d = dot_of(m);
   cx_gemm_plan p;
   const char *why;
   CHECK(d && d->ops[0]->op == CX_OP_FUSION && d->ops[1]->op == CX_OP_PARAMETER);
-  CHECK(d && cx_dot_plan(d, &p, &why) == 1);
+  CHECK(d && cx_dot_plan(d, &cx_cpu_gemm, &p, &why) == 1);
   cx_module_free(m);
   m = cpu_parse(MOD("bf16[2,3]", "bf16[3,5]", "bf16[2,5]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
   if (!m) return;
-  CHECK_OK(cx_cpu_lower_library_ops(m));
+  CHECK_OK(cx_lower_library_ops(m, &cx_cpu_gemm));
   d = dot_of(m);
-  CHECK(d && d->shape.type == CXLA_F32 && d->ops[0]->shape.type == CXLA_F32 && cx_dot_plan(d, &p, &why) == 1);
+  CHECK(d && d->shape.type == CXLA_F32 && d->ops[0]->shape.type == CXLA_F32 && cx_dot_plan(d, &cx_cpu_gemm, &p, &why) == 1);
   CHECK(m->entry->root->op == CX_OP_FUSION && m->entry->root->shape.type == CXLA_BF16);
   cx_module_free(m);
 }

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/context.h"
 #include "interp/interp.h"
 #include "ir/clone.h"
-#include "runtime/context.h"
 #include "runtime/executable.h"
 #include "test_cpu_helpers.h"
 

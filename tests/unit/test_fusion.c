@@ -3,7 +3,7 @@
  * duplicated), and for every module the interpreter's results before and after fusion, which
  * must agree exactly. Shapes are small for the interpreter; the kernel counts are also taken
  * on the full-size shapes (f32[4096,1024]) without running them. */
-#include "runtime/flags.h"
+#include "core/flags.h"
 #include "fusion_helpers.h"
 
 /* ---- modules ---- */
@@ -250,9 +250,9 @@ static int pipeline_kernels(const char *text, int fusion, const char *file, int 
   cx_flags f;
   cx_flags_init(&f);
   f.fusion = fusion;
-  cx_pass_opts pc_opts = cx_flags_pass_opts(&f);
+  cx_pass_opts pc_opts = cx_pass_opts_from_flags(&f);
   cx_pass_ctx pc = {&pc_opts, 1, 0, NULL};
-  cxla_status s = cx_pass_pipeline_cpu(&pc, m);
+  cxla_status s = cx_pass_pipeline(&pc, m);
   if (s != CXLA_OK) test_fail(file, line, "pipeline: %s", cxla_context_errmsg(test_ctx()));
   else if (orig) tp_check_equivalent(orig, m, 3, file, line);
   int k = s == CXLA_OK ? cx_count_kernels(m) : -1;

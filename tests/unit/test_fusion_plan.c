@@ -118,7 +118,7 @@ TEST(fusion_plan_survives_print_and_parse) {
   cx_module *m = cpu_parse(text);
   if (!m) return;
   cx_pass_ctx pc = {0};
-  CHECK_OK(cx_pass_pipeline_cpu(&pc, m));
+  CHECK_OK(cx_pass_pipeline(&pc, m));
   CHECK_OK(cx_fusion_plan_module(m));
   cx_sb sb;
   cx_sb_init(&sb);

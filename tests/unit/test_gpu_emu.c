@@ -7,14 +7,14 @@
 #include <sys/stat.h>
 #include "backend/gpu/emu.h"
 #include "backend/gpu/gpu_build.h"
+#include "core/context.h"
 #include "interp/interp.h"
 #include "ir/clone.h"
 #include "ir/literal.h"
 #include "ir/verify.h"
-#include "runtime/context.h"
 #include "runtime/executable.h"
-#include "text/hlo.h"
 #include "test.h"
+#include "text/hlo.h"
 
 static uint64_t next(uint64_t *s) { /* splitmix64 */
   uint64_t z = (*s += 0x9e3779b97f4a7c15ull);

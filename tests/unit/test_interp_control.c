@@ -1,7 +1,7 @@
 /* test_interp_control.c — the driver and control flow: while, conditional, call, fusion,
  * tuples, argument checks, unsupported ops, the loop limit, nesting depth, the scalar call
  * fast path and its fallback, and allocation failures at every step. */
-#include "runtime/context.h"
+#include "core/context.h"
 #include "test_interp_util.h"
 
 static cx_shape S32 = {CXLA_S32}, F32 = {CXLA_F32}, PRED = {CXLA_PRED};

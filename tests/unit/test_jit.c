@@ -1,7 +1,7 @@
 /* test_jit.c — the LLJIT wrapper: builds a vector loop in LLVM IR, JITs it for the host and
  * runs it; also checks that runtime symbols handed to the JIT are callable. */
 #include <llvm-c/Core.h>
-#include "backend/cpu/jit.h"
+#include "codegen/jit.h"
 #include "test.h"
 
 static int64_t host_twice(int64_t x) { return 2 * x; }

@@ -4,7 +4,7 @@
  * instead of comparing. The per-op answers come from cx_op_class_of / cx_op_arity (ops.def),
  * cx_interp_runs_op (the interpreter's one gate), cx_emit_handles_op (the emitter's) and
  * fu_needs_kernel_wrap (what the pipeline puts in kernels); the few ops the CPU sequencer
- * treats on their own (sequencer.c emit_instr, dot_lowering.c) are spelled out below. */
+ * treats on their own (sequencer.c emit_instr, passes/dot_lowering.c) are spelled out below. */
 #include <errno.h>
 #include "codegen/cg.h"
 #include "interp/interp.h"

@@ -3,9 +3,9 @@
  * without an injected failure. Each run must succeed or fail with CXLA_ERR_OUT_OF_MEMORY,
  * never crash; the ASan build turns leaks on these paths into failures. */
 #include <unistd.h>
+#include "core/flags.h"
 #include "ir/clone.h"
 #include "passes_helpers.h"
-#include "runtime/flags.h"
 
 static const char *text =
     "HloModule oom\n"
@@ -31,7 +31,7 @@ static cxla_status run_pipeline(cx_module *m, const char *dump_dir) {
   static const cx_pass passes[] = {
       {"simplify", cx_pass_simplify}, {"fold", cx_pass_fold_constants}, {"cse", cx_pass_cse}, {"dce", cx_pass_dce}};
   static const cx_pass inl = {"inline", cx_pass_inline_calls};
-  cx_pass_opts pc_opts = cx_flags_pass_opts(&f);
+  cx_pass_opts pc_opts = cx_pass_opts_from_flags(&f);
   cx_pass_ctx pc = {&pc_opts, 1, 0, &stats};
   int ch;
   cxla_status s = cx_pass_run(&pc, m, &inl, &ch);

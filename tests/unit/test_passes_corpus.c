@@ -5,11 +5,11 @@
  * on code nobody wrote for them. */
 #include <dirent.h>
 #include <sys/stat.h>
+#include "core/context.h"
+#include "core/flags.h"
 #include "ir/clone.h"
 #include "ir/verify.h"
 #include "passes_helpers.h"
-#include "runtime/context.h"
-#include "runtime/flags.h"
 #include "text/hlo.h"
 
 #define MAX_ARGS 32
@@ -69,9 +69,9 @@ static cxla_status optimize(cx_module *m, int mode) {
   cx_flags f;
   cx_flags_init(&f);
   f.fusion = mode == 1;
-  cx_pass_opts pc_opts = cx_flags_pass_opts(&f);
+  cx_pass_opts pc_opts = cx_pass_opts_from_flags(&f);
   cx_pass_ctx pc = {&pc_opts, 1, 0, NULL};
-  return cx_pass_pipeline_cpu(&pc, m);
+  return cx_pass_pipeline(&pc, m);
 }
 
 static void check_file(const char *path, const char *rel, int mode) {

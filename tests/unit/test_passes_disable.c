@@ -1,9 +1,9 @@
 /* test_passes_disable.c — the CPU pipeline as a table: --disable-pass checks its names
  * (unknown and required ones are refused), a disabled pass does not run, and the module left
  * by any set of disabled passes still computes the same values. */
+#include "core/context.h"
 #include "ir/clone.h"
 #include "passes_helpers.h"
-#include "runtime/flags.h"
 
 static const char *text =
     "HloModule m\n"
@@ -31,18 +31,23 @@ TEST(passes_disable_checks_names) {
   CHECK_STR_CONTAINS(cxla_context_errmsg(ctx), "pass 'layout' is required");
   CHECK_EQ_INT(cx_pipeline_check_disabled(ctx, "wrap-singletons"), CXLA_ERR_INVALID_ARGUMENT);
   CHECK_EQ_INT(cx_pipeline_check_disabled(ctx, "simplify,,cse"), CXLA_ERR_INVALID_ARGUMENT);
-  /* through the flag parser, which keeps the old value on error */
-  cx_flags f;
-  cx_flags_init(&f);
-  CHECK_OK(cx_flags_parse(ctx, &f, "--disable-pass=fold"));
-  CHECK_EQ_INT(cx_flags_parse(ctx, &f, "--disable-pass=fusion,layout"), CXLA_ERR_INVALID_ARGUMENT);
-  CHECK(f.disable_pass && !strcmp(f.disable_pass, "fold"));
-  cx_flags_free(&f);
+  /* through a context's flags, which keep their old values when any option is bad */
+  ctx = NULL;
+  CHECK_OK(cxla_context_create(&ctx));
+  CHECK_OK(cxla_context_set_flags(ctx, "--disable-pass=fold"));
+  CHECK_EQ_INT(cxla_context_set_flags(ctx, "--fusion=off --disable-pass=fusion,layout"), CXLA_ERR_INVALID_ARGUMENT);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(ctx), "layout");
+  CHECK(ctx->flags.disable_pass && !strcmp(ctx->flags.disable_pass, "fold"));
+  CHECK_EQ_INT(ctx->flags.fusion, 1);
+  CHECK_OK(cxla_context_set_flags(ctx, "--disable-pass=fold --dump-format=hlo"));
+  CHECK_EQ_INT(cxla_context_set_flags(ctx, "--dump-format=pdf"), CXLA_ERR_INVALID_ARGUMENT);
+  CHECK(ctx->flags.dump_format && !strcmp(ctx->flags.dump_format, "hlo"));
+  cxla_context_destroy(ctx);
 }
 
 TEST(passes_disable_table) {
   int n;
-  const cx_pipeline_step *st = cx_pipeline_cpu_steps(&n);
+  const cx_pipeline_step *st = cx_pipeline_steps(&n);
   CHECK(n >= 2 && !strcmp(st[0].pass.name, "layout") && st[0].required); /* layout runs first */
   int wrap = 0;
   for (int i = 0; i < n; i++) {
@@ -68,7 +73,7 @@ static int fused_ops(const cx_module *m, int *nfusions) {
 /* Every pass that may be disabled, each once, comma-separated (caller frees). */
 static char *all_optional(void) {
   int n;
-  const cx_pipeline_step *st = cx_pipeline_cpu_steps(&n);
+  const cx_pipeline_step *st = cx_pipeline_steps(&n);
   cx_sb sb;
   cx_sb_init(&sb);
   for (int i = 0; i < n; i++) {
@@ -92,9 +97,9 @@ TEST(passes_disable_skips_passes_and_keeps_results) {
     CHECK_OK(cx_flags_parse(test_ctx(), &f, k == 0 ? "--disable-pass=simplify" : "--disable-pass=fusion"));
     cx_free(f.disable_pass);
     f.disable_pass = cx_strdup(sets[k]);
-    cx_pass_opts pc_opts = cx_flags_pass_opts(&f);
+    cx_pass_opts pc_opts = cx_pass_opts_from_flags(&f);
     cx_pass_ctx pc = {&pc_opts, 1, 0, NULL};
-    CHECK_OK(cx_pass_pipeline_cpu(&pc, m));
+    CHECK_OK(cx_pass_pipeline(&pc, m));
     TP_EQUIV(orig, m, 8);
     int nf, ops = fused_ops(m, &nf);
     if (k == 0) /* the reshape pair stays, fused into its user */

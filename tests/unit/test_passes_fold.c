@@ -1,8 +1,8 @@
 /* test_passes_fold.c — constant folding: what folds (through the interpreter, so with its
  * rounding and wrap-around), what deliberately does not (broadcast, iota, side effects, big
  * results, ops the interpreter refuses), and that declining leaves no error behind. */
+#include "core/context.h"
 #include "passes_helpers.h"
-#include "runtime/context.h"
 
 #define FOLD(text, expect) TP_PASS((text), cx_pass_fold_constants, (expect))
 

@@ -4,9 +4,9 @@
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/flags.h"
 #include "ir/clone.h"
 #include "passes_helpers.h"
-#include "runtime/flags.h"
 #include "text/hlo.h"
 #include "util/file.h"
 
@@ -68,9 +68,9 @@ TEST(passes_pipeline_cpu_preserves_results_and_reports_stats) {
     f.fusion = fusion;
     cx_sb stats;
     cx_sb_init(&stats);
-    cx_pass_opts pc_opts = cx_flags_pass_opts(&f);
+    cx_pass_opts pc_opts = cx_pass_opts_from_flags(&f);
     cx_pass_ctx pc = {&pc_opts, 1, 0, &stats};
-    CHECK_OK(cx_pass_pipeline_cpu(&pc, m));
+    CHECK_OK(cx_pass_pipeline(&pc, m));
     TP_EQUIV(orig, m, 8);
     CHECK_EQ_INT(tp_count(m, CX_OP_CALL), 0);
     /* every pass reported once, with its time accumulated over the rounds */
@@ -174,9 +174,9 @@ TEST(passes_dump_files_parse_back) {
   cx_flags_init(&f);
   f.dump_to = cx_strdup(dir);
   f.dump_format = cx_strdup("hlo,dot,svg");
-  cx_pass_opts pc_opts = cx_flags_pass_opts(&f);
+  cx_pass_opts pc_opts = cx_pass_opts_from_flags(&f);
   cx_pass_ctx pc = {&pc_opts, 1, 0, NULL};
-  CHECK_OK(cx_pass_pipeline_cpu(&pc, m));
+  CHECK_OK(cx_pass_pipeline(&pc, m));
   CHECK_OK(cx_dump_finish(&pc, m));
   char *ls = list_dir(dir);
   CHECK_STR_CONTAINS(ls, "module_0000.soft.00.input.hlo");
@@ -224,9 +224,9 @@ TEST(passes_dump_files_parse_back) {
   CHECK(pc.dump_ms > 0);
   /* a second compile into the same folder gets its own prefix: nothing is overwritten */
   cx_module *m2 = TP_PARSE(softmax);
-  cx_pass_opts pc2_opts = cx_flags_pass_opts(&f);
+  cx_pass_opts pc2_opts = cx_pass_opts_from_flags(&f);
   cx_pass_ctx pc2 = {&pc2_opts, 0, 0, NULL};
-  if (m2) CHECK_OK(cx_pass_pipeline_cpu(&pc2, m2));
+  if (m2) CHECK_OK(cx_pass_pipeline(&pc2, m2));
   CHECK_MSG(!strcmp(pc2.dump_prefix, "module_0001.soft"), "second prefix %s", pc2.dump_prefix);
   CHECK(exists(dir, "module_0001.soft.00.input.hlo") && !exists(dir, "module_0001.soft.00.input.svg"));
   cx_module_free(m2);
@@ -245,9 +245,9 @@ TEST(passes_dump_pass_regex) {
   cx_flags_init(&f);
   f.dump_to = cx_strdup(base);
   f.dump_pass_re = cx_strdup("^(dce|fold)$");
-  cx_pass_opts pc_opts = cx_flags_pass_opts(&f);
+  cx_pass_opts pc_opts = cx_pass_opts_from_flags(&f);
   cx_pass_ctx pc = {&pc_opts, 0, 0, NULL};
-  CHECK_OK(cx_pass_pipeline_cpu(&pc, m));
+  CHECK_OK(cx_pass_pipeline(&pc, m));
   char *ls = list_dir(base);
   CHECK_STR_CONTAINS(ls, "module_0000.soft.00.input.hlo");
   CHECK_STR_CONTAINS(ls, "module_0000.soft.01.");
@@ -259,10 +259,10 @@ TEST(passes_dump_pass_regex) {
   m = TP_PARSE(softmax);
   cx_free(f.dump_pass_re);
   f.dump_pass_re = cx_strdup("(unclosed");
-  cx_pass_opts pc2_opts = cx_flags_pass_opts(&f);
+  cx_pass_opts pc2_opts = cx_pass_opts_from_flags(&f);
   cx_pass_ctx pc2 = {&pc2_opts, 0, 0, NULL};
   if (m) {
-    CHECK_EQ_INT(cx_pass_pipeline_cpu(&pc2, m), CXLA_ERR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(cx_pass_pipeline(&pc2, m), CXLA_ERR_INVALID_ARGUMENT);
     CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "--dump-pass-re");
   }
   cx_module_free(m);
@@ -282,10 +282,10 @@ TEST(passes_dump_io_error_names_the_path) {
   cx_flags f;
   cx_flags_init(&f);
   f.dump_to = cx_strdup(dir);
-  cx_pass_opts pc_opts = cx_flags_pass_opts(&f);
+  cx_pass_opts pc_opts = cx_pass_opts_from_flags(&f);
   cx_pass_ctx pc = {&pc_opts, 0, 0, NULL};
   if (m) {
-    CHECK_EQ_INT(cx_pass_pipeline_cpu(&pc, m), CXLA_ERR_IO);
+    CHECK_EQ_INT(cx_pass_pipeline(&pc, m), CXLA_ERR_IO);
     CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), file);
   }
   cx_module_free(m);

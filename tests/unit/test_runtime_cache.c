@@ -5,8 +5,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
+#include "core/context.h"
 #include "runtime/cache.h"
-#include "runtime/context.h"
 #include "runtime/executable.h"
 #include "test.h"
 #include "util/file.h"

@@ -6,7 +6,7 @@
 #include <time.h>
 #include "backend/cpu/runtime.h"
 #include "backend/cpu/threadpool.h"
-#include "runtime/trace.h"
+#include "core/trace.h"
 #include "test.h"
 #include "util/util.h"
 

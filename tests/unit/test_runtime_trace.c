@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <unistd.h>
 #include "backend/cpu/runtime.h"
-#include "runtime/trace.h"
+#include "core/trace.h"
 #include "test.h"
 #include "util/file.h"
 

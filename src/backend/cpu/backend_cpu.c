@@ -10,19 +10,21 @@
 #include <string.h>
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
+#include "backend/backend.h"
 #include "backend/cpu/collectives.h"
-#include "backend/cpu/jit.h"
-#include "backend/cpu/llvm_compile.h"
+#include "backend/cpu/pools.h"
 #include "backend/cpu/sequencer.h"
 #include "backend/cpu/sort_scatter.h"
 #include "backend/cpu/threadpool.h"
+#include "codegen/jit.h"
+#include "codegen/llvm_compile.h"
+#include "core/context.h"
+#include "core/trace.h"
+#include "core/transport.h"
 #include "interp/interp.h"
+#include "ir/groups.h"
 #include "passes/fusion_plan.h"
 #include "passes/pass.h"
-#include "runtime/context.h"
-#include "runtime/executable.h"
-#include "runtime/trace.h"
-#include "runtime/transport.h"
 #include "util/file.h"
 
 typedef void (*cx_entry_fn)(void **params, void **outputs, char *arena, cx_rt *rt);
@@ -248,11 +250,11 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
   cx_module *m = st->m;
   double t0 = cx_now_ms();
   cx_trace *tr = cx_context_trace(ctx);
-  cx_pass_opts po = cx_flags_pass_opts(flags);
+  cx_pass_opts po = cx_pass_opts_from_flags(flags);
   cx_pass_ctx pc = {.opts = &po, .verify = 0, .ndumps = 0, .stats = NULL, .span = tr ? trace_span : NULL, .span_arg = tr};
   CX_TRY(cx_interp_check_module(m)); /* what neither a kernel nor the fallback could run */
-  CX_TRY(cx_pass_pipeline_cpu(&pc, m));
-  CX_TRY(cx_cpu_lower_library_ops(m));
+  CX_TRY(cx_pass_pipeline(&pc, m));
+  CX_TRY(cx_lower_library_ops(m, &cx_cpu_gemm));
   CX_TRY(cx_fusion_plan_module(m)); /* fusions are final: what buffers and codegen read about each */
   double t1 = cx_now_ms(), pass_dumps = pc.dump_ms;
   cx_trace_add_ms(tr, "passes", "compile", t0, t1);
@@ -385,7 +387,7 @@ static cxla_status cpu_execute_on(void *state, cxla_context *ctx, const cx_repli
   if (s == CXLA_OK) {
     cx_rt rt;
     memset(&rt, 0, sizeof rt);
-    rt.pool = st->threads == 1 ? NULL : cx_context_pool(ctx, st->threads);
+    rt.pool = st->threads == 1 ? NULL : cx_cpu_pool(ctx, st->threads);
     rt.trace = cx_context_trace(ctx);
     rt.names = (const char *const *)st->seq.names;
     rt.origins = st->seq.origins;

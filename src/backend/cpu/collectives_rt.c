@@ -1,6 +1,6 @@
 /* collectives_rt.c — the collectives on the cpu: runtime routines the sequencer calls for
  * every collective (cx_seq_collective), exchanging through the run's transport
- * (runtime/transport.h: MPI ranks or threads of --replicas).
+ * (core/transport.h: MPI ranks or threads of --replicas).
  *
  * all-reduce runs as a reduce-scatter then an all-gather: the elements are cut into one chunk
  * per member, member c gathers chunk c of everyone and folds it, then the folded chunks are
@@ -13,8 +13,9 @@
 #include <stdio.h>
 #include <string.h>
 #include "backend/cpu/collectives.h"
-#include "runtime/trace.h"
-#include "runtime/transport.h"
+#include "core/trace.h"
+#include "core/transport.h"
+#include "ir/groups.h"
 
 #define MAX_GROUP 1024
 

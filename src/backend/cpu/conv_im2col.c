@@ -26,7 +26,7 @@
 #include <cblas.h>
 #include "backend/cpu/conv_rt.h"
 #include "backend/cpu/threadpool.h"
-#include "runtime/trace.h"
+#include "core/trace.h"
 #include "util/util.h"
 
 /* OpenBLAS's own, declared here so that a netlib cblas.h alternative still compiles. */

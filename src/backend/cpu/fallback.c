@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "backend/cpu/sequencer.h"
+#include "core/context.h"
 #include "interp/interp.h"
-#include "runtime/context.h"
 
 /* A literal view of shape s over args[*k...] (tuples: one pointer per array leaf). */
 static cxla_literal *view(const cx_shape *s, void **args, int *k) {

@@ -28,7 +28,7 @@
 #include "backend/cpu/runtime.h"
 #include "backend/cpu/sequencer_int.h"
 #include "backend/cpu/threadpool.h"
-#include "runtime/trace.h"
+#include "core/trace.h"
 
 typedef struct cx_fft_plan {
   int type, f64, rank;          /* cx_fft_type; double precision; transformed dims */

@@ -16,9 +16,9 @@
 #include <cblas.h>
 #include "backend/cpu/runtime.h"
 #include "backend/cpu/threadpool.h"
-#include "runtime/context.h"
+#include "core/context.h"
+#include "core/trace.h"
 #include "ir/types.h"
-#include "runtime/trace.h"
 #include "util/util.h"
 
 /* LAPACK's Fortran entry points (character arguments carry their hidden lengths last); the

@@ -1,5 +1,5 @@
 /* ragged_dot.c — ragged-dot on the cpu: the call the sequencer emits for a ragged-dot in the
- * canonical form ragged_dot_lowering.c gives it (cx_seq_ragged_dot), and the runtime routine
+ * canonical form passes/ragged_dot_lowering.c gives it (cx_seq_ragged_dot), and the runtime routine
  * (cx_rt_ragged_dot): one GEMM per group through OpenBLAS, accumulated into a zeroed result,
  * over the contiguous rows the group covers. A group is [start, start + size) with start the
  * sum of the sizes before it, clipped to the ragged dimension, as the interpreter reads it;
@@ -13,7 +13,7 @@
 #include "backend/cpu/runtime.h"
 #include "backend/cpu/sequencer_int.h"
 #include "backend/cpu/threadpool.h"
-#include "runtime/trace.h"
+#include "core/trace.h"
 
 typedef struct rd_job {
   int32_t type, contracting;
@@ -123,7 +123,7 @@ cxla_status cx_seq_ragged_dot(cx_seq *s, cx_instr *in) {
   const cx_shape *l = &in->ops[0]->shape, *r = &in->ops[1]->shape, *gs = &in->ops[2]->shape;
   int contracting = in->shape.rank == 4;
   if (l->rank != 5 || gs->rank != 3 || gs->type != CXLA_S64 || r->rank != (contracting ? 5 : 4))
-    return cx_seq_fallback(s, in, "ragged-dot not in the canonical form (ragged_dot_lowering.c)");
+    return cx_seq_fallback(s, in, "ragged-dot not in the canonical form (passes/ragged_dot_lowering.c)");
   int64_t sizes[7] = {l->dims[0], l->dims[1], l->dims[2], l->dims[3], l->dims[4], r->dims[r->rank - 1], gs->dims[2]};
   int a = cx_seq_leaf_slot(s, in->ops[0], 0), b = cx_seq_leaf_slot(s, in->ops[1], 0);
   int g = cx_seq_leaf_slot(s, in->ops[2], 0), o = cx_seq_leaf_slot(s, in, 0);

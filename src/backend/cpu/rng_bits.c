@@ -14,7 +14,7 @@
 #include "backend/cpu/runtime.h"
 #include "backend/cpu/sequencer_int.h"
 #include "backend/cpu/threadpool.h"
-#include "runtime/trace.h"
+#include "core/trace.h"
 
 static inline uint32_t rotl32(uint32_t v, int d) { return (v << d) | (v >> (32 - d)); }
 

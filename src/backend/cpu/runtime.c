@@ -7,10 +7,10 @@
 #include <string.h>
 #include <cblas.h>
 #include "backend/cpu/runtime.h"
-#include "ir/metadata.h"
 #include "backend/cpu/threadpool.h"
-#include "runtime/context.h"
-#include "runtime/trace.h"
+#include "core/context.h"
+#include "core/trace.h"
+#include "ir/metadata.h"
 
 /* OpenBLAS's own, declared here too so that a netlib cblas.h alternative still compiles. */
 void openblas_set_num_threads(int num_threads);

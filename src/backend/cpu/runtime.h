@@ -21,7 +21,7 @@ typedef struct cx_rt {
   cxla_context *ctx;          /* told which kernel runs (cxla_context_activity); may be NULL */
   _Atomic int64_t *loop_trips; /* every while-loop iteration adds 1 (never NULL when cx_entry runs) */
   void *exe;                  /* the backend's compiled state, passed to `fallback` */
-  /* The device this execution is on and how it reaches the others (runtime/transport.h). */
+  /* The device this execution is on and how it reaches the others (core/transport.h). */
   const struct cx_replica *rep;
   /* Runs fallback instruction `index` on the interpreter (provided by the backend) as device
    * rep: operands read from args[nout..], results written to args[0..nout). Returns 0 or sets
@@ -103,7 +103,7 @@ void cx_rt_conv_im2col(cx_rt *rt, int32_t type, const cx_conv2d_desc *d, const v
  * values (rows x k of `type`) and indices (rows x k s32); parallel over rows (topk.c). */
 void cx_rt_topk(cx_rt *rt, int32_t type, int32_t largest, int64_t rows, int64_t n, int64_t k, const void *in,
                 void *values, void *indices, int32_t id);
-/* ragged-dot in its canonical form (ragged_dot_lowering.c): sizes = {B, X, R, Y, K, N, G} of
+/* ragged-dot in its canonical form (passes/ragged_dot_lowering.c): sizes = {B, X, R, Y, K, N, G} of
  * lhs [B,X,R,Y,K], rhs [G,B,K,N] (contracting: [B,X,R,Y,N]), s64 group_sizes [B,X,G], into out
  * [B,X,R,Y,N] (contracting: [G,B,K,N]), of `type` f32, f64, c64, c128 or s64 (ragged_dot.c). */
 void cx_rt_ragged_dot(cx_rt *rt, int32_t type, int32_t contracting, const int64_t *sizes, const void *lhs,

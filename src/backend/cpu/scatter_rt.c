@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "backend/cpu/sort_scatter.h"
-#include "runtime/trace.h"
+#include "core/trace.h"
 
 #define SC_MAX_OPS 32
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include "backend/cpu/sort_scatter.h"
 #include "backend/cpu/threadpool.h"
-#include "runtime/trace.h"
+#include "core/trace.h"
 
 typedef struct sas_desc {
   int rank, indep;   /* leading dims that are independent slices */

@@ -1,6 +1,5 @@
 /* sequencer.h — the CPU backend's internal interfaces: the sequencer (one LLVM function that
- * runs the schedule), library-op lowering (dot -> GEMM, convolution), and the interpreter
- * fallback table. */
+ * runs the schedule) and the interpreter fallback table. */
 #ifndef CX_CPU_SEQUENCER_H
 #define CX_CPU_SEQUENCER_H
 #include <llvm-c/Core.h>
@@ -9,6 +8,7 @@
 #include "codegen/cg.h"
 #include "ir/metadata.h"
 #include "passes/buffers.h"
+#include "passes/library_lowering.h"
 
 /* One instruction the interpreter runs (cx_rt_interp_op index = position in the table).
  * args: result leaves, then the leaves of each operand in order. */
@@ -42,36 +42,9 @@ void cx_seq_out_free(cx_seq_out *o);
 cxla_status cx_seq_emit(cx_cg *g, cx_shards *shards, const cx_buffers *b, int64_t max_loop_iterations,
                         cx_seq_out *out);
 
-/* ---- dot_lowering.c ---- */
-
-/* A GEMM call that computes a dot in place (operand and result memory as it is). */
-typedef struct cx_gemm_plan {
-  cxla_type type;
-  int trans_a, trans_b;
-  int64_t m, n, k, lda, ldb, ldc, stride_a, stride_b, stride_c, batch;
-} cx_gemm_plan;
-
-/* 1 and *p if dot `in` maps onto row-major GEMMs with the operands as they are laid out;
- * else 0 and *why. */
-int cx_dot_plan(const cx_instr *in, cx_gemm_plan *p, const char **why);
-/* The same where the GEMM library also takes f16/bf16 operands and result (half = 1: the gpu
- * backend's cuBLASLt, f32 accumulation). */
-int cx_dot_plan_for(const cx_instr *in, int half, cx_gemm_plan *p, const char **why);
-
-/* HLO rewrites before buffer assignment so that library ops map onto what the runtime and the
- * emitter provide: kOutput fusions split into dot + in-place kLoop epilogue, f16/bf16 dots
- * computed in f32, dot operands that no GEMM layout fits transposed by a kernel, and
- * convolutions wrapped in single-op fusions. */
-cxla_status cx_cpu_lower_library_ops(cx_module *m);
-/* The same, with f16/bf16 dots left in their type when half (the gpu backend). */
-cxla_status cx_lower_library_ops_for(cx_module *m, int half);
-/* A ragged-dot in the canonical form cx_rt_ragged_dot takes, with kernels that bring its
- * operands there and its result back; a ragged batch dimension makes it a dot in place
- * (ragged_dot_lowering.c). */
-cxla_status cx_cpu_lower_ragged_dot(cx_comp *c, cx_instr *x);
-/* An integer dot as a kInput reduce fusion in its place (dot_reduce.c); other dots are left
- * alone. */
-cxla_status cx_cpu_int_dot_as_reduce(cx_comp *c, cx_instr *d);
+/* What OpenBLAS computes natively (sequencer_lib.c): f32, f64, c64, c128; f16/bf16 dots are
+ * lowered to f32 ones (passes/library_lowering.h). */
+extern const cx_gemm_target cx_cpu_gemm;
 
 /* ---- fallback.c ---- */
 

@@ -64,7 +64,7 @@ cxla_status cx_seq_fft(cx_seq *s, cx_instr *in);
 /* topk.c: topk as a cx_rt_topk call. */
 cxla_status cx_seq_topk(cx_seq *s, cx_instr *in);
 cxla_status cx_seq_topk_custom_call(cx_seq *s, cx_instr *in); /* XLA:CPU's "TopK" */
-/* ragged_dot.c: a canonical ragged-dot (ragged_dot_lowering.c) as a cx_rt_ragged_dot call. */
+/* ragged_dot.c: a canonical ragged-dot (passes/ragged_dot_lowering.c) as a cx_rt_ragged_dot call. */
 cxla_status cx_seq_ragged_dot(cx_seq *s, cx_instr *in);
 /* rng_bits.c: rng-bit-generator as a cx_rt_rng_bits call. */
 cxla_status cx_seq_rng_bit_generator(cx_seq *s, cx_instr *in);

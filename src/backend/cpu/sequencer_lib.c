@@ -1,14 +1,16 @@
 /* sequencer_lib.c — library calls in the schedule: dot as batched GEMM (cx_rt_gemm with the
- * plan from dot_lowering.c), and f32/f64 convolutions of up to two spatial dimensions as
+ * plan from passes/dot_lowering.c), and f32/f64 convolutions of up to two spatial dimensions as
  * im2col + GEMM (cx_rt_conv_im2col) when they are big enough for that to beat a direct loop
  * nest. */
 #include <stdio.h>
 #include <string.h>
 #include "backend/cpu/sequencer_int.h"
 
+const cx_gemm_target cx_cpu_gemm = {.half = 0};
+
 int cx_seq_dot(cx_seq *s, const cx_instr *in, const char **why) {
   cx_gemm_plan p;
-  if (!cx_dot_plan(in, &p, why)) return 0;
+  if (!cx_dot_plan(in, &cx_cpu_gemm, &p, why)) return 0;
   int a = cx_seq_leaf_slot(s, in->ops[0], 0), b = cx_seq_leaf_slot(s, in->ops[1], 0), c = cx_seq_leaf_slot(s, in, 0);
   if (a < 0 || b < 0 || c < 0) return 1; /* error recorded */
   char name[256];

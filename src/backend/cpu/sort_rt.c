@@ -9,7 +9,7 @@
 #include <string.h>
 #include "backend/cpu/sort_scatter.h"
 #include "backend/cpu/threadpool.h"
-#include "runtime/trace.h"
+#include "core/trace.h"
 
 #define SORT_MAX_OPS 64
 #define SORT_CHUNK_ELEMS 16384

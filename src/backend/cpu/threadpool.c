@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "backend/cpu/threadpool.h"
-#include "runtime/trace.h"
+#include "core/trace.h"
 #include "util/util.h"
 
 /* Chunks per thread: more than one so that a thread slowed by the OS (or busy with another

@@ -9,7 +9,7 @@
 #define CX_THREADPOOL_H
 #include <stdint.h>
 #include "backend/cpu/runtime.h"
-#include "runtime/trace.h"
+#include "core/trace.h"
 
 /* A pool whose parallel_for uses `nthreads` threads in all: the caller plus nthreads - 1
  * workers (0: one per online CPU). If the system refuses some threads the pool has fewer

@@ -19,7 +19,7 @@
 #include "backend/cpu/runtime.h"
 #include "backend/cpu/sequencer_int.h"
 #include "backend/cpu/threadpool.h"
-#include "runtime/trace.h"
+#include "core/trace.h"
 
 /* ---- 8 to 32-bit types: packed words, larger first ---- */
 

@@ -5,9 +5,9 @@
  * kernels' LLVM IR instead of their PTX. */
 #include <stdio.h>
 #include <string.h>
+#include "backend/backend.h"
 #include "backend/gpu/emu.h"
 #include "backend/gpu/gpu_state.h"
-#include "runtime/executable.h"
 
 static void gpu_destroy(void *state) {
   gpu_state *st = state;

@@ -9,8 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <llvm-c/IRReader.h>
-#include "backend/cpu/jit.h"
 #include "backend/gpu/emu.h"
+#include "codegen/jit.h"
+#include "core/context.h"
 
 struct cx_emu_module {
   cxla_context *ctx;  /* the JIT's (its errors go to the load log) */
@@ -254,7 +255,7 @@ int cx_emu_module_load(const char *ir, cx_emu_module **out, char *log, size_t lo
   *out = NULL;
   log[0] = 0;
   cx_emu_module *m = cx_calloc(1, sizeof *m);
-  if (!m || cxla_context_create(&m->ctx) != CXLA_OK) {
+  if (!m || !(m->ctx = cx_context_new())) {
     cx_free(m);
     return snprintf(log, loglen, "out of memory"), -1;
   }

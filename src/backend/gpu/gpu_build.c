@@ -5,6 +5,7 @@
 #include "codegen/cg.h"
 #include "interp/interp.h"
 #include "passes/fusion_plan.h"
+#include "passes/library_lowering.h"
 #include "passes/pass.h"
 
 typedef struct builder {
@@ -118,12 +119,15 @@ static cxla_status fusion(builder *b, cx_instr *in) {
   return launch(b, in);
 }
 
-/* A dot the cpu backend's lowering left in GEMM form (operands in a BLAS layout, f16/bf16
- * computed in f32, integer dots turned into reduce fusions). */
+/* What cuBLASLt computes natively: f16/bf16 too, accumulating in f32. */
+static const cx_gemm_target cublaslt = {.half = 1};
+
+/* A dot the library lowering left in GEMM form (operands in a BLAS layout, integer dots
+ * turned into reduce fusions). */
 static cxla_status gemm(builder *b, cx_instr *in) {
   cx_gemm_plan plan;
   const char *why = "not a dot";
-  if (!cx_dot_plan_for(in, 1, &plan, &why)) return refuse(b, in, why);
+  if (!cx_dot_plan(in, &cublaslt, &plan, &why)) return refuse(b, in, why);
   if (plan.type == CXLA_C64 || plan.type == CXLA_C128) return refuse(b, in, "complex dots are not on cuBLASLt yet");
   int *slots = cx_malloc(3 * sizeof *slots);
   if (!slots) return cx_oom(b->ctx);
@@ -208,11 +212,11 @@ static cxla_status comp_steps(builder *b, cx_comp *c) {
 }
 
 static cxla_status passes(cxla_context *ctx, cx_module *m, const cx_flags *flags) {
-  cx_pass_opts po = cx_flags_pass_opts(flags);
+  cx_pass_opts po = cx_pass_opts_from_flags(flags);
   cx_pass_ctx pc = {.opts = &po};
   CX_TRY(cx_interp_check_module(m));
-  CX_TRY(cx_pass_pipeline_cpu(&pc, m));
-  CX_TRY(cx_lower_library_ops_for(m, 1)); /* dots in GEMM form (cuBLASLt; f16/bf16 stay so), convolutions as kernels */
+  CX_TRY(cx_pass_pipeline(&pc, m));
+  CX_TRY(cx_lower_library_ops(m, &cublaslt)); /* dots in GEMM form (f16/bf16 stay so), convolutions as kernels */
   CX_TRY(cx_fusion_plan_module(m));
   (void)ctx;
   return cx_dump_finish(&pc, m);

@@ -1,17 +1,19 @@
-/* gpu_build.h — a module compiled for an NVIDIA GPU, without touching one: the CPU backend's
- * pass pipeline and fusion, its buffer assignment (slots become device memory), one kernel
+/* gpu_build.h — a module compiled for an NVIDIA GPU, without touching one: the pass pipeline
+ * and fusion both backends run, buffer assignment (slots become device memory), one kernel
  * per kLoop/kInput fusion through the shared emitter and cx_target_nvptx, all of them in one
  * PTX module, and the steps an execution runs (kernel launches and device-to-device copies
  * in schedule order). */
 #ifndef CX_GPU_BUILD_H
 #define CX_GPU_BUILD_H
-#include "backend/cpu/sequencer.h"
-#include "passes/buffers.h"
-#include "runtime/flags.h"
+#include "codegen/cg.h"
 #include "codegen/nvptx.h"
+#include "core/flags.h"
+#include "passes/buffers.h"
+#include "passes/library_lowering.h"
 
 /* LAUNCH: a kernel of the PTX module; COPY: device to device; GEMM: a dot through cuBLASLt
- * (the cpu backend's row-major plan, gpu_gemm.c maps it onto column-major cuBLASLt).
+ * (the row-major plan of passes/library_lowering.h, gpu_gemm.c maps it onto column-major
+ * cuBLASLt).
  * WHILE and COND own the steps that follow them, up to `end`: a loop's condition steps
  * [i+1, body) then its body [body, end) (ending with the copies of the new loop state); a
  * conditional's branches, branch k being [branch[k], branch[k+1]) with branch[n] = end. The

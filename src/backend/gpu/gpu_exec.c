@@ -5,8 +5,8 @@
  * execution and kept (the sizes never change). */
 #include <string.h>
 #include "backend/gpu/gpu_state.h"
-#include "runtime/context.h"
-#include "runtime/trace.h"
+#include "core/context.h"
+#include "core/trace.h"
 
 /* The trace's thread id of GPU 0's stream (CPU threads are numbered from 1). */
 enum { GPU_TRACE_TID = 1000 };

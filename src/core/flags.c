@@ -4,8 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "passes/pass.h"
-#include "runtime/flags.h"
+#include "core/flags.h"
 
 typedef enum { F_BOOL, F_INT, F_STR } flag_kind;
 typedef struct {
@@ -15,7 +14,6 @@ typedef struct {
   int64_t lo, hi;
   const char *help;
   int runtime_only; /* does not change what compiles: left out of executable-cache keys */
-  cxla_status (*check)(cxla_context *ctx, const char *value); /* F_STR: refuses a bad value */
 } flag_def;
 
 #define OFF(f) offsetof(cx_flags, f)
@@ -28,12 +26,10 @@ static const flag_def defs[] = {
     {"dump-to", F_STR, OFF(dump_to), 0, 0, "DIR: write HLO text and GraphViz after each pass, one prefix per compile"},
     {"dump-pass-re", F_STR, OFF(dump_pass_re), 0, 0, "REGEX: only dump passes matching it"},
     {"dump-format", F_STR, OFF(dump_format), 0, 0,
-     "hlo,dot,svg: what each dump writes (default hlo,dot; svg runs GraphViz after the compile)", 0,
-     cx_dump_check_format},
+     "hlo,dot,svg: what each dump writes (default hlo,dot; svg runs GraphViz after the compile)"},
     {"trace", F_STR, OFF(trace), 0, 0, "FILE: write a Chrome trace of compile phases and kernels", 1},
     {"disable-pass", F_STR, OFF(disable_pass), 0, 0,
-     "NAME[,NAME]: skip passes of the cpu pipeline (see cxla compile --list-passes)", 0,
-     cx_pipeline_check_disabled},
+     "NAME[,NAME]: skip passes of the pipeline (see cxla compile --list-passes)"},
     {"collective-timeout", F_INT, OFF(collective_timeout), 0, 7 * 86400,
      "S: a collective fails after waiting S seconds for the other devices (0: waits for ever)", 1},
     {"gpu-tf32", F_BOOL, OFF(gpu_tf32), 0, 1,
@@ -140,7 +136,7 @@ static cxla_status set_one(cxla_context *ctx, cx_flags *f, const char *tok, size
     else *(int *)slot = (int)x;
   } else {
     if (!v || !*v) st = cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "flag --%s wants a value", d->name);
-    else if (!d->check || (st = d->check(ctx, v)) == CXLA_OK) {
+    else {
       cx_free(*(char **)slot);
       *(char **)slot = v;
       v = NULL;
@@ -161,7 +157,3 @@ cxla_status cx_flags_parse(cxla_context *ctx, cx_flags *f, const char *text) {
   }
 }
 
-cx_pass_opts cx_flags_pass_opts(const cx_flags *f) {
-  cx_pass_opts o = {f->fusion, f->disable_pass, f->dump_to, f->dump_pass_re, f->dump_format};
-  return o;
-}

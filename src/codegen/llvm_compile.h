@@ -1,8 +1,8 @@
 /* llvm_compile.h — LLVM IR modules to host object code, on several threads at once: the
  * optimisation pipeline for an opt level and native code generation, one target machine per
  * thread. The JIT (jit.h) links the objects. */
-#ifndef CX_CPU_LLVM_COMPILE_H
-#define CX_CPU_LLVM_COMPILE_H
+#ifndef CX_LLVM_COMPILE_H
+#define CX_LLVM_COMPILE_H
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
 #include <stdint.h>

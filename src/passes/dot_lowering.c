@@ -1,4 +1,4 @@
-/* dot_lowering.c — mapping library ops onto what the CPU runtime provides.
+/* dot_lowering.c — mapping library ops onto what the GEMM libraries and the emitter provide.
  *
  * A general dot (batch dims and contracting dims anywhere) is a batch of row-major GEMMs when
  * each group of dimensions — batch, lhs free (M), rhs free (N), contracting (K) — collapses to
@@ -10,10 +10,10 @@
  * plus a kLoop epilogue that buffer assignment runs in place over the GEMM result, and
  * convolutions are wrapped in single-op fusions for the emitter (or im2col). */
 #include <string.h>
-#include "backend/cpu/sequencer.h"
 #include "ir/clone.h"
 #include "ir/edit.h"
 #include "passes/fusion_build.h"
+#include "passes/library_lowering.h"
 
 /* ---- GEMM plans ---- */
 
@@ -104,10 +104,10 @@ static int gemm_type(const cx_instr *in, int half) {
   return ok && in->ops[0]->shape.type == t && in->ops[1]->shape.type == t;
 }
 
-int cx_dot_plan_for(const cx_instr *in, int half, cx_gemm_plan *p, const char **why) {
+int cx_dot_plan(const cx_instr *in, const cx_gemm_target *t, cx_gemm_plan *p, const char **why) {
   memset(p, 0, sizeof *p);
   if (in->op != CX_OP_DOT || in->nops != 2) { *why = "not a dot"; return 0; }
-  if (!gemm_type(in, half)) { *why = "GEMM takes f32, f64, c64 or c128 operands and result of one type"; return 0; }
+  if (!gemm_type(in, t->half)) { *why = "GEMM takes f32, f64, c64 or c128 operands and result of one type"; return 0; }
   const cx_shape *ls = &in->ops[0]->shape, *rs = &in->ops[1]->shape;
   side l, r;
   sides(in, &l, &r);
@@ -143,7 +143,6 @@ int cx_dot_plan_for(const cx_instr *in, int half, cx_gemm_plan *p, const char **
   return 0;
 }
 
-int cx_dot_plan(const cx_instr *in, cx_gemm_plan *p, const char **why) { return cx_dot_plan_for(in, 0, p, why); }
 
 static int drop_instr(cx_comp *c, const cx_instr *x) {
   uint8_t *drop = cx_calloc((size_t)c->ninstrs + 1, 1);
@@ -173,11 +172,11 @@ static cx_instr *add_convert(cx_comp *c, cx_instr *x, cxla_type t) {
  * widen (c64 x c64 -> c128) in c128: converts around a dot of one type. The interpreter
  * computes in double and rounds once; so does this, up to the f32 accumulation that XLA's CPU
  * backend also uses. */
-static cxla_status retype_dot(cx_comp *c, cx_instr *d, int half, cx_instr **out) {
+static cxla_status retype_dot(cx_comp *c, cx_instr *d, const cx_gemm_target *t, cx_instr **out) {
   cx_module *m = c->module;
   cxla_type lt = d->ops[0]->shape.type, rt = d->ops[1]->shape.type, ot = d->shape.type;
   *out = d;
-  if (gemm_type(d, half)) return CXLA_OK;
+  if (gemm_type(d, t->half)) return CXLA_OK;
   cxla_type ct;
   if (cx_type_is_float(lt) && cx_type_is_float(rt) && cx_type_is_float(ot))
     ct = lt == CXLA_F64 || rt == CXLA_F64 || ot == CXLA_F64 ? CXLA_F64 : CXLA_F32;
@@ -242,12 +241,12 @@ static cxla_status transpose_operand(cx_comp *c, cx_instr *d, int k, const side 
   return CXLA_OK;
 }
 
-static cxla_status lower_dot(cx_comp *c, cx_instr *d, int half) {
-  CX_TRY(retype_dot(c, d, half, &d));
+static cxla_status lower_dot(cx_comp *c, cx_instr *d, const cx_gemm_target *t) {
+  CX_TRY(retype_dot(c, d, t, &d));
   cx_gemm_plan p;
   const char *why;
-  if (cx_type_is_int(d->shape.type)) return cx_cpu_int_dot_as_reduce(c, d);
-  if (!gemm_type(d, half) || cx_dot_plan_for(d, half, &p, &why)) return CXLA_OK;
+  if (cx_type_is_int(d->shape.type)) return cx_int_dot_as_reduce(c, d);
+  if (!gemm_type(d, t->half) || cx_dot_plan(d, t, &p, &why)) return CXLA_OK;
   side sd[2];
   sides(d, &sd[0], &sd[1]);
   int64_t bsz, bst, ld;
@@ -277,7 +276,7 @@ static cxla_status split_output_fusion(cx_comp *c, cx_instr *f) {
   return cx_fusion_hoist(c, f, d, CX_FUSION_LOOP, &nd);
 }
 
-static cxla_status lower_comp(cx_comp *c, int half) {
+static cxla_status lower_comp(cx_comp *c, const cx_gemm_target *t) {
   int n = c->ninstrs;
   cx_instr **snap = cx_malloc(sizeof *snap * (size_t)(n ? n : 1));
   if (!snap) return cx_oom(c->module->ctx);
@@ -296,8 +295,8 @@ static cxla_status lower_comp(cx_comp *c, int half) {
   if (n) memcpy(snap, c->instrs, sizeof *snap * (size_t)n);
   for (int i = 0; i < n && s == CXLA_OK; i++) {
     cx_instr *x = snap[i], *f;
-    if (x->op == CX_OP_RAGGED_DOT) s = cx_cpu_lower_ragged_dot(c, x); /* a batch one becomes a dot */
-    if (s == CXLA_OK && x->op == CX_OP_DOT && x->nops == 2) s = lower_dot(c, x, half);
+    if (x->op == CX_OP_RAGGED_DOT) s = cx_lower_ragged_dot(c, x); /* a batch one becomes a dot */
+    if (s == CXLA_OK && x->op == CX_OP_DOT && x->nops == 2) s = lower_dot(c, x, t);
     else if (x->op == CX_OP_CONVOLUTION) s = wrap(c, x, &f);
   }
   cx_free(snap);
@@ -305,24 +304,23 @@ static cxla_status lower_comp(cx_comp *c, int half) {
   return s;
 }
 
-static cxla_status lower_rec(cx_comp *c, int depth, int half) {
+static cxla_status lower_rec(cx_comp *c, int depth, const cx_gemm_target *t) {
   if (c->aux) return CXLA_OK;
   if (depth > 256) return cx_error(c->module->ctx, CXLA_ERR_UNSUPPORTED, "control flow nested deeper than 256 levels");
   c->aux = (void *)1;
   for (int i = 0; i < c->ninstrs; i++) {
     cx_instr *x = c->instrs[i];
     if (x->op == CX_OP_WHILE || x->op == CX_OP_CONDITIONAL || x->op == CX_OP_CALL)
-      for (int k = 0; k < x->ncalled; k++) CX_TRY(lower_rec(x->called[k], depth + 1, half));
+      for (int k = 0; k < x->ncalled; k++) CX_TRY(lower_rec(x->called[k], depth + 1, t));
   }
-  return lower_comp(c, half);
+  return lower_comp(c, t);
 }
 
-cxla_status cx_lower_library_ops_for(cx_module *m, int half) {
+cxla_status cx_lower_library_ops(cx_module *m, const cx_gemm_target *t) {
   if (!m->entry) return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT, "module %s has no ENTRY computation", m->name);
   for (int i = 0; i < m->ncomps; i++) m->comps[i]->aux = NULL;
-  cxla_status s = lower_rec(m->entry, 0, half);
+  cxla_status s = lower_rec(m->entry, 0, t);
   for (int i = 0; i < m->ncomps; i++) m->comps[i]->aux = NULL;
   return s;
 }
 
-cxla_status cx_cpu_lower_library_ops(cx_module *m) { return cx_lower_library_ops_for(m, 0); }

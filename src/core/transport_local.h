@@ -2,7 +2,7 @@
  * process (transport_local.c). */
 #ifndef CX_TRANSPORT_LOCAL_H
 #define CX_TRANSPORT_LOCAL_H
-#include "runtime/transport.h"
+#include "core/transport.h"
 
 /* n transports, ranks 0..n-1 of one world, one per thread; NULL on OOM. */
 cx_transport **cx_local_transports(int n);

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <pthread.h>
-#include "runtime/transport_local.h"
+#include "core/transport_local.h"
 
 typedef struct local_world local_world;
 

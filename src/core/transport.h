@@ -1,12 +1,19 @@
 /* transport.h — how the devices of a run exchange bytes (docs/collectives.md). A run has one
  * device per MPI rank (transport_mpi.c) or per thread of --replicas (transport_local.c); the
  * collectives of the interpreter and of the cpu backend are all written on one call,
- * cx_transport_exchange, and reach a transport through a function table, so the layers below
- * runtime/ need no link to it. */
+ * cx_transport_exchange, and reach a transport through a function table, so the layers above core
+ * need no link to it. */
 #ifndef CX_TRANSPORT_H
 #define CX_TRANSPORT_H
 #include <stddef.h>
-#include "ir/groups.h"
+#include "util/util.h"
+
+/* The devices of a run: replicas x partitions, device d being replica d / partitions and
+ * partition d % partitions (XLA's default device assignment); one device per MPI rank or per
+ * thread of --replicas. (ir/groups.h: which devices a collective's groups name.) */
+typedef struct cx_devices {
+  int replicas, partitions;
+} cx_devices;
 
 /* One block to send to (or receive from) another device. */
 typedef struct cx_xfer {

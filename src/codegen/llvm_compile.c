@@ -19,8 +19,8 @@
 #include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
-#include "backend/cpu/llvm_compile.h"
-#include "runtime/trace.h"
+#include "codegen/llvm_compile.h"
+#include "core/trace.h"
 
 static const char LEAN_PIPELINE[] =
     "cgscc(inline),function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,loop-mssa(licm),"

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
-#include "runtime/context.h"
-#include "runtime/transport.h"
+#include "core/context.h"
+#include "core/transport.h"
 
 /* The rank and size mpirun (Open MPI, or a PMI launcher) gave this process, without asking MPI:
  * 0 when it did not start it. */

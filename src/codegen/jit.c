@@ -8,8 +8,8 @@
 #include <llvm-c/Orc.h>
 #include <llvm-c/Target.h>
 #include <pthread.h>
-#include "backend/cpu/jit.h"
-#include "backend/cpu/llvm_compile.h"
+#include "codegen/jit.h"
+#include "codegen/llvm_compile.h"
 
 struct cx_jit {
   cxla_context *ctx;

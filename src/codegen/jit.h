@@ -5,7 +5,7 @@
 #define CX_JIT_H
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
-#include "backend/cpu/llvm_compile.h"
+#include "codegen/llvm_compile.h"
 #include "util/util.h"
 
 typedef struct cx_jit cx_jit;

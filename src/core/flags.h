@@ -1,7 +1,7 @@
-/* flags.h — user-facing options, read from CXLA_FLAGS and from CLI options (same syntax). */
+/* flags.h — user-facing options, read from CXLA_FLAGS and from CLI options (same syntax). One
+ * table (flags.c) names every flag; docs/flags.md lists them. */
 #ifndef CX_FLAGS_H
 #define CX_FLAGS_H
-#include "passes/pass_opts.h"
 #include "util/util.h"
 
 typedef struct cx_flags {
@@ -23,9 +23,9 @@ typedef struct cx_flags {
 void cx_flags_init(cx_flags *f);
 void cx_flags_free(cx_flags *f);
 cxla_status cx_flags_copy(cxla_context *ctx, cx_flags *dst, const cx_flags *src);
-/* The options the pass pipeline reads, pointing into f's strings. */
-cx_pass_opts cx_flags_pass_opts(const cx_flags *f);
-/* Parses whitespace-separated "--name=value" options into f; unknown names are errors. */
+/* Parses whitespace-separated "--name=value" options into f; unknown names and values of the
+ * wrong kind or range are errors. Values only a layer above knows are checked there
+ * (cx_pass_check_flags: pass names, dump formats); cxla_context_set_flags does both. */
 cxla_status cx_flags_parse(cxla_context *ctx, cx_flags *f, const char *text);
 /* Parses one option ("--threads=2"); returns 0 if the name is not a cxla flag. */
 int cx_flags_is_flag(const char *arg);

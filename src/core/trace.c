@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "runtime/trace.h"
+#include "core/trace.h"
 
 typedef struct event {
   const char *name; /* interned in the trace */

@@ -8,10 +8,10 @@
  * the GEMM takes (f32, f64, c64, c128; s64 for integers), and the result one back (a reshape,
  * and a convert where the types differ): both result orders are the original's flattened. A
  * ragged batch dimension is a plain dot (group_sizes changes nothing): it becomes one. */
-#include "backend/cpu/sequencer.h"
 #include "ir/edit.h"
 #include "ir/ragged_dot.h"
 #include "passes/fusion_build.h"
+#include "passes/library_lowering.h"
 
 typedef struct prep {
   cx_instr *parts[3];
@@ -72,7 +72,7 @@ static int64_t prod(const cx_shape *s, const int64_t *perm, int from, int to) {
   return p;
 }
 
-cxla_status cx_cpu_lower_ragged_dot(cx_comp *c, cx_instr *x) {
+cxla_status cx_lower_ragged_dot(cx_comp *c, cx_instr *x) {
   cx_module *m = c->module;
   cx_dot_dims *d = &x->a.dot;
   const cx_shape *ls = &x->ops[0]->shape, *rs = &x->ops[1]->shape, *gs = &x->ops[2]->shape;

@@ -6,9 +6,9 @@
  * which equals the interpreter's wide sum wrapped once (two's complement arithmetic is exact
  * modulo 2^n). Quantized (s8 x s8 -> s32) matmuls land here. */
 #include <string.h>
-#include "backend/cpu/sequencer.h"
 #include "ir/edit.h"
 #include "passes/fusion_build.h"
+#include "passes/library_lowering.h"
 
 static cx_instr *new_named(cx_comp *fc, cx_op op, const cx_shape *sh, int n, cx_instr *const *ops) {
   cx_instr *x = cx_instr_new(fc, op, sh, n, ops);
@@ -86,7 +86,7 @@ static cx_instr *spread(cx_comp *c, parts *ps, cx_instr *x, cxla_type t, const i
   return b;
 }
 
-cxla_status cx_cpu_int_dot_as_reduce(cx_comp *c, cx_instr *d) {
+cxla_status cx_int_dot_as_reduce(cx_comp *c, cx_instr *d) {
   cx_module *m = c->module;
   cxla_type ot = d->shape.type;
   const cx_shape *ls = &d->ops[0]->shape, *rs = &d->ops[1]->shape;

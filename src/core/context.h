@@ -1,27 +1,36 @@
-/* context.h — the cxla_context: flags, last error message, and shared caches. */
+/* context.h — the cxla_context as the layers above core see it: the error sink, the flags,
+ * the trace, the activity a watchdog reads, the transport of a run, and slots where the layers
+ * above hang their per-context resources (the executable cache, the cpu backend's thread pools,
+ * the host feeds) with a destructor, so that core calls none of them. */
 #ifndef CX_CONTEXT_H
 #define CX_CONTEXT_H
 #include <pthread.h>
 #include <stdatomic.h>
-#include "ir/feeds.h"
-#include "runtime/flags.h"
+#include "core/flags.h"
 
-struct cx_threadpool;
 struct cx_trace;
-struct cx_cache;
+struct cx_transport;
 
-#define CX_CONTEXT_MAX_POOLS 4
+/* The resources a context may hold for the layers above it; destroyed in this order (the
+ * cache's executables may still use the pools, so they go first). */
+typedef enum cx_context_slot_id {
+  CX_SLOT_CACHE,     /* runtime/cache.c: executables by canonical text + backend + flags */
+  CX_SLOT_CPU_POOLS, /* backend/cpu/pools.c: the thread pools of compiled code */
+  CX_SLOT_FEEDS,     /* ir/feeds.c: the infeed and outfeed queues */
+  CX_SLOT_COUNT
+} cx_context_slot_id;
 
 struct cxla_context {
   cx_errsink err;     /* first: the layers below reach it through a cxla_context * (util.h) */
   cx_flags flags;
-  /* Created lazily under rt_mu (executions on several threads may ask at once) and freed by
-   * cxla_context_destroy. Nothing that reports an error (which takes mu) runs under rt_mu. */
+  /* Slots, the trace and the transport are made lazily under rt_mu (executions on several
+   * threads may ask at once). Nothing that reports an error (which takes mu) runs under it. */
   pthread_mutex_t rt_mu;
-  struct cx_threadpool *pools[CX_CONTEXT_MAX_POOLS]; /* one per distinct thread count */
-  int pool_threads[CX_CONTEXT_MAX_POOLS];
+  struct {
+    void *p;
+    void (*destroy)(void *p);
+  } slots[CX_SLOT_COUNT];
   struct cx_trace *trace;   /* when flags.trace was set at first use */
-  struct cx_cache *cache;   /* executables by canonical text + backend + flags */
   /* The run this process is a device of (transport_mpi.c): MPI, made on first use under
    * rt_mu; own_comm when the caller gave the communicator. */
   struct cx_transport *transport;
@@ -34,9 +43,17 @@ struct cxla_context {
   _Atomic(const char *) running;
   _Atomic(const char *) backend;
   _Atomic int64_t loop_trips;
-  /* The infeed and outfeed queues (ir/feeds.h; cxla.h's host transfers). */
-  cx_feeds feeds;
 };
+
+/* A new context with default flags (CXLA_FLAGS is read by cxla_context_create, a layer up,
+ * where the flags' values can be checked); NULL when memory runs out. */
+cxla_context *cx_context_new(void);
+
+/* The resource in `slot`, made by make(arg) on its first use and destroyed by `destroy` with
+ * the context; NULL when make returns NULL (out of memory: asked again next time). make runs
+ * under the context's lock, so it must not report errors through the context. Thread safe. */
+void *cx_context_slot(cxla_context *ctx, cx_context_slot_id slot, void *(*make)(void *arg), void *arg,
+                      void (*destroy)(void *p));
 
 /* Sets what the context is doing (phase: a static string; running: NULL or a name that
  * outlives the phase). */
@@ -45,25 +62,15 @@ void cx_context_set_activity(cxla_context *ctx, const char *phase, const char *r
  * reference run on the interpreter is told apart from a slow compiled kernel. */
 void cx_context_set_backend(cxla_context *ctx, const char *backend);
 
-/* The context's thread pool for compiled code using `nthreads` threads in all (0: all
- * cores), created on first use; NULL means "run on the calling thread" (one thread wanted, or
- * no memory for a pool). Also sets OpenBLAS to the same thread count when it creates a pool.
- * Up to CX_CONTEXT_MAX_POOLS sizes get their own pool; beyond that the closest size is
- * shared. Thread safe. */
-struct cx_threadpool *cx_context_pool(cxla_context *ctx, int nthreads);
 /* The context's trace, created on first use if --trace=FILE is set (later changes of the
  * flag do not move it), else NULL. Thread safe. */
 struct cx_trace *cx_context_trace(cxla_context *ctx);
 /* Writes the trace file now (if there is a trace with unwritten events); the context also
  * writes it when destroyed, silently. */
 cxla_status cx_context_flush_trace(cxla_context *ctx);
-/* The executable cache, created on first use; NULL when memory runs out (compile goes on
- * uncached). */
-struct cx_cache *cx_context_cache(cxla_context *ctx);
 /* The transport of the run this process is part of: the caller's MPI communicator, or
  * MPI_COMM_WORLD under mpirun (MPI initialised on first use), else *out NULL (a run of one
  * device). Thread safe. */
-struct cx_transport;
 cxla_status cx_context_transport(cxla_context *ctx, struct cx_transport **out);
 /* Frees the context's transport (cxla_context_destroy). */
 void cx_context_transport_free(cxla_context *ctx);
