@@ -12,19 +12,13 @@
 #include "codegen/loops.h"
 #include "ir/fusion_plan.h"
 
-/* Ops that read their operands at the output's linear index (no multi-index needed), besides
- * the elementwise ones: always, or (bitcast-convert) where the rank stays, i.e. the element
+/* Ops that read their operands at the output's linear index, no multi-index needed (the op
+ * table's index column): always, or (bitcast-convert) where the rank stays, i.e. the element
  * size does. A dot here is a kOutput epilogue's GEMM result, read at the output's index. */
-enum { LINEAR_IF_ELEMENTWISE = 0, LINEAR_ALWAYS, LINEAR_SAME_RANK };
-static const uint8_t k_linear[CX_OP_COUNT] = {
-  [CX_OP_PARAMETER] = LINEAR_ALWAYS, [CX_OP_CONSTANT] = LINEAR_ALWAYS, [CX_OP_TUPLE] = LINEAR_ALWAYS,
-  [CX_OP_GET_TUPLE_ELEMENT] = LINEAR_ALWAYS, [CX_OP_RESHAPE] = LINEAR_ALWAYS, [CX_OP_BITCAST] = LINEAR_ALWAYS,
-  [CX_OP_DOT] = LINEAR_ALWAYS, [CX_OP_BITCAST_CONVERT] = LINEAR_SAME_RANK,
-};
-
 static int linear_op(const cx_instr *in) {
-  if (k_linear[in->op] == LINEAR_SAME_RANK) return in->shape.rank == in->ops[0]->shape.rank;
-  return k_linear[in->op] == LINEAR_ALWAYS || cx_op_is_elementwise(in->op);
+  cx_op_index k = cx_op_index_of(in->op);
+  if (k == CX_INDEX_SAME_RANK) return in->shape.rank == in->ops[0]->shape.rank;
+  return k == CX_INDEX_LINEAR;
 }
 
 /* The fusion's plan (passes/fusion_plan.c made it before code generation), or NULL after

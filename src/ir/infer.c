@@ -167,7 +167,7 @@ cxla_status cx_infer_declared(cx_infer *ic, cx_shape *out) {
 
 typedef cxla_status (*infer_rule)(cx_infer *ic, cx_shape *out);
 static const infer_rule k_rules[CX_OP_COUNT] = {
-#define X(id, name, arity, cls, cost, runs, shape, types, called, flags, infer) cx_infer_##infer,
+#define X(id, name, arity, cls, cost, runs, shape, types, called, flags, infer, ...) cx_infer_##infer,
 #include "ir/ops.def"
 #undef X
 };

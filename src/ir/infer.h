@@ -77,7 +77,7 @@ static inline int cx_mul_ovf(int64_t a, int64_t b, int64_t *r) { return __builti
  * Variadic ops check their own operand count: what the operands mean differs per op. ---- */
 /* The rule of custom-call __op$block_scaled_dot (infer_scaled_dot.c). */
 cxla_status cx_infer_block_scaled_dot(cx_infer *ic, cx_shape *out);
-#define X(id, name, arity, cls, cost, runs, shape, types, called, flags, infer) \
+#define X(id, name, arity, cls, cost, runs, shape, types, called, flags, infer, ...) \
   cxla_status cx_infer_##infer(cx_infer *ic, cx_shape *out);
 #include "ir/ops.def"
 #undef X

@@ -7,6 +7,7 @@ enum { CHEAP, EXPENSIVE };
 enum { INFER, WRITTEN, UNINFERRED };
 enum { NA, ANY, REAL, FLOAT, SIGNED, NUMERIC, FLOAT_OR_COMPLEX, SIGNED_OR_COMPLEX, NUMERIC_OR_COMPLEX, INT, PRED_OR_INT };
 enum { SIDE_EFFECT = 1, COMMUTATIVE = 2, COLLECTIVE = 4 };
+enum { NOFUSE, REINDEX };
 typedef struct {
   const char *name;
   int arity;
@@ -14,11 +15,15 @@ typedef struct {
   int expensive;
   cx_op_runs runs;
   int shape, types, called, flags;
+  cx_op_index index;
+  int reindex;
+  cx_op_alias alias;
 } op_info;
 
 static const op_info table[CX_OP_COUNT] = {
-#define X(id, name, arity, cls, cost, runs, shape, types, called, flags, ...) \
-  {name, arity, CX_CLASS_##cls, cost, CX_RUNS_##runs, shape, types, CX_CALLS_##called, flags},
+#define X(id, name, arity, cls, cost, runs, shape, types, called, flags, infer, index, fuse, alias) \
+  {name, arity, CX_CLASS_##cls, cost, CX_RUNS_##runs, shape, types, CX_CALLS_##called, flags, CX_INDEX_##index, fuse, \
+   CX_ALIAS_##alias},
 #include "ir/ops.def"
 #undef X
 };
@@ -28,6 +33,9 @@ int cx_op_arity(cx_op op) { return table[op].arity; }
 cx_op_class cx_op_class_of(cx_op op) { return table[op].cls; }
 int cx_op_is_expensive(cx_op op) { return table[op].expensive; }
 cx_op_runs cx_op_runs_on(cx_op op) { return table[op].runs; }
+cx_op_index cx_op_index_of(cx_op op) { return (unsigned)op < CX_OP_COUNT ? table[op].index : CX_INDEX_MULTI; }
+int cx_op_fuses_as_reindex(cx_op op) { return (unsigned)op < CX_OP_COUNT && table[op].reindex == REINDEX; }
+cx_op_alias cx_op_alias_of(cx_op op) { return (unsigned)op < CX_OP_COUNT ? table[op].alias : CX_ALIAS_NEVER; }
 cx_op_calls cx_op_calls_of(cx_op op) { return table[op].called; }
 int cx_op_is_commutative(cx_op op) { return (table[op].flags & COMMUTATIVE) != 0; }
 int cx_op_is_collective(cx_op op) { return (table[op].flags & COLLECTIVE) != 0; }

@@ -37,6 +37,14 @@ typedef enum {
   CX_CALLS_SELECT_SCATTER, CX_CALLS_BRANCHES, CX_CALLS_ANYCALL
 } cx_op_calls;
 cx_op_calls cx_op_calls_of(cx_op op);
+/* How a loop kernel reads the op's operands (the `index` column). */
+typedef enum { CX_INDEX_MULTI, CX_INDEX_LINEAR, CX_INDEX_SAME_RANK } cx_op_index;
+cx_op_index cx_op_index_of(cx_op op);
+/* A re-indexing op that loop fusions compute in place (the `fuse` column). */
+int cx_op_fuses_as_reindex(cx_op op);
+/* Whether the result may share its operand's bytes (the `alias` column). */
+typedef enum { CX_ALIAS_NEVER, CX_ALIAS_ALWAYS, CX_ALIAS_SAME_BYTES } cx_op_alias;
+cx_op_alias cx_op_alias_of(cx_op op);
 /* How many it takes (-1: any number) and the role of the k-th ("to_apply", "body", ...). */
 int cx_op_called_count(cx_op op);
 const char *cx_op_called_role(cx_op op, int k);

@@ -109,15 +109,11 @@ static const cxla_literal *literal_leaf(const cxla_literal *lit, int *i) {
   return NULL;
 }
 
-/* Raw ops whose result is their operand's bytes: always, or for a bitcast only between
- * default layouts of the same size (anything else moves bytes). */
-enum { ALIAS_NEVER = 0, ALIAS_ALWAYS, ALIAS_SAME_BYTES };
-static const uint8_t k_alias[CX_OP_COUNT] = {
-  [CX_OP_RESHAPE] = ALIAS_ALWAYS, [CX_OP_OPT_BARRIER] = ALIAS_ALWAYS, [CX_OP_BITCAST] = ALIAS_SAME_BYTES,
-};
-
+/* Raw ops whose result is their operand's bytes (the op table's alias column): always, or for
+ * a bitcast only between default layouts of the same size (anything else moves bytes). */
 int cx_buffers_instr_is_alias(const cx_instr *in) {
-  if (k_alias[in->op] != ALIAS_SAME_BYTES) return k_alias[in->op] == ALIAS_ALWAYS;
+  cx_op_alias a = cx_op_alias_of(in->op);
+  if (a != CX_ALIAS_SAME_BYTES) return a == CX_ALIAS_ALWAYS;
   return cx_shape_has_default_layout(&in->shape) && cx_shape_has_default_layout(&in->ops[0]->shape) &&
          cx_shape_bytes(&in->shape) == cx_shape_bytes(&in->ops[0]->shape);
 }

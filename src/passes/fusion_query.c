@@ -17,14 +17,9 @@ int fu_is_multi_output(const cx_instr *in) {
 
 int fu_nouts(const cx_instr *in) { return fu_is_multi_output(in) ? in->called[0]->root->nops : 1; }
 
-/* The re-indexing ops the emitter generates element by element inside a loop nest. */
-static const uint8_t k_fusible_shape[CX_OP_COUNT] = {
-  [CX_OP_BROADCAST] = 1, [CX_OP_RESHAPE] = 1, [CX_OP_BITCAST] = 1, [CX_OP_TRANSPOSE] = 1,
-  [CX_OP_SLICE] = 1, [CX_OP_PAD] = 1, [CX_OP_CONCATENATE] = 1, [CX_OP_REVERSE] = 1,
-  [CX_OP_IOTA] = 1, [CX_OP_DYNAMIC_SLICE] = 1,
-};
-
-int fu_is_fusible_shape_op(cx_op op) { return op >= 0 && op < CX_OP_COUNT && k_fusible_shape[op]; }
+/* The re-indexing ops the emitter generates element by element inside a loop nest (the op
+ * table's fuse column). */
+int fu_is_fusible_shape_op(cx_op op) { return cx_op_fuses_as_reindex(op); }
 
 static int is_array(const cx_shape *s) { return cx_type_is_array(s->type); }
 

@@ -6,6 +6,7 @@
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
 #include "codegen/emit.h"
+#include "codegen/nvptx.h"
 #include "codegen_harness.h"
 #include "passes/fusion_plan.h"
 
@@ -121,4 +122,58 @@ TEST(codegen_target_second_target) {
   LLVMDisposeModule(mod);
   LLVMContextDispose(c);
   cx_module_free(m);
+}
+
+/* The op table's columns that codegen and buffer assignment read agree with the ops' other
+ * facts, so a new row cannot leave one out unnoticed: an op the table says is emitted has
+ * code in the emitter; an elementwise op reads its operands at the output's linear index; a
+ * re-indexing op that fuses is a shape op the emitter generates; an aliasing op has one
+ * operand. */
+TEST(ops_table_emit_columns_agree) {
+  int emitted = 0, reindex = 0, linear = 0;
+  for (int i = 0; i < CX_OP_COUNT; i++) {
+    cx_op op = (cx_op)i;
+    const char *name = cx_op_name(op);
+    if (cx_op_runs_on(op) == CX_RUNS_EMIT) {
+      emitted++;
+      CHECK_MSG(cx_emit_has_generator(op), "%s: the table says EMIT but the emitter has no generator for it", name);
+    }
+    if (cx_op_is_elementwise(op))
+      CHECK_MSG(cx_op_index_of(op) != CX_INDEX_MULTI, "%s: elementwise, but its index column says MULTI", name);
+    if (cx_op_index_of(op) != CX_INDEX_MULTI) linear++;
+    if (cx_op_fuses_as_reindex(op)) {
+      reindex++;
+      CHECK_MSG(cx_op_class_of(op) == CX_CLASS_SHAPE, "%s: fuses as a re-indexing op but is not a shape op", name);
+      CHECK_MSG(cx_op_runs_on(op) == CX_RUNS_EMIT && cx_emit_has_generator(op),
+                "%s: fuses as a re-indexing op but has no generator", name);
+    }
+    if (cx_op_alias_of(op) != CX_ALIAS_NEVER) CHECK_MSG(cx_op_arity(op) == 1, "%s: aliases but has not one operand", name);
+  }
+  CHECK(emitted > 60 && reindex == 10 && linear > 50);
+  CHECK_EQ_INT(cx_op_alias_of(CX_OP_BITCAST), CX_ALIAS_SAME_BYTES);
+  CHECK_EQ_INT(cx_op_index_of(CX_OP_BITCAST_CONVERT), CX_INDEX_SAME_RANK);
+}
+
+/* The GPU target's math rows: every float math op the emitter builds is lowered on f32 and f64
+ * by cx_target_nvptx, except the ones listed here, which the gpu backend refuses at compile
+ * time ("no lowering"); the list must shrink as rows are added (a listed op that gains its rows
+ * fails too), so a missing row is a decision written down, not a silent refusal. */
+TEST(codegen_target_nvptx_math_rows) {
+  static const struct { cx_op op; int f32, f64; } gaps[] = {
+      {CX_OP_EXPM1, 1, 0}, {CX_OP_LOG1P, 1, 0}, {CX_OP_LOGISTIC, 1, 0}, {CX_OP_TANH, 1, 0}, {CX_OP_ERF, 1, 0},
+      {CX_OP_EXP, 1, 0},   {CX_OP_LOG, 1, 0},   {CX_OP_SIN, 0, 0},      {CX_OP_COS, 0, 0},  {CX_OP_TAN, 0, 0},
+      {CX_OP_CBRT, 0, 0},  {CX_OP_POWER, 0, 0}, {CX_OP_ATAN2, 0, 0},
+  };
+  static const cxla_type fl[2] = {CXLA_F32, CXLA_F64};
+  for (int i = 0; i < CX_OP_COUNT; i++) {
+    if (!cx_elem_math[i].f) continue;
+    int want[2] = {1, 1};
+    for (size_t g = 0; g < CX_ARRAY_LEN(gaps); g++)
+      if (gaps[g].op == (cx_op)i) want[0] = gaps[g].f32, want[1] = gaps[g].f64;
+    for (int k = 0; k < 2; k++) {
+      int has = cx_target_nvptx.lower_math((cx_op)i, fl[k]).how != CX_MATH_NONE;
+      CHECK_MSG(has == want[k], "nvptx: %s on %s: %s", cx_op_name((cx_op)i), cxla_type_name(fl[k]),
+                has ? "lowered now: take it off the list of gaps" : "no lowering, and not listed as a gap");
+    }
+  }
 }
