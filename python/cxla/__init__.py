@@ -8,19 +8,24 @@
     def step(params, x): ...
 
 The library is found in the source tree's build folder, installed on the system, or at
-$CXLA_LIBRARY (cxla.library_path says which). docs/python.md has the details.
+$CXLA_LIBRARY (cxla.library_path says which). Failures raise cxla.Error's subclasses, one
+per cxla_status (cxla.ParseError, ...). docs/python.md has the details.
 """
-from ._core import Error, Executable, compile, library_path
+from ._core import Executable, FlagValue, HloSource, compile, library_path
 from ._core import lib as _lib
+from ._errors import (CompileError, DeviceError, Error, ExecutionError, FileError, InternalError, InvalidArgumentError,
+                      OutOfMemoryError, ParseError, Status, UnsupportedError, VerifyError)
 from ._grad import Grad, grad, value_and_grad
 from ._jit import Jitted, jit
 
-__all__ = ["compile", "jit", "grad", "value_and_grad", "Error", "Executable", "Jitted", "Grad", "version",
-           "library_path"]
+__all__ = ["compile", "jit", "grad", "value_and_grad", "Executable", "Jitted", "Grad", "version", "library_path",
+           "HloSource", "FlagValue", "Status", "Error", "InvalidArgumentError", "ParseError", "VerifyError",
+           "UnsupportedError", "OutOfMemoryError", "FileError", "DeviceError", "CompileError", "ExecutionError",
+           "InternalError"]
 
-__version__ = _lib.cxla_version().decode()
+__version__: str = _lib.cxla_version().decode()
 
 
-def version():
+def version() -> str:
     """The version of the loaded cxla library ("MAJOR.MINOR.PATCH")."""
     return __version__

@@ -1,17 +1,28 @@
 """cxla.compile and the executables it returns: numpy arrays in without copies (wrapped where
 they lie when C-contiguous and aligned), results out without copies (numpy arrays over the
-memory the execution wrote, which they own), donation, tuples, errors as cxla.Error."""
+memory the execution wrote, which they own), donation, tuples, errors as cxla.Error's
+subclasses (_errors.py), and close() / `with` for the C resources an executable holds."""
+from __future__ import annotations
+
 import ctypes
 import os
 import threading
+from typing import Any, Dict, Iterable, List, NoReturn, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _lib
+from . import _errors, _lib
+from ._errors import Error, InvalidArgumentError, OutOfMemoryError, Status, VerifyError
 from ._types import Spec, Types
 
 lib, library_path = _lib.load()
 types = Types(lib)
+_errors.STATUS_NAMES.update((int(s), lib.cxla_status_str(int(s)).decode()) for s in Status)
+
+# What cxla.compile takes: HLO text (str or bytes) or the path of an HLO file.
+HloSource = Union[str, bytes, "os.PathLike[str]"]
+# A cxla flag's value (docs/flags.md): threads=2, fusion=False, dump_to="dir".
+FlagValue = Union[str, int, float, bool]
 _vp = ctypes.c_void_p
 _c_char = ctypes.c_char
 _destroy_buffer = lib.cxla_buffer_destroy
@@ -21,55 +32,43 @@ _ndarray = np.ndarray
 _addressof = ctypes.addressof
 
 
-class Error(Exception):
-    """An error from cxla: the library's message (file:line:col first for text it could not
-    parse), and `status`, its kind ("parse error", "invalid argument", ...)."""
-
-    def __init__(self, message, status=None):
-        super().__init__(message)
-        self.status = status
-
-
-def _status_name(code):
-    s = lib.cxla_status_str(code)
-    return s.decode() if s else "status %d" % code
-
-
 class _Context:
-    """A cxla context with one set of flags; executables keep theirs alive."""
+    """A cxla context with one set of flags, shared by the executables compiled with those
+    flags (they keep it alive) and kept for the process's life in _contexts: it holds the
+    compile cache and thread pools, so it is not for one executable's close() to end."""
 
-    def __init__(self, flags):
+    def __init__(self, flags: str) -> None:
         h = _vp()
         code = lib.cxla_context_create(ctypes.byref(h))
-        self.h = h.value
+        self.h: Optional[int] = h.value
         if not self.h:
-            raise MemoryError("cxla: out of memory creating a context")
+            raise OutOfMemoryError("cxla: out of memory creating a context")
         if code:
             self.fail(code)  # CXLA_FLAGS is bad
-        if flags and lib.cxla_context_set_flags(self.h, flags.encode()) != 0:
-            self.fail(1)
+        if flags:
+            self.check(lib.cxla_context_set_flags(self.h, flags.encode()))
 
-    def message(self):
-        return lib.cxla_context_errmsg(self.h).decode(errors="replace")
+    def message(self) -> str:
+        return str(lib.cxla_context_errmsg(self.h).decode(errors="replace"))
 
-    def fail(self, code):
-        raise Error(self.message(), _status_name(code))
+    def fail(self, code: int) -> NoReturn:
+        raise _errors.error(code, self.message())
 
-    def check(self, code):
+    def check(self, code: int) -> None:
         if code:
             self.fail(code)
 
-    def __del__(self, destroy=lib.cxla_context_destroy):
+    def __del__(self, destroy: Any = lib.cxla_context_destroy) -> None:
         if getattr(self, "h", None):
             destroy(self.h)
             self.h = None
 
 
-_contexts = {}
+_contexts: Dict[str, _Context] = {}
 _contexts_lock = threading.Lock()
 
 
-def _flag_string(flags):
+def _flag_string(flags: Dict[str, FlagValue]) -> str:
     """compile(..., threads=2, fusion=False) -> "--fusion=off --threads=2" (docs/flags.md)."""
     out = []
     for k in sorted(flags):
@@ -80,7 +79,7 @@ def _flag_string(flags):
     return " ".join(out)
 
 
-def _context(flags):
+def _context(flags: Dict[str, FlagValue]) -> _Context:
     key = _flag_string(flags)
     with _contexts_lock:
         ctx = _contexts.get(key)
@@ -96,28 +95,28 @@ class _Owner:
 
     __slots__ = ("h", "shape", "dtype", "after", "__weakref__")
 
-    def __init__(self, h, shape, dtype):
-        self.h = h
+    def __init__(self, h: int, shape: Tuple[int, ...], dtype: np.dtype[Any]) -> None:
+        self.h: Optional[int] = h
         self.shape = shape
         self.dtype = dtype
-        self.after = None
+        self.after: Optional[List[_Owner]] = None
 
-    def __del__(self, destroy=_destroy_buffer):
+    def __del__(self, destroy: Any = _destroy_buffer) -> None:
         if self.h:
             destroy(self.h)
             self.h = None
 
 
-def _owner_of(a):
+def _owner_of(a: Any) -> Optional[_Owner]:
     """The _Owner behind an array this package returned (whole, unchanged view), or None."""
     base = getattr(a, "base", None)
-    owner = getattr(base, "_cxla_owner", None) if base is not None else None
+    owner: Optional[_Owner] = getattr(base, "_cxla_owner", None) if base is not None else None
     if owner is not None and a.shape == owner.shape and a.dtype == owner.dtype and a.flags.c_contiguous:
         return owner
     return None
 
 
-def _as_array(a, spec):
+def _as_array(a: Any, spec: Spec) -> np.ndarray[Any, Any]:
     """Anything array-like as a numpy array (no copy for arrays, __array_interface__ objects and
     DLPack tensors on the CPU); Python scalars and lists take the parameter's dtype."""
     if isinstance(a, np.ndarray):
@@ -129,11 +128,12 @@ def _as_array(a, spec):
     return np.asarray(a, dtype=spec.dtype if spec.elems is None else None)
 
 
-def _data_pointer(a):
+def _data_pointer(a: np.ndarray[Any, Any]) -> int:
     # ml_dtypes' arrays (bf16, f8, int4) have no buffer-protocol format: their interface instead
     if a.flags.writeable and a.nbytes and a.dtype.kind != "V":
-        return ctypes.addressof(_c_char.from_buffer(a))  # the fastest way to the address
-    return a.__array_interface__["data"][0]
+        # the fastest way to the address (numpy's stubs do not yet say arrays are buffers)
+        return ctypes.addressof(_c_char.from_buffer(a))  # type: ignore[arg-type]
+    return int(a.__array_interface__["data"][0])
 
 
 class Executable:
@@ -142,9 +142,23 @@ class Executable:
     aligned ones are read where they are. Results: numpy arrays owning the memory cxla wrote,
     a tuple result as a Python tuple. Arguments in donate_argnums are consumed: an array this
     executable or another returned is handed over without a copy (its contents are then
-    undefined and it is made read-only), any other array is copied once first."""
+    undefined and it is made read-only), any other array is copied once first.
 
-    def __init__(self, hlo, backend="cpu", donate_argnums=(), filename=None, grad_wrt=None, **flags):
+    The compiled code is freed by close(), or at the end of a `with` block, or when the object
+    is collected; results already returned stay valid, and a call after close() is a
+    cxla.InvalidArgumentError. Do not close an executable while another thread calls it."""
+
+    backend: str
+    parameters: List[Spec]
+    parameter_names: List[str]
+    result: Spec
+    donated: Tuple[int, ...]
+    copies: Dict[str, int]
+
+    def __init__(self, hlo: HloSource, backend: str = "cpu", donate_argnums: Iterable[int] = (),
+                 filename: Optional[str] = None, grad_wrt: Optional[Sequence[int]] = None,
+                 **flags: FlagValue) -> None:
+        self._h: Optional[int] = None
         self._ctx = _context(flags)
         self.backend = backend
         self._backend_c = backend.encode()
@@ -157,7 +171,7 @@ class Executable:
             path = os.fspath(hlo)
             ctx.check(lib.cxla_module_parse_file(ctx.h, path.encode(), ctypes.byref(m)))
         else:
-            text = hlo.encode()
+            text = str(hlo).encode()
             ctx.check(lib.cxla_module_parse(ctx.h, text, len(text), name, ctypes.byref(m)))
         if grad_wrt is not None:  # the module's gradient instead (cxla_module_grad, docs/grad.md)
             wrt = (ctypes.c_int * max(len(grad_wrt), 1))(*grad_wrt)
@@ -171,8 +185,8 @@ class Executable:
             donate = 0
             for i in donate_argnums:
                 if not 0 <= i < min(len(self.parameters), 64):
-                    raise Error("donate_argnums: %d names no parameter (the module has %d)" % (i, len(self.parameters)),
-                                "invalid argument")
+                    raise InvalidArgumentError("donate_argnums: %d names no parameter (the module has %d)"
+                                               % (i, len(self.parameters)))
                 donate |= 1 << i
             opts = _lib.CompileOptions()
             lib.cxla_compile_options_init(ctypes.byref(opts))
@@ -193,13 +207,13 @@ class Executable:
         for i, spec in enumerate(self.parameters):
             if spec.elems is None:
                 t = self._template[i]
-                t.nbytes, t.type, t.rank, t.dims = spec.nbytes, spec.code, len(spec.shape), ctypes.addressof(spec.dims)
+                t.nbytes, t.type, t.rank, t.dims = spec.nbytes, spec.code, len(spec.shape or ()), ctypes.addressof(spec.dims)
         self.copies = {"in": 0, "out": 0}  # copies this package had to make (see __call__)
 
-    def _signature(self, m):
+    def _signature(self, m: Optional[int]) -> None:
         n = lib.cxla_module_num_parameters(m)
         if n < 0:
-            raise Error(self._ctx.message() or "the module has no ENTRY computation", "verify error")
+            raise VerifyError(self._ctx.message() or "the module has no ENTRY computation")
         self.parameters = []
         self.parameter_names = []
         for i in range(n):
@@ -211,42 +225,77 @@ class Executable:
         self._ctx.check(lib.cxla_module_result_shape(m, ctypes.byref(s)))
         self.result = Spec(types, s)
 
-    def __del__(self, destroy=lib.cxla_executable_destroy):
-        if getattr(self, "_h", None):
-            destroy(self._h)
+    # ---- lifetime ----
+
+    def close(self) -> None:
+        """Frees the compiled code now. Idempotent; results already returned stay valid (their
+        memory is their own); calling the executable afterwards is an InvalidArgumentError."""
+        h, self._h = self._h, None
+        if h:
+            lib.cxla_executable_destroy(h)
+
+    @property
+    def closed(self) -> bool:
+        """Whether close() has been called."""
+        return not self._h
+
+    def __enter__(self) -> Executable:
+        self._handle()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self, destroy: Any = lib.cxla_executable_destroy) -> None:
+        # the safety net: an executable nobody closed is freed when it is collected
+        h = getattr(self, "_h", None)
+        if h:
             self._h = None
+            destroy(h)
+
+    def _handle(self) -> int:
+        h = self._h
+        if not h:
+            raise _closed()
+        return h
 
     @property
-    def compile_stats(self):
+    def compile_stats(self) -> str:
         """Compile phase times, "name=ms ..." (cxla_executable_compile_stats)."""
-        return lib.cxla_executable_compile_stats(self._h).decode()
+        return str(lib.cxla_executable_compile_stats(self._handle()).decode())
 
     @property
-    def compile_counts(self):
+    def compile_counts(self) -> str:
         """What the compile made, "kernels=N ... cache=hit|miss|off"."""
-        return lib.cxla_executable_compile_counts(self._h).decode()
+        return str(lib.cxla_executable_compile_counts(self._handle()).decode())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         params = ", ".join("%s: %s" % (n, s) for n, s in zip(self.parameter_names, self.parameters))
-        return "<cxla.Executable (%s) -> %s on %s>" % (params, self.result, self.backend)
+        return "<cxla.Executable (%s) -> %s on %s%s>" % (params, self.result, self.backend,
+                                                        ", closed" if self.closed else "")
 
     # ---- calls ----
 
-    def __call__(self, *args):
+    def __call__(self, *args: Any) -> Any:
+        """Runs once: one argument per ENTRY parameter; returns a numpy array, a tuple of
+        them for a tuple result (nested as the result is), or None for a token."""
         return self._run(args, False)
 
-    def _run(self, args, convert):
+    def _run(self, args: Sequence[Any], convert: bool) -> Any:
         """One call: cxla_executable_execute_args with each array read where it lies.
         convert: give each array the parameter's dtype first (cxla.jit: jax's dtype rules have
         already decided it), instead of letting the library refuse another one."""
+        h = self._h
+        if not h:
+            raise _closed()
         n = self._n
         if len(args) != n:
-            raise Error("expected %d argument%s (one per ENTRY parameter), got %d" % (n, "" if n == 1 else "s", len(args)),
-                        "invalid argument")
+            raise InvalidArgumentError("expected %d argument%s (one per ENTRY parameter), got %d"
+                                       % (n, "" if n == 1 else "s", len(args)))
         cargs = self._args_type.from_buffer_copy(self._template)  # each parameter's type, rank, dims, nbytes
-        made = []  # buffers made for this call, destroyed after it
-        keep = []  # arrays whose memory this call reads
-        donated = []
+        made: List[int] = []  # buffers made for this call, destroyed after it
+        keep: List[Any] = []  # arrays whose memory this call reads
+        donated: List[Tuple[_Owner, Any]] = []
         try:
             for i in range(n):
                 a = args[i]
@@ -265,13 +314,13 @@ class Executable:
                 else:
                     self._array_argument(a, spec, cargs[i], donate, made, keep, convert)
             r = _vp()
-            code = _execute_args(self._h, n, cargs, ctypes.byref(r))
+            code = _execute_args(h, n, cargs, ctypes.byref(r))
         finally:
             for h in made:
                 _destroy_buffer(h)
         if code:
             self._ctx.fail(code)
-        owners = []
+        owners: List[_Owner] = []
         out = self._result(r.value, self.result, owners)
         for owner, a in donated:
             owner.after = owners  # its memory may now hold one of these results
@@ -281,7 +330,8 @@ class Executable:
                 pass
         return out
 
-    def _array_argument(self, a, spec, d, donate, made, keep, convert):
+    def _array_argument(self, a: Any, spec: Spec, d: Any, donate: bool, made: List[int], keep: List[Any],
+                        convert: bool) -> None:
         """Fills d with the array (read in place when C-contiguous and aligned), or with a buffer
         cxla owns when the parameter is donated."""
         if type(a) is not np.ndarray:
@@ -291,8 +341,8 @@ class Executable:
             self.copies["in"] += 1
         code = types.of_numpy.get(a.dtype)
         if code is None:
-            raise Error("numpy dtype %s has no cxla element type (parameter type %s)" % (a.dtype, spec.name),
-                        "invalid argument")
+            raise InvalidArgumentError("numpy dtype %s has no cxla element type (parameter type %s)"
+                                       % (a.dtype, spec.name))
         flags = a.flags
         if not (flags.c_contiguous and flags.aligned):
             a = np.array(a, order="C")  # a fresh, aligned, contiguous copy
@@ -300,7 +350,7 @@ class Executable:
         keep.append(a)
         shape = a.shape
         if shape == spec.shape:
-            dims = spec.dims
+            dims: Any = spec.dims
         else:  # the library names the mismatch
             dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
             keep.append(dims)
@@ -308,7 +358,7 @@ class Executable:
             h = _vp()
             self._ctx.check(lib.cxla_buffer_from_data(self._ctx.h, self._backend_c, code, len(shape), dims,
                                                       _data_pointer(a), a.nbytes, ctypes.byref(h)))
-            made.append(h.value)
+            made.append(h.value or 0)
             self.copies["in"] += 1
             d.buffer = h.value
             return
@@ -318,29 +368,30 @@ class Executable:
         d.rank = len(shape)
         d.dims = ctypes.addressof(dims)
 
-    def _tuple_argument(self, a, spec, made):
+    def _tuple_argument(self, a: Any, spec: Spec, made: List[int]) -> int:
         """A tuple parameter (rare: jax never makes one) goes through a literal: two copies."""
-        if not isinstance(a, (tuple, list)) or len(a) != len(spec.elems):
-            raise Error("parameter of shape %s takes a tuple of %d values" % (spec, len(spec.elems)), "invalid argument")
+        n = len(spec.elems or ())
+        if not isinstance(a, (tuple, list)) or len(a) != n:
+            raise InvalidArgumentError("parameter of shape %s takes a tuple of %d values" % (spec, n))
         lit = self._literal(a, spec)
         h = _vp()
         code = lib.cxla_buffer_from_literal(self._ctx.h, self._backend_c, lit, ctypes.byref(h))
         lib.cxla_literal_destroy(lit)
         self._ctx.check(code)
         self.copies["in"] += 2
-        made.append(h.value)
-        return h.value
+        made.append(h.value or 0)
+        return h.value or 0
 
-    def _literal(self, a, spec):
+    def _literal(self, a: Any, spec: Spec) -> int:
         if spec.elems is None:
             a = np.asarray(_as_array(a, spec), order="C")  # (ascontiguousarray makes a scalar 1-d)
             code = types.code_of(a.dtype)
             if code is None:
-                raise Error("numpy dtype %s has no cxla element type" % a.dtype, "invalid argument")
+                raise InvalidArgumentError("numpy dtype %s has no cxla element type" % a.dtype)
             dims = (ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
             lit = lib.cxla_literal_from_data(self._ctx.h, code, a.ndim, dims, _data_pointer(a), a.nbytes)
         else:
-            parts = []
+            parts: List[int] = []
             try:
                 for x, s in zip(a, spec.elems):
                     parts.append(self._literal(x, s))
@@ -350,10 +401,10 @@ class Executable:
                 raise
             lit = lib.cxla_literal_tuple(self._ctx.h, len(parts), (_vp * max(len(parts), 1))(*parts))  # takes parts
         if not lit:
-            self._ctx.fail(1)
-        return lit
+            self._ctx.fail(Status.INVALID_ARGUMENT)
+        return int(lit)
 
-    def _result(self, h, spec, owners):
+    def _result(self, h: Optional[int], spec: Spec, owners: List[_Owner]) -> Any:
         if spec.elems is not None:
             n = len(spec.elems)
             elems = (_vp * max(n, 1))()
@@ -366,25 +417,31 @@ class Executable:
                 _destroy_buffer(h)
                 return None
             bits = np.ctypeslib.as_array(ctypes.cast(_buffer_data(h), ctypes.POINTER(ctypes.c_uint16)), (spec.nbytes // 2,))
-            out = (bits.astype(np.uint32) << 16).view(np.float32).reshape(spec.shape)  # exact widening: a copy
+            out = (bits.astype(np.uint32) << 16).view(np.float32).reshape(spec.shape or ())  # exact widening: a copy
             _destroy_buffer(h)
             self.copies["out"] += 1
             return out
-        owner = _Owner(h, spec.shape, spec.dtype)
+        owner = _Owner(h or 0, spec.shape or (), spec.dtype)
         owners.append(owner)
         mem = spec.cbuf.from_address(_buffer_data(h))
         mem._cxla_owner = owner
-        return np.ndarray(spec.shape, spec.dtype, mem)
+        return np.ndarray(spec.shape or (), spec.dtype, mem)
 
 
-def has_grad():
+def _closed() -> InvalidArgumentError:
+    return InvalidArgumentError("cxla.Executable: used after close()")
+
+
+def has_grad() -> bool:
     """Whether the loaded library differentiates modules (cxla_module_grad)."""
     return hasattr(lib, "cxla_module_grad")
 
 
-def compile(hlo, backend="cpu", donate_argnums=(), filename=None, **flags):
+def compile(hlo: HloSource, backend: str = "cpu", donate_argnums: Iterable[int] = (), filename: Optional[str] = None,
+            **flags: FlagValue) -> Executable:
     """Compiles HLO text (str or bytes) or an HLO file (a path) for `backend` ("cpu" or "interp").
     flags are cxla flags (docs/flags.md) with _ for -: threads=2, fusion=False, opt_level=3,
     dump_to="dir". filename names text in error messages (default "<text>"). Returns an
-    Executable; errors raise cxla.Error with the library's message."""
-    return Executable(hlo, backend=backend, donate_argnums=tuple(donate_argnums), filename=filename, **flags)
+    Executable (close() it, or use it in a `with` block, to free it before it is collected);
+    errors raise a subclass of cxla.Error (cxla.ParseError, ...) with the library's message."""
+    return Executable(hlo, backend, tuple(donate_argnums), filename, None, **flags)

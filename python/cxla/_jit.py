@@ -1,18 +1,22 @@
 """cxla.jit: a JAX or TensorFlow function, lowered to HLO by its own framework once per input
 signature, compiled by cxla, and run on cxla with the framework's pytree flattening."""
+from __future__ import annotations
+
 import functools
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 
-_ndarray = np.ndarray
-
 from . import _core
+from ._errors import InvalidArgumentError, UnsupportedError
+
+_ndarray = np.ndarray
 
 _NEEDS = ("cxla.jit lowers a function with JAX or TensorFlow, and neither is installed: "
           "pip install jax (or tensorflow), or compile HLO text with cxla.compile")
 
 
-def _framework_of(fn, framework):
+def _framework_of(fn: Callable[..., Any], framework: Optional[str]) -> str:
     if framework in ("jax", "tensorflow"):
         return framework
     if framework is not None:
@@ -31,7 +35,7 @@ def _framework_of(fn, framework):
         raise ImportError(_NEEDS) from None
 
 
-def _leaf_key(x):
+def _leaf_key(x: Any) -> Tuple[Any, ...]:
     """What about a leaf changes the compiled program: shape, dtype, and jax's weak typing."""
     if type(x) is np.ndarray or isinstance(x, np.ndarray):
         return (x.shape, x.dtype)
@@ -40,7 +44,7 @@ def _leaf_key(x):
     return (tuple(np.shape(x)), np.result_type(x) if not hasattr(x, "dtype") else x.dtype, getattr(x, "weak_type", False))
 
 
-def _flat_results(out):
+def _flat_results(out: Any) -> List[Any]:
     """An executable's result (nested tuples of arrays) as a list of leaves."""
     if isinstance(out, tuple):
         return [leaf for x in out for leaf in _flat_results(x)]
@@ -49,31 +53,62 @@ def _flat_results(out):
 
 class Jitted:
     """What cxla.jit returns: call it like the function. Compiled programs are kept per
-    signature (pytree structure, static arguments, and each leaf's shape and dtype)."""
+    signature (pytree structure, static arguments, and each leaf's shape and dtype); close()
+    (or the end of a `with` block) frees them all, after which a call is an
+    InvalidArgumentError."""
 
-    def __init__(self, fn, backend, donate_argnums, static_argnums, framework, flags):
+    def __init__(self, fn: Callable[..., Any], backend: str, donate_argnums: Iterable[int],
+                 static_argnums: Iterable[int], framework: Optional[str], flags: Dict[str, _core.FlagValue]) -> None:
+        self._closed = False
         self._fn = fn
         self._backend = backend
         self._donate = frozenset(donate_argnums)
         self._static = tuple(sorted(static_argnums))
         self._flags = flags
         self._framework = _framework_of(fn, framework)
-        self._cache = {}
-        self._fast = {}  # positional numpy arrays only: (shape, dtype) per argument -> (exe, rebuild)
-        self._tree_util = None  # jax.tree_util, once a call needs it
+        self._cache: Dict[Any, Any] = {}
+        # positional numpy arrays only: (shape, dtype) per argument -> (exe, rebuild)
+        self._fast: Dict[Any, Tuple[_core.Executable, Callable[[Any], Any]]] = {}
+        self._tree_util: Any = None  # jax.tree_util, once a call needs it
         functools.update_wrapper(self, fn)
 
     @property
-    def framework(self):
+    def framework(self) -> str:
+        """"jax" or "tensorflow": the framework that lowers the function."""
         return self._framework
 
-    def lower(self, *args, **kwargs):
+    def executables(self) -> List[_core.Executable]:
+        """The executables compiled so far, one per call signature."""
+        return [entry[0] for entry in self._cache.values()]
+
+    def close(self) -> None:
+        """Frees every executable compiled so far. Idempotent; results already returned stay
+        valid; calling afterwards is an InvalidArgumentError."""
+        self._closed = True
+        self._fast.clear()
+        for exe in self.executables():
+            exe.close()
+        self._cache.clear()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __enter__(self) -> Jitted:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def lower(self, *args: Any, **kwargs: Any) -> str:
         """The HLO text this call signature compiles (as the framework lowers it)."""
         if self._framework == "jax":
-            return self._jax_lowered(args, kwargs)[0].as_text(dialect="hlo")
-        return self._tf_hlo(args, kwargs)[0]
+            return str(self._jax_lowered(args, kwargs)[0].as_text(dialect="hlo"))
+        return str(self._tf_hlo(args, kwargs)[0])
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._closed:
+            raise InvalidArgumentError("cxla.jit: %s used after close()" % getattr(self._fn, "__name__", "function"))
         if self._framework == "jax":
             if not kwargs and not self._static:
                 # The common call, numpy arrays by position: jax's flattening would give these
@@ -90,18 +125,18 @@ class Jitted:
             return self._call_jax(args, kwargs)
         return self._call_tf(args, kwargs)
 
-    def _hlo_name(self):
+    def _hlo_name(self) -> str:
         """How errors name the lowered text: "jit_<function>.hlo"."""
         return "jit_%s.hlo" % getattr(self._fn, "__name__", "function")
 
     # ---- JAX ----
 
-    def _jax_lowered(self, args, kwargs):
+    def _jax_lowered(self, args: Sequence[Any], kwargs: Dict[str, Any]) -> Tuple[Any, Any]:
         import jax
         jitted = jax.jit(self._fn, static_argnums=self._static, keep_unused=True)  # keep_unused: one parameter per leaf
         return jitted.lower(*args, **kwargs), jax
 
-    def _call_jax(self, args, kwargs):
+    def _call_jax(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
         static = self._static
         if static:
             dyn = tuple(a for i, a in enumerate(args) if i not in static)
@@ -122,7 +157,7 @@ class Jitted:
         out = exe._run(leaves, convert=True)
         return self._tree_util.tree_unflatten(out_tree, _flat_results(out) if type(out) is tuple else (out,))
 
-    def _rebuilder(self, out_tree):
+    def _rebuilder(self, out_tree: Any) -> Callable[[Any], Any]:
         """How a result becomes the function's pytree: directly for one array or a flat tuple of
         arrays (the usual results), through jax's unflatten otherwise."""
         tu = self._tree_util
@@ -134,34 +169,35 @@ class Jitted:
                 else tu.tree_unflatten(out_tree, _flat_results(out))
         return lambda out: tu.tree_unflatten(out_tree, _flat_results(out) if type(out) is tuple else (out,))
 
-    def _compile_jax(self, args, kwargs, dyn):
+    def _compile_jax(self, args: Tuple[Any, ...], kwargs: Dict[str, Any],
+                     dyn: Tuple[Any, ...]) -> Tuple[_core.Executable, Any]:
         import jax
         lowered, _ = self._jax_lowered(args, kwargs)
-        donate, k = [], 0
+        donate: List[int] = []
+        k = 0
         positions = [i for i in range(len(args)) if i not in self._static]
         for pos, a in zip(positions, dyn):
             n = len(jax.tree_util.tree_leaves(a))
             if pos in self._donate:
                 donate.extend(range(k, k + n))
             k += n
-        exe = _core.compile(lowered.as_text(dialect="hlo"), backend=self._backend, donate_argnums=donate,
-                            filename=self._hlo_name(), **self._flags)
+        exe = _core.compile(lowered.as_text(dialect="hlo"), self._backend, donate, self._hlo_name(), **self._flags)
         return exe, lowered.out_tree
 
     # ---- TensorFlow ----
 
-    def _tf_function(self):
+    def _tf_function(self) -> Tuple[Any, Any]:
         import tensorflow as tf
         if not hasattr(self, "_tf_fn"):
             fn = self._fn
             self._tf_fn = fn if hasattr(fn, "experimental_get_compiler_ir") else tf.function(fn, jit_compile=True)
         return self._tf_fn, tf
 
-    def _tf_hlo(self, args, kwargs):
+    def _tf_hlo(self, args: Sequence[Any], kwargs: Dict[str, Any]) -> Tuple[str, Any, Any]:
         f, tf = self._tf_function()
         return f.experimental_get_compiler_ir(*args, **kwargs)(stage="hlo"), f, tf
 
-    def _call_tf(self, args, kwargs):
+    def _call_tf(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
         import tensorflow as tf
         leaves = tf.nest.flatten((args, kwargs))
         key = (repr(tf.nest.map_structure(lambda _: 0, (args, kwargs))), tuple(_leaf_key(x) for x in leaves))
@@ -174,26 +210,42 @@ class Jitted:
         flat = _flat_results(exe._run(values, convert=True))
         return tf.nest.pack_sequence_as(outputs, flat)
 
-    def _compile_tf(self, args, kwargs, nleaves):
+    def _compile_tf(self, args: Tuple[Any, ...], kwargs: Dict[str, Any],
+                    nleaves: int) -> Tuple[_core.Executable, Any, List[Any]]:
         text, f, tf = self._tf_hlo(args, kwargs)
         concrete = f.get_concrete_function(*args, **kwargs)
         by_handle = {id(v.handle): v for v in concrete.variables}
         variables = [by_handle[id(t)] for t in concrete.captured_inputs if id(t) in by_handle]
-        exe = _core.compile(text, backend=self._backend, filename=self._hlo_name(), **self._flags)
+        exe = _core.compile(text, self._backend, (), self._hlo_name(), **self._flags)
         want = nleaves + len(variables)
         if len(exe.parameters) != want:
-            raise _core.Error("cxla.jit: this TensorFlow function's HLO takes %d parameters, not the %d arguments and "
-                              "variables it was called with (functions that assign variables are not supported)"
-                              % (len(exe.parameters), want), "unsupported")
+            raise UnsupportedError("cxla.jit: this TensorFlow function's HLO takes %d parameters, not the %d arguments "
+                                   "and variables it was called with (functions that assign variables are not "
+                                   "supported)" % (len(exe.parameters), want))
         outputs = concrete.structured_outputs
         nout = len(tf.nest.flatten(outputs))
         if len(exe.result.leaves()) != nout:
-            raise _core.Error("cxla.jit: this TensorFlow function's HLO returns %d values, its outputs are %d"
-                              % (len(exe.result.leaves()), nout), "unsupported")
+            raise UnsupportedError("cxla.jit: this TensorFlow function's HLO returns %d values, its outputs are %d"
+                                   % (len(exe.result.leaves()), nout))
         return exe, outputs, variables
 
 
-def jit(fn=None, *, backend="cpu", donate_argnums=(), static_argnums=(), framework=None, **flags):
+@overload
+def jit(fn: Callable[..., Any], *, backend: str = ..., donate_argnums: Union[int, Iterable[int]] = ...,
+        static_argnums: Union[int, Iterable[int]] = ..., framework: Optional[str] = ...,
+        **flags: _core.FlagValue) -> Jitted: ...
+
+
+@overload
+def jit(fn: None = ..., *, backend: str = ..., donate_argnums: Union[int, Iterable[int]] = ...,
+        static_argnums: Union[int, Iterable[int]] = ..., framework: Optional[str] = ...,
+        **flags: _core.FlagValue) -> Callable[[Callable[..., Any]], Jitted]: ...
+
+
+def jit(fn: Optional[Callable[..., Any]] = None, *, backend: str = "cpu",
+        donate_argnums: Union[int, Iterable[int]] = (), static_argnums: Union[int, Iterable[int]] = (),
+        framework: Optional[str] = None,
+        **flags: _core.FlagValue) -> Union[Jitted, Callable[[Callable[..., Any]], Jitted]]:
     """Compiles a JAX function (lowered with jax.jit(fn).lower(...).as_text(dialect="hlo")) or a
     TensorFlow function (tf.function(jit_compile=True)'s experimental_get_compiler_ir) with
     cxla, once per input signature, and runs it on cxla. Arguments and results are pytrees
@@ -207,6 +259,7 @@ def jit(fn=None, *, backend="cpu", donate_argnums=(), static_argnums=(), framewo
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     if fn is None:
-        return lambda f: jit(f, backend=backend, donate_argnums=donate_argnums, static_argnums=static_argnums,
-                             framework=framework, **flags)
+        donate, static = donate_argnums, static_argnums
+        return lambda f: jit(f, backend=backend, donate_argnums=donate, static_argnums=static, framework=framework,
+                             **flags)
     return Jitted(fn, backend, donate_argnums, static_argnums, framework, flags)

@@ -7,13 +7,17 @@ Where the library is looked for, in order:
   3. the system's loader (an installed libcxla.so.MAJOR: `make install` runs ldconfig);
   4. pkg-config's libdir for cxla (an install under a prefix the loader does not search).
 Enum values and names (element types, status codes) are asked of the library itself, so only
-the two structs below mirror cxla.h by hand.
+the structs below mirror cxla.h by hand (tests/python/test_layout.py checks their layout
+against the header, compiled).
 """
+from __future__ import annotations
+
 import ctypes
 import ctypes.util
 import os
 import re
 import subprocess
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 vp = ctypes.c_void_p
 c_int = ctypes.c_int
@@ -59,7 +63,7 @@ class Arg(ctypes.Structure):
     ]
 
 
-_PROTOTYPES = {
+_PROTOTYPES: Dict[str, Tuple[List[Any], Any]] = {
     "cxla_version": ([], c_str),
     "cxla_status_str": ([c_int], c_str),
     "cxla_type_name": ([c_int], c_str),
@@ -94,25 +98,25 @@ _PROTOTYPES = {
     "cxla_literal_destroy": ([vp], None),
 }
 # Calls a library may lack (an older one): absent, the feature says so when asked for.
-_OPTIONAL = {
+_OPTIONAL: Dict[str, Tuple[List[Any], Any]] = {
     "cxla_module_grad": ([vp, P(c_int), c_int, P(vp)], c_int),
 }
 
 
-def _source_trees():
+def _source_trees() -> Iterator[str]:
     here = os.path.dirname(os.path.abspath(__file__))
     tree = os.path.dirname(os.path.dirname(here))
     if os.path.isfile(os.path.join(tree, "include", "cxla.h")):
         yield tree
     try:
-        from . import _installed
+        from . import _installed  # type: ignore[attr-defined]  # written by setup.py's build_py
     except ImportError:
         return
     if _installed.SOURCE_TREE != tree and os.path.isdir(_installed.SOURCE_TREE):
         yield _installed.SOURCE_TREE
 
 
-def header_version(tree):
+def header_version(tree: str) -> Optional[str]:
     """MAJOR.MINOR.PATCH from a source tree's include/cxla.h, or None."""
     try:
         with open(os.path.join(tree, "include", "cxla.h")) as f:
@@ -120,23 +124,23 @@ def header_version(tree):
     except OSError:
         return None
     parts = [re.search(r"^#define CXLA_VERSION_%s\s+(\d+)" % p, text, re.M) for p in ("MAJOR", "MINOR", "PATCH")]
-    return ".".join(m.group(1) for m in parts) if all(parts) else None
+    return ".".join(m.group(1) for m in parts if m) if all(parts) else None
 
 
-def package_version():
+def package_version() -> Optional[str]:
     """The version this package was made for: the tree's header, or what the install recorded."""
     for tree in _source_trees():
         v = header_version(tree)
         if v:
             return v
     try:
-        from . import _installed
-        return _installed.VERSION
+        from . import _installed  # type: ignore[attr-defined]  # written by setup.py's build_py
+        return str(_installed.VERSION)
     except ImportError:
         return None
 
 
-def _pkg_config_libdir():
+def _pkg_config_libdir() -> Optional[str]:
     try:
         out = subprocess.run(["pkg-config", "--variable=libdir", "cxla"], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
@@ -144,7 +148,7 @@ def _pkg_config_libdir():
     return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
 
 
-def _candidates(major):
+def _candidates(major: Optional[str]) -> Iterator[str]:
     env = os.environ.get("CXLA_LIBRARY")
     if env:
         yield env
@@ -160,11 +164,11 @@ def _candidates(major):
         yield os.path.join(libdir, "libcxla.so")
 
 
-def load():
+def load() -> Tuple[ctypes.CDLL, str]:
     """Loads libcxla and sets the prototypes; returns (CDLL, path). Raises ImportError."""
     version = package_version()
     major = version.split(".")[0] if version else None
-    tried = []
+    tried: List[str] = []
     for path in _candidates(major):
         if os.sep in path and not os.path.exists(path):
             tried.append("%s (not there)" % path)

@@ -1,11 +1,14 @@
 """Element types: cxla's (by the names the library gives them) to numpy's and back, and the
 shapes of parameters and results as this package keeps them."""
+from __future__ import annotations
+
 import ctypes
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 # HLO type names to numpy dtypes; bf16 only where ml_dtypes (jax's dtype package) is installed.
-_NUMPY_OF_NAME = {
+_NUMPY_OF_NAME: Dict[str, np.dtype[Any]] = {
     "pred": np.dtype(np.bool_),
     "s8": np.dtype(np.int8),
     "s16": np.dtype(np.int16),
@@ -40,9 +43,9 @@ except ImportError:  # bf16 results then come back widened to float32 (a copy), 
 class Types:
     """The library's element types: code <-> HLO name <-> numpy dtype."""
 
-    def __init__(self, lib):
-        self.name = {}
-        self.code = {}
+    def __init__(self, lib: Any) -> None:
+        self.name: Dict[int, str] = {}
+        self.code: Dict[str, int] = {}
         t = 1
         while True:
             n = lib.cxla_type_name(t)
@@ -52,10 +55,10 @@ class Types:
             self.code[self.name[t]] = t
             t += 1
         self.tuple = self.code.get("tuple")
-        self.numpy = {c: _NUMPY_OF_NAME.get(n) for c, n in self.name.items()}
-        self.of_numpy = {d: c for c, d in self.numpy.items() if d is not None}
+        self.numpy: Dict[int, Optional[np.dtype[Any]]] = {c: _NUMPY_OF_NAME.get(n) for c, n in self.name.items()}
+        self.of_numpy: Dict[np.dtype[Any], int] = {d: c for c, d in self.numpy.items() if d is not None}
 
-    def code_of(self, dtype):
+    def code_of(self, dtype: np.dtype[Any]) -> Optional[int]:
         """The cxla type of a numpy dtype, or None."""
         return self.of_numpy.get(dtype)
 
@@ -65,13 +68,23 @@ class Spec:
 
     __slots__ = ("code", "name", "dtype", "shape", "nbytes", "dims", "cbuf", "elems")
 
-    def __init__(self, types, c_shape):
+    code: int
+    name: str
+    dtype: Optional[np.dtype[Any]]  # None: a tuple, a token, or bf16 without ml_dtypes
+    shape: Optional[Tuple[int, ...]]  # None for a tuple
+    nbytes: int
+    dims: Any  # the shape as a ctypes int64 array, for cxla_arg
+    cbuf: Any  # the ctypes type a result leaf's memory is seen through
+    elems: Optional[List[Spec]]  # a tuple's elements
+
+    def __init__(self, types: Types, c_shape: Any) -> None:
         self.code = c_shape.type
         self.name = types.name.get(self.code, "?")
         self.elems = None
         if self.code == types.tuple:
             self.elems = [Spec(types, c_shape.elems[i]) for i in range(c_shape.ntuple)]
             self.shape = None
+            self.dtype = None
             return
         self.shape = tuple(c_shape.dims[i] for i in range(c_shape.rank))
         self.dtype = types.numpy.get(self.code)
@@ -81,12 +94,12 @@ class Spec:
         self.dims = (ctypes.c_int64 * max(len(self.shape), 1))(*self.shape)
         self.cbuf = ctypes.c_char * self.nbytes  # the ctypes type a result leaf's memory is seen through
 
-    def __str__(self):
+    def __str__(self) -> str:
         if self.elems is not None:
             return "(" + ", ".join(str(e) for e in self.elems) + ")"
-        return "%s[%s]" % (self.name, ",".join(str(d) for d in self.shape))
+        return "%s[%s]" % (self.name, ",".join(str(d) for d in self.shape or ()))
 
-    def leaves(self):
+    def leaves(self) -> List[Spec]:
         if self.elems is None:
             return [self]
         return [leaf for e in self.elems for leaf in e.leaves()]

@@ -10,7 +10,7 @@ import unittest
 import numpy as np
 
 import cxla
-from cxla import _core
+from cxla import _core, _errors
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -427,6 +427,146 @@ class Errors(unittest.TestCase):
         with self.assertRaisesRegex(cxla.Error, r"^<text>:4:\d+: error: not supported: custom-call 'r'") as e:
             cxla.compile(text)
         self.assertEqual(e.exception.status, "not supported")
+
+    def test_each_status_has_its_class(self):
+        """One subclass of cxla.Error per cxla_status, made in one place from the code: its
+        code, the library's name for it, and nothing shared between two statuses."""
+        classes = {}
+        for st in cxla.Status:
+            if st == cxla.Status.OK:
+                continue
+            e = _errors.error(int(st), "message %d" % st)
+            self.assertIsInstance(e, cxla.Error)
+            self.assertIsNot(type(e), cxla.Error, st)
+            self.assertIs(e.code, st)
+            self.assertEqual(e.status, _core.lib.cxla_status_str(int(st)).decode())
+            self.assertEqual(str(e), "message %d" % st)
+            self.assertEqual(e.message, "message %d" % st)
+            classes[type(e)] = st
+        self.assertEqual(len(classes), len(cxla.Status) - 1)
+        expect = {cxla.InvalidArgumentError: "INVALID_ARGUMENT", cxla.ParseError: "PARSE", cxla.VerifyError: "VERIFY",
+                  cxla.UnsupportedError: "UNSUPPORTED", cxla.OutOfMemoryError: "OUT_OF_MEMORY", cxla.FileError: "IO",
+                  cxla.DeviceError: "DEVICE", cxla.CompileError: "COMPILE", cxla.ExecutionError: "RUNTIME",
+                  cxla.InternalError: "INTERNAL"}
+        self.assertEqual({c: s.name for c, s in classes.items()}, expect)
+        self.assertTrue(issubclass(cxla.OutOfMemoryError, MemoryError))
+        with self.assertRaises(MemoryError):
+            raise _errors.error(int(cxla.Status.OUT_OF_MEMORY), "no memory")
+        odd = _errors.error(99, "from a newer library")  # a code this package does not know
+        self.assertIs(type(odd), cxla.Error)
+        self.assertEqual((odd.code, odd.status), (99, "status 99"))
+        old = cxla.Error("made by hand", "parse error")  # the constructor as it was
+        self.assertEqual((str(old), old.status, old.code), ("made by hand", "parse error", None))
+
+    def test_library_failures_raise_their_class(self):
+        with self.assertRaises(cxla.ParseError) as e:
+            cxla.compile("HloModule m\nENTRY e {\n  x = f32[2 parameter(0)\n}\n")
+        self.assertEqual((e.exception.code, e.exception.status), (cxla.Status.PARSE, "parse error"))
+        with self.assertRaisesRegex(cxla.VerifyError, "add") as e:
+            cxla.compile("HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  y = f32[3] parameter(1)\n"
+                         "  ROOT a = f32[2] add(x, y)\n}\n")
+        self.assertEqual(e.exception.code, cxla.Status.VERIFY)
+        with self.assertRaises(cxla.UnsupportedError):
+            cxla.compile('HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n'
+                         '  ROOT r = f32[4] custom-call(x), custom_call_target="f"\n}\n')
+        with tempfile.TemporaryDirectory() as d:
+            with self.assertRaisesRegex(cxla.FileError, "missing.hlo") as e:
+                cxla.compile(os.path.join(d, "missing.hlo"))
+            self.assertEqual(e.exception.status, _core.lib.cxla_status_str(int(cxla.Status.IO)).decode())
+        f = cxla.compile(PAIR)
+        x = np.zeros((2, 3), np.float32)
+        with self.assertRaisesRegex(cxla.InvalidArgumentError, r"argument 1 \(parameter 'y'\)") as e:
+            f(x, np.zeros((3, 2), np.float32))  # found by the library
+        self.assertEqual(e.exception.code, cxla.Status.INVALID_ARGUMENT)
+        with self.assertRaisesRegex(cxla.InvalidArgumentError, "expected 2 arguments") as e:
+            f(x)  # found by the package
+        self.assertEqual((e.exception.code, e.exception.status), (cxla.Status.INVALID_ARGUMENT, "invalid argument"))
+        with self.assertRaises(cxla.InvalidArgumentError):
+            cxla.compile(ADD, no_such_flag=1)
+        with self.assertRaises(cxla.InvalidArgumentError):
+            cxla.compile(SCALE, donate_argnums=(3,))
+
+
+class Lifetime(unittest.TestCase):
+    """close(), `with`, and use after close, for everything that holds C resources."""
+
+    def test_close_is_idempotent_and_results_outlive_it(self):
+        f = cxla.compile(ADD)
+        x = np.arange(8, dtype=np.float32)
+        y = f(x, x)
+        self.assertFalse(f.closed)
+        f.close()
+        self.assertTrue(f.closed)
+        f.close()  # twice is fine
+        np.testing.assert_array_equal(y, 2 * x)  # the result's memory is its own
+        self.assertTrue(owned_by_cxla(y))
+        self.assertIn("closed", repr(f))
+        with self.assertRaisesRegex(cxla.InvalidArgumentError, r"used after close\(\)"):
+            f(x, x)
+        with self.assertRaisesRegex(cxla.InvalidArgumentError, r"used after close\(\)"):
+            f.compile_counts
+        with self.assertRaisesRegex(cxla.Error, r"used after close\(\)"):
+            f.compile_stats
+        self.assertEqual(f.parameter_names, ["x", "y"])  # what it was stays readable
+
+    def test_with_closes_also_on_an_exception(self):
+        x = np.ones(8, np.float32)
+        with cxla.compile(ADD) as f:
+            self.assertIsInstance(f, cxla.Executable)
+            np.testing.assert_array_equal(f(x, x), 2)
+        self.assertTrue(f.closed)
+        with self.assertRaises(cxla.InvalidArgumentError):
+            f(x, x)
+        with self.assertRaises(KeyError):
+            with cxla.compile(ADD) as g:
+                raise KeyError("inside")
+        self.assertTrue(g.closed)
+        with self.assertRaisesRegex(cxla.InvalidArgumentError, "after close"):
+            with g:  # entering a closed one
+                pass
+
+    def test_del_is_the_safety_net_and_frees_once(self):
+        calls = []
+
+        def destroy(h):
+            calls.append(h)
+            _core.lib.cxla_executable_destroy(h)
+
+        f = cxla.compile(ADD)
+        handle = f._h
+        f.__del__(destroy)  # what collection does to one nobody closed
+        self.assertEqual(calls, [handle])
+        self.assertTrue(f.closed)
+        f.__del__(destroy)
+        f.close()
+        g = cxla.compile(ADD)
+        g.close()
+        g.__del__(destroy)  # closed already: nothing more to free
+        self.assertEqual(calls, [handle])
+
+    def test_donated_results_survive_close(self):
+        f = cxla.compile(SCALE, donate_argnums=(0,))
+        a = f(np.ones(1024, np.float32))
+        b = f(a)  # a is handed over in place
+        f.close()
+        np.testing.assert_array_equal(b, 4)
+
+    def test_grad_and_jit_close(self):
+        text = "HloModule sq\nENTRY main {\n  x = f32[] parameter(0)\n  ROOT m = f32[] multiply(x, x)\n}\n"
+        with cxla.grad(text) as g:
+            self.assertAlmostEqual(float(g(np.float32(3))), 6.0)
+            exe = g._exe
+        self.assertTrue(g.closed and exe.closed)
+        with self.assertRaisesRegex(cxla.InvalidArgumentError, "after close"):
+            g(np.float32(3))
+        g.close()
+        j = cxla.jit(lambda x: x, framework="jax")  # closed before any call: needs no jax
+        j.close()
+        j.close()
+        self.assertTrue(j.closed)
+        self.assertEqual(j.executables(), [])
+        with self.assertRaisesRegex(cxla.InvalidArgumentError, "after close"):
+            j(np.ones(2, np.float32))
 
 
 if __name__ == "__main__":

@@ -175,6 +175,23 @@ class Pytrees(unittest.TestCase):
         self.assertEqual(len(cf._cache), 4)
         self.assertEqual(len(calls), 4)
 
+    def test_close_frees_every_compiled_program(self):
+        x = randn(3)
+        with cxla.jit(lambda x: x * 2) as f:
+            np.testing.assert_allclose(f(x), x * 2)  # the fast path's entry
+            y = randn(4)
+            np.testing.assert_allclose(f(y), y * 2)
+            exes = f.executables()
+            self.assertEqual(len(exes), 2)
+        self.assertTrue(f.closed and all(e.closed for e in exes))
+        with self.assertRaisesRegex(cxla.InvalidArgumentError, "after close"):
+            f(x)  # once on the fast path's key, now refused
+        g = cxla.grad(lambda w: (w * w).sum())
+        np.testing.assert_allclose(g(x), 2 * x, rtol=1e-6)
+        g.close()
+        with self.assertRaises(cxla.InvalidArgumentError):
+            g(x)
+
     def test_jax_dtype_rules(self):
         f = cxla.jit(lambda x, s: x * s)
         got = f(np.arange(3, dtype=np.float64), 2.0)  # float64 becomes float32 (x64 off), 2.0 is weak
