@@ -1,12 +1,15 @@
 #!/bin/sh
 # python_test.sh BUILD — the Python package (python/cxla), a part of `make test`:
-#   1. tests/python/test_cxla.py with Debian's python3 and numpy, the package from the tree;
+#   1. tests/python/test_cxla.py and test_layout.py (the ctypes structs against include/cxla.h,
+#      through a C program compiled then) with Debian's python3 and numpy, the package from the tree;
 #   2. `make python`: pip installs the package into a venv (BUILD/pyenv), which then finds the
 #      library from anywhere;
 #   3. tests/python/test_jax.py (cxla.jit against jax.jit, a jax training loop) in a venv with
 #      jax: $CXLA_JAX_VENV (default build/venv), where jax is installed from PyPI when missing
 #      (pinned to the version the README's checks used). Skipped, with the reason printed, only
 #      when that install is impossible (no network).
+# Then mypy on the package, only where a venv with mypy is there: $CXLA_MYPY_VENV (default
+# BUILD/venv-dev); mypy is no dependency of the tests.
 # Ends with "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -36,9 +39,10 @@ check() { name=$1; shift; if "$@"; then PASSED=$((PASSED + 1)); echo "ok   $name
 
 # 1. numpy alone
 echo "--- $PY ($($PY --version 2>&1)), numpy $($PY -c 'import numpy; print(numpy.__version__)' 2>&1)"
-CXLA_BUILD=$BUILD PYTHONPATH=python "$PY" tests/python/run_tests.py tests/python/test_cxla.py > "$LOG" 2>&1
+CXLA_BUILD=$BUILD PYTHONPATH=python "$PY" tests/python/run_tests.py tests/python/test_cxla.py tests/python/test_layout.py \
+  > "$LOG" 2>&1
 cat "$LOG"
-count test_cxla.py
+count "test_cxla.py test_layout.py"
 
 # 2. make python, then the installed package from another folder
 echo "--- make python VENV=$BUILD/pyenv"
@@ -50,6 +54,7 @@ assert cxla.library_path == '$ROOT/$BUILD/libcxla.so', cxla.library_path
 f = cxla.compile('HloModule m\\nENTRY e {\\n  x = f32[3] parameter(0)\\n  ROOT y = f32[3] multiply(x, x)\\n}\\n')
 assert (f(np.arange(3, dtype=np.float32)) == [0, 1, 4]).all()
 \""
+check "the installed package has its py.typed marker" sh -c "ls '$ROOT/$BUILD'/pyenv/lib/python3*/site-packages/cxla/py.typed > /dev/null"
 check "a CXLA_LIBRARY that is not there is an ImportError naming it" sh -c "cd / && CXLA_LIBRARY=/nonexistent/libcxla.so '$ROOT/$BUILD/pyenv/bin/python' -c 'import cxla' 2>&1 | grep -q 'ImportError: cxla: cannot find the cxla library.*nonexistent/libcxla.so (not there)'"
 
 # The package outside any tree (a copy), against a library installed under a prefix: found by
@@ -96,6 +101,15 @@ if [ -n "${CXLA_TF_VENV:-}" ] && "$CXLA_TF_VENV/bin/python" -c "import tensorflo
   count test_tf.py
 else
   echo "skip test_tf.py: no TensorFlow (set CXLA_TF_VENV to a venv with tensorflow to run it)"
+fi
+
+# 5. mypy, where it is installed (python/pyproject.toml's [tool.mypy] says what it checks)
+MYPY_VENV=${CXLA_MYPY_VENV:-$BUILD/venv-dev}
+if "$MYPY_VENV/bin/python" -m mypy --version > /dev/null 2>&1; then
+  echo "--- $("$MYPY_VENV/bin/python" -m mypy --version) on python/cxla"
+  check "mypy --strict finds nothing in python/cxla" sh -c "cd python && '$ROOT/$MYPY_VENV/bin/python' -m mypy"
+else
+  echo "skip mypy: not in $MYPY_VENV (python3 -m venv --system-site-packages $MYPY_VENV && $MYPY_VENV/bin/pip install mypy)"
 fi
 
 echo "$PASSED passed, $FAILED failed"
