@@ -2,6 +2,7 @@
 compile, zero-copy arguments and results, tuples, donation, errors, flags, threads."""
 import ctypes
 import os
+import pickle
 import re
 import tempfile
 import threading
@@ -455,6 +456,9 @@ class Errors(unittest.TestCase):
         odd = _errors.error(99, "from a newer library")  # a code this package does not know
         self.assertIs(type(odd), cxla.Error)
         self.assertEqual((odd.code, odd.status), (99, "status 99"))
+        for e in (_errors.error(int(cxla.Status.IO), "gone"), odd):  # whole through pickle (multiprocessing)
+            back = pickle.loads(pickle.dumps(e))
+            self.assertEqual((type(back), str(back), back.code, back.status), (type(e), str(e), e.code, e.status))
         old = cxla.Error("made by hand", "parse error")  # the constructor as it was
         self.assertEqual((str(old), old.status, old.code), ("made by hand", "parse error", None))
 
