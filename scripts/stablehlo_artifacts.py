@@ -157,6 +157,40 @@ def write(outdir, name, data):
     print("%-16s %6d bytes" % (name, len(data)), flush=True)
 
 
+RESOURCE_MODULE = """
+module @m {
+  func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    %c = stablehlo.constant {cxla.blob = dense_resource<blob1> : tensor<4xf32>} dense<1.0> : tensor<4xf32>
+    %0 = stablehlo.add %arg0, %c : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      blob1: "0x040000000000803F000000400000404000008040"
+    }
+  }
+#-}
+"""
+
+
+def resource_artifact(outdir):
+    """VHLO cannot carry dense_resource constants (serializing one fails), so JAX never writes
+    them into a portable artifact; plain MLIR bytecode of StableHLO can. This one has a
+    dense_resource blob (1, 2, 3, 4 as f32) in a discardable attribute, so the resource
+    sections and their alignment get read. No facts: jaxlib's deserializer only takes VHLO."""
+    import io
+    from jax._src.interpreters import mlir as jax_mlir
+    with jax_mlir.make_ir_context():
+        module = ir.Module.parse(RESOURCE_MODULE)
+        out = io.BytesIO()
+        module.operation.write_bytecode(out)
+    with open(os.path.join(outdir, "resource.mlirbc"), "wb") as f:
+        f.write(out.getvalue())
+    print("%-16s %6d bytes" % ("resource", len(out.getvalue())), flush=True)
+
+
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else "tests/stablehlo/artifacts"
     os.makedirs(outdir, exist_ok=True)
@@ -166,6 +200,7 @@ def main():
     # jax.export's serialized module: the same format, written by jax itself
     exp = jax.export.export(jax.jit(lambda x, y: (x @ y).sum(0)))(f32(2, 3), f32(3, 2))
     write(outdir, "export", bytes(exp.mlir_module_serialized))
+    resource_artifact(outdir)
 
 
 main()

@@ -253,32 +253,67 @@ TEST(mlirbc_refuses_clearly) {
   CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "big: byte 7: section 1 claims");
 }
 
-TEST(mlirbc_allocation_failures) {
+/* Plain MLIR bytecode (not VHLO) with a dense_resource blob: the resource sections, and the
+ * properties of ops this reader has no names for, kept as bytes. */
+TEST(mlirbc_dense_resource) {
   size_t len;
-  char *bytes = slurp("scatter_gather", ".mlirbc", &len);
+  char *bytes;
+  cx_mlir_tree *t = read_artifact("resource", &bytes, &len);
+  const cx_mlir_op *f = t ? cx_mlir_block_find(&t->top.ops[0]->regions[0].blocks[0], "func.func") : NULL;
+  CHECK(f != NULL);
+  if (f) {
+    const cx_mlir_attr *p = cx_mlir_op_attr(f, "(properties)");
+    CHECK(p && p->kind == CX_MLIR_ATTR_OPAQUE && !strcmp(p->dialect, "func"));
+    const cx_mlir_op *c = cx_mlir_block_find(&f->regions[0].blocks[0], "stablehlo.constant");
+    const cx_mlir_attr *r = cx_mlir_op_attr(c, "cxla.blob");
+    CHECK(r && r->kind == CX_MLIR_ATTR_DENSE_RESOURCE);
+    if (r && r->kind == CX_MLIR_ATTR_DENSE_RESOURCE) {
+      CHECK(!strcmp(r->u.res.key, "blob1") && r->u.res.size == 16 && r->u.res.align == 4);
+      float v[4];
+      memcpy(v, r->u.res.data, 16);
+      CHECK(v[0] == 1.0f && v[1] == 2.0f && v[2] == 3.0f && v[3] == 4.0f);
+      CHECK_EQ_INT(cx_mlir_type_numel(r->u.res.type), 4);
+    }
+    char loc[64];
+    cx_mlir_loc_str(c ? c->loc : NULL, loc, sizeof loc);
+    CHECK_STR_CONTAINS(loc, "-:4:10");
+  }
+  cx_mlir_tree_free(t);
+  free(bytes);
+  damage("resource", 1);
+}
+
+static void fail_allocations(const char *name) {
+  size_t len;
+  char *bytes = slurp(name, ".mlirbc", &len);
   if (!bytes) return;
   int64_t n;
   for (n = 0; n < 10000; n++) {
     cx_alloc_fail_after(n);
     cx_mlir_tree *t = NULL;
-    cxla_status s = cx_mlirbc_read(test_ctx(), bytes, len, "scatter_gather", &t);
+    cxla_status s = cx_mlirbc_read(test_ctx(), bytes, len, name, &t);
     char *text = s == CXLA_OK ? cx_mlir_print_tree(t, 1) : NULL;
-    int64_t injected = cx_alloc_failures();
+    int64_t injected = cx_alloc_failures(); /* read before cx_alloc_fail_after resets it */
     cx_alloc_fail_after(-1);
     if (!injected) {
-      CHECK_MSG(s == CXLA_OK && text, "run without injected failures: %s", cxla_context_errmsg(test_ctx()));
+      CHECK_MSG(s == CXLA_OK && text, "%s: run without injected failures: %s", name, cxla_context_errmsg(test_ctx()));
       cx_free(text);
       cx_mlir_tree_free(t);
       break;
     }
+    /* the printer reports its own failure by returning NULL */
     CHECK_MSG(s == CXLA_ERR_OUT_OF_MEMORY || (s == CXLA_OK && !text),
-              "allocation %lld failed and the read returned %s: %s", (long long)n, cxla_status_str(s),
-              cxla_context_errmsg(test_ctx()));
+              "%s: allocation %lld failed and the read returned %s: %s", name, (long long)n,
+              cxla_status_str(s), cxla_context_errmsg(test_ctx()));
     CHECK(s == CXLA_OK || !t);
     cx_free(text);
     cx_mlir_tree_free(t);
   }
-  CHECK(n > 3 && n < 10000);
-  printf("    %lld allocation points failed in turn\n", (long long)n);
+  CHECK_MSG(n > 2 && n < 10000, "%s: %lld allocation points", name, (long long)n);
   free(bytes);
+}
+
+TEST(mlirbc_allocation_failures) {
+  for (int a = 0; a < CX_ARRAY_LEN(artifacts); a++) fail_allocations(artifacts[a]);
+  fail_allocations("resource");
 }
