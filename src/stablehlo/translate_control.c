@@ -90,8 +90,10 @@ static cx_comp *new_region_comp(cx_sx *sx) {
 }
 
 static cx_instr *param(cx_sx *sx, cx_comp *c, const cx_shape *s, int i) {
+  char pn[32];
+  snprintf(pn, sizeof pn, "Arg_%d", i);
   cx_instr *p = cx_instr_new(c, CX_OP_PARAMETER, s, 0, NULL);
-  if (!p || !(p->name = cx_module_unique_name(sx->m, "Arg_"))) return NULL;
+  if (!p || !(p->name = cx_module_unique_name(sx->m, pn))) return NULL;
   p->a.index = i;
   return p;
 }
