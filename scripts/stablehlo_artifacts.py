@@ -200,6 +200,11 @@ def main():
     # jax.export's serialized module: the same format, written by jax itself
     exp = jax.export.export(jax.jit(lambda x, y: (x @ y).sum(0)))(f32(2, 3), f32(3, 2))
     write(outdir, "export", bytes(exp.mlir_module_serialized))
+    # shape-polymorphic: dynamic dimensions (tensor<?x3xf32>), dynamic ops, shape assertions
+    b, = jax.export.symbolic_shape("b")
+    exp = jax.export.export(jax.jit(lambda x: jnp.sum(x * 2.0, axis=0) + x.shape[0]))(
+        jax.ShapeDtypeStruct((b, 3), jnp.float32))
+    write(outdir, "export_poly", bytes(exp.mlir_module_serialized))
     resource_artifact(outdir)
 
 

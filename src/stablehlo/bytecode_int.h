@@ -72,7 +72,7 @@ typedef struct cx_bc {
 } cx_bc;
 
 /* Limits on nesting: deeper input is refused (with an offset) rather than risking the stack. */
-#define CX_BC_MAX_DEPTH 400
+#define CX_BC_MAX_DEPTH 256
 
 /* ---- errors (bytecode.c): the first failure wins; later ones return the same status. ---- */
 cxla_status cx_bc_fail(cx_bc *bc, const uint8_t *at, const char *fmt, ...) CX_PRINTF(3, 4);

@@ -258,7 +258,10 @@ struct cx_mlir_op {
   cx_mlir_value *results;
   /* Inherent attributes (MLIR properties, for vhlo ops in ODS order: sorted by name) first,
    * then the discardable ones from the op's attribute dictionary, in stored (sorted) order.
-   * num_props says how many of the first ones were properties. */
+   * num_props says how many of the first ones were properties. An op whose properties this
+   * reader has no names for (not a vhlo op of VhloOps.td, not builtin.module) has one property
+   * named "(properties)": OPAQUE with the raw bytes (or, for an op written while unregistered,
+   * the entries of the dictionary MLIR stored instead). */
   int num_attrs, num_props;
   cx_mlir_named_attr *attrs;
   int num_successors;

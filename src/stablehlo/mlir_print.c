@@ -311,7 +311,8 @@ void cx_mlir_print_op(cx_sb *sb, const cx_mlir_op *op, int indent, int with_locs
     cx_sb_puts(sb, "]");
   }
   attr_group(sb, op->attrs, op->num_props, " <{", "}>");
-  attr_group(sb, op->attrs + op->num_props, op->num_attrs - op->num_props, " {", "}");
+  if (op->num_attrs > op->num_props)
+    attr_group(sb, op->attrs + op->num_props, op->num_attrs - op->num_props, " {", "}");
   if (op->num_regions) {
     cx_sb_puts(sb, " (");
     for (int r = 0; r < op->num_regions; r++) {

@@ -11,7 +11,7 @@
 
 static const char *const artifacts[] = {
     "elementwise", "dot", "reduce", "while_loop", "cond", "case", "scatter_gather", "sort",
-    "conv", "linalg", "large_constant", "mixed_types", "rng_iota", "export"};
+    "conv", "linalg", "large_constant", "mixed_types", "rng_iota", "export", "export_poly"};
 
 static char *slurp(const char *name, const char *ext, size_t *len) {
   char path[4096];
