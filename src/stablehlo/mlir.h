@@ -318,6 +318,12 @@ const char *cx_mlir_attr_cstr(const cx_mlir_attr *a);
 int64_t cx_mlir_type_numel(const cx_mlir_type *t);
 /* Storage bytes of one element of a scalar (INT/INDEX/FLOAT/COMPLEX) type in dense data, or 0. */
 size_t cx_mlir_elem_bytes(const cx_mlir_type *t);
+/* The bit width of a float kind (19 for tf32, 4 for f4E2M1FN, 80/128 for f80/f128). */
+unsigned cx_mlir_float_bits(cx_mlir_float_kind k);
+/* What the encoding `bits` (low cx_mlir_float_bits(k) bits) of a float of kind k means: exact for
+ * every kind but f80/f128 (NaN); NaN/inf as each format defines them (FN: no inf; FNUZ: 0x80 is
+ * the NaN; E8M0: powers of two). For reading dense data of narrow floats. */
+double cx_mlir_float_value(cx_mlir_float_kind k, uint64_t bits);
 /* "EQ", "FLOAT", ... for an enum value, or NULL when the value is not one of the kind's. */
 const char *cx_mlir_enum_name(cx_mlir_enum_kind which, uint32_t value);
 /* The file:line:col (or name) of a location for messages: writes "file:line:col" or "name" or

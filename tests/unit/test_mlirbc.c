@@ -6,7 +6,7 @@
  * a message naming a byte offset (never a crash: run under ASan), and every allocation failure
  * during a read comes back as out-of-memory without leaks. */
 #include <stdint.h>
-#include "stablehlo/mlir.h"
+#include "stablehlo/bytecode_int.h"
 #include "test.h"
 
 static const char *const artifacts[] = {
@@ -188,6 +188,76 @@ TEST(mlirbc_attribute_values) {
   CHECK(seen_big && seen_bools && seen_splat && seen_fsplat);
   cx_mlir_tree_free(t);
   free(bytes);
+}
+
+/* The constants of mixed_types (bf16 3, ui8 200, i32 -7) and rng_iota's algorithm enum. */
+static const cx_mlir_attr *constant_of(const cx_mlir_op *f, const char *type) {
+  for (int i = 0; f && i < f->regions[0].blocks[0].num_ops; i++) {
+    const cx_mlir_op *op = f->regions[0].blocks[0].ops[i];
+    if (strcmp(op->name, "vhlo.constant_v1")) continue;
+    cx_sb sb;
+    cx_sb_init(&sb);
+    cx_mlir_print_type(&sb, op->results[0].type);
+    char *t = cx_sb_take(&sb);
+    int hit = t && !strcmp(t, type);
+    cx_free(t);
+    if (hit) return cx_mlir_op_attr(op, "value");
+  }
+  return NULL;
+}
+
+TEST(mlirbc_constants_and_enums) {
+  size_t len;
+  char *bytes;
+  cx_mlir_tree *t = read_artifact("mixed_types", &bytes, &len);
+  const cx_mlir_op *f = t ? cx_mlir_find_func(t->top.ops[0], "main") : NULL;
+  const cx_mlir_attr *bf = constant_of(f, "tensor<bf16>"), *u8 = constant_of(f, "tensor<ui8>"),
+                     *i32 = constant_of(f, "tensor<i32>");
+  CHECK(bf && bf->kind == CX_MLIR_ATTR_TENSOR && bf->u.dense.size == 2 && bf->u.dense.data[0] == 0x40 &&
+        bf->u.dense.data[1] == 0x40);
+  CHECK(u8 && u8->kind == CX_MLIR_ATTR_TENSOR && u8->u.dense.size == 1 && u8->u.dense.data[0] == 200 &&
+        u8->u.dense.type->elem->sign == CX_MLIR_UNSIGNED);
+  if (i32 && i32->kind == CX_MLIR_ATTR_TENSOR && i32->u.dense.size == 4) {
+    int32_t v;
+    memcpy(&v, i32->u.dense.data, 4);
+    CHECK_EQ_INT(v, -7);
+  } else {
+    CHECK(!"no i32 constant");
+  }
+  cx_mlir_tree_free(t);
+  free(bytes);
+  t = read_artifact("rng_iota", &bytes, &len);
+  f = t ? cx_mlir_find_func(t->top.ops[0], "main") : NULL;
+  const cx_mlir_op *rng = f ? cx_mlir_block_find(&f->regions[0].blocks[0], "vhlo.rng_bit_generator_v1") : NULL;
+  const cx_mlir_attr *alg = cx_mlir_op_attr(rng, "rng_algorithm");
+  CHECK(alg && alg->kind == CX_MLIR_ATTR_ENUM && alg->u.enm.which == CX_MLIR_ENUM_RNG_ALGORITHM &&
+        alg->u.enm.value == 2 && !strcmp(alg->u.enm.name, "PHILOX"));
+  cx_mlir_tree_free(t);
+  free(bytes);
+}
+
+/* Float encodings: each format's largest finite value, a subnormal, and its NaN/inf. */
+TEST(mlirbc_float_formats) {
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_BF16, 0x3F80), 1.0, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F16, 0x7BFF), 65504.0, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_TF32, 0x1FC00), 1.0, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F8E4M3FN, 0x7E), 448.0, 0);
+  CHECK(isnan(cx_mlir_float_value(CX_MLIR_F8E4M3FN, 0x7F)));
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F8E5M2, 0x7B), 57344.0, 0);
+  CHECK(isinf(cx_mlir_float_value(CX_MLIR_F8E5M2, 0xFC)) && cx_mlir_float_value(CX_MLIR_F8E5M2, 0xFC) < 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F8E4M3, 0x77), 240.0, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F8E3M4, 0x6F), 15.5, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F8E4M3FNUZ, 0x7F), 240.0, 0);
+  CHECK(isnan(cx_mlir_float_value(CX_MLIR_F8E4M3FNUZ, 0x80)));
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F8E5M2FNUZ, 0x7F), 57344.0, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F8E4M3B11FNUZ, 0x7F), 30.0, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F8E8M0FNU, 0x7F), 1.0, 0);
+  CHECK(isnan(cx_mlir_float_value(CX_MLIR_F8E8M0FNU, 0xFF)));
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F4E2M1FN, 0x7), 6.0, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F4E2M1FN, 0x9), -0.5, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F6E2M3FN, 0x1F), 7.5, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F6E3M2FN, 0x1F), 28.0, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F32, 0xC0490FDB), -3.14159274101257324, 0);
 }
 
 /* Every prefix of an artifact is refused with a byte offset; every single-bit flip is read or
