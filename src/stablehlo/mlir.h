@@ -332,7 +332,9 @@ void cx_mlir_loc_str(const cx_mlir_attr *loc, char *buf, size_t n);
 
 /* ---- printing (tests, debugging): MLIR's generic form with types in builtin syntax:
  *   %3 = "vhlo.add_v1"(%1, %2) <{...}> {...} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
- * Regions nest with two-space indentation; locations are left out unless with_locs. */
+ * Regions nest with two-space indentation; locations are left out unless with_locs. Shared
+ * attributes print once per use, so output stops growing past 16 MiB (a DAG of attributes can
+ * stand for an exponentially large tree: walkers of attributes should bound their work too). */
 void cx_mlir_print_type(cx_sb *sb, const cx_mlir_type *t);
 void cx_mlir_print_attr(cx_sb *sb, const cx_mlir_attr *a);
 void cx_mlir_print_op(cx_sb *sb, const cx_mlir_op *op, int indent, int with_locs);

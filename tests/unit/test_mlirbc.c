@@ -260,6 +260,155 @@ TEST(mlirbc_float_formats) {
   CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F32, 0xC0490FDB), -3.14159274101257324, 0);
 }
 
+/* ---- hand-made bytecode: a builtin.module whose attribute dictionary holds {x = attrs[first]},
+ * with the builtin attributes given, to reach what JAX never writes (cycles, deep nesting, DAGs
+ * that stand for huge trees). */
+typedef struct {
+  uint8_t b[1 << 16];
+  size_t n;
+} wbuf;
+
+static void put(wbuf *w, uint8_t v) {
+  if (w->n < sizeof w->b) w->b[w->n++] = v;
+}
+static void put_varint(wbuf *w, uint64_t v) { /* one or two bytes is all these files need */
+  if (v < 128) {
+    put(w, (uint8_t)(v << 1 | 1));
+  } else {
+    put(w, (uint8_t)((v << 2 | 2) & 0xFF));
+    put(w, (uint8_t)(v >> 6));
+  }
+}
+static void put_section(wbuf *w, int id, const wbuf *d) {
+  put(w, (uint8_t)id);
+  put_varint(w, d->n);
+  for (size_t i = 0; i < d->n; i++) put(w, d->b[i]);
+}
+
+/* attrs[i] are encodings (code and fields) of builtin attributes; attr 0 must be a location,
+ * attr 1 the string "x". The dictionary is appended as the last attribute. */
+static size_t handmade(wbuf *out, const wbuf *attrs, int nattrs, int first) {
+  static wbuf sec, tmp;
+  memset(out, 0, sizeof *out);
+  const uint8_t head[] = {'M', 'L', 0xEF, 'R'};
+  for (int i = 0; i < 4; i++) put(out, head[i]);
+  put_varint(out, 5);
+  put(out, 't');
+  put(out, 0);
+  /* strings: builtin, module, x */
+  memset(&sec, 0, sizeof sec);
+  put_varint(&sec, 3);
+  put_varint(&sec, 2);
+  put_varint(&sec, 7);
+  put_varint(&sec, 8);
+  const char strs[] = "builtin\0module\0x";
+  for (size_t i = 0; i < sizeof strs; i++) put(&sec, (uint8_t)strs[i]);
+  put_section(out, 0, &sec);
+  /* dialects: builtin; op names: module (not registered, so no properties) */
+  memset(&sec, 0, sizeof sec);
+  put_varint(&sec, 1);
+  put_varint(&sec, 0);
+  put_varint(&sec, 1);
+  put_varint(&sec, 0);
+  put_varint(&sec, 1);
+  put_varint(&sec, 1 << 1);
+  put_section(out, 1, &sec);
+  /* attributes, then the dictionary {x = attrs[first]} */
+  memset(&sec, 0, sizeof sec);
+  memset(&tmp, 0, sizeof tmp);
+  put_varint(&tmp, (uint64_t)nattrs + 1);
+  put_varint(&tmp, 0);
+  put_varint(&tmp, 0);
+  put_varint(&tmp, (uint64_t)nattrs + 1);
+  for (int i = 0; i < nattrs; i++) {
+    for (size_t k = 0; k < attrs[i].n; k++) put(&sec, attrs[i].b[k]);
+    put_varint(&tmp, attrs[i].n << 1 | 1);
+  }
+  size_t before = sec.n;
+  put_varint(&sec, 1); /* DictionaryAttr */
+  put_varint(&sec, 1);
+  put_varint(&sec, 1);
+  put_varint(&sec, (uint64_t)first);
+  put_varint(&tmp, (sec.n - before) << 1 | 1);
+  put_section(out, 2, &sec);
+  put_section(out, 3, &tmp);
+  /* IR: one op, builtin.module, with attributes, at location attr 0 */
+  memset(&sec, 0, sizeof sec);
+  put_varint(&sec, 1 << 1);
+  put_varint(&sec, 0);
+  put(&sec, 1);
+  put_varint(&sec, 0);
+  put_varint(&sec, (uint64_t)nattrs);
+  put_section(out, 4, &sec);
+  memset(&sec, 0, sizeof sec);
+  put_section(out, 8, &sec);
+  return out->n;
+}
+
+static wbuf attr_table[400];
+
+static void base_attrs(void) {
+  memset(attr_table, 0, sizeof attr_table);
+  put_varint(&attr_table[0], 15); /* UnknownLoc */
+  put_varint(&attr_table[1], 2);  /* StringAttr "x" */
+  put_varint(&attr_table[1], 2);
+}
+
+TEST(mlirbc_handmade_nesting) {
+  static wbuf file;
+  cx_mlir_tree *t = NULL;
+  /* a DAG: attr i = [i+1, i+1] for 60 levels over a unit: 2^60 leaves if expanded */
+  base_attrs();
+  for (int i = 2; i < 62; i++) {
+    put_varint(&attr_table[i], 0);
+    put_varint(&attr_table[i], 2);
+    put_varint(&attr_table[i], (uint64_t)i + 1);
+    put_varint(&attr_table[i], (uint64_t)i + 1);
+  }
+  put_varint(&attr_table[62], 7); /* UnitAttr */
+  size_t n = handmade(&file, attr_table, 63, 2);
+  CHECK_OK(cx_mlirbc_read(test_ctx(), file.b, n, "dag", &t));
+  if (t) {
+    const cx_mlir_attr *x = cx_mlir_op_attr(t->top.ops[0], "x");
+    CHECK(x && x->kind == CX_MLIR_ATTR_ARRAY && x->u.array.elems[0] == x->u.array.elems[1]);
+    char *text = cx_mlir_print_tree(t, 0); /* bounded, not 2^60 */
+    CHECK(text && strlen(text) < ((size_t)1 << 25));
+    cx_free(text);
+  }
+  cx_mlir_tree_free(t);
+
+  /* a chain 300 deep: refused, not a stack overflow */
+  base_attrs();
+  for (int i = 2; i < 302; i++) {
+    put_varint(&attr_table[i], 0);
+    put_varint(&attr_table[i], 1);
+    put_varint(&attr_table[i], (uint64_t)i + 1);
+  }
+  put_varint(&attr_table[302], 7);
+  n = handmade(&file, attr_table, 303, 2);
+  CHECK(cx_mlirbc_read(test_ctx(), file.b, n, "deep", &t) == CXLA_ERR_PARSE && !t);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "nested more than");
+
+  /* a cycle: attr 2 = [3], attr 3 = [2] */
+  base_attrs();
+  put_varint(&attr_table[2], 0);
+  put_varint(&attr_table[2], 1);
+  put_varint(&attr_table[2], 3);
+  put_varint(&attr_table[3], 0);
+  put_varint(&attr_table[3], 1);
+  put_varint(&attr_table[3], 2);
+  n = handmade(&file, attr_table, 4, 2);
+  CHECK(cx_mlirbc_read(test_ctx(), file.b, n, "cycle", &t) == CXLA_ERR_PARSE && !t);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "refers to itself");
+
+  /* the same file without the cycle reads (so the builder itself is right) */
+  attr_table[3].n = 0;
+  put_varint(&attr_table[3], 7);
+  n = handmade(&file, attr_table, 4, 2);
+  CHECK_OK(cx_mlirbc_read(test_ctx(), file.b, n, "nocycle", &t));
+  cx_mlir_tree_free(t);
+}
+
 /* Every prefix of an artifact is refused with a byte offset; every single-bit flip is read or
  * refused the same way, and a flipped file that reads still prints. */
 static void damage(const char *name, int flips) {
