@@ -71,7 +71,8 @@ static cxla_status read_strings(cx_bc *bc, cx_bc_cur c) {
     const uint8_t *at = c.p;
     uint64_t len;
     CX_TRY(cx_bc_varint(bc, &c, &len));
-    if (len == 0 || len > (uint64_t)(end - c.p))
+    /* the lengths grow from the front and the strings from the back: they must not meet */
+    if (len == 0 || c.p > end || len > (uint64_t)(end - c.p))
       return cx_bc_fail(bc, at, "string %lld of %llu bytes does not fit its section", (long long)i,
                         (unsigned long long)len);
     end -= len;
