@@ -26,6 +26,7 @@ cxla_status cx_bc_fail(cx_bc *bc, const uint8_t *at, const char *fmt, ...) {
   if (bc->cur_opname) {
     char loc[400] = "";
     if (bc->cur_op && bc->cur_op->loc) cx_mlir_loc_str(bc->cur_op->loc, loc, sizeof loc);
+    if (!strcmp(loc, "unknown")) loc[0] = 0;
     snprintf(where, sizeof where, " (in op %s%s%s)", bc->cur_opname, loc[0] ? " at " : "", loc);
   }
   size_t off = at && at >= bc->buf && at <= bc->buf + bc->size ? (size_t)(at - bc->buf) : bc->size;

@@ -234,6 +234,24 @@ TEST(mlirbc_constants_and_enums) {
         alg->u.enm.value == 2 && !strcmp(alg->u.enm.name, "PHILOX"));
   cx_mlir_tree_free(t);
   free(bytes);
+
+  /* conv: NHWC x HWIO with SAME padding; 17 properties whose names come only from the order */
+  t = read_artifact("conv", &bytes, &len);
+  f = t ? cx_mlir_find_func(t->top.ops[0], "main") : NULL;
+  const cx_mlir_op *conv = f ? cx_mlir_block_find(&f->regions[0].blocks[0], "vhlo.convolution_v1") : NULL;
+  CHECK(conv && conv->num_props == 17);
+  const cx_mlir_attr *a = cx_mlir_op_attr(conv, "input_feature_dimension");
+  CHECK(a && a->kind == CX_MLIR_ATTR_INT && a->u.integer.value == 3);
+  a = cx_mlir_op_attr(conv, "kernel_input_feature_dimension");
+  CHECK(a && a->kind == CX_MLIR_ATTR_INT && a->u.integer.value == 2);
+  a = cx_mlir_op_attr(conv, "padding");
+  CHECK(a && a->kind == CX_MLIR_ATTR_TENSOR && a->u.dense.splat && a->u.dense.count == 4 && a->u.dense.data[0] == 1);
+  a = cx_mlir_op_attr(conv, "window_reversal"); /* bit-packed i1 in the file, a byte each here */
+  CHECK(a && a->kind == CX_MLIR_ATTR_TENSOR && a->u.dense.count == 2 && a->u.dense.size == 2 && !a->u.dense.splat);
+  a = cx_mlir_op_attr(conv, "precision_config");
+  CHECK(a && a->kind == CX_MLIR_ATTR_ARRAY && a->u.array.n == 2 && a->u.array.elems[0]->kind == CX_MLIR_ATTR_ENUM);
+  cx_mlir_tree_free(t);
+  free(bytes);
 }
 
 /* Float encodings: each format's largest finite value, a subnormal, and its NaN/inf. */
