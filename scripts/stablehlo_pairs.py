@@ -335,6 +335,72 @@ def artifact(name, jitted, args):
     return bytes(_jax.mlir.serialize_portable_artifact(asm, TARGET, False))
 
 
+# ---- hand-written StableHLO (ops jax on one CPU device does not emit), expected values from
+# numpy; serialized to VHLO as jax.export does ----
+
+COLLECTIVES = """
+module @collectives attributes {mhlo.num_replicas = 2 : i32, mhlo.num_partitions = 1 : i32} {
+  func.func public @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<2xf32>, tensor<4xf32>, tensor<4xf32>) {
+    %0 = "stablehlo.all_reduce"(%x) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %m = stablehlo.maximum %a, %b : tensor<f32>
+      stablehlo.return %m : tensor<f32>
+    }) : (tensor<4xf32>) -> tensor<4xf32>
+    %1 = "stablehlo.all_gather"(%x) <{all_gather_dim = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> : (tensor<4xf32>) -> tensor<8xf32>
+    %2 = "stablehlo.collective_permute"(%x) <{source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>}> : (tensor<4xf32>) -> tensor<4xf32>
+    %3 = "stablehlo.reduce_scatter"(%x) <{scatter_dimension = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }) : (tensor<4xf32>) -> tensor<2xf32>
+    %4 = "stablehlo.all_to_all"(%x) <{split_dimension = 0 : i64, concat_dimension = 0 : i64, split_count = 2 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> : (tensor<4xf32>) -> tensor<4xf32>
+    %r = stablehlo.replica_id : tensor<ui32>
+    %rf = stablehlo.convert %r : (tensor<ui32>) -> tensor<f32>
+    %rb = stablehlo.broadcast_in_dim %rf, dims = [] : (tensor<f32>) -> tensor<4xf32>
+    %5 = stablehlo.add %x, %rb : tensor<4xf32>
+    return %0, %1, %2, %3, %4, %5 : tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<2xf32>, tensor<4xf32>, tensor<4xf32>
+  }
+}
+"""
+
+FEEDS = """
+module @feeds {
+  func.func public @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+    %t0 = stablehlo.create_token : !stablehlo.token
+    %d:3 = "stablehlo.infeed"(%t0) <{infeed_config = ""}> : (!stablehlo.token) -> (tensor<3xf32>, tensor<2xi32>, !stablehlo.token)
+    %s = stablehlo.multiply %x, %d#0 : tensor<3xf32>
+    %t1 = "stablehlo.outfeed"(%s, %d#1, %d#2) <{outfeed_config = ""}> : (tensor<3xf32>, tensor<2xi32>, !stablehlo.token) -> !stablehlo.token
+    %t2 = stablehlo.after_all %t1, %t0 : !stablehlo.token
+    return %s : tensor<3xf32>
+  }
+}
+"""
+
+
+def hand_written(out):
+    """collectives.*: replica r's input is collectives.r<r>.in0.npy, its outputs
+    collectives.r<r>.out<k>.npy; feeds.*: infeed literals feeds.infeed<k>.npy, outfeed
+    literals feeds.outfeed<k>.npy, plus the usual in/out files."""
+    for name, text in (("collectives", COLLECTIVES), ("feeds", FEEDS)):
+        with open(os.path.join(out, name + ".mlirbc"), "wb") as fh:
+            fh.write(bytes(_jax.mlir.serialize_portable_artifact(text, TARGET, False)))
+    x = [np.array([1, 5, 3, 8], np.float32), np.array([4, 2, 7, 6], np.float32)]
+    outs = [[np.maximum(x[0], x[1]), np.concatenate(x), x[1 - r], (x[0] + x[1])[2 * r:2 * r + 2],
+             np.concatenate([x[0][2 * r:2 * r + 2], x[1][2 * r:2 * r + 2]]), x[r] + r] for r in range(2)]
+    for r in range(2):
+        np.save(os.path.join(out, "collectives.r%d.in0.npy" % r), x[r])
+        for k, v in enumerate(outs[r]):
+            np.save(os.path.join(out, "collectives.r%d.out%d.npy" % (r, k)), v.astype(np.float32))
+    fx = np.array([1.5, -2, 3], np.float32)
+    d0, d1 = np.array([2, 4, -1], np.float32), np.array([7, 9], np.int32)
+    np.save(os.path.join(out, "feeds.in0.npy"), fx)
+    np.save(os.path.join(out, "feeds.infeed0.npy"), d0)
+    np.save(os.path.join(out, "feeds.infeed1.npy"), d1)
+    np.save(os.path.join(out, "feeds.out0.npy"), fx * d0)
+    np.save(os.path.join(out, "feeds.outfeed0.npy"), fx * d0)
+    np.save(os.path.join(out, "feeds.outfeed1.npy"), d1)
+
+
 def refusals(out):
     """Artifacts cxla must refuse, with the reason in the name: a shape-polymorphic export."""
     def f(x):
@@ -369,6 +435,7 @@ def main():
         names.append(name)
         print("%-20s %6d bytes, %d inputs, %d outputs" % (name, len(bc), len(args), len(results)))
     refusals(out)
+    hand_written(out)
     with open(os.path.join(out, "index.txt"), "w") as fh:
         fh.write("\n".join(names) + "\n")
 

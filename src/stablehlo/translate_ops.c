@@ -302,6 +302,15 @@ cxla_status cx_sx_h_optimization_barrier(cx_sx *, cx_comp *, const cx_mlir_op *,
 cxla_status cx_sx_h_after_all(cx_sx *, cx_comp *, const cx_mlir_op *, int);
 cxla_status cx_sx_h_custom_call(cx_sx *, cx_comp *, const cx_mlir_op *, int);
 cxla_status cx_sx_h_composite(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_all_reduce(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_all_gather(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_reduce_scatter(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_all_to_all(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_collective_permute(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_collective_broadcast(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_cross_replica_sum(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_infeed(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_outfeed(cx_sx *, cx_comp *, const cx_mlir_op *, int);
 
 #define EW(name, opc) {name, h_elementwise, CX_OP_##opc}
 static const cx_sx_rule rules[] = {
@@ -370,6 +379,18 @@ static const cx_sx_rule rules[] = {
     {"custom_call_v1", cx_sx_h_custom_call, 0},
     {"composite_v1", cx_sx_h_composite, 0},
     {"composite_v2", cx_sx_h_composite, 0},
+    {"all_reduce_v1", cx_sx_h_all_reduce, 0},
+    {"all_reduce_v2", cx_sx_h_all_reduce, 0},
+    {"all_gather_v1", cx_sx_h_all_gather, 0},
+    {"all_gather_v2", cx_sx_h_all_gather, 0},
+    {"reduce_scatter_v1", cx_sx_h_reduce_scatter, 0},
+    {"all_to_all_v1", cx_sx_h_all_to_all, 0},
+    {"all_to_all_v2", cx_sx_h_all_to_all, 0},
+    {"collective_permute_v1", cx_sx_h_collective_permute, 0},
+    {"collective_broadcast_v1", cx_sx_h_collective_broadcast, 0},
+    {"cross-replica-sum_v1", cx_sx_h_cross_replica_sum, 0},
+    {"infeed_v1", cx_sx_h_infeed, 0},
+    {"outfeed_v1", cx_sx_h_outfeed, 0},
 };
 
 /* VHLO ops (VhloOps.td, StableHLO 1.16.3) cxla does not translate, and why. */
@@ -393,22 +414,10 @@ static const struct {
     {"uniform_dequantize_v1", "quantized types (cxla has no quantized element types)"},
     {"async_start_v1", "asynchronous StableHLO ops"},
     {"async_done_v1", "asynchronous StableHLO ops"},
-    {"send_v1", "send/recv between hosts (cxla runs host transfers as infeed/outfeed only)"},
-    {"send_v2", "send/recv between hosts (cxla runs host transfers as infeed/outfeed only)"},
-    {"recv_v1", "send/recv between hosts (cxla runs host transfers as infeed/outfeed only)"},
-    {"recv_v2", "send/recv between hosts (cxla runs host transfers as infeed/outfeed only)"},
-    {"infeed_v1", "infeed in a StableHLO artifact (cxla reads infeed from HLO text)"},
-    {"outfeed_v1", "outfeed in a StableHLO artifact (cxla reads outfeed from HLO text)"},
-    {"all_gather_v1", "collectives in a StableHLO artifact (cxla runs them from HLO text)"},
-    {"all_gather_v2", "collectives in a StableHLO artifact (cxla runs them from HLO text)"},
-    {"all_reduce_v1", "collectives in a StableHLO artifact (cxla runs them from HLO text)"},
-    {"all_reduce_v2", "collectives in a StableHLO artifact (cxla runs them from HLO text)"},
-    {"all_to_all_v1", "collectives in a StableHLO artifact (cxla runs them from HLO text)"},
-    {"all_to_all_v2", "collectives in a StableHLO artifact (cxla runs them from HLO text)"},
-    {"reduce_scatter_v1", "collectives in a StableHLO artifact (cxla runs them from HLO text)"},
-    {"collective_permute_v1", "collectives in a StableHLO artifact (cxla runs them from HLO text)"},
-    {"collective_broadcast_v1", "collectives in a StableHLO artifact (cxla runs them from HLO text)"},
-    {"cross-replica-sum_v1", "collectives in a StableHLO artifact (cxla runs them from HLO text)"},
+    {"send_v1", "send/recv (cxla loads HLO's send/recv but runs host transfers as infeed/outfeed only)"},
+    {"send_v2", "send/recv (cxla loads HLO's send/recv but runs host transfers as infeed/outfeed only)"},
+    {"recv_v1", "send/recv (cxla loads HLO's send/recv but runs host transfers as infeed/outfeed only)"},
+    {"recv_v2", "send/recv (cxla loads HLO's send/recv but runs host transfers as infeed/outfeed only)"},
     {"func_v1", "a function nested in another op"},
     {"return_v1", "a return outside the end of a block"},
 };

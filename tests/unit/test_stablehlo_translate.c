@@ -223,3 +223,99 @@ TEST(stablehlo_text_refused_with_hint) {
   CHECK_EQ_INT(cxla_module_parse_stablehlo(test_ctx(), NULL, 4, NULL, &m), CXLA_ERR_INVALID_ARGUMENT);
   CHECK_EQ_INT(cxla_module_parse_stablehlo(test_ctx(), "ML\xefR", 4, NULL, NULL), CXLA_ERR_INVALID_ARGUMENT);
 }
+
+static cxla_literal *npy(const char *file) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/tests/stablehlo/programs/%s", test_srcdir(), file);
+  cxla_literal *l = NULL;
+  CHECK_MSG(cxla_literal_read_npy(test_ctx(), path, &l) == CXLA_OK, "%s", cxla_context_errmsg(test_ctx()));
+  return l;
+}
+
+/* Hand-written StableHLO collectives on 2 replicas (all_reduce of max, all_gather, a permute,
+ * reduce_scatter, all_to_all, replica_id): each replica's results are numpy's. */
+TEST(stablehlo_collectives_on_two_replicas) {
+  cxla_module *m = parse_artifact("collectives");
+  if (!m) return;
+  static const char *const backends[] = {"interp", "cpu"};
+  for (int b = 0; b < 2; b++) {
+    cxla_compile_options o;
+    cxla_compile_options_init(&o);
+    o.backend = backends[b];
+    cxla_executable *e = NULL;
+    CHECK_OK(cxla_compile(m, &o, &e));
+    if (!e) continue;
+    cxla_buffer *args[2] = {NULL, NULL}, *res[2] = {NULL, NULL};
+    for (int r = 0; r < 2; r++) {
+      char f[64];
+      snprintf(f, sizeof f, "collectives.r%d.in0.npy", r);
+      cxla_literal *x = npy(f);
+      if (x) CHECK_OK(cxla_buffer_from_literal(test_ctx(), backends[b], x, &args[r]));
+      cxla_literal_destroy(x);
+    }
+    if (args[0] && args[1] && cxla_executable_execute_replicas(e, 2, 1, args, res) == CXLA_OK) {
+      for (int r = 0; r < 2; r++) {
+        cxla_literal *got = NULL;
+        CHECK_OK(cxla_buffer_to_literal(res[r], &got));
+        for (int k = 0; got && k < 6; k++) {
+          char f[64];
+          snprintf(f, sizeof f, "collectives.r%d.out%d.npy", r, k);
+          cxla_literal *want = npy(f);
+          cx_sb why;
+          cx_sb_init(&why);
+          CHECK_MSG(want && cx_literal_compare(cxla_literal_tuple_get(got, k), want, 0, 0, &why),
+                    "%s: replica %d output %d: %s", backends[b], r, k, why.buf ? why.buf : "");
+          cx_sb_free(&why);
+          cxla_literal_destroy(want);
+        }
+        cxla_literal_destroy(got);
+        cxla_buffer_destroy(res[r]);
+      }
+    } else {
+      CHECK_MSG(0, "%s: %s", backends[b], cxla_context_errmsg(test_ctx()));
+    }
+    cxla_buffer_destroy(args[0]);
+    cxla_buffer_destroy(args[1]);
+    cxla_executable_destroy(e);
+  }
+  cxla_module_destroy(m);
+}
+
+/* infeed of two values, outfeed of a tuple: the queues hold numpy's values after the run. */
+TEST(stablehlo_infeed_outfeed) {
+  cxla_module *m = parse_artifact("feeds");
+  if (!m) return;
+  static const char *const backends[] = {"interp", "cpu"};
+  for (int b = 0; b < 2; b++) {
+    cxla_feeds_clear(test_ctx());
+    cxla_literal *d[2] = {npy("feeds.infeed0.npy"), npy("feeds.infeed1.npy")};
+    cxla_literal *x = npy("feeds.in0.npy"), *want = npy("feeds.out0.npy");
+    if (!d[0] || !d[1] || !x || !want) return;
+    cxla_literal *t = cxla_literal_tuple(test_ctx(), 2, d); /* takes d[0], d[1] */
+    CHECK_OK(cxla_infeed_push(test_ctx(), t));
+    cxla_compile_options o;
+    cxla_compile_options_init(&o);
+    o.backend = backends[b];
+    cxla_literal *r = NULL;
+    CHECK_MSG(cxla_module_run(m, &o, 1, &x, &r) == CXLA_OK, "%s: %s", backends[b], cxla_context_errmsg(test_ctx()));
+    CHECK(r && cx_literal_compare(r, want, 0, 0, NULL));
+    cxla_literal *out = NULL;
+    CHECK_OK(cxla_outfeed_pop(test_ctx(), &out));
+    if (out) {
+      cxla_literal *o0 = npy("feeds.outfeed0.npy"), *o1 = npy("feeds.outfeed1.npy");
+      CHECK_EQ_INT(cxla_literal_tuple_size(out), 2);
+      CHECK(o0 && cx_literal_compare(cxla_literal_tuple_get(out, 0), o0, 0, 0, NULL));
+      CHECK(o1 && cx_literal_compare(cxla_literal_tuple_get(out, 1), o1, 0, 0, NULL));
+      cxla_literal_destroy(o0);
+      cxla_literal_destroy(o1);
+    }
+    CHECK_EQ_INT(cxla_infeed_count(test_ctx()), 0);
+    cxla_literal_destroy(out);
+    cxla_literal_destroy(r);
+    cxla_literal_destroy(t);
+    cxla_literal_destroy(x);
+    cxla_literal_destroy(want);
+  }
+  cxla_feeds_clear(test_ctx());
+  cxla_module_destroy(m);
+}
