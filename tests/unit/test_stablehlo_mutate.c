@@ -127,3 +127,43 @@ TEST(stablehlo_mutated_trees) {
   printf("    %d artifacts, %d mutated translations: %d modules, %d refused\n", files, st.translations, st.modules,
          st.errors);
 }
+
+/* Every allocation of a translation, in turn, fails: the translation returns
+ * CXLA_ERR_OUT_OF_MEMORY and no module, and leaks nothing (ASan). */
+TEST(stablehlo_translation_allocation_failures) {
+  static const char *const names[] = {"cond_case", "while_loops", "linalg", "collectives", "feeds", "gather_scatter"};
+  for (int a = 0; a < CX_ARRAY_LEN(names); a++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/stablehlo/programs/%s.mlirbc", test_srcdir(), names[a]);
+    FILE *f = fopen(path, "rb");
+    CHECK_MSG(f, "cannot open %s", path);
+    if (!f) continue;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)len);
+    size_t got = b ? fread(b, 1, (size_t)len, f) : 0;
+    fclose(f);
+    cx_mlir_tree *t = NULL;
+    CHECK(got == (size_t)len && cx_mlirbc_read(test_ctx(), b, (size_t)len, names[a], &t) == CXLA_OK);
+    int64_t n = 0;
+    for (; t && n < 100000; n++) {
+      cx_module *m = NULL;
+      cx_alloc_fail_after(n);
+      cxla_status s = cx_stablehlo_to_module(test_ctx(), t, names[a], &m);
+      int64_t injected = cx_alloc_failures();
+      cx_alloc_fail_after(-1);
+      if (!injected) {
+        CHECK_MSG(s == CXLA_OK && m, "%s: %s", names[a], cxla_context_errmsg(test_ctx()));
+        cx_module_free(m);
+        break;
+      }
+      CHECK_MSG(s == CXLA_ERR_OUT_OF_MEMORY && !m, "%s: allocation %lld failed and the translation returned %s: %s",
+                names[a], (long long)n, cxla_status_str(s), cxla_context_errmsg(test_ctx()));
+      cx_module_free(m);
+    }
+    CHECK_MSG(n > 2, "%s: %lld allocation points", names[a], (long long)n); /* the arena takes big blocks */
+    cx_mlir_tree_free(t);
+    free(b);
+  }
+}
