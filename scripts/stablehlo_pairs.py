@@ -238,6 +238,68 @@ def _():
     return f, (f32(4, 4), f32(4, 2))
 
 
+@program("linalg_decomp", rtol=1e-3, atol=1e-3)
+def _():
+    # QR, symmetric eigenvalues, singular values: lapack's geqrf/orgqr, syevd, gesdd through
+    # typed-FFI custom calls; only basis-independent results are compared
+    def f(a):
+        q, r = jnp.linalg.qr(a)
+        w = jnp.linalg.eigvalsh(a + a.T)
+        s = jnp.linalg.svd(a, compute_uv=False)
+        return jnp.abs(r), q @ r, w, s
+    return f, (f32(4, 4),)
+
+
+@program("fft", rtol=1e-4, atol=1e-4)
+def _():
+    def f(x):
+        r = jnp.fft.rfft2(x)
+        back = jnp.fft.irfft2(r, s=x.shape)
+        return jnp.abs(r), back
+    return f, (f32(4, 6),)
+
+
+@program("remat_scan", rtol=1e-5, atol=1e-5)
+def _():
+    # jax.checkpoint lowers to an optimization_barrier; a scan with a pytree carry
+    @jax.checkpoint
+    def layer(w, x):
+        return jnp.tanh(x @ w)
+
+    def f(w, xs):
+        def step(c, x):
+            h = layer(w, x + c["h"])
+            return {"h": h, "n": c["n"] + 1}, h.sum()
+        c, ys = lax.scan(step, {"h": jnp.zeros(3, jnp.float32), "n": jnp.int32(0)}, xs)
+        g = jax.grad(lambda w: layer(w, xs[0]).sum())(w)
+        return c["h"], c["n"], ys, g
+    return f, (f32(3, 3), f32(5, 3))
+
+
+@program("mixed_types", rtol=1e-3, atol=1e-3)
+def _():
+    def f(x, k):
+        h = x.astype(jnp.float16)
+        y = (h * h + jnp.float16(1)).astype(jnp.float32)
+        b = k.astype(jnp.int8) * jnp.int8(3)
+        u = k.astype(jnp.uint32) >> 1
+        d = x.astype(jnp.float64) if jax.config.jax_enable_x64 else x
+        one_hot = jax.nn.one_hot(k % 4, 4)
+        return y, b.astype(jnp.int32), u, d * 2, one_hot, jnp.argmax(one_hot, axis=-1)
+    return f, (f32(3, 4), i32(3, 4, lo=-8, hi=8))
+
+
+@program("attention", rtol=1e-4, atol=1e-5)
+def _():
+    def f(q, k, v):
+        s = jnp.einsum("bqhd,bkhd->bhqk", q, k) / jnp.sqrt(jnp.float32(q.shape[-1]))
+        mask = jnp.tril(jnp.ones((q.shape[1], k.shape[1]), bool))
+        s = jnp.where(mask, s, -1e9)
+        p = jax.nn.softmax(s, axis=-1)
+        return jnp.einsum("bhqk,bkhd->bqhd", p, v), jax.nn.gelu(q).mean(), jax.nn.logsumexp(s, axis=-1)
+    return f, (f32(2, 5, 2, 4), f32(2, 5, 2, 4), f32(2, 5, 2, 4))
+
+
 @program("bf16", rtol=2e-2, atol=2e-2)
 def _():
     def f(x, w):
