@@ -383,6 +383,11 @@ static cxla_status translate_module(cx_sx *sx) {
   cx_sx_func *entry = NULL;
   for (int i = 0; i < b->num_ops; i++) {
     const cx_mlir_op *op = b->ops[i];
+    if (op->dialect && strcmp(op->dialect, "vhlo"))
+      return cx_sx_err(sx, op, CXLA_ERR_UNSUPPORTED,
+                       "not supported: an op of the '%s' dialect: this MLIR bytecode is not a StableHLO portable "
+                       "artifact (VHLO); write one with jax.export or stablehlo.serialize_portable_artifact",
+                       op->dialect);
     if (strcmp(op->name, "vhlo.func_v1")) {
       const char *why = cx_sx_refusal(op->name);
       return cx_sx_err(sx, op, CXLA_ERR_UNSUPPORTED, "not supported at module level%s%s", why ? ": " : "", why ? why : "");

@@ -167,3 +167,50 @@ TEST(stablehlo_translation_allocation_failures) {
     free(b);
   }
 }
+
+/* A VHLO op cxla has no rule for is refused by its name, with the op's MLIR location; MLIR
+ * bytecode of other dialects (not a portable artifact) is refused saying so. */
+TEST(stablehlo_refusals_name_op_and_location) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/tests/stablehlo/programs/elementwise.mlirbc", test_srcdir());
+  FILE *f = fopen(path, "rb");
+  CHECK(f != NULL);
+  if (!f) return;
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *b = malloc((size_t)len);
+  size_t got = b ? fread(b, 1, (size_t)len, f) : 0;
+  fclose(f);
+  cx_mlir_tree *t = NULL;
+  CHECK(got == (size_t)len && cx_mlirbc_read(test_ctx(), b, (size_t)len, "e.mlirbc", &t) == CXLA_OK);
+  cx_mlir_op *mod = t ? cx_mlir_block_find(&t->top, "builtin.module") : NULL;
+  cx_mlir_op *main_fn = mod ? cx_mlir_find_func(mod, "main") : NULL;
+  CHECK(main_fn && main_fn->num_regions == 1 && main_fn->regions[0].blocks[0].num_ops > 1);
+  if (main_fn) {
+    cx_mlir_op *op = main_fn->regions[0].blocks[0].ops[0];
+    char where[256];
+    cx_mlir_loc_str(op->loc, where, sizeof where);
+    CHECK_MSG(strstr(where, "stablehlo_pairs.py:"), "the artifact's locations: %s", where);
+    const char *name = op->name;
+    cx_module *m = NULL;
+    op->name = "vhlo.einsum_v1";
+    CHECK_EQ_INT(cx_stablehlo_to_module(test_ctx(), t, "e.mlirbc", &m), CXLA_ERR_UNSUPPORTED);
+    const char *msg = cxla_context_errmsg(test_ctx());
+    CHECK_STR_CONTAINS(msg, "e.mlirbc: error: ");
+    CHECK_STR_CONTAINS(msg, where);
+    CHECK_STR_CONTAINS(msg, "vhlo.einsum_v1: not supported: einsum is deprecated");
+    op->name = "vhlo.frobnicate_v7";
+    CHECK_EQ_INT(cx_stablehlo_to_module(test_ctx(), t, "e.mlirbc", &m), CXLA_ERR_UNSUPPORTED);
+    CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "vhlo.frobnicate_v7: not supported: unknown VHLO op");
+    op->name = name;
+    CHECK(m == NULL);
+  }
+  cx_mlir_tree_free(t);
+  free(b);
+  /* plain MLIR bytecode (func and stablehlo ops, as mlir-opt writes it) */
+  snprintf(path, sizeof path, "%s/tests/stablehlo/artifacts/resource.mlirbc", test_srcdir());
+  cxla_module *pm = NULL;
+  CHECK_EQ_INT(cxla_module_parse_file(test_ctx(), path, &pm), CXLA_ERR_UNSUPPORTED);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "is not a StableHLO portable artifact (VHLO)");
+}

@@ -60,7 +60,7 @@ static int leaves(cxla_literal *r, cxla_literal **out, int max) {
 /* Runs m on `backend` with the inputs and compares each result leaf with JAX's output; returns
  * 1 when all agree. what: "artifact" or "hlo" for messages. */
 static int agrees(const char *name, const char *what, cxla_module *m, const char *backend, cxla_literal **in, int nin,
-                  double rtol, double atol) {
+                  double rtol, double atol, cxla_literal **keep) {
   cxla_compile_options o;
   cxla_compile_options_init(&o);
   o.backend = backend;
@@ -68,6 +68,7 @@ static int agrees(const char *name, const char *what, cxla_module *m, const char
   cxla_status s = cxla_module_run(m, &o, nin, in, &r);
   CHECK_MSG(s == CXLA_OK, "%s (%s, %s): %s", name, what, backend, cxla_context_errmsg(test_ctx()));
   if (s != CXLA_OK) return 0;
+  if (keep) *keep = NULL;
   cxla_literal *got[64];
   int n = leaves(r, got, 64), ok = 1, k = 0;
   for (; k < n && k < 64; k++) {
@@ -95,7 +96,8 @@ static int agrees(const char *name, const char *what, cxla_module *m, const char
     fclose(f);
     ok = 0;
   }
-  cxla_literal_destroy(r);
+  if (keep) *keep = r;
+  else cxla_literal_destroy(r);
   return ok;
 }
 
@@ -128,9 +130,21 @@ static int check_program(const char *name) {
       if (!ok) nin = i;
     }
     if (ok) {
-      ok &= agrees(name, "artifact", a, "interp", in, nin, rtol, atol);
-      ok &= agrees(name, "artifact", a, "cpu", in, nin, rtol, atol);
-      ok &= agrees(name, "hlo", h, "interp", in, nin, rtol, atol);
+      cxla_literal *ra = NULL, *rh = NULL;
+      ok &= agrees(name, "artifact", a, "interp", in, nin, rtol, atol, &ra);
+      ok &= agrees(name, "artifact", a, "cpu", in, nin, rtol, atol, NULL);
+      ok &= agrees(name, "hlo", h, "interp", in, nin, rtol, atol, &rh);
+      /* and with each other, directly: the translation computes what jaxlib's HLO computes */
+      if (ra && rh) {
+        cx_sb why;
+        cx_sb_init(&why);
+        int same = cx_literal_compare(ra, rh, rtol, atol, &why);
+        CHECK_MSG(same, "%s: the artifact and the HLO text differ on interp: %s", name, why.buf ? why.buf : "");
+        ok &= same;
+        cx_sb_free(&why);
+      }
+      cxla_literal_destroy(ra);
+      cxla_literal_destroy(rh);
     }
     for (int i = 0; i < nin; i++) cxla_literal_destroy(in[i]);
   }
