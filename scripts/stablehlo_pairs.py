@@ -439,11 +439,26 @@ module @feeds {
 """
 
 
+# argument attributes XLA turns into the module header and parameter layouts: jax.buffer_donor,
+# tf.aliasing_output, mhlo.layout_mode, mhlo.sharding
+ENTRY_ATTRS = """
+module @entry_attrs attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%a: tensor<4xf32> {jax.buffer_donor = true},
+                         %b: tensor<4xf32> {tf.aliasing_output = 0 : i32},
+                         %c: tensor<2x3xf32> {mhlo.layout_mode = "{0,1}", mhlo.sharding = "{replicated}"})
+      -> (tensor<4xf32> {mhlo.layout_mode = "default"}) {
+    %0 = stablehlo.add %a, %b : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+"""
+
+
 def hand_written(out):
     """collectives.*: replica r's input is collectives.r<r>.in0.npy, its outputs
     collectives.r<r>.out<k>.npy; feeds.*: infeed literals feeds.infeed<k>.npy, outfeed
     literals feeds.outfeed<k>.npy, plus the usual in/out files."""
-    for name, text in (("collectives", COLLECTIVES), ("feeds", FEEDS)):
+    for name, text in (("collectives", COLLECTIVES), ("feeds", FEEDS), ("entry_attrs", ENTRY_ATTRS)):
         with open(os.path.join(out, name + ".mlirbc"), "wb") as fh:
             fh.write(bytes(_jax.mlir.serialize_portable_artifact(text, TARGET, False)))
     x = [np.array([1, 5, 3, 8], np.float32), np.array([4, 2, 7, 6], np.float32)]
