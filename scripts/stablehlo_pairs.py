@@ -8,7 +8,7 @@ JAX computed (an independent implementation).
 Files per program NAME:
   NAME.mlirbc        serialize_portable_artifact(lowered.compiler_ir('stablehlo'), "1.16.3") as jax.export does
                      (or, for names starting with export_, jax.export's mlir_module_serialized)
-  NAME.hlo           lowered.as_text(dialect='hlo')
+  NAME.hlo           lowered.as_text(dialect='hlo') (none for the hand-written handwritten_ops)
   NAME.in<i>.npy     the flattened inputs, in parameter order
   NAME.out<i>.npy    JAX's outputs (jax.jit(f)(*inputs) on the CPU), flattened
   NAME.tol           "rtol atol" for comparing floats with JAX's outputs
@@ -377,6 +377,18 @@ def _():
     return f, (f32(3, 4), f32(3, 4)), {"donate_argnums": (0,)}
 
 
+@program("export_tpu_linalg", rtol=1e-4, atol=1e-4)
+def _():
+    # exported for TPU: cholesky and triangular_solve stay StableHLO ops (on CPU jax calls LAPACK)
+    def f(a, b):
+        spd = a @ a.T + 3.0 * jnp.eye(4, dtype=jnp.float32)
+        l = lax.linalg.cholesky(spd)
+        x = lax.linalg.triangular_solve(l, b, left_side=True, lower=True)
+        y = lax.linalg.triangular_solve(l, b.T, left_side=False, lower=True, transpose_a=True)
+        return l, x, y
+    return f, (f32(4, 4), f32(4, 2))
+
+
 @program("export_mlp")
 def _():
     def f(x, w):
@@ -388,7 +400,8 @@ def _():
 
 def artifact(name, jitted, args):
     if name.startswith("export_"):
-        exp = jax.export.export(jitted)(*args)
+        platforms = ["tpu"] if name.startswith("export_tpu_") else None
+        exp = jax.export.export(jitted, platforms=platforms)(*args)
         return bytes(exp.mlir_module_serialized)
     # As jax.export serializes (_export._module_to_bytecode): jaxlib's serializer also legalizes
     # the CHLO ops jax lowers to (erf, top_k, ...) into StableHLO, which VHLO can hold.
@@ -454,6 +467,102 @@ module @entry_attrs attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas
 """
 
 
+# ops jax does not emit on CPU (if, map, batch norm, the old broadcast, get_dimension_size,
+# tuples, clamp/select with scalar operands, a while capturing a value from outside, Sharding
+# annotations, reduce_precision): expected values from numpy and jax's own autodiff
+HANDWRITTEN_OPS = """module @ops {
+  func.func public @main(%x: tensor<2x3xf32>, %p: tensor<i1>, %v: tensor<3xf32>, %s: tensor<f32>)
+      -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>,
+          tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<2x3xf32>,
+          tensor<4x2x3xf32>, tensor<i32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<3xf32>) {
+    %c2 = stablehlo.constant dense<2.0> : tensor<f32>
+    %lo = stablehlo.constant dense<-0.25> : tensor<f32>
+    %hi = stablehlo.constant dense<0.5> : tensor<f32>
+    %eps = stablehlo.constant dense<1.0> : tensor<3xf32>
+    // if with implicit captures: %x and %s from outside the regions
+    %0 = "stablehlo.if"(%p) ({
+      %m = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+      %r = stablehlo.multiply %x, %m : tensor<2x3xf32>
+      stablehlo.return %r : tensor<2x3xf32>
+    }, {
+      %r = stablehlo.negate %x : tensor<2x3xf32>
+      stablehlo.return %r : tensor<2x3xf32>
+    }) : (tensor<i1>) -> tensor<2x3xf32>
+    // clamp with scalar bounds, select with a scalar predicate
+    %1 = stablehlo.clamp %lo, %x, %hi : (tensor<f32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+    %2 = stablehlo.select %p, %x, %1 : tensor<i1>, tensor<2x3xf32>
+    // batch norm over feature dimension 1
+    %bt:3 = "stablehlo.batch_norm_training"(%x, %v, %eps) <{epsilon = 0.001 : f32, feature_index = 1 : i64}> : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+    %bi = "stablehlo.batch_norm_inference"(%x, %v, %eps, %v, %eps) <{epsilon = 0.001 : f32, feature_index = 1 : i64}> : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    %bg:3 = "stablehlo.batch_norm_grad"(%x, %v, %bt#1, %bt#2, %1) <{epsilon = 0.001 : f32, feature_index = 1 : i64}> : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+    // map with a computation
+    %mp = "stablehlo.map"(%x, %1) <{dimensions = array<i64: 0, 1>}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %t = stablehlo.multiply %a, %b : tensor<f32>
+      %u = stablehlo.add %t, %a : tensor<f32>
+      stablehlo.return %u : tensor<f32>
+    }) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    // dot (the old op), broadcast (the old op), tuple and get_tuple_element
+    %d = stablehlo.dot_general %v, %v, contracting_dims = [0] x [0], precision = [DEFAULT, HIGHEST] : (tensor<3xf32>, tensor<3xf32>) -> tensor<f32>
+    %tp = "stablehlo.tuple"(%x, %d) : (tensor<2x3xf32>, tensor<f32>) -> tuple<tensor<2x3xf32>, tensor<f32>>
+    %g0 = "stablehlo.get_tuple_element"(%tp) <{index = 0 : i32}> : (tuple<tensor<2x3xf32>, tensor<f32>>) -> tensor<2x3xf32>
+    %bc = "stablehlo.broadcast"(%g0) <{broadcast_sizes = array<i64: 4>}> : (tensor<2x3xf32>) -> tensor<4x2x3xf32>
+    %gd = "stablehlo.get_dimension_size"(%bc) <{dimension = 0 : i64}> : (tensor<4x2x3xf32>) -> tensor<i32>
+    // while whose body uses %s from outside (an implicit capture)
+    %w:2 = stablehlo.while(%i = %gd, %acc = %x) : tensor<i32>, tensor<2x3xf32>
+      cond {
+        %z = stablehlo.constant dense<0> : tensor<i32>
+        %c = stablehlo.compare GT, %i, %z : (tensor<i32>, tensor<i32>) -> tensor<i1>
+        stablehlo.return %c : tensor<i1>
+      } do {
+        %one = stablehlo.constant dense<1> : tensor<i32>
+        %n = stablehlo.subtract %i, %one : tensor<i32>
+        %m = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+        %a2 = stablehlo.add %acc, %m : tensor<2x3xf32>
+        stablehlo.return %n, %a2 : tensor<i32>, tensor<2x3xf32>
+      }
+    // optimization barrier of two values; reduce_precision to bf16's bits
+    %ob:2 = stablehlo.optimization_barrier %x, %s : tensor<2x3xf32>, tensor<f32>
+    %rp = stablehlo.reduce_precision %x, format = e8m7 : tensor<2x3xf32>
+    // a Sharding annotation and a shape-keeping Shardy marker: identities on one device
+    %sh = stablehlo.custom_call @Sharding(%v) {mhlo.sharding = "{replicated}"} : (tensor<3xf32>) -> tensor<3xf32>
+    %sd = stablehlo.custom_call @xla.sdy.FuncResultSharding(%sh) {has_side_effect = true} : (tensor<3xf32>) -> tensor<3xf32>
+    return %0, %1, %2, %bt#0, %bt#1, %bi, %bg#1, %bg#2, %mp, %d, %ob#0, %bc, %w#0, %w#1, %rp, %ob#1, %sd
+      : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<2x3xf32>, tensor<4x2x3xf32>, tensor<i32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<3xf32>
+  }
+}
+"""
+
+
+def handwritten_ops(out):
+    x = f32(2, 3)
+    p = np.bool_(True)
+    v = np.array([0.5, -1.5, 2.0], np.float32)
+    s_ = np.float32(0.75)
+    eps = np.float32(0.001)
+    clip = np.clip(x, -0.25, 0.5)
+
+    def bn(x, scale, offset):
+        m = jnp.mean(x, axis=0)
+        var = jnp.mean((x - m) ** 2, axis=0)
+        return (x - m) / jnp.sqrt(var + eps) * scale + offset, m, var
+    (y, m, _), vjp = jax.vjp(bn, x, v, np.ones(3, np.float32))
+    _, g_scale, g_offset = vjp((clip, np.zeros(3, np.float32), np.zeros(3, np.float32)))
+    import ml_dtypes
+    outs = [x * s_ if p else -x, clip, np.where(p, x, clip), y, m, (x - v) / np.sqrt(1 + eps) * v + 1, g_scale,
+            g_offset, x * clip + x, np.float32(v @ v), x, np.broadcast_to(x, (4, 2, 3)), np.int32(0), x + 4 * s_,
+            x.astype(ml_dtypes.bfloat16).astype(np.float32), s_, v]
+    with open(os.path.join(out, "handwritten_ops.mlirbc"), "wb") as fh:
+        fh.write(bytes(_jax.mlir.serialize_portable_artifact(HANDWRITTEN_OPS, TARGET, False)))
+    for i, a in enumerate((x, p, v, s_)):
+        np.save(os.path.join(out, "handwritten_ops.in%d.npy" % i), np.asarray(a))
+    for i, r in enumerate(outs):
+        np.save(os.path.join(out, "handwritten_ops.out%d.npy" % i), np.asarray(r))
+    with open(os.path.join(out, "handwritten_ops.tol"), "w") as fh:
+        fh.write("1e-05 1e-05\n")
+    return "handwritten_ops"
+
+
 def hand_written(out):
     """collectives.*: replica r's input is collectives.r<r>.in0.npy, its outputs
     collectives.r<r>.out<k>.npy; feeds.*: infeed literals feeds.infeed<k>.npy, outfeed
@@ -513,6 +622,7 @@ def main():
         print("%-20s %6d bytes, %d inputs, %d outputs" % (name, len(bc), len(args), len(results)))
     refusals(out)
     hand_written(out)
+    names.append(handwritten_ops(out))  # no .hlo: jax writes no such program
     with open(os.path.join(out, "index.txt"), "w") as fh:
         fh.write("\n".join(names) + "\n")
 
