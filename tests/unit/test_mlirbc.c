@@ -314,6 +314,8 @@ static void put_section(wbuf *w, int id, const wbuf *d) {
 
 /* attrs[i] are encodings (code and fields) of builtin attributes; attr 0 must be a location,
  * attr 1 the string "x". The dictionary is appended as the last attribute. */
+static int asm_entry = -1; /* this attribute is stored as assembly text, not custom-encoded */
+
 static size_t handmade(wbuf *out, const wbuf *attrs, int nattrs, int first) {
   static wbuf sec, tmp;
   memset(out, 0, sizeof *out);
@@ -349,7 +351,7 @@ static size_t handmade(wbuf *out, const wbuf *attrs, int nattrs, int first) {
   put_varint(&tmp, (uint64_t)nattrs + 1);
   for (int i = 0; i < nattrs; i++) {
     for (size_t k = 0; k < attrs[i].n; k++) put(&sec, attrs[i].b[k]);
-    put_varint(&tmp, attrs[i].n << 1 | 1);
+    put_varint(&tmp, attrs[i].n << 1 | (i != asm_entry));
   }
   size_t before = sec.n;
   put_varint(&sec, 1); /* DictionaryAttr */
@@ -434,6 +436,24 @@ TEST(mlirbc_handmade_nesting) {
   n = handmade(&file, attr_table, 4, 2);
   CHECK_OK(cx_mlirbc_read(test_ctx(), file.b, n, "nocycle", &t));
   cx_mlir_tree_free(t);
+
+  /* MLIR's fallback for attributes without a custom encoding: NUL-terminated assembly text,
+   * kept opaque for the translator to refuse by name; without its NUL it is refused */
+  base_attrs();
+  const char text[] = "#foo.bar<1>";
+  for (size_t i = 0; i < sizeof text; i++) put(&attr_table[2], (uint8_t)text[i]);
+  asm_entry = 2;
+  n = handmade(&file, attr_table, 3, 2);
+  CHECK_OK(cx_mlirbc_read(test_ctx(), file.b, n, "asm", &t));
+  const cx_mlir_attr *x = t ? cx_mlir_op_attr(t->top.ops[0], "x") : NULL;
+  CHECK(x && x->kind == CX_MLIR_ATTR_OPAQUE && x->u.opaque.asm_text && !strcmp(x->u.opaque.asm_text, text) &&
+        !strcmp(x->dialect, "builtin"));
+  cx_mlir_tree_free(t);
+  attr_table[2].n--;
+  n = handmade(&file, attr_table, 3, 2);
+  CHECK(cx_mlirbc_read(test_ctx(), file.b, n, "asm", &t) == CXLA_ERR_PARSE && !t);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "without a terminating NUL");
+  asm_entry = -1;
 }
 
 /* Every prefix of an artifact is refused with a byte offset; every single-bit flip is read or
