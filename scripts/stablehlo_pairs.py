@@ -471,10 +471,11 @@ module @entry_attrs attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas
 # tuples, clamp/select with scalar operands, a while capturing a value from outside, Sharding
 # annotations, reduce_precision): expected values from numpy and jax's own autodiff
 HANDWRITTEN_OPS = """module @ops {
-  func.func public @main(%x: tensor<2x3xf32>, %p: tensor<i1>, %v: tensor<3xf32>, %s: tensor<f32>)
+  func.func public @main(%x: tensor<2x3xf32>, %p: tensor<i1>, %v: tensor<3xf32>, %s: tensor<f32>, %spd: tensor<3x3xf32>)
       -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>,
           tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<2x3xf32>,
-          tensor<4x2x3xf32>, tensor<i32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<3xf32>) {
+          tensor<4x2x3xf32>, tensor<i32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<3xf32>,
+          tensor<3x3xf32>, tensor<i32>) {
     %c2 = stablehlo.constant dense<2.0> : tensor<f32>
     %lo = stablehlo.constant dense<-0.25> : tensor<f32>
     %hi = stablehlo.constant dense<0.5> : tensor<f32>
@@ -527,8 +528,15 @@ HANDWRITTEN_OPS = """module @ops {
     // a Sharding annotation and a shape-keeping Shardy marker: identities on one device
     %sh = stablehlo.custom_call @Sharding(%v) {mhlo.sharding = "{replicated}"} : (tensor<3xf32>) -> tensor<3xf32>
     %sd = stablehlo.custom_call @xla.sdy.FuncResultSharding(%sh) {has_side_effect = true} : (tensor<3xf32>) -> tensor<3xf32>
-    return %0, %1, %2, %bt#0, %bt#1, %bi, %bg#1, %bg#2, %mp, %d, %ob#0, %bc, %w#0, %w#1, %rp, %ob#1, %sd
-      : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<2x3xf32>, tensor<4x2x3xf32>, tensor<i32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<3xf32>
+    // a typed-FFI custom call as StableHLO writes it (api_version 4, a dictionary backend_config),
+    // its upper triangle (LAPACK leaves the input there) masked by a dense constant
+    %ch:2 = stablehlo.custom_call @lapack_spotrf_ffi(%spd) {api_version = 4 : i32, backend_config = {uplo = 76 : ui8},
+        operand_layouts = [dense<[0, 1]> : tensor<2xindex>],
+        result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<> : tensor<0xindex>]} : (tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<i32>)
+    %mask = stablehlo.constant dense<[[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]> : tensor<3x3xf32>
+    %low = stablehlo.multiply %ch#0, %mask : tensor<3x3xf32>
+    return %0, %1, %2, %bt#0, %bt#1, %bi, %bg#1, %bg#2, %mp, %d, %ob#0, %bc, %w#0, %w#1, %rp, %ob#1, %sd, %low, %ch#1
+      : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<2x3xf32>, tensor<4x2x3xf32>, tensor<i32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<3xf32>, tensor<3x3xf32>, tensor<i32>
   }
 }
 """
@@ -541,6 +549,8 @@ def handwritten_ops(out):
     s_ = np.float32(0.75)
     eps = np.float32(0.001)
     clip = np.clip(x, -0.25, 0.5)
+    a = f32(3, 3)
+    spd = (a @ a.T + 3 * np.eye(3)).astype(np.float32)
 
     def bn(x, scale, offset):
         m = jnp.mean(x, axis=0)
@@ -551,15 +561,16 @@ def handwritten_ops(out):
     import ml_dtypes
     outs = [x * s_ if p else -x, clip, np.where(p, x, clip), y, m, (x - v) / np.sqrt(1 + eps) * v + 1, g_scale,
             g_offset, x * clip + x, np.float32(v @ v), x, np.broadcast_to(x, (4, 2, 3)), np.int32(0), x + 4 * s_,
-            x.astype(ml_dtypes.bfloat16).astype(np.float32), s_, v]
+            x.astype(ml_dtypes.bfloat16).astype(np.float32), s_, v, np.linalg.cholesky(spd).astype(np.float32),
+            np.int32(0)]
     with open(os.path.join(out, "handwritten_ops.mlirbc"), "wb") as fh:
         fh.write(bytes(_jax.mlir.serialize_portable_artifact(HANDWRITTEN_OPS, TARGET, False)))
-    for i, a in enumerate((x, p, v, s_)):
+    for i, a in enumerate((x, p, v, s_, spd)):
         np.save(os.path.join(out, "handwritten_ops.in%d.npy" % i), np.asarray(a))
     for i, r in enumerate(outs):
         np.save(os.path.join(out, "handwritten_ops.out%d.npy" % i), np.asarray(r))
     with open(os.path.join(out, "handwritten_ops.tol"), "w") as fh:
-        fh.write("1e-05 1e-05\n")
+        fh.write("1e-05 2e-05\n")
     return "handwritten_ops"
 
 
