@@ -471,11 +471,12 @@ module @entry_attrs attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas
 # tuples, clamp/select with scalar operands, a while capturing a value from outside, Sharding
 # annotations, reduce_precision): expected values from numpy and jax's own autodiff
 HANDWRITTEN_OPS = """module @ops {
-  func.func public @main(%x: tensor<2x3xf32>, %p: tensor<i1>, %v: tensor<3xf32>, %s: tensor<f32>, %spd: tensor<3x3xf32>)
+  func.func public @main(%x: tensor<2x3xf32>, %p: tensor<i1>, %v: tensor<3xf32>, %s: tensor<f32>, %spd: tensor<3x3xf32>,
+                         %e: tensor<2x4x3xf32>, %ix: tensor<2x2xi32>)
       -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>,
           tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<2x3xf32>,
           tensor<4x2x3xf32>, tensor<i32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<3xf32>,
-          tensor<3x3xf32>, tensor<i32>) {
+          tensor<3x3xf32>, tensor<i32>, tensor<4x2x2xf32>, tensor<2x2x2x4xf32>) {
     %c2 = stablehlo.constant dense<2.0> : tensor<f32>
     %lo = stablehlo.constant dense<-0.25> : tensor<f32>
     %hi = stablehlo.constant dense<0.5> : tensor<f32>
@@ -535,8 +536,15 @@ HANDWRITTEN_OPS = """module @ops {
         result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<> : tensor<0xindex>]} : (tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<i32>)
     %mask = stablehlo.constant dense<[[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]> : tensor<3x3xf32>
     %low = stablehlo.multiply %ch#0, %mask : tensor<3x3xf32>
-    return %0, %1, %2, %bt#0, %bt#1, %bi, %bg#1, %bg#2, %mp, %d, %ob#0, %bc, %w#0, %w#1, %rp, %ob#1, %sd, %low, %ch#1
-      : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<2x3xf32>, tensor<4x2x3xf32>, tensor<i32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<3xf32>, tensor<3x3xf32>, tensor<i32>
+    // the deprecated ops XLA still translates: einsum (a batch dot and a transpose) and
+    // torch_index_select (a gather)
+    %es = "stablehlo.einsum"(%e, %x) <{einsum_config = "bjk,ck->jbc"}> : (tensor<2x4x3xf32>, tensor<2x3xf32>) -> tensor<4x2x2xf32>
+    %ts = "stablehlo.torch_index_select"(%e, %ix) <{dim = 1 : i64, batch_dims = 0 : i64}> : (tensor<2x4x3xf32>, tensor<2x2xi32>) -> tensor<2x2x2x3xf32>
+    %tt = stablehlo.transpose %ts, dims = [0, 1, 3, 2] : (tensor<2x2x2x3xf32>) -> tensor<2x2x3x2xf32>
+    %t4 = stablehlo.slice %tt [0:2, 0:2, 0:2, 0:2] : (tensor<2x2x3x2xf32>) -> tensor<2x2x2x2xf32>
+    %t5 = stablehlo.concatenate %t4, %t4, dim = 3 : (tensor<2x2x2x2xf32>, tensor<2x2x2x2xf32>) -> tensor<2x2x2x4xf32>
+    return %0, %1, %2, %bt#0, %bt#1, %bi, %bg#1, %bg#2, %mp, %d, %ob#0, %bc, %w#0, %w#1, %rp, %ob#1, %sd, %low, %ch#1, %es, %t5
+      : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<2x3xf32>, tensor<4x2x3xf32>, tensor<i32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<3xf32>, tensor<3x3xf32>, tensor<i32>, tensor<4x2x2xf32>, tensor<2x2x2x4xf32>
   }
 }
 """
@@ -551,6 +559,9 @@ def handwritten_ops(out):
     clip = np.clip(x, -0.25, 0.5)
     a = f32(3, 3)
     spd = (a @ a.T + 3 * np.eye(3)).astype(np.float32)
+    e = f32(2, 4, 3)
+    ix = np.array([[3, 0], [1, 1]], np.int32)
+    tk = np.take(e, ix, axis=1).transpose(0, 1, 3, 2)[:, :, :2, :2]
 
     def bn(x, scale, offset):
         m = jnp.mean(x, axis=0)
@@ -562,10 +573,10 @@ def handwritten_ops(out):
     outs = [x * s_ if p else -x, clip, np.where(p, x, clip), y, m, (x - v) / np.sqrt(1 + eps) * v + 1, g_scale,
             g_offset, x * clip + x, np.float32(v @ v), x, np.broadcast_to(x, (4, 2, 3)), np.int32(0), x + 4 * s_,
             x.astype(ml_dtypes.bfloat16).astype(np.float32), s_, v, np.linalg.cholesky(spd).astype(np.float32),
-            np.int32(0)]
+            np.int32(0), np.einsum("bjk,ck->jbc", e, x), np.concatenate([tk, tk], axis=3)]
     with open(os.path.join(out, "handwritten_ops.mlirbc"), "wb") as fh:
         fh.write(bytes(_jax.mlir.serialize_portable_artifact(HANDWRITTEN_OPS, TARGET, False)))
-    for i, a in enumerate((x, p, v, s_, spd)):
+    for i, a in enumerate((x, p, v, s_, spd, e, ix)):
         np.save(os.path.join(out, "handwritten_ops.in%d.npy" % i), np.asarray(a))
     for i, r in enumerate(outs):
         np.save(os.path.join(out, "handwritten_ops.out%d.npy" % i), np.asarray(r))

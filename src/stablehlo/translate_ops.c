@@ -311,6 +311,8 @@ cxla_status cx_sx_h_collective_broadcast(cx_sx *, cx_comp *, const cx_mlir_op *,
 cxla_status cx_sx_h_cross_replica_sum(cx_sx *, cx_comp *, const cx_mlir_op *, int);
 cxla_status cx_sx_h_infeed(cx_sx *, cx_comp *, const cx_mlir_op *, int);
 cxla_status cx_sx_h_outfeed(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_einsum(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_torch_index_select(cx_sx *, cx_comp *, const cx_mlir_op *, int);
 
 #define EW(name, opc) {name, h_elementwise, CX_OP_##opc}
 static const cx_sx_rule rules[] = {
@@ -391,6 +393,8 @@ static const cx_sx_rule rules[] = {
     {"cross-replica-sum_v1", cx_sx_h_cross_replica_sum, 0},
     {"infeed_v1", cx_sx_h_infeed, 0},
     {"outfeed_v1", cx_sx_h_outfeed, 0},
+    {"einsum_v1", cx_sx_h_einsum, 0},
+    {"torch_index_select_v1", cx_sx_h_torch_index_select, 0},
 };
 
 /* VHLO ops (VhloOps.td, StableHLO 1.16.3) cxla does not translate, and why. */
@@ -407,9 +411,7 @@ static const struct {
     {"dynamic_reshape_v1", "a dynamic (shape-polymorphic) op; export with static shapes"},
     {"real_dynamic_slice_v1", "a dynamic (shape-polymorphic) op; export with static shapes"},
     {"set_dimension_size_v1", "dynamic dimension sizes (cxla's shapes are static)"},
-    {"einsum_v1", "einsum is deprecated in StableHLO and XLA does not translate it either"},
     {"unary_einsum_v1", "unary_einsum is deprecated in StableHLO and XLA does not translate it either"},
-    {"torch_index_select_v1", "torch_index_select is deprecated in StableHLO and XLA does not translate it either"},
     {"uniform_quantize_v1", "quantized types (cxla has no quantized element types)"},
     {"uniform_dequantize_v1", "quantized types (cxla has no quantized element types)"},
     {"async_start_v1", "asynchronous StableHLO ops"},

@@ -19,7 +19,7 @@ typedef struct mut_stats {
 static const char *const other_names[] = {
     "vhlo.add_v1", "vhlo.while_v1", "vhlo.reduce_v1", "vhlo.custom_call_v1", "vhlo.case_v1", "vhlo.sort_v1",
     "vhlo.convolution_v1", "vhlo.gather_v2", "vhlo.scatter_v2", "vhlo.call_v1", "vhlo.get_tuple_element_v1",
-    "vhlo.optimization_barrier_v1", "vhlo.einsum_v1", "vhlo.bogus_v9", "vhlo.return_v1", "vhlo.func_v1", "func.call",
+    "vhlo.optimization_barrier_v1", "vhlo.einsum_v1", "vhlo.torch_index_select_v1", "vhlo.unary_einsum_v1", "vhlo.bogus_v9", "vhlo.return_v1", "vhlo.func_v1", "func.call",
     "vhlo.dynamic_slice_v1", "vhlo.rng_bit_generator_v1", "vhlo.select_and_scatter_v1", "vhlo.composite_v2"};
 
 static void translate_once(const cx_mlir_tree *t, const char *file, mut_stats *st, const char *what) {
@@ -194,12 +194,12 @@ TEST(stablehlo_refusals_name_op_and_location) {
     CHECK_MSG(strstr(where, "stablehlo_pairs.py:"), "the artifact's locations: %s", where);
     const char *name = op->name;
     cx_module *m = NULL;
-    op->name = "vhlo.einsum_v1";
+    op->name = "vhlo.unary_einsum_v1";
     CHECK_EQ_INT(cx_stablehlo_to_module(test_ctx(), t, "e.mlirbc", &m), CXLA_ERR_UNSUPPORTED);
     const char *msg = cxla_context_errmsg(test_ctx());
     CHECK_STR_CONTAINS(msg, "e.mlirbc: error: ");
     CHECK_STR_CONTAINS(msg, where);
-    CHECK_STR_CONTAINS(msg, "vhlo.einsum_v1: not supported: einsum is deprecated");
+    CHECK_STR_CONTAINS(msg, "vhlo.unary_einsum_v1: not supported: unary_einsum is deprecated");
     op->name = "vhlo.frobnicate_v7";
     CHECK_EQ_INT(cx_stablehlo_to_module(test_ctx(), t, "e.mlirbc", &m), CXLA_ERR_UNSUPPORTED);
     CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "vhlo.frobnicate_v7: not supported: unknown VHLO op");
