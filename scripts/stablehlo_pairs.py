@@ -585,11 +585,24 @@ def handwritten_ops(out):
     return "handwritten_ops"
 
 
+# send/recv with the host: loaded as HLO's send/send-done and recv/recv-done (which cxla does not run)
+SENDRECV = """
+module @sendrecv {
+  func.func public @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+    %t = stablehlo.create_token : !stablehlo.token
+    %t1 = "stablehlo.send"(%x, %t) <{channel_handle = #stablehlo.channel_handle<handle = 5, type = 2>, is_host_transfer = true}> : (tensor<3xf32>, !stablehlo.token) -> !stablehlo.token
+    %r:2 = "stablehlo.recv"(%t1) <{channel_handle = #stablehlo.channel_handle<handle = 6, type = 3>, is_host_transfer = true}> : (!stablehlo.token) -> (tensor<3xf32>, !stablehlo.token)
+    return %r#0 : tensor<3xf32>
+  }
+}
+"""
+
+
 def hand_written(out):
     """collectives.*: replica r's input is collectives.r<r>.in0.npy, its outputs
     collectives.r<r>.out<k>.npy; feeds.*: infeed literals feeds.infeed<k>.npy, outfeed
     literals feeds.outfeed<k>.npy, plus the usual in/out files."""
-    for name, text in (("collectives", COLLECTIVES), ("feeds", FEEDS), ("entry_attrs", ENTRY_ATTRS)):
+    for name, text in (("collectives", COLLECTIVES), ("feeds", FEEDS), ("entry_attrs", ENTRY_ATTRS), ("sendrecv", SENDRECV)):
         with open(os.path.join(out, name + ".mlirbc"), "wb") as fh:
             fh.write(bytes(_jax.mlir.serialize_portable_artifact(text, TARGET, False)))
     x = [np.array([1, 5, 3, 8], np.float32), np.array([4, 2, 7, 6], np.float32)]

@@ -15,6 +15,10 @@ static cxla_status groups(cx_sx *sx, const cx_mlir_op *op, const char *name, int
   cxla_status st;
   const cx_mlir_attr *a = cx_sx_attr(sx, op, name, 0, &st);
   if (!a) return st;
+  /* none: an empty list (StableHLO writes tensor<0xi64>) */
+  if (a->kind == CX_MLIR_ATTR_TENSOR && a->u.dense.type && a->u.dense.type->kind == CX_MLIR_TYPE_RANKED_TENSOR &&
+      a->u.dense.type->rank == 1 && a->u.dense.type->dims[0] == 0)
+    return CXLA_OK;
   if (a->kind != CX_MLIR_ATTR_TENSOR || !a->u.dense.type || a->u.dense.type->kind != CX_MLIR_TYPE_RANKED_TENSOR ||
       a->u.dense.type->rank != 2)
     return cx_sx_err(sx, op, CXLA_ERR_PARSE, "'%s' must be a rank-2 integer tensor", name);
@@ -226,4 +230,100 @@ cxla_status cx_sx_h_outfeed(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg
   const char *cfg = cx_sx_str(op, "outfeed_config");
   if (cfg && *cfg && !cx_attr_add_raw(sx->m, &in->a.nraw, &in->a.raw, "outfeed_config", cfg)) return CXLA_ERR_OUT_OF_MEMORY;
   return cx_sx_bind(sx, c, op, in);
+}
+
+/* A shape (data, u32[], token[]) of a send or recv with the given data. */
+static cxla_status started_shape(cx_sx *sx, const cx_shape *data, cx_shape *s) {
+  memset(s, 0, sizeof *s);
+  s->type = CXLA_TUPLE;
+  s->ntuple = 3;
+  if (!(s->tuple = cx_arena_alloc(&sx->m->arena, sizeof *s->tuple * 3))) return cx_oom(sx->ctx);
+  s->tuple[0] = *data;
+  s->tuple[1] = cx_shape_scalar(CXLA_U32);
+  s->tuple[2].type = CXLA_TOKEN;
+  return CXLA_OK;
+}
+
+static cxla_status transfer_attrs(cx_sx *sx, const cx_mlir_op *op, cx_instr *in) {
+  CX_TRY(channel(sx, op, in));
+  CX_TRY(cx_sx_bool(sx, op, "is_host_transfer", 0, 0, &in->a.is_host_transfer));
+  cx_groups *pairs;
+  CX_TRY(groups(sx, op, "source_target_pairs", 1, &pairs));
+  if (pairs && pairs->n)
+    return cx_sx_err(sx, op, CXLA_ERR_UNSUPPORTED, "not supported: send/recv with source_target_pairs");
+  return CXLA_OK;
+}
+
+/* send(inputs..., token) -> token: HLO's send of the data (a tuple when several) and its
+ * send-done, as XLA makes them. cxla loads them and refuses to compile them (ops.def). */
+cxla_status cx_sx_h_send(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
+  (void)arg;
+  CX_TRY(cx_sx_arity(sx, op, -2, 1));
+  cx_instr **ops;
+  int n;
+  CX_TRY(cx_sx_operands(sx, op, 0, &ops, &n));
+  cx_instr *data = ops[0];
+  if (n - 1 != 1) CX_TRY(cx_sx_root(sx, c, op, ops, n - 1, 1, &data));
+  cx_shape s;
+  CX_TRY(started_shape(sx, &data->shape, &s));
+  cx_instr *two[2] = {data, ops[n - 1]};
+  cx_instr *snd = cx_sx_add(sx, c, CX_OP_SEND, &s, 2, two, op);
+  if (!snd) return CXLA_ERR_OUT_OF_MEMORY;
+  CX_TRY(transfer_attrs(sx, op, snd));
+  cx_instr *done = cx_sx_add(sx, c, CX_OP_SEND_DONE, &s.tuple[2], 1, &snd, op);
+  if (!done) return CXLA_ERR_OUT_OF_MEMORY;
+  done->a.channel_id = snd->a.channel_id;
+  done->a.is_host_transfer = snd->a.is_host_transfer;
+  return cx_sx_bind(sx, c, op, done);
+}
+
+/* recv(token) -> data..., token: HLO's recv and recv-done, the data a tuple when several. */
+cxla_status cx_sx_h_recv(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
+  (void)arg;
+  CX_TRY(cx_sx_arity(sx, op, 1, -1));
+  if (op->num_results < 2) return cx_sx_err(sx, op, CXLA_ERR_UNSUPPORTED, "not supported: a recv of no data");
+  cx_instr *tok;
+  CX_TRY(cx_sx_operand(sx, op, 0, &tok));
+  int nd = op->num_results - 1;
+  cx_shape data;
+  if (nd == 1) {
+    CX_TRY(cx_sx_shape(sx, op, op->results[0].type, &data));
+  } else {
+    memset(&data, 0, sizeof data);
+    data.type = CXLA_TUPLE;
+    data.ntuple = nd;
+    if (!(data.tuple = cx_arena_alloc(&sx->m->arena, sizeof *data.tuple * (size_t)nd))) return cx_oom(sx->ctx);
+    for (int i = 0; i < nd; i++) CX_TRY(cx_sx_shape(sx, op, op->results[i].type, &data.tuple[i]));
+  }
+  cx_shape s, ds;
+  CX_TRY(started_shape(sx, &data, &s));
+  cx_instr *rcv = cx_sx_add(sx, c, CX_OP_RECV, &s, 1, &tok, op);
+  if (!rcv) return CXLA_ERR_OUT_OF_MEMORY;
+  CX_TRY(transfer_attrs(sx, op, rcv));
+  memset(&ds, 0, sizeof ds);
+  ds.type = CXLA_TUPLE;
+  ds.ntuple = 2;
+  if (!(ds.tuple = cx_arena_alloc(&sx->m->arena, sizeof *ds.tuple * 2))) return cx_oom(sx->ctx);
+  ds.tuple[0] = data;
+  ds.tuple[1].type = CXLA_TOKEN;
+  cx_instr *done = cx_sx_add(sx, c, CX_OP_RECV_DONE, &ds, 1, &rcv, op);
+  if (!done) return CXLA_ERR_OUT_OF_MEMORY;
+  done->a.channel_id = rcv->a.channel_id;
+  done->a.is_host_transfer = rcv->a.is_host_transfer;
+  cx_instr *d = cx_sx_add(sx, c, CX_OP_GET_TUPLE_ELEMENT, &ds.tuple[0], 1, &done, op);
+  cx_instr *t = cx_sx_add(sx, c, CX_OP_GET_TUPLE_ELEMENT, &ds.tuple[1], 1, &done, op);
+  if (!d || !t) return CXLA_ERR_OUT_OF_MEMORY;
+  t->a.index = 1;
+  if (nd == 1) {
+    sx->vals[op->results[0].id] = d;
+  } else {
+    for (int i = 0; i < nd; i++) {
+      cx_instr *g = cx_sx_add(sx, c, CX_OP_GET_TUPLE_ELEMENT, &data.tuple[i], 1, &d, op);
+      if (!g) return CXLA_ERR_OUT_OF_MEMORY;
+      g->a.index = i;
+      sx->vals[op->results[i].id] = g;
+    }
+  }
+  sx->vals[op->results[nd].id] = t;
+  return CXLA_OK;
 }

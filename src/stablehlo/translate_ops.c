@@ -312,6 +312,8 @@ cxla_status cx_sx_h_cross_replica_sum(cx_sx *, cx_comp *, const cx_mlir_op *, in
 cxla_status cx_sx_h_infeed(cx_sx *, cx_comp *, const cx_mlir_op *, int);
 cxla_status cx_sx_h_outfeed(cx_sx *, cx_comp *, const cx_mlir_op *, int);
 cxla_status cx_sx_h_einsum(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_send(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_recv(cx_sx *, cx_comp *, const cx_mlir_op *, int);
 cxla_status cx_sx_h_torch_index_select(cx_sx *, cx_comp *, const cx_mlir_op *, int);
 
 #define EW(name, opc) {name, h_elementwise, CX_OP_##opc}
@@ -394,6 +396,10 @@ static const cx_sx_rule rules[] = {
     {"infeed_v1", cx_sx_h_infeed, 0},
     {"outfeed_v1", cx_sx_h_outfeed, 0},
     {"einsum_v1", cx_sx_h_einsum, 0},
+    {"send_v1", cx_sx_h_send, 0},
+    {"send_v2", cx_sx_h_send, 0},
+    {"recv_v1", cx_sx_h_recv, 0},
+    {"recv_v2", cx_sx_h_recv, 0},
     {"torch_index_select_v1", cx_sx_h_torch_index_select, 0},
 };
 
@@ -414,12 +420,8 @@ static const struct {
     {"unary_einsum_v1", "unary_einsum is deprecated in StableHLO and XLA does not translate it either"},
     {"uniform_quantize_v1", "quantized types (cxla has no quantized element types)"},
     {"uniform_dequantize_v1", "quantized types (cxla has no quantized element types)"},
-    {"async_start_v1", "asynchronous StableHLO ops"},
-    {"async_done_v1", "asynchronous StableHLO ops"},
-    {"send_v1", "send/recv (cxla loads HLO's send/recv but runs host transfers as infeed/outfeed only)"},
-    {"send_v2", "send/recv (cxla loads HLO's send/recv but runs host transfers as infeed/outfeed only)"},
-    {"recv_v1", "send/recv (cxla loads HLO's send/recv but runs host transfers as infeed/outfeed only)"},
-    {"recv_v2", "send/recv (cxla loads HLO's send/recv but runs host transfers as infeed/outfeed only)"},
+    {"async_start_v1", "asynchronous StableHLO ops (async_start/async_done with futures)"},
+    {"async_done_v1", "asynchronous StableHLO ops (async_start/async_done with futures)"},
     {"func_v1", "a function nested in another op"},
     {"return_v1", "a return outside the end of a block"},
 };

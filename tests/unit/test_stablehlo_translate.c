@@ -362,3 +362,22 @@ TEST(stablehlo_infeed_outfeed) {
   cxla_feeds_clear(test_ctx());
   cxla_module_destroy(m);
 }
+
+/* send/recv with the host load as HLO's send/send-done and recv/recv-done (channels and
+ * is_host_transfer kept); compiling refuses them, as it refuses them in HLO text. */
+TEST(stablehlo_send_recv_load_and_are_refused_when_compiling) {
+  cxla_module *m = parse_artifact("sendrecv");
+  if (!m) return;
+  char *t = cxla_module_to_string(m);
+  CHECK(t != NULL);
+  if (t) {
+    CHECK_STR_CONTAINS(t, "send(Arg_0.2, after-all.4), channel_id=5, is_host_transfer=true");
+    CHECK_STR_CONTAINS(t, "= token[] send-done(send.6), channel_id=5, is_host_transfer=true");
+    CHECK_STR_CONTAINS(t, "= (f32[3], token[]) recv-done(recv.10), channel_id=6, is_host_transfer=true");
+  }
+  free(t);
+  cxla_executable *e = NULL;
+  CHECK_EQ_INT(cxla_compile(m, NULL, &e), CXLA_ERR_UNSUPPORTED);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "a host transfer");
+  cxla_module_destroy(m);
+}
