@@ -20,6 +20,7 @@ allowed() {
     core) echo "util" ;;
     ir) echo "util core" ;;
     text) echo "util core ir" ;;
+    stablehlo) echo "util core ir" ;;
     interp) echo "util core ir" ;;
     passes) echo "util core ir interp text" ;;
     grad) echo "util core ir" ;;
@@ -27,7 +28,7 @@ allowed() {
     backend/cpu) echo "util core ir text interp passes codegen" ;;
     backend/gpu) echo "util core ir text interp passes codegen" ;;
     runtime) echo "util core ir text interp passes codegen backend/cpu backend/gpu" ;;
-    api) echo "util core ir text interp passes grad codegen backend/cpu backend/gpu runtime" ;;
+    api) echo "util core ir text stablehlo interp passes grad codegen backend/cpu backend/gpu runtime" ;;
     *) echo "?" ;;
   esac
 }
@@ -39,7 +40,7 @@ objs() {
   done
 }
 
-FOLDERS="util core ir text interp passes grad codegen backend/cpu backend/gpu runtime api"
+FOLDERS="util core ir text stablehlo interp passes grad codegen backend/cpu backend/gpu runtime api"
 for d in $FOLDERS; do
   [ -d "$OBJ/$d" ] || continue
   objs "$d" | xargs nm -g --defined-only 2>/dev/null |

@@ -439,7 +439,9 @@ def has_grad() -> bool:
 
 def compile(hlo: HloSource, backend: str = "cpu", donate_argnums: Iterable[int] = (), filename: Optional[str] = None,
             **flags: FlagValue) -> Executable:
-    """Compiles HLO text (str or bytes) or an HLO file (a path) for `backend` ("cpu" or "interp").
+    """Compiles HLO text (str or bytes), a StableHLO portable artifact (bytes starting with MLIR
+    bytecode's magic b"ML\\xefR", as jax.export(...).mlir_module_serialized holds it) or a file
+    of either (a path) for `backend` ("cpu" or "interp").
     flags are cxla flags (docs/flags.md) with _ for -: threads=2, fusion=False, opt_level=3,
     dump_to="dir". filename names text in error messages (default "<text>"). Returns an
     Executable (close() it, or use it in a `with` block, to free it before it is collected);
