@@ -41,10 +41,12 @@ LIB_OBJS    := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_SRCS   := $(sort $(wildcard tests/unit/*.c))
 TEST_OBJS   := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
 CLI_OBJS    := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard tools/*.c)))
-DEPS        := $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
+PJRT_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard pjrt/*.c)))
+DEPS        := $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(PJRT_OBJS:.o=.d)
 
 .PHONY: all demo test test-gpu setup clean asan fuzz bench check-fast docs install uninstall python
-all: $(BUILD)/libcxla.a $(BUILD)/libcxla.so $(BUILD)/cxla $(BUILD)/cxla_tests $(BUILD)/examples/train
+all: $(BUILD)/libcxla.a $(BUILD)/libcxla.so $(BUILD)/cxla $(BUILD)/cxla_tests $(BUILD)/examples/train \
+     $(BUILD)/libcxla_pjrt.so $(BUILD)/pjrt_test
 
 # V=1 shows full command lines.
 Q := $(if $(V),,@)
@@ -126,6 +128,17 @@ $(BUILD)/cxla: $(CLI_OBJS) $(BUILD)/libcxla.a
 $(BUILD)/cxla_tests: $(TEST_OBJS) $(BUILD)/libcxla.a
 	@$(if $(V),,echo "  LD  $@")
 	$(Q)$(CC) $(SAN) -o $@ $(TEST_OBJS) $(BUILD)/libcxla.a $(LIBS)
+
+# The PJRT C API plugin (docs/pjrt.md): cxla linked in statically, and a version script so
+# that GetPjrtApi is its only exported symbol. pjrt_test (tests/pjrt/) loads it as JAX does,
+# with dlopen, so it links nothing of cxla itself.
+$(BUILD)/libcxla_pjrt.so: $(PJRT_OBJS) $(BUILD)/libcxla.a pjrt/exports.lds
+	@$(if $(V),,echo "  LD  $@")
+	$(Q)$(CC) -shared $(SAN) -Wl,--version-script=pjrt/exports.lds -Wl,-z,defs -o $@ $(PJRT_OBJS) $(BUILD)/libcxla.a $(LIBS)
+
+$(BUILD)/pjrt_test: tests/pjrt/pjrt_test.c pjrt/pjrt_abi.h $(FLAGS_STAMP)
+	@$(if $(V),,echo "  LD  $@")
+	$(Q)$(CC) -std=c11 -Wall -Wextra -D_GNU_SOURCE $(OPT) $(SAN) $(CFLAGS) -Ipjrt -o $@ tests/pjrt/pjrt_test.c -ldl -lm
 
 # examples/train, the training demo (docs/train_demo.md), is built as a user's program is: from
 # the public header alone, linked against the shared library (found through its rpath).

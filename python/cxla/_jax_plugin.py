@@ -1,0 +1,42 @@
+"""JAX's entry point for cxla's PJRT plugin (libcxla_pjrt.so, docs/pjrt.md).
+
+JAX imports this module through the `jax_plugins` entry point that python/pyproject.toml
+declares and calls initialize(), which registers the plugin under the platform name "cxla":
+`JAX_PLATFORMS=cxla python prog.py` then runs an unchanged JAX program on cxla.
+
+Where the plugin is looked for, in order: $CXLA_PJRT_LIBRARY (and nowhere else when it is set);
+the build folder of the source tree this package comes from ($CXLA_BUILD, default build/);
+pkg-config's libdir for cxla (`make install` puts it beside libcxla.so).
+"""
+import os
+
+from ._lib import _pkg_config_libdir, _source_trees
+
+NAME = "libcxla_pjrt.so"
+
+
+def library_path():
+    """The path of libcxla_pjrt.so, or None when there is none."""
+    env = os.environ.get("CXLA_PJRT_LIBRARY")
+    if env:
+        return env if os.path.exists(env) else None
+    build = os.environ.get("CXLA_BUILD", "build")
+    for tree in _source_trees():
+        path = os.path.join(tree, build, NAME)
+        if os.path.exists(path):
+            return path
+    libdir = _pkg_config_libdir()
+    if libdir and os.path.exists(os.path.join(libdir, NAME)):
+        return os.path.join(libdir, NAME)
+    return None
+
+
+def initialize():
+    """Registers the plugin with JAX (called by JAX's plugin discovery)."""
+    path = library_path()
+    if path is None:
+        raise ImportError("cxla: %s not found (build it with make, install it with make install, or set "
+                          "CXLA_PJRT_LIBRARY)" % NAME)
+    from jax._src import xla_bridge
+
+    xla_bridge.register_plugin("cxla", library_path=path)
