@@ -4,7 +4,8 @@
 #   2. the layering check (tests/layers.sh: which src/ folder calls which, from nm), the CLI
 #      tests against build/cxla (tests/cli/cli_test.sh, when present), and the C package
 #      (tests/package/package_test.sh: exported symbols, version, make install + pkg-config),
-#      collectives under mpirun -np 2 and 4 (tests/devices/mpi_test.sh),
+#      collectives under mpirun -np 2 and 4 (tests/devices/mpi_test.sh), the PJRT plugin
+#      libcxla_pjrt.so (tests/pjrt/pjrt_test.sh; again against the ASan build in part 4),
 #      the Python package (tests/python/python_test.sh: numpy with Debian's python3,
 #      pip install, cxla.jit against jax in a venv where jax is installed from PyPI if missing),
 #      and the training demo examples/train on a Fashion-MNIST subset (tests/examples/train_test.sh),
@@ -163,6 +164,7 @@ part "package" "$LOG_DIR/package.log" sh tests/package/package_test.sh "$BUILD"
 part "mpi" "$LOG_DIR/mpi.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/devices/mpi_test.sh "$BUILD"
 part "train demo" "$LOG_DIR/train.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/examples/train_test.sh "$BUILD"
 part "train data-parallel" "$LOG_DIR/train-dp.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/examples/train_dp_test.sh "$BUILD"
+part "pjrt" "$LOG_DIR/pjrt.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/pjrt/pjrt_test.sh "$BUILD"
 part "python" "$LOG_DIR/python.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/python/python_test.sh "$BUILD"
 
 if [ $FAST -eq 0 ]; then
@@ -183,6 +185,11 @@ if [ $FAST -eq 0 ]; then
     else
       missing "asan cli" "$ASAN_BUILD/cxla"
     fi
+  fi
+  if [ -x "$ASAN_BUILD/pjrt_test" ]; then
+    part "asan pjrt" "$LOG_DIR/asan-pjrt.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/pjrt/pjrt_test.sh "$ASAN_BUILD"
+  else
+    missing "asan pjrt" "$ASAN_BUILD/pjrt_test"
   fi
   if [ -x "$ASAN_BUILD/examples/train" ]; then
     part "asan train demo" "$LOG_DIR/asan-train.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/examples/train_test.sh "$ASAN_BUILD"
