@@ -175,12 +175,35 @@ PJRT_Error *cx_pjrt_loaded_new(PJRT_Client *c, PJRT_Executable *e, PJRT_LoadedEx
   return NULL;
 }
 
+/* CXLA_PJRT_DUMP_DIR=DIR: every program PJRT_Client_Compile receives is written to
+ * DIR/program-N.FORMAT, with its compile options in DIR/program-N.options (N counts from 0 in
+ * each process), to see exactly what a framework sends; a dump that fails is not an error. */
+static void dump_program(const PJRT_Program *p, const char *opts, size_t olen) {
+  static int counter;
+  const char *dir = getenv("CXLA_PJRT_DUMP_DIR");
+  if (!dir || !*dir || !p->format) return;
+  int n = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/program-%d.%.*s", dir, n, (int)(p->format_size > 16 ? 16 : p->format_size), p->format);
+  FILE *f = fopen(path, "wb");
+  if (f) {
+    if (p->code_size) fwrite(p->code, 1, p->code_size, f);
+    fclose(f);
+  }
+  snprintf(path, sizeof path, "%s/program-%d.options", dir, n);
+  if ((f = fopen(path, "wb"))) {
+    if (olen) fwrite(opts, 1, olen, f);
+    fclose(f);
+  }
+}
+
 PJRT_Error *cx_PJRT_Client_Compile(PJRT_Client_Compile_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Client_Compile_Args, executable);
   args->executable = NULL;
   if (!args->client || !args->program)
     return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Client_Compile: NULL client or program");
   const PJRT_Program *p = args->program;
+  if (p->code || !p->code_size) dump_program(p, args->compile_options, args->compile_options_size);
   PJRT_Executable *e;
   cx_pjrt_lock(args->client);
   PJRT_Error *err = cx_pjrt_executable_build(args->client, p->format, p->format_size, p->code, p->code_size,

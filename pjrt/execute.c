@@ -5,9 +5,10 @@
  * Donation: a parameter the executable consumes (input_output_alias, which JAX writes for
  * donate_argnums) takes the PJRT buffer's memory, and the buffer is deleted afterwards, as
  * PJRT's donation semantics have it. Where the memory may not be given away (the buffer reads
- * the caller's memory in place, the caller listed the argument as non-donatable, it is passed
- * twice, or an external reference holds it) a private copy is donated instead and the
- * caller's buffer stays as it was. Arguments that are not donated are never written. */
+ * the caller's memory in place, or it is passed twice) a private copy is donated instead, and
+ * the buffer is deleted all the same; an argument the caller lists as non-donatable is copied
+ * and kept. A buffer with external references (a view of its memory is out) cannot be donated.
+ * Arguments that are not donated are never written. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,12 +47,16 @@ static PJRT_Error *run(PJRT_Client *c, PJRT_Executable *e, PJRT_Buffer *const *i
     }
     args[i] = b->buf;
     if (i >= 64 || !(e->donated >> i & 1)) continue;
-    int shared = b->wrapped || b->external_refs > 0 || non_donatable(opts, i);
-    for (size_t j = 0; j < n && !shared; j++) shared = j != i && in[j] == b;
-    if (!shared) {
-      consumed[i] = 1;
-      continue;
+    int keep = non_donatable(opts, i);
+    if (!keep && b->external_refs > 0) {
+      err = cx_pjrt_error(PJRT_Error_Code_FAILED_PRECONDITION,
+                          "%s: argument %zu is donated but has external references to its memory", fn, i);
+      break;
     }
+    int shared = b->wrapped || keep;
+    for (size_t j = 0; j < n && !shared; j++) shared = j != i && in[j] == b;
+    if (!keep) consumed[i] = 1;
+    if (!shared) continue;
     cxla_status s = cxla_buffer_from_data(c->ctx, CX_PJRT_BACKEND, b->type, b->rank, b->dims, cxla_buffer_data(b->buf),
                                           b->nbytes, &copies[i]);
     if (s != CXLA_OK) err = cx_pjrt_error_cxla(c->ctx, s, fn);
@@ -60,9 +65,9 @@ static PJRT_Error *run(PJRT_Client *c, PJRT_Executable *e, PJRT_Buffer *const *i
   if (err) goto done;
   cxla_buffer *result = NULL;
   cxla_status s = cxla_executable_execute(e->exe, (int)n, args, &result);
-  /* A donated buffer is consumed even by a failed run. */
+  /* A donated buffer is consumed even by a failed run (one passed twice, once). */
   for (size_t i = 0; i < n; i++)
-    if (consumed[i]) cx_pjrt_buffer_drop(in[i]);
+    if (consumed[i] && in[i]->buf) cx_pjrt_buffer_drop(in[i]);
   if (s != CXLA_OK) {
     err = cx_pjrt_error_cxla(c->ctx, s, fn);
     goto done;

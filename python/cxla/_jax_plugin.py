@@ -40,3 +40,12 @@ def initialize():
     from jax._src import xla_bridge
 
     xla_bridge.register_plugin("cxla", library_path=path)
+    # JAX keeps input_output_alias (donate_argnums) for the platforms it lists as supporting
+    # donation, and drops it with a warning for the others; cxla honours it.
+    try:
+        from jax._src.interpreters import mlir
+    except ImportError:
+        return
+    platforms = getattr(mlir, "_platforms_with_donation", None)
+    if isinstance(platforms, list) and "cxla" not in platforms:
+        platforms.append("cxla")
