@@ -130,11 +130,12 @@ $(BUILD)/cxla_tests: $(TEST_OBJS) $(BUILD)/libcxla.a
 	$(Q)$(CC) $(SAN) -o $@ $(TEST_OBJS) $(BUILD)/libcxla.a $(LIBS)
 
 # The PJRT C API plugin (docs/pjrt.md): cxla linked in statically, and a version script so
-# that GetPjrtApi is its only exported symbol. pjrt_test (tests/pjrt/) loads it as JAX does,
+# that GetPjrtApi is its only exported symbol (-z defs: no undefined symbol left, except in a
+# sanitizer build, whose runtime the executable brings). pjrt_test (tests/pjrt/) loads it as JAX does,
 # with dlopen, so it links nothing of cxla itself.
 $(BUILD)/libcxla_pjrt.so: $(PJRT_OBJS) $(BUILD)/libcxla.a pjrt/exports.lds
 	@$(if $(V),,echo "  LD  $@")
-	$(Q)$(CC) -shared $(SAN) -Wl,--version-script=pjrt/exports.lds -Wl,-z,defs -o $@ $(PJRT_OBJS) $(BUILD)/libcxla.a $(LIBS)
+	$(Q)$(CC) -shared $(SAN) -Wl,--version-script=pjrt/exports.lds $(if $(SAN),,-Wl,-z,defs) -o $@ $(PJRT_OBJS) $(BUILD)/libcxla.a $(LIBS)
 
 $(BUILD)/pjrt_test: tests/pjrt/pjrt_test.c tests/pjrt/pjrt_test_cases.inc pjrt/pjrt_abi.h $(FLAGS_STAMP)
 	@$(if $(V),,echo "  LD  $@")

@@ -28,19 +28,19 @@ static const PJRT_Error_FunctionTable k_table = {
 };
 
 /* What a caller gets when even the error cannot be allocated: static, never freed. */
-static struct {
-  PJRT_Error e;
-  char text[48];
-} k_oom = {{&k_table, PJRT_Error_Code_RESOURCE_EXHAUSTED, 40}, "cxla pjrt: out of memory making an error"};
+#define OOM_TEXT "cxla pjrt: out of memory making an error"
+static PJRT_Error k_oom = {&k_table, PJRT_Error_Code_RESOURCE_EXHAUSTED, sizeof OOM_TEXT - 1, OOM_TEXT};
 
 static PJRT_Error *error_new(PJRT_Error_Code code, const char *text, size_t len) {
   PJRT_Error *e = malloc(sizeof(PJRT_Error) + len + 1);
-  if (!e) return &k_oom.e;
+  if (!e) return &k_oom;
+  char *copy = (char *)(e + 1);
+  memcpy(copy, text, len);
+  copy[len] = 0;
   e->vtable = &k_table;
   e->code = code;
   e->len = len;
-  memcpy(e->msg, text, len);
-  e->msg[len] = 0;
+  e->msg = copy;
   return e;
 }
 
@@ -79,5 +79,5 @@ PJRT_Error *cx_pjrt_error_copy(const PJRT_Error *e) {
 }
 
 void cx_pjrt_error_free(PJRT_Error *e) {
-  if (e && e != &k_oom.e) free(e);
+  if (e && e != &k_oom) free(e);
 }

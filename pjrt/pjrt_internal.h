@@ -25,7 +25,7 @@ struct PJRT_Error {
   const PJRT_Error_FunctionTable *vtable; /* first, as the ABI has it since 0.107 */
   PJRT_Error_Code code;
   size_t len;
-  char msg[];
+  const char *msg; /* the text follows the struct in the same allocation */
 };
 /* A new error with a printf-style message; never NULL (a static out-of-memory error when the
  * allocation fails). */
