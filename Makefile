@@ -157,12 +157,14 @@ asan:
 	$(MAKE) BUILD=build/asan CC=$(CLANG) OPT="-O1 -g" \
 	  SAN="-fsanitize=address,undefined -fno-sanitize=function -fno-sanitize-recover=all -fno-omit-frame-pointer" all
 
-# libFuzzer harness over parse + verify.
+# libFuzzer harnesses: HLO text (parse + verify) and MLIR bytecode (StableHLO artifacts).
 FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 fuzz:
 	$(MAKE) BUILD=build/fuzz CC=$(CLANG) OPT="-O1 -g" SAN="$(FUZZ_SAN)" build/fuzz/libcxla.a
 	$(CLANG) $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	  tests/fuzz/fuzz_parse.c build/fuzz/libcxla.a $(LIBS) -o build/fuzz/fuzz_parse
+	$(CLANG) $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	  tests/fuzz/fuzz_stablehlo.c build/fuzz/libcxla.a $(LIBS) -o build/fuzz/fuzz_stablehlo
 
 setup:
 	@./scripts/setup.sh

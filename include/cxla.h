@@ -23,7 +23,7 @@
  * libcxla.so.MAJOR, cxla.pc), the CLI and the Python package read it from these lines. MAJOR
  * changes when a program built against an older header could break. */
 #define CXLA_VERSION_MAJOR 0
-#define CXLA_VERSION_MINOR 2
+#define CXLA_VERSION_MINOR 3
 #define CXLA_VERSION_PATCH 0
 
 /* Only the calls declared here are exported from libcxla.so; the library is compiled with
@@ -167,11 +167,25 @@ cxla_status cxla_literal_write_npy(cxla_context *ctx, const cxla_literal *lit, c
 typedef struct cxla_module cxla_module;
 
 /* Parses and verifies HLO text. `filename` names the text in error messages (may be NULL).
- * StableHLO/MLIR, HloModuleProto binaries (.hlo.pb) and XLA's buffer-assignment dumps are
- * recognised and refused with a message that says how to get HLO text. */
+ * Bytes that start with MLIR bytecode's magic "ML\xEFR" are a StableHLO portable artifact and
+ * are read as cxla_module_parse_stablehlo does. Textual StableHLO/MLIR, HloModuleProto binaries
+ * (.hlo.pb) and XLA's buffer-assignment dumps are recognised and refused with a message that
+ * says how to get HLO text (or, for MLIR, bytecode). */
 cxla_status cxla_module_parse(cxla_context *ctx, const char *text, size_t len,
                               const char *filename, cxla_module **out);
+/* cxla_module_parse of a file's contents (HLO text or a StableHLO portable artifact). */
 cxla_status cxla_module_parse_file(cxla_context *ctx, const char *path, cxla_module **out);
+/* Reads and verifies a StableHLO portable artifact: MLIR bytecode of the VHLO dialect, as
+ * jax.export(jax.jit(f))(*args).mlir_module_serialized or
+ * stablehlo.serialize_portable_artifact(module, "1.16.3") write it (VHLO 0.9.0 to 1.16.3).
+ * The module is translated as XLA translates StableHLO to HLO: the public function "main" is
+ * the ENTRY (several results: a tuple), other functions and regions become computations, and
+ * arguments' tf.aliasing_output / jax.buffer_donor become the header's input_output_alias /
+ * buffer_donor. Malformed bytes are CXLA_ERR_PARSE naming the byte offset; an op, element type
+ * or dynamic dimension cxla cannot express is CXLA_ERR_UNSUPPORTED naming it and the op's MLIR
+ * location (FILE:LINE:COL). `filename` names the bytes in error messages (may be NULL). */
+cxla_status cxla_module_parse_stablehlo(cxla_context *ctx, const void *bytes, size_t len,
+                                        const char *filename, cxla_module **out);
 /* An empty module, to be filled with builders. */
 cxla_module *cxla_module_create(cxla_context *ctx, const char *name);
 void cxla_module_destroy(cxla_module *m);

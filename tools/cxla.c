@@ -47,7 +47,8 @@ void cli_print_usage(FILE *f, const char *cmd) {
   if (cmd && !strcmp(cmd, "run")) {
     fprintf(f,
             "usage: cxla run MODULE.hlo [IN.npy ...] [options] [cxla flags]\n\n"
-            "Runs the ENTRY computation of MODULE.hlo. Give one .npy file per ENTRY parameter, in\n"
+            "Runs the ENTRY computation of MODULE.hlo (HLO text, or a StableHLO portable artifact:\n"
+            "MLIR bytecode as jax.export writes it). Give one .npy file per ENTRY parameter, in\n"
             "parameter order, or --random-inputs. Without --out, prints a summary of each result\n"
             "leaf (a tuple result is flattened depth-first): its shape and values (all of them for\n"
             "small arrays; the first few plus min/max/mean for large ones).\n\n"
@@ -132,7 +133,8 @@ void cli_print_usage(FILE *f, const char *cmd) {
   } else if (cmd && !strcmp(cmd, "fmt")) {
     fprintf(f,
             "usage: cxla fmt MODULE.hlo [--check] [cxla flags]\n\n"
-            "Parses and verifies MODULE.hlo and prints it in canonical HLO text.\n\n"
+            "Parses and verifies MODULE.hlo and prints it in canonical HLO text (a StableHLO\n"
+            "portable artifact: the HLO cxla translates it to).\n\n"
             "options:\n"
             "  --check                      print nothing; exit 0 if the file is already canonical,\n"
             "                               1 (with a message naming it) if not\n"

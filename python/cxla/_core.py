@@ -383,7 +383,9 @@ def has_grad():
 
 
 def compile(hlo, backend="cpu", donate_argnums=(), filename=None, **flags):
-    """Compiles HLO text (str or bytes) or an HLO file (a path) for `backend` ("cpu" or "interp").
+    """Compiles HLO text (str or bytes), a StableHLO portable artifact (bytes starting with MLIR
+    bytecode's magic b"ML\\xefR", as jax.export(...).mlir_module_serialized holds it) or a file
+    of either (a path) for `backend` ("cpu" or "interp").
     flags are cxla flags (docs/flags.md) with _ for -: threads=2, fusion=False, opt_level=3,
     dump_to="dir". filename names text in error messages (default "<text>"). Returns an
     Executable; errors raise cxla.Error with the library's message."""

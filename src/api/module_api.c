@@ -3,14 +3,43 @@
 #include <string.h>
 #include "api/api.h"
 #include "ir/verify.h"
+#include "stablehlo/translate.h"
 #include "text/hlo.h"
 #include "util/file.h"
+
+/* MLIR bytecode's magic number: a StableHLO portable artifact (or other MLIR bytecode). */
+static int is_mlir_bytecode(const char *bytes, size_t len) {
+  return bytes && len >= 4 && !memcmp(bytes, "ML\xefR", 4);
+}
+
+cxla_status cxla_module_parse_stablehlo(cxla_context *ctx, const void *bytes, size_t len, const char *filename,
+                                        cxla_module **out) {
+  if (!out) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_module_parse_stablehlo: out is NULL");
+  *out = NULL;
+  if (!bytes && len) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_module_parse_stablehlo: bytes is NULL");
+  double t0 = cx_now_ms();
+  cx_module *m = NULL;
+  cxla_status s = cx_stablehlo_parse_module(ctx, bytes ? bytes : "", len, filename ? filename : "<bytecode>", &m);
+  if (s != CXLA_OK) {
+    cx_module_free(m);
+    return s;
+  }
+  if (!m) return cx_error(ctx, CXLA_ERR_INTERNAL, "cxla_module_parse_stablehlo: translation returned no module");
+  m->parse_ms = cx_now_ms() - t0;
+  if ((s = cx_verify_module(m)) != CXLA_OK) {
+    cx_module_free(m);
+    return s;
+  }
+  *out = m;
+  return CXLA_OK;
+}
 
 cxla_status cxla_module_parse(cxla_context *ctx, const char *text, size_t len, const char *filename,
                               cxla_module **out) {
   if (!out) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_module_parse: out is NULL");
   *out = NULL;
   if (!text && len) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_module_parse: text is NULL");
+  if (is_mlir_bytecode(text, len)) return cxla_module_parse_stablehlo(ctx, text, len, filename, out);
   double t0 = cx_now_ms();
   cx_module *m = NULL;
   cxla_status s = cx_parse_module(ctx, text ? text : "", len, filename ? filename : "<text>", &m);

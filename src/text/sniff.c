@@ -11,7 +11,9 @@
 #define DUMP_HLO "DIR/module_*.before_optimizations.txt"
 
 static const char mlir_text[] =
-    "this is MLIR (StableHLO) text, not HLO text; " JAX_HLO ", or run with XLA_FLAGS=--xla_dump_to=DIR and take " DUMP_HLO;
+    "this is MLIR (StableHLO) text, not HLO text; " JAX_HLO ", or run with XLA_FLAGS=--xla_dump_to=DIR and take " DUMP_HLO
+    "; cxla also reads StableHLO as MLIR bytecode (a portable artifact: jax.export.export(jax.jit(f))(*args)"
+    ".mlir_module_serialized), not as MLIR text";
 static const char mlir_bytecode[] =
     "this is MLIR bytecode (serialized StableHLO), not HLO text; " JAX_HLO
     ", or run with XLA_FLAGS=--xla_dump_to=DIR and take " DUMP_HLO;

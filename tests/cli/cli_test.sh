@@ -7,6 +7,8 @@
 set -u
 CXLA=${1:-build/cxla}
 case $CXLA in /*) ;; *) CXLA=$(pwd)/$CXLA ;; esac
+# the source tree (for the StableHLO artifacts scripts/stablehlo_pairs.py wrote)
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
 [ -x "$CXLA" ] || { echo "cli_test: no executable at $CXLA" >&2; exit 2; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/cxla_cli.XXXXXX") || exit 2
 trap 'rm -rf "$T"' EXIT INT TERM
@@ -600,6 +602,22 @@ run_cxla run feed.hlo fx.npy --infeed=; expect usage_feed_empty 2 err "--infeed 
 run_cxla run feed.hlo fx.npy --outfeed-out; expect usage_outfeed_out_dir 2 err "--outfeed-out needs a DIR"
 run_cxla run feed.hlo fx.npy --infeed=fy.npy --replicas=2; expect usage_feed_replicas 2 err "--infeed and --outfeed-out run one device"
 run_cxla run --help; expect help_run_infeed 0 out "--infeed=A.npy[,B.npy...]"
+
+# StableHLO portable artifacts (MLIR bytecode as jax.export writes it) run, print and compile
+# like HLO text; a cut artifact names the byte where it ends; MLIR text gets the hint
+cp "$SRC/tests/stablehlo/programs/export_mlp.mlirbc" x.mlirbc
+cp "$SRC/tests/stablehlo/programs/export_mlp.in0.npy" a.npy
+cp "$SRC/tests/stablehlo/programs/export_mlp.in1.npy" b.npy
+run_cxla run x.mlirbc --random-inputs;        expect shlo_run_random 0 out "[1] f32[] "
+run_cxla run x.mlirbc a.npy b.npy --backend=cpu; expect shlo_run_inputs_cpu 0 out "[0] f32[2] "
+run_cxla fmt x.mlirbc;                        expect shlo_fmt 0 out "ENTRY main"
+run_cxla fmt x.mlirbc;                        expect shlo_fmt_hlo_ops 0 out "tanh("
+run_cxla compile x.mlirbc --backend=cpu;      expect shlo_compile 0 out "compiled x.mlirbc for cpu"
+head -c 300 x.mlirbc >cut.mlirbc
+run_cxla run cut.mlirbc --random-inputs;      expect_error err_shlo_truncated "cut.mlirbc: byte "
+run_cxla fmt cut.mlirbc;                      expect_error err_shlo_fmt_truncated "cut.mlirbc: byte "
+printf 'module @jit_f {\n  func.func public @main() {\n  }\n}\n' >g.mlir
+run_cxla run g.mlir --random-inputs;          expect_error err_shlo_text "cxla also reads StableHLO as MLIR bytecode"
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -255,5 +255,18 @@ class Training(unittest.TestCase):
         assert_trees_close(self, g(w, x), jax.jit(jax.grad(lambda w, x: jnp.sum(jnp.tanh(x @ w) ** 2)))(w, x))
 
 
+class ExportTest(unittest.TestCase):
+    """jax.export's artifact (StableHLO bytecode) compiled by cxla computes what jax does."""
+
+    def test_exported_artifact(self):
+        def f(x, w):
+            return jax.nn.relu(x @ w).sum(axis=0), jnp.cumsum(x, axis=1)
+        x, w = randn(4, 5), randn(5, 3)
+        exp = jax.export.export(jax.jit(f))(x, w)
+        for backend in ("cpu", "interp"):
+            g = cxla.compile(exp.mlir_module_serialized, backend=backend)
+            assert_trees_close(self, tuple(g(x, w)), tuple(np.asarray(v) for v in f(x, w)), rtol=1e-5, atol=1e-5)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,0 +1,377 @@
+#!/usr/bin/env python3
+"""stablehlo_pairs.py — writes tests/stablehlo/programs/: for each small JAX program, the
+StableHLO portable artifact (MLIR bytecode, VHLO at target 1.16.3) AND jaxlib's HLO text of the
+same lowering, the inputs, and JAX's own outputs, so that tests/unit/test_stablehlo_translate.c
+can check that cxla's translation of the artifact computes what the HLO text computes and what
+JAX computed (an independent implementation).
+
+Files per program NAME:
+  NAME.mlirbc        serialize_portable_artifact(lowered.compiler_ir('stablehlo'), "1.16.3") as jax.export does
+                     (or, for names starting with export_, jax.export's mlir_module_serialized)
+  NAME.hlo           lowered.as_text(dialect='hlo')
+  NAME.in<i>.npy     the flattened inputs, in parameter order
+  NAME.out<i>.npy    JAX's outputs (jax.jit(f)(*inputs) on the CPU), flattened
+  NAME.tol           "rtol atol" for comparing floats with JAX's outputs
+and index.txt, one program name per line; refuse_*.mlirbc are artifacts cxla must refuse.
+
+Run with the venv that has jax 0.10.2, jaxlib, flax, optax:
+  /work/main/build/venv/bin/python scripts/stablehlo_pairs.py [OUTDIR]
+Inputs come from a fixed seed, so rerunning writes the same files (up to jaxlib's version).
+Numpy has no bfloat16 or complex .npy reader in cxla, so programs with bf16 or complex values
+take and return f32 and convert inside.
+"""
+import os
+import sys
+
+import numpy as np
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+from jax import lax  # noqa: E402
+from jax._src.lib import _jax  # noqa: E402
+
+TARGET = "1.16.3"
+rng = np.random.default_rng(20260)
+PROGRAMS = []
+
+
+def program(name, rtol=1e-5, atol=1e-5):
+    def wrap(make):
+        PROGRAMS.append((name, make, rtol, atol))
+        return make
+    return wrap
+
+
+def f32(*shape, lo=-1.0, hi=1.0):
+    return rng.uniform(lo, hi, size=shape).astype(np.float32)
+
+
+def i32(*shape, lo=0, hi=10):
+    return rng.integers(lo, hi, size=shape, dtype=np.int32)
+
+
+# ---- programs: each returns (f, args) -------------------------------------------------------
+
+@program("elementwise")
+def _():
+    def f(x, y, k):
+        a = jnp.sin(x) * jnp.exp(-y) + jnp.tanh(x) / (1.0 + y * y) + jnp.sqrt(jnp.abs(x))
+        b = jnp.log1p(jnp.abs(y)) + jnp.arctan2(x, y) + jnp.expm1(x) * jax.nn.sigmoid(y)
+        c = jnp.floor(x * 3) + jnp.ceil(y * 3) + jnp.round(x * 5) + jnp.sign(y) + lax.rsqrt(jnp.abs(y) + 1)
+        d = jnp.where(x > y, jnp.maximum(x, y), jnp.minimum(x, y)) + jnp.clip(x, -0.5, 0.5) + lax.cbrt(y)
+        e = jnp.power(jnp.abs(x) + 0.5, y) + jnp.cos(y) + jnp.tan(x * 0.5) + lax.erf(x) + jnp.log(jnp.abs(x) + 1)
+        ki = (k << 2) ^ (k >> 1) | (k & 3)
+        kj = lax.rem(k * 7 + 3, 5) + lax.div(k + 11, 3) + lax.population_count(k) + lax.clz(k)
+        kk = lax.shift_right_logical(k, 1) - jnp.abs(k - 5) - (-k)
+        isf = jnp.isfinite(x / (y - y))  # nan and inf: none finite where y - y == 0
+        bits = lax.bitcast_convert_type(x, jnp.int32) & 0xFF
+        return a + b, c + d + e, ki + kj + kk, isf, bits, x.astype(jnp.int32) + k, lax.reduce_precision(x, 5, 10)
+    return f, (f32(4, 5), f32(4, 5), i32(4, 5, lo=0, hi=50))
+
+
+@program("shapes")
+def _():
+    def f(x, y, i):
+        r = x.reshape(5, 4).T
+        c = jnp.concatenate([r, y], axis=1)
+        p = jnp.pad(c, ((1, 2), (0, 1)), constant_values=3.0)
+        p2 = lax.pad(x, -1.0, ((1, 0, 1), (0, -1, 0)))
+        s = p[1:5:2, ::3]
+        rev = jnp.flip(x, axis=(0, 1))
+        b = jnp.broadcast_to(x[:, None, :], (4, 3, 5))
+        ds = lax.dynamic_slice(x, (i, i + 1), (2, 3))
+        dus = lax.dynamic_update_slice(x, jnp.full((2, 2), 9.0, jnp.float32), (i, 3))
+        io = lax.broadcasted_iota(jnp.int32, (3, 4), 1) + jnp.arange(3, dtype=jnp.int32)[:, None]
+        return c, p, p2, s, rev, b, ds, dus, io
+    return f, (f32(4, 5), f32(4, 2), np.int32(1))
+
+
+@program("dot_general")
+def _():
+    def f(a, b, c, d):
+        bm = jnp.einsum("bij,bjk->bik", a, b, precision=lax.Precision.HIGHEST)
+        mm = jnp.dot(c, d, preferred_element_type=jnp.float32)
+        outer = lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,))))
+        v = jnp.dot(c[0], d[:, 1])
+        return bm, mm, outer, v
+    return f, (f32(2, 3, 4), f32(2, 4, 5), f32(3, 6), f32(6, 2))
+
+
+@program("conv_nhwc", rtol=1e-4, atol=1e-4)
+def _():
+    def f(x, w, w2):
+        y = lax.conv_general_dilated(x, w, window_strides=(2, 1), padding=((1, 2), (0, 1)),
+                                     lhs_dilation=(1, 1), rhs_dilation=(1, 2),
+                                     dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=2)
+        z = lax.conv_general_dilated(x, w2, window_strides=(1, 1), padding=((1, 1), (0, 1)), lhs_dilation=(2, 1),
+                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return y, z
+    return f, (f32(2, 7, 6, 4), f32(3, 2, 2, 6), f32(2, 2, 4, 3))
+
+
+@program("conv_nchw", rtol=1e-4, atol=1e-4)
+def _():
+    def f(x, w):
+        y = lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        z = lax.conv_general_dilated(x, w, (2, 2), "VALID", dimension_numbers=("NCHW", "OIHW", "NCHW"),
+                                     precision=lax.Precision.HIGHEST)
+        return jax.nn.relu(y), z
+    return f, (f32(2, 3, 8, 8), f32(4, 3, 3, 3))
+
+
+@program("reduce")
+def _():
+    def f(x, k):
+        return (jnp.sum(x, axis=1), jnp.max(x, axis=0), jnp.argmax(x, axis=1), jnp.argmin(x, axis=0),
+                jnp.prod(x[:2], axis=(0, 1)), jnp.any(x > 0.9), jnp.sum(k), jnp.min(k, axis=1))
+    return f, (f32(5, 6), i32(5, 6, lo=-20, hi=20))
+
+
+@program("reduce_window")
+def _():
+    def f(x):
+        mp = lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+        ap = lax.reduce_window(x, 0.0, lax.add, (1, 3, 3, 1), (1, 1, 1, 1), ((0, 0), (1, 1), (1, 1), (0, 0))) / 9.0
+        cs = jnp.cumsum(x[0, :, :, 0], axis=1)
+        return mp, ap, cs
+    return f, (f32(2, 6, 6, 3),)
+
+
+@program("select_and_scatter")
+def _():
+    def pool(x):
+        return lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+
+    def f(x, g):
+        _, vjp = jax.vjp(pool, x)
+        return vjp(g)[0]
+    return f, (f32(2, 6, 6, 3), f32(2, 3, 3, 3))
+
+
+@program("while_loops")
+def _():
+    def f(x, n):
+        y = lax.fori_loop(0, 10, lambda i, c: c * 0.9 + jnp.sin(c) * i.astype(jnp.float32) * 0.01, x)
+        z = lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 1.5), (jnp.int32(0), x[0]))
+
+        def step(c, xi):
+            c = c * 0.5 + xi
+            return c, c * 2.0
+        last, ys = lax.scan(step, jnp.zeros(x.shape[1], jnp.float32), x)
+        return y, z[0], z[1], last, ys
+    return f, (f32(4, 3), np.int32(5))
+
+
+@program("cond_case")
+def _():
+    def f(x, p, i):
+        a = lax.cond(p > 0, lambda v: jnp.sin(v) * 2.0, lambda v: jnp.cos(v) - 1.0, x)
+        b = lax.switch(i, [lambda v: v + 1.0, lambda v: v * v, lambda v: -v], x)
+        c = lax.cond(p < 0, lambda v: v.sum(), lambda v: v.max(), x)
+        return a, b, c
+    return f, (f32(3, 4), np.float32(0.5), np.int32(1))
+
+
+@program("gather_scatter")
+def _():
+    def f(x, idx, v):
+        g = x[idx]
+        g2 = x[:, idx[:2]]
+        g3 = x[idx[0], 1:3]
+        s = x.at[idx].add(v)
+        s2 = x.at[idx[1], 0].set(-5.0)
+        s3 = x.at[idx].max(v * 3.0)
+        tk = jnp.take_along_axis(x, jnp.argsort(x, axis=1), axis=1)
+        return g, g2, g3, s, s2, s3, tk
+    return f, (f32(6, 4), np.array([3, 1, 3, 0], np.int32), f32(4, 4))
+
+
+@program("sort")
+def _():
+    def f(k, v, x):
+        a, b = lax.sort((k, v), num_keys=1)
+        c = jnp.sort(x, axis=0)
+        d = jnp.argsort(-x, axis=1, stable=True)
+        vals, ids = lax.top_k(x, 2)
+        return a, b, c, d, vals, ids
+    return f, (i32(8, lo=0, hi=4), f32(8), f32(5, 4))
+
+
+@program("iota")
+def _():
+    def f(x):
+        a = jnp.arange(12, dtype=jnp.float32).reshape(3, 4) * x
+        b = lax.iota(jnp.int32, 5)
+        c = jnp.eye(4, dtype=jnp.float32)
+        d = jnp.tri(3, 4, 1, dtype=jnp.int32)
+        return a, b, c, d
+    return f, (f32(3, 4),)
+
+
+@program("rng_bit_generator")
+def _():
+    def f(key):
+        k2, bits = lax.rng_bit_generator(key, (3, 5), jnp.uint32, algorithm=lax.RandomAlgorithm.RNG_THREE_FRY)
+        k3, bits2 = lax.rng_bit_generator(key, (7,), jnp.uint32, algorithm=lax.RandomAlgorithm.RNG_PHILOX)
+        return k2, bits, k3, bits2
+    return f, (np.array([1, 2, 3, 4], np.uint32),)
+
+
+@program("jax_random", rtol=1e-5, atol=1e-6)
+def _():
+    def f(seed):
+        key = jax.random.key(seed)
+        k1, k2 = jax.random.split(key)
+        return jax.random.uniform(k1, (3, 4)), jax.random.normal(k2, (5,)), jax.random.randint(k1, (4,), 0, 100)
+    return f, (np.uint32(42),)
+
+
+@program("linalg", rtol=1e-4, atol=1e-4)
+def _():
+    def f(a, b):
+        spd = a @ a.T + 4.0 * jnp.eye(4, dtype=jnp.float32)
+        ch = jnp.linalg.cholesky(spd)
+        x = jnp.linalg.solve(spd + a, b)
+        tri = jax.scipy.linalg.solve_triangular(ch, b, lower=True)
+        return ch, x, tri
+    return f, (f32(4, 4), f32(4, 2))
+
+
+@program("bf16", rtol=2e-2, atol=2e-2)
+def _():
+    def f(x, w):
+        xb, wb = x.astype(jnp.bfloat16), w.astype(jnp.bfloat16)
+        y = jnp.tanh(xb @ wb) * jnp.bfloat16(1.5) + xb[:, :1]
+        return y.astype(jnp.float32), jnp.sum(y, axis=0, dtype=jnp.float32)
+    return f, (f32(3, 4), f32(4, 5))
+
+
+@program("complex", rtol=1e-4, atol=1e-4)
+def _():
+    def f(x, y):
+        z = lax.complex(x, y)
+        w = z * z + jnp.exp(z) / (z + 2.0) - jnp.conj(z) * 1j
+        m = jnp.abs(w) + jnp.angle(z)
+        fz = jnp.fft.fft(z)
+        return jnp.real(w), jnp.imag(w), m, jnp.real(fz), jnp.imag(fz), jnp.sqrt(z).real
+    return f, (f32(2, 8), f32(2, 8))
+
+
+@program("mlp_train_step", rtol=1e-4, atol=1e-5)
+def _():
+    def loss(params, x, y):
+        (w1, b1), (w2, b2) = params
+        h = jax.nn.relu(x @ w1 + b1)
+        out = h @ w2 + b2
+        return jnp.mean(jax.nn.log_softmax(out) * -y)
+
+    def f(w1, b1, w2, b2, x, y):
+        params = ((w1, b1), (w2, b2))
+        l, g = jax.value_and_grad(loss)(params, x, y)
+        new = jax.tree_util.tree_map(lambda p, q: p - 0.1 * q, params, g)
+        return l, new
+    y = np.eye(3, dtype=np.float32)[rng.integers(0, 3, size=8)]
+    return f, (f32(5, 16) * 0.5, f32(16) * 0.1, f32(16, 3) * 0.5, f32(3) * 0.1, f32(8, 5), y)
+
+
+@program("flax_cnn_step", rtol=1e-4, atol=1e-5)
+def _():
+    import flax.linen as nn
+
+    class CNN(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            x = nn.Conv(4, (3, 3))(x)
+            x = nn.relu(x)
+            x = nn.avg_pool(x, (2, 2), (2, 2))
+            x = x.reshape(x.shape[0], -1)
+            return nn.Dense(3)(x)
+
+    model = CNN()
+    x0 = f32(2, 6, 6, 1)
+    params = model.init(jax.random.key(0), x0)
+    leaves, tree = jax.tree_util.tree_flatten(params)
+
+    def f(*args):
+        p = jax.tree_util.tree_unflatten(tree, args[:-2])
+        x, y = args[-2:]
+
+        def loss(p):
+            logits = model.apply(p, x)
+            return -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * y, axis=-1))
+        l, g = jax.value_and_grad(loss)(p)
+        return l, jax.tree_util.tree_map(lambda a, b: a - 0.05 * b, p, g)
+    y = np.eye(3, dtype=np.float32)[[0, 2]]
+    return f, tuple(np.asarray(v) for v in leaves) + (x0, y)
+
+
+@program("donate")
+def _():
+    # donated arguments: jax marks them (tf.aliasing_output / jax.buffer_donor) and XLA makes
+    # them the module's input_output_alias / buffer_donor
+    def f(w, g):
+        return w - 0.5 * g, jnp.sum(g * g)
+    return f, (f32(3, 4), f32(3, 4)), {"donate_argnums": (0,)}
+
+
+@program("export_mlp")
+def _():
+    def f(x, w):
+        return jnp.tanh(x @ w).sum(axis=0), jnp.max(x)
+    return f, (f32(3, 4), f32(4, 2))
+
+
+# ---- writing ----------------------------------------------------------------------------------
+
+def artifact(name, jitted, args):
+    if name.startswith("export_"):
+        exp = jax.export.export(jitted)(*args)
+        return bytes(exp.mlir_module_serialized)
+    # As jax.export serializes (_export._module_to_bytecode): jaxlib's serializer also legalizes
+    # the CHLO ops jax lowers to (erf, top_k, ...) into StableHLO, which VHLO can hold.
+    module = jitted.lower(*args).compiler_ir("stablehlo")
+    asm = module.operation.get_asm(binary=True, enable_debug_info=True)
+    return bytes(_jax.mlir.serialize_portable_artifact(asm, TARGET, False))
+
+
+def refusals(out):
+    """Artifacts cxla must refuse, with the reason in the name: a shape-polymorphic export."""
+    def f(x):
+        return jnp.sin(x) * 2.0
+    spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape("b, 4"), jnp.float32)
+    exp = jax.export.export(jax.jit(f))(spec)
+    with open(os.path.join(out, "refuse_dynamic.mlirbc"), "wb") as fh:
+        fh.write(bytes(exp.mlir_module_serialized))
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "stablehlo", "programs")
+    os.makedirs(out, exist_ok=True)
+    names = []
+    for name, make, rtol, atol in PROGRAMS:
+        made = make()
+        f, args = made[0], tuple(np.asarray(a) for a in made[1])
+        jitted = jax.jit(f, **(made[2] if len(made) > 2 else {}))
+        bc = artifact(name, jitted, args)
+        hlo_text = jitted.lower(*args).as_text(dialect="hlo")
+        results = jax.tree_util.tree_leaves(jitted(*[np.copy(a) for a in args]))
+        with open(os.path.join(out, name + ".mlirbc"), "wb") as fh:
+            fh.write(bc)
+        with open(os.path.join(out, name + ".hlo"), "w") as fh:
+            fh.write(hlo_text)
+        for i, a in enumerate(args):
+            np.save(os.path.join(out, "%s.in%d.npy" % (name, i)), a)
+        for i, r in enumerate(results):
+            np.save(os.path.join(out, "%s.out%d.npy" % (name, i)), np.asarray(r))
+        with open(os.path.join(out, name + ".tol"), "w") as fh:
+            fh.write("%g %g\n" % (rtol, atol))
+        names.append(name)
+        print("%-20s %6d bytes, %d inputs, %d outputs" % (name, len(bc), len(args), len(results)))
+    refusals(out)
+    with open(os.path.join(out, "index.txt"), "w") as fh:
+        fh.write("\n".join(names) + "\n")
+
+
+if __name__ == "__main__":
+    main()

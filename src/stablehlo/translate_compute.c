@@ -1,0 +1,411 @@
+/* translate_compute.c — the ops with dimension numbers, windows and reducer computations:
+ * dot_general, convolution, reduce, reduce_window, select_and_scatter, map, sort, gather,
+ * scatter, and the library ops (fft, rng, cholesky, triangular_solve, batch norm). */
+#include <stdio.h>
+#include <string.h>
+#include "stablehlo/translate.h"
+
+/* operand_precision={...} from precision_config, kept in the text when not all DEFAULT (cxla
+ * computes every dot at the precision of its types). */
+static cxla_status precision(cx_sx *sx, const cx_mlir_op *op, cx_instr *in) {
+  const cx_mlir_attr *pc = cx_mlir_op_attr(op, "precision_config");
+  if (!pc || pc->kind != CX_MLIR_ATTR_ARRAY || !pc->u.array.n) return CXLA_OK;
+  cx_sb sb;
+  cx_sb_init(&sb);
+  int any = 0;
+  cx_sb_putc(&sb, '{');
+  for (int i = 0; i < pc->u.array.n; i++) {
+    const cx_mlir_attr *e = pc->u.array.elems[i];
+    if (e->kind != CX_MLIR_ATTR_ENUM || e->u.enm.which != CX_MLIR_ENUM_PRECISION || !e->u.enm.name) {
+      cx_sb_free(&sb);
+      return cx_sx_err(sx, op, CXLA_ERR_PARSE, "precision_config entry %d is not a precision", i);
+    }
+    char low[16];
+    size_t k = 0;
+    for (const char *p = e->u.enm.name; *p && k + 1 < sizeof low; p++) low[k++] = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+    low[k] = 0;
+    any |= strcmp(low, "default") != 0;
+    cx_sb_printf(&sb, "%s%s", i ? "," : "", low);
+  }
+  cx_sb_putc(&sb, '}');
+  char *v = cx_sb_take(&sb);
+  if (!v) return cx_oom(sx->ctx);
+  int ok = !any || cx_attr_add_raw(sx->m, &in->a.nraw, &in->a.raw, "operand_precision", v);
+  cx_free(v);
+  return ok ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
+}
+
+static cxla_status make_dot(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, cx_dot_dims *d) {
+  CX_TRY(cx_sx_arity(sx, op, 2, 1));
+  cx_shape s;
+  CX_TRY(cx_sx_shape(sx, op, op->results[0].type, &s));
+  cx_instr **ops;
+  int n;
+  CX_TRY(cx_sx_operands(sx, op, 0, &ops, &n));
+  cx_instr *in = cx_sx_add(sx, c, CX_OP_DOT, &s, 2, ops, op);
+  if (!in) return CXLA_ERR_OUT_OF_MEMORY;
+  in->a.dot = *d;
+  CX_TRY(precision(sx, op, in));
+  return cx_sx_bind(sx, c, op, in);
+}
+
+cxla_status cx_sx_h_dot_general(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
+  (void)arg;
+  /* dot_general_v2's algorithm (jax's DotAlgorithmPreset): cxla computes in the operands' types */
+  static const char *const algo[] = {"lhs_precision_type", "rhs_precision_type", "accumulation_type",
+                                     "lhs_component_count", "rhs_component_count", "num_primitive_operations",
+                                     "allow_imprecise_accumulation"};
+  for (int i = 0; i < CX_ARRAY_LEN(algo); i++) {
+    cxla_status st;
+    if (cx_sx_attr(sx, op, algo[i], 0, &st))
+      return cx_sx_err(sx, op, CXLA_ERR_UNSUPPORTED, "not supported: a dot algorithm (%s)", algo[i]);
+  }
+  cx_dot_dims d;
+  memset(&d, 0, sizeof d);
+  CX_TRY(cx_sx_ints(sx, op, "lhs_batching_dimensions", 0, &d.lhs_batch));
+  CX_TRY(cx_sx_ints(sx, op, "rhs_batching_dimensions", 0, &d.rhs_batch));
+  CX_TRY(cx_sx_ints(sx, op, "lhs_contracting_dimensions", 1, &d.lhs_contract));
+  CX_TRY(cx_sx_ints(sx, op, "rhs_contracting_dimensions", 1, &d.rhs_contract));
+  return make_dot(sx, c, op, &d);
+}
+
+/* dot_v1: vector/matrix products contracting lhs's last dimension with rhs's first. */
+cxla_status cx_sx_h_dot(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
+  (void)arg;
+  CX_TRY(cx_sx_arity(sx, op, 2, 1));
+  cx_instr *l;
+  CX_TRY(cx_sx_operand(sx, op, 0, &l));
+  if (l->shape.type == CXLA_TUPLE || l->shape.rank < 1) return cx_sx_err(sx, op, CXLA_ERR_PARSE, "lhs must be a vector or matrix");
+  cx_dot_dims d;
+  memset(&d, 0, sizeof d);
+  int64_t lc = l->shape.rank - 1, rc = 0;
+  if (!cx_ints_set(sx->m, &d.lhs_contract, 1, &lc) || !cx_ints_set(sx->m, &d.rhs_contract, 1, &rc)) return CXLA_ERR_OUT_OF_MEMORY;
+  return make_dot(sx, c, op, &d);
+}
+
+/* A window over `rank` dimensions of sizes `size` from the optional strides, padding (an
+ * [N, 2] list), base/lhs and window/rhs dilations and reversal. */
+static cxla_status window(cx_sx *sx, const cx_mlir_op *op, int rank, const int64_t *size, const char *strides,
+                          const char *pad, const char *lhs_dil, const char *rhs_dil, const char *rev, cx_window *w) {
+  cx_ints st = {0, NULL}, pd = {0, NULL}, ld = {0, NULL}, rd = {0, NULL}, rv = {0, NULL};
+  CX_TRY(cx_sx_ints(sx, op, strides, 0, &st));
+  CX_TRY(cx_sx_ints(sx, op, pad, 0, &pd));
+  CX_TRY(cx_sx_ints(sx, op, lhs_dil, 0, &ld));
+  CX_TRY(cx_sx_ints(sx, op, rhs_dil, 0, &rd));
+  if (rev) CX_TRY(cx_sx_ints(sx, op, rev, 0, &rv));
+  const char *bad = (st.n && st.n != rank) ? strides : (pd.n && pd.n != 2 * rank) ? pad : (ld.n && ld.n != rank) ? lhs_dil
+                  : (rd.n && rd.n != rank) ? rhs_dil : (rv.n && rv.n != rank) ? rev : NULL;
+  if (bad) return cx_sx_err(sx, op, CXLA_ERR_PARSE, "'%s' does not have one entry per window dimension (%d)", bad, rank);
+  w->rank = rank;
+  w->d = rank ? cx_arena_alloc(&sx->m->arena, sizeof *w->d * (size_t)rank) : NULL;
+  if (rank && !w->d) return cx_oom(sx->ctx);
+  for (int i = 0; i < rank; i++) {
+    cx_window_dim *d = &w->d[i];
+    d->size = size[i];
+    d->stride = st.n ? st.v[i] : 1;
+    d->pad_lo = pd.n ? pd.v[2 * i] : 0;
+    d->pad_hi = pd.n ? pd.v[2 * i + 1] : 0;
+    d->lhs_dilate = ld.n ? ld.v[i] : 1;
+    d->rhs_dilate = rd.n ? rd.v[i] : 1;
+    d->reversal = rv.n ? rv.v[i] != 0 : 0;
+  }
+  return CXLA_OK;
+}
+
+cxla_status cx_sx_h_convolution(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
+  (void)arg;
+  CX_TRY(cx_sx_arity(sx, op, 2, 1));
+  cx_shape s;
+  CX_TRY(cx_sx_shape(sx, op, op->results[0].type, &s));
+  cx_instr **ops;
+  int n;
+  CX_TRY(cx_sx_operands(sx, op, 0, &ops, &n));
+  cx_conv_dims *cd = cx_arena_alloc(&sx->m->arena, sizeof *cd);
+  if (!cd) return cx_oom(sx->ctx);
+  cx_ints is, ks, os;
+  CX_TRY(cx_sx_int(sx, op, "input_batch_dimension", 1, 0, &cd->in_batch));
+  CX_TRY(cx_sx_int(sx, op, "input_feature_dimension", 1, 0, &cd->in_feature));
+  CX_TRY(cx_sx_ints(sx, op, "input_spatial_dimensions", 1, &is));
+  CX_TRY(cx_sx_int(sx, op, "kernel_input_feature_dimension", 1, 0, &cd->k_in));
+  CX_TRY(cx_sx_int(sx, op, "kernel_output_feature_dimension", 1, 0, &cd->k_out));
+  CX_TRY(cx_sx_ints(sx, op, "kernel_spatial_dimensions", 1, &ks));
+  CX_TRY(cx_sx_int(sx, op, "output_batch_dimension", 1, 0, &cd->out_batch));
+  CX_TRY(cx_sx_int(sx, op, "output_feature_dimension", 1, 0, &cd->out_feature));
+  CX_TRY(cx_sx_ints(sx, op, "output_spatial_dimensions", 1, &os));
+  if (is.n != ks.n || is.n != os.n || is.n > CXLA_MAX_RANK - 2)
+    return cx_sx_err(sx, op, CXLA_ERR_PARSE, "spatial dimensions: input %d, kernel %d, output %d", is.n, ks.n, os.n);
+  const cx_shape *k = &ops[1]->shape;
+  int64_t size[CXLA_MAX_RANK];
+  cd->nspatial = is.n;
+  for (int i = 0; i < is.n; i++) {
+    cd->in_spatial[i] = is.v[i];
+    cd->k_spatial[i] = ks.v[i];
+    cd->out_spatial[i] = os.v[i];
+    if (k->type == CXLA_TUPLE || ks.v[i] < 0 || ks.v[i] >= k->rank)
+      return cx_sx_err(sx, op, CXLA_ERR_PARSE, "kernel spatial dimension %lld is not a kernel dimension", (long long)ks.v[i]);
+    size[i] = k->dims[ks.v[i]];
+  }
+  cx_instr *in = cx_sx_add(sx, c, CX_OP_CONVOLUTION, &s, 2, ops, op);
+  if (!in) return CXLA_ERR_OUT_OF_MEMORY;
+  in->a.conv = cd;
+  CX_TRY(window(sx, op, is.n, size, "window_strides", "padding", "lhs_dilation", "rhs_dilation", "window_reversal", &in->a.window));
+  CX_TRY(cx_sx_int(sx, op, "feature_group_count", 0, 1, &in->a.feature_group_count));
+  CX_TRY(cx_sx_int(sx, op, "batch_group_count", 0, 1, &in->a.batch_group_count));
+  CX_TRY(precision(sx, op, in));
+  return cx_sx_bind(sx, c, op, in);
+}
+
+/* An op with one region whose computation is to_apply (reduce, reduce_window, map, sort,
+ * scatter), on all operands, result shape from op's results. */
+static cxla_status region_op(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, cx_op opc, cx_instr **out) {
+  if (op->num_regions != 1) return cx_sx_err(sx, op, CXLA_ERR_PARSE, "expected one region, got %d", op->num_regions);
+  if (!op->num_results) return cx_sx_err(sx, op, CXLA_ERR_PARSE, "expected results");
+  cx_shape s;
+  CX_TRY(cx_sx_result_shape(sx, op, &s));
+  cx_instr **ops;
+  int n;
+  CX_TRY(cx_sx_operands(sx, op, 0, &ops, &n));
+  cx_comp *body;
+  CX_TRY(cx_sx_scalar_region(sx, op, 0, &body));
+  cx_instr *in = cx_sx_add(sx, c, opc, &s, n, ops, op);
+  if (!in || !cx_instr_set_called(in, 1, &body)) return CXLA_ERR_OUT_OF_MEMORY;
+  *out = in;
+  return CXLA_OK;
+}
+
+cxla_status cx_sx_h_reduce(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
+  (void)arg;
+  if (op->num_operands < 2 || op->num_operands % 2 || op->num_results != op->num_operands / 2)
+    return cx_sx_err(sx, op, CXLA_ERR_PARSE, "expected N inputs, N init values and N results, got %d operands and %d results",
+                     op->num_operands, op->num_results);
+  cx_ints dims;
+  CX_TRY(cx_sx_ints(sx, op, "dimensions", 1, &dims));
+  cx_instr *in;
+  CX_TRY(region_op(sx, c, op, CX_OP_REDUCE, &in));
+  in->a.dims = dims;
+  return cx_sx_bind(sx, c, op, in);
+}
+
+cxla_status cx_sx_h_reduce_window(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
+  (void)arg;
+  if (op->num_operands < 2 || op->num_operands % 2 || op->num_results != op->num_operands / 2)
+    return cx_sx_err(sx, op, CXLA_ERR_PARSE, "expected N inputs, N init values and N results, got %d operands and %d results",
+                     op->num_operands, op->num_results);
+  cx_ints wd;
+  CX_TRY(cx_sx_ints(sx, op, "window_dimensions", 1, &wd));
+  cx_instr *in;
+  CX_TRY(region_op(sx, c, op, CX_OP_REDUCE_WINDOW, &in));
+  CX_TRY(window(sx, op, wd.n, wd.v, "window_strides", "padding", "base_dilations", "window_dilations", NULL, &in->a.window));
+  return cx_sx_bind(sx, c, op, in);
+}
+
+cxla_status cx_sx_h_select_and_scatter(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
+  (void)arg;
+  CX_TRY(cx_sx_arity(sx, op, 3, 1));
+  if (op->num_regions != 2) return cx_sx_err(sx, op, CXLA_ERR_PARSE, "expected 2 regions (select, scatter), got %d", op->num_regions);
+  cx_shape s;
+  CX_TRY(cx_sx_shape(sx, op, op->results[0].type, &s));
+  cx_instr **ops;
+  int n;
+  CX_TRY(cx_sx_operands(sx, op, 0, &ops, &n));
+  cx_ints wd;
+  CX_TRY(cx_sx_ints(sx, op, "window_dimensions", 1, &wd));
+  cx_comp *sel[2];
+  CX_TRY(cx_sx_scalar_region(sx, op, 0, &sel[0]));
+  CX_TRY(cx_sx_scalar_region(sx, op, 1, &sel[1]));
+  cx_instr *in = cx_sx_add(sx, c, CX_OP_SELECT_AND_SCATTER, &s, 3, ops, op);
+  if (!in || !cx_instr_set_called(in, 2, sel)) return CXLA_ERR_OUT_OF_MEMORY;
+  CX_TRY(window(sx, op, wd.n, wd.v, "window_strides", "padding", "", "", NULL, &in->a.window));
+  return cx_sx_bind(sx, c, op, in);
+}
+
+cxla_status cx_sx_h_map(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
+  (void)arg;
+  CX_TRY(cx_sx_arity(sx, op, -1, 1));
+  cx_ints dims;
+  CX_TRY(cx_sx_ints(sx, op, "dimensions", 0, &dims));
+  cx_instr *in;
+  CX_TRY(region_op(sx, c, op, CX_OP_MAP, &in));
+  in->a.dims = dims;
+  return cx_sx_bind(sx, c, op, in);
+}
+
+cxla_status cx_sx_h_sort(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
+  (void)arg;
+  CX_TRY(cx_sx_arity(sx, op, -1, op->num_operands));
+  int64_t d;
+  int stable;
+  CX_TRY(cx_sx_int(sx, op, "dimension", 0, -1, &d));
+  CX_TRY(cx_sx_bool(sx, op, "is_stable", 0, 0, &stable));
+  cx_instr *x;
+  CX_TRY(cx_sx_operand(sx, op, 0, &x));
+  if (x->shape.type == CXLA_TUPLE || x->shape.type == CXLA_TOKEN) return cx_sx_err(sx, op, CXLA_ERR_PARSE, "sorts a tuple or token");
+  if (d < 0) d += x->shape.rank; /* StableHLO counts a negative dimension from the end */
+  cx_instr *in;
+  CX_TRY(region_op(sx, c, op, CX_OP_SORT, &in));
+  in->a.is_stable = stable;
+  if (!cx_ints_set(sx->m, &in->a.dims, 1, &d)) return CXLA_ERR_OUT_OF_MEMORY;
+  return cx_sx_bind(sx, c, op, in);
+}
+
+cxla_status cx_sx_h_gather(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
+  (void)arg;
+  CX_TRY(cx_sx_arity(sx, op, 2, 1));
+  cx_shape s;
+  CX_TRY(cx_sx_shape(sx, op, op->results[0].type, &s));
+  cx_instr **ops;
+  int n;
+  CX_TRY(cx_sx_operands(sx, op, 0, &ops, &n));
+  cx_gather_dims g;
+  memset(&g, 0, sizeof g);
+  CX_TRY(cx_sx_ints(sx, op, "offset_dims", 0, &g.offset_dims));
+  CX_TRY(cx_sx_ints(sx, op, "collapsed_slice_dims", 0, &g.collapsed_slice_dims));
+  CX_TRY(cx_sx_ints(sx, op, "operand_batching_dims", 0, &g.operand_batching_dims));
+  CX_TRY(cx_sx_ints(sx, op, "start_indices_batching_dims", 0, &g.start_indices_batching_dims));
+  CX_TRY(cx_sx_ints(sx, op, "start_index_map", 0, &g.start_index_map));
+  CX_TRY(cx_sx_ints(sx, op, "slice_sizes", 1, &g.slice_sizes));
+  CX_TRY(cx_sx_int(sx, op, "index_vector_dim", 1, 0, &g.index_vector_dim));
+  CX_TRY(cx_sx_bool(sx, op, "indices_are_sorted", 0, 0, &g.indices_are_sorted));
+  cx_instr *in = cx_sx_add(sx, c, CX_OP_GATHER, &s, 2, ops, op);
+  if (!in) return CXLA_ERR_OUT_OF_MEMORY;
+  in->a.gather = g;
+  return cx_sx_bind(sx, c, op, in);
+}
+
+cxla_status cx_sx_h_scatter(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
+  (void)arg;
+  if (op->num_operands < 3 || op->num_operands % 2 == 0 || op->num_results != op->num_operands / 2)
+    return cx_sx_err(sx, op, CXLA_ERR_PARSE, "expected N inputs, indices, N updates and N results, got %d operands and %d results",
+                     op->num_operands, op->num_results);
+  cx_scatter_dims g;
+  memset(&g, 0, sizeof g);
+  CX_TRY(cx_sx_ints(sx, op, "update_window_dims", 0, &g.update_window_dims));
+  CX_TRY(cx_sx_ints(sx, op, "inserted_window_dims", 0, &g.inserted_window_dims));
+  CX_TRY(cx_sx_ints(sx, op, "input_batching_dims", 0, &g.input_batching_dims));
+  CX_TRY(cx_sx_ints(sx, op, "scatter_indices_batching_dims", 0, &g.scatter_indices_batching_dims));
+  CX_TRY(cx_sx_ints(sx, op, "scatter_dims_to_operand_dims", 0, &g.scatter_dims_to_operand_dims));
+  CX_TRY(cx_sx_int(sx, op, "index_vector_dim", 1, 0, &g.index_vector_dim));
+  CX_TRY(cx_sx_bool(sx, op, "indices_are_sorted", 0, 0, &g.indices_are_sorted));
+  CX_TRY(cx_sx_bool(sx, op, "unique_indices", 0, 0, &g.unique_indices));
+  cx_instr *in;
+  CX_TRY(region_op(sx, c, op, CX_OP_SCATTER, &in));
+  in->a.scatter = g;
+  return cx_sx_bind(sx, c, op, in);
+}
+
+/* ---- library ops ---- */
+
+cxla_status cx_sx_h_fft(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
+  (void)arg;
+  CX_TRY(cx_sx_arity(sx, op, 1, 1));
+  uint32_t t;
+  CX_TRY(cx_sx_enum(sx, op, "fft_type", CX_MLIR_ENUM_FFT_TYPE, 1, 0, &t));
+  static const char *const names[] = {"FFT", "IFFT", "RFFT", "IRFFT"}; /* cx_fft_type order */
+  const char *tn = cx_mlir_enum_name(CX_MLIR_ENUM_FFT_TYPE, t);
+  int ti = -1;
+  for (int i = 0; i < 4; i++)
+    if (tn && !strcmp(tn, names[i])) ti = i;
+  if (ti < 0) return cx_sx_err(sx, op, CXLA_ERR_PARSE, "unknown fft_type %s", tn ? tn : "?");
+  cx_ints len;
+  CX_TRY(cx_sx_ints(sx, op, "fft_length", 1, &len));
+  cx_shape s;
+  CX_TRY(cx_sx_shape(sx, op, op->results[0].type, &s));
+  cx_instr *x;
+  CX_TRY(cx_sx_operand(sx, op, 0, &x));
+  cx_instr *in = cx_sx_add(sx, c, CX_OP_FFT, &s, 1, &x, op);
+  if (!in) return CXLA_ERR_OUT_OF_MEMORY;
+  in->a.fft_type = (cx_fft_type)ti;
+  in->a.fft_length = len;
+  return cx_sx_bind(sx, c, op, in);
+}
+
+cxla_status cx_sx_h_rng_bit_generator(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
+  (void)arg;
+  CX_TRY(cx_sx_arity(sx, op, 1, 2));
+  uint32_t a;
+  CX_TRY(cx_sx_enum(sx, op, "rng_algorithm", CX_MLIR_ENUM_RNG_ALGORITHM, 0, 0, &a));
+  const char *an = cx_mlir_enum_name(CX_MLIR_ENUM_RNG_ALGORITHM, a);
+  cx_rng_algorithm alg = CX_RNG_DEFAULT;
+  if (an && !strcmp(an, "THREE_FRY")) alg = CX_RNG_THREE_FRY;
+  else if (an && !strcmp(an, "PHILOX")) alg = CX_RNG_PHILOX;
+  else if (an && strcmp(an, "DEFAULT")) return cx_sx_err(sx, op, CXLA_ERR_UNSUPPORTED, "not supported: rng_algorithm %s", an);
+  cx_shape s;
+  CX_TRY(cx_sx_result_shape(sx, op, &s));
+  cx_instr *x;
+  CX_TRY(cx_sx_operand(sx, op, 0, &x));
+  cx_instr *in = cx_sx_add(sx, c, CX_OP_RNG_BIT_GENERATOR, &s, 1, &x, op);
+  if (!in) return CXLA_ERR_OUT_OF_MEMORY;
+  in->a.rng_algorithm = alg;
+  return cx_sx_bind(sx, c, op, in);
+}
+
+/* rng_v1(a, b, shape): HLO's rng(a, b) of the result's shape (the shape operand says it again). */
+cxla_status cx_sx_h_rng(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
+  (void)arg;
+  CX_TRY(cx_sx_arity(sx, op, 3, 1));
+  uint32_t d;
+  CX_TRY(cx_sx_enum(sx, op, "rng_distribution", CX_MLIR_ENUM_RNG_DISTRIBUTION, 1, 0, &d));
+  const char *dn = cx_mlir_enum_name(CX_MLIR_ENUM_RNG_DISTRIBUTION, d);
+  cx_rng_distribution dist = dn && !strcmp(dn, "UNIFORM") ? CX_RNG_UNIFORM : dn && !strcmp(dn, "NORMAL") ? CX_RNG_NORMAL : CX_RNG_INVALID;
+  if (dist == CX_RNG_INVALID) return cx_sx_err(sx, op, CXLA_ERR_PARSE, "unknown rng_distribution %s", dn ? dn : "?");
+  cx_shape s;
+  CX_TRY(cx_sx_shape(sx, op, op->results[0].type, &s));
+  cx_instr **ops;
+  int n;
+  CX_TRY(cx_sx_operands(sx, op, 0, &ops, &n));
+  cx_instr *in = cx_sx_add(sx, c, CX_OP_RNG, &s, 2, ops, op);
+  if (!in) return CXLA_ERR_OUT_OF_MEMORY;
+  in->a.rng_distribution = dist;
+  return cx_sx_bind(sx, c, op, in);
+}
+
+cxla_status cx_sx_h_cholesky(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
+  (void)arg;
+  CX_TRY(cx_sx_arity(sx, op, 1, 1));
+  cx_shape s;
+  CX_TRY(cx_sx_shape(sx, op, op->results[0].type, &s));
+  cx_instr *x;
+  CX_TRY(cx_sx_operand(sx, op, 0, &x));
+  cx_instr *in = cx_sx_add(sx, c, CX_OP_CHOLESKY, &s, 1, &x, op);
+  if (!in) return CXLA_ERR_OUT_OF_MEMORY;
+  CX_TRY(cx_sx_bool(sx, op, "lower", 0, 0, &in->a.lower));
+  return cx_sx_bind(sx, c, op, in);
+}
+
+cxla_status cx_sx_h_triangular_solve(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
+  (void)arg;
+  CX_TRY(cx_sx_arity(sx, op, 2, 1));
+  cx_shape s;
+  CX_TRY(cx_sx_shape(sx, op, op->results[0].type, &s));
+  cx_instr **ops;
+  int n;
+  CX_TRY(cx_sx_operands(sx, op, 0, &ops, &n));
+  cx_instr *in = cx_sx_add(sx, c, CX_OP_TRIANGULAR_SOLVE, &s, 2, ops, op);
+  if (!in) return CXLA_ERR_OUT_OF_MEMORY;
+  CX_TRY(cx_sx_bool(sx, op, "left_side", 1, 0, &in->a.left_side));
+  CX_TRY(cx_sx_bool(sx, op, "lower", 1, 0, &in->a.lower));
+  CX_TRY(cx_sx_bool(sx, op, "unit_diagonal", 1, 0, &in->a.unit_diagonal));
+  uint32_t t;
+  CX_TRY(cx_sx_enum(sx, op, "transpose_a", CX_MLIR_ENUM_TRANSPOSE, 1, 0, &t));
+  const char *tn = cx_mlir_enum_name(CX_MLIR_ENUM_TRANSPOSE, t);
+  in->a.transpose_a = tn && !strcmp(tn, "NO_TRANSPOSE") ? CX_TRANSPOSE_NO : tn && !strcmp(tn, "TRANSPOSE") ? CX_TRANSPOSE_YES
+                    : tn && !strcmp(tn, "ADJOINT") ? CX_TRANSPOSE_ADJOINT : CX_TRANSPOSE_INVALID;
+  return cx_sx_bind(sx, c, op, in);
+}
+
+cxla_status cx_sx_h_batch_norm(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
+  cx_op opc = (cx_op)arg;
+  CX_TRY(cx_sx_arity(sx, op, cx_op_arity(opc), opc == CX_OP_BATCH_NORM_INFERENCE ? 1 : 3));
+  cx_shape s;
+  CX_TRY(cx_sx_result_shape(sx, op, &s));
+  cx_instr **ops;
+  int n;
+  CX_TRY(cx_sx_operands(sx, op, 0, &ops, &n));
+  float eps;
+  CX_TRY(cx_sx_f32(sx, op, "epsilon", &eps));
+  cx_instr *in = cx_sx_add(sx, c, opc, &s, n, ops, op);
+  if (!in) return CXLA_ERR_OUT_OF_MEMORY;
+  memcpy(&in->a.epsilon_bits, &eps, sizeof eps);
+  CX_TRY(cx_sx_int(sx, op, "feature_index", 1, 0, &in->a.index));
+  return cx_sx_bind(sx, c, op, in);
+}
