@@ -123,7 +123,7 @@ PJRT_Error *cx_PJRT_Plugin_Initialize(PJRT_Plugin_Initialize_Args *args) {
  * the client serializes for it (min(its version, ours)); stablehlo_minimum_version: the oldest
  * it reads. */
 static const int64_t k_shlo_current[3] = {1, 16, 3};
-static const int64_t k_shlo_minimum[3] = {1, 16, 3};
+static const int64_t k_shlo_minimum[3] = {0, 9, 0}; /* cxla_module_parse_stablehlo: VHLO 0.9.0 to 1.16.3 */
 #define NV_HEAD(n) .struct_size = sizeof(PJRT_NamedValue), .name = n, .name_size = sizeof(n) - 1
 static const PJRT_NamedValue k_attributes[] = {
     {NV_HEAD("xla_version"), .type = PJRT_NamedValue_kInt64, .int64_value = 2, .value_size = 1},

@@ -7,13 +7,6 @@
 
 #include "pjrt_internal.h"
 
-/* The StableHLO reader (branch shlo) adds this call to include/cxla.h; until it is linked in,
- * a "mlir" program is refused with UNIMPLEMENTED instead of failing the link. */
-#ifndef CXLA_HAVE_STABLEHLO
-__attribute__((weak)) cxla_status cxla_module_parse_stablehlo(cxla_context *ctx, const void *bytes, size_t len,
-                                                              const char *filename, cxla_module **out);
-#endif
-
 uint64_t cx_pjrt_hash(uint64_t h, const void *data, size_t n) {
   const unsigned char *p = data;
   for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
@@ -101,9 +94,6 @@ static PJRT_Error *parse_program(PJRT_Client *c, const char *format, size_t flen
                                  cxla_module **m) {
   cxla_status s;
   if (flen == 4 && !memcmp(format, "mlir", 4)) {
-    if (!cxla_module_parse_stablehlo)
-      return cx_pjrt_error(PJRT_Error_Code_UNIMPLEMENTED,
-                           "PJRT_Client_Compile: this cxla has no StableHLO reader (cxla_module_parse_stablehlo)");
     s = cxla_module_parse_stablehlo(c->ctx, code, clen, "stablehlo", m);
   } else if (flen == 8 && !memcmp(format, "cxla-hlo", 8)) {
     s = cxla_module_parse(c->ctx, code, clen, "hlo", m);
