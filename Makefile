@@ -28,7 +28,8 @@ VERSION     := $(call version_of,MAJOR).$(call version_of,MINOR).$(call version_
 SONAME      := libcxla.so.$(call version_of,MAJOR)
 SHLIB       := libcxla.so.$(VERSION)
 
-# `make install PREFIX=... [DESTDIR=...]`: header, libraries, cxla.pc, the CLI and its man page.
+# `make install PREFIX=... [DESTDIR=...]`: header, libraries (the PJRT plugin libcxla_pjrt.so
+# among them), cxla.pc, the CLI and its man page.
 PREFIX      ?= /usr/local
 BINDIR      ?= $(PREFIX)/bin
 LIBDIR      ?= $(PREFIX)/lib
@@ -93,13 +94,14 @@ $(BUILD)/cxla.1: $(BUILD)/cxla
 	done > $@.inc
 	$(Q)help2man --no-info --section=1 --name="a just-in-time compiler for XLA HLO" --include=$@.inc --output=$@ $(BUILD)/cxla
 
-install: $(BUILD)/libcxla.a $(BUILD)/libcxla.so $(BUILD)/cxla $(BUILD)/cxla.pc $(BUILD)/cxla.1
+install: $(BUILD)/libcxla.a $(BUILD)/libcxla.so $(BUILD)/cxla $(BUILD)/cxla.pc $(BUILD)/cxla.1 $(BUILD)/libcxla_pjrt.so
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 644 include/cxla.h $(DESTDIR)$(INCLUDEDIR)/cxla.h
 	install -m 755 $(BUILD)/$(SHLIB) $(DESTDIR)$(LIBDIR)/$(SHLIB)
 	ln -sf $(SHLIB) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libcxla.so
 	install -m 644 $(BUILD)/libcxla.a $(DESTDIR)$(LIBDIR)/libcxla.a
+	install -m 755 $(BUILD)/libcxla_pjrt.so $(DESTDIR)$(LIBDIR)/libcxla_pjrt.so
 	install -m 644 $(BUILD)/cxla.pc $(DESTDIR)$(PKGCONFIGDIR)/cxla.pc
 	install -m 755 $(BUILD)/cxla $(DESTDIR)$(BINDIR)/cxla
 	install -m 644 $(BUILD)/cxla.1 $(DESTDIR)$(MANDIR)/man1/cxla.1
@@ -118,7 +120,7 @@ python: $(BUILD)/libcxla.so
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/cxla.h $(DESTDIR)$(LIBDIR)/$(SHLIB) $(DESTDIR)$(LIBDIR)/$(SONAME) \
-	  $(DESTDIR)$(LIBDIR)/libcxla.so $(DESTDIR)$(LIBDIR)/libcxla.a $(DESTDIR)$(PKGCONFIGDIR)/cxla.pc \
+	  $(DESTDIR)$(LIBDIR)/libcxla.so $(DESTDIR)$(LIBDIR)/libcxla.a $(DESTDIR)$(LIBDIR)/libcxla_pjrt.so $(DESTDIR)$(PKGCONFIGDIR)/cxla.pc \
 	  $(DESTDIR)$(BINDIR)/cxla $(DESTDIR)$(MANDIR)/man1/cxla.1
 
 $(BUILD)/cxla: $(CLI_OBJS) $(BUILD)/libcxla.a
