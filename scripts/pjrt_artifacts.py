@@ -1,23 +1,32 @@
 #!/usr/bin/env python3
 """Writes the programs and expected values of the PJRT harness (tests/pjrt/pjrt_test.c) into
-tests/pjrt/artifacts/, from JAX on its own CPU backend (run with a venv that has jax 0.10.2):
-    build/venv/bin/python scripts/pjrt_artifacts.py
+tests/pjrt/artifacts/, from JAX on its own CPU backend (run with a venv that has jax 0.10.2,
+after `make`, from the source tree):
+    CXLA_BUILD=build PYTHONPATH=python build/venv/bin/python scripts/pjrt_artifacts.py
 For each case NAME:
-  NAME.mlirbc  the StableHLO portable artifact (VHLO 1.16.3) JAX's PJRT client would send;
+  NAME.mlirbc  the program exactly as JAX's PJRT client sends it to libcxla_pjrt.so (a StableHLO
+               portable artifact for VHLO 1.16.3, GSPMD shardings), caught with
+               CXLA_PJRT_DUMP_DIR while JAX compiles the case for the cxla device;
   NAME.hlo     the same program as HLO text (PJRT program format "cxla-hlo");
   NAME.io      inputs and JAX's outputs, one array a line:
                in|out TYPE RANK DIM... : VALUE...   (TYPE f32, f64, s32; values row-major)
 """
+import glob
 import os
+import tempfile
 
-import jax
-import jax.numpy as jnp
-import numpy as np
-from jax._src.lib.mlir.dialects import hlo as stablehlo
+import cxla._jax_plugin as plugin
 
-jax.config.update("jax_platforms", "cpu")
+plugin.initialize()
+
+import jax  # noqa: E402  (after the plugin is registered)
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+jax.config.update("jax_platforms", "cpu,cxla")
+# What cxla's StableHLO reader reads today: GSPMD shardings, not Shardy's dialect (docs/pjrt.md).
+jax.config.update("jax_use_shardy_partitioner", False)
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "pjrt", "artifacts")
-TARGET = "1.16.3"
 
 
 def affine(x, w, b):
@@ -62,12 +71,21 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     for name, fn, args in cases():
         lowered = fn.lower(*args)
-        module = str(lowered.compiler_ir("stablehlo"))
-        with open(os.path.join(OUT, name + ".mlirbc"), "wb") as f:
-            f.write(stablehlo.serialize_portable_artifact_str(module, TARGET))
+        with tempfile.TemporaryDirectory() as dump:
+            os.environ["CXLA_PJRT_DUMP_DIR"] = dump
+            try:
+                fn.lower(*[jax.device_put(a, jax.devices("cxla")[0]) for a in args]).compile()
+            except Exception as e:  # noqa: BLE001  (the program is caught before cxla reads it)
+                print("  (cxla did not compile %s: %s)" % (name, str(e).splitlines()[0]))
+            del os.environ["CXLA_PJRT_DUMP_DIR"]
+            sent = glob.glob(os.path.join(dump, "program-*.mlir"))
+            if len(sent) != 1:
+                raise SystemExit("%s: expected one program sent to the plugin, got %d" % (name, len(sent)))
+            with open(sent[0], "rb") as f, open(os.path.join(OUT, name + ".mlirbc"), "wb") as g:
+                g.write(f.read())
         with open(os.path.join(OUT, name + ".hlo"), "w") as f:
             f.write(lowered.as_text(dialect="hlo"))
-        outs = fn(*[np.copy(a) for a in args])
+        outs = fn(*[jax.device_put(np.copy(a), jax.devices("cpu")[0]) for a in args])
         outs = outs if isinstance(outs, tuple) else (outs,)
         with open(os.path.join(OUT, name + ".io"), "w") as f:
             for a in args:

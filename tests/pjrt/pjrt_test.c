@@ -1,8 +1,8 @@
 /* pjrt_test.c — libcxla_pjrt.so driven the way JAX's PJRT client drives it: dlopen, GetPjrtApi,
  * version and attributes, a client with its device and memory, buffers from and to host
  * (copied, zero-copy, strided, other host layouts), compile of the committed artifacts in
- * tests/pjrt/artifacts (program format "cxla-hlo", and "mlir" StableHLO artifacts when the
- * library has the StableHLO reader), execute against the values JAX computed, donation,
+ * tests/pjrt/artifacts (program format "cxla-hlo", and "mlir": StableHLO artifacts as JAX's
+ * client sends them), execute against the values JAX computed, donation,
  * serialize/deserialize, and the error paths (bad programs, options, arguments, types, corrupt
  * serialized bytes). Usage: pjrt_test LIBCXLA_PJRT.so ARTIFACT_DIR. Ends "N passed, N failed". */
 #include <dlfcn.h>
@@ -60,7 +60,6 @@ static void run(const char *name, void (*fn)(void)) {
 
 static PJRT_Client *client;
 static const char *artifacts;
-static int have_stablehlo;
 
 /* ---- helpers ---- */
 static PJRT_Buffer *from_host(const void *data, PJRT_Buffer_Type t, int rank, const int64_t *dims,
