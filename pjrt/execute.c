@@ -24,14 +24,16 @@ static int non_donatable(const PJRT_ExecuteOptions *o, size_t i) {
   return 0;
 }
 
-/* Runs e; on success out[0..noutputs) hold the outputs' cxla buffers. Call under the lock. */
+/* Runs e; on success out[0..noutputs) hold the outputs' cxla buffers. consumed[i] is set for
+ * each argument the call consumed (a donated one), which the caller deletes once it has let go
+ * of the client's lock: deleting a zero-copy buffer runs the framework's callbacks. Call under
+ * the lock. */
 static PJRT_Error *run(PJRT_Client *c, PJRT_Executable *e, PJRT_Buffer *const *in, size_t n,
-                       const PJRT_ExecuteOptions *opts, cxla_buffer **out) {
+                       const PJRT_ExecuteOptions *opts, cxla_buffer **out, char *consumed) {
   cxla_buffer **args = calloc(n + 1, sizeof *args);
   cxla_buffer **copies = calloc(n + 1, sizeof *copies);
-  char *consumed = calloc(n + 1, 1); /* the caller's buffer gives its memory to the call */
   PJRT_Error *err = NULL;
-  if (!args || !copies || !consumed) {
+  if (!args || !copies) {
     err = cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
     goto done;
   }
@@ -62,12 +64,12 @@ static PJRT_Error *run(PJRT_Client *c, PJRT_Executable *e, PJRT_Buffer *const *i
     if (s != CXLA_OK) err = cx_pjrt_error_cxla(c->ctx, s, fn);
     args[i] = copies[i];
   }
-  if (err) goto done;
+  if (err) {
+    memset(consumed, 0, n); /* nothing ran: nothing is consumed */
+    goto done;
+  }
   cxla_buffer *result = NULL;
   cxla_status s = cxla_executable_execute(e->exe, (int)n, args, &result);
-  /* A donated buffer is consumed even by a failed run (one passed twice, once). */
-  for (size_t i = 0; i < n; i++)
-    if (consumed[i] && in[i]->buf) cx_pjrt_buffer_drop(in[i]);
   if (s != CXLA_OK) {
     err = cx_pjrt_error_cxla(c->ctx, s, fn);
     goto done;
@@ -84,7 +86,6 @@ done:
     for (size_t i = 0; i < n; i++) cxla_buffer_destroy(copies[i]);
   free(args);
   free(copies);
-  free(consumed);
   return err;
 }
 
@@ -107,13 +108,19 @@ PJRT_Error *cx_PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args 
     return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: NULL argument or output lists", fn);
   cxla_buffer **outs = calloc((size_t)e->noutputs + 1, sizeof *outs);
   PJRT_Buffer **pouts = calloc((size_t)e->noutputs + 1, sizeof *pouts);
+  char *consumed = calloc(args->num_args + 1, 1);
   PJRT_Error *err = NULL;
-  if (!outs || !pouts) err = cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
+  if (!outs || !pouts || !consumed) err = cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
   if (!err) {
+    PJRT_Buffer *const *in = args->num_args ? args->argument_lists[0] : NULL;
     cx_pjrt_lock(c);
-    err = run(c, e, args->num_args ? args->argument_lists[0] : NULL, args->num_args, args->options, outs);
+    err = run(c, e, in, args->num_args, args->options, outs, consumed);
     cx_pjrt_unlock(c);
+    /* A donated buffer is consumed even by a failed run (one passed twice, once). */
+    for (size_t i = 0; i < args->num_args; i++)
+      if (consumed[i] && in[i]->buf) cx_pjrt_buffer_drop(in[i]);
   }
+  free(consumed);
   for (int k = 0; k < (outs ? e->noutputs : 0); k++) {
     if (err) {
       cxla_buffer_destroy(outs[k]);
