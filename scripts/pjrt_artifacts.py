@@ -7,6 +7,7 @@ For each case NAME:
   NAME.mlirbc  the program exactly as JAX's PJRT client sends it to libcxla_pjrt.so (a StableHLO
                portable artifact for VHLO 1.16.3, GSPMD shardings), caught with
                CXLA_PJRT_DUMP_DIR while JAX compiles the case for the cxla device;
+  NAME.options the serialized xla.CompileOptionsProto JAX sent with it;
   NAME.hlo     the same program as HLO text (PJRT program format "cxla-hlo");
   NAME.io      inputs and JAX's outputs, one array a line:
                in|out TYPE RANK DIM... : VALUE...   (TYPE f32, f64, s32; values row-major)
@@ -82,6 +83,8 @@ def main():
             if len(sent) != 1:
                 raise SystemExit("%s: expected one program sent to the plugin, got %d" % (name, len(sent)))
             with open(sent[0], "rb") as f, open(os.path.join(OUT, name + ".mlirbc"), "wb") as g:
+                g.write(f.read())
+            with open(sent[0][:-len(".mlir")] + ".options", "rb") as f, open(os.path.join(OUT, name + ".options"), "wb") as g:
                 g.write(f.read())
         with open(os.path.join(OUT, name + ".hlo"), "w") as f:
             f.write(lowered.as_text(dialect="hlo"))
