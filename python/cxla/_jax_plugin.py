@@ -39,7 +39,10 @@ def initialize():
                           "CXLA_PJRT_LIBRARY)" % NAME)
     from jax._src import xla_bridge
 
-    xla_bridge.register_plugin("cxla", library_path=path)
+    # Once per process: JAX's discovery calls this too when the package is installed, and a
+    # second registration is an error ("PJRT_Api already exists").
+    if "cxla" not in getattr(xla_bridge, "_backend_factories", {}):
+        xla_bridge.register_plugin("cxla", library_path=path)
     # JAX keeps input_output_alias (donate_argnums) for the platforms it lists as supporting
     # donation, and drops it with a warning for the others; cxla honours it.
     try:

@@ -63,6 +63,11 @@ class Devices(Base):
         self.assertEqual(ds[0].id, 0)
         self.assertEqual(ds[0].device_kind, "cpu")
 
+    def test_initialize_twice(self):
+        """JAX's discovery calls initialize() as well when the package is installed."""
+        plugin.initialize()
+        self.assertEqual(jax.devices("cxla"), [CX])
+
     def test_device_put_round_trip(self):
         for a in [np.arange(12, dtype=np.float32).reshape(3, 4), np.array([1, -2, 3], np.int32),
                   np.array([True, False]), np.arange(5, dtype=np.uint8), np.float32(2.5),
