@@ -30,6 +30,7 @@ struct PJRT_Error {
 /* A new error with a printf-style message; never NULL (a static out-of-memory error when the
  * allocation fails). */
 PJRT_Error *cx_pjrt_error(PJRT_Error_Code code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+_Static_assert(offsetof(PJRT_Error, vtable) == 0, "the ABI reads an error's function table first");
 /* The error for a failed cxla call: the context's message and the status mapped to a code. */
 PJRT_Error *cx_pjrt_error_cxla(cxla_context *ctx, cxla_status s, const char *what);
 PJRT_Error *cx_pjrt_error_copy(const PJRT_Error *e);
@@ -60,6 +61,7 @@ struct PJRT_Memory {
   struct { const void *key; void *data; void (*dtor)(void *); } user[8];
   int nuser;
 };
+_Static_assert(offsetof(PJRT_Memory, vtable) == 0, "the ABI reads a memory's function table first");
 struct PJRT_DeviceDescription {
   PJRT_Client *client;
 };
