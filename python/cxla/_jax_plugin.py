@@ -41,8 +41,10 @@ def initialize():
 
     # Once per process: JAX's discovery calls this too when the package is installed, and a
     # second registration is an error ("PJRT_Api already exists").
+    # Priority below the CPU backend's 0: installing the package does not move JAX programs
+    # onto cxla; JAX_PLATFORMS=cxla (or jax.devices("cxla")) does.
     if "cxla" not in getattr(xla_bridge, "_backend_factories", {}):
-        xla_bridge.register_plugin("cxla", library_path=path)
+        xla_bridge.register_plugin("cxla", priority=-100, library_path=path)
     # JAX keeps input_output_alias (donate_argnums) for the platforms it lists as supporting
     # donation, and drops it with a warning for the others; cxla honours it.
     try:

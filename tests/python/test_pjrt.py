@@ -20,7 +20,6 @@ plugin.initialize()
 import jax  # noqa: E402  (after the plugin is registered)
 import jax.numpy as jnp  # noqa: E402
 
-jax.config.update("jax_platforms", "cpu,cxla")
 # JAX's PJRT client serializes Shardy's dialect (sdy.mesh, sdy.sharding) into programs when
 # Shardy is on (JAX's default); cxla's StableHLO reader does not read it yet, so these tests
 # lower with GSPMD shardings, which it reads. Shardy.test_default_partitioner tracks the other.
@@ -67,6 +66,11 @@ class Devices(Base):
         """JAX's discovery calls initialize() as well when the package is installed."""
         plugin.initialize()
         self.assertEqual(jax.devices("cxla"), [CX])
+
+    def test_cpu_stays_the_default(self):
+        """With both backends up, plain JAX code keeps running on the CPU."""
+        self.assertEqual(jax.default_backend(), "cpu")
+        self.assertEqual(jnp.ones(2).devices(), {CPU})
 
     def test_device_put_round_trip(self):
         for a in [np.arange(12, dtype=np.float32).reshape(3, 4), np.array([1, -2, 3], np.int32),
