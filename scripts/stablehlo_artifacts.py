@@ -197,9 +197,21 @@ def main():
     for name, fn, args in programs():
         module = strip_sdy(jax.jit(fn).lower(*args).compiler_ir("stablehlo"))
         write(outdir, name, stablehlo.serialize_portable_artifact(module, TARGET))
+    # older targets write older bytecode: 0.9.0 -> bytecode 0 (no properties: attributes in
+    # the op's dictionary), 0.12.0 -> 3 (use-list orders), 0.14.0 -> 4 (elided block-arg locs)
+    fn = lambda x, y: (jnp.sum(jnp.tanh(x) @ y, axis=0), lax.fori_loop(0, 3, lambda i, v: v * 2.0, x))
+    module = jax.jit(fn).lower(f32(3, 4), f32(4, 5)).compiler_ir("stablehlo")
+    for target in ("0.9.0", "0.12.0", "0.14.0"):
+        write(outdir, "target_" + target.replace(".", "_"),
+              stablehlo.serialize_portable_artifact(module, target))
     # jax.export's serialized module: the same format, written by jax itself
     exp = jax.export.export(jax.jit(lambda x, y: (x @ y).sum(0)))(f32(2, 3), f32(3, 2))
     write(outdir, "export", bytes(exp.mlir_module_serialized))
+    # shape-polymorphic: dynamic dimensions (tensor<?x3xf32>), dynamic ops, shape assertions
+    b, = jax.export.symbolic_shape("b")
+    exp = jax.export.export(jax.jit(lambda x: jnp.sum(x * 2.0, axis=0) + x.shape[0]))(
+        jax.ShapeDtypeStruct((b, 3), jnp.float32))
+    write(outdir, "export_poly", bytes(exp.mlir_module_serialized))
     resource_artifact(outdir)
 
 

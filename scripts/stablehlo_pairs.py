@@ -8,7 +8,7 @@ JAX computed (an independent implementation).
 Files per program NAME:
   NAME.mlirbc        serialize_portable_artifact(lowered.compiler_ir('stablehlo'), "1.16.3") as jax.export does
                      (or, for names starting with export_, jax.export's mlir_module_serialized)
-  NAME.hlo           lowered.as_text(dialect='hlo')
+  NAME.hlo           lowered.as_text(dialect='hlo') (none for the hand-written handwritten_ops)
   NAME.in<i>.npy     the flattened inputs, in parameter order
   NAME.out<i>.npy    JAX's outputs (jax.jit(f)(*inputs) on the CPU), flattened
   NAME.tol           "rtol atol" for comparing floats with JAX's outputs
@@ -238,6 +238,68 @@ def _():
     return f, (f32(4, 4), f32(4, 2))
 
 
+@program("linalg_decomp", rtol=1e-3, atol=1e-3)
+def _():
+    # QR, symmetric eigenvalues, singular values: lapack's geqrf/orgqr, syevd, gesdd through
+    # typed-FFI custom calls; only basis-independent results are compared
+    def f(a):
+        q, r = jnp.linalg.qr(a)
+        w = jnp.linalg.eigvalsh(a + a.T)
+        s = jnp.linalg.svd(a, compute_uv=False)
+        return jnp.abs(r), q @ r, w, s
+    return f, (f32(4, 4),)
+
+
+@program("fft", rtol=1e-4, atol=1e-4)
+def _():
+    def f(x):
+        r = jnp.fft.rfft2(x)
+        back = jnp.fft.irfft2(r, s=x.shape)
+        return jnp.abs(r), back
+    return f, (f32(4, 6),)
+
+
+@program("remat_scan", rtol=1e-5, atol=1e-5)
+def _():
+    # jax.checkpoint lowers to an optimization_barrier; a scan with a pytree carry
+    @jax.checkpoint
+    def layer(w, x):
+        return jnp.tanh(x @ w)
+
+    def f(w, xs):
+        def step(c, x):
+            h = layer(w, x + c["h"])
+            return {"h": h, "n": c["n"] + 1}, h.sum()
+        c, ys = lax.scan(step, {"h": jnp.zeros(3, jnp.float32), "n": jnp.int32(0)}, xs)
+        g = jax.grad(lambda w: layer(w, xs[0]).sum())(w)
+        return c["h"], c["n"], ys, g
+    return f, (f32(3, 3), f32(5, 3))
+
+
+@program("mixed_types", rtol=1e-3, atol=1e-3)
+def _():
+    def f(x, k):
+        h = x.astype(jnp.float16)
+        y = (h * h + jnp.float16(1)).astype(jnp.float32)
+        b = k.astype(jnp.int8) * jnp.int8(3)
+        u = k.astype(jnp.uint32) >> 1
+        d = x.astype(jnp.float64) if jax.config.jax_enable_x64 else x
+        one_hot = jax.nn.one_hot(k % 4, 4)
+        return y, b.astype(jnp.int32), u, d * 2, one_hot, jnp.argmax(one_hot, axis=-1)
+    return f, (f32(3, 4), i32(3, 4, lo=-8, hi=8))
+
+
+@program("attention", rtol=1e-4, atol=1e-5)
+def _():
+    def f(q, k, v):
+        s = jnp.einsum("bqhd,bkhd->bhqk", q, k) / jnp.sqrt(jnp.float32(q.shape[-1]))
+        mask = jnp.tril(jnp.ones((q.shape[1], k.shape[1]), bool))
+        s = jnp.where(mask, s, -1e9)
+        p = jax.nn.softmax(s, axis=-1)
+        return jnp.einsum("bhqk,bkhd->bqhd", p, v), jax.nn.gelu(q).mean(), jax.nn.logsumexp(s, axis=-1)
+    return f, (f32(2, 5, 2, 4), f32(2, 5, 2, 4), f32(2, 5, 2, 4))
+
+
 @program("bf16", rtol=2e-2, atol=2e-2)
 def _():
     def f(x, w):
@@ -315,6 +377,18 @@ def _():
     return f, (f32(3, 4), f32(3, 4)), {"donate_argnums": (0,)}
 
 
+@program("export_tpu_linalg", rtol=1e-4, atol=1e-4)
+def _():
+    # exported for TPU: cholesky and triangular_solve stay StableHLO ops (on CPU jax calls LAPACK)
+    def f(a, b):
+        spd = a @ a.T + 3.0 * jnp.eye(4, dtype=jnp.float32)
+        l = lax.linalg.cholesky(spd)
+        x = lax.linalg.triangular_solve(l, b, left_side=True, lower=True)
+        y = lax.linalg.triangular_solve(l, b.T, left_side=False, lower=True, transpose_a=True)
+        return l, x, y
+    return f, (f32(4, 4), f32(4, 2))
+
+
 @program("export_mlp")
 def _():
     def f(x, w):
@@ -326,13 +400,226 @@ def _():
 
 def artifact(name, jitted, args):
     if name.startswith("export_"):
-        exp = jax.export.export(jitted)(*args)
+        platforms = ["tpu"] if name.startswith("export_tpu_") else None
+        exp = jax.export.export(jitted, platforms=platforms)(*args)
         return bytes(exp.mlir_module_serialized)
     # As jax.export serializes (_export._module_to_bytecode): jaxlib's serializer also legalizes
     # the CHLO ops jax lowers to (erf, top_k, ...) into StableHLO, which VHLO can hold.
     module = jitted.lower(*args).compiler_ir("stablehlo")
     asm = module.operation.get_asm(binary=True, enable_debug_info=True)
     return bytes(_jax.mlir.serialize_portable_artifact(asm, TARGET, False))
+
+
+# ---- hand-written StableHLO (ops jax on one CPU device does not emit), expected values from
+# numpy; serialized to VHLO as jax.export does ----
+
+COLLECTIVES = """
+module @collectives attributes {mhlo.num_replicas = 2 : i32, mhlo.num_partitions = 1 : i32} {
+  func.func public @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<2xf32>, tensor<4xf32>, tensor<4xf32>) {
+    %0 = "stablehlo.all_reduce"(%x) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %m = stablehlo.maximum %a, %b : tensor<f32>
+      stablehlo.return %m : tensor<f32>
+    }) : (tensor<4xf32>) -> tensor<4xf32>
+    %1 = "stablehlo.all_gather"(%x) <{all_gather_dim = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> : (tensor<4xf32>) -> tensor<8xf32>
+    %2 = "stablehlo.collective_permute"(%x) <{source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>}> : (tensor<4xf32>) -> tensor<4xf32>
+    %3 = "stablehlo.reduce_scatter"(%x) <{scatter_dimension = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }) : (tensor<4xf32>) -> tensor<2xf32>
+    %4 = "stablehlo.all_to_all"(%x) <{split_dimension = 0 : i64, concat_dimension = 0 : i64, split_count = 2 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> : (tensor<4xf32>) -> tensor<4xf32>
+    %r = stablehlo.replica_id : tensor<ui32>
+    %rf = stablehlo.convert %r : (tensor<ui32>) -> tensor<f32>
+    %rb = stablehlo.broadcast_in_dim %rf, dims = [] : (tensor<f32>) -> tensor<4xf32>
+    %5 = stablehlo.add %x, %rb : tensor<4xf32>
+    return %0, %1, %2, %3, %4, %5 : tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<2xf32>, tensor<4xf32>, tensor<4xf32>
+  }
+}
+"""
+
+FEEDS = """
+module @feeds {
+  func.func public @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+    %t0 = stablehlo.create_token : !stablehlo.token
+    %d:3 = "stablehlo.infeed"(%t0) <{infeed_config = ""}> : (!stablehlo.token) -> (tensor<3xf32>, tensor<2xi32>, !stablehlo.token)
+    %s = stablehlo.multiply %x, %d#0 : tensor<3xf32>
+    %t1 = "stablehlo.outfeed"(%s, %d#1, %d#2) <{outfeed_config = ""}> : (tensor<3xf32>, tensor<2xi32>, !stablehlo.token) -> !stablehlo.token
+    %t2 = stablehlo.after_all %t1, %t0 : !stablehlo.token
+    return %s : tensor<3xf32>
+  }
+}
+"""
+
+
+# argument attributes XLA turns into the module header and parameter layouts: jax.buffer_donor,
+# tf.aliasing_output, mhlo.layout_mode, mhlo.sharding
+ENTRY_ATTRS = """
+module @entry_attrs attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%a: tensor<4xf32> {jax.buffer_donor = true},
+                         %b: tensor<4xf32> {tf.aliasing_output = 0 : i32},
+                         %c: tensor<2x3xf32> {mhlo.layout_mode = "{0,1}", mhlo.sharding = "{replicated}"})
+      -> (tensor<4xf32> {mhlo.layout_mode = "default"}) {
+    %0 = stablehlo.add %a, %b : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+"""
+
+
+# ops jax does not emit on CPU (if, map, batch norm, the old broadcast, get_dimension_size,
+# tuples, clamp/select with scalar operands, a while capturing a value from outside, Sharding
+# annotations, reduce_precision): expected values from numpy and jax's own autodiff
+HANDWRITTEN_OPS = """module @ops {
+  func.func public @main(%x: tensor<2x3xf32>, %p: tensor<i1>, %v: tensor<3xf32>, %s: tensor<f32>, %spd: tensor<3x3xf32>,
+                         %e: tensor<2x4x3xf32>, %ix: tensor<2x2xi32>)
+      -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>,
+          tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<2x3xf32>,
+          tensor<4x2x3xf32>, tensor<i32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<3xf32>,
+          tensor<3x3xf32>, tensor<i32>, tensor<4x2x2xf32>, tensor<2x2x2x4xf32>) {
+    %c2 = stablehlo.constant dense<2.0> : tensor<f32>
+    %lo = stablehlo.constant dense<-0.25> : tensor<f32>
+    %hi = stablehlo.constant dense<0.5> : tensor<f32>
+    %eps = stablehlo.constant dense<1.0> : tensor<3xf32>
+    // if with implicit captures: %x and %s from outside the regions
+    %0 = "stablehlo.if"(%p) ({
+      %m = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+      %r = stablehlo.multiply %x, %m : tensor<2x3xf32>
+      stablehlo.return %r : tensor<2x3xf32>
+    }, {
+      %r = stablehlo.negate %x : tensor<2x3xf32>
+      stablehlo.return %r : tensor<2x3xf32>
+    }) : (tensor<i1>) -> tensor<2x3xf32>
+    // clamp with scalar bounds, select with a scalar predicate
+    %1 = stablehlo.clamp %lo, %x, %hi : (tensor<f32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+    %2 = stablehlo.select %p, %x, %1 : tensor<i1>, tensor<2x3xf32>
+    // batch norm over feature dimension 1
+    %bt:3 = "stablehlo.batch_norm_training"(%x, %v, %eps) <{epsilon = 0.001 : f32, feature_index = 1 : i64}> : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+    %bi = "stablehlo.batch_norm_inference"(%x, %v, %eps, %v, %eps) <{epsilon = 0.001 : f32, feature_index = 1 : i64}> : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    %bg:3 = "stablehlo.batch_norm_grad"(%x, %v, %bt#1, %bt#2, %1) <{epsilon = 0.001 : f32, feature_index = 1 : i64}> : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+    // map with a computation
+    %mp = "stablehlo.map"(%x, %1) <{dimensions = array<i64: 0, 1>}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %t = stablehlo.multiply %a, %b : tensor<f32>
+      %u = stablehlo.add %t, %a : tensor<f32>
+      stablehlo.return %u : tensor<f32>
+    }) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    // dot (the old op), broadcast (the old op), tuple and get_tuple_element
+    %d = stablehlo.dot_general %v, %v, contracting_dims = [0] x [0], precision = [DEFAULT, HIGHEST] : (tensor<3xf32>, tensor<3xf32>) -> tensor<f32>
+    %tp = "stablehlo.tuple"(%x, %d) : (tensor<2x3xf32>, tensor<f32>) -> tuple<tensor<2x3xf32>, tensor<f32>>
+    %g0 = "stablehlo.get_tuple_element"(%tp) <{index = 0 : i32}> : (tuple<tensor<2x3xf32>, tensor<f32>>) -> tensor<2x3xf32>
+    %bc = "stablehlo.broadcast"(%g0) <{broadcast_sizes = array<i64: 4>}> : (tensor<2x3xf32>) -> tensor<4x2x3xf32>
+    %gd = "stablehlo.get_dimension_size"(%bc) <{dimension = 0 : i64}> : (tensor<4x2x3xf32>) -> tensor<i32>
+    // while whose body uses %s from outside (an implicit capture)
+    %w:2 = stablehlo.while(%i = %gd, %acc = %x) : tensor<i32>, tensor<2x3xf32>
+      cond {
+        %z = stablehlo.constant dense<0> : tensor<i32>
+        %c = stablehlo.compare GT, %i, %z : (tensor<i32>, tensor<i32>) -> tensor<i1>
+        stablehlo.return %c : tensor<i1>
+      } do {
+        %one = stablehlo.constant dense<1> : tensor<i32>
+        %n = stablehlo.subtract %i, %one : tensor<i32>
+        %m = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+        %a2 = stablehlo.add %acc, %m : tensor<2x3xf32>
+        stablehlo.return %n, %a2 : tensor<i32>, tensor<2x3xf32>
+      }
+    // optimization barrier of two values; reduce_precision to bf16's bits
+    %ob:2 = stablehlo.optimization_barrier %x, %s : tensor<2x3xf32>, tensor<f32>
+    %rp = stablehlo.reduce_precision %x, format = e8m7 : tensor<2x3xf32>
+    // a Sharding annotation and a shape-keeping Shardy marker: identities on one device
+    %sh = stablehlo.custom_call @Sharding(%v) {mhlo.sharding = "{replicated}"} : (tensor<3xf32>) -> tensor<3xf32>
+    %sd = stablehlo.custom_call @xla.sdy.FuncResultSharding(%sh) {has_side_effect = true} : (tensor<3xf32>) -> tensor<3xf32>
+    // a typed-FFI custom call as StableHLO writes it (api_version 4, a dictionary backend_config),
+    // its upper triangle (LAPACK leaves the input there) masked by a dense constant
+    %ch:2 = stablehlo.custom_call @lapack_spotrf_ffi(%spd) {api_version = 4 : i32, backend_config = {uplo = 76 : ui8},
+        operand_layouts = [dense<[0, 1]> : tensor<2xindex>],
+        result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<> : tensor<0xindex>]} : (tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<i32>)
+    %mask = stablehlo.constant dense<[[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]> : tensor<3x3xf32>
+    %low = stablehlo.multiply %ch#0, %mask : tensor<3x3xf32>
+    // the deprecated ops XLA still translates: einsum (a batch dot and a transpose) and
+    // torch_index_select (a gather)
+    %es = "stablehlo.einsum"(%e, %x) <{einsum_config = "bjk,ck->jbc"}> : (tensor<2x4x3xf32>, tensor<2x3xf32>) -> tensor<4x2x2xf32>
+    %ts = "stablehlo.torch_index_select"(%e, %ix) <{dim = 1 : i64, batch_dims = 0 : i64}> : (tensor<2x4x3xf32>, tensor<2x2xi32>) -> tensor<2x2x2x3xf32>
+    %tt = stablehlo.transpose %ts, dims = [0, 1, 3, 2] : (tensor<2x2x2x3xf32>) -> tensor<2x2x3x2xf32>
+    %t4 = stablehlo.slice %tt [0:2, 0:2, 0:2, 0:2] : (tensor<2x2x3x2xf32>) -> tensor<2x2x2x2xf32>
+    %t5 = stablehlo.concatenate %t4, %t4, dim = 3 : (tensor<2x2x2x2xf32>, tensor<2x2x2x2xf32>) -> tensor<2x2x2x4xf32>
+    return %0, %1, %2, %bt#0, %bt#1, %bi, %bg#1, %bg#2, %mp, %d, %ob#0, %bc, %w#0, %w#1, %rp, %ob#1, %sd, %low, %ch#1, %es, %t5
+      : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<2x3xf32>, tensor<4x2x3xf32>, tensor<i32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<3xf32>, tensor<3x3xf32>, tensor<i32>, tensor<4x2x2xf32>, tensor<2x2x2x4xf32>
+  }
+}
+"""
+
+
+def handwritten_ops(out):
+    x = f32(2, 3)
+    p = np.bool_(True)
+    v = np.array([0.5, -1.5, 2.0], np.float32)
+    s_ = np.float32(0.75)
+    eps = np.float32(0.001)
+    clip = np.clip(x, -0.25, 0.5)
+    a = f32(3, 3)
+    spd = (a @ a.T + 3 * np.eye(3)).astype(np.float32)
+    e = f32(2, 4, 3)
+    ix = np.array([[3, 0], [1, 1]], np.int32)
+    tk = np.take(e, ix, axis=1).transpose(0, 1, 3, 2)[:, :, :2, :2]
+
+    def bn(x, scale, offset):
+        m = jnp.mean(x, axis=0)
+        var = jnp.mean((x - m) ** 2, axis=0)
+        return (x - m) / jnp.sqrt(var + eps) * scale + offset, m, var
+    (y, m, _), vjp = jax.vjp(bn, x, v, np.ones(3, np.float32))
+    _, g_scale, g_offset = vjp((clip, np.zeros(3, np.float32), np.zeros(3, np.float32)))
+    import ml_dtypes
+    outs = [x * s_ if p else -x, clip, np.where(p, x, clip), y, m, (x - v) / np.sqrt(1 + eps) * v + 1, g_scale,
+            g_offset, x * clip + x, np.float32(v @ v), x, np.broadcast_to(x, (4, 2, 3)), np.int32(0), x + 4 * s_,
+            x.astype(ml_dtypes.bfloat16).astype(np.float32), s_, v, np.linalg.cholesky(spd).astype(np.float32),
+            np.int32(0), np.einsum("bjk,ck->jbc", e, x), np.concatenate([tk, tk], axis=3)]
+    with open(os.path.join(out, "handwritten_ops.mlirbc"), "wb") as fh:
+        fh.write(bytes(_jax.mlir.serialize_portable_artifact(HANDWRITTEN_OPS, TARGET, False)))
+    for i, a in enumerate((x, p, v, s_, spd, e, ix)):
+        np.save(os.path.join(out, "handwritten_ops.in%d.npy" % i), np.asarray(a))
+    for i, r in enumerate(outs):
+        np.save(os.path.join(out, "handwritten_ops.out%d.npy" % i), np.asarray(r))
+    with open(os.path.join(out, "handwritten_ops.tol"), "w") as fh:
+        fh.write("1e-05 2e-05\n")
+    return "handwritten_ops"
+
+
+# send/recv with the host: loaded as HLO's send/send-done and recv/recv-done (which cxla does not run)
+SENDRECV = """
+module @sendrecv {
+  func.func public @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+    %t = stablehlo.create_token : !stablehlo.token
+    %t1 = "stablehlo.send"(%x, %t) <{channel_handle = #stablehlo.channel_handle<handle = 5, type = 2>, is_host_transfer = true}> : (tensor<3xf32>, !stablehlo.token) -> !stablehlo.token
+    %r:2 = "stablehlo.recv"(%t1) <{channel_handle = #stablehlo.channel_handle<handle = 6, type = 3>, is_host_transfer = true}> : (!stablehlo.token) -> (tensor<3xf32>, !stablehlo.token)
+    return %r#0 : tensor<3xf32>
+  }
+}
+"""
+
+
+def hand_written(out):
+    """collectives.*: replica r's input is collectives.r<r>.in0.npy, its outputs
+    collectives.r<r>.out<k>.npy; feeds.*: infeed literals feeds.infeed<k>.npy, outfeed
+    literals feeds.outfeed<k>.npy, plus the usual in/out files."""
+    for name, text in (("collectives", COLLECTIVES), ("feeds", FEEDS), ("entry_attrs", ENTRY_ATTRS), ("sendrecv", SENDRECV)):
+        with open(os.path.join(out, name + ".mlirbc"), "wb") as fh:
+            fh.write(bytes(_jax.mlir.serialize_portable_artifact(text, TARGET, False)))
+    x = [np.array([1, 5, 3, 8], np.float32), np.array([4, 2, 7, 6], np.float32)]
+    outs = [[np.maximum(x[0], x[1]), np.concatenate(x), x[1 - r], (x[0] + x[1])[2 * r:2 * r + 2],
+             np.concatenate([x[0][2 * r:2 * r + 2], x[1][2 * r:2 * r + 2]]), x[r] + r] for r in range(2)]
+    for r in range(2):
+        np.save(os.path.join(out, "collectives.r%d.in0.npy" % r), x[r])
+        for k, v in enumerate(outs[r]):
+            np.save(os.path.join(out, "collectives.r%d.out%d.npy" % (r, k)), v.astype(np.float32))
+    fx = np.array([1.5, -2, 3], np.float32)
+    d0, d1 = np.array([2, 4, -1], np.float32), np.array([7, 9], np.int32)
+    np.save(os.path.join(out, "feeds.in0.npy"), fx)
+    np.save(os.path.join(out, "feeds.infeed0.npy"), d0)
+    np.save(os.path.join(out, "feeds.infeed1.npy"), d1)
+    np.save(os.path.join(out, "feeds.out0.npy"), fx * d0)
+    np.save(os.path.join(out, "feeds.outfeed0.npy"), fx * d0)
+    np.save(os.path.join(out, "feeds.outfeed1.npy"), d1)
 
 
 def refusals(out):
@@ -369,6 +656,8 @@ def main():
         names.append(name)
         print("%-20s %6d bytes, %d inputs, %d outputs" % (name, len(bc), len(args), len(results)))
     refusals(out)
+    hand_written(out)
+    names.append(handwritten_ops(out))  # no .hlo: jax writes no such program
     with open(os.path.join(out, "index.txt"), "w") as fh:
         fh.write("\n".join(names) + "\n")
 

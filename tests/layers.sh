@@ -18,18 +18,19 @@ allowed() {
     util) echo "" ;;
     ir) echo "util" ;;
     text) echo "util ir" ;;
+    stablehlo) echo "util ir" ;;
     interp) echo "util ir" ;;
     passes) echo "util ir interp text" ;;
     grad) echo "util ir" ;;
     codegen) echo "util ir" ;;
     backend) echo "util ir text interp passes codegen runtime" ;;
     runtime) echo "util ir text interp passes codegen backend" ;;
-    api) echo "util ir text interp passes grad codegen backend runtime" ;;
+    api) echo "util ir text stablehlo interp passes grad codegen backend runtime" ;;
     *) echo "?" ;;
   esac
 }
 
-FOLDERS="util ir text interp passes grad codegen backend runtime api"
+FOLDERS="util ir text stablehlo interp passes grad codegen backend runtime api"
 for d in $FOLDERS; do
   [ -d "$OBJ/$d" ] || continue
   find "$OBJ/$d" -name '*.o' -exec nm -g --defined-only {} + 2>/dev/null |

@@ -22,9 +22,9 @@ int cli_emit_ptx(cxla_context *ctx, const char *path, const char *sm, const char
   size_t len = 0;
   cx_module *m = NULL;
   if (cx_read_file(ctx, path, &text, &len) != CXLA_OK) return cli_lib_error(ctx);
-  cxla_status s = cx_parse_module(ctx, (const char *)text, len, path, &m);
+  /* parses and verifies HLO text or a StableHLO artifact */
+  cxla_status s = cxla_module_parse(ctx, (const char *)text, len, path, &m);
   cx_free(text);
-  if (s == CXLA_OK) s = cx_verify_module(m);
   if (s != CXLA_OK) {
     cx_module_free(m);
     return cli_lib_error(ctx);

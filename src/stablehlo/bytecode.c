@@ -26,6 +26,7 @@ cxla_status cx_bc_fail(cx_bc *bc, const uint8_t *at, const char *fmt, ...) {
   if (bc->cur_opname) {
     char loc[400] = "";
     if (bc->cur_op && bc->cur_op->loc) cx_mlir_loc_str(bc->cur_op->loc, loc, sizeof loc);
+    if (!strcmp(loc, "unknown")) loc[0] = 0;
     snprintf(where, sizeof where, " (in op %s%s%s)", bc->cur_opname, loc[0] ? " at " : "", loc);
   }
   size_t off = at && at >= bc->buf && at <= bc->buf + bc->size ? (size_t)(at - bc->buf) : bc->size;
@@ -71,7 +72,8 @@ static cxla_status read_strings(cx_bc *bc, cx_bc_cur c) {
     const uint8_t *at = c.p;
     uint64_t len;
     CX_TRY(cx_bc_varint(bc, &c, &len));
-    if (len == 0 || len > (uint64_t)(end - c.p))
+    /* the lengths grow from the front and the strings from the back: they must not meet */
+    if (len == 0 || c.p > end || len > (uint64_t)(end - c.p))
       return cx_bc_fail(bc, at, "string %lld of %llu bytes does not fit its section", (long long)i,
                         (unsigned long long)len);
     end -= len;

@@ -6,13 +6,16 @@
 #include <string.h>
 #include "stablehlo/bytecode_int.h"
 
+/* Outputs are set on failure too, so no caller ever reads an unset value. */
 cxla_status cx_bc_byte(cx_bc *bc, cx_bc_cur *c, uint8_t *v) {
+  *v = 0;
   if (c->p >= c->end) return cx_bc_fail(bc, c->p, "unexpected end of data (expected a byte)");
   *v = *c->p++;
   return CXLA_OK;
 }
 
 cxla_status cx_bc_bytes(cx_bc *bc, cx_bc_cur *c, size_t n, const uint8_t **v) {
+  *v = NULL;
   if (n > cx_bc_left(c))
     return cx_bc_fail(bc, c->p, "%zu bytes needed but only %zu remain", n, cx_bc_left(c));
   *v = c->p;
@@ -24,6 +27,7 @@ cxla_status cx_bc_bytes(cx_bc *bc, cx_bc_cur *c, size_t n, const uint8_t **v) {
  * bytes that follow; a first byte of 0 means 8 full bytes follow. */
 cxla_status cx_bc_varint(cx_bc *bc, cx_bc_cur *c, uint64_t *v) {
   const uint8_t *at = c->p;
+  *v = 0;
   uint8_t b;
   CX_TRY(cx_bc_byte(bc, c, &b));
   if (b & 1) {
@@ -47,12 +51,14 @@ cxla_status cx_bc_varint(cx_bc *bc, cx_bc_cur *c, uint64_t *v) {
 
 cxla_status cx_bc_svarint(cx_bc *bc, cx_bc_cur *c, int64_t *v) {
   uint64_t u;
+  *v = 0;
   CX_TRY(cx_bc_varint(bc, c, &u));
   *v = (int64_t)((u >> 1) ^ (~(u & 1) + 1));
   return CXLA_OK;
 }
 
 cxla_status cx_bc_varint_flag(cx_bc *bc, cx_bc_cur *c, uint64_t *v, int *flag) {
+  *flag = 0;
   CX_TRY(cx_bc_varint(bc, c, v));
   *flag = (int)(*v & 1);
   *v >>= 1;
@@ -62,6 +68,7 @@ cxla_status cx_bc_varint_flag(cx_bc *bc, cx_bc_cur *c, uint64_t *v, int *flag) {
 cxla_status cx_bc_count(cx_bc *bc, cx_bc_cur *c, size_t min_bytes, const char *what, int64_t *n) {
   const uint8_t *at = c->p;
   uint64_t v;
+  *n = 0;
   CX_TRY(cx_bc_varint(bc, c, &v));
   size_t left = cx_bc_left(c);
   if (min_bytes && v > left / min_bytes)
@@ -323,14 +330,14 @@ static cxla_status read_entry(cx_bc *bc, const uint8_t *at, uint64_t idx, int is
 }
 
 cxla_status cx_bc_attr_at(cx_bc *bc, const uint8_t *at, uint64_t idx, const cx_mlir_attr **out) {
-  const void *v;
+  const void *v = NULL;
   CX_TRY(read_entry(bc, at, idx, 1, &v));
   *out = v;
   return CXLA_OK;
 }
 
 cxla_status cx_bc_type_at(cx_bc *bc, const uint8_t *at, uint64_t idx, const cx_mlir_type **out) {
-  const void *v;
+  const void *v = NULL;
   CX_TRY(read_entry(bc, at, idx, 0, &v));
   *out = v;
   return CXLA_OK;

@@ -72,7 +72,7 @@ typedef struct cx_bc {
 } cx_bc;
 
 /* Limits on nesting: deeper input is refused (with an offset) rather than risking the stack. */
-#define CX_BC_MAX_DEPTH 400
+#define CX_BC_MAX_DEPTH 256
 
 /* ---- errors (bytecode.c): the first failure wins; later ones return the same status. ---- */
 cxla_status cx_bc_fail(cx_bc *bc, const uint8_t *at, const char *fmt, ...) CX_PRINTF(3, 4);
@@ -124,9 +124,6 @@ cxla_status cx_bc_dense(cx_bc *bc, const uint8_t *at, const cx_mlir_type *type, 
                         size_t len, int unpack_bool, cx_mlir_attr *a);
 /* Sets a->u.integer from the stored bits of an integer of type t (builtin_codes.c). */
 void cx_bc_set_int(cx_mlir_attr *a, const cx_mlir_type *t, uint64_t bits);
-/* The value of a float of kind k with encoding bits (mlir_tree.c). */
-double cx_mlir_float_value(cx_mlir_float_kind k, uint64_t bits);
-unsigned cx_mlir_float_bits(cx_mlir_float_kind k);
 
 /* ---- the IR section (bytecode_ir.c) ---- */
 cxla_status cx_bc_read_ir(cx_bc *bc, cx_bc_cur c);

@@ -309,6 +309,8 @@ static cxla_status read_op_body(cx_bc *bc, cx_bc_cur *c, rstate *rs, cx_mlir_op 
    * region declares no values (the top level) */
   if (rs->nvalues)
     for (int i = 0; i < op->num_results; i++) CX_TRY(define(bc, at, rs, &op->results[i]));
+  else /* nothing can refer to them, but ids stay unique */
+    for (int i = 0; i < op->num_results; i++) op->results[i].id = bc->next_value_id++;
   if (!nregions) return CXLA_OK;
   cx_bc_cur sub, *rc = c;
   if (op->isolated && bc->version >= 2) {

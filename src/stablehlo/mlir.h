@@ -258,7 +258,10 @@ struct cx_mlir_op {
   cx_mlir_value *results;
   /* Inherent attributes (MLIR properties, for vhlo ops in ODS order: sorted by name) first,
    * then the discardable ones from the op's attribute dictionary, in stored (sorted) order.
-   * num_props says how many of the first ones were properties. */
+   * num_props says how many of the first ones were properties. An op whose properties this
+   * reader has no names for (not a vhlo op of VhloOps.td, not builtin.module) has one property
+   * named "(properties)": OPAQUE with the raw bytes (or, for an op written while unregistered,
+   * the entries of the dictionary MLIR stored instead). */
   int num_attrs, num_props;
   cx_mlir_named_attr *attrs;
   int num_successors;
@@ -315,6 +318,12 @@ const char *cx_mlir_attr_cstr(const cx_mlir_attr *a);
 int64_t cx_mlir_type_numel(const cx_mlir_type *t);
 /* Storage bytes of one element of a scalar (INT/INDEX/FLOAT/COMPLEX) type in dense data, or 0. */
 size_t cx_mlir_elem_bytes(const cx_mlir_type *t);
+/* The bit width of a float kind (19 for tf32, 4 for f4E2M1FN, 80/128 for f80/f128). */
+unsigned cx_mlir_float_bits(cx_mlir_float_kind k);
+/* What the encoding `bits` (low cx_mlir_float_bits(k) bits) of a float of kind k means: exact for
+ * every kind but f80/f128 (NaN); NaN/inf as each format defines them (FN: no inf; FNUZ: 0x80 is
+ * the NaN; E8M0: powers of two). For reading dense data of narrow floats. */
+double cx_mlir_float_value(cx_mlir_float_kind k, uint64_t bits);
 /* "EQ", "FLOAT", ... for an enum value, or NULL when the value is not one of the kind's. */
 const char *cx_mlir_enum_name(cx_mlir_enum_kind which, uint32_t value);
 /* The file:line:col (or name) of a location for messages: writes "file:line:col" or "name" or
@@ -323,7 +332,9 @@ void cx_mlir_loc_str(const cx_mlir_attr *loc, char *buf, size_t n);
 
 /* ---- printing (tests, debugging): MLIR's generic form with types in builtin syntax:
  *   %3 = "vhlo.add_v1"(%1, %2) <{...}> {...} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
- * Regions nest with two-space indentation; locations are left out unless with_locs. */
+ * Regions nest with two-space indentation; locations are left out unless with_locs. Shared
+ * attributes print once per use, so output stops growing past 16 MiB (a DAG of attributes can
+ * stand for an exponentially large tree: walkers of attributes should bound their work too). */
 void cx_mlir_print_type(cx_sb *sb, const cx_mlir_type *t);
 void cx_mlir_print_attr(cx_sb *sb, const cx_mlir_attr *a);
 void cx_mlir_print_op(cx_sb *sb, const cx_mlir_op *op, int indent, int with_locs);

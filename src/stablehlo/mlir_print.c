@@ -6,6 +6,11 @@
 #include <string.h>
 #include "stablehlo/bytecode_int.h"
 
+/* Attributes and types are shared (a table entry may be referred to many times), so a small
+ * file can describe a DAG whose printed tree is exponentially large; printing stops adding once
+ * the text passes this size. */
+#define PRINT_MAX ((size_t)1 << 24)
+
 static const char *const float_names[] = {
     [CX_MLIR_BF16] = "bf16", [CX_MLIR_F16] = "f16", [CX_MLIR_F32] = "f32", [CX_MLIR_F64] = "f64",
     [CX_MLIR_F80] = "f80", [CX_MLIR_F128] = "f128", [CX_MLIR_TF32] = "tf32",
@@ -30,6 +35,7 @@ static void dims(cx_sb *sb, const cx_mlir_type *t) {
 }
 
 void cx_mlir_print_type(cx_sb *sb, const cx_mlir_type *t) {
+  if (sb->len > PRINT_MAX) return;
   if (!t) {
     cx_sb_puts(sb, "<<null type>>");
     return;
@@ -177,6 +183,7 @@ static void print_loc(cx_sb *sb, const cx_mlir_attr *a) {
 }
 
 void cx_mlir_print_attr(cx_sb *sb, const cx_mlir_attr *a) {
+  if (sb->len > PRINT_MAX) return;
   if (!a) {
     cx_sb_puts(sb, "<<absent>>");
     return;
@@ -311,7 +318,8 @@ void cx_mlir_print_op(cx_sb *sb, const cx_mlir_op *op, int indent, int with_locs
     cx_sb_puts(sb, "]");
   }
   attr_group(sb, op->attrs, op->num_props, " <{", "}>");
-  attr_group(sb, op->attrs + op->num_props, op->num_attrs - op->num_props, " {", "}");
+  if (op->num_attrs > op->num_props)
+    attr_group(sb, op->attrs + op->num_props, op->num_attrs - op->num_props, " {", "}");
   if (op->num_regions) {
     cx_sb_puts(sb, " (");
     for (int r = 0; r < op->num_regions; r++) {

@@ -126,10 +126,21 @@ static cxla_status backend_config(cx_sx *sx, const cx_mlir_op *op, cx_instr *in,
   return CXLA_OK;
 }
 
-/* Shardy's markers (xla.sdy.*: sharding constraints, function result shardings, manual
- * computation edges) say how to split values over devices; on one device each passes its
- * operands through, which is what XLA's Shardy export leaves of them there too. */
-static int is_sdy_marker(const char *target) { return !strncmp(target, "xla.sdy.", 8); }
+/* Shardy's markers (xla.sdy.*: sharding constraints, function result shardings, ...) say how
+ * to split values over devices; on one device a marker that keeps its operands' shapes passes
+ * them through. Those that change shapes (the edges of a manual computation, global to local
+ * shape) stay custom-calls, as in XLA's HLO before its partitioner runs: cxla refuses them when
+ * compiling, as it refuses them in HLO text. */
+static int is_identity_marker(cx_sx *sx, const cx_mlir_op *op, const char *target, cx_instr **ops, int n) {
+  if (strncmp(target, "xla.sdy.", 8) || op->num_results != n) return 0;
+  for (int i = 0; i < n; i++) {
+    cx_shape s;
+    if (op->results[i].type->kind != CX_MLIR_TYPE_RANKED_TENSOR) return 0;
+    if (cx_sx_shape(sx, op, op->results[i].type, &s) != CXLA_OK) return 0;
+    if (!cx_shape_equal(&s, &ops[i]->shape)) return 0;
+  }
+  return 1;
+}
 
 cxla_status cx_sx_h_custom_call(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
   (void)arg;
@@ -138,17 +149,8 @@ cxla_status cx_sx_h_custom_call(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int
   cx_instr **ops;
   int n;
   CX_TRY(cx_sx_operands(sx, op, 0, &ops, &n));
-  if (is_sdy_marker(target)) {
-    if (op->num_results != n)
-      return cx_sx_err(sx, op, CXLA_ERR_UNSUPPORTED, "not supported: custom_call @%s with %d operands and %d results", target, n,
-                       op->num_results);
-    for (int i = 0; i < n; i++) {
-      cx_shape s;
-      CX_TRY(cx_sx_shape(sx, op, op->results[i].type, &s));
-      if (!cx_shape_equal(&s, &ops[i]->shape))
-        return cx_sx_err(sx, op, CXLA_ERR_UNSUPPORTED, "not supported: custom_call @%s changes the shape of operand %d", target, i);
-      sx->vals[op->results[i].id] = ops[i];
-    }
+  if (is_identity_marker(sx, op, target, ops, n)) {
+    for (int i = 0; i < n; i++) sx->vals[op->results[i].id] = ops[i];
     return CXLA_OK;
   }
   cx_shape s;

@@ -49,6 +49,8 @@ static int add_metadata(cx_sx *sx, cx_instr *in, const cx_mlir_op *op) {
   const char *name = NULL;
   const cx_mlir_attr *file = NULL;
   loc_parts(op->loc, &name, &file, 0);
+  /* "-": MLIR parsed from a string without a file name (nothing to point at) */
+  if (file && (!file->u.loc.file || !strcmp(file->u.loc.file, "-") || !*file->u.loc.file)) file = NULL;
   if (!name && !file) return 1;
   cx_sb sb;
   cx_sb_init(&sb);
@@ -57,7 +59,7 @@ static int add_metadata(cx_sx *sx, cx_instr *in, const cx_mlir_op *op) {
     cx_sb_puts(&sb, "op_name=");
     put_quoted(&sb, name);
   }
-  if (file && file->u.loc.file) {
+  if (file) {
     cx_sb_puts(&sb, name ? " source_file=" : "source_file=");
     put_quoted(&sb, file->u.loc.file);
     cx_sb_printf(&sb, " source_line=%lld", (long long)file->u.loc.line);
@@ -381,6 +383,11 @@ static cxla_status translate_module(cx_sx *sx) {
   cx_sx_func *entry = NULL;
   for (int i = 0; i < b->num_ops; i++) {
     const cx_mlir_op *op = b->ops[i];
+    if (op->dialect && strcmp(op->dialect, "vhlo"))
+      return cx_sx_err(sx, op, CXLA_ERR_UNSUPPORTED,
+                       "not supported: an op of the '%s' dialect: this MLIR bytecode is not a StableHLO portable "
+                       "artifact (VHLO); write one with jax.export or stablehlo.serialize_portable_artifact",
+                       op->dialect);
     if (strcmp(op->name, "vhlo.func_v1")) {
       const char *why = cx_sx_refusal(op->name);
       return cx_sx_err(sx, op, CXLA_ERR_UNSUPPORTED, "not supported at module level%s%s", why ? ": " : "", why ? why : "");

@@ -302,6 +302,19 @@ cxla_status cx_sx_h_optimization_barrier(cx_sx *, cx_comp *, const cx_mlir_op *,
 cxla_status cx_sx_h_after_all(cx_sx *, cx_comp *, const cx_mlir_op *, int);
 cxla_status cx_sx_h_custom_call(cx_sx *, cx_comp *, const cx_mlir_op *, int);
 cxla_status cx_sx_h_composite(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_all_reduce(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_all_gather(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_reduce_scatter(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_all_to_all(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_collective_permute(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_collective_broadcast(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_cross_replica_sum(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_infeed(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_outfeed(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_einsum(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_send(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_recv(cx_sx *, cx_comp *, const cx_mlir_op *, int);
+cxla_status cx_sx_h_torch_index_select(cx_sx *, cx_comp *, const cx_mlir_op *, int);
 
 #define EW(name, opc) {name, h_elementwise, CX_OP_##opc}
 static const cx_sx_rule rules[] = {
@@ -370,6 +383,24 @@ static const cx_sx_rule rules[] = {
     {"custom_call_v1", cx_sx_h_custom_call, 0},
     {"composite_v1", cx_sx_h_composite, 0},
     {"composite_v2", cx_sx_h_composite, 0},
+    {"all_reduce_v1", cx_sx_h_all_reduce, 0},
+    {"all_reduce_v2", cx_sx_h_all_reduce, 0},
+    {"all_gather_v1", cx_sx_h_all_gather, 0},
+    {"all_gather_v2", cx_sx_h_all_gather, 0},
+    {"reduce_scatter_v1", cx_sx_h_reduce_scatter, 0},
+    {"all_to_all_v1", cx_sx_h_all_to_all, 0},
+    {"all_to_all_v2", cx_sx_h_all_to_all, 0},
+    {"collective_permute_v1", cx_sx_h_collective_permute, 0},
+    {"collective_broadcast_v1", cx_sx_h_collective_broadcast, 0},
+    {"cross-replica-sum_v1", cx_sx_h_cross_replica_sum, 0},
+    {"infeed_v1", cx_sx_h_infeed, 0},
+    {"outfeed_v1", cx_sx_h_outfeed, 0},
+    {"einsum_v1", cx_sx_h_einsum, 0},
+    {"send_v1", cx_sx_h_send, 0},
+    {"send_v2", cx_sx_h_send, 0},
+    {"recv_v1", cx_sx_h_recv, 0},
+    {"recv_v2", cx_sx_h_recv, 0},
+    {"torch_index_select_v1", cx_sx_h_torch_index_select, 0},
 };
 
 /* VHLO ops (VhloOps.td, StableHLO 1.16.3) cxla does not translate, and why. */
@@ -386,29 +417,11 @@ static const struct {
     {"dynamic_reshape_v1", "a dynamic (shape-polymorphic) op; export with static shapes"},
     {"real_dynamic_slice_v1", "a dynamic (shape-polymorphic) op; export with static shapes"},
     {"set_dimension_size_v1", "dynamic dimension sizes (cxla's shapes are static)"},
-    {"einsum_v1", "einsum is deprecated in StableHLO and XLA does not translate it either"},
     {"unary_einsum_v1", "unary_einsum is deprecated in StableHLO and XLA does not translate it either"},
-    {"torch_index_select_v1", "torch_index_select is deprecated in StableHLO and XLA does not translate it either"},
     {"uniform_quantize_v1", "quantized types (cxla has no quantized element types)"},
     {"uniform_dequantize_v1", "quantized types (cxla has no quantized element types)"},
-    {"async_start_v1", "asynchronous StableHLO ops"},
-    {"async_done_v1", "asynchronous StableHLO ops"},
-    {"send_v1", "send/recv between hosts (cxla runs host transfers as infeed/outfeed only)"},
-    {"send_v2", "send/recv between hosts (cxla runs host transfers as infeed/outfeed only)"},
-    {"recv_v1", "send/recv between hosts (cxla runs host transfers as infeed/outfeed only)"},
-    {"recv_v2", "send/recv between hosts (cxla runs host transfers as infeed/outfeed only)"},
-    {"infeed_v1", "infeed in a StableHLO artifact (cxla reads infeed from HLO text)"},
-    {"outfeed_v1", "outfeed in a StableHLO artifact (cxla reads outfeed from HLO text)"},
-    {"all_gather_v1", "collectives in a StableHLO artifact (cxla runs them from HLO text)"},
-    {"all_gather_v2", "collectives in a StableHLO artifact (cxla runs them from HLO text)"},
-    {"all_reduce_v1", "collectives in a StableHLO artifact (cxla runs them from HLO text)"},
-    {"all_reduce_v2", "collectives in a StableHLO artifact (cxla runs them from HLO text)"},
-    {"all_to_all_v1", "collectives in a StableHLO artifact (cxla runs them from HLO text)"},
-    {"all_to_all_v2", "collectives in a StableHLO artifact (cxla runs them from HLO text)"},
-    {"reduce_scatter_v1", "collectives in a StableHLO artifact (cxla runs them from HLO text)"},
-    {"collective_permute_v1", "collectives in a StableHLO artifact (cxla runs them from HLO text)"},
-    {"collective_broadcast_v1", "collectives in a StableHLO artifact (cxla runs them from HLO text)"},
-    {"cross-replica-sum_v1", "collectives in a StableHLO artifact (cxla runs them from HLO text)"},
+    {"async_start_v1", "asynchronous StableHLO ops (async_start/async_done with futures)"},
+    {"async_done_v1", "asynchronous StableHLO ops (async_start/async_done with futures)"},
     {"func_v1", "a function nested in another op"},
     {"return_v1", "a return outside the end of a block"},
 };

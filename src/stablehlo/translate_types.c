@@ -137,6 +137,7 @@ cxla_status cx_sx_set_layout(cx_sx *sx, const cx_mlir_op *op, cx_shape *s, const
     return CXLA_OK;
   }
   if (v.n != s->rank) return cx_sx_err(sx, op, CXLA_ERR_PARSE, "a layout of %d dimensions for rank %d", v.n, s->rank);
+  if (!s->rank) return CXLA_OK; /* a scalar has one layout: XLA's text writes none */
   uint32_t seen = 0;
   for (int i = 0; i < v.n; i++) {
     if (v.v[i] < 0 || v.v[i] >= s->rank || (seen >> v.v[i] & 1))

@@ -1,7 +1,8 @@
 /* vhlo_codes.c — the VHLO dialect's bytecode encodings: the attribute and type codes, their
  * field order and the enum values are the facts of stablehlo/dialect/VhloBytecode.cpp and
- * VhloEnums.td at the StableHLO commit jaxlib 0.10.2 uses (VHLO 1.16.3). Codes are never
- * reused by VHLO, so an unknown code is an error (it cannot be skipped meaningfully). */
+ * VhloEnums.td at the StableHLO commit jaxlib 0.10.2 uses (VHLO 1.16.3). VHLO never reuses a
+ * code, so an unknown one (a newer VHLO) is kept opaque with its bytes, as are unknown enum
+ * values; bytes that contradict a known code are errors. */
 #include <string.h>
 #include "stablehlo/bytecode_int.h"
 
@@ -12,6 +13,16 @@ enum {
 };
 
 static const char V[] = "vhlo";
+
+/* An entry this reader does not know (a code or enum value of a newer VHLO): its bytes are
+ * delimited by the table, so it is kept whole for the translator to refuse by name. */
+static cxla_status keep_opaque_attr(cx_bc *bc, cx_bc_cur *c, const uint8_t *at, cx_mlir_attr *a) {
+  a->kind = CX_MLIR_ATTR_OPAQUE;
+  a->u.opaque.raw_len = (size_t)(c->end - at);
+  a->u.opaque.raw = cx_arena_memdup(bc->A, at, a->u.opaque.raw_len);
+  c->p = c->end;
+  return a->u.opaque.raw ? CXLA_OK : cx_bc_oom(bc);
+}
 
 /* ---- enums ---- */
 static const char *const cmp_dir[] = {"EQ", "NE", "GE", "GT", "LE", "LT"};
@@ -46,12 +57,12 @@ const char *cx_mlir_enum_name(cx_mlir_enum_kind which, uint32_t value) {
   return enums[which].names[value];
 }
 
-static cxla_status read_enum(cx_bc *bc, cx_bc_cur *c, cx_mlir_enum_kind which, cx_mlir_attr *a) {
-  const uint8_t *at = c->p;
+static cxla_status read_enum(cx_bc *bc, cx_bc_cur *c, const uint8_t *at, cx_mlir_enum_kind which,
+                             cx_mlir_attr *a) {
   uint64_t v;
   CX_TRY(cx_bc_varint(bc, c, &v));
   const char *name = v <= UINT32_MAX ? cx_mlir_enum_name(which, (uint32_t)v) : NULL;
-  if (!name) return cx_bc_fail(bc, at, "enum value %llu is not one VHLO defines", (unsigned long long)v);
+  if (!name) return keep_opaque_attr(bc, c, at, a);
   a->kind = CX_MLIR_ATTR_ENUM;
   a->u.enm.which = which;
   a->u.enm.value = (uint32_t)v;
@@ -67,7 +78,7 @@ cxla_status cx_bc_dense(cx_bc *bc, const uint8_t *at, const cx_mlir_type *type, 
     return cx_bc_fail(bc, at, "dense elements of a type that is not a ranked tensor");
   int64_t count = cx_mlir_type_numel(type);
   size_t eb = cx_mlir_elem_bytes(type->elem);
-  if (count < 0) return cx_bc_fail(bc, at, "dense elements of a tensor type with dynamic dimensions");
+  if (count < 0) return cx_bc_fail(bc, at, "dense elements of a tensor type with dynamic dimensions (or more than 2^63 elements)");
   if (!eb) return cx_bc_fail(bc, at, "dense elements of an element type without a storage size");
   uint8_t *data = NULL;
   size_t size = len;
@@ -170,15 +181,15 @@ cxla_status cx_vhlo_read_attr(cx_bc *bc, cx_bc_cur *c, const cx_mlir_attr **out)
     a->u.boolean = (int)v;
     return CXLA_OK;
   }
-  case A_CMP_DIR: return read_enum(bc, c, CX_MLIR_ENUM_COMPARISON_DIRECTION, a);
-  case A_CMP_TYPE: return read_enum(bc, c, CX_MLIR_ENUM_COMPARISON_TYPE, a);
-  case A_CC_API: return read_enum(bc, c, CX_MLIR_ENUM_CUSTOM_CALL_API_VERSION, a);
-  case A_FFT: return read_enum(bc, c, CX_MLIR_ENUM_FFT_TYPE, a);
-  case A_PRECISION: return read_enum(bc, c, CX_MLIR_ENUM_PRECISION, a);
-  case A_RNG_ALG: return read_enum(bc, c, CX_MLIR_ENUM_RNG_ALGORITHM, a);
-  case A_RNG_DIST: return read_enum(bc, c, CX_MLIR_ENUM_RNG_DISTRIBUTION, a);
-  case A_TRANSPOSE: return read_enum(bc, c, CX_MLIR_ENUM_TRANSPOSE, a);
-  case A_ACC_MODE: return read_enum(bc, c, CX_MLIR_ENUM_RESULT_ACCURACY_MODE, a);
+  case A_CMP_DIR: return read_enum(bc, c, at, CX_MLIR_ENUM_COMPARISON_DIRECTION, a);
+  case A_CMP_TYPE: return read_enum(bc, c, at, CX_MLIR_ENUM_COMPARISON_TYPE, a);
+  case A_CC_API: return read_enum(bc, c, at, CX_MLIR_ENUM_CUSTOM_CALL_API_VERSION, a);
+  case A_FFT: return read_enum(bc, c, at, CX_MLIR_ENUM_FFT_TYPE, a);
+  case A_PRECISION: return read_enum(bc, c, at, CX_MLIR_ENUM_PRECISION, a);
+  case A_RNG_ALG: return read_enum(bc, c, at, CX_MLIR_ENUM_RNG_ALGORITHM, a);
+  case A_RNG_DIST: return read_enum(bc, c, at, CX_MLIR_ENUM_RNG_DISTRIBUTION, a);
+  case A_TRANSPOSE: return read_enum(bc, c, at, CX_MLIR_ENUM_TRANSPOSE, a);
+  case A_ACC_MODE: return read_enum(bc, c, at, CX_MLIR_ENUM_RESULT_ACCURACY_MODE, a);
   case A_DICT: {
     int64_t n;
     CX_TRY(cx_bc_count(bc, c, 2, "dictionary entry", &n));
@@ -258,7 +269,8 @@ cxla_status cx_vhlo_read_attr(cx_bc *bc, cx_bc_cur *c, const cx_mlir_attr **out)
     CX_TRY(cx_bc_svarint(bc, c, &a->u.acc.ulps));
     const uint8_t *mat = c->p;
     CX_TRY(cx_bc_attr_ref(bc, c, &a->u.acc.mode));
-    if (a->u.acc.mode->kind != CX_MLIR_ATTR_ENUM || a->u.acc.mode->u.enm.which != CX_MLIR_ENUM_RESULT_ACCURACY_MODE)
+    if (a->u.acc.mode->kind != CX_MLIR_ATTR_OPAQUE &&
+        (a->u.acc.mode->kind != CX_MLIR_ATTR_ENUM || a->u.acc.mode->u.enm.which != CX_MLIR_ENUM_RESULT_ACCURACY_MODE))
       return cx_bc_fail(bc, mat, "result accuracy mode is not a result_accuracy_mode_v1");
     return CXLA_OK;
   }
@@ -268,7 +280,7 @@ cxla_status cx_vhlo_read_attr(cx_bc *bc, cx_bc_cur *c, const cx_mlir_attr **out)
   case A_MESH_AXIS: return record(bc, c, a, "vhlo.mesh_axis_v1", "ai");
   case A_MESH: return record(bc, c, a, "vhlo.mesh_v1", "ao");
   default:
-    return cx_bc_fail(bc, at, "unknown vhlo attribute code %llu", (unsigned long long)code);
+    return keep_opaque_attr(bc, c, at, a);
   }
 }
 
@@ -429,6 +441,9 @@ cxla_status cx_vhlo_read_type(cx_bc *bc, cx_bc_cur *c, const cx_mlir_type **out)
     t->kind = CX_MLIR_TYPE_BUFFER;
     return shaped(bc, c, t);
   default:
-    return cx_bc_fail(bc, at, "unknown vhlo type code %llu", (unsigned long long)code);
+    t->raw_len = (size_t)(c->end - at);
+    t->raw = cx_arena_memdup(bc->A, at, t->raw_len);
+    c->p = c->end;
+    return t->raw ? CXLA_OK : cx_bc_oom(bc);
   }
 }

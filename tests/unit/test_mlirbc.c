@@ -6,12 +6,21 @@
  * a message naming a byte offset (never a crash: run under ASan), and every allocation failure
  * during a read comes back as out-of-memory without leaks. */
 #include <stdint.h>
-#include "stablehlo/mlir.h"
+#include "stablehlo/bytecode_int.h"
 #include "test.h"
 
 static const char *const artifacts[] = {
     "elementwise", "dot", "reduce", "while_loop", "cond", "case", "scatter_gather", "sort",
-    "conv", "linalg", "large_constant", "mixed_types", "rng_iota", "export"};
+    "conv", "linalg", "large_constant", "mixed_types", "rng_iota", "export", "export_poly",
+    "target_0_9_0", "target_0_12_0", "target_0_14_0"};
+
+/* The bytecode version each artifact was written with (older StableHLO targets, older format). */
+static int bytecode_version_of(const char *name) {
+  if (!strcmp(name, "target_0_9_0")) return 0;
+  if (!strcmp(name, "target_0_12_0")) return 3;
+  if (!strcmp(name, "target_0_14_0")) return 4;
+  return 6;
+}
 
 static char *slurp(const char *name, const char *ext, size_t *len) {
   char path[4096];
@@ -94,7 +103,7 @@ TEST(mlirbc_artifacts_match_jaxlib) {
     char *bytes, *facts = slurp(artifacts[a], ".facts", &flen);
     cx_mlir_tree *t = read_artifact(artifacts[a], &bytes, &len);
     if (t && facts) {
-      CHECK_EQ_INT(t->bytecode_version, 6);
+      CHECK_EQ_INT(t->bytecode_version, bytecode_version_of(artifacts[a]));
       CHECK_MSG(!strncmp(t->producer, "StableHLO_v", 11), "%s: producer %s", artifacts[a], t->producer);
       cx_sb sb;
       cx_sb_init(&sb);
@@ -190,6 +199,263 @@ TEST(mlirbc_attribute_values) {
   free(bytes);
 }
 
+/* The constants of mixed_types (bf16 3, ui8 200, i32 -7) and rng_iota's algorithm enum. */
+static const cx_mlir_attr *constant_of(const cx_mlir_op *f, const char *type) {
+  for (int i = 0; f && i < f->regions[0].blocks[0].num_ops; i++) {
+    const cx_mlir_op *op = f->regions[0].blocks[0].ops[i];
+    if (strcmp(op->name, "vhlo.constant_v1")) continue;
+    cx_sb sb;
+    cx_sb_init(&sb);
+    cx_mlir_print_type(&sb, op->results[0].type);
+    char *t = cx_sb_take(&sb);
+    int hit = t && !strcmp(t, type);
+    cx_free(t);
+    if (hit) return cx_mlir_op_attr(op, "value");
+  }
+  return NULL;
+}
+
+TEST(mlirbc_constants_and_enums) {
+  size_t len;
+  char *bytes;
+  cx_mlir_tree *t = read_artifact("mixed_types", &bytes, &len);
+  const cx_mlir_op *f = t ? cx_mlir_find_func(t->top.ops[0], "main") : NULL;
+  const cx_mlir_attr *bf = constant_of(f, "tensor<bf16>"), *u8 = constant_of(f, "tensor<ui8>"),
+                     *i32 = constant_of(f, "tensor<i32>");
+  CHECK(bf && bf->kind == CX_MLIR_ATTR_TENSOR && bf->u.dense.size == 2 && bf->u.dense.data[0] == 0x40 &&
+        bf->u.dense.data[1] == 0x40);
+  CHECK(u8 && u8->kind == CX_MLIR_ATTR_TENSOR && u8->u.dense.size == 1 && u8->u.dense.data[0] == 200 &&
+        u8->u.dense.type->elem->sign == CX_MLIR_UNSIGNED);
+  if (i32 && i32->kind == CX_MLIR_ATTR_TENSOR && i32->u.dense.size == 4) {
+    int32_t v;
+    memcpy(&v, i32->u.dense.data, 4);
+    CHECK_EQ_INT(v, -7);
+  } else {
+    CHECK(!"no i32 constant");
+  }
+  cx_mlir_tree_free(t);
+  free(bytes);
+  t = read_artifact("rng_iota", &bytes, &len);
+  f = t ? cx_mlir_find_func(t->top.ops[0], "main") : NULL;
+  const cx_mlir_op *rng = f ? cx_mlir_block_find(&f->regions[0].blocks[0], "vhlo.rng_bit_generator_v1") : NULL;
+  const cx_mlir_attr *alg = cx_mlir_op_attr(rng, "rng_algorithm");
+  CHECK(alg && alg->kind == CX_MLIR_ATTR_ENUM && alg->u.enm.which == CX_MLIR_ENUM_RNG_ALGORITHM &&
+        alg->u.enm.value == 2 && !strcmp(alg->u.enm.name, "PHILOX"));
+  cx_mlir_tree_free(t);
+  free(bytes);
+
+  /* conv: NHWC x HWIO with SAME padding; 17 properties whose names come only from the order */
+  t = read_artifact("conv", &bytes, &len);
+  f = t ? cx_mlir_find_func(t->top.ops[0], "main") : NULL;
+  const cx_mlir_op *conv = f ? cx_mlir_block_find(&f->regions[0].blocks[0], "vhlo.convolution_v1") : NULL;
+  CHECK(conv && conv->num_props == 17);
+  const cx_mlir_attr *a = cx_mlir_op_attr(conv, "input_feature_dimension");
+  CHECK(a && a->kind == CX_MLIR_ATTR_INT && a->u.integer.value == 3);
+  a = cx_mlir_op_attr(conv, "kernel_input_feature_dimension");
+  CHECK(a && a->kind == CX_MLIR_ATTR_INT && a->u.integer.value == 2);
+  a = cx_mlir_op_attr(conv, "padding");
+  CHECK(a && a->kind == CX_MLIR_ATTR_TENSOR && a->u.dense.splat && a->u.dense.count == 4 && a->u.dense.data[0] == 1);
+  a = cx_mlir_op_attr(conv, "window_reversal"); /* bit-packed i1 in the file, a byte each here */
+  CHECK(a && a->kind == CX_MLIR_ATTR_TENSOR && a->u.dense.count == 2 && a->u.dense.size == 2 && !a->u.dense.splat);
+  a = cx_mlir_op_attr(conv, "precision_config");
+  CHECK(a && a->kind == CX_MLIR_ATTR_ARRAY && a->u.array.n == 2 && a->u.array.elems[0]->kind == CX_MLIR_ATTR_ENUM);
+  cx_mlir_tree_free(t);
+  free(bytes);
+}
+
+/* Float encodings: each format's largest finite value, a subnormal, and its NaN/inf. */
+TEST(mlirbc_float_formats) {
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_BF16, 0x3F80), 1.0, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F16, 0x7BFF), 65504.0, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_TF32, 0x1FC00), 1.0, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F8E4M3FN, 0x7E), 448.0, 0);
+  CHECK(isnan(cx_mlir_float_value(CX_MLIR_F8E4M3FN, 0x7F)));
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F8E5M2, 0x7B), 57344.0, 0);
+  CHECK(isinf(cx_mlir_float_value(CX_MLIR_F8E5M2, 0xFC)) && cx_mlir_float_value(CX_MLIR_F8E5M2, 0xFC) < 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F8E4M3, 0x77), 240.0, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F8E3M4, 0x6F), 15.5, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F8E4M3FNUZ, 0x7F), 240.0, 0);
+  CHECK(isnan(cx_mlir_float_value(CX_MLIR_F8E4M3FNUZ, 0x80)));
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F8E5M2FNUZ, 0x7F), 57344.0, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F8E4M3B11FNUZ, 0x7F), 30.0, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F8E8M0FNU, 0x7F), 1.0, 0);
+  CHECK(isnan(cx_mlir_float_value(CX_MLIR_F8E8M0FNU, 0xFF)));
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F4E2M1FN, 0x7), 6.0, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F4E2M1FN, 0x9), -0.5, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F6E2M3FN, 0x1F), 7.5, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F6E3M2FN, 0x1F), 28.0, 0);
+  CHECK_NEAR(cx_mlir_float_value(CX_MLIR_F32, 0xC0490FDB), -3.14159274101257324, 0);
+}
+
+/* ---- hand-made bytecode: a builtin.module whose attribute dictionary holds {x = attrs[first]},
+ * with the builtin attributes given, to reach what JAX never writes (cycles, deep nesting, DAGs
+ * that stand for huge trees). */
+typedef struct {
+  uint8_t b[1 << 16];
+  size_t n;
+} wbuf;
+
+static void put(wbuf *w, uint8_t v) {
+  if (w->n < sizeof w->b) w->b[w->n++] = v;
+}
+static void put_varint(wbuf *w, uint64_t v) { /* one or two bytes is all these files need */
+  if (v < 128) {
+    put(w, (uint8_t)(v << 1 | 1));
+  } else {
+    put(w, (uint8_t)((v << 2 | 2) & 0xFF));
+    put(w, (uint8_t)(v >> 6));
+  }
+}
+static void put_section(wbuf *w, int id, const wbuf *d) {
+  put(w, (uint8_t)id);
+  put_varint(w, d->n);
+  for (size_t i = 0; i < d->n; i++) put(w, d->b[i]);
+}
+
+/* attrs[i] are encodings (code and fields) of builtin attributes; attr 0 must be a location,
+ * attr 1 the string "x". The dictionary is appended as the last attribute. */
+static int asm_entry = -1; /* this attribute is stored as assembly text, not custom-encoded */
+
+static size_t handmade(wbuf *out, const wbuf *attrs, int nattrs, int first) {
+  static wbuf sec, tmp;
+  memset(out, 0, sizeof *out);
+  const uint8_t head[] = {'M', 'L', 0xEF, 'R'};
+  for (int i = 0; i < 4; i++) put(out, head[i]);
+  put_varint(out, 5);
+  put(out, 't');
+  put(out, 0);
+  /* strings: builtin, module, x */
+  memset(&sec, 0, sizeof sec);
+  put_varint(&sec, 3);
+  put_varint(&sec, 2);
+  put_varint(&sec, 7);
+  put_varint(&sec, 8);
+  const char strs[] = "builtin\0module\0x";
+  for (size_t i = 0; i < sizeof strs; i++) put(&sec, (uint8_t)strs[i]);
+  put_section(out, 0, &sec);
+  /* dialects: builtin; op names: module (not registered, so no properties) */
+  memset(&sec, 0, sizeof sec);
+  put_varint(&sec, 1);
+  put_varint(&sec, 0);
+  put_varint(&sec, 1);
+  put_varint(&sec, 0);
+  put_varint(&sec, 1);
+  put_varint(&sec, 1 << 1);
+  put_section(out, 1, &sec);
+  /* attributes, then the dictionary {x = attrs[first]} */
+  memset(&sec, 0, sizeof sec);
+  memset(&tmp, 0, sizeof tmp);
+  put_varint(&tmp, (uint64_t)nattrs + 1);
+  put_varint(&tmp, 0);
+  put_varint(&tmp, 0);
+  put_varint(&tmp, (uint64_t)nattrs + 1);
+  for (int i = 0; i < nattrs; i++) {
+    for (size_t k = 0; k < attrs[i].n; k++) put(&sec, attrs[i].b[k]);
+    put_varint(&tmp, attrs[i].n << 1 | (i != asm_entry));
+  }
+  size_t before = sec.n;
+  put_varint(&sec, 1); /* DictionaryAttr */
+  put_varint(&sec, 1);
+  put_varint(&sec, 1);
+  put_varint(&sec, (uint64_t)first);
+  put_varint(&tmp, (sec.n - before) << 1 | 1);
+  put_section(out, 2, &sec);
+  put_section(out, 3, &tmp);
+  /* IR: one op, builtin.module, with attributes, at location attr 0 */
+  memset(&sec, 0, sizeof sec);
+  put_varint(&sec, 1 << 1);
+  put_varint(&sec, 0);
+  put(&sec, 1);
+  put_varint(&sec, 0);
+  put_varint(&sec, (uint64_t)nattrs);
+  put_section(out, 4, &sec);
+  memset(&sec, 0, sizeof sec);
+  put_section(out, 8, &sec);
+  return out->n;
+}
+
+static wbuf attr_table[400];
+
+static void base_attrs(void) {
+  memset(attr_table, 0, sizeof attr_table);
+  put_varint(&attr_table[0], 15); /* UnknownLoc */
+  put_varint(&attr_table[1], 2);  /* StringAttr "x" */
+  put_varint(&attr_table[1], 2);
+}
+
+TEST(mlirbc_handmade_nesting) {
+  static wbuf file;
+  cx_mlir_tree *t = NULL;
+  /* a DAG: attr i = [i+1, i+1] for 60 levels over a unit: 2^60 leaves if expanded */
+  base_attrs();
+  for (int i = 2; i < 62; i++) {
+    put_varint(&attr_table[i], 0);
+    put_varint(&attr_table[i], 2);
+    put_varint(&attr_table[i], (uint64_t)i + 1);
+    put_varint(&attr_table[i], (uint64_t)i + 1);
+  }
+  put_varint(&attr_table[62], 7); /* UnitAttr */
+  size_t n = handmade(&file, attr_table, 63, 2);
+  CHECK_OK(cx_mlirbc_read(test_ctx(), file.b, n, "dag", &t));
+  if (t) {
+    const cx_mlir_attr *x = cx_mlir_op_attr(t->top.ops[0], "x");
+    CHECK(x && x->kind == CX_MLIR_ATTR_ARRAY && x->u.array.elems[0] == x->u.array.elems[1]);
+    char *text = cx_mlir_print_tree(t, 0); /* bounded, not 2^60 */
+    CHECK(text && strlen(text) < ((size_t)1 << 25));
+    cx_free(text);
+  }
+  cx_mlir_tree_free(t);
+
+  /* a chain 300 deep: refused, not a stack overflow */
+  base_attrs();
+  for (int i = 2; i < 302; i++) {
+    put_varint(&attr_table[i], 0);
+    put_varint(&attr_table[i], 1);
+    put_varint(&attr_table[i], (uint64_t)i + 1);
+  }
+  put_varint(&attr_table[302], 7);
+  n = handmade(&file, attr_table, 303, 2);
+  CHECK(cx_mlirbc_read(test_ctx(), file.b, n, "deep", &t) == CXLA_ERR_PARSE && !t);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "nested more than");
+
+  /* a cycle: attr 2 = [3], attr 3 = [2] */
+  base_attrs();
+  put_varint(&attr_table[2], 0);
+  put_varint(&attr_table[2], 1);
+  put_varint(&attr_table[2], 3);
+  put_varint(&attr_table[3], 0);
+  put_varint(&attr_table[3], 1);
+  put_varint(&attr_table[3], 2);
+  n = handmade(&file, attr_table, 4, 2);
+  CHECK(cx_mlirbc_read(test_ctx(), file.b, n, "cycle", &t) == CXLA_ERR_PARSE && !t);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "refers to itself");
+
+  /* the same file without the cycle reads (so the builder itself is right) */
+  attr_table[3].n = 0;
+  put_varint(&attr_table[3], 7);
+  n = handmade(&file, attr_table, 4, 2);
+  CHECK_OK(cx_mlirbc_read(test_ctx(), file.b, n, "nocycle", &t));
+  cx_mlir_tree_free(t);
+
+  /* MLIR's fallback for attributes without a custom encoding: NUL-terminated assembly text,
+   * kept opaque for the translator to refuse by name; without its NUL it is refused */
+  base_attrs();
+  const char text[] = "#foo.bar<1>";
+  for (size_t i = 0; i < sizeof text; i++) put(&attr_table[2], (uint8_t)text[i]);
+  asm_entry = 2;
+  n = handmade(&file, attr_table, 3, 2);
+  CHECK_OK(cx_mlirbc_read(test_ctx(), file.b, n, "asm", &t));
+  const cx_mlir_attr *x = t ? cx_mlir_op_attr(t->top.ops[0], "x") : NULL;
+  CHECK(x && x->kind == CX_MLIR_ATTR_OPAQUE && x->u.opaque.asm_text && !strcmp(x->u.opaque.asm_text, text) &&
+        !strcmp(x->dialect, "builtin"));
+  cx_mlir_tree_free(t);
+  attr_table[2].n--;
+  n = handmade(&file, attr_table, 3, 2);
+  CHECK(cx_mlirbc_read(test_ctx(), file.b, n, "asm", &t) == CXLA_ERR_PARSE && !t);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "without a terminating NUL");
+  asm_entry = -1;
+}
+
 /* Every prefix of an artifact is refused with a byte offset; every single-bit flip is read or
  * refused the same way, and a flipped file that reads still prints. */
 static void damage(const char *name, int flips) {
@@ -236,6 +502,7 @@ static void damage(const char *name, int flips) {
 TEST(mlirbc_truncations_and_bit_flips) {
   damage("conv", 1);
   damage("export", 1);
+  damage("target_0_9_0", 1); /* bytecode version 0 */
   damage("while_loop", 0);
   damage("large_constant", 0);
 }
