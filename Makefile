@@ -141,7 +141,7 @@ $(BUILD)/libcxla_pjrt.so: $(PJRT_OBJS) $(BUILD)/libcxla.a pjrt/exports.lds
 
 $(BUILD)/pjrt_test: tests/pjrt/pjrt_test.c tests/pjrt/pjrt_test_cases.inc $(wildcard pjrt/pjrt_abi*.h) $(FLAGS_STAMP)
 	@$(if $(V),,echo "  LD  $@")
-	$(Q)$(CC) -std=c11 -Wall -Wextra -D_GNU_SOURCE $(OPT) $(SAN) $(CFLAGS) -Ipjrt -o $@ tests/pjrt/pjrt_test.c -ldl -lm
+	$(Q)$(CC) -std=c11 -Wall -Wextra -D_GNU_SOURCE $(OPT) $(SAN) $(CFLAGS) -Ipjrt -pthread -o $@ tests/pjrt/pjrt_test.c -ldl -lm
 
 # examples/train, the training demo (docs/train_demo.md), is built as a user's program is: from
 # the public header alone, linked against the shared library (found through its rpath).

@@ -7,6 +7,7 @@
  * serialized bytes). Usage: pjrt_test LIBCXLA_PJRT.so ARTIFACT_DIR. Ends "N passed, N failed". */
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@ static const char *current;
 static int failed_now;
 
 /* The error's message (static copy) and code, destroying it; "" / OK for NULL. */
-static char last_msg[2048];
+static _Thread_local char last_msg[2048]; /* per thread: the threads case calls take() at once */
 static PJRT_Error_Code take(PJRT_Error *e) {
   last_msg[0] = 0;
   if (!e) return PJRT_Error_Code_OK;
