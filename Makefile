@@ -159,7 +159,8 @@ asan:
 	$(MAKE) BUILD=build/asan CC=$(CLANG) OPT="-O1 -g" \
 	  SAN="-fsanitize=address,undefined -fno-sanitize=function -fno-sanitize-recover=all -fno-omit-frame-pointer" all
 
-# libFuzzer harnesses: HLO text (parse + verify) and MLIR bytecode (StableHLO artifacts).
+# libFuzzer harnesses: HLO text (parse + verify), MLIR bytecode (StableHLO artifacts: the
+# reader, and the reader with the translation and the verifier).
 FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 fuzz:
 	$(MAKE) BUILD=build/fuzz CC=$(CLANG) OPT="-O1 -g" SAN="$(FUZZ_SAN)" build/fuzz/libcxla.a
@@ -167,6 +168,8 @@ fuzz:
 	  tests/fuzz/fuzz_parse.c build/fuzz/libcxla.a $(LIBS) -o build/fuzz/fuzz_parse
 	$(CLANG) $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	  tests/fuzz/fuzz_stablehlo.c build/fuzz/libcxla.a $(LIBS) -o build/fuzz/fuzz_stablehlo
+	$(CLANG) $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	  tests/fuzz/fuzz_stablehlo_translate.c build/fuzz/libcxla.a $(LIBS) -o build/fuzz/fuzz_stablehlo_translate
 
 setup:
 	@./scripts/setup.sh

@@ -368,6 +368,44 @@ def _():
     return f, tuple(np.asarray(v) for v in leaves) + (x0, y)
 
 
+@program("flax_transformer_step", rtol=2e-4, atol=2e-5)
+def _():
+    # a small transformer block (attention, layer norm, MLP) and one optax step (SGD with
+    # momentum and weight decay: Adam's first step is g/|g|, which for the attention's key bias
+    # (a zero gradient, up to rounding) is rounding noise scaled to the learning rate)
+    import flax.linen as nn
+    import optax
+
+    class Block(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            h = nn.LayerNorm()(x)
+            h = nn.MultiHeadDotProductAttention(num_heads=2, qkv_features=8)(h, h)
+            x = x + h
+            h = nn.LayerNorm()(x)
+            h = nn.Dense(16)(h)
+            h = nn.gelu(h)
+            return x + nn.Dense(8)(h)
+
+    model = Block()
+    x0 = f32(2, 5, 8)
+    params = model.init(jax.random.key(1), x0)
+    opt = optax.chain(optax.add_decayed_weights(1e-3), optax.sgd(1e-2, momentum=0.9))
+    state = opt.init(params)
+    leaves, tree = jax.tree_util.tree_flatten((params, state))
+
+    def f(*args):
+        params, state = jax.tree_util.tree_unflatten(tree, args[:-2])
+        x, y = args[-2:]
+
+        def loss(p):
+            return jnp.mean((model.apply(p, x) - y) ** 2)
+        l, g = jax.value_and_grad(loss)(params)
+        upd, state = opt.update(g, state, params)
+        return l, optax.apply_updates(params, upd), state
+    return f, tuple(np.asarray(v) for v in leaves) + (x0, f32(2, 5, 8))
+
+
 @program("donate")
 def _():
     # donated arguments: jax marks them (tf.aliasing_output / jax.buffer_donor) and XLA makes

@@ -5,31 +5,6 @@
 #include <string.h>
 #include "stablehlo/translate.h"
 
-/* "x=..." entries of a dictionary of strings, as HLO's frontend_attributes={k="v",...}. */
-static cxla_status frontend_attributes(cx_sx *sx, const cx_mlir_op *op, cx_instr *in) {
-  const cx_mlir_attr *d = cx_mlir_op_attr(op, "mhlo.frontend_attributes");
-  if (!d || d->kind != CX_MLIR_ATTR_DICT || !d->u.dict.n) return CXLA_OK;
-  cx_sb sb;
-  cx_sb_init(&sb);
-  cx_sb_putc(&sb, '{');
-  for (int i = 0; i < d->u.dict.n; i++) {
-    const cx_mlir_attr *v = d->u.dict.entries[i].value;
-    cx_sb_printf(&sb, "%s%s=", i ? "," : "", d->u.dict.entries[i].name);
-    if (v->kind == CX_MLIR_ATTR_STRING) cx_sx_print_attr(&sb, v);
-    else {
-      cx_sb_putc(&sb, '"');
-      cx_sx_print_attr(&sb, v);
-      cx_sb_putc(&sb, '"');
-    }
-  }
-  cx_sb_putc(&sb, '}');
-  char *s = cx_sb_take(&sb);
-  if (!s) return cx_oom(sx->ctx);
-  int ok = cx_attr_add_raw(sx->m, &in->a.nraw, &in->a.raw, "frontend_attributes", s);
-  cx_free(s);
-  return ok ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
-}
-
 /* output_to_operand_aliasing={{0}: (0, {})} from output_operand_aliases. */
 static cxla_status aliases(cx_sx *sx, const cx_mlir_op *op, cx_instr *in) {
   const cx_mlir_attr *a = cx_mlir_op_attr(op, "output_operand_aliases");
@@ -175,7 +150,6 @@ cxla_status cx_sx_h_custom_call(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int
     return CXLA_ERR_OUT_OF_MEMORY;
   CX_TRY(operand_layouts(sx, op, in));
   CX_TRY(aliases(sx, op, in));
-  CX_TRY(frontend_attributes(sx, op, in));
   const cx_mlir_attr *cc = cx_mlir_op_attr(op, "called_computations");
   if (cc && cc->kind == CX_MLIR_ATTR_ARRAY && cc->u.array.n) {
     cx_comp **called = cx_arena_alloc(&sx->m->arena, sizeof *called * (size_t)cc->u.array.n);
@@ -212,7 +186,7 @@ cxla_status cx_sx_h_composite(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int a
   cx_instr *in = cx_sx_add(sx, c, CX_OP_CALL, &s, n, ops, op);
   if (!in || !cx_instr_set_called(in, 1, &f)) return CXLA_ERR_OUT_OF_MEMORY;
   const char *name = cx_sx_str(op, "name");
-  if (name) {
+  if (name && !cx_mlir_op_attr(op, "mhlo.frontend_attributes")) {
     char fa[400];
     snprintf(fa, sizeof fa, "{composite.name=\"%s\"}", name);
     if (!cx_attr_add_raw(sx->m, &in->a.nraw, &in->a.raw, "frontend_attributes", fa)) return CXLA_ERR_OUT_OF_MEMORY;

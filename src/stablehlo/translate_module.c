@@ -72,6 +72,32 @@ static int add_metadata(cx_sx *sx, cx_instr *in, const cx_mlir_op *op) {
   return ok;
 }
 
+/* mhlo.frontend_attributes (a dictionary of strings) as HLO's frontend_attributes={k="v",...},
+ * which XLA copies onto the instruction. */
+static cxla_status frontend_attributes(cx_sx *sx, const cx_mlir_op *op, cx_instr *in) {
+  const cx_mlir_attr *d = cx_mlir_op_attr(op, "mhlo.frontend_attributes");
+  if (!d || d->kind != CX_MLIR_ATTR_DICT || !d->u.dict.n) return CXLA_OK;
+  cx_sb sb;
+  cx_sb_init(&sb);
+  cx_sb_putc(&sb, '{');
+  for (int i = 0; i < d->u.dict.n; i++) {
+    const cx_mlir_attr *v = d->u.dict.entries[i].value;
+    cx_sb_printf(&sb, "%s%s=", i ? "," : "", d->u.dict.entries[i].name);
+    if (v->kind == CX_MLIR_ATTR_STRING) cx_sx_print_attr(&sb, v);
+    else {
+      cx_sb_putc(&sb, '"');
+      cx_sx_print_attr(&sb, v);
+      cx_sb_putc(&sb, '"');
+    }
+  }
+  cx_sb_putc(&sb, '}');
+  char *s = cx_sb_take(&sb);
+  if (!s) return cx_oom(sx->ctx);
+  int ok = cx_attr_add_raw(sx->m, &in->a.nraw, &in->a.raw, "frontend_attributes", s);
+  cx_free(s);
+  return ok ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
+}
+
 cx_instr *cx_sx_add(cx_sx *sx, cx_comp *c, cx_op opc, const cx_shape *s, int nops, cx_instr *const *ops,
                     const cx_mlir_op *op) {
   cx_instr *in = cx_instr_new(c, opc, s, nops, ops);
@@ -82,6 +108,7 @@ cx_instr *cx_sx_add(cx_sx *sx, cx_comp *c, cx_op opc, const cx_shape *s, int nop
   /* one device: a sharding says how to split what cxla keeps whole; kept for the printer */
   const char *shs = op ? cx_sx_str(op, "mhlo.sharding") : NULL;
   if (shs && *shs && !cx_attr_add_raw(sx->m, &in->a.nraw, &in->a.raw, "sharding", shs)) return NULL;
+  if (op && frontend_attributes(sx, op, in) != CXLA_OK) return NULL;
   return in;
 }
 

@@ -110,6 +110,15 @@ static int check_program(const char *name) {
   if (tol) sscanf((char *)tol, "%lf %lf", &rtol, &atol);
   free(tol);
   cxla_module *a = parse_artifact(name);
+  /* the translation prints as HLO text that parses back to the same text */
+  char *t1 = a ? cxla_module_to_string(a) : NULL, *t2 = NULL;
+  cxla_module *back = NULL;
+  CHECK_MSG(t1 && cxla_module_parse(test_ctx(), t1, strlen(t1), name, &back) == CXLA_OK && (t2 = cxla_module_to_string(back)) &&
+                !strcmp(t1, t2),
+            "%s: the translation's HLO text does not parse back to itself: %s", name, cxla_context_errmsg(test_ctx()));
+  free(t1);
+  free(t2);
+  cxla_module_destroy(back);
   /* jaxlib's HLO text of the program (none for a hand-written artifact: numpy's values only) */
   unsigned char *text = slurp(prog_path(path, sizeof path, name, ".hlo"), &len);
   int has_hlo = text != NULL || strncmp(name, "handwritten", 11);
