@@ -28,7 +28,8 @@ VERSION     := $(call version_of,MAJOR).$(call version_of,MINOR).$(call version_
 SONAME      := libcxla.so.$(call version_of,MAJOR)
 SHLIB       := libcxla.so.$(VERSION)
 
-# `make install PREFIX=... [DESTDIR=...]`: header, libraries, cxla.pc, the CLI and its man page.
+# `make install PREFIX=... [DESTDIR=...]`: header, libraries (the PJRT plugin libcxla_pjrt.so
+# among them), cxla.pc, the CLI and its man page.
 PREFIX      ?= /usr/local
 BINDIR      ?= $(PREFIX)/bin
 LIBDIR      ?= $(PREFIX)/lib
@@ -41,10 +42,12 @@ LIB_OBJS    := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_SRCS   := $(sort $(wildcard tests/unit/*.c))
 TEST_OBJS   := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
 CLI_OBJS    := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard tools/*.c)))
-DEPS        := $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
+PJRT_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard pjrt/*.c)))
+DEPS        := $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(PJRT_OBJS:.o=.d)
 
 .PHONY: all demo test test-gpu setup clean asan fuzz bench check-fast docs install uninstall python
-all: $(BUILD)/libcxla.a $(BUILD)/libcxla.so $(BUILD)/cxla $(BUILD)/cxla_tests $(BUILD)/examples/train
+all: $(BUILD)/libcxla.a $(BUILD)/libcxla.so $(BUILD)/cxla $(BUILD)/cxla_tests $(BUILD)/examples/train \
+     $(BUILD)/libcxla_pjrt.so $(BUILD)/pjrt_test
 
 # V=1 shows full command lines.
 Q := $(if $(V),,@)
@@ -91,13 +94,14 @@ $(BUILD)/cxla.1: $(BUILD)/cxla
 	done > $@.inc
 	$(Q)help2man --no-info --section=1 --name="a just-in-time compiler for XLA HLO" --include=$@.inc --output=$@ $(BUILD)/cxla
 
-install: $(BUILD)/libcxla.a $(BUILD)/libcxla.so $(BUILD)/cxla $(BUILD)/cxla.pc $(BUILD)/cxla.1
+install: $(BUILD)/libcxla.a $(BUILD)/libcxla.so $(BUILD)/cxla $(BUILD)/cxla.pc $(BUILD)/cxla.1 $(BUILD)/libcxla_pjrt.so
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 644 include/cxla.h $(DESTDIR)$(INCLUDEDIR)/cxla.h
 	install -m 755 $(BUILD)/$(SHLIB) $(DESTDIR)$(LIBDIR)/$(SHLIB)
 	ln -sf $(SHLIB) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libcxla.so
 	install -m 644 $(BUILD)/libcxla.a $(DESTDIR)$(LIBDIR)/libcxla.a
+	install -m 755 $(BUILD)/libcxla_pjrt.so $(DESTDIR)$(LIBDIR)/libcxla_pjrt.so
 	install -m 644 $(BUILD)/cxla.pc $(DESTDIR)$(PKGCONFIGDIR)/cxla.pc
 	install -m 755 $(BUILD)/cxla $(DESTDIR)$(BINDIR)/cxla
 	install -m 644 $(BUILD)/cxla.1 $(DESTDIR)$(MANDIR)/man1/cxla.1
@@ -116,7 +120,7 @@ python: $(BUILD)/libcxla.so
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/cxla.h $(DESTDIR)$(LIBDIR)/$(SHLIB) $(DESTDIR)$(LIBDIR)/$(SONAME) \
-	  $(DESTDIR)$(LIBDIR)/libcxla.so $(DESTDIR)$(LIBDIR)/libcxla.a $(DESTDIR)$(PKGCONFIGDIR)/cxla.pc \
+	  $(DESTDIR)$(LIBDIR)/libcxla.so $(DESTDIR)$(LIBDIR)/libcxla.a $(DESTDIR)$(LIBDIR)/libcxla_pjrt.so $(DESTDIR)$(PKGCONFIGDIR)/cxla.pc \
 	  $(DESTDIR)$(BINDIR)/cxla $(DESTDIR)$(MANDIR)/man1/cxla.1
 
 $(BUILD)/cxla: $(CLI_OBJS) $(BUILD)/libcxla.a
@@ -126,6 +130,18 @@ $(BUILD)/cxla: $(CLI_OBJS) $(BUILD)/libcxla.a
 $(BUILD)/cxla_tests: $(TEST_OBJS) $(BUILD)/libcxla.a
 	@$(if $(V),,echo "  LD  $@")
 	$(Q)$(CC) $(SAN) -o $@ $(TEST_OBJS) $(BUILD)/libcxla.a $(LIBS)
+
+# The PJRT C API plugin (docs/pjrt.md): cxla linked in statically, and a version script so
+# that GetPjrtApi is its only exported symbol (-z defs: no undefined symbol left, except in a
+# sanitizer build, whose runtime the executable brings). pjrt_test (tests/pjrt/) loads it as JAX does,
+# with dlopen, so it links nothing of cxla itself.
+$(BUILD)/libcxla_pjrt.so: $(PJRT_OBJS) $(BUILD)/libcxla.a pjrt/exports.lds
+	@$(if $(V),,echo "  LD  $@")
+	$(Q)$(CC) -shared $(SAN) -Wl,--version-script=pjrt/exports.lds $(if $(SAN),,-Wl,-z,defs) -o $@ $(PJRT_OBJS) $(BUILD)/libcxla.a $(LIBS)
+
+$(BUILD)/pjrt_test: tests/pjrt/pjrt_test.c tests/pjrt/pjrt_test_cases.inc $(wildcard pjrt/pjrt_abi*.h) $(FLAGS_STAMP)
+	@$(if $(V),,echo "  LD  $@")
+	$(Q)$(CC) -std=c11 -Wall -Wextra -D_GNU_SOURCE $(OPT) $(SAN) $(CFLAGS) -Ipjrt -pthread -o $@ tests/pjrt/pjrt_test.c -ldl -lm
 
 # examples/train, the training demo (docs/train_demo.md), is built as a user's program is: from
 # the public header alone, linked against the shared library (found through its rpath).

@@ -5,7 +5,8 @@
 #      that every function of src/ is called (tests/dead_functions.sh), the CLI
 #      tests against build/cxla (tests/cli/cli_test.sh, when present), and the C package
 #      (tests/package/package_test.sh: exported symbols, version, make install + pkg-config),
-#      collectives under mpirun -np 2 and 4 (tests/devices/mpi_test.sh),
+#      collectives under mpirun -np 2 and 4 (tests/devices/mpi_test.sh), the PJRT plugin
+#      libcxla_pjrt.so (tests/pjrt/pjrt_test.sh; again against the ASan build in part 4),
 #      the Python package (tests/python/python_test.sh: numpy with Debian's python3,
 #      pip install, cxla.jit against jax in a venv where jax is installed from PyPI if missing),
 #      and the training demo examples/train on a Fashion-MNIST subset (tests/examples/train_test.sh),
@@ -15,7 +16,8 @@
 #   3. the whole unit suite + corpus again under ASan + UBSan (build/asan/cxla_tests)
 #   4. the CLI tests and the training demo's test against the ASan builds of the CLI and of
 #      examples/train
-#   5. the parser fuzzer for about a minute (counts as one check: it passes if it exits 0)
+#   5. the parser fuzzer for about a minute, and the two StableHLO fuzzers (reader, reader and
+#      translation) for half as long each (each counts as one check: it passes if it exits 0)
 # Each part ends with an "N passed, N failed" line; this script adds them up and ends with a
 # single "N passed, N failed" line. It exits non-zero if anything failed.
 #   --fast   only parts 1 and 2 (the normal build; what `make check-fast` runs)
@@ -130,14 +132,13 @@ run_suite() {
   return 1
 }
 
-# Runs the fuzzer on a scratch copy of the seeds so the committed seed corpus never changes;
-# prints the one-check summary line itself.
+# run_fuzzer NAME SECONDS SEEDS [DICT]: runs fuzzer NAME on a scratch copy of the seeds so the
+# committed seed corpus never changes; prints the one-check summary line itself.
 run_fuzzer() {
-  work="$FUZZ_BUILD/corpus"
+  work="$FUZZ_BUILD/corpus-$1"
   mkdir -p "$work" "$FUZZ_BUILD/artifacts"
-  "$FUZZ_BUILD/fuzz_parse" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=4096 \
-    -dict=tests/fuzz/hlo.dict -artifact_prefix="$FUZZ_BUILD/artifacts/" -print_final_stats=1 \
-    "$work" tests/fuzz/seeds
+  "$FUZZ_BUILD/$1" -max_total_time="$2" -timeout=10 -rss_limit_mb=4096 ${4:+-dict=$4} \
+    -artifact_prefix="$FUZZ_BUILD/artifacts/$1-" -print_final_stats=1 "$work" "$3"
   rc=$?
   if [ $rc -eq 0 ]; then
     echo "1 passed, 0 failed"
@@ -167,6 +168,7 @@ part "package" "$LOG_DIR/package.log" sh tests/package/package_test.sh "$BUILD"
 part "mpi" "$LOG_DIR/mpi.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/devices/mpi_test.sh "$BUILD"
 part "train demo" "$LOG_DIR/train.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/examples/train_test.sh "$BUILD"
 part "train data-parallel" "$LOG_DIR/train-dp.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/examples/train_dp_test.sh "$BUILD"
+part "pjrt" "$LOG_DIR/pjrt.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/pjrt/pjrt_test.sh "$BUILD"
 part "python" "$LOG_DIR/python.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/python/python_test.sh "$BUILD"
 part "bench smoke" "$LOG_DIR/bench.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/bench/smoke.sh "$BUILD"
 
@@ -189,6 +191,11 @@ if [ $FAST -eq 0 ]; then
       missing "asan cli" "$ASAN_BUILD/cxla"
     fi
   fi
+  if [ -x "$ASAN_BUILD/pjrt_test" ]; then
+    part "asan pjrt" "$LOG_DIR/asan-pjrt.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/pjrt/pjrt_test.sh "$ASAN_BUILD"
+  else
+    missing "asan pjrt" "$ASAN_BUILD/pjrt_test"
+  fi
   if [ -x "$ASAN_BUILD/examples/train" ]; then
     part "asan train demo" "$LOG_DIR/asan-train.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/examples/train_test.sh "$ASAN_BUILD"
   else
@@ -196,10 +203,19 @@ if [ $FAST -eq 0 ]; then
   fi
   # 5: the fuzzer.
   if [ -x "$FUZZ_BUILD/fuzz_parse" ]; then
-    part "fuzz (${FUZZ_SECONDS}s)" "$LOG_DIR/fuzz.log" run_fuzzer
+    part "fuzz (${FUZZ_SECONDS}s)" "$LOG_DIR/fuzz.log" run_fuzzer fuzz_parse "$FUZZ_SECONDS" tests/fuzz/seeds tests/fuzz/hlo.dict
   else
     missing "fuzz" "$FUZZ_BUILD/fuzz_parse"
   fi
+  # The StableHLO front door: the bytecode reader alone, then reader + translation + verify.
+  half=$(( (FUZZ_SECONDS + 1) / 2 ))
+  for f in fuzz_stablehlo fuzz_stablehlo_translate; do
+    if [ -x "$FUZZ_BUILD/$f" ]; then
+      part "$f (${half}s)" "$LOG_DIR/$f.log" run_fuzzer "$f" "$half" tests/fuzz/seeds_stablehlo
+    else
+      missing "$f" "$FUZZ_BUILD/$f"
+    fi
+  done
 fi
 
 echo "=== summary (logs in $LOG_DIR):$SUMMARY"

@@ -57,7 +57,7 @@ else
   fail "make install PREFIX=$PREFIX DESTDIR=..."
 fi
 R="$DEST$PREFIX"
-for f in include/cxla.h lib/libcxla.so.$VERSION lib/libcxla.a lib/pkgconfig/cxla.pc bin/cxla share/man/man1/cxla.1; do
+for f in include/cxla.h lib/libcxla.so.$VERSION lib/libcxla.a lib/libcxla_pjrt.so lib/pkgconfig/cxla.pc bin/cxla share/man/man1/cxla.1; do
   check "installed $f" test -f "$R/$f"
 done
 check "installed lib/libcxla.so.$MAJOR and lib/libcxla.so (links)" \

@@ -7,7 +7,8 @@
 #   3. tests/python/test_jax.py (cxla.jit against jax.jit, a jax training loop) in a venv with
 #      jax: $CXLA_JAX_VENV (default build/venv), where jax is installed from PyPI when missing
 #      (pinned to the version the README's checks used). Skipped, with the reason printed, only
-#      when that install is impossible (no network).
+#      when that install is impossible (no network). Then tests/python/test_pjrt.py: JAX on cxla
+#      through the PJRT plugin BUILD/libcxla_pjrt.so, against JAX's CPU backend.
 # Then mypy on the package, only where a venv with mypy is there: $CXLA_MYPY_VENV (default
 # BUILD/venv-dev); mypy is no dependency of the tests.
 # Ends with "N passed, N failed".
@@ -89,6 +90,10 @@ if "$JAX_VENV/bin/python" -c "import jax" > /dev/null 2>&1; then
   CXLA_BUILD=$BUILD PYTHONPATH=python "$JAX_VENV/bin/python" tests/python/run_tests.py tests/python/test_jax.py > "$LOG" 2>&1
   grep -v -e '^WARNING' -e 'Warning' "$LOG"
   count test_jax.py
+  # JAX itself on cxla, through the PJRT plugin (docs/pjrt.md).
+  CXLA_BUILD=$BUILD PYTHONPATH=python "$JAX_VENV/bin/python" tests/python/run_tests.py tests/python/test_pjrt.py > "$LOG" 2>&1
+  grep -v -e '^WARNING' -e 'Warning' -e 'is experimental' "$LOG"
+  count test_pjrt.py
 else
   echo "skip test_jax.py: jax cannot be installed into $JAX_VENV (no network?); the jax tests did not run"
 fi

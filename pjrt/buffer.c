@@ -1,0 +1,447 @@
+/* buffer.c — PJRT_Buffer over a cxla buffer on the cpu backend: from host memory (copied, or
+ * read in place under the zero-copy semantics when the memory is dense and aligned), back to
+ * host memory in any dense layout, and the queries XLA's client treats as infallible (type,
+ * dims, device, memory, ready event). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pjrt_internal.h"
+
+/* PJRT_Buffer_Type -> cxla_type; the two enums number types differently. */
+static const cxla_type k_to_cxla[] = {
+    [PJRT_Buffer_Type_INVALID] = CXLA_INVALID, [PJRT_Buffer_Type_PRED] = CXLA_PRED,
+    [PJRT_Buffer_Type_S8] = CXLA_S8,           [PJRT_Buffer_Type_S16] = CXLA_S16,
+    [PJRT_Buffer_Type_S32] = CXLA_S32,         [PJRT_Buffer_Type_S64] = CXLA_S64,
+    [PJRT_Buffer_Type_U8] = CXLA_U8,           [PJRT_Buffer_Type_U16] = CXLA_U16,
+    [PJRT_Buffer_Type_U32] = CXLA_U32,         [PJRT_Buffer_Type_U64] = CXLA_U64,
+    [PJRT_Buffer_Type_F16] = CXLA_F16,         [PJRT_Buffer_Type_F32] = CXLA_F32,
+    [PJRT_Buffer_Type_F64] = CXLA_F64,         [PJRT_Buffer_Type_BF16] = CXLA_BF16,
+    [PJRT_Buffer_Type_C64] = CXLA_C64,         [PJRT_Buffer_Type_C128] = CXLA_C128,
+    [PJRT_Buffer_Type_F8E5M2] = CXLA_F8E5M2,   [PJRT_Buffer_Type_F8E4M3FN] = CXLA_F8E4M3FN,
+    [PJRT_Buffer_Type_F8E4M3B11FNUZ] = CXLA_F8E4M3B11FNUZ,
+    [PJRT_Buffer_Type_F8E5M2FNUZ] = CXLA_F8E5M2FNUZ,
+    [PJRT_Buffer_Type_F8E4M3FNUZ] = CXLA_F8E4M3FNUZ,
+    [PJRT_Buffer_Type_S4] = CXLA_S4,           [PJRT_Buffer_Type_U4] = CXLA_U4,
+    [PJRT_Buffer_Type_TOKEN] = CXLA_INVALID,   [PJRT_Buffer_Type_S2] = CXLA_S2,
+    [PJRT_Buffer_Type_U2] = CXLA_U2,           [PJRT_Buffer_Type_F8E4M3] = CXLA_F8E4M3,
+    [PJRT_Buffer_Type_F8E3M4] = CXLA_F8E3M4,   [PJRT_Buffer_Type_F8E8M0FNU] = CXLA_F8E8M0FNU,
+    [PJRT_Buffer_Type_F4E2M1FN] = CXLA_F4E2M1FN,
+    [PJRT_Buffer_Type_S1] = CXLA_INVALID,      [PJRT_Buffer_Type_U1] = CXLA_INVALID,
+};
+
+cxla_type cx_pjrt_to_cxla_type(PJRT_Buffer_Type t) {
+  if ((unsigned)t >= sizeof k_to_cxla / sizeof k_to_cxla[0]) return CXLA_INVALID;
+  return k_to_cxla[t];
+}
+
+PJRT_Buffer_Type cx_pjrt_from_cxla_type(cxla_type t) {
+  for (unsigned i = 1; i < sizeof k_to_cxla / sizeof k_to_cxla[0]; i++)
+    if (k_to_cxla[i] == t && t != CXLA_INVALID) return (PJRT_Buffer_Type)i;
+  return PJRT_Buffer_Type_INVALID;
+}
+
+PJRT_Error *cx_pjrt_buffer_wrap(PJRT_Client *c, cxla_buffer *cb, PJRT_Buffer **out) {
+  *out = NULL;
+  cxla_shape s;
+  if (cxla_buffer_shape(cb, &s) != CXLA_OK || s.type == CXLA_TUPLE || s.rank > CXLA_MAX_RANK) {
+    cxla_buffer_destroy(cb);
+    return cx_pjrt_error(PJRT_Error_Code_INTERNAL, "cxla pjrt: a result that is not an array");
+  }
+  PJRT_Buffer *b = calloc(1, sizeof *b);
+  if (!b) {
+    cxla_buffer_destroy(cb);
+    return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "cxla pjrt: out of memory for a buffer");
+  }
+  b->client = c;
+  b->buf = cb;
+  b->type = s.type;
+  b->rank = s.rank;
+  for (int i = 0; i < s.rank; i++) {
+    b->dims[i] = s.dims[i];
+    b->minor_to_major[i] = s.rank - 1 - i;
+  }
+  b->nbytes = cxla_buffer_size_bytes(cb);
+  *out = b;
+  return NULL;
+}
+
+void cx_pjrt_buffer_drop(PJRT_Buffer *b) {
+  cxla_buffer_destroy(b->buf);
+  b->buf = NULL;
+  if (b->host_done) {
+    cx_pjrt_event_complete(b->host_done, NULL);
+    cx_pjrt_event_release(b->host_done);
+    b->host_done = NULL;
+  }
+}
+
+/* Copies between a dense row-major array and one laid out with byte strides `strides`
+ * (gather: strided -> dense; else dense -> strided). */
+static void strided_copy(int gather, char *dense, char *other, int rank, const int64_t *dims,
+                         const int64_t *strides, size_t esize) {
+  int64_t idx[CXLA_MAX_RANK] = {0}, total = 1;
+  for (int i = 0; i < rank; i++) total *= dims[i];
+  for (int64_t n = 0; n < total; n++) {
+    int64_t off = 0;
+    for (int i = 0; i < rank; i++) off += idx[i] * strides[i];
+    if (gather) memcpy(dense + n * (int64_t)esize, other + off, esize);
+    else memcpy(other + off, dense + n * (int64_t)esize, esize);
+    for (int i = rank - 1; i >= 0; i--) {
+      if (++idx[i] < dims[i]) break;
+      idx[i] = 0;
+    }
+  }
+}
+
+/* Byte strides of a layout given as minor_to_major (a permutation of the dims), or an error. */
+static PJRT_Error *layout_strides(const PJRT_Buffer_MemoryLayout *l, int rank, const int64_t *dims,
+                                  size_t esize, int64_t *strides, int *dense, const char *fn) {
+  *dense = 1;
+  if (!l) {
+    int64_t st = (int64_t)esize;
+    for (int i = rank - 1; i >= 0; i--) strides[i] = st, st *= dims[i];
+    return NULL;
+  }
+  if (l->type == PJRT_Buffer_MemoryLayout_Type_Strides) {
+    if ((int)l->strides.num_byte_strides != rank || (rank && !l->strides.byte_strides))
+      return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %zu byte strides for a rank-%d array", fn,
+                           l->strides.num_byte_strides, rank);
+    memcpy(strides, l->strides.byte_strides, (size_t)rank * sizeof(int64_t));
+  } else if (l->type == PJRT_Buffer_MemoryLayout_Type_Tiled) {
+    if (l->tiled.num_tiles != 0)
+      return cx_pjrt_error(PJRT_Error_Code_UNIMPLEMENTED, "%s: tiled layouts are not supported by cxla", fn);
+    if ((int)l->tiled.minor_to_major_size != rank || (rank && !l->tiled.minor_to_major))
+      return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: minor_to_major of %zu dims for a rank-%d array",
+                           fn, l->tiled.minor_to_major_size, rank);
+    int seen[CXLA_MAX_RANK] = {0};
+    int64_t st = (int64_t)esize;
+    for (int k = 0; k < rank; k++) {
+      int64_t d = l->tiled.minor_to_major[k];
+      if (d < 0 || d >= rank || seen[d])
+        return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: minor_to_major is not a permutation", fn);
+      seen[d] = 1;
+      strides[d] = st;
+      st *= dims[d];
+    }
+  } else {
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: unknown layout type %d", fn, (int)l->type);
+  }
+  int64_t st = (int64_t)esize;
+  for (int i = rank - 1; i >= 0; i--) {
+    if (dims[i] > 1 && strides[i] != st) *dense = 0;
+    st *= dims[i];
+  }
+  return NULL;
+}
+
+static PJRT_Error *check_shape(PJRT_Buffer_Type pt, const int64_t *dims, size_t rank, cxla_type *t,
+                               size_t *nbytes, const char *fn) {
+  *t = cx_pjrt_to_cxla_type(pt);
+  if (*t == CXLA_INVALID)
+    return cx_pjrt_error(PJRT_Error_Code_UNIMPLEMENTED, "%s: element type %d is not supported by cxla", fn, (int)pt);
+  if (rank > CXLA_MAX_RANK)
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: rank %zu exceeds cxla's %d", fn, rank, CXLA_MAX_RANK);
+  if (rank && !dims) return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: NULL dims", fn);
+  uint64_t n = cxla_type_size(*t);
+  for (size_t i = 0; i < rank; i++) {
+    if (dims[i] < 0) return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: dimension %zu is %lld", fn, i, (long long)dims[i]);
+    if (dims[i] && n > (UINT64_MAX >> 1) / (uint64_t)dims[i])
+      return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: the array is too large", fn);
+    n *= (uint64_t)dims[i];
+  }
+  *nbytes = (size_t)n;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args *args) {
+  static const char fn[] = "PJRT_Client_BufferFromHostBuffer";
+  CX_PJRT_ARGS(args, PJRT_Client_BufferFromHostBuffer_Args, buffer);
+  args->buffer = NULL;
+  args->done_with_host_buffer = NULL;
+  PJRT_Client *c = args->client;
+  if (!c) return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: NULL client", fn);
+  if ((args->device && args->device != &c->device) || (args->memory && args->memory != &c->memory))
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: the device or memory is not this client's", fn);
+  cxla_type t;
+  size_t nbytes = 0;
+  PJRT_Error *e = check_shape(args->type, args->dims, args->num_dims, &t, &nbytes, fn);
+  if (e) return e;
+  int rank = (int)args->num_dims;
+  size_t esize = cxla_type_size(t);
+  if (args->device_layout) {
+    int64_t st[CXLA_MAX_RANK];
+    int dense;
+    if ((e = layout_strides(args->device_layout, rank, args->dims, esize, st, &dense, fn))) return e;
+    if (!dense)
+      return cx_pjrt_error(PJRT_Error_Code_UNIMPLEMENTED, "%s: cxla keeps arrays row-major; another device layout was asked for", fn);
+  }
+  if (!args->data && nbytes) return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: NULL data", fn);
+  int64_t strides[CXLA_MAX_RANK];
+  int dense = 1;
+  if (args->byte_strides) {
+    PJRT_Buffer_MemoryLayout l = {.type = PJRT_Buffer_MemoryLayout_Type_Strides};
+    l.strides.byte_strides = args->byte_strides;
+    l.strides.num_byte_strides = args->num_byte_strides;
+    if ((e = layout_strides(&l, rank, args->dims, esize, strides, &dense, fn))) return e;
+  }
+  int zero_copy = (args->host_buffer_semantics == PJRT_HostBufferSemantics_kImmutableZeroCopy ||
+                   args->host_buffer_semantics == PJRT_HostBufferSemantics_kMutableZeroCopy) &&
+                  dense && nbytes && ((uintptr_t)args->data % esize) == 0;
+  const void *src = args->data;
+  char *gathered = NULL;
+  if (!dense && nbytes) {
+    gathered = malloc(nbytes);
+    if (!gathered) return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
+    strided_copy(1, gathered, (char *)args->data, rank, args->dims, strides, esize);
+    src = gathered;
+  }
+  PJRT_Event *host_done = NULL;
+  if (zero_copy && !(host_done = cx_pjrt_event_new(0, NULL))) {
+    free(gathered);
+    return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
+  }
+  cxla_buffer *cb = NULL;
+  cx_pjrt_lock(c);
+  cxla_status s = zero_copy ? cxla_buffer_wrap(c->ctx, CX_PJRT_BACKEND, t, rank, args->dims, src, nbytes, &cb)
+                            : cxla_buffer_from_data(c->ctx, CX_PJRT_BACKEND, t, rank, args->dims, src, nbytes, &cb);
+  e = s == CXLA_OK ? NULL : cx_pjrt_error_cxla(c->ctx, s, fn);
+  cx_pjrt_unlock(c);
+  free(gathered);
+  PJRT_Buffer *b = NULL;
+  if (!e) e = cx_pjrt_buffer_wrap(c, cb, &b);
+  if (e) {
+    cx_pjrt_event_release(host_done);
+    return e;
+  }
+  if (zero_copy) {
+    /* Two references: the caller's handle and the buffer's, which completes it. */
+    b->wrapped = 1;
+    b->host_done = host_done;
+    cx_pjrt_event_retain(host_done);
+    args->done_with_host_buffer = host_done;
+  } else if (!(args->done_with_host_buffer = cx_pjrt_event_new(1, NULL))) {
+    cx_pjrt_buffer_drop(b);
+    free(b);
+    return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
+  }
+  args->buffer = b;
+  return NULL;
+}
+
+#define NEED_BUFFER(b, name)                                                                  \
+  if (!(b)) return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: NULL buffer", name)
+
+PJRT_Error *cx_PJRT_Buffer_Destroy(PJRT_Buffer_Destroy_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Buffer_Destroy_Args, buffer);
+  if (!args->buffer) return NULL;
+  cx_pjrt_buffer_drop(args->buffer);
+  free(args->buffer);
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Buffer_ElementType(PJRT_Buffer_ElementType_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Buffer_ElementType_Args, type);
+  NEED_BUFFER(args->buffer, "PJRT_Buffer_ElementType");
+  args->type = cx_pjrt_from_cxla_type(args->buffer->type);
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Buffer_Dimensions(PJRT_Buffer_Dimensions_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Buffer_Dimensions_Args, num_dims);
+  NEED_BUFFER(args->buffer, "PJRT_Buffer_Dimensions");
+  args->dims = args->buffer->dims;
+  args->num_dims = (size_t)args->buffer->rank;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Buffer_UnpaddedDimensions(PJRT_Buffer_UnpaddedDimensions_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Buffer_UnpaddedDimensions_Args, num_dims);
+  NEED_BUFFER(args->buffer, "PJRT_Buffer_UnpaddedDimensions");
+  args->unpadded_dims = args->buffer->dims; /* cxla has no dynamic shapes: no padding */
+  args->num_dims = (size_t)args->buffer->rank;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Buffer_DynamicDimensionIndices(PJRT_Buffer_DynamicDimensionIndices_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Buffer_DynamicDimensionIndices_Args, num_dynamic_dims);
+  args->dynamic_dim_indices = NULL;
+  args->num_dynamic_dims = 0;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Buffer_GetMemoryLayout(PJRT_Buffer_GetMemoryLayout_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Buffer_GetMemoryLayout_Args, layout);
+  NEED_BUFFER(args->buffer, "PJRT_Buffer_GetMemoryLayout");
+  memset(&args->layout, 0, sizeof args->layout);
+  args->layout.struct_size = sizeof args->layout;
+  args->layout.type = PJRT_Buffer_MemoryLayout_Type_Tiled;
+  args->layout.tiled.struct_size = sizeof args->layout.tiled;
+  args->layout.tiled.minor_to_major = args->buffer->minor_to_major;
+  args->layout.tiled.minor_to_major_size = (size_t)args->buffer->rank;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Buffer_OnDeviceSizeInBytes(PJRT_Buffer_OnDeviceSizeInBytes_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Buffer_OnDeviceSizeInBytes_Args, on_device_size_in_bytes);
+  NEED_BUFFER(args->buffer, "PJRT_Buffer_OnDeviceSizeInBytes");
+  args->on_device_size_in_bytes = args->buffer->nbytes;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Buffer_Device(PJRT_Buffer_Device_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Buffer_Device_Args, device);
+  NEED_BUFFER(args->buffer, "PJRT_Buffer_Device");
+  args->device = &args->buffer->client->device;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Buffer_Memory(PJRT_Buffer_Memory_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Buffer_Memory_Args, memory);
+  NEED_BUFFER(args->buffer, "PJRT_Buffer_Memory");
+  args->memory = &args->buffer->client->memory;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Buffer_Delete(PJRT_Buffer_Delete_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Buffer_Delete_Args, buffer);
+  NEED_BUFFER(args->buffer, "PJRT_Buffer_Delete");
+  cx_pjrt_buffer_drop(args->buffer);
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Buffer_IsDeleted(PJRT_Buffer_IsDeleted_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Buffer_IsDeleted_Args, is_deleted);
+  NEED_BUFFER(args->buffer, "PJRT_Buffer_IsDeleted");
+  args->is_deleted = args->buffer->buf == NULL;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Buffer_IsOnCpu(PJRT_Buffer_IsOnCpu_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Buffer_IsOnCpu_Args, is_on_cpu);
+  args->is_on_cpu = true;
+  return NULL;
+}
+
+static PJRT_Error *deleted_error(const char *fn) {
+  return cx_pjrt_error(PJRT_Error_Code_FAILED_PRECONDITION, "%s: the buffer has been deleted or donated", fn);
+}
+
+/* The data of a live buffer, or NULL. */
+static void *buffer_data(PJRT_Buffer *b) { return b->buf ? cxla_buffer_data(b->buf) : NULL; }
+
+PJRT_Error *cx_PJRT_Buffer_ReadyEvent(PJRT_Buffer_ReadyEvent_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Buffer_ReadyEvent_Args, event);
+  NEED_BUFFER(args->buffer, "PJRT_Buffer_ReadyEvent");
+  /* A deleted buffer's event carries the error rather than failing the call, which XLA's
+   * client does not expect to fail. */
+  PJRT_Error *e = args->buffer->buf ? NULL : deleted_error("PJRT_Buffer_ReadyEvent");
+  args->event = cx_pjrt_event_new(1, e);
+  if (!args->event) return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "PJRT_Buffer_ReadyEvent: out of memory");
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Buffer_UnsafePointer(PJRT_Buffer_UnsafePointer_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Buffer_UnsafePointer_Args, buffer_pointer);
+  NEED_BUFFER(args->buffer, "PJRT_Buffer_UnsafePointer");
+  if (!args->buffer->buf) return deleted_error("PJRT_Buffer_UnsafePointer");
+  args->buffer_pointer = (uintptr_t)buffer_data(args->buffer);
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Buffer_OpaqueDeviceMemoryDataPointer(PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args, device_memory_ptr);
+  NEED_BUFFER(args->buffer, "PJRT_Buffer_OpaqueDeviceMemoryDataPointer");
+  if (!args->buffer->buf) return deleted_error("PJRT_Buffer_OpaqueDeviceMemoryDataPointer");
+  args->device_memory_ptr = buffer_data(args->buffer);
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Buffer_IncreaseExternalReferenceCount(PJRT_Buffer_IncreaseExternalReferenceCount_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Buffer_IncreaseExternalReferenceCount_Args, buffer);
+  NEED_BUFFER(args->buffer, "PJRT_Buffer_IncreaseExternalReferenceCount");
+  if (!args->buffer->buf) return deleted_error("PJRT_Buffer_IncreaseExternalReferenceCount");
+  cx_pjrt_lock(args->buffer->client);
+  args->buffer->external_refs++;
+  cx_pjrt_unlock(args->buffer->client);
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Buffer_DecreaseExternalReferenceCount(PJRT_Buffer_DecreaseExternalReferenceCount_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Buffer_DecreaseExternalReferenceCount_Args, buffer);
+  NEED_BUFFER(args->buffer, "PJRT_Buffer_DecreaseExternalReferenceCount");
+  PJRT_Error *e = NULL;
+  cx_pjrt_lock(args->buffer->client);
+  if (args->buffer->external_refs <= 0)
+    e = cx_pjrt_error(PJRT_Error_Code_FAILED_PRECONDITION,
+                      "PJRT_Buffer_DecreaseExternalReferenceCount: no external reference is held");
+  else
+    args->buffer->external_refs--;
+  cx_pjrt_unlock(args->buffer->client);
+  return e;
+}
+
+/* A copy of b in new memory cxla owns (the one device and memory space are the destination). */
+static PJRT_Error *copy_buffer(PJRT_Buffer *b, PJRT_Buffer **out, const char *fn) {
+  *out = NULL;
+  if (!b->buf) return deleted_error(fn);
+  PJRT_Client *c = b->client;
+  cxla_buffer *cb = NULL;
+  cx_pjrt_lock(c);
+  cxla_status s = cxla_buffer_from_data(c->ctx, CX_PJRT_BACKEND, b->type, b->rank, b->dims, buffer_data(b), b->nbytes, &cb);
+  PJRT_Error *e = s == CXLA_OK ? NULL : cx_pjrt_error_cxla(c->ctx, s, fn);
+  cx_pjrt_unlock(c);
+  return e ? e : cx_pjrt_buffer_wrap(c, cb, out);
+}
+
+PJRT_Error *cx_PJRT_Buffer_CopyToDevice(PJRT_Buffer_CopyToDevice_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Buffer_CopyToDevice_Args, dst_buffer);
+  NEED_BUFFER(args->buffer, "PJRT_Buffer_CopyToDevice");
+  if (args->dst_device != &args->buffer->client->device)
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Buffer_CopyToDevice: not a device of this client");
+  return copy_buffer(args->buffer, &args->dst_buffer, "PJRT_Buffer_CopyToDevice");
+}
+
+PJRT_Error *cx_PJRT_Buffer_CopyToMemory(PJRT_Buffer_CopyToMemory_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Buffer_CopyToMemory_Args, dst_buffer);
+  NEED_BUFFER(args->buffer, "PJRT_Buffer_CopyToMemory");
+  if (args->dst_memory != &args->buffer->client->memory)
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Buffer_CopyToMemory: not a memory of this client");
+  return copy_buffer(args->buffer, &args->dst_buffer, "PJRT_Buffer_CopyToMemory");
+}
+
+PJRT_Error *cx_PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args *args) {
+  static const char fn[] = "PJRT_Buffer_ToHostBuffer";
+  CX_PJRT_ARGS(args, PJRT_Buffer_ToHostBuffer_Args, event);
+  PJRT_Buffer *b = args->src;
+  NEED_BUFFER(b, fn);
+  args->event = NULL;
+  size_t esize = cxla_type_size(b->type);
+  int64_t strides[CXLA_MAX_RANK];
+  int dense;
+  PJRT_Error *e = layout_strides(args->host_layout, b->rank, b->dims, esize, strides, &dense, fn);
+  if (e) return e;
+  /* The bytes the layout spans: the furthest element's end. */
+  size_t need = b->nbytes;
+  if (!dense && b->nbytes) {
+    int64_t last = 0;
+    for (int i = 0; i < b->rank; i++) last += (b->dims[i] - 1) * strides[i];
+    need = (size_t)last + esize;
+  }
+  if (!args->dst) { /* the size query */
+    args->dst_size = need;
+    return NULL;
+  }
+  if (!b->buf) return deleted_error(fn);
+  if (args->dst_size < need)
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: dst_size %zu is smaller than the %zu bytes of the array", fn,
+                         args->dst_size, need);
+  char *src = buffer_data(b);
+  if (dense) {
+    if (b->nbytes) memcpy(args->dst, src, b->nbytes);
+  } else {
+    strided_copy(0, src, args->dst, b->rank, b->dims, strides, esize);
+  }
+  args->event = cx_pjrt_event_new(1, NULL);
+  if (!args->event) return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
+  return NULL;
+}

@@ -1,0 +1,289 @@
+/* client.c — PJRT_Client and what it shows: one device (the host CPU, id 0, kind "cpu") with
+ * one memory space (kind "device"), its description and the memory's user-data table. The
+ * queries here are ones XLA's C API client treats as infallible (it aborts the process on an
+ * error), so past argument checks they cannot fail. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pjrt_internal.h"
+
+void cx_pjrt_lock(PJRT_Client *c) { pthread_mutex_lock(&c->lock); }
+void cx_pjrt_unlock(PJRT_Client *c) { pthread_mutex_unlock(&c->lock); }
+
+/* ---- memory user data: the client hangs its own memory-space object here ---- */
+static void *mem_get_user(PJRT_Memory *m, const void *key) {
+  void *data = NULL;
+  cx_pjrt_lock(m->client);
+  for (int i = 0; i < m->nuser; i++)
+    if (m->user[i].key == key) data = m->user[i].data;
+  cx_pjrt_unlock(m->client);
+  return data;
+}
+
+static void mem_set_user(PJRT_Memory *m, const void *key, void *data, void (*dtor)(void *)) {
+  void (*old_dtor)(void *) = NULL;
+  void *old = NULL;
+  cx_pjrt_lock(m->client);
+  int i = 0;
+  while (i < m->nuser && m->user[i].key != key) i++;
+  if (i < m->nuser) {
+    old = m->user[i].data, old_dtor = m->user[i].dtor;
+  } else if (m->nuser < (int)(sizeof m->user / sizeof m->user[0])) {
+    m->nuser++;
+  } else {
+    /* The table is full (XLA's client sets two keys): keep what is there, release the new one
+     * as a set-then-replaced value would be. */
+    cx_pjrt_unlock(m->client);
+    if (dtor) dtor(data);
+    return;
+  }
+  m->user[i].key = key, m->user[i].data = data, m->user[i].dtor = dtor;
+  cx_pjrt_unlock(m->client);
+  if (old_dtor && old != data) old_dtor(old);
+}
+
+static const PJRT_Memory_FunctionTable k_memory_table = {
+    .struct_size = sizeof(PJRT_Memory_FunctionTable),
+    .instance_struct_size = sizeof(PJRT_Memory),
+    .get_user_data = mem_get_user,
+    .set_user_data = mem_set_user,
+};
+
+/* ---- client ---- */
+PJRT_Error *cx_PJRT_Client_Create(PJRT_Client_Create_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Client_Create_Args, client);
+  args->client = NULL;
+  PJRT_Client *c = calloc(1, sizeof *c);
+  if (!c) return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "PJRT_Client_Create: out of memory");
+  cxla_status s = cxla_context_create(&c->ctx);
+  if (s != CXLA_OK) {
+    PJRT_Error *e = cx_pjrt_error_cxla(c->ctx, s, "PJRT_Client_Create (CXLA_FLAGS)");
+    cxla_context_destroy(c->ctx);
+    free(c);
+    return e;
+  }
+  pthread_mutex_init(&c->lock, NULL);
+  c->device.client = c;
+  c->device.desc.client = c;
+  c->memory.vtable = &k_memory_table;
+  c->memory.client = c;
+  c->device_list[0] = &c->device;
+  c->memory_list[0] = &c->memory;
+  snprintf(c->version, sizeof c->version, "cxla %s", cxla_version());
+  args->client = c;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Client_Destroy(PJRT_Client_Destroy_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Client_Destroy_Args, client);
+  PJRT_Client *c = args->client;
+  if (!c) return NULL;
+  for (int i = 0; i < c->memory.nuser; i++)
+    if (c->memory.user[i].dtor) c->memory.user[i].dtor(c->memory.user[i].data);
+  cxla_context_destroy(c->ctx);
+  pthread_mutex_destroy(&c->lock);
+  free(c);
+  return NULL;
+}
+
+#define NEED(ptr, name)                                                                       \
+  if (!(ptr)) return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: NULL %s", name, #ptr)
+
+PJRT_Error *cx_PJRT_Client_PlatformName(PJRT_Client_PlatformName_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Client_PlatformName_Args, platform_name_size);
+  args->platform_name = CX_PJRT_PLATFORM;
+  args->platform_name_size = strlen(CX_PJRT_PLATFORM);
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Client_ProcessIndex(PJRT_Client_ProcessIndex_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Client_ProcessIndex_Args, process_index);
+  args->process_index = 0;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Client_PlatformVersion(PJRT_Client_PlatformVersion_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Client_PlatformVersion_Args, platform_version_size);
+  NEED(args->client, "PJRT_Client_PlatformVersion");
+  args->platform_version = args->client->version;
+  args->platform_version_size = strlen(args->client->version);
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Client_Devices(PJRT_Client_Devices_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Client_Devices_Args, num_devices);
+  NEED(args->client, "PJRT_Client_Devices");
+  args->devices = args->client->device_list;
+  args->num_devices = 1;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Client_AddressableDevices(PJRT_Client_AddressableDevices_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Client_AddressableDevices_Args, num_addressable_devices);
+  NEED(args->client, "PJRT_Client_AddressableDevices");
+  args->addressable_devices = args->client->device_list;
+  args->num_addressable_devices = 1;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Client_LookupDevice(PJRT_Client_LookupDevice_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Client_LookupDevice_Args, device);
+  NEED(args->client, "PJRT_Client_LookupDevice");
+  if (args->id != 0)
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Client_LookupDevice: no device %d (cxla has device 0)", args->id);
+  args->device = &args->client->device;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Client_LookupAddressableDevice(PJRT_Client_LookupAddressableDevice_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Client_LookupAddressableDevice_Args, addressable_device);
+  NEED(args->client, "PJRT_Client_LookupAddressableDevice");
+  if (args->local_hardware_id != 0)
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
+                         "PJRT_Client_LookupAddressableDevice: no device with local hardware id %d (cxla has 0)",
+                         args->local_hardware_id);
+  args->addressable_device = &args->client->device;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Client_AddressableMemories(PJRT_Client_AddressableMemories_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Client_AddressableMemories_Args, num_addressable_memories);
+  NEED(args->client, "PJRT_Client_AddressableMemories");
+  args->addressable_memories = args->client->memory_list;
+  args->num_addressable_memories = 1;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Client_DefaultDeviceAssignment(PJRT_Client_DefaultDeviceAssignment_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Client_DefaultDeviceAssignment_Args, default_assignment);
+  if (args->num_replicas != 1 || args->num_partitions != 1)
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
+                         "PJRT_Client_DefaultDeviceAssignment: %d replicas x %d partitions need more "
+                         "devices than cxla's one",
+                         args->num_replicas, args->num_partitions);
+  if (args->default_assignment_size < 1 || !args->default_assignment)
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Client_DefaultDeviceAssignment: no room for 1 entry");
+  args->default_assignment[0] = 0;
+  return NULL;
+}
+
+/* ---- device descriptions and devices ---- */
+PJRT_Error *cx_PJRT_DeviceDescription_Id(PJRT_DeviceDescription_Id_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_DeviceDescription_Id_Args, id);
+  args->id = 0;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_DeviceDescription_ProcessIndex(PJRT_DeviceDescription_ProcessIndex_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_DeviceDescription_ProcessIndex_Args, process_index);
+  args->process_index = 0;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_DeviceDescription_Attributes(PJRT_DeviceDescription_Attributes_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_DeviceDescription_Attributes_Args, attributes);
+  args->num_attributes = 0;
+  args->attributes = NULL;
+  return NULL;
+}
+
+#define DEVICE_KIND "cpu"
+#define DEVICE_STRING "CxlaDevice(id=0)"
+
+PJRT_Error *cx_PJRT_DeviceDescription_Kind(PJRT_DeviceDescription_Kind_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_DeviceDescription_Kind_Args, device_kind_size);
+  args->device_kind = DEVICE_KIND;
+  args->device_kind_size = strlen(DEVICE_KIND);
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_DeviceDescription_DebugString(PJRT_DeviceDescription_DebugString_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_DeviceDescription_DebugString_Args, debug_string_size);
+  args->debug_string = "cxla:0";
+  args->debug_string_size = strlen("cxla:0");
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_DeviceDescription_ToString(PJRT_DeviceDescription_ToString_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_DeviceDescription_ToString_Args, to_string_size);
+  args->to_string = DEVICE_STRING;
+  args->to_string_size = strlen(DEVICE_STRING);
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Device_GetDescription(PJRT_Device_GetDescription_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Device_GetDescription_Args, device_description);
+  NEED(args->device, "PJRT_Device_GetDescription");
+  args->device_description = &args->device->desc;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Device_IsAddressable(PJRT_Device_IsAddressable_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Device_IsAddressable_Args, is_addressable);
+  args->is_addressable = true;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Device_LocalHardwareId(PJRT_Device_LocalHardwareId_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Device_LocalHardwareId_Args, local_hardware_id);
+  args->local_hardware_id = 0;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Device_AddressableMemories(PJRT_Device_AddressableMemories_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Device_AddressableMemories_Args, num_memories);
+  NEED(args->device, "PJRT_Device_AddressableMemories");
+  args->memories = args->device->client->memory_list;
+  args->num_memories = 1;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Device_DefaultMemory(PJRT_Device_DefaultMemory_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Device_DefaultMemory_Args, memory);
+  NEED(args->device, "PJRT_Device_DefaultMemory");
+  args->memory = &args->device->client->memory;
+  return NULL;
+}
+
+/* ---- memories ---- */
+PJRT_Error *cx_PJRT_Memory_Id(PJRT_Memory_Id_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Memory_Id_Args, id);
+  args->id = 0;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Memory_Kind(PJRT_Memory_Kind_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Memory_Kind_Args, kind_size);
+  args->kind = CX_PJRT_MEMORY_KIND;
+  args->kind_size = strlen(CX_PJRT_MEMORY_KIND);
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Memory_Kind_Id(PJRT_Memory_Kind_Id_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Memory_Kind_Id_Args, kind_id);
+  args->kind_id = 0;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Memory_DebugString(PJRT_Memory_DebugString_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Memory_DebugString_Args, debug_string_size);
+  args->debug_string = "cxla:0 device memory";
+  args->debug_string_size = strlen(args->debug_string);
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Memory_ToString(PJRT_Memory_ToString_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Memory_ToString_Args, to_string_size);
+  args->to_string = "MEMORY_SPACE_0";
+  args->to_string_size = strlen(args->to_string);
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Memory_AddressableByDevices(PJRT_Memory_AddressableByDevices_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Memory_AddressableByDevices_Args, num_devices);
+  NEED(args->memory, "PJRT_Memory_AddressableByDevices");
+  args->devices = args->memory->client->device_list;
+  args->num_devices = 1;
+  return NULL;
+}

@@ -1,0 +1,103 @@
+/* compile_options.c — reads the fields cxla uses from a serialized xla.CompileOptionsProto
+ * (protobuf wire format, xla/pjrt/proto/compile_options.proto at the pinned XLA):
+ *   CompileOptionsProto: 1 argument_layouts (repeated message, counted), 2
+ *   parameter_is_tupled_arguments (bool), 3 executable_build_options (message);
+ *   ExecutableBuildOptionsProto: 4 num_replicas (int64), 5 num_partitions (int64).
+ * Every other field is skipped by its wire type. Bounded: each read checks the bytes left, a
+ * nested message is read within its length, and the depth is one level. */
+#include "pjrt_internal.h"
+
+typedef struct {
+  const uint8_t *p, *end, *start;
+} cx_pb;
+
+static PJRT_Error *bad(const cx_pb *r, const char *what) {
+  return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "compile options (xla.CompileOptionsProto): %s at byte %zu",
+                       what, (size_t)(r->p - r->start));
+}
+
+static PJRT_Error *varint(cx_pb *r, uint64_t *out) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (r->p >= r->end) return bad(r, "truncated varint");
+    uint8_t b = *r->p++;
+    v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *out = v;
+      return NULL;
+    }
+  }
+  return bad(r, "varint longer than 10 bytes");
+}
+
+/* Skips a field's value of wire type wt (groups, 3 and 4, are not used by these messages). */
+static PJRT_Error *skip(cx_pb *r, unsigned wt, const uint8_t **body, uint64_t *body_len) {
+  uint64_t n;
+  PJRT_Error *e;
+  *body = NULL;
+  switch (wt) {
+  case 0: return varint(r, &n);
+  case 1: n = 8; break;
+  case 5: n = 4; break;
+  case 2:
+    if ((e = varint(r, &n))) return e;
+    *body = r->p;
+    *body_len = n;
+    break;
+  default: return bad(r, "unsupported wire type");
+  }
+  if (n > (uint64_t)(r->end - r->p)) return bad(r, "a field runs past the end");
+  r->p += n;
+  return NULL;
+}
+
+static PJRT_Error *build_options(cx_pb *outer, const uint8_t *p, uint64_t n, cx_pjrt_options *o) {
+  cx_pb r = {p, p + n, outer->start};
+  while (r.p < r.end) {
+    uint64_t key, v;
+    PJRT_Error *e;
+    if ((e = varint(&r, &key))) return e;
+    unsigned field = (unsigned)(key >> 3), wt = (unsigned)(key & 7);
+    if ((field == 4 || field == 5) && wt == 0) {
+      if ((e = varint(&r, &v))) return e;
+      if ((int64_t)v < 0 || (int64_t)v > (1 << 20)) return bad(&r, field == 4 ? "num_replicas out of range" : "num_partitions out of range");
+      if (field == 4) o->num_replicas = (int64_t)v;
+      else o->num_partitions = (int64_t)v;
+      continue;
+    }
+    const uint8_t *body;
+    uint64_t len;
+    if ((e = skip(&r, wt, &body, &len))) return e;
+  }
+  return NULL;
+}
+
+PJRT_Error *cx_pjrt_options_decode(const void *bytes, size_t len, cx_pjrt_options *o) {
+  o->num_replicas = 1;
+  o->num_partitions = 1;
+  o->tupled_arguments = 0;
+  o->num_argument_layouts = 0;
+  if (!bytes || !len) return NULL;
+  cx_pb r = {bytes, (const uint8_t *)bytes + len, bytes};
+  while (r.p < r.end) {
+    uint64_t key, v;
+    PJRT_Error *e;
+    if ((e = varint(&r, &key))) return e;
+    unsigned field = (unsigned)(key >> 3), wt = (unsigned)(key & 7);
+    if (field == 0) return bad(&r, "field number 0");
+    if (field == 2 && wt == 0) {
+      if ((e = varint(&r, &v))) return e;
+      o->tupled_arguments = v != 0;
+      continue;
+    }
+    const uint8_t *body;
+    uint64_t n;
+    if ((e = skip(&r, wt, &body, &n))) return e;
+    if (field == 1 && wt == 2) o->num_argument_layouts++;
+    if (field == 3 && wt == 2 && (e = build_options(&r, body, n, o))) return e;
+  }
+  /* proto3 leaves zero values out; 0 replicas or partitions means the default, 1. */
+  if (o->num_replicas == 0) o->num_replicas = 1;
+  if (o->num_partitions == 0) o->num_partitions = 1;
+  return NULL;
+}

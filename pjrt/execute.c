@@ -1,0 +1,147 @@
+/* execute.c — PJRT_LoadedExecutable_Execute: one device, one argument list, run by
+ * cxla_executable_execute on the calling thread; the outputs are the elements of a tuple
+ * result (moved out without copies) or the one array result.
+ *
+ * Donation: a parameter the executable consumes (input_output_alias, which JAX writes for
+ * donate_argnums) takes the PJRT buffer's memory, and the buffer is deleted afterwards, as
+ * PJRT's donation semantics have it. Where the memory may not be given away (the buffer reads
+ * the caller's memory in place, or it is passed twice) a private copy is donated instead, and
+ * the buffer is deleted all the same; an argument the caller lists as non-donatable is copied
+ * and kept. A buffer with external references (a view of its memory is out) cannot be donated.
+ * Arguments that are not donated are never written. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pjrt_internal.h"
+
+static const char fn[] = "PJRT_LoadedExecutable_Execute";
+
+static int non_donatable(const PJRT_ExecuteOptions *o, size_t i) {
+  if (!o || o->struct_size < offsetof(PJRT_ExecuteOptions, num_non_donatable_input_indices) + sizeof(size_t))
+    return 0;
+  for (size_t k = 0; k < o->num_non_donatable_input_indices; k++)
+    if (o->non_donatable_input_indices && o->non_donatable_input_indices[k] == (int64_t)i) return 1;
+  return 0;
+}
+
+/* Runs e; on success out[0..noutputs) hold the outputs' cxla buffers. consumed[i] is set for
+ * each argument the call consumed (a donated one), which the caller deletes once it has let go
+ * of the client's lock: deleting a zero-copy buffer runs the framework's callbacks. Call under
+ * the lock. */
+static PJRT_Error *run(PJRT_Client *c, PJRT_Executable *e, PJRT_Buffer *const *in, size_t n,
+                       const PJRT_ExecuteOptions *opts, cxla_buffer **out, char *consumed) {
+  cxla_buffer **args = calloc(n + 1, sizeof *args);
+  cxla_buffer **copies = calloc(n + 1, sizeof *copies);
+  PJRT_Error *err = NULL;
+  if (!args || !copies) {
+    err = cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
+    goto done;
+  }
+  for (size_t i = 0; i < n && !err; i++) {
+    PJRT_Buffer *b = in[i];
+    if (!b) {
+      err = cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: argument %zu is NULL", fn, i);
+      break;
+    }
+    if (!b->buf) {
+      err = cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: argument %zu has been deleted or donated", fn, i);
+      break;
+    }
+    args[i] = b->buf;
+    if (i >= 64 || !(e->donated >> i & 1)) continue;
+    int keep = non_donatable(opts, i);
+    if (!keep && b->external_refs > 0) {
+      err = cx_pjrt_error(PJRT_Error_Code_FAILED_PRECONDITION,
+                          "%s: argument %zu is donated but has external references to its memory", fn, i);
+      break;
+    }
+    int shared = b->wrapped || keep;
+    for (size_t j = 0; j < n && !shared; j++) shared = j != i && in[j] == b;
+    if (!keep) consumed[i] = 1;
+    if (!shared) continue;
+    cxla_status s = cxla_buffer_from_data(c->ctx, CX_PJRT_BACKEND, b->type, b->rank, b->dims, cxla_buffer_data(b->buf),
+                                          b->nbytes, &copies[i]);
+    if (s != CXLA_OK) err = cx_pjrt_error_cxla(c->ctx, s, fn);
+    args[i] = copies[i];
+  }
+  if (err) {
+    memset(consumed, 0, n); /* nothing ran: nothing is consumed */
+    goto done;
+  }
+  cxla_buffer *result = NULL;
+  cxla_status s = cxla_executable_execute(e->exe, (int)n, args, &result);
+  if (s != CXLA_OK) {
+    err = cx_pjrt_error_cxla(c->ctx, s, fn);
+    goto done;
+  }
+  if (!e->tuple_result) {
+    out[0] = result;
+  } else {
+    s = cxla_buffer_untuple(result, e->noutputs, out);
+    if (s != CXLA_OK) err = cx_pjrt_error_cxla(c->ctx, s, fn);
+    cxla_buffer_destroy(result);
+  }
+done:
+  if (copies)
+    for (size_t i = 0; i < n; i++) cxla_buffer_destroy(copies[i]);
+  free(args);
+  free(copies);
+  return err;
+}
+
+PJRT_Error *cx_PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_LoadedExecutable_Execute_Args, device_complete_events);
+  PJRT_LoadedExecutable *le = args->executable;
+  if (!le) return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: NULL executable", fn);
+  PJRT_Client *c = le->client;
+  PJRT_Executable *e = le->exec;
+  if (le->deleted) return cx_pjrt_error(PJRT_Error_Code_FAILED_PRECONDITION, "%s: the executable has been deleted", fn);
+  if (args->num_devices != 1)
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %zu devices; cxla's PJRT plugin has one", fn, args->num_devices);
+  int has_device = args->struct_size >= offsetof(PJRT_LoadedExecutable_Execute_Args, execute_device) + sizeof(void *);
+  if (has_device && args->execute_device && args->execute_device != &c->device)
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: execute_device is not this client's device", fn);
+  if ((int64_t)args->num_args != e->nparams)
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %zu arguments; '%s' takes %d", fn, args->num_args,
+                         e->name, e->nparams);
+  if (!args->output_lists || !args->output_lists[0] || (args->num_args && (!args->argument_lists || !args->argument_lists[0])))
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: NULL argument or output lists", fn);
+  cxla_buffer **outs = calloc((size_t)e->noutputs + 1, sizeof *outs);
+  PJRT_Buffer **pouts = calloc((size_t)e->noutputs + 1, sizeof *pouts);
+  char *consumed = calloc(args->num_args + 1, 1);
+  PJRT_Error *err = NULL;
+  if (!outs || !pouts || !consumed) err = cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
+  if (!err) {
+    PJRT_Buffer *const *in = args->num_args ? args->argument_lists[0] : NULL;
+    cx_pjrt_lock(c);
+    err = run(c, e, in, args->num_args, args->options, outs, consumed);
+    cx_pjrt_unlock(c);
+    /* A donated buffer is consumed even by a failed run (one passed twice, once). */
+    for (size_t i = 0; i < args->num_args; i++)
+      if (consumed[i] && in[i]->buf) cx_pjrt_buffer_drop(in[i]);
+  }
+  free(consumed);
+  for (int k = 0; k < (outs ? e->noutputs : 0); k++) {
+    if (err) {
+      cxla_buffer_destroy(outs[k]);
+    } else {
+      err = cx_pjrt_buffer_wrap(c, outs[k], &pouts[k]); /* takes outs[k] */
+    }
+  }
+  PJRT_Event *done = NULL;
+  if (!err && args->device_complete_events && !(done = cx_pjrt_event_new(1, NULL)))
+    err = cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
+  if (err) {
+    for (int k = 0; k < (pouts ? e->noutputs : 0); k++)
+      if (pouts[k]) {
+        cx_pjrt_buffer_drop(pouts[k]);
+        free(pouts[k]);
+      }
+  } else {
+    for (int k = 0; k < e->noutputs; k++) args->output_lists[0][k] = pouts[k];
+    if (args->device_complete_events) args->device_complete_events[0] = done;
+  }
+  free(outs);
+  free(pouts);
+  return err;
+}

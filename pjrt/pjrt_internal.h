@@ -1,0 +1,155 @@
+/* pjrt_internal.h — the objects behind libcxla_pjrt.so's opaque PJRT handles, shared by the
+ * files of pjrt/. The plugin is a client of cxla's public API only (include/cxla.h).
+ *
+ * Model: one client owns one cxla context and shows one device ("cpu", id 0) with one memory
+ * space (kind "device"); everything runs synchronously on the calling thread, under the
+ * client's lock (a cxla context is used by one thread at a time), so every event a call
+ * returns is already complete, except the done-with-host-buffer event of a zero-copy buffer,
+ * which completes when the buffer lets go of the caller's memory. */
+#ifndef CX_PJRT_INTERNAL_H
+#define CX_PJRT_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cxla.h"
+#include "pjrt_abi.h"
+
+#define CX_PJRT_PLATFORM "cxla"
+#define CX_PJRT_BACKEND "cpu"
+#define CX_PJRT_MEMORY_KIND "device"
+
+/* ---- errors (error.c) ---- */
+struct PJRT_Error {
+  const PJRT_Error_FunctionTable *vtable; /* first, as the ABI has it since 0.107 */
+  PJRT_Error_Code code;
+  size_t len;
+  const char *msg; /* the text follows the struct in the same allocation */
+};
+/* A new error with a printf-style message; never NULL (a static out-of-memory error when the
+ * allocation fails). */
+PJRT_Error *cx_pjrt_error(PJRT_Error_Code code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+_Static_assert(offsetof(PJRT_Error, vtable) == 0, "the ABI reads an error's function table first");
+/* The error for a failed cxla call: the context's message and the status mapped to a code. */
+PJRT_Error *cx_pjrt_error_cxla(cxla_context *ctx, cxla_status s, const char *what);
+PJRT_Error *cx_pjrt_error_copy(const PJRT_Error *e);
+void cx_pjrt_error_free(PJRT_Error *e);
+/* Checks an Args struct's struct_size against the part of it this plugin reads. */
+#define CX_PJRT_ARGS(args, type, last)                                                        \
+  do {                                                                                        \
+    if (!(args))                                                                              \
+      return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: NULL arguments", #type);    \
+    if ((args)->struct_size < offsetof(type, last) + sizeof((args)->last))                    \
+      return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,                                  \
+                           "%s: struct_size %zu is smaller than the %zu bytes cxla reads",    \
+                           #type, (args)->struct_size, offsetof(type, last) + sizeof((args)->last)); \
+  } while (0)
+
+/* ---- events (event.c) ---- */
+/* Reference counted: the caller's handle is one reference; an owner (a zero-copy buffer)
+ * may hold another until it completes the event. */
+PJRT_Event *cx_pjrt_event_new(int ready, PJRT_Error *error); /* takes error; NULL on OOM */
+void cx_pjrt_event_complete(PJRT_Event *ev, PJRT_Error *error);
+void cx_pjrt_event_release(PJRT_Event *ev);
+void cx_pjrt_event_retain(PJRT_Event *ev);
+
+/* ---- client, device, memory (client.c) ---- */
+struct PJRT_Memory {
+  const PJRT_Memory_FunctionTable *vtable; /* first, as the ABI has it since 0.105 */
+  PJRT_Client *client;
+  struct { const void *key; void *data; void (*dtor)(void *); } user[8];
+  int nuser;
+};
+_Static_assert(offsetof(PJRT_Memory, vtable) == 0, "the ABI reads a memory's function table first");
+struct PJRT_DeviceDescription {
+  PJRT_Client *client;
+};
+struct PJRT_Device {
+  PJRT_Client *client;
+  PJRT_DeviceDescription desc;
+};
+struct PJRT_Client {
+  cxla_context *ctx;
+  pthread_mutex_t lock;
+  PJRT_Device device;
+  PJRT_Memory memory;
+  PJRT_Device *device_list[1];
+  PJRT_Memory *memory_list[1];
+  char version[64];
+};
+void cx_pjrt_lock(PJRT_Client *c);
+void cx_pjrt_unlock(PJRT_Client *c);
+
+/* ---- element types (buffer.c) ---- */
+cxla_type cx_pjrt_to_cxla_type(PJRT_Buffer_Type t);     /* CXLA_INVALID if none */
+PJRT_Buffer_Type cx_pjrt_from_cxla_type(cxla_type t);  /* PJRT_Buffer_Type_INVALID if none */
+
+/* ---- buffers (buffer.c) ---- */
+struct PJRT_Buffer {
+  PJRT_Client *client;
+  cxla_buffer *buf;          /* NULL once deleted or donated */
+  cxla_type type;
+  int rank;
+  int64_t dims[CXLA_MAX_RANK];
+  int64_t minor_to_major[CXLA_MAX_RANK];
+  size_t nbytes;
+  int wrapped;               /* reads the caller's memory in place (zero-copy) */
+  PJRT_Event *host_done;     /* zero-copy: completed when the caller's memory is let go */
+  int64_t external_refs;
+};
+/* A PJRT buffer over a cxla array buffer (taken over; freed on failure). */
+PJRT_Error *cx_pjrt_buffer_wrap(PJRT_Client *c, cxla_buffer *b, PJRT_Buffer **out);
+/* Lets go of the cxla buffer (delete or donation); completes host_done. */
+void cx_pjrt_buffer_drop(PJRT_Buffer *b);
+
+/* ---- compile options (compile_options.c) ---- */
+typedef struct cx_pjrt_options {
+  int64_t num_replicas;  /* 1 when absent */
+  int64_t num_partitions;
+  int tupled_arguments;
+  int64_t num_argument_layouts;
+} cx_pjrt_options;
+/* Reads the fields cxla needs from a serialized xla.CompileOptionsProto, skipping the rest;
+ * truncated or malformed bytes are an error naming the byte offset. */
+PJRT_Error *cx_pjrt_options_decode(const void *bytes, size_t len, cx_pjrt_options *out);
+
+/* ---- executables (executable.c, execute.c) ---- */
+struct PJRT_Executable {
+  int refs;                      /* the loaded executable's and each GetExecutable handle's */
+  pthread_mutex_t ref_lock;
+  cxla_executable *exe;
+  char *name;
+  char *hlo;                     /* the module as compiled, for Serialize */
+  char *options;                 /* the serialized CompileOptionsProto as given */
+  size_t options_len;
+  cx_pjrt_options opts;
+  int nparams;
+  int noutputs;
+  int tuple_result;              /* the ENTRY returns a tuple: its elements are the outputs */
+  PJRT_Buffer_Type *out_types;
+  size_t *out_ranks;
+  int64_t *out_dims;             /* all outputs' dims, one after the other */
+  const char **kinds;            /* CX_PJRT_MEMORY_KIND, max(nparams, noutputs) times */
+  size_t *kind_sizes;
+  uint64_t donated;              /* cxla_executable_donated_parameters */
+  char fingerprint[17];
+};
+struct PJRT_LoadedExecutable {
+  PJRT_Client *client;
+  PJRT_Executable *exec;
+  int deleted;
+};
+/* Parses (format "mlir": a StableHLO portable artifact; "cxla-hlo": HLO text) and compiles on
+ * the cpu backend. Call under the client's lock. */
+PJRT_Error *cx_pjrt_executable_build(PJRT_Client *c, const char *format, size_t format_len,
+                                     const char *code, size_t code_len, const char *options,
+                                     size_t options_len, PJRT_Executable **out);
+void cx_pjrt_executable_release(PJRT_Executable *e);
+PJRT_Error *cx_pjrt_loaded_new(PJRT_Client *c, PJRT_Executable *e, PJRT_LoadedExecutable **out);
+
+/* FNV-1a, 64 bits: fingerprints and the serialized format's checksum. */
+uint64_t cx_pjrt_hash(uint64_t h, const void *data, size_t n);
+#define CX_PJRT_HASH_SEED 0xcbf29ce484222325ull
+
+#endif
