@@ -410,6 +410,10 @@ static cxla_status translate_module(cx_sx *sx) {
   cx_sx_func *entry = NULL;
   for (int i = 0; i < b->num_ops; i++) {
     const cx_mlir_op *op = b->ops[i];
+    /* JAX's client writes Shardy's device meshes (sdy.mesh, on by default with the Shardy
+     * partitioner) beside the functions: they only name the axes the shardings refer to, and
+     * on one device there is nothing to partition, as the sharding attributes themselves. */
+    if (!strcmp(op->name, "sdy.mesh") && op->num_regions == 0 && op->num_results == 0) continue;
     if (op->dialect && strcmp(op->dialect, "vhlo"))
       return cx_sx_err(sx, op, CXLA_ERR_UNSUPPORTED,
                        "not supported: an op of the '%s' dialect: this MLIR bytecode is not a StableHLO portable "

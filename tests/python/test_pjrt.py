@@ -20,10 +20,8 @@ plugin.initialize()
 import jax  # noqa: E402  (after the plugin is registered)
 import jax.numpy as jnp  # noqa: E402
 
-# JAX's PJRT client serializes Shardy's dialect (sdy.mesh, sdy.sharding) into programs when
-# Shardy is on (JAX's default); cxla's StableHLO reader does not read it yet, so these tests
-# lower with GSPMD shardings, which it reads. Shardy.test_default_partitioner tracks the other.
-jax.config.update("jax_use_shardy_partitioner", False)
+# JAX's defaults as they are: Shardy on (its programs carry sdy.mesh and sdy.sharding), which
+# cxla reads as it reads GSPMD shardings (Shardy.test_gspmd_partitioner covers the other).
 CPU = jax.devices("cpu")[0]
 CX = jax.devices("cxla")[0]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -169,18 +167,20 @@ class Jit(Base):
 class Shardy(Base):
     def test_default_partitioner(self):
         """JAX's default, Shardy: the program carries sdy.mesh and sdy.sharding."""
-        jax.config.update("jax_use_shardy_partitioner", True)
+        self.assertTrue(jax.config.jax_use_shardy_partitioner)
+        x = jax.device_put(np.arange(4, dtype=np.float32), CX)
+        y = jax.jit(lambda a: a * 2 + 1)(x)
+        np.testing.assert_array_equal(np.asarray(y), [1, 3, 5, 7])
+
+    def test_gspmd_partitioner(self):
+        """The older GSPMD shardings (mhlo.sharding attributes) read as well."""
+        jax.config.update("jax_use_shardy_partitioner", False)
         try:
             x = jax.device_put(np.arange(4, dtype=np.float32), CX)
-            try:
-                y = jax.jit(lambda a: a * 2 + 1)(x)
-            except Exception as e:  # noqa: BLE001
-                if "sdy." in str(e):
-                    self.skipTest("cxla's StableHLO reader does not read Shardy's dialect yet: " + str(e).splitlines()[0])
-                raise
-            np.testing.assert_array_equal(np.asarray(y), [1, 3, 5, 7])
+            y = jax.jit(lambda a: a * 3 - 1)(x)
+            np.testing.assert_array_equal(np.asarray(y), [-1, 2, 5, 8])
         finally:
-            jax.config.update("jax_use_shardy_partitioner", False)
+            jax.config.update("jax_use_shardy_partitioner", True)
 
 
 class EntryPoint(Base):
@@ -194,7 +194,6 @@ class EntryPoint(Base):
             self.assertEqual(meta.returncode, 0, meta.stderr[-2000:])
             env = dict(os.environ, JAX_PLATFORMS="cxla", PYTHONPATH=tmp + os.pathsep + os.path.join(ROOT, "python"))
             probe = ("import jax, numpy as np\n"
-                     "jax.config.update('jax_use_shardy_partitioner', False)\n"
                      "d = jax.devices()[0]\n"
                      "print(d.platform, len(jax.devices()))\n"
                      "print(np.asarray(jax.jit(lambda a: a * 2)(np.arange(3, dtype=np.float32))).tolist())\n")
