@@ -104,7 +104,10 @@ PJRT_Error *cx_PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args 
   if ((int64_t)args->num_args != e->nparams)
     return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %zu arguments; '%s' takes %d", fn, args->num_args,
                          e->name, e->nparams);
-  if (!args->output_lists || !args->output_lists[0] || (args->num_args && (!args->argument_lists || !args->argument_lists[0])))
+  /* An empty list may come as NULL (JAX passes an empty vector's data() for a program without
+   * results or arguments). */
+  if ((e->noutputs && (!args->output_lists || !args->output_lists[0])) ||
+      (args->num_args && (!args->argument_lists || !args->argument_lists[0])))
     return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: NULL argument or output lists", fn);
   cxla_buffer **outs = calloc((size_t)e->noutputs + 1, sizeof *outs);
   PJRT_Buffer **pouts = calloc((size_t)e->noutputs + 1, sizeof *pouts);

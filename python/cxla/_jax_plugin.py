@@ -11,7 +11,7 @@ pkg-config's libdir for cxla (`make install` puts it beside libcxla.so).
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Any, Optional
 
 from ._lib import _pkg_config_libdir, _source_trees
 
@@ -57,3 +57,19 @@ def initialize() -> None:
     platforms = getattr(mlir, "_platforms_with_donation", None)
     if isinstance(platforms, list) and "cxla" not in platforms:
         platforms.append("cxla")
+    _share_cpu_lowerings(mlir)
+
+
+def _share_cpu_lowerings(mlir: Any) -> None:
+    """cxla runs on the host: JAX's CPU-only lowering rules fit it. JAX picks rules by platform
+    name, and for one it does not know it has none for eig, schur, hessenberg, ... and lowers qr
+    and friends to custom-calls only TPUs run. Each rule JAX has for 'cpu' alone (linear algebra
+    through LAPACK's FFI targets, which cxla runs; host callbacks, which cxla refuses when
+    compiling, naming the target) becomes cxla's too, unless cxla has one of its own."""
+    table = getattr(mlir, "_platform_specific_lowerings", None)
+    if table is None:
+        return
+    mine = table["cxla"]
+    for prim, entry in list(table.get("cpu", {}).items()):
+        if prim not in mine:
+            mlir.register_lowering(prim, entry.rule, platform="cxla", inline=entry.inline)

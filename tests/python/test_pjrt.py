@@ -164,6 +164,28 @@ class Jit(Base):
         self.close(results["cxla"][0], results["cpu"][0], rtol=1e-3, atol=1e-4)
 
 
+class Programs(Base):
+    def test_no_results_and_no_arguments(self):
+        """A program without results (or arguments): JAX hands empty lists as NULL."""
+        x = jax.device_put(np.ones(3, dtype=np.float32), CX)
+        self.assertEqual(jax.jit(lambda: ())(), ())
+        self.assertIsNone(jax.jit(lambda a: None)(x))
+        self.assertEqual(float(jax.jit(lambda: jnp.float32(2) * 3, device=CX)()), 6.0)
+
+    def test_linear_algebra_through_lapack(self):
+        """JAX's CPU-only lowering rules serve the cxla platform: qr, eigh, svd, lu, solve and
+        cholesky become LAPACK FFI custom-calls that cxla runs (not TPU-only 'Qr' targets)."""
+        rng = np.random.default_rng(0)
+        a = rng.standard_normal((6, 6)).astype(np.float32)
+        spd = a @ a.T + 6 * np.eye(6, dtype=np.float32)
+        cases = {"qr": lambda m: jnp.abs(jnp.linalg.qr(m)[1]), "eigh": lambda m: jnp.linalg.eigh(m)[0],
+                 "svd": lambda m: jnp.linalg.svd(m)[1], "lu": lambda m: jax.scipy.linalg.lu(m)[2],
+                 "solve": lambda m: jnp.linalg.solve(m, m[:, :2]), "cholesky": jnp.linalg.cholesky}
+        for name, fn in cases.items():
+            with self.subTest(name):
+                self.close(*both(fn, spd if name in ("eigh", "cholesky", "solve") else a), rtol=1e-3, atol=1e-4)
+
+
 class Shardy(Base):
     def test_default_partitioner(self):
         """JAX's default, Shardy: the program carries sdy.mesh and sdy.sharding."""
