@@ -11,11 +11,16 @@ import re
 import sys
 
 
+def ident(op):
+    """A C name for an op name (cross-replica-sum_v1 has hyphens)."""
+    return op.replace("-", "_")
+
+
 def ops_of(td):
-    for m in re.finditer(r'def (VHLO_\w+)\s*:\s*VHLO_Op<"(\w+)"', td):
+    for m in re.finditer(r'def (VHLO_\w+)\s*:\s*VHLO_Op<"([\w-]+)"', td):
         nxt = td.find('\ndef ', m.end())
         body = td[m.end(): nxt if nxt > 0 else len(td)]
-        args = re.search(r'let arguments = \(ins(.*?)\);', body, re.S)
+        args = re.search(r'let arguments = \(\s*ins(.*?)\);', body, re.S)
         names = []
         if args:
             for a in re.finditer(r'([\w<>]+)\s*:\s*\$(\w+)', args.group(1)):
@@ -39,11 +44,11 @@ def main():
            '']
     for op, names in ops:
         if names:
-            out.append('static const char *const p_%s[] = {%s};' % (op, ', '.join('"%s"' % n for n in names)))
+            out.append('static const char *const p_%s[] = {%s};' % (ident(op), ', '.join('"%s"' % n for n in names)))
     out += ['', 'static const struct {', '  const char *op;', '  int n;', '  const char *const *names;',
             '} ops[] = {']
     for op, names in ops:
-        out.append('    {"%s", %d, %s},' % (op, len(names), 'p_' + op if names else 'NULL'))
+        out.append('    {"%s", %d, %s},' % (op, len(names), 'p_' + ident(op) if names else 'NULL'))
     out += ['};', '',
             'static int cmp(const void *k, const void *e) {',
             '  return strcmp((const char *)k, *(const char *const *)e);',

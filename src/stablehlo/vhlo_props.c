@@ -29,9 +29,11 @@ static const char *const p_concatenate_v1[] = {"dimension"};
 static const char *const p_constant_v1[] = {"value"};
 static const char *const p_convolution_v1[] = {"batch_group_count", "feature_group_count", "input_batch_dimension", "input_feature_dimension", "input_spatial_dimensions", "kernel_input_feature_dimension", "kernel_output_feature_dimension", "kernel_spatial_dimensions", "lhs_dilation", "output_batch_dimension", "output_feature_dimension", "output_spatial_dimensions", "padding", "precision_config", "rhs_dilation", "window_reversal", "window_strides"};
 static const char *const p_cosine_v2[] = {"result_accuracy"};
+static const char *const p_cross_replica_sum_v1[] = {"replica_groups"};
 static const char *const p_custom_call_v1[] = {"api_version", "backend_config", "call_target_name", "called_computations", "has_side_effect", "operand_layouts", "output_operand_aliases", "result_layouts"};
 static const char *const p_dot_general_v1[] = {"lhs_batching_dimensions", "lhs_contracting_dimensions", "precision_config", "rhs_batching_dimensions", "rhs_contracting_dimensions"};
 static const char *const p_dot_general_v2[] = {"accumulation_type", "allow_imprecise_accumulation", "lhs_batching_dimensions", "lhs_component_count", "lhs_contracting_dimensions", "lhs_precision_type", "num_primitive_operations", "precision_config", "rhs_batching_dimensions", "rhs_component_count", "rhs_contracting_dimensions", "rhs_precision_type"};
+static const char *const p_dot_v1[] = {"precision_config"};
 static const char *const p_dynamic_broadcast_in_dim_v1[] = {"broadcast_dimensions", "known_expanding_dimensions", "known_nonexpanding_dimensions"};
 static const char *const p_dynamic_conv_v1[] = {"batch_group_count", "feature_group_count", "input_batch_dimension", "input_feature_dimension", "input_spatial_dimensions", "kernel_input_feature_dimension", "kernel_output_feature_dimension", "kernel_spatial_dimensions", "lhs_dilation", "output_batch_dimension", "output_feature_dimension", "output_spatial_dimensions", "padding", "precision_config", "rhs_dilation", "window_reversal", "window_strides"};
 static const char *const p_dynamic_conv_v2[] = {"batch_group_count", "feature_group_count", "input_batch_dimension", "input_feature_dimension", "input_spatial_dimensions", "kernel_input_feature_dimension", "kernel_output_feature_dimension", "kernel_spatial_dimensions", "lhs_dilation", "output_batch_dimension", "output_feature_dimension", "output_spatial_dimensions", "precision_config", "rhs_dilation", "window_reversal", "window_strides"};
@@ -128,11 +130,12 @@ static const struct {
     {"cosine_v2", 1, p_cosine_v2},
     {"count_leading_zeros_v1", 0, NULL},
     {"create_token_v1", 0, NULL},
+    {"cross-replica-sum_v1", 1, p_cross_replica_sum_v1},
     {"custom_call_v1", 8, p_custom_call_v1},
     {"divide_v1", 0, NULL},
     {"dot_general_v1", 5, p_dot_general_v1},
     {"dot_general_v2", 12, p_dot_general_v2},
-    {"dot_v1", 0, NULL},
+    {"dot_v1", 1, p_dot_v1},
     {"dynamic_broadcast_in_dim_v1", 3, p_dynamic_broadcast_in_dim_v1},
     {"dynamic_conv_v1", 17, p_dynamic_conv_v1},
     {"dynamic_conv_v2", 16, p_dynamic_conv_v2},

@@ -613,6 +613,12 @@ run_cxla run x.mlirbc a.npy b.npy --backend=cpu; expect shlo_run_inputs_cpu 0 ou
 run_cxla fmt x.mlirbc;                        expect shlo_fmt 0 out "ENTRY main"
 run_cxla fmt x.mlirbc;                        expect shlo_fmt_hlo_ops 0 out "tanh("
 run_cxla compile x.mlirbc --backend=cpu;      expect shlo_compile 0 out "compiled x.mlirbc for cpu"
+# vhlo.dot_v1 (precision_config is its one property) and cross-replica-sum_v1, written by hand:
+# the product of arange(6) as 2x3 and as 3x2, summed over one replica
+cp "$SRC/tests/stablehlo/programs/handwritten_dot_v1.mlirbc" d.mlirbc
+cp "$SRC/tests/stablehlo/programs/handwritten_dot_v1.in0.npy" da.npy
+cp "$SRC/tests/stablehlo/programs/handwritten_dot_v1.in1.npy" db.npy
+run_cxla run d.mlirbc da.npy db.npy --backend=cpu; expect shlo_dot_v1 0 out "{{10, 13}, {28, 40}}"
 head -c 300 x.mlirbc >cut.mlirbc
 run_cxla run cut.mlirbc --random-inputs;      expect_error err_shlo_truncated "cut.mlirbc: byte "
 run_cxla fmt cut.mlirbc;                      expect_error err_shlo_fmt_truncated "cut.mlirbc: byte "
