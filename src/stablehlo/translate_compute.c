@@ -35,13 +35,19 @@ static cxla_status precision(cx_sx *sx, const cx_mlir_op *op, cx_instr *in) {
   return ok ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
 }
 
-static cxla_status make_dot(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, cx_dot_dims *d) {
+/* operand_type: CXLA_INVALID, or the type a dot algorithm rounds both operands to first. */
+static cxla_status make_dot(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, cx_dot_dims *d, cxla_type operand_type) {
   CX_TRY(cx_sx_arity(sx, op, 2, 1));
   cx_shape s;
   CX_TRY(cx_sx_shape(sx, op, op->results[0].type, &s));
   cx_instr **ops;
   int n;
   CX_TRY(cx_sx_operands(sx, op, 0, &ops, &n));
+  for (int k = 0; k < 2 && operand_type != CXLA_INVALID; k++) {
+    if (ops[k]->shape.type == operand_type) continue;
+    cx_shape cs = cx_shape_array(operand_type, ops[k]->shape.rank, ops[k]->shape.dims);
+    if (!(ops[k] = cx_sx_add(sx, c, CX_OP_CONVERT, &cs, 1, &ops[k], op))) return CXLA_ERR_OUT_OF_MEMORY;
+  }
   cx_instr *in = cx_sx_add(sx, c, CX_OP_DOT, &s, 2, ops, op);
   if (!in) return CXLA_ERR_OUT_OF_MEMORY;
   in->a.dot = *d;
@@ -49,24 +55,78 @@ static cxla_status make_dot(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, cx_dot_
   return cx_sx_bind(sx, c, op, in);
 }
 
+/* dot_general_v2's algorithm (jax's DotAlgorithmPreset; XLA's PrecisionConfig::Algorithm). cxla
+ * computes a dot in the operands' type (f16/bf16 accumulating in f32). An algorithm of one pass
+ * (one component each, one primitive operation, no imprecise sums) with both inputs of one
+ * float type cxla has and accumulation in the result's type (or f32 for 16-bit inputs) is that
+ * dot after rounding float operands of another type to the algorithm's (*operand_type); any
+ * other (the 3- and 6-pass bf16 splits of an f32 dot, tf32) is refused by name rather than
+ * computed otherwise. */
+static const cx_mlir_type *elem_of(const cx_mlir_type *t) {
+  return t->kind == CX_MLIR_TYPE_RANKED_TENSOR && t->elem ? t->elem : t;
+}
+
+static cxla_status dot_algorithm(cx_sx *sx, const cx_mlir_op *op, cxla_type *operand_type) {
+  cxla_status st = CXLA_OK;
+  *operand_type = CXLA_INVALID;
+  const cx_mlir_attr *lp = cx_sx_attr(sx, op, "lhs_precision_type", 0, &st);
+  if (st != CXLA_OK) return st;
+  if (!lp) {
+    static const char *const rest[] = {"rhs_precision_type", "accumulation_type", "lhs_component_count",
+                                       "rhs_component_count", "num_primitive_operations", "allow_imprecise_accumulation"};
+    for (int i = 0; i < CX_ARRAY_LEN(rest); i++)
+      if (cx_sx_attr(sx, op, rest[i], 0, &st))
+        return cx_sx_err(sx, op, CXLA_ERR_UNSUPPORTED, "not supported: a dot algorithm with %s but no lhs_precision_type",
+                         rest[i]);
+    return st;
+  }
+  const cx_mlir_attr *rp = cx_sx_attr(sx, op, "rhs_precision_type", 1, &st);
+  const cx_mlir_attr *acc = rp ? cx_sx_attr(sx, op, "accumulation_type", 1, &st) : NULL;
+  if (!acc) return st;
+  if (lp->kind != CX_MLIR_ATTR_TYPE || rp->kind != CX_MLIR_ATTR_TYPE || acc->kind != CX_MLIR_ATTR_TYPE)
+    return cx_sx_err(sx, op, CXLA_ERR_PARSE, "a dot algorithm whose precision or accumulation type is not a type");
+  cxla_type l, r, a, lo, ro, res;
+  CX_TRY(cx_sx_elem_type(sx, op, lp->u.type, &l));
+  CX_TRY(cx_sx_elem_type(sx, op, rp->u.type, &r));
+  CX_TRY(cx_sx_elem_type(sx, op, acc->u.type, &a));
+  if (op->num_operands != 2 || op->num_results != 1)
+    return cx_sx_err(sx, op, CXLA_ERR_PARSE, "dot_general needs two operands and one result");
+  CX_TRY(cx_sx_elem_type(sx, op, elem_of(op->operands[0]->type), &lo));
+  CX_TRY(cx_sx_elem_type(sx, op, elem_of(op->operands[1]->type), &ro));
+  CX_TRY(cx_sx_elem_type(sx, op, elem_of(op->results[0].type), &res));
+  int64_t lc = 1, rc = 1, nops = 1, imprecise = 0;
+  CX_TRY(cx_sx_int(sx, op, "lhs_component_count", 0, 1, &lc));
+  CX_TRY(cx_sx_int(sx, op, "rhs_component_count", 0, 1, &rc));
+  CX_TRY(cx_sx_int(sx, op, "num_primitive_operations", 0, 1, &nops));
+  int imp = 0;
+  CX_TRY(cx_sx_bool(sx, op, "allow_imprecise_accumulation", 0, 0, &imp));
+  imprecise = imp;
+  int half = l == CXLA_F16 || l == CXLA_BF16;
+  int rounds = l == r && (l == CXLA_BF16 || l == CXLA_F16 || l == CXLA_F32 || l == CXLA_F64) && cx_type_is_float(lo) &&
+               cx_type_is_float(ro);
+  if (rounds && lc == 1 && rc == 1 && nops == 1 && !imprecise && (a == res || (half && a == CXLA_F32))) {
+    /* operands of another float type are rounded to the algorithm's first, as XLA does */
+    if (lo != l || ro != l) *operand_type = l;
+    return CXLA_OK;
+  }
+  return cx_sx_err(sx, op, CXLA_ERR_UNSUPPORTED,
+                   "not supported: dot algorithm %s x %s -> %s (%lld x %lld components, %lld operations%s) on %s x %s operands: "
+                   "cxla computes a dot in its operands' type",
+                   cxla_type_name(l), cxla_type_name(r), cxla_type_name(a), (long long)lc, (long long)rc, (long long)nops,
+                   imprecise ? ", imprecise accumulation" : "", cxla_type_name(lo), cxla_type_name(ro));
+}
+
 cxla_status cx_sx_h_dot_general(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
   (void)arg;
-  /* dot_general_v2's algorithm (jax's DotAlgorithmPreset): cxla computes in the operands' types */
-  static const char *const algo[] = {"lhs_precision_type", "rhs_precision_type", "accumulation_type",
-                                     "lhs_component_count", "rhs_component_count", "num_primitive_operations",
-                                     "allow_imprecise_accumulation"};
-  for (int i = 0; i < CX_ARRAY_LEN(algo); i++) {
-    cxla_status st;
-    if (cx_sx_attr(sx, op, algo[i], 0, &st))
-      return cx_sx_err(sx, op, CXLA_ERR_UNSUPPORTED, "not supported: a dot algorithm (%s)", algo[i]);
-  }
+  cxla_type operand_type;
+  CX_TRY(dot_algorithm(sx, op, &operand_type));
   cx_dot_dims d;
   memset(&d, 0, sizeof d);
   CX_TRY(cx_sx_ints(sx, op, "lhs_batching_dimensions", 0, &d.lhs_batch));
   CX_TRY(cx_sx_ints(sx, op, "rhs_batching_dimensions", 0, &d.rhs_batch));
   CX_TRY(cx_sx_ints(sx, op, "lhs_contracting_dimensions", 1, &d.lhs_contract));
   CX_TRY(cx_sx_ints(sx, op, "rhs_contracting_dimensions", 1, &d.rhs_contract));
-  return make_dot(sx, c, op, &d);
+  return make_dot(sx, c, op, &d, operand_type);
 }
 
 /* dot_v1: vector/matrix products contracting lhs's last dimension with rhs's first. */
@@ -80,7 +140,7 @@ cxla_status cx_sx_h_dot(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
   memset(&d, 0, sizeof d);
   int64_t lc = l->shape.rank - 1, rc = 0;
   if (!cx_ints_set(sx->m, &d.lhs_contract, 1, &lc) || !cx_ints_set(sx->m, &d.rhs_contract, 1, &rc)) return CXLA_ERR_OUT_OF_MEMORY;
-  return make_dot(sx, c, op, &d);
+  return make_dot(sx, c, op, &d, CXLA_INVALID);
 }
 
 /* A window over `rank` dimensions of sizes `size` from the optional strides, padding (an

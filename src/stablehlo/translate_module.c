@@ -185,7 +185,27 @@ cxla_status cx_sx_root(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, cx_instr **v
 
 /* ---- blocks ---- */
 
+/* Ops of other dialects that JAX's client leaves in a portable artifact with Shardy on: a
+ * sharding constraint or reshard inside a function (jax.random's out_sharding, with_sharding_
+ * constraint), written as Shardy's own op between builtin casts that take the value out of
+ * VHLO's types and back. On one device each is its operand, as XLA's Shardy import makes a
+ * constraint a copy that SPMD partitioning then removes. */
+static int passes_through(const char *name) {
+  static const char *const names[] = {"builtin.unrealized_conversion_cast", "sdy.sharding_constraint", "sdy.reshard"};
+  for (int i = 0; i < CX_ARRAY_LEN(names); i++)
+    if (!strcmp(name, names[i])) return 1;
+  return 0;
+}
+
 static cxla_status translate_op(cx_sx *sx, cx_comp *c, const cx_mlir_op *op) {
+  if (passes_through(op->name)) {
+    if (op->num_operands != 1 || op->num_results != 1 || op->num_regions)
+      return cx_sx_err(sx, op, CXLA_ERR_UNSUPPORTED, "not supported: %s with %d operands and %d results", op->name,
+                       op->num_operands, op->num_results);
+    cx_instr *x;
+    CX_TRY(cx_sx_operand(sx, op, 0, &x));
+    return cx_sx_bind(sx, c, op, x);
+  }
   const cx_sx_rule *r = cx_sx_find_rule(op->name);
   if (r) {
     if (op->num_successors) return cx_sx_err(sx, op, CXLA_ERR_UNSUPPORTED, "not supported: an op with successor blocks");

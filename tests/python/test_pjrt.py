@@ -186,6 +186,19 @@ class Programs(Base):
                 self.close(*both(fn, spd if name in ("eigh", "cholesky", "solve") else a), rtol=1e-3, atol=1e-4)
 
 
+class DotAlgorithms(Base):
+    def test_one_pass_algorithms_and_refusals(self):
+        """A dot algorithm of one pass is the dot on operands rounded to its input type; the
+        multi-pass splits are refused when compiling, by name."""
+        from jax import lax
+        a = np.random.default_rng(1).standard_normal((4, 8)).astype(np.float32)
+        for prec, tol in (("F32_F32_F32", 1e-5), ("BF16_BF16_F32", 3e-2)):
+            with self.subTest(prec):
+                self.close(*both(lambda x: lax.dot(x, x.T, precision=prec), a), rtol=tol, atol=tol)
+        with self.assertRaisesRegex(Exception, "dot algorithm bf16 x bf16 -> f32 .*3 operations"):
+            jax.jit(lambda x: lax.dot(x, x.T, precision="BF16_BF16_F32_X3"))(jax.device_put(a, CX))
+
+
 class Shardy(Base):
     def test_default_partitioner(self):
         """JAX's default, Shardy: the program carries sdy.mesh and sdy.sharding."""
@@ -193,6 +206,13 @@ class Shardy(Base):
         x = jax.device_put(np.arange(4, dtype=np.float32), CX)
         y = jax.jit(lambda a: a * 2 + 1)(x)
         np.testing.assert_array_equal(np.asarray(y), [1, 3, 5, 7])
+
+    def test_sharding_constraints_inside(self):
+        """jax.random's out_sharding: an sdy.sharding_constraint between builtin casts."""
+        key = jax.device_put(jax.random.PRNGKey(0), CX)
+        got = np.asarray(jax.jit(lambda k: jax.random.normal(k, (5,)))(key))
+        want = np.asarray(jax.jit(lambda k: jax.random.normal(k, (5,)))(jax.device_put(jax.random.PRNGKey(0), CPU)))
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
     def test_gspmd_partitioner(self):
         """The older GSPMD shardings (mhlo.sharding attributes) read as well."""
