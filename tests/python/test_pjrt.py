@@ -245,5 +245,31 @@ class EntryPoint(Base):
             self.assertEqual(out.stdout.split("\n")[:2], ["cxla 1", "[0.0, 2.0, 4.0]"])
 
 
+class Example(Base):
+    def test_jax_train_reaches_jax_accuracy(self):
+        """examples/jax_train.py, plain flax and optax, trained on cxla (JAX_PLATFORMS=cxla in a
+        fresh process, the plugin found through its entry point) and on JAX's CPU: the same
+        accuracy on the test set, up to the last digits that summation order moves."""
+        data = "/usr/share/datasets/fashion-mnist"
+        if not os.path.exists(os.path.join(data, "t10k-labels-idx1-ubyte.gz")):
+            self.skipTest("Fashion-MNIST (Debian's dataset-fashion-mnist) is not installed")
+        with tempfile.TemporaryDirectory() as tmp:
+            meta = subprocess.run([sys.executable, "setup.py", "-q", "egg_info", "--egg-base", tmp],
+                                  cwd=os.path.join(ROOT, "python"), capture_output=True, text=True)
+            self.assertEqual(meta.returncode, 0, meta.stderr[-2000:])
+            acc = {}
+            for platform in ("cxla", "cpu"):
+                env = dict(os.environ, JAX_PLATFORMS=platform,
+                           PYTHONPATH=tmp + os.pathsep + os.path.join(ROOT, "python"))
+                out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "jax_train.py"), "--epochs", "1",
+                                      "--train-size", "2048", "--data", data], env=env, capture_output=True, text=True,
+                                     cwd=tmp, timeout=600)
+                self.assertEqual(out.returncode, 0, out.stderr[-2000:])
+                self.assertIn(f"backend: {platform}", out.stdout)
+                acc[platform] = float(out.stdout.split("test accuracy ")[1].split(",")[0])
+        self.assertGreater(acc["cpu"], 0.6)
+        self.assertLess(abs(acc["cxla"] - acc["cpu"]), 0.01, acc)
+
+
 if __name__ == "__main__":
     unittest.main()

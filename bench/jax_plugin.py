@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""JAX on cxla through the PJRT plugin against JAX's own CPU backend, in one process (issue 20).
+
+Both backends are loaded (JAX_PLATFORMS=cpu,cxla); each contender is the same jax.jit function
+called on arrays already on its device, timed in turns (the order rotated every round), one
+call per sample with block_until_ready. Rows:
+  dispatch     a tiny jitted function (x * 2 + 1 on f32[8]): the per-call cost of each path
+  mlp step     a flax MLP (784-512-512-10) Adam training step, batch 128
+  cnn step     a flax CNN (two 3x3 convolutions, max-pool, dense) Adam training step, batch 128
+and the compile time of each (first call: lower + compile), and of cxla.jit for the same step
+(the path before the plugin). Ratios are cxla's speed over JAX CPU's (higher: cxla faster).
+
+  CXLA_BUILD=build PYTHONPATH=python build/venv/bin/python bench/jax_plugin.py [--rounds N]
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu,cxla")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import optax  # noqa: E402
+from flax import linen as nn  # noqa: E402
+
+
+class MLP(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        x = nn.relu(nn.Dense(512)(x))
+        x = nn.relu(nn.Dense(512)(x))
+        return nn.Dense(10)(x)
+
+
+class CNN(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        x = nn.relu(nn.Conv(16, (3, 3))(x))
+        x = nn.max_pool(x, (2, 2), strides=(2, 2))
+        x = nn.relu(nn.Conv(32, (3, 3))(x))
+        x = nn.max_pool(x, (2, 2), strides=(2, 2))
+        x = nn.relu(nn.Dense(128)(x.reshape((x.shape[0], -1))))
+        return nn.Dense(10)(x)
+
+
+def train_step(model):
+    tx = optax.adam(1e-3)
+
+    def loss_fn(params, x, y):
+        return optax.softmax_cross_entropy_with_integer_labels(model.apply(params, x), y).mean()
+
+    def step(params, opt_state, x, y):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    return tx, step
+
+
+def make_case(kind, device):
+    rng = np.random.default_rng(0)
+    if kind == "dispatch":
+        f = jax.jit(lambda x: x * 2 + 1)
+        args = (jax.device_put(np.arange(8, dtype=np.float32), device),)
+        return f, args, None
+    model = MLP() if kind == "mlp" else CNN()
+    shape = (128, 784) if kind == "mlp" else (128, 28, 28, 1)
+    x = rng.standard_normal(shape).astype(np.float32)
+    y = rng.integers(0, 10, 128).astype(np.int32)
+    params = model.init(jax.random.PRNGKey(0), x[:1])
+    tx, step = train_step(model)
+    state = [jax.device_put(params, device), jax.device_put(tx.init(params), device)]
+    f = jax.jit(step, donate_argnums=(0, 1))
+    xd, yd = jax.device_put(x, device), jax.device_put(y, device)
+
+    def call(*_):
+        state[0], state[1], loss = f(state[0], state[1], xd, yd)
+        return loss
+
+    return call, (), (step, params, tx, x, y)
+
+
+def timed(fn, args):
+    t0 = time.perf_counter()
+    jax.block_until_ready(fn(*args))
+    return time.perf_counter() - t0
+
+
+def cxla_jit_compile_s(extra):
+    """Seconds of the first call of the same step through cxla.jit (lowered to HLO text)."""
+    try:
+        import cxla
+    except ImportError:
+        return None
+    step, params, tx, x, y = extra
+    f = cxla.jit(step)
+    t0 = time.perf_counter()
+    f(params, tx.init(params), x, y)
+    return time.perf_counter() - t0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--only", default="dispatch,mlp,cnn")
+    args = ap.parse_args()
+    cpu, cx = jax.devices("cpu")[0], jax.devices("cxla")[0]
+    print(f"jax {jax.__version__}; devices {cpu} and {cx}; {args.rounds} rounds, interleaved")
+    print("| case | JAX CPU median | cxla median | cxla/JAX speed (median) | (best) | compile JAX / cxla / cxla.jit |")
+    print("|---|---|---|---|---|---|")
+    for kind in args.only.split(","):
+        cases = {}
+        compile_s = {}
+        for name, dev in (("cpu", cpu), ("cxla", cx)):
+            fn, fargs, extra = make_case(kind, dev)
+            compile_s[name] = timed(fn, fargs)
+            for _ in range(3):
+                timed(fn, fargs)
+            cases[name] = (fn, fargs)
+        samples = {k: [] for k in cases}
+        order = list(cases)
+        reps = 200 if kind == "dispatch" else 1
+        for r in range(args.rounds):
+            for name in order[r % 2:] + order[:r % 2]:
+                fn, fargs = cases[name]
+                t0 = time.perf_counter()
+                for _ in range(reps):
+                    out = fn(*fargs)
+                jax.block_until_ready(out)
+                samples[name].append((time.perf_counter() - t0) / reps)
+        med = {k: statistics.median(v) for k, v in samples.items()}
+        best = {k: min(v) for k, v in samples.items()}
+        cj = cxla_jit_compile_s(extra) if extra else None
+        unit, scale = ("us", 1e6) if kind == "dispatch" else ("ms", 1e3)
+        print(f"| {kind} | {med['cpu'] * scale:.1f} {unit} | {med['cxla'] * scale:.1f} {unit} | "
+              f"{med['cpu'] / med['cxla']:.2f}x | {best['cpu'] / best['cxla']:.2f}x | "
+              f"{compile_s['cpu']:.2f} / {compile_s['cxla']:.2f} / {cj:.2f} s |" if cj is not None else
+              f"| {kind} | {med['cpu'] * scale:.1f} {unit} | {med['cxla'] * scale:.1f} {unit} | "
+              f"{med['cpu'] / med['cxla']:.2f}x | {best['cpu'] / best['cxla']:.2f}x | "
+              f"{compile_s['cpu']:.2f} / {compile_s['cxla']:.2f} / - s |", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
