@@ -63,5 +63,13 @@ for d in $FOLDERS; do
     failed=$((failed + 1)); echo "FAIL layers_$d: calls outside ${ok:-nothing}: $bad"
   fi
 done
+# tools/ (the CLI) reaches the library through cxla.h and one stated tooling header only.
+bad=$(grep -Hn '^#include "' tools/*.c tools/*.h 2>/dev/null |
+  grep -v '#include "\(cxla\.h\|cli\.h\|api/tooling\.h\)"' | tr '\n' ' ')
+if [ -z "$bad" ]; then
+  passed=$((passed + 1)); echo "ok   layers_tools (includes only cxla.h and api/tooling.h)"
+else
+  failed=$((failed + 1)); echo "FAIL layers_tools: includes beyond cxla.h and api/tooling.h: $bad"
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -7,9 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "ir/clone.h"
-#include "passes/error_bound.h"
-#include "ir/literal_diff.h"
+#include "api/tooling.h"
 
 /* Reference values for --check-each are computed a chunk of instructions at a time (one
  * interpreter run whose ROOT is a tuple of them): one run per instruction would evaluate the

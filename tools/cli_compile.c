@@ -7,8 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "cli.h"
-#include "passes/pass.h"
-#include "core/flags.h"
+#include "api/tooling.h"
 
 static double wall_ms(void) {
   struct timespec ts;

@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "ir/literal.h"
-#include "ir/literal_diff.h"
+#include "api/tooling.h"
 
 /* A source of random infeed values: the state starts from the seed at every run. */
 static cxla_status random_source(void *user, const cxla_shape *shape, cxla_literal **out) {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "core/flags.h"
+#include "api/tooling.h"
 
 int cli_parse_wrt(const char *s, int **out, int *n) {
   int cap = 1;

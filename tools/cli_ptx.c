@@ -6,12 +6,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "backend/gpu/gpu_build.h"
+#include "api/tooling.h"
 #include "cli.h"
-#include "ir/verify.h"
-#include "core/context.h"
-#include "text/hlo.h"
-#include "util/file.h"
 
 int cli_emit_ptx(cxla_context *ctx, const char *path, const char *sm, const char *out) {
   cx_nvptx_arch arch;

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "cli.h"
-#include "core/flags.h"
+#include "api/tooling.h"
 
 typedef struct {
   const char *module;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "core/flags.h"
+#include "api/tooling.h"
 
 /* The hyper-parameter options: name, where the value goes, which optimizer takes it. */
 typedef struct {

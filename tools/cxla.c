@@ -4,10 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "core/context.h"
-#include "runtime/executable.h"
-#include "core/flags.h"
-#include "util/file.h"
+#include "api/tooling.h"
 
 typedef struct {
   const char *name;
