@@ -4,8 +4,8 @@
  * and batch groups, the 1×1 fast path, weight-gradient shapes (NHWC and NCHW), big mode, with
  * and without a pool; errors; prints GFLOP/s of a ResNet-like layer. */
 #include <time.h>
-#include "backend/cpu/runtime.h"
-#include "backend/cpu/threadpool.h"
+#include "rt/rt.h"
+#include "rt/threadpool.h"
 #include "test.h"
 #include "util/util.h"
 

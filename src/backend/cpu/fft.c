@@ -25,9 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "backend/cpu/runtime.h"
+#include "rt/rt.h"
 #include "backend/cpu/sequencer_int.h"
-#include "backend/cpu/threadpool.h"
+#include "rt/threadpool.h"
 #include "core/trace.h"
 
 typedef struct cx_fft_plan {

@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <cblas.h>
-#include "backend/cpu/runtime.h"
+#include "rt/rt.h"
 #include "backend/cpu/sequencer_int.h"
-#include "backend/cpu/threadpool.h"
+#include "rt/threadpool.h"
 #include "core/trace.h"
 
 typedef struct rd_job {

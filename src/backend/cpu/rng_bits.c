@@ -11,9 +11,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "backend/cpu/runtime.h"
+#include "rt/rt.h"
 #include "backend/cpu/sequencer_int.h"
-#include "backend/cpu/threadpool.h"
+#include "rt/threadpool.h"
 #include "core/trace.h"
 
 static inline uint32_t rotl32(uint32_t v, int d) { return (v << d) | (v >> (32 - d)); }

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "backend/cpu/sort_scatter.h"
-#include "backend/cpu/threadpool.h"
+#include "rt/threadpool.h"
 #include "core/trace.h"
 
 typedef struct sas_desc {

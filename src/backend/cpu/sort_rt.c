@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "backend/cpu/sort_scatter.h"
-#include "backend/cpu/threadpool.h"
+#include "rt/threadpool.h"
 #include "core/trace.h"
 
 #define SORT_MAX_OPS 64

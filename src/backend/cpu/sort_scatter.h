@@ -8,10 +8,8 @@
  * compile sends the instruction to the interpreter, as before (counted in fallbacks=). */
 #ifndef CX_CPU_SORT_SCATTER_H
 #define CX_CPU_SORT_SCATTER_H
-#include "backend/cpu/runtime.h"
+#include "rt/rt.h"
 #include "backend/cpu/sequencer_int.h"
-
-typedef void (*cx_scalar_fn)(void **p);
 
 /* sort_rt.c */
 cxla_status cx_seq_sort(cx_seq *s, cx_instr *in);

@@ -16,9 +16,9 @@
  * and an index per entry. */
 #include <stdio.h>
 #include <string.h>
-#include "backend/cpu/runtime.h"
+#include "rt/rt.h"
 #include "backend/cpu/sequencer_int.h"
-#include "backend/cpu/threadpool.h"
+#include "rt/threadpool.h"
 #include "core/trace.h"
 
 /* ---- 8 to 32-bit types: packed words, larger first ---- */

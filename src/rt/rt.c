@@ -1,4 +1,4 @@
-/* runtime.c — the functions JIT code calls (runtime.h): parallel_for over the pool, GEMM via
+/* rt.c — the functions JIT code calls (rt/rt.h): parallel_for over the pool, GEMM via
  * OpenBLAS, interpreter fallback, trace spans. A failure anywhere sets rt->status once; every
  * later call of that execution then returns at once, so the sequencer needs no error
  * branches and checks rt->status after its entry function returns. */
@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <cblas.h>
-#include "backend/cpu/runtime.h"
-#include "backend/cpu/threadpool.h"
+#include "rt/rt.h"
+#include "rt/threadpool.h"
 #include "core/context.h"
 #include "core/trace.h"
 #include "ir/metadata.h"
