@@ -72,6 +72,11 @@ typedef struct cx_la_desc {
   int64_t ucols, vrows;       /* gesdd/gesvd: u is m x ucols, vt vrows x n */
 } cx_la_desc;
 void cx_rt_linalg(cx_rt *rt, const cx_la_desc *d, void **bufs, int32_t id);
+/* The name of call id for messages and traces (dflt when there is none). */
+const char *cx_rt_name(const cx_rt *rt, int32_t id, const char *dflt);
+/* Records the first failure of the execution (status and printf-style message) only; every
+ * later call sees status != CXLA_OK and returns. */
+void cx_rt_fail(cx_rt *rt, cxla_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The op_name and source line of call id as string arguments of its trace events (the
  * integer arguments are left for the caller). */
 struct cx_trace_args cx_rt_origin_args(const cx_rt *rt, int32_t id);
