@@ -97,7 +97,7 @@ static cxla_status lapack(cx_seq *s, cx_instr *in, cx_la_routine r) {
   return call(s, in, &d, in->a.custom_call_target);
 }
 
-/* topk.c's routine for XLA:CPU's "TopK". */
+/* rt/topk.c's routine for XLA:CPU's "TopK". */
 static cxla_status topk(cx_seq *s, cx_instr *in, cx_la_routine r) {
   (void)r;
   return cx_seq_topk_custom_call(s, in);
