@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "backend/cpu/runtime.h"
-#include "backend/cpu/threadpool.h"
+#include "rt/rt.h"
+#include "rt/threadpool.h"
 
 /* Wall time, or with one thread this thread's CPU time (CPU_TIME=1): on a shared, loaded
  * machine that is what the code would take on an idle one (minus cache interference). */

@@ -29,7 +29,7 @@ for f in bench_main bench_util bench_mem bench_blas bench_compile; do
 done
 $CC -fopenmp -o "$OUT/bench_main" "$OBJ"/bench_main.o "$OBJ"/bench_util.o "$OBJ"/bench_mem.o "$OBJ"/bench_blas.o \
   "$OBJ"/bench_compile.o "$OBJ"/baselines.o "$OBJ"/baseline_fast.o $STATIC_LIBS
-# The runtime micro-benchmarks reach into the cpu backend's own headers (they time its pieces).
+# The runtime micro-benchmarks reach into src/rt's headers (they time the run-time routines).
 $CC $CFLAGS_BENCH -I"$SRC/include" -I"$SRC/src" bench/bench_runtime.c -o "$OUT/bench_runtime" $STATIC_LIBS
 # LLVM-only compile-time diagnostic (bench/diag_llvm.c), run by hand on a --dump-to IR file.
 $CC -std=c11 -O2 -Wall -Wextra $(llvm-config-19 --cflags) bench/diag_llvm.c -o "$OUT/diag_llvm" \

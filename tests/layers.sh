@@ -25,10 +25,11 @@ allowed() {
     passes) echo "util core ir interp text" ;;
     grad) echo "util core ir" ;;
     codegen) echo "util core ir" ;;
-    backend/cpu) echo "util core ir text interp passes codegen" ;;
-    backend/gpu) echo "util core ir text interp passes codegen" ;;
-    runtime) echo "util core ir text interp passes codegen backend/cpu backend/gpu" ;;
-    api) echo "util core ir text stablehlo interp passes grad codegen backend/cpu backend/gpu runtime" ;;
+    rt) echo "util core ir" ;;
+    backend/cpu) echo "util core ir text interp passes codegen rt" ;;
+    backend/gpu) echo "util core ir text interp passes codegen rt" ;;
+    runtime) echo "util core ir text interp passes codegen rt backend/cpu backend/gpu" ;;
+    api) echo "util core ir text stablehlo interp passes grad codegen rt backend/cpu backend/gpu runtime" ;;
     *) echo "?" ;;
   esac
 }
@@ -40,7 +41,7 @@ objs() {
   done
 }
 
-FOLDERS="util core ir text stablehlo interp passes grad codegen backend/cpu backend/gpu runtime api"
+FOLDERS="util core ir text stablehlo interp passes grad codegen rt backend/cpu backend/gpu runtime api"
 for d in $FOLDERS; do
   [ -d "$OBJ/$d" ] || continue
   objs "$d" | xargs nm -g --defined-only 2>/dev/null |

@@ -86,7 +86,7 @@ TEST(cpu_exec_fallbacks_are_correct_and_counted) {
   char *stats = NULL;
   cxla_literal *got = NULL;
   CHECK(cpu_check(sort_text, 1, in, NULL, 0, 0, &stats, &got));
-  CHECK_EQ_INT(cpu_fallbacks(stats), 0); /* sort is native (sort_rt.c) */
+  CHECK_EQ_INT(cpu_fallbacks(stats), 0); /* sort is native (rt/sort.c) */
   if (got) { /* sorted -x ascending: row 0 = -5 -4 -3 -1 -1 */
     CHECK_NEAR(cxla_literal_get_f64(got, 0), -5, 0);
     CHECK_NEAR(cxla_literal_get_f64(got, 4), -1, 0);

@@ -1,6 +1,6 @@
 /* test_fft.c — fft: the verifier's shape rule (XLA's InferFftShape) and text form, the
  * interpreter's DFT on hand-worked transforms (more in tests/hlo/ops/fft.hlo), and the cpu
- * backend (FFTW, backend/cpu/fft.c) against the interpreter on every kind, both precisions,
+ * backend (FFTW, rt/fft.c) against the interpreter on every kind, both precisions,
  * ranks 1-3, batches, even, odd and prime lengths, lengths of 1, and empty arrays, compiled and
  * run from several threads at once (FFTW's planner is not thread-safe: cxla plans under a
  * lock); the cpu must run every fft natively. */

@@ -1,5 +1,5 @@
 /* test_ragged_dot.c — ragged-dot: the shape rule (XLA's InferRaggedDotOpShape) on good and bad
- * dimension numbers, and the cpu backend's per-group GEMMs (backend/cpu/ragged_dot.c) against
+ * dimension numbers, and the cpu backend's per-group GEMMs (rt/ragged_dot.c) against
  * the interpreter's plain loops in each mode, with the dimensions in unusual orders, group_sizes
  * of rank 1 and with a prefix, empty groups, groups past the end and negative sizes, several
  * element types and several threads; the cpu compile must run it natively (no interpreter

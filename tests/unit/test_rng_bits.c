@@ -1,5 +1,5 @@
 /* test_rng_bits.c — rng-bit-generator: the verifier's rule, the text form, and the cpu
- * backend's runtime routine (backend/cpu/rng_bits.c) against the interpreter on large arrays
+ * backend's runtime routine (rt/rng.c) against the interpreter on large arrays
  * of every width, both algorithms and both Philox state sizes, split over several threads,
  * and with the state carried through a while loop; the cpu compile must run it natively.
  * Known-answer vectors and XLA's own results are in tests/hlo/ops/rng_bit_generator_*.hlo. */

@@ -4,8 +4,8 @@
  * and batch groups, the 1×1 fast path, weight-gradient shapes (NHWC and NCHW), big mode, with
  * and without a pool; errors; prints GFLOP/s of a ResNet-like layer. */
 #include <time.h>
-#include "backend/cpu/runtime.h"
-#include "backend/cpu/threadpool.h"
+#include "rt/rt.h"
+#include "rt/threadpool.h"
 #include "test.h"
 #include "util/util.h"
 
@@ -180,7 +180,7 @@ static const ccase cases[] = {
     {2, 1, 300, 250, 3, 3, 3, {1, 1}, {1, 1}, {1, 1}, {0}, {0}, {0}, 0, NCHW, OIHW, NCHW}, /* several pixel blocks */
     {1, 2, 20, 21, 3, 17, 16, {1, 2}, {2, 3}, {1, 0}, {0}, {0}, {1, 0}, 0, NCHW, OIHW, NCHW}, /* window > 256 */
     {1, 16, 300, 250, 5, 3, 3, {1, 1}, {1, 1}, {1, 1}, {0}, {0}, {0}, 0, NHWC, OIHW, NCHW}, /* blocks, sgemm, scatter */
-    /* weight-gradient shapes (fewer output pixels than patch elements: conv_wgrad.c): NHWC,
+    /* weight-gradient shapes (fewer output pixels than patch elements: rt/conv_wgrad.c): NHWC,
      * runs of the batch (the channels) and the filter (dy) used in place */
     {4, 3, 9, 9, 6, 9, 9, {1, 1}, {1, 1}, {1, 1}, {0}, {0}, {0}, 0, F01B, I01O, O1BF},
     {4, 12, 10, 10, 5, 4, 4, {1, 1}, {1, 1}, {1, 1}, {0}, {2, 2}, {0}, 0, F01B, I01O, O1BF}, /* of stride 2 */

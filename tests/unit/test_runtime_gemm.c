@@ -4,8 +4,8 @@
  * cblas_sgemm at 1024³. */
 #include <cblas.h>
 #include <time.h>
-#include "backend/cpu/runtime.h"
-#include "backend/cpu/threadpool.h"
+#include "rt/rt.h"
+#include "rt/threadpool.h"
 #include "core/trace.h"
 #include "test.h"
 #include "util/util.h"

@@ -5,8 +5,8 @@
 #include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
-#include "backend/cpu/runtime.h"
-#include "backend/cpu/threadpool.h"
+#include "rt/rt.h"
+#include "rt/threadpool.h"
 #include "test.h"
 #include "util/util.h"
 

@@ -4,7 +4,7 @@
  * a context: compile phases and executions land in the file when the context is destroyed. */
 #include <pthread.h>
 #include <unistd.h>
-#include "backend/cpu/runtime.h"
+#include "rt/rt.h"
 #include "core/trace.h"
 #include "test.h"
 #include "util/file.h"

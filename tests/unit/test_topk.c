@@ -1,5 +1,5 @@
 /* test_topk.c — topk: the verifier's shape rule (XLA's InferTopKShape), the text form, and the
- * cpu backend's runtime routine (backend/cpu/topk.c) against the interpreter on rows full of
+ * cpu backend's runtime routine (rt/topk.c) against the interpreter on rows full of
  * ties, NaN, infinities and signed zeros, every element type, both directions, k from 0 to
  * the whole row, with the rows split over several threads; the cpu compile must run it
  * natively (no interpreter fallback). Hand-computed values are in tests/hlo/ops/topk.hlo. */

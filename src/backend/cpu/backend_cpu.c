@@ -15,7 +15,7 @@
 #include "backend/cpu/pools.h"
 #include "backend/cpu/sequencer.h"
 #include "backend/cpu/sort_scatter.h"
-#include "backend/cpu/threadpool.h"
+#include "rt/threadpool.h"
 #include "codegen/jit.h"
 #include "codegen/llvm_compile.h"
 #include "core/context.h"

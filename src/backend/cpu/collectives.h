@@ -1,39 +1,14 @@
-/* collectives.h — the collectives on the cpu (docs/collectives.md): the plan the sequencer
- * makes for each (collectives_plan.c, kept in the module arena for the executable's life)
- * and the runtime routines that run it (collectives_rt.c). */
+/* collectives.h — the collectives on the cpu (docs/collectives.md): the sequencer's side, a
+ * plan for each (collectives_plan.c) and a call of the run-time routine that runs it
+ * (rt/collectives.c, rt/collectives.h). */
 #ifndef CX_CPU_COLLECTIVES_H
 #define CX_CPU_COLLECTIVES_H
 #include "backend/cpu/sort_scatter.h"
-
-#define COLL_MAX_OPS 64
-
-typedef enum coll_kind {
-  COLL_ALL_REDUCE, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_ALL_TO_ALL, COLL_PERMUTE, COLL_BROADCAST
-} coll_kind;
-
-/* How the fold combines two elements: the compiled to_apply, or a loop for one add. */
-typedef enum coll_fast { COLL_CALL, COLL_ADD_F32, COLL_ADD_F64, COLL_ADD_S32, COLL_ADD_S64 } coll_fast;
-
-typedef struct coll_desc {
-  const cx_instr *in;       /* the module lives as long as the executable */
-  const char *file;         /* for located errors */
-  int kind, nops, fast;
-  int d;                    /* dimensions[0]; -1: none (all-to-all's tuple form) */
-  int64_t elems[COLL_MAX_OPS];  /* operand i: elements, */
-  size_t es[COLL_MAX_OPS];      /* element bytes, */
-  int64_t outer[COLL_MAX_OPS], dim[COLL_MAX_OPS], inner[COLL_MAX_OPS]; /* rows before d, its size, bytes after */
-} coll_desc;
+#include "rt/collectives.h"
 
 /* The sequencer's call for replica-id, partition-id and every collective (its -start/-done
  * halves the async pass made into the collective itself). */
 cxla_status cx_seq_device_id(cx_seq *s, cx_instr *in);
 cxla_status cx_seq_collective(cx_seq *s, cx_instr *in);
-
-/* all-reduce and reduce-scatter (fn: the compiled to_apply) and the others; bufs: the result
- * leaves, then the operands'. */
-void cx_rt_collective_reduce(cx_rt *rt, const void *desc, cx_scalar_fn fn, void **bufs, int32_t id);
-void cx_rt_collective(cx_rt *rt, const void *desc, void **bufs, int32_t id);
-/* replica-id (partition 0) or partition-id (1) of this execution's device. */
-void cx_rt_device_id(cx_rt *rt, int32_t partition, uint32_t *out);
 
 #endif

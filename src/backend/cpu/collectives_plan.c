@@ -1,6 +1,6 @@
 /* collectives_plan.c — the sequencer's side of the collectives: a plan per instruction (its
  * operands' sizes and the dimension it cuts along, the reducer recognised as one add) and one
- * call of a runtime routine of collectives_rt.c. A reducer the emitter cannot compile sends
+ * call of a run-time routine of rt/collectives.c. A reducer the emitter cannot compile sends
  * the instruction to the interpreter, which takes part in the run just the same. */
 #include <stdio.h>
 #include "backend/cpu/collectives.h"

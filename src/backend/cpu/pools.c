@@ -4,8 +4,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include "backend/cpu/pools.h"
-#include "backend/cpu/runtime.h"
-#include "backend/cpu/threadpool.h"
+#include "rt/rt.h"
+#include "rt/threadpool.h"
 #include "core/context.h"
 
 #define MAX_POOLS 4

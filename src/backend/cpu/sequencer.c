@@ -331,11 +331,11 @@ static const emitter k_emit[CX_OP_COUNT] = {
   [CX_OP_CALL] = emit_call, [CX_OP_COPY] = emit_copy, [CX_OP_FUSION] = emit_fusion, [CX_OP_DOT] = emit_dot,
   [CX_OP_CHOLESKY] = cx_seq_cholesky, [CX_OP_TRIANGULAR_SOLVE] = cx_seq_triangular_solve, /* LAPACK, BLAS */
   [CX_OP_CUSTOM_CALL] = cx_seq_custom_call, /* by target */
-  [CX_OP_TOPK] = cx_seq_topk, /* a runtime routine (topk.c) */
-  [CX_OP_RAGGED_DOT] = cx_seq_ragged_dot, /* a GEMM per group (ragged_dot.c) */
-  [CX_OP_FFT] = cx_seq_fft,   /* FFTW (fft.c) */
-  [CX_OP_RNG_BIT_GENERATOR] = cx_seq_rng_bit_generator, /* a runtime routine (rng_bits.c) */
-  [CX_OP_RNG] = cx_seq_rng, /* a runtime routine (rng_bits.c) */
+  [CX_OP_TOPK] = cx_seq_topk, /* a run-time routine (rt/topk.c) */
+  [CX_OP_RAGGED_DOT] = cx_seq_ragged_dot, /* a GEMM per group (rt/ragged_dot.c) */
+  [CX_OP_FFT] = cx_seq_fft,   /* FFTW (rt/fft.c) */
+  [CX_OP_RNG_BIT_GENERATOR] = cx_seq_rng_bit_generator, /* a run-time routine (rt/rng.c) */
+  [CX_OP_RNG] = cx_seq_rng, /* a run-time routine (rt/rng.c) */
   [CX_OP_SORT] = cx_seq_sort, [CX_OP_SCATTER] = cx_seq_scatter, /* runtime routines (sort_scatter.h) */
   [CX_OP_SELECT_AND_SCATTER] = cx_seq_select_and_scatter,
   /* the devices of a run: runtime routines over its transport (collectives.h) */

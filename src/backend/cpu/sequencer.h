@@ -4,7 +4,7 @@
 #define CX_CPU_SEQUENCER_H
 #include <llvm-c/Core.h>
 #include "backend/cpu/kernel_shards.h"
-#include "backend/cpu/runtime.h"
+#include "rt/rt.h"
 #include "codegen/cg.h"
 #include "ir/metadata.h"
 #include "passes/buffers.h"

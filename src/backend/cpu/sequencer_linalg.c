@@ -1,5 +1,5 @@
 /* sequencer_linalg.c — cholesky, triangular-solve and the LAPACK custom-calls in the schedule:
- * one cx_rt_linalg call each (lapack_rt.c), its descriptor a constant the JIT code passes.
+ * one cx_rt_linalg call each (rt/lapack.c), its descriptor a constant the JIT code passes.
  * LAPACK has f32, f64, c64 and c128 (the ops' f16 and bf16 are computed in f32); a custom-call
  * kind without a routine here runs on the interpreter (a counted fallback). */
 #include <stdio.h>
@@ -58,7 +58,7 @@ static cxla_status call(cx_seq *s, cx_instr *in, const cx_la_desc *d, const char
 _Static_assert(sizeof(cx_la_desc) == 13 * sizeof(int64_t), "the JIT passes the descriptor as [13 x i64]");
 
 static int lapack_type(cxla_type t) { return t == CXLA_F32 || t == CXLA_F64 || t == CXLA_C64 || t == CXLA_C128; }
-/* the ops' 16-bit floats run in f32 (lapack_rt.c widens them) */
+/* the ops' 16-bit floats run in f32 (rt/lapack.c widens them) */
 static int op_type(cxla_type t) { return lapack_type(t) || t == CXLA_F16 || t == CXLA_BF16; }
 
 cxla_status cx_seq_cholesky(cx_seq *s, cx_instr *in) {
@@ -97,7 +97,7 @@ static cxla_status lapack(cx_seq *s, cx_instr *in, cx_la_routine r) {
   return call(s, in, &d, in->a.custom_call_target);
 }
 
-/* topk.c's routine for XLA:CPU's "TopK". */
+/* rt/topk.c's routine for XLA:CPU's "TopK". */
 static cxla_status topk(cx_seq *s, cx_instr *in, cx_la_routine r) {
   (void)r;
   return cx_seq_topk_custom_call(s, in);

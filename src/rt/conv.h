@@ -1,4 +1,4 @@
-/* conv_rt.h — what the two halves of the convolution runtime share: conv_im2col.c (the entry
+/* conv.h — what the two halves of the convolution routine share: conv_im2col.c (the entry
  * point, and convolutions with more output pixels than patch elements, one patch per row) and
  * conv_wgrad.c (weight-gradient-shaped ones, whose contraction over batch and image is the
  * long side: one patch element per row).
@@ -11,13 +11,13 @@
  * (about a fifth of the throughput, measured), so while OpenBLAS is threaded a chunk's GEMMs
  * stay under that size, and a convolution too big for that runs as one task ("big mode"):
  * chunks of a few MiB, gathered in parallel, each multiplied by one threaded GEMM. */
-#ifndef CX_CPU_CONV_RT_H
-#define CX_CPU_CONV_RT_H
+#ifndef CX_RT_CONV_H
+#define CX_RT_CONV_H
 #include <string.h>
-#include "backend/cpu/runtime.h"
+#include "rt/rt.h"
 
 /* OpenBLAS runs a GEMM on one thread when m*n*k <= 65536 * GEMM_MULTITHREAD_THRESHOLD (4 by
- * default, interface/gemm.c); runtime.c relies on the same bound. */
+ * default, interface/gemm.c); rt/gemm.c relies on the same bound. */
 #define CX_CONV_SMALL_GEMM_MNK 262144.0
 /* Scratch a pool task gathers a chunk into: well inside a core's L2. */
 #define CX_CONV_CHUNK_BYTES (256 << 10)

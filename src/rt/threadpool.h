@@ -8,7 +8,7 @@
 #ifndef CX_THREADPOOL_H
 #define CX_THREADPOOL_H
 #include <stdint.h>
-#include "backend/cpu/runtime.h"
+#include "rt/rt.h"
 #include "core/trace.h"
 
 /* A pool whose parallel_for uses `nthreads` threads in all: the caller plus nthreads - 1
@@ -34,7 +34,7 @@ int64_t cx_threadpool_parallel_for_traced(cx_threadpool *p, cx_kernel_fn fn, voi
                                           int64_t grain, cx_trace *trace, const char *name,
                                           const cx_trace_args *targs);
 
-/* cx_threadpool_create, then sets OpenBLAS's thread count to the pool's size (runtime.c). */
+/* cx_threadpool_create, then sets OpenBLAS's thread count to the pool's size (rt/rt.c). */
 cx_threadpool *cx_rt_pool_create(int nthreads);
 
 /* Online CPUs (at least 1). */

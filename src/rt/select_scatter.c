@@ -1,4 +1,4 @@
-/* select_scatter_rt.c — select-and-scatter on the cpu (the gradient of max-pooling). The
+/* select_scatter.c — select-and-scatter on the cpu (the gradient of max-pooling). The
  * result starts as init_value; for every source element (row-major) its window over the
  * operand is walked in row-major order over in-bounds elements only (padding and
  * base-dilation holes are never selected); the first is the initial selection and a later one
@@ -10,18 +10,10 @@
  * max-pool gradient jax emits, run inline; any other pair calls the emitted functions. */
 #include <stdio.h>
 #include <string.h>
-#include "backend/cpu/sort_scatter.h"
-#include "backend/cpu/threadpool.h"
+#include "rt/sort_scatter.h"
+#include "rt/threadpool.h"
 #include "core/trace.h"
 
-typedef struct sas_desc {
-  int rank, indep;   /* leading dims that are independent slices */
-  int fast;          /* 0: call; 1: select GE, 2: select GT (f32, scatter add) */
-  cx_window_dim w[CXLA_MAX_RANK];
-  int64_t odims[CXLA_MAX_RANK], sdims[CXLA_MAX_RANK], ostride[CXLA_MAX_RANK];
-  int64_t oelems, selems, slice_o, slice_s; /* elements per independent slice */
-  size_t oes, res, ses;
-} sas_desc;
 
 typedef struct sas_job {
   const sas_desc *d;
@@ -186,56 +178,4 @@ void cx_rt_select_and_scatter(cx_rt *rt, const void *desc, cx_scalar_fn sel, cx_
     a.val[0] = slices, a.val[1] = d->selems;
     cx_trace_add(rt->trace, name, "library", t0, cx_trace_now(), &a);
   }
-}
-
-/* ---- compile time ---- */
-
-/* select(a, b) = compare(parameter 0, parameter 1) direction GE or GT, on f32 */
-static int fast_kind(const cx_instr *in) {
-  const cx_instr *s = in->called[0]->root, *c = in->called[1]->root;
-  if (in->ops[0]->shape.type != CXLA_F32 || in->shape.type != CXLA_F32 || in->ops[1]->shape.type != CXLA_F32)
-    return 0;
-  if (!s || s->op != CX_OP_COMPARE || s->nops != 2 || s->ops[0]->op != CX_OP_PARAMETER ||
-      s->ops[1]->op != CX_OP_PARAMETER || s->ops[0]->a.index != 0 || s->ops[1]->a.index != 1)
-    return 0;
-  if (!c || c->op != CX_OP_ADD || c->nops != 2 || c->ops[0]->op != CX_OP_PARAMETER ||
-      c->ops[1]->op != CX_OP_PARAMETER || c->ops[0]->a.index != 0 || c->ops[1]->a.index != 1)
-    return 0;
-  if (s->a.cmp_type != CX_CMP_DEFAULT && s->a.cmp_type != CX_CMP_FLOAT) return 0;
-  return s->a.dir == CXLA_GE ? 1 : s->a.dir == CXLA_GT ? 2 : 0;
-}
-
-cxla_status cx_seq_select_and_scatter(cx_seq *s, cx_instr *in) {
-  const char *why = "malformed select-and-scatter";
-  const cx_shape *x = &in->ops[0]->shape, *src = &in->ops[1]->shape;
-  if (in->nops != 3 || in->ncalled != 2 || in->a.window.rank != x->rank) return cx_seq_fallback(s, in, why);
-  sas_desc *d = cx_arena_alloc(&s->g->m->arena, sizeof *d);
-  if (!d) return cx_cg_fail(s->g, CXLA_ERR_OUT_OF_MEMORY, "out of memory");
-  d->rank = x->rank;
-  for (int a = 0; a < x->rank; a++) {
-    d->w[a] = in->a.window.d[a];
-    if (d->w[a].size > 64 || d->w[a].reversal) return cx_seq_fallback(s, in, "select-and-scatter window over 64 wide or reversed");
-    d->odims[a] = x->dims[a];
-    d->sdims[a] = src->dims[a];
-  }
-  cx_shape_strides(x, d->ostride);
-  d->oelems = cx_shape_elems(x);
-  d->selems = cx_shape_elems(src);
-  d->indep = 0;
-  while (d->indep < x->rank) {
-    const cx_window_dim *w = &d->w[d->indep];
-    if (w->size != 1 || w->stride != 1 || w->pad_lo || w->pad_hi || w->lhs_dilate != 1 || w->rhs_dilate != 1) break;
-    d->indep++;
-  }
-  d->slice_o = d->slice_s = 1;
-  for (int a = d->indep; a < x->rank; a++) {
-    d->slice_o *= x->dims[a];
-    d->slice_s *= src->dims[a];
-  }
-  d->oes = cxla_type_size(x->type);
-  d->res = cxla_type_size(in->shape.type);
-  d->ses = cxla_type_size(src->type);
-  d->fast = fast_kind(in);
-  if (cx_seq_native_call(s, in, "cx_rt_select_and_scatter", d, 2, &why)) return s->g->status;
-  return cx_seq_fallback(s, in, why);
 }

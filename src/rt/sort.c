@@ -1,4 +1,4 @@
-/* sort_rt.c — sort on the cpu: every 1-D slice along the sort dimension is sorted on its own,
+/* sort.c — sort on the cpu: every 1-D slice along the sort dimension is sorted on its own,
  * slices in parallel on the pool. A slice sorts a permutation of indices with a bottom-up
  * merge sort whose comparisons call the emitted comparator on the operands' elements in
  * place (lhs_0, rhs_0, lhs_1, rhs_1, ...); then every operand is permuted into its result.
@@ -7,24 +7,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "backend/cpu/sort_scatter.h"
-#include "backend/cpu/threadpool.h"
+#include "rt/sort_scatter.h"
+#include "rt/threadpool.h"
 #include "core/trace.h"
 
-#define SORT_MAX_OPS 64
 #define SORT_CHUNK_ELEMS 16384
-
-/* A comparator that is one compare of the first operand's two f32 elements runs inline, on
- * (key, index) pairs in a contiguous buffer, and gives the permutation the emitted function
- * would (fast_order). */
-typedef enum sort_fast { SORT_CALL, SORT_F32_LT, SORT_F32_GT, SORT_F32_TOTAL_LT, SORT_F32_TOTAL_GT } sort_fast;
-
-typedef struct sort_desc {
-  int n, fast;
-  uint64_t used; /* bit k: the comparator reads operand k (others' addresses are not set) */
-  int64_t outer, len, inner; /* dims before, along and after the sort dimension */
-  size_t esize[SORT_MAX_OPS];
-} sort_desc;
 
 typedef struct sort_job {
   const sort_desc *d;
@@ -227,45 +214,4 @@ void cx_rt_sort(cx_rt *rt, const void *desc, cx_scalar_fn cmp, void **bufs, int3
     a.val[0] = slices, a.val[1] = d->len;
     cx_trace_add(rt->trace, name, "library", t0, cx_trace_now(), &a);
   }
-}
-
-static int fast_kind(const cx_instr *in) {
-  const cx_instr *r = in->ncalled == 1 && in->called[0] ? in->called[0]->root : NULL;
-  if (!r || r->op != CX_OP_COMPARE || in->ops[0]->shape.type != CXLA_F32 || in->ops[0]->shape.dims[in->a.dims.v[0]] > INT32_MAX)
-    return SORT_CALL;
-  if (r->ops[0]->op != CX_OP_PARAMETER || r->ops[1]->op != CX_OP_PARAMETER || r->ops[0]->a.index != 0 ||
-      r->ops[1]->a.index != 1)
-    return SORT_CALL;
-  int total = r->a.cmp_type == CX_CMP_TOTALORDER;
-  if (!total && r->a.cmp_type != CX_CMP_DEFAULT && r->a.cmp_type != CX_CMP_FLOAT) return SORT_CALL;
-  if (r->a.dir == CXLA_LT) return total ? SORT_F32_TOTAL_LT : SORT_F32_LT;
-  if (r->a.dir == CXLA_GT) return total ? SORT_F32_TOTAL_GT : SORT_F32_GT;
-  return SORT_CALL;
-}
-
-cxla_status cx_seq_sort(cx_seq *s, cx_instr *in) {
-  const cx_shape *x = &in->ops[0]->shape;
-  const char *why = "sort of more than 64 operands or along no dimension";
-  if (in->nops > SORT_MAX_OPS || in->a.dims.n != 1 || x->rank < 1) return cx_seq_fallback(s, in, why);
-  sort_desc *d = cx_arena_alloc(&s->g->m->arena, sizeof *d);
-  if (!d) return cx_cg_fail(s->g, CXLA_ERR_OUT_OF_MEMORY, "out of memory");
-  int dim = (int)in->a.dims.v[0];
-  d->n = in->nops;
-  d->outer = d->inner = 1;
-  for (int k = 0; k < x->rank; k++) {
-    if (k < dim) d->outer *= x->dims[k];
-    if (k > dim) d->inner *= x->dims[k];
-  }
-  d->len = x->dims[dim];
-  for (int k = 0; k < d->n; k++) d->esize[k] = cxla_type_size(in->ops[k]->shape.type);
-  const cx_comp *c = in->ncalled == 1 ? in->called[0] : NULL;
-  d->used = !c || !c->root || c->root->op == CX_OP_PARAMETER ? ~0ull : 0;
-  for (int i = 0; c && i < c->ninstrs; i++)
-    for (int k = 0; k < c->instrs[i]->nops; k++) {
-      const cx_instr *o = c->instrs[i]->ops[k];
-      if (o->op == CX_OP_PARAMETER && o->a.index >= 0 && o->a.index / 2 < 64) d->used |= 1ull << (o->a.index / 2);
-    }
-  d->fast = fast_kind(in);
-  if (cx_seq_native_call(s, in, "cx_rt_sort", d, 1, &why)) return s->g->status;
-  return cx_seq_fallback(s, in, why);
 }

@@ -18,7 +18,7 @@
 #include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
-#include "backend/cpu/threadpool.h"
+#include "rt/threadpool.h"
 #include "core/trace.h"
 #include "util/util.h"
 

@@ -1,4 +1,4 @@
-/* collectives_rt.c — the collectives on the cpu: runtime routines the sequencer calls for
+/* collectives.c — the collectives on the cpu: run-time routines the sequencer calls for
  * every collective (cx_seq_collective), exchanging through the run's transport
  * (core/transport.h: MPI ranks or threads of --replicas).
  *
@@ -12,8 +12,8 @@
  * (cx_emit_scalar_fn), except for one add of f32, f64, s32 or s64, which runs as a loop. */
 #include <stdio.h>
 #include <string.h>
-#include "backend/cpu/collectives.h"
 #include "core/trace.h"
+#include "rt/collectives.h"
 #include "core/transport.h"
 #include "ir/groups.h"
 

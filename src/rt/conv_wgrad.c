@@ -15,7 +15,7 @@
  * the accumulators are summed into the output at the end. Feature groups are not taken here
  * (conv_im2col.c runs them); batch groups arrive split (one call per group). */
 #include <limits.h>
-#include "backend/cpu/conv_rt.h"
+#include "rt/conv.h"
 #include "util/util.h"
 
 typedef struct w_state {

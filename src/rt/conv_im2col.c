@@ -1,5 +1,5 @@
 /* conv_im2col.c — f32/f64 2-D convolution as patch gathering + GEMM: the entry point, the
- * shared chunk machinery (conv_rt.h), and convolutions with at least as many output pixels as
+ * shared chunk machinery (rt/conv.h), and convolutions with at least as many output pixels as
  * patch elements (forward and input-gradient convolutions), one patch per row:
  *   out[p, g*og + o] = sum_k cols[p, g*Kg + k] * wt_g[k, o]
  * for output pixel p = (n, oh, ow), where cols[p, :] is the (zero-padded, dilated) input patch
@@ -24,8 +24,8 @@
 #include <limits.h>
 #include <stdio.h>
 #include <cblas.h>
-#include "backend/cpu/conv_rt.h"
-#include "backend/cpu/threadpool.h"
+#include "rt/conv.h"
+#include "rt/threadpool.h"
 #include "core/trace.h"
 #include "util/util.h"
 
@@ -37,7 +37,7 @@ int openblas_get_num_threads(void);
 /* Below this many output features per group, dot products instead of a GEMM (f32). */
 #define DIRECT_OG 4
 
-/* ---- shared machinery (conv_rt.h) ---- */
+/* ---- shared machinery (rt/conv.h) ---- */
 
 void cx_conv_gemm(const cx_conv_plan *pl, int trans_a, int64_t m, int64_t n, int64_t k, const void *a,
                   int64_t lda, const void *b, int64_t ldb, int accumulate, void *c, int64_t ldc) {

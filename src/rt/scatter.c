@@ -1,4 +1,4 @@
-/* scatter_rt.c — scatter on the cpu (XLA's semantics, StableHLO's index definition with
+/* scatter.c — scatter on the cpu (XLA's semantics, StableHLO's index definition with
  * batching dims): the results start as the operands; then for every scatter index in
  * row-major order whose whole update window fits in the operand (a window partly outside is
  * skipped, not clamped, as XLA's cpu runtime does), each window element is combined
@@ -9,25 +9,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "backend/cpu/sort_scatter.h"
+#include "rt/sort_scatter.h"
 #include "core/trace.h"
 
-#define SC_MAX_OPS 32
-
-typedef enum sc_fast { SC_CALL, SC_ADD_F32, SC_MAX_F32, SC_MIN_F32 } sc_fast;
-
-typedef struct scatter_desc {
-  int n, orank, nsd, nwd, fast;
-  int64_t nidx, ivec_stride;
-  int32_t itype;
-  int64_t sdims[CXLA_MAX_RANK], wdims[CXLA_MAX_RANK];
-  int64_t idx_stride[CXLA_MAX_RANK], upd_sstride[CXLA_MAX_RANK], upd_wstride[CXLA_MAX_RANK];
-  int64_t op_wstride[CXLA_MAX_RANK], start_map[CXLA_MAX_RANK], wsize[CXLA_MAX_RANK];
-  int batching_from[CXLA_MAX_RANK];
-  int64_t odims[CXLA_MAX_RANK], ostride[CXLA_MAX_RANK];
-  int64_t oelems;
-  size_t oes[SC_MAX_OPS], ues[SC_MAX_OPS];
-} scatter_desc;
 
 static int64_t load_index(int32_t t, const char *p, int64_t i) {
   switch ((cxla_type)t) {
@@ -138,88 +122,4 @@ void cx_rt_scatter(cx_rt *rt, const void *desc, cx_scalar_fn comb, void **bufs, 
     a.val[0] = applied, a.val[1] = nwin;
     cx_trace_add(rt->trace, name, "library", t0, cx_trace_now(), &a);
   }
-}
-
-/* ---- compile time: the plan, and the combiner recognised as one f32 op ---- */
-
-/* op(current, update): parameter 0 then parameter 1, as the emitted function would read them */
-static int is_param_pair(const cx_instr *r) {
-  return r->nops == 2 && r->ops[0]->op == CX_OP_PARAMETER && r->ops[1]->op == CX_OP_PARAMETER &&
-         r->ops[0]->a.index == 0 && r->ops[1]->a.index == 1;
-}
-
-static int fast_kind(const cx_instr *in) {
-  if (in->nops != 3 || in->ncalled < 1 || in->shape.type != CXLA_F32 || in->ops[2]->shape.type != CXLA_F32)
-    return SC_CALL;
-  const cx_instr *r = in->called[0]->root;
-  if (!r || !is_param_pair(r) || r->shape.type != CXLA_F32) return SC_CALL;
-  static const int8_t k_fast[CX_OP_COUNT] = {[CX_OP_ADD] = SC_ADD_F32, [CX_OP_MAXIMUM] = SC_MAX_F32,
-                                             [CX_OP_MINIMUM] = SC_MIN_F32};
-  return k_fast[r->op];
-}
-
-static int plan(const cx_instr *in, scatter_desc *d) {
-  const cx_scatter_dims *sd = &in->a.scatter;
-  int n = in->nops / 2;
-  const cx_shape *os = &in->ops[0]->shape, *is = &in->ops[n]->shape, *us = &in->ops[n + 1]->shape;
-  if (n > SC_MAX_OPS || os->rank > CXLA_MAX_RANK) return 0;
-  d->n = n;
-  d->orank = os->rank;
-  d->itype = is->type;
-  d->oelems = cx_shape_elems(os);
-  for (int i = 0; i < n; i++) {
-    d->oes[i] = cxla_type_size(in->ops[i]->shape.type);
-    d->ues[i] = cxla_type_size(in->ops[n + 1 + i]->shape.type);
-  }
-  int64_t ivd = sd->index_vector_dim;
-  d->nidx = ivd < is->rank ? is->dims[ivd] : 1;
-  int64_t ist[CXLA_MAX_RANK], ust[CXLA_MAX_RANK];
-  cx_shape_strides(is, ist);
-  cx_shape_strides(us, ust);
-  cx_shape_strides(os, d->ostride);
-  d->ivec_stride = ivd < is->rank ? ist[ivd] : 0;
-  for (int k = 0; k < sd->scatter_dims_to_operand_dims.n; k++) d->start_map[k] = sd->scatter_dims_to_operand_dims.v[k];
-  int taken[CXLA_MAX_RANK] = {0}, window[CXLA_MAX_RANK] = {0};
-  for (int k = 0; k < sd->inserted_window_dims.n; k++) taken[sd->inserted_window_dims.v[k]] = 1;
-  for (int k = 0; k < sd->input_batching_dims.n; k++) taken[sd->input_batching_dims.v[k]] = 1;
-  for (int k = 0; k < sd->update_window_dims.n; k++) window[sd->update_window_dims.v[k]] = 1;
-  for (int a = 0; a < os->rank; a++) {
-    d->odims[a] = os->dims[a];
-    d->wsize[a] = 1;
-    d->batching_from[a] = -1;
-  }
-  int j = 0, w = 0, od = 0;
-  for (int u = 0; u < us->rank; u++) {
-    if (window[u]) {
-      while (od < os->rank && taken[od]) od++;
-      if (od >= os->rank) return 0;
-      d->wdims[w] = us->dims[u];
-      d->upd_wstride[w] = ust[u];
-      d->op_wstride[w] = d->ostride[od];
-      d->wsize[od] = us->dims[u];
-      w++, od++;
-    } else {
-      int idim = j < ivd ? j : j + 1;
-      d->sdims[j] = us->dims[u];
-      d->upd_sstride[j] = ust[u];
-      d->idx_stride[j] = ist[idim];
-      j++;
-    }
-  }
-  d->nwd = w;
-  d->nsd = j;
-  for (int k = 0; k < sd->input_batching_dims.n; k++) {
-    int64_t sdim = sd->scatter_indices_batching_dims.v[k];
-    d->batching_from[sd->input_batching_dims.v[k]] = (int)(sdim < ivd ? sdim : sdim - 1);
-  }
-  d->fast = fast_kind(in);
-  return 1;
-}
-
-cxla_status cx_seq_scatter(cx_seq *s, cx_instr *in) {
-  const char *why = "scatter of more than 32 operands";
-  scatter_desc *d = cx_arena_alloc(&s->g->m->arena, sizeof *d);
-  if (!d) return cx_cg_fail(s->g, CXLA_ERR_OUT_OF_MEMORY, "out of memory");
-  if (plan(in, d) && cx_seq_native_call(s, in, "cx_rt_scatter", d, 1, &why)) return s->g->status;
-  return cx_seq_fallback(s, in, why);
 }

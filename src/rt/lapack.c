@@ -1,4 +1,4 @@
-/* lapack_rt.c — the linear-algebra routines JIT code calls (cx_rt_linalg): cholesky and
+/* lapack.c — the linear-algebra routines JIT code calls (cx_rt_linalg): cholesky and
  * triangular-solve as XLA defines them and the LAPACK custom-calls as jaxlib's kernels run
  * them, through Debian's OpenBLAS (its LAPACK and BLAS), one matrix of the batch at a time,
  * in f32, f64, c64 and c128 (f16 and bf16 cholesky and solves in f32).
@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <cblas.h>
-#include "backend/cpu/runtime.h"
-#include "backend/cpu/threadpool.h"
+#include "rt/rt.h"
+#include "rt/threadpool.h"
 #include "core/context.h"
 #include "core/trace.h"
 #include "ir/types.h"

@@ -1,13 +1,18 @@
-/* runtime.h — functions that JIT-compiled code calls, and the per-execution runtime state
- * they receive. Everything here has C linkage and is resolved by the JIT by name. */
-#ifndef CX_CPU_RUNTIME_H
-#define CX_CPU_RUNTIME_H
+/* rt.h — the run-time routines: functions that JIT-compiled code calls while it runs, and the
+ * per-execution state they receive. Everything here has C linkage and is resolved by the JIT
+ * by name; the code that emits the calls is in backend/cpu (the sequencer), and nothing in
+ * src/rt/ uses LLVM or calls above util, core and ir. */
+#ifndef CX_RT_H
+#define CX_RT_H
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "cxla.h"
 
 typedef void (*cx_kernel_fn)(void **args, int64_t begin, int64_t end);
+/* A called computation (comparator, combiner, reducer) compiled as a scalar function
+ * (cx_emit_scalar_fn): p holds the result addresses, then the parameters'. */
+typedef void (*cx_scalar_fn)(void **p);
 
 typedef struct cx_threadpool cx_threadpool;
 typedef struct cx_trace cx_trace;
@@ -41,7 +46,7 @@ void cx_rt_gemm(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64
                 int64_t k, const void *a, int64_t lda, int64_t stride_a, const void *b,
                 int64_t ldb, int64_t stride_b, void *c, int64_t ldc, int64_t stride_c,
                 int64_t batch, int32_t id);
-/* fft through FFTW (fft.c): `plan` (made when compiling) applied to each of `batch`
+/* fft through FFTW (rt/fft.c): `plan` (made when compiling) applied to each of `batch`
  * transforms, the i-th reading in + i * (its input size) and writing out + i * (its output
  * size). Traced as a "library" event. */
 void cx_rt_fft(cx_rt *rt, const void *plan, int64_t batch, const void *in, void *out, int32_t id);
@@ -49,7 +54,7 @@ void cx_rt_fft(cx_rt *rt, const void *plan, int64_t batch, const void *in, void 
  * of this execution do nothing, so the sequencer needs no error branches. */
 void cx_rt_interp_op(cx_rt *rt, int32_t instr_index, void **args, int32_t id);
 
-/* Linear algebra on a batch of matrices (lapack_rt.c, through OpenBLAS's LAPACK and BLAS):
+/* Linear algebra on a batch of matrices (rt/lapack.c, through OpenBLAS's LAPACK and BLAS):
  * cholesky and triangular-solve as XLA defines them (f16/bf16 computed in f32), and the LAPACK
  * custom-calls jax emits, as jaxlib's kernels run them. bufs holds the result leaves, then the
  * operands': cholesky (l, a); potrf (a', info, a); trsm (x, a, b); getrf (lu, ipiv, info, a);
@@ -67,6 +72,11 @@ typedef struct cx_la_desc {
   int64_t ucols, vrows;       /* gesdd/gesvd: u is m x ucols, vt vrows x n */
 } cx_la_desc;
 void cx_rt_linalg(cx_rt *rt, const cx_la_desc *d, void **bufs, int32_t id);
+/* The name of call id for messages and traces (dflt when there is none). */
+const char *cx_rt_name(const cx_rt *rt, int32_t id, const char *dflt);
+/* Records the first failure of the execution (status and printf-style message) only; every
+ * later call sees status != CXLA_OK and returns. */
+void cx_rt_fail(cx_rt *rt, cxla_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The op_name and source line of call id as string arguments of its trace events (the
  * integer arguments are left for the caller). */
 struct cx_trace_args cx_rt_origin_args(const cx_rt *rt, int32_t id);
@@ -93,7 +103,7 @@ typedef struct cx_conv2d_desc {
 /* out = conv(in, filt) for f32 and f64 (type CXLA_F32 or CXLA_F64; anything else sets
  * CXLA_ERR_UNSUPPORTED): input patches gathered chunk by chunk into cache-sized scratch, each
  * chunk multiplied by one GEMM per feature group, chunks in parallel on the pool; as one patch
- * per output pixel, or for weight-gradient shapes one patch element per row (conv_rt.h).
+ * per output pixel, or for weight-gradient shapes one patch element per row (rt/conv.h).
  * Traced as a "library" event. */
 void cx_rt_conv_im2col(cx_rt *rt, int32_t type, const cx_conv2d_desc *d, const void *in,
                        const void *filt, void *out, int32_t id);
