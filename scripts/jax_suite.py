@@ -78,7 +78,7 @@ def results(xml):
             if child.tag in ("failure", "error"):
                 status, msg = "failed", (child.get("message") or child.text or "").strip()
             elif child.tag == "skipped":
-                status = "skipped"
+                status, msg = "skipped", (child.get("message") or "").strip()
         out[tid] = (status, msg)
     return out
 
@@ -121,23 +121,36 @@ def main():
             print(f"{name} on {p}: {sum(s == 'passed' for s, _ in res[p].values())} passed of {len(res[p])} "
                   f"in {secs:.0f} s", flush=True)
         table.append((name, res))
-    lines = ["| file | pass on JAX CPU | of those, pass on cxla | share |", "|---|---|---|---|"]
+    lines = ["| file | pass on JAX CPU | of those, skipped on cxla by JAX's own tests | run on cxla | pass on cxla | share of those run |",
+             "|---|---|---|---|---|---|"]
     causes_all = collections.Counter()
-    total_cpu = total_both = 0
+    skips = collections.Counter()
+    total_cpu = total_skip = total_run = total_both = 0
     for name, res in table:
         cpu, cx = res.get("cpu", {}), res.get("cxla", {})
         ok_cpu = [t for t, (s, _) in cpu.items() if s == "passed"]
         ok_both = [t for t in ok_cpu if cx.get(t, ("missing", ""))[0] == "passed"]
+        # JAX's tests skip themselves on devices they were not written for (jtu's "Skipped unless
+        # running on devices with tags: cpu", ...): those are the suite's choice, counted apart.
+        skipped = [t for t in ok_cpu if cx.get(t, ("missing", ""))[0] == "skipped"]
+        for t in skipped:
+            skips[cx[t][1][:100] or "(no reason)"] += 1
         for t in ok_cpu:
             s, msg = cx.get(t, ("missing", "not run on cxla (the file stopped or timed out)"))
-            if s != "passed":
-                causes_all[(name, cause(msg) if s == "failed" else f"{s} on cxla")] += 1
+            if s not in ("passed", "skipped"):
+                causes_all[(name, cause(msg))] += 1
+        run = len(ok_cpu) - len(skipped)
         total_cpu += len(ok_cpu)
+        total_skip += len(skipped)
+        total_run += run
         total_both += len(ok_both)
-        share = f"{100 * len(ok_both) / len(ok_cpu):.1f}%" if ok_cpu else "-"
-        lines.append(f"| {name} | {len(ok_cpu)} | {len(ok_both)} | {share} |")
-    share = f"{100 * total_both / total_cpu:.1f}%" if total_cpu else "-"
-    lines.append(f"| all | {total_cpu} | {total_both} | {share} |")
+        share = f"{100 * len(ok_both) / run:.1f}%" if run else "-"
+        lines.append(f"| {name} | {len(ok_cpu)} | {len(skipped)} | {run} | {len(ok_both)} | {share} |")
+    share = f"{100 * total_both / total_run:.1f}%" if total_run else "-"
+    lines.append(f"| all | {total_cpu} | {total_skip} | {total_run} | {total_both} | {share} |")
+    lines += ["", "Why JAX's tests skipped themselves on cxla:", ""]
+    for why, n in skips.most_common():
+        lines.append(f"- {n} × {why}")
     lines += ["", "Failures on cxla of tests that pass on JAX's CPU, by cause:", ""]
     for (name, c), n in causes_all.most_common():
         lines.append(f"- {n} × {name}: {c}")
