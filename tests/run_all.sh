@@ -11,7 +11,8 @@
 #      pip install, cxla.jit against jax in a venv where jax is installed from PyPI if missing),
 #      and the training demo examples/train on a Fashion-MNIST subset (tests/examples/train_test.sh),
 #      also data-parallel under mpirun -np 2 against one process (tests/examples/train_dp_test.sh),
-#      and the benchmarks built as `make bench` builds them, each run once at tiny sizes
+#      JAX's own tests (nn, random, lax_autodiff) on cxla through the PJRT plugin
+#      (tests/jax_suite/run.sh), and the benchmarks built as `make bench` builds them, each run once at tiny sizes
 #      (tests/bench/smoke.sh)
 #   3. the whole unit suite + corpus again under ASan + UBSan (build/asan/cxla_tests)
 #   4. the CLI tests and the training demo's test against the ASan builds of the CLI and of
@@ -170,6 +171,7 @@ part "train demo" "$LOG_DIR/train.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/e
 part "train data-parallel" "$LOG_DIR/train-dp.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/examples/train_dp_test.sh "$BUILD"
 part "pjrt" "$LOG_DIR/pjrt.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/pjrt/pjrt_test.sh "$BUILD"
 part "python" "$LOG_DIR/python.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/python/python_test.sh "$BUILD"
+part "jax suite" "$LOG_DIR/jax-suite.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/jax_suite/run.sh "$BUILD"
 part "bench smoke" "$LOG_DIR/bench.log" timeout -k 10 "$SUITE_TIMEOUT" sh tests/bench/smoke.sh "$BUILD"
 
 if [ $FAST -eq 0 ]; then
