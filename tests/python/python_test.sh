@@ -20,6 +20,8 @@ PY=${CXLA_PYTHON:-/usr/bin/python3}
 [ -x "$PY" ] || PY=$(command -v python3)
 JAX_VENV=${CXLA_JAX_VENV:-build/venv}
 JAX_VERSION=0.10.2
+# what test_pjrt.py's training tests import besides jax; versions that work with JAX_VERSION
+JAX_EXTRAS="flax==0.12.8 optax==0.2.8"
 PASSED=0
 FAILED=0
 LOG=$(mktemp "${TMPDIR:-/tmp}/cxla-python.XXXXXX")
@@ -84,6 +86,13 @@ if ! "$JAX_VENV/bin/python" -c "import jax" > /dev/null 2>&1; then
   else
     tail -n 3 "$LOG"
   fi
+fi
+if "$JAX_VENV/bin/python" -c "import jax" > /dev/null 2>&1 &&
+   ! "$JAX_VENV/bin/python" -c "import flax, optax" > /dev/null 2>&1; then
+  echo "installing $JAX_EXTRAS from PyPI into $JAX_VENV"
+  # shellcheck disable=SC2086  # the list is word-split on purpose
+  timeout 600 "$JAX_VENV/bin/python" -m pip install --quiet --disable-pip-version-check $JAX_EXTRAS > "$LOG" 2>&1 ||
+    { tail -n 3 "$LOG"; check "pip install $JAX_EXTRAS (test_pjrt.py's training tests need them)" false; }
 fi
 if "$JAX_VENV/bin/python" -c "import jax" > /dev/null 2>&1; then
   echo "jax $("$JAX_VENV/bin/python" -c 'import jax; print(jax.__version__)')"

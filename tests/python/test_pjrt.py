@@ -250,6 +250,11 @@ class Example(Base):
         """examples/jax_train.py, plain flax and optax, trained on cxla (JAX_PLATFORMS=cxla in a
         fresh process, the plugin found through its entry point) and on JAX's CPU: the same
         accuracy on the test set, up to the last digits that summation order moves."""
+        try:
+            import flax  # noqa: F401
+            import optax  # noqa: F401
+        except ImportError as e:
+            self.skipTest(f"examples/jax_train.py needs flax and optax: {e}")
         data = "/usr/share/datasets/fashion-mnist"
         if not os.path.exists(os.path.join(data, "t10k-labels-idx1-ubyte.gz")):
             self.skipTest("Fashion-MNIST (Debian's dataset-fashion-mnist) is not installed")
