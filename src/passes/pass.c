@@ -108,6 +108,8 @@ static const cx_pipeline_step steps[] = {
     {{"fold", cx_pass_fold_constants}, CX_STEP_FIXPOINT, 0,
      "evaluates instructions whose operands are all constants (with the interpreter)"},
     {{"cse", cx_pass_cse}, CX_STEP_FIXPOINT, 0, "merges identical instructions"},
+    {{"dot-transpose", cx_pass_dot_transpose}, CX_STEP_FIXPOINT, 0,
+     "a transpose that swaps its dot's free dimensions becomes the dot of the swapped operands"},
     {{"dce", cx_pass_dce}, CX_STEP_FIXPOINT, 0, "removes instructions nothing uses"},
     {{"scaled-dot-expand", cx_pass_scaled_dot_expand}, CX_STEP_ONCE, 0,
      "scaled-dot and __op$block_scaled_dot become converts, broadcasts, multiplies and a dot"},

@@ -70,6 +70,8 @@ cxla_status cx_pass_simplify(cx_module *m, int *changed);       /* simplify.c */
 cxla_status cx_pass_fold_constants(cx_module *m, int *changed); /* fold.c (via the interpreter) */
 cxla_status cx_pass_cse(cx_module *m, int *changed);            /* cse.c */
 cxla_status cx_pass_dce(cx_module *m, int *changed);            /* dce.c */
+/* dot_transpose.c: transpose(dot(a, b)) that swaps the free dims is dot(b, a) */
+cxla_status cx_pass_dot_transpose(cx_module *m, int *changed);
 cxla_status cx_pass_fusion(cx_module *m, int *changed);         /* fusion.c */
 cxla_status cx_pass_multi_output_fusion(cx_module *m, int *changed); /* fusion_multi.c */
 cxla_status cx_pass_row_fusion(cx_module *m, int *changed);          /* fusion_row.c */

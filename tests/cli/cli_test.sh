@@ -395,7 +395,7 @@ grep -q '^wrap-singletons  *once, required ' out.txt && grep -q '^simplify  *fix
   && ok list_passes_lines || bad list_passes_lines "$(cat out.txt)"
 run_cxla compile --list-passes addmul.hlo; expect usage_list_passes_module 2 err "--list-passes takes no MODULE.hlo"
 run_cxla run addmul.hlo x.npy y.npy --backend=cpu --disable-pass=simplify,frob
-expect usage_disable_unknown 2 err "flag --disable-pass: unknown pass 'frob'; passes that may be disabled: remove-annotations, batchnorm-expand, scan-expand, inline, simplify, fold, cse, dce,"
+expect usage_disable_unknown 2 err "flag --disable-pass: unknown pass 'frob'; passes that may be disabled: remove-annotations, batchnorm-expand, scan-expand, inline, simplify, fold, cse, dot-transpose, dce,"
 run_cxla run addmul.hlo x.npy y.npy --backend=cpu --disable-pass=layout
 expect usage_disable_required 2 err "pass 'layout' is required"
 CXLA_FLAGS=--disable-pass=wrap-singletons "$CXLA" run addmul.hlo x.npy y.npy --backend=cpu >out.txt 2>err.txt; rc=$?

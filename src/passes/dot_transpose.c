@@ -1,0 +1,88 @@
+/* dot_transpose.c — transpose(dot(a, b)) whose permutation swaps the dot's two groups of free
+ * dimensions is dot(b, a) (XLA's algebraic simplifier has the same rule). Gradients are full
+ * of it: a dense layer's kernel gradient is dot(g, x) contracted over the batch, [out, in],
+ * transposed into the kernel's [in, out] order, which the optimizer update then reads. Left
+ * alone, the transpose is a strided pass over the whole result inside the next fusion; the
+ * swapped dot costs nothing more, because a GEMM reads either operand transposed for free.
+ *
+ * The transpose becomes the dot in place (it keeps its name and users); the old dot is left
+ * to DCE. Only where the transpose is the dot's one user, so no dot is computed twice; and
+ * not where operand_precision is set, which is per operand (swapping it is not worth a rule
+ * for what JAX writes only at non-default precision). */
+#include <string.h>
+#include "ir/edit.h"
+#include "passes/pass.h"
+
+/* The permutation p of dot x's result that puts rhs's free dims before lhs's, batch first. */
+static int swaps_free_dims(const cx_instr *x, const cx_ints *p) {
+  const cx_dot_dims *d = &x->a.dot;
+  int nb = d->lhs_batch.n;
+  int nl = x->ops[0]->shape.rank - nb - d->lhs_contract.n;
+  int nr = x->ops[1]->shape.rank - nb - d->rhs_contract.n;
+  if (nl <= 0 || nr <= 0 || p->n != nb + nl + nr || d->lhs_ragged.n || d->rhs_group.n) return 0;
+  for (int i = 0; i < nb; i++)
+    if (p->v[i] != i) return 0;
+  for (int j = 0; j < nr; j++)
+    if (p->v[nb + j] != nb + nl + j) return 0;
+  for (int j = 0; j < nl; j++)
+    if (p->v[nb + nr + j] != nb + j) return 0;
+  return 1;
+}
+
+static int has_raw(const cx_instr *in, const char *key) {
+  for (int i = 0; i < in->a.nraw; i++)
+    if (!strcmp(in->a.raw[i].key, key)) return 1;
+  return 0;
+}
+
+static cxla_status swap_into(cx_instr *t, cx_instr *x) {
+  cx_module *m = t->parent->module;
+  cx_instr **ops = cx_arena_alloc(&m->arena, 2 * sizeof *ops);
+  const cx_dot_dims *d = &x->a.dot;
+  cx_dot_dims nd;
+  memset(&nd, 0, sizeof nd);
+  if (!ops || !cx_ints_set(m, &nd.lhs_batch, d->rhs_batch.n, d->rhs_batch.v) ||
+      !cx_ints_set(m, &nd.rhs_batch, d->lhs_batch.n, d->lhs_batch.v) ||
+      !cx_ints_set(m, &nd.lhs_contract, d->rhs_contract.n, d->rhs_contract.v) ||
+      !cx_ints_set(m, &nd.rhs_contract, d->lhs_contract.n, d->lhs_contract.v))
+    return cx_oom(m->ctx);
+  ops[0] = x->ops[1];
+  ops[1] = x->ops[0];
+  t->op = CX_OP_DOT;
+  t->nops = 2;
+  t->ops = ops;
+  t->a.dims.n = 0;
+  t->a.dot = nd;
+  return CXLA_OK;
+}
+
+static cxla_status fold_comp(cx_comp *c, int *changed) {
+  /* uses per instruction, counted in aux (the root is one more) */
+  for (int i = 0; i < c->ninstrs; i++) c->instrs[i]->aux = NULL;
+  for (int i = 0; i < c->ninstrs; i++)
+    for (int j = 0; j < c->instrs[i]->nops; j++) {
+      cx_instr *o = c->instrs[i]->ops[j];
+      if (o->parent == c) o->aux = (void *)((uintptr_t)o->aux + 1);
+    }
+  if (c->root) c->root->aux = (void *)((uintptr_t)c->root->aux + 1);
+  cxla_status s = CXLA_OK;
+  for (int i = 0; i < c->ninstrs && s == CXLA_OK; i++) {
+    cx_instr *t = c->instrs[i];
+    if (t->op != CX_OP_TRANSPOSE || t->nops != 1) continue;
+    cx_instr *x = t->ops[0];
+    if (x->op != CX_OP_DOT || x->nops != 2 || x->parent != c || (uintptr_t)x->aux != 1 ||
+        has_raw(x, "operand_precision") || !swaps_free_dims(x, &t->a.dims))
+      continue;
+    x->aux = NULL; /* now unused: it cannot match twice */
+    s = swap_into(t, x);
+    if (s == CXLA_OK) (*changed)++;
+  }
+  for (int i = 0; i < c->ninstrs; i++) c->instrs[i]->aux = NULL;
+  return s;
+}
+
+cxla_status cx_pass_dot_transpose(cx_module *m, int *changed) {
+  *changed = 0;
+  for (int i = 0; i < m->ncomps; i++) CX_TRY(fold_comp(m->comps[i], changed));
+  return CXLA_OK;
+}
