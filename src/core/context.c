@@ -5,6 +5,7 @@
 #include <string.h>
 #include "core/context.h"
 #include "core/trace.h"
+#include "core/transport.h"
 
 static const char *const status_names[] = {
     "ok", "invalid argument", "parse error", "verification error", "not supported",
@@ -32,7 +33,7 @@ void cxla_context_destroy(cxla_context *c) {
     if (c->slots[i].p) c->slots[i].destroy(c->slots[i].p);
   if (c->trace && cx_trace_dirty(c->trace)) cx_trace_write(c->trace, c);
   cx_trace_destroy(c->trace);
-  cx_context_transport_free(c);
+  if (c->transport && c->transport->ops->destroy) c->transport->ops->destroy(c->transport);
   cx_flags_free(&c->flags);
   pthread_mutex_destroy(&c->rt_mu);
   cx_errsink_free(&c->err);

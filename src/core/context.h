@@ -72,7 +72,5 @@ cxla_status cx_context_flush_trace(cxla_context *ctx);
  * MPI_COMM_WORLD under mpirun (MPI initialised on first use), else *out NULL (a run of one
  * device). Thread safe. */
 cxla_status cx_context_transport(cxla_context *ctx, struct cx_transport **out);
-/* Frees the context's transport (cxla_context_destroy). */
-void cx_context_transport_free(cxla_context *ctx);
 
 #endif

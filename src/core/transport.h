@@ -38,6 +38,8 @@ typedef struct cx_transport_ops {
   /* Optional: on 1, the calling execution has the transport to itself until it calls 0 (MPI:
    * executions on one communicator must not interleave their messages). */
   void (*hold)(cx_transport *t, int on);
+  /* Optional: frees a transport a context owns (cxla_context_destroy calls it). */
+  void (*destroy)(cx_transport *t);
 } cx_transport_ops;
 
 struct cx_transport {

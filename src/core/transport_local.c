@@ -130,7 +130,7 @@ static void local_fail(cx_transport *t, const char *why) {
   pthread_mutex_unlock(&w->mu);
 }
 
-static const cx_transport_ops k_local = {local_exchange, local_fail, NULL};
+static const cx_transport_ops k_local = {.exchange = local_exchange, .fail = local_fail};
 
 cx_transport **cx_local_transports(int n) {
   local_world *w = cx_calloc(1, sizeof *w);

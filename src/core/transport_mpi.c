@@ -46,7 +46,6 @@ cxla_status cx_context_transport(cxla_context *ctx, cx_transport **out) {
   return CXLA_OK;
 }
 
-void cx_context_transport_free(cxla_context *ctx) { (void)ctx; }
 
 cxla_status cxla_context_set_communicator(cxla_context *ctx, const void *mpi_comm) {
   (void)mpi_comm;
@@ -218,7 +217,8 @@ static void mpi_hold(cx_transport *t, int on) {
   else pthread_mutex_unlock(&m->mu);
 }
 
-static const cx_transport_ops k_mpi = {mpi_exchange, mpi_fail, mpi_hold};
+static void destroy(cx_transport *t);
+static const cx_transport_ops k_mpi = {.exchange = mpi_exchange, .fail = mpi_fail, .hold = mpi_hold, .destroy = destroy};
 
 /* A transport on a duplicate of comm; NULL with err set. */
 static cx_transport *make(MPI_Comm comm, char *err, size_t errlen) {
@@ -294,10 +294,6 @@ cxla_status cx_context_transport(cxla_context *ctx, cx_transport **out) {
   return CXLA_OK;
 }
 
-void cx_context_transport_free(cxla_context *ctx) {
-  destroy(ctx->transport);
-  ctx->transport = NULL;
-}
 
 cxla_status cxla_context_set_communicator(cxla_context *ctx, const void *mpi_comm) {
   if (!ctx) return CXLA_ERR_INVALID_ARGUMENT;

@@ -8,13 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "cxla.h"
+#include "rt/threadpool.h"
 
-typedef void (*cx_kernel_fn)(void **args, int64_t begin, int64_t end);
 /* A called computation (comparator, combiner, reducer) compiled as a scalar function
  * (cx_emit_scalar_fn): p holds the result addresses, then the parameters'. */
 typedef void (*cx_scalar_fn)(void **p);
 
-typedef struct cx_threadpool cx_threadpool;
 typedef struct cx_trace cx_trace;
 
 /* Per-execution state passed to the sequencer function. */

@@ -8,8 +8,11 @@
 #ifndef CX_THREADPOOL_H
 #define CX_THREADPOOL_H
 #include <stdint.h>
-#include "rt/rt.h"
 #include "core/trace.h"
+
+/* A kernel: runs its iterations [begin, end) with its arguments. */
+typedef void (*cx_kernel_fn)(void **args, int64_t begin, int64_t end);
+typedef struct cx_threadpool cx_threadpool;
 
 /* A pool whose parallel_for uses `nthreads` threads in all: the caller plus nthreads - 1
  * workers (0: one per online CPU). If the system refuses some threads the pool has fewer

@@ -14,18 +14,6 @@ cx_print_opts cx_print_opts_canonical(void) {
   return o;
 }
 
-void cx_print_int(cx_sb *sb, int64_t v) {
-  char buf[24];
-  size_t n = 0;
-  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-  do {
-    buf[sizeof buf - 1 - n++] = (char)('0' + u % 10);
-    u /= 10;
-  } while (u);
-  if (v < 0) buf[sizeof buf - 1 - n++] = '-';
-  cx_sb_putn(sb, buf + sizeof buf - n, n);
-}
-
 /* Same text as cx_shape_print. */
 void cx_print_shape(cx_sb *sb, const cx_shape *s, int with_layout) {
   if (s->type == CXLA_TUPLE) {
@@ -67,11 +55,6 @@ void cx_print_name(cx_sb *sb, const cx_instr *in, const cx_print_opts *o) {
   if (o->percent) cx_sb_putc(sb, '%');
   if (in->name) cx_sb_puts(sb, in->name);
   else cx_sb_printf(sb, "%s.%d", cx_op_name(in->op), in->id);
-}
-
-void cx_print_comp_ref(cx_sb *sb, const cx_comp *c, const cx_print_opts *o) {
-  if (o->percent) cx_sb_putc(sb, '%');
-  cx_sb_puts(sb, c ? c->name : "?");
 }
 
 void cx_print_instr(cx_sb *sb, const cx_instr *in, const cx_print_opts *o) {

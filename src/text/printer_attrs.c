@@ -1,4 +1,5 @@
-/* printer_attrs.c — attributes and constant values in HLO text. Each op's keys and their order
+/* printer_attrs.c — the pieces of an instruction in HLO text: integers, computation references,
+ * attributes and constant values. Each op's keys and their order
  * (XLA's printer's) are text/attr_keys.c's table; attributes at their default value are left
  * out where XLA leaves them out (show=IF_SET in ir/attrs.def). */
 #include <math.h>
@@ -7,6 +8,24 @@
 #include "ir/groups.h"
 #include "text/attr_keys.h"
 #include "text/printer_int.h"
+
+void cx_print_int(cx_sb *sb, int64_t v) {
+  char buf[24];
+  size_t n = 0;
+  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  do {
+    buf[sizeof buf - 1 - n++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0) buf[sizeof buf - 1 - n++] = '-';
+  cx_sb_putn(sb, buf + sizeof buf - n, n);
+}
+
+void cx_print_comp_ref(cx_sb *sb, const cx_comp *c, const cx_print_opts *o) {
+  if (o->percent) cx_sb_putc(sb, '%');
+  cx_sb_puts(sb, c ? c->name : "?");
+}
+
 
 static void put_ints(cx_sb *sb, const cx_ints *v) {
   cx_sb_putc(sb, '{');
