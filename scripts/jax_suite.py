@@ -14,6 +14,13 @@ read with `git show TAG:tests/NAME`). The tag should be the installed jax's (jax
   build/venv/bin/python scripts/jax_suite.py --jax-git /path/to/jax.git --tag jax-v0.10.2 \\
       --files lax_test.py,random_test.py --cases 1 --out build/jax-suite
 
+--dut cpu runs the cxla side with JAX's flag jax_test_dut=cpu (through JAX_TEST_DUT and the
+conftest.py written next to the tests), JAX's own knob ("describes the device under
+test in case special consideration is required"), which its tests read instead of the platform
+name where they gate on a device (jtu.run_on_devices("cpu"), skip_on_devices("cpu")). cxla runs
+on the host's CPU with JAX's CPU lowering rules (the plugin shares them), so the tests JAX writes
+for CPUs apply to it; the report says which way the run was made.
+
 JAX_NUM_GENERATED_CASES (--cases) bounds each parameterised test's generated cases; --timeout
 stops a file that hangs (its unfinished tests count as not run). Needs pytest and absl-py in
 the Python that runs it (pip install pytest absl-py into the venv under build/).
@@ -46,13 +53,20 @@ def fetch_tests(args, folder):
             f.write(data)
     # JAX's pytest settings would turn every warning into an error; the run here keeps pytest's
     # defaults so that a warning of the plugin's registration is not a test failure.
+    # JAX_TEST_DUT (--dut) reaches JAX's flag here: the flag reads no environment variable.
     with open(os.path.join(folder, "conftest.py"), "w") as f:
-        f.write("")
+        f.write("import os\n"
+                "if os.environ.get('JAX_TEST_DUT'):\n"
+                "    import jax\n"
+                "    from jax._src import test_util  # noqa: F401  (defines the flag)\n"
+                "    jax.config.update('jax_test_dut', os.environ['JAX_TEST_DUT'])\n")
 
 
-def run_file(py, folder, name, platform, cases, timeout, out):
+def run_file(py, folder, name, platform, cases, timeout, out, dut=None):
     xml = os.path.join(out, f"{platform}-{name}.xml")
     env = dict(os.environ, JAX_PLATFORMS=platform, JAX_NUM_GENERATED_CASES=str(cases))
+    if dut:
+        env["JAX_TEST_DUT"] = dut
     cmd = [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", f"--junitxml={xml}",
            os.path.join(folder, name)]
     t0 = time.time()
@@ -99,8 +113,10 @@ def main():
     ap.add_argument("--files", default=",".join(DEFAULT_FILES))
     ap.add_argument("--cases", type=int, default=1, help="JAX_NUM_GENERATED_CASES")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per file and platform")
-    ap.add_argument("--platforms", default="cpu,cxla")
+    ap.add_argument("--platforms", default="cpu,cxla",
+                    help="the platforms to run now (the report reads the other's results from --out)")
     ap.add_argument("--out", default="build/jax-suite")
+    ap.add_argument("--dut", default=None, help="JAX_TEST_DUT for the cxla runs (cpu: JAX's CPU-gated tests run too)")
     args = ap.parse_args()
     args.files = [f for f in args.files.split(",") if f]
     if not args.tests and not args.jax_git:
@@ -116,12 +132,17 @@ def main():
     for name in args.files:
         res = {}
         for p in platforms:
-            xml, secs = run_file(sys.executable, folder, name, p, args.cases, args.timeout, args.out)
+            xml, secs = run_file(sys.executable, folder, name, p, args.cases, args.timeout, args.out,
+                                 args.dut if p == "cxla" else None)
             res[p] = results(xml)
             print(f"{name} on {p}: {sum(s == 'passed' for s, _ in res[p].values())} passed of {len(res[p])} "
                   f"in {secs:.0f} s", flush=True)
+        for p in ("cpu", "cxla"):  # a platform not run now: an earlier run's results in --out
+            if p not in res:
+                res[p] = results(os.path.join(args.out, f"{p}-{name}.xml"))
         table.append((name, res))
-    lines = ["| file | pass on JAX CPU | of those, skipped on cxla by JAX's own tests | run on cxla | pass on cxla | share of those run |",
+    lines = [f"cxla runs with JAX_TEST_DUT={args.dut}" if args.dut else "cxla runs as platform cxla (no JAX_TEST_DUT)", "",
+             "| file | pass on JAX CPU | of those, skipped on cxla by JAX's own tests | run on cxla | pass on cxla | share of those run |",
              "|---|---|---|---|---|---|"]
     causes_all = collections.Counter()
     skips = collections.Counter()
