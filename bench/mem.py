@@ -22,8 +22,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MODULES = [
     ("softmax f32[4096,4096]", "hlo/softmax.hlo"),
     ("softmax f32[8192,8192]", "8192"),  # softmax.hlo at twice the side
-    ("MLP Adam step (784-512-512-10, batch 128)", "hlo/jax_mlp_step.hlo"),
-    ("CNN Adam step (2 conv, batch 128)", "hlo/jax_cnn_step.hlo"),
+    ("MLP Adam step (784-512-512-10, batch 128)", "mem/jax_mlp_step.hlo"),
+    ("CNN Adam step (2 conv, batch 128)", "mem/jax_cnn_step.hlo"),
 ]
 TINY = "HloModule tiny\nENTRY main {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] add(x, x)\n}\n"
 MIB = 1 << 20

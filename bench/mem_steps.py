@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the training-step modules bench/mem.sh measures: bench/hlo/jax_mlp_step.hlo and
-bench/hlo/jax_cnn_step.hlo, jax.jit(step, donate_argnums=(0, 1)).lower(...).as_text('hlo') of a
+"""Writes the training-step modules bench/mem.py measures: bench/mem/jax_mlp_step.hlo and
+bench/mem/jax_cnn_step.hlo, jax.jit(step, donate_argnums=(0, 1)).lower(...).as_text('hlo') of a
 flax Adam training step (the models of bench/jax_plugin.py: MLP 784-512-512-10 and the small
 CNN, batch 128). jax only ever lives in the venv that runs this, never in the library or tests.
 
@@ -53,7 +53,7 @@ def step_hlo(model, shape):
 
 
 def main():
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hlo")
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mem")
     for name, model, shape in (("mlp", MLP(), (128, 784)), ("cnn", CNN(), (128, 28, 28, 1))):
         path = os.path.join(here, f"jax_{name}_step.hlo")
         with open(path, "w") as fh:
