@@ -512,9 +512,10 @@ cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *
  * optimising and generating code on all compile threads). Valid while e lives. */
 const char *cxla_executable_compile_stats(cxla_executable *e);
 /* What the compile produced, as "name=N" pairs: for cpu "kernels=12 gemms=3 convolutions=0
- * copies=1 fallbacks=0 llvm_threads=2 llvm_modules=5 opt_cpu_ms=31 codegen_cpu_ms=40" (the
- * last two: LLVM's time summed over its threads), then "cache=hit|miss|off". Valid while e
- * lives. */
+ * copies=1 fallbacks=0 llvm_threads=2 llvm_modules=5 opt_cpu_ms=31 codegen_cpu_ms=40
+ * temp_bytes=98304" (opt and codegen: LLVM's time summed over its threads; temp_bytes: the
+ * memory an execution takes for temporaries, the largest set live at once as buffer assignment
+ * packs them), then "cache=hit|miss|off". Valid while e lives. */
 const char *cxla_executable_compile_counts(cxla_executable *e);
 
 /* Buffers live on the executable's device (host memory for interp and cpu). backend NULL

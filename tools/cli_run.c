@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include "cli.h"
@@ -317,6 +318,53 @@ static cxla_status refill_donated(cxla_context *ctx, const char *backend, cxla_e
   return s;
 }
 
+/* Bytes of a literal's array leaves. */
+static int64_t literal_bytes(cxla_literal *lit) {
+  int n = lit ? cxla_literal_tuple_size(lit) : 0;
+  if (n < 0) return (int64_t)cxla_literal_size_bytes(lit);
+  int64_t b = 0;
+  for (int i = 0; i < n; i++) b += literal_bytes(cxla_literal_tuple_get(lit, i));
+  return b;
+}
+
+/* Argument buffers without copies where the executable allows: an array parameter is read in
+ * place (wrapped), a donated one, which the run consumes, takes its literal over unless `keep`
+ * (args[i] is then NULL). What neither fits (tuples, tokens, donated and kept) is copied. */
+static cxla_status make_buffers(cxla_context *ctx, const char *backend, cxla_executable *e, int nparams,
+                                cxla_literal **args, cxla_buffer **bufs, int keep) {
+  uint64_t donated = cxla_executable_donated_parameters(e);
+  cxla_status s = CXLA_OK;
+  for (int i = 0; i < nparams && s == CXLA_OK; i++) {
+    cxla_literal *a = args[i];
+    int give = i < 64 && (donated >> i & 1);
+    if (give && !keep) {
+      if ((s = cx_buffer_adopt_literal(ctx, backend, a, &bufs[i])) == CXLA_OK) args[i] = NULL;
+    } else if (!give && cxla_literal_tuple_size(a) < 0 && cxla_literal_type(a) != CXLA_TOKEN) {
+      s = cxla_buffer_wrap(ctx, backend, cxla_literal_type(a), cxla_literal_rank(a), cxla_literal_dims(a),
+                           cxla_literal_data(a), cxla_literal_size_bytes(a), &bufs[i]);
+    } else {
+      s = cxla_buffer_from_literal(ctx, backend, a, &bufs[i]);
+    }
+  }
+  return s;
+}
+
+/* --stats: the process's peak resident memory against the data a run needs (its inputs, its
+ * outputs, and the backend's largest set of live temporaries where it reports one). */
+static void print_memory(cxla_executable *e, int64_t in_bytes, int64_t out_bytes) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return;
+  int64_t peak = (int64_t)ru.ru_maxrss * 1024; /* Linux: kilobytes */
+  const char *t = strstr(cxla_executable_compile_counts(e), "temp_bytes=");
+  int64_t temp = t ? strtoll(t + 11, NULL, 10) : 0;
+  int64_t data = in_bytes + out_bytes + temp;
+  char ratio[32] = "n/a", temps[32] = "n/a"; /* n/a: no data, or a backend that does not say */
+  if (data > 0) snprintf(ratio, sizeof ratio, "%.3f", (double)peak / (double)data);
+  if (t) snprintf(temps, sizeof temps, "%lld", (long long)temp);
+  fprintf(stderr, "memory: peak_rss_bytes=%lld data_bytes=%lld inputs_bytes=%lld outputs_bytes=%lld temp_bytes=%s ratio=%s\n",
+          (long long)peak, (long long)data, (long long)in_bytes, (long long)out_bytes, temps, ratio);
+}
+
 /* Runs e once, or `repeat` times printing the timings on stderr; *res is the last result. */
 static cxla_status execute_timed(cxla_context *ctx, const char *backend, cxla_executable *e, int nparams,
                                  cxla_literal **args, cxla_buffer **bufs, cxla_buffer **res, int64_t repeat,
@@ -409,11 +457,13 @@ int cli_run(cxla_context *ctx, int argc, char **argv) {
   if ((rc = cli_feed_load(ctx, &r.feed)) != CLI_OK || (rc = cli_feed_start(&r.feed)) != CLI_OK) goto done;
   cxla_buffer **bufs = calloc((size_t)(nparams ? nparams : 1), sizeof *bufs);
   if (!bufs) { rc = cli_error("out of memory"); goto done; }
-  cxla_status s = CXLA_OK;
-  for (int i = 0; i < nparams && s == CXLA_OK; i++) s = cxla_buffer_from_literal(ctx, opts.backend, args[i], &bufs[i]);
+  int64_t in_bytes = 0;
+  for (int i = 0; i < nparams; i++) in_bytes += literal_bytes(args[i]);
+  /* --repeat refills donated arguments and --check reruns on them: only then are they kept */
+  cxla_status s = make_buffers(ctx, opts.backend, e, nparams, args, bufs, r.repeat || r.check);
   cxla_buffer *res = NULL;
   if (s == CXLA_OK) s = execute_timed(ctx, opts.backend, e, nparams, args, bufs, &res, r.repeat, compile_ms, &r.feed);
-  if (s == CXLA_OK) s = cxla_buffer_to_literal(res, &result);
+  if (s == CXLA_OK) s = cx_buffer_take_literal(res, &result); /* the result's memory, not a copy */
   if (s != CXLA_OK) rc = cli_lib_error(ctx);
   cxla_buffer_destroy(res);
   for (int i = 0; i < nparams; i++) cxla_buffer_destroy(bufs[i]);
@@ -422,6 +472,7 @@ int cli_run(cxla_context *ctx, int argc, char **argv) {
   if (rc == CLI_OK && (r.out_dir || !r.check)) rc = cli_emit_result(ctx, r.out_dir, NULL, result);
   if (rc == CLI_OK && (r.feed.outfeed_dir || !r.check)) rc = cli_feed_emit(&r.feed, outfeeds);
   if (rc == CLI_OK && r.check) rc = check(ctx, m, &r, opts.backend, args, nparams, result, outfeeds);
+  if (rc == CLI_OK && r.stats) print_memory(e, in_bytes, literal_bytes(result));
 done:
   cli_watchdog_stop();
   cxla_literal_destroy(result);

@@ -9,7 +9,8 @@
  *    cx_flags_help) and --emit-ptx compiles with the context's flags; the trace is written
  *    before the tool exits (cx_context_flush_trace);
  *  - the backend registry (runtime/executable.h): --help lists the backends this build has and
- *    the ones it lacks;
+ *    the ones it lacks; `run` moves literals into and out of buffers instead of copying them
+ *    (cx_buffer_adopt_literal, cx_buffer_take_literal), so its peak memory is the run's data;
  *  - --check and --check-each (ir/literal.h, ir/literal_diff.h, ir/clone.h, ir/verify.h,
  *    passes/error_bound.h): element-wise comparison with tolerances and the error-bound
  *    analysis, a module cut at one instruction to name the first that differs;

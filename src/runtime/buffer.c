@@ -139,6 +139,25 @@ cxla_status cxla_buffer_from_literal(cxla_context *ctx, const char *backend, con
   return CXLA_OK;
 }
 
+cxla_status cx_buffer_adopt_literal(cxla_context *ctx, const char *backend, cxla_literal *lit, cxla_buffer **out) {
+  *out = NULL;
+  if (!lit) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cx_buffer_adopt_literal: literal is NULL");
+  const cx_backend *be;
+  CX_TRY(cx_backend_get(ctx, backend, &be));
+  if (!(*out = cx_buffer_new(ctx, be, lit))) return cx_oom(ctx);
+  return CXLA_OK;
+}
+
+cxla_status cx_buffer_take_literal(cxla_buffer *buf, cxla_literal **out) {
+  *out = NULL;
+  CX_TRY(holds_value(buf, "cx_buffer_take_literal"));
+  if (buf->wrapped) return cxla_buffer_to_literal(buf, out); /* the caller's memory stays theirs */
+  *out = buf->host;
+  buf->host = NULL;
+  cx_free(atomic_exchange(&buf->pub, NULL));
+  return CXLA_OK;
+}
+
 cxla_status cxla_buffer_to_literal(cxla_buffer *buf, cxla_literal **out) {
   if (!buf || !out) return buf ? cx_error(buf->ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_buffer_to_literal: out is NULL")
                                : CXLA_ERR_INVALID_ARGUMENT;

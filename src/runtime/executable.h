@@ -67,6 +67,12 @@ cxla_status cx_execute(cxla_executable *e, const struct cx_replica *rep, int nar
 
 /* A buffer owning host (which may be NULL: filled by the caller); NULL when memory ran out. */
 cxla_buffer *cx_buffer_new(cxla_context *ctx, const cx_backend *be, cxla_literal *host);
+/* A buffer that takes lit over (no copy); on failure lit stays the caller's. For a caller that
+ * has no further use for the literal (the CLI's inputs), where cxla_buffer_from_literal copies. */
+cxla_status cx_buffer_adopt_literal(cxla_context *ctx, const char *backend, cxla_literal *lit, cxla_buffer **out);
+/* Moves the buffer's value out into *out (no copy; a wrapped buffer's is copied, the caller's
+ * memory staying theirs); the buffer then holds no value, as after cxla_buffer_untuple. */
+cxla_status cx_buffer_take_literal(cxla_buffer *buf, cxla_literal **out);
 /* Checks the caller's array as cxla_buffer_wrap does (errors start with `fn`) and fills *out,
  * an array literal over data that owns nothing on the heap. */
 cxla_status cx_buffer_wrap_literal(cxla_context *ctx, const char *fn, cxla_type type, int rank, const int64_t *dims,

@@ -318,6 +318,57 @@ ENTRY main {
 run_cxla run loop.hlo --max-loop-iterations=5; expect_error err_runtime_loop_limit "loop.hlo:14:8: error: while loop exceeded --max-loop-iterations=5"
 run_cxla run one.hlo --random-inputs --threads=3 --stats
 [ "$rc" = 0 ] && grep -q "^compile: .*verify=" err.txt && ok run_stats || bad run_stats "exit $rc: $(cat err.txt)"
+# --stats' memory line: inputs, outputs and the cpu backend's temporaries (e, a GEMM's operand
+# between two GEMMs, must be materialised: at least one f32[64,64]) add up to the data size,
+# the peak cannot be below the data the run touched, and the ratio is the one of the two
+cat >mem.hlo <<'EOF'
+HloModule mem
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[64,64] parameter(0)
+  y = f32[64,64] parameter(1)
+  d = f32[64,64] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  e = f32[64,64] exponential(d)
+  f = f32[64,64] dot(e, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  z = f32[] constant(0)
+  r = f32[64] reduce(f, z), dimensions={1}, to_apply=add
+  ROOT t = (f32[64,64], f32[64]) tuple(f, r)
+}
+EOF
+# mem_field NAME: the value after NAME= on the memory line of err.txt
+mem_field() { sed -n "s/^memory: \(.* \)*$1=\([^ ]*\).*/\2/p" err.txt; }
+mem_check() { # NAME BACKEND: the line's numbers agree with each other and with the module
+  pk=$(mem_field peak_rss_bytes) da=$(mem_field data_bytes) in=$(mem_field inputs_bytes)
+  ou=$(mem_field outputs_bytes) te=$(mem_field temp_bytes) ra=$(mem_field ratio)
+  why=""
+  [ "$in" = 32768 ] || why="; inputs_bytes '$in', not 2 x 64 x 64 x 4"
+  [ "$ou" = 16640 ] || why="$why; outputs_bytes '$ou', not (64 x 64 + 64) x 4"
+  if [ "$2" = cpu ]; then
+    [ -n "$te" ] && [ "$te" -ge 16384 ] 2>/dev/null || why="$why; temp_bytes '$te' < 16384"
+    [ "$da" = $((in + ou + ${te:-0})) ] 2>/dev/null || why="$why; data_bytes '$da' != inputs + outputs + temps"
+  else
+    [ "$te" = n/a ] || why="$why; interp temp_bytes '$te', not n/a"
+    [ "$da" = $((in + ou)) ] 2>/dev/null || why="$why; data_bytes '$da' != inputs + outputs"
+  fi
+  [ -n "$pk" ] && [ "$pk" -ge "$da" ] 2>/dev/null || why="$why; peak_rss_bytes '$pk' below the data"
+  [ "$(awk -v p="$pk" -v d="$da" 'BEGIN { printf "%.3f", p / d }')" = "$ra" ] || why="$why; ratio '$ra' != peak / data"
+  [ "$rc" = 0 ] && [ -z "$why" ] && ok "$1" || bad "$1" "exit $rc$why: $(grep '^memory:' err.txt)"
+}
+run_cxla run mem.hlo --random-inputs --backend=cpu --stats; mem_check run_stats_memory_cpu cpu
+run_cxla run mem.hlo --random-inputs --backend=interp --stats; mem_check run_stats_memory_interp interp
+# no copies of arguments or results: 56 MiB more data raise the peak by about that, not twice
+# as much (the process's fixed part, LLVM's pages, cancels out between the two runs)
+for n in 512 4096; do
+  printf 'HloModule neg\nENTRY main {\n  x = f32[%s,4096] parameter(0)\n  ROOT y = f32[%s,4096] negate(x)\n}\n' $n $n >neg$n.hlo
+  run_cxla run neg$n.hlo --random-inputs --backend=cpu --stats
+  eval "pk$n=\$(mem_field peak_rss_bytes) da$n=\$(mem_field data_bytes)"
+done
+awk -v p1="$pk512" -v p2="$pk4096" -v d1="$da512" -v d2="$da4096" 'BEGIN { exit !(d2 > d1 && p2 - p1 < 1.5 * (d2 - d1)) }' &&
+  ok run_stats_no_copies || bad run_stats_no_copies "peak $pk512 -> $pk4096 bytes for data $da512 -> $da4096"
 
 # ---- --check, --check-each, --disable-pass, --list-passes ----
 run_cxla run --help;        expect help_run_check 0 out "--check-each"

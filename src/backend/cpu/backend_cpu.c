@@ -5,6 +5,9 @@
  * Thread safety: after compile nothing in the state is written except the arena free list
  * (under a mutex); every execution has its own arena, output literal and cx_rt. */
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -280,7 +283,18 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
                q->nconvs, q->ncopies, q->nfallbacks);
   cx_sb_printf(&stats->counts, "llvm_threads=%d llvm_modules=%d opt_cpu_ms=%.0f codegen_cpu_ms=%.0f ", tm.threads,
                tm.modules, tm.opt, tm.codegen);
+  /* the arena: the largest set of temporaries live at once, as the assignment packed them */
+  cx_sb_printf(&stats->counts, "temp_bytes=%lld ", (long long)st->bufs.arena_size);
   return CXLA_OK;
+}
+
+/* LLVM's modules, passes and code buffers are freed by now, but glibc keeps freed heap (in
+ * each compile thread's arena too) resident for reuse; hand it back to the system so that a
+ * run's inputs and results are not stacked on top of the compile's peak. */
+static void release_compile_memory(void) {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
 }
 
 static cxla_status cpu_compile(cxla_context *ctx, cx_module *m, const cx_flags *flags, void **state, cx_stats *stats) {
@@ -299,6 +313,7 @@ static cxla_status cpu_compile(cxla_context *ctx, cx_module *m, const cx_flags *
     return s;
   }
   *state = st;
+  release_compile_memory();
   return CXLA_OK;
 }
 
