@@ -30,6 +30,9 @@ static const struct { inline_fn f32, f64; } k_inline[CX_OP_COUNT] = {
   [CX_OP_TANH] = {cx_math_tanh_f32, NULL},
   [CX_OP_LOGISTIC] = {cx_math_logistic_f32, logistic_f64},
   [CX_OP_ERF] = {cx_math_erf_f32, NULL},
+  [CX_OP_SIN] = {cx_math_sin_f32, NULL},
+  [CX_OP_COS] = {cx_math_cos_f32, NULL},
+  [CX_OP_TAN] = {cx_math_tan_f32, NULL},
   [CX_OP_RSQRT] = {rsqrt, rsqrt},
 };
 

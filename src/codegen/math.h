@@ -16,5 +16,9 @@ LLVMValueRef cx_math_log1p_f32(cx_gen *g, LLVMValueRef x);
 LLVMValueRef cx_math_tanh_f32(cx_gen *g, LLVMValueRef x);
 LLVMValueRef cx_math_logistic_f32(cx_gen *g, LLVMValueRef x);
 LLVMValueRef cx_math_erf_f32(cx_gen *g, LLVMValueRef x);
+/* math_trig.c: computed in double */
+LLVMValueRef cx_math_sin_f32(cx_gen *g, LLVMValueRef x);
+LLVMValueRef cx_math_cos_f32(cx_gen *g, LLVMValueRef x);
+LLVMValueRef cx_math_tan_f32(cx_gen *g, LLVMValueRef x);
 
 #endif

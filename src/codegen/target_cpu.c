@@ -44,9 +44,9 @@ static const cx_math_lowering k_math[CX_OP_COUNT][2] = { /* [op][0: f32, 1: f64]
   [CX_OP_RSQRT] = {{CX_MATH_INLINE, NULL, 1}, POLY}, /* 1/sqrt(x) in double */
   [CX_OP_SQRT] = {{CX_MATH_INTRINSIC, "llvm.sqrt", 0}, {CX_MATH_INTRINSIC, "llvm.sqrt", 0}},
   [CX_OP_CBRT] = {LIBM_F64("cbrt"), LIBM("cbrt")},
-  [CX_OP_SIN] = {LIBM_F64("sin"), LIBM("sin")},
-  [CX_OP_COS] = {LIBM_F64("cos"), LIBM("cos")},
-  [CX_OP_TAN] = {LIBM_F64("tan"), LIBM("tan")},
+  [CX_OP_SIN] = {POLY, LIBM("sin")},
+  [CX_OP_COS] = {POLY, LIBM("cos")},
+  [CX_OP_TAN] = {POLY, LIBM("tan")},
   [CX_OP_POWER] = {LIBM_F64("pow"), LIBM("pow")},
   [CX_OP_ATAN2] = {LIBM_F64("atan2"), LIBM("atan2")},
 };

@@ -50,3 +50,8 @@ TEST(codegen_math_log1p) { CHECK_FN("log-plus-one", 2, -1, 10); }
 TEST(codegen_math_tanh) { CHECK_FN("tanh", 1, -10, 10); }
 TEST(codegen_math_logistic) { CHECK_FN("logistic", 2, -110, 30); }
 TEST(codegen_math_erf) { CHECK_FN("erf", 1, -5, 5); }
+/* sin/cos/tan: near 0 and over many periods (Cody-Waite in double), and beyond 2^24 where the
+ * Payne-Hanek path reduces (the all-bit-patterns sweep covers up to the largest floats). */
+TEST(codegen_math_sin) { CHECK_FN("sine", 1, -100, 100); CHECK_FN("sine", 1, 1e7, 1e9); }
+TEST(codegen_math_cos) { CHECK_FN("cosine", 1, -100, 100); CHECK_FN("cosine", 1, -1e9, -1e7); }
+TEST(codegen_math_tan) { CHECK_FN("tan", 1, -100, 100); CHECK_FN("tan", 1, 1e7, 3e38); }
