@@ -35,6 +35,10 @@ static const struct { inline_fn f32, f64; } k_inline[CX_OP_COUNT] = {
   [CX_OP_TAN] = {cx_math_tan_f32, NULL},
   [CX_OP_RSQRT] = {rsqrt, rsqrt},
 };
+typedef LLVMValueRef (*inline_fn2)(cx_gen *g, LLVMValueRef x, LLVMValueRef y);
+static const struct { inline_fn2 f32, f64; } k_inline2[CX_OP_COUNT] = {
+  [CX_OP_POWER] = {cx_math_pow_f32, NULL},
+};
 
 LLVMValueRef cx_gen_math(cx_gen *g, cx_op op, cxla_type t, int nargs, LLVMValueRef *args) {
   cx_cg *cg = g->cg;
@@ -51,6 +55,10 @@ LLVMValueRef cx_gen_math(cx_gen *g, cx_op op, cxla_type t, int nargs, LLVMValueR
   if (nargs == 1 && l.how == CX_MATH_INLINE) {
     inline_fn f = xt == cg->t_f64 ? k_inline[op].f64 : xt == cg->t_f32 ? k_inline[op].f32 : NULL;
     if (f) r = f(g, x[0]);
+  }
+  if (nargs == 2 && l.how == CX_MATH_INLINE) {
+    inline_fn2 f = xt == cg->t_f64 ? k_inline2[op].f64 : xt == cg->t_f32 ? k_inline2[op].f32 : NULL;
+    if (f) r = f(g, x[0], x[1]);
   }
   if (!r) {
     cx_cg_fail(cg, CXLA_ERR_INTERNAL, "codegen: target %s has no lowering of %s on %s", cg->target->name,

@@ -5,33 +5,7 @@
  * reductions run on every lane and a select picks one, so the loop stays straight-line.
  * The reduced |r| <= pi/4 goes through Taylor polynomials in double (truncation below 2^-37
  * relative), so the f32 result is the double result rounded once: within 1 ulp. */
-#include "codegen/math.h"
-
-typedef struct tb {
-  cx_gen *g;
-  LLVMBuilderRef b;
-  LLVMTypeRef d, l; /* double, i64 */
-} tb;
-
-static LLVMValueRef D(tb *m, double c) { return LLVMConstReal(m->d, c); }
-static LLVMValueRef L(tb *m, uint64_t c) { return LLVMConstInt(m->l, c, 0); }
-static LLVMValueRef mul(tb *m, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFMul(m->b, a, b, ""); }
-static LLVMValueRef fma3(tb *m, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
-  LLVMValueRef args[3] = {a, b, c};
-  return cx_ir_intrinsic(m->g, "llvm.fma", &m->d, 1, args, 3);
-}
-static LLVMValueRef sel(tb *m, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildSelect(m->b, c, a, b, ""); }
-static LLVMValueRef ieq(tb *m, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildICmp(m->b, LLVMIntEQ, a, b, ""); }
-static LLVMValueRef iadd(tb *m, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildAdd(m->b, a, b, ""); }
-static LLVMValueRef imul(tb *m, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildMul(m->b, a, b, ""); }
-static LLVMValueRef iand(tb *m, LLVMValueRef a, uint64_t c) { return LLVMBuildAnd(m->b, a, L(m, c), ""); }
-static LLVMValueRef shl(tb *m, LLVMValueRef a, uint64_t c) { return LLVMBuildShl(m->b, a, L(m, c), ""); }
-static LLVMValueRef lshr(tb *m, LLVMValueRef a, uint64_t c) { return LLVMBuildLShr(m->b, a, L(m, c), ""); }
-static LLVMValueRef horner(tb *m, LLVMValueRef x, const double *c, int n) {
-  LLVMValueRef p = D(m, c[0]);
-  for (int i = 1; i < n; i++) p = fma3(m, p, x, D(m, c[i]));
-  return p;
-}
+#include "codegen/math_ir.h"
 
 #define SHIFT52 0x1.8p52 /* adding it rounds to an integer held in the low mantissa bits */
 /* pi/2 = P1 + P2 + P3 + O(2^-142); P1 has 29 significant bits, so n*P1 is exact for n < 2^24 */
@@ -93,14 +67,14 @@ static const double COS_P[6] = {-0x1.93974a8c07c9dp-37, 0x1.1eed8eff8d898p-29, -
 typedef enum { TRIG_SIN, TRIG_COS, TRIG_TAN } trig_fn;
 
 static LLVMValueRef trig(cx_gen *g, LLVMValueRef x, trig_fn fn) {
-  tb m0 = {g, g->cg->b, g->cg->t_f64, g->cg->t_i64}, *m = &m0;
+  tb m0 = tb_make(g), *m = &m0;
   LLVMBuilderRef b = m->b;
   LLVMTypeRef f = g->cg->t_f32;
   LLVMValueRef xd = LLVMBuildFPExt(b, x, m->d, ""), ax = cx_ir_intr1(g, "llvm.fabs", xd);
-  LLVMValueRef small = LLVMBuildFCmp(b, LLVMRealOLT, ax, D(m, 0x1p24), ""); /* false for NaN */
+  LLVMValueRef small = fcmp(m, LLVMRealOLT, ax, D(m, 0x1p24)); /* false for NaN */
   LLVMValueRef qs, rs = reduce_small(m, sel(m, small, xd, D(m, 0)), &qs);
   LLVMValueRef ql, rl = reduce_large(m, LLVMBuildBitCast(b, x, g->cg->t_i32, ""), &ql);
-  LLVMValueRef neg = LLVMBuildFCmp(b, LLVMRealOLT, xd, D(m, 0), "");
+  LLVMValueRef neg = fcmp(m, LLVMRealOLT, xd, D(m, 0));
   rl = sel(m, neg, LLVMBuildFNeg(b, rl, ""), rl);
   ql = sel(m, neg, LLVMBuildNeg(b, ql, ""), ql);
   LLVMValueRef r = sel(m, small, rs, rl), q = iand(m, sel(m, small, qs, ql), 3);
@@ -118,11 +92,11 @@ static LLVMValueRef trig(cx_gen *g, LLVMValueRef x, trig_fn fn) {
   }
   LLVMValueRef out = LLVMBuildFPTrunc(b, res, f, "");
   if (fn != TRIG_COS) /* r loses the sign of -0 */
-    out = sel(m, LLVMBuildFCmp(b, LLVMRealOEQ, x, LLVMConstReal(f, 0), ""), x, out);
+    out = sel(m, fcmp(m, LLVMRealOEQ, x, LLVMConstReal(f, 0)), x, out);
   /* sin/cos/tan of +-inf are NaN, of NaN its NaN */
-  LLVMValueRef fin = LLVMBuildFCmp(b, LLVMRealONE, ax, D(m, __builtin_inf()), "");
+  LLVMValueRef fin = fcmp(m, LLVMRealONE, ax, D(m, __builtin_inf()));
   out = sel(m, fin, out, LLVMConstReal(f, __builtin_nan("")));
-  return sel(m, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), x, out);
+  return sel(m, fcmp(m, LLVMRealUNO, x, x), x, out);
 }
 
 LLVMValueRef cx_math_sin_f32(cx_gen *g, LLVMValueRef x) { return trig(g, x, TRIG_SIN); }
