@@ -33,6 +33,7 @@ static const struct { inline_fn f32, f64; } k_inline[CX_OP_COUNT] = {
   [CX_OP_SIN] = {cx_math_sin_f32, NULL},
   [CX_OP_COS] = {cx_math_cos_f32, NULL},
   [CX_OP_TAN] = {cx_math_tan_f32, NULL},
+  [CX_OP_CBRT] = {cx_math_cbrt_f32, NULL},
   [CX_OP_RSQRT] = {rsqrt, rsqrt},
 };
 typedef LLVMValueRef (*inline_fn2)(cx_gen *g, LLVMValueRef x, LLVMValueRef y);

@@ -20,7 +20,8 @@ LLVMValueRef cx_math_erf_f32(cx_gen *g, LLVMValueRef x);
 LLVMValueRef cx_math_sin_f32(cx_gen *g, LLVMValueRef x);
 LLVMValueRef cx_math_cos_f32(cx_gen *g, LLVMValueRef x);
 LLVMValueRef cx_math_tan_f32(cx_gen *g, LLVMValueRef x);
-/* math_pow.c: computed in double */
+/* math_cbrt.c, math_pow.c: computed in double */
+LLVMValueRef cx_math_cbrt_f32(cx_gen *g, LLVMValueRef x);
 LLVMValueRef cx_math_pow_f32(cx_gen *g, LLVMValueRef x, LLVMValueRef y);
 
 #endif

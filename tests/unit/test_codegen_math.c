@@ -107,3 +107,4 @@ TEST(codegen_math_pow) {
     if (o.max_ulps > 1) test_fail(__FILE__, __LINE__, "power: %g ulps on sweep %d, documented 1", o.max_ulps, mode);
   }
 }
+TEST(codegen_math_cbrt) { CHECK_FN("cbrt", 1, -1000, 1000); CHECK_FN("cbrt", 1, -1e-37, 1e-37); }
