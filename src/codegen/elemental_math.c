@@ -39,6 +39,7 @@ static const struct { inline_fn f32, f64; } k_inline[CX_OP_COUNT] = {
 typedef LLVMValueRef (*inline_fn2)(cx_gen *g, LLVMValueRef x, LLVMValueRef y);
 static const struct { inline_fn2 f32, f64; } k_inline2[CX_OP_COUNT] = {
   [CX_OP_POWER] = {cx_math_pow_f32, NULL},
+  [CX_OP_ATAN2] = {cx_math_atan2_f32, NULL},
 };
 
 LLVMValueRef cx_gen_math(cx_gen *g, cx_op op, cxla_type t, int nargs, LLVMValueRef *args) {

@@ -23,5 +23,7 @@ LLVMValueRef cx_math_tan_f32(cx_gen *g, LLVMValueRef x);
 /* math_cbrt.c, math_pow.c: computed in double */
 LLVMValueRef cx_math_cbrt_f32(cx_gen *g, LLVMValueRef x);
 LLVMValueRef cx_math_pow_f32(cx_gen *g, LLVMValueRef x, LLVMValueRef y);
+/* math_atan2.c: computed in double */
+LLVMValueRef cx_math_atan2_f32(cx_gen *g, LLVMValueRef y, LLVMValueRef x);
 
 #endif

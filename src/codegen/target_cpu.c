@@ -48,7 +48,7 @@ static const cx_math_lowering k_math[CX_OP_COUNT][2] = { /* [op][0: f32, 1: f64]
   [CX_OP_COS] = {POLY, LIBM("cos")},
   [CX_OP_TAN] = {POLY, LIBM("tan")},
   [CX_OP_POWER] = {POLY, LIBM("pow")},
-  [CX_OP_ATAN2] = {LIBM_F64("atan2"), LIBM("atan2")},
+  [CX_OP_ATAN2] = {POLY, LIBM("atan2")},
 };
 #undef POLY
 #undef LIBM

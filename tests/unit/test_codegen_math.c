@@ -59,7 +59,7 @@ TEST(codegen_math_sin) { CHECK_FN("sine", 1, -100, 100); CHECK_FN("sine", 1, 1e7
 TEST(codegen_math_cos) { CHECK_FN("cosine", 1, -100, 100); CHECK_FN("cosine", 1, -1e9, -1e7); }
 TEST(codegen_math_tan) { CHECK_FN("tan", 1, -100, 100); CHECK_FN("tan", 1, 1e7, 3e38); }
 
-/* pow: x and y from the same kind of sweep, paired differently (k = 1 reverses the order) */
+/* pow and atan2: x and y from the same kind of sweep, paired differently (k = 1 reverses the order) */
 typedef struct pow_sweep {
   int mode; /* 0: bit patterns; 1: x in (0, 16], y in [-40, 40]; 2: negative x, integer y;
                3: every pair of special values */
@@ -91,20 +91,23 @@ static void fill_pow(cxla_literal *lit, int k, void *user) {
   }
 }
 
-TEST(codegen_math_pow) {
+static void check_binary(const char *op, const char *file, int line) {
   char text[256];
   snprintf(text, sizeof text, "HloModule m\nENTRY e {\n a = f32[%d] parameter(0)\n b = f32[%d] parameter(1)\n"
-           " ROOT r = f32[%d] power(a, b)\n}\n", N, N, N);
+           " ROOT r = f32[%d] %s(a, b)\n}\n", N, N, N, op);
   for (int mode = 0; mode < 4; mode++) {
     pow_sweep s = {mode};
     /* ulps 0 for the specials: bit-exact, -0 != +0 */
     cgt_opts o = {.fusion_pass = 1, .ulps = mode == 3 ? 0 : 1e9, .fill = fill_pow, .user = &s, .chunks = 3};
-    if (CGT(text, &o)) test_fail(__FILE__, __LINE__, "power: sweep %d failed", mode);
+    if (cgt_check(text, &o, file, line)) test_fail(file, line, "%s: sweep %d failed", op, mode);
 #if defined(__x86_64__)
-    if (!o.vectorized) test_fail(__FILE__, __LINE__, "power: the loop did not vectorise");
+    if (!o.vectorized) test_fail(file, line, "%s: the loop did not vectorise", op);
 #endif
-    printf("    power: max %g ulps on sweep %d\n", o.max_ulps, mode);
-    if (o.max_ulps > 1) test_fail(__FILE__, __LINE__, "power: %g ulps on sweep %d, documented 1", o.max_ulps, mode);
+    printf("    %s: max %g ulps on sweep %d\n", op, o.max_ulps, mode);
+    if (o.max_ulps > 1) test_fail(file, line, "%s: %g ulps on sweep %d, documented 1", op, o.max_ulps, mode);
   }
 }
+
+TEST(codegen_math_pow) { check_binary("power", __FILE__, __LINE__); }
+TEST(codegen_math_atan2) { check_binary("atan2", __FILE__, __LINE__); }
 TEST(codegen_math_cbrt) { CHECK_FN("cbrt", 1, -1000, 1000); CHECK_FN("cbrt", 1, -1e-37, 1e-37); }
