@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Elementwise math over 4M f32 on cxla's cpu backend against jax.jit, before and after (bench/README.md).
 
-Each case is a jax function over f32[4194304] (sin, cos, tan, pow, and exp/log/tanh whose
+Each case is a jax function over f32[4194304] (sin, cos, tan, pow, atan2, cbrt, and exp/log/tanh whose
 polynomials came first, for comparison). jax lowers it once and cxla compiles that same HLO
 text, so cxla and XLA:CPU run the same module. "cxla libm" is the path before issue 22: the
 same op on the argument widened to f64 and the result rounded back to f32, which is what the
@@ -15,7 +15,7 @@ against numpy in f64 first (`check`: max error in units of the f32 (f64) result'
 means the result is off by at most one unit; inputs where numpy gives inf/nan must match).
 
 usage: CXLA_BUILD=build PYTHONPATH=python build/venv/bin/python bench/math_jax.py
-           [--rounds 7] [--only sin,cos,tan,pow] [--threads N]
+           [--rounds 7] [--only sin,cos,tan,pow,atan2,cbrt,exp,log,tanh | sin_f32,...] [--threads N]
 """
 import argparse
 import os
@@ -45,6 +45,8 @@ def cases(rng, only):
             ("cos", tn, jnp.cos, np.cos, [u(-100, 100, t)]),
             ("tan", tn, jnp.tan, np.tan, [u(-100, 100, t)]),
             ("pow", tn, jnp.power, np.power, [u(0, 10, t), u(-8, 8, t)]),
+            ("atan2", tn, jnp.arctan2, np.arctan2, [u(-10, 10, t), u(-10, 10, t)]),
+            ("cbrt", tn, jnp.cbrt, np.cbrt, [u(-1000, 1000, t)]),
             ("exp", tn, jnp.exp, np.exp, [u(-80, 80, t)]),
             ("log", tn, jnp.log, np.log, [u(0, 1000, t)]),
             ("tanh", tn, jnp.tanh, np.tanh, [u(-5, 5, t)]),

@@ -1,8 +1,7 @@
 /* elemental_math.c — the transcendental ops (and power on integers and pred). How each is
  * computed on floats is the target's choice (cg->target->lower_math): for the cpu, f32 (and
- * f16/bf16, computed in f32) uses the inline approximations of math.c where there is one, so
- * loops vectorise; the rest evaluate in double through libm exactly as the interpreter does,
- * so they round to the same f32; f64 calls libm. f16/bf16 results are rounded after. */
+ * f16/bf16, computed in f32) uses the inline code of math*.c (every f32 function has one), so
+ * loops vectorise; f64 calls libm as the interpreter does. f16/bf16 results are rounded after. */
 #include "codegen/complex.h"
 #include "codegen/math.h"
 
