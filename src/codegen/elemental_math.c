@@ -12,7 +12,7 @@ static LLVMValueRef rsqrt(cx_gen *g, LLVMValueRef x) {
   return LLVMBuildFDiv(g->cg->b, LLVMConstReal(LLVMTypeOf(x), 1), cx_ir_intr1(g, "llvm.sqrt", x), "");
 }
 
-/* 1/(1+e^-x) with the target's f64 exp, as the interpreter computes it */
+/* 1/(1+e^-x) with the target's f64 exp (the interpreter: the same with libm's) */
 static LLVMValueRef logistic_f64(cx_gen *g, LLVMValueRef x) {
   LLVMBuilderRef b = g->cg->b;
   LLVMTypeRef d = g->cg->t_f64;
@@ -22,9 +22,9 @@ static LLVMValueRef logistic_f64(cx_gen *g, LLVMValueRef x) {
 
 typedef LLVMValueRef (*inline_fn)(cx_gen *g, LLVMValueRef x);
 static const struct { inline_fn f32, f64; } k_inline[CX_OP_COUNT] = {
-  [CX_OP_EXP] = {cx_math_exp_f32, NULL},
+  [CX_OP_EXP] = {cx_math_exp_f32, cx_math_exp_f64},
   [CX_OP_EXPM1] = {cx_math_expm1_f32, NULL},
-  [CX_OP_LOG] = {cx_math_log_f32, NULL},
+  [CX_OP_LOG] = {cx_math_log_f32, cx_math_log_f64},
   [CX_OP_LOG1P] = {cx_math_log1p_f32, NULL},
   [CX_OP_TANH] = {cx_math_tanh_f32, NULL},
   [CX_OP_LOGISTIC] = {cx_math_logistic_f32, logistic_f64},
