@@ -31,6 +31,10 @@ $CC -fopenmp -o "$OUT/bench_main" "$OBJ"/bench_main.o "$OBJ"/bench_util.o "$OBJ"
   "$OBJ"/bench_compile.o "$OBJ"/baselines.o "$OBJ"/baseline_fast.o $STATIC_LIBS
 # The runtime micro-benchmarks reach into src/rt's headers (they time the run-time routines).
 $CC $CFLAGS_BENCH -I"$SRC/include" -I"$SRC/src" bench/bench_runtime.c -o "$OUT/bench_runtime" $STATIC_LIBS
+# cxla's f32 sin/cos/tan/pow against glibc's libmvec (AVX2 variants) and libm, x86_64 with AVX2 only.
+if [ "$(uname -m)" = x86_64 ] && grep -q avx2 /proc/cpuinfo 2>/dev/null; then
+  $CC $CFLAGS_BENCH -mavx2 -mfma -I"$SRC/include" bench/bench_vecmath.c -o "$OUT/bench_vecmath" $STATIC_LIBS -lmvec
+fi
 # LLVM-only compile-time diagnostic (bench/diag_llvm.c), run by hand on a --dump-to IR file.
 $CC -std=c11 -O2 -Wall -Wextra $(llvm-config-19 --cflags) bench/diag_llvm.c -o "$OUT/diag_llvm" \
   -L"$(llvm-config-19 --libdir)" -Wl,-rpath,"$(llvm-config-19 --libdir)" -lLLVM-19

@@ -40,9 +40,10 @@ static LLVMValueRef isnan_(cx_gen *g, LLVMValueRef x) { return cmp(g, LLVMRealUN
 static LLVMValueRef isinf_(cx_gen *g, LLVMValueRef x) { return cmp(g, LLVMRealOEQ, fabs_(g, x), D(g, INFINITY)); }
 static LLVMValueRef isfinite_(cx_gen *g, LLVMValueRef x) { return cmp(g, LLVMRealOLT, fabs_(g, x), D(g, INFINITY)); }
 static LLVMValueRef eq(cx_gen *g, LLVMValueRef x, double v) { return cmp(g, LLVMRealOEQ, x, D(g, v)); }
-static LLVMValueRef m1(cx_gen *g, cx_op op, LLVMValueRef x) { return cx_gen_math(g, op, CXLA_F64, 1, &x); }
+/* parts of complex values: c128 asks the target for the interpreter's functions */
+static LLVMValueRef m1(cx_gen *g, cx_op op, LLVMValueRef x) { return cx_gen_math(g, op, CXLA_C128, 1, &x); }
 static LLVMValueRef m2(cx_gen *g, cx_op op, LLVMValueRef x, LLVMValueRef y) {
-  return cx_gen_math(g, op, CXLA_F64, 2, (LLVMValueRef[]){x, y});
+  return cx_gen_math(g, op, CXLA_C128, 2, (LLVMValueRef[]){x, y});
 }
 static zd zsel(cx_gen *g, LLVMValueRef c, zd x, zd y) { return (zd){sel(g, c, x.re, y.re), sel(g, c, x.im, y.im)}; }
 static zd zk(cx_gen *g, double re, double im) { return (zd){D(g, re), D(g, im)}; }

@@ -1,8 +1,7 @@
 /* elemental_math.c — the transcendental ops (and power on integers and pred). How each is
  * computed on floats is the target's choice (cg->target->lower_math): for the cpu, f32 (and
- * f16/bf16, computed in f32) uses the inline approximations of math.c where there is one, so
- * loops vectorise; the rest evaluate in double through libm exactly as the interpreter does,
- * so they round to the same f32; f64 calls libm. f16/bf16 results are rounded after. */
+ * f16/bf16, computed in f32) uses the inline code of math*.c (every f32 function has one), so
+ * loops vectorise; f64 calls libm as the interpreter does. f16/bf16 results are rounded after. */
 #include "codegen/complex.h"
 #include "codegen/math.h"
 
@@ -13,7 +12,7 @@ static LLVMValueRef rsqrt(cx_gen *g, LLVMValueRef x) {
   return LLVMBuildFDiv(g->cg->b, LLVMConstReal(LLVMTypeOf(x), 1), cx_ir_intr1(g, "llvm.sqrt", x), "");
 }
 
-/* 1/(1+e^-x) with the target's f64 exp, as the interpreter computes it */
+/* 1/(1+e^-x) with the target's f64 exp (the interpreter: the same with libm's) */
 static LLVMValueRef logistic_f64(cx_gen *g, LLVMValueRef x) {
   LLVMBuilderRef b = g->cg->b;
   LLVMTypeRef d = g->cg->t_f64;
@@ -23,14 +22,23 @@ static LLVMValueRef logistic_f64(cx_gen *g, LLVMValueRef x) {
 
 typedef LLVMValueRef (*inline_fn)(cx_gen *g, LLVMValueRef x);
 static const struct { inline_fn f32, f64; } k_inline[CX_OP_COUNT] = {
-  [CX_OP_EXP] = {cx_math_exp_f32, NULL},
+  [CX_OP_EXP] = {cx_math_exp_f32, cx_math_exp_f64},
   [CX_OP_EXPM1] = {cx_math_expm1_f32, NULL},
-  [CX_OP_LOG] = {cx_math_log_f32, NULL},
+  [CX_OP_LOG] = {cx_math_log_f32, cx_math_log_f64},
   [CX_OP_LOG1P] = {cx_math_log1p_f32, NULL},
   [CX_OP_TANH] = {cx_math_tanh_f32, NULL},
   [CX_OP_LOGISTIC] = {cx_math_logistic_f32, logistic_f64},
   [CX_OP_ERF] = {cx_math_erf_f32, NULL},
+  [CX_OP_SIN] = {cx_math_sin_f32, NULL},
+  [CX_OP_COS] = {cx_math_cos_f32, NULL},
+  [CX_OP_TAN] = {cx_math_tan_f32, NULL},
+  [CX_OP_CBRT] = {cx_math_cbrt_f32, NULL},
   [CX_OP_RSQRT] = {rsqrt, rsqrt},
+};
+typedef LLVMValueRef (*inline_fn2)(cx_gen *g, LLVMValueRef x, LLVMValueRef y);
+static const struct { inline_fn2 f32, f64; } k_inline2[CX_OP_COUNT] = {
+  [CX_OP_POWER] = {cx_math_pow_f32, NULL},
+  [CX_OP_ATAN2] = {cx_math_atan2_f32, NULL},
 };
 
 LLVMValueRef cx_gen_math(cx_gen *g, cx_op op, cxla_type t, int nargs, LLVMValueRef *args) {
@@ -48,6 +56,10 @@ LLVMValueRef cx_gen_math(cx_gen *g, cx_op op, cxla_type t, int nargs, LLVMValueR
   if (nargs == 1 && l.how == CX_MATH_INLINE) {
     inline_fn f = xt == cg->t_f64 ? k_inline[op].f64 : xt == cg->t_f32 ? k_inline[op].f32 : NULL;
     if (f) r = f(g, x[0]);
+  }
+  if (nargs == 2 && l.how == CX_MATH_INLINE) {
+    inline_fn2 f = xt == cg->t_f64 ? k_inline2[op].f64 : xt == cg->t_f32 ? k_inline2[op].f32 : NULL;
+    if (f) r = f(g, x[0], x[1]);
   }
   if (!r) {
     cx_cg_fail(cg, CXLA_ERR_INTERNAL, "codegen: target %s has no lowering of %s on %s", cg->target->name,

@@ -169,7 +169,8 @@ LLVMValueRef cx_gen_reduce_precision(cx_gen *g, cxla_type t, LLVMValueRef v, int
 LLVMValueRef cx_gen_compare(cx_gen *g, cxla_compare_dir dir, cx_cmp_type ct, cxla_type t,
                             LLVMValueRef a, LLVMValueRef b);
 /* Math op `op` on float registers args[0..nargs) of element type t, lowered as the target
- * says (elemental_math.c). Not rounded to f16/bf16. */
+ * says (elemental_math.c). Not rounded to f16/bf16. t = c128: f64 registers holding parts of
+ * complex values, computed with the functions the interpreter's complex formulas use. */
 LLVMValueRef cx_gen_math(cx_gen *g, cx_op op, cxla_type t, int nargs, LLVMValueRef *args);
 
 /* The generators of gen.c's table, by file. Re-indexing (elemental_shape.c, elemental_index.c,

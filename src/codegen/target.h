@@ -41,7 +41,8 @@ typedef struct cx_target {
    * computes (i64). */
   LLVMValueRef (*kernel_declare)(struct cx_cg *cg, const char *name, int nargs);
   void (*kernel_args)(struct cx_cg *cg, LLVMValueRef entry, int nargs, LLVMValueRef *args);
-  /* How op is computed on element type t (f16/bf16 are computed as f32). */
+  /* How op is computed on element type t (f16/bf16 are computed as f32; c64/c128: on f64
+   * parts of complex values, as the interpreter's complex formulas compute them). */
   cx_math_lowering (*lower_math)(cx_op op, cxla_type t);
   /* Threads that run in lockstep and exchange registers (0: none, the CPU). With a warp, row
    * reductions give each output row a warp: lanes fold strided elements of the row (adjacent

@@ -27,35 +27,38 @@ static void cpu_args(struct cx_cg *cg, LLVMValueRef entry, int nargs, LLVMValueR
   args[nargs + 1] = LLVMGetParam(entry, 2);
 }
 
-/* f32 (and f16/bf16) where the interpreter computes in double and rounds once: libm in
- * double gives the same f32. Where math.c has an approximation (within 2 ulp), it is used
- * instead so that loops vectorise; f64 always calls libm. */
+/* f32 (and f16/bf16): codegen's own inline code (math*.c, within 1-2 ulp of the interpreter's
+ * libm-in-double result, docs/numerics.md), so that loops vectorise; f64 exp and log too
+ * (math_f64.c, within 1 ulp of libm); the other f64 functions call libm as the interpreter does. */
 #define POLY {CX_MATH_INLINE, NULL, 0}
 #define LIBM(fn) {CX_MATH_CALL, fn, 0}
-#define LIBM_F64(fn) {CX_MATH_CALL, fn, 1}
 static const cx_math_lowering k_math[CX_OP_COUNT][2] = { /* [op][0: f32, 1: f64] */
-  [CX_OP_EXP] = {POLY, LIBM("exp")},
+  [CX_OP_EXP] = {POLY, POLY},
   [CX_OP_EXPM1] = {POLY, LIBM("expm1")},
-  [CX_OP_LOG] = {POLY, LIBM("log")},
+  [CX_OP_LOG] = {POLY, POLY},
   [CX_OP_LOG1P] = {POLY, LIBM("log1p")},
   [CX_OP_TANH] = {POLY, LIBM("tanh")},
   [CX_OP_ERF] = {POLY, LIBM("erf")},
-  [CX_OP_LOGISTIC] = {POLY, POLY},            /* f64: 1/(1+exp(-x)) with libm's exp */
+  [CX_OP_LOGISTIC] = {POLY, POLY},            /* f64: 1/(1+exp(-x)) with math_f64.c's exp */
   [CX_OP_RSQRT] = {{CX_MATH_INLINE, NULL, 1}, POLY}, /* 1/sqrt(x) in double */
   [CX_OP_SQRT] = {{CX_MATH_INTRINSIC, "llvm.sqrt", 0}, {CX_MATH_INTRINSIC, "llvm.sqrt", 0}},
-  [CX_OP_CBRT] = {LIBM_F64("cbrt"), LIBM("cbrt")},
-  [CX_OP_SIN] = {LIBM_F64("sin"), LIBM("sin")},
-  [CX_OP_COS] = {LIBM_F64("cos"), LIBM("cos")},
-  [CX_OP_TAN] = {LIBM_F64("tan"), LIBM("tan")},
-  [CX_OP_POWER] = {LIBM_F64("pow"), LIBM("pow")},
-  [CX_OP_ATAN2] = {LIBM_F64("atan2"), LIBM("atan2")},
+  [CX_OP_CBRT] = {POLY, LIBM("cbrt")},
+  [CX_OP_SIN] = {POLY, LIBM("sin")},
+  [CX_OP_COS] = {POLY, LIBM("cos")},
+  [CX_OP_TAN] = {POLY, LIBM("tan")},
+  [CX_OP_POWER] = {POLY, LIBM("pow")},
+  [CX_OP_ATAN2] = {POLY, LIBM("atan2")},
 };
 #undef POLY
 #undef LIBM
-#undef LIBM_F64
 
 static cx_math_lowering cpu_math(cx_op op, cxla_type t) {
   cx_math_lowering none = {CX_MATH_NONE, NULL, 0};
+  /* complex parts: libm, like the interpreter's complex formulas, so they agree bit for bit */
+  cx_math_lowering exp_ = {CX_MATH_CALL, "exp", 0}, log_ = {CX_MATH_CALL, "log", 0};
+  if (cx_type_is_complex(t) && op == CX_OP_EXP) return exp_;
+  if (cx_type_is_complex(t) && op == CX_OP_LOG) return log_;
+  if (cx_type_is_complex(t)) t = CXLA_F64;
   if ((unsigned)op >= CX_OP_COUNT || !cx_type_is_float(t)) return none;
   return k_math[op][t == CXLA_F64];
 }

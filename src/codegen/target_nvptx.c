@@ -73,6 +73,7 @@ static const cx_math_lowering k_math[CX_OP_COUNT][2] = { /* [op][0: f32, 1: f64]
 
 static cx_math_lowering nvptx_math(cx_op op, cxla_type t) {
   cx_math_lowering none = {CX_MATH_NONE, NULL, 0};
+  if (cx_type_is_complex(t)) t = CXLA_F64;
   if ((unsigned)op >= CX_OP_COUNT || !cx_type_is_float(t)) return none;
   return k_math[op][t == CXLA_F64];
 }

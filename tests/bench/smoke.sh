@@ -32,6 +32,9 @@ check "bench/build.sh links every benchmark (pkg-config --static --libs cxla)" \
 # Each group of bench_main once, results checked against its baseline (non-zero exit if wrong).
 check "bench_main --smoke: every group at tiny sizes, results checked" "$BIN/bench_main" --smoke --threads=2
 check "bench_runtime: parallel_for, GEMM wrapper, im2col convolutions" "$BIN/bench_runtime" 2
+if [ -x "$BIN/bench_vecmath" ]; then
+  check "bench_vecmath: f32 sin/cos/tan/pow against libmvec and libm, cxla within its bound" "$BIN/bench_vecmath" 4099 1
+fi
 check "diag_llvm on a --dump-to IR file" sh -c "'$BUILD/cxla' compile bench/hlo/chain9.hlo --backend=cpu --dump-to='$DUMP' &&
   '$BIN/diag_llvm' \"\$(ls '$DUMP'/*ir-before-opt.ll | head -n 1)\" 1"
 if [ -x "$BIN/bench_allreduce" ] && command -v mpirun > /dev/null 2>&1; then

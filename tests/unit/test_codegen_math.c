@@ -10,13 +10,23 @@
 typedef struct sweep {
   int dense;
   double lo, hi;
+  int f64; /* the inputs and op are f64 (else f32) */
 } sweep;
 
 static void fill_sweep(cxla_literal *lit, int k, void *user) {
   const sweep *s = user;
   float *x = lit->data;
+  double *xd = lit->data;
   (void)k;
-  for (int64_t i = 0; i < N; i++) {
+  for (int64_t i = 0; i < N && s->f64; i++) {
+    if (s->dense) {
+      xd[i] = s->lo + (s->hi - s->lo) * (double)i / (N - 1);
+    } else {
+      uint64_t u = (uint64_t)i * ((uint64_t)1 << 44) + (uint64_t)(i * 2654435761u) % ((uint64_t)1 << 44);
+      memcpy(&xd[i], &u, 8);
+    }
+  }
+  for (int64_t i = 0; i < N && !s->f64; i++) {
     if (s->dense) {
       x[i] = (float)(s->lo + (s->hi - s->lo) * (double)i / (N - 1));
     } else {
@@ -28,20 +38,25 @@ static void fill_sweep(cxla_literal *lit, int k, void *user) {
 
 static double measure(const char *op, sweep s, const char *file, int line) {
   char text[256];
-  snprintf(text, sizeof text, "HloModule m\nENTRY e {\n a = f32[%d] parameter(0)\n ROOT r = f32[%d] %s(a)\n}\n", N, N, op);
+  const char *t = s.f64 ? "f64" : "f32";
+  snprintf(text, sizeof text, "HloModule m\nENTRY e {\n a = %s[%d] parameter(0)\n ROOT r = %s[%d] %s(a)\n}\n", t, N, t, N, op);
   cgt_opts o = {.fusion_pass = 1, .ulps = 1e9, .fill = fill_sweep, .user = &s, .chunks = 3};
   if (cgt_check(text, &o, file, line)) test_fail(file, line, "%s: sweep failed", op);
+#if defined(__x86_64__)
+  if (!o.vectorized) test_fail(file, line, "%s: the loop did not vectorise", op);
+#endif
   return o.max_ulps;
 }
 
-static void check_fn(const char *op, double max_ulps, double lo, double hi, const char *file, int line) {
-  sweep all = {0, 0, 0}, dense = {1, lo, hi};
+static void check_fn_t(const char *op, int f64, double max_ulps, double lo, double hi, const char *file, int line) {
+  sweep all = {0, 0, 0, f64}, dense = {1, lo, hi, f64};
   double u1 = measure(op, all, file, line), u2 = measure(op, dense, file, line);
-  printf("    %s: max %g ulps over all bit patterns, %g ulps on [%g, %g]\n", op, u1, u2, lo, hi);
+  printf("    %s %s: max %g ulps over all bit patterns, %g ulps on [%g, %g]\n", f64 ? "f64" : "f32", op, u1, u2, lo, hi);
   if (u1 > max_ulps || u2 > max_ulps)
     test_fail(file, line, "%s: %g / %g ulps, documented %g", op, u1, u2, max_ulps);
 }
-#define CHECK_FN(op, ulps, lo, hi) check_fn((op), (ulps), (lo), (hi), __FILE__, __LINE__)
+#define CHECK_FN(op, ulps, lo, hi) check_fn_t((op), 0, (ulps), (lo), (hi), __FILE__, __LINE__)
+#define CHECK_FN64(op, ulps, lo, hi) check_fn_t((op), 1, (ulps), (lo), (hi), __FILE__, __LINE__)
 
 TEST(codegen_math_exp) { CHECK_FN("exponential", 1, -104, 89); }
 TEST(codegen_math_expm1) { CHECK_FN("exponential-minus-one", 2, -20, 89); }
@@ -50,3 +65,64 @@ TEST(codegen_math_log1p) { CHECK_FN("log-plus-one", 2, -1, 10); }
 TEST(codegen_math_tanh) { CHECK_FN("tanh", 1, -10, 10); }
 TEST(codegen_math_logistic) { CHECK_FN("logistic", 2, -110, 30); }
 TEST(codegen_math_erf) { CHECK_FN("erf", 1, -5, 5); }
+/* f64: 1M points over all 2^64 bit patterns and 1M dense ones (math_f64.c) */
+TEST(codegen_math_exp_f64) { CHECK_FN64("exponential", 1, -746, 710); CHECK_FN64("exponential", 1, -1, 1); }
+TEST(codegen_math_log_f64) { CHECK_FN64("log", 1, 0, 100); CHECK_FN64("log", 1, 0.5, 2); }
+/* sin/cos/tan: near 0 and over many periods (Cody-Waite in double), and beyond 2^24 where the
+ * Payne-Hanek path reduces (the all-bit-patterns sweep covers up to the largest floats). */
+TEST(codegen_math_sin) { CHECK_FN("sine", 1, -100, 100); CHECK_FN("sine", 1, 1e7, 1e9); }
+TEST(codegen_math_cos) { CHECK_FN("cosine", 1, -100, 100); CHECK_FN("cosine", 1, -1e9, -1e7); }
+TEST(codegen_math_tan) { CHECK_FN("tan", 1, -100, 100); CHECK_FN("tan", 1, 1e7, 3e38); }
+
+/* pow and atan2: x and y from the same kind of sweep, paired differently (k = 1 reverses the order) */
+typedef struct pow_sweep {
+  int mode; /* 0: bit patterns; 1: x in (0, 16], y in [-40, 40]; 2: negative x, integer y;
+               3: every pair of special values */
+} pow_sweep;
+
+static const float k_pow_specials[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 2.0f, -2.0f, 3.0f, -3.0f,
+                                       2.5f, -2.5f, 0x1p-149f, -0x1p-149f, 0x1p-130f, 0x1.fffffep127f,
+                                       -0x1.fffffep127f, 0x1p24f, 0x1.000002p24f, -0x1p25f, 1.0000001f,
+                                       0.99999994f, 127.0f, -149.0f, __builtin_inff(), -__builtin_inff(),
+                                       __builtin_nanf("")};
+#define NSPEC ((int64_t)(sizeof k_pow_specials / sizeof *k_pow_specials))
+
+static void fill_pow(cxla_literal *lit, int k, void *user) {
+  const pow_sweep *s = user;
+  float *x = lit->data;
+  for (int64_t i = 0; i < N; i++) {
+    int64_t j = k ? N - 1 - i : i;
+    if (s->mode == 0) {
+      uint32_t u = (uint32_t)((uint64_t)j * 4096u + (uint64_t)(j * 2654435761u) % 4096u);
+      memcpy(&x[i], &u, 4);
+    } else if (s->mode == 1) {
+      x[i] = k ? (float)(-40.0 + 80.0 * (double)((i * 7919) % N) / N) : (float)(16.0 * (double)(i + 1) / N);
+    } else if (s->mode == 2) {
+      x[i] = k ? (float)((i * 7919) % 301 - 150) : (float)(-16.0 * (double)(i + 1) / N);
+    } else {
+      int64_t p = i % (NSPEC * NSPEC);
+      x[i] = k_pow_specials[k ? p % NSPEC : p / NSPEC];
+    }
+  }
+}
+
+static void check_binary(const char *op, const char *file, int line) {
+  char text[256];
+  snprintf(text, sizeof text, "HloModule m\nENTRY e {\n a = f32[%d] parameter(0)\n b = f32[%d] parameter(1)\n"
+           " ROOT r = f32[%d] %s(a, b)\n}\n", N, N, N, op);
+  for (int mode = 0; mode < 4; mode++) {
+    pow_sweep s = {mode};
+    /* ulps 0 for the specials: bit-exact, -0 != +0 */
+    cgt_opts o = {.fusion_pass = 1, .ulps = mode == 3 ? 0 : 1e9, .fill = fill_pow, .user = &s, .chunks = 3};
+    if (cgt_check(text, &o, file, line)) test_fail(file, line, "%s: sweep %d failed", op, mode);
+#if defined(__x86_64__)
+    if (!o.vectorized) test_fail(file, line, "%s: the loop did not vectorise", op);
+#endif
+    printf("    %s: max %g ulps on sweep %d\n", op, o.max_ulps, mode);
+    if (o.max_ulps > 1) test_fail(file, line, "%s: %g ulps on sweep %d, documented 1", op, o.max_ulps, mode);
+  }
+}
+
+TEST(codegen_math_pow) { check_binary("power", __FILE__, __LINE__); }
+TEST(codegen_math_atan2) { check_binary("atan2", __FILE__, __LINE__); }
+TEST(codegen_math_cbrt) { CHECK_FN("cbrt", 1, -1000, 1000); CHECK_FN("cbrt", 1, -1e-37, 1e-37); }
