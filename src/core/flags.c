@@ -35,8 +35,8 @@ static const flag_def defs[] = {
     {"gpu-tf32", F_BOOL, OFF(gpu_tf32), 0, 1,
      "on|off: f32 dots on the GPU may round inputs to TF32 on tensor cores (faster, 10-bit mantissas; default off)"},
     {"cache-dir", F_STR, OFF(cache_dir), 0, 0,
-     "DIR|default|off: keep compiled cpu code in DIR and load it instead of compiling again (default: the user's "
-     "cache folder; off: no disk cache, the default)", 1},
+     "DIR|default|off: keep compiled cpu code in DIR, load it instead of compiling again (default: "
+     "$XDG_CACHE_HOME/cxla or ~/.cache/cxla; unset or off: no disk cache)", 1},
 };
 
 void cx_flags_init(cx_flags *f) {
