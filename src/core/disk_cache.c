@@ -1,6 +1,8 @@
 /* disk_cache.c — the on-disk entry format and its atomic files (see disk_cache.h). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +15,27 @@
 #define MAGIC "CXLACACH"
 #define CX_STR_(x) #x
 #define CX_STR(x) CX_STR_(x)
-/* The library's version, written into every entry: another cxla's code is never loaded. */
-static const char VERSION[] = CX_STR(CXLA_VERSION_MAJOR) "." CX_STR(CXLA_VERSION_MINOR) "." CX_STR(CXLA_VERSION_PATCH);
+/* The library's version and build, written into every entry: another cxla's code is never
+ * loaded. The release number alone would not do while cxla is developed (a rebuilt library
+ * may lay out its run-time structures differently under the same number), so the size and
+ * modification time of the file this code was loaded from are part of it. */
+static char VERSION[128];
+static pthread_once_t version_once = PTHREAD_ONCE_INIT;
+
+static void make_version(void) {
+  int n = snprintf(VERSION, sizeof VERSION, "%s",
+                   CX_STR(CXLA_VERSION_MAJOR) "." CX_STR(CXLA_VERSION_MINOR) "." CX_STR(CXLA_VERSION_PATCH));
+  Dl_info di;
+  struct stat st;
+  int ok = dladdr((void *)make_version, &di) && di.dli_fname && stat(di.dli_fname, &st) == 0;
+  if (!ok) ok = stat("/proc/self/exe", &st) == 0; /* linked into the program itself */
+  if (ok) snprintf(VERSION + n, sizeof VERSION - (size_t)n, "+%lld.%lld", (long long)st.st_size, (long long)st.st_mtime);
+}
+
+static const char *version(void) {
+  pthread_once(&version_once, make_version);
+  return VERSION;
+}
 
 char *cx_disk_cache_dir(const cx_flags *f) {
   const char *d = f->cache_dir;
@@ -64,6 +85,7 @@ static unsigned char *put_bytes(unsigned char *p, const void *src, size_t n) {
 
 int cx_disk_cache_encode(const char *key, size_t klen, const void *payload, size_t plen, unsigned char **out,
                          size_t *n) {
+  const char *VERSION = version();
   size_t vlen = strlen(VERSION);
   size_t total = 8 + 4 + 4 + vlen + 8 + 8 + klen + 8 + plen + 4;
   unsigned char *buf = cx_malloc(total), *p = buf;
@@ -109,6 +131,7 @@ static int bad(char *why, size_t whylen, const char *what) {
 
 int cx_disk_cache_decode(const unsigned char *data, size_t n, const char *key, size_t klen,
                          const unsigned char **payload, size_t *plen, char *why, size_t whylen) {
+  const char *VERSION = version();
   reader r = {data, data + n};
   const unsigned char *magic, *ver, *k, *pl, *sum_at;
   uint64_t fmt, vlen, hash, kn, pn, sum;
@@ -120,7 +143,7 @@ int cx_disk_cache_decode(const unsigned char *data, size_t n, const char *key, s
   }
   if (!take_le(&r, 4, &vlen) || !take(&r, vlen, &ver)) return bad(why, whylen, "truncated header");
   if (vlen != strlen(VERSION) || memcmp(ver, VERSION, vlen)) {
-    snprintf(why, whylen, "written by cxla %.*s, this is cxla %s", (int)(vlen > 32 ? 32 : vlen), (const char *)ver,
+    snprintf(why, whylen, "written by cxla %.*s, this is cxla %s", (int)(vlen > 64 ? 64 : vlen), (const char *)ver,
              VERSION);
     return 0;
   }

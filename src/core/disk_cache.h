@@ -1,11 +1,13 @@
 /* disk_cache.h — compiled code kept on disk between processes (--cache-dir). One file per key,
  * DIR/<FNV-1a of the key, 16 hex digits>.cxc, holding a versioned, checksummed entry:
  *
- *   "CXLACACH"  u32 format version  u32 n + cxla version  u64 FNV-1a of the key
+ *   "CXLACACH"  u32 format version  u32 n + cxla version and build  u64 FNV-1a of the key
  *   u64 n + key  u64 n + payload  u32 zlib crc32 of every byte before it
  *
  * (little-endian). The whole key is stored and compared, so a hash collision, an entry of
- * another module, flags, target, cxla or format version, a truncated or a bit-flipped file is
+ * another module, flags, target, cxla version or build (the size and time of the library
+ * file: a rebuilt cxla may lay out its run-time structures differently), or entry format, a
+ * truncated or a bit-flipped file is
  * told apart and never used: the caller compiles again and overwrites it. Writers write a
  * private temporary file in DIR and rename() it over the entry, so readers see the old entry
  * or the new one, whole, and concurrent writers of one key leave one valid entry. */
