@@ -4,13 +4,13 @@
  *   "CXLACACH"  u32 format version  u32 n + cxla version and build  u64 FNV-1a of the key
  *   u64 n + key  u64 n + payload  u32 zlib crc32 of every byte before it
  *
- * (little-endian). The whole key is stored and compared, so a hash collision, an entry of
- * another module, flags, target, cxla version or build (the size and time of the library
- * file: a rebuilt cxla may lay out its run-time structures differently), or entry format, a
- * truncated or a bit-flipped file is
- * told apart and never used: the caller compiles again and overwrites it. Writers write a
- * private temporary file in DIR and rename() it over the entry, so readers see the old entry
- * or the new one, whole, and concurrent writers of one key leave one valid entry. */
+ * (little-endian). The whole key is stored and compared, so a hash collision or an entry of
+ * another module, flags, target, cxla version or build (the size and time of the library file:
+ * a rebuilt cxla may lay out its run-time structures differently) or entry format, and a
+ * truncated or a bit-flipped file, are told apart and never used: the caller compiles again and
+ * overwrites the entry. Writers write a private temporary file in DIR and rename() it over the
+ * entry, so readers see the old entry or the new one, whole, and concurrent writers of one key
+ * leave one valid entry. */
 #ifndef CX_DISK_CACHE_H
 #define CX_DISK_CACHE_H
 #include "core/flags.h"
