@@ -163,7 +163,7 @@ int cx_disk_cache_decode(const unsigned char *data, size_t n, const char *key, s
 
 /* Reads a regular file whole; 0 with errno set when it cannot. */
 static int read_all(const char *path, unsigned char **data, size_t *n) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO there must not block */
   if (fd < 0) return 0;
   struct stat st;
   unsigned char *buf = NULL;
