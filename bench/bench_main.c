@@ -268,6 +268,7 @@ int main(int argc, char **argv) {
   struct { const char *name; void (*fn)(void); } groups[] = {
       {"chain9", group_chain9}, {"softmax", group_softmax}, {"gemm", group_gemm}, {"dense", group_dense},
       {"mlp", group_mlp},       {"scaling", group_scaling}, {"alloc", group_alloc},     {"compile", group_compile},
+      {"diskcache", group_disk_cache},
   };
   int passed = 0, failed = 0;
   for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {

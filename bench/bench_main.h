@@ -53,5 +53,6 @@ void group_gemm(void);
 void group_dense(void);
 void group_mlp(void);
 void group_compile(void);
+void group_disk_cache(void); /* bench_compile.c: cold compile against a warm --cache-dir */
 
 #endif

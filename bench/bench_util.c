@@ -187,7 +187,7 @@ int bu_cxla_open(bu_cxla *b, cxla_context *ctx, const char *path, const char *fl
   if (s == CXLA_OK) snprintf(b->stats, sizeof b->stats, "%s", cxla_executable_compile_stats(b->e));
   if (s == CXLA_OK) {
     b->nargs = cxla_module_num_parameters(m);
-    if (b->nargs > 16) s = CXLA_ERR_UNSUPPORTED;
+    if (b->nargs > BU_MAX_ARGS) s = CXLA_ERR_UNSUPPORTED;
   }
   for (int i = 0; s == CXLA_OK && i < b->nargs; i++) {
     cxla_shape sh;
@@ -211,7 +211,7 @@ int bu_cxla_open(bu_cxla *b, cxla_context *ctx, const char *path, const char *fl
 
 void bu_cxla_close(bu_cxla *b) {
   cxla_buffer_destroy(b->result);
-  for (int i = 0; i < b->nargs && i < 16; i++) cxla_buffer_destroy(b->args[i]);
+  for (int i = 0; i < b->nargs && i < BU_MAX_ARGS; i++) cxla_buffer_destroy(b->args[i]);
   cxla_executable_destroy(b->e);
   memset(b->args, 0, sizeof b->args);
   b->result = NULL;

@@ -38,11 +38,12 @@ void bu_interleave(bu_contender *c, int nc, const bu_opts *opts);
 void bu_contenders_free(bu_contender *c, int nc);
 
 /* ---- cxla ---- */
+#define BU_MAX_ARGS 64 /* a training step takes weights, optimiser state and a batch */
 typedef struct bu_cxla {
   cxla_context *ctx;
   cxla_executable *e;
   int nargs;
-  cxla_buffer *args[16];
+  cxla_buffer *args[BU_MAX_ARGS];
   cxla_buffer *result; /* of the last call */
   double compile_ms;   /* wall clock around cxla_compile */
   double compile_cpu_ms; /* process CPU time over the same span (less inflated by other load) */

@@ -33,6 +33,9 @@ int cli_lib_error(cxla_context *ctx);
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Applies a CXLA flag given on the command line; returns CLI_OK or CLI_USAGE after a message. */
 int cli_apply_flag(cxla_context *ctx, const char *command, const char *arg);
+/* A cxla flag given as two words ("--cache-dir DIR", argv[*i] and the next, *i moved past
+ * it), applied as "--cache-dir=DIR". */
+int cli_apply_flag_words(cxla_context *ctx, const char *command, int argc, char **argv, int *i);
 
 /* --timeout=SECONDS (cli_watchdog.c): after that long, names what was running (a compile
  * phase, a while loop still iterating, or a slow kernel) on stderr and exits 1. */

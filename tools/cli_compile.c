@@ -81,6 +81,9 @@ int cli_compile(cxla_context *ctx, int argc, char **argv) {
     } else if (!strncmp(a, "--emit-ptx=", 11) || !strncmp(a, "--gpu-arch=", 11)) {
       if (!a[11]) return cli_usage_error("compile", "%.10s needs a value", a);
       *(a[2] == 'e' ? &ptx : &arch) = a + 11;
+    } else if (!strcmp(a, "--cache-dir")) {
+      int rc = cli_apply_flag_words(ctx, "compile", argc, argv, &i);
+      if (rc != CLI_OK) return rc;
     } else if (cx_flags_is_flag(a)) {
       int rc = cli_apply_flag(ctx, "compile", a);
       if (rc != CLI_OK) return rc;

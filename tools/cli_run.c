@@ -124,6 +124,9 @@ static int parse_args(cxla_context *ctx, int argc, char **argv, run_args *r) {
       if (!a[13] && i + 1 >= argc) return cli_usage_error("run", "--outfeed-out needs a DIR");
       r->feed.outfeed_dir = a[13] ? a + 14 : argv[++i];
       if (!*r->feed.outfeed_dir) return cli_usage_error("run", "--outfeed-out needs a DIR");
+    } else if (!strcmp(a, "--cache-dir")) {
+      int rc = cli_apply_flag_words(ctx, "run", argc, argv, &i);
+      if (rc != CLI_OK) return rc;
     } else if (cx_flags_is_flag(a)) {
       int rc = cli_apply_flag(ctx, "run", a);
       if (rc != CLI_OK) return rc;

@@ -52,6 +52,10 @@ void cli_print_usage(FILE *f, const char *cmd) {
             "options:\n"
             "  --backend=NAME               backend to compile for (default: interp)\n"
             "  --out DIR, --out=DIR         write leaf i of the result to DIR/i.npy (DIR is created)\n"
+            "  --cache-dir DIR              the cxla flag --cache-dir=DIR as two words: compiled cpu\n"
+            "                               code is kept in DIR and loaded, not compiled, next time\n"
+            "                               (DIR default: $XDG_CACHE_HOME/cxla or ~/.cache/cxla;\n"
+            "                               without the flag the disk cache is off)\n"
             "  --random-inputs[=SEED]       fill every parameter with seeded random values: floats\n"
             "                               uniform in [-1, 1) (both parts of complex numbers),\n"
             "                               signed ints in [-8, 8), unsigned ints in [0, 16),\n"
@@ -122,6 +126,7 @@ void cli_print_usage(FILE *f, const char *cmd) {
             "  --gpu-arch=sm_XX             the PTX target for --emit-ptx: sm_75 (default, runs on\n"
             "                               every GPU cxla supports), sm_80, sm_86, sm_87, sm_89,\n"
             "                               sm_90, sm_90a\n"
+            "  --cache-dir DIR              the cxla flag --cache-dir=DIR as two words (see cxla run)\n"
             "  --list-passes                print the compiled pipeline's passes in order, one per\n"
             "                               line: name, when it runs (once; fixpoint: repeated with\n"
             "                               its fixpoint neighbours until nothing changes;\n"
@@ -222,6 +227,15 @@ int cli_lib_error(cxla_context *ctx) {
 int cli_apply_flag(cxla_context *ctx, const char *cmd, const char *arg) {
   if (cxla_context_set_flags(ctx, arg) == CXLA_OK) return CLI_OK;
   return cli_usage_error(cmd, "%s", cxla_context_errmsg(ctx));
+}
+
+int cli_apply_flag_words(cxla_context *ctx, const char *cmd, int argc, char **argv, int *i) {
+  const char *name = argv[*i];
+  if (*i + 1 >= argc || !*argv[*i + 1]) return cli_usage_error(cmd, "%s needs a value", name);
+  char arg[4096];
+  if (snprintf(arg, sizeof arg, "%s=%s", name, argv[++*i]) >= (int)sizeof arg)
+    return cli_usage_error(cmd, "%s: value too long", name);
+  return cli_apply_flag(ctx, cmd, arg);
 }
 
 /* ---- fmt ---------------------------------------------------------------------------------- */

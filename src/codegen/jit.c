@@ -62,6 +62,29 @@ static char *dup_llvm(char *s) { /* LLVM strings must be freed with LLVMDisposeM
   return d;
 }
 
+/* Absolute symbols in the JIT's main library: functions (callable) or data. */
+static cxla_status define_absolute(cx_jit *j, const cx_jit_symbol *syms, int n, int callable) {
+  if (n <= 0) return CXLA_OK;
+  LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(j->lljit);
+  LLVMOrcCSymbolMapPair *pairs = cx_calloc((size_t)n, sizeof *pairs);
+  if (!pairs) return cx_oom(j->ctx);
+  for (int i = 0; i < n; i++) {
+    pairs[i].Name = LLVMOrcLLJITMangleAndIntern(j->lljit, syms[i].name);
+    pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)syms[i].addr;
+    pairs[i].Sym.Flags.GenericFlags =
+        LLVMJITSymbolGenericFlagsExported | (callable ? LLVMJITSymbolGenericFlagsCallable : 0);
+    pairs[i].Sym.Flags.TargetFlags = 0;
+  }
+  LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(pairs, (size_t)n);
+  cx_free(pairs);
+  LLVMErrorRef e = LLVMOrcJITDylibDefine(jd, mu);
+  if (e) {
+    LLVMOrcDisposeMaterializationUnit(mu);
+    return llvm_error(j->ctx, e, "defining symbols for the JIT");
+  }
+  return CXLA_OK;
+}
+
 static cxla_status define_symbols(cx_jit *j, const cx_jit_symbol *syms, int n) {
   LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(j->lljit);
   LLVMOrcDefinitionGeneratorRef gen = NULL;
@@ -69,24 +92,10 @@ static cxla_status define_symbols(cx_jit *j, const cx_jit_symbol *syms, int n) {
       &gen, LLVMOrcLLJITGetGlobalPrefix(j->lljit), NULL, NULL);
   if (e) return llvm_error(j->ctx, e, "process symbol generator");
   LLVMOrcJITDylibAddGenerator(jd, gen);
-  if (n <= 0) return CXLA_OK;
-  LLVMOrcCSymbolMapPair *pairs = cx_calloc((size_t)n, sizeof *pairs);
-  if (!pairs) return cx_oom(j->ctx);
-  for (int i = 0; i < n; i++) {
-    pairs[i].Name = LLVMOrcLLJITMangleAndIntern(j->lljit, syms[i].name);
-    pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)syms[i].addr;
-    pairs[i].Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
-    pairs[i].Sym.Flags.TargetFlags = 0;
-  }
-  LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(pairs, (size_t)n);
-  cx_free(pairs);
-  e = LLVMOrcJITDylibDefine(jd, mu);
-  if (e) {
-    LLVMOrcDisposeMaterializationUnit(mu);
-    return llvm_error(j->ctx, e, "defining runtime symbols");
-  }
-  return CXLA_OK;
+  return define_absolute(j, syms, n, 1);
 }
+
+cxla_status cx_jit_define_data(cx_jit *j, const cx_jit_symbol *syms, int n) { return define_absolute(j, syms, n, 0); }
 
 cxla_status cx_jit_create(cxla_context *ctx, int opt_level, const cx_jit_symbol *syms, int nsyms,
                           cx_jit **out) {

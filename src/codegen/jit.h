@@ -21,6 +21,9 @@ typedef struct cx_jit_symbol {
 cxla_status cx_jit_create(cxla_context *ctx, int opt_level, const cx_jit_symbol *syms, int nsyms,
                           cx_jit **out);
 void cx_jit_destroy(cx_jit *j);
+/* Defines data symbols at fixed addresses for the code added later (addresses of this
+ * process that its object code refers to by name). */
+cxla_status cx_jit_define_data(cx_jit *j, const cx_jit_symbol *syms, int n);
 /* The LLVM context modules for this JIT must be created in. */
 LLVMContextRef cx_jit_context(cx_jit *j);
 /* The host's SIMD width in bits. */

@@ -210,6 +210,8 @@ static cxla_status compile(cx_module *m, const cxla_compile_options *o, cxla_exe
   if (cache) {
     if (!(key = cache_key(m, be, &flags, &klen))) s = CXLA_ERR_OUT_OF_MEMORY;
     else hash = cx_cache_hash(key, klen);
+    flags.compile_key = key; /* the disk cache's key starts with it (backends see it in flags) */
+    flags.compile_key_len = klen;
   }
   if (s == CXLA_OK && key && (e->core = cx_cache_lookup(cache, key, klen, hash))) {
     double t2 = cx_now_ms();

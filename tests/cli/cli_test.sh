@@ -676,5 +676,35 @@ run_cxla fmt cut.mlirbc;                      expect_error err_shlo_fmt_truncate
 printf 'module @jit_f {\n  func.func public @main() {\n  }\n}\n' >g.mlir
 run_cxla run g.mlir --random-inputs;          expect_error err_shlo_text "cxla also reads StableHLO as MLIR bytecode"
 
+# ---- the disk cache: a second process loads the code LLVM made for the first ----
+run_cxla run addmul.hlo x.npy y.npy --backend=cpu --cache-dir dc --stats; expect cache_dir_cold 0 err "disk_cache=miss"
+cp out.txt cold.txt
+run_cxla run addmul.hlo x.npy y.npy --backend=cpu --cache-dir dc --stats; expect cache_dir_warm 0 err "disk_cache=hit"
+if cmp -s out.txt cold.txt; then ok cache_dir_warm_same_result; else bad cache_dir_warm_same_result "$(head -c 300 out.txt)"; fi
+run_cxla run addmul.hlo x.npy y.npy --backend=cpu --cache-dir=dc --opt-level=1 --stats
+expect cache_dir_other_flags_miss 0 err "disk_cache=miss"
+# bytes overwritten in the middle of each entry: rejected, compiled again, the same result
+for f in dc/*.cxc; do
+  printf 'garbage' | dd of="$f" bs=1 seek=$(( $(wc -c <"$f") / 2 )) conv=notrunc 2>/dev/null
+done
+run_cxla run addmul.hlo x.npy y.npy --backend=cpu --cache-dir dc --stats; expect cache_dir_rejects_damage 0 err "disk_cache=rejected"
+if cmp -s out.txt cold.txt; then ok cache_dir_damage_same_result; else bad cache_dir_damage_same_result "$(head -c 300 out.txt)"; fi
+run_cxla run addmul.hlo x.npy y.npy --backend=cpu --cache-dir dc --stats; expect cache_dir_rewritten 0 err "disk_cache=hit"
+# two processes writing the same entry at once leave one valid entry and no temporary file
+"$CXLA" compile addmul.hlo --backend=cpu --cache-dir race >/dev/null 2>&1 & p1=$!
+"$CXLA" compile addmul.hlo --backend=cpu --cache-dir race >/dev/null 2>&1 & p2=$!
+wait $p1; r1=$?; wait $p2; r2=$?
+n=$(ls race | wc -l)
+if [ "$r1$r2" = 00 ] && [ "$n" = 1 ]; then ok cache_dir_race_one_entry; else bad cache_dir_race_one_entry "exits $r1 $r2, $n files: $(ls race)"; fi
+run_cxla compile addmul.hlo --backend=cpu --cache-dir race
+if [ "$rc" = 0 ] && grep -qE 'disk_cache +hit' out.txt; then ok cache_dir_race_valid; else bad cache_dir_race_valid "$(cat out.txt err.txt | head -c 400)"; fi
+# off unless asked: nothing appears in the user's cache folder
+mkdir home
+HOME=$T/home XDG_CACHE_HOME='' "$CXLA" run addmul.hlo x.npy y.npy --backend=cpu >out.txt 2>err.txt; rc=$?
+if [ "$rc" = 0 ] && [ -z "$(ls -A home)" ]; then ok cache_dir_off_by_default; else bad cache_dir_off_by_default "exit $rc: $(ls -A home)"; fi
+HOME=$T/home XDG_CACHE_HOME='' "$CXLA" run addmul.hlo x.npy y.npy --backend=cpu --cache-dir=default >out.txt 2>err.txt; rc=$?
+if [ "$rc" = 0 ] && [ "$(ls home/.cache/cxla | wc -l)" = 1 ]; then ok cache_dir_default_folder; else bad cache_dir_default_folder "exit $rc: $(ls -AR home)"; fi
+run_cxla run addmul.hlo x.npy y.npy --backend=cpu --cache-dir; expect usage_cache_dir_value 2 err "--cache-dir needs a value"
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -15,6 +15,7 @@
 #include <llvm-c/Error.h>
 #include "backend/backend.h"
 #include "backend/cpu/collectives.h"
+#include "backend/cpu/object_cache.h"
 #include "backend/cpu/pools.h"
 #include "backend/cpu/sequencer.h"
 #include "backend/cpu/sort_scatter.h"
@@ -129,8 +130,9 @@ static void free_jobs(cx_llvm_job *jobs, int n) {
 }
 
 typedef struct llvm_times {
-  double emit, opt, codegen, wall, link;
+  double emit, opt, codegen, wall, link, disk;
   int threads, modules;
+  const char *disk_cache; /* the disk cache's result (object_cache.h) */
 } llvm_times;
 
 /* The sequencer module and every shard as compile jobs (taking their modules); NULL on OOM. */
@@ -182,8 +184,77 @@ static void trace_job(cx_trace *tr, const cx_llvm_job *j, int index) {
                   (int64_t)((j->codegen_start_ms + j->codegen_ms) * 1e6), &a);
 }
 
+/* The addresses the code refers to by name (cx_seq_out's addrs) as symbols of the JIT. */
+static cxla_status define_addrs(cxla_context *ctx, cpu_state *st) {
+  int n = st->seq.naddrs;
+  if (!n) return CXLA_OK;
+  cx_jit_symbol *syms = cx_calloc((size_t)n, sizeof *syms);
+  char *names = cx_malloc((size_t)n * 24);
+  cxla_status s = syms && names ? CXLA_OK : cx_oom(ctx);
+  for (int i = 0; i < n && s == CXLA_OK; i++) {
+    snprintf(names + 24 * i, 24, CX_SEQ_ADDR_FMT, i);
+    syms[i] = (cx_jit_symbol){names + 24 * i, (void *)st->seq.addrs[i]};
+  }
+  if (s == CXLA_OK) s = cx_jit_define_data(st->jit, syms, n);
+  cx_free(syms);
+  cx_free(names);
+  return s;
+}
+
+/* Optimises and generates code for the modules on `threads` threads and adds the objects to
+ * the JIT (and to the disk cache). Takes mod and the shards' modules. */
+static cxla_status compile_llvm(cxla_context *ctx, const cx_flags *flags, cx_pass_ctx *pc, cpu_state *st,
+                                LLVMModuleRef mod, cx_shards *sh, int threads, cx_object_cache *oc, llvm_times *tm) {
+  cxla_status s = verify_ir(ctx, mod);
+  for (int i = 0; i < sh->n && s == CXLA_OK; i++) s = verify_ir(ctx, sh->s[i].mod);
+  int n = 0;
+  cx_llvm_job *jobs = s == CXLA_OK ? make_jobs(ctx, mod, sh, &n) : NULL;
+  cx_shards_free(sh);
+  if (!jobs) {
+    LLVMDisposeModule(mod);
+    return s != CXLA_OK ? s : CXLA_ERR_OUT_OF_MEMORY;
+  }
+  double t1 = cx_now_ms();
+  cx_trace *tr = cx_context_trace(ctx);
+  cx_context_set_activity(ctx, "compiling (LLVM)", st->m->name);
+  cx_llvm_target target = cx_jit_target(st->jit);
+  int failed = cx_llvm_compile(&target, jobs, n, threads, dumping(flags));
+  double t2 = cx_now_ms();
+  tm->wall = t2 - t1;
+  tm->threads = threads < n ? threads : n;
+  tm->modules = n;
+  for (int i = 0; i < n; i++) {
+    tm->opt += jobs[i].opt_ms;
+    tm->codegen += jobs[i].codegen_ms;
+    trace_job(tr, &jobs[i], i);
+  }
+  cx_trace_args la = {2, {"threads", "modules"}, {tm->threads, n}};
+  cx_trace_add(tr, "llvm", "compile", (int64_t)(t1 * 1e6), (int64_t)(t2 * 1e6), &la);
+  if (dumping(flags)) s = dump_jobs(ctx, pc, st->m, jobs, n);
+  if (!failed && s == CXLA_OK) {
+    cx_object_cache_store(oc, &st->seq, jobs, n);
+    double t3 = cx_now_ms();
+    tm->disk += t3 - t2;
+    if (oc->dir) cx_trace_add_ms(tr, "disk cache store", "compile", t2, t3);
+  }
+  for (int i = 0; i < n && !failed && s == CXLA_OK; i++) {
+    LLVMMemoryBufferRef obj = jobs[i].obj;
+    jobs[i].obj = NULL;
+    s = cx_jit_add_object(st->jit, obj);
+  }
+  if (failed && s == CXLA_OK)
+    for (int i = 0; i < n; i++)
+      if (jobs[i].err[0]) {
+        s = cx_error(ctx, CXLA_ERR_COMPILE, "%s", jobs[i].err);
+        break;
+      }
+  free_jobs(jobs, n);
+  return s;
+}
+
 /* LLVM IR for the module: the sequencer in one LLVM module, kernels in up to 2 per compile
- * thread, compiled in parallel and linked by the JIT. */
+ * thread, compiled in parallel and linked by the JIT; or, when the disk cache has them, the
+ * objects of an earlier compile of the same key, linked in place of the IR. */
 static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cx_pass_ctx *pc, cpu_state *st, llvm_times *tm) {
   double t0 = cx_now_ms();
   CX_TRY(cx_jit_create(ctx, flags->opt_level, runtime_symbols, CX_ARRAY_LEN(runtime_symbols), &st->jit));
@@ -199,52 +270,38 @@ static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cx_pass_ctx
   cx_shards_init(&sh, &g, threads == 1 ? 1 : 2 * threads);
   cxla_status s = cx_seq_emit(&g, &sh, &st->bufs, flags->max_loop_iterations, &st->seq);
   cx_cg_dispose(&g);
-  if (s == CXLA_OK) s = verify_ir(ctx, mod);
-  for (int i = 0; i < sh.n && s == CXLA_OK; i++) s = verify_ir(ctx, sh.s[i].mod);
-  int n = 0;
-  cx_llvm_job *jobs = s == CXLA_OK ? make_jobs(ctx, mod, &sh, &n) : NULL;
-  cx_shards_free(&sh);
-  if (!jobs) {
-    LLVMDisposeModule(mod);
-    return s != CXLA_OK ? s : CXLA_ERR_OUT_OF_MEMORY;
-  }
   double t1 = cx_now_ms();
   tm->emit = t1 - t0;
   cx_trace *tr = cx_context_trace(ctx);
   cx_trace_add_ms(tr, "emit", "compile", t0, t1);
-  cx_context_set_activity(ctx, "compiling (LLVM)", st->m->name);
-  cx_llvm_target target = cx_jit_target(st->jit);
-  int failed = cx_llvm_compile(&target, jobs, n, threads, dumping(flags));
+  if (s == CXLA_OK) s = define_addrs(ctx, st);
+  cx_object_cache oc;
+  int hit = 0;
+  if (s == CXLA_OK && !dumping(flags)) s = cx_object_cache_open(ctx, flags, st->jit, threads, &oc);
+  else memset(&oc, 0, sizeof oc), oc.result = "off";
+  if (s == CXLA_OK) s = cx_object_cache_load(ctx, &oc, &st->seq, st->jit, &hit);
   double t2 = cx_now_ms();
-  tm->threads = threads < n ? threads : n;
-  tm->modules = n;
-  for (int i = 0; i < n; i++) {
-    tm->opt += jobs[i].opt_ms;
-    tm->codegen += jobs[i].codegen_ms;
-    trace_job(tr, &jobs[i], i);
+  tm->disk = t2 - t1;
+  if (oc.dir) {
+    char name[300];
+    snprintf(name, sizeof name, "disk cache %s%s%s", oc.result, oc.why[0] ? ": " : "", oc.why);
+    cx_trace_add_ms(tr, name, "compile", t1, t2);
   }
-  cx_trace_args la = {2, {"threads", "modules"}, {tm->threads, n}};
-  cx_trace_add(tr, "llvm", "compile", (int64_t)(t1 * 1e6), (int64_t)(t2 * 1e6), &la);
-  if (dumping(flags)) s = dump_jobs(ctx, pc, st->m, jobs, n);
-  for (int i = 0; i < n && !failed && s == CXLA_OK; i++) {
-    LLVMMemoryBufferRef obj = jobs[i].obj;
-    jobs[i].obj = NULL;
-    s = cx_jit_add_object(st->jit, obj);
+  if (s != CXLA_OK || hit) { /* the IR is not needed: the cached objects are its code */
+    cx_shards_free(&sh);
+    LLVMDisposeModule(mod);
+  } else {
+    s = compile_llvm(ctx, flags, pc, st, mod, &sh, threads, &oc, tm);
   }
-  if (failed && s == CXLA_OK)
-    for (int i = 0; i < n; i++)
-      if (jobs[i].err[0]) {
-        s = cx_error(ctx, CXLA_ERR_COMPILE, "%s", jobs[i].err);
-        break;
-      }
-  free_jobs(jobs, n);
+  tm->disk_cache = oc.result;
+  cx_object_cache_close(&oc);
   CX_TRY(s);
+  double t3 = cx_now_ms();
   void *addr = NULL;
   CX_TRY(cx_jit_lookup(st->jit, "cx_entry", &addr)); /* links the objects */
-  double t3 = cx_now_ms();
-  tm->wall = t2 - t1;
-  tm->link = t3 - t2;
-  cx_trace_add_ms(tr, "link", "compile", t2, t3);
+  double t4 = cx_now_ms();
+  tm->link = t4 - t3;
+  cx_trace_add_ms(tr, "link", "compile", t3, t4);
   st->entry = (cx_entry_fn)addr;
   return CXLA_OK;
 }
@@ -267,7 +324,7 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
   if (dumping(flags)) CX_TRY(cx_pass_dump_always(&pc, m, "cpu-final"));
   const cx_comp *e = m->entry;
   for (int p = 0; p < e->nparams; p++) st->nparam_leaves += cx_shape_leaf_count(&e->params[p]->shape);
-  llvm_times tm = {0};
+  llvm_times tm = {.disk_cache = "off"};
   CX_TRY(codegen(ctx, flags, &pc, st, &tm));
   st->table = (cx_fallback_table){m, st->seq.fallbacks, st->seq.nfallbacks, flags->max_loop_iterations};
   if (dumping(flags)) CX_TRY(dump_buffers(ctx, &pc, st));
@@ -277,6 +334,7 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
    * threads, is a count */
   cx_sb_printf(&stats->times, "passes=%.3f buffers=%.3f emit=%.3f llvm=%.3f link=%.3f ", t1 - t0 - pass_dumps, t2 - t1,
                tm.emit, tm.wall, tm.link);
+  if (strcmp(tm.disk_cache, "off")) cx_sb_printf(&stats->times, "disk=%.3f ", tm.disk);
   if (dumping(flags)) cx_sb_printf(&stats->times, "dump=%.3f ", pc.dump_ms);
   const cx_seq_out *q = &st->seq;
   cx_sb_printf(&stats->counts, "kernels=%d gemms=%d convolutions=%d copies=%d fallbacks=%d ", q->nkernels, q->ngemms,
@@ -285,6 +343,7 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
                tm.modules, tm.opt, tm.codegen);
   /* the arena: the largest set of temporaries live at once, as the assignment packed them */
   cx_sb_printf(&stats->counts, "temp_bytes=%lld ", (long long)st->bufs.arena_size);
+  cx_sb_printf(&stats->counts, "disk_cache=%s ", tm.disk_cache);
   return CXLA_OK;
 }
 

@@ -111,8 +111,8 @@ cxla_status cx_seq_fft(cx_seq *s, cx_instr *in) {
   LLVMTypeRef ft = LLVMFunctionType(g->t_void, ps, 6, 0);
   LLVMValueRef f = LLVMGetNamedFunction(g->mod, "cx_rt_fft");
   if (!f) f = LLVMAddFunction(g->mod, "cx_rt_fft", ft);
-  /* the plan outlives every executable: its address is a constant of the code */
-  LLVMValueRef plan = LLVMConstIntToPtr(cx_cg_i64(g, (int64_t)(intptr_t)p), P);
+  /* the plan outlives every executable */
+  LLVMValueRef plan = cx_seq_addr(s, p);
   LLVMValueRef args[6] = {s->rt, plan, cx_cg_i64(g, batch), cx_seq_slot(s, x), cx_seq_slot(s, y),
                           LLVMConstInt(I32, (unsigned long long)id, 1)};
   LLVMBuildCall2(s->b, ft, f, args, 6, "");

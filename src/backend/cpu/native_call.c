@@ -42,7 +42,7 @@ int cx_seq_native_call(cx_seq *s, cx_instr *in, const char *routine, const void 
   if (!f) f = LLVMAddFunction(g->mod, routine, ft);
   LLVMValueRef a[6];
   a[0] = s->rt;
-  a[1] = LLVMConstIntToPtr(cx_cg_i64(g, (int64_t)(intptr_t)desc), P);
+  a[1] = cx_seq_addr(s, desc);
   for (int i = 0; i < nfns; i++) a[2 + i] = fns[i];
   a[2 + nfns] = args;
   a[3 + nfns] = LLVMConstInt(I32, (unsigned long long)id, 1);

@@ -19,7 +19,23 @@ void cx_seq_out_free(cx_seq_out *o) {
   cx_free(o->names);
   cx_free(o->origins);
   cx_free(o->fallbacks);
+  cx_free(o->addrs);
   memset(o, 0, sizeof *o);
+}
+
+LLVMValueRef cx_seq_addr(cx_seq *s, const void *p) {
+  cx_seq_out *o = s->out;
+  if (!p) return LLVMConstNull(s->g->t_ptr); /* an empty constant's: never read */
+  if (!cx_vec_reserve((void **)&o->addrs, &o->addrs_cap, o->naddrs + 1, sizeof *o->addrs)) {
+    cx_cg_fail(s->g, CXLA_ERR_OUT_OF_MEMORY, "out of memory");
+    return LLVMConstNull(s->g->t_ptr);
+  }
+  char name[32];
+  snprintf(name, sizeof name, CX_SEQ_ADDR_FMT, o->naddrs);
+  o->addrs[o->naddrs++] = p;
+  /* declared, never defined here: the JIT defines it at link time (an absolute symbol), so
+   * the object code holds no address of this process and can be loaded by another one */
+  return LLVMAddGlobal(s->g->mod, s->g->t_i8, name);
 }
 
 int32_t cx_seq_name(cx_seq *s, const char *name) {
@@ -379,7 +395,7 @@ static void declare_runtime(cx_seq *s) {
   s->f_conv = declare(s, "cx_rt_conv_im2col", &s->t_conv, V, cp, 7);
 }
 
-/* Loads every PARAM and OUTPUT pointer once, on entry; constants are absolute addresses (the
+/* Loads every PARAM and OUTPUT pointer once, on entry; constants are link-time symbols (the
  * executable keeps the module, and so the literals, alive). */
 static cxla_status entry_block(cx_seq *s) {
   cx_cg *g = s->g;
@@ -403,7 +419,7 @@ static cxla_status entry_block(cx_seq *s) {
       s->slot_ptr[i] = LLVMBuildLoad2(s->b, g->t_ptr, LLVMBuildGEP2(s->b, g->t_ptr, s->outputs, &idx, 1, ""), "out");
       break;
     case CX_SLOT_CONST:
-      s->slot_ptr[i] = LLVMConstIntToPtr(cx_cg_i64(g, (int64_t)(intptr_t)sl->constant->data), g->t_ptr);
+      s->slot_ptr[i] = cx_seq_addr(s, sl->constant->data);
       break;
     default: break;
     }

@@ -30,10 +30,17 @@ typedef struct cx_seq_out {
   cx_fallback_op *fallbacks;
   int nfallbacks;
   int64_t fallbacks_cap;
+  /* Addresses of this process the code uses (constants' data, plans): symbol k, named
+   * CX_SEQ_ADDR_FMT, is addrs[k], defined when the JIT links the code. */
+  const void **addrs;
+  int naddrs;
+  int64_t addrs_cap;
   int nkernels, ngemms, nconvs, ncopies;
 } cx_seq_out;
 
 void cx_seq_out_free(cx_seq_out *o);
+#define CX_SEQ_ADDR_FMT "cx_addr_%d"
+
 
 /* Emits `void cx_entry(i8 **params, i8 **outputs, i8 *arena, cx_rt *rt)` into g->mod, and the
  * kernels: into the shards' modules (when given) except those called inside while loops,

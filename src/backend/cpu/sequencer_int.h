@@ -30,6 +30,9 @@ typedef struct cx_seq {
 LLVMValueRef cx_seq_slot(cx_seq *s, int slot);
 /* Slot of leaf `leaf` of `in`; reports an internal error (and returns -1) if it has none. */
 int cx_seq_leaf_slot(cx_seq *s, const cx_instr *in, int leaf);
+/* The address p as a pointer value the object code may keep across processes (a symbol
+ * defined when the JIT links it: cx_seq_out's addrs). */
+LLVMValueRef cx_seq_addr(cx_seq *s, const void *p);
 /* A fresh call id named `name` (copied); -1 on OOM (error recorded). */
 int32_t cx_seq_name(cx_seq *s, const char *name);
 /* An [n x ptr] array in the entry block, filled at the current point with the slot addresses. */
