@@ -173,7 +173,7 @@ gr_rule gr_rule_of(cx_op op);
   X(clamp)                                                                                             \
   X(broadcast) X(reshape) X(transpose) X(slice) X(pad) X(concatenate) X(reverse) X(dynamic_slice)      \
   X(dynamic_update_slice) X(gather) X(scatter)                                                         \
-  X(reduce) X(reduce_window) X(sort)                                                                   \
+  X(reduce) X(reduce_window) X(sort) X(topk)                                                          \
   X(dot) X(convolution)                                                                                \
   X(tuple) X(get_tuple_element) X(call) X(conditional) X(while) X(opt_barrier)
 #define GR_DECLARE(name) cxla_status gr_rule_##name(gr_state *s, cx_instr *in, const gr_ct *ct);

@@ -27,8 +27,8 @@ static const gr_rule k_rules[CX_OP_COUNT] = {
   [CX_OP_GATHER] = gr_rule_gather, [CX_OP_SCATTER] = gr_rule_scatter,
   /* reductions */
   [CX_OP_REDUCE] = gr_rule_reduce, [CX_OP_REDUCE_WINDOW] = gr_rule_reduce_window,
-  /* sort moves elements: the cotangents go back through the permutation (rules_sort.c) */
-  [CX_OP_SORT] = gr_rule_sort,
+  /* sort and top-k move elements: the cotangents go back where they came from (rules_sort.c) */
+  [CX_OP_SORT] = gr_rule_sort, [CX_OP_TOPK] = gr_rule_topk,
   /* library ops */
   [CX_OP_DOT] = gr_rule_dot, [CX_OP_CONVOLUTION] = gr_rule_convolution,
   /* data plumbing and control flow; a fusion is a call of its computation */

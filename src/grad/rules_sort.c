@@ -1,5 +1,5 @@
-/* rules_sort.c — the gradient of sort (jax's rule): a sort only moves elements, so each
- * operand's cotangent is the result's cotangent moved back through the permutation.
+/* rules_sort.c — the gradients of sort and top-k (jax's rules): they only move elements, so
+ * each operand's cotangent is the result's cotangent moved back where it came from.
  *
  * On the way forward an active sort is replaced by the same sort with one more operand, an
  * iota along the sorted dim that the comparator ignores: its sorted copy is the permutation
@@ -125,5 +125,30 @@ cxla_status gr_rule_sort(gr_state *s, cx_instr *in, const gr_ct *ct) {
   }
   cx_free(ops);
   cx_free(which);
+  return s->e.st;
+}
+
+/* topk (lax.top_k): each of the k results of a row came from the operand's element at its
+ * index, so that element takes its cotangent (jax's rule: the transpose of a gather at the
+ * indices). Built as one-hot rows — index == iota over a new dim of the row's length — that
+ * select the cotangent, summed over the k results. */
+cxla_status gr_rule_topk(gr_state *s, cx_instr *in, const gr_ct *ct) {
+  if (!gr_wants(s, in, 0) || !ct->e || !ct->e[0].v) return CXLA_OK;
+  const cx_shape *xs = &in->ops[0]->shape;
+  int r = xs->rank;
+  if (r < 1 || r + 1 > CXLA_MAX_RANK)
+    return gr_refuse(s, in, "a top-k of rank %d has no gradient rule (rank 1 to %d)", r, CXLA_MAX_RANK - 1);
+  cx_instr *g = ct->e[0].v, *idx = gr_gte(E, gr_y(s, in), 1);
+  int64_t dims[CXLA_MAX_RANK], map[CXLA_MAX_RANK];
+  for (int d = 0; d < r; d++) dims[d] = g->shape.dims[d], map[d] = d; /* batch..., k */
+  dims[r] = xs->dims[r - 1];                                           /* then the row's n */
+  cx_shape is = cx_shape_array(CXLA_S32, r + 1, dims);
+  cx_instr *iota = gr_new(E, CX_OP_IOTA, &is, 0, NULL);
+  if (iota) iota->a.index = r;
+  iota = gr_done(E, iota);
+  cx_instr *hit = gr_cmp(E, gr_bcast(E, idx, r + 1, dims, map), iota, CXLA_EQ);
+  cx_instr *gb = gr_bcast(E, g, r + 1, dims, map);
+  int64_t k_dim = r - 1;
+  gr_acc(s, in->ops[0], gr_reduce(E, gr_select(E, hit, gb, gr_like(E, gb, 0)), 1, &k_dim, CX_OP_ADD));
   return s->e.st;
 }

@@ -1,6 +1,6 @@
 /* test_grad_index.c — gradients of dynamic-slice, dynamic-update-slice, gather, scatter-add
- * and sort (one operand; several, sorted by float or tied integer keys, only some of them
- * differentiated) against finite differences. Start indices are random and sometimes out of bounds, so the
+ * sort (one operand; several, sorted by float or tied integer keys, only some of them
+ * differentiated) and top-k against finite differences. Start indices are random and sometimes out of bounds, so the
  * clamping of dynamic slices and gather, and the windows scatter skips, are part of what the
  * finite differences check. */
 #include "grad_helpers.h"
@@ -150,11 +150,28 @@ static void sort_one(gh_case *c) { sort_case(c, 0); }
 static void sort_float_keys(gh_case *c) { sort_case(c, 1); }
 static void sort_int_keys(gh_case *c) { sort_case(c, 2); }
 
+/* top-k of the last dim (largest or smallest k), the values times the indices' parity */
+static void topk(gh_case *c) {
+  int r = (int)gh_int(c, 1, 3);
+  int64_t xd[4], yd[4];
+  gh_dims(c, xd, r, 5);
+  for (int i = 0; i < r; i++) yd[i] = xd[i];
+  yd[r - 1] = gh_int(c, 1, xd[r - 1]);
+  const char *ys = gh_shape(c, "f64", yd, r), *is = gh_shape(c, "s32", yd, r);
+  gh_begin(c);
+  gh_param(c, "x", gh_shape(c, "f64", xd, r), 1);
+  gh_add(c, "  t = (%s, %s) topk(x), k=%lld, largest=%s\n", ys, is, (long long)yd[r - 1], gh_int(c, 0, 1) ? "true" : "false");
+  gh_add(c, "  v = %s get-tuple-element(t), index=0\n  i = %s get-tuple-element(t), index=1\n", ys, is);
+  gh_add(c, "  f = %s convert(i)\n  m = %s multiply(v, f)\n  a = %s add(m, v)\n", ys, ys, ys);
+  gh_end_loss(c, "a", yd, r);
+}
+
 const gh_entry gh_index_cases[] = {
   {"dynamic-slice", dynamic_slice}, {"dynamic-update-slice", dynamic_update_slice},
   {"gather rows", gather_rows}, {"gather windows", gather_windows}, {"gather batched", gather_batched},
   {"scatter rows", scatter_rows}, {"scatter windows", scatter_windows},
   {"sort", sort_one}, {"sort float keys and payloads", sort_float_keys}, {"sort tied integer keys", sort_int_keys},
+  {"top-k", topk},
 };
 const int gh_index_ncases = GH_LEN(gh_index_cases);
 
