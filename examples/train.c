@@ -58,8 +58,8 @@ typedef struct {
   int rank, ndev;              /* data-parallel: this process's device and how many share a batch */
   int threads;                 /* devices run as threads here (--replicas), else 1 (mpirun: ranks) */
   int64_t local;               /* examples per batch on one device: batch / ndev */
-  cxla_executable *exe[2];     /* at the learning rate, then at lr * sch.decay from step decay_at */
-  int64_t decay_at;
+  cxla_executable *exe;        /* the step, compiled once: the learning rate is its last argument */
+  int64_t decay_at;            /* the schedule: lr until this step, lr * sch.decay from it on */
   int nbufs;                   /* weights, then optimizer state: the donated parameters */
   cxla_buffer *bufs[MAX_THREADS][MAX_BUFS]; /* per device of this process; device 0's are read */
   double compile_s;
@@ -70,8 +70,7 @@ typedef struct {
 } trainer;
 
 static void trainer_close(trainer *t) {
-  cxla_executable_destroy(t->exe[0]);
-  cxla_executable_destroy(t->exe[1]);
+  cxla_executable_destroy(t->exe);
   for (int d = 0; d < t->threads; d++)
     for (int i = 0; i < t->nbufs; i++) cxla_buffer_destroy(t->bufs[d][i]);
   free(t->perm);
@@ -117,14 +116,15 @@ static int device_share(cxla_context *ctx, const schedule *sch, int threads, int
   return 0;
 }
 
-/* The loss module turned into a training step at learning rate lr and compiled into *exe;
- * the step module is kept in *keep when asked (its parameters say what state to allocate). */
-static int compile_step(trainer *t, cxla_module *loss, double lr, cxla_executable **exe, cxla_module **keep) {
+/* The loss module turned into a training step that takes the learning rate as its last
+ * argument (so the schedule's every rate runs through one compile), compiled into *exe; the
+ * step module is kept in *keep (its parameters say what state to allocate). */
+static int compile_step(trainer *t, cxla_module *loss, cxla_executable **exe, cxla_module **keep) {
   int wrt[MAX_WEIGHTS];
   for (int i = 0; i < t->spec->nweights; i++) wrt[i] = i;
   cxla_optimizer opt;
   cxla_optimizer_init(&opt, t->sch.kind);
-  opt.learning_rate = lr;
+  opt.learning_rate_input = 1;
   opt.momentum = t->sch.momentum;
   opt.steps_per_call = t->K;
   opt.replicas = t->ndev; /* > 1: the loss and gradients averaged over the processes inside the step */
@@ -132,10 +132,11 @@ static int compile_step(trainer *t, cxla_module *loss, double lr, cxla_executabl
   if (cxla_module_train_step(loss, wrt, t->spec->nweights, &opt, &step) != CXLA_OK)
     return api_fail(t->ctx, "building the training step");
   int nparams = cxla_module_num_parameters(step), ok = 1;
-  t->nbufs = nparams - 2; /* all but the images and labels */
+  t->nbufs = nparams - 3; /* all but the images, the labels and the learning rate */
   if (t->nbufs < t->spec->nweights || t->nbufs > MAX_BUFS) {
     fflush(stdout);
-    fprintf(stderr, "train: the training step has %d parameters; expected the weights, the state and a batch\n", nparams);
+    fprintf(stderr, "train: the training step has %d parameters; expected the weights, the state, a batch and the rate\n",
+            nparams);
     ok = 0;
   }
   cxla_compile_options co;
@@ -152,10 +153,9 @@ static int compile_step(trainer *t, cxla_module *loss, double lr, cxla_executabl
   return ok;
 }
 
-/* Ready to run up to `steps` steps of the schedule (the step at the decayed learning rate is
- * compiled only when they reach it). */
+/* Ready to run up to `steps` steps of the schedule. */
 static int trainer_open(trainer *t, cxla_context *ctx, const model_spec *spec, const schedule *sch, int K,
-                        int fused, int threads, uint64_t seed, const split *train, int64_t steps) {
+                        int fused, int threads, uint64_t seed, const split *train) {
   memset(t, 0, sizeof *t);
   t->ctx = ctx, t->spec = spec, t->sch = *sch, t->K = K, t->fused = fused, t->ntrain = train->n;
   t->threads = threads > 1 ? threads : 1;
@@ -166,8 +166,7 @@ static int trainer_open(trainer *t, cxla_context *ctx, const model_spec *spec, c
   char err[1024];
   cxla_module *loss = model_build(ctx, spec, t->local, 1, err, sizeof err), *step = NULL;
   if (!loss) return fflush(stdout), fprintf(stderr, "train: %s\n", err), 0;
-  int ok = compile_step(t, loss, sch->lr, &t->exe[0], &step) &&
-           (t->decay_at >= steps || compile_step(t, loss, sch->lr * sch->decay, &t->exe[1], NULL));
+  int ok = compile_step(t, loss, &t->exe, &step);
   cxla_module_destroy(loss);
   for (int d = 0; d < t->threads; d++) { /* every device starts from the same weights */
     rng init = {seed};
@@ -207,12 +206,12 @@ static const int64_t *next_batch(trainer *t) {
   return t->perm + t->pos - t->sch.batch;
 }
 
-/* --replicas: the devices' batches as buffers over t->x and t->y, then one execution per
- * device on threads; results[d] gets device d's. */
+/* --replicas: the devices' batches as buffers over t->x and t->y, and the learning rate over
+ * *lr, then one execution per device on threads; results[d] gets device d's. */
 static cxla_status run_threads(trainer *t, cxla_executable *exe, const int64_t *xd, const int64_t *yd, int lead,
-                               cxla_buffer **results) {
+                               float *lr, cxla_buffer **results) {
   int64_t B = t->local, K = t->K;
-  int na = t->nbufs + 2;
+  int na = t->nbufs + 3;
   cxla_buffer *args[MAX_THREADS * (MAX_BUFS + 2)];
   memset(args, 0, sizeof args);
   cxla_status st = CXLA_OK;
@@ -224,18 +223,22 @@ static cxla_status run_threads(trainer *t, cxla_executable *exe, const int64_t *
     if (st == CXLA_OK)
       st = cxla_buffer_wrap(t->ctx, "cpu", CXLA_S32, 1 + lead, yd + !lead, t->y + d * K * B,
                             sizeof *t->y * (size_t)(K * B), &args[d * na + t->nbufs + 1]);
+    if (st == CXLA_OK) st = cxla_buffer_wrap(t->ctx, "cpu", CXLA_F32, 0, xd, lr, sizeof *lr, &args[d * na + t->nbufs + 2]);
   }
   if (st == CXLA_OK) st = cxla_executable_execute_replicas(exe, t->threads, na, args, results);
   for (int d = 0; d < t->threads; d++) {
     cxla_buffer_destroy(args[d * na + t->nbufs]);
     cxla_buffer_destroy(args[d * na + t->nbufs + 1]);
+    cxla_buffer_destroy(args[d * na + t->nbufs + 2]);
   }
   return st;
 }
 
-/* One execution of exe: K steps (on each device of this process). losses[K] receives their
- * losses; *exec_s the time in cxla. */
-static int trainer_call(trainer *t, cxla_executable *exe, const split *train, float *losses, double *exec_s) {
+/* One execution of the step: K steps at learning rate lr (on each device of this process).
+ * losses[K] receives their losses; *exec_s the time in cxla. */
+static int trainer_call(trainer *t, double lr, const split *train, float *losses, double *exec_s) {
+  cxla_executable *exe = t->exe;
+  float rate = (float)lr;
   int64_t B = t->local, K = t->K;
   for (int64_t k = 0; k < K; k++) { /* every device draws the same global batch and takes its share */
     const int64_t *idx = next_batch(t);
@@ -248,14 +251,15 @@ static int trainer_call(trainer *t, cxla_executable *exe, const split *train, fl
   cxla_status st;
   double t0 = now_s();
   if (t->threads > 1) {
-    st = run_threads(t, exe, xd, yd, lead, result);
+    st = run_threads(t, exe, xd, yd, lead, &rate, result);
   } else {
-    cxla_arg args[MAX_BUFS + 2];
+    cxla_arg args[MAX_BUFS + 3];
     memset(args, 0, sizeof args);
     for (int i = 0; i < t->nbufs; i++) args[i].buffer = t->bufs[0][i];
     args[t->nbufs] = (cxla_arg){NULL, t->x, sizeof *t->x * (size_t)(K * B * IMG_PIXELS), CXLA_F32, 2 + lead, xd + !lead};
     args[t->nbufs + 1] = (cxla_arg){NULL, t->y, sizeof *t->y * (size_t)(K * B), CXLA_S32, 1 + lead, yd + !lead};
-    st = cxla_executable_execute_args(exe, t->nbufs + 2, args, &result[0]);
+    args[t->nbufs + 2] = (cxla_arg){NULL, &rate, sizeof rate, CXLA_F32, 0, xd};
+    st = cxla_executable_execute_args(exe, t->nbufs + 3, args, &result[0]);
   }
   *exec_s = now_s() - t0;
   /* The donated buffers were consumed, even by a failed call: their new values come back. */
@@ -304,6 +308,11 @@ typedef struct {
   timings own, main;    /* its executions, and the main run's over the same steps */
 } shadow_run;
 
+/* The schedule's learning rate at step `step`. */
+static double rate_at(const trainer *t, int64_t step) {
+  return step >= t->decay_at ? t->sch.lr * t->sch.decay : t->sch.lr;
+}
+
 /* Trains for `steps` steps (a multiple of K): losses[steps] if not NULL, the time of each
  * execution in *times (malloc'd). */
 static int trainer_run(trainer *t, const split *train, int64_t steps, int64_t log_every, float *losses,
@@ -321,10 +330,10 @@ static int trainer_run(trainer *t, const split *train, int64_t steps, int64_t lo
   int ok = l && times->s && (!sh || (sh->own.s && sh->main.s));
   for (int64_t c = 0; ok && c < calls; c++) {
     double exec_s, sh_s;
-    if (!(ok = trainer_call(t, t->exe[c * t->K >= t->decay_at], train, l, &exec_s))) break;
+    if (!(ok = trainer_call(t, rate_at(t, c * t->K), train, l, &exec_s))) break;
     times->s[times->n++] = exec_s;
     if (c < sh_calls) {
-      if (!(ok = trainer_call(sh->t, sh->t->exe[c * t->K >= sh->t->decay_at], train, sh->losses + c * t->K, &sh_s))) break;
+      if (!(ok = trainer_call(sh->t, rate_at(sh->t, c * t->K), train, sh->losses + c * t->K, &sh_s))) break;
       sh->own.s[sh->own.n++] = sh_s;
       sh->main.s[sh->main.n++] = exec_s;
     }
@@ -346,10 +355,10 @@ static int trainer_run(trainer *t, const split *train, int64_t steps, int64_t lo
   return ok;
 }
 
-static void print_counts(const char *what, cxla_executable *exe, double compile_s, int twice) {
+static void print_counts(const char *what, cxla_executable *exe, double compile_s, int rates) {
   const char *c = cxla_executable_compile_counts(exe);
   printf("  compiled the %s%s in %.2f s: kernels %ld (GEMMs %ld, convolutions %ld), interpreter fallbacks %ld\n", what,
-         twice ? " (twice: the learning rate is a constant of it)" : "", compile_s, count_of(c, "kernels"),
+         rates > 1 ? " once for both learning rates (the rate is an argument)" : "", compile_s, count_of(c, "kernels"),
          count_of(c, "gemms"), count_of(c, "convolutions"), count_of(c, "fallbacks"));
 }
 
@@ -418,7 +427,7 @@ static int save_weights(const char *dir, const model_spec *spec, cxla_buffer *co
 static int replay(cxla_context *ctx, const model_spec *spec, const schedule *sch, int K, int fused, int threads, uint64_t seed,
                   const split *train, int64_t n) {
   trainer t;
-  if (!trainer_open(&t, ctx, spec, sch, K, fused, threads, seed, train, n)) return 0;
+  if (!trainer_open(&t, ctx, spec, sch, K, fused, threads, seed, train)) return 0;
   timings unused = {NULL, 0};
   int ok = trainer_run(&t, train, n, 0, NULL, &unused, NULL);
   free(unused.s);
@@ -439,13 +448,13 @@ static int train_model(cxla_context *ctx, cxla_context *traced, const options *o
          fused ? "JIT on (fused kernels)" : "JIT off (--fusion=off: one kernel per op)",
          K > 1 ? ", several steps per execution" : "");
   trainer t, off;
-  if (!trainer_open(&t, ctx, spec, &sch, K, fused, o->replicas, o->seed, train, sch.steps)) return 0;
+  if (!trainer_open(&t, ctx, spec, &sch, K, fused, o->replicas, o->seed, train)) return 0;
   if (t.ndev > 1)
     printf("   data-parallel over %d %s: each takes %lld examples of every batch; the step averages their\n"
            "   losses and gradients with an all-reduce before the update, so every %s keeps the same weights\n",
            t.ndev, t.threads > 1 ? "threads (--replicas)" : "processes", (long long)t.local,
            t.threads > 1 ? "device" : "process");
-  print_counts(K > 1 ? "training loop" : "training step", t.exe[0], t.compile_s, t.exe[1] != NULL);
+  print_counts(K > 1 ? "training loop" : "training step", t.exe, t.compile_s, t.decay_at < sch.steps ? 2 : 1);
   /* --jit=both: the first steps once more op by op, from the same weights over the same
    * batches, one step of each in turn. */
   shadow_run sh = {&off, o->compare_steps < sch.steps ? o->compare_steps / K * K : sch.steps, NULL, {NULL, 0}, {NULL, 0}};
@@ -454,7 +463,7 @@ static int train_model(cxla_context *ctx, cxla_context *traced, const options *o
   int ok = jit_losses != NULL;
   if (ok && both) {
     ok = (sh.losses = malloc(sizeof *sh.losses * (size_t)sh.steps)) &&
-         trainer_open(&off, ctx, spec, &sch, K, 0, o->replicas, o->seed, train, sh.steps);
+         trainer_open(&off, ctx, spec, &sch, K, 0, o->replicas, o->seed, train);
     if (ok) printf("  and op by op (--fusion=off) in %.2f s, to run its first %lld steps in turn with the JIT's\n",
                    off.compile_s, (long long)sh.steps);
   }

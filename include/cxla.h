@@ -23,7 +23,7 @@
  * libcxla.so.MAJOR, cxla.pc), the CLI and the Python package read it from these lines. MAJOR
  * changes when a program built against an older header could break. */
 #define CXLA_VERSION_MAJOR 0
-#define CXLA_VERSION_MINOR 3
+#define CXLA_VERSION_MINOR 4
 #define CXLA_VERSION_PATCH 0
 
 /* Only the calls declared here are exported from libcxla.so; the library is compiled with
@@ -228,6 +228,10 @@ typedef struct {
   int replicas;         /* data-parallel over N replicas (each its share of the batch): N > 1
                            all-reduces the loss and gradients (their mean over the N devices)
                            inside the step, before the update; 0 (the default) or 1: none */
+  int learning_rate_input; /* 1: the learning rate is the step's last parameter, a scalar
+                              (f64[] when a weight is f64, else f32[]) given at every call, so
+                              one compiled step serves a whole schedule (learning_rate is then
+                              unused); 0 (the default): learning_rate, a constant of the step */
 } cxla_optimizer;
 
 /* The defaults above for kind. */
@@ -240,7 +244,8 @@ void cxla_optimizer_init(cxla_optimizer *opt, cxla_optimizer_kind kind);
  *   the step count s32[] (steps already taken); plain SGD: none — each state array has its
  *   weight's shape and type and starts at zero; then m's other parameters in their order (the
  *   batch), each with a leading dimension K added when steps_per_call K > 1 (step k reads
- *   slice k);
+ *   slice k); then, with opt->learning_rate_input, the learning rate (a scalar, the same for
+ *   the K steps of one call);
  * - returns the tuple (loss, new weights..., new state...), loss being m's value (K = 1) or the
  *   K losses as a rank-1 array;
  * - with opt->replicas N > 1, runs as one device of N (MPI ranks or threads, docs/collectives.md):

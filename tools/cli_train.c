@@ -1,4 +1,4 @@
-/* cli_train.c — `cxla train-step MODULE.hlo --wrt=0,1 --optimizer=sgd|adam --lr=X ...`: the
+/* cli_train.c — `cxla train-step MODULE.hlo --wrt=0,1 --optimizer=sgd|adam --lr=X|--lr-input ...`: the
  * training step (cxla_module_train_step, docs/train.md) as HLO text on stdout, which `cxla run`
  * runs like any module. */
 #include <stddef.h>
@@ -26,7 +26,7 @@ static const hyper k_hypers[] = {
 typedef struct {
   const char *value[CX_ARRAY_LEN(k_hypers)];
   const char *kind, *steps, *replicas;
-  int nesterov;
+  int nesterov, lr_input;
 } given;
 
 /* A whole-string number; 0 after a usage message. */
@@ -58,6 +58,7 @@ static int apply(const given *g, cxla_optimizer *o) {
     if (adam) return cli_usage_error("train-step", "--nesterov is an option of --optimizer=sgd");
     o->nesterov = 1;
   }
+  o->learning_rate_input = g->lr_input;
   if (g->steps) {
     char *end;
     long k = strtol(g->steps, &end, 10);
@@ -77,7 +78,7 @@ static int apply(const given *g, cxla_optimizer *o) {
 
 int cli_train_step(cxla_context *ctx, int argc, char **argv) {
   const char *path = NULL, *wrt_arg = NULL;
-  given g = {{NULL}, NULL, NULL, NULL, 0};
+  given g = {{NULL}, NULL, NULL, NULL, 0, 0};
   int only_positional = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -102,6 +103,8 @@ int cli_train_step(cxla_context *ctx, int argc, char **argv) {
       g.replicas = a + 11;
     } else if (!strcmp(a, "--nesterov")) {
       g.nesterov = 1;
+    } else if (!strcmp(a, "--lr-input")) {
+      g.lr_input = 1;
     } else if (hyper_at >= 0) {
       g.value[hyper_at] = a + strlen(k_hypers[hyper_at].name);
     } else if (cx_flags_is_flag(a)) {

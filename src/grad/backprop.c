@@ -158,7 +158,9 @@ cxla_status gr_forward(gr_state *s) {
     int act = 0;
     for (int k = 0; k < in->nops; k++) act |= s->active[in->ops[k]->id];
     s->active[in->id] = act && gr_has_float(&in->shape);
-    CX_TRY(in->op == CX_OP_WHILE && s->active[in->id] ? gr_forward_while(s, in) : gr_copy_instr(s, in));
+    if (s->active[in->id] && in->op == CX_OP_WHILE) CX_TRY(gr_forward_while(s, in));
+    else if (s->active[in->id] && in->op == CX_OP_SORT) CX_TRY(gr_forward_sort(s, in));
+    else CX_TRY(gr_copy_instr(s, in));
   }
   return s->e.st;
 }

@@ -219,7 +219,7 @@ cx_instr *gr_dynamic_update_slice(gr_em *e, cx_instr *x, cx_instr *u, cx_instr *
 
 /* The identity of a reduction, so that reducing any number of elements is exact. */
 static double identity_of(cx_op op) {
-  return op == CX_OP_MAXIMUM ? -INFINITY : op == CX_OP_MINIMUM ? INFINITY : op == CX_OP_AND ? 1 : 0;
+  return op == CX_OP_MAXIMUM ? -INFINITY : op == CX_OP_MINIMUM ? INFINITY : op == CX_OP_AND || op == CX_OP_MULTIPLY ? 1 : 0;
 }
 
 cx_instr *gr_reduce(gr_em *e, cx_instr *x, int n, const int64_t *dims, cx_op op) {

@@ -64,7 +64,7 @@ cx_instr *gr_pad(gr_em *e, cx_instr *x, cx_instr *v, const int64_t *lo, const in
 cx_instr *gr_reverse(gr_em *e, cx_instr *x, int n, const int64_t *dims);
 cx_instr *gr_dynamic_slice(gr_em *e, cx_instr *x, cx_instr *const *starts, const int64_t *sizes);
 cx_instr *gr_dynamic_update_slice(gr_em *e, cx_instr *x, cx_instr *u, cx_instr *const *starts);
-/* Reduces x over dims with a scalar op (add, maximum, minimum, and, or) and its identity. */
+/* Reduces x over dims with a scalar op (add, maximum, minimum, multiply, and, or) and its identity. */
 cx_instr *gr_reduce(gr_em *e, cx_instr *x, int n, const int64_t *dims, cx_op op);
 cx_instr *gr_sum_all(gr_em *e, cx_instr *x);
 cx_instr *gr_tuple(gr_em *e, int n, cx_instr *const *ops);
@@ -158,6 +158,10 @@ cxla_status gr_forward_while(gr_state *s, cx_instr *in);
  * constant bound (1), or 0 when it is not known. */
 int gr_trip_count(const cx_instr *w, int64_t *trips);
 
+/* ---- sort (rules_sort.c): on the way forward an active sort also sorts an iota, and saves
+ * the permutation for its rule. */
+cxla_status gr_forward_sort(gr_state *s, cx_instr *in);
+
 /* ---- rules: one per op, in the table of rules.c ---- */
 typedef cxla_status (*gr_rule)(gr_state *s, cx_instr *in, const gr_ct *ct);
 gr_rule gr_rule_of(cx_op op);
@@ -169,7 +173,7 @@ gr_rule gr_rule_of(cx_op op);
   X(clamp)                                                                                             \
   X(broadcast) X(reshape) X(transpose) X(slice) X(pad) X(concatenate) X(reverse) X(dynamic_slice)      \
   X(dynamic_update_slice) X(gather) X(scatter)                                                         \
-  X(reduce) X(reduce_window)                                                                           \
+  X(reduce) X(reduce_window) X(sort) X(topk)                                                          \
   X(dot) X(convolution)                                                                                \
   X(tuple) X(get_tuple_element) X(call) X(conditional) X(while) X(opt_barrier)
 #define GR_DECLARE(name) cxla_status gr_rule_##name(gr_state *s, cx_instr *in, const gr_ct *ct);

@@ -7,7 +7,8 @@
  * f32 and f64 weights are updated in their own type; f16 and bf16 weights (and their state)
  * are widened to f32, updated there and rounded once, so that lr g does not vanish below the
  * narrow type's precision before it meets w. Hyper-parameters are rounded to the type they are
- * used in, as jax rounds Python floats. */
+ * used in, as jax rounds Python floats; a learning rate given as a parameter is converted to
+ * it the same way (f64 -> f32), so both forms give the same step. */
 #include "grad/train_int.h"
 
 int tr_state_per_weight(const cxla_optimizer *o) {
@@ -66,5 +67,7 @@ void tr_update(tr_opt *t, cx_instr *w, cx_instr *g, cx_instr *const *state, cx_i
   } else {
     step = gc;
   }
-  *new_w = gr_convert(e, gr_bin(e, CX_OP_SUBTRACT, wc, scale(e, o->learning_rate, step)), wt);
+  cx_instr *lr_step = t->learning_rate ? gr_bin(e, CX_OP_MULTIPLY, bcast_like(e, gr_convert(e, t->learning_rate, ct), step), step)
+                                        : scale(e, o->learning_rate, step);
+  *new_w = gr_convert(e, gr_bin(e, CX_OP_SUBTRACT, wc, lr_step), wt);
 }

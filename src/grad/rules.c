@@ -1,7 +1,7 @@
 /* rules.c — the gradient rule of each op, found through a table indexed by op (an op without
  * a row has no gradient: a cotangent that reaches it is refused, naming it). The rules live by
  * concept: rules_elementwise.c, rules_shape.c, rules_index.c (dynamic slices, gather,
- * scatter), rules_reduce.c (reduce, reduce-window), rules_dot_conv.c, rules_control.c.
+ * scatter), rules_reduce.c (reduce, reduce-window), rules_sort.c, rules_dot_conv.c, rules_control.c.
  * Ops whose results are integers or pred never receive a cotangent and need no row. */
 #include "grad/grad_int.h"
 
@@ -27,6 +27,8 @@ static const gr_rule k_rules[CX_OP_COUNT] = {
   [CX_OP_GATHER] = gr_rule_gather, [CX_OP_SCATTER] = gr_rule_scatter,
   /* reductions */
   [CX_OP_REDUCE] = gr_rule_reduce, [CX_OP_REDUCE_WINDOW] = gr_rule_reduce_window,
+  /* sort and top-k move elements: the cotangents go back where they came from (rules_sort.c) */
+  [CX_OP_SORT] = gr_rule_sort, [CX_OP_TOPK] = gr_rule_topk,
   /* library ops */
   [CX_OP_DOT] = gr_rule_dot, [CX_OP_CONVOLUTION] = gr_rule_convolution,
   /* data plumbing and control flow; a fusion is a call of its computation */

@@ -21,6 +21,7 @@ typedef struct tr_opt {
   gr_em *e;
   const cxla_optimizer *o;
   cx_instr *count, *next_count;  /* Adam: count, count + 1 (= t, the step being taken) */
+  cx_instr *learning_rate;       /* the parameter that carries it, or NULL: o->learning_rate */
   cx_instr *bias[2][2];          /* Adam: 1 - b1^t, 1 - b2^t, in f32 [0] and f64 [1] */
 } tr_opt;
 
@@ -33,11 +34,12 @@ void tr_update(tr_opt *t, cx_instr *w, cx_instr *g, cx_instr *const *state, cx_i
  * is replaced. Nothing for replicas <= 1. */
 void tr_replica_mean(gr_em *e, int n, cx_instr **vals, int replicas);
 
-/* Turns step computation S (parameters: ncarry carried arrays, then the batch; ROOT (loss,
- * new carry...)) into the body of a loop of K trips, and makes a new ENTRY for the module
- * that takes the carried arrays and each batch parameter with a leading dimension K, and
+/* Turns step computation S (parameters: ncarry carried arrays, then the batch, then nfixed
+ * values every step reads whole (the learning rate); ROOT (loss, new carry...)) into the body
+ * of a loop of K trips, and makes a new ENTRY for the module that takes the carried arrays,
+ * each batch parameter with a leading dimension K and the nfixed values as they are, and
  * returns (the K losses, the final carry...). S must not be in the module's list of
  * computations; the new ENTRY and the loop's computations are added to it. */
-cxla_status tr_loop(gr_module *g, cx_comp *S, int ncarry, int64_t K);
+cxla_status tr_loop(gr_module *g, cx_comp *S, int ncarry, int nfixed, int64_t K);
 
 #endif

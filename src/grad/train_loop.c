@@ -5,7 +5,8 @@
  * runs the step on it, and writes its loss at k (dynamic-update-slice). The counter starts
  * at the constant 0, steps by 1 and is compared LT with the constant K: the pattern whose trip
  * count is known when compiling, so backends keep the loop native. The streams pass through
- * the loop unchanged, so the batch stays where the caller put it. */
+ * the loop unchanged, so the batch stays where the caller put it; so does a learning rate
+ * given as a parameter, which every trip reads whole. */
 #include "grad/train_int.h"
 
 /* p's parameters (ENTRY of the new module): clones of S's, a stream with a leading dim K. */
@@ -37,7 +38,8 @@ static cxla_status make_cond(gr_module *g, const cx_shape *state, int64_t K, cx_
 }
 
 /* S's parameters become elements of the loop state p; its ROOT the next state. */
-static cxla_status make_body(gr_module *g, cx_comp *S, cx_instr *const *old, int np, int ncarry, const cx_shape *state) {
+static cxla_status make_body(gr_module *g, cx_comp *S, cx_instr *const *old, int np, int ncarry, int nfixed,
+                             const cx_shape *state) {
   gr_em e = {g, S, S->loc, CXLA_OK};
   cx_instr *p = gr_param(&e, 0, state), *k = gr_gte(&e, p, 0);
   cx_instr **next = cx_calloc((size_t)np + 2, sizeof *next);
@@ -46,7 +48,9 @@ static cxla_status make_body(gr_module *g, cx_comp *S, cx_instr *const *old, int
   cx_instr *zero = gr_scalar(&e, CXLA_S32, 0);
   for (int i = 0; e.st == CXLA_OK && i < np; i++) {
     cx_instr *v = gr_gte(&e, p, 1 + i);
-    if (i >= ncarry) { /* slice k of the stream, without its leading dimension */
+    if (i >= np - nfixed) {
+      next[1 + i] = v; /* passed on unchanged */
+    } else if (i >= ncarry) { /* slice k of the stream, without its leading dimension */
       next[1 + i] = v;
       const cx_shape *s = &old[i]->shape;
       cx_instr *starts[CXLA_MAX_RANK];
@@ -82,7 +86,7 @@ static cxla_status make_body(gr_module *g, cx_comp *S, cx_instr *const *old, int
   return gr_comp_end(g, S, r);
 }
 
-cxla_status tr_loop(gr_module *g, cx_comp *S, int ncarry, int64_t K) {
+cxla_status tr_loop(gr_module *g, cx_comp *S, int ncarry, int nfixed, int64_t K) {
   cx_module *m = g->m;
   int np = S->nparams;
   cx_instr **old = cx_calloc((size_t)np + 1, sizeof *old), **init = cx_calloc((size_t)np + 2, sizeof *init);
@@ -94,7 +98,7 @@ cxla_status tr_loop(gr_module *g, cx_comp *S, int ncarry, int64_t K) {
   cx_instr *loss = S->root->ops[0];
   for (int i = 0; e.st == CXLA_OK && i < np; i++) {
     old[i] = S->params[i];
-    init[1 + i] = entry_param(&e, old[i], i >= ncarry, K);
+    init[1 + i] = entry_param(&e, old[i], i >= ncarry && i < np - nfixed, K);
   }
   if (e.st == CXLA_OK) {
     E->loc = S->loc;
@@ -105,7 +109,7 @@ cxla_status tr_loop(gr_module *g, cx_comp *S, int ncarry, int64_t K) {
   }
   cx_instr *state = e.st == CXLA_OK ? gr_tuple(&e, np + 2, init) : NULL;
   if (state) e.st = make_cond(g, &state->shape, K, &cond);
-  if (e.st == CXLA_OK) e.st = make_body(g, S, old, np, ncarry, &state->shape);
+  if (e.st == CXLA_OK) e.st = make_body(g, S, old, np, ncarry, nfixed, &state->shape);
   cx_instr *w = e.st == CXLA_OK ? gr_while(&e, state, cond, S) : NULL;
   if (w) {
     res[0] = gr_gte(&e, w, 1 + np);

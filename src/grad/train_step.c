@@ -1,6 +1,7 @@
 /* train_step.c — cx_train_step_module: checks the request, differentiates the module
  * (cx_grad_module), then edits the gradient module's ENTRY into the step (train_int.h): the
- * parameters renumbered as cxla.h lays them out, the optimizer state added, the update of
+ * parameters renumbered as cxla.h lays them out, the optimizer state (and the learning rate,
+ * when it is a parameter) added, the update of
  * every weight appended (optimizer.c), the ROOT (loss, new weights..., new state...), every
  * weight and state parameter aliased to its new value in the header, and for K > 1 the loop
  * around it (train_loop.c). */
@@ -16,7 +17,11 @@ static cxla_status check_optimizer(cx_module *m, const cxla_optimizer *o) {
   if (!o) return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT, "train-step: the optimizer is NULL");
   if (o->kind != CXLA_OPTIMIZER_SGD && o->kind != CXLA_OPTIMIZER_ADAM)
     return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT, "train-step: unknown optimizer kind %d (0: SGD, 1: Adam)", (int)o->kind);
-  if (!isfinite(o->learning_rate) || o->learning_rate < 0)
+  if (o->learning_rate_input != 0 && o->learning_rate_input != 1)
+    return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT,
+                    "train-step: learning_rate_input %d: expected 0 (a constant) or 1 (the last parameter)",
+                    o->learning_rate_input);
+  if (!o->learning_rate_input && (!isfinite(o->learning_rate) || o->learning_rate < 0))
     return bad(m, "train-step: learning rate %g: expected a finite number >= 0", o->learning_rate);
   if (o->steps_per_call < 1)
     return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT, "train-step: %d steps per call: expected K >= 1", o->steps_per_call);
@@ -129,7 +134,13 @@ static cxla_status build_step(gr_module *g, const int *wrt, int nwrt, const cxla
   for (int k = 0; k < per; k++)
     for (int i = 0; i < nwrt; i++)
       state[k * nwrt + i] = state_param(&e, nwrt + k * nwrt + i, &old[wrt[i]]->shape, prefix[adam][k]);
-  tr_opt t = {&e, o, NULL, NULL, {{NULL}}};
+  tr_opt t = {&e, o, NULL, NULL, NULL, {{NULL}}};
+  if (o->learning_rate_input) { /* last, after the batch: f64 when a weight is f64 */
+    int f64 = 0;
+    for (int i = 0; i < nwrt; i++) f64 |= old[wrt[i]]->shape.type == CXLA_F64;
+    cx_shape s = cx_shape_scalar(f64 ? CXLA_F64 : CXLA_F32);
+    t.learning_rate = state_param(&e, np + nstate, &s, "learning_rate");
+  }
   if (nscal) {
     cx_shape s32 = cx_shape_scalar(CXLA_S32);
     t.count = state[nstate - 1] = state_param(&e, nwrt + nwrt * per, &s32, "adam_count");
@@ -209,7 +220,8 @@ cxla_status cx_train_step_module(cx_module *m, const int *wrt, int nwrt, const c
   int ncarry = 0;
   cxla_status st = build_step(&g, wrt, nwrt, o, &ncarry);
   if (st == CXLA_OK) entry_last(gm);
-  if (st == CXLA_OK && o->steps_per_call > 1) st = tr_loop(&g, detach_entry(gm), ncarry, o->steps_per_call);
+  if (st == CXLA_OK && o->steps_per_call > 1)
+    st = tr_loop(&g, detach_entry(gm), ncarry, o->learning_rate_input, o->steps_per_call);
   if (st == CXLA_OK) st = alias_header(gm, ncarry);
   cx_arena_free(&g.arena);
   cx_free(g.cache);

@@ -577,6 +577,12 @@ done
 run_cxla run sq_step.hlo y.npy x.npy --backend=cpu --repeat=3
 expect train_step_repeat_refills_donated 0 out "[1] f32[2,3] {{0, -1.5, -4}, {-9, -13.5, -19}}"
 grep -qF "(3 runs)" err.txt && ok train_step_repeat_timed || bad train_step_repeat_timed "$(cat err.txt)"
+# the learning rate as the last parameter: given 0.5, the same step
+write_npy lr.npy '<f4' '()' "$FH"
+run_cxla train-step sq.hlo --wrt=1 --lr-input; expect train_step_lr_input 0 out "learning_rate"
+cp out.txt sq_step_lr.hlo
+run_cxla run sq_step_lr.hlo y.npy x.npy lr.npy --backend=cpu
+expect train_step_lr_input_runs 0 out "[1] f32[2,3] {{0, -1.5, -4}, {-9, -13.5, -19}}"
 run_cxla train-step sq.hlo --wrt=1,0 --optimizer=adam --lr=0.01 --steps-per-call=3
 expect train_step_adam_loop 0 out "while("
 cp out.txt sq_adam3.hlo

@@ -2,7 +2,8 @@
 # train_test.sh BUILD — examples/train (the training demo, docs/train_demo.md) end to end, on a
 # subset of Fashion-MNIST cut here from Debian's dataset-fashion-mnist (3000 training and 1000
 # test images, written as plain and as gzip IDX files):
-#   - each model trains: its loss goes down and its test accuracy is well above chance;
+#   - each model trains: its loss goes down and its test accuracy is well above chance; the
+#     learning-rate decay runs through one compiled step (the rate is an argument);
 #   - --jit=both gives the same loss op by op, --steps-per-call=10 the same losses as one step
 #     per call, --trace writes a timeline with the model's kernels, --dump-to the dumps,
 #     --tutorial the tutorial's settings;
@@ -55,6 +56,11 @@ trains() {
 
 run --model=softmax --data "$D" --steps=150 --batch=50 --log-every=30 --trace="$T/timeline.json" --dump-to="$T/dumps"
 trains "softmax regression trains"
+# the default schedule decays the rate for the last quarter: one compile serves both rates
+# (one final dump of the step; a rate baked into the step made two)
+if grep -q 'compiled the training step once for both learning rates' "$T/out.txt" &&
+   [ "$(ls "$T/dumps" | grep -c 'softmax_loss.*cpu-final\.hlo$')" = 1 ]; then ok "the decay schedule compiles the step once"
+else bad "one compile" "$(grep compiled "$T/out.txt"; ls "$T/dumps" | grep cpu-final)"; fi
 if python3 - "$T/timeline.json" <<'EOF'
 import json, sys
 events = json.load(open(sys.argv[1]))["traceEvents"]

@@ -124,6 +124,7 @@ static cxla_literal *random_input(cxla_module *m, const gh_case *c, int i, uint6
   int64_t n = l ? cxla_literal_element_count(l) : 0;
   for (int64_t k = 0; k < n; k++) {
     double v = uniform(state, c->lo[i], c->hi[i] + (c->is_int[i] ? 1 : 0));
+    if (c->zero_share[i] > 0 && uniform(state, 0, 1) < c->zero_share[i]) v = 0;
     cxla_literal_set_f64(l, k, c->is_int[i] ? floor(v) : v);
   }
   return l;

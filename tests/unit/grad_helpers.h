@@ -20,6 +20,7 @@ typedef struct gh_case {
   /* inputs: floats uniform in [lo, hi], integers uniform in [lo, hi] (default -1..1, 0..3) */
   double lo[GH_MAX_PARAMS], hi[GH_MAX_PARAMS];
   int is_int[GH_MAX_PARAMS];
+  double zero_share[GH_MAX_PARAMS]; /* floats: the share of elements set to exactly 0 (default none) */
   double fd_h;          /* finite-difference step relative to 1 + |x| (default 1e-6) */
   double fd_tol;        /* tolerance scale (default 1: 1e-6 abs + 1e-6 rel) */
   uint64_t rng;

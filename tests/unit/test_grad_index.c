@@ -1,5 +1,6 @@
-/* test_grad_index.c — gradients of dynamic-slice, dynamic-update-slice, gather and scatter-add
- * against finite differences. Start indices are random and sometimes out of bounds, so the
+/* test_grad_index.c — gradients of dynamic-slice, dynamic-update-slice, gather, scatter-add
+ * sort (one operand; several, sorted by float or tied integer keys, only some of them
+ * differentiated) and top-k against finite differences. Start indices are random and sometimes out of bounds, so the
  * clamping of dynamic slices and gather, and the windows scatter skips, are part of what the
  * finite differences check. */
 #include "grad_helpers.h"
@@ -117,10 +118,60 @@ static void scatter_windows(gh_case *c) {
   gh_end_loss(c, "y", xd, 2);
 }
 
+/* sort along a random dim of a rank 1..3 array: one f64 operand (ascending or descending), or
+ * float keys with two payloads, or integer keys in 0..3 (ties: a stable sort) with payloads;
+ * the second payload is not differentiated */
+static void sort_case(gh_case *c, int form) {
+  int r = (int)gh_int(c, 1, 3);
+  int64_t xd[4], d = gh_int(c, 0, r - 1);
+  gh_dims(c, xd, r, 5);
+  const char *s = gh_shape(c, "f64", xd, r), *si = gh_shape(c, "s32", xd, r);
+  const char *kt = form == 2 ? "s32" : "f64", *dir = gh_int(c, 0, 1) ? "LT" : "GT";
+  gh_add(c, "HloModule grad_case\n\nadd {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n  ROOT r = f64[] add(a, b)\n}\n\n");
+  gh_add(c, "cmp {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n", kt, kt);
+  for (int i = 2; form && i < 6; i++) gh_add(c, "  p%d = f64[] parameter(%d)\n", i, i);
+  gh_add(c, "  ROOT r = pred[] compare(a, b), direction=%s\n}\n\nENTRY e {\n", dir);
+  gh_param(c, "x", form == 2 ? si : s, form != 2);
+  if (!form) {
+    gh_add(c, "  y = %s sort(x), dimensions={%lld}, to_apply=cmp\n", s, (long long)d);
+    gh_end_loss(c, "y", xd, r);
+    return;
+  }
+  gh_param(c, "u", s, 1);
+  gh_param(c, "v", s, 0);
+  gh_add(c, "  t = (%s, %s, %s) sort(x, u, v), dimensions={%lld}, is_stable=true, to_apply=cmp\n", form == 2 ? si : s, s, s,
+         (long long)d);
+  gh_add(c, "  t1 = %s get-tuple-element(t), index=1\n  t2 = %s get-tuple-element(t), index=2\n", s, s);
+  gh_add(c, "  m = %s multiply(t1, t2)\n", s);
+  if (form == 1) gh_add(c, "  t0 = %s get-tuple-element(t), index=0\n  k = %s sine(t0)\n  m2 = %s add(m, k)\n", s, s, s);
+  gh_end_loss(c, form == 1 ? "m2" : "m", xd, r);
+}
+static void sort_one(gh_case *c) { sort_case(c, 0); }
+static void sort_float_keys(gh_case *c) { sort_case(c, 1); }
+static void sort_int_keys(gh_case *c) { sort_case(c, 2); }
+
+/* top-k of the last dim (largest or smallest k), the values times the indices' parity */
+static void topk(gh_case *c) {
+  int r = (int)gh_int(c, 1, 3);
+  int64_t xd[4], yd[4];
+  gh_dims(c, xd, r, 5);
+  for (int i = 0; i < r; i++) yd[i] = xd[i];
+  yd[r - 1] = gh_int(c, 1, xd[r - 1]);
+  const char *ys = gh_shape(c, "f64", yd, r), *is = gh_shape(c, "s32", yd, r);
+  gh_begin(c);
+  gh_param(c, "x", gh_shape(c, "f64", xd, r), 1);
+  gh_add(c, "  t = (%s, %s) topk(x), k=%lld, largest=%s\n", ys, is, (long long)yd[r - 1], gh_int(c, 0, 1) ? "true" : "false");
+  gh_add(c, "  v = %s get-tuple-element(t), index=0\n  i = %s get-tuple-element(t), index=1\n", ys, is);
+  gh_add(c, "  f = %s convert(i)\n  m = %s multiply(v, f)\n  a = %s add(m, v)\n", ys, ys, ys);
+  gh_end_loss(c, "a", yd, r);
+}
+
 const gh_entry gh_index_cases[] = {
   {"dynamic-slice", dynamic_slice}, {"dynamic-update-slice", dynamic_update_slice},
   {"gather rows", gather_rows}, {"gather windows", gather_windows}, {"gather batched", gather_batched},
   {"scatter rows", scatter_rows}, {"scatter windows", scatter_windows},
+  {"sort", sort_one}, {"sort float keys and payloads", sort_float_keys}, {"sort tied integer keys", sort_int_keys},
+  {"top-k", topk},
 };
 const int gh_index_ncases = GH_LEN(gh_index_cases);
 

@@ -97,7 +97,8 @@ TEST(grad_jax) {
     "jit_mlp.hlo", "jit_log_softmax_xent.hlo", "jit_softmax.hlo", "jit_layer_norm.hlo", "jit_attention.hlo",
     "jit_conv_layer.hlo", "jit_scan.hlo", "jit_fori_loop.hlo", "jit_cond.hlo", "jit_cumsum.hlo",
     "jit_where_clip.hlo", "jit_take_dynamic.hlo", "jit_multi_output.hlo", "jit_embedding_grad.hlo",
-    "mlp_train_step_real.hlo", "attention_grad_real.hlo",
+    "mlp_train_step_real.hlo", "attention_grad_real.hlo", "jit_prod.hlo", "jit_sort.hlo", "jit_cumprod.hlo",
+    "jit_cummax.hlo", "jit_lax_top_k.hlo",
   };
   static gh_case c;
   for (int i = 0; i < GH_LEN(files); i++) {

@@ -4,7 +4,7 @@
  * init value) against finite differences. */
 #include "grad_helpers.h"
 
-static void reduce(gh_case *c, const char *to_apply) {
+static void reduce(gh_case *c, const char *to_apply, double zero_share) {
   int r = (int)gh_int(c, 1, 4);
   int64_t xd[4], red[4], yd[4];
   int nr = 0, ny = 0;
@@ -15,14 +15,19 @@ static void reduce(gh_case *c, const char *to_apply) {
   }
   gh_begin(c);
   gh_param(c, "x", gh_shape(c, "f64", xd, r), 1);
-  const char *init = !strcmp(to_apply, "add") ? "0" : !strcmp(to_apply, "max") ? "-inf" : "inf";
+  c->zero_share[0] = zero_share;
+  const char *init = !strcmp(to_apply, "add") ? "0" : !strcmp(to_apply, "mul") ? "1" : !strcmp(to_apply, "max") ? "-inf" : "inf";
   gh_add(c, "  z = f64[] constant(%s)\n  y = %s reduce(x, z), dimensions=%s, to_apply=%s\n", init,
          gh_shape(c, "f64", yd, ny), gh_list(c, red, nr), to_apply);
   gh_end_loss(c, "y", yd, ny);
 }
-static void reduce_sum(gh_case *c) { reduce(c, "add"); }
-static void reduce_max(gh_case *c) { reduce(c, "max"); }
-static void reduce_min(gh_case *c) { reduce(c, "min"); }
+static void reduce_sum(gh_case *c) { reduce(c, "add", 0); }
+static void reduce_max(gh_case *c) { reduce(c, "max", 0); }
+static void reduce_min(gh_case *c) { reduce(c, "min", 0); }
+static void reduce_mul(gh_case *c) { reduce(c, "mul", 0); }
+/* a third of the elements exactly 0: products with one zero (its element gets the product of
+ * the others) and with several (nothing), where y/x is no gradient */
+static void reduce_mul_zeros(gh_case *c) { reduce(c, "mul", 0.3); }
 
 /* x repeated along a new dim and reduced back: every maximum is tied k ways */
 static void reduce_max_ties(gh_case *c) {
@@ -57,7 +62,7 @@ static void window(gh_case *c, int r, const int64_t *xd, int dilate, int pad_neg
   snprintf(spec, n, "{size=%s stride=%s pad=%s lhs_dilate=%s rhs_dilate=%s}", size, stride, pad, ld, rd);
 }
 
-static void reduce_window(gh_case *c, const char *to_apply, const char *init, int dilate, int avg) {
+static void reduce_window(gh_case *c, const char *to_apply, const char *init, int dilate, int avg, double zero_share) {
   int r = (int)gh_int(c, 1, 3);
   int64_t xd[4], yd[4];
   char spec[256];
@@ -66,20 +71,43 @@ static void reduce_window(gh_case *c, const char *to_apply, const char *init, in
   const char *ys = gh_shape(c, "f64", yd, r);
   gh_begin(c);
   gh_param(c, "x", gh_shape(c, "f64", xd, r), 1);
+  c->zero_share[0] = zero_share;
   gh_add(c, "  z = f64[] constant(%s)\n  y = %s reduce-window(x, z), window=%s, to_apply=%s\n", init, ys, spec, to_apply);
   if (avg) gh_add(c, "  k = f64[] constant(3)\n  kb = %s broadcast(k), dimensions={}\n  a = %s divide(y, kb)\n", ys, ys);
   gh_end_loss(c, avg ? "a" : "y", yd, r);
 }
-static void window_sum(gh_case *c) { reduce_window(c, "add", "0", 1, 0); }
-static void window_avg(gh_case *c) { reduce_window(c, "add", "0", 0, 1); }
-static void window_max(gh_case *c) { reduce_window(c, "max", "-inf", 0, 0); }
-static void window_min(gh_case *c) { reduce_window(c, "min", "inf", 0, 0); }
+static void window_sum(gh_case *c) { reduce_window(c, "add", "0", 1, 0, 0); }
+static void window_avg(gh_case *c) { reduce_window(c, "add", "0", 0, 1, 0); }
+static void window_max(gh_case *c) { reduce_window(c, "max", "-inf", 0, 0, 0); }
+static void window_min(gh_case *c) { reduce_window(c, "min", "inf", 0, 0, 0); }
 /* init 0: windows whose elements are all negative give 0, and x gets nothing there */
-static void window_max_init0(gh_case *c) { reduce_window(c, "max", "0", 0, 0); }
+static void window_max_init0(gh_case *c) { reduce_window(c, "max", "0", 0, 0, 0); }
+/* products over windows with strides, padding and dilations; an init of 2 pads with 2s */
+static void window_mul(gh_case *c) { reduce_window(c, "mul", gh_int(c, 0, 1) ? "1" : "2", 1, 0, 0.3); }
+
+/* jnp.cumprod as jax lowers it: a window of the whole dim padded by n-1 in front, with zeros */
+static void window_cumprod(gh_case *c) {
+  int r = (int)gh_int(c, 1, 3), d = (int)gh_int(c, 0, r - 1);
+  int64_t xd[4], sz[4], lo[4];
+  gh_dims(c, xd, r, 5);
+  for (int i = 0; i < r; i++) sz[i] = i == d ? xd[i] : 1, lo[i] = i == d ? xd[i] - 1 : 0;
+  char size[32] = "", pad[64] = "";
+  for (int i = 0; i < r; i++) {
+    snprintf(size + strlen(size), sizeof size - strlen(size), "%s%lld", i ? "x" : "", (long long)sz[i]);
+    snprintf(pad + strlen(pad), sizeof pad - strlen(pad), "%s%lld_0", i ? "x" : "", (long long)lo[i]);
+  }
+  const char *xs = gh_shape(c, "f64", xd, r);
+  gh_begin(c);
+  gh_param(c, "x", xs, 1);
+  c->zero_share[0] = 0.2;
+  gh_add(c, "  z = f64[] constant(1)\n  y = %s reduce-window(x, z), window={size=%s pad=%s}, to_apply=mul\n", xs, size, pad);
+  gh_end_loss(c, "y", xd, r);
+}
 
 const gh_entry gh_reduce_cases[] = {
   {"reduce sum", reduce_sum}, {"reduce max", reduce_max}, {"reduce min", reduce_min},
-  {"reduce max ties", reduce_max_ties}, {"reduce-window sum", window_sum}, {"reduce-window avg", window_avg},
+  {"reduce max ties", reduce_max_ties}, {"reduce product", reduce_mul}, {"reduce product zeros", reduce_mul_zeros},
+  {"reduce-window product", window_mul}, {"reduce-window cumprod", window_cumprod}, {"reduce-window sum", window_sum}, {"reduce-window avg", window_avg},
   {"reduce-window max", window_max}, {"reduce-window min", window_min}, {"reduce-window max init 0", window_max_init0},
 };
 const int gh_reduce_ncases = GH_LEN(gh_reduce_cases);

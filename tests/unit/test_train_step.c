@@ -258,15 +258,15 @@ TEST(train_step_refuses_op_without_gradient) {
   static const char text[] =
       "HloModule m\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = f32[] add(a, b)\n}\n\n"
       "less {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\n\n"
-      "ENTRY e {\n  w = f32[4] parameter(0)\n  s = f32[4] sort(w), dimensions={0}, to_apply=less\n"
+      "ENTRY e {\n  w = f32[4] parameter(0)\n  s = f32[4] map(w, w), dimensions={0}, to_apply=add\n"
       "  z = f32[] constant(0)\n  ROOT r = f32[] reduce(s, z), dimensions={0}, to_apply=add\n}\n";
   int w0 = 0;
   cxla_optimizer o;
   cxla_optimizer_init(&o, CXLA_OPTIMIZER_ADAM);
-  CHECK_EQ_INT(try_step(text, &w0, 1, &o, "train.hlo:17:3: error: grad: sort 's': no gradient rule for sort"),
+  CHECK_EQ_INT(try_step(text, &w0, 1, &o, "train.hlo:17:3: error: grad: map 's': no gradient rule for map"),
                CXLA_ERR_UNSUPPORTED);
   o.steps_per_call = 4;
-  CHECK_EQ_INT(try_step(text, &w0, 1, &o, "no gradient rule for sort"), CXLA_ERR_UNSUPPORTED);
+  CHECK_EQ_INT(try_step(text, &w0, 1, &o, "no gradient rule for map"), CXLA_ERR_UNSUPPORTED);
 }
 
 TEST(train_step_optimizer_defaults) {
