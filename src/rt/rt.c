@@ -16,6 +16,7 @@
 void openblas_set_num_threads(int num_threads);
 
 cx_threadpool *cx_rt_pool_create(int nthreads) {
+  cx_rt_blas_tune();
   cx_threadpool *p = cx_threadpool_create(nthreads);
   /* Same count for OpenBLAS, so one big GEMM uses the cores a kernel would. The setting is
    * process-wide: with pools of several sizes, the last one created wins. */

@@ -37,8 +37,12 @@ int64_t cx_threadpool_parallel_for_traced(cx_threadpool *p, cx_kernel_fn fn, voi
                                           int64_t grain, cx_trace *trace, const char *name,
                                           const cx_trace_args *targs);
 
-/* cx_threadpool_create, then sets OpenBLAS's thread count to the pool's size (rt/rt.c). */
+/* cx_threadpool_create, then sets OpenBLAS's thread count to the pool's size (rt/rt.c); the
+ * first one also lets OpenBLAS choose its kernels again where it fell back to pre-AVX2 ones on
+ * a CPU it does not know (cx_rt_blas_tune, rt/blas_core.c). */
 cx_threadpool *cx_rt_pool_create(int nthreads);
+/* Once per process (later calls do nothing); see rt/blas_core.c. */
+void cx_rt_blas_tune(void);
 
 /* Online CPUs (at least 1). */
 int cx_threadpool_ncpus(void);

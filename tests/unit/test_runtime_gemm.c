@@ -201,3 +201,19 @@ TEST(runtime_gemm_speed_1024) {
   CHECK_EQ_INT(rt.status, CXLA_OK);
   free(a), free(b), free(c);
 }
+
+/* OpenBLAS's fallback to pre-AVX2 kernels on a CPU it does not know (rt/blas_core.c): after the
+ * first pool, the kernels it runs use AVX2 wherever the CPU has it. */
+char *openblas_get_corename(void);
+TEST(runtime_blas_kernels_fit_the_cpu) {
+  cx_threadpool *p = cx_rt_pool_create(1);
+  const char *core = openblas_get_corename();
+  __builtin_cpu_init();
+  int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (avx2 && !getenv("OPENBLAS_CORETYPE")) {
+    static const char *const old[] = {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Sandybridge", NULL};
+    for (int i = 0; old[i]; i++) CHECK_MSG(strcasecmp(core, old[i]) != 0, "OpenBLAS runs %s kernels on an AVX2 CPU", core);
+  }
+  printf("    OpenBLAS kernels: %s\n", core);
+  cx_threadpool_destroy(p);
+}

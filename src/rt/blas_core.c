@@ -1,0 +1,62 @@
+/* blas_core.c — OpenBLAS's kernels for the CPU this process runs on.
+ *
+ * Debian's OpenBLAS is built for every x86 core (DYNAMIC_ARCH) and picks its kernels when it
+ * loads, from the CPU's family and model numbers. A model newer than the release knows (0.3.21,
+ * Debian 12, does not know Sapphire or Emerald Rapids; virtual machines may report models of
+ * their own) falls back to Prescott's SSE3 kernels: on the development machines, a 128x512x784
+ * f32 GEMM ran at 32 GFLOP/s on one core instead of the 138 that the AVX-512 (SkylakeX)
+ * kernels reach, which made every GEMM and convolution four times slower than it should be.
+ *
+ * So when OpenBLAS chose kernels without AVX2 on a CPU that has AVX2 (or AVX-512), cxla asks it
+ * to choose again with OPENBLAS_CORETYPE, the variable OpenBLAS documents for exactly this,
+ * through its exported gotoblas_dynamic_quit/init. Nothing happens when the user set
+ * OPENBLAS_CORETYPE, when OpenBLAS's choice already uses AVX2, or when the BLAS is not a
+ * DYNAMIC_ARCH OpenBLAS (the functions are looked up, not linked). It runs once, when the first
+ * thread pool is made, before cxla's first GEMM. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rt/rt.h"
+
+/* OpenBLAS's kernel sets that use no AVX2 (its names, as openblas_get_corename gives them). */
+static const char *const k_pre_avx2[] = {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Sandybridge",
+                                         "Atom", "Katmai", "Coppermine", "Northwood", "Banias", "Athlon",
+                                         "Opteron", "Opteron_SSE3", "Barcelona", "Bobcat", "Bulldozer",
+                                         "Piledriver", "Steamroller", "Excavator", "Nano", NULL};
+
+static int is_pre_avx2(const char *core) {
+  for (int i = 0; core && k_pre_avx2[i]; i++)
+    if (!strcasecmp(core, k_pre_avx2[i])) return 1;
+  return 0;
+}
+
+/* The best kernel set this CPU (and its OS, which must save the wide registers) can run. */
+static const char *best_core(void) {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+  return NULL;
+}
+
+static void choose(void) {
+  char *(*corename)(void) = (char *(*)(void))dlsym(RTLD_DEFAULT, "openblas_get_corename");
+  void (*quit)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gotoblas_dynamic_quit");
+  void (*init)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gotoblas_dynamic_init");
+  const char *now = corename ? corename() : NULL;
+  const char *best = best_core();
+  if (!now || !quit || !init || !best || getenv("OPENBLAS_CORETYPE") || !is_pre_avx2(now)) return;
+  if (setenv("OPENBLAS_CORETYPE", best, 0) != 0) return;
+  quit();
+  init();
+  unsetenv("OPENBLAS_CORETYPE");
+}
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+void cx_rt_blas_tune(void) { pthread_once(&g_once, choose); }
