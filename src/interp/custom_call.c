@@ -33,6 +33,7 @@ static const cx_interp_fn k_kinds[CX_CC_KIND_COUNT] = {
   [CX_CC_SYEVD] = cx_interp_lapack_syevd,
   [CX_CC_GESDD] = cx_interp_lapack_gesvd,
   [CX_CC_GESVD] = cx_interp_lapack_gesvd,
+  [CX_CC_GEEV] = cx_interp_lapack_geev,
   [CX_CC_ANNOTATION] = annotation,
   [CX_CC_TOPK] = cx_interp_topk_custom_call,
   [CX_CC_BLOCK_SCALED_DOT] = cx_interp_block_scaled_dot,
