@@ -142,6 +142,26 @@ for _name, _fn, _make in MODELS:
     setattr(Models, "test_" + _name, _model_test(_name, _fn, _make))
 
 
+class LinearAlgebra(unittest.TestCase):
+    def test_eig_on_both_backends(self):
+        """jnp.linalg.eig (lapack_sgeev_ffi) through cxla.jit: LAPACK's geev on the cpu backend,
+        the interpreter's own Schur reference; the eigenvalues are jax's as a set (the two order
+        them differently), A v = w v, and the left vectors u^H A = w u^H."""
+        a = np.random.default_rng(5).standard_normal((2, 6, 6)).astype(np.float32)
+        want = np.sort_complex(np.asarray(jax.jit(jnp.linalg.eigvals)(a)))
+
+        def left_right(x):
+            return jax.lax.linalg.eig(x, compute_left_eigenvectors=True)
+
+        for backend in ("cpu", "interp"):
+            with self.subTest(backend):
+                w, vl, vr = (np.asarray(r) for r in cxla.jit(left_right, backend=backend)(a))
+                np.testing.assert_allclose(np.sort_complex(w), want, rtol=1e-4, atol=1e-4)
+                np.testing.assert_allclose(a @ vr, vr * w[..., None, :], rtol=1e-4, atol=1e-4)
+                uh = np.conj(np.swapaxes(vl, -1, -2))
+                np.testing.assert_allclose(uh @ a, w[..., :, None] * uh, rtol=1e-4, atol=1e-4)
+
+
 class Pytrees(unittest.TestCase):
     def test_structures_kwargs_and_none(self):
         Pair = collections.namedtuple("Pair", "a b")

@@ -186,6 +186,31 @@ class Programs(Base):
                 self.close(*both(fn, spd if name in ("eigh", "cholesky", "solve") else a), rtol=1e-3, atol=1e-4)
 
 
+    def test_eig_through_lapack_geev(self):
+        """jnp.linalg.eig (lapack_?geev_ffi) in f32, f64, c64 and c128, batched: the eigenvalues
+        are JAX's CPU's as sets (each side orders them as its LAPACK does), and A v = w v, with
+        unit vectors; eigvals alone (no vectors) too; a NaN matrix gives NaN, as on the cpu."""
+        rng = np.random.default_rng(3)
+        with jax.enable_x64(True):
+            for dt in (np.float32, np.float64, np.complex64, np.complex128):
+                with self.subTest(np.dtype(dt).name):
+                    a = rng.standard_normal((2, 5, 5))
+                    if np.dtype(dt).kind == "c":
+                        a = a + 1j * rng.standard_normal((2, 5, 5))
+                    a = a.astype(dt)
+                    tol = 1e-4 if dt in (np.float32, np.complex64) else 1e-10
+                    (w, v), (cw, _) = both(jnp.linalg.eig, a)
+                    self.assertEqual(w.dtype, cw.dtype)
+                    self.assertEqual(v.dtype, cw.dtype)
+                    np.testing.assert_allclose(np.sort_complex(w), np.sort_complex(cw), rtol=tol, atol=tol)
+                    np.testing.assert_allclose(a @ v, v * w[..., None, :], rtol=tol, atol=tol)
+                    np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1, rtol=tol)
+                    ev, cev = both(jnp.linalg.eigvals, a)
+                    np.testing.assert_allclose(np.sort_complex(ev), np.sort_complex(cev), rtol=tol, atol=tol)
+            bad = np.array([[1, np.nan], [0, 1]], np.float32)
+            self.assertTrue(np.isnan(both(jnp.linalg.eigvals, bad)[0]).all())
+
+
 class DotAlgorithms(Base):
     def test_one_pass_algorithms_and_refusals(self):
         """A dot algorithm of one pass is the dot on operands rounded to its input type; the
