@@ -162,6 +162,66 @@ class LinearAlgebra(unittest.TestCase):
                 np.testing.assert_allclose(uh @ a, w[..., :, None] * uh, rtol=1e-4, atol=1e-4)
 
 
+def key_step(k, x):
+    k1, k2 = jax.random.split(k)
+    return {"key": k1, "y": x + jax.random.normal(k2, x.shape)}
+
+
+def key_bits(tree):
+    """tree with each typed PRNG key array replaced by its uint32 key data."""
+    def bits(a):
+        is_key = hasattr(a, "dtype") and jax.dtypes.issubdtype(a.dtype, jax.dtypes.prng_key)
+        return np.asarray(jax.random.key_data(a) if is_key else a)
+    return jax.tree_util.tree_map(bits, tree)
+
+
+class TypedKeys(unittest.TestCase):
+    def test_key_arguments_and_results(self):
+        """jax.random.key arrays (threefry and rbg) as arguments and results: they cross as
+        their key data and come back as keys of the same implementation, jax's values."""
+        x = randn(5)
+        for impl in ("threefry2x32", "rbg"):
+            with self.subTest(impl):
+                k = jax.random.key(3, impl=impl)
+                for backend in ("cpu", "interp"):
+                    got = cxla.jit(key_step, backend=backend)(k, x)
+                    want = jax.jit(key_step)(k, x)
+                    self.assertTrue(jax.dtypes.issubdtype(got["key"].dtype, jax.dtypes.prng_key))
+                    self.assertEqual(str(jax.random.key_impl(got["key"])), str(jax.random.key_impl(k)))
+                    assert_trees_close(self, key_bits(got), key_bits(want))
+                batch = jax.random.split(k, 3)  # an array of keys
+                got = cxla.jit(lambda ks: jax.vmap(jax.random.split)(ks))(batch)
+                np.testing.assert_array_equal(key_bits(got), key_bits(jax.vmap(jax.random.split)(batch)))
+
+    def test_flax_nnx_state_with_rng_keys(self):
+        """A flax nnx module's state keeps its dropout stream's key: a step through cxla.jit
+        takes and returns it, as jax.jit does."""
+        try:
+            from flax import nnx
+        except ImportError as e:
+            self.skipTest("flax is not installed (%s)" % e)
+
+        class Model(nnx.Module):
+            def __init__(self, rngs):
+                self.lin = nnx.Linear(3, 4, rngs=rngs)
+                self.drop = nnx.Dropout(0.5, rngs=rngs)
+
+            def __call__(self, x):
+                return self.drop(self.lin(x))
+
+        graph, state = nnx.split(Model(nnx.Rngs(0, dropout=1)))
+
+        def step(st, x):
+            m = nnx.merge(graph, st)
+            return m(x), nnx.state(m)
+
+        x = randn(6, 3)
+        got, want = cxla.jit(step)(state, x), jax.jit(step)(state, x)
+        assert_trees_close(self, key_bits(got), key_bits(want))
+        got2 = cxla.jit(step)(got[1], x)  # the new key: another dropout mask
+        self.assertFalse(np.array_equal(np.asarray(got2[0]), np.asarray(got[0])))
+
+
 class Pytrees(unittest.TestCase):
     def test_structures_kwargs_and_none(self):
         Pair = collections.namedtuple("Pair", "a b")
@@ -253,7 +313,7 @@ class Training(unittest.TestCase):
         self.assertLess(losses_j[-1], losses_j[0])
         np.testing.assert_allclose(losses_c, losses_j, rtol=1e-5, atol=1e-6)
         assert_trees_close(self, pc, pj, rtol=1e-5, atol=1e-6)
-        (exe, _), = cxla_step._cache.values()
+        (exe, *_), = cxla_step._cache.values()
         # The first step copies the 4 donated leaves (they were not cxla's); later steps none.
         self.assertEqual(exe.copies, {"in": 4, "out": 0})
 

@@ -211,6 +211,26 @@ class Programs(Base):
             self.assertTrue(np.isnan(both(jnp.linalg.eigvals, bad)[0]).all())
 
 
+    def test_typed_prng_keys(self):
+        """jax.random.key arrays (threefry and rbg) in and out of a jit on cxla: JAX passes their
+        key data; the results are keys on cxla with JAX's CPU's bits."""
+        def step(k, x):
+            k1, k2 = jax.random.split(k)
+            return k1, x + jax.random.normal(k2, x.shape)
+
+        x = np.arange(4, dtype=np.float32)
+        for impl in ("threefry2x32", "rbg"):
+            with self.subTest(impl):
+                k = jax.random.key(7, impl=impl)
+                got = jax.jit(step)(*on(CX, (k, x)))
+                want = jax.jit(step)(*on(CPU, (k, x)))
+                self.assertEqual(got[0].devices(), {CX})
+                self.assertTrue(jax.dtypes.issubdtype(got[0].dtype, jax.dtypes.prng_key))
+                np.testing.assert_array_equal(np.asarray(jax.random.key_data(got[0])),
+                                              np.asarray(jax.random.key_data(want[0])))
+                np.testing.assert_allclose(np.asarray(got[1]), np.asarray(want[1]), rtol=1e-6, atol=1e-6)
+
+
 class DotAlgorithms(Base):
     def test_one_pass_algorithms_and_refusals(self):
         """A dot algorithm of one pass is the dot on operands rounded to its input type; the
