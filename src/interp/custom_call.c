@@ -2,20 +2,37 @@
  * (ir/custom_calls.def), in a table indexed by kind. A target without a hook is refused when
  * compiling (check.c asks cx_interp_custom_call_refusal), and so are the particular
  * instructions of a kind that its refusal names. */
+#include "interp/index_util.h"
 #include "interp/internal.h"
 #include "ir/custom_call.h"
 
-/* Sharding, SPMD and host-offloading marks: on one device, the operand itself. */
+/* Sharding, SPMD, Shardy and host-offloading marks: on one device, the operand itself (the
+ * tuple of the operands, for several). */
 static CX_INTERP_EVALUATOR(annotation) {
-  (void)in;
-  *out = cxla_literal_clone(st->ctx, ops[0]);
-  return *out ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
+  if (in->nops == 1) {
+    *out = cxla_literal_clone(st->ctx, ops[0]);
+    return *out ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
+  }
+  int n = in->nops, k = 0;
+  cxla_literal **el = cx_calloc((size_t)n, sizeof *el);
+  if (!el) return cx_hv_oom(st, in);
+  for (; k < n && (el[k] = cxla_literal_clone(st->ctx, ops[k])); k++) {}
+  cxla_status s = k == n ? cx_hv_finish(st, in, n, el, out) : cx_hv_oom(st, in);
+  if (k < n)
+    while (k-- > 0) cxla_literal_destroy(el[k]);
+  cx_free(el);
+  return s;
+}
+
+static int same_shape(const cx_shape *x, const cx_shape *y) {
+  return x->type == CXLA_TUPLE ? cx_shape_equal(x, y) : x->type == y->type && cx_shape_same_dims(x, y);
 }
 
 /* An annotation that changes the shape belongs to a program partitioned over devices. */
 static const char *reshards(const cx_instr *in) {
-  const cx_shape *x = in->nops == 1 ? &in->ops[0]->shape : NULL, *y = &in->shape;
-  int same = x && (x->type == CXLA_TUPLE ? cx_shape_equal(x, y) : x->type == y->type && cx_shape_same_dims(x, y));
+  const cx_shape *y = &in->shape;
+  int same = in->nops == 1 ? same_shape(&in->ops[0]->shape, y) : y->type == CXLA_TUPLE && y->ntuple == in->nops;
+  for (int i = 0; same && in->nops > 1 && i < in->nops; i++) same = same_shape(&in->ops[i]->shape, &y->tuple[i]);
   return same ? NULL : "its result is not its operand's shape: a program for several devices needs XLA's SPMD partitioner";
 }
 

@@ -205,9 +205,14 @@ static cxla_status cx_cc_check_geev(cx_infer *ic, const cx_cc_info *t, cx_shape 
 /* ---- annotations and TopK ---- */
 
 /* Any shape, as XLA's verifier: one that changes it (a sharded program's
- * SPMDFullToShardShape) is refused when compiling, not here. */
+ * SPMDFullToShardShape) is refused when compiling, not here. Several operands (Shardy's
+ * GlobalToLocalShape of a shard_map's arguments) return a tuple, one element each. */
 static cxla_status cx_cc_check_annotation(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
-  CX_TRY(nops(ic, t, 1));
+  const cx_shape *d = &ic->in->shape;
+  if (ic->in->nops < 1) return cx_vfail(ic, "%s takes at least one operand", t->name);
+  if (ic->in->nops > 1 && (d->type != CXLA_TUPLE || d->ntuple != ic->in->nops))
+    return cx_vfail(ic, "%s of %d operands returns a tuple of %d, declared %s", t->name, ic->in->nops, ic->in->nops,
+                    cx_vshape(ic, d));
   return cx_infer_declared(ic, out);
 }
 

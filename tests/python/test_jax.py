@@ -175,6 +175,27 @@ def key_bits(tree):
     return jax.tree_util.tree_map(bits, tree)
 
 
+def sharded_step(x):
+    """A shard_map over a one-device mesh whose input is resharded first: jax writes Sharding
+    and xla.sdy.FuncResultSharding custom-calls into the HLO text."""
+    from jax.sharding import PartitionSpec as P
+
+    def body(b):
+        return jnp.sin(b) * 2 + jax.lax.psum(b.sum(), "x")
+    return jax.shard_map(body, in_specs=P("x"), out_specs=P("x"))(jax.reshard(x, P("x")))
+
+
+class Sharding(unittest.TestCase):
+    def test_shard_map_on_one_device(self):
+        mesh = jax.make_mesh((1,), ("x",), axis_types=(jax.sharding.AxisType.Explicit,))
+        x = randn(4, 3)
+        with jax.set_mesh(mesh):
+            self.assertIn("xla.sdy.FuncResultSharding", cxla.jit(sharded_step).lower(x))
+            want = jax.jit(sharded_step)(x)
+            for backend in ("cpu", "interp"):
+                assert_trees_close(self, cxla.jit(sharded_step, backend=backend)(x), want)
+
+
 class TypedKeys(unittest.TestCase):
     def test_key_arguments_and_results(self):
         """jax.random.key arrays (threefry and rbg) as arguments and results: they cross as

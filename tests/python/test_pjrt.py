@@ -269,6 +269,23 @@ class Shardy(Base):
         finally:
             jax.config.update("jax_use_shardy_partitioner", True)
 
+    def test_shard_map_on_one_device(self):
+        """A shard_map (with a psum) over a one-device mesh of cxla, its input resharded: the
+        StableHLO's sdy.sharding_constraint and result shardings are the values themselves."""
+        from jax.sharding import PartitionSpec as P
+
+        def step(x):
+            body = lambda b: jnp.sin(b) * 2 + jax.lax.psum(b.sum(), "x")  # noqa: E731
+            return jax.shard_map(body, in_specs=P("x"), out_specs=P("x"))(jax.reshard(x, P("x")))
+
+        x = np.arange(12, dtype=np.float32).reshape(4, 3)
+        got = {}
+        for dev in (CX, CPU):
+            mesh = jax.make_mesh((1,), ("x",), devices=[dev], axis_types=(jax.sharding.AxisType.Explicit,))
+            with jax.set_mesh(mesh):
+                got[dev.platform] = np.asarray(jax.jit(step)(jax.device_put(x, dev)))
+        np.testing.assert_allclose(got["cxla"], got["cpu"], rtol=1e-6, atol=1e-6)
+
 
 class EntryPoint(Base):
     def test_jax_platforms_cxla(self):

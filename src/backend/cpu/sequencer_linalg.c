@@ -104,9 +104,11 @@ static cxla_status topk(cx_seq *s, cx_instr *in, cx_la_routine r) {
   return cx_seq_topk_custom_call(s, in);
 }
 
-/* A sharding or memory-space mark the pipeline did not remove (--disable-pass): a copy. */
+/* A sharding or memory-space mark the pipeline did not remove (--disable-pass): a copy; one
+ * of several operands (a tuple of them) runs on the interpreter. */
 static cxla_status annotation(cx_seq *s, cx_instr *in, cx_la_routine r) {
   (void)r;
+  if (in->nops != 1) return cx_seq_fallback(s, in, "an annotation of several operands");
   return cx_seq_copy_leaves(s, in, in->ops[0], "copy");
 }
 
