@@ -36,9 +36,17 @@ static const char *reshards(const cx_instr *in) {
   return same ? NULL : "its result is not its operand's shape: a program for several devices needs XLA's SPMD partitioner";
 }
 
+/* jax's host callbacks call the Python function of the process that traced the program, by a
+ * pointer in the program's backend_config: cxla's programs run without that process. */
+static const char *host_callback(const cx_instr *in) {
+  (void)in;
+  return "a host callback into Python (jax.debug.print, pure_callback, io_callback), which cxla cannot make";
+}
+
 /* The instructions of a kind that it refuses (NULL: every one of that kind runs). */
 static const char *(*const k_refusals[CX_CC_KIND_COUNT])(const cx_instr *in) = {
   [CX_CC_ANNOTATION] = reshards,
+  [CX_CC_HOST_CALLBACK] = host_callback,
 };
 
 static const cx_interp_fn k_kinds[CX_CC_KIND_COUNT] = {
@@ -62,9 +70,11 @@ static cx_interp_fn hook_of(const cx_instr *in) {
 }
 
 const char *cx_interp_custom_call_refusal(const cx_instr *in) {
-  if (!hook_of(in)) return "cxla does not know this custom-call target";
-  const char *(*refuse)(const cx_instr *) = k_refusals[cx_cc_info_of((cx_cc_target)cx_cc_target_of(in))->kind];
-  return refuse ? refuse(in) : NULL;
+  int t = cx_cc_target_of(in);
+  const char *(*refuse)(const cx_instr *) = t < 0 ? NULL : k_refusals[cx_cc_info_of((cx_cc_target)t)->kind];
+  const char *why = refuse ? refuse(in) : NULL;
+  if (!why && !hook_of(in)) return "cxla does not know this custom-call target";
+  return why;
 }
 
 CX_INTERP_EVALUATOR(cx_interp_custom_call) {

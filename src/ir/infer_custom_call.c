@@ -239,6 +239,12 @@ static cxla_status cx_cc_check_topk(cx_infer *ic, const cx_cc_info *t, cx_shape 
   return CXLA_OK;
 }
 
+/* A host callback keeps its declared shape: it is refused when compiling, not here. */
+static cxla_status cx_cc_check_host_callback(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  (void)t;
+  return cx_infer_declared(ic, out);
+}
+
 /* XLA:GPU's block-scaled dot: its rule lives with scaled-dot's (infer_scaled_dot.c). */
 static cxla_status cx_cc_check_block_scaled_dot(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
   (void)t;

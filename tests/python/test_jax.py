@@ -196,6 +196,23 @@ class Sharding(unittest.TestCase):
                 assert_trees_close(self, cxla.jit(sharded_step, backend=backend)(x), want)
 
 
+class HostCallbacks(unittest.TestCase):
+    def test_refused_when_compiling_naming_the_callback(self):
+        """jax.debug.print, pure_callback and io_callback call back into this Python process:
+        cxla refuses them when compiling (before anything runs), naming the callback."""
+        from jax.experimental import io_callback
+        x = randn(3)
+        spec = jax.ShapeDtypeStruct((3,), np.float32)
+        fns = {"debug_print": lambda a: (jax.debug.print("a={a}", a=a), a * 2)[1],
+               "pure_callback": lambda a: jax.pure_callback(lambda v: np.asarray(v) * 2, spec, a),
+               "io_callback": lambda a: io_callback(lambda v: np.asarray(v) * 2, spec, a)}
+        for name, fn in fns.items():
+            with self.subTest(name):
+                text = cxla.jit(fn).lower(x)
+                with self.assertRaisesRegex(cxla.UnsupportedError, "custom-call '%s.1' .*a host callback into Python" % name):
+                    cxla.compile(text)
+
+
 class TypedKeys(unittest.TestCase):
     def test_key_arguments_and_results(self):
         """jax.random.key arrays (threefry and rbg) as arguments and results: they cross as

@@ -123,6 +123,30 @@ TEST(annotations_that_reshard_are_refused) {
   }
 }
 
+/* jax.debug.print, pure_callback and io_callback as jax lowers them for the CPU: refused when
+ * compiling, naming the callback, on every backend (not when the program reaches them). */
+TEST(host_callbacks_are_refused_when_compiling) {
+  const char *text = "HloModule m\nENTRY e {\n  a = f32[3] parameter(0)\n"
+                     "  p = () custom-call(a), custom_call_target=\"xla_ffi_python_cpu_callback\", "
+                     "custom_call_has_side_effect=true, api_version=API_VERSION_TYPED_FFI, backend_config={index = 0 : ui64}\n"
+                     "  ROOT n = f32[3] negate(a)\n}\n";
+  static const char *const backends[] = {"interp", "cpu"};
+  for (int b = 0; b < 2; b++) {
+    cxla_module *m = NULL;
+    CHECK_OK(cxla_module_parse(test_ctx(), text, strlen(text), "cb.hlo", &m));
+    cxla_compile_options o;
+    cxla_compile_options_init(&o);
+    o.backend = backends[b];
+    cxla_executable *e = NULL;
+    CHECK_EQ_INT(cxla_compile(m, &o, &e), CXLA_ERR_UNSUPPORTED);
+    CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()),
+                       "cb.hlo:4:3: error: not supported: custom-call 'p' (target xla_ffi_python_cpu_callback: a host "
+                       "callback into Python (jax.debug.print, pure_callback, io_callback), which cxla cannot make)");
+    cxla_executable_destroy(e);
+    cxla_module_destroy(m);
+  }
+}
+
 TEST(topk_custom_call_verifier) {
   CHECK_STR_EQ(vt_verify_body("  x = bf16[2,9] parameter(0)\n"
                            "  ROOT t = (bf16[2,3], s32[2,3]) custom-call(x), custom_call_target=\"TopK\"\n"),
