@@ -27,7 +27,7 @@ static int is_annotation(const cx_instr *in) {
 /* One of several operands becomes the tuple of them (get-tuple-element of a tuple folds). */
 static cxla_status remove_in(cx_comp *c, int *changed) {
   int n = c->ninstrs, found = 0, added = 0;
-  uint8_t *drop = cx_calloc((size_t)(n ? n : 1), 1);
+  uint8_t *drop = cx_calloc((size_t)(2 * n + 1), 1); /* each may add a tuple, at the end */
   if (!drop) return cx_oom(c->module->ctx);
   for (int i = 0; i < n; i++) { /* operands first: a chain of them ends at the first's operand */
     cx_instr *a = c->instrs[i], *by;
