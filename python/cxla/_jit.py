@@ -51,6 +51,16 @@ def _flat_results(out: Any) -> List[Any]:
     return [out]
 
 
+def _key_data(x: Any) -> Any:
+    import jax
+    return np.asarray(jax.random.key_data(x))
+
+
+def _wrap_key(data: Any, impl: Any) -> Any:
+    import jax
+    return jax.random.wrap_key_data(data, impl=impl)
+
+
 class Jitted:
     """What cxla.jit returns: call it like the function. Compiled programs are kept per
     signature (pytree structure, static arguments, and each leaf's shape and dtype); close()
@@ -151,11 +161,16 @@ class Jitted:
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache[key] = self._compile_jax(args, kwargs, dyn)
-        exe, out_tree = entry
-        if not static and not kwargs and all(type(a) is _ndarray for a in args):
+        exe, out_tree, keys_in, keys_out = entry
+        if not static and not kwargs and not keys_out and all(type(a) is _ndarray for a in args):
             self._fast[key[2]] = (exe, self._rebuilder(out_tree))
+        if keys_in:
+            leaves = [_key_data(x) if k else x for x, k in zip(leaves, keys_in)]
         out = exe._run(leaves, convert=True)
-        return self._tree_util.tree_unflatten(out_tree, _flat_results(out) if type(out) is tuple else (out,))
+        flat = _flat_results(out) if type(out) is tuple else [out]
+        if keys_out:
+            flat = [_wrap_key(x, impl) if impl is not None else x for x, impl in zip(flat, keys_out)]
+        return self._tree_util.tree_unflatten(out_tree, flat)
 
     def _rebuilder(self, out_tree: Any) -> Callable[[Any], Any]:
         """How a result becomes the function's pytree: directly for one array or a flat tuple of
@@ -170,7 +185,11 @@ class Jitted:
         return lambda out: tu.tree_unflatten(out_tree, _flat_results(out) if type(out) is tuple else (out,))
 
     def _compile_jax(self, args: Tuple[Any, ...], kwargs: Dict[str, Any],
-                     dyn: Tuple[Any, ...]) -> Tuple[_core.Executable, Any]:
+                     dyn: Tuple[Any, ...]) -> Tuple[_core.Executable, Any, Tuple[bool, ...], Tuple[Any, ...]]:
+        """The executable, the result's tree, and the typed PRNG keys (jax.random.key) among
+        the argument leaves (True each) and the result leaves (each one's PRNG implementation,
+        else None): JAX lowers a key array to its uint32 key data, which crosses as such and
+        is wrapped again with the same implementation, as jax.jit hands it back."""
         import jax
         lowered, _ = self._jax_lowered(args, kwargs)
         donate: List[int] = []
@@ -182,7 +201,12 @@ class Jitted:
                 donate.extend(range(k, k + n))
             k += n
         exe = _core.compile(lowered.as_text(dialect="hlo"), self._backend, donate, self._hlo_name(), **self._flags)
-        return exe, lowered.out_tree
+        def is_key(dtype: Any) -> bool:
+            return bool(jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key))
+
+        keys_in = tuple(hasattr(a, "dtype") and is_key(a.dtype) for a in jax.tree_util.tree_leaves((dyn, kwargs)))
+        keys_out = tuple(o.dtype._impl if is_key(o.dtype) else None for o in jax.tree_util.tree_leaves(lowered.out_info))
+        return exe, lowered.out_tree, keys_in if any(keys_in) else (), keys_out if any(k is not None for k in keys_out) else ()
 
     # ---- TensorFlow ----
 

@@ -2,26 +2,51 @@
  * (ir/custom_calls.def), in a table indexed by kind. A target without a hook is refused when
  * compiling (check.c asks cx_interp_custom_call_refusal), and so are the particular
  * instructions of a kind that its refusal names. */
+#include "interp/index_util.h"
 #include "interp/internal.h"
 #include "ir/custom_call.h"
 
-/* Sharding, SPMD and host-offloading marks: on one device, the operand itself. */
+/* Sharding, SPMD, Shardy and host-offloading marks: on one device, the operand itself (the
+ * tuple of the operands, for several). */
 static CX_INTERP_EVALUATOR(annotation) {
-  (void)in;
-  *out = cxla_literal_clone(st->ctx, ops[0]);
-  return *out ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
+  if (in->nops == 1) {
+    *out = cxla_literal_clone(st->ctx, ops[0]);
+    return *out ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
+  }
+  int n = in->nops, k = 0;
+  cxla_literal **el = cx_calloc((size_t)n, sizeof *el);
+  if (!el) return cx_hv_oom(st, in);
+  for (; k < n && (el[k] = cxla_literal_clone(st->ctx, ops[k])); k++) {}
+  cxla_status s = k == n ? cx_hv_finish(st, in, n, el, out) : cx_hv_oom(st, in);
+  if (k < n)
+    while (k-- > 0) cxla_literal_destroy(el[k]);
+  cx_free(el);
+  return s;
+}
+
+static int same_shape(const cx_shape *x, const cx_shape *y) {
+  return x->type == CXLA_TUPLE ? cx_shape_equal(x, y) : x->type == y->type && cx_shape_same_dims(x, y);
 }
 
 /* An annotation that changes the shape belongs to a program partitioned over devices. */
 static const char *reshards(const cx_instr *in) {
-  const cx_shape *x = in->nops == 1 ? &in->ops[0]->shape : NULL, *y = &in->shape;
-  int same = x && (x->type == CXLA_TUPLE ? cx_shape_equal(x, y) : x->type == y->type && cx_shape_same_dims(x, y));
+  const cx_shape *y = &in->shape;
+  int same = in->nops == 1 ? same_shape(&in->ops[0]->shape, y) : y->type == CXLA_TUPLE && y->ntuple == in->nops;
+  for (int i = 0; same && in->nops > 1 && i < in->nops; i++) same = same_shape(&in->ops[i]->shape, &y->tuple[i]);
   return same ? NULL : "its result is not its operand's shape: a program for several devices needs XLA's SPMD partitioner";
+}
+
+/* jax's host callbacks call the Python function of the process that traced the program, by a
+ * pointer in the program's backend_config: cxla's programs run without that process. */
+static const char *host_callback(const cx_instr *in) {
+  (void)in;
+  return "a host callback into Python (jax.debug.print, pure_callback, io_callback), which cxla cannot make";
 }
 
 /* The instructions of a kind that it refuses (NULL: every one of that kind runs). */
 static const char *(*const k_refusals[CX_CC_KIND_COUNT])(const cx_instr *in) = {
   [CX_CC_ANNOTATION] = reshards,
+  [CX_CC_HOST_CALLBACK] = host_callback,
 };
 
 static const cx_interp_fn k_kinds[CX_CC_KIND_COUNT] = {
@@ -33,6 +58,7 @@ static const cx_interp_fn k_kinds[CX_CC_KIND_COUNT] = {
   [CX_CC_SYEVD] = cx_interp_lapack_syevd,
   [CX_CC_GESDD] = cx_interp_lapack_gesvd,
   [CX_CC_GESVD] = cx_interp_lapack_gesvd,
+  [CX_CC_GEEV] = cx_interp_lapack_geev,
   [CX_CC_ANNOTATION] = annotation,
   [CX_CC_TOPK] = cx_interp_topk_custom_call,
   [CX_CC_BLOCK_SCALED_DOT] = cx_interp_block_scaled_dot,
@@ -44,9 +70,11 @@ static cx_interp_fn hook_of(const cx_instr *in) {
 }
 
 const char *cx_interp_custom_call_refusal(const cx_instr *in) {
-  if (!hook_of(in)) return "cxla does not know this custom-call target";
-  const char *(*refuse)(const cx_instr *) = k_refusals[cx_cc_info_of((cx_cc_target)cx_cc_target_of(in))->kind];
-  return refuse ? refuse(in) : NULL;
+  int t = cx_cc_target_of(in);
+  const char *(*refuse)(const cx_instr *) = t < 0 ? NULL : k_refusals[cx_cc_info_of((cx_cc_target)t)->kind];
+  const char *why = refuse ? refuse(in) : NULL;
+  if (!why && !hook_of(in)) return "cxla does not know this custom-call target";
+  return why;
 }
 
 CX_INTERP_EVALUATOR(cx_interp_custom_call) {

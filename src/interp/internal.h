@@ -153,6 +153,7 @@ CX_INTERP_EVALUATOR(cx_interp_lapack_getrf);
 CX_INTERP_EVALUATOR(cx_interp_lapack_geqrf);
 CX_INTERP_EVALUATOR(cx_interp_lapack_orgqr);
 CX_INTERP_EVALUATOR(cx_interp_lapack_syevd);
+CX_INTERP_EVALUATOR(cx_interp_lapack_geev);
 CX_INTERP_EVALUATOR(cx_interp_lapack_gesvd);
 CX_INTERP_EVALUATOR(cx_interp_batch_norm_training); /* batch_norm.c */
 CX_INTERP_EVALUATOR(cx_interp_batch_norm_inference);

@@ -3,6 +3,7 @@
  * jaxlib's FFI kernels define them (ir/custom_call.h reads the options). Where LAPACK leaves
  * an output unspecified (a destroyed input, the singular vectors mode 'N' does not compute)
  * this gives the input back, or zeros. */
+#include <math.h>
 #include <string.h>
 #include "interp/index_util.h"
 #include "interp/internal.h"
@@ -181,5 +182,39 @@ CX_INTERP_EVALUATOR(cx_interp_lapack_gesvd) {
     store_int(j.res[4], b, info);
   }
   cx_free(sv);
+  return finish(st, in, &j, s, out);
+}
+
+/* (wr, wi, vl, vr, info) of a real a, (w, vl, vr, info) of a complex one, as jaxlib's geev
+ * kernels (ir/custom_calls.def): the eigenvalues in the reference's order (linalg.h), which is
+ * not LAPACK's, so a result is compared as a set; a side not asked for is zeros; a matrix with a
+ * non-finite entry (info -4) or that does not converge (info 1) has NaN values and vectors. */
+CX_INTERP_EVALUATOR(cx_interp_lapack_geev) {
+  la_job j;
+  int nw = in->shape.type == CXLA_TUPLE && in->shape.ntuple == 5 ? 2 : 1;
+  cxla_status s = begin(st, in, &j, nw + 3);
+  int64_t n = j.c.n, per = n * n;
+  int want[2] = {j.c.mode_left == 'V', j.c.mode == 'V'};
+  double *part = cx_malloc(sizeof *part * (size_t)(2 * n + 1));
+  s = scratch(st, in, &j, s, 3 * per + n);
+  if (s == CXLA_OK && !part) s = cx_hv_oom(st, in);
+  for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
+    cx_z *v[2] = {j.w + per, j.w + 2 * per}, *w = j.w + 3 * per;
+    cx_la_load(ops[0], b * per, per, j.w);
+    int finite = 1;
+    for (int64_t i = 0; i < per; i++) finite &= isfinite(creal(j.w[i])) && isfinite(cimag(j.w[i]));
+    int info = finite ? cx_ref_geev(n, j.w, w, want[0] ? v[0] : NULL, want[1] ? v[1] : NULL) : -4;
+    for (int64_t i = 0; info && i < per; i++) v[0][i] = v[1][i] = cx_z_make(NAN, NAN);
+    for (int64_t i = 0; info && i < n; i++) w[i] = cx_z_make(NAN, NAN);
+    for (int side = 0; side < 2; side++) {
+      if (!want[side]) memset(v[side], 0, sizeof *v[side] * (size_t)per);
+      cx_la_store(j.res[nw + side], b * per, per, v[side]);
+    }
+    if (nw == 1) cx_la_store(j.res[0], b * n, n, w);
+    for (int64_t i = 0; nw == 2 && i < n; i++) part[i] = creal(w[i]), part[n + i] = cimag(w[i]);
+    if (nw == 2) store_real(j.res[0], b * n, n, part), store_real(j.res[1], b * n, n, part + n);
+    store_int(j.res[nw + 2], b, info);
+  }
+  cx_free(part);
   return finish(st, in, &j, s, out);
 }

@@ -78,4 +78,11 @@ int cx_ref_syev(int64_t n, cx_z *a, double *w, cx_z *v);
  * values). a is overwritten. Returns 0 (1 if it did not converge, or on allocation failure). */
 int cx_ref_gesvd(int64_t m, int64_t n, cx_z *a, double *s, cx_z *u, cx_z *vt, int full);
 
+/* Eigenvalues w[n] and eigenvectors of the general n x n a (geev_ref.c): column j of the n x n
+ * vr (right: a v = w_j v) and vl (left: u^H a = w_j u^H), each of unit 2-norm with its largest
+ * component real and positive; NULL for a side not wanted. The eigenvalues come in the order of
+ * this reference's Schur form, which is not LAPACK's. a is overwritten. Returns 0 (1 if it did
+ * not converge, or on allocation failure). */
+int cx_ref_geev(int64_t n, cx_z *a, cx_z *w, cx_z *vl, cx_z *vr);
+
 #endif

@@ -181,12 +181,38 @@ static cxla_status cx_cc_check_gesvd(cx_infer *ic, const cx_cc_info *t, cx_shape
   return CXLA_OK;
 }
 
+/* Real a: (wr, wi, vl, vr, info), the eigenvalues' real and imaginary parts apart and the
+ * vectors complex; complex a: (w, vl, vr, info). */
+static cxla_status cx_cc_check_geev(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  char c;
+  CX_TRY(nops(ic, t, 1));
+  CX_TRY(square(ic, t, 0, "a"));
+  CX_TRY(code(ic, t, "compute_left", "VN", &c));
+  CX_TRY(code(ic, t, "compute_right", "VN", &c));
+  const cx_shape *a = cx_vop(ic, 0);
+  int64_t nn[2] = {a->dims[a->rank - 1], a->dims[a->rank - 1]};
+  int real = cx_type_part(t->type) == t->type, nw = real ? 2 : 1;
+  cxla_type vt = real ? (t->type == CXLA_F32 ? CXLA_C64 : CXLA_C128) : t->type;
+  cx_shape *el = cx_vtuple(ic, out, nw + 3);
+  if (!el) return CXLA_ERR_OUT_OF_MEMORY;
+  for (int i = 0; i < nw; i++) batch_array(&el[i], a, t->type, 1, nn);
+  batch_array(&el[nw], a, vt, 2, nn);
+  batch_array(&el[nw + 1], a, vt, 2, nn);
+  batch_array(&el[nw + 2], a, CXLA_S32, 0, NULL);
+  return CXLA_OK;
+}
+
 /* ---- annotations and TopK ---- */
 
 /* Any shape, as XLA's verifier: one that changes it (a sharded program's
- * SPMDFullToShardShape) is refused when compiling, not here. */
+ * SPMDFullToShardShape) is refused when compiling, not here. Several operands (Shardy's
+ * GlobalToLocalShape of a shard_map's arguments) return a tuple, one element each. */
 static cxla_status cx_cc_check_annotation(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
-  CX_TRY(nops(ic, t, 1));
+  const cx_shape *d = &ic->in->shape;
+  if (ic->in->nops < 1) return cx_vfail(ic, "%s takes at least one operand", t->name);
+  if (ic->in->nops > 1 && (d->type != CXLA_TUPLE || d->ntuple != ic->in->nops))
+    return cx_vfail(ic, "%s of %d operands returns a tuple of %d, declared %s", t->name, ic->in->nops, ic->in->nops,
+                    cx_vshape(ic, d));
   return cx_infer_declared(ic, out);
 }
 
@@ -211,6 +237,12 @@ static cxla_status cx_cc_check_topk(cx_infer *ic, const cx_cc_info *t, cx_shape 
   el[1] = el[0];
   el[1].type = CXLA_S32;
   return CXLA_OK;
+}
+
+/* A host callback keeps its declared shape: it is refused when compiling, not here. */
+static cxla_status cx_cc_check_host_callback(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  (void)t;
+  return cx_infer_declared(ic, out);
 }
 
 /* XLA:GPU's block-scaled dot: its rule lives with scaled-dot's (infer_scaled_dot.c). */
@@ -241,6 +273,8 @@ int cx_lapack_call_of(const cx_instr *in, cx_lapack_call *c) {
   if (cx_cc_config_int(in, "trans_x", &v)) c->trans = v == 'T' ? 1 : v == 'C' ? 2 : 0;
   if (cx_cc_config_int(in, "diag", &v)) c->unit_diag = v == 'U';
   if (cx_cc_config_int(in, "mode", &v)) c->mode = (char)v;
+  if (cx_cc_config_int(in, "compute_right", &v)) c->mode = (char)v;
+  if (cx_cc_config_int(in, "compute_left", &v)) c->mode_left = (char)v;
   if (info->kind == CX_CC_TRSM) c->k = in->ops[0]->shape.dims[a->rank - 1];
   if (info->kind == CX_CC_ORGQR) {
     const cx_shape *tau = &in->ops[1]->shape;

@@ -47,6 +47,12 @@ typedef void gesvd_fn(const char *jobu, const char *jobvt, const int *m, const i
 typedef void cgesvd_fn(const char *jobu, const char *jobvt, const int *m, const int *n, void *a, const int *lda,
                        void *s, void *u, const int *ldu, void *vt, const int *ldvt, void *work, const int *lwork,
                        void *rwork, int *info, size_t, size_t);
+typedef void geev_fn(const char *jobvl, const char *jobvr, const int *n, void *a, const int *lda, void *wr, void *wi,
+                     void *vl, const int *ldvl, void *vr, const int *ldvr, void *work, const int *lwork, int *info,
+                     size_t, size_t);
+typedef void cgeev_fn(const char *jobvl, const char *jobvr, const int *n, void *a, const int *lda, void *w, void *vl,
+                      const int *ldvl, void *vr, const int *ldvr, void *work, const int *lwork, void *rwork, int *info,
+                      size_t, size_t);
 potrf_fn spotrf_, dpotrf_, cpotrf_, zpotrf_;
 potrf_fn spotf2_, dpotf2_, cpotf2_, zpotf2_;
 getrf_fn sgetrf_, dgetrf_, cgetrf_, zgetrf_;
@@ -58,6 +64,8 @@ gesdd_fn sgesdd_, dgesdd_;
 cgesdd_fn cgesdd_, zgesdd_;
 gesvd_fn sgesvd_, dgesvd_;
 cgesvd_fn cgesvd_, zgesvd_;
+geev_fn sgeev_, dgeev_;
+cgeev_fn cgeev_, zgeev_;
 
 typedef struct lapack {
   potrf_fn *potrf;
@@ -71,11 +79,17 @@ typedef struct lapack {
   cgesdd_fn *cgesdd;
   gesvd_fn *gesvd;
   cgesvd_fn *cgesvd;
+  geev_fn *geev;
+  cgeev_fn *cgeev;
 } lapack;
-static const lapack k_f32 = {spotrf_, spotf2_, sgetrf_, sgeqrf_, sorgqr_, ssyevd_, NULL, sgesdd_, NULL, sgesvd_, NULL};
-static const lapack k_f64 = {dpotrf_, dpotf2_, dgetrf_, dgeqrf_, dorgqr_, dsyevd_, NULL, dgesdd_, NULL, dgesvd_, NULL};
-static const lapack k_c64 = {cpotrf_, cpotf2_, cgetrf_, cgeqrf_, cungqr_, NULL, cheevd_, NULL, cgesdd_, NULL, cgesvd_};
-static const lapack k_c128 = {zpotrf_, zpotf2_, zgetrf_, zgeqrf_, zungqr_, NULL, zheevd_, NULL, zgesdd_, NULL, zgesvd_};
+static const lapack k_f32 = {spotrf_, spotf2_, sgetrf_, sgeqrf_, sorgqr_, ssyevd_, NULL, sgesdd_, NULL, sgesvd_, NULL,
+                             sgeev_,  NULL};
+static const lapack k_f64 = {dpotrf_, dpotf2_, dgetrf_, dgeqrf_, dorgqr_, dsyevd_, NULL, dgesdd_, NULL, dgesvd_, NULL,
+                             dgeev_,  NULL};
+static const lapack k_c64 = {cpotrf_, cpotf2_, cgetrf_, cgeqrf_, cungqr_, NULL, cheevd_, NULL, cgesdd_, NULL, cgesvd_,
+                             NULL,    cgeev_};
+static const lapack k_c128 = {zpotrf_, zpotf2_, zgetrf_, zgeqrf_, zungqr_, NULL, zheevd_, NULL, zgesdd_, NULL, zgesvd_,
+                              NULL,    zgeev_};
 
 /* One call: the descriptor, its element size and routines, and the failure to report. */
 typedef struct la_call {
@@ -410,6 +424,88 @@ static void la_svd(la_call *c, void **bufs, int dc) {
 static void la_gesdd(la_call *c, void **bufs) { la_svd(c, bufs, 1); }
 static void la_gesvd(la_call *c, void **bufs) { la_svd(c, bufs, 0); }
 
+/* ---- geev: eigenvalues and left and right eigenvectors of a general matrix, through a
+ * column-major copy. The real routines pack the vectors of a complex pair (w_j, conj w_j) in
+ * two real columns (re, im of the first): unpacked to complex columns here, as jaxlib does. A
+ * matrix with a non-finite entry is not decomposed (info -4, jaxlib's rule); after a failure
+ * (info != 0) the eigenvalues and vectors are NaN, and a side not asked for is zeros ---- */
+
+static double part(const la_call *c, const void *p, int64_t i) {
+  return c->dbl ? ((const double *)p)[i] : ((const float *)p)[i];
+}
+static void set_part(const la_call *c, void *p, int64_t i, double v) {
+  if (c->dbl) ((double *)p)[i] = v;
+  else ((float *)p)[i] = (float)v;
+}
+static int all_finite(const la_call *c, const void *a, int64_t parts) {
+  for (int64_t i = 0; i < parts; i++)
+    if (!isfinite(part(c, a, i))) return 0;
+  return 1;
+}
+
+/* LAPACK's n x n real column-major vectors into the row-major complex out (column j: vector j). */
+static void unpack_vectors(const la_call *c, const void *wi, const void *packed, void *out) {
+  int64_t n = c->n;
+  for (int64_t j = 0; j < n; j++) {
+    double im = part(c, wi, j);
+    int pair = im != 0 && !isnan(im) && j + 1 < n;
+    for (int64_t i = 0; i < n; i++) {
+      double re = part(c, packed, j * n + i), vi = pair ? part(c, packed, (j + 1) * n + i) : 0;
+      set_part(c, out, 2 * (i * n + j), re);
+      set_part(c, out, 2 * (i * n + j) + 1, vi);
+      if (pair) {
+        set_part(c, out, 2 * (i * n + j + 1), re);
+        set_part(c, out, 2 * (i * n + j + 1) + 1, -vi);
+      }
+    }
+    j += pair;
+  }
+}
+
+static void geev_call(la_call *c, char *jl, char *jr, void *a, int *ld, void *w, void *wi, void *vl, void *vr,
+                      void *work, int *lwork, void *rwork, int *info) {
+  if (c->cplx) c->f->cgeev(jl, jr, &c->n, a, ld, w, vl, ld, vr, ld, work, lwork, rwork, info, 1, 1);
+  else c->f->geev(jl, jr, &c->n, a, ld, w, wi, vl, ld, vr, ld, work, lwork, info, 1, 1);
+}
+
+static void la_geev(la_call *c, void **bufs) {
+  int cx = c->cplx;
+  void *w = bufs[0], *wi = cx ? NULL : bufs[1], *a = bufs[cx ? 4 : 5];
+  void *vec[2] = {bufs[cx ? 1 : 2], bufs[cx ? 2 : 3]};
+  int32_t *info = bufs[cx ? 3 : 4];
+  int64_t n = c->n, per = n * n, vparts = 2 * per, wparts = cx ? 2 * n : n;
+  char job[2] = {(char)c->d->mode_left, (char)c->d->mode}, w0[32], rw0[16];
+  int ld = c->n > 1 ? c->n : 1, q = -1, inf = 0;
+  if (n) geev_call(c, &job[0], &job[1], NULL, &ld, NULL, NULL, NULL, NULL, w0, &q, rw0, &inf);
+  int lwork = n ? lwork_of(c, w0) : 1;
+  char *t = scratch(c, (size_t)(3 * per + lwork) * c->es + (size_t)(2 * n + 1) * real_size(c));
+  for (int64_t b = 0; t && b < c->d->batch; b++) {
+    char *x = t, *tv[2] = {x + (size_t)per * c->es, x + (size_t)(2 * per) * c->es};
+    char *work = x + (size_t)(3 * per) * c->es, *rwork = work + (size_t)lwork * c->es;
+    void *wb = at(c, w, b, n), *wib = cx ? NULL : at(c, wi, b, n);
+    const void *ab = at(c, a, b, per);
+    int r = -4;
+    if (all_finite(c, ab, cx ? 2 * per : per)) {
+      transpose(c, x, ab, n, n);
+      r = 0;
+      if (n) geev_call(c, &job[0], &job[1], x, &ld, wb, wib, tv[0], tv[1], work, &lwork, rwork, &r);
+    }
+    info[b] = r;
+    for (int side = 0; side < 2; side++) {
+      void *vb = (char *)vec[side] + (size_t)(b * vparts) * real_size(c);
+      if (job[side] != 'V') memset(vb, 0, (size_t)vparts * real_size(c));
+      else if (r != 0) for (int64_t i = 0; i < vparts; i++) set_part(c, vb, i, NAN);
+      else if (cx) transpose(c, vb, tv[side], n, n);
+      else unpack_vectors(c, wib, tv[side], vb);
+    }
+    for (int64_t i = 0; r != 0 && i < wparts; i++) {
+      set_part(c, wb, i, NAN);
+      if (!cx) set_part(c, wib, i, NAN);
+    }
+  }
+  cx_free(t);
+}
+
 /* ---- the entry point ---- */
 
 typedef void (*routine)(la_call *c, void **bufs);
@@ -417,11 +513,13 @@ static const routine k_routines[CX_LA_COUNT] = {
     [CX_LA_CHOLESKY] = la_cholesky, [CX_LA_POTRF] = la_potrf, [CX_LA_TRSM] = la_trsm,
     [CX_LA_GETRF] = la_getrf,       [CX_LA_GEQRF] = la_geqrf, [CX_LA_ORGQR] = la_orgqr,
     [CX_LA_SYEVD] = la_syevd,       [CX_LA_GESDD] = la_gesdd, [CX_LA_GESVD] = la_gesvd,
+    [CX_LA_GEEV] = la_geev,
 };
 static const char *const k_names[CX_LA_COUNT] = {
     [CX_LA_CHOLESKY] = "cholesky", [CX_LA_POTRF] = "potrf", [CX_LA_TRSM] = "trsm",
     [CX_LA_GETRF] = "getrf",       [CX_LA_GEQRF] = "geqrf", [CX_LA_ORGQR] = "orgqr",
     [CX_LA_SYEVD] = "syevd",       [CX_LA_GESDD] = "gesdd", [CX_LA_GESVD] = "gesvd",
+    [CX_LA_GEEV] = "geev",
 };
 
 static const lapack *routines_of(int64_t type) {

@@ -142,6 +142,124 @@ for _name, _fn, _make in MODELS:
     setattr(Models, "test_" + _name, _model_test(_name, _fn, _make))
 
 
+class LinearAlgebra(unittest.TestCase):
+    def test_eig_on_both_backends(self):
+        """jnp.linalg.eig (lapack_sgeev_ffi) through cxla.jit: LAPACK's geev on the cpu backend,
+        the interpreter's own Schur reference; the eigenvalues are jax's as a set (the two order
+        them differently), A v = w v, and the left vectors u^H A = w u^H."""
+        a = np.random.default_rng(5).standard_normal((2, 6, 6)).astype(np.float32)
+        want = np.sort_complex(np.asarray(jax.jit(jnp.linalg.eigvals)(a)))
+
+        def left_right(x):
+            return jax.lax.linalg.eig(x, compute_left_eigenvectors=True)
+
+        for backend in ("cpu", "interp"):
+            with self.subTest(backend):
+                w, vl, vr = (np.asarray(r) for r in cxla.jit(left_right, backend=backend)(a))
+                np.testing.assert_allclose(np.sort_complex(w), want, rtol=1e-4, atol=1e-4)
+                np.testing.assert_allclose(a @ vr, vr * w[..., None, :], rtol=1e-4, atol=1e-4)
+                uh = np.conj(np.swapaxes(vl, -1, -2))
+                np.testing.assert_allclose(uh @ a, w[..., :, None] * uh, rtol=1e-4, atol=1e-4)
+
+
+def key_step(k, x):
+    k1, k2 = jax.random.split(k)
+    return {"key": k1, "y": x + jax.random.normal(k2, x.shape)}
+
+
+def key_bits(tree):
+    """tree with each typed PRNG key array replaced by its uint32 key data."""
+    def bits(a):
+        is_key = hasattr(a, "dtype") and jax.dtypes.issubdtype(a.dtype, jax.dtypes.prng_key)
+        return np.asarray(jax.random.key_data(a) if is_key else a)
+    return jax.tree_util.tree_map(bits, tree)
+
+
+def sharded_step(x):
+    """A shard_map over a one-device mesh whose input is resharded first: jax writes Sharding
+    and xla.sdy.FuncResultSharding custom-calls into the HLO text."""
+    from jax.sharding import PartitionSpec as P
+
+    def body(b):
+        return jnp.sin(b) * 2 + jax.lax.psum(b.sum(), "x")
+    return jax.shard_map(body, in_specs=P("x"), out_specs=P("x"))(jax.reshard(x, P("x")))
+
+
+class Sharding(unittest.TestCase):
+    def test_shard_map_on_one_device(self):
+        mesh = jax.make_mesh((1,), ("x",), axis_types=(jax.sharding.AxisType.Explicit,))
+        x = randn(4, 3)
+        with jax.set_mesh(mesh):
+            self.assertIn("xla.sdy.FuncResultSharding", cxla.jit(sharded_step).lower(x))
+            want = jax.jit(sharded_step)(x)
+            for backend in ("cpu", "interp"):
+                assert_trees_close(self, cxla.jit(sharded_step, backend=backend)(x), want)
+
+
+class HostCallbacks(unittest.TestCase):
+    def test_refused_when_compiling_naming_the_callback(self):
+        """jax.debug.print, pure_callback and io_callback call back into this Python process:
+        cxla refuses them when compiling (before anything runs), naming the callback."""
+        from jax.experimental import io_callback
+        x = randn(3)
+        spec = jax.ShapeDtypeStruct((3,), np.float32)
+        fns = {"debug_print": lambda a: (jax.debug.print("a={a}", a=a), a * 2)[1],
+               "pure_callback": lambda a: jax.pure_callback(lambda v: np.asarray(v) * 2, spec, a),
+               "io_callback": lambda a: io_callback(lambda v: np.asarray(v) * 2, spec, a)}
+        for name, fn in fns.items():
+            with self.subTest(name):
+                text = cxla.jit(fn).lower(x)
+                with self.assertRaisesRegex(cxla.UnsupportedError, "custom-call '%s.1' .*a host callback into Python" % name):
+                    cxla.compile(text)
+
+
+class TypedKeys(unittest.TestCase):
+    def test_key_arguments_and_results(self):
+        """jax.random.key arrays (threefry and rbg) as arguments and results: they cross as
+        their key data and come back as keys of the same implementation, jax's values."""
+        x = randn(5)
+        for impl in ("threefry2x32", "rbg"):
+            with self.subTest(impl):
+                k = jax.random.key(3, impl=impl)
+                for backend in ("cpu", "interp"):
+                    got = cxla.jit(key_step, backend=backend)(k, x)
+                    want = jax.jit(key_step)(k, x)
+                    self.assertTrue(jax.dtypes.issubdtype(got["key"].dtype, jax.dtypes.prng_key))
+                    self.assertEqual(str(jax.random.key_impl(got["key"])), str(jax.random.key_impl(k)))
+                    assert_trees_close(self, key_bits(got), key_bits(want))
+                batch = jax.random.split(k, 3)  # an array of keys
+                got = cxla.jit(lambda ks: jax.vmap(jax.random.split)(ks))(batch)
+                np.testing.assert_array_equal(key_bits(got), key_bits(jax.vmap(jax.random.split)(batch)))
+
+    def test_flax_nnx_state_with_rng_keys(self):
+        """A flax nnx module's state keeps its dropout stream's key: a step through cxla.jit
+        takes and returns it, as jax.jit does."""
+        try:
+            from flax import nnx
+        except ImportError as e:
+            self.skipTest("flax is not installed (%s)" % e)
+
+        class Model(nnx.Module):
+            def __init__(self, rngs):
+                self.lin = nnx.Linear(3, 4, rngs=rngs)
+                self.drop = nnx.Dropout(0.5, rngs=rngs)
+
+            def __call__(self, x):
+                return self.drop(self.lin(x))
+
+        graph, state = nnx.split(Model(nnx.Rngs(0, dropout=1)))
+
+        def step(st, x):
+            m = nnx.merge(graph, st)
+            return m(x), nnx.state(m)
+
+        x = randn(6, 3)
+        got, want = cxla.jit(step)(state, x), jax.jit(step)(state, x)
+        assert_trees_close(self, key_bits(got), key_bits(want))
+        got2 = cxla.jit(step)(got[1], x)  # the new key: another dropout mask
+        self.assertFalse(np.array_equal(np.asarray(got2[0]), np.asarray(got[0])))
+
+
 class Pytrees(unittest.TestCase):
     def test_structures_kwargs_and_none(self):
         Pair = collections.namedtuple("Pair", "a b")
@@ -233,7 +351,7 @@ class Training(unittest.TestCase):
         self.assertLess(losses_j[-1], losses_j[0])
         np.testing.assert_allclose(losses_c, losses_j, rtol=1e-5, atol=1e-6)
         assert_trees_close(self, pc, pj, rtol=1e-5, atol=1e-6)
-        (exe, _), = cxla_step._cache.values()
+        (exe, *_), = cxla_step._cache.values()
         # The first step copies the 4 donated leaves (they were not cxla's); later steps none.
         self.assertEqual(exe.copies, {"in": 4, "out": 0})
 

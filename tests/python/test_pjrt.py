@@ -186,6 +186,51 @@ class Programs(Base):
                 self.close(*both(fn, spd if name in ("eigh", "cholesky", "solve") else a), rtol=1e-3, atol=1e-4)
 
 
+    def test_eig_through_lapack_geev(self):
+        """jnp.linalg.eig (lapack_?geev_ffi) in f32, f64, c64 and c128, batched: the eigenvalues
+        are JAX's CPU's as sets (each side orders them as its LAPACK does), and A v = w v, with
+        unit vectors; eigvals alone (no vectors) too; a NaN matrix gives NaN, as on the cpu."""
+        rng = np.random.default_rng(3)
+        with jax.enable_x64(True):
+            for dt in (np.float32, np.float64, np.complex64, np.complex128):
+                with self.subTest(np.dtype(dt).name):
+                    a = rng.standard_normal((2, 5, 5))
+                    if np.dtype(dt).kind == "c":
+                        a = a + 1j * rng.standard_normal((2, 5, 5))
+                    a = a.astype(dt)
+                    tol = 1e-4 if dt in (np.float32, np.complex64) else 1e-10
+                    (w, v), (cw, _) = both(jnp.linalg.eig, a)
+                    self.assertEqual(w.dtype, cw.dtype)
+                    self.assertEqual(v.dtype, cw.dtype)
+                    np.testing.assert_allclose(np.sort_complex(w), np.sort_complex(cw), rtol=tol, atol=tol)
+                    np.testing.assert_allclose(a @ v, v * w[..., None, :], rtol=tol, atol=tol)
+                    np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1, rtol=tol)
+                    ev, cev = both(jnp.linalg.eigvals, a)
+                    np.testing.assert_allclose(np.sort_complex(ev), np.sort_complex(cev), rtol=tol, atol=tol)
+            bad = np.array([[1, np.nan], [0, 1]], np.float32)
+            self.assertTrue(np.isnan(both(jnp.linalg.eigvals, bad)[0]).all())
+
+
+    def test_typed_prng_keys(self):
+        """jax.random.key arrays (threefry and rbg) in and out of a jit on cxla: JAX passes their
+        key data; the results are keys on cxla with JAX's CPU's bits."""
+        def step(k, x):
+            k1, k2 = jax.random.split(k)
+            return k1, x + jax.random.normal(k2, x.shape)
+
+        x = np.arange(4, dtype=np.float32)
+        for impl in ("threefry2x32", "rbg"):
+            with self.subTest(impl):
+                k = jax.random.key(7, impl=impl)
+                got = jax.jit(step)(*on(CX, (k, x)))
+                want = jax.jit(step)(*on(CPU, (k, x)))
+                self.assertEqual(got[0].devices(), {CX})
+                self.assertTrue(jax.dtypes.issubdtype(got[0].dtype, jax.dtypes.prng_key))
+                np.testing.assert_array_equal(np.asarray(jax.random.key_data(got[0])),
+                                              np.asarray(jax.random.key_data(want[0])))
+                np.testing.assert_allclose(np.asarray(got[1]), np.asarray(want[1]), rtol=1e-6, atol=1e-6)
+
+
 class DotAlgorithms(Base):
     def test_one_pass_algorithms_and_refusals(self):
         """A dot algorithm of one pass is the dot on operands rounded to its input type; the
@@ -223,6 +268,23 @@ class Shardy(Base):
             np.testing.assert_array_equal(np.asarray(y), [-1, 2, 5, 8])
         finally:
             jax.config.update("jax_use_shardy_partitioner", True)
+
+    def test_shard_map_on_one_device(self):
+        """A shard_map (with a psum) over a one-device mesh of cxla, its input resharded: the
+        StableHLO's sdy.sharding_constraint and result shardings are the values themselves."""
+        from jax.sharding import PartitionSpec as P
+
+        def step(x):
+            body = lambda b: jnp.sin(b) * 2 + jax.lax.psum(b.sum(), "x")  # noqa: E731
+            return jax.shard_map(body, in_specs=P("x"), out_specs=P("x"))(jax.reshard(x, P("x")))
+
+        x = np.arange(12, dtype=np.float32).reshape(4, 3)
+        got = {}
+        for dev in (CX, CPU):
+            mesh = jax.make_mesh((1,), ("x",), devices=[dev], axis_types=(jax.sharding.AxisType.Explicit,))
+            with jax.set_mesh(mesh):
+                got[dev.platform] = np.asarray(jax.jit(step)(jax.device_put(x, dev)))
+        np.testing.assert_allclose(got["cxla"], got["cpu"], rtol=1e-6, atol=1e-6)
 
 
 class EntryPoint(Base):

@@ -65,9 +65,47 @@ TEST(annotations_run_on_every_backend) {
   free(stats);
 }
 
+/* Shardy's marks: GlobalToLocalShape of several operands is the tuple of them; without the
+ * pass the cpu runs that one on the interpreter (counted), the single ones natively. */
+TEST(sdy_annotations_run_on_every_backend) {
+  const char *text = "HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n  y = s32[2] parameter(1)\n"
+                     "  g = (f32[3], s32[2]) custom-call(x, y), custom_call_target=\"xla.sdy.GlobalToLocalShape\", "
+                     "custom_call_has_side_effect=true\n"
+                     "  g0 = f32[3] get-tuple-element(g), index=0\n  g1 = s32[2] get-tuple-element(g), index=1\n"
+                     "  e = f32[3] exponential(g0)\n"
+                     "  l = f32[3] custom-call(e), custom_call_target=\"xla.sdy.LocalToGlobalShape\", custom_call_has_side_effect=true\n"
+                     "  f = f32[3] custom-call(l), custom_call_target=\"xla.sdy.FuncResultSharding\", custom_call_has_side_effect=true\n"
+                     "  ROOT r = (f32[3], s32[2]) tuple(f, g1)\n}\n";
+  const char *in[2] = {"f32[3] {0, 1, -1}", "s32[2] {7, -3}"};
+  char *stats = NULL;
+  CHECK(cpu_check(text, 2, in, NULL, 1e-6, 1e-7, &stats, NULL));
+  if (stats) CHECK_MSG(cpu_fallbacks(stats) == 0, "%s", stats);
+  free(stats);
+  CHECK(cpu_check(text, 2, in, "--disable-pass=remove-annotations", 1e-6, 1e-7, &stats, NULL));
+  if (stats) CHECK_MSG(cpu_fallbacks(stats) == 1, "%s", stats);
+  free(stats);
+  CHECK_STR_CONTAINS(vt_verify_body("  x = f32[9] parameter(0)\n  y = f32[9] parameter(1)\n"
+                                    "  ROOT g = (f32[9], f32[9]) custom-call(x, y), custom_call_target=\"xla.sdy.GlobalToLocalShape\"\n"),
+                     "ok");
+}
+
 TEST(annotations_that_reshard_are_refused) {
   const char *text = "HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n"
                      "  ROOT a = f32[4] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n}\n";
+  const char *sdy = "HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n  y = f32[2] parameter(1)\n"
+                    "  ROOT a = (f32[8], f32[1]) custom-call(x, y), custom_call_target=\"xla.sdy.GlobalToLocalShape\"\n}\n";
+  for (int b = 0; b < 2; b++) {
+    cxla_module *m = NULL;
+    CHECK_OK(cxla_module_parse(test_ctx(), sdy, strlen(sdy), "s.hlo", &m));
+    cxla_compile_options o;
+    cxla_compile_options_init(&o);
+    o.backend = b ? "cpu" : "interp";
+    cxla_executable *e = NULL;
+    CHECK_EQ_INT(cxla_compile(m, &o, &e), CXLA_ERR_UNSUPPORTED);
+    CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "target xla.sdy.GlobalToLocalShape: its result is not its operand's shape");
+    cxla_executable_destroy(e);
+    cxla_module_destroy(m);
+  }
   static const char *const backends[] = {"interp", "cpu"};
   for (int b = 0; b < 2; b++) {
     cxla_module *m = NULL;
@@ -80,6 +118,30 @@ TEST(annotations_that_reshard_are_refused) {
     CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()),
                        "r.hlo:4:8: error: not supported: custom-call 'a' (target SPMDFullToShardShape: its result is not "
                        "its operand's shape: a program for several devices needs XLA's SPMD partitioner)");
+    cxla_executable_destroy(e);
+    cxla_module_destroy(m);
+  }
+}
+
+/* jax.debug.print, pure_callback and io_callback as jax lowers them for the CPU: refused when
+ * compiling, naming the callback, on every backend (not when the program reaches them). */
+TEST(host_callbacks_are_refused_when_compiling) {
+  const char *text = "HloModule m\nENTRY e {\n  a = f32[3] parameter(0)\n"
+                     "  p = () custom-call(a), custom_call_target=\"xla_ffi_python_cpu_callback\", "
+                     "custom_call_has_side_effect=true, api_version=API_VERSION_TYPED_FFI, backend_config={index = 0 : ui64}\n"
+                     "  ROOT n = f32[3] negate(a)\n}\n";
+  static const char *const backends[] = {"interp", "cpu"};
+  for (int b = 0; b < 2; b++) {
+    cxla_module *m = NULL;
+    CHECK_OK(cxla_module_parse(test_ctx(), text, strlen(text), "cb.hlo", &m));
+    cxla_compile_options o;
+    cxla_compile_options_init(&o);
+    o.backend = backends[b];
+    cxla_executable *e = NULL;
+    CHECK_EQ_INT(cxla_compile(m, &o, &e), CXLA_ERR_UNSUPPORTED);
+    CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()),
+                       "cb.hlo:4:3: error: not supported: custom-call 'p' (target xla_ffi_python_cpu_callback: a host "
+                       "callback into Python (jax.debug.print, pure_callback, io_callback), which cxla cannot make)");
     cxla_executable_destroy(e);
     cxla_module_destroy(m);
   }
@@ -102,5 +164,5 @@ TEST(topk_custom_call_verifier) {
                      "t"); /* the declared shape differs from the inferred (f32[3], s32[3]) */
   CHECK_STR_CONTAINS(vt_verify_body("  x = f32[9] parameter(0)\n  y = f32[9] parameter(1)\n"
                                  "  ROOT a = f32[9] custom-call(x, y), custom_call_target=\"Sharding\"\n"),
-                     "Sharding takes 1 operand, got 2");
+                     "Sharding of 2 operands returns a tuple of 2, declared f32[9]");
 }

@@ -431,6 +431,125 @@ TEST(linalg_cpu_lapack_svd) {
         }
 }
 
+/* ---- geev: eigenvalues come in each side's own order (LAPACK's, the reference's Schur
+ * form's), so they are matched as sets; vectors by residuals and |dot products| ---- */
+
+/* Eigenvalue i of a geev result (the real types return real and imaginary parts apart). */
+static double complex eigval(const cxla_literal *r, int real, int64_t i) {
+  return real ? cx_z_make(creal(el(leaf(r, 0), i)), creal(el(leaf(r, 1), i))) : el(leaf(r, 0), i);
+}
+
+/* Max over the vectors of matrix b of |A v - w v| (right) or |u^H A - w u^H| (left), and of
+ * |1 - |v||. */
+static double eig_residual(const cxla_literal *a, const cxla_literal *r, int real, int b, int n, int left) {
+  const cxla_literal *v = leaf(r, (real ? 2 : 1) + !left);
+  int64_t base = (int64_t)b * n * n;
+  double worst = 0;
+  for (int j = 0; j < n; j++) {
+    double complex lam = eigval(r, real, (int64_t)b * n + j);
+    double norm = 0;
+    for (int i = 0; i < n; i++) norm += pow(cabs(el(v, base + i * n + j)), 2);
+    worst = fmax(worst, fabs(sqrt(norm) - 1));
+    for (int i = 0; i < n; i++) {
+      double complex x = 0;
+      for (int k = 0; k < n; k++)
+        x += left ? conj(el(v, base + k * n + j)) * el(a, base + k * n + i) : el(a, base + i * n + k) * el(v, base + k * n + j);
+      x -= lam * (left ? conj(el(v, base + i * n + j)) : el(v, base + i * n + j));
+      worst = fmax(worst, cabs(x));
+    }
+  }
+  return worst;
+}
+
+static void check_geev(const cxla_literal *a, const cxla_literal *cpu, const cxla_literal *ref, int t, int n, int nb,
+                       const int want[2]) {
+  int real = t < 2, match[16], used[16];
+  double tol = t & 1 ? 1e-10 : 2e-4;
+  same(leaf(cpu, real ? 4 : 3), leaf(ref, real ? 4 : 3), 0, "geev info");
+  for (int b = 0; b < nb; b++) {
+    memset(used, 0, sizeof used);
+    for (int i = 0; i < n; i++) { /* the nearest ref eigenvalue not yet matched */
+      double complex x = eigval(cpu, real, (int64_t)b * n + i);
+      int best = -1;
+      for (int j = 0; j < n; j++)
+        if (!used[j] && (best < 0 || cabs(eigval(ref, real, (int64_t)b * n + j) - x) <
+                                         cabs(eigval(ref, real, (int64_t)b * n + best) - x)))
+          best = j;
+      used[best] = 1, match[i] = best;
+      double d = cabs(eigval(ref, real, (int64_t)b * n + best) - x);
+      CHECK_MSG(d <= 10 * tol * fmax(1, cabs(x)), "%s batch %d: eigenvalue %d (%g%+gi) is %g from the reference's",
+                k_types[t], b, i, creal(x), cimag(x), d);
+    }
+    for (int side = 0; side < 2; side++) {
+      const cxla_literal *vc = leaf(cpu, (real ? 2 : 1) + side), *vr = leaf(ref, (real ? 2 : 1) + side);
+      int64_t base = (int64_t)b * n * n;
+      if (!want[side]) {
+        for (int64_t i = 0; i < n * n; i++)
+          CHECK_MSG(el(vc, base + i) == 0 && el(vr, base + i) == 0, "%s: vectors not asked for are zeros", k_types[t]);
+        continue;
+      }
+      double rc = eig_residual(a, cpu, real, b, n, !side), rr = eig_residual(a, ref, real, b, n, !side);
+      CHECK_MSG(rc < 100 * tol && rr < 100 * tol, "%s batch %d %s vectors: residual cpu %g, reference %g", k_types[t], b,
+                side ? "right" : "left", rc, rr);
+      for (int i = 0; i < n; i++) {
+        double complex d = 0;
+        for (int k = 0; k < n; k++) d += conj(el(vc, base + k * n + i)) * el(vr, base + k * n + match[i]);
+        CHECK_MSG(fabs(cabs(d) - 1) < 1000 * tol, "%s batch %d vector %d: |dot| with the reference's %g", k_types[t], b,
+                  i, cabs(d));
+      }
+    }
+  }
+}
+
+TEST(linalg_cpu_lapack_geev) {
+  static const char *const modes[3] = {"VV", "NV", "VN"};
+  for (int t = 0; t < 4; t++)
+    for (int md = 0; md < 3; md++) {
+      int n = 6, want[2] = {modes[md][0] == 'V', modes[md][1] == 'V'};
+      const char *ty = k_types[t], *vt = t == 0 ? "c64" : t == 1 ? "c128" : ty;
+      char tgt[64], shp[64], res[256], cfg[96];
+      snprintf(tgt, sizeof tgt, "lapack_%cgeev_ffi", k_letter[t]);
+      snprintf(shp, sizeof shp, "%s[2,%d,%d]", ty, n, n);
+      if (t < 2) snprintf(res, sizeof res, "(%s[2,%d], %s[2,%d], %s[2,%d,%d], %s[2,%d,%d], s32[2])", ty, n, ty, n, vt, n, n, vt, n, n);
+      else snprintf(res, sizeof res, "(%s[2,%d], %s[2,%d,%d], %s[2,%d,%d], s32[2])", ty, n, vt, n, n, vt, n, n);
+      snprintf(cfg, sizeof cfg, "{compute_left = %d : ui8, compute_right = %d : ui8}", modes[md][0], modes[md][1]);
+      char *text = with_params(cc_text(tgt, ty, res, "a", cfg), shp, NULL);
+      char *in = matrices(ty, 2, n, n, 0, 0);
+      cxla_literal *cpu, *ref, *a = NULL;
+      both(text, 1, (const char *const *)&in, &cpu, &ref);
+      CHECK_OK(cx_parse_literal(test_ctx(), in, strlen(in), &a));
+      if (cpu && ref && a) check_geev(a, cpu, ref, t, n, 2, want);
+      cxla_literal_destroy(a);
+      cxla_literal_destroy(cpu);
+      cxla_literal_destroy(ref);
+      cx_free(in);
+      cx_free(text);
+    }
+}
+
+/* A matrix with a non-finite entry is not decomposed (jaxlib's info -4), its values NaN; the
+ * other matrices of the batch are. */
+TEST(linalg_cpu_lapack_geev_nonfinite) {
+  const char *text = "HloModule m\nENTRY e {\n  a = f64[2,2,2] parameter(0)\n"
+                     "  ROOT c = (f64[2,2], f64[2,2], c128[2,2,2], c128[2,2,2], s32[2]) custom-call(a), "
+                     "custom_call_target=\"lapack_dgeev_ffi\", backend_config={compute_left = 78 : ui8, compute_right = 86 : ui8}\n}\n";
+  const char *in = "f64[2,2,2] {{{2, 1}, {0, 3}}, {{1, nan}, {0, 1}}}";
+  cxla_literal *cpu, *ref;
+  both(text, 1, &in, &cpu, &ref);
+  for (int k = 0; k < 2; k++) {
+    const cxla_literal *r = k ? ref : cpu;
+    if (!r) continue;
+    CHECK_EQ_INT((int)creal(el(leaf(r, 4), 0)), 0);
+    CHECK_EQ_INT((int)creal(el(leaf(r, 4), 1)), -4);
+    double lo = fmin(creal(el(leaf(r, 0), 0)), creal(el(leaf(r, 0), 1)));
+    double hi = fmax(creal(el(leaf(r, 0), 0)), creal(el(leaf(r, 0), 1)));
+    CHECK_MSG(lo == 2 && hi == 3 && el(leaf(r, 1), 0) == 0, "eigenvalues of [[2, 1], [0, 3]]: %g, %g", lo, hi);
+    CHECK_MSG(isnan(creal(el(leaf(r, 0), 2))) && isnan(creal(el(leaf(r, 3), 4))), "a NaN matrix's results are NaN");
+  }
+  cxla_literal_destroy(cpu);
+  cxla_literal_destroy(ref);
+}
+
 /* f16 and bf16: LAPACK has no 16-bit routines, so the cpu computes in f32 and rounds once; the
  * interpreter in double: they agree to the 16-bit type's precision. */
 TEST(linalg_cpu_16bit_ops) {

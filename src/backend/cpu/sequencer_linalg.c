@@ -55,7 +55,7 @@ static cxla_status call(cx_seq *s, cx_instr *in, const cx_la_desc *d, const char
   return s->g->status;
 }
 
-_Static_assert(sizeof(cx_la_desc) == 13 * sizeof(int64_t), "the JIT passes the descriptor as [13 x i64]");
+_Static_assert(sizeof(cx_la_desc) == 14 * sizeof(int64_t), "the JIT passes the descriptor as [14 x i64]");
 
 static int lapack_type(cxla_type t) { return t == CXLA_F32 || t == CXLA_F64 || t == CXLA_C64 || t == CXLA_C128; }
 /* the ops' 16-bit floats run in f32 (rt/lapack.c widens them) */
@@ -88,7 +88,8 @@ static cxla_status lapack(cx_seq *s, cx_instr *in, cx_la_routine r) {
   if (!cx_lapack_call_of(in, &c)) return cx_seq_fallback(s, in, "not a LAPACK call cxla knows");
   if (!lapack_type(c.type)) return cx_seq_fallback(s, in, "LAPACK routine of a type the cpu backend does not call");
   cx_la_desc d = {.routine = r, .type = c.type, .batch = c.batch, .m = c.m, .n = c.n, .k = c.k, .lower = c.lower,
-                  .left = c.left, .trans = c.trans, .unit = c.unit_diag, .mode = c.mode};
+                  .left = c.left, .trans = c.trans, .unit = c.unit_diag, .mode = c.mode,
+                  .mode_left = c.mode_left};
   if (r == CX_LA_GESDD || r == CX_LA_GESVD) {
     const cx_shape *u = &in->shape.tuple[2], *vt = &in->shape.tuple[3];
     d.ucols = u->dims[u->rank - 1];
@@ -103,9 +104,11 @@ static cxla_status topk(cx_seq *s, cx_instr *in, cx_la_routine r) {
   return cx_seq_topk_custom_call(s, in);
 }
 
-/* A sharding or memory-space mark the pipeline did not remove (--disable-pass): a copy. */
+/* A sharding or memory-space mark the pipeline did not remove (--disable-pass): a copy; one
+ * of several operands (a tuple of them) runs on the interpreter. */
 static cxla_status annotation(cx_seq *s, cx_instr *in, cx_la_routine r) {
   (void)r;
+  if (in->nops != 1) return cx_seq_fallback(s, in, "an annotation of several operands");
   return cx_seq_copy_leaves(s, in, in->ops[0], "copy");
 }
 
@@ -116,7 +119,7 @@ static const struct {
 } k_kinds[CX_CC_KIND_COUNT] = {
     [CX_CC_POTRF] = {lapack, CX_LA_POTRF}, [CX_CC_TRSM] = {lapack, CX_LA_TRSM},   [CX_CC_GETRF] = {lapack, CX_LA_GETRF},
     [CX_CC_GEQRF] = {lapack, CX_LA_GEQRF}, [CX_CC_ORGQR] = {lapack, CX_LA_ORGQR}, [CX_CC_SYEVD] = {lapack, CX_LA_SYEVD},
-    [CX_CC_GESDD] = {lapack, CX_LA_GESDD}, [CX_CC_GESVD] = {lapack, CX_LA_GESVD},
+    [CX_CC_GESDD] = {lapack, CX_LA_GESDD}, [CX_CC_GESVD] = {lapack, CX_LA_GESVD}, [CX_CC_GEEV] = {lapack, CX_LA_GEEV},
     [CX_CC_TOPK] = {topk, 0},               [CX_CC_ANNOTATION] = {annotation, 0},
 };
 
