@@ -183,3 +183,39 @@ CX_INTERP_EVALUATOR(cx_interp_lapack_gesvd) {
   cx_free(sv);
   return finish(st, in, &j, s, out);
 }
+
+/* (dl', d', du', x, info) = gtsv(dl, d, du, b): the reference's factor and solution, dl[0]
+ * (not part of the matrix) as it came. */
+CX_INTERP_EVALUATOR(cx_interp_lapack_gtsv) {
+  la_job j;
+  cxla_status s = begin(st, in, &j, 5);
+  int64_t n = j.c.m, per = n * j.c.n;
+  s = scratch(st, in, &j, s, 3 * n + per);
+  for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
+    cx_z *x = j.w + 3 * n;
+    for (int i = 0; i < 3; i++) cx_la_load(ops[i], b * n, n, j.w + i * n);
+    cx_la_load(ops[3], b * per, per, x);
+    int info = n ? cx_ref_gtsv(n, j.c.n, j.w + 1, j.w + n, j.w + 2 * n, x) : 0;
+    for (int i = 0; i < 3; i++) cx_la_store(j.res[i], b * n, n, j.w + i * n);
+    cx_la_store(j.res[3], b * per, per, x);
+    store_int(j.res[4], b, info);
+  }
+  return finish(st, in, &j, s, out);
+}
+
+/* c' = Q c, Q^H c, c Q or c Q^H = ormqr(a, tau, c). */
+CX_INTERP_EVALUATOR(cx_interp_lapack_ormqr) {
+  la_job j;
+  cxla_status s = begin(st, in, &j, 1);
+  int64_t m = j.c.m, n = j.c.n, k = j.c.k, ka = j.c.acols, per = m * n, aper = (j.c.left ? m : n) * ka;
+  s = scratch(st, in, &j, s, per + aper + k);
+  for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
+    cx_z *a = j.w + per, *tau = a + aper;
+    cx_la_load(ops[0], b * aper, aper, a);
+    cx_la_load(ops[1], b * k, k, tau);
+    cx_la_load(ops[2], b * per, per, j.w);
+    cx_ref_ormqr(j.c.left, j.c.trans != 0, m, n, k, a, ka, tau, j.w);
+    cx_la_store(j.res[0], b * per, per, j.w);
+  }
+  return finish(st, in, &j, s, out);
+}

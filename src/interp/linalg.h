@@ -64,6 +64,19 @@ void cx_ref_geqrf(int64_t m, int64_t n, cx_z *a, cx_z *tau);
  * the m x n a (m >= n >= k), written over a. */
 void cx_ref_orgqr(int64_t m, int64_t n, int64_t k, cx_z *a, const cx_z *tau);
 
+/* LAPACK's ormqr/unmqr: c (m x n) replaced by Q c, Q^H c (left; trans) or c Q, c Q^H, where
+ * Q = H(0) ... H(k-1) from geqrf's reflectors in the columns of a (rows m if left, else n;
+ * ka columns), H(j) = I - tau[j] v v^H. */
+void cx_ref_ormqr(int left, int trans, int64_t m, int64_t n, int64_t k, const cx_z *a, int64_t ka, const cx_z *tau,
+                  cx_z *c);
+
+/* LAPACK's gtsv: solves the n x n tridiagonal system (subdiagonal dl[n-1], diagonal d[n],
+ * superdiagonal du[n-1]) for the n x nrhs b in place, by elimination with partial pivoting
+ * between rows i and i+1 (the larger |re| + |im| leads). It leaves U in d, du and dl (its
+ * second superdiagonal, dl[n-2] untouched). Returns info: 0, or i + 1 when U[i][i] is exactly
+ * zero (then b and the factors are where elimination stopped, as LAPACK's). */
+int cx_ref_gtsv(int64_t n, int64_t nrhs, cx_z *dl, cx_z *d, cx_z *du, cx_z *b);
+
 /* Eigenvalues (real, ascending, w[n]) and orthonormal eigenvectors (the columns of v, n x n)
  * of the Hermitian n x n a, by cyclic Jacobi rotations until the off-diagonal part is
  * negligible. Eigenvectors are unique only up to a unit factor (a sign, for real matrices) and

@@ -77,3 +77,25 @@ void cx_ref_orgqr(int64_t m, int64_t n, int64_t k, cx_z *a, const cx_z *tau) {
     for (int64_t i = 0; i < j; i++) a[i * n + j] = 0;
   }
 }
+
+void cx_ref_ormqr(int left, int trans, int64_t m, int64_t n, int64_t k, const cx_z *a, int64_t ka, const cx_z *tau,
+                  cx_z *c) {
+  /* Q = H(0) ... H(k-1): Q c and c Q^H apply H(k-1) first, Q^H c and c Q H(0) first */
+  int down = left == !trans;
+  for (int64_t s = 0; s < k; s++) {
+    int64_t j = down ? k - 1 - s : s, nq = left ? m : n;
+    cx_z t = trans ? conj(tau[j]) : tau[j];
+    for (int64_t o = 0; o < (left ? n : m); o++) { /* each column (left) or row (right) of c */
+      cx_z w = 0;
+      for (int64_t i = j; i < nq; i++) {
+        cx_z v = i == j ? 1 : a[i * ka + j], x = left ? c[i * n + o] : c[o * n + i];
+        w += left ? conj(v) * x : x * v;
+      }
+      for (int64_t i = j; i < nq; i++) {
+        cx_z v = i == j ? 1 : a[i * ka + j];
+        if (left) c[i * n + o] -= t * v * w;
+        else c[o * n + i] -= t * w * conj(v);
+      }
+    }
+  }
+}

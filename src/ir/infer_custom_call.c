@@ -181,6 +181,56 @@ static cxla_status cx_cc_check_gesvd(cx_infer *ic, const cx_cc_info *t, cx_shape
   return CXLA_OK;
 }
 
+/* Vectors (dl, d, du: b's batch, then n) and b (batch, n x nrhs); dl[0] and du[n-1] are not
+ * read (gtsv takes dl from its second element). */
+static cxla_status cx_cc_check_gtsv(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  static const char *const names[3] = {"dl", "d", "du"};
+  CX_TRY(nops(ic, t, 4));
+  CX_TRY(matrices(ic, t, 3, "b"));
+  const cx_shape *b = cx_vop(ic, 3);
+  for (int i = 0; i < 3; i++) {
+    CX_TRY(cx_vneed_array(ic, i, names[i]));
+    const cx_shape *v = cx_vop(ic, i);
+    int ok = v->type == t->type && v->rank == b->rank - 1;
+    for (int d = 0; ok && d < v->rank; d++) ok = v->dims[d] == b->dims[d];
+    if (!ok)
+      return cx_vfail(ic, "%s: %s must be %s with b's batch, then b's %lld rows, got %s (b %s)", t->name, names[i],
+                      cx_vtype(t->type), (long long)b->dims[b->rank - 2], cx_vshape(ic, v), cx_vshape(ic, b));
+  }
+  cx_shape *el = cx_vtuple(ic, out, 5);
+  if (!el) return CXLA_ERR_OUT_OF_MEMORY;
+  for (int i = 0; i < 4; i++) {
+    el[i] = *cx_vop(ic, i);
+    cx_vplain(&el[i]);
+  }
+  batch_array(&el[4], b, CXLA_S32, 0, NULL);
+  return CXLA_OK;
+}
+
+/* a (batch, nq x ka) holds k <= min(nq, ka) reflectors below its diagonal, tau (batch, k) their
+ * factors; c (batch, m x n) with nq = m (left) or n (right). */
+static cxla_status cx_cc_check_ormqr(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  int64_t v, tr;
+  CX_TRY(nops(ic, t, 3));
+  CX_TRY(matrices(ic, t, 0, "a"));
+  CX_TRY(cx_vneed_array(ic, 1, "tau"));
+  CX_TRY(matrices(ic, t, 2, "c"));
+  if (!cx_cc_config_int(ic->in, "left", &v) || !cx_cc_config_int(ic->in, "transpose", &tr))
+    return cx_vfail(ic, "%s needs backend_config left and transpose (true or false)", t->name);
+  const cx_shape *a = cx_vop(ic, 0), *tau = cx_vop(ic, 1), *c = cx_vop(ic, 2);
+  int r = a->rank;
+  int64_t nq = a->dims[r - 2], ka = a->dims[r - 1], k = tau->rank ? tau->dims[tau->rank - 1] : -1;
+  int ok = c->rank == r && tau->type == t->type && tau->rank == r - 1 && k <= min64(nq, ka) &&
+           c->dims[v ? r - 2 : r - 1] == nq;
+  for (int d = 0; ok && d < r - 2; d++) ok = tau->dims[d] == a->dims[d] && c->dims[d] == a->dims[d];
+  if (!ok)
+    return cx_vfail(ic, "%s: a %s, tau %s (a's batch, then k <= a's rows and columns) and c %s (a's batch, its %s a's rows) do not fit",
+                    t->name, cx_vshape(ic, a), cx_vshape(ic, tau), cx_vshape(ic, c), v ? "rows" : "columns");
+  *out = *c;
+  cx_vplain(out);
+  return CXLA_OK;
+}
+
 /* ---- annotations and TopK ---- */
 
 /* Any shape, as XLA's verifier: one that changes it (a sharded program's
@@ -228,7 +278,8 @@ int cx_lapack_call_of(const cx_instr *in, cx_lapack_call *c) {
   memset(c, 0, sizeof *c);
   c->kind = info->kind;
   c->type = info->type;
-  const cx_shape *a = &in->ops[in->nops - 1 - (info->kind == CX_CC_ORGQR)]->shape; /* b for trsm */
+  /* the matrices of m x n: b for trsm and gtsv, c for ormqr */
+  const cx_shape *a = &in->ops[in->nops - 1 - (info->kind == CX_CC_ORGQR)]->shape;
   if (a->rank < 2) return 0;
   c->m = a->dims[a->rank - 2];
   c->n = a->dims[a->rank - 1];
@@ -242,9 +293,15 @@ int cx_lapack_call_of(const cx_instr *in, cx_lapack_call *c) {
   if (cx_cc_config_int(in, "diag", &v)) c->unit_diag = v == 'U';
   if (cx_cc_config_int(in, "mode", &v)) c->mode = (char)v;
   if (info->kind == CX_CC_TRSM) c->k = in->ops[0]->shape.dims[a->rank - 1];
-  if (info->kind == CX_CC_ORGQR) {
+  if (info->kind == CX_CC_ORGQR || info->kind == CX_CC_ORMQR) {
     const cx_shape *tau = &in->ops[1]->shape;
     c->k = tau->dims[tau->rank - 1];
+  }
+  if (info->kind == CX_CC_ORMQR) {
+    const cx_shape *q = &in->ops[0]->shape;
+    c->acols = q->dims[q->rank - 1];
+    if (cx_cc_config_int(in, "left", &v)) c->left = v != 0;
+    if (cx_cc_config_int(in, "transpose", &v)) c->trans = v ? (cx_type_kind(info->type) == CX_KIND_COMPLEX ? 2 : 1) : 0;
   }
   return 1;
 }

@@ -47,6 +47,12 @@ typedef void gesvd_fn(const char *jobu, const char *jobvt, const int *m, const i
 typedef void cgesvd_fn(const char *jobu, const char *jobvt, const int *m, const int *n, void *a, const int *lda,
                        void *s, void *u, const int *ldu, void *vt, const int *ldvt, void *work, const int *lwork,
                        void *rwork, int *info, size_t, size_t);
+typedef void gtsv_fn(const int *n, const int *nrhs, void *dl, void *d, void *du, void *b, const int *ldb, int *info);
+typedef void ormqr_fn(const char *side, const char *trans, const int *m, const int *n, const int *k, const void *a,
+                      const int *lda, const void *tau, void *c, const int *ldc, void *work, const int *lwork, int *info,
+                      size_t, size_t);
+gtsv_fn sgtsv_, dgtsv_, cgtsv_, zgtsv_;
+ormqr_fn sormqr_, dormqr_, cunmqr_, zunmqr_;
 potrf_fn spotrf_, dpotrf_, cpotrf_, zpotrf_;
 potrf_fn spotf2_, dpotf2_, cpotf2_, zpotf2_;
 getrf_fn sgetrf_, dgetrf_, cgetrf_, zgetrf_;
@@ -410,6 +416,49 @@ static void la_svd(la_call *c, void **bufs, int dc) {
 static void la_gesdd(la_call *c, void **bufs) { la_svd(c, bufs, 1); }
 static void la_gesvd(la_call *c, void **bufs) { la_svd(c, bufs, 0); }
 
+/* ---- gtsv and ormqr/unmqr: routines picked by type here, b and c through column-major
+ * copies ---- */
+
+static void la_gtsv(la_call *c, void **bufs) {
+  gtsv_fn *f = c->cplx ? (c->dbl ? zgtsv_ : cgtsv_) : (c->dbl ? dgtsv_ : sgtsv_);
+  int64_t n = c->m, per = n * c->n;
+  int32_t *info = bufs[4];
+  for (int i = 0; i < 3; i++) copy_in(c, bufs[i], bufs[5 + i], c->d->batch * n);
+  int ldb = c->m > 1 ? c->m : 1;
+  void *t = scratch(c, (size_t)per * c->es);
+  for (int64_t b = 0; t && b < c->d->batch; b++) {
+    transpose(c, t, at(c, bufs[8], b, per), c->m, c->n);
+    int inf = 0; /* jaxlib passes dl from its second element: dl[0] is not the matrix's */
+    if (n) f(&c->m, &c->n, at(c, bufs[0], b, n) + c->es, at(c, bufs[1], b, n), at(c, bufs[2], b, n), t, &ldb, &inf);
+    info[b] = inf;
+    transpose(c, at(c, bufs[3], b, per), t, c->n, c->m);
+  }
+  cx_free(t);
+}
+
+static void la_ormqr(la_call *c, void **bufs) {
+  ormqr_fn *f = c->cplx ? (c->dbl ? zunmqr_ : cunmqr_) : (c->dbl ? dormqr_ : sormqr_);
+  const cx_la_desc *d = c->d;
+  void *out = bufs[0], *a = bufs[1], *tau = bufs[2], *x = bufs[3];
+  int nq = d->left ? c->m : c->n, ka = (int)d->ucols, lda = nq > 1 ? nq : 1, ldc = c->m > 1 ? c->m : 1;
+  int64_t per = (int64_t)c->m * c->n, aper = (int64_t)nq * ka;
+  char side = d->left ? 'L' : 'R', trans = d->trans == 2 ? 'C' : d->trans == 1 ? 'T' : 'N', w0[32];
+  int q = -1, inf = 0, lwork = 1;
+  if (per && c->k) {
+    f(&side, &trans, &c->m, &c->n, &c->k, NULL, &lda, NULL, NULL, &ldc, w0, &q, &inf, 1, 1);
+    lwork = lwork_of(c, w0);
+  }
+  char *t = scratch(c, (size_t)(per + aper + lwork) * c->es);
+  for (int64_t b = 0; t && b < d->batch; b++) {
+    char *ta = t + (size_t)per * c->es, *work = ta + (size_t)aper * c->es;
+    transpose(c, t, at(c, x, b, per), c->m, c->n);
+    transpose(c, ta, at(c, a, b, aper), nq, ka);
+    if (per && c->k) f(&side, &trans, &c->m, &c->n, &c->k, ta, &lda, at(c, tau, b, c->k), t, &ldc, work, &lwork, &inf, 1, 1);
+    transpose(c, at(c, out, b, per), t, c->n, c->m);
+  }
+  cx_free(t);
+}
+
 /* ---- the entry point ---- */
 
 typedef void (*routine)(la_call *c, void **bufs);
@@ -417,11 +466,13 @@ static const routine k_routines[CX_LA_COUNT] = {
     [CX_LA_CHOLESKY] = la_cholesky, [CX_LA_POTRF] = la_potrf, [CX_LA_TRSM] = la_trsm,
     [CX_LA_GETRF] = la_getrf,       [CX_LA_GEQRF] = la_geqrf, [CX_LA_ORGQR] = la_orgqr,
     [CX_LA_SYEVD] = la_syevd,       [CX_LA_GESDD] = la_gesdd, [CX_LA_GESVD] = la_gesvd,
+    [CX_LA_GTSV] = la_gtsv,         [CX_LA_ORMQR] = la_ormqr,
 };
 static const char *const k_names[CX_LA_COUNT] = {
     [CX_LA_CHOLESKY] = "cholesky", [CX_LA_POTRF] = "potrf", [CX_LA_TRSM] = "trsm",
     [CX_LA_GETRF] = "getrf",       [CX_LA_GEQRF] = "geqrf", [CX_LA_ORGQR] = "orgqr",
     [CX_LA_SYEVD] = "syevd",       [CX_LA_GESDD] = "gesdd", [CX_LA_GESVD] = "gesvd",
+    [CX_LA_GTSV] = "gtsv",         [CX_LA_ORMQR] = "ormqr",
 };
 
 static const lapack *routines_of(int64_t type) {
