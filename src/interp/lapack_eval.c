@@ -219,3 +219,23 @@ CX_INTERP_EVALUATOR(cx_interp_lapack_ormqr) {
   }
   return finish(st, in, &j, s, out);
 }
+
+/* (qr, jpvt', tau) = geqp3(a, jpvt). */
+CX_INTERP_EVALUATOR(cx_interp_lapack_geqp3) {
+  la_job j;
+  cxla_status s = begin(st, in, &j, 3);
+  int64_t m = j.c.m, n = j.c.n, k = j.c.k, per = m * n;
+  int32_t *p = cx_malloc(sizeof *p * (size_t)(n + 1));
+  s = scratch(st, in, &j, s, per + k);
+  if (s == CXLA_OK && !p) s = cx_hv_oom(st, in);
+  for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
+    cx_la_load(ops[0], b * per, per, j.w);
+    for (int64_t i = 0; i < n; i++) p[i] = (int32_t)cx_load_i64(ops[1]->shape.type, ops[1]->data, b * n + i);
+    cx_ref_geqp3(m, n, j.w, p, j.w + per);
+    cx_la_store(j.res[0], b * per, per, j.w);
+    for (int64_t i = 0; i < n; i++) store_int(j.res[1], b * n + i, p[i]);
+    cx_la_store(j.res[2], b * k, k, j.w + per);
+  }
+  cx_free(p);
+  return finish(st, in, &j, s, out);
+}

@@ -64,6 +64,13 @@ void cx_ref_geqrf(int64_t m, int64_t n, cx_z *a, cx_z *tau);
  * the m x n a (m >= n >= k), written over a. */
 void cx_ref_orgqr(int64_t m, int64_t n, int64_t k, cx_z *a, const cx_z *tau);
 
+/* QR with column pivoting as LAPACK's geqp3: A P = Q R of the m x n a in place (geqrf's
+ * reflectors and tau[min(m, n)]). Columns with jpvt[j] != 0 go first, unpivoted; then each step
+ * takes the free column whose norm below the diagonal is the largest (the first of ties;
+ * LAPACK downdates the norms, this recomputes them: near-ties may pick differently). jpvt[j]
+ * becomes the 1-based original index of column j. */
+void cx_ref_geqp3(int64_t m, int64_t n, cx_z *a, int32_t *jpvt, cx_z *tau);
+
 /* LAPACK's ormqr/unmqr: c (m x n) replaced by Q c, Q^H c (left; trans) or c Q, c Q^H, where
  * Q = H(0) ... H(k-1) from geqrf's reflectors in the columns of a (rows m if left, else n;
  * ka columns), H(j) = I - tau[j] v v^H. */

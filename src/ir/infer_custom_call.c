@@ -207,6 +207,25 @@ static cxla_status cx_cc_check_gtsv(cx_infer *ic, const cx_cc_info *t, cx_shape 
   return CXLA_OK;
 }
 
+static cxla_status cx_cc_check_geqp3(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  CX_TRY(nops(ic, t, 2));
+  CX_TRY(matrices(ic, t, 0, "a"));
+  CX_TRY(cx_vneed_array(ic, 1, "jpvt"));
+  const cx_shape *a = cx_vop(ic, 0), *p = cx_vop(ic, 1);
+  int ok = p->type == CXLA_S32 && p->rank == a->rank - 1;
+  for (int d = 0; ok && d < p->rank; d++) ok = p->dims[d] == a->dims[d + (d == p->rank - 1)];
+  if (!ok)
+    return cx_vfail(ic, "%s: jpvt must be s32 with a's batch, then a's %lld columns, got %s (a %s)", t->name,
+                    (long long)a->dims[a->rank - 1], cx_vshape(ic, p), cx_vshape(ic, a));
+  int64_t k = min64(a->dims[a->rank - 2], a->dims[a->rank - 1]);
+  cx_shape *el = tuple_with_a(ic, out, 3);
+  if (!el) return CXLA_ERR_OUT_OF_MEMORY;
+  el[1] = *p;
+  cx_vplain(&el[1]);
+  batch_array(&el[2], a, t->type, 1, &k);
+  return CXLA_OK;
+}
+
 /* a (batch, nq x ka) holds k <= min(nq, ka) reflectors below its diagonal, tau (batch, k) their
  * factors; c (batch, m x n) with nq = m (left) or n (right). */
 static cxla_status cx_cc_check_ormqr(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
@@ -278,8 +297,8 @@ int cx_lapack_call_of(const cx_instr *in, cx_lapack_call *c) {
   memset(c, 0, sizeof *c);
   c->kind = info->kind;
   c->type = info->type;
-  /* the matrices of m x n: b for trsm and gtsv, c for ormqr */
-  const cx_shape *a = &in->ops[in->nops - 1 - (info->kind == CX_CC_ORGQR)]->shape;
+  /* the matrices of m x n: b for trsm and gtsv, c for ormqr, a for geqp3 (jpvt last) */
+  const cx_shape *a = &in->ops[info->kind == CX_CC_GEQP3 ? 0 : in->nops - 1 - (info->kind == CX_CC_ORGQR)]->shape;
   if (a->rank < 2) return 0;
   c->m = a->dims[a->rank - 2];
   c->n = a->dims[a->rank - 1];

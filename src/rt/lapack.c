@@ -51,6 +51,12 @@ typedef void gtsv_fn(const int *n, const int *nrhs, void *dl, void *d, void *du,
 typedef void ormqr_fn(const char *side, const char *trans, const int *m, const int *n, const int *k, const void *a,
                       const int *lda, const void *tau, void *c, const int *ldc, void *work, const int *lwork, int *info,
                       size_t, size_t);
+typedef void geqp3_fn(const int *m, const int *n, void *a, const int *lda, int *jpvt, void *tau, void *work,
+                      const int *lwork, int *info);
+typedef void cgeqp3_fn(const int *m, const int *n, void *a, const int *lda, int *jpvt, void *tau, void *work,
+                       const int *lwork, void *rwork, int *info);
+geqp3_fn sgeqp3_, dgeqp3_;
+cgeqp3_fn cgeqp3_, zgeqp3_;
 gtsv_fn sgtsv_, dgtsv_, cgtsv_, zgtsv_;
 ormqr_fn sormqr_, dormqr_, cunmqr_, zunmqr_;
 potrf_fn spotrf_, dpotrf_, cpotrf_, zpotrf_;
@@ -416,8 +422,35 @@ static void la_svd(la_call *c, void **bufs, int dc) {
 static void la_gesdd(la_call *c, void **bufs) { la_svd(c, bufs, 1); }
 static void la_gesvd(la_call *c, void **bufs) { la_svd(c, bufs, 0); }
 
-/* ---- gtsv and ormqr/unmqr: routines picked by type here, b and c through column-major
- * copies ---- */
+/* ---- geqp3, gtsv and ormqr/unmqr: routines picked by type here, the matrices through
+ * column-major copies ---- */
+
+static void geqp3_call(const la_call *c, void *a, int *jpvt, void *tau, void *work, int *lwork, void *rwork, int *info) {
+  int lda = c->m > 1 ? c->m : 1;
+  if (c->cplx) (c->dbl ? zgeqp3_ : cgeqp3_)(&c->m, &c->n, a, &lda, jpvt, tau, work, lwork, rwork, info);
+  else (c->dbl ? dgeqp3_ : sgeqp3_)(&c->m, &c->n, a, &lda, jpvt, tau, work, lwork, info);
+}
+
+static void la_geqp3(la_call *c, void **bufs) {
+  void *qr = bufs[0], *tau = bufs[2], *a = bufs[3];
+  int32_t *jpvt = bufs[1];
+  int64_t per = (int64_t)c->m * c->n, kk = c->m < c->n ? c->m : c->n;
+  int q = -1, inf = 0, lwork = 1;
+  char w0[32];
+  if (jpvt != bufs[4]) memmove(jpvt, bufs[4], sizeof *jpvt * (size_t)(c->d->batch * c->n)); /* LAPACK's int: 32 bits */
+  if (per) {
+    geqp3_call(c, NULL, NULL, NULL, w0, &q, NULL, &inf);
+    lwork = lwork_of(c, w0);
+  }
+  char *t = scratch(c, (size_t)(per + lwork) * c->es + (size_t)(2 * c->n + 1) * real_size(c));
+  for (int64_t b = 0; t && b < c->d->batch; b++) {
+    char *work = t + (size_t)per * c->es, *rwork = work + (size_t)lwork * c->es;
+    transpose(c, t, at(c, a, b, per), c->m, c->n);
+    if (per) geqp3_call(c, t, jpvt + b * c->n, at(c, tau, b, kk), work, &lwork, rwork, &inf);
+    transpose(c, at(c, qr, b, per), t, c->n, c->m);
+  }
+  cx_free(t);
+}
 
 static void la_gtsv(la_call *c, void **bufs) {
   gtsv_fn *f = c->cplx ? (c->dbl ? zgtsv_ : cgtsv_) : (c->dbl ? dgtsv_ : sgtsv_);
@@ -466,13 +499,13 @@ static const routine k_routines[CX_LA_COUNT] = {
     [CX_LA_CHOLESKY] = la_cholesky, [CX_LA_POTRF] = la_potrf, [CX_LA_TRSM] = la_trsm,
     [CX_LA_GETRF] = la_getrf,       [CX_LA_GEQRF] = la_geqrf, [CX_LA_ORGQR] = la_orgqr,
     [CX_LA_SYEVD] = la_syevd,       [CX_LA_GESDD] = la_gesdd, [CX_LA_GESVD] = la_gesvd,
-    [CX_LA_GTSV] = la_gtsv,         [CX_LA_ORMQR] = la_ormqr,
+    [CX_LA_GTSV] = la_gtsv,         [CX_LA_ORMQR] = la_ormqr, [CX_LA_GEQP3] = la_geqp3,
 };
 static const char *const k_names[CX_LA_COUNT] = {
     [CX_LA_CHOLESKY] = "cholesky", [CX_LA_POTRF] = "potrf", [CX_LA_TRSM] = "trsm",
     [CX_LA_GETRF] = "getrf",       [CX_LA_GEQRF] = "geqrf", [CX_LA_ORGQR] = "orgqr",
     [CX_LA_SYEVD] = "syevd",       [CX_LA_GESDD] = "gesdd", [CX_LA_GESVD] = "gesvd",
-    [CX_LA_GTSV] = "gtsv",         [CX_LA_ORMQR] = "ormqr",
+    [CX_LA_GTSV] = "gtsv",         [CX_LA_ORMQR] = "ormqr", [CX_LA_GEQP3] = "geqp3",
 };
 
 static const lapack *routines_of(int64_t type) {

@@ -540,3 +540,42 @@ TEST(linalg_cpu_lapack_ormqr) {
       for (int i = 0; i < 3; i++) cx_free(in[i]);
     }
 }
+
+TEST(linalg_cpu_lapack_geqp3) {
+  static const int dims[3][2] = {{6, 4}, {4, 6}, {5, 5}};
+  for (int t = 0; t < 4; t++)
+    for (int d = 0; d < 3; d++)
+      for (int fixed = 0; fixed < 2; fixed++) {
+        int m = dims[d][0], n = dims[d][1], k = m < n ? m : n;
+        const char *ty = k_types[t];
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "HloModule m\nENTRY e {\n  a = %s[2,%d,%d] parameter(0)\n  p = s32[2,%d] parameter(1)\n"
+                 "  ROOT r = (%s[2,%d,%d], s32[2,%d], %s[2,%d]) custom-call(a, p), custom_call_target=\"lapack_%cgeqp3_ffi\"\n}\n",
+                 ty, m, n, n, ty, m, n, n, ty, k, k_letter[t]);
+        /* jax passes zeros (every column free); non-zero marks a column to lead, unpivoted */
+        char *in[2] = {matrices(ty, 2, m, n, 0, 0), NULL};
+        cx_sb sb;
+        cx_sb_init(&sb);
+        cx_sb_printf(&sb, "s32[2,%d] {", n);
+        for (int b = 0; b < 2; b++) {
+          cx_sb_puts(&sb, b ? ", {" : "{");
+          for (int j = 0; j < n; j++) cx_sb_printf(&sb, "%s%d", j ? "," : "", fixed && (j + b) % 3 == 2 ? 1 : 0);
+          cx_sb_putc(&sb, '}');
+        }
+        cx_sb_putc(&sb, '}');
+        in[1] = cx_sb_take(&sb);
+        cxla_literal *cpu, *ref;
+        both(text, 2, (const char *const *)in, &cpu, &ref);
+        if (cpu && ref) {
+          same(leaf(cpu, 1), leaf(ref, 1), 0, "geqp3 pivots");
+          same(leaf(cpu, 0), leaf(ref, 0), tol_of(t), text);
+          same(leaf(cpu, 2), leaf(ref, 2), tol_of(t), "geqp3 tau");
+          if (fixed) CHECK_EQ_INT(cxla_literal_get_f64(leaf(ref, 1), 0), 3); /* batch 0's marked column 2 leads */
+        }
+        cxla_literal_destroy(cpu);
+        cxla_literal_destroy(ref);
+        cx_free(in[0]);
+        cx_free(in[1]);
+      }
+}

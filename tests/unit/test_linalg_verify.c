@@ -175,4 +175,10 @@ TEST(linalg_lapack_gtsv_ormqr_shape_rules) {
   snprintf(b, sizeof b, "%s  x = f32[2,5,4] parameter(2)\n  ROOT c = f32[2,5,4] custom-call(a, t, x), "
            "custom_call_target=\"lapack_sormqr_ffi\", backend_config={left = true, transpose = true}", q);
   CHECK_STR_CONTAINS(entry(b), "lapack_sormqr_ffi: a must be f32, got c64[2,5,3]");
+  CHECK_STR_CONTAINS(entry("  a = f32[2,5,3] parameter(0)\n  p = s32[2,3] parameter(1)\n  ROOT c = (f32[2,5,3], s32[2,3], "
+                           "f32[2,3]) custom-call(a, p), custom_call_target=\"lapack_sgeqp3_ffi\""),
+                     "ROOT c = (f32[2,5,3], s32[2,3], f32[2,3]) custom-call(a, p)");
+  CHECK_STR_CONTAINS(entry("  a = f32[2,5,3] parameter(0)\n  p = s32[2,5] parameter(1)\n  ROOT c = (f32[2,5,3], s32[2,5], "
+                           "f32[2,3]) custom-call(a, p), custom_call_target=\"lapack_sgeqp3_ffi\""),
+                     "t.hlo:5:8: error: custom-call c: lapack_sgeqp3_ffi: jpvt must be s32 with a's batch, then a's 3 columns, got s32[2,5] (a f32[2,5,3])");
 }

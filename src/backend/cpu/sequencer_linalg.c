@@ -119,7 +119,7 @@ static const struct {
     [CX_CC_GEQRF] = {lapack, CX_LA_GEQRF}, [CX_CC_ORGQR] = {lapack, CX_LA_ORGQR}, [CX_CC_SYEVD] = {lapack, CX_LA_SYEVD},
     [CX_CC_GESDD] = {lapack, CX_LA_GESDD}, [CX_CC_GESVD] = {lapack, CX_LA_GESVD},
     [CX_CC_TOPK] = {topk, 0},               [CX_CC_ANNOTATION] = {annotation, 0},
-    [CX_CC_GTSV] = {lapack, CX_LA_GTSV},    [CX_CC_ORMQR] = {lapack, CX_LA_ORMQR},
+    [CX_CC_GTSV] = {lapack, CX_LA_GTSV},    [CX_CC_ORMQR] = {lapack, CX_LA_ORMQR}, [CX_CC_GEQP3] = {lapack, CX_LA_GEQP3},
 };
 
 cxla_status cx_seq_custom_call(cx_seq *s, cx_instr *in) {
