@@ -239,3 +239,19 @@ CX_INTERP_EVALUATOR(cx_interp_lapack_geqp3) {
   cx_free(p);
   return finish(st, in, &j, s, out);
 }
+
+/* (a', tau, info) = gehrd(a): info is always 0. */
+CX_INTERP_EVALUATOR(cx_interp_lapack_gehrd) {
+  la_job j;
+  cxla_status s = begin(st, in, &j, 3);
+  int64_t n = j.c.n, per = n * n, nt = n > 0 ? n - 1 : 0;
+  s = scratch(st, in, &j, s, per + nt);
+  for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
+    cx_la_load(ops[0], b * per, per, j.w);
+    if (n) cx_ref_gehrd(n, j.c.ilo - 1, j.c.ihi - 1, j.w, j.w + per);
+    cx_la_store(j.res[0], b * per, per, j.w);
+    cx_la_store(j.res[1], b * nt, nt, j.w + per);
+    store_int(j.res[2], b, 0);
+  }
+  return finish(st, in, &j, s, out);
+}

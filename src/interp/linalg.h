@@ -71,6 +71,12 @@ void cx_ref_orgqr(int64_t m, int64_t n, int64_t k, cx_z *a, const cx_z *tau);
  * becomes the 1-based original index of column j. */
 void cx_ref_geqp3(int64_t m, int64_t n, cx_z *a, int32_t *jpvt, cx_z *tau);
 
+/* LAPACK's gehrd: Q^H A Q = H upper Hessenberg for the n x n a in place, H on and above the
+ * subdiagonal, the reflectors below it (reflector i covers rows i+1 .. ihi of column i, its
+ * first element 1 implied), tau[n-1] (zero outside ilo .. ihi-1); ilo and ihi 0-based (jax's
+ * low and high less one), the rows and columns outside them already triangular. */
+void cx_ref_gehrd(int64_t n, int64_t ilo, int64_t ihi, cx_z *a, cx_z *tau);
+
 /* LAPACK's ormqr/unmqr: c (m x n) replaced by Q c, Q^H c (left; trans) or c Q, c Q^H, where
  * Q = H(0) ... H(k-1) from geqrf's reflectors in the columns of a (rows m if left, else n;
  * ka columns), H(j) = I - tau[j] v v^H. */

@@ -226,6 +226,23 @@ static cxla_status cx_cc_check_geqp3(cx_infer *ic, const cx_cc_info *t, cx_shape
   return CXLA_OK;
 }
 
+/* low and high: LAPACK's ilo and ihi, 1 <= low <= high <= n (low 1, high 0 when n = 0). */
+static cxla_status cx_cc_check_gehrd(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  int64_t lo, hi;
+  CX_TRY(nops(ic, t, 1));
+  CX_TRY(square(ic, t, 0, "a"));
+  const cx_shape *a = cx_vop(ic, 0);
+  int64_t n = a->dims[a->rank - 1], k = n > 0 ? n - 1 : 0;
+  if (!cx_cc_config_int(ic->in, "low", &lo) || !cx_cc_config_int(ic->in, "high", &hi) || lo < 1 ||
+      hi < (n ? lo : 0) || hi > n)
+    return cx_vfail(ic, "%s needs backend_config low and high with 1 <= low <= high <= %lld", t->name, (long long)n);
+  cx_shape *el = tuple_with_a(ic, out, 3);
+  if (!el) return CXLA_ERR_OUT_OF_MEMORY;
+  batch_array(&el[1], a, t->type, 1, &k);
+  batch_array(&el[2], a, CXLA_S32, 0, NULL);
+  return CXLA_OK;
+}
+
 /* a (batch, nq x ka) holds k <= min(nq, ka) reflectors below its diagonal, tau (batch, k) their
  * factors; c (batch, m x n) with nq = m (left) or n (right). */
 static cxla_status cx_cc_check_ormqr(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
@@ -316,6 +333,8 @@ int cx_lapack_call_of(const cx_instr *in, cx_lapack_call *c) {
     const cx_shape *tau = &in->ops[1]->shape;
     c->k = tau->dims[tau->rank - 1];
   }
+  if (info->kind == CX_CC_GEHRD && cx_cc_config_int(in, "low", &v)) c->ilo = v;
+  if (info->kind == CX_CC_GEHRD && cx_cc_config_int(in, "high", &v)) c->ihi = v;
   if (info->kind == CX_CC_ORMQR) {
     const cx_shape *q = &in->ops[0]->shape;
     c->acols = q->dims[q->rank - 1];

@@ -57,6 +57,9 @@ typedef void cgeqp3_fn(const int *m, const int *n, void *a, const int *lda, int 
                        const int *lwork, void *rwork, int *info);
 geqp3_fn sgeqp3_, dgeqp3_;
 cgeqp3_fn cgeqp3_, zgeqp3_;
+typedef void gehrd_fn(const int *n, const int *ilo, const int *ihi, void *a, const int *lda, void *tau, void *work,
+                      const int *lwork, int *info);
+gehrd_fn sgehrd_, dgehrd_, cgehrd_, zgehrd_;
 gtsv_fn sgtsv_, dgtsv_, cgtsv_, zgtsv_;
 ormqr_fn sormqr_, dormqr_, cunmqr_, zunmqr_;
 potrf_fn spotrf_, dpotrf_, cpotrf_, zpotrf_;
@@ -452,6 +455,28 @@ static void la_geqp3(la_call *c, void **bufs) {
   cx_free(t);
 }
 
+static void la_gehrd(la_call *c, void **bufs) {
+  gehrd_fn *f = c->cplx ? (c->dbl ? zgehrd_ : cgehrd_) : (c->dbl ? dgehrd_ : sgehrd_);
+  void *h = bufs[0], *tau = bufs[1], *a = bufs[3];
+  int32_t *info = bufs[2];
+  int64_t n = c->n, per = n * n, nt = n > 0 ? n - 1 : 0;
+  int lo = (int)c->d->ucols, hi = (int)c->d->vrows, lda = c->n > 1 ? c->n : 1, q = -1, inf = 0, lwork = 1;
+  char w0[32];
+  if (n) {
+    f(&c->n, &lo, &hi, NULL, &lda, NULL, w0, &q, &inf);
+    lwork = lwork_of(c, w0);
+  }
+  char *t = scratch(c, (size_t)(per + lwork) * c->es);
+  for (int64_t b = 0; t && b < c->d->batch; b++) {
+    transpose(c, t, at(c, a, b, per), c->n, c->n);
+    int r = 0;
+    if (n) f(&c->n, &lo, &hi, t, &lda, at(c, tau, b, nt), t + (size_t)per * c->es, &lwork, &r);
+    info[b] = r;
+    transpose(c, at(c, h, b, per), t, c->n, c->n);
+  }
+  cx_free(t);
+}
+
 static void la_gtsv(la_call *c, void **bufs) {
   gtsv_fn *f = c->cplx ? (c->dbl ? zgtsv_ : cgtsv_) : (c->dbl ? dgtsv_ : sgtsv_);
   int64_t n = c->m, per = n * c->n;
@@ -500,12 +525,14 @@ static const routine k_routines[CX_LA_COUNT] = {
     [CX_LA_GETRF] = la_getrf,       [CX_LA_GEQRF] = la_geqrf, [CX_LA_ORGQR] = la_orgqr,
     [CX_LA_SYEVD] = la_syevd,       [CX_LA_GESDD] = la_gesdd, [CX_LA_GESVD] = la_gesvd,
     [CX_LA_GTSV] = la_gtsv,         [CX_LA_ORMQR] = la_ormqr, [CX_LA_GEQP3] = la_geqp3,
+    [CX_LA_GEHRD] = la_gehrd,
 };
 static const char *const k_names[CX_LA_COUNT] = {
     [CX_LA_CHOLESKY] = "cholesky", [CX_LA_POTRF] = "potrf", [CX_LA_TRSM] = "trsm",
     [CX_LA_GETRF] = "getrf",       [CX_LA_GEQRF] = "geqrf", [CX_LA_ORGQR] = "orgqr",
     [CX_LA_SYEVD] = "syevd",       [CX_LA_GESDD] = "gesdd", [CX_LA_GESVD] = "gesvd",
     [CX_LA_GTSV] = "gtsv",         [CX_LA_ORMQR] = "ormqr", [CX_LA_GEQP3] = "geqp3",
+    [CX_LA_GEHRD] = "gehrd",
 };
 
 static const lapack *routines_of(int64_t type) {

@@ -579,3 +579,29 @@ TEST(linalg_cpu_lapack_geqp3) {
         cx_free(in[1]);
       }
 }
+
+TEST(linalg_cpu_lapack_gehrd) {
+  static const int ranges[3][3] = {{6, 1, 6}, {6, 2, 5}, {1, 1, 1}}; /* n, low, high */
+  for (int t = 0; t < 4; t++)
+    for (int r = 0; r < 3; r++) {
+      int n = ranges[r][0], nt = n - 1;
+      const char *ty = k_types[t];
+      char text[1024];
+      snprintf(text, sizeof text,
+               "HloModule m\nENTRY e {\n  a = %s[2,%d,%d] parameter(0)\n"
+               "  ROOT r = (%s[2,%d,%d], %s[2,%d], s32[2]) custom-call(a), custom_call_target=\"lapack_%cgehrd_ffi\", "
+               "backend_config={high = %d : i32, low = %d : i32}\n}\n",
+               ty, n, n, ty, n, n, ty, nt, k_letter[t], ranges[r][2], ranges[r][1]);
+      char *in = matrices(ty, 2, n, n, 0, 0);
+      cxla_literal *cpu, *ref;
+      both(text, 1, (const char *const *)&in, &cpu, &ref);
+      if (cpu && ref) {
+        same(leaf(cpu, 0), leaf(ref, 0), 10 * tol_of(t), text);
+        same(leaf(cpu, 1), leaf(ref, 1), 10 * tol_of(t), "gehrd tau");
+        same(leaf(cpu, 2), leaf(ref, 2), 0, "gehrd info");
+      }
+      cxla_literal_destroy(cpu);
+      cxla_literal_destroy(ref);
+      cx_free(in);
+    }
+}

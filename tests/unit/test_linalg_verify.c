@@ -181,4 +181,13 @@ TEST(linalg_lapack_gtsv_ormqr_shape_rules) {
   CHECK_STR_CONTAINS(entry("  a = f32[2,5,3] parameter(0)\n  p = s32[2,5] parameter(1)\n  ROOT c = (f32[2,5,3], s32[2,5], "
                            "f32[2,3]) custom-call(a, p), custom_call_target=\"lapack_sgeqp3_ffi\""),
                      "t.hlo:5:8: error: custom-call c: lapack_sgeqp3_ffi: jpvt must be s32 with a's batch, then a's 3 columns, got s32[2,5] (a f32[2,5,3])");
+  CHECK_STR_CONTAINS(entry("  a = f64[4,4] parameter(0)\n  ROOT c = (f64[4,4], f64[3], s32[]) custom-call(a), "
+                           "custom_call_target=\"lapack_dgehrd_ffi\", backend_config={high = 4 : i32, low = 1 : i32}"),
+                     "ROOT c = (f64[4,4], f64[3], s32[]) custom-call(a)");
+  CHECK_STR_CONTAINS(entry("  a = f64[4,4] parameter(0)\n  ROOT c = (f64[4,4], f64[3], s32[]) custom-call(a), "
+                           "custom_call_target=\"lapack_dgehrd_ffi\", backend_config={high = 5 : i32, low = 1 : i32}"),
+                     "t.hlo:4:8: error: custom-call c: lapack_dgehrd_ffi needs backend_config low and high with 1 <= low <= high <= 4");
+  CHECK_STR_CONTAINS(entry("  a = f64[4,3] parameter(0)\n  ROOT c = (f64[4,3], f64[2], s32[]) custom-call(a), "
+                           "custom_call_target=\"lapack_dgehrd_ffi\", backend_config={high = 3 : i32, low = 1 : i32}"),
+                     "lapack_dgehrd_ffi: a must be square matrices, got f64[4,3]");
 }
