@@ -255,3 +255,24 @@ CX_INTERP_EVALUATOR(cx_interp_lapack_gehrd) {
   }
   return finish(st, in, &j, s, out);
 }
+
+/* (a', d, e, tau, info) = sytrd(a) or hetrd(a): info is always 0. */
+CX_INTERP_EVALUATOR(cx_interp_lapack_sytrd) {
+  la_job j;
+  cxla_status s = begin(st, in, &j, 5);
+  int64_t n = j.c.n, per = n * n, nt = n > 0 ? n - 1 : 0;
+  double *de = cx_malloc(sizeof *de * (size_t)(2 * n + 1));
+  s = scratch(st, in, &j, s, per + 2 * n);
+  if (s == CXLA_OK && !de) s = cx_hv_oom(st, in);
+  for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
+    cx_la_load(ops[0], b * per, per, j.w);
+    cx_ref_sytrd(j.c.lower, n, j.w, de, de + n, j.w + per, j.w + per + n);
+    cx_la_store(j.res[0], b * per, per, j.w);
+    store_real(j.res[1], b * n, n, de);
+    store_real(j.res[2], b * nt, nt, de + n);
+    cx_la_store(j.res[3], b * nt, nt, j.w + per);
+    store_int(j.res[4], b, 0);
+  }
+  cx_free(de);
+  return finish(st, in, &j, s, out);
+}

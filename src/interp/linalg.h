@@ -77,6 +77,14 @@ void cx_ref_geqp3(int64_t m, int64_t n, cx_z *a, int32_t *jpvt, cx_z *tau);
  * low and high less one), the rows and columns outside them already triangular. */
 void cx_ref_gehrd(int64_t n, int64_t ilo, int64_t ihi, cx_z *a, cx_z *tau);
 
+/* LAPACK's sytrd/hetrd: Q^H A Q = T real symmetric tridiagonal for the Hermitian n x n a, of
+ * which only the triangle `lower` names is read or written (the other stays as it was). T's
+ * diagonal goes to d[n] and its off-diagonal to e[n-1], also in a next to the diagonal; the
+ * reflectors stay in the triangle beyond (lower: reflector i in rows i+2.. of column i, its
+ * 1 at row i+1; upper: reflector i in rows 0..i-1 of column i+1, its 1 at row i), tau[n-1].
+ * x: n elements of scratch. */
+void cx_ref_sytrd(int lower, int64_t n, cx_z *a, double *d, double *e, cx_z *tau, cx_z *x);
+
 /* LAPACK's ormqr/unmqr: c (m x n) replaced by Q c, Q^H c (left; trans) or c Q, c Q^H, where
  * Q = H(0) ... H(k-1) from geqrf's reflectors in the columns of a (rows m if left, else n;
  * ka columns), H(j) = I - tau[j] v v^H. */

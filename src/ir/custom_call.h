@@ -30,7 +30,7 @@ const cx_cc_info *cx_cc_info_of(cx_cc_target t);
  * may also be a quoted string): 1 and *v, or 0 when the key is absent or not an integer. */
 int cx_cc_config_int(const cx_instr *in, const char *key, int64_t *v);
 
-/* A LAPACK call (kinds POTRF..GESVD, GTSV, GEQP3, GEHRD, ORMQR) as the interpreter and the cpu backend both run it, read
+/* A LAPACK call (kinds POTRF..GESVD, GTSV, GEQP3, GEHRD, SYTRD, ORMQR) as the interpreter and the cpu backend both run it, read
  * from the instruction once its shapes are verified: batches of m x n matrices (the operand
  * a; b for trsm, whose a is k x k), and the options in LAPACK's terms. */
 typedef struct cx_lapack_call {

@@ -243,6 +243,22 @@ static cxla_status cx_cc_check_gehrd(cx_infer *ic, const cx_cc_info *t, cx_shape
   return CXLA_OK;
 }
 
+static cxla_status cx_cc_check_sytrd(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  char c;
+  CX_TRY(nops(ic, t, 1));
+  CX_TRY(square(ic, t, 0, "a"));
+  CX_TRY(code(ic, t, "uplo", "LU", &c));
+  const cx_shape *a = cx_vop(ic, 0);
+  int64_t n = a->dims[a->rank - 1], k = n > 0 ? n - 1 : 0;
+  cx_shape *el = tuple_with_a(ic, out, 5);
+  if (!el) return CXLA_ERR_OUT_OF_MEMORY;
+  batch_array(&el[1], a, cx_type_part(t->type), 1, &n); /* real for hetrd */
+  batch_array(&el[2], a, cx_type_part(t->type), 1, &k);
+  batch_array(&el[3], a, t->type, 1, &k);
+  batch_array(&el[4], a, CXLA_S32, 0, NULL);
+  return CXLA_OK;
+}
+
 /* a (batch, nq x ka) holds k <= min(nq, ka) reflectors below its diagonal, tau (batch, k) their
  * factors; c (batch, m x n) with nq = m (left) or n (right). */
 static cxla_status cx_cc_check_ormqr(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {

@@ -60,6 +60,9 @@ cgeqp3_fn cgeqp3_, zgeqp3_;
 typedef void gehrd_fn(const int *n, const int *ilo, const int *ihi, void *a, const int *lda, void *tau, void *work,
                       const int *lwork, int *info);
 gehrd_fn sgehrd_, dgehrd_, cgehrd_, zgehrd_;
+typedef void sytrd_fn(const char *uplo, const int *n, void *a, const int *lda, void *d, void *e, void *tau, void *work,
+                      const int *lwork, int *info, size_t);
+sytrd_fn ssytrd_, dsytrd_, chetrd_, zhetrd_;
 gtsv_fn sgtsv_, dgtsv_, cgtsv_, zgtsv_;
 ormqr_fn sormqr_, dormqr_, cunmqr_, zunmqr_;
 potrf_fn spotrf_, dpotrf_, cpotrf_, zpotrf_;
@@ -477,6 +480,31 @@ static void la_gehrd(la_call *c, void **bufs) {
   cx_free(t);
 }
 
+/* The matrix goes over column-major, so uplo keeps its meaning; d and e are real. */
+static void la_sytrd(la_call *c, void **bufs) {
+  sytrd_fn *f = c->cplx ? (c->dbl ? zhetrd_ : chetrd_) : (c->dbl ? dsytrd_ : ssytrd_);
+  void *h = bufs[0], *dg = bufs[1], *e = bufs[2], *tau = bufs[3], *a = bufs[5];
+  int32_t *info = bufs[4];
+  int64_t n = c->n, per = n * n, nt = n > 0 ? n - 1 : 0;
+  char uplo = c->d->lower ? 'L' : 'U', w0[32];
+  int lda = c->n > 1 ? c->n : 1, q = -1, inf = 0, lwork = 1;
+  if (n) {
+    f(&uplo, &c->n, NULL, &lda, NULL, NULL, NULL, w0, &q, &inf, 1);
+    lwork = lwork_of(c, w0);
+  }
+  char *t = scratch(c, (size_t)(per + lwork) * c->es);
+  for (int64_t b = 0; t && b < c->d->batch; b++) {
+    transpose(c, t, at(c, a, b, per), c->n, c->n);
+    int r = 0;
+    if (n)
+      f(&uplo, &c->n, t, &lda, (char *)dg + (size_t)(b * n) * real_size(c), (char *)e + (size_t)(b * nt) * real_size(c),
+        at(c, tau, b, nt), t + (size_t)per * c->es, &lwork, &r, 1);
+    info[b] = r;
+    transpose(c, at(c, h, b, per), t, c->n, c->n);
+  }
+  cx_free(t);
+}
+
 static void la_gtsv(la_call *c, void **bufs) {
   gtsv_fn *f = c->cplx ? (c->dbl ? zgtsv_ : cgtsv_) : (c->dbl ? dgtsv_ : sgtsv_);
   int64_t n = c->m, per = n * c->n;
@@ -525,14 +553,14 @@ static const routine k_routines[CX_LA_COUNT] = {
     [CX_LA_GETRF] = la_getrf,       [CX_LA_GEQRF] = la_geqrf, [CX_LA_ORGQR] = la_orgqr,
     [CX_LA_SYEVD] = la_syevd,       [CX_LA_GESDD] = la_gesdd, [CX_LA_GESVD] = la_gesvd,
     [CX_LA_GTSV] = la_gtsv,         [CX_LA_ORMQR] = la_ormqr, [CX_LA_GEQP3] = la_geqp3,
-    [CX_LA_GEHRD] = la_gehrd,
+    [CX_LA_GEHRD] = la_gehrd,       [CX_LA_SYTRD] = la_sytrd,
 };
 static const char *const k_names[CX_LA_COUNT] = {
     [CX_LA_CHOLESKY] = "cholesky", [CX_LA_POTRF] = "potrf", [CX_LA_TRSM] = "trsm",
     [CX_LA_GETRF] = "getrf",       [CX_LA_GEQRF] = "geqrf", [CX_LA_ORGQR] = "orgqr",
     [CX_LA_SYEVD] = "syevd",       [CX_LA_GESDD] = "gesdd", [CX_LA_GESVD] = "gesvd",
     [CX_LA_GTSV] = "gtsv",         [CX_LA_ORMQR] = "ormqr", [CX_LA_GEQP3] = "geqp3",
-    [CX_LA_GEHRD] = "gehrd",
+    [CX_LA_GEHRD] = "gehrd",       [CX_LA_SYTRD] = "sytrd",
 };
 
 static const lapack *routines_of(int64_t type) {

@@ -58,11 +58,11 @@ void cx_rt_interp_op(cx_rt *rt, int32_t instr_index, void **args, int32_t id);
  * custom-calls jax emits, as jaxlib's kernels run them. bufs holds the result leaves, then the
  * operands': cholesky (l, a); potrf (a', info, a); trsm (x, a, b); getrf (lu, ipiv, info, a);
  * geqrf (qr, tau, a); orgqr (q, a, tau); syevd (v, w, info, a); gesdd and gesvd (a', s, u, vt,
- * info, a); gtsv (dl', d', du', x, info, dl, d, du, b); ormqr (c', a, tau, c); geqp3 (qr, jpvt', tau, a, jpvt); gehrd (a', tau, info, a). All fields are
+ * info, a); gtsv (dl', d', du', x, info, dl, d, du, b); ormqr (c', a, tau, c); geqp3 (qr, jpvt', tau, a, jpvt); gehrd (a', tau, info, a); sytrd (a', d, e, tau, info, a). All fields are
  * int64, so JIT code passes a constant [13 x i64]. */
 typedef enum cx_la_routine {
   CX_LA_CHOLESKY, CX_LA_POTRF, CX_LA_TRSM, CX_LA_GETRF, CX_LA_GEQRF, CX_LA_ORGQR, CX_LA_SYEVD, CX_LA_GESDD,
-  CX_LA_GESVD, CX_LA_GTSV, CX_LA_ORMQR, CX_LA_GEQP3, CX_LA_GEHRD, CX_LA_COUNT
+  CX_LA_GESVD, CX_LA_GTSV, CX_LA_ORMQR, CX_LA_GEQP3, CX_LA_GEHRD, CX_LA_SYTRD, CX_LA_COUNT
 } cx_la_routine;
 typedef struct cx_la_desc {
   int64_t routine, type;      /* cx_la_routine; CXLA_F32 or CXLA_F64 */

@@ -605,3 +605,30 @@ TEST(linalg_cpu_lapack_gehrd) {
       cx_free(in);
     }
 }
+
+TEST(linalg_cpu_lapack_sytrd) {
+  for (int t = 0; t < 4; t++)
+    for (int up = 0; up < 2; up++)
+      for (int n = 1; n <= 7; n += 3) {
+        const char *ty = k_types[t];
+        int nt = n - 1;
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "HloModule m\nENTRY e {\n  a = %s[2,%d,%d] parameter(0)\n"
+                 "  ROOT r = (%s[2,%d,%d], %s[2,%d], %s[2,%d], %s[2,%d], s32[2]) custom-call(a), "
+                 "custom_call_target=\"lapack_%c%strd_ffi\", backend_config={uplo = %d : ui8}\n}\n",
+                 ty, n, n, ty, n, n, k_real[t], n, k_real[t], nt, ty, nt, k_letter[t], t < 2 ? "sy" : "he",
+                 up ? 'U' : 'L');
+        /* Hermitian, junk in the triangle not read: both must leave it as it was */
+        char *in = junk_matrices(ty, 2, n, n, 1, 0, up ? 2 : 1);
+        cxla_literal *cpu, *ref;
+        both(text, 1, (const char *const *)&in, &cpu, &ref);
+        if (cpu && ref) {
+          for (int i = 0; i < 4; i++) same(leaf(cpu, i), leaf(ref, i), 10 * tol_of(t), text);
+          same(leaf(cpu, 4), leaf(ref, 4), 0, "sytrd info");
+        }
+        cxla_literal_destroy(cpu);
+        cxla_literal_destroy(ref);
+        cx_free(in);
+      }
+}

@@ -190,4 +190,13 @@ TEST(linalg_lapack_gtsv_ormqr_shape_rules) {
   CHECK_STR_CONTAINS(entry("  a = f64[4,3] parameter(0)\n  ROOT c = (f64[4,3], f64[2], s32[]) custom-call(a), "
                            "custom_call_target=\"lapack_dgehrd_ffi\", backend_config={high = 3 : i32, low = 1 : i32}"),
                      "lapack_dgehrd_ffi: a must be square matrices, got f64[4,3]");
+  CHECK_STR_CONTAINS(entry("  a = c64[2,4,4] parameter(0)\n  ROOT c = (c64[2,4,4], f32[2,4], f32[2,3], c64[2,3], s32[2]) "
+                           "custom-call(a), custom_call_target=\"lapack_chetrd_ffi\", backend_config={uplo = 76 : ui8}"),
+                     "ROOT c = (c64[2,4,4], f32[2,4], f32[2,3], c64[2,3], s32[2]) custom-call(a)");
+  CHECK_STR_CONTAINS(entry("  a = c64[2,4,4] parameter(0)\n  ROOT c = (c64[2,4,4], c64[2,4], f32[2,3], c64[2,3], s32[2]) "
+                           "custom-call(a), custom_call_target=\"lapack_chetrd_ffi\", backend_config={uplo = 76 : ui8}"),
+                     "t.hlo:4:8: error: custom-call c");
+  CHECK_STR_CONTAINS(entry("  a = f32[4,4] parameter(0)\n  ROOT c = (f32[4,4], f32[4], f32[3], f32[3], s32[]) "
+                           "custom-call(a), custom_call_target=\"lapack_ssytrd_ffi\""),
+                     "lapack_ssytrd_ffi needs backend_config uplo = one of 'LU' as ui8");
 }
