@@ -62,6 +62,11 @@ static const cx_interp_fn k_kinds[CX_CC_KIND_COUNT] = {
   [CX_CC_ANNOTATION] = annotation,
   [CX_CC_TOPK] = cx_interp_topk_custom_call,
   [CX_CC_BLOCK_SCALED_DOT] = cx_interp_block_scaled_dot,
+  [CX_CC_GTSV] = cx_interp_lapack_gtsv,
+  [CX_CC_GEQP3] = cx_interp_lapack_geqp3,
+  [CX_CC_GEHRD] = cx_interp_lapack_gehrd,
+  [CX_CC_SYTRD] = cx_interp_lapack_sytrd,
+  [CX_CC_ORMQR] = cx_interp_lapack_ormqr,
 };
 
 static cx_interp_fn hook_of(const cx_instr *in) {

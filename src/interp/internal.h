@@ -151,6 +151,11 @@ CX_INTERP_EVALUATOR(cx_interp_lapack_potrf);     /* lapack_eval.c */
 CX_INTERP_EVALUATOR(cx_interp_lapack_trsm);
 CX_INTERP_EVALUATOR(cx_interp_lapack_getrf);
 CX_INTERP_EVALUATOR(cx_interp_lapack_geqrf);
+CX_INTERP_EVALUATOR(cx_interp_lapack_gtsv);
+CX_INTERP_EVALUATOR(cx_interp_lapack_geqp3);
+CX_INTERP_EVALUATOR(cx_interp_lapack_gehrd);
+CX_INTERP_EVALUATOR(cx_interp_lapack_sytrd);
+CX_INTERP_EVALUATOR(cx_interp_lapack_ormqr);
 CX_INTERP_EVALUATOR(cx_interp_lapack_orgqr);
 CX_INTERP_EVALUATOR(cx_interp_lapack_syevd);
 CX_INTERP_EVALUATOR(cx_interp_lapack_geev);

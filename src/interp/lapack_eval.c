@@ -216,5 +216,95 @@ CX_INTERP_EVALUATOR(cx_interp_lapack_geev) {
     store_int(j.res[nw + 2], b, info);
   }
   cx_free(part);
+/* (dl', d', du', x, info) = gtsv(dl, d, du, b): the reference's factor and solution, dl[0]
+ * (not part of the matrix) as it came. */
+CX_INTERP_EVALUATOR(cx_interp_lapack_gtsv) {
+  la_job j;
+  cxla_status s = begin(st, in, &j, 5);
+  int64_t n = j.c.m, per = n * j.c.n;
+  s = scratch(st, in, &j, s, 3 * n + per);
+  for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
+    cx_z *x = j.w + 3 * n;
+    for (int i = 0; i < 3; i++) cx_la_load(ops[i], b * n, n, j.w + i * n);
+    cx_la_load(ops[3], b * per, per, x);
+    int info = n ? cx_ref_gtsv(n, j.c.n, j.w + 1, j.w + n, j.w + 2 * n, x) : 0;
+    for (int i = 0; i < 3; i++) cx_la_store(j.res[i], b * n, n, j.w + i * n);
+    cx_la_store(j.res[3], b * per, per, x);
+    store_int(j.res[4], b, info);
+  }
+  return finish(st, in, &j, s, out);
+}
+
+/* c' = Q c, Q^H c, c Q or c Q^H = ormqr(a, tau, c). */
+CX_INTERP_EVALUATOR(cx_interp_lapack_ormqr) {
+  la_job j;
+  cxla_status s = begin(st, in, &j, 1);
+  int64_t m = j.c.m, n = j.c.n, k = j.c.k, ka = j.c.acols, per = m * n, aper = (j.c.left ? m : n) * ka;
+  s = scratch(st, in, &j, s, per + aper + k);
+  for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
+    cx_z *a = j.w + per, *tau = a + aper;
+    cx_la_load(ops[0], b * aper, aper, a);
+    cx_la_load(ops[1], b * k, k, tau);
+    cx_la_load(ops[2], b * per, per, j.w);
+    cx_ref_ormqr(j.c.left, j.c.trans != 0, m, n, k, a, ka, tau, j.w);
+    cx_la_store(j.res[0], b * per, per, j.w);
+  }
+  return finish(st, in, &j, s, out);
+}
+
+/* (qr, jpvt', tau) = geqp3(a, jpvt). */
+CX_INTERP_EVALUATOR(cx_interp_lapack_geqp3) {
+  la_job j;
+  cxla_status s = begin(st, in, &j, 3);
+  int64_t m = j.c.m, n = j.c.n, k = j.c.k, per = m * n;
+  int32_t *p = cx_malloc(sizeof *p * (size_t)(n + 1));
+  s = scratch(st, in, &j, s, per + k);
+  if (s == CXLA_OK && !p) s = cx_hv_oom(st, in);
+  for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
+    cx_la_load(ops[0], b * per, per, j.w);
+    for (int64_t i = 0; i < n; i++) p[i] = (int32_t)cx_load_i64(ops[1]->shape.type, ops[1]->data, b * n + i);
+    cx_ref_geqp3(m, n, j.w, p, j.w + per);
+    cx_la_store(j.res[0], b * per, per, j.w);
+    for (int64_t i = 0; i < n; i++) store_int(j.res[1], b * n + i, p[i]);
+    cx_la_store(j.res[2], b * k, k, j.w + per);
+  }
+  cx_free(p);
+  return finish(st, in, &j, s, out);
+}
+
+/* (a', tau, info) = gehrd(a): info is always 0. */
+CX_INTERP_EVALUATOR(cx_interp_lapack_gehrd) {
+  la_job j;
+  cxla_status s = begin(st, in, &j, 3);
+  int64_t n = j.c.n, per = n * n, nt = n > 0 ? n - 1 : 0;
+  s = scratch(st, in, &j, s, per + nt);
+  for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
+    cx_la_load(ops[0], b * per, per, j.w);
+    if (n) cx_ref_gehrd(n, j.c.ilo - 1, j.c.ihi - 1, j.w, j.w + per);
+    cx_la_store(j.res[0], b * per, per, j.w);
+    cx_la_store(j.res[1], b * nt, nt, j.w + per);
+    store_int(j.res[2], b, 0);
+  }
+  return finish(st, in, &j, s, out);
+}
+
+/* (a', d, e, tau, info) = sytrd(a) or hetrd(a): info is always 0. */
+CX_INTERP_EVALUATOR(cx_interp_lapack_sytrd) {
+  la_job j;
+  cxla_status s = begin(st, in, &j, 5);
+  int64_t n = j.c.n, per = n * n, nt = n > 0 ? n - 1 : 0;
+  double *de = cx_malloc(sizeof *de * (size_t)(2 * n + 1));
+  s = scratch(st, in, &j, s, per + 2 * n);
+  if (s == CXLA_OK && !de) s = cx_hv_oom(st, in);
+  for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
+    cx_la_load(ops[0], b * per, per, j.w);
+    cx_ref_sytrd(j.c.lower, n, j.w, de, de + n, j.w + per, j.w + per + n);
+    cx_la_store(j.res[0], b * per, per, j.w);
+    store_real(j.res[1], b * n, n, de);
+    store_real(j.res[2], b * nt, nt, de + n);
+    cx_la_store(j.res[3], b * nt, nt, j.w + per);
+    store_int(j.res[4], b, 0);
+  }
+  cx_free(de);
   return finish(st, in, &j, s, out);
 }

@@ -64,6 +64,40 @@ void cx_ref_geqrf(int64_t m, int64_t n, cx_z *a, cx_z *tau);
  * the m x n a (m >= n >= k), written over a. */
 void cx_ref_orgqr(int64_t m, int64_t n, int64_t k, cx_z *a, const cx_z *tau);
 
+/* QR with column pivoting as LAPACK's geqp3: A P = Q R of the m x n a in place (geqrf's
+ * reflectors and tau[min(m, n)]). Columns with jpvt[j] != 0 go first, unpivoted; then each step
+ * takes the free column whose norm below the diagonal is the largest (the first of ties;
+ * LAPACK downdates the norms, this recomputes them: near-ties may pick differently). jpvt[j]
+ * becomes the 1-based original index of column j. */
+void cx_ref_geqp3(int64_t m, int64_t n, cx_z *a, int32_t *jpvt, cx_z *tau);
+
+/* LAPACK's gehrd: Q^H A Q = H upper Hessenberg for the n x n a in place, H on and above the
+ * subdiagonal, the reflectors below it (reflector i covers rows i+1 .. ihi of column i, its
+ * first element 1 implied), tau[n-1] (zero outside ilo .. ihi-1); ilo and ihi 0-based (jax's
+ * low and high less one), the rows and columns outside them already triangular. */
+void cx_ref_gehrd(int64_t n, int64_t ilo, int64_t ihi, cx_z *a, cx_z *tau);
+
+/* LAPACK's sytrd/hetrd: Q^H A Q = T real symmetric tridiagonal for the Hermitian n x n a, of
+ * which only the triangle `lower` names is read or written (the other stays as it was). T's
+ * diagonal goes to d[n] and its off-diagonal to e[n-1], also in a next to the diagonal; the
+ * reflectors stay in the triangle beyond (lower: reflector i in rows i+2.. of column i, its
+ * 1 at row i+1; upper: reflector i in rows 0..i-1 of column i+1, its 1 at row i), tau[n-1].
+ * x: n elements of scratch. */
+void cx_ref_sytrd(int lower, int64_t n, cx_z *a, double *d, double *e, cx_z *tau, cx_z *x);
+
+/* LAPACK's ormqr/unmqr: c (m x n) replaced by Q c, Q^H c (left; trans) or c Q, c Q^H, where
+ * Q = H(0) ... H(k-1) from geqrf's reflectors in the columns of a (rows m if left, else n;
+ * ka columns), H(j) = I - tau[j] v v^H. */
+void cx_ref_ormqr(int left, int trans, int64_t m, int64_t n, int64_t k, const cx_z *a, int64_t ka, const cx_z *tau,
+                  cx_z *c);
+
+/* LAPACK's gtsv: solves the n x n tridiagonal system (subdiagonal dl[n-1], diagonal d[n],
+ * superdiagonal du[n-1]) for the n x nrhs b in place, by elimination with partial pivoting
+ * between rows i and i+1 (the larger |re| + |im| leads). It leaves U in d, du and dl (its
+ * second superdiagonal, dl[n-2] untouched). Returns info: 0, or i + 1 when U[i][i] is exactly
+ * zero (then b and the factors are where elimination stopped, as LAPACK's). */
+int cx_ref_gtsv(int64_t n, int64_t nrhs, cx_z *dl, cx_z *d, cx_z *du, cx_z *b);
+
 /* Eigenvalues (real, ascending, w[n]) and orthonormal eigenvectors (the columns of v, n x n)
  * of the Hermitian n x n a, by cyclic Jacobi rotations until the off-diagonal part is
  * negligible. Eigenvectors are unique only up to a unit factor (a sign, for real matrices) and

@@ -30,16 +30,19 @@ const cx_cc_info *cx_cc_info_of(cx_cc_target t);
  * may also be a quoted string): 1 and *v, or 0 when the key is absent or not an integer. */
 int cx_cc_config_int(const cx_instr *in, const char *key, int64_t *v);
 
-/* A LAPACK call (kinds POTRF..GEEV) as the interpreter and the cpu backend both run it, read
+/* A LAPACK call (kinds POTRF..GEEV, GTSV, GEQP3, GEHRD, SYTRD, ORMQR) as the interpreter and
+ * the cpu backend both run it, read
  * from the instruction once its shapes are verified: batches of m x n matrices (the operand
  * a; b for trsm, whose a is k x k), and the options in LAPACK's terms. */
 typedef struct cx_lapack_call {
   cx_cc_kind kind;
   cxla_type type;
-  int64_t batch, m, n, k;  /* k: trsm a's order, orgqr tau's length, the others min(m, n) */
+  int64_t batch, m, n, k;  /* k: trsm a's order, orgqr/ormqr tau's length, the others min(m, n) */
+  int64_t acols;           /* ormqr: a's columns (its rows are m when left, else n) */
+  int64_t ilo, ihi;        /* gehrd: low and high, 1-based as LAPACK's */
   int lower;               /* uplo 'L' */
-  int left;                /* trsm side 'L' */
-  int trans;               /* trsm trans_x: 0 'N', 1 'T', 2 'C' */
+  int left;                /* trsm side 'L'; ormqr left */
+  int trans;               /* trsm trans_x: 0 'N', 1 'T', 2 'C'; ormqr transpose (T real, C complex) */
   int unit_diag;           /* trsm diag 'U' */
   char mode;               /* syevd 'V'/'N', gesdd/gesvd 'A'/'S'/'N', geev compute_right 'V'/'N' */
   char mode_left;          /* geev compute_left 'V'/'N' */

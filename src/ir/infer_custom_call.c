@@ -199,6 +199,105 @@ static cxla_status cx_cc_check_geev(cx_infer *ic, const cx_cc_info *t, cx_shape 
   batch_array(&el[nw], a, vt, 2, nn);
   batch_array(&el[nw + 1], a, vt, 2, nn);
   batch_array(&el[nw + 2], a, CXLA_S32, 0, NULL);
+/* Vectors (dl, d, du: b's batch, then n) and b (batch, n x nrhs); dl[0] and du[n-1] are not
+ * read (gtsv takes dl from its second element). */
+static cxla_status cx_cc_check_gtsv(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  static const char *const names[3] = {"dl", "d", "du"};
+  CX_TRY(nops(ic, t, 4));
+  CX_TRY(matrices(ic, t, 3, "b"));
+  const cx_shape *b = cx_vop(ic, 3);
+  for (int i = 0; i < 3; i++) {
+    CX_TRY(cx_vneed_array(ic, i, names[i]));
+    const cx_shape *v = cx_vop(ic, i);
+    int ok = v->type == t->type && v->rank == b->rank - 1;
+    for (int d = 0; ok && d < v->rank; d++) ok = v->dims[d] == b->dims[d];
+    if (!ok)
+      return cx_vfail(ic, "%s: %s must be %s with b's batch, then b's %lld rows, got %s (b %s)", t->name, names[i],
+                      cx_vtype(t->type), (long long)b->dims[b->rank - 2], cx_vshape(ic, v), cx_vshape(ic, b));
+  }
+  cx_shape *el = cx_vtuple(ic, out, 5);
+  if (!el) return CXLA_ERR_OUT_OF_MEMORY;
+  for (int i = 0; i < 4; i++) {
+    el[i] = *cx_vop(ic, i);
+    cx_vplain(&el[i]);
+  }
+  batch_array(&el[4], b, CXLA_S32, 0, NULL);
+  return CXLA_OK;
+}
+
+static cxla_status cx_cc_check_geqp3(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  CX_TRY(nops(ic, t, 2));
+  CX_TRY(matrices(ic, t, 0, "a"));
+  CX_TRY(cx_vneed_array(ic, 1, "jpvt"));
+  const cx_shape *a = cx_vop(ic, 0), *p = cx_vop(ic, 1);
+  int ok = p->type == CXLA_S32 && p->rank == a->rank - 1;
+  for (int d = 0; ok && d < p->rank; d++) ok = p->dims[d] == a->dims[d + (d == p->rank - 1)];
+  if (!ok)
+    return cx_vfail(ic, "%s: jpvt must be s32 with a's batch, then a's %lld columns, got %s (a %s)", t->name,
+                    (long long)a->dims[a->rank - 1], cx_vshape(ic, p), cx_vshape(ic, a));
+  int64_t k = min64(a->dims[a->rank - 2], a->dims[a->rank - 1]);
+  cx_shape *el = tuple_with_a(ic, out, 3);
+  if (!el) return CXLA_ERR_OUT_OF_MEMORY;
+  el[1] = *p;
+  cx_vplain(&el[1]);
+  batch_array(&el[2], a, t->type, 1, &k);
+  return CXLA_OK;
+}
+
+/* low and high: LAPACK's ilo and ihi, 1 <= low <= high <= n (low 1, high 0 when n = 0). */
+static cxla_status cx_cc_check_gehrd(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  int64_t lo, hi;
+  CX_TRY(nops(ic, t, 1));
+  CX_TRY(square(ic, t, 0, "a"));
+  const cx_shape *a = cx_vop(ic, 0);
+  int64_t n = a->dims[a->rank - 1], k = n > 0 ? n - 1 : 0;
+  if (!cx_cc_config_int(ic->in, "low", &lo) || !cx_cc_config_int(ic->in, "high", &hi) || lo < 1 ||
+      hi < (n ? lo : 0) || hi > n)
+    return cx_vfail(ic, "%s needs backend_config low and high with 1 <= low <= high <= %lld", t->name, (long long)n);
+  cx_shape *el = tuple_with_a(ic, out, 3);
+  if (!el) return CXLA_ERR_OUT_OF_MEMORY;
+  batch_array(&el[1], a, t->type, 1, &k);
+  batch_array(&el[2], a, CXLA_S32, 0, NULL);
+  return CXLA_OK;
+}
+
+static cxla_status cx_cc_check_sytrd(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  char c;
+  CX_TRY(nops(ic, t, 1));
+  CX_TRY(square(ic, t, 0, "a"));
+  CX_TRY(code(ic, t, "uplo", "LU", &c));
+  const cx_shape *a = cx_vop(ic, 0);
+  int64_t n = a->dims[a->rank - 1], k = n > 0 ? n - 1 : 0;
+  cx_shape *el = tuple_with_a(ic, out, 5);
+  if (!el) return CXLA_ERR_OUT_OF_MEMORY;
+  batch_array(&el[1], a, cx_type_part(t->type), 1, &n); /* real for hetrd */
+  batch_array(&el[2], a, cx_type_part(t->type), 1, &k);
+  batch_array(&el[3], a, t->type, 1, &k);
+  batch_array(&el[4], a, CXLA_S32, 0, NULL);
+  return CXLA_OK;
+}
+
+/* a (batch, nq x ka) holds k <= min(nq, ka) reflectors below its diagonal, tau (batch, k) their
+ * factors; c (batch, m x n) with nq = m (left) or n (right). */
+static cxla_status cx_cc_check_ormqr(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  int64_t v, tr;
+  CX_TRY(nops(ic, t, 3));
+  CX_TRY(matrices(ic, t, 0, "a"));
+  CX_TRY(cx_vneed_array(ic, 1, "tau"));
+  CX_TRY(matrices(ic, t, 2, "c"));
+  if (!cx_cc_config_int(ic->in, "left", &v) || !cx_cc_config_int(ic->in, "transpose", &tr))
+    return cx_vfail(ic, "%s needs backend_config left and transpose (true or false)", t->name);
+  const cx_shape *a = cx_vop(ic, 0), *tau = cx_vop(ic, 1), *c = cx_vop(ic, 2);
+  int r = a->rank;
+  int64_t nq = a->dims[r - 2], ka = a->dims[r - 1], k = tau->rank ? tau->dims[tau->rank - 1] : -1;
+  int ok = c->rank == r && tau->type == t->type && tau->rank == r - 1 && k <= min64(nq, ka) &&
+           c->dims[v ? r - 2 : r - 1] == nq;
+  for (int d = 0; ok && d < r - 2; d++) ok = tau->dims[d] == a->dims[d] && c->dims[d] == a->dims[d];
+  if (!ok)
+    return cx_vfail(ic, "%s: a %s, tau %s (a's batch, then k <= a's rows and columns) and c %s (a's batch, its %s a's rows) do not fit",
+                    t->name, cx_vshape(ic, a), cx_vshape(ic, tau), cx_vshape(ic, c), v ? "rows" : "columns");
+  *out = *c;
+  cx_vplain(out);
   return CXLA_OK;
 }
 
@@ -260,7 +359,8 @@ int cx_lapack_call_of(const cx_instr *in, cx_lapack_call *c) {
   memset(c, 0, sizeof *c);
   c->kind = info->kind;
   c->type = info->type;
-  const cx_shape *a = &in->ops[in->nops - 1 - (info->kind == CX_CC_ORGQR)]->shape; /* b for trsm */
+  /* the matrices of m x n: b for trsm and gtsv, c for ormqr, a for geqp3 (jpvt last) */
+  const cx_shape *a = &in->ops[info->kind == CX_CC_GEQP3 ? 0 : in->nops - 1 - (info->kind == CX_CC_ORGQR)]->shape;
   if (a->rank < 2) return 0;
   c->m = a->dims[a->rank - 2];
   c->n = a->dims[a->rank - 1];
@@ -276,9 +376,17 @@ int cx_lapack_call_of(const cx_instr *in, cx_lapack_call *c) {
   if (cx_cc_config_int(in, "compute_right", &v)) c->mode = (char)v;
   if (cx_cc_config_int(in, "compute_left", &v)) c->mode_left = (char)v;
   if (info->kind == CX_CC_TRSM) c->k = in->ops[0]->shape.dims[a->rank - 1];
-  if (info->kind == CX_CC_ORGQR) {
+  if (info->kind == CX_CC_ORGQR || info->kind == CX_CC_ORMQR) {
     const cx_shape *tau = &in->ops[1]->shape;
     c->k = tau->dims[tau->rank - 1];
+  }
+  if (info->kind == CX_CC_GEHRD && cx_cc_config_int(in, "low", &v)) c->ilo = v;
+  if (info->kind == CX_CC_GEHRD && cx_cc_config_int(in, "high", &v)) c->ihi = v;
+  if (info->kind == CX_CC_ORMQR) {
+    const cx_shape *q = &in->ops[0]->shape;
+    c->acols = q->dims[q->rank - 1];
+    if (cx_cc_config_int(in, "left", &v)) c->left = v != 0;
+    if (cx_cc_config_int(in, "transpose", &v)) c->trans = v ? (cx_type_kind(info->type) == CX_KIND_COMPLEX ? 2 : 1) : 0;
   }
   return 1;
 }

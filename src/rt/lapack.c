@@ -53,6 +53,24 @@ typedef void geev_fn(const char *jobvl, const char *jobvr, const int *n, void *a
 typedef void cgeev_fn(const char *jobvl, const char *jobvr, const int *n, void *a, const int *lda, void *w, void *vl,
                       const int *ldvl, void *vr, const int *ldvr, void *work, const int *lwork, void *rwork, int *info,
                       size_t, size_t);
+typedef void gtsv_fn(const int *n, const int *nrhs, void *dl, void *d, void *du, void *b, const int *ldb, int *info);
+typedef void ormqr_fn(const char *side, const char *trans, const int *m, const int *n, const int *k, const void *a,
+                      const int *lda, const void *tau, void *c, const int *ldc, void *work, const int *lwork, int *info,
+                      size_t, size_t);
+typedef void geqp3_fn(const int *m, const int *n, void *a, const int *lda, int *jpvt, void *tau, void *work,
+                      const int *lwork, int *info);
+typedef void cgeqp3_fn(const int *m, const int *n, void *a, const int *lda, int *jpvt, void *tau, void *work,
+                       const int *lwork, void *rwork, int *info);
+geqp3_fn sgeqp3_, dgeqp3_;
+cgeqp3_fn cgeqp3_, zgeqp3_;
+typedef void gehrd_fn(const int *n, const int *ilo, const int *ihi, void *a, const int *lda, void *tau, void *work,
+                      const int *lwork, int *info);
+gehrd_fn sgehrd_, dgehrd_, cgehrd_, zgehrd_;
+typedef void sytrd_fn(const char *uplo, const int *n, void *a, const int *lda, void *d, void *e, void *tau, void *work,
+                      const int *lwork, int *info, size_t);
+sytrd_fn ssytrd_, dsytrd_, chetrd_, zhetrd_;
+gtsv_fn sgtsv_, dgtsv_, cgtsv_, zgtsv_;
+ormqr_fn sormqr_, dormqr_, cunmqr_, zunmqr_;
 potrf_fn spotrf_, dpotrf_, cpotrf_, zpotrf_;
 potrf_fn spotf2_, dpotf2_, cpotf2_, zpotf2_;
 getrf_fn sgetrf_, dgetrf_, cgetrf_, zgetrf_;
@@ -502,6 +520,119 @@ static void la_geev(la_call *c, void **bufs) {
       set_part(c, wb, i, NAN);
       if (!cx) set_part(c, wib, i, NAN);
     }
+/* ---- geqp3, gtsv and ormqr/unmqr: routines picked by type here, the matrices through
+ * column-major copies ---- */
+
+static void geqp3_call(const la_call *c, void *a, int *jpvt, void *tau, void *work, int *lwork, void *rwork, int *info) {
+  int lda = c->m > 1 ? c->m : 1;
+  if (c->cplx) (c->dbl ? zgeqp3_ : cgeqp3_)(&c->m, &c->n, a, &lda, jpvt, tau, work, lwork, rwork, info);
+  else (c->dbl ? dgeqp3_ : sgeqp3_)(&c->m, &c->n, a, &lda, jpvt, tau, work, lwork, info);
+}
+
+static void la_geqp3(la_call *c, void **bufs) {
+  void *qr = bufs[0], *tau = bufs[2], *a = bufs[3];
+  int32_t *jpvt = bufs[1];
+  int64_t per = (int64_t)c->m * c->n, kk = c->m < c->n ? c->m : c->n;
+  int q = -1, inf = 0, lwork = 1;
+  char w0[32];
+  if (jpvt != bufs[4]) memmove(jpvt, bufs[4], sizeof *jpvt * (size_t)(c->d->batch * c->n)); /* LAPACK's int: 32 bits */
+  if (per) {
+    geqp3_call(c, NULL, NULL, NULL, w0, &q, NULL, &inf);
+    lwork = lwork_of(c, w0);
+  }
+  char *t = scratch(c, (size_t)(per + lwork) * c->es + (size_t)(2 * c->n + 1) * real_size(c));
+  for (int64_t b = 0; t && b < c->d->batch; b++) {
+    char *work = t + (size_t)per * c->es, *rwork = work + (size_t)lwork * c->es;
+    transpose(c, t, at(c, a, b, per), c->m, c->n);
+    if (per) geqp3_call(c, t, jpvt + b * c->n, at(c, tau, b, kk), work, &lwork, rwork, &inf);
+    transpose(c, at(c, qr, b, per), t, c->n, c->m);
+  }
+  cx_free(t);
+}
+
+static void la_gehrd(la_call *c, void **bufs) {
+  gehrd_fn *f = c->cplx ? (c->dbl ? zgehrd_ : cgehrd_) : (c->dbl ? dgehrd_ : sgehrd_);
+  void *h = bufs[0], *tau = bufs[1], *a = bufs[3];
+  int32_t *info = bufs[2];
+  int64_t n = c->n, per = n * n, nt = n > 0 ? n - 1 : 0;
+  int lo = (int)c->d->ucols, hi = (int)c->d->vrows, lda = c->n > 1 ? c->n : 1, q = -1, inf = 0, lwork = 1;
+  char w0[32];
+  if (n) {
+    f(&c->n, &lo, &hi, NULL, &lda, NULL, w0, &q, &inf);
+    lwork = lwork_of(c, w0);
+  }
+  char *t = scratch(c, (size_t)(per + lwork) * c->es);
+  for (int64_t b = 0; t && b < c->d->batch; b++) {
+    transpose(c, t, at(c, a, b, per), c->n, c->n);
+    int r = 0;
+    if (n) f(&c->n, &lo, &hi, t, &lda, at(c, tau, b, nt), t + (size_t)per * c->es, &lwork, &r);
+    info[b] = r;
+    transpose(c, at(c, h, b, per), t, c->n, c->n);
+  }
+  cx_free(t);
+}
+
+/* The matrix goes over column-major, so uplo keeps its meaning; d and e are real. */
+static void la_sytrd(la_call *c, void **bufs) {
+  sytrd_fn *f = c->cplx ? (c->dbl ? zhetrd_ : chetrd_) : (c->dbl ? dsytrd_ : ssytrd_);
+  void *h = bufs[0], *dg = bufs[1], *e = bufs[2], *tau = bufs[3], *a = bufs[5];
+  int32_t *info = bufs[4];
+  int64_t n = c->n, per = n * n, nt = n > 0 ? n - 1 : 0;
+  char uplo = c->d->lower ? 'L' : 'U', w0[32];
+  int lda = c->n > 1 ? c->n : 1, q = -1, inf = 0, lwork = 1;
+  if (n) {
+    f(&uplo, &c->n, NULL, &lda, NULL, NULL, NULL, w0, &q, &inf, 1);
+    lwork = lwork_of(c, w0);
+  }
+  char *t = scratch(c, (size_t)(per + lwork) * c->es);
+  for (int64_t b = 0; t && b < c->d->batch; b++) {
+    transpose(c, t, at(c, a, b, per), c->n, c->n);
+    int r = 0;
+    if (n)
+      f(&uplo, &c->n, t, &lda, (char *)dg + (size_t)(b * n) * real_size(c), (char *)e + (size_t)(b * nt) * real_size(c),
+        at(c, tau, b, nt), t + (size_t)per * c->es, &lwork, &r, 1);
+    info[b] = r;
+    transpose(c, at(c, h, b, per), t, c->n, c->n);
+  }
+  cx_free(t);
+}
+
+static void la_gtsv(la_call *c, void **bufs) {
+  gtsv_fn *f = c->cplx ? (c->dbl ? zgtsv_ : cgtsv_) : (c->dbl ? dgtsv_ : sgtsv_);
+  int64_t n = c->m, per = n * c->n;
+  int32_t *info = bufs[4];
+  for (int i = 0; i < 3; i++) copy_in(c, bufs[i], bufs[5 + i], c->d->batch * n);
+  int ldb = c->m > 1 ? c->m : 1;
+  void *t = scratch(c, (size_t)per * c->es);
+  for (int64_t b = 0; t && b < c->d->batch; b++) {
+    transpose(c, t, at(c, bufs[8], b, per), c->m, c->n);
+    int inf = 0; /* jaxlib passes dl from its second element: dl[0] is not the matrix's */
+    if (n) f(&c->m, &c->n, at(c, bufs[0], b, n) + c->es, at(c, bufs[1], b, n), at(c, bufs[2], b, n), t, &ldb, &inf);
+    info[b] = inf;
+    transpose(c, at(c, bufs[3], b, per), t, c->n, c->m);
+  }
+  cx_free(t);
+}
+
+static void la_ormqr(la_call *c, void **bufs) {
+  ormqr_fn *f = c->cplx ? (c->dbl ? zunmqr_ : cunmqr_) : (c->dbl ? dormqr_ : sormqr_);
+  const cx_la_desc *d = c->d;
+  void *out = bufs[0], *a = bufs[1], *tau = bufs[2], *x = bufs[3];
+  int nq = d->left ? c->m : c->n, ka = (int)d->ucols, lda = nq > 1 ? nq : 1, ldc = c->m > 1 ? c->m : 1;
+  int64_t per = (int64_t)c->m * c->n, aper = (int64_t)nq * ka;
+  char side = d->left ? 'L' : 'R', trans = d->trans == 2 ? 'C' : d->trans == 1 ? 'T' : 'N', w0[32];
+  int q = -1, inf = 0, lwork = 1;
+  if (per && c->k) {
+    f(&side, &trans, &c->m, &c->n, &c->k, NULL, &lda, NULL, NULL, &ldc, w0, &q, &inf, 1, 1);
+    lwork = lwork_of(c, w0);
+  }
+  char *t = scratch(c, (size_t)(per + aper + lwork) * c->es);
+  for (int64_t b = 0; t && b < d->batch; b++) {
+    char *ta = t + (size_t)per * c->es, *work = ta + (size_t)aper * c->es;
+    transpose(c, t, at(c, x, b, per), c->m, c->n);
+    transpose(c, ta, at(c, a, b, aper), nq, ka);
+    if (per && c->k) f(&side, &trans, &c->m, &c->n, &c->k, ta, &lda, at(c, tau, b, c->k), t, &ldc, work, &lwork, &inf, 1, 1);
+    transpose(c, at(c, out, b, per), t, c->n, c->m);
   }
   cx_free(t);
 }
@@ -514,12 +645,16 @@ static const routine k_routines[CX_LA_COUNT] = {
     [CX_LA_GETRF] = la_getrf,       [CX_LA_GEQRF] = la_geqrf, [CX_LA_ORGQR] = la_orgqr,
     [CX_LA_SYEVD] = la_syevd,       [CX_LA_GESDD] = la_gesdd, [CX_LA_GESVD] = la_gesvd,
     [CX_LA_GEEV] = la_geev,
+    [CX_LA_GTSV] = la_gtsv,         [CX_LA_ORMQR] = la_ormqr, [CX_LA_GEQP3] = la_geqp3,
+    [CX_LA_GEHRD] = la_gehrd,       [CX_LA_SYTRD] = la_sytrd,
 };
 static const char *const k_names[CX_LA_COUNT] = {
     [CX_LA_CHOLESKY] = "cholesky", [CX_LA_POTRF] = "potrf", [CX_LA_TRSM] = "trsm",
     [CX_LA_GETRF] = "getrf",       [CX_LA_GEQRF] = "geqrf", [CX_LA_ORGQR] = "orgqr",
     [CX_LA_SYEVD] = "syevd",       [CX_LA_GESDD] = "gesdd", [CX_LA_GESVD] = "gesvd",
     [CX_LA_GEEV] = "geev",
+    [CX_LA_GTSV] = "gtsv",         [CX_LA_ORMQR] = "ormqr", [CX_LA_GEQP3] = "geqp3",
+    [CX_LA_GEHRD] = "gehrd",       [CX_LA_SYTRD] = "sytrd",
 };
 
 static const lapack *routines_of(int64_t type) {

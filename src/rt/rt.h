@@ -58,18 +58,21 @@ void cx_rt_interp_op(cx_rt *rt, int32_t instr_index, void **args, int32_t id);
  * custom-calls jax emits, as jaxlib's kernels run them. bufs holds the result leaves, then the
  * operands': cholesky (l, a); potrf (a', info, a); trsm (x, a, b); getrf (lu, ipiv, info, a);
  * geqrf (qr, tau, a); orgqr (q, a, tau); syevd (v, w, info, a); gesdd and gesvd (a', s, u, vt,
- * info, a); geev (wr, wi, vl, vr, info, a) for f32/f64, (w, vl, vr, info, a) for c64/c128.
- * All fields are int64, so JIT code passes a constant [14 x i64]. */
+ * info, a); geev (wr, wi, vl, vr, info, a) for f32/f64, (w, vl, vr, info, a) for c64/c128;
+ * gtsv (dl', d', du', x, info, dl, d, du, b); ormqr (c', a, tau, c); geqp3 (qr, jpvt', tau, a,
+ * jpvt); gehrd (a', tau, info, a); sytrd (a', d, e, tau, info, a). All fields are int64, so JIT
+ * code passes a constant [14 x i64]. */
 typedef enum cx_la_routine {
   CX_LA_CHOLESKY, CX_LA_POTRF, CX_LA_TRSM, CX_LA_GETRF, CX_LA_GEQRF, CX_LA_ORGQR, CX_LA_SYEVD, CX_LA_GESDD,
-  CX_LA_GESVD, CX_LA_GEEV, CX_LA_COUNT
+  CX_LA_GESVD, CX_LA_GEEV, CX_LA_GTSV, CX_LA_ORMQR, CX_LA_GEQP3, CX_LA_GEHRD, CX_LA_SYTRD, CX_LA_COUNT
 } cx_la_routine;
 typedef struct cx_la_desc {
   int64_t routine, type;      /* cx_la_routine; a cxla_type */
-  int64_t batch, m, n, k;     /* matrices m x n (trsm: b's; a is k x k; orgqr: k reflectors) */
+  int64_t batch, m, n, k;     /* matrices m x n (trsm, gtsv: b's; a is k x k; orgqr, ormqr: k reflectors) */
   int64_t lower, left, trans, unit; /* uplo 'L', side 'L', 0 N / 1 T / 2 C, diag 'U' */
   int64_t mode;               /* syevd jobz, gesdd/gesvd mode, geev jobvr: LAPACK's character */
-  int64_t ucols, vrows;       /* gesdd/gesvd: u is m x ucols, vt vrows x n */
+  int64_t ucols, vrows;       /* gesdd/gesvd: u is m x ucols, vt vrows x n; ormqr: a's columns in ucols;
+                               * gehrd: ilo and ihi (1-based) in ucols and vrows */
   int64_t mode_left;          /* geev jobvl */
 } cx_la_desc;
 void cx_rt_linalg(cx_rt *rt, const cx_la_desc *d, void **bufs, int32_t id);

@@ -572,3 +572,182 @@ TEST(linalg_cpu_16bit_ops) {
     cx_free(in[1]);
   }
 }
+
+/* The tridiagonal system of dl, d, du (dl[b][0] and du[b][n-1] not part of it) times x,
+ * against b: |A x - b| relative to |b|, the largest over the batch. */
+static double gtsv_residual(const char *const *in, const cxla_literal *x, int nb, int n, int nrhs) {
+  cxla_literal *v[4] = {0};
+  double err = 0;
+  int ok = 1;
+  for (int i = 0; i < 4; i++) ok &= cx_parse_literal(test_ctx(), in[i], strlen(in[i]), &v[i]) == CXLA_OK;
+  for (int b = 0; ok && b < nb; b++)
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < nrhs; j++) {
+        double complex y = el(v[1], b * n + i) * el(x, (b * n + i) * nrhs + j);
+        if (i > 0) y += el(v[0], b * n + i) * el(x, (b * n + i - 1) * nrhs + j);
+        if (i + 1 < n) y += el(v[2], b * n + i) * el(x, (b * n + i + 1) * nrhs + j);
+        err = fmax(err, cabs(y - el(v[3], (b * n + i) * nrhs + j)));
+      }
+  for (int i = 0; i < 4; i++) cxla_literal_destroy(v[i]);
+  return ok ? err : INFINITY;
+}
+
+TEST(linalg_cpu_lapack_gtsv) {
+  for (int t = 0; t < 4; t++)
+    for (int n = 1; n <= 7; n += 3) {
+      const char *ty = k_types[t];
+      int nrhs = 3;
+      char text[1024];
+      snprintf(text, sizeof text,
+               "HloModule m\nENTRY e {\n  dl = %s[2,%d] parameter(0)\n  d = %s[2,%d] parameter(1)\n  du = %s[2,%d] parameter(2)\n"
+               "  b = %s[2,%d,%d] parameter(3)\n  ROOT c = (%s[2,%d], %s[2,%d], %s[2,%d], %s[2,%d,%d], s32[2]) "
+               "custom-call(dl, d, du, b), custom_call_target=\"lapack_%cgtsv_ffi\"\n}\n",
+               ty, n, ty, n, ty, n, ty, n, nrhs, ty, n, ty, n, ty, n, ty, n, nrhs, k_letter[t]);
+      /* random values: rows swap wherever the subdiagonal is the larger */
+      char *in[4] = {vectors(ty, 2, n), vectors(ty, 2, n), vectors(ty, 2, n), matrices(ty, 2, n, nrhs, 0, 0)};
+      cxla_literal *cpu, *ref;
+      both(text, 4, (const char *const *)in, &cpu, &ref);
+      if (cpu && ref) {
+        for (int i = 0; i < 4; i++) same(leaf(cpu, i), leaf(ref, i), 1e3 * tol_of(t), text);
+        same(leaf(cpu, 4), leaf(ref, 4), 0, "gtsv info");
+        CHECK_EQ_INT(cxla_literal_get_f64(leaf(ref, 4), 0), 0);
+        double r = gtsv_residual((const char *const *)in, leaf(cpu, 3), 2, n, nrhs);
+        CHECK_MSG(r < 1e4 * tol_of(t), "gtsv %s n=%d: |A x - b| = %g", ty, n, r);
+      }
+      cxla_literal_destroy(cpu);
+      cxla_literal_destroy(ref);
+      for (int i = 0; i < 4; i++) cx_free(in[i]);
+    }
+  /* singular: a zero first column (info 1), a zero last pivot (info 3); with pivoting (info 0) */
+  const char *text = "HloModule m\nENTRY e {\n  dl = f64[3,3] parameter(0)\n  d = f64[3,3] parameter(1)\n"
+                     "  du = f64[3,3] parameter(2)\n  b = f64[3,3,1] parameter(3)\n"
+                     "  ROOT c = (f64[3,3], f64[3,3], f64[3,3], f64[3,3,1], s32[3]) custom-call(dl, d, du, b), "
+                     "custom_call_target=\"lapack_dgtsv_ffi\"\n}\n";
+  const char *in[4] = {"f64[3,3] {{9,0,1}, {9,1,1}, {9,2,3}}", "f64[3,3] {{0,1,1}, {1,2,1}, {1,1,1}}",
+                       "f64[3,3] {{1,1,9}, {1,1,9}, {1,1,9}}", "f64[3,3,1] {{{1},{2},{3}}, {{1},{2},{3}}, {{1},{2},{3}}}"};
+  cxla_literal *cpu, *ref;
+  both(text, 4, in, &cpu, &ref);
+  if (cpu && ref) {
+    for (int i = 0; i < 5; i++) same(leaf(cpu, i), leaf(ref, i), 1e-12, "gtsv singular");
+    CHECK_EQ_INT(cxla_literal_get_f64(leaf(ref, 4), 0), 1);
+    CHECK_EQ_INT(cxla_literal_get_f64(leaf(ref, 4), 1), 3);
+    CHECK_EQ_INT(cxla_literal_get_f64(leaf(ref, 4), 2), 0);
+  }
+  cxla_literal_destroy(cpu);
+  cxla_literal_destroy(ref);
+}
+
+TEST(linalg_cpu_lapack_ormqr) {
+  for (int t = 0; t < 4; t++)
+    for (int o = 0; o < 4; o++) {
+      int left = o & 1, tr = o >> 1, m = 5, n = 4, nq = left ? m : n, ka = 3, k = 2;
+      const char *ty = k_types[t];
+      char text[1024];
+      snprintf(text, sizeof text,
+               "HloModule m\nENTRY e {\n  a = %s[2,%d,%d] parameter(0)\n  t = %s[2,%d] parameter(1)\n  c = %s[2,%d,%d] parameter(2)\n"
+               "  ROOT r = %s[2,%d,%d] custom-call(a, t, c), custom_call_target=\"lapack_%c%smqr_ffi\", "
+               "backend_config={left = %s, transpose = %s}\n}\n",
+               ty, nq, ka, ty, k, ty, m, n, ty, m, n, k_letter[t], t < 2 ? "or" : "un", left ? "true" : "false",
+               tr ? "true" : "false");
+      /* any reflectors and factors do: Q need not be unitary to compare the two */
+      char *in[3] = {matrices(ty, 2, nq, ka, 0, 0), vectors(ty, 2, k), matrices(ty, 2, m, n, 0, 0)};
+      cxla_literal *cpu, *ref;
+      both(text, 3, (const char *const *)in, &cpu, &ref);
+      if (cpu && ref) same(cpu, ref, 10 * tol_of(t), text);
+      cxla_literal_destroy(cpu);
+      cxla_literal_destroy(ref);
+      for (int i = 0; i < 3; i++) cx_free(in[i]);
+    }
+}
+
+TEST(linalg_cpu_lapack_geqp3) {
+  static const int dims[3][2] = {{6, 4}, {4, 6}, {5, 5}};
+  for (int t = 0; t < 4; t++)
+    for (int d = 0; d < 3; d++)
+      for (int fixed = 0; fixed < 2; fixed++) {
+        int m = dims[d][0], n = dims[d][1], k = m < n ? m : n;
+        const char *ty = k_types[t];
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "HloModule m\nENTRY e {\n  a = %s[2,%d,%d] parameter(0)\n  p = s32[2,%d] parameter(1)\n"
+                 "  ROOT r = (%s[2,%d,%d], s32[2,%d], %s[2,%d]) custom-call(a, p), custom_call_target=\"lapack_%cgeqp3_ffi\"\n}\n",
+                 ty, m, n, n, ty, m, n, n, ty, k, k_letter[t]);
+        /* jax passes zeros (every column free); non-zero marks a column to lead, unpivoted */
+        char *in[2] = {matrices(ty, 2, m, n, 0, 0), NULL};
+        cx_sb sb;
+        cx_sb_init(&sb);
+        cx_sb_printf(&sb, "s32[2,%d] {", n);
+        for (int b = 0; b < 2; b++) {
+          cx_sb_puts(&sb, b ? ", {" : "{");
+          for (int j = 0; j < n; j++) cx_sb_printf(&sb, "%s%d", j ? "," : "", fixed && (j + b) % 3 == 2 ? 1 : 0);
+          cx_sb_putc(&sb, '}');
+        }
+        cx_sb_putc(&sb, '}');
+        in[1] = cx_sb_take(&sb);
+        cxla_literal *cpu, *ref;
+        both(text, 2, (const char *const *)in, &cpu, &ref);
+        if (cpu && ref) {
+          same(leaf(cpu, 1), leaf(ref, 1), 0, "geqp3 pivots");
+          same(leaf(cpu, 0), leaf(ref, 0), tol_of(t), text);
+          same(leaf(cpu, 2), leaf(ref, 2), tol_of(t), "geqp3 tau");
+          if (fixed) CHECK_EQ_INT(cxla_literal_get_f64(leaf(ref, 1), 0), 3); /* batch 0's marked column 2 leads */
+        }
+        cxla_literal_destroy(cpu);
+        cxla_literal_destroy(ref);
+        cx_free(in[0]);
+        cx_free(in[1]);
+      }
+}
+
+TEST(linalg_cpu_lapack_gehrd) {
+  static const int ranges[3][3] = {{6, 1, 6}, {6, 2, 5}, {1, 1, 1}}; /* n, low, high */
+  for (int t = 0; t < 4; t++)
+    for (int r = 0; r < 3; r++) {
+      int n = ranges[r][0], nt = n - 1;
+      const char *ty = k_types[t];
+      char text[1024];
+      snprintf(text, sizeof text,
+               "HloModule m\nENTRY e {\n  a = %s[2,%d,%d] parameter(0)\n"
+               "  ROOT r = (%s[2,%d,%d], %s[2,%d], s32[2]) custom-call(a), custom_call_target=\"lapack_%cgehrd_ffi\", "
+               "backend_config={high = %d : i32, low = %d : i32}\n}\n",
+               ty, n, n, ty, n, n, ty, nt, k_letter[t], ranges[r][2], ranges[r][1]);
+      char *in = matrices(ty, 2, n, n, 0, 0);
+      cxla_literal *cpu, *ref;
+      both(text, 1, (const char *const *)&in, &cpu, &ref);
+      if (cpu && ref) {
+        same(leaf(cpu, 0), leaf(ref, 0), 10 * tol_of(t), text);
+        same(leaf(cpu, 1), leaf(ref, 1), 10 * tol_of(t), "gehrd tau");
+        same(leaf(cpu, 2), leaf(ref, 2), 0, "gehrd info");
+      }
+      cxla_literal_destroy(cpu);
+      cxla_literal_destroy(ref);
+      cx_free(in);
+    }
+}
+
+TEST(linalg_cpu_lapack_sytrd) {
+  for (int t = 0; t < 4; t++)
+    for (int up = 0; up < 2; up++)
+      for (int n = 1; n <= 7; n += 3) {
+        const char *ty = k_types[t];
+        int nt = n - 1;
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "HloModule m\nENTRY e {\n  a = %s[2,%d,%d] parameter(0)\n"
+                 "  ROOT r = (%s[2,%d,%d], %s[2,%d], %s[2,%d], %s[2,%d], s32[2]) custom-call(a), "
+                 "custom_call_target=\"lapack_%c%strd_ffi\", backend_config={uplo = %d : ui8}\n}\n",
+                 ty, n, n, ty, n, n, k_real[t], n, k_real[t], nt, ty, nt, k_letter[t], t < 2 ? "sy" : "he",
+                 up ? 'U' : 'L');
+        /* Hermitian, junk in the triangle not read: both must leave it as it was */
+        char *in = junk_matrices(ty, 2, n, n, 1, 0, up ? 2 : 1);
+        cxla_literal *cpu, *ref;
+        both(text, 1, (const char *const *)&in, &cpu, &ref);
+        if (cpu && ref) {
+          for (int i = 0; i < 4; i++) same(leaf(cpu, i), leaf(ref, i), 10 * tol_of(t), text);
+          same(leaf(cpu, 4), leaf(ref, 4), 0, "sytrd info");
+        }
+        cxla_literal_destroy(cpu);
+        cxla_literal_destroy(ref);
+        cx_free(in);
+      }
+}

@@ -143,3 +143,60 @@ TEST(linalg_unknown_target_refused_when_compiling) {
     cxla_module_destroy(m);
   }
 }
+
+TEST(linalg_lapack_gtsv_ormqr_shape_rules) {
+  const char *v = "  dl = f64[2,4] parameter(0)\n  d = f64[2,4] parameter(1)\n  du = f64[2,4] parameter(2)\n";
+  char b[1024];
+  snprintf(b, sizeof b, "%s  x = f64[2,4,3] parameter(3)\n  ROOT c = (f64[2,4], f64[2,4], f64[2,4], f64[2,4,3], s32[2]) custom-call(dl, d, du, x), "
+           "custom_call_target=\"lapack_dgtsv_ffi\"", v);
+  CHECK_STR_CONTAINS(entry(b), "ROOT c = (f64[2,4], f64[2,4], f64[2,4], f64[2,4,3], s32[2]) custom-call(dl, d, du, x)");
+  snprintf(b, sizeof b, "%s  x = f64[2,5,3] parameter(3)\n  ROOT c = (f64[2,4], f64[2,4], f64[2,4], f64[2,5,3], s32[2]) "
+           "custom-call(dl, d, du, x), custom_call_target=\"lapack_dgtsv_ffi\"", v);
+  CHECK_STR_CONTAINS(entry(b), "t.hlo:7:8: error: custom-call c: ");
+  CHECK_STR_CONTAINS(entry(b), "lapack_dgtsv_ffi: dl must be f64 with b's batch, then b's 5 rows, got f64[2,4]");
+  snprintf(b, sizeof b, "%s  x = f64[2,4,3] parameter(3)\n  ROOT c = (f64[2,4], f64[2,4], f64[2,4], f64[2,4,3], s32[2]) "
+           "custom-call(dl, d, x), custom_call_target=\"lapack_dgtsv_ffi\"", v);
+  CHECK_STR_CONTAINS(entry(b), "lapack_dgtsv_ffi takes 4 operands, got 3");
+  const char *q = "  a = c64[2,5,3] parameter(0)\n  t = c64[2,3] parameter(1)\n";
+  snprintf(b, sizeof b, "%s  x = c64[2,5,4] parameter(2)\n  ROOT c = c64[2,5,4] custom-call(a, t, x), "
+           "custom_call_target=\"lapack_cunmqr_ffi\", backend_config={left = true, transpose = true}", q);
+  CHECK_STR_CONTAINS(entry(b), "ROOT c = c64[2,5,4] custom-call(a, t, x)");
+  snprintf(b, sizeof b, "%s  x = c64[2,4,5] parameter(2)\n  ROOT c = c64[2,4,5] custom-call(a, t, x), "
+           "custom_call_target=\"lapack_cunmqr_ffi\", backend_config={left = false, transpose = false}", q);
+  CHECK_STR_CONTAINS(entry(b), "ROOT c = c64[2,4,5] custom-call(a, t, x)");
+  snprintf(b, sizeof b, "%s  x = c64[2,4,5] parameter(2)\n  ROOT c = c64[2,4,5] custom-call(a, t, x), "
+           "custom_call_target=\"lapack_cunmqr_ffi\", backend_config={left = true, transpose = false}", q);
+  CHECK_STR_CONTAINS(entry(b), "t.hlo:6:8: error: custom-call c: ");
+  CHECK_STR_CONTAINS(entry(b), "lapack_cunmqr_ffi: a c64[2,5,3], tau c64[2,3] (a's batch, then k <= a's rows and columns) "
+                               "and c c64[2,4,5] (a's batch, its rows a's rows) do not fit");
+  snprintf(b, sizeof b, "%s  x = c64[2,5,4] parameter(2)\n  ROOT c = c64[2,5,4] custom-call(a, t, x), "
+           "custom_call_target=\"lapack_cunmqr_ffi\", backend_config={left = true}", q);
+  CHECK_STR_CONTAINS(entry(b), "lapack_cunmqr_ffi needs backend_config left and transpose (true or false)");
+  snprintf(b, sizeof b, "%s  x = f32[2,5,4] parameter(2)\n  ROOT c = f32[2,5,4] custom-call(a, t, x), "
+           "custom_call_target=\"lapack_sormqr_ffi\", backend_config={left = true, transpose = true}", q);
+  CHECK_STR_CONTAINS(entry(b), "lapack_sormqr_ffi: a must be f32, got c64[2,5,3]");
+  CHECK_STR_CONTAINS(entry("  a = f32[2,5,3] parameter(0)\n  p = s32[2,3] parameter(1)\n  ROOT c = (f32[2,5,3], s32[2,3], "
+                           "f32[2,3]) custom-call(a, p), custom_call_target=\"lapack_sgeqp3_ffi\""),
+                     "ROOT c = (f32[2,5,3], s32[2,3], f32[2,3]) custom-call(a, p)");
+  CHECK_STR_CONTAINS(entry("  a = f32[2,5,3] parameter(0)\n  p = s32[2,5] parameter(1)\n  ROOT c = (f32[2,5,3], s32[2,5], "
+                           "f32[2,3]) custom-call(a, p), custom_call_target=\"lapack_sgeqp3_ffi\""),
+                     "t.hlo:5:8: error: custom-call c: lapack_sgeqp3_ffi: jpvt must be s32 with a's batch, then a's 3 columns, got s32[2,5] (a f32[2,5,3])");
+  CHECK_STR_CONTAINS(entry("  a = f64[4,4] parameter(0)\n  ROOT c = (f64[4,4], f64[3], s32[]) custom-call(a), "
+                           "custom_call_target=\"lapack_dgehrd_ffi\", backend_config={high = 4 : i32, low = 1 : i32}"),
+                     "ROOT c = (f64[4,4], f64[3], s32[]) custom-call(a)");
+  CHECK_STR_CONTAINS(entry("  a = f64[4,4] parameter(0)\n  ROOT c = (f64[4,4], f64[3], s32[]) custom-call(a), "
+                           "custom_call_target=\"lapack_dgehrd_ffi\", backend_config={high = 5 : i32, low = 1 : i32}"),
+                     "t.hlo:4:8: error: custom-call c: lapack_dgehrd_ffi needs backend_config low and high with 1 <= low <= high <= 4");
+  CHECK_STR_CONTAINS(entry("  a = f64[4,3] parameter(0)\n  ROOT c = (f64[4,3], f64[2], s32[]) custom-call(a), "
+                           "custom_call_target=\"lapack_dgehrd_ffi\", backend_config={high = 3 : i32, low = 1 : i32}"),
+                     "lapack_dgehrd_ffi: a must be square matrices, got f64[4,3]");
+  CHECK_STR_CONTAINS(entry("  a = c64[2,4,4] parameter(0)\n  ROOT c = (c64[2,4,4], f32[2,4], f32[2,3], c64[2,3], s32[2]) "
+                           "custom-call(a), custom_call_target=\"lapack_chetrd_ffi\", backend_config={uplo = 76 : ui8}"),
+                     "ROOT c = (c64[2,4,4], f32[2,4], f32[2,3], c64[2,3], s32[2]) custom-call(a)");
+  CHECK_STR_CONTAINS(entry("  a = c64[2,4,4] parameter(0)\n  ROOT c = (c64[2,4,4], c64[2,4], f32[2,3], c64[2,3], s32[2]) "
+                           "custom-call(a), custom_call_target=\"lapack_chetrd_ffi\", backend_config={uplo = 76 : ui8}"),
+                     "t.hlo:4:8: error: custom-call c");
+  CHECK_STR_CONTAINS(entry("  a = f32[4,4] parameter(0)\n  ROOT c = (f32[4,4], f32[4], f32[3], f32[3], s32[]) "
+                           "custom-call(a), custom_call_target=\"lapack_ssytrd_ffi\""),
+                     "lapack_ssytrd_ffi needs backend_config uplo = one of 'LU' as ui8");
+}

@@ -95,6 +95,8 @@ static cxla_status lapack(cx_seq *s, cx_instr *in, cx_la_routine r) {
     d.ucols = u->dims[u->rank - 1];
     d.vrows = vt->dims[vt->rank - 2];
   }
+  if (r == CX_LA_ORMQR) d.ucols = c.acols;
+  if (r == CX_LA_GEHRD) d.ucols = c.ilo, d.vrows = c.ihi;
   return call(s, in, &d, in->a.custom_call_target);
 }
 
@@ -121,6 +123,8 @@ static const struct {
     [CX_CC_GEQRF] = {lapack, CX_LA_GEQRF}, [CX_CC_ORGQR] = {lapack, CX_LA_ORGQR}, [CX_CC_SYEVD] = {lapack, CX_LA_SYEVD},
     [CX_CC_GESDD] = {lapack, CX_LA_GESDD}, [CX_CC_GESVD] = {lapack, CX_LA_GESVD}, [CX_CC_GEEV] = {lapack, CX_LA_GEEV},
     [CX_CC_TOPK] = {topk, 0},               [CX_CC_ANNOTATION] = {annotation, 0},
+    [CX_CC_GTSV] = {lapack, CX_LA_GTSV},    [CX_CC_ORMQR] = {lapack, CX_LA_ORMQR}, [CX_CC_GEQP3] = {lapack, CX_LA_GEQP3},
+    [CX_CC_GEHRD] = {lapack, CX_LA_GEHRD}, [CX_CC_SYTRD] = {lapack, CX_LA_SYTRD},
 };
 
 cxla_status cx_seq_custom_call(cx_seq *s, cx_instr *in) {
