@@ -216,6 +216,9 @@ CX_INTERP_EVALUATOR(cx_interp_lapack_geev) {
     store_int(j.res[nw + 2], b, info);
   }
   cx_free(part);
+  return finish(st, in, &j, s, out);
+}
+
 /* (dl', d', du', x, info) = gtsv(dl, d, du, b): the reference's factor and solution, dl[0]
  * (not part of the matrix) as it came. */
 CX_INTERP_EVALUATOR(cx_interp_lapack_gtsv) {

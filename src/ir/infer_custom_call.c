@@ -199,6 +199,9 @@ static cxla_status cx_cc_check_geev(cx_infer *ic, const cx_cc_info *t, cx_shape 
   batch_array(&el[nw], a, vt, 2, nn);
   batch_array(&el[nw + 1], a, vt, 2, nn);
   batch_array(&el[nw + 2], a, CXLA_S32, 0, NULL);
+  return CXLA_OK;
+}
+
 /* Vectors (dl, d, du: b's batch, then n) and b (batch, n x nrhs); dl[0] and du[n-1] are not
  * read (gtsv takes dl from its second element). */
 static cxla_status cx_cc_check_gtsv(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {

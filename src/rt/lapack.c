@@ -520,6 +520,10 @@ static void la_geev(la_call *c, void **bufs) {
       set_part(c, wb, i, NAN);
       if (!cx) set_part(c, wib, i, NAN);
     }
+  }
+  cx_free(t);
+}
+
 /* ---- geqp3, gtsv and ormqr/unmqr: routines picked by type here, the matrices through
  * column-major copies ---- */
 

@@ -19,25 +19,32 @@
 
 /* A constant (a link-time symbol), a sort (its plan is another), a dot (OpenBLAS) and a
  * fusion: everything the cached code refers to in the process that loads it. */
-static char *module_text(void) {
-  static char text[4096];
-  int n = snprintf(text, sizeof text,
+static char g_text[4096];
+static void write_module_text(void) {
+  char *text = g_text;
+  int n = snprintf(text, sizeof g_text,
                    "HloModule dc\n"
                    "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
                    "  ROOT c = pred[] compare(a, b), direction=LT\n}\n"
                    "ENTRY main {\n  x = f32[4,8] parameter(0)\n  c = f32[4,8] constant({");
   for (int i = 0; i < 4; i++) {
-    n += snprintf(text + n, sizeof text - (size_t)n, "%s{", i ? ", " : "");
-    for (int j = 0; j < 8; j++) n += snprintf(text + n, sizeof text - (size_t)n, "%s%d.25", j ? ", " : "", (i * 5 + j * 3) % 7 - 3);
-    n += snprintf(text + n, sizeof text - (size_t)n, "}");
+    n += snprintf(text + n, sizeof g_text - (size_t)n, "%s{", i ? ", " : "");
+    for (int j = 0; j < 8; j++) n += snprintf(text + n, sizeof g_text - (size_t)n, "%s%d.25", j ? ", " : "", (i * 5 + j * 3) % 7 - 3);
+    n += snprintf(text + n, sizeof g_text - (size_t)n, "}");
   }
-  snprintf(text + n, sizeof text - (size_t)n,
+  snprintf(text + n, sizeof g_text - (size_t)n,
            "})\n  y = f32[4,8] multiply(x, c)\n  e = f32[4,8] exponential(y)\n"
            "  s = f32[4,8] sort(e), dimensions={1}, to_apply=lt\n"
            "  w = f32[8,3] broadcast(f32[] constant(0.5)), dimensions={}\n"
            "  d = f32[4,3] dot(s, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
            "  ROOT t = (f32[4,3], f32[4,8]) tuple(d, s)\n}\n");
-  return text;
+}
+
+/* Written once: the racing threads below all read it. */
+static char *module_text(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, write_module_text);
+  return g_text;
 }
 
 static cxla_literal *input(void) {
