@@ -10,42 +10,17 @@ import os
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
+import sys  # noqa: E402
+
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
-import optax  # noqa: E402
-from flax import linen as nn  # noqa: E402
 
-
-class MLP(nn.Module):
-    @nn.compact
-    def __call__(self, x):
-        x = nn.relu(nn.Dense(512)(x))
-        x = nn.relu(nn.Dense(512)(x))
-        return nn.Dense(10)(x)
-
-
-class CNN(nn.Module):
-    @nn.compact
-    def __call__(self, x):
-        x = nn.relu(nn.Conv(16, (3, 3))(x))
-        x = nn.max_pool(x, (2, 2), strides=(2, 2))
-        x = nn.relu(nn.Conv(32, (3, 3))(x))
-        x = nn.max_pool(x, (2, 2), strides=(2, 2))
-        x = nn.relu(nn.Dense(128)(x.reshape((x.shape[0], -1))))
-        return nn.Dense(10)(x)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from jax_plugin import CNN, MLP, train_step  # noqa: E402  (the same models and step)
 
 
 def step_hlo(model, shape):
-    tx = optax.adam(1e-3)
-
-    def loss_fn(params, x, y):
-        return optax.softmax_cross_entropy_with_integer_labels(model.apply(params, x), y).mean()
-
-    def step(params, opt_state, x, y):
-        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
-        updates, opt_state = tx.update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, loss
-
+    tx, step = train_step(model)
     x = np.zeros(shape, np.float32)
     y = np.zeros(shape[0], np.int32)
     params = model.init(jax.random.PRNGKey(0), x[:1])
