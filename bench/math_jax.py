@@ -19,11 +19,12 @@ usage: CXLA_BUILD=build PYTHONPATH=python build/venv/bin/python bench/math_jax.p
 """
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from turns import time_case  # noqa: E402
 
 import cxla
 
@@ -69,22 +70,6 @@ def ulps(got, want, t):
     return float(np.max(np.abs(got[fin] - w) / ulp)) if w.size else 0.0
 
 
-def time_case(fns, rounds, calls):
-    names = list(fns)
-    times = {k: [] for k in names}
-    for r in range(rounds):
-        order = names[r % len(names):] + names[:r % len(names)]
-        for name in order:
-            fn = fns[name]
-            fn()  # warm-up
-            time.sleep(0.002)
-            for _ in range(calls):
-                t0 = time.perf_counter()
-                fn()
-                times[name].append((time.perf_counter() - t0) * 1e3)
-    return {k: (min(v), statistics.median(v)) for k, v in times.items()}
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=7)
@@ -112,7 +97,7 @@ def main():
         jargs = [jnp.asarray(x) for x in args]
         checks["jax"] = ulps(jitted(*jargs), want, t)
         fns["jax"] = lambda: jax.block_until_ready(jitted(*jargs))
-        res = time_case(fns, a.rounds, 3)
+        res = time_case(fns, a.rounds, 3, 1e3)
         rows.append(("%s %s" % (name, tn), res, checks))
         line = "%-9s" % ("%s %s" % (name, tn)) + "".join(
             "  %s %7.2f ms (%.3g ulp)" % (k, res[k][1], checks[k]) for k in fns)

@@ -20,11 +20,12 @@ usage: CXLA_BUILD=build/bench PYTHONPATH=python build/venv/bin/python bench/ops_
 """
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from turns import time_case  # noqa: E402
 
 import cxla
 
@@ -80,22 +81,6 @@ def rel_err(got, want):
     return float(np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-300))
 
 
-def time_case(fns, rounds, calls):
-    names = list(fns)
-    times = {k: [] for k in names}
-    for r in range(rounds):
-        order = names[r % len(names):] + names[:r % len(names)]
-        for name in order:
-            fn = fns[name]
-            fn()  # warm-up
-            time.sleep(0.002)
-            for _ in range(calls):
-                t0 = time.perf_counter()
-                fn()
-                times[name].append((time.perf_counter() - t0) * 1e6)
-    return {k: (min(v), statistics.median(v)) for k, v in times.items()}
-
-
 def fmt_us(us):
     return "%.1f µs" % us if us < 1000 else "%.2f ms" % (us / 1000)
 
@@ -139,7 +124,7 @@ def main():
         }
         size = sum(x.nbytes for x in args)
         calls = 20 if size < (1 << 20) else 5
-        res = time_case(fns, a.rounds, calls)
+        res = time_case(fns, a.rounds, calls, 1e6)
         rows.append((label, res, err_c, err_j))
         (cb, cm), (nb, nm), (jb, jm) = res["cxla"], res["numpy"], res["jax"]
         print("%-34s cxla %10s  numpy %10s  jax %10s   cxla/numpy %.2f  cxla/jax %.2f" % (

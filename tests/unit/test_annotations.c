@@ -89,38 +89,33 @@ TEST(sdy_annotations_run_on_every_backend) {
                      "ok");
 }
 
-TEST(annotations_that_reshard_are_refused) {
-  const char *text = "HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n"
-                     "  ROOT a = f32[4] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n}\n";
-  const char *sdy = "HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n  y = f32[2] parameter(1)\n"
-                    "  ROOT a = (f32[8], f32[1]) custom-call(x, y), custom_call_target=\"xla.sdy.GlobalToLocalShape\"\n}\n";
-  for (int b = 0; b < 2; b++) {
-    cxla_module *m = NULL;
-    CHECK_OK(cxla_module_parse(test_ctx(), sdy, strlen(sdy), "s.hlo", &m));
-    cxla_compile_options o;
-    cxla_compile_options_init(&o);
-    o.backend = b ? "cpu" : "interp";
-    cxla_executable *e = NULL;
-    CHECK_EQ_INT(cxla_compile(m, &o, &e), CXLA_ERR_UNSUPPORTED);
-    CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "target xla.sdy.GlobalToLocalShape: its result is not its operand's shape");
-    cxla_executable_destroy(e);
-    cxla_module_destroy(m);
-  }
+/* text, parsed as `file`, is refused when compiling for the interpreter and for cpu, with an
+ * error containing msg. */
+static void refused_on_every_backend(const char *text, const char *file, const char *msg) {
   static const char *const backends[] = {"interp", "cpu"};
   for (int b = 0; b < 2; b++) {
     cxla_module *m = NULL;
-    CHECK_OK(cxla_module_parse(test_ctx(), text, strlen(text), "r.hlo", &m));
+    CHECK_OK(cxla_module_parse(test_ctx(), text, strlen(text), file, &m));
     cxla_compile_options o;
     cxla_compile_options_init(&o);
     o.backend = backends[b];
     cxla_executable *e = NULL;
     CHECK_EQ_INT(cxla_compile(m, &o, &e), CXLA_ERR_UNSUPPORTED);
-    CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()),
-                       "r.hlo:4:8: error: not supported: custom-call 'a' (target SPMDFullToShardShape: its result is not "
-                       "its operand's shape: a program for several devices needs XLA's SPMD partitioner)");
+    CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), msg);
     cxla_executable_destroy(e);
     cxla_module_destroy(m);
   }
+}
+
+TEST(annotations_that_reshard_are_refused) {
+  const char *text = "HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n"
+                     "  ROOT a = f32[4] custom-call(x), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n}\n";
+  const char *sdy = "HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n  y = f32[2] parameter(1)\n"
+                    "  ROOT a = (f32[8], f32[1]) custom-call(x, y), custom_call_target=\"xla.sdy.GlobalToLocalShape\"\n}\n";
+  refused_on_every_backend(sdy, "s.hlo", "target xla.sdy.GlobalToLocalShape: its result is not its operand's shape");
+  refused_on_every_backend(text, "r.hlo",
+                           "r.hlo:4:8: error: not supported: custom-call 'a' (target SPMDFullToShardShape: its result is "
+                           "not its operand's shape: a program for several devices needs XLA's SPMD partitioner)");
 }
 
 /* jax.debug.print, pure_callback and io_callback as jax lowers them for the CPU: refused when
@@ -130,21 +125,10 @@ TEST(host_callbacks_are_refused_when_compiling) {
                      "  p = () custom-call(a), custom_call_target=\"xla_ffi_python_cpu_callback\", "
                      "custom_call_has_side_effect=true, api_version=API_VERSION_TYPED_FFI, backend_config={index = 0 : ui64}\n"
                      "  ROOT n = f32[3] negate(a)\n}\n";
-  static const char *const backends[] = {"interp", "cpu"};
-  for (int b = 0; b < 2; b++) {
-    cxla_module *m = NULL;
-    CHECK_OK(cxla_module_parse(test_ctx(), text, strlen(text), "cb.hlo", &m));
-    cxla_compile_options o;
-    cxla_compile_options_init(&o);
-    o.backend = backends[b];
-    cxla_executable *e = NULL;
-    CHECK_EQ_INT(cxla_compile(m, &o, &e), CXLA_ERR_UNSUPPORTED);
-    CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()),
-                       "cb.hlo:4:3: error: not supported: custom-call 'p' (target xla_ffi_python_cpu_callback: a host "
-                       "callback into Python (jax.debug.print, pure_callback, io_callback), which cxla cannot make)");
-    cxla_executable_destroy(e);
-    cxla_module_destroy(m);
-  }
+  refused_on_every_backend(text, "cb.hlo",
+                           "cb.hlo:4:3: error: not supported: custom-call 'p' (target xla_ffi_python_cpu_callback: a "
+                           "host callback into Python (jax.debug.print, pure_callback, io_callback), which cxla "
+                           "cannot make)");
 }
 
 TEST(topk_custom_call_verifier) {
