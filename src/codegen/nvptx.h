@@ -10,9 +10,10 @@
  * kernel's iteration space, V = cg->elems_per_thread at emission (1 unless set; it divides
  * total), threads past total / V doing nothing, so a launch needs ceil(total / V / block)
  * blocks of `block` threads.
- * Math: codegen's own f32 polynomials (math.c) and llvm.sqrt, which NVPTX lowers to the
- * correctly rounded sqrt.rn; no libdevice, no libm. What has no lowering here (sin, cos, tan,
- * cbrt, power, atan2, f64 transcendentals) is CX_MATH_NONE: refused at compile time. */
+ * Math: codegen's own inline code (math*.c: every f32 function, f64 exp, log and logistic)
+ * and llvm.sqrt, which NVPTX lowers to the correctly rounded sqrt.rn; no libm. The other f64
+ * transcendentals (and the complex functions, computed with them) are CX_MATH_NONE: refused at
+ * compile time. */
 extern const cx_target cx_target_nvptx;
 /* 1 if every math op in the fusion (and the computations it calls) has a lowering on
  * cx_target_nvptx; otherwise 0 with *why naming the first that has none (thread-local). */
