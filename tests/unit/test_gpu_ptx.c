@@ -157,10 +157,10 @@ TEST(gpu_ptx_vector_and_warp) {
 }
 
 TEST(gpu_refuses_at_compile_time) {
-  const char *sine = "HloModule s\nENTRY e {\n x = f32[8] parameter(0)\n ROOT r = f32[8] sine(x)\n}\n";
+  const char *sine = "HloModule s\nENTRY e {\n x = f64[8] parameter(0)\n ROOT r = f64[8] sine(x)\n}\n";
   cx_gpu_prog p;
   CHECK_EQ_INT(build(sine, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
-  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "cannot run on the GPU yet: sine on f32 has no GPU lowering yet");
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "cannot run on the GPU yet: sine on f64 has no GPU lowering yet");
   cx_gpu_prog_free(&p);
   /* a sort (no GPU code yet) next to a dot (a cuBLASLt step, no kernel) */
   const char *sort = "HloModule d\nlt {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
