@@ -10,10 +10,9 @@
  * kernel's iteration space, V = cg->elems_per_thread at emission (1 unless set; it divides
  * total), threads past total / V doing nothing, so a launch needs ceil(total / V / block)
  * blocks of `block` threads.
- * Math: codegen's own inline code (math*.c: every f32 function, f64 exp, log and logistic)
- * and llvm.sqrt, which NVPTX lowers to the correctly rounded sqrt.rn; no libm. The other f64
- * transcendentals (and the complex functions, computed with them) are CX_MATH_NONE: refused at
- * compile time. */
+ * Math: codegen's own inline code (math*.c: every f32 function, f64 exp, log and logistic),
+ * llvm.sqrt (the correctly rounded sqrt.rn), and calls of CUDA's libdevice (__nv_sin, ...) for
+ * the other f64 functions, which the gpu backend links in (backend/gpu/libdevice.h). */
 extern const cx_target cx_target_nvptx;
 /* 1 if every math op in the fusion (and the computations it calls) has a lowering on
  * cx_target_nvptx; otherwise 0 with *why naming the first that has none (thread-local). */

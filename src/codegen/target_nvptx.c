@@ -53,29 +53,32 @@ static void nvptx_args(struct cx_cg *cg, LLVMValueRef entry, int nargs, LLVMValu
   args[nargs + 1] = LLVMBuildAdd(b, first, LLVMConstInt(cg->t_i64, (unsigned long long)v, 0), "");
 }
 
-/* ---- math: codegen's own inline code (math*.c, the same the cpu backend vectorises, so the
- * two backends agree to the bit where the hardware's FMA contraction allows) and llvm.sqrt;
- * the f64 functions without inline code have no lowering yet ---- */
+/* ---- math: codegen's own inline code (math*.c: every f32 function, f64 exp, log and
+ * logistic, the same code the cpu backend vectorises, so the two backends agree to the bit
+ * where FMA contraction allows), llvm.sqrt, and for the other f64 functions CUDA's libdevice
+ * (__nv_*, linked into the module by the gpu backend, backend/gpu/libdevice.h) ---- */
 
 #define POLY {CX_MATH_INLINE, NULL, 0}
 #define SQRT {CX_MATH_INTRINSIC, "llvm.sqrt", 0}
+#define NV(fn) {CX_MATH_CALL, "__nv_" fn, 0}
 static const cx_math_lowering k_math[CX_OP_COUNT][2] = { /* [op][0: f32, 1: f64] */
   [CX_OP_EXP] = {POLY, POLY},
-  [CX_OP_EXPM1] = {POLY},
+  [CX_OP_EXPM1] = {POLY, NV("expm1")},
   [CX_OP_LOG] = {POLY, POLY},
-  [CX_OP_LOG1P] = {POLY},
-  [CX_OP_TANH] = {POLY},
-  [CX_OP_ERF] = {POLY},
+  [CX_OP_LOG1P] = {POLY, NV("log1p")},
+  [CX_OP_TANH] = {POLY, NV("tanh")},
+  [CX_OP_ERF] = {POLY, NV("erf")},
   [CX_OP_LOGISTIC] = {POLY, POLY},                     /* f64: 1/(1+exp(-x)) with the f64 exp */
   [CX_OP_RSQRT] = {{CX_MATH_INLINE, NULL, 1}, POLY},   /* 1/sqrt(x) in double: rounds as the interpreter */
   [CX_OP_SQRT] = {SQRT, SQRT},
-  [CX_OP_CBRT] = {POLY},
-  [CX_OP_SIN] = {POLY},
-  [CX_OP_COS] = {POLY},
-  [CX_OP_TAN] = {POLY},
-  [CX_OP_POWER] = {POLY},
-  [CX_OP_ATAN2] = {POLY},
+  [CX_OP_CBRT] = {POLY, NV("cbrt")},
+  [CX_OP_SIN] = {POLY, NV("sin")},
+  [CX_OP_COS] = {POLY, NV("cos")},
+  [CX_OP_TAN] = {POLY, NV("tan")},
+  [CX_OP_POWER] = {POLY, NV("pow")},
+  [CX_OP_ATAN2] = {POLY, NV("atan2")},
 };
+#undef NV
 #undef POLY
 #undef SQRT
 

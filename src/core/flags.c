@@ -34,6 +34,9 @@ static const flag_def defs[] = {
      "S: a collective fails after waiting S seconds for the other devices (0: waits for ever)", 1},
     {"gpu-tf32", F_BOOL, OFF(gpu_tf32), 0, 1,
      "on|off: f32 dots on the GPU may round inputs to TF32 on tensor cores (faster, 10-bit mantissas; default off)"},
+    {"gpu-libdevice", F_STR, OFF(gpu_libdevice), 0, 0,
+     "PATH: CUDA's libdevice.10.bc, linked into GPU kernels for the f64 math functions (default: "
+     "$CUDA_HOME, $CUDA_PATH, /usr/local/cuda, /usr/lib/nvidia-cuda-toolkit)"},
     {"cache-dir", F_STR, OFF(cache_dir), 0, 0,
      "DIR|default|off: keep compiled cpu code in DIR, load it instead of compiling again (default: "
      "$XDG_CACHE_HOME/cxla or ~/.cache/cxla; unset or off: no disk cache)", 1},

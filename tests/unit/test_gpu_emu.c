@@ -99,18 +99,12 @@ static double long_sum_rtol(const cx_module *m) {
   return rtol;
 }
 
-/* gpu-emu against the interpreter on seeded random inputs; 1 when the gpu backend refused */
-static int differential(cx_module *m, uint64_t seed, const char *where) {
-  enum { MAXP = 64 };
-  cxla_literal *args[MAXP] = {0}, *want = NULL, *got = NULL;
+/* gpu-emu against the interpreter on args; 1 when the gpu backend refused */
+static int compare_on(cx_module *m, cxla_literal **args, const char *where) {
+  cxla_literal *want = NULL, *got = NULL;
   int np = m->entry->nparams, refused = 0;
-  if (np > MAXP) return 1;
-  for (int i = 0; i < np; i++) {
-    args[i] = cx_literal_new_uninit(&m->entry->params[i]->shape);
-    if (args[i]) fill(args[i], &seed);
-  }
   cxla_status s = cx_interp_run(m, np, args, &want);
-  if (s == CXLA_OK) { /* (what the interpreter refuses on random inputs is not the gpu's concern) */
+  if (s == CXLA_OK) { /* (what the interpreter refuses on these inputs is not the gpu's concern) */
     s = run_emu(m, np, args, &got);
     if (s == CXLA_ERR_UNSUPPORTED && strstr(cxla_context_errmsg(test_ctx()), "gpu backend")) refused = 1;
     else if (s != CXLA_OK) test_fail(__FILE__, __LINE__, "%s: %s: %s", where, gpu_backend_name(), cxla_context_errmsg(test_ctx()));
@@ -126,10 +120,47 @@ static int differential(cx_module *m, uint64_t seed, const char *where) {
       cx_sb_free(&why);
     }
   }
-  for (int i = 0; i < np; i++) cxla_literal_destroy(args[i]);
   cxla_literal_destroy(want);
   cxla_literal_destroy(got);
   return refused;
+}
+
+/* gpu-emu against the interpreter on seeded random inputs; 1 when the gpu backend refused */
+static int differential(cx_module *m, uint64_t seed, const char *where) {
+  enum { MAXP = 64 };
+  cxla_literal *args[MAXP] = {0};
+  int np = m->entry->nparams;
+  if (np > MAXP) return 1;
+  for (int i = 0; i < np; i++) {
+    args[i] = cx_literal_new_uninit(&m->entry->params[i]->shape);
+    if (args[i]) fill(args[i], &seed);
+  }
+  int refused = compare_on(m, args, where);
+  for (int i = 0; i < np; i++) cxla_literal_destroy(args[i]);
+  return refused;
+}
+
+/* The module's own inputs too (its `// INPUT:` lines, when each fits on its line): special
+ * values and ranges random inputs in [-1, 1) never reach (huge trigonometric arguments). */
+static void given_inputs(cx_module *m, const char *text, const char *where) {
+  enum { MAXP = 64 };
+  cxla_literal *args[MAXP] = {0};
+  int np = m->entry->nparams, n = 0;
+  if (np > MAXP) return;
+  for (const char *p = text; np <= MAXP && (p = strstr(p, "// INPUT:")); n++) {
+    p += 9;
+    const char *e = strchr(p, '\n');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    const char *next = e ? e + 1 : p + len;
+    while (*next == ' ') next++;
+    if (n >= np || !strncmp(next, "// ...", 6) || cx_parse_literal(test_ctx(), p, len, &args[n]) != CXLA_OK) {
+      n = -1;
+      break;
+    }
+    p += len;
+  }
+  if (n == np && np > 0) compare_on(m, args, where);
+  for (int i = 0; i < MAXP; i++) cxla_literal_destroy(args[i]);
 }
 
 static cx_module *parse(const char *text, const char *name) {
@@ -164,7 +195,10 @@ static void corpus_file(const char *path, tally *t) {
     if (tol && sscanf(tol + 13, "%lf %lf", &g_rtol, &g_atol) != 2) g_rtol = g_atol = 0;
     t->modules++;
     if (differential(m, 7, path)) t->refused++;
-    else t->accepted++;
+    else {
+      t->accepted++;
+      given_inputs(m, text, path);
+    }
   }
   cx_module_free(m);
   cx_free(text);

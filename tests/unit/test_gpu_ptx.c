@@ -55,6 +55,8 @@ TEST(gpu_arch_pick) {
   CHECK_EQ_INT(cx_nvptx_arch_named("sm_70", &a), -1);
 }
 
+static const char *g_libdevice; /* --gpu-libdevice for build(), NULL: the default search */
+
 static cxla_status build(const char *text, const char *sm, int lenient, cx_gpu_prog *p) {
   cx_nvptx_arch arch;
   memset(p, 0, sizeof *p);
@@ -68,7 +70,9 @@ static cxla_status build(const char *text, const char *sm, int lenient, cx_gpu_p
   }
   cx_flags f;
   cx_flags_init(&f);
-  s = cx_gpu_build(test_ctx(), m, &f, &arch, lenient, p);
+  if (g_libdevice && !(f.gpu_libdevice = cx_strdup(g_libdevice))) s = CXLA_ERR_OUT_OF_MEMORY;
+  if (s == CXLA_OK) s = cx_gpu_build(test_ctx(), m, &f, &arch, lenient, p);
+  else cx_module_free(m);
   cx_flags_free(&f);
   return s;
 }
@@ -156,12 +160,37 @@ TEST(gpu_ptx_vector_and_warp) {
   cx_gpu_prog_free(&p);
 }
 
-TEST(gpu_refuses_at_compile_time) {
+/* f64 sine is a call of libdevice's __nv_sin: linked in (when the toolkit is here) so that the
+ * PTX calls nothing; a wrong --gpu-libdevice is refused at compile time naming the function */
+TEST(gpu_libdevice_math) {
   const char *sine = "HloModule s\nENTRY e {\n x = f64[8] parameter(0)\n ROOT r = f64[8] sine(x)\n}\n";
   cx_gpu_prog p;
+  if (access("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc", R_OK) == 0 || getenv("CUDA_HOME")) {
+    CHECK_OK(build(sine, "sm_80", 0, &p));
+    if (p.ptx) {
+      CHECK_EQ_INT(count(p.ptx, ".visible .entry"), 1);
+      CHECK_EQ_INT(count(p.ptx, ".extern"), 0); /* calls only the module's own .func */
+      CHECK_EQ_INT(count(p.ptx, "__nv_"), 0);
+    }
+    cx_gpu_prog_free(&p);
+  } else {
+    printf("    (no CUDA toolkit: libdevice's linking is not checked here)\n");
+  }
+  g_libdevice = "/nonexistent/libdevice.10.bc";
   CHECK_EQ_INT(build(sine, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
-  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "cannot run on the GPU yet: sine on f64 has no GPU lowering yet");
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "__nv_sin needs CUDA's libdevice: cannot read /nonexistent/libdevice.10.bc");
   cx_gpu_prog_free(&p);
+  char notbc[512];
+  snprintf(notbc, sizeof notbc, "%s/tests/hlo/ops/add.hlo", getenv("CXLA_SRC") ? getenv("CXLA_SRC") : ".");
+  g_libdevice = notbc;
+  CHECK_EQ_INT(build(sine, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "is not LLVM bitcode");
+  cx_gpu_prog_free(&p);
+  g_libdevice = NULL;
+}
+
+TEST(gpu_refuses_at_compile_time) {
+  cx_gpu_prog p;
   /* a sort (no GPU code yet) next to a dot (a cuBLASLt step, no kernel) */
   const char *sort = "HloModule d\nlt {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
                      " ROOT c = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n a = f32[8,8] parameter(0)\n"

@@ -53,6 +53,20 @@ void cx_emu_access(const void *p, uint64_t bytes, uint32_t store);
 uint32_t cx_emu_shfl_bfly(uint32_t member_mask, uint32_t v, uint32_t lane_mask, uint32_t clamp);
 extern const char *const cx_emu_sreg_names[]; /* NULL-terminated: "tid.x", ... */
 
+/* ---- emu_math.c ---- */
+
+/* An NVVM math intrinsic (as libdevice's code calls them) and the host function of the same
+ * signature that the rewritten kernels call instead, under jit_name. */
+typedef struct cx_emu_math_fn {
+  const char *intrinsic, *jit_name;
+  void *fn;
+} cx_emu_math_fn;
+extern const cx_emu_math_fn cx_emu_math_fns[]; /* ends with a NULL intrinsic */
+/* The same for inline PTX: `intrinsic` is the assembly text as cx_emu_asm_key writes it. */
+extern const cx_emu_math_fn cx_emu_asm_fns[];
+/* text[0..n) without its spaces, tabs and newlines, into key (truncated to keylen). */
+void cx_emu_asm_key(const char *text, size_t n, char *key, size_t keylen);
+
 /* ---- emu_warp.c ---- */
 
 /* A warp's lane contexts and stacks, made once per launch (NULL: out of memory). */

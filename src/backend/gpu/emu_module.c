@@ -72,6 +72,14 @@ static int rewrite_intrinsics(rewriter *w) {
       LLVMDeleteFunction(f);
       continue;
     }
+    const cx_emu_math_fn *mf = cx_emu_math_fns;
+    while (mf->intrinsic && strcmp(mf->intrinsic, name)) mf++;
+    if (mf->intrinsic) { /* same signature: calls go to the host's function */
+      LLVMValueRef h = LLVMAddFunction(w->mod, mf->jit_name, LLVMGlobalGetValueType(f));
+      LLVMReplaceAllUsesWith(f, h);
+      LLVMDeleteFunction(f);
+      continue;
+    }
     int which = -1;
     for (int i = 0; !strncmp(name, sreg, sizeof sreg - 1) && cx_emu_sreg_names[i]; i++)
       if (!strcmp(name + sizeof sreg - 1, cx_emu_sreg_names[i])) which = i;
@@ -163,8 +171,40 @@ static void add_entry(rewriter *w, LLVMValueRef k) {
   LLVMBuildRetVoid(w->b);
 }
 
+/* calls of inline PTX (libdevice's) go to the host function of cx_emu_asm_fns with the same
+ * text and signature; other inline PTX is refused */
+static int rewrite_asm(rewriter *w, LLVMValueRef f) {
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb), next; in; in = next) {
+      next = LLVMGetNextInstruction(in);
+      LLVMValueRef callee = LLVMIsACallInst(in) ? LLVMGetCalledValue(in) : NULL;
+      if (!callee || !LLVMIsAInlineAsm(callee)) continue;
+      size_t n = 0;
+      const char *text = LLVMGetInlineAsmAsmString(callee, &n);
+      char key[1024];
+      cx_emu_asm_key(text, n, key, sizeof key);
+      const cx_emu_math_fn *af = cx_emu_asm_fns;
+      while (af->intrinsic && strcmp(af->intrinsic, key)) af++;
+      if (!af->intrinsic) return fail(w, "the grid emulation cannot run the inline PTX \"%s\"", key);
+      LLVMTypeRef ft = LLVMGetInlineAsmFunctionType(callee);
+      LLVMValueRef h = LLVMGetNamedFunction(w->mod, af->jit_name);
+      if (!h) h = LLVMAddFunction(w->mod, af->jit_name, ft);
+      unsigned nargs = LLVMGetNumArgOperands(in);
+      LLVMValueRef args[8];
+      if (nargs > 8) return fail(w, "the grid emulation cannot run the inline PTX \"%s\"", key);
+      for (unsigned i = 0; i < nargs; i++) args[i] = LLVMGetOperand(in, i);
+      LLVMPositionBuilderBefore(w->b, in);
+      LLVMValueRef call = LLVMBuildCall2(w->b, ft, h, args, nargs, "");
+      LLVMReplaceAllUsesWith(in, call);
+      LLVMInstructionEraseFromParent(in);
+    }
+  return 0;
+}
+
 static int rewrite(rewriter *w, int *nkernels) {
   if (rewrite_intrinsics(w)) return -1;
+  for (LLVMValueRef f = LLVMGetFirstFunction(w->mod); f; f = LLVMGetNextFunction(f))
+    if (!LLVMIsDeclaration(f) && rewrite_asm(w, f)) return -1;
   LLVMValueRef kernels[1024];
   int nk = 0;
   for (LLVMValueRef f = LLVMGetFirstFunction(w->mod); f; f = LLVMGetNextFunction(f)) {
@@ -259,9 +299,14 @@ int cx_emu_module_load(const char *ir, cx_emu_module **out, char *log, size_t lo
     cx_free(m);
     return snprintf(log, loglen, "out of memory"), -1;
   }
-  static const cx_jit_symbol syms[] = {{"cx_emu_sreg", (void *)cx_emu_sreg}, {"cx_emu_access", (void *)cx_emu_access},
-                                       {"cx_emu_shfl_bfly", (void *)cx_emu_shfl_bfly}};
-  if (cx_jit_create(m->ctx, 1, syms, 3, &m->jit) != CXLA_OK) {
+  cx_jit_symbol syms[3 + 80] = {{"cx_emu_sreg", (void *)cx_emu_sreg}, {"cx_emu_access", (void *)cx_emu_access},
+                                {"cx_emu_shfl_bfly", (void *)cx_emu_shfl_bfly}};
+  int nsyms = 3;
+  for (const cx_emu_math_fn *mf = cx_emu_math_fns; mf->intrinsic && nsyms < CX_ARRAY_LEN(syms); mf++)
+    syms[nsyms++] = (cx_jit_symbol){mf->jit_name, mf->fn};
+  for (const cx_emu_math_fn *af = cx_emu_asm_fns; af->intrinsic && nsyms < CX_ARRAY_LEN(syms); af++)
+    syms[nsyms++] = (cx_jit_symbol){af->jit_name, af->fn};
+  if (cx_jit_create(m->ctx, 1, syms, nsyms, &m->jit) != CXLA_OK) {
     jit_fail(m, log, loglen, "creating the host JIT");
     cx_emu_module_free(m);
     return -1;

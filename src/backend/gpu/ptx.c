@@ -49,8 +49,8 @@ static cxla_status optimise(cxla_context *ctx, LLVMModuleRef mod, const cx_nvptx
   LLVMTargetMachineRef tm = LLVMCreateTargetMachine(t, CX_NVPTX_TRIPLE, arch->sm, arch->features, levels[opt_level],
                                                     LLVMRelocDefault, LLVMCodeModelDefault);
   if (!tm) return cx_error(ctx, CXLA_ERR_INTERNAL, "gpu backend: no NVPTX target machine for %s", arch->sm);
-  char pipeline[32];
-  snprintf(pipeline, sizeof pipeline, "default<O%d>", opt_level);
+  char pipeline[48]; /* globaldce first: libdevice's functions no kernel calls go at every level */
+  snprintf(pipeline, sizeof pipeline, "globaldce,default<O%d>", opt_level);
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
   LLVMErrorRef e = LLVMRunPasses(mod, pipeline, tm, po);
   LLVMDisposePassBuilderOptions(po);
