@@ -76,6 +76,11 @@ cxla_status cx_emit_kernel_ex(cx_cg *g, cx_instr *fusion, uint64_t may_alias, cx
  * gemm_result at the output's index. Output 0 may be gemm_result itself (in place). total =
  * the output's element count. */
 cxla_status cx_emit_epilogue(cx_cg *g, cx_instr *fusion, cx_kernel *out);
+/* A sort instruction as one kernel (codegen/sort_emit.c): args = its outputs, then its
+ * operands (which must not share memory with them); total = the elements, each placed at its
+ * stable rank in its row. cx_emit_sort_ok says whether it can (`why`: a static string). */
+cxla_status cx_emit_sort_kernel(cx_cg *g, cx_instr *sort, cx_kernel *out);
+int cx_emit_sort_ok(const cx_instr *sort, const char **why);
 /* True if the emitter can generate code for every instruction of this fusion (for a kOutput
  * fusion: its epilogue); otherwise the sequencer runs it on the interpreter. `why` (a
  * thread-local string, valid until the next call) names the first unsupported instruction. */

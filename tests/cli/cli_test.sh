@@ -275,7 +275,7 @@ expect gpu_emu_run_leaf1 0 out "[1] f32[2,3] {{0.5, 1, 1.5}, {-4, -5, -6}}"
 run_cxla run dot.hlo x.npy y32.npy --backend=gpu-emu --trace=gpu.trace.json
 expect gpu_emu_dot 0 out "[0] f32[2,2] {{-1.5, -4.5}, {-1.5, -9}}"
 grep -qF '"cat":"library"' gpu.trace.json && ok gpu_emu_trace_gemm || bad gpu_emu_trace_gemm "$(head -c 300 gpu.trace.json)"
-printf 'HloModule s\nlt {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n x = f32[4] parameter(0)\n ROOT r = f32[4] sort(x), dimensions={0}, to_apply=lt\n}\n' >sort.hlo
+printf 'HloModule s\nlt {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n x = f32[20000] parameter(0)\n ROOT r = f32[20000] sort(x), dimensions={0}, to_apply=lt\n}\n' >sort.hlo
 run_cxla run sort.hlo --random-inputs --backend=gpu-emu; expect_error err_gpu_emu_refuses "gpu backend: r (sort) cannot run on the GPU yet"
 # PTX without a GPU: a valid module even of library calls alone, checked by ptxas when installed
 run_cxla compile addmul.hlo --backend=gpu --gpu-arch=sm_80 --emit-ptx=addmul.ptx

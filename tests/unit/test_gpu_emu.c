@@ -283,6 +283,26 @@ TEST(gpu_emu_reductions) {
  * onto column-major cuBLASLt (plain, transposed lhs, transposed rhs, a column-major
  * parameter), batches, f64, a matrix-vector product, an empty contraction (zeros without a
  * GEMM), a bf16 dot (computed in f32) and a dot whose epilogue is fused after it. */
+/* sort as rank placement: small integer keys (many ties: the stable order shows in the iota
+ * values), descending, along a middle dimension (strided rows), a JAX-style comparator that
+ * orders NaNs, and a row of one element */
+TEST(gpu_emu_sort) {
+  emu_text("HloModule s1\nlt {\n a = s32[] parameter(0)\n b = s32[] parameter(1)\n c = s32[] parameter(2)\n"
+           " d = s32[] parameter(3)\n ROOT r = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n"
+           " x = s32[6,333] parameter(0)\n i = s32[6,333] iota(), iota_dimension=1\n"
+           " ROOT s = (s32[6,333], s32[6,333]) sort(x, i), dimensions={1}, is_stable=true, to_apply=lt\n}\n", 11);
+  emu_text("HloModule s2\ngt {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+           " ROOT r = pred[] compare(a, b), direction=GT\n}\nENTRY e {\n x = f32[4,77,3] parameter(0)\n"
+           " ROOT s = f32[4,77,3] sort(x), dimensions={1}, to_apply=gt\n}\n", 12);
+  emu_text("HloModule s3\ntotal {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+           " ROOT r = pred[] compare(a, b), direction=LT, type=TOTALORDER\n}\nENTRY e {\n x = f32[100] parameter(0)\n"
+           " z = f32[] constant(0)\n zb = f32[100] broadcast(z), dimensions={}\n q = f32[100] divide(zb, x)\n"
+           " n = f32[100] divide(q, zb)\n m = f32[100] maximum(x, n)\n ROOT s = f32[100] sort(m), dimensions={0}, to_apply=total\n}\n", 13);
+  emu_text("HloModule s4\nlt {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+           " ROOT r = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n x = f32[5,1] parameter(0)\n"
+           " ROOT s = f32[5,1] sort(x), dimensions={1}, to_apply=lt\n}\n", 14);
+}
+
 TEST(gpu_emu_dots) {
   static const char *const dots[] = {
     "x = f32[3,5,7] parameter(0)\n y = f32[3,7,4] parameter(1)\n ROOT d = f32[3,5,4] dot(x, y), lhs_batch_dims={0}, "

@@ -191,13 +191,15 @@ TEST(gpu_libdevice_math) {
 
 TEST(gpu_refuses_at_compile_time) {
   cx_gpu_prog p;
-  /* a sort (no GPU code yet) next to a dot (a cuBLASLt step, no kernel) */
+  /* a sort of rows too long for the rank kernel (no merge path yet) next to a dot (a cuBLASLt
+   * step, no kernel) */
   const char *sort = "HloModule d\nlt {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
                      " ROOT c = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n a = f32[8,8] parameter(0)\n"
                      " b = f32[8,8] parameter(1)\n d = f32[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
-                     " ROOT r = f32[8,8] sort(d), dimensions={1}, to_apply=lt\n}\n";
+                     " c = f32[20000] parameter(2)\n r = f32[20000] sort(c), dimensions={0}, to_apply=lt\n"
+                     " ROOT t = (f32[8,8], f32[20000]) tuple(d, r)\n}\n";
   CHECK_EQ_INT(build(sort, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
-  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "(sort) cannot run on the GPU yet");
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "(sort) cannot run on the GPU yet: rows longer than 16384");
   cx_gpu_prog_free(&p);
   CHECK_OK(build(sort, "sm_80", 1, &p)); /* lenient: left out and counted */
   CHECK_EQ_INT(p.ngemms, 1);

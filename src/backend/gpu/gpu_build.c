@@ -65,7 +65,11 @@ static uint64_t alias_mask(const int *slots, int nout, int n) {
 
 enum { VEC = 4 };
 
-static cxla_status launch(builder *b, cx_instr *in) {
+/* emit: the kernel emitter of a non-fusion instruction (its arguments must not alias), or NULL
+ * for a fusion's */
+typedef cxla_status (*emit_fn)(cx_cg *cg, cx_instr *in, cx_kernel *out);
+
+static cxla_status launch(builder *b, cx_instr *in, emit_fn emit) {
   const cx_buffers *bufs = &b->p->bufs;
   int n = bufs->nleaves[in->id], nout = n;
   for (int j = 0; j < in->nops; j++) n += bufs->nleaves[in->ops[j]->id];
@@ -87,7 +91,9 @@ static cxla_status launch(builder *b, cx_instr *in) {
   int vec = in->a.fusion_kind == CX_FUSION_LOOP && elems % VEC == 0 && elems >= VEC * 256 ? VEC : 1;
   b->cg.elems_per_thread = vec;
   cx_kernel kn;
-  cxla_status st = may_alias ? cx_emit_kernel_ex(&b->cg, in, may_alias, &kn) : cx_emit_kernel(&b->cg, in, &kn);
+  cxla_status st = emit && may_alias ? cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s shares memory with its operand", in->name)
+                   : emit ? emit(&b->cg, in, &kn)
+                   : may_alias ? cx_emit_kernel_ex(&b->cg, in, may_alias, &kn) : cx_emit_kernel(&b->cg, in, &kn);
   b->cg.elems_per_thread = 1;
   if (st == CXLA_OK && kn.total % vec)
     st = cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: kernel %s: %d elements a thread do not divide %lld", kn.name,
@@ -117,7 +123,13 @@ static cxla_status fusion(builder *b, cx_instr *in) {
   const char *why = "not a kLoop/kInput fusion";
   int loop_kind = in->a.fusion_kind == CX_FUSION_LOOP || in->a.fusion_kind == CX_FUSION_INPUT;
   if (!loop_kind || !cx_emit_supported(in, &why) || !cx_nvptx_supports(in, &why)) return refuse(b, in, why);
-  return launch(b, in);
+  return launch(b, in, NULL);
+}
+
+static cxla_status sort(builder *b, cx_instr *in) {
+  const char *why = NULL;
+  if (!cx_emit_sort_ok(in, &why)) return refuse(b, in, why);
+  return launch(b, in, cx_emit_sort_kernel);
 }
 
 /* What cuBLASLt computes natively: f16/bf16 too, accumulating in f32. */
@@ -198,7 +210,7 @@ static cxla_status conditional(builder *b, cx_instr *in) {
 static const step_fn k_steps[CX_OP_COUNT] = {
   [CX_OP_PARAMETER] = nothing, [CX_OP_CONSTANT] = nothing, [CX_OP_TUPLE] = nothing,
   [CX_OP_GET_TUPLE_ELEMENT] = nothing, [CX_OP_COPY] = copy, [CX_OP_FUSION] = fusion, [CX_OP_DOT] = gemm,
-  [CX_OP_WHILE] = loop, [CX_OP_CONDITIONAL] = conditional,
+  [CX_OP_WHILE] = loop, [CX_OP_CONDITIONAL] = conditional, [CX_OP_SORT] = sort,
 };
 
 static cxla_status comp_steps(builder *b, cx_comp *c) {
