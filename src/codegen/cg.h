@@ -81,6 +81,10 @@ cxla_status cx_emit_epilogue(cx_cg *g, cx_instr *fusion, cx_kernel *out);
  * stable rank in its row. cx_emit_sort_ok says whether it can (`why`: a static string). */
 cxla_status cx_emit_sort_kernel(cx_cg *g, cx_instr *sort, cx_kernel *out);
 int cx_emit_sort_ok(const cx_instr *sort, const char **why);
+/* A topk instruction or XLA:CPU's "TopK" custom-call the same way (codegen/topk_emit.c): args =
+ * values, s32 indices, operand. */
+cxla_status cx_emit_topk_kernel(cx_cg *g, cx_instr *topk, cx_kernel *out);
+int cx_emit_topk_ok(const cx_instr *topk, const char **why);
 /* True if the emitter can generate code for every instruction of this fusion (for a kOutput
  * fusion: its epilogue); otherwise the sequencer runs it on the interpreter. `why` (a
  * thread-local string, valid until the next call) names the first unsupported instruction. */

@@ -4,6 +4,7 @@
 #include "backend/gpu/libdevice.h"
 #include "backend/gpu/ptx.h"
 #include "codegen/cg.h"
+#include "ir/custom_call.h"
 #include "interp/interp.h"
 #include "passes/fusion_plan.h"
 #include "passes/library_lowering.h"
@@ -132,6 +133,19 @@ static cxla_status sort(builder *b, cx_instr *in) {
   return launch(b, in, cx_emit_sort_kernel);
 }
 
+static cxla_status topk(builder *b, cx_instr *in) {
+  const char *why = NULL;
+  if (!cx_emit_topk_ok(in, &why)) return refuse(b, in, why);
+  return launch(b, in, cx_emit_topk_kernel);
+}
+
+/* the custom-call targets with GPU code: XLA:CPU's TopK */
+static cxla_status custom_call(builder *b, cx_instr *in) {
+  int t = cx_cc_target_of(in);
+  if (t >= 0 && cx_cc_info_of((cx_cc_target)t)->kind == CX_CC_TOPK) return topk(b, in);
+  return refuse(b, in, "no GPU code for this custom-call target");
+}
+
 /* What cuBLASLt computes natively: f16/bf16 too, accumulating in f32. */
 static const cx_gemm_target cublaslt = {.half = 1};
 
@@ -211,6 +225,7 @@ static const step_fn k_steps[CX_OP_COUNT] = {
   [CX_OP_PARAMETER] = nothing, [CX_OP_CONSTANT] = nothing, [CX_OP_TUPLE] = nothing,
   [CX_OP_GET_TUPLE_ELEMENT] = nothing, [CX_OP_COPY] = copy, [CX_OP_FUSION] = fusion, [CX_OP_DOT] = gemm,
   [CX_OP_WHILE] = loop, [CX_OP_CONDITIONAL] = conditional, [CX_OP_SORT] = sort,
+  [CX_OP_TOPK] = topk, [CX_OP_CUSTOM_CALL] = custom_call,
 };
 
 static cxla_status comp_steps(builder *b, cx_comp *c) {
