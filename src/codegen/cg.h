@@ -85,6 +85,10 @@ int cx_emit_sort_ok(const cx_instr *sort, const char **why);
  * values, s32 indices, operand. */
 cxla_status cx_emit_topk_kernel(cx_cg *g, cx_instr *topk, cx_kernel *out);
 int cx_emit_topk_ok(const cx_instr *topk, const char **why);
+/* A scatter (codegen/scatter_emit.c): args = its n results, then its operands (n operands,
+ * indices, n updates); the results must hold copies of the operands before it runs. */
+cxla_status cx_emit_scatter_kernel(cx_cg *g, cx_instr *scatter, cx_kernel *out);
+int cx_emit_scatter_ok(const cx_instr *scatter, const char **why);
 /* True if the emitter can generate code for every instruction of this fusion (for a kOutput
  * fusion: its epilogue); otherwise the sequencer runs it on the interpreter. `why` (a
  * thread-local string, valid until the next call) names the first unsupported instruction. */

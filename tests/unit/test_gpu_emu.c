@@ -303,6 +303,34 @@ TEST(gpu_emu_sort) {
            " ROOT s = f32[5,1] sort(x), dimensions={1}, to_apply=lt\n}\n", 14);
 }
 
+/* scatter in its three forms: atomic (f32 add with duplicate indices from random small
+ * integers, some out of range: those windows are skipped; s32 max), serial (overwrite with
+ * duplicates: the last update wins, as in the interpreter's order; a variadic pair), parallel
+ * (unique_indices), and batching dims */
+TEST(gpu_emu_scatter) {
+  emu_text("HloModule a\n" SUM "ENTRY e {\n x = f32[6,5] parameter(0)\n i = s32[40,1] parameter(1)\n"
+           " u = f32[40,5] parameter(2)\n ROOT s = f32[6,5] scatter(x, i, u), update_window_dims={1},"
+           " inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n", 21);
+  emu_text("HloModule m\nmx {\n a = s32[] parameter(0)\n b = s32[] parameter(1)\n ROOT c = s32[] maximum(a, b)\n}\n"
+           "ENTRY e {\n x = s32[7] parameter(0)\n i = s32[30] parameter(1)\n u = s32[30] parameter(2)\n"
+           " ROOT s = s32[7] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0},"
+           " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=mx\n}\n", 22);
+  emu_text("HloModule o\nset {\n a = f32[] parameter(0)\n b = s32[] parameter(1)\n c = f32[] parameter(2)\n"
+           " d = s32[] parameter(3)\n ROOT t = (f32[], s32[]) tuple(c, d)\n}\n"
+           "ENTRY e {\n x = f32[5,3] parameter(0)\n y = s32[5,3] parameter(1)\n i = s32[9,1] parameter(2)\n"
+           " u = f32[9,3] parameter(3)\n v = s32[9,3] parameter(4)\n"
+           " ROOT s = (f32[5,3], s32[5,3]) scatter(x, y, i, u, v), update_window_dims={1}, inserted_window_dims={0},"
+           " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=set\n}\n", 23);
+  emu_text("HloModule p\nmul {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] multiply(a, b)\n}\n"
+           "ENTRY e {\n x = f32[8] parameter(0)\n i = s32[4,1] constant({{6},{1},{3},{0}})\n u = f32[4] parameter(1)\n"
+           " ROOT s = f32[8] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0},"
+           " scatter_dims_to_operand_dims={0}, index_vector_dim=1, unique_indices=true, to_apply=mul\n}\n", 24);
+  emu_text("HloModule b\n" SUM "ENTRY e {\n x = f32[3,4,2] parameter(0)\n i = s32[3,5,1] parameter(1)\n"
+           " u = f32[3,5,2] parameter(2)\n ROOT s = f32[3,4,2] scatter(x, i, u), update_window_dims={2},"
+           " inserted_window_dims={1}, input_batching_dims={0}, scatter_indices_batching_dims={0},"
+           " scatter_dims_to_operand_dims={1}, index_vector_dim=2, to_apply=add\n}\n", 25);
+}
+
 TEST(gpu_emu_dots) {
   static const char *const dots[] = {
     "x = f32[3,5,7] parameter(0)\n y = f32[3,7,4] parameter(1)\n ROOT d = f32[3,5,4] dot(x, y), lhs_batch_dims={0}, "

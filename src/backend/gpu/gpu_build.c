@@ -139,6 +139,22 @@ static cxla_status topk(builder *b, cx_instr *in) {
   return launch(b, in, cx_emit_topk_kernel);
 }
 
+/* the results start as copies of the operands, then the kernel combines the updates in */
+static cxla_status scatter(builder *b, cx_instr *in) {
+  const char *why = NULL;
+  if (!cx_emit_scatter_ok(in, &why)) return refuse(b, in, why);
+  int n = in->nops / 2;
+  for (int q = 0; q < n; q++) {
+    int d = leaf_slot(b, in, q), f = leaf_slot(b, in->ops[q], 0);
+    if (d < 0 || f < 0) return cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s has no slot", in->name);
+    if (d == f || !b->p->bufs.slots[d].size) continue;
+    cx_gpu_step *s = new_step(b);
+    if (!s) return cx_oom(b->ctx);
+    *s = (cx_gpu_step){.kind = CX_GPU_COPY, .in = in, .dst = d, .src = f};
+  }
+  return launch(b, in, cx_emit_scatter_kernel);
+}
+
 /* the custom-call targets with GPU code: XLA:CPU's TopK */
 static cxla_status custom_call(builder *b, cx_instr *in) {
   int t = cx_cc_target_of(in);
@@ -225,7 +241,7 @@ static const step_fn k_steps[CX_OP_COUNT] = {
   [CX_OP_PARAMETER] = nothing, [CX_OP_CONSTANT] = nothing, [CX_OP_TUPLE] = nothing,
   [CX_OP_GET_TUPLE_ELEMENT] = nothing, [CX_OP_COPY] = copy, [CX_OP_FUSION] = fusion, [CX_OP_DOT] = gemm,
   [CX_OP_WHILE] = loop, [CX_OP_CONDITIONAL] = conditional, [CX_OP_SORT] = sort,
-  [CX_OP_TOPK] = topk, [CX_OP_CUSTOM_CALL] = custom_call,
+  [CX_OP_TOPK] = topk, [CX_OP_SCATTER] = scatter, [CX_OP_CUSTOM_CALL] = custom_call,
 };
 
 static cxla_status comp_steps(builder *b, cx_comp *c) {
