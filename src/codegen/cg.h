@@ -89,6 +89,10 @@ int cx_emit_topk_ok(const cx_instr *topk, const char **why);
  * indices, n updates); the results must hold copies of the operands before it runs. */
 cxla_status cx_emit_scatter_kernel(cx_cg *g, cx_instr *scatter, cx_kernel *out);
 int cx_emit_scatter_ok(const cx_instr *scatter, const char **why);
+/* A select-and-scatter (codegen/select_scatter_emit.c): args = result, operand, source,
+ * init_value; a thread per result element gathers what the windows covering it scatter. */
+cxla_status cx_emit_select_scatter_kernel(cx_cg *g, cx_instr *sas, cx_kernel *out);
+int cx_emit_select_scatter_ok(const cx_instr *sas, const char **why);
 /* True if the emitter can generate code for every instruction of this fusion (for a kOutput
  * fusion: its epilogue); otherwise the sequencer runs it on the interpreter. `why` (a
  * thread-local string, valid until the next call) names the first unsupported instruction. */

@@ -331,6 +331,26 @@ TEST(gpu_emu_scatter) {
            " scatter_dims_to_operand_dims={1}, index_vector_dim=2, to_apply=add\n}\n", 25);
 }
 
+/* select-and-scatter, gathered per result element: max-pool gradients (2x2 stride 2; 3x3
+ * stride 2 with padding, overlapping windows; NCHW), ties in s32 (GE keeps the first, GT the
+ * last), and a multiplying scatter (order-sensitive only through rounding) */
+#define GE_F32 "ge {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = pred[] compare(a, b), direction=GE\n}\n"
+TEST(gpu_emu_select_and_scatter) {
+  emu_text("HloModule p1\n" SUM GE_F32 "ENTRY e {\n x = f32[2,8,8,3] parameter(0)\n s = f32[2,4,4,3] parameter(1)\n"
+           " z = f32[] constant(0)\n ROOT r = f32[2,8,8,3] select-and-scatter(x, s, z), window={size=1x2x2x1 stride=1x2x2x1},"
+           " select=ge, scatter=add\n}\n", 31);
+  emu_text("HloModule p2\n" SUM GE_F32 "ENTRY e {\n x = f32[1,2,9,9] parameter(0)\n s = f32[1,2,5,5] parameter(1)\n"
+           " z = f32[] constant(0)\n ROOT r = f32[1,2,9,9] select-and-scatter(x, s, z),"
+           " window={size=1x1x3x3 stride=1x1x2x2 pad=0_0x0_0x1_1x1_1}, select=ge, scatter=add\n}\n", 32);
+  emu_text("HloModule p3\nadd {\n a = s32[] parameter(0)\n b = s32[] parameter(1)\n ROOT c = s32[] add(a, b)\n}\n"
+           "gt {\n a = s32[] parameter(0)\n b = s32[] parameter(1)\n ROOT c = pred[] compare(a, b), direction=GT\n}\n"
+           "ENTRY e {\n x = s32[12,7] parameter(0)\n s = s32[6,3] parameter(1)\n z = s32[] constant(1)\n"
+           " ROOT r = s32[12,7] select-and-scatter(x, s, z), window={size=4x3 stride=2x2 pad=1_1x0_0}, select=gt, scatter=add\n}\n", 33);
+  emu_text("HloModule p4\nmul {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] multiply(a, b)\n}\n"
+           GE_F32 "ENTRY e {\n x = f32[10] parameter(0)\n s = f32[8] parameter(1)\n z = f32[] constant(1)\n"
+           " ROOT r = f32[10] select-and-scatter(x, s, z), window={size=3 stride=1}, select=ge, scatter=mul\n}\n", 34);
+}
+
 TEST(gpu_emu_dots) {
   static const char *const dots[] = {
     "x = f32[3,5,7] parameter(0)\n y = f32[3,7,4] parameter(1)\n ROOT d = f32[3,5,4] dot(x, y), lhs_batch_dims={0}, "

@@ -155,6 +155,12 @@ static cxla_status scatter(builder *b, cx_instr *in) {
   return launch(b, in, cx_emit_scatter_kernel);
 }
 
+static cxla_status select_scatter(builder *b, cx_instr *in) {
+  const char *why = NULL;
+  if (!cx_emit_select_scatter_ok(in, &why)) return refuse(b, in, why);
+  return launch(b, in, cx_emit_select_scatter_kernel);
+}
+
 /* the custom-call targets with GPU code: XLA:CPU's TopK */
 static cxla_status custom_call(builder *b, cx_instr *in) {
   int t = cx_cc_target_of(in);
@@ -241,7 +247,8 @@ static const step_fn k_steps[CX_OP_COUNT] = {
   [CX_OP_PARAMETER] = nothing, [CX_OP_CONSTANT] = nothing, [CX_OP_TUPLE] = nothing,
   [CX_OP_GET_TUPLE_ELEMENT] = nothing, [CX_OP_COPY] = copy, [CX_OP_FUSION] = fusion, [CX_OP_DOT] = gemm,
   [CX_OP_WHILE] = loop, [CX_OP_CONDITIONAL] = conditional, [CX_OP_SORT] = sort,
-  [CX_OP_TOPK] = topk, [CX_OP_SCATTER] = scatter, [CX_OP_CUSTOM_CALL] = custom_call,
+  [CX_OP_TOPK] = topk, [CX_OP_SCATTER] = scatter,
+  [CX_OP_SELECT_AND_SCATTER] = select_scatter, [CX_OP_CUSTOM_CALL] = custom_call,
 };
 
 static cxla_status comp_steps(builder *b, cx_comp *c) {
