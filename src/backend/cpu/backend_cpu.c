@@ -46,6 +46,8 @@ typedef struct cpu_state {
   cx_fallback_table table;
   int threads;
   int nparam_leaves;
+  unsigned char *code;       /* the code as a disk cache entry, when the compile kept it */
+  size_t code_len;
   pthread_mutex_t mu;        /* guards kept[] */
   void *kept[KEPT_ARENAS];
   int nkept;
@@ -59,6 +61,7 @@ static void cpu_destroy(void *p) {
   cx_seq_out_free(&st->seq);
   cx_module_free(st->m);
   for (int i = 0; i < st->nkept; i++) cx_free(st->kept[i]);
+  cx_free(st->code);
   pthread_mutex_destroy(&st->mu);
   cx_free(st);
 }
@@ -235,7 +238,7 @@ static cxla_status compile_llvm(cxla_context *ctx, const cx_flags *flags, cx_pas
     cx_object_cache_store(oc, &st->seq, jobs, n);
     double t3 = cx_now_ms();
     tm->disk += t3 - t2;
-    if (oc->dir) cx_trace_add_ms(tr, "disk cache store", "compile", t2, t3);
+    if (oc->key) cx_trace_add_ms(tr, "disk cache store", "compile", t2, t3);
   }
   for (int i = 0; i < n && !failed && s == CXLA_OK; i++) {
     LLVMMemoryBufferRef obj = jobs[i].obj;
@@ -282,9 +285,10 @@ static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cx_pass_ctx
   if (s == CXLA_OK) s = cx_object_cache_load(ctx, &oc, &st->seq, st->jit, &hit);
   double t2 = cx_now_ms();
   tm->disk = t2 - t1;
-  if (oc.dir) {
+  if (oc.key) {
     char name[300];
-    snprintf(name, sizeof name, "disk cache %s%s%s", oc.result, oc.why[0] ? ": " : "", oc.why);
+    snprintf(name, sizeof name, "disk cache %s%s%s%s%s", oc.result, hit && !strcmp(oc.source, "given") ? " (given code)" : "",
+             oc.why[0] ? ": " : "", oc.why, !hit && oc.given ? " (given code)" : "");
     cx_trace_add_ms(tr, name, "compile", t1, t2);
   }
   if (s != CXLA_OK || hit) { /* the IR is not needed: the cached objects are its code */
@@ -294,6 +298,7 @@ static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cx_pass_ctx
     s = compile_llvm(ctx, flags, pc, st, mod, &sh, threads, &oc, tm);
   }
   tm->disk_cache = oc.result;
+  st->code = cx_object_cache_take_entry(&oc, &st->code_len);
   cx_object_cache_close(&oc);
   CX_TRY(s);
   double t3 = cx_now_ms();
@@ -490,5 +495,12 @@ static cxla_status cpu_execute(void *state, cxla_context *ctx, int nargs, cxla_l
   return cpu_execute_on(state, ctx, NULL, nargs, args, out);
 }
 
+static int cpu_code(void *state, const unsigned char **bytes, size_t *n) {
+  cpu_state *st = state;
+  *bytes = st->code;
+  *n = st->code_len;
+  return st->code != NULL;
+}
+
 const cx_backend cx_backend_cpu = {.name = "cpu", .compile = cpu_compile, .execute = cpu_execute,
-                                   .destroy = cpu_destroy, .execute_on = cpu_execute_on};
+                                   .destroy = cpu_destroy, .execute_on = cpu_execute_on, .code = cpu_code};
