@@ -53,6 +53,11 @@ typedef struct cpu_state {
   int nkept;
 } cpu_state;
 
+/* An arena's allocation: its slots are 64-byte aligned. Large ones are recycled blocks whose
+ * first use faults their pages in as huge pages (util/blockcache.c): a new process's first
+ * step would otherwise take a page fault for every 4 KiB of its temporaries. */
+static size_t arena_bytes(const cpu_state *st) { return (size_t)st->bufs.arena_size + 64; }
+
 static void cpu_destroy(void *p) {
   cpu_state *st = p;
   if (!st) return;
@@ -60,7 +65,7 @@ static void cpu_destroy(void *p) {
   cx_buffers_free(&st->bufs);
   cx_seq_out_free(&st->seq);
   cx_module_free(st->m);
-  for (int i = 0; i < st->nkept; i++) cx_free(st->kept[i]);
+  for (int i = 0; i < st->nkept; i++) cx_block_free(st->kept[i], arena_bytes(st));
   cx_free(st->code);
   pthread_mutex_destroy(&st->mu);
   cx_free(st);
@@ -133,7 +138,7 @@ static void free_jobs(cx_llvm_job *jobs, int n) {
 }
 
 typedef struct llvm_times {
-  double emit, opt, codegen, wall, link, disk;
+  double jit, emit, opt, codegen, wall, link, disk;
   int threads, modules;
   const char *disk_cache; /* the disk cache's result (object_cache.h) */
 } llvm_times;
@@ -259,8 +264,11 @@ static cxla_status compile_llvm(cxla_context *ctx, const cx_flags *flags, cx_pas
  * thread, compiled in parallel and linked by the JIT; or, when the disk cache has them, the
  * objects of an earlier compile of the same key, linked in place of the IR. */
 static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cx_pass_ctx *pc, cpu_state *st, llvm_times *tm) {
-  double t0 = cx_now_ms();
+  double tj = cx_now_ms();
   CX_TRY(cx_jit_create(ctx, flags->opt_level, runtime_symbols, CX_ARRAY_LEN(runtime_symbols), &st->jit));
+  double t0 = cx_now_ms();
+  cx_trace_add_ms(cx_context_trace(ctx), "jit", "compile", tj, t0);
+  tm->jit = t0 - tj;
   LLVMContextRef llctx = cx_jit_context(st->jit);
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(st->m->name ? st->m->name : "module", llctx);
   if (!mod) return cx_oom(ctx);
@@ -337,8 +345,8 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
   /* times are spans of wall clock (llvm: optimisation + code generation on llvm_threads
    * threads; passes without the dumps they wrote); the CPU time LLVM spent, summed over its
    * threads, is a count */
-  cx_sb_printf(&stats->times, "passes=%.3f buffers=%.3f emit=%.3f llvm=%.3f link=%.3f ", t1 - t0 - pass_dumps, t2 - t1,
-               tm.emit, tm.wall, tm.link);
+  cx_sb_printf(&stats->times, "passes=%.3f buffers=%.3f jit=%.3f emit=%.3f llvm=%.3f link=%.3f ", t1 - t0 - pass_dumps,
+               t2 - t1, tm.jit, tm.emit, tm.wall, tm.link);
   if (strcmp(tm.disk_cache, "off")) cx_sb_printf(&stats->times, "disk=%.3f ", tm.disk);
   if (dumping(flags)) cx_sb_printf(&stats->times, "dump=%.3f ", pc.dump_ms);
   const cx_seq_out *q = &st->seq;
@@ -428,7 +436,7 @@ static void *arena_get(cpu_state *st, void **base) {
   pthread_mutex_lock(&st->mu);
   if (st->nkept) p = st->kept[--st->nkept];
   pthread_mutex_unlock(&st->mu);
-  if (!p) p = cx_malloc((size_t)st->bufs.arena_size + 64);
+  if (!p) p = cx_block_alloc(arena_bytes(st));
   *base = p;
   return p ? (void *)(((uintptr_t)p + 63) & ~(uintptr_t)63) : NULL; /* slots are 64-byte aligned */
 }
@@ -441,7 +449,7 @@ static void arena_put(cpu_state *st, void *base) {
     base = NULL;
   }
   pthread_mutex_unlock(&st->mu);
-  cx_free(base);
+  if (base) cx_block_free(base, arena_bytes(st));
 }
 
 static cxla_status cpu_execute_on(void *state, cxla_context *ctx, const cx_replica *rep, int nargs,
