@@ -525,7 +525,8 @@ cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *
                                     cxla_buffer **result);
 /* Wall-clock milliseconds of each compile phase, as "name=ms" pairs joined by spaces:
  * "parse=0.412 verify=0.051 clone=0.020" (parse only for modules from text), then the
- * backend's own phases (cpu: passes, buffers, emit, llvm, link; llvm is the wall clock of
+ * backend's own phases (cpu: passes, buffers, jit (making the JIT session), emit, llvm,
+ * link, and disk with a disk cache or code kept or given; llvm is the wall clock of
  * optimising and generating code on all compile threads). Valid while e lives. */
 const char *cxla_executable_compile_stats(cxla_executable *e);
 /* What the compile produced, as "name=N" pairs: for cpu "kernels=12 gemms=3 convolutions=0
