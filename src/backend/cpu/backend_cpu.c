@@ -243,7 +243,7 @@ static cxla_status compile_llvm(cxla_context *ctx, const cx_flags *flags, cx_pas
     cx_object_cache_store(oc, &st->seq, jobs, n);
     double t3 = cx_now_ms();
     tm->disk += t3 - t2;
-    if (oc->key) cx_trace_add_ms(tr, "disk cache store", "compile", t2, t3);
+    if (oc->key) cx_trace_add_ms(tr, oc->dir ? "disk cache store" : "code kept", "compile", t2, t3);
   }
   for (int i = 0; i < n && !failed && s == CXLA_OK; i++) {
     LLVMMemoryBufferRef obj = jobs[i].obj;
