@@ -492,8 +492,20 @@ typedef struct cxla_compile_options {
    * donated. A module whose header has input_output_alias={...} (as jax prints it for donated
    * arguments) donates the parameters it names as well. */
   uint64_t donate;
+  /* Machine code between processes without a cache folder (what the PJRT plugin's serialized
+   * executables carry). keep_code: the executable keeps its cpu code, for
+   * cxla_executable_code. code, code_size: such bytes from an earlier compile of the same
+   * module; when they are a valid entry of this very compile (same module text, flags,
+   * donations, CPU, LLVM release, thread count, cxla build: the --cache-dir key, docs/flags.md)
+   * they are linked instead of running LLVM; when not (another CPU or build, damaged bytes),
+   * they are never loaded and the module compiles as usual. The compile counts say which
+   * (disk_cache=hit|rejected, and --trace's "disk cache" span why). cpu backend only; the
+   * bytes are only read during cxla_compile. */
+  int keep_code;
+  const void *code;
+  size_t code_size;
 } cxla_compile_options;
-/* backend "interp", opt_level -1, threads 0, donate 0. */
+/* backend "interp", opt_level -1, threads 0, donate 0, keep_code 0, code NULL. */
 void cxla_compile_options_init(cxla_compile_options *o);
 
 /* Verifies the module and compiles its ENTRY computation (opts NULL: defaults). The
@@ -513,7 +525,8 @@ cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *
                                     cxla_buffer **result);
 /* Wall-clock milliseconds of each compile phase, as "name=ms" pairs joined by spaces:
  * "parse=0.412 verify=0.051 clone=0.020" (parse only for modules from text), then the
- * backend's own phases (cpu: passes, buffers, emit, llvm, link; llvm is the wall clock of
+ * backend's own phases (cpu: passes, buffers, jit (making the JIT session), emit, llvm,
+ * link, and disk with a disk cache or code kept or given; llvm is the wall clock of
  * optimising and generating code on all compile threads). Valid while e lives. */
 const char *cxla_executable_compile_stats(cxla_executable *e);
 /* What the compile produced, as "name=N" pairs: for cpu "kernels=12 gemms=3 convolutions=0
@@ -522,6 +535,12 @@ const char *cxla_executable_compile_stats(cxla_executable *e);
  * memory an execution takes for temporaries, the largest set live at once as buffer assignment
  * packs them), then "cache=hit|miss|off". Valid while e lives. */
 const char *cxla_executable_compile_counts(cxla_executable *e);
+
+/* The machine code of an executable compiled with keep_code, as bytes in the format of a
+ * --cache-dir entry (versioned, keyed, crc32-checked; docs/flags.md), valid while e lives: give
+ * them to a later compile as cxla_compile_options.code. CXLA_ERR_UNSUPPORTED when e has none
+ * (another backend, compiled without keep_code or with --dump-to). */
+cxla_status cxla_executable_code(cxla_executable *e, const void **bytes, size_t *n);
 
 /* Buffers live on the executable's device (host memory for interp and cpu). backend NULL
  * means "interp". from_literal and to_literal copy. Destroying a buffer frees what cxla owns

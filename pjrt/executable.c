@@ -108,6 +108,12 @@ static PJRT_Error *parse_program(PJRT_Client *c, const char *format, size_t flen
 
 PJRT_Error *cx_pjrt_executable_build(PJRT_Client *c, const char *format, size_t flen, const char *code,
                                      size_t clen, const char *options, size_t olen, PJRT_Executable **out) {
+  return cx_pjrt_executable_build_with(c, format, flen, code, clen, options, olen, NULL, 0, out);
+}
+
+PJRT_Error *cx_pjrt_executable_build_with(PJRT_Client *c, const char *format, size_t flen, const char *code,
+                                          size_t clen, const char *options, size_t olen, const void *machine_code,
+                                          size_t mlen, PJRT_Executable **out) {
   *out = NULL;
   if (!format || (!code && clen)) return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Client_Compile: NULL program");
   cx_pjrt_options opts;
@@ -135,6 +141,9 @@ PJRT_Error *cx_pjrt_executable_build(PJRT_Client *c, const char *format, size_t 
   cxla_compile_options co;
   cxla_compile_options_init(&co);
   co.backend = CX_PJRT_BACKEND;
+  co.keep_code = 1; /* for PJRT_Executable_Serialize */
+  co.code = machine_code;
+  co.code_size = mlen;
   cxla_status s = cxla_compile(m, &co, &e->exe);
   if (s != CXLA_OK) err = cx_pjrt_error_cxla(c->ctx, s, "PJRT_Client_Compile");
   if (!err && !(e->hlo = cxla_module_to_string(m)))

@@ -145,6 +145,12 @@ struct PJRT_LoadedExecutable {
 PJRT_Error *cx_pjrt_executable_build(PJRT_Client *c, const char *format, size_t format_len,
                                      const char *code, size_t code_len, const char *options,
                                      size_t options_len, PJRT_Executable **out);
+/* The same, linking machine_code (a cxla_executable_code entry, mlen bytes) instead of running
+ * LLVM when it is an entry of this compile (cxla_compile_options.code). */
+PJRT_Error *cx_pjrt_executable_build_with(PJRT_Client *c, const char *format, size_t format_len,
+                                          const char *code, size_t code_len, const char *options,
+                                          size_t options_len, const void *machine_code, size_t mlen,
+                                          PJRT_Executable **out);
 void cx_pjrt_executable_release(PJRT_Executable *e);
 PJRT_Error *cx_pjrt_loaded_new(PJRT_Client *c, PJRT_Executable *e, PJRT_LoadedExecutable **out);
 

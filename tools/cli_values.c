@@ -62,6 +62,15 @@ cxla_literal *cli_random_literal(cxla_context *ctx, const cxla_shape *s, uint64_
     }
     return lit;
   }
+  if (s->type == CXLA_F32 || s->type == CXLA_F64) { /* most inputs: stored directly, the same values */
+    void *d = cxla_literal_data(lit);
+    for (int64_t i = 0; i < n; i++) {
+      double v = (double)(next_u64(state) >> 11) * 0x1p-53 * 2.0 - 1.0;
+      if (s->type == CXLA_F32) ((float *)d)[i] = (float)v;
+      else ((double *)d)[i] = v;
+    }
+    return lit;
+  }
   for (int64_t i = 0; i < n; i++) {
     uint64_t r = next_u64(state);
     double v;

@@ -47,6 +47,9 @@ class CompileOptions(ctypes.Structure):
         ("opt_level", c_int),
         ("threads", c_int),
         ("donate", ctypes.c_uint64),
+        ("keep_code", c_int),
+        ("code", ctypes.c_void_p),
+        ("code_size", ctypes.c_size_t),
     ]
 
 

@@ -35,6 +35,9 @@ typedef struct cx_backend {
    * collectives, replica-id or partition-id need. NULL: the backend does not run them. */
   cxla_status (*execute_on)(void *state, cxla_context *ctx, const struct cx_replica *rep, int nargs,
                             cxla_literal *const *args, cxla_literal **out);
+  /* The compiled code as an entry of the disk cache's format (core/disk_cache.h), when the
+   * compile kept it (cx_flags.keep_code); 0 when it did not. NULL: the backend keeps none. */
+  int (*code)(void *state, const unsigned char **bytes, size_t *n);
 } cx_backend;
 
 #endif

@@ -15,7 +15,6 @@ struct cx_jit {
   cxla_context *ctx;
   LLVMOrcThreadSafeContextRef tsc;
   LLVMOrcLLJITRef lljit;
-  LLVMTargetMachineRef tm;    /* for the optimisation pipeline and asm dumps */
   char *triple, *cpu, *features;
   int opt_level, vector_bits;
 };
@@ -112,10 +111,11 @@ cxla_status cx_jit_create(cxla_context *ctx, int opt_level, const cx_jit_symbol 
   cxla_status st = CXLA_OK;
   if (!j->triple || !j->cpu || !j->features) { st = cx_oom(ctx); goto fail; }
   j->vector_bits = strstr(j->features, "+avx512f") ? 512 : strstr(j->features, "+avx") ? 256 : 128;
-  j->tm = make_tm(j);
-  LLVMTargetMachineRef jit_tm = j->tm ? make_tm(j) : NULL; /* owned by the JIT builder */
-  if (!j->tm || !jit_tm) {
-    if (jit_tm) LLVMDisposeTargetMachine(jit_tm);
+  /* The JIT's only target machine (the builder owns it): LLVM's optimisation and code
+   * generation make their own per compile thread (llvm_compile.c), and a disk cache hit needs
+   * none of theirs. */
+  LLVMTargetMachineRef jit_tm = make_tm(j);
+  if (!jit_tm) {
     st = cx_error(ctx, CXLA_ERR_COMPILE, "cannot create a target machine for %s (%s)", j->triple, j->cpu);
     goto fail;
   }
@@ -140,7 +140,6 @@ void cx_jit_destroy(cx_jit *j) {
     if (e) LLVMConsumeError(e);
   }
   if (j->tsc) LLVMOrcDisposeThreadSafeContext(j->tsc);
-  if (j->tm) LLVMDisposeTargetMachine(j->tm);
   cx_free(j->triple);
   cx_free(j->cpu);
   cx_free(j->features);

@@ -190,8 +190,10 @@ static int read_all(const char *path, unsigned char **data, size_t *n) {
 }
 
 cx_disk_cache_result cx_disk_cache_load(const char *dir, const char *key, size_t klen, unsigned char **data,
-                                        const unsigned char **payload, size_t *plen, char *why, size_t whylen) {
+                                        size_t *size, const unsigned char **payload, size_t *plen, char *why,
+                                        size_t whylen) {
   *data = NULL;
+  *size = 0;
   char *path = cx_disk_cache_path(dir, key, klen);
   if (!path) return bad(why, whylen, "out of memory"), CX_DISK_MISS;
   unsigned char *buf = NULL;
@@ -204,6 +206,7 @@ cx_disk_cache_result cx_disk_cache_load(const char *dir, const char *key, size_t
     res = CX_DISK_REJECTED;
   } else {
     *data = buf;
+    *size = n;
     res = CX_DISK_HIT;
   }
   cx_free(path);
@@ -233,15 +236,13 @@ static int write_all(int fd, const unsigned char *p, size_t n) {
   return 1;
 }
 
-int cx_disk_cache_store(const char *dir, const char *key, size_t klen, const void *payload, size_t plen, char *why,
-                        size_t whylen) {
+int cx_disk_cache_store(const char *dir, const char *key, size_t klen, const unsigned char *entry, size_t n,
+                              char *why, size_t whylen) {
   static atomic_uint serial; /* temporary names differ between this process's threads */
-  unsigned char *buf = NULL;
-  size_t n = 0;
   char *path = cx_disk_cache_path(dir, key, klen), *d = cx_strdup(dir);
   cx_sb tmp;
   cx_sb_init(&tmp);
-  int ok = path && d && cx_disk_cache_encode(key, klen, payload, plen, &buf, &n);
+  int ok = path && d;
   if (ok) cx_sb_printf(&tmp, "%s.%ld.%u.tmp", path, (long)getpid(), atomic_fetch_add(&serial, 1));
   if (!ok || tmp.oom) {
     snprintf(why, whylen, "out of memory");
@@ -252,7 +253,7 @@ int cx_disk_cache_store(const char *dir, const char *key, size_t klen, const voi
   } else {
     int fd = open(tmp.buf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     /* no fsync: after a crash a torn entry fails its checksum and is compiled again */
-    ok = fd >= 0 && write_all(fd, buf, n);
+    ok = fd >= 0 && write_all(fd, entry, n);
     int e = errno;
     if (fd >= 0 && close(fd) != 0 && ok) ok = 0, e = errno;
     if (ok && rename(tmp.buf, path) != 0) ok = 0, e = errno;
@@ -262,7 +263,6 @@ int cx_disk_cache_store(const char *dir, const char *key, size_t klen, const voi
     }
   }
   cx_sb_free(&tmp);
-  cx_free(buf);
   cx_free(path);
   cx_free(d);
   return ok;

@@ -32,13 +32,15 @@ int cx_disk_cache_decode(const unsigned char *data, size_t n, const char *key, s
 
 typedef enum cx_disk_cache_result { CX_DISK_MISS, CX_DISK_HIT, CX_DISK_REJECTED } cx_disk_cache_result;
 
-/* Reads the entry of key from dir: HIT with the file in *data (the caller cx_frees it) and
- * *payload pointing into it; MISS when there is none (or it cannot be read: why says so);
+/* Reads the entry of key from dir: HIT with the file in *data (*size bytes; the caller
+ * cx_frees it) and *payload pointing into it; MISS when there is none (or it cannot be read: why says so);
  * REJECTED when there is one that is not a valid entry of this key (why says how). */
 cx_disk_cache_result cx_disk_cache_load(const char *dir, const char *key, size_t klen, unsigned char **data,
-                                        const unsigned char **payload, size_t *plen, char *why, size_t whylen);
-/* Writes the entry of key to dir (made if missing) atomically; 0 and why when it cannot. */
-int cx_disk_cache_store(const char *dir, const char *key, size_t klen, const void *payload, size_t plen, char *why,
+                                        size_t *size, const unsigned char **payload, size_t *plen, char *why,
+                                        size_t whylen);
+/* Writes entry (encoded for key: cx_disk_cache_encode) to dir (made if missing) atomically; 0
+ * and why when it cannot. */
+int cx_disk_cache_store(const char *dir, const char *key, size_t klen, const unsigned char *entry, size_t n, char *why,
                         size_t whylen);
 /* The path of key's entry in dir (heap string; NULL on out of memory). */
 char *cx_disk_cache_path(const char *dir, const char *key, size_t klen);

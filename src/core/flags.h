@@ -24,6 +24,12 @@ typedef struct cx_flags {
    * NULL when there is none), which the disk cache extends with the target's. */
   const char *compile_key;
   size_t compile_key_len;
+  /* Not flags: cxla_compile_options' keep_code (keep the compiled code as an entry of the disk
+   * cache's format, for cxla_executable_code) and code (such an entry to load before looking
+   * on disk; borrowed for the compile). */
+  int keep_code;
+  const unsigned char *code;
+  size_t code_len;
 } cx_flags;
 
 void cx_flags_init(cx_flags *f);

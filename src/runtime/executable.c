@@ -98,6 +98,9 @@ static cxla_status compile_flags(cxla_context *ctx, const cxla_compile_options *
   }
   if (o->threads > 0) f->threads = o->threads;
   f->donate = o->donate;
+  f->keep_code = o->keep_code != 0;
+  f->code = o->code;
+  f->code_len = o->code ? o->code_size : 0;
   return CXLA_OK;
 }
 
@@ -207,19 +210,28 @@ static cxla_status compile(cx_module *m, const cxla_compile_options *o, cxla_exe
   char *key = NULL;
   size_t klen = 0;
   uint64_t hash = 0;
-  if (cache) {
+  if (cache || (have_flags && (flags.keep_code || flags.code))) {
     if (!(key = cache_key(m, be, &flags, &klen))) s = CXLA_ERR_OUT_OF_MEMORY;
-    else hash = cx_cache_hash(key, klen);
     flags.compile_key = key; /* the disk cache's key starts with it (backends see it in flags) */
     flags.compile_key_len = klen;
+    /* An executable that keeps its code is not one that does not: apart in this cache (the
+     * code itself is the same, so the disk cache's key leaves it out). */
+    if (key && flags.keep_code) {
+      char *k2 = cx_realloc(key, klen + 12);
+      if (k2) memcpy(k2 + klen, "keep_code\n", 11), klen += 10;
+      else s = cx_oom(ctx);
+      key = k2 ? k2 : key;
+      flags.compile_key = key;
+    }
+    if (key) hash = cx_cache_hash(key, klen);
   }
-  if (s == CXLA_OK && key && (e->core = cx_cache_lookup(cache, key, klen, hash))) {
+  if (s == CXLA_OK && cache && key && (e->core = cx_cache_lookup(cache, key, klen, hash))) {
     double t2 = cx_now_ms();
     cx_sb_printf(&stats.times, "lookup=%.3f", t2 - t1);
     cx_sb_printf(&stats.counts, "%scache=hit", e->core->counts ? e->core->counts : "");
     cx_trace_add_ms(tr, "cache hit", "compile", t1, t2);
   } else if (s == CXLA_OK) {
-    if (key) cx_sb_printf(&stats.times, "lookup=%.3f ", cx_now_ms() - t1);
+    if (cache && key) cx_sb_printf(&stats.times, "lookup=%.3f ", cx_now_ms() - t1);
     cx_exe_core *c = cx_calloc(1, sizeof *c);
     if (!c) s = cx_oom(ctx);
     else {
@@ -229,8 +241,8 @@ static cxla_status compile(cx_module *m, const cxla_compile_options *o, cxla_exe
       s = compile_core(m, be, &flags, c, &stats, tr);
     }
     /* The cache is best effort: a failed insert only means the next compile is a miss. */
-    if (s == CXLA_OK && key) cx_cache_insert(cache, key, klen, hash, c);
-    cx_sb_puts(&stats.counts, key ? "cache=miss" : "cache=off");
+    if (s == CXLA_OK && cache && key) cx_cache_insert(cache, key, klen, hash, c);
+    cx_sb_puts(&stats.counts, cache && key ? "cache=miss" : "cache=off");
   }
   if (have_flags) cx_flags_free(&flags);
   cx_free(key);
@@ -267,6 +279,22 @@ cxla_status cxla_compile(cxla_module *m, const cxla_compile_options *opts, cxla_
 
 const char *cxla_executable_compile_stats(cxla_executable *e) { return e && e->stats ? e->stats : ""; }
 const char *cxla_executable_compile_counts(cxla_executable *e) { return e && e->counts ? e->counts : ""; }
+
+cxla_status cxla_executable_code(cxla_executable *e, const void **bytes, size_t *n) {
+  if (!e || !bytes || !n) return e ? cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_executable_code: NULL argument")
+                                   : CXLA_ERR_INVALID_ARGUMENT;
+  *bytes = NULL;
+  *n = 0;
+  const cx_exe_core *c = e->core;
+  const unsigned char *b = NULL;
+  if (!c->backend->code)
+    return cx_error(e->ctx, CXLA_ERR_UNSUPPORTED, "cxla_executable_code: backend %s keeps no machine code", c->backend->name);
+  if (!c->backend->code(c->state, &b, n))
+    return cx_error(e->ctx, CXLA_ERR_UNSUPPORTED,
+                    "cxla_executable_code: module %s was compiled without keep_code (or with --dump-to)", c->name ? c->name : "?");
+  *bytes = b;
+  return CXLA_OK;
+}
 
 /* 1 if an array leaf of a shares a byte with an array leaf of b. */
 static int leaves_overlap(const cxla_literal *a, const cxla_literal *b) {

@@ -391,3 +391,99 @@ TEST(disk_cache_entry_format_catches_every_cut_and_flip) {
   CHECK_EQ_INT(missed, 0);
   cx_free(e);
 }
+
+/* run_fresh with the code kept and, when code is not NULL, handed in: the result, the compile
+ * counts, and a heap copy of the executable's own code in *kept (NULL when it has none). */
+static cxla_literal *run_code(const char *flags, const unsigned char *code, size_t code_n, char *counts, size_t n,
+                              unsigned char **kept, size_t *kept_n) {
+  cxla_context *ctx = NULL;
+  cxla_module *m = NULL;
+  cxla_executable *e = NULL;
+  cxla_buffer *arg = NULL, *out = NULL;
+  cxla_literal *in = input(), *res = NULL;
+  const char *text = module_text();
+  counts[0] = 0;
+  *kept = NULL;
+  *kept_n = 0;
+  if (!in || cxla_context_create(&ctx) != CXLA_OK || cxla_context_set_flags(ctx, flags) != CXLA_OK ||
+      cxla_module_parse(ctx, text, strlen(text), "dc.hlo", &m) != CXLA_OK) {
+    CHECK_MSG(0, "context, flags or parse");
+  } else {
+    cxla_compile_options o;
+    cxla_compile_options_init(&o);
+    o.backend = "cpu";
+    o.keep_code = 1;
+    o.code = code;
+    o.code_size = code_n;
+    const void *b = NULL;
+    if (cxla_compile(m, &o, &e) != CXLA_OK || cxla_buffer_from_literal(ctx, "cpu", in, &arg) != CXLA_OK ||
+        cxla_executable_execute(e, 1, &arg, &out) != CXLA_OK || cxla_buffer_to_literal(out, &res) != CXLA_OK) {
+      CHECK_MSG(0, "compile or run (%s): %s", flags, cxla_context_errmsg(ctx));
+    } else {
+      snprintf(counts, n, "%s", cxla_executable_compile_counts(e));
+      CHECK_OK(cxla_executable_code(e, &b, kept_n));
+      if (b && (*kept = malloc(*kept_n))) memcpy(*kept, b, *kept_n);
+    }
+  }
+  cxla_buffer_destroy(arg);
+  cxla_buffer_destroy(out);
+  cxla_executable_destroy(e);
+  cxla_module_destroy(m);
+  cxla_literal_destroy(in);
+  cxla_literal *copy = res ? cxla_literal_clone(test_ctx(), res) : NULL;
+  cxla_literal_destroy(res);
+  cxla_context_destroy(ctx);
+  return copy;
+}
+
+/* The same entries without a folder (what the PJRT plugin serializes): code kept by one
+ * context is linked by another with no LLVM run; damaged code, and code of another key (here
+ * another thread count, as code of another CPU would be), is never loaded: that compile runs
+ * LLVM and computes the same bytes. */
+TEST(disk_cache_code_handed_over_in_memory) {
+  char counts[1024];
+  unsigned char *code = NULL, *again = NULL;
+  size_t n = 0, n2 = 0;
+  cxla_literal *want = run_code("--threads=1", NULL, 0, counts, sizeof counts, &code, &n); /* compiled by LLVM */
+  CHECK_MSG(strstr(counts, "disk_cache=miss") && strstr(counts, "llvm_modules=2"), "%s", counts);
+  CHECK_MSG(code && n > 64 && !memcmp(code, "CXLACACH", 8), "no entry kept");
+  cxla_literal *got = run_code("--threads=1", code, n, counts, sizeof counts, &again, &n2);
+  CHECK_MSG(strstr(counts, "disk_cache=hit") && strstr(counts, "llvm_modules=0"), "%s", counts);
+  CHECK(same_bytes(got, want));
+  CHECK(again && n2 == n && !memcmp(again, code, n)); /* what it kept is what it loaded */
+  cxla_literal_destroy(got);
+  free(again);
+  for (int kind = 0; code && kind < 4; kind++) {
+    unsigned char *b = malloc(n);
+    memcpy(b, code, n);
+    size_t len = kind == 0 ? n / 2 : kind == 1 ? 12 : n;
+    if (kind == 2) b[n / 2] ^= 0x04;
+    got = run_code(kind == 3 ? "--threads=2" : "--threads=1", b, len, counts, sizeof counts, &again, &n2);
+    CHECK_MSG(strstr(counts, "disk_cache=rejected") && !strstr(counts, "llvm_modules=0"), "damage %d: %s", kind,
+              counts);
+    CHECK(same_bytes(got, want));
+    cxla_literal_destroy(got);
+    free(again);
+    free(b);
+  }
+  /* nothing kept without keep_code, nor by the interpreter */
+  cxla_module *m = NULL;
+  cxla_executable *e = NULL;
+  const char *text = module_text();
+  const void *b = NULL;
+  size_t bn = 0;
+  CHECK_OK(cxla_module_parse(test_ctx(), text, strlen(text), "dc.hlo", &m));
+  for (int k = 0; m && k < 2; k++) {
+    cxla_compile_options o;
+    cxla_compile_options_init(&o);
+    o.backend = k ? "interp" : "cpu";
+    o.keep_code = k;
+    CHECK_OK(cxla_compile(m, &o, &e));
+    CHECK(cxla_executable_code(e, &b, &bn) == CXLA_ERR_UNSUPPORTED && !b && !bn);
+    CHECK(strstr(cxla_context_errmsg(test_ctx()), k ? "keeps no machine code" : "without keep_code") != NULL);
+    cxla_executable_destroy(e);
+  }
+  cxla_module_destroy(m);
+  free(code);
+  cxla_literal_destroy(want);
+}

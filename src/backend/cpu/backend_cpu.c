@@ -46,10 +46,17 @@ typedef struct cpu_state {
   cx_fallback_table table;
   int threads;
   int nparam_leaves;
+  unsigned char *code;       /* the code as a disk cache entry, when the compile kept it */
+  size_t code_len;
   pthread_mutex_t mu;        /* guards kept[] */
   void *kept[KEPT_ARENAS];
   int nkept;
 } cpu_state;
+
+/* An arena's allocation: its slots are 64-byte aligned. Large ones are recycled blocks whose
+ * first use faults their pages in as huge pages (util/blockcache.c): a new process's first
+ * step would otherwise take a page fault for every 4 KiB of its temporaries. */
+static size_t arena_bytes(const cpu_state *st) { return (size_t)st->bufs.arena_size + 64; }
 
 static void cpu_destroy(void *p) {
   cpu_state *st = p;
@@ -58,7 +65,8 @@ static void cpu_destroy(void *p) {
   cx_buffers_free(&st->bufs);
   cx_seq_out_free(&st->seq);
   cx_module_free(st->m);
-  for (int i = 0; i < st->nkept; i++) cx_free(st->kept[i]);
+  for (int i = 0; i < st->nkept; i++) cx_block_free(st->kept[i], arena_bytes(st));
+  cx_free(st->code);
   pthread_mutex_destroy(&st->mu);
   cx_free(st);
 }
@@ -130,7 +138,7 @@ static void free_jobs(cx_llvm_job *jobs, int n) {
 }
 
 typedef struct llvm_times {
-  double emit, opt, codegen, wall, link, disk;
+  double jit, emit, opt, codegen, wall, link, disk;
   int threads, modules;
   const char *disk_cache; /* the disk cache's result (object_cache.h) */
 } llvm_times;
@@ -235,7 +243,7 @@ static cxla_status compile_llvm(cxla_context *ctx, const cx_flags *flags, cx_pas
     cx_object_cache_store(oc, &st->seq, jobs, n);
     double t3 = cx_now_ms();
     tm->disk += t3 - t2;
-    if (oc->dir) cx_trace_add_ms(tr, "disk cache store", "compile", t2, t3);
+    if (oc->key) cx_trace_add_ms(tr, oc->dir ? "disk cache store" : "code kept", "compile", t2, t3);
   }
   for (int i = 0; i < n && !failed && s == CXLA_OK; i++) {
     LLVMMemoryBufferRef obj = jobs[i].obj;
@@ -256,8 +264,11 @@ static cxla_status compile_llvm(cxla_context *ctx, const cx_flags *flags, cx_pas
  * thread, compiled in parallel and linked by the JIT; or, when the disk cache has them, the
  * objects of an earlier compile of the same key, linked in place of the IR. */
 static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cx_pass_ctx *pc, cpu_state *st, llvm_times *tm) {
-  double t0 = cx_now_ms();
+  double tj = cx_now_ms();
   CX_TRY(cx_jit_create(ctx, flags->opt_level, runtime_symbols, CX_ARRAY_LEN(runtime_symbols), &st->jit));
+  double t0 = cx_now_ms();
+  cx_trace_add_ms(cx_context_trace(ctx), "jit", "compile", tj, t0);
+  tm->jit = t0 - tj;
   LLVMContextRef llctx = cx_jit_context(st->jit);
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(st->m->name ? st->m->name : "module", llctx);
   if (!mod) return cx_oom(ctx);
@@ -282,9 +293,10 @@ static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cx_pass_ctx
   if (s == CXLA_OK) s = cx_object_cache_load(ctx, &oc, &st->seq, st->jit, &hit);
   double t2 = cx_now_ms();
   tm->disk = t2 - t1;
-  if (oc.dir) {
+  if (oc.key) {
     char name[300];
-    snprintf(name, sizeof name, "disk cache %s%s%s", oc.result, oc.why[0] ? ": " : "", oc.why);
+    snprintf(name, sizeof name, "disk cache %s%s%s%s%s", oc.result, hit && !strcmp(oc.source, "given") ? " (given code)" : "",
+             oc.why[0] ? ": " : "", oc.why, !hit && oc.given ? " (given code)" : "");
     cx_trace_add_ms(tr, name, "compile", t1, t2);
   }
   if (s != CXLA_OK || hit) { /* the IR is not needed: the cached objects are its code */
@@ -294,6 +306,7 @@ static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cx_pass_ctx
     s = compile_llvm(ctx, flags, pc, st, mod, &sh, threads, &oc, tm);
   }
   tm->disk_cache = oc.result;
+  st->code = cx_object_cache_take_entry(&oc, &st->code_len);
   cx_object_cache_close(&oc);
   CX_TRY(s);
   double t3 = cx_now_ms();
@@ -332,8 +345,8 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
   /* times are spans of wall clock (llvm: optimisation + code generation on llvm_threads
    * threads; passes without the dumps they wrote); the CPU time LLVM spent, summed over its
    * threads, is a count */
-  cx_sb_printf(&stats->times, "passes=%.3f buffers=%.3f emit=%.3f llvm=%.3f link=%.3f ", t1 - t0 - pass_dumps, t2 - t1,
-               tm.emit, tm.wall, tm.link);
+  cx_sb_printf(&stats->times, "passes=%.3f buffers=%.3f jit=%.3f emit=%.3f llvm=%.3f link=%.3f ", t1 - t0 - pass_dumps,
+               t2 - t1, tm.jit, tm.emit, tm.wall, tm.link);
   if (strcmp(tm.disk_cache, "off")) cx_sb_printf(&stats->times, "disk=%.3f ", tm.disk);
   if (dumping(flags)) cx_sb_printf(&stats->times, "dump=%.3f ", pc.dump_ms);
   const cx_seq_out *q = &st->seq;
@@ -423,7 +436,7 @@ static void *arena_get(cpu_state *st, void **base) {
   pthread_mutex_lock(&st->mu);
   if (st->nkept) p = st->kept[--st->nkept];
   pthread_mutex_unlock(&st->mu);
-  if (!p) p = cx_malloc((size_t)st->bufs.arena_size + 64);
+  if (!p) p = cx_block_alloc(arena_bytes(st));
   *base = p;
   return p ? (void *)(((uintptr_t)p + 63) & ~(uintptr_t)63) : NULL; /* slots are 64-byte aligned */
 }
@@ -436,7 +449,7 @@ static void arena_put(cpu_state *st, void *base) {
     base = NULL;
   }
   pthread_mutex_unlock(&st->mu);
-  cx_free(base);
+  if (base) cx_block_free(base, arena_bytes(st));
 }
 
 static cxla_status cpu_execute_on(void *state, cxla_context *ctx, const cx_replica *rep, int nargs,
@@ -490,5 +503,12 @@ static cxla_status cpu_execute(void *state, cxla_context *ctx, int nargs, cxla_l
   return cpu_execute_on(state, ctx, NULL, nargs, args, out);
 }
 
+static int cpu_code(void *state, const unsigned char **bytes, size_t *n) {
+  cpu_state *st = state;
+  *bytes = st->code;
+  *n = st->code_len;
+  return st->code != NULL;
+}
+
 const cx_backend cx_backend_cpu = {.name = "cpu", .compile = cpu_compile, .execute = cpu_execute,
-                                   .destroy = cpu_destroy, .execute_on = cpu_execute_on};
+                                   .destroy = cpu_destroy, .execute_on = cpu_execute_on, .code = cpu_code};
