@@ -34,6 +34,8 @@ static const flag_def defs[] = {
      "S: a collective fails after waiting S seconds for the other devices (0: waits for ever)", 1},
     {"gpu-tf32", F_BOOL, OFF(gpu_tf32), 0, 1,
      "on|off: f32 dots on the GPU may round inputs to TF32 on tensor cores (faster, 10-bit mantissas; default off)"},
+    {"cpu-onednn", F_BOOL, OFF(cpu_onednn), 0, 1,
+     "on|off: f32/bf16 convolutions on the cpu backend through oneDNN where it applies (default on; off: im2col + OpenBLAS)"},
     {"cache-dir", F_STR, OFF(cache_dir), 0, 0,
      "DIR|default|off: keep compiled cpu code in DIR, load it instead of compiling again (default: "
      "$XDG_CACHE_HOME/cxla or ~/.cache/cxla; unset or off: no disk cache)", 1},
@@ -44,6 +46,7 @@ void cx_flags_init(cx_flags *f) {
   f->fusion = 1;
   f->opt_level = 2;
   f->collective_timeout = 300;
+  f->cpu_onednn = 1;
 }
 
 void cx_flags_free(cx_flags *f) {

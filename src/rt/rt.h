@@ -111,6 +111,12 @@ typedef struct cx_conv2d_desc {
  * Traced as a "library" event. */
 void cx_rt_conv_im2col(cx_rt *rt, int32_t type, const cx_conv2d_desc *d, const void *in,
                        const void *filt, void *out, int32_t id);
+/* The same convolution through oneDNN (conv_dnnl.c), f32 and bf16: what the sequencer calls
+ * instead where cx_rt_conv_dnnl_applies (no base dilation, window reversal or groups, and an
+ * optimised oneDNN implementation for it; else 0 and *why). Same arguments and trace event. */
+int cx_rt_conv_dnnl_applies(int32_t type, const cx_conv2d_desc *d, const char **why);
+void cx_rt_conv_dnnl(cx_rt *rt, int32_t type, const cx_conv2d_desc *d, const void *in, const void *filt,
+                     void *out, int32_t id);
 
 /* topk along the last dimension: `rows` rows of n elements of `type` in `in` give the k first
  * in XLA's order (TOTALORDER, largest or smallest first, equal elements by index) into

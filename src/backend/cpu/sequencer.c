@@ -393,6 +393,7 @@ static void declare_runtime(cx_seq *s) {
   s->f_tend = declare(s, "cx_rt_trace_end", &s->t_trace, V, tp, 2);
   LLVMTypeRef cp[7] = {P, I32, P, P, P, P, I32};
   s->f_conv = declare(s, "cx_rt_conv_im2col", &s->t_conv, V, cp, 7);
+  s->f_conv_dnnl = declare(s, "cx_rt_conv_dnnl", &s->t_conv, V, cp, 7);
 }
 
 /* Loads every PARAM and OUTPUT pointer once, on entry; constants are link-time symbols (the
@@ -431,7 +432,7 @@ static cxla_status entry_block(cx_seq *s) {
 }
 
 cxla_status cx_seq_emit(cx_cg *g, cx_shards *shards, const cx_buffers *b, int64_t max_loop_iterations,
-                        cx_seq_out *out) {
+                        int onednn, cx_seq_out *out) {
   cx_seq s;
   memset(&s, 0, sizeof s);
   s.g = g;
@@ -439,6 +440,7 @@ cxla_status cx_seq_emit(cx_cg *g, cx_shards *shards, const cx_buffers *b, int64_
   s.bufs = b;
   s.out = out;
   s.max_loop_iterations = max_loop_iterations;
+  s.onednn = onednn;
   s.b = LLVMCreateBuilderInContext(g->llctx);
   declare_runtime(&s);
   LLVMTypeRef ep[4] = {g->t_ptr, g->t_ptr, g->t_ptr, g->t_ptr};

@@ -1,7 +1,8 @@
 /* sequencer_lib.c — library calls in the schedule: dot as batched GEMM (cx_rt_gemm with the
- * plan from passes/dot_lowering.c), and f32/f64 convolutions of up to two spatial dimensions as
- * im2col + GEMM (cx_rt_conv_im2col) when they are big enough for that to beat a direct loop
- * nest. */
+ * plan from passes/dot_lowering.c), and convolutions of up to two spatial dimensions as library
+ * calls when they are big enough for that to beat a direct loop nest: through oneDNN
+ * (cx_rt_conv_dnnl: f32 and bf16, unless --cpu-onednn=off) where it applies, else f32/f64 as
+ * im2col + GEMM (cx_rt_conv_im2col). The choice is made here, at compile time. */
 #include <stdio.h>
 #include <string.h>
 #include "backend/cpu/sequencer_int.h"
@@ -41,8 +42,9 @@ static int conv_desc(const cx_instr *conv, cx_conv2d_desc *d, int64_t *macs, con
   const cx_shape *is = &conv->ops[0]->shape, *ks = &conv->ops[1]->shape, *os = &conv->shape;
   const cx_attrs *a = &conv->a;
   const cx_conv_dims *cd = a->conv;
-  if ((os->type != CXLA_F32 && os->type != CXLA_F64) || is->type != os->type || ks->type != os->type) {
-    *why = "im2col is f32 and f64 only";
+  if ((os->type != CXLA_F32 && os->type != CXLA_F64 && os->type != CXLA_BF16) || is->type != os->type ||
+      ks->type != os->type) {
+    *why = "library convolutions are f32, f64 (im2col) and bf16 (oneDNN) only";
     return 0;
   }
   if (!cd || cd->nspatial > 2 || a->window.rank != cd->nspatial) { *why = "im2col takes 0-2 spatial dims"; return 0; }
@@ -97,6 +99,12 @@ int cx_seq_conv(cx_seq *s, const cx_instr *fusion, const cx_instr *conv, int dir
   int64_t macs = 0;
   if (!conv_desc(conv, &d, &macs, why)) return 0;
   if (direct_ok && macs < IM2COL_MIN_MACS) { *why = "small: direct loop nest"; return 0; }
+  const char *dnnl_why = "--cpu-onednn=off";
+  int dnnl = s->onednn && cx_rt_conv_dnnl_applies(conv->shape.type, &d, &dnnl_why);
+  if (!dnnl && conv->shape.type == CXLA_BF16) { /* im2col has no bf16 */
+    *why = dnnl_why;
+    return 0;
+  }
   int in = cx_seq_leaf_slot(s, fusion->ops[conv->ops[0]->a.index], 0);
   int filt = cx_seq_leaf_slot(s, fusion->ops[conv->ops[1]->a.index], 0);
   int out = cx_seq_leaf_slot(s, fusion, 0);
@@ -111,13 +119,14 @@ int cx_seq_conv(cx_seq *s, const cx_instr *fusion, const cx_instr *conv, int dir
   LLVMSetGlobalConstant(gv, 1);
   LLVMSetLinkage(gv, LLVMPrivateLinkage);
   char name[256];
-  snprintf(name, sizeof name, "%s [convolution im2col]", fusion->name ? fusion->name : "convolution");
+  snprintf(name, sizeof name, "%s [convolution %s]", fusion->name ? fusion->name : "convolution",
+           dnnl ? "oneDNN" : "im2col");
   int32_t id = cx_seq_name(s, name);
   if (id < 0) return 1;
   cx_kernel_origin(fusion, &s->out->origins[id]);
   LLVMValueRef args[7] = {s->rt, LLVMConstInt(g->t_i32, (unsigned long long)conv->shape.type, 0), gv, cx_seq_slot(s, in), cx_seq_slot(s, filt),
                           cx_seq_slot(s, out), LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
-  LLVMBuildCall2(s->b, s->t_conv, s->f_conv, args, 7, "");
+  LLVMBuildCall2(s->b, s->t_conv, dnnl ? s->f_conv_dnnl : s->f_conv, args, 7, "");
   s->out->nconvs++;
   return 1;
 }
