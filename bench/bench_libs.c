@@ -10,8 +10,8 @@
  * gradients, f32 and bf16, through cxla's public API (a one-convolution module, its current
  * path) against oneDNN's primitives on the same NHWC/HWIO memory.
  *
- * Training steps: LeNet's and the flax CNN's (bench/hlo, bench/mem: run from the source root)
- * with --cpu-onednn=off against on.
+ * Training steps: LeNet's, the flax CNN's and MLP's Adam steps and the MLP forward (bench/hlo,
+ * bench/mem: run from the source root) with --cpu-onednn=off against on.
  * Every contender of a shape runs in interleaved turns (bench_util.c), each result is checked
  * against the first contender's, and the table gives for each peer the ratio of the first
  * contender's median (best) call to the peer's: above 1, the peer is faster. Run on 1 and 2
@@ -454,12 +454,14 @@ static int undonated(const char *path, char *out, size_t n) {
 
 static void group_steps(int T) {
   static const char *const steps[][2] = {{"bench/hlo/lenet_train_step.hlo", "LeNet Adam step, batch 64"},
-                                         {"bench/mem/jax_cnn_step.hlo", "flax CNN Adam step, batch 128 (jax's HLO)"}};
+                                         {"bench/mem/jax_cnn_step.hlo", "flax CNN Adam step, batch 128 (jax's HLO)"},
+                                         {"bench/mem/jax_mlp_step.hlo", "flax MLP 784-512-512-10 Adam step, batch 128"},
+                                         {"bench/hlo/mlp.hlo", "MLP 784-128-64-10 forward, batch 128"}};
   cxla_context *ctx = NULL;
   if (cxla_context_create(&ctx) != CXLA_OK) return;
   printf("\nTraining steps, %d thread%s: cxla --cpu-onednn=off (median ms) against on (off median / on median, best "
          "in brackets)\n\n| step | off ms | on, speed-up | max rel diff |\n|---|---|---|---|\n", T, T == 1 ? "" : "s");
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 4; i++) {
     bu_cxla off, on;
     char path[96];
     if (undonated(steps[i][0], path, sizeof path)) {

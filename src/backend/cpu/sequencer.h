@@ -45,7 +45,8 @@ void cx_seq_out_free(cx_seq_out *o);
 /* Emits `void cx_entry(i8 **params, i8 **outputs, i8 *arena, cx_rt *rt)` into g->mod, and the
  * kernels: into the shards' modules (when given) except those called inside while loops,
  * which stay in g->mod. `max_loop_iterations` > 0 stops while loops after that many trips
- * (an error). `onednn` (--cpu-onednn): convolutions oneDNN takes go to it (sequencer_lib.c). */
+ * (an error). `onednn` (--cpu-onednn): convolutions and the class of GEMMs oneDNN takes go to it
+ * (sequencer_lib.c). */
 cxla_status cx_seq_emit(cx_cg *g, cx_shards *shards, const cx_buffers *b, int64_t max_loop_iterations,
                         int onednn, cx_seq_out *out);
 

@@ -1,5 +1,6 @@
 /* sequencer_lib.c — library calls in the schedule: dot as batched GEMM (cx_rt_gemm with the
- * plan from passes/dot_lowering.c), and convolutions of up to two spatial dimensions as library
+ * plan from passes/dot_lowering.c; cx_rt_gemm_dnnl for the class where oneDNN's sgemm is the
+ * faster, unless --cpu-onednn=off), and convolutions of up to two spatial dimensions as library
  * calls when they are big enough for that to beat a direct loop nest: through oneDNN
  * (cx_rt_conv_dnnl: f32 and bf16, unless --cpu-onednn=off) where it applies, else f32/f64 as
  * im2col + GEMM (cx_rt_conv_im2col). The choice is made here, at compile time. */
@@ -14,9 +15,11 @@ int cx_seq_dot(cx_seq *s, const cx_instr *in, const char **why) {
   if (!cx_dot_plan(in, &cx_cpu_gemm, &p, why)) return 0;
   int a = cx_seq_leaf_slot(s, in->ops[0], 0), b = cx_seq_leaf_slot(s, in->ops[1], 0), c = cx_seq_leaf_slot(s, in, 0);
   if (a < 0 || b < 0 || c < 0) return 1; /* error recorded */
+  /* The library for this shape class, chosen now (rt/gemm_dnnl.c says which won where). */
+  int dnnl = s->onednn && cx_rt_gemm_dnnl_suits(p.type, p.trans_a, p.m, p.n, p.k, p.batch);
   char name[256];
-  snprintf(name, sizeof name, "%s [gemm %lldx%lldx%lld%s]", in->name ? in->name : "dot", (long long)p.m,
-           (long long)p.n, (long long)p.k, p.batch > 1 ? " batched" : "");
+  snprintf(name, sizeof name, "%s [gemm %lldx%lldx%lld%s%s]", in->name ? in->name : "dot", (long long)p.m,
+           (long long)p.n, (long long)p.k, p.batch > 1 ? " batched" : "", dnnl ? " oneDNN" : "");
   int32_t id = cx_seq_name(s, name);
   if (id < 0) return 1;
   cx_kernel_origin(in, &s->out->origins[id]);
@@ -28,7 +31,7 @@ int cx_seq_dot(cx_seq *s, const cx_instr *in, const char **why) {
                            cx_seq_slot(s, b), cx_cg_i64(g, p.ldb), cx_cg_i64(g, p.stride_b),
                            cx_seq_slot(s, c), cx_cg_i64(g, p.ldc), cx_cg_i64(g, p.stride_c),
                            cx_cg_i64(g, p.batch), LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
-  LLVMBuildCall2(s->b, s->t_gemm, s->f_gemm, args, 18, "");
+  LLVMBuildCall2(s->b, s->t_gemm, dnnl ? s->f_gemm_dnnl : s->f_gemm, args, 18, "");
   s->out->ngemms++;
   return 1;
 }
