@@ -210,7 +210,6 @@ static void dn_slice(dn_run *r, int64_t task) {
   const dn_conv *m = r->m;
   int64_t n0 = r->n * task / r->ntasks, n1 = r->n * (task + 1) / r->ntasks, n = n1 - n0;
   if (n <= 0) return;
-  omp_set_num_threads(1); /* oneDNN on this thread alone (its OpenMP team would be one more pool) */
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_t prim = NULL;
   dnnl_stream_t st = NULL;
@@ -275,7 +274,12 @@ static void dn_slice(dn_run *r, int64_t task) {
 
 /* Kernel-ABI adapter: args[0] is the dn_run, the range is tasks. */
 static void dn_tasks(void **args, int64_t begin, int64_t end) {
+  /* oneDNN on this thread alone (its OpenMP team would be one more pool); the thread may be the
+   * user's: its OpenMP setting is put back */
+  int omp_was = omp_get_max_threads();
+  omp_set_num_threads(1);
   for (int64_t t = begin; t < end; t++) dn_slice(args[0], t);
+  omp_set_num_threads(omp_was);
 }
 
 static uint16_t to_bf16(float f) { /* round to nearest even; NaN stays NaN */

@@ -43,13 +43,16 @@ typedef struct dn_gemm {
 /* Kernel-ABI adapter: args[0] is the dn_gemm, the range is shares of C's rows. */
 static void dn_gemm_shares(void **args, int64_t begin, int64_t end) {
   dn_gemm *g = args[0];
-  omp_set_num_threads(1); /* dnnl_sgemm on this thread alone */
+  /* dnnl_sgemm on this thread alone; the thread may be the user's: its OpenMP setting is put back */
+  int omp_was = omp_get_max_threads();
+  omp_set_num_threads(1);
   for (int64_t s = begin; s < end; s++) {
     int64_t r0 = g->m * s / g->shares, r1 = g->m * (s + 1) / g->shares;
     if (dnnl_sgemm('N', g->tb, r1 - r0, g->n, g->k, 1.0f, g->a + r0 * g->lda, g->lda, g->b, g->ldb, 0.0f,
                    g->c + r0 * g->ldc, g->ldc) != dnnl_success)
       atomic_store(&g->failed, 1);
   }
+  omp_set_num_threads(omp_was);
 }
 
 void cx_rt_gemm_dnnl(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
