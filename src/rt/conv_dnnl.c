@@ -97,8 +97,9 @@ static dnnl_status_t g_engine_status = dnnl_runtime_error;
 static pthread_once_t g_engine_once = PTHREAD_ONCE_INIT;
 static void make_engine(void) { g_engine_status = dnnl_engine_create(&g_engine, dnnl_cpu, 0); }
 
-/* The primitive for oneDNN batch rows [0, n) of m (n: the slice's size); *w_md is the
- * weights (or filter gradient) layout it wants. The caller destroys *pd. */
+/* The primitive descriptor for n rows of m's oneDNN batch (a slice: the strides stay, the batch
+ * dim shrinks), the weights (or filter gradient) in the layout oneDNN prefers, a user
+ * scratchpad. The caller destroys *pd. */
 static dnnl_status_t dn_pd(const dn_conv *m, int64_t n, dnnl_primitive_desc_t *pd) {
   pthread_once(&g_engine_once, make_engine);
   if (g_engine_status != dnnl_success) return g_engine_status;
@@ -219,12 +220,13 @@ static void dn_slice(dn_run *r, int64_t task) {
   dnnl_status_t s = dn_pd(m, n, &pd);
   if (s == dnnl_success) s = dnnl_primitive_create(&prim, pd);
   if (s == dnnl_success) what = "stream", s = dnnl_stream_create(&st, g_engine, dnnl_stream_default_flags);
-  const dnnl_memory_desc_t *a_md = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-  const dnnl_memory_desc_t *scr_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-  const dnnl_memory_desc_t *w_md =
-      dnnl_primitive_desc_query_md(pd, m->wgrad ? dnnl_query_diff_weights_md : dnnl_query_weights_md, 0);
-  const dnnl_memory_desc_t *o_md =
-      dnnl_primitive_desc_query_md(pd, m->wgrad ? dnnl_query_diff_dst_md : dnnl_query_dst_md, 0);
+  const dnnl_memory_desc_t *a_md = NULL, *scr_md = NULL, *w_md = NULL, *o_md = NULL;
+  if (s == dnnl_success) {
+    a_md = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    scr_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    w_md = dnnl_primitive_desc_query_md(pd, m->wgrad ? dnnl_query_diff_weights_md : dnnl_query_weights_md, 0);
+    o_md = dnnl_primitive_desc_query_md(pd, m->wgrad ? dnnl_query_diff_dst_md : dnnl_query_dst_md, 0);
+  }
   size_t scr_bytes = scr_md ? dnnl_memory_desc_get_size(scr_md) : 0, w_bytes = w_md ? dnnl_memory_desc_get_size(w_md) : 0;
   if (s == dnnl_success && (!a_md || !w_md || !o_md)) what = "query", s = dnnl_runtime_error;
   if (s == dnnl_success && ((scr_bytes && !(scratch = malloc(scr_bytes))) || !(wbuf = malloc(w_bytes ? w_bytes : 1))))
