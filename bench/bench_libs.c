@@ -512,7 +512,7 @@ int main(int argc, char **argv) {
     if (!strncmp(argv[i], "--threads=", 10)) threads = argv[i] + 10;
     else if (!strncmp(argv[i], "--rounds=", 9)) g_rounds = atoi(argv[i] + 9);
     else if (!strncmp(argv[i], "--only=", 7)) only = argv[i] + 7;
-    else if (!strcmp(argv[i], "--smoke")) g_smoke = 1;
+    else if (!strcmp(argv[i], "--smoke")) g_smoke = 1, threads = "2"; /* (before --threads to override) */
     else {
       fprintf(stderr, "usage: %s [--threads=1,2] [--rounds=N] [--only=gemm|conv|steps] [--smoke]\n", argv[0]);
       return 2;
