@@ -23,7 +23,6 @@
  * filter (or filter gradient) is reordered between its XLA layout and the blocked one the
  * primitive wants inside each task: it is small next to the activations. */
 #include <oneapi/dnnl/dnnl.h>
-#include <omp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -32,6 +31,11 @@
 #include "core/trace.h"
 #include "rt/rt.h"
 #include "rt/threadpool.h"
+
+/* OpenMP's runtime (libgomp, which Debian's oneDNN runs on), declared here: omp.h belongs to
+ * the compiler, and clang has none without libomp-dev. */
+int omp_get_max_threads(void);
+void omp_set_num_threads(int n);
 
 /* One convolution as oneDNN sees it: a (src), b (weights, or the output gradient when wgrad)
  * and c (dst, or the filter gradient), dims and element strides in oneDNN's order. */

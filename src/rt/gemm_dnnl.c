@@ -13,11 +13,15 @@
  * rows of C are split into one share per thread, each computed by a single-threaded
  * dnnl_sgemm. */
 #include <oneapi/dnnl/dnnl.h>
-#include <omp.h>
 #include <stdatomic.h>
 #include "core/trace.h"
 #include "rt/rt.h"
 #include "rt/threadpool.h"
+
+/* OpenMP's runtime (libgomp, which Debian's oneDNN runs on), declared here: omp.h belongs to
+ * the compiler, and clang has none without libomp-dev. */
+int omp_get_max_threads(void);
+void omp_set_num_threads(int n);
 
 /* The class: f32, one product, A as stored (NN or NT), C at least MIN_N wide, at most MAX_MNK
  * multiply-adds (the training steps' products are up to 5e7; the 1024² and 4096² squares,
