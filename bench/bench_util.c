@@ -157,6 +157,25 @@ double bu_max_err(const float *a, const float *b, int64_t n, double atol) {
   return bu_max_err_at(a, b, n, atol, INFINITY, NULL, NULL);
 }
 
+/* Seeded values in [-1, 1) for a parameter of any array type (integers get 0..3: a step's
+ * optimizer count); f32 ones are exactly bu_literal's. */
+static cxla_literal *typed_literal(cxla_context *ctx, const cxla_shape *sh, uint64_t seed) {
+  if (sh->type == CXLA_F32) return bu_literal(ctx, sh->rank, sh->dims, seed, -1, 1);
+  cxla_literal *l = cxla_literal_create(ctx, sh->type, sh->rank, sh->dims);
+  if (!l) return NULL;
+  int64_t n = cxla_literal_element_count(l);
+  float *v = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+  if (!v) {
+    cxla_literal_destroy(l);
+    return NULL;
+  }
+  bu_fill(v, n, seed, -1, 1);
+  int fl = sh->type == CXLA_F16 || sh->type == CXLA_BF16 || sh->type == CXLA_F64;
+  for (int64_t i = 0; i < n; i++) cxla_literal_set_f64(l, i, fl ? v[i] : floor(((double)v[i] + 1) * 2));
+  free(v);
+  return l;
+}
+
 int bu_cxla_open(bu_cxla *b, cxla_context *ctx, const char *path, const char *flags, int threads, int opt_level,
                  cxla_literal *const *inputs) {
   memset(b, 0, sizeof *b);
@@ -193,7 +212,7 @@ int bu_cxla_open(bu_cxla *b, cxla_context *ctx, const char *path, const char *fl
     cxla_shape sh;
     s = cxla_module_parameter_shape(m, i, &sh);
     cxla_literal *lit = NULL;
-    if (s == CXLA_OK) lit = inputs && inputs[i] ? inputs[i] : bu_literal(ctx, sh.rank, sh.dims, 1000 + (uint64_t)i, -1, 1);
+    if (s == CXLA_OK) lit = inputs && inputs[i] ? inputs[i] : typed_literal(ctx, &sh, 1000 + (uint64_t)i);
     if (s == CXLA_OK && !lit) s = CXLA_ERR_OUT_OF_MEMORY;
     if (s == CXLA_OK) s = cxla_buffer_from_literal(ctx, "cpu", lit, &b->args[i]);
     if (lit && !(inputs && inputs[i])) cxla_literal_destroy(lit);

@@ -35,6 +35,21 @@ $CC $CFLAGS_BENCH -I"$SRC/include" -I"$SRC/src" bench/bench_runtime.c -o "$OUT/b
 if [ "$(uname -m)" = x86_64 ] && grep -q avx2 /proc/cpuinfo 2>/dev/null; then
   $CC $CFLAGS_BENCH -mavx2 -mfma -I"$SRC/include" bench/bench_vecmath.c -o "$OUT/bench_vecmath" $STATIC_LIBS -lmvec
 fi
+# Which library for which GEMM and convolution shape (bench_libs.c): OpenBLAS (cxla's) against
+# BLIS, libxsmm and oneDNN, built when their Debian -dev packages are installed (libblis-dev,
+# libxsmm-dev; libdnnl-dev is cxla's own). BLIS's headers stay in bench_libs_peers.c (its
+# cblas.h must not meet OpenBLAS's); OpenBLAS comes first on the link line, so cblas_* are its.
+BLIS_INC=/usr/include/x86_64-linux-gnu/blis-pthread
+BLIS_LIB=/usr/lib/x86_64-linux-gnu/blis-pthread
+if [ -f "$BLIS_INC/blis.h" ] && [ -f "$BLIS_LIB/libblis.so.4" ] && [ -f /usr/include/libxsmm.h ] &&
+  [ -f /usr/include/oneapi/dnnl/dnnl.h ]; then
+  $CC $CFLAGS_BENCH -fopenmp -I"$SRC/include" -I"$SRC/src" -c bench/bench_libs.c -o "$OBJ/bench_libs.o"
+  $CC $CFLAGS_BENCH -isystem "$BLIS_INC" -c bench/bench_libs_peers.c -o "$OBJ/bench_libs_peers.o"
+  $CC -fopenmp -o "$OUT/bench_libs" "$OBJ/bench_libs.o" "$OBJ/bench_libs_peers.o" "$OBJ/bench_util.o" $STATIC_LIBS \
+    -L"$BLIS_LIB" -Wl,-rpath,"$BLIS_LIB" -l:libblis.so.4 -lxsmm -ldnnl -lstdc++
+else
+  rm -f "$OUT/bench_libs"
+fi
 # LLVM-only compile-time diagnostic (bench/diag_llvm.c), run by hand on a --dump-to IR file.
 $CC -std=c11 -O2 -Wall -Wextra $(llvm-config-19 --cflags) bench/diag_llvm.c -o "$OUT/diag_llvm" \
   -L"$(llvm-config-19 --libdir)" -Wl,-rpath,"$(llvm-config-19 --libdir)" -lLLVM-19

@@ -4,7 +4,7 @@
 # installs the package with pip --no-build-isolation, which builds a wheel with the system's
 # setuptools and needs the wheel package beside it.
 set -e
-PKGS="make gcc libc6-dev llvm-19-dev clang-19 libclang-rt-19-dev libopenblas-dev libfftw3-dev zlib1g-dev libzstd-dev graphviz pkgconf help2man python3 python3-numpy python3-venv python3-wheel libopenmpi-dev openmpi-bin dataset-fashion-mnist"
+PKGS="make gcc libc6-dev llvm-19-dev clang-19 libclang-rt-19-dev libopenblas-dev libdnnl-dev libfftw3-dev zlib1g-dev libzstd-dev graphviz pkgconf help2man python3 python3-numpy python3-venv python3-wheel libopenmpi-dev openmpi-bin dataset-fashion-mnist"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

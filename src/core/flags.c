@@ -37,6 +37,8 @@ static const flag_def defs[] = {
     {"gpu-libdevice", F_STR, OFF(gpu_libdevice), 0, 0,
      "PATH: CUDA's libdevice.10.bc, linked into GPU kernels for the f64 math functions (default: "
      "$CUDA_HOME, $CUDA_PATH, /usr/local/cuda, /usr/lib/nvidia-cuda-toolkit)"},
+    {"cpu-onednn", F_BOOL, OFF(cpu_onednn), 0, 1,
+     "on|off: f32/bf16 convolutions on the cpu backend through oneDNN where it applies (default on; off: im2col + OpenBLAS)"},
     {"cache-dir", F_STR, OFF(cache_dir), 0, 0,
      "DIR|default|off: keep compiled cpu code in DIR, load it instead of compiling again (default: "
      "$XDG_CACHE_HOME/cxla or ~/.cache/cxla; unset or off: no disk cache)", 1},
@@ -47,6 +49,7 @@ void cx_flags_init(cx_flags *f) {
   f->fusion = 1;
   f->opt_level = 2;
   f->collective_timeout = 300;
+  f->cpu_onednn = 1;
 }
 
 void cx_flags_free(cx_flags *f) {

@@ -45,6 +45,13 @@ void cx_rt_gemm(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64
                 int64_t k, const void *a, int64_t lda, int64_t stride_a, const void *b,
                 int64_t ldb, int64_t stride_b, void *c, int64_t ldc, int64_t stride_c,
                 int64_t batch, int32_t id);
+/* The same through oneDNN's sgemm on the pool (gemm_dnnl.c), for the class of products where it
+ * measured faster than OpenBLAS: cx_rt_gemm_dnnl_suits (f32, one product, A not transposed, C
+ * at least 64 wide, at most 2^26 multiply-adds). Anything else is handed to cx_rt_gemm. */
+int cx_rt_gemm_dnnl_suits(int32_t type, int32_t trans_a, int64_t m, int64_t n, int64_t k, int64_t batch);
+void cx_rt_gemm_dnnl(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
+                     const void *a, int64_t lda, int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b, void *c,
+                     int64_t ldc, int64_t stride_c, int64_t batch, int32_t id);
 /* fft through FFTW (rt/fft.c): `plan` (made when compiling) applied to each of `batch`
  * transforms, the i-th reading in + i * (its input size) and writing out + i * (its output
  * size). Traced as a "library" event. */
@@ -111,6 +118,12 @@ typedef struct cx_conv2d_desc {
  * Traced as a "library" event. */
 void cx_rt_conv_im2col(cx_rt *rt, int32_t type, const cx_conv2d_desc *d, const void *in,
                        const void *filt, void *out, int32_t id);
+/* The same convolution through oneDNN (conv_dnnl.c), f32 and bf16: what the sequencer calls
+ * instead where cx_rt_conv_dnnl_applies (no base dilation, window reversal or groups, and an
+ * optimised oneDNN implementation for it; else 0 and *why). Same arguments and trace event. */
+int cx_rt_conv_dnnl_applies(int32_t type, const cx_conv2d_desc *d, const char **why);
+void cx_rt_conv_dnnl(cx_rt *rt, int32_t type, const cx_conv2d_desc *d, const void *in, const void *filt,
+                     void *out, int32_t id);
 
 /* topk along the last dimension: `rows` rows of n elements of `type` in `in` give the k first
  * in XLA's order (TOTALORDER, largest or smallest first, equal elements by index) into

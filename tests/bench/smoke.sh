@@ -35,6 +35,9 @@ check "bench_runtime: parallel_for, GEMM wrapper, im2col convolutions" "$BIN/ben
 if [ -x "$BIN/bench_vecmath" ]; then
   check "bench_vecmath: f32 sin/cos/tan/pow against libmvec and libm, cxla within its bound" "$BIN/bench_vecmath" 4099 1
 fi
+if [ -x "$BIN/bench_libs" ]; then
+  check "bench_libs --smoke: GEMM and convolution libraries, results checked" "$BIN/bench_libs" --smoke
+fi
 check "diag_llvm on a --dump-to IR file" sh -c "'$BUILD/cxla' compile bench/hlo/chain9.hlo --backend=cpu --dump-to='$DUMP' &&
   '$BIN/diag_llvm' \"\$(ls '$DUMP'/*ir-before-opt.ll | head -n 1)\" 1"
 if [ -x "$BIN/bench_allreduce" ] && command -v mpirun > /dev/null 2>&1; then

@@ -1,6 +1,7 @@
 /* test_cpu_conv.c — convolutions on the cpu backend against the interpreter: big enough f32
- * and f64 ones go through im2col + GEMM (cx_rt_conv_im2col with the descriptor the sequencer
- * builds), small or f16 ones through the emitter's loop nest. Layouts (NHWC, NCHW, odd
+ * and bf16 ones through oneDNN (cx_rt_conv_dnnl) where it applies, the other f32 and f64 ones
+ * (and all of them with --cpu-onednn=off) through im2col + GEMM (cx_rt_conv_im2col with the
+ * descriptor the sequencer builds), small or f16 ones through the emitter's loop nest. Layouts (NHWC, NCHW, odd
  * dim_labels orders), strides, padding, base and window dilation, window reversal, feature and
  * batch groups, the CNN training step's gradient convolutions, 1-D and 0-D spatial cases.
  * Small integer values keep every sum exact in f32. */
@@ -13,7 +14,8 @@ typedef struct conv_case {
   const char *window;            /* window={...} or "" */
   int groups;
   int batch_groups;              /* 0: 1 */
-  int library;                   /* 1: must run as the runtime's convolution (convolutions=1) */
+  int library;                   /* 1: must run as the runtime's convolution (convolutions=1);
+                                    2: so with --cpu-onednn=on (bf16: oneDNN's alone) */
 } conv_case;
 
 static const conv_case cases[] = {
@@ -61,6 +63,12 @@ static const conv_case cases[] = {
     {"f01b_i01o->01bf", "f64[8,14,14,8]", "f64[8,14,14,8]", "f64[3,3,1,8]", "window={size=14x14 pad=1_1x1_1}", 1, 8, 1},
     /* feature groups, f64, NCHW */
     {"bf01_oi01->bf01", "f64[2,16,10,10]", "f64[32,4,3,3]", "f64[2,32,8,8]", "window={size=3x3}", 4, 0, 1},
+    /* bf16 (oneDNN only: with --cpu-onednn=off the loop nest), the CNN step's three kinds */
+    {"b01f_01io->b01f", "bf16[2,14,14,16]", "bf16[3,3,16,32]", "bf16[2,14,14,32]", "window={size=3x3 pad=1_1x1_1}", 1, 0, 2},
+    {"b01f_01oi->b01f", "bf16[2,14,14,32]", "bf16[3,3,16,32]", "bf16[2,14,14,16]", "window={size=3x3 pad=1_1x1_1}", 1, 0, 2},
+    {"f01b_i01o->01bf", "bf16[2,14,14,16]", "bf16[2,14,14,32]", "bf16[3,3,16,32]", "window={size=14x14 pad=1_1x1_1}", 1, 0, 2},
+    /* NCHW weight gradient with window dilation (oneDNN's stride) and an uneven high padding */
+    {"fb01_io01->bf01", "f32[2,8,14,14]", "f32[2,16,7,7]", "f32[8,16,3,3]", "window={size=7x7 pad=1_0x1_0 rhs_dilate=2x2}", 1, 0, 1},
 };
 
 /* dims of a shape text "f32[2,3]" */
@@ -76,8 +84,12 @@ static int dims_of(const char *s, char *type, int64_t *d) {
   return n;
 }
 
+/* Every case with oneDNN on (the default) and off (im2col for f32 and f64). */
 TEST(cpu_conv_layouts_match_interp) {
-  for (int i = 0; i < (int)(sizeof cases / sizeof *cases); i++) {
+  static const char *const modes[2] = {"--cpu-onednn=on", "--cpu-onednn=off"};
+  for (int run = 0; run < 2 * (int)(sizeof cases / sizeof *cases); run++) {
+    int i = run / 2;
+    const char *mode = modes[run % 2];
     const conv_case *c = &cases[i];
     char text[1024];
     snprintf(text, sizeof text,
@@ -91,10 +103,14 @@ TEST(cpu_conv_layouts_match_interp) {
     char *x = cpu_ramp_nd(tl, dl, nl, 5, 1, -2), *k = cpu_ramp_nd(tr, dr, nr, 3, 1, -1);
     const char *in[2] = {x, k};
     char *stats = NULL;
-    int ok = cpu_check(text, 2, in, NULL, 1e-6, 1e-6, &stats, NULL);
-    CHECK_MSG(ok, "case %d: %s", i, text);
-    if (ok) CHECK_MSG(cpu_fallbacks(stats) == 0, "case %d ran on the interpreter: %s", i, stats);
-    if (ok && c->library) CHECK_MSG(stats && strstr(stats, "convolutions=1"), "case %d: not the runtime's: %s", i, stats);
+    /* bf16: each output rounded once (oneDNN sums in f32), the interpreter may round differently */
+    double tol = tl[0] == 'b' ? 1e-2 : 1e-6;
+    int ok = cpu_check(text, 2, in, mode, tol, tol, &stats, NULL);
+    CHECK_MSG(ok, "case %d (%s): %s", i, mode, text);
+    if (ok) CHECK_MSG(cpu_fallbacks(stats) == 0, "case %d (%s) ran on the interpreter: %s", i, mode, stats);
+    int lib = c->library == 1 || (c->library == 2 && run % 2 == 0);
+    if (ok && lib)
+      CHECK_MSG(stats && strstr(stats, "convolutions=1"), "case %d (%s): not the runtime's: %s", i, mode, stats);
     free(stats);
     free(x);
     free(k);

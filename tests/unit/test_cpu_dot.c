@@ -2,8 +2,12 @@
  * reads directly (transposed operands, batch dims not leading, contracting dim 0), the
  * transposes inserted when no layout fits, and dots of every dimension arrangement against the
  * interpreter (random shapes with small integer values, so f32 sums are exact). */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "backend/cpu/sequencer.h"
+#include "rt/rt.h"
 #include "test_cpu_helpers.h"
 
 static cx_instr *dot_of(cx_module *m) {
@@ -158,6 +162,49 @@ TEST(cpu_dot_random_arrangements_match_interp) {
     } else { /* floats as GEMMs, integers as reduce kernels */
       CHECK_MSG(cpu_fallbacks(stats) == 0, "dot ran on the interpreter: %s\n%s", stats, text);
     }
+    free(stats);
+    free(a);
+    free(b);
+  }
+}
+
+/* The class of GEMMs oneDNN's sgemm takes (rt/gemm_dnnl.c): the MLP and CNN steps' products with
+ * A as stored and C at least 64 wide; not the logits (10 wide), the weight gradients (A
+ * transposed), batched products, other types or the big squares. */
+TEST(cpu_dot_onednn_class) {
+  CHECK(cx_rt_gemm_dnnl_suits(CXLA_F32, 0, 128, 128, 784, 1));  /* MLP layer 1 */
+  CHECK(cx_rt_gemm_dnnl_suits(CXLA_F32, 0, 128, 512, 512, 1));  /* flax MLP, NN or NT */
+  CHECK(cx_rt_gemm_dnnl_suits(CXLA_F32, 0, 64, 1568, 128, 1));  /* LeNet's input gradient */
+  CHECK(!cx_rt_gemm_dnnl_suits(CXLA_F32, 0, 128, 10, 64, 1));   /* logits */
+  CHECK(!cx_rt_gemm_dnnl_suits(CXLA_F32, 1, 784, 128, 128, 1)); /* weight gradient */
+  CHECK(!cx_rt_gemm_dnnl_suits(CXLA_F32, 0, 128, 128, 64, 32)); /* batched */
+  CHECK(!cx_rt_gemm_dnnl_suits(CXLA_F64, 0, 128, 128, 784, 1));
+  CHECK(!cx_rt_gemm_dnnl_suits(CXLA_F32, 0, 1024, 1024, 1024, 1));
+}
+
+/* Products of that class and just outside it, NN and NT, with oneDNN on and off, against the
+ * interpreter (small integers: exact sums); odd row counts split unevenly over the pool. */
+TEST(cpu_dot_onednn_matches_interp) {
+  static const struct { const char *a, *b, *out, *dims; } cases[] = {
+      {"f32[130,200]", "f32[200,96]", "f32[130,96]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"},
+      {"f32[77,64]", "f32[128,64]", "f32[77,128]", "lhs_contracting_dims={1}, rhs_contracting_dims={1}"},
+      {"f32[33,40]", "f32[40,64]", "f32[33,64]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"},
+      {"f32[64,48]", "f32[48,10]", "f32[64,10]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"},
+  };
+  static const char *const modes[2] = {"--cpu-onednn=on --threads=2", "--cpu-onednn=off --threads=2"};
+  for (int i = 0; i < 8; i++) {
+    char text[512], ta[8], tb[8];
+    snprintf(text, sizeof text, "HloModule d\nENTRY main {\n  a = %s parameter(0)\n  b = %s parameter(1)\n"
+             "  ROOT d = %s dot(a, b), %s\n}\n", cases[i / 2].a, cases[i / 2].b, cases[i / 2].out, cases[i / 2].dims);
+    int64_t da[2], db[2];
+    sscanf(cases[i / 2].a, "%3[a-z0-9][%" SCNd64 ",%" SCNd64 "]", ta, &da[0], &da[1]);
+    sscanf(cases[i / 2].b, "%3[a-z0-9][%" SCNd64 ",%" SCNd64 "]", tb, &db[0], &db[1]);
+    char *a = cpu_ramp_nd("f32", da, 2, 7, 1, -3), *b = cpu_ramp_nd("f32", db, 2, 5, 1, -2);
+    const char *in[2] = {a, b};
+    char *stats = NULL;
+    int ok = cpu_check(text, 2, in, modes[i % 2], 1e-6, 1e-6, &stats, NULL);
+    CHECK_MSG(ok, "case %d (%s): %s", i / 2, modes[i % 2], text);
+    if (ok) CHECK_MSG(stats && strstr(stats, "gemms=1"), "case %d: not one GEMM: %s", i / 2, stats);
     free(stats);
     free(a);
     free(b);

@@ -94,10 +94,12 @@ static cxla_status dump_buffers(cxla_context *ctx, cx_pass_ctx *pc, cpu_state *s
 static const cx_jit_symbol runtime_symbols[] = {
     {"cx_rt_parallel_for", (void *)cx_rt_parallel_for},
     {"cx_rt_gemm", (void *)cx_rt_gemm},
+    {"cx_rt_gemm_dnnl", (void *)cx_rt_gemm_dnnl},
     {"cx_rt_interp_op", (void *)cx_rt_interp_op},
     {"cx_rt_trace_begin", (void *)cx_rt_trace_begin},
     {"cx_rt_trace_end", (void *)cx_rt_trace_end},
     {"cx_rt_conv_im2col", (void *)cx_rt_conv_im2col},
+    {"cx_rt_conv_dnnl", (void *)cx_rt_conv_dnnl},
     {"cx_rt_linalg", (void *)cx_rt_linalg},
     {"cx_rt_topk", (void *)cx_rt_topk},
     {"cx_rt_ragged_dot", (void *)cx_rt_ragged_dot},
@@ -279,7 +281,7 @@ static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cx_pass_ctx
   cx_cg_init(&g, ctx, st->m, llctx, mod, &host);
   cx_shards sh;
   cx_shards_init(&sh, &g, threads == 1 ? 1 : 2 * threads);
-  cxla_status s = cx_seq_emit(&g, &sh, &st->bufs, flags->max_loop_iterations, &st->seq);
+  cxla_status s = cx_seq_emit(&g, &sh, &st->bufs, flags->max_loop_iterations, flags->cpu_onednn, &st->seq);
   cx_cg_dispose(&g);
   double t1 = cx_now_ms();
   tm->emit = t1 - t0;

@@ -386,6 +386,7 @@ static void declare_runtime(cx_seq *s) {
   s->f_pfor = declare(s, "cx_rt_parallel_for", &s->t_pfor, V, pf, 6);
   LLVMTypeRef gm[18] = {P, I32, I32, I32, I64, I64, I64, P, I64, I64, P, I64, I64, P, I64, I64, I64, I32};
   s->f_gemm = declare(s, "cx_rt_gemm", &s->t_gemm, V, gm, 18);
+  s->f_gemm_dnnl = declare(s, "cx_rt_gemm_dnnl", &s->t_gemm, V, gm, 18);
   LLVMTypeRef ip[4] = {P, I32, P, I32};
   s->f_interp = declare(s, "cx_rt_interp_op", &s->t_interp, V, ip, 4);
   LLVMTypeRef tp[2] = {P, I32};
@@ -393,6 +394,7 @@ static void declare_runtime(cx_seq *s) {
   s->f_tend = declare(s, "cx_rt_trace_end", &s->t_trace, V, tp, 2);
   LLVMTypeRef cp[7] = {P, I32, P, P, P, P, I32};
   s->f_conv = declare(s, "cx_rt_conv_im2col", &s->t_conv, V, cp, 7);
+  s->f_conv_dnnl = declare(s, "cx_rt_conv_dnnl", &s->t_conv, V, cp, 7);
 }
 
 /* Loads every PARAM and OUTPUT pointer once, on entry; constants are link-time symbols (the
@@ -431,7 +433,7 @@ static cxla_status entry_block(cx_seq *s) {
 }
 
 cxla_status cx_seq_emit(cx_cg *g, cx_shards *shards, const cx_buffers *b, int64_t max_loop_iterations,
-                        cx_seq_out *out) {
+                        int onednn, cx_seq_out *out) {
   cx_seq s;
   memset(&s, 0, sizeof s);
   s.g = g;
@@ -439,6 +441,7 @@ cxla_status cx_seq_emit(cx_cg *g, cx_shards *shards, const cx_buffers *b, int64_
   s.bufs = b;
   s.out = out;
   s.max_loop_iterations = max_loop_iterations;
+  s.onednn = onednn;
   s.b = LLVMCreateBuilderInContext(g->llctx);
   declare_runtime(&s);
   LLVMTypeRef ep[4] = {g->t_ptr, g->t_ptr, g->t_ptr, g->t_ptr};

@@ -45,9 +45,10 @@ void cx_seq_out_free(cx_seq_out *o);
 /* Emits `void cx_entry(i8 **params, i8 **outputs, i8 *arena, cx_rt *rt)` into g->mod, and the
  * kernels: into the shards' modules (when given) except those called inside while loops,
  * which stay in g->mod. `max_loop_iterations` > 0 stops while loops after that many trips
- * (an error). */
+ * (an error). `onednn` (--cpu-onednn): convolutions and the class of GEMMs oneDNN takes go to it
+ * (sequencer_lib.c). */
 cxla_status cx_seq_emit(cx_cg *g, cx_shards *shards, const cx_buffers *b, int64_t max_loop_iterations,
-                        cx_seq_out *out);
+                        int onednn, cx_seq_out *out);
 
 /* What OpenBLAS computes natively (sequencer_lib.c): f32, f64, c64, c128; f16/bf16 dots are
  * lowered to f32 ones (passes/library_lowering.h). */

@@ -12,6 +12,7 @@ typedef struct cx_seq {
   cx_seq_out *out;
   LLVMBuilderRef b;             /* the sequencer's own builder (the emitter uses g->b) */
   int64_t max_loop_iterations;
+  int onednn;                   /* --cpu-onednn: convolutions and the GEMM class oneDNN takes go to it */
   int nloops;                   /* while loops emitted (for loop-limit messages) */
   int loop_depth;               /* while loops around the current emission point */
   LLVMValueRef fn;              /* cx_entry */
@@ -23,7 +24,7 @@ typedef struct cx_seq {
   int *param_base;              /* flat leaf index of each ENTRY parameter's first leaf */
   /* runtime entry points */
   LLVMTypeRef t_kernel, t_pfor, t_gemm, t_interp, t_trace, t_conv;
-  LLVMValueRef f_pfor, f_gemm, f_interp, f_tbegin, f_tend, f_conv;
+  LLVMValueRef f_pfor, f_gemm, f_gemm_dnnl, f_interp, f_tbegin, f_tend, f_conv, f_conv_dnnl;
 } cx_seq;
 
 /* Address of a slot (i8*) at the current insertion point. */

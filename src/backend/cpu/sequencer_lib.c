@@ -1,7 +1,9 @@
 /* sequencer_lib.c — library calls in the schedule: dot as batched GEMM (cx_rt_gemm with the
- * plan from passes/dot_lowering.c), and f32/f64 convolutions of up to two spatial dimensions as
- * im2col + GEMM (cx_rt_conv_im2col) when they are big enough for that to beat a direct loop
- * nest. */
+ * plan from passes/dot_lowering.c; cx_rt_gemm_dnnl for the class where oneDNN's sgemm is the
+ * faster, unless --cpu-onednn=off), and convolutions of up to two spatial dimensions as library
+ * calls when they are big enough for that to beat a direct loop nest: through oneDNN
+ * (cx_rt_conv_dnnl: f32 and bf16, unless --cpu-onednn=off) where it applies, else f32/f64 as
+ * im2col + GEMM (cx_rt_conv_im2col). The choice is made here, at compile time. */
 #include <stdio.h>
 #include <string.h>
 #include "backend/cpu/sequencer_int.h"
@@ -13,9 +15,11 @@ int cx_seq_dot(cx_seq *s, const cx_instr *in, const char **why) {
   if (!cx_dot_plan(in, &cx_cpu_gemm, &p, why)) return 0;
   int a = cx_seq_leaf_slot(s, in->ops[0], 0), b = cx_seq_leaf_slot(s, in->ops[1], 0), c = cx_seq_leaf_slot(s, in, 0);
   if (a < 0 || b < 0 || c < 0) return 1; /* error recorded */
+  /* The library for this shape class, chosen now (rt/gemm_dnnl.c says which won where). */
+  int dnnl = s->onednn && cx_rt_gemm_dnnl_suits(p.type, p.trans_a, p.m, p.n, p.k, p.batch);
   char name[256];
-  snprintf(name, sizeof name, "%s [gemm %lldx%lldx%lld%s]", in->name ? in->name : "dot", (long long)p.m,
-           (long long)p.n, (long long)p.k, p.batch > 1 ? " batched" : "");
+  snprintf(name, sizeof name, "%s [gemm %lldx%lldx%lld%s%s]", in->name ? in->name : "dot", (long long)p.m,
+           (long long)p.n, (long long)p.k, p.batch > 1 ? " batched" : "", dnnl ? " oneDNN" : "");
   int32_t id = cx_seq_name(s, name);
   if (id < 0) return 1;
   cx_kernel_origin(in, &s->out->origins[id]);
@@ -27,7 +31,7 @@ int cx_seq_dot(cx_seq *s, const cx_instr *in, const char **why) {
                            cx_seq_slot(s, b), cx_cg_i64(g, p.ldb), cx_cg_i64(g, p.stride_b),
                            cx_seq_slot(s, c), cx_cg_i64(g, p.ldc), cx_cg_i64(g, p.stride_c),
                            cx_cg_i64(g, p.batch), LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
-  LLVMBuildCall2(s->b, s->t_gemm, s->f_gemm, args, 18, "");
+  LLVMBuildCall2(s->b, s->t_gemm, dnnl ? s->f_gemm_dnnl : s->f_gemm, args, 18, "");
   s->out->ngemms++;
   return 1;
 }
@@ -41,8 +45,9 @@ static int conv_desc(const cx_instr *conv, cx_conv2d_desc *d, int64_t *macs, con
   const cx_shape *is = &conv->ops[0]->shape, *ks = &conv->ops[1]->shape, *os = &conv->shape;
   const cx_attrs *a = &conv->a;
   const cx_conv_dims *cd = a->conv;
-  if ((os->type != CXLA_F32 && os->type != CXLA_F64) || is->type != os->type || ks->type != os->type) {
-    *why = "im2col is f32 and f64 only";
+  if ((os->type != CXLA_F32 && os->type != CXLA_F64 && os->type != CXLA_BF16) || is->type != os->type ||
+      ks->type != os->type) {
+    *why = "library convolutions are f32, f64 (im2col) and bf16 (oneDNN) only";
     return 0;
   }
   if (!cd || cd->nspatial > 2 || a->window.rank != cd->nspatial) { *why = "im2col takes 0-2 spatial dims"; return 0; }
@@ -97,6 +102,12 @@ int cx_seq_conv(cx_seq *s, const cx_instr *fusion, const cx_instr *conv, int dir
   int64_t macs = 0;
   if (!conv_desc(conv, &d, &macs, why)) return 0;
   if (direct_ok && macs < IM2COL_MIN_MACS) { *why = "small: direct loop nest"; return 0; }
+  const char *dnnl_why = "--cpu-onednn=off";
+  int dnnl = s->onednn && cx_rt_conv_dnnl_applies(conv->shape.type, &d, &dnnl_why);
+  if (!dnnl && conv->shape.type == CXLA_BF16) { /* im2col has no bf16 */
+    *why = dnnl_why;
+    return 0;
+  }
   int in = cx_seq_leaf_slot(s, fusion->ops[conv->ops[0]->a.index], 0);
   int filt = cx_seq_leaf_slot(s, fusion->ops[conv->ops[1]->a.index], 0);
   int out = cx_seq_leaf_slot(s, fusion, 0);
@@ -111,13 +122,14 @@ int cx_seq_conv(cx_seq *s, const cx_instr *fusion, const cx_instr *conv, int dir
   LLVMSetGlobalConstant(gv, 1);
   LLVMSetLinkage(gv, LLVMPrivateLinkage);
   char name[256];
-  snprintf(name, sizeof name, "%s [convolution im2col]", fusion->name ? fusion->name : "convolution");
+  snprintf(name, sizeof name, "%s [convolution %s]", fusion->name ? fusion->name : "convolution",
+           dnnl ? "oneDNN" : "im2col");
   int32_t id = cx_seq_name(s, name);
   if (id < 0) return 1;
   cx_kernel_origin(fusion, &s->out->origins[id]);
   LLVMValueRef args[7] = {s->rt, LLVMConstInt(g->t_i32, (unsigned long long)conv->shape.type, 0), gv, cx_seq_slot(s, in), cx_seq_slot(s, filt),
                           cx_seq_slot(s, out), LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
-  LLVMBuildCall2(s->b, s->t_conv, s->f_conv, args, 7, "");
+  LLVMBuildCall2(s->b, s->t_conv, dnnl ? s->f_conv_dnnl : s->f_conv, args, 7, "");
   s->out->nconvs++;
   return 1;
 }

@@ -1,0 +1,88 @@
+/* gemm_dnnl.c — the f32 GEMMs for which oneDNN's sgemm beat OpenBLAS (cx_rt_gemm_dnnl).
+ *
+ * bench/bench_libs.c timed every GEMM the training steps make with OpenBLAS (its SkylakeX
+ * kernels), BLIS, libxsmm and oneDNN's dnnl_sgemm (docs/design/cpu-backend.md, "Which library
+ * for which shape"). On the small and medium products of the MLP and CNN steps whose B is not
+ * transposed in the weight-gradient way (A not transposed) and whose C has at least 64 columns,
+ * dnnl_sgemm was 1.2-1.4× faster than OpenBLAS on one thread and 1.1-1.6× on two; on the
+ * 10-column (logits) products, the transposed-A (weight-gradient) ones and the big squares it
+ * was not, so those stay with OpenBLAS (cx_rt_gemm). The sequencer picks one or the other when
+ * it compiles (cx_rt_gemm_dnnl_suits), unless --cpu-onednn=off.
+ *
+ * As for convolutions (conv_dnnl.c), oneDNN runs on cxla's pool, not on its OpenMP team: the
+ * rows of C are split into one share per thread, each computed by a single-threaded
+ * dnnl_sgemm. */
+#include <oneapi/dnnl/dnnl.h>
+#include <stdatomic.h>
+#include "core/trace.h"
+#include "rt/rt.h"
+#include "rt/threadpool.h"
+
+/* OpenMP's runtime (libgomp, which Debian's oneDNN runs on), declared here: omp.h belongs to
+ * the compiler, and clang has none without libomp-dev. */
+int omp_get_max_threads(void);
+void omp_set_num_threads(int n);
+
+/* The class: f32, one product, A as stored (NN or NT), C at least MIN_N wide, at most MAX_MNK
+ * multiply-adds (the training steps' products are up to 5e7; the 1024² and 4096² squares,
+ * where OpenBLAS was as fast or faster, are above). */
+#define DNNL_MIN_N 64
+#define DNNL_MAX_MNK (1 << 26)
+/* Rows of C a pool share should have at least. */
+#define DNNL_MIN_ROWS 16
+
+int cx_rt_gemm_dnnl_suits(int32_t type, int32_t trans_a, int64_t m, int64_t n, int64_t k, int64_t batch) {
+  return type == CXLA_F32 && !trans_a && batch == 1 && n >= DNNL_MIN_N && m > 0 && k > 0 &&
+         (double)m * (double)n * (double)k <= DNNL_MAX_MNK;
+}
+
+typedef struct dn_gemm {
+  char tb;
+  int64_t m, n, k, lda, ldb, ldc, shares;
+  const float *a, *b;
+  float *c;
+  _Atomic int failed;
+} dn_gemm;
+
+/* Kernel-ABI adapter: args[0] is the dn_gemm, the range is shares of C's rows. */
+static void dn_gemm_shares(void **args, int64_t begin, int64_t end) {
+  dn_gemm *g = args[0];
+  /* dnnl_sgemm on this thread alone; the thread may be the user's: its OpenMP setting is put back */
+  int omp_was = omp_get_max_threads();
+  omp_set_num_threads(1);
+  for (int64_t s = begin; s < end; s++) {
+    int64_t r0 = g->m * s / g->shares, r1 = g->m * (s + 1) / g->shares;
+    if (dnnl_sgemm('N', g->tb, r1 - r0, g->n, g->k, 1.0f, g->a + r0 * g->lda, g->lda, g->b, g->ldb, 0.0f,
+                   g->c + r0 * g->ldc, g->ldc) != dnnl_success)
+      atomic_store(&g->failed, 1);
+  }
+  omp_set_num_threads(omp_was);
+}
+
+void cx_rt_gemm_dnnl(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
+                     const void *a, int64_t lda, int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b, void *c,
+                     int64_t ldc, int64_t stride_c, int64_t batch, int32_t id) {
+  if (rt->status != CXLA_OK) return;
+  /* The arguments are checked as cx_rt_gemm checks them (leading dimensions, sizes). */
+  int64_t b_cols = trans_b ? k : n;
+  if (!cx_rt_gemm_dnnl_suits(type, trans_a, m, n, k, batch) || lda < k || ldb < (b_cols > 1 ? b_cols : 1) ||
+      ldc < n) { /* not its class (or malformed): OpenBLAS's path, which reports bad arguments */
+    cx_rt_gemm(rt, type, trans_a, trans_b, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c, batch, id);
+    return;
+  }
+  int64_t t0 = rt->trace ? cx_trace_now() : 0;
+  int64_t threads = cx_threadpool_size(rt->pool), by_rows = m / DNNL_MIN_ROWS;
+  dn_gemm g = {trans_b ? 'T' : 'N', m, n, k, lda, ldb, ldc, threads < by_rows ? threads : by_rows, a, b, c};
+  if (g.shares < 1) g.shares = 1;
+  void *args[1] = {&g};
+  if (g.shares > 1) cx_threadpool_parallel_for(rt->pool, dn_gemm_shares, args, g.shares, 1);
+  else dn_gemm_shares(args, 0, 1);
+  const char *name = cx_rt_name(rt, id, "gemm");
+  if (atomic_load(&g.failed)) cx_rt_fail(rt, CXLA_ERR_INTERNAL, "%s: oneDNN's sgemm failed", name);
+  if (rt->trace) {
+    cx_trace_args ta = cx_rt_origin_args(rt, id);
+    ta.n = 4, ta.key[0] = "m", ta.key[1] = "n", ta.key[2] = "k", ta.key[3] = "shares";
+    ta.val[0] = m, ta.val[1] = n, ta.val[2] = k, ta.val[3] = g.shares;
+    cx_trace_add(rt->trace, name, "library", t0, cx_trace_now(), &ta);
+  }
+}
