@@ -3,6 +3,13 @@
  * fused ones, as XLA's CallInliner does before the simplifier, so that later passes see through
  * calls. Callees that nothing calls any more are removed from the module.
  *
+ * Fusions in the input (XLA's optimised dumps have them: kLoop, kInput, kOutput, and kCustom
+ * for another compiler's kernel such as XLA:CPU's YNNPACK dots) are inlined the same way: they
+ * are XLA's decisions for XLA's emitters; cxla's fusion passes, which run later, decide again
+ * for its own (a multi-output kInput fusion of reduces over different dimensions, which no
+ * cxla emitter takes, or a dot inside a kCustom fusion, would otherwise run on the
+ * interpreter).
+ *
  * A callee may itself contain calls: its copy's calls are appended to the caller and visited
  * by the same loop, so nesting of any depth is flattened in one run. HLO forbids recursion;
  * a (malformed) recursive module would grow forever, so the copies are capped. */
@@ -76,6 +83,8 @@ static cxla_status inline_call(cx_comp *c, cx_instr *ci, cx_instr **result) {
   return s;
 }
 
+static int inlinable(const cx_instr *in) { return in->op == CX_OP_CALL || in->op == CX_OP_FUSION; }
+
 /* Replaced calls record their replacement in aux; one sweep at the end redirects every use
  * (a replacement may itself be a call replaced later, hence the chains). */
 static cxla_status inline_comp(cx_comp *c, int *count) {
@@ -83,7 +92,7 @@ static cxla_status inline_comp(cx_comp *c, int *count) {
   for (int i = 0; i < c->ninstrs; i++) c->instrs[i]->aux = NULL;
   for (int i = 0; i < c->ninstrs; i++) { /* c->ninstrs grows as callees are copied in */
     cx_instr *ci = c->instrs[i];
-    if (ci->op != CX_OP_CALL || ci->ncalled != 1 || !ci->called[0] || ci->called[0] == c) continue;
+    if (!inlinable(ci) || ci->ncalled != 1 || !ci->called[0] || ci->called[0] == c) continue;
     if (c->ninstrs > CX_INLINE_MAX_INSTRS)
       return cx_error_at(c->module, ci->loc, CXLA_ERR_UNSUPPORTED,
                          "inline: computation %s grew past %d instructions (recursive calls?)", c->name,
@@ -113,19 +122,8 @@ static cxla_status inline_comp(cx_comp *c, int *count) {
 
 cxla_status cx_pass_inline_calls(cx_module *m, int *changed) {
   *changed = 0;
-  /* fused computations are code generation units: a call inside one stays (none are made) */
-  for (int i = 0; i < m->ncomps; i++) m->comps[i]->aux = NULL;
-  static char fused;
-  for (int i = 0; i < m->ncomps; i++)
-    for (int j = 0; j < m->comps[i]->ninstrs; j++) {
-      cx_instr *in = m->comps[i]->instrs[j];
-      if (in->op == CX_OP_FUSION)
-        for (int k = 0; k < in->ncalled; k++)
-          if (in->called[k]) in->called[k]->aux = &fused;
-    }
   cxla_status s = CXLA_OK;
-  for (int i = 0; i < m->ncomps && s == CXLA_OK; i++)
-    if (!m->comps[i]->aux) s = inline_comp(m->comps[i], changed);
+  for (int i = 0; i < m->ncomps && s == CXLA_OK; i++) s = inline_comp(m->comps[i], changed);
   cx_module_clear_comp_aux(m);
   if (s == CXLA_OK && *changed) cx_module_remove_unreachable(m);
   return s;

@@ -102,7 +102,7 @@ static const cx_pipeline_step steps[] = {
      "batch-norm-training/-inference/-grad become the reduces and elementwise ops they stand for"},
     {{"scan-expand", cx_pass_scan_expand}, CX_STEP_ONCE, 0,
      "scan becomes a while loop over dynamic slices that calls its computation once per step"},
-    {{"inline", cx_pass_inline_calls}, CX_STEP_ONCE, 0, "replaces every call by a copy of its callee's instructions"},
+    {{"inline", cx_pass_inline_calls}, CX_STEP_ONCE, 0, "replaces every call, and every fusion the input brings (XLA's), by a copy of its callee's instructions"},
     {{"simplify", cx_pass_simplify}, CX_STEP_FIXPOINT, 0,
      "algebraic simplification: identities, no-op shape ops, reduce and shape rewrites"},
     {{"fold", cx_pass_fold_constants}, CX_STEP_FIXPOINT, 0,

@@ -228,8 +228,8 @@ TEST(runtime_cache_generic_refcounts) {
   cx_cache_destroy(k);
 }
 
-/* With a compiling backend the hit must be far cheaper than the compile it skips (the JIT
- * takes milliseconds; a hit prints and compares the module text). */
+/* With a compiling backend the second compile is a hit that runs the first one's code (its
+ * counts say so; the times are printed, not asserted: the machines are shared and noisy). */
 TEST(runtime_cache_hit_skips_cpu_compile) {
   cxla_context *ctx = test_ctx();
   cxla_module *m = module_k(ctx, 4);
@@ -245,7 +245,6 @@ TEST(runtime_cache_hit_skips_cpu_compile) {
   if (e1 && e2) {
     printf("    cpu compile: miss %.3f ms, hit %.3f ms\n", t1 - t0, t2 - t1);
     CHECK_STR_CONTAINS(cxla_executable_compile_counts(e2), "cache=hit");
-    CHECK_MSG((t2 - t1) * 10 < t1 - t0, "hit took %.3f ms, the compile %.3f ms", t2 - t1, t1 - t0);
     CHECK_NEAR(run0(e2), 4, 0);
     cxla_executable_destroy(e1);
     CHECK_NEAR(run0(e2), 4, 0); /* the shared JIT code outlives the first handle */
