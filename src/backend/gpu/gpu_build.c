@@ -247,6 +247,7 @@ static const step_fn k_steps[CX_OP_COUNT] = {
   [CX_OP_PARAMETER] = nothing, [CX_OP_CONSTANT] = nothing, [CX_OP_TUPLE] = nothing,
   [CX_OP_GET_TUPLE_ELEMENT] = nothing, [CX_OP_COPY] = copy, [CX_OP_FUSION] = fusion, [CX_OP_DOT] = gemm,
   [CX_OP_WHILE] = loop, [CX_OP_CONDITIONAL] = conditional, [CX_OP_SORT] = sort,
+  [CX_OP_AFTER_ALL] = nothing, /* a token: no bytes */ [CX_OP_ADD_DEPENDENCY] = copy, /* its operand, ordered */
   [CX_OP_TOPK] = topk, [CX_OP_SCATTER] = scatter,
   [CX_OP_SELECT_AND_SCATTER] = select_scatter, [CX_OP_CUSTOM_CALL] = custom_call,
 };
