@@ -108,8 +108,12 @@ double ratio_median(const bu_contender *cx, const bu_contender *base) {
 /* "err 3e-07" or "WRONG: err ...": the largest |cxla - reference| over the largest |reference|
  * (a norm-wise error: elements that cancel to nearly 0 make element-wise ratios meaningless). */
 void check_result(char *out, size_t n, bu_cxla *b, const float *ref, int64_t count, double tol) {
+  check_result_leaf(out, n, b, -1, ref, count, tol);
+}
+
+void check_result_leaf(char *out, size_t n, bu_cxla *b, int leaf, const float *ref, int64_t count, double tol) {
   cxla_literal *hold = NULL;
-  const float *got = bu_cxla_result_f32(b, &hold);
+  const float *got = bu_cxla_result_leaf_f32(b, leaf, &hold);
   if (!got) snprintf(out, n, "no result"), bench_fail(b->path);
   else {
     double scale = 0, e = 0;
@@ -155,6 +159,8 @@ void bench_fail(const char *what) {
 static const struct { const char *file, *from, *to; } k_smoke_sizes[] = {
     {"chain9.hlo", "16777216", "65536"},     {"softmax.hlo", "4096", "256"},
     {"gemm_1024.hlo", "1024", "64"},         {"dense_relu_1024.hlo", "1024", "64"},
+    {"softmax_1024.hlo", "1024", "64"},      {"layernorm.hlo", "4096", "256"},
+    {"softmax_xent.hlo", "4096", "256"},
 };
 
 static char smoke_dir[64];

@@ -236,11 +236,14 @@ void bu_cxla_release(void *p) {
   b->result = NULL;
 }
 
-const float *bu_cxla_result_f32(bu_cxla *b, cxla_literal **hold) {
+const float *bu_cxla_result_f32(bu_cxla *b, cxla_literal **hold) { return bu_cxla_result_leaf_f32(b, -1, hold); }
+
+const float *bu_cxla_result_leaf_f32(bu_cxla *b, int leaf, cxla_literal **hold) {
   *hold = NULL;
   if (b->failed) return NULL;
   if (!b->result) bu_cxla_call(b);
   if (!b->result || cxla_buffer_to_literal(b->result, hold) != CXLA_OK) return NULL;
-  if (cxla_literal_type(*hold) != CXLA_F32) return NULL;
-  return cxla_literal_data(*hold);
+  cxla_literal *l = leaf < 0 ? *hold : leaf < cxla_literal_tuple_size(*hold) ? cxla_literal_tuple_get(*hold, leaf) : NULL;
+  if (!l || cxla_literal_type(l) != CXLA_F32) return NULL;
+  return cxla_literal_data(l);
 }

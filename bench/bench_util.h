@@ -65,6 +65,8 @@ void bu_cxla_call(void *b);
 void bu_cxla_release(void *b);
 /* Data of the last result (array results only). */
 const float *bu_cxla_result_f32(bu_cxla *b, cxla_literal **hold);
+/* The same of leaf `leaf` of a tuple result (-1: the result is an array). */
+const float *bu_cxla_result_leaf_f32(bu_cxla *b, int leaf, cxla_literal **hold);
 
 /* Fills a literal or array with uniform values in [lo, hi) from a fixed seed. */
 void bu_fill(float *p, int64_t n, uint64_t seed, float lo, float hi);
