@@ -8,6 +8,7 @@
  * is checked against the baseline's before it is reported.
  *
  * usage: bench_main [--threads=N] [--rounds=N] [--gap-us=N] [--only=a,b] [--hlo=DIR] [--label=TEXT] [--smoke]
+ *                   [--clock=thread-cpu]  (with --threads=1: each call timed by the thread's CPU time)
  *   groups: chain9 softmax gemm dense mlp scaling alloc compile
  * --smoke runs every group once at tiny sizes and exits non-zero when a cxla result is wrong or
  * missing: `make test` runs it so that the benchmarks cannot rot (their numbers mean nothing). */
@@ -251,13 +252,20 @@ int main(int argc, char **argv) {
     else if (!strncmp(a, "--hlo=", 6)) cfg.hlo_dir = a + 6;
     else if (!strncmp(a, "--label=", 8)) cfg.label = a + 8;
     else if (!strcmp(a, "--smoke")) cfg.smoke = 1;
+    else if (!strcmp(a, "--clock=thread-cpu")) cfg.thread_clock = 1;
     else {
       fprintf(stderr, "usage: bench_main [--threads=N] [--rounds=N] [--gap-us=N] [--only=GROUP,...] [--hlo=DIR] [--label=TEXT] [--smoke]\n"
+                      "                  [--clock=thread-cpu (with --threads=1)]\n"
                       "groups: chain9 softmax gemm dense mlp scaling alloc compile\n");
       return 2;
     }
   }
   if (cfg.threads <= 0) cfg.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  if (cfg.thread_clock && cfg.threads != 1) {
+    fprintf(stderr, "bench_main: --clock=thread-cpu times the calling thread only: it needs --threads=1\n");
+    return 2;
+  }
+  bu_use_thread_clock(cfg.thread_clock);
   if (cfg.smoke) cfg.rounds = 3;
   if (cfg.rounds < 3) cfg.rounds = 3;
   if (cfg.rounds > 256) cfg.rounds = 256;
@@ -266,8 +274,9 @@ int main(int argc, char **argv) {
   time_t now = time(NULL);
   char date[64];
   strftime(date, sizeof date, "%Y-%m-%d %H:%M %Z", localtime(&now));
-  printf("cxla benchmarks, %s; %d thread%s for cxla, OpenMP and OpenBLAS (%ld CPUs online); %d rounds, %d us gap\n",
-         date, cfg.threads, cfg.threads == 1 ? "" : "s", sysconf(_SC_NPROCESSORS_ONLN), cfg.rounds, cfg.gap_us);
+  printf("cxla benchmarks, %s; %d thread%s for cxla, OpenMP and OpenBLAS (%ld CPUs online); %d rounds, %d us gap%s\n",
+         date, cfg.threads, cfg.threads == 1 ? "" : "s", sysconf(_SC_NPROCESSORS_ONLN), cfg.rounds, cfg.gap_us,
+         cfg.thread_clock ? "; calls timed by the thread's CPU time" : "");
   printf("OpenBLAS: %s\nload average at start: %.2f\n", openblas_get_config(), loadavg());
   fflush(stdout);
 

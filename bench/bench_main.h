@@ -15,6 +15,7 @@ typedef struct bench_cfg {
   const char *only;    /* comma-separated group names, or NULL for all */
   const char *label;   /* printed above the table (e.g. what a diagnostic run changed) */
   int smoke;           /* --smoke: each group once at tiny sizes, a failure is the exit status */
+  int thread_clock;    /* --clock=thread-cpu: calls timed by the thread's CPU time (--threads=1) */
 } bench_cfg;
 extern bench_cfg cfg;
 
