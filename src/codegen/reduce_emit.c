@@ -36,6 +36,10 @@ typedef struct red_state {
   LLVMValueRef slot[CX_EMIT_MAX_REDUCES][CX_GEN_MAX_VALS];
   LLVMTypeRef ty[CX_EMIT_MAX_REDUCES][CX_GEN_MAX_VALS];
   const cx_shape *leaves[CX_EMIT_MAX_ARGS];
+  int out_stage;                            /* the pass that stores the input-shaped outputs that
+                                               read reduce results: -1, a pass of its own after
+                                               the last stage, or the last stage's when none of
+                                               them reads that stage's reduces */
   int nt_leaf;                              /* the input-shaped output stored with non-temporal
                                                stores (large row fusions on the cpu), else -1 */
   LLVMValueRef stash_buf;                   /* with nt_leaf: a row-sized scratch that holds the
@@ -105,7 +109,8 @@ static void fold(red_state *s, const cx_idx *idx, LLVMValueRef j, int reassoc, i
   }
   if (s->has && stage >= 0) LLVMBuildStore(b, LLVMConstInt(g->cg->t_i1, 1, 0), s->has);
   for (int i = 0; i < s->p->nleaves; i++) {
-    if (!s->p->leaf_in[i] || (s->p->leaf_in[i] == 1) != (stage == 0) || (s->p->leaf_in[i] == 2) != (stage < 0)) continue;
+    if (!s->p->leaf_in[i] || (s->p->leaf_in[i] == 1) != (stage == 0) || (s->p->leaf_in[i] == 2) != (stage == s->out_stage))
+      continue;
     LLVMValueRef vals[CX_GEN_MAX_VALS];
     int n = cx_gen_elem(g, s->p->leaf[i], idx, vals);
     if (s->p->leaf_val[i] < n && i == s->nt_leaf && s->nt_idx) /* to the block last_pass_nt stores */
@@ -170,13 +175,14 @@ static void close_loops(red_state *s, cx_loop *loops, int nl) {
 
 /* One loop of the last pass over elements [lo, hi) of the row (the one reduced dim). */
 static void last_pass_loop(red_state *s, LLVMValueRef *iv, LLVMValueRef lo, LLVMValueRef hi, const char *name) {
+  int stage = s->out_stage;
   cx_gen *g = &s->k->g;
   cx_loop l;
   cx_gen_mark_t m = cx_gen_mark(g);
   cx_loop_begin(s->k->cg, &l, lo, hi, name);
   iv[s->nt_dim] = l.iv;
   cx_idx ii = cx_idx_from_multi(g, &s->p->in, iv);
-  fold(s, &ii, NULL, 1, -1);
+  fold(s, &ii, NULL, 1, stage);
   cx_loop_end(s->k->cg, &l);
   cx_gen_restore(g, m);
 }
@@ -242,7 +248,7 @@ static void last_pass_nt(red_state *s, LLVMValueRef *iv) {
   iv[s->nt_dim] = LLVMBuildAdd(b, first, l.iv, "");
   s->nt_idx = l.iv;
   cx_idx ii = cx_idx_from_multi(g, &s->p->in, iv);
-  fold(s, &ii, NULL, 1, -1);
+  fold(s, &ii, NULL, 1, s->out_stage);
   cx_loop_end(k->cg, &l);
   s->nt_idx = NULL;
   LLVMValueRef out = LLVMBuildInBoundsGEP2(b, vt, dst, (LLVMValueRef[]){LLVMBuildMul(b, bl.iv, cx_ir_i64(g, NT_BLOCK_LINES), "")}, 1, "");
@@ -273,6 +279,7 @@ static void emit_row(red_state *s) {
   cx_idx oi = cx_idx_from_linear(g, &p->out, ol.iv);
   int last_pass = 0, pushed = 0;
   for (int i = 0; i < p->nleaves; i++) last_pass |= p->leaf_in[i] == 2;
+  if (s->out_stage >= 0) last_pass = 0; /* the outputs are stored in the last stage's pass */
   if (s->nt_leaf >= 0) s->row_off = LLVMBuildMul(k->cg->b, ol.iv, cx_ir_i64(g, s->row_len), "row_off");
   for (int stage = 0; stage <= p->nstages; stage++) {
     if (stage == p->nstages && !last_pass) break;
@@ -284,7 +291,7 @@ static void emit_row(red_state *s) {
     cx_gen_mark_t m = cx_gen_mark(g);
     for (int d = 0, i = 0; d < p->in.rank; d++)
       if (!p->reduced[d]) iv[d] = oi.v[i++];
-    if (st < 0 && s->nt_leaf >= 0) {
+    if (st == s->out_stage && s->nt_leaf >= 0) {
       last_pass_nt(s, iv);
     } else {
       int nl = open_reduced(s, loops, iv);
@@ -486,6 +493,25 @@ static void emit_column(red_state *s) {
   cx_gen_restore(g, m0);
 }
 
+/* The input-shaped outputs that read reduce results are stored in the last stage's pass
+ * instead of a pass of their own when none of them reads that stage's reduces (log-softmax
+ * cross-entropy: the output x - max - log(sum) needs the first two stages, the third sums the
+ * label's log-probability): one pass over each row fewer. There is then nothing to stash. */
+static void plan_out_stage(red_state *s) {
+  const cx_red_plan *p = s->p;
+  int any = 0;
+  if (p->nstages < 2) return;
+  for (int i = 0; i < p->nleaves; i++) {
+    if (p->leaf_in[i] != 2) continue;
+    any = 1;
+    for (int r = 0; r < p->nred; r++)
+      if (p->stage[r] == p->nstages - 1 && cx_emit_depends_on(p->leaf[i], p->red[r])) return;
+  }
+  if (!any) return;
+  s->out_stage = p->nstages - 1;
+  s->stash = NULL;
+}
+
 /* A row fusion on the cpu whose one input-shaped output is large stores it with non-temporal
  * stores: it is written once, never read back by this kernel, and far larger than the caches,
  * so reading each line in before overwriting it (a third of the traffic) and evicting the rows
@@ -532,6 +558,8 @@ cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_
   if (k->cg->target->warp_size > 0) s.stash = NULL; /* a warp's row is in cache: recomputing beats a store
                                                         and a load of the whole row */
   cx_emit_out_leaves(&fusion->shape, s.leaves, CX_EMIT_MAX_ARGS);
+  s.out_stage = -1;
+  if (!k->cg->target->warp_size && p->row) plan_out_stage(&s);
   s.nt_leaf = -1;
   if (!k->cg->target->warp_size && p->row && !may_alias) plan_nt(&s);
   int64_t lanes = p->row ? 1 : COL_CHUNK;

@@ -259,3 +259,32 @@ TEST(codegen_reduce_row_nontemporal) {
   RUN(small, o, 1);
   if (NT(small, o)) test_fail(__FILE__, __LINE__, "a small output is stored non-temporally");
 }
+
+/* JAX's log-softmax cross-entropy (tests/hlo/jax/jit_log_softmax_xent.hlo) through the fusion
+ * passes: a row fusion of three stages whose input-shaped output, x - max - log(sum), needs only
+ * the first two, so it is stored in the third stage's pass (reduce_emit.c); at 2100x1000 the
+ * output is also stored non-temporally. Labels are small integers, some outside the row. */
+TEST(codegen_reduce_row_output_in_last_stage) {
+  cgt_opts o = SUM;
+  o.fusion_pass = 3;
+  o.rtol = 1e-4;
+  static const char *rows[2] = {"6", "2100"}, *cols[2] = {"40", "1000"};
+  for (int t = 0; t < 2; t++) {
+    char body[3072];
+    const char *R = rows[t], *C = cols[t];
+    snprintf(body, sizeof body,
+             "ENTRY e {\n x = f32[%s,%s] parameter(0)\n ninf = f32[] constant(-inf)\n"
+             " m = f32[%s] reduce(x, ninf), dimensions={1}, to_apply=mx\n mb = f32[%s,%s] broadcast(m), dimensions={0}\n"
+             " s = f32[%s,%s] subtract(x, mb)\n ex = f32[%s,%s] exponential(s)\n z = f32[] constant(0)\n"
+             " su = f32[%s] reduce(ex, z), dimensions={1}, to_apply=add\n lg = f32[%s] log(su)\n"
+             " lb = f32[%s,%s] broadcast(lg), dimensions={0}\n lp = f32[%s,%s] subtract(s, lb)\n"
+             " l = s32[%s] parameter(1)\n l2 = s32[%s,%s] broadcast(l), dimensions={0}\n"
+             " io = s32[%s,%s] iota(), iota_dimension=1\n eq = pred[%s,%s] compare(l2, io), direction=EQ\n"
+             " oh = f32[%s,%s] convert(eq)\n pr = f32[%s,%s] multiply(lp, oh)\n"
+             " t = f32[] reduce(pr, z), dimensions={0,1}, to_apply=add\n n = f32[] negate(t)\n"
+             " ROOT r = (f32[], f32[%s,%s]) tuple(n, lp)\n}\n",
+             R, C, R, R, C, R, C, R, C, R, R, R, C, R, C, R, R, C, R, C, R, C, R, C, R, C, R, C);
+    RUN(body, o, -1);
+    if (t == 1 && !NT(body, o)) test_fail(__FILE__, __LINE__, "cross-entropy: no non-temporal stores");
+  }
+}
