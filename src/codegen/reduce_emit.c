@@ -77,7 +77,7 @@ static void set_nontemporal(cx_cg *cg, LLVMValueRef store) {
 }
 
 /* Folds the input element at idx into the accumulators of one stage's reduces and stores the
- * input-shaped outputs made in that pass (leaf_in == 1 in stage 0; 2 after the last stage). */
+ * input-shaped outputs made in that pass (leaf_in == 1 in stage 0; 2 in out_stage's pass). */
 static void fold(red_state *s, const cx_idx *idx, LLVMValueRef j, int reassoc, int stage) {
   cx_gen *g = &s->k->g;
   LLVMBuilderRef b = g->cg->b;
@@ -197,7 +197,7 @@ static void prefetch_next_row(red_state *s, LLVMValueRef first, int64_t count) {
   for (int i = 0; i < s->nin && s->nt_leaf >= 0; i++) {
     const cx_shape *in = &s->fusion->ops[i]->shape;
     int64_t elems = cx_shape_elems(in), bytes = cx_shape_bytes(in);
-    if (!cx_shape_same_dims(in, &s->p->in) || elems <= 0 || bytes % elems) continue;
+    if (!cx_shape_same_dims(in, &s->p->in) || elems <= 0 || bytes < elems || bytes % elems) continue;
     int64_t esize = bytes / elems, per_line = 64 / esize > 0 ? 64 / esize : 1;
     LLVMTypeRef mt = cx_cg_mem_type(k->cg, in->type);
     LLVMValueRef next = LLVMBuildAdd(b, LLVMBuildAdd(b, s->row_off, cx_ir_i64(&k->g, s->row_len), ""), first, "");
@@ -533,7 +533,7 @@ static void plan_nt(red_state *s) {
   if (leaf < 0 || nred != 1) return;
   const cx_shape *o = s->leaves[leaf];
   int64_t elems = cx_shape_elems(o), bytes = cx_shape_bytes(o);
-  if (elems <= 0 || bytes < NT_MIN_BYTES || bytes % elems) return;
+  if (elems <= 0 || bytes < NT_MIN_BYTES || bytes < elems || bytes % elems) return; /* whole bytes each */
   s->nt_esize = bytes / elems;
   s->row_len = p->in.dims[s->nt_dim];
   if (s->nt_esize > 16 || 64 % s->nt_esize) return;
