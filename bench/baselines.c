@@ -81,3 +81,39 @@ void bl_bias_softmax(float *restrict c, const float *restrict bias, int m, int n
     for (int j = 0; j < n; j++) row[j] /= s;
   }
 }
+
+/* Layer norm over rows, the reference for checking cxla: mean and variance summed in double. */
+void bl_layernorm_rows(float *restrict out, const float *restrict x, const float *restrict g, const float *restrict b,
+                       int rows, int cols) {
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < rows; r++) {
+    const float *xr = x + (long)r * cols;
+    float *o = out + (long)r * cols;
+    double s = 0, v = 0;
+    for (int j = 0; j < cols; j++) s += xr[j];
+    double mu = s / cols;
+    for (int j = 0; j < cols; j++) v += (xr[j] - mu) * (xr[j] - mu);
+    double inv = 1.0 / sqrt(v / cols + 1e-5);
+    for (int j = 0; j < cols; j++) o[j] = (float)((xr[j] - mu) * inv * g[j] + b[j]);
+  }
+}
+
+/* Log-softmax over rows and the mean cross-entropy against integer labels, the reference for
+ * checking cxla (bench/hlo/softmax_xent.hlo): logp = x - max - log(sum(exp(x - max))),
+ * loss = -mean over rows of logp[label]. */
+double bl_log_softmax_xent(float *restrict logp, const float *restrict x, const int *restrict labels, int rows, int cols) {
+  double total = 0;
+#pragma omp parallel for schedule(static) reduction(+ : total)
+  for (int r = 0; r < rows; r++) {
+    const float *xr = x + (long)r * cols;
+    float *o = logp + (long)r * cols;
+    float m = -INFINITY;
+    for (int j = 0; j < cols; j++) m = xr[j] > m ? xr[j] : m;
+    double s = 0;
+    for (int j = 0; j < cols; j++) s += exp((double)xr[j] - m);
+    double ls = log(s);
+    for (int j = 0; j < cols; j++) o[j] = (float)((double)xr[j] - m - ls);
+    if (labels[r] >= 0 && labels[r] < cols) total += o[labels[r]];
+  }
+  return -total / rows;
+}

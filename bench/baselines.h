@@ -12,5 +12,9 @@ void bl_bias_relu(float *c, const float *bias, int m, int n);
 void bl_bias_softmax(float *c, const float *bias, int m, int n);
 void bl_softmax_rows(float *out, const float *x, int rows, int cols);
 void bl_softmax_rows_fast(float *out, const float *x, int rows, int cols);
+void bl_layernorm_rows(float *out, const float *x, const float *g, const float *b, int rows, int cols);
+void bl_layernorm_rows_fast(float *out, const float *x, const float *g, const float *b, int rows, int cols);
+double bl_log_softmax_xent(float *logp, const float *x, const int *labels, int rows, int cols);
+float bl_log_softmax_xent_fast(float *logp, const float *x, const int *labels, int rows, int cols);
 
 #endif

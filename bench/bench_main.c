@@ -8,6 +8,7 @@
  * is checked against the baseline's before it is reported.
  *
  * usage: bench_main [--threads=N] [--rounds=N] [--gap-us=N] [--only=a,b] [--hlo=DIR] [--label=TEXT] [--smoke]
+ *                   [--clock=thread-cpu]  (with --threads=1: each call timed by the thread's CPU time)
  *   groups: chain9 softmax gemm dense mlp scaling alloc compile
  * --smoke runs every group once at tiny sizes and exits non-zero when a cxla result is wrong or
  * missing: `make test` runs it so that the benchmarks cannot rot (their numbers mean nothing). */
@@ -108,8 +109,12 @@ double ratio_median(const bu_contender *cx, const bu_contender *base) {
 /* "err 3e-07" or "WRONG: err ...": the largest |cxla - reference| over the largest |reference|
  * (a norm-wise error: elements that cancel to nearly 0 make element-wise ratios meaningless). */
 void check_result(char *out, size_t n, bu_cxla *b, const float *ref, int64_t count, double tol) {
+  check_result_leaf(out, n, b, -1, ref, count, tol);
+}
+
+void check_result_leaf(char *out, size_t n, bu_cxla *b, int leaf, const float *ref, int64_t count, double tol) {
   cxla_literal *hold = NULL;
-  const float *got = bu_cxla_result_f32(b, &hold);
+  const float *got = bu_cxla_result_leaf_f32(b, leaf, &hold);
   if (!got) snprintf(out, n, "no result"), bench_fail(b->path);
   else {
     double scale = 0, e = 0;
@@ -155,6 +160,8 @@ void bench_fail(const char *what) {
 static const struct { const char *file, *from, *to; } k_smoke_sizes[] = {
     {"chain9.hlo", "16777216", "65536"},     {"softmax.hlo", "4096", "256"},
     {"gemm_1024.hlo", "1024", "64"},         {"dense_relu_1024.hlo", "1024", "64"},
+    {"softmax_1024.hlo", "1024", "64"},      {"layernorm.hlo", "4096", "256"},
+    {"softmax_xent.hlo", "4096", "256"},
 };
 
 static char smoke_dir[64];
@@ -245,13 +252,20 @@ int main(int argc, char **argv) {
     else if (!strncmp(a, "--hlo=", 6)) cfg.hlo_dir = a + 6;
     else if (!strncmp(a, "--label=", 8)) cfg.label = a + 8;
     else if (!strcmp(a, "--smoke")) cfg.smoke = 1;
+    else if (!strcmp(a, "--clock=thread-cpu")) cfg.thread_clock = 1;
     else {
       fprintf(stderr, "usage: bench_main [--threads=N] [--rounds=N] [--gap-us=N] [--only=GROUP,...] [--hlo=DIR] [--label=TEXT] [--smoke]\n"
+                      "                  [--clock=thread-cpu (with --threads=1)]\n"
                       "groups: chain9 softmax gemm dense mlp scaling alloc compile\n");
       return 2;
     }
   }
   if (cfg.threads <= 0) cfg.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  if (cfg.thread_clock && cfg.threads != 1) {
+    fprintf(stderr, "bench_main: --clock=thread-cpu times the calling thread only: it needs --threads=1\n");
+    return 2;
+  }
+  bu_use_thread_clock(cfg.thread_clock);
   if (cfg.smoke) cfg.rounds = 3;
   if (cfg.rounds < 3) cfg.rounds = 3;
   if (cfg.rounds > 256) cfg.rounds = 256;
@@ -260,8 +274,9 @@ int main(int argc, char **argv) {
   time_t now = time(NULL);
   char date[64];
   strftime(date, sizeof date, "%Y-%m-%d %H:%M %Z", localtime(&now));
-  printf("cxla benchmarks, %s; %d thread%s for cxla, OpenMP and OpenBLAS (%ld CPUs online); %d rounds, %d us gap\n",
-         date, cfg.threads, cfg.threads == 1 ? "" : "s", sysconf(_SC_NPROCESSORS_ONLN), cfg.rounds, cfg.gap_us);
+  printf("cxla benchmarks, %s; %d thread%s for cxla, OpenMP and OpenBLAS (%ld CPUs online); %d rounds, %d us gap%s\n",
+         date, cfg.threads, cfg.threads == 1 ? "" : "s", sysconf(_SC_NPROCESSORS_ONLN), cfg.rounds, cfg.gap_us,
+         cfg.thread_clock ? "; calls timed by the thread's CPU time" : "");
   printf("OpenBLAS: %s\nload average at start: %.2f\n", openblas_get_config(), loadavg());
   fflush(stdout);
 

@@ -1,5 +1,6 @@
 /* bench_main.h — what the benchmark groups share: the configuration, the result table and
- * small helpers (bench_main.c). Groups: bench_mem.c (chain9, softmax, scaling), bench_blas.c
+ * small helpers (bench_main.c). Groups: bench_mem.c (chain9, scaling, alloc), bench_rows.c
+ * (softmax: the row reductions), bench_blas.c
  * (gemm, dense, mlp), bench_compile.c (compile times). */
 #ifndef BENCH_MAIN_H
 #define BENCH_MAIN_H
@@ -14,6 +15,7 @@ typedef struct bench_cfg {
   const char *only;    /* comma-separated group names, or NULL for all */
   const char *label;   /* printed above the table (e.g. what a diagnostic run changed) */
   int smoke;           /* --smoke: each group once at tiny sizes, a failure is the exit status */
+  int thread_clock;    /* --clock=thread-cpu: calls timed by the thread's CPU time (--threads=1) */
 } bench_cfg;
 extern bench_cfg cfg;
 
@@ -33,6 +35,8 @@ void fmt_rate(char *out, size_t n, const bu_contender *c, double units_per_call,
 double ratio_best(const bu_contender *cx, const bu_contender *base);
 double ratio_median(const bu_contender *cx, const bu_contender *base);
 void check_result(char *out, size_t n, bu_cxla *b, const float *ref, int64_t count, double tol);
+/* The same for leaf `leaf` of a tuple result (-1: an array result). */
+void check_result_leaf(char *out, size_t n, bu_cxla *b, int leaf, const float *ref, int64_t count, double tol);
 bu_opts opts_for(double min_sample_ms);
 void set_all_threads(int n);
 char *hlo_path(const char *name);

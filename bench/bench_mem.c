@@ -1,6 +1,7 @@
-/* bench_mem.c — the memory-bound groups: the 9-op elementwise chain and the row softmax
- * against a STREAM triad (gcc -O3 -march=native -fopenmp, same thread count, same 16M-element
- * arrays), and their 1-thread vs N-thread scaling. */
+/* bench_mem.c — the memory-bound groups: the 9-op elementwise chain against a STREAM triad
+ * (gcc -O3 -march=native -fopenmp, same thread count, same 16M-element arrays), its and the row
+ * softmax's 1-thread vs N-thread scaling, and the cost of a fresh output (the row reductions
+ * themselves: bench_rows.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,18 +85,6 @@ static void chain_c_call(void *p) {
   bl_chain9(c->out, c->x, c->y, N_ELEMS);
 }
 
-typedef struct softmax_c {
-  int threads;
-  float *out;
-  const float *x;
-} softmax_c;
-
-static void softmax_c_call(void *p) {
-  softmax_c *s = p;
-  bl_set_threads(s->threads);
-  bl_softmax_rows_fast(s->out, s->x, bench_softmax_side(), bench_softmax_side());
-}
-
 void group_chain9(void) {
   int T = cfg.threads;
   cxla_context *ctx = new_context();
@@ -152,56 +141,6 @@ void group_chain9(void) {
   free(ref);
   cxla_literal_destroy(in[0]);
   cxla_literal_destroy(in[1]);
-  cxla_context_destroy(ctx);
-}
-
-void group_softmax(void) {
-  int T = cfg.threads;
-  cxla_context *ctx = new_context();
-  if (!ctx) return;
-  int64_t dims[2] = {bench_softmax_side(), bench_softmax_side()};
-  cxla_literal *in[1] = {bu_literal(ctx, 2, dims, 3, -5, 5)};
-  bu_cxla sm;
-  bu_cxla_open(&sm, ctx, hlo_path("softmax.hlo"), NULL, T, -1, in);
-  triad tr;
-  float *ref = malloc(N_ELEMS * sizeof(float)), *out = malloc(N_ELEMS * sizeof(float));
-  if (triad_init(&tr, T, 0) || !ref || !out) {
-    fprintf(stderr, "bench: out of memory\n");
-    exit(1);
-  }
-  bl_first_touch(out, N_ELEMS);
-  bl_softmax_rows(ref, cxla_literal_data(in[0]), bench_softmax_side(), bench_softmax_side());
-  softmax_c sc = {T, out, cxla_literal_data(in[0])};
-  bu_contender c[] = {
-      {.name = "cxla softmax f32[4096,4096]", .fn = bu_cxla_call, .after = bu_cxla_release, .arg = &sm, .fail_flag = &sm.failed},
-      {.name = "STREAM triad a=b+s*c (12 B/elem)", .fn = triad_call, .arg = &tr},
-      {.name = "C row softmax (gcc -O3 -ffast-math, OpenMP)", .fn = softmax_c_call, .arg = &sc},
-  };
-  int nc = (int)(sizeof c / sizeof c[0]);
-  bu_opts o = opts_for(5);
-  bu_interleave(c, nc, &o);
-  double bytes = 8.0 * N_ELEMS;
-  print_contenders("softmax: rows of f32[4096,4096]; 8 B/elem (triad line: x1.5 for its 12 B/elem)", c, nc,
-                   bytes, "GB/s");
-  char chk[40], chk_c[40], a[48], b[64];
-  check_result(chk, sizeof chk, &sm, ref, N_ELEMS, 1e-4);
-  double ec = bu_max_err(out, ref, N_ELEMS, 1e-9);
-  snprintf(chk_c, sizeof chk_c, "C: err %.1e", ec);
-  fmt_rate(a, sizeof a, &c[0], bytes, "GB/s");
-  fmt_rate(b, sizeof b, &c[1], 12.0 * N_ELEMS, "GB/s triad");
-  /* Bandwidth ratio: each side's own byte count over its own time. */
-  double rb = c[0].failed ? NAN : (8.0 / c[0].best) / (12.0 / c[1].best);
-  double rm = c[0].failed ? NAN : (8.0 / c[0].median) / (12.0 / c[1].median);
-  add_row("softmax 4096² vs STREAM triad (GB/s, 8 B/elem)", a, b, rb, rm, "(none set)", NAN, chk);
-  fmt_rate(b, sizeof b, &c[2], bytes, "GB/s C softmax");
-  add_row("softmax vs hand-written C row softmax (time)", a, b, ratio_best(&c[0], &c[2]), ratio_median(&c[0], &c[2]),
-          "(info)", NAN, chk_c);
-  bu_contenders_free(c, (int)(sizeof c / sizeof c[0]));
-  bu_cxla_close(&sm);
-  triad_free(&tr);
-  free(ref);
-  free(out);
-  cxla_literal_destroy(in[0]);
   cxla_context_destroy(ctx);
 }
 

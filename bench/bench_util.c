@@ -31,12 +31,25 @@ static int cmp_double(const void *a, const void *b) {
 
 static int dead(const bu_contender *c) { return c->failed || (c->fail_flag && *c->fail_flag); }
 
+static int thread_clock; /* bu_use_thread_clock */
+
+void bu_use_thread_clock(int on) { thread_clock = on; }
+
+/* The calling thread's CPU time: not advanced while other processes hold the core. */
+static double thread_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double sample_clock_ms(void) { return thread_clock ? thread_ms() : bu_now_ms(); }
+
 /* k calls, each timed on its own; the after hook runs between them, untimed. */
 static void sample(bu_contender *c) {
   for (int i = 0; i < c->k && !dead(c); i++) {
-    double t0 = bu_now_ms();
+    double t0 = sample_clock_ms();
     c->fn(c->arg);
-    double t = bu_now_ms() - t0;
+    double t = sample_clock_ms() - t0;
     if (c->after) c->after(c->arg);
     if (!dead(c)) c->samples[c->n++] = t;
   }
@@ -255,11 +268,14 @@ void bu_cxla_release(void *p) {
   b->result = NULL;
 }
 
-const float *bu_cxla_result_f32(bu_cxla *b, cxla_literal **hold) {
+const float *bu_cxla_result_f32(bu_cxla *b, cxla_literal **hold) { return bu_cxla_result_leaf_f32(b, -1, hold); }
+
+const float *bu_cxla_result_leaf_f32(bu_cxla *b, int leaf, cxla_literal **hold) {
   *hold = NULL;
   if (b->failed) return NULL;
   if (!b->result) bu_cxla_call(b);
   if (!b->result || cxla_buffer_to_literal(b->result, hold) != CXLA_OK) return NULL;
-  if (cxla_literal_type(*hold) != CXLA_F32) return NULL;
-  return cxla_literal_data(*hold);
+  cxla_literal *l = leaf < 0 ? *hold : leaf < cxla_literal_tuple_size(*hold) ? cxla_literal_tuple_get(*hold, leaf) : NULL;
+  if (!l || cxla_literal_type(l) != CXLA_F32) return NULL;
+  return cxla_literal_data(l);
 }

@@ -32,6 +32,12 @@ typedef struct bu_opts {
   int gap_us;          /* sleep before each sample so the previous contender's threads idle */
 } bu_opts;
 
+/* 1: time each call by the calling thread's CPU time instead of the wall clock. Only meaningful
+ * when every contender runs on the calling thread (one thread: cxla, OpenMP and OpenBLAS then
+ * run inline), and then robust to other processes taking the core (a loaded shared machine);
+ * the time the kernel itself spends waiting for memory is still counted. */
+void bu_use_thread_clock(int on);
+
 /* Warms every contender up, then takes opts->rounds samples of each, interleaved: round r runs
  * the contenders in an order rotated by r, so none always follows the same neighbour. */
 void bu_interleave(bu_contender *c, int nc, const bu_opts *opts);
@@ -65,6 +71,8 @@ void bu_cxla_call(void *b);
 void bu_cxla_release(void *b);
 /* Data of the last result (array results only). */
 const float *bu_cxla_result_f32(bu_cxla *b, cxla_literal **hold);
+/* The same of leaf `leaf` of a tuple result (-1: the result is an array). */
+const float *bu_cxla_result_leaf_f32(bu_cxla *b, int leaf, cxla_literal **hold);
 
 /* Fills a literal or array with uniform values in [lo, hi) from a fixed seed. */
 void bu_fill(float *p, int64_t n, uint64_t seed, float lo, float hi);

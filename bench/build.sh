@@ -24,10 +24,10 @@ CFLAGS_BENCH="-std=c11 -O2 -g -Wall -Wextra -Wno-missing-field-initializers -D_G
 # The peers: exactly the STREAM-style flags, and -ffast-math only for the softmax peer (libmvec expf).
 gcc -std=c11 -O3 -march=native -fopenmp -Wall -Wextra -c bench/baselines.c -o "$OBJ/baselines.o"
 gcc -std=c11 -O3 -march=native -fopenmp -ffast-math -Wall -Wextra -c bench/baseline_fast.c -o "$OBJ/baseline_fast.o"
-for f in bench_main bench_util bench_mem bench_blas bench_compile; do
+for f in bench_main bench_util bench_mem bench_rows bench_blas bench_compile; do
   $CC $CFLAGS_BENCH -I"$SRC/include" -c bench/$f.c -o "$OBJ/$f.o"
 done
-$CC -fopenmp -o "$OUT/bench_main" "$OBJ"/bench_main.o "$OBJ"/bench_util.o "$OBJ"/bench_mem.o "$OBJ"/bench_blas.o \
+$CC -fopenmp -o "$OUT/bench_main" "$OBJ"/bench_main.o "$OBJ"/bench_util.o "$OBJ"/bench_mem.o "$OBJ"/bench_rows.o "$OBJ"/bench_blas.o \
   "$OBJ"/bench_compile.o "$OBJ"/baselines.o "$OBJ"/baseline_fast.o $STATIC_LIBS
 # The runtime micro-benchmarks reach into src/rt's headers (they time the run-time routines).
 $CC $CFLAGS_BENCH -I"$SRC/include" -I"$SRC/src" bench/bench_runtime.c -o "$OUT/bench_runtime" $STATIC_LIBS

@@ -278,7 +278,8 @@ int cx_gen_elem(cx_gen *g, const cx_instr *in, const cx_idx *idx, LLVMValueRef *
     const cx_gen_override *o = &g->ovr[i];
     if (o->in != in) continue;
     if (o->ptr) {
-      out[0] = cx_cg_load(g->cg, in->shape.type, o->ptr, idx->lin);
+      LLVMValueRef at = o->lin_off ? LLVMBuildSub(g->cg->b, idx->lin, o->lin_off, "") : idx->lin;
+      out[0] = cx_cg_load(g->cg, in->shape.type, o->ptr, at);
       return 1;
     }
     memcpy(out, o->vals, sizeof *out * (size_t)o->nvals);

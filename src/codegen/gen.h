@@ -49,6 +49,8 @@ typedef struct cx_gen_entry {
 typedef struct cx_gen_override {
   const cx_instr *in;
   LLVMValueRef ptr;                /* non-NULL: load element lin of this buffer */
+  LLVMValueRef lin_off;            /* with ptr, non-NULL: load element lin - lin_off instead (a
+                                      row-sized scratch buffer indexed from the row's start) */
   int nvals;
   LLVMValueRef vals[CX_GEN_MAX_VALS];
 } cx_gen_override;

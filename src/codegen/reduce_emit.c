@@ -23,6 +23,9 @@
 #include "codegen/loops.h"
 
 #define COL_CHUNK 512
+#define NT_MIN_BYTES ((int64_t)8 << 20) /* outputs at least this large are stored non-temporally */
+#define NT_SCRATCH_MAX ((int64_t)64 << 10) /* the most stack a stashed row may take */
+#define NT_BLOCK_LINES 4 /* 64-byte lines computed, then stored non-temporally, at a time */
 #define WARP_COLUMNS_MAX 16384 /* column reductions with at most this many outputs take a warp each */
 
 typedef struct red_state {
@@ -33,6 +36,21 @@ typedef struct red_state {
   LLVMValueRef slot[CX_EMIT_MAX_REDUCES][CX_GEN_MAX_VALS];
   LLVMTypeRef ty[CX_EMIT_MAX_REDUCES][CX_GEN_MAX_VALS];
   const cx_shape *leaves[CX_EMIT_MAX_ARGS];
+  int out_stage;                            /* the pass that stores the input-shaped outputs that
+                                               read reduce results: -1, a pass of its own after
+                                               the last stage, or the last stage's when none of
+                                               them reads that stage's reduces */
+  int nt_leaf;                              /* the input-shaped output stored with non-temporal
+                                               stores (large row fusions on the cpu), else -1 */
+  LLVMValueRef stash_buf;                   /* with nt_leaf: a row-sized scratch that holds the
+                                               stash, so the output is written once */
+  LLVMValueRef row_off;                     /* linear index of the current row's first element */
+  LLVMValueRef out_buf, nt_idx;             /* with nt_leaf: the block buffer of last_pass_nt, and
+                                               the index into it while a block is computed */
+  int nt_dim;                               /* with nt_leaf: the one reduced input dim */
+  const cx_instr *fusion;
+  int nin;                                  /* the fusion's operands (ptr[p->nleaves + i]) */
+  int64_t row_len, nt_esize;                /* its length; nt_leaf's element size in bytes */
   LLVMValueRef has;                         /* warp rows: i1, the lane's accumulators hold a value
                                                (only lane 0 starts from the init value, so a
                                                reduction applies it once, as everywhere else) */
@@ -52,8 +70,14 @@ static void store_inits(red_state *s, LLVMValueRef j, int stage) {
       LLVMBuildStore(g->cg->b, cx_gen1(g, s->p->red[r]->ops[s->nval[r] + v], &sc), acc_ptr(s, r, v, j));
 }
 
+static void set_nontemporal(cx_cg *cg, LLVMValueRef store) {
+  LLVMMetadataRef one = LLVMValueAsMetadata(LLVMConstInt(cg->t_i32, 1, 0));
+  LLVMSetMetadata(store, LLVMGetMDKindIDInContext(cg->llctx, "nontemporal", 11),
+                  LLVMMetadataAsValue(cg->llctx, LLVMMDNodeInContext2(cg->llctx, &one, 1)));
+}
+
 /* Folds the input element at idx into the accumulators of one stage's reduces and stores the
- * input-shaped outputs made in that pass (leaf_in == 1 in stage 0; 2 after the last stage). */
+ * input-shaped outputs made in that pass (leaf_in == 1 in stage 0; 2 in out_stage's pass). */
 static void fold(red_state *s, const cx_idx *idx, LLVMValueRef j, int reassoc, int stage) {
   cx_gen *g = &s->k->g;
   LLVMBuilderRef b = g->cg->b;
@@ -76,16 +100,22 @@ static void fold(red_state *s, const cx_idx *idx, LLVMValueRef j, int reassoc, i
     }
     LLVMValueRef has = s->has ? LLVMBuildLoad2(b, g->cg->t_i1, s->has, "") : NULL;
     for (int v = 0; v < n; v++) LLVMBuildStore(b, has ? LLVMBuildSelect(b, has, res[v], args[n + v], "") : res[v], acc_ptr(s, r, v, j));
-    if (red->ops[0] == s->stash) /* the value just folded: cached, not computed again */
+    if (red->ops[0] == s->stash && s->stash_buf) /* the value just folded: cached, not computed again */
+      cx_cg_store(g->cg, s->leaves[s->p->stash_leaf]->type, s->stash_buf, LLVMBuildSub(b, idx->lin, s->row_off, ""),
+                  cx_gen1(g, s->stash, idx));
+    else if (red->ops[0] == s->stash)
       cx_cg_store(g->cg, s->leaves[s->p->stash_leaf]->type, s->k->ptr[s->p->stash_leaf], idx->lin,
                   cx_gen1(g, s->stash, idx));
   }
   if (s->has && stage >= 0) LLVMBuildStore(b, LLVMConstInt(g->cg->t_i1, 1, 0), s->has);
   for (int i = 0; i < s->p->nleaves; i++) {
-    if (!s->p->leaf_in[i] || (s->p->leaf_in[i] == 1) != (stage == 0) || (s->p->leaf_in[i] == 2) != (stage < 0)) continue;
+    if (!s->p->leaf_in[i] || (s->p->leaf_in[i] == 1) != (stage == 0) || (s->p->leaf_in[i] == 2) != (stage == s->out_stage))
+      continue;
     LLVMValueRef vals[CX_GEN_MAX_VALS];
     int n = cx_gen_elem(g, s->p->leaf[i], idx, vals);
-    if (s->p->leaf_val[i] < n)
+    if (s->p->leaf_val[i] < n && i == s->nt_leaf && s->nt_idx) /* to the block last_pass_nt stores */
+      cx_cg_store(g->cg, s->leaves[i]->type, s->out_buf, s->nt_idx, vals[s->p->leaf_val[i]]);
+    else if (s->p->leaf_val[i] < n)
       cx_cg_store(g->cg, s->leaves[i]->type, s->k->ptr[i], idx->lin, vals[s->p->leaf_val[i]]);
   }
 }
@@ -143,6 +173,99 @@ static void close_loops(red_state *s, cx_loop *loops, int nl) {
   while (nl--) cx_loop_end(s->k->cg, &loops[nl]);
 }
 
+/* One loop of the last pass over elements [lo, hi) of the row (the one reduced dim). */
+static void last_pass_loop(red_state *s, LLVMValueRef *iv, LLVMValueRef lo, LLVMValueRef hi, const char *name) {
+  int stage = s->out_stage;
+  cx_gen *g = &s->k->g;
+  cx_loop l;
+  cx_gen_mark_t m = cx_gen_mark(g);
+  cx_loop_begin(s->k->cg, &l, lo, hi, name);
+  iv[s->nt_dim] = l.iv;
+  cx_idx ii = cx_idx_from_multi(g, &s->p->in, iv);
+  fold(s, &ii, NULL, 1, stage);
+  cx_loop_end(s->k->cg, &l);
+  cx_gen_restore(g, m);
+}
+
+/* Prefetches, for every input read in rows, the lines of the next row that elements [first,
+ * first + count) of this one occupy: the row's first pass then finds them in cache instead of
+ * waiting for memory while no arithmetic runs (the hardware prefetcher stops at each 4 KiB page
+ * and does not run ahead across rows). Past the last row it prefetches harmlessly. */
+static void prefetch_next_row(red_state *s, LLVMValueRef first, int64_t count) {
+  cx_kfn *k = s->k;
+  LLVMBuilderRef b = k->cg->b;
+  for (int i = 0; i < s->nin && s->nt_leaf >= 0; i++) {
+    const cx_shape *in = &s->fusion->ops[i]->shape;
+    int64_t elems = cx_shape_elems(in), bytes = cx_shape_bytes(in);
+    if (!cx_shape_same_dims(in, &s->p->in) || elems <= 0 || bytes < elems || bytes % elems) continue;
+    int64_t esize = bytes / elems, per_line = 64 / esize > 0 ? 64 / esize : 1;
+    LLVMTypeRef mt = cx_cg_mem_type(k->cg, in->type);
+    LLVMValueRef next = LLVMBuildAdd(b, LLVMBuildAdd(b, s->row_off, cx_ir_i64(&k->g, s->row_len), ""), first, "");
+    for (int64_t e = 0; e < count; e += per_line) {
+      LLVMValueRef at = LLVMBuildAdd(b, next, cx_ir_i64(&k->g, e), "");
+      LLVMValueRef args[4] = {LLVMBuildGEP2(b, mt, k->ptr[s->p->nleaves + i], &at, 1, ""), LLVMConstInt(k->cg->t_i32, 0, 0),
+                              LLVMConstInt(k->cg->t_i32, 3, 0), LLVMConstInt(k->cg->t_i32, 1, 0)};
+      LLVMTypeRef pt = k->cg->t_ptr;
+      cx_ir_intrinsic(&k->g, "llvm.prefetch", &pt, 1, args, 4);
+    }
+  }
+}
+
+/* The last pass of a row whose output nt_leaf is stored non-temporally. The elements before the
+ * output row's first 64-byte boundary and after its last whole block take ordinary stores; in
+ * between, blocks of NT_BLOCK_LINES 64-byte lines are computed into a small buffer (the loop
+ * vectorises as any other) and then stored as aligned 64-byte vectors with non-temporal stores.
+ * Explicit vectors, because LLVM's loop vectoriser refuses a non-temporal store it cannot prove
+ * aligned (and x86 splits an under-aligned one into scalar stores); blocks, because storing
+ * while computing keeps the stores streaming out (a separate copy pass after the row was
+ * computed measured 15% slower). */
+static void last_pass_nt(red_state *s, LLVMValueRef *iv) {
+  cx_kfn *k = s->k;
+  cx_gen *g = &k->g;
+  LLVMBuilderRef b = k->cg->b;
+  cxla_type t = s->leaves[s->nt_leaf]->type;
+  LLVMTypeRef mt = cx_cg_mem_type(k->cg, t);
+  int64_t n = s->row_len, esize = s->nt_esize, V = 64 / esize, blk = V * NT_BLOCK_LINES;
+  LLVMTypeRef vt = LLVMVectorType(mt, (unsigned)V);
+  LLVMValueRef row = LLVMBuildInBoundsGEP2(b, mt, k->ptr[s->nt_leaf], &s->row_off, 1, "");
+  LLVMValueRef gap = LLVMBuildAnd(b, LLVMBuildNeg(b, LLVMBuildPtrToInt(b, row, k->cg->t_i64, ""), ""), cx_ir_i64(g, 63), "");
+  /* a buffer not aligned to its element size never reaches a 64-byte boundary: no blocks */
+  LLVMValueRef whole = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildURem(b, gap, cx_ir_i64(g, esize), ""), cx_ir_i64(g, 0), "");
+  LLVMValueRef head = cx_ir_smin(g, LLVMBuildUDiv(b, gap, cx_ir_i64(g, esize), ""), cx_ir_i64(g, n));
+  LLVMValueRef nblk = LLVMBuildSelect(b, whole, LLVMBuildSDiv(b, LLVMBuildSub(b, cx_ir_i64(g, n), head, ""), cx_ir_i64(g, blk), ""),
+                                      cx_ir_i64(g, 0), "nblk");
+  head = LLVMBuildSelect(b, whole, head, cx_ir_i64(g, n), "head");
+  LLVMValueRef tail = LLVMBuildAdd(b, head, LLVMBuildMul(b, nblk, cx_ir_i64(g, blk), ""), "tail");
+  last_pass_loop(s, iv, cx_ir_i64(g, 0), head, "nt_head");
+  LLVMTypeRef ty[2] = {k->cg->t_ptr, k->cg->t_i64};
+  LLVMValueRef args[2] = {LLVMBuildInBoundsGEP2(b, mt, row, &head, 1, ""), cx_ir_i64(g, -64)};
+  LLVMValueRef dst = cx_ir_intrinsic(g, "llvm.ptrmask", ty, 2, args, 2); /* the same address */
+  cx_loop bl, l;
+  cx_gen_mark_t m = cx_gen_mark(g);
+  cx_loop_begin(k->cg, &bl, cx_ir_i64(g, 0), nblk, "nt_block");
+  LLVMValueRef first = LLVMBuildAdd(b, head, LLVMBuildMul(b, bl.iv, cx_ir_i64(g, blk), ""), "");
+  cx_loop_begin(k->cg, &l, cx_ir_i64(g, 0), cx_ir_i64(g, blk), "nt_elem");
+  iv[s->nt_dim] = LLVMBuildAdd(b, first, l.iv, "");
+  s->nt_idx = l.iv;
+  cx_idx ii = cx_idx_from_multi(g, &s->p->in, iv);
+  fold(s, &ii, NULL, 1, s->out_stage);
+  cx_loop_end(k->cg, &l);
+  s->nt_idx = NULL;
+  LLVMValueRef out = LLVMBuildInBoundsGEP2(b, vt, dst, (LLVMValueRef[]){LLVMBuildMul(b, bl.iv, cx_ir_i64(g, NT_BLOCK_LINES), "")}, 1, "");
+  for (int q = 0; q < NT_BLOCK_LINES; q++) {
+    LLVMValueRef qi = cx_ir_i64(g, q);
+    LLVMValueRef v = LLVMBuildLoad2(b, vt, LLVMBuildInBoundsGEP2(b, vt, s->out_buf, &qi, 1, ""), "");
+    LLVMSetAlignment(v, 64);
+    LLVMValueRef st = LLVMBuildStore(b, v, LLVMBuildInBoundsGEP2(b, vt, out, &qi, 1, ""));
+    LLVMSetAlignment(st, 64);
+    set_nontemporal(k->cg, st);
+  }
+  prefetch_next_row(s, first, blk);
+  cx_loop_end(k->cg, &bl);
+  cx_gen_restore(g, m);
+  last_pass_loop(s, iv, tail, cx_ir_i64(g, n), "nt_tail");
+}
+
 /* Per output element (a row): one pass over its reduced dims per stage, each stage's results
  * then visible to the next; a last pass stores the input-shaped outputs that read them. */
 static void emit_row(red_state *s) {
@@ -156,19 +279,26 @@ static void emit_row(red_state *s) {
   cx_idx oi = cx_idx_from_linear(g, &p->out, ol.iv);
   int last_pass = 0, pushed = 0;
   for (int i = 0; i < p->nleaves; i++) last_pass |= p->leaf_in[i] == 2;
+  if (s->out_stage >= 0) last_pass = 0; /* the outputs are stored in the last stage's pass */
+  if (s->nt_leaf >= 0) s->row_off = LLVMBuildMul(k->cg->b, ol.iv, cx_ir_i64(g, s->row_len), "row_off");
   for (int stage = 0; stage <= p->nstages; stage++) {
     if (stage == p->nstages && !last_pass) break;
     int st = stage == p->nstages ? -1 : stage;
     if (st >= 0) store_inits(s, NULL, st);
-    cx_gen_override ov = {.in = s->stash, .ptr = st < 0 && s->stash ? k->ptr[p->stash_leaf] : NULL};
+    cx_gen_override ov = {.in = s->stash, .ptr = st < 0 && s->stash ? (s->stash_buf ? s->stash_buf : k->ptr[p->stash_leaf]) : NULL,
+                          .lin_off = s->stash_buf ? s->row_off : NULL};
     int stashed = ov.ptr && cx_gen_push_override(g, &ov);
     cx_gen_mark_t m = cx_gen_mark(g);
     for (int d = 0, i = 0; d < p->in.rank; d++)
       if (!p->reduced[d]) iv[d] = oi.v[i++];
-    int nl = open_reduced(s, loops, iv);
-    cx_idx ii = cx_idx_from_multi(g, &p->in, iv);
-    fold(s, &ii, NULL, 1, st);
-    close_loops(s, loops, nl);
+    if (st == s->out_stage && s->nt_leaf >= 0) {
+      last_pass_nt(s, iv);
+    } else {
+      int nl = open_reduced(s, loops, iv);
+      cx_idx ii = cx_idx_from_multi(g, &p->in, iv);
+      fold(s, &ii, NULL, 1, st);
+      close_loops(s, loops, nl);
+    }
     cx_gen_restore(g, m);
     if (stashed) cx_gen_pop_override(g);
     if (st >= 0) pushed += push_results(s, NULL, st);
@@ -176,6 +306,8 @@ static void emit_row(red_state *s) {
   finish(s, ol.iv);
   while (pushed--) cx_gen_pop_override(g);
   cx_loop_end(k->cg, &ol);
+  /* non-temporal stores are weakly ordered: drain them before the chunk counts as done */
+  if (s->nt_leaf >= 0) LLVMBuildFence(k->cg->b, LLVMAtomicOrderingSequentiallyConsistent, 0, "");
   cx_gen_restore(g, m0);
 }
 
@@ -361,16 +493,75 @@ static void emit_column(red_state *s) {
   cx_gen_restore(g, m0);
 }
 
+/* The input-shaped outputs that read reduce results are stored in the last stage's pass
+ * instead of a pass of their own when none of them reads that stage's reduces (log-softmax
+ * cross-entropy: the output x - max - log(sum) needs the first two stages, the third sums the
+ * label's log-probability): one pass over each row fewer. There is then nothing to stash. */
+static void plan_out_stage(red_state *s) {
+  const cx_red_plan *p = s->p;
+  int any = 0;
+  if (p->nstages < 2) return;
+  for (int i = 0; i < p->nleaves; i++) {
+    if (p->leaf_in[i] != 2) continue;
+    any = 1;
+    for (int r = 0; r < p->nred; r++)
+      if (p->stage[r] == p->nstages - 1 && cx_emit_depends_on(p->leaf[i], p->red[r])) return;
+  }
+  if (!any) return;
+  s->out_stage = p->nstages - 1;
+  s->stash = NULL;
+}
+
+/* A row fusion on the cpu whose one input-shaped output is large stores it with non-temporal
+ * stores: it is written once, never read back by this kernel, and far larger than the caches,
+ * so reading each line in before overwriting it (a third of the traffic) and evicting the rows
+ * being worked on buy nothing. A stash then lives in a row-sized scratch on the stack instead
+ * of in the output (a non-temporal store over a line this kernel just wrote would write it
+ * twice). Smaller outputs keep ordinary stores: their consumer likely finds them in cache. */
+static void plan_nt(red_state *s) {
+  const cx_red_plan *p = s->p;
+  int leaf = -1, nred = 0;
+  for (int i = 0; i < p->nleaves; i++) {
+    if (p->leaf_in[i] == 1) return;
+    if (p->leaf_in[i] == 2) {
+      if (leaf >= 0) return;
+      leaf = i;
+    }
+  }
+  for (int d = 0; d < p->in.rank; d++)
+    if (p->reduced[d]) nred++, s->nt_dim = d;
+  if (leaf < 0 || nred != 1) return;
+  const cx_shape *o = s->leaves[leaf];
+  int64_t elems = cx_shape_elems(o), bytes = cx_shape_bytes(o);
+  if (elems <= 0 || bytes < NT_MIN_BYTES || bytes < elems || bytes % elems) return; /* whole bytes each */
+  s->nt_esize = bytes / elems;
+  s->row_len = p->in.dims[s->nt_dim];
+  if (s->nt_esize > 16 || 64 % s->nt_esize) return;
+  const cx_shape *sl = s->stash ? s->leaves[p->stash_leaf] : NULL;
+  int64_t sb = sl && cx_shape_elems(sl) > 0 ? cx_shape_bytes(sl) / cx_shape_elems(sl) : 0;
+  if (sl && (sb <= 0 || sb * s->row_len > NT_SCRATCH_MAX)) return;
+  LLVMValueRef blkbuf = cx_gen_alloca(&s->k->g, cx_cg_mem_type(s->k->cg, o->type), 64 / s->nt_esize * NT_BLOCK_LINES);
+  s->out_buf = blkbuf;
+  if (sl) s->stash_buf = cx_gen_alloca(&s->k->g, cx_cg_mem_type(s->k->cg, sl->type), s->row_len);
+  s->nt_leaf = leaf;
+}
+
 cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_plan *p, uint64_t may_alias,
                                 int64_t *total, int64_t *grain) {
   red_state s;
   memset(&s, 0, sizeof s);
   s.k = k;
   s.p = p;
+  s.fusion = fusion;
+  s.nin = fusion->nops < CX_EMIT_MAX_ARGS - p->nleaves ? fusion->nops : CX_EMIT_MAX_ARGS - p->nleaves;
   s.stash = may_alias ? NULL : p->stash; /* stores into an output that is also read would clobber it */
   if (k->cg->target->warp_size > 0) s.stash = NULL; /* a warp's row is in cache: recomputing beats a store
                                                         and a load of the whole row */
   cx_emit_out_leaves(&fusion->shape, s.leaves, CX_EMIT_MAX_ARGS);
+  s.out_stage = -1;
+  if (!k->cg->target->warp_size && p->row) plan_out_stage(&s);
+  s.nt_leaf = -1;
+  if (!k->cg->target->warp_size && p->row && !may_alias) plan_nt(&s);
   int64_t lanes = p->row ? 1 : COL_CHUNK;
   for (int r = 0; r < p->nred; r++) {
     s.nval[r] = p->red[r]->nops / 2;
@@ -378,6 +569,16 @@ cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_
       s.ty[r][v] = cx_cg_reg_type(k->cg, p->red[r]->ops[s.nval[r] + v]->shape.type);
       s.slot[r][v] = cx_gen_alloca(&k->g, s.ty[r][v], lanes);
     }
+  }
+  /* Row kernels are bound by their arithmetic (softmax's exp and divide) once their traffic is
+   * the minimum, and LLVM prefers 256-bit vectors on AVX-512 CPUs: 512-bit ones took the
+   * in-cache softmax from 180 to 138 us (f32[64,4096], bench/README.md). Short rows keep
+   * 256: a 16-lane loop leaves more of them to the scalar remainder. */
+  int64_t row_elems = cx_shape_elems(&p->in) / (cx_shape_elems(&p->out) > 0 ? cx_shape_elems(&p->out) : 1);
+  if (!k->cg->target->warp_size && p->row && k->cg->target->vector_bits >= 512 && row_elems >= 256) {
+    static const char key[] = "prefer-vector-width", val[] = "512";
+    LLVMAttributeRef a = LLVMCreateStringAttribute(k->cg->llctx, key, sizeof key - 1, val, sizeof val - 1);
+    LLVMAddAttributeAtIndex(k->outer, LLVMAttributeFunctionIndex, a);
   }
   *total = cx_shape_elems(&p->out);
   int64_t per_out = cx_shape_elems(&p->in) / (*total > 0 ? *total : 1);

@@ -196,3 +196,95 @@ TEST(codegen_reduce_reread_across_rows_is_refused) {
       " b = f32[8,9] broadcast(r), dimensions={0}\n ROOT d = f32[8,9] subtract(p, b)\n}\n"
       "ENTRY e {\n x = f32[8,9] parameter(0)\n ROOT f = f32[8,9] fusion(x), kind=kInput, calls=f2\n}\n", o, 0);
 }
+
+/* Row fusions whose one input-shaped output is at least 8 MiB store it non-temporally
+ * (reduce_emit.c): per row, ordinary stores up to the output row's first 64-byte boundary and
+ * after its last whole block, aligned non-temporal vector stores between. Rows of 1000 f32
+ * (4000 bytes) start at every alignment, so the head, the blocks and the tail all vary from row
+ * to row; the softmax stash lives in a scratch row; layer norm has no stash and two inputs
+ * that are not read in rows; f16 outputs use 32-element vectors. */
+/* Whether the kernel's IR stores with !nontemporal (one compile, seed 1). */
+static int stores_nontemporal(const char *body, cgt_opts o, const char *file, int line) {
+  char text[8192], *ir = NULL;
+  snprintf(text, sizeof text, "%s%s", REDUCERS, body);
+  o.seed = 1;
+  o.ir = &ir;
+  if (cgt_check(text, &o, file, line)) test_fail(file, line, "failed");
+  int nt = ir && strstr(ir, "!nontemporal") != NULL;
+  cx_free(ir);
+  return nt;
+}
+#define NT(body, o) stores_nontemporal((body), (o), __FILE__, __LINE__)
+
+TEST(codegen_reduce_row_nontemporal) {
+  cgt_opts o = SUM;
+  o.rtol = 1e-4;
+  static const char *types[2] = {"f32", "f16"};
+  static const char *dims[2] = {"2100,1000", "4100,1030"}, *rows[2] = {"2100", "4100"};
+  for (int t = 0; t < 2; t++) {
+    char body[2048];
+    const char *T = types[t], *D = dims[t], *R = rows[t];
+    snprintf(body, sizeof body,
+             "sm {\n p = %s[%s] parameter(0)\n ninf = %s[] constant(-inf)\n z = %s[] constant(0)\n"
+             " m = %s[%s] reduce(p, ninf), dimensions={1}, to_apply=%s\n mb = %s[%s] broadcast(m), dimensions={0}\n"
+             " s = %s[%s] subtract(p, mb)\n ex = %s[%s] exponential(s)\n"
+             " su = %s[%s] reduce(ex, z), dimensions={1}, to_apply=%s\n sb = %s[%s] broadcast(su), dimensions={0}\n"
+             " ROOT d = %s[%s] divide(ex, sb)\n}\n"
+             "ENTRY e {\n x = %s[%s] parameter(0)\n ROOT f = %s[%s] fusion(x), kind=kInput, calls=sm\n}\n",
+             T, D, T, T, T, R, t ? "hmx" : "mx", T, D, T, D, T, D, T, R, t ? "hadd" : "add", T, D, T, D, T, D, T, D);
+    cgt_opts so = o;
+    if (t) so.rtol = 2e-3, so.atol = 2e-3;
+    RUN(body, so, 1);
+    if (!NT(body, so)) test_fail(__FILE__, __LINE__, "%s softmax: no non-temporal stores", T);
+  }
+  const char *ln = "ln {\n p = f32[2100,1000] parameter(0)\n g = f32[1000] parameter(1)\n z = f32[] constant(0)\n"
+      " n = f32[] constant(1000)\n nb = f32[2100] broadcast(n), dimensions={}\n eps = f32[] constant(1e-5)\n"
+      " su = f32[2100] reduce(p, z), dimensions={1}, to_apply=add\n mu = f32[2100] divide(su, nb)\n"
+      " mb = f32[2100,1000] broadcast(mu), dimensions={0}\n c = f32[2100,1000] subtract(p, mb)\n"
+      " c2 = f32[2100,1000] multiply(c, c)\n v = f32[2100] reduce(c2, z), dimensions={1}, to_apply=add\n"
+      " vm = f32[2100] divide(v, nb)\n eb = f32[2100] broadcast(eps), dimensions={}\n ve = f32[2100] add(vm, eb)\n"
+      " r = f32[2100] rsqrt(ve)\n rb = f32[2100,1000] broadcast(r), dimensions={0}\n y = f32[2100,1000] multiply(c, rb)\n"
+      " gb = f32[2100,1000] broadcast(g), dimensions={1}\n ROOT o = f32[2100,1000] multiply(y, gb)\n}\n"
+      "ENTRY e {\n x = f32[2100,1000] parameter(0)\n g = f32[1000] parameter(1)\n"
+      " ROOT f = f32[2100,1000] fusion(x, g), kind=kInput, calls=ln\n}\n";
+  RUN(ln, o, 1);
+  if (!NT(ln, o)) test_fail(__FILE__, __LINE__, "layer norm: no non-temporal stores");
+  /* below the size: ordinary stores */
+  const char *small = "sm {\n p = f32[64,1000] parameter(0)\n ninf = f32[] constant(-inf)\n z = f32[] constant(0)\n"
+      " m = f32[64] reduce(p, ninf), dimensions={1}, to_apply=mx\n mb = f32[64,1000] broadcast(m), dimensions={0}\n"
+      " s = f32[64,1000] subtract(p, mb)\n ex = f32[64,1000] exponential(s)\n"
+      " su = f32[64] reduce(ex, z), dimensions={1}, to_apply=add\n sb = f32[64,1000] broadcast(su), dimensions={0}\n"
+      " ROOT d = f32[64,1000] divide(ex, sb)\n}\n"
+      "ENTRY e {\n x = f32[64,1000] parameter(0)\n ROOT f = f32[64,1000] fusion(x), kind=kInput, calls=sm\n}\n";
+  RUN(small, o, 1);
+  if (NT(small, o)) test_fail(__FILE__, __LINE__, "a small output is stored non-temporally");
+}
+
+/* JAX's log-softmax cross-entropy (tests/hlo/jax/jit_log_softmax_xent.hlo) through the fusion
+ * passes: a row fusion of three stages whose input-shaped output, x - max - log(sum), needs only
+ * the first two, so it is stored in the third stage's pass (reduce_emit.c); at 2100x1000 the
+ * output is also stored non-temporally. Labels are small integers, some outside the row. */
+TEST(codegen_reduce_row_output_in_last_stage) {
+  cgt_opts o = SUM;
+  o.fusion_pass = 3;
+  o.rtol = 1e-4;
+  static const char *rows[2] = {"6", "2100"}, *cols[2] = {"40", "1000"};
+  for (int t = 0; t < 2; t++) {
+    char body[3072];
+    const char *R = rows[t], *C = cols[t];
+    snprintf(body, sizeof body,
+             "ENTRY e {\n x = f32[%s,%s] parameter(0)\n ninf = f32[] constant(-inf)\n"
+             " m = f32[%s] reduce(x, ninf), dimensions={1}, to_apply=mx\n mb = f32[%s,%s] broadcast(m), dimensions={0}\n"
+             " s = f32[%s,%s] subtract(x, mb)\n ex = f32[%s,%s] exponential(s)\n z = f32[] constant(0)\n"
+             " su = f32[%s] reduce(ex, z), dimensions={1}, to_apply=add\n lg = f32[%s] log(su)\n"
+             " lb = f32[%s,%s] broadcast(lg), dimensions={0}\n lp = f32[%s,%s] subtract(s, lb)\n"
+             " l = s32[%s] parameter(1)\n l2 = s32[%s,%s] broadcast(l), dimensions={0}\n"
+             " io = s32[%s,%s] iota(), iota_dimension=1\n eq = pred[%s,%s] compare(l2, io), direction=EQ\n"
+             " oh = f32[%s,%s] convert(eq)\n pr = f32[%s,%s] multiply(lp, oh)\n"
+             " t = f32[] reduce(pr, z), dimensions={0,1}, to_apply=add\n n = f32[] negate(t)\n"
+             " ROOT r = (f32[], f32[%s,%s]) tuple(n, lp)\n}\n",
+             R, C, R, R, C, R, C, R, C, R, R, R, C, R, C, R, R, C, R, C, R, C, R, C, R, C, R, C);
+    RUN(body, o, -1);
+    if (t == 1 && !NT(body, o)) test_fail(__FILE__, __LINE__, "cross-entropy: no non-temporal stores");
+  }
+}
