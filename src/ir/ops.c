@@ -56,8 +56,7 @@ const char *cx_op_gpu_why(cx_op op) {
   case CX_GPU_NONE: return "parsed only: no backend compiles it";
   case CX_GPU_REWRITTEN: return "the pass pipeline rewrites it into other ops, and this one was left whole";
   case CX_GPU_EMIT_F32:
-    return "f64 (and complex, which computes in f64) has no GPU math row yet: codegen has no inline f64 code for it "
-           "and no libdevice is linked";
+    return "f64 (and complex, which computes in f64) has no GPU math row for it yet (target_nvptx.c)";
   default: return NULL;
   }
 }

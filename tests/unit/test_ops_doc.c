@@ -74,7 +74,8 @@ static void gpu_column(cx_sb *sb, cx_op op) {
   case CX_GPU_HOST:
     cx_sb_puts(sb, op == CX_OP_FUSION                                    ? "compiled: kLoop and kInput fusions are kernels"
                    : op == CX_OP_WHILE || op == CX_OP_CONDITIONAL ? "control flow (the host runs the steps it calls)"
-                                                                  : "no code (aliases its operand)");
+                   : op == CX_OP_OPT_BARRIER                      ? "no code (aliases its operand)"
+                                                                  : "a kernel of its own (backend/gpu)");
     return;
   case CX_GPU_REWRITTEN: cx_sb_puts(sb, "rewritten into other ops by the pass pipeline"); return;
   case CX_GPU_NONE: cx_sb_puts(sb, "not supported"); return;
