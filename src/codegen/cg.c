@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "codegen/cg.h"
+#include "codegen/minifloat_ir.h"
 #include "ir/minifloat.h"
 
 void cx_cg_init(cx_cg *g, cxla_context *ctx, cx_module *m, LLVMContextRef llctx, LLVMModuleRef mod,
@@ -100,7 +101,7 @@ LLVMValueRef cx_cg_from_mem(cx_cg *g, cxla_type t, LLVMValueRef v) {
   case CXLA_BF16: return bf16_to_f32(g, v);
   case CXLA_S4: case CXLA_U4: case CXLA_S2: case CXLA_U2: /* the low four (two) bits */
     return LLVMBuildTrunc(g->b, v, cx_cg_reg_type(g, t), "");
-  default: return cx_mf_format_of(t) ? cx_cg_mf_decode(g, t, v) : v;
+  default: return cx_mf_format_of(t) ? cx_mf_ir_decode(g->b, t, v) : v;
   }
 }
 
@@ -112,7 +113,7 @@ LLVMValueRef cx_cg_to_mem(cx_cg *g, cxla_type t, LLVMValueRef v) {
   case CXLA_BF16: return f32_to_bf16(g, v);
   case CXLA_S4: case CXLA_U4: case CXLA_S2: case CXLA_U2: /* ml_dtypes' byte: high bits 0 */
     return LLVMBuildZExt(g->b, v, g->t_i8, "");
-  default: return cx_mf_format_of(t) ? cx_cg_mf_encode(g, t, v) : v;
+  default: return cx_mf_format_of(t) ? cx_mf_ir_encode(g->b, t, v) : v;
   }
 }
 

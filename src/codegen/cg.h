@@ -45,10 +45,6 @@ LLVMValueRef cx_cg_to_mem(cx_cg *g, cxla_type t, LLVMValueRef v);
 LLVMValueRef cx_cg_from_mem(cx_cg *g, cxla_type t, LLVMValueRef m);
 /* Rounds an f32 register to the precision of t (f16/bf16/f8/f4; identity for other types). */
 LLVMValueRef cx_cg_round(cx_cg *g, cxla_type t, LLVMValueRef v);
-/* The 8- and 4-bit floats (minifloat_ir.c): an i8 code to its f32 value, and an f32 or f64
- * value to its i8 code (rounded once, as cx_mf_encode). */
-LLVMValueRef cx_cg_mf_decode(cx_cg *g, cxla_type t, LLVMValueRef code8);
-LLVMValueRef cx_cg_mf_encode(cx_cg *g, cxla_type t, LLVMValueRef x);
 
 /* One emitted kernel: its entry function called as the target's kernel ABI says (cx_target_cpu:
  * void fn(i8 **args, i64 begin, i64 end)), args = outputs then operands. */

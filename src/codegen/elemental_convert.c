@@ -5,6 +5,7 @@
  * through f32 (as cx_round_to_type does), f64 -> f8/f4 rounded once from the double. */
 #include <math.h>
 #include "codegen/complex.h"
+#include "codegen/minifloat_ir.h"
 #include "ir/minifloat.h"
 
 LLVMValueRef cx_gen_round(cx_gen *g, cxla_type t, LLVMValueRef v) { return cx_cg_round(g->cg, t, v); }
@@ -32,7 +33,7 @@ LLVMValueRef cx_gen_convert(cx_gen *g, cxla_type from, cxla_type to, LLVMValueRe
     if (fk == CX_KIND_FLOAT) {
       if (to == CXLA_F64) return LLVMBuildFPExt(b, v, cg->t_f64, "");
       if (from == CXLA_F64 && cx_mf_format_of(to)) /* rounded once, from the double */
-        return cx_cg_mf_decode(cg, to, cx_cg_mf_encode(cg, to, v));
+        return cx_mf_ir_decode(cg->b, to, cx_mf_ir_encode(cg->b, to, v));
       if (from == CXLA_F64) v = LLVMBuildFPTrunc(b, v, cg->t_f32, "");
       return cx_gen_round(g, to, v);
     }

@@ -10,14 +10,29 @@
  *    one plus the last kept bit, shift), then the exponent is re-biased; then overflow, NaN and
  *    infinity as the type has them, and the sign. */
 #include <math.h>
-#include "codegen/cg.h"
+#include "codegen/minifloat_ir.h"
 #include "ir/minifloat.h"
+
+/* what the conversions build with, all from the builder: they need nothing else of codegen */
+typedef struct mf_ir {
+  LLVMBuilderRef b;
+  LLVMContextRef llctx;
+  LLVMModuleRef mod;
+  LLVMTypeRef t_i8, t_i32, t_i64, t_f32, t_f64;
+} mf_ir;
+
+static mf_ir mf_ir_of(LLVMBuilderRef b) {
+  LLVMModuleRef mod = LLVMGetGlobalParent(LLVMGetBasicBlockParent(LLVMGetInsertBlock(b)));
+  LLVMContextRef c = LLVMGetModuleContext(mod);
+  return (mf_ir){b, c, mod, LLVMInt8TypeInContext(c), LLVMInt32TypeInContext(c), LLVMInt64TypeInContext(c),
+                 LLVMFloatTypeInContext(c), LLVMDoubleTypeInContext(c)};
+}
 
 static LLVMValueRef ki(LLVMTypeRef t, uint64_t v) { return LLVMConstInt(t, (unsigned long long)v, 0); }
 
 /* f8e8m0fnu: the code is an f32's biased exponent (the same bias), 0 a subnormal 2^-127;
  * 0xff NaN. */
-static LLVMValueRef e8m0_decode(cx_cg *g, LLVMValueRef code8) {
+static LLVMValueRef e8m0_decode(const mf_ir *g, LLVMValueRef code8) {
   LLVMBuilderRef b = g->b;
   LLVMTypeRef I = g->t_i32;
   LLVMValueRef c = LLVMBuildZExt(b, code8, I, "");
@@ -28,7 +43,7 @@ static LLVMValueRef e8m0_decode(cx_cg *g, LLVMValueRef code8) {
 
 /* f8e8m0fnu from an f32 (an f64 rounds to f32 first, as ml_dtypes): cx_mf_encode's rule on the
  * f32's exponent and mantissa fields. */
-static LLVMValueRef e8m0_encode(cx_cg *g, LLVMValueRef x) {
+static LLVMValueRef e8m0_encode(const mf_ir *g, LLVMValueRef x) {
   LLVMBuilderRef b = g->b;
   LLVMTypeRef I = g->t_i32;
   if (LLVMTypeOf(x) == g->t_f64) x = LLVMBuildFPTrunc(b, x, g->t_f32, "");
@@ -47,8 +62,9 @@ static LLVMValueRef e8m0_encode(cx_cg *g, LLVMValueRef x) {
   return LLVMBuildTrunc(b, code, g->t_i8, "");
 }
 
-LLVMValueRef cx_cg_mf_decode(cx_cg *g, cxla_type t, LLVMValueRef code8) {
+LLVMValueRef cx_mf_ir_decode(LLVMBuilderRef builder, cxla_type t, LLVMValueRef code8) {
   const cx_mf_format *f = cx_mf_format_of(t);
+  mf_ir gs = mf_ir_of(builder), *g = &gs;
   if (f->kind == CX_MF_E8M0) return e8m0_decode(g, code8);
   LLVMBuilderRef b = g->b;
   LLVMTypeRef I = g->t_i32;
@@ -80,8 +96,9 @@ LLVMValueRef cx_cg_mf_decode(cx_cg *g, cxla_type t, LLVMValueRef code8) {
   return v;
 }
 
-LLVMValueRef cx_cg_mf_encode(cx_cg *g, cxla_type t, LLVMValueRef x) {
+LLVMValueRef cx_mf_ir_encode(LLVMBuilderRef builder, cxla_type t, LLVMValueRef x) {
   const cx_mf_format *f = cx_mf_format_of(t);
+  mf_ir gs = mf_ir_of(builder), *g = &gs;
   if (f->kind == CX_MF_E8M0) return e8m0_encode(g, x);
   LLVMBuilderRef b = g->b;
   int dbl = LLVMTypeOf(x) == g->t_f64;

@@ -14,8 +14,9 @@
  * llvm.sqrt (the correctly rounded sqrt.rn), and calls of CUDA's libdevice (__nv_sin, ...) for
  * the other f64 functions, which the gpu backend links in (backend/gpu/libdevice.h). */
 extern const cx_target cx_target_nvptx;
-/* 1 if every math op in the fusion (and the computations it calls) has a lowering on
- * cx_target_nvptx; otherwise 0 with *why naming the first that has none (thread-local). */
+/* 1 if ops.def's gpu column lets every instruction of the fusion (and of the computations it
+ * calls) be emitted on cx_target_nvptx for its types; otherwise 0 with *why (thread-local)
+ * naming the first that is not and the column's reason. */
 int cx_nvptx_supports(const cx_instr *fusion, const char **why);
 
 #define CX_NVPTX_TRIPLE "nvptx64-nvidia-cuda"

@@ -175,36 +175,47 @@ int cx_nvptx_arch_named(const char *sm, cx_nvptx_arch *out) {
 
 /* ---- what the target cannot compute ---- */
 
-/* The complex functions (codegen/elemental_complex.c) compute in double with these. */
-static int complex_math_ok(void) {
-  static const cx_op need[] = {CX_OP_EXP, CX_OP_EXPM1, CX_OP_LOG, CX_OP_LOG1P, CX_OP_SIN, CX_OP_COS, CX_OP_ATAN2};
-  for (size_t i = 0; i < sizeof need / sizeof *need; i++)
-    if (nvptx_math(need[i], CXLA_F64).how == CX_MATH_NONE) return 0;
-  return 1;
+/* The complex functions (codegen/elemental_complex.c) compute in double with these: each must
+ * be EMIT in ops.def's gpu column (and so have its f64 row here, test_ops_targets.c). */
+static const cx_op k_complex_needs[] = {CX_OP_EXP, CX_OP_EXPM1, CX_OP_LOG, CX_OP_LOG1P, CX_OP_SIN, CX_OP_COS, CX_OP_ATAN2};
+
+/* The gpu column refuses in on the GPU: why, naming the instruction; NULL when it may run. */
+static const char *refusal(const cx_instr *in) {
+  cx_op_gpu g = cx_op_gpu_of(in->op);
+  const char *name = in->name ? in->name : "?";
+  cxla_type t = in->nops ? in->ops[0]->shape.type : in->shape.type;
+  if (g != CX_GPU_EMIT && g != CX_GPU_EMIT_F32)
+    return cx_emit_why("%s (%s): %s", cx_op_name(in->op), name, cx_op_gpu_why(in->op));
+  if (g == CX_GPU_EMIT_F32 && cx_elem_math[in->op].f && (in->shape.type == CXLA_F64 || cx_type_is_complex(t)))
+    return cx_emit_why("%s on %s (%s): %s", cx_op_name(in->op), cxla_type_name(cx_type_is_complex(t) ? t : in->shape.type),
+                       name, cx_op_gpu_why(in->op));
+  if (cx_elem_math[in->op].c && cx_type_is_complex(t))
+    for (size_t i = 0; i < sizeof k_complex_needs / sizeof *k_complex_needs; i++)
+      if (cx_op_gpu_of(k_complex_needs[i]) != CX_GPU_EMIT)
+        return cx_emit_why("%s on %s (%s): complex functions compute in f64 with %s, which the GPU refuses on f64: %s",
+                           cx_op_name(in->op), cxla_type_name(t), name, cx_op_name(k_complex_needs[i]),
+                           cx_op_gpu_why(k_complex_needs[i]));
+  /* the column says EMIT, so the row is there (test_ops_targets.c); a missing one still refuses */
+  if (cx_elem_math[in->op].f && cx_type_is_float(in->shape.type) && nvptx_math(in->op, in->shape.type).how == CX_MATH_NONE)
+    return cx_emit_why("%s on %s (%s): no math row in target_nvptx.c", cx_op_name(in->op), cxla_type_name(in->shape.type),
+                       name);
+  return NULL;
 }
 
-static int comp_math_ok(const cx_comp *c, int depth, const char **why) {
+static int comp_ok(const cx_comp *c, int depth, const char **why) {
   if (!c || depth > 16) return 1;
   for (int i = 0; i < c->ninstrs; i++) {
     const cx_instr *in = c->instrs[i];
     for (int k = 0; k < in->ncalled; k++)
-      if (!comp_math_ok(in->called[k], depth + 1, why)) return 0;
-    if (cx_elem_math[in->op].c && in->nops && cx_type_is_complex(in->ops[0]->shape.type) && !complex_math_ok()) {
-      *why = cx_emit_why("%s on %s has no GPU lowering yet (%s: complex functions compute in f64)", cx_op_name(in->op),
-                         cxla_type_name(in->ops[0]->shape.type), in->name ? in->name : "?");
-      return 0;
-    }
-    if (!cx_elem_math[in->op].f || !cx_type_is_float(in->shape.type)) continue;
-    if (nvptx_math(in->op, in->shape.type).how != CX_MATH_NONE) continue;
-    *why = cx_emit_why("%s on %s has no GPU lowering yet (%s)", cx_op_name(in->op), cxla_type_name(in->shape.type),
-                       in->name ? in->name : "?");
-    return 0;
+      if (!comp_ok(in->called[k], depth + 1, why)) return 0;
+    const char *r = refusal(in);
+    if (r) return *why = r, 0;
   }
   return 1;
 }
 
 int cx_nvptx_supports(const cx_instr *fusion, const char **why) {
   for (int k = 0; k < fusion->ncalled; k++)
-    if (!comp_math_ok(fusion->called[k], 0, why)) return 0;
+    if (!comp_ok(fusion->called[k], 0, why)) return 0;
   return 1;
 }

@@ -18,12 +18,23 @@ typedef struct {
   cx_op_index index;
   int reindex;
   cx_op_alias alias;
+  cx_op_gpu gpu;
+  const char *gpu_why;
 } op_info;
 
+/* the gpu column's values, pasted onto GPU_ (REFUSED("why") becomes GPU_REFUSED("why")) */
+#define GPU_EMIT CX_GPU_EMIT, NULL
+#define GPU_EMIT_F32 CX_GPU_EMIT_F32, NULL
+#define GPU_LIBRARY CX_GPU_LIBRARY, NULL
+#define GPU_HOST CX_GPU_HOST, NULL
+#define GPU_REWRITTEN CX_GPU_REWRITTEN, NULL
+#define GPU_NONE CX_GPU_NONE, NULL
+#define GPU_REFUSED(why) CX_GPU_REFUSED, why
+
 static const op_info table[CX_OP_COUNT] = {
-#define X(id, name, arity, cls, cost, runs, shape, types, called, flags, infer, index, fuse, alias) \
+#define X(id, name, arity, cls, cost, runs, shape, types, called, flags, infer, index, fuse, alias, gpu) \
   {name, arity, CX_CLASS_##cls, cost, CX_RUNS_##runs, shape, types, CX_CALLS_##called, flags, CX_INDEX_##index, fuse, \
-   CX_ALIAS_##alias},
+   CX_ALIAS_##alias, GPU_##gpu},
 #include "ir/ops.def"
 #undef X
 };
@@ -37,6 +48,18 @@ cx_op_index cx_op_index_of(cx_op op) { return (unsigned)op < CX_OP_COUNT ? table
 int cx_op_fuses_as_reindex(cx_op op) { return (unsigned)op < CX_OP_COUNT && table[op].reindex == REINDEX; }
 cx_op_alias cx_op_alias_of(cx_op op) { return (unsigned)op < CX_OP_COUNT ? table[op].alias : CX_ALIAS_NEVER; }
 cx_op_calls cx_op_calls_of(cx_op op) { return table[op].called; }
+cx_op_gpu cx_op_gpu_of(cx_op op) { return (unsigned)op < CX_OP_COUNT ? table[op].gpu : CX_GPU_NONE; }
+
+const char *cx_op_gpu_why(cx_op op) {
+  switch (cx_op_gpu_of(op)) {
+  case CX_GPU_REFUSED: return table[op].gpu_why;
+  case CX_GPU_NONE: return "parsed only: no backend compiles it";
+  case CX_GPU_REWRITTEN: return "the pass pipeline rewrites it into other ops, and this one was left whole";
+  case CX_GPU_EMIT_F32:
+    return "f64 (and complex, which computes in f64) has no GPU math row for it yet (target_nvptx.c)";
+  default: return NULL;
+  }
+}
 int cx_op_is_commutative(cx_op op) { return (table[op].flags & COMMUTATIVE) != 0; }
 int cx_op_is_collective(cx_op op) { return (table[op].flags & COLLECTIVE) != 0; }
 int cx_op_has_side_effect(cx_op op) { return (table[op].flags & (SIDE_EFFECT | COLLECTIVE)) != 0; }

@@ -45,6 +45,14 @@ int cx_op_fuses_as_reindex(cx_op op);
 /* Whether the result may share its operand's bytes (the `alias` column). */
 typedef enum { CX_ALIAS_NEVER, CX_ALIAS_ALWAYS, CX_ALIAS_SAME_BYTES } cx_op_alias;
 cx_op_alias cx_op_alias_of(cx_op op);
+/* What the gpu backend does with an op (the `gpu` column; its meanings in ops.def). */
+typedef enum {
+  CX_GPU_NONE, CX_GPU_REFUSED, CX_GPU_REWRITTEN, CX_GPU_HOST, CX_GPU_LIBRARY, CX_GPU_EMIT_F32, CX_GPU_EMIT
+} cx_op_gpu;
+cx_op_gpu cx_op_gpu_of(cx_op op);
+/* Why the gpu backend refuses op, in words, for messages: the row's REFUSED reason, or what
+ * NONE, REWRITTEN and (for f64 and complex) EMIT_F32 mean; NULL for the other values. */
+const char *cx_op_gpu_why(cx_op op);
 /* How many it takes (-1: any number) and the role of the k-th ("to_apply", "body", ...). */
 int cx_op_called_count(cx_op op);
 const char *cx_op_called_role(cx_op op, int k);

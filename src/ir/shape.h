@@ -65,4 +65,11 @@ void cx_shape_free_heap(cx_shape *s);
 int cx_shape_from_public(cx_shape *dst, const cxla_shape *src, cx_arena *arena);
 void cx_shape_to_public(const cx_shape *s, cxla_shape *out, cx_arena *arena);
 
+/* Number of array leaves in a shape (1 for arrays; tokens hold none). */
+int cx_shape_leaf_count(const cx_shape *s);
+/* The shape of leaf i in DFS order, or NULL. */
+const cx_shape *cx_shape_leaf(const cx_shape *s, int i);
+/* Leaf offset of tuple element `index` within a tuple shape (DFS leaf numbering). */
+int cx_shape_leaf_offset(const cx_shape *s, int index);
+
 #endif

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ir/edit.h"
+#include "passes/buffers.h"
 #include "passes/buffers_int.h"
 #include "passes/fusion_plan.h"
 
@@ -107,15 +108,6 @@ static const cxla_literal *literal_leaf(const cxla_literal *lit, int *i) {
     if (r) return r;
   }
   return NULL;
-}
-
-/* Raw ops whose result is their operand's bytes (the op table's alias column): always, or for
- * a bitcast only between default layouts of the same size (anything else moves bytes). */
-int cx_buffers_instr_is_alias(const cx_instr *in) {
-  cx_op_alias a = cx_op_alias_of(in->op);
-  if (a != CX_ALIAS_SAME_BYTES) return a == CX_ALIAS_ALWAYS;
-  return cx_shape_has_default_layout(&in->shape) && cx_shape_has_default_layout(&in->ops[0]->shape) &&
-         cx_shape_bytes(&in->shape) == cx_shape_bytes(&in->ops[0]->shape);
 }
 
 /* An instruction whose value is its one operand's: an aliasing raw op, or a fusion whose plan

@@ -3,6 +3,7 @@
 #ifndef CX_BUFFERS_H
 #define CX_BUFFERS_H
 #include "ir/ir.h"
+#include "passes/fusion_plan.h" /* cx_buffers_instr_is_alias */
 
 typedef enum cx_slot_kind {
   CX_SLOT_TEMP,    /* offset into the per-execution arena */
@@ -44,14 +45,5 @@ int cx_buffers_slot(const cx_buffers *b, const cx_instr *in, int leaf);
 /* Writes a human-readable assignment (for --dump-to). */
 void cx_buffers_print(cx_sb *sb, const cx_module *m, const cx_buffers *b);
 
-/* 1 if a raw instruction's value is its operand's bytes (reshape, opt-barrier, bitcast between
- * default layouts of the same size): it gets its operand's slot and needs no code. (A fusion
- * says the same through its plan's relabels.) */
-int cx_buffers_instr_is_alias(const cx_instr *in);
-
-/* Number of array leaves in a shape (1 for arrays). */
-int cx_shape_leaf_count(const cx_shape *s);
-/* The shape of leaf i in DFS order. */
-const cx_shape *cx_shape_leaf(const cx_shape *s, int i);
 
 #endif

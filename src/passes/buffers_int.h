@@ -1,5 +1,6 @@
-/* buffers_int.h — what buffers.c, buffers_heap.c and schedule.c share (not part of the
- * buffers.h contract).
+/* buffers_int.h — what buffers.c and its helpers (buffers_copy.c, buffers_heap.c,
+ * buffers_print.c, schedule.c) share (not part of the buffers.h contract); it includes
+ * nothing of buffers.h, so the helpers sit below buffers.c.
  *
  * The whole program is laid out on one timeline: ENTRY's instructions in order, with the
  * computations a control-flow instruction runs placed inside its [t0, t1] interval:
@@ -11,7 +12,7 @@
  * a value that a loop reads but did not define stays live until the loop ends. */
 #ifndef CX_BUFFERS_INT_H
 #define CX_BUFFERS_INT_H
-#include "passes/buffers.h"
+#include "ir/ir.h"
 
 typedef struct cx_sched {
   int max_id;           /* arrays below are indexed by instruction id < max_id */
@@ -31,6 +32,10 @@ void cx_sched_free(cx_sched *s);
 /* ret time of a control-flow computation, or -1. */
 int64_t cx_sched_ret(const cx_sched *s, const cx_comp *c);
 
+/* Arena offsets, and the sizes the heap reserves, are multiples of 64 bytes. */
+#define CX_HEAP_ALIGN 64
+static inline int64_t cx_heap_align_up(int64_t x) { return (x + CX_HEAP_ALIGN - 1) / CX_HEAP_ALIGN * CX_HEAP_ALIGN; }
+
 /* A TEMP buffer to place: [start, end] on the timeline (inclusive), size in bytes. */
 typedef struct cx_heap_item {
   int64_t start, end, size, offset;
@@ -43,8 +48,5 @@ int64_t cx_heap_place(cx_heap_item *items, int n);
 /* Rebuilds c's root so that the leaves marked in need[] (DFS leaf order) go through a
  * `copy`; untouched elements are reused, not rebuilt (buffers_copy.c). */
 cxla_status cx_buffers_copy_root_leaves(cx_comp *c, const uint8_t *need);
-
-/* Leaf offset of tuple element `index` within a tuple shape (DFS leaf numbering). */
-int cx_shape_leaf_offset(const cx_shape *s, int index);
 
 #endif

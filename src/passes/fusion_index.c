@@ -10,7 +10,7 @@
  * m->comps is put back in callee-before-caller order. Without an index (explanations, tests) the
  * same questions are answered by scanning. One index per thread at a time. */
 #include <string.h>
-#include "passes/fusion_util.h"
+#include "passes/fusion_index.h"
 
 typedef struct entry {
   const cx_instr *key;

@@ -2,7 +2,7 @@
  * computations inserted before their callers, and topological re-sorting of a computation. */
 #include <string.h>
 #include "ir/edit.h"
-#include "passes/fusion_util.h"
+#include "passes/fusion_order.h"
 
 /* Names made here are "prefix.<next id>"; fu_reserve_names put the id counter above every
  * numeric suffix in the module, so they are new. */

@@ -1,9 +1,17 @@
 /* fusion_plan.c — cx_fusion_plan_get: the facts about a fusion that buffer assignment and the
  * emitter act on, decided here once (see ir/fusion_plan.h). */
 #include <string.h>
-#include "passes/buffers.h"
 #include "passes/fusion_plan.h"
 #include "passes/fusion_util.h"
+
+/* Raw ops whose result is their operand's bytes (the op table's alias column): always, or for
+ * a bitcast only between default layouts of the same size (anything else moves bytes). */
+int cx_buffers_instr_is_alias(const cx_instr *in) {
+  cx_op_alias a = cx_op_alias_of(in->op);
+  if (a != CX_ALIAS_SAME_BYTES) return a == CX_ALIAS_ALWAYS;
+  return cx_shape_has_default_layout(&in->shape) && cx_shape_has_default_layout(&in->ops[0]->shape) &&
+         cx_shape_bytes(&in->shape) == cx_shape_bytes(&in->ops[0]->shape);
+}
 
 /* A reshape or aliasing bitcast of the one parameter. */
 static int relabels(const cx_instr *f) {

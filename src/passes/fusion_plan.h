@@ -12,4 +12,10 @@ const cx_fusion_plan *cx_fusion_plan_get(cx_instr *f);
  * again for the fusions it cloned (flattening the call graph). */
 cxla_status cx_fusion_plan_module(cx_module *m);
 
+/* 1 if a raw instruction's value is its operand's bytes (reshape, opt-barrier, bitcast between
+ * default layouts of the same size): it gets its operand's slot and needs no code. (A fusion
+ * says the same through its plan's relabels.) Buffer assignment gives it its operand's slot;
+ * the plans use it for the fusions that only re-label. */
+int cx_buffers_instr_is_alias(const cx_instr *in);
+
 #endif

@@ -2,7 +2,7 @@
  * reachability in a computation, how a fused computation reads each parameter (same index,
  * re-read, emitted several times), and which computations are control-flow ones. */
 #include <string.h>
-#include "passes/fusion_util.h"
+#include "passes/fusion_query.h"
 
 cx_fusion_kind fu_kind_of(const cx_instr *in) {
   if (!in || in->op != CX_OP_FUSION || in->ncalled != 1 || in->a.fusion_kind == CX_FUSION_CUSTOM)

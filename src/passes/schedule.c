@@ -6,37 +6,6 @@
 #include "ir/clone.h"
 #include "passes/buffers_int.h"
 
-/* ---- tuple leaves ---- */
-
-int cx_shape_leaf_count(const cx_shape *s) {
-  if (s->type == CXLA_TUPLE) {
-    int n = 0;
-    for (int i = 0; i < s->ntuple; i++) n += cx_shape_leaf_count(&s->tuple[i]);
-    return n;
-  }
-  return cx_type_is_array(s->type) ? 1 : 0; /* tokens hold no data */
-}
-
-static const cx_shape *leaf_rec(const cx_shape *s, int *i) {
-  if (s->type != CXLA_TUPLE) {
-    if (!cx_type_is_array(s->type)) return NULL;
-    return (*i)-- == 0 ? s : NULL;
-  }
-  for (int k = 0; k < s->ntuple; k++) {
-    const cx_shape *r = leaf_rec(&s->tuple[k], i);
-    if (r) return r;
-  }
-  return NULL;
-}
-
-const cx_shape *cx_shape_leaf(const cx_shape *s, int i) { return i < 0 ? NULL : leaf_rec(s, &i); }
-
-int cx_shape_leaf_offset(const cx_shape *s, int index) {
-  int n = 0;
-  for (int k = 0; k < index && k < s->ntuple; k++) n += cx_shape_leaf_count(&s->tuple[k]);
-  return n;
-}
-
 /* ---- flattening ---- */
 
 static int is_control(const cx_instr *in) {

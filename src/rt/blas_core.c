@@ -20,7 +20,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include "rt/rt.h"
+#include "rt/threadpool.h" /* cx_rt_blas_tune, which cx_rt_pool_create calls */
 
 /* OpenBLAS's kernel sets that use no AVX2 (its names, as openblas_get_corename gives them). */
 static const char *const k_pre_avx2[] = {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Sandybridge",

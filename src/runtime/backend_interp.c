@@ -5,7 +5,7 @@
 #include "core/transport.h"
 #include "interp/interp.h"
 #include "ir/groups.h"
-#include "runtime/executable.h"
+#include "backend/backend.h"
 
 static cxla_status interp_compile(cxla_context *ctx, cx_module *m, const cx_flags *flags, void **state,
                                   cx_stats *stats) {

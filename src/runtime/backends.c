@@ -1,8 +1,10 @@
 /* backends.c — the backend registry. A new backend is one entry in `built` (and its name
  * leaves `planned`); nothing else in the runtime changes. */
 #include <string.h>
-#include "runtime/executable.h"
+#include "runtime/backends.h"
+#include "util/util.h"
 
+extern const cx_backend cx_backend_interp; /* src/runtime/backend_interp.c */
 extern const cx_backend cx_backend_cpu; /* src/backend/cpu/backend_cpu.c */
 extern const cx_backend cx_backend_gpu; /* src/backend/gpu/backend_gpu.c: needs the CUDA driver at run time */
 extern const cx_backend cx_backend_gpu_emu; /* the same, its grid emulated on the host (backend/gpu/emu.h) */

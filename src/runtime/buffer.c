@@ -7,7 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 #include "ir/literal.h"
-#include "runtime/executable.h"
+#include "runtime/backends.h"
+#include "runtime/buffer.h"
 
 /* Where a wrapped zero-byte array points when the caller gave no memory: never read. */
 static _Alignas(64) char empty_data[64];

@@ -1,5 +1,6 @@
 /* parse_util.c — the parser's small tools: error exits, token handling, integers and integer
- * lists, arena helpers and the name tables used to resolve forward references. */
+ * lists, arena helpers, the name tables used to resolve forward references, and the parameters
+ * of the computations the parser makes (parser.c and parse_late.c both make them). */
 #include <stdio.h>
 #include <string.h>
 #include "text/parse_int.h"
@@ -226,4 +227,17 @@ void *cx_names_add(cx_names *t, const char *s, size_t len, void *val) {
 void cx_names_free(cx_names *t) {
   cx_free(t->slots);
   memset(t, 0, sizeof *t);
+}
+
+/* ---- parameters of the computations the parser makes (async-start sugar) ---- */
+
+cx_instr *cx_pasync_param(cx_parser *p, cx_comp *w, const cx_shape *s, int i, cx_loc loc) {
+  char name[48];
+  snprintf(name, sizeof name, i ? "async_param.%d" : "async_param", i);
+  cx_instr *x = cx_instr_new(w, CX_OP_PARAMETER, s, 0, NULL);
+  if (!x) cx_poom(p);
+  x->name = cx_pstrndup(p, name, strlen(name));
+  x->a.index = i;
+  x->loc = loc;
+  return x;
 }

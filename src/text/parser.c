@@ -127,17 +127,6 @@ static void check_async_shape(cx_parser *p, cx_op op, const cx_shape *s, const c
           "%s needs the shape ((operands), result, context...), got %s", cx_op_name(op), cx_shape_str(s, b, sizeof b));
 }
 
-cx_instr *cx_pasync_param(cx_parser *p, cx_comp *w, const cx_shape *s, int i, cx_loc loc) {
-  char name[48];
-  snprintf(name, sizeof name, i ? "async_param.%d" : "async_param", i);
-  cx_instr *x = cx_instr_new(w, CX_OP_PARAMETER, s, 0, NULL);
-  if (!x) cx_poom(p);
-  x->name = cx_pstrndup(p, name, strlen(name));
-  x->a.index = i;
-  x->loc = loc;
-  return x;
-}
-
 /* "custom-call-start(a, b), custom_call_target=..." is an async-start of a computation XLA's
  * parser makes: parameters for the operands (their shapes from element {0} of the async shape)
  * and the wrapped op on them, returning element {1}. The wrapped op takes the attributes. */

@@ -205,6 +205,12 @@ TEST(gpu_refuses_at_compile_time) {
   CHECK_EQ_INT(p.ngemms, 1);
   CHECK(p.nskipped >= 1 && p.first_skip && p.ptx);
   cx_gpu_prog_free(&p);
+  /* an op ops.def's gpu column refuses: the refusal gives the row's reason */
+  const char *fft = "HloModule f\nENTRY e {\n x = c64[8] parameter(0)\n ROOT r = c64[8] fft(x), fft_type=FFT, fft_length={8}\n}\n";
+  CHECK_EQ_INT(build(fft, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "(fft) cannot run on the GPU yet: ");
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), cx_op_gpu_why(CX_OP_FFT));
+  cx_gpu_prog_free(&p);
 }
 
 /* ---- every corpus module through ptxas ---- */

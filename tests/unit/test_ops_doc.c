@@ -2,9 +2,10 @@
  * library's own predicates, and the test that keeps the checked-in file equal to it.
  * `make docs` runs this test with CXLA_WRITE_OPS_DOC=docs/ops.md, which writes the file
  * instead of comparing. The per-op answers come from cx_op_class_of / cx_op_arity (ops.def),
- * cx_interp_runs_op (the interpreter's one gate), cx_emit_handles_op (the emitter's) and
- * fu_needs_kernel_wrap (what the pipeline puts in kernels); the few ops the CPU sequencer
- * treats on their own (sequencer.c emit_instr, passes/dot_lowering.c) are spelled out below. */
+ * cx_interp_runs_op (the interpreter's one gate), cx_emit_handles_op (the emitter's),
+ * fu_needs_kernel_wrap (what the pipeline puts in kernels) and cx_op_gpu_of (the gpu column);
+ * the few ops the CPU sequencer treats on their own (sequencer.c emit_instr,
+ * passes/dot_lowering.c) are spelled out below. */
 #include <errno.h>
 #include "codegen/cg.h"
 #include "interp/interp.h"
@@ -64,6 +65,24 @@ static const char *cpu_column(cx_op op) {
   return cx_interp_runs_op(op) ? "interpreter" : "not supported";
 }
 
+/* What --backend=gpu (and gpu-emu) does with it: ops.def's gpu column. */
+static void gpu_column(cx_sb *sb, cx_op op) {
+  switch (cx_op_gpu_of(op)) {
+  case CX_GPU_EMIT: cx_sb_puts(sb, "compiled"); return;
+  case CX_GPU_EMIT_F32: cx_sb_puts(sb, "compiled on f16, bf16, f32; refused on f64 and complex"); return;
+  case CX_GPU_LIBRARY: cx_sb_puts(sb, "library: cuBLASLt (integer dots compiled)"); return;
+  case CX_GPU_HOST:
+    cx_sb_puts(sb, op == CX_OP_FUSION                                    ? "compiled: kLoop and kInput fusions are kernels"
+                   : op == CX_OP_WHILE || op == CX_OP_CONDITIONAL ? "control flow (the host runs the steps it calls)"
+                   : op == CX_OP_OPT_BARRIER                      ? "no code (aliases its operand)"
+                                                                  : "a kernel of its own (backend/gpu)");
+    return;
+  case CX_GPU_REWRITTEN: cx_sb_puts(sb, "rewritten into other ops by the pass pipeline"); return;
+  case CX_GPU_NONE: cx_sb_puts(sb, "not supported"); return;
+  case CX_GPU_REFUSED: cx_sb_printf(sb, "refused: %s", cx_op_gpu_why(op)); return;
+  }
+}
+
 static void generate(cx_sb *sb) {
   cx_sb_puts(sb,
              "# Ops\n\n"
@@ -104,16 +123,23 @@ static void generate(cx_sb *sb) {
              "  The column is per op, not per instruction, so it is approximate: an instruction the emitter\n"
              "  cannot handle (an element type, a layout, a dynamic shape) also goes to the interpreter. The\n"
              "  exact answer for one module: `cxla compile model.hlo --backend=cpu` prints `fallbacks N`, and\n"
-             "  with `--dump-to=DIR` the file `DIR/*.buffer-assignment.txt` ends with every fallback and why.\n\n"
-             "| op | class | arity | interp | cpu |\n"
-             "|---|---|---|---|---|\n");
+             "  with `--dump-to=DIR` the file `DIR/*.buffer-assignment.txt` ends with every fallback and why.\n"
+             "- **gpu**: what `--backend=gpu` (and `gpu-emu`) does with it, from the op table's `gpu` column:\n"
+             "  *compiled* in a kernel, a *library* call, a *host step*, *rewritten* by the pass pipeline\n"
+             "  both backends run, or *refused* when compiling with the reason given here. There is no\n"
+             "  interpreter fallback on the GPU: `cxla compile --backend=gpu --emit-ptx=-` names what a\n"
+             "  module uses that the GPU refuses.\n\n"
+             "| op | class | arity | interp | cpu | gpu |\n"
+             "|---|---|---|---|---|---|\n");
   for (int i = 0; i < CX_OP_COUNT; i++) {
     cx_op op = (cx_op)i;
     char arity[16];
     if (cx_op_arity(op) < 0) snprintf(arity, sizeof arity, "variadic");
     else snprintf(arity, sizeof arity, "%d", cx_op_arity(op));
-    cx_sb_printf(sb, "| `%s` | %s | %s | %s | %s |\n", cx_op_name(op), class_name(cx_op_class_of(op)), arity,
+    cx_sb_printf(sb, "| `%s` | %s | %s | %s | %s | ", cx_op_name(op), class_name(cx_op_class_of(op)), arity,
                  cx_interp_runs_op(op) ? "yes" : "not supported", cpu_column(op));
+    gpu_column(sb, op);
+    cx_sb_puts(sb, " |\n");
   }
 }
 

@@ -242,7 +242,8 @@ static cxla_status conditional(builder *b, cx_instr *in) {
   return s;
 }
 
-/* What each op becomes; an op not here is refused unless it only re-labels bytes. */
+/* What each op becomes; an op not here is refused unless it only re-labels bytes, with the
+ * reason ops.def's gpu column gives (the ops it marks EMIT run inside kernel fusions). */
 static const step_fn k_steps[CX_OP_COUNT] = {
   [CX_OP_PARAMETER] = nothing, [CX_OP_CONSTANT] = nothing, [CX_OP_TUPLE] = nothing,
   [CX_OP_GET_TUPLE_ELEMENT] = nothing, [CX_OP_COPY] = copy, [CX_OP_FUSION] = fusion, [CX_OP_DOT] = gemm,
@@ -252,12 +253,19 @@ static const step_fn k_steps[CX_OP_COUNT] = {
   [CX_OP_SELECT_AND_SCATTER] = select_scatter, [CX_OP_CUSTOM_CALL] = custom_call,
 };
 
+/* why an instruction that has no step of its own is refused */
+static const char *top_level_why(cx_op op) {
+  cx_op_gpu g = cx_op_gpu_of(op);
+  if (g == CX_GPU_REFUSED || g == CX_GPU_NONE || g == CX_GPU_REWRITTEN) return cx_op_gpu_why(op);
+  return "it runs only inside a kernel fusion, and this one is not in one";
+}
+
 static cxla_status comp_steps(builder *b, cx_comp *c) {
   for (int i = 0; i < c->ninstrs; i++) {
     cx_instr *in = c->instrs[i];
     if (k_steps[in->op]) CX_TRY(k_steps[in->op](b, in));
     else if (in->nops == 1 && cx_buffers_instr_is_alias(in)) CX_TRY(copy_leaves(b, in, in->ops[0]));
-    else CX_TRY(refuse(b, in, "no GPU code for this op"));
+    else CX_TRY(refuse(b, in, top_level_why(in->op)));
     if (b->cg.status != CXLA_OK) return b->cg.status;
   }
   return CXLA_OK;

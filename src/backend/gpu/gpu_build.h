@@ -56,9 +56,10 @@ enum {
   CX_GPU_LLVM_IMAGE = 2,  /* prog.ptx holds the optimised kernel IR as text, not PTX (gpu-emu) */
 };
 
-/* Takes ownership of m (a verified clone). An instruction the GPU cannot run yet (a dot, a
- * sort, control flow, a fusion the emitter refuses or whose math has no GPU lowering) is
- * refused with CXLA_ERR_UNSUPPORTED naming it, or, with CX_GPU_LENIENT in mode (offline PTX
+/* Takes ownership of m (a verified clone). An instruction the GPU cannot run yet (an op
+ * ops.def's gpu column refuses, such as sort, or has in a kernel only on types it is not of;
+ * a fusion the emitter refuses) is refused with CXLA_ERR_UNSUPPORTED naming it and the
+ * column's reason, or, with CX_GPU_LENIENT in mode (offline PTX
  * checks of modules that are only partly GPU-ready), left out and counted. */
 cxla_status cx_gpu_build(cxla_context *ctx, cx_module *m, const cx_flags *flags, const cx_nvptx_arch *arch,
                          unsigned mode, cx_gpu_prog *out);
