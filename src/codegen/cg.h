@@ -89,6 +89,10 @@ int cx_emit_scatter_ok(const cx_instr *scatter, const char **why);
  * init_value; a thread per result element gathers what the windows covering it scatter. */
 cxla_status cx_emit_select_scatter_kernel(cx_cg *g, cx_instr *sas, cx_kernel *out);
 int cx_emit_select_scatter_ok(const cx_instr *sas, const char **why);
+/* An rng-bit-generator (codegen/rng_bits_emit.c), bit-exact with the cpu's routine: args =
+ * new state, bits, state (which must not share memory). */
+cxla_status cx_emit_rng_bits_kernel(cx_cg *g, cx_instr *rng, cx_kernel *out);
+int cx_emit_rng_bits_ok(const cx_instr *rng, const char **why);
 /* True if the emitter can generate code for every instruction of this fusion (for a kOutput
  * fusion: its epilogue); otherwise the sequencer runs it on the interpreter. `why` (a
  * thread-local string, valid until the next call) names the first unsupported instruction. */

@@ -161,6 +161,12 @@ static cxla_status select_scatter(builder *b, cx_instr *in) {
   return launch(b, in, cx_emit_select_scatter_kernel);
 }
 
+static cxla_status rng_bits(builder *b, cx_instr *in) {
+  const char *why = NULL;
+  if (!cx_emit_rng_bits_ok(in, &why)) return refuse(b, in, why);
+  return launch(b, in, cx_emit_rng_bits_kernel);
+}
+
 /* the custom-call targets with GPU code: XLA:CPU's TopK */
 static cxla_status custom_call(builder *b, cx_instr *in) {
   int t = cx_cc_target_of(in);
@@ -250,7 +256,7 @@ static const step_fn k_steps[CX_OP_COUNT] = {
   [CX_OP_WHILE] = loop, [CX_OP_CONDITIONAL] = conditional, [CX_OP_SORT] = sort,
   [CX_OP_AFTER_ALL] = nothing, /* a token: no bytes */ [CX_OP_ADD_DEPENDENCY] = copy, /* its operand, ordered */
   [CX_OP_TOPK] = topk, [CX_OP_SCATTER] = scatter,
-  [CX_OP_SELECT_AND_SCATTER] = select_scatter, [CX_OP_CUSTOM_CALL] = custom_call,
+  [CX_OP_SELECT_AND_SCATTER] = select_scatter, [CX_OP_RNG_BIT_GENERATOR] = rng_bits, [CX_OP_CUSTOM_CALL] = custom_call,
 };
 
 /* why an instruction that has no step of its own is refused */
