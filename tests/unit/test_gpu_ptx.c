@@ -165,7 +165,10 @@ TEST(gpu_ptx_vector_and_warp) {
 TEST(gpu_libdevice_math) {
   const char *sine = "HloModule s\nENTRY e {\n x = f64[8] parameter(0)\n ROOT r = f64[8] sine(x)\n}\n";
   cx_gpu_prog p;
-  if (access("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc", R_OK) == 0 || getenv("CUDA_HOME")) {
+  char home[512] = "";
+  if (getenv("CUDA_HOME")) snprintf(home, sizeof home, "%s/nvvm/libdevice/libdevice.10.bc", getenv("CUDA_HOME"));
+  if ((home[0] && !access(home, R_OK)) || !access("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc", R_OK) ||
+      !access("/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc", R_OK)) {
     CHECK_OK(build(sine, "sm_80", 0, &p));
     if (p.ptx) {
       CHECK_EQ_INT(count(p.ptx, ".visible .entry"), 1);

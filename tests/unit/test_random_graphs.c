@@ -234,7 +234,9 @@ static int check_text(const char *text, const rg_param *params, int nparams, uin
     o.backend = g_backend;
     *failed_run = k ? RUN_UNFUSED : RUN_FUSED0;
     if (cxla_compile(m[k], &o, &exe[k]) != CXLA_OK) {
-      if (strstr(cxla_context_errmsg(cc.ctx[k]), "cannot run on the GPU yet")) {
+      /* refusals: an op with no GPU code, or f64 math on a machine without CUDA's libdevice */
+      const char *why = cxla_context_errmsg(cc.ctx[k]);
+      if (strstr(why, "cannot run on the GPU yet") || strstr(why, "needs CUDA's libdevice")) {
         result = R_REFUSED;
         goto done;
       }
