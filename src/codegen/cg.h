@@ -72,27 +72,23 @@ cxla_status cx_emit_kernel_ex(cx_cg *g, cx_instr *fusion, uint64_t may_alias, cx
  * gemm_result at the output's index. Output 0 may be gemm_result itself (in place). total =
  * the output's element count. */
 cxla_status cx_emit_epilogue(cx_cg *g, cx_instr *fusion, cx_kernel *out);
-/* A sort instruction as one kernel (codegen/sort_emit.c): args = its outputs, then its
- * operands (which must not share memory with them); total = the elements, each placed at its
- * stable rank in its row. cx_emit_sort_ok says whether it can (`why`: a static string). */
-cxla_status cx_emit_sort_kernel(cx_cg *g, cx_instr *sort, cx_kernel *out);
-int cx_emit_sort_ok(const cx_instr *sort, const char **why);
-/* A topk instruction or XLA:CPU's "TopK" custom-call the same way (codegen/topk_emit.c): args =
- * values, s32 indices, operand. */
-cxla_status cx_emit_topk_kernel(cx_cg *g, cx_instr *topk, cx_kernel *out);
-int cx_emit_topk_ok(const cx_instr *topk, const char **why);
-/* A scatter (codegen/scatter_emit.c): args = its n results, then its operands (n operands,
- * indices, n updates); the results must hold copies of the operands before it runs. */
-cxla_status cx_emit_scatter_kernel(cx_cg *g, cx_instr *scatter, cx_kernel *out);
-int cx_emit_scatter_ok(const cx_instr *scatter, const char **why);
-/* A select-and-scatter (codegen/select_scatter_emit.c): args = result, operand, source,
- * init_value; a thread per result element gathers what the windows covering it scatter. */
-cxla_status cx_emit_select_scatter_kernel(cx_cg *g, cx_instr *sas, cx_kernel *out);
-int cx_emit_select_scatter_ok(const cx_instr *sas, const char **why);
-/* An rng-bit-generator (codegen/rng_bits_emit.c), bit-exact with the cpu's routine: args =
- * new state, bits, state (which must not share memory). */
-cxla_status cx_emit_rng_bits_kernel(cx_cg *g, cx_instr *rng, cx_kernel *out);
-int cx_emit_rng_bits_ok(const cx_instr *rng, const char **why);
+/* Instructions that are kernels of their own (not fusions), for targets without the cpu's
+ * run-time routines (the gpu backend). Each kernel takes the instruction's result leaves,
+ * then its operands' (which must not share memory with them), and `ok` says whether it can
+ * (`why`: a static string when not):
+ *   sort               a thread per element placed at its stable rank (sort_emit.c)
+ *   topk, "TopK"       the same with XLA's TOTALORDER keys, ranks below k (topk_emit.c)
+ *   scatter            over the updates; the results must already hold copies of the
+ *                      operands (scatter_emit.c)
+ *   select-and-scatter a thread per result element gathering its windows (select_scatter_emit.c)
+ *   rng-bit-generator  a thread per Philox/Threefry invocation, bit-exact with the cpu
+ *                      (rng_bits_emit.c) */
+typedef struct cx_instr_kernel {
+  int (*ok)(const cx_instr *in, const char **why);
+  cxla_status (*emit)(cx_cg *g, cx_instr *in, cx_kernel *out);
+} cx_instr_kernel;
+/* The kernel of `in`, or NULL when it has none (instr_kernels.c). */
+const cx_instr_kernel *cx_emit_instr_kernel(const cx_instr *in);
 /* True if the emitter can generate code for every instruction of this fusion (for a kOutput
  * fusion: its epilogue); otherwise the sequencer runs it on the interpreter. `why` (a
  * thread-local string, valid until the next call) names the first unsupported instruction. */

@@ -75,4 +75,16 @@ int cx_emit_instr_ok(const cx_instr *in, int scalar_comp, const char **why);
 /* Thread-local message buffer for `why` strings. */
 const char *cx_emit_why(const char *fmt, ...) CX_PRINTF(1, 2);
 
+/* ---- instructions that are kernels of their own (cg.h's cx_instr_kernel; instr_kernels.c) ---- */
+cxla_status cx_emit_sort_kernel(cx_cg *g, cx_instr *sort, cx_kernel *out);
+int cx_emit_sort_ok(const cx_instr *sort, const char **why);
+cxla_status cx_emit_topk_kernel(cx_cg *g, cx_instr *topk, cx_kernel *out);
+int cx_emit_topk_ok(const cx_instr *topk, const char **why);
+cxla_status cx_emit_scatter_kernel(cx_cg *g, cx_instr *scatter, cx_kernel *out);
+int cx_emit_scatter_ok(const cx_instr *scatter, const char **why);
+cxla_status cx_emit_select_scatter_kernel(cx_cg *g, cx_instr *sas, cx_kernel *out);
+int cx_emit_select_scatter_ok(const cx_instr *sas, const char **why);
+cxla_status cx_emit_rng_bits_kernel(cx_cg *g, cx_instr *rng, cx_kernel *out);
+int cx_emit_rng_bits_ok(const cx_instr *rng, const char **why);
+
 #endif

@@ -4,7 +4,6 @@
 #include "backend/gpu/libdevice.h"
 #include "backend/gpu/ptx.h"
 #include "codegen/cg.h"
-#include "ir/custom_call.h"
 #include "interp/interp.h"
 #include "passes/fusion_plan.h"
 #include "passes/library_lowering.h"
@@ -127,24 +126,13 @@ static cxla_status fusion(builder *b, cx_instr *in) {
   return launch(b, in, NULL);
 }
 
-static cxla_status sort(builder *b, cx_instr *in) {
-  const char *why = NULL;
-  if (!cx_emit_sort_ok(in, &why)) return refuse(b, in, why);
-  return launch(b, in, cx_emit_sort_kernel);
-}
-
-static cxla_status topk(builder *b, cx_instr *in) {
-  const char *why = NULL;
-  if (!cx_emit_topk_ok(in, &why)) return refuse(b, in, why);
-  return launch(b, in, cx_emit_topk_kernel);
-}
-
-/* the results start as copies of the operands, then the kernel combines the updates in */
-static cxla_status scatter(builder *b, cx_instr *in) {
-  const char *why = NULL;
-  if (!cx_emit_scatter_ok(in, &why)) return refuse(b, in, why);
-  int n = in->nops / 2;
-  for (int q = 0; q < n; q++) {
+/* An instruction that is a kernel of its own (codegen's cx_instr_kernel); a scatter's results
+ * start as copies of its operands, which its kernel then combines the updates into. */
+static cxla_status own_kernel(builder *b, cx_instr *in) {
+  const cx_instr_kernel *k = cx_emit_instr_kernel(in);
+  const char *why = "no GPU code for this custom-call target";
+  if (!k || !k->ok(in, &why)) return refuse(b, in, why);
+  for (int q = 0; in->op == CX_OP_SCATTER && q < in->nops / 2; q++) {
     int d = leaf_slot(b, in, q), f = leaf_slot(b, in->ops[q], 0);
     if (d < 0 || f < 0) return cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s has no slot", in->name);
     if (d == f || !b->p->bufs.slots[d].size) continue;
@@ -152,27 +140,9 @@ static cxla_status scatter(builder *b, cx_instr *in) {
     if (!s) return cx_oom(b->ctx);
     *s = (cx_gpu_step){.kind = CX_GPU_COPY, .in = in, .dst = d, .src = f};
   }
-  return launch(b, in, cx_emit_scatter_kernel);
+  return launch(b, in, k->emit);
 }
 
-static cxla_status select_scatter(builder *b, cx_instr *in) {
-  const char *why = NULL;
-  if (!cx_emit_select_scatter_ok(in, &why)) return refuse(b, in, why);
-  return launch(b, in, cx_emit_select_scatter_kernel);
-}
-
-static cxla_status rng_bits(builder *b, cx_instr *in) {
-  const char *why = NULL;
-  if (!cx_emit_rng_bits_ok(in, &why)) return refuse(b, in, why);
-  return launch(b, in, cx_emit_rng_bits_kernel);
-}
-
-/* the custom-call targets with GPU code: XLA:CPU's TopK */
-static cxla_status custom_call(builder *b, cx_instr *in) {
-  int t = cx_cc_target_of(in);
-  if (t >= 0 && cx_cc_info_of((cx_cc_target)t)->kind == CX_CC_TOPK) return topk(b, in);
-  return refuse(b, in, "no GPU code for this custom-call target");
-}
 
 /* What cuBLASLt computes natively: f16/bf16 too, accumulating in f32. */
 static const cx_gemm_target cublaslt = {.half = 1};
@@ -253,10 +223,10 @@ static cxla_status conditional(builder *b, cx_instr *in) {
 static const step_fn k_steps[CX_OP_COUNT] = {
   [CX_OP_PARAMETER] = nothing, [CX_OP_CONSTANT] = nothing, [CX_OP_TUPLE] = nothing,
   [CX_OP_GET_TUPLE_ELEMENT] = nothing, [CX_OP_COPY] = copy, [CX_OP_FUSION] = fusion, [CX_OP_DOT] = gemm,
-  [CX_OP_WHILE] = loop, [CX_OP_CONDITIONAL] = conditional, [CX_OP_SORT] = sort,
+  [CX_OP_WHILE] = loop, [CX_OP_CONDITIONAL] = conditional, [CX_OP_SORT] = own_kernel,
   [CX_OP_AFTER_ALL] = nothing, /* a token: no bytes */ [CX_OP_ADD_DEPENDENCY] = copy, /* its operand, ordered */
-  [CX_OP_TOPK] = topk, [CX_OP_SCATTER] = scatter,
-  [CX_OP_SELECT_AND_SCATTER] = select_scatter, [CX_OP_RNG_BIT_GENERATOR] = rng_bits, [CX_OP_CUSTOM_CALL] = custom_call,
+  [CX_OP_TOPK] = own_kernel, [CX_OP_SCATTER] = own_kernel,
+  [CX_OP_SELECT_AND_SCATTER] = own_kernel, [CX_OP_RNG_BIT_GENERATOR] = own_kernel, [CX_OP_CUSTOM_CALL] = own_kernel,
 };
 
 /* why an instruction that has no step of its own is refused */
