@@ -22,6 +22,7 @@ void cx_pjrt_executable_release(PJRT_Executable *e) {
   cxla_executable_destroy(e->exe);
   free(e->name);
   free(e->hlo);
+  free(e->program);
   free(e->options);
   free(e->out_types);
   free(e->out_ranks);
@@ -131,6 +132,10 @@ PJRT_Error *cx_pjrt_executable_build(PJRT_Client *c, const char *format, size_t 
   e->opts = opts;
   e->nparams = cxla_module_num_parameters(m);
   if (olen && (e->options = malloc(olen))) memcpy(e->options, options, olen);
+  if (flen == 4 && !memcmp(format, "mlir", 4) && clen && (e->program = malloc(clen))) {
+    memcpy(e->program, code, clen);
+    e->program_len = clen;
+  }
   e->options_len = e->options ? olen : 0;
   cxla_compile_options co;
   cxla_compile_options_init(&co);
@@ -351,6 +356,28 @@ PJRT_Error *cx_PJRT_LoadedExecutable_Fingerprint(PJRT_LoadedExecutable_Fingerpri
   NEED_EXEC(args->executable, "PJRT_LoadedExecutable_Fingerprint");
   args->executable_fingerprint = args->executable->exec->fingerprint;
   args->executable_fingerprint_size = strlen(args->executable->exec->fingerprint);
+  return NULL;
+}
+
+/* The program as JAX sent it, format "mlir" (XLA's client reads a StableHLO artifact back into
+ * an HloModule: what `compile().as_text()` shows). cxla's optimized program is its own IR, which
+ * has no HloModuleProto to give; the program it compiled is the nearest true answer. */
+PJRT_Error *cx_PJRT_Executable_OptimizedProgram(PJRT_Executable_OptimizedProgram_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Executable_OptimizedProgram_Args, program);
+  NEED_EXEC(args->executable, "PJRT_Executable_OptimizedProgram");
+  PJRT_Executable *e = args->executable;
+  PJRT_Program *p = args->program;
+  if (!p) return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Executable_OptimizedProgram: NULL program");
+  if (!e->program)
+    return cx_pjrt_error(PJRT_Error_Code_UNIMPLEMENTED, "PJRT_Executable_OptimizedProgram: cxla keeps the program "
+                         "only of executables compiled from a StableHLO artifact in this process");
+  if (p->code && p->code_size < e->program_len)
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Executable_OptimizedProgram: %zu bytes given for "
+                         "a program of %zu", p->code_size, e->program_len);
+  if (p->code) memcpy(p->code, e->program, e->program_len);
+  p->code_size = e->program_len;
+  p->format = "mlir";
+  p->format_size = 4;
   return NULL;
 }
 

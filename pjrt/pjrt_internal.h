@@ -121,6 +121,9 @@ struct PJRT_Executable {
   cxla_executable *exe;
   char *name;
   char *hlo;                     /* the module as compiled, for Serialize */
+  char *program;                 /* the StableHLO artifact as given, for OptimizedProgram (NULL:
+                                  * HLO text given, or a deserialized executable) */
+  size_t program_len;
   char *options;                 /* the serialized CompileOptionsProto as given */
   size_t options_len;
   cx_pjrt_options opts;

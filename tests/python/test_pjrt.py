@@ -250,7 +250,8 @@ class DotAlgorithms(Base):
 class Sinks(Base):
     def test_dce_sink(self):
         """lax.dce_sink keeps a value's computation through dead-code elimination and computes
-        nothing: the program compiles and runs as on JAX's CPU."""
+        nothing: the program runs as on JAX's CPU, and the compiled program's text (the program
+        cxla compiled, through PJRT_Executable_OptimizedProgram) keeps the sink and its add."""
         from jax import lax
 
         def f(x):
@@ -259,6 +260,9 @@ class Sinks(Base):
 
         x = np.float32(1.5)
         self.close(*both(f, x))
+        text = jax.jit(f).lower(jax.device_put(x, CX)).compile().as_text()
+        self.assertIn("dce_sink", text)
+        self.assertIn("add", text)
 
 
 class Shardy(Base):
