@@ -23,6 +23,7 @@ void cx_pjrt_executable_release(PJRT_Executable *e) {
   free(e->name);
   free(e->hlo);
   free(e->program);
+  free(e->token_params);
   free(e->options);
   free(e->out_types);
   free(e->out_ranks);
@@ -51,9 +52,8 @@ static PJRT_Error *describe_outputs(PJRT_Executable *e, cxla_module *m) {
   }
   size_t ndims = 0;
   for (int i = 0; i < n; i++) {
-    if (outs[i].type == CXLA_TUPLE || outs[i].type == CXLA_TOKEN ||
-        cx_pjrt_from_cxla_type(outs[i].type) == PJRT_Buffer_Type_INVALID)
-      return cx_pjrt_error(PJRT_Error_Code_UNIMPLEMENTED, "cxla pjrt: output %d is a nested tuple or token, which "
+    if (outs[i].type == CXLA_TUPLE || cx_pjrt_from_cxla_type(outs[i].type) == PJRT_Buffer_Type_INVALID)
+      return cx_pjrt_error(PJRT_Error_Code_UNIMPLEMENTED, "cxla pjrt: output %d is a nested tuple, which "
                                                          "PJRT buffers cannot hold", i);
     ndims += (size_t)outs[i].rank;
   }
@@ -131,6 +131,11 @@ PJRT_Error *cx_pjrt_executable_build(PJRT_Client *c, const char *format, size_t 
   e->refs = 1;
   e->opts = opts;
   e->nparams = cxla_module_num_parameters(m);
+  if (!(e->token_params = calloc((size_t)e->nparams + 1, 1))) err = oom("PJRT_Client_Compile");
+  for (int i = 0; !err && i < e->nparams; i++) {
+    cxla_shape ps;
+    e->token_params[i] = cxla_module_parameter_shape(m, i, &ps) == CXLA_OK && ps.type == CXLA_TOKEN;
+  }
   if (olen && (e->options = malloc(olen))) memcpy(e->options, options, olen);
   if (flen == 4 && !memcmp(format, "mlir", 4) && clen && (e->program = malloc(clen))) {
     memcpy(e->program, code, clen);
@@ -140,7 +145,7 @@ PJRT_Error *cx_pjrt_executable_build(PJRT_Client *c, const char *format, size_t 
   cxla_compile_options co;
   cxla_compile_options_init(&co);
   co.backend = CX_PJRT_BACKEND;
-  cxla_status s = cxla_compile(m, &co, &e->exe);
+  cxla_status s = err ? CXLA_OK : cxla_compile(m, &co, &e->exe);
   if (s != CXLA_OK) err = cx_pjrt_error_cxla(c->ctx, s, "PJRT_Client_Compile");
   if (!err && !(e->hlo = cxla_module_to_string(m)))
     err = cx_pjrt_error_cxla(c->ctx, CXLA_ERR_OUT_OF_MEMORY, "PJRT_Client_Compile: printing the module");

@@ -8,7 +8,8 @@
  * the caller's memory in place, or it is passed twice) a private copy is donated instead, and
  * the buffer is deleted all the same; an argument the caller lists as non-donatable is copied
  * and kept. A buffer with external references (a view of its memory is out) cannot be donated.
- * Arguments that are not donated are never written. */
+ * Arguments that are not donated are never written. Token outputs are PJRT buffers of type
+ * TOKEN; a token parameter takes whatever buffer comes (JAX's runtime tokens are bool[0]). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,16 @@ static PJRT_Error *run(PJRT_Client *c, PJRT_Executable *e, PJRT_Buffer *const *i
       break;
     }
     args[i] = b->buf;
+    if (e->token_params[i] && b->type != CXLA_TOKEN) {
+      /* JAX passes an ordered effect's runtime token as a bool[0] array, and a token made
+       * outside jit the same way: a token parameter takes any argument as a token. */
+      cxla_literal *t = cxla_literal_token(c->ctx);
+      cxla_status s = t ? cxla_buffer_from_literal(c->ctx, CX_PJRT_BACKEND, t, &copies[i]) : CXLA_ERR_OUT_OF_MEMORY;
+      cxla_literal_destroy(t);
+      if (s != CXLA_OK) err = cx_pjrt_error_cxla(c->ctx, s, fn);
+      args[i] = copies[i];
+      continue;
+    }
     if (i >= 64 || !(e->donated >> i & 1)) continue;
     int keep = non_donatable(opts, i);
     if (!keep && b->external_refs > 0) {

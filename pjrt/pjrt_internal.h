@@ -128,6 +128,7 @@ struct PJRT_Executable {
   size_t options_len;
   cx_pjrt_options opts;
   int nparams;
+  char *token_params;            /* [nparams]: 1 for a token parameter (any argument passes one) */
   int noutputs;
   int tuple_result;              /* the ENTRY returns a tuple: its elements are the outputs */
   PJRT_Buffer_Type *out_types;

@@ -265,6 +265,27 @@ class Sinks(Base):
         self.assertIn("add", text)
 
 
+class Tokens(Base):
+    def test_token_results_and_arguments(self):
+        """A jitted function returns tokens (PJRT buffers of type TOKEN) and takes them back, a
+        token made outside jit included; a token has no value to copy to the host."""
+        from jax._src import core
+        with jax.default_device(CX):
+            tok = jax.lax.create_token()
+            self.assertIsInstance(jax.jit(jax.lax.create_token)(1.0), core.Token)
+            noop = jax.jit(lambda a, t: (a, t))
+            a, t = noop(jnp.arange(3.0), tok)
+            self.assertIsInstance(t, core.Token)
+            self.assertIsNot(t, tok)
+            b, t2 = noop(a * 2, t)
+            np.testing.assert_array_equal(np.asarray(b), [0.0, 2.0, 4.0])
+            self.assertEqual(b.devices(), {CX})
+            _, y = jax.jit(lambda x: (x + 2, tok))(7)
+            self.assertIsInstance(y, core.Token)
+            with self.assertRaisesRegex(RuntimeError, "token-shape buffer"):
+                t2._buf._value
+
+
 class Shardy(Base):
     def test_default_partitioner(self):
         """JAX's default, Shardy: the program carries sdy.mesh and sdy.sharding."""
