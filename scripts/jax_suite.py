@@ -114,7 +114,8 @@ def main():
     ap.add_argument("--cases", type=int, default=1, help="JAX_NUM_GENERATED_CASES")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per file and platform")
     ap.add_argument("--platforms", default="cpu,cxla",
-                    help="the platforms to run now (the report reads the other's results from --out)")
+                    help="the platforms to run now (the report reads the other's results from --out; "
+                         "an empty list only writes the report of the runs already in --out)")
     ap.add_argument("--out", default="build/jax-suite")
     ap.add_argument("--dut", default=None, help="JAX_TEST_DUT for the cxla runs (cpu: JAX's CPU-gated tests run too)")
     args = ap.parse_args()
@@ -127,7 +128,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     folder = os.path.join(args.out, "tests")
     fetch_tests(args, folder)
-    platforms = args.platforms.split(",")
+    platforms = [p for p in args.platforms.split(",") if p]  # none: the report of earlier runs in --out
     table = []
     for name in args.files:
         res = {}
