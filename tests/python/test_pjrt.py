@@ -265,6 +265,25 @@ class Sinks(Base):
         self.assertIn("add", text)
 
 
+class PlatformDependent(Base):
+    def test_cpu_branch_runs_on_cxla(self):
+        """lax.platform_dependent takes its 'cpu' branch on cxla (which lowers with JAX's CPU
+        rules), as on JAX's CPU, jitted, eager and under grad; a branch naming 'cxla' wins."""
+        from jax import lax
+        x = np.arange(3, dtype=np.float32)
+
+        def f(v):
+            return lax.platform_dependent(v, cpu=jnp.sin, default=jnp.cos)
+
+        self.close(*both(f, x))
+        np.testing.assert_allclose(np.asarray(jax.jit(f)(jax.device_put(x, CX))), np.sin(x), rtol=1e-6)
+        with jax.default_device(CX):
+            np.testing.assert_allclose(np.asarray(f(x)), np.sin(x), rtol=1e-6)
+        self.close(*both(jax.grad(lambda v: f(v).sum()), x))
+        own = jax.jit(lambda v: lax.platform_dependent(v, cpu=jnp.sin, cxla=jnp.tanh, default=jnp.cos))
+        np.testing.assert_allclose(np.asarray(own(jax.device_put(x, CX))), np.tanh(x), rtol=1e-6)
+
+
 class Tokens(Base):
     def test_token_results_and_arguments(self):
         """A jitted function returns tokens (PJRT buffers of type TOKEN) and takes them back, a
