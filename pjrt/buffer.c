@@ -35,6 +35,7 @@ cxla_type cx_pjrt_to_cxla_type(PJRT_Buffer_Type t) {
 }
 
 PJRT_Buffer_Type cx_pjrt_from_cxla_type(cxla_type t) {
+  if (t == CXLA_TOKEN) return PJRT_Buffer_Type_TOKEN; /* an output only: no host data makes one */
   for (unsigned i = 1; i < sizeof k_to_cxla / sizeof k_to_cxla[0]; i++)
     if (k_to_cxla[i] == t && t != CXLA_INVALID) return (PJRT_Buffer_Type)i;
   return PJRT_Buffer_Type_INVALID;
@@ -415,6 +416,8 @@ PJRT_Error *cx_PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args *args) {
   PJRT_Buffer *b = args->src;
   NEED_BUFFER(b, fn);
   args->event = NULL;
+  if (b->type == CXLA_TOKEN)
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: a token orders effects and has no value to copy", fn);
   size_t esize = cxla_type_size(b->type);
   int64_t strides[CXLA_MAX_RANK];
   int dense;

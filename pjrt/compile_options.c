@@ -2,9 +2,15 @@
  * (protobuf wire format, xla/pjrt/proto/compile_options.proto at the pinned XLA):
  *   CompileOptionsProto: 1 argument_layouts (repeated message, counted), 2
  *   parameter_is_tupled_arguments (bool), 3 executable_build_options (message);
- *   ExecutableBuildOptionsProto: 4 num_replicas (int64), 5 num_partitions (int64).
+ *   ExecutableBuildOptionsProto: 4 num_replicas (int64), 5 num_partitions (int64);
+ *   7 env_option_overrides (map<string, OptionOverrideProto>: entries of 1 key, 2 value), the
+ *   compiler_options JAX does not place itself: XLA takes each key as a field of its
+ *   DebugOptions, all named xla_*, and refuses any other ("No such compile option"), which cxla
+ *   does too; the xla_* options tune XLA's own compiler, so cxla reads no further.
  * Every other field is skipped by its wire type. Bounded: each read checks the bytes left, a
  * nested message is read within its length, and the depth is one level. */
+#include <string.h>
+
 #include "pjrt_internal.h"
 
 typedef struct {
@@ -72,6 +78,24 @@ static PJRT_Error *build_options(cx_pb *outer, const uint8_t *p, uint64_t n, cx_
   return NULL;
 }
 
+/* One env_option_overrides entry: its key must name one of XLA's DebugOptions (xla_*). */
+static PJRT_Error *option_override(cx_pb *outer, const uint8_t *p, uint64_t n) {
+  cx_pb r = {p, p + n, outer->start};
+  while (r.p < r.end) {
+    uint64_t key;
+    PJRT_Error *e;
+    if ((e = varint(&r, &key))) return e;
+    const uint8_t *body;
+    uint64_t len;
+    if ((e = skip(&r, (unsigned)(key & 7), &body, &len))) return e;
+    if (key >> 3 != 1 || (key & 7) != 2) continue;
+    if (len < 4 || memcmp(body, "xla_", 4))
+      return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "No such compile option: '%.*s' (XLA's options are the "
+                           "fields of its DebugOptions, xla_*)", (int)(len > 200 ? 200 : len), (const char *)body);
+  }
+  return NULL;
+}
+
 PJRT_Error *cx_pjrt_options_decode(const void *bytes, size_t len, cx_pjrt_options *o) {
   o->num_replicas = 1;
   o->num_partitions = 1;
@@ -95,6 +119,7 @@ PJRT_Error *cx_pjrt_options_decode(const void *bytes, size_t len, cx_pjrt_option
     if ((e = skip(&r, wt, &body, &n))) return e;
     if (field == 1 && wt == 2) o->num_argument_layouts++;
     if (field == 3 && wt == 2 && (e = build_options(&r, body, n, o))) return e;
+    if (field == 7 && wt == 2 && (e = option_override(&r, body, n))) return e;
   }
   /* proto3 leaves zero values out; 0 replicas or partitions means the default, 1. */
   if (o->num_replicas == 0) o->num_replicas = 1;

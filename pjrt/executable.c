@@ -22,6 +22,8 @@ void cx_pjrt_executable_release(PJRT_Executable *e) {
   cxla_executable_destroy(e->exe);
   free(e->name);
   free(e->hlo);
+  free(e->program);
+  free(e->token_params);
   free(e->options);
   free(e->out_types);
   free(e->out_ranks);
@@ -50,9 +52,8 @@ static PJRT_Error *describe_outputs(PJRT_Executable *e, cxla_module *m) {
   }
   size_t ndims = 0;
   for (int i = 0; i < n; i++) {
-    if (outs[i].type == CXLA_TUPLE || outs[i].type == CXLA_TOKEN ||
-        cx_pjrt_from_cxla_type(outs[i].type) == PJRT_Buffer_Type_INVALID)
-      return cx_pjrt_error(PJRT_Error_Code_UNIMPLEMENTED, "cxla pjrt: output %d is a nested tuple or token, which "
+    if (outs[i].type == CXLA_TUPLE || cx_pjrt_from_cxla_type(outs[i].type) == PJRT_Buffer_Type_INVALID)
+      return cx_pjrt_error(PJRT_Error_Code_UNIMPLEMENTED, "cxla pjrt: output %d is a nested tuple, which "
                                                          "PJRT buffers cannot hold", i);
     ndims += (size_t)outs[i].rank;
   }
@@ -136,7 +137,16 @@ PJRT_Error *cx_pjrt_executable_build_with(PJRT_Client *c, const char *format, si
   e->refs = 1;
   e->opts = opts;
   e->nparams = cxla_module_num_parameters(m);
+  if (!(e->token_params = calloc((size_t)e->nparams + 1, 1))) err = oom("PJRT_Client_Compile");
+  for (int i = 0; !err && i < e->nparams; i++) {
+    cxla_shape ps;
+    e->token_params[i] = cxla_module_parameter_shape(m, i, &ps) == CXLA_OK && ps.type == CXLA_TOKEN;
+  }
   if (olen && (e->options = malloc(olen))) memcpy(e->options, options, olen);
+  if (flen == 4 && !memcmp(format, "mlir", 4) && clen && (e->program = malloc(clen))) {
+    memcpy(e->program, code, clen);
+    e->program_len = clen;
+  }
   e->options_len = e->options ? olen : 0;
   cxla_compile_options co;
   cxla_compile_options_init(&co);
@@ -144,7 +154,7 @@ PJRT_Error *cx_pjrt_executable_build_with(PJRT_Client *c, const char *format, si
   co.keep_code = 1; /* for PJRT_Executable_Serialize */
   co.code = machine_code;
   co.code_size = mlen;
-  cxla_status s = cxla_compile(m, &co, &e->exe);
+  cxla_status s = err ? CXLA_OK : cxla_compile(m, &co, &e->exe);
   if (s != CXLA_OK) err = cx_pjrt_error_cxla(c->ctx, s, "PJRT_Client_Compile");
   if (!err && !(e->hlo = cxla_module_to_string(m)))
     err = cx_pjrt_error_cxla(c->ctx, CXLA_ERR_OUT_OF_MEMORY, "PJRT_Client_Compile: printing the module");
@@ -360,6 +370,28 @@ PJRT_Error *cx_PJRT_LoadedExecutable_Fingerprint(PJRT_LoadedExecutable_Fingerpri
   NEED_EXEC(args->executable, "PJRT_LoadedExecutable_Fingerprint");
   args->executable_fingerprint = args->executable->exec->fingerprint;
   args->executable_fingerprint_size = strlen(args->executable->exec->fingerprint);
+  return NULL;
+}
+
+/* The program as JAX sent it, format "mlir" (XLA's client reads a StableHLO artifact back into
+ * an HloModule: what `compile().as_text()` shows). cxla's optimized program is its own IR, which
+ * has no HloModuleProto to give; the program it compiled is the nearest true answer. */
+PJRT_Error *cx_PJRT_Executable_OptimizedProgram(PJRT_Executable_OptimizedProgram_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Executable_OptimizedProgram_Args, program);
+  NEED_EXEC(args->executable, "PJRT_Executable_OptimizedProgram");
+  PJRT_Executable *e = args->executable;
+  PJRT_Program *p = args->program;
+  if (!p) return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Executable_OptimizedProgram: NULL program");
+  if (!e->program)
+    return cx_pjrt_error(PJRT_Error_Code_UNIMPLEMENTED, "PJRT_Executable_OptimizedProgram: cxla keeps the program "
+                         "only of executables compiled from a StableHLO artifact in this process");
+  if (p->code && p->code_size < e->program_len)
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Executable_OptimizedProgram: %zu bytes given for "
+                         "a program of %zu", p->code_size, e->program_len);
+  if (p->code) memcpy(p->code, e->program, e->program_len);
+  p->code_size = e->program_len;
+  p->format = "mlir";
+  p->format_size = 4;
   return NULL;
 }
 

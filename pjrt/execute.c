@@ -5,10 +5,12 @@
  * Donation: a parameter the executable consumes (input_output_alias, which JAX writes for
  * donate_argnums) takes the PJRT buffer's memory, and the buffer is deleted afterwards, as
  * PJRT's donation semantics have it. Where the memory may not be given away (the buffer reads
- * the caller's memory in place, or it is passed twice) a private copy is donated instead, and
- * the buffer is deleted all the same; an argument the caller lists as non-donatable is copied
- * and kept. A buffer with external references (a view of its memory is out) cannot be donated.
- * Arguments that are not donated are never written. */
+ * the caller's memory in place) a private copy is donated instead, and the buffer is deleted
+ * all the same; an argument the caller lists as non-donatable is copied and kept. A donated
+ * buffer passed as another argument too is refused, as XLA's clients refuse it (the call would
+ * read memory it also overwrites), and nothing runs. A buffer with external references (a view of its memory is out) cannot be donated.
+ * Arguments that are not donated are never written. Token outputs are PJRT buffers of type
+ * TOKEN; a token parameter takes whatever buffer comes (JAX's runtime tokens are bool[0]). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +50,16 @@ static PJRT_Error *run(PJRT_Client *c, PJRT_Executable *e, PJRT_Buffer *const *i
       break;
     }
     args[i] = b->buf;
+    if (e->token_params[i] && b->type != CXLA_TOKEN) {
+      /* JAX passes an ordered effect's runtime token as a bool[0] array, and a token made
+       * outside jit the same way: a token parameter takes any argument as a token. */
+      cxla_literal *t = cxla_literal_token(c->ctx);
+      cxla_status s = t ? cxla_buffer_from_literal(c->ctx, CX_PJRT_BACKEND, t, &copies[i]) : CXLA_ERR_OUT_OF_MEMORY;
+      cxla_literal_destroy(t);
+      if (s != CXLA_OK) err = cx_pjrt_error_cxla(c->ctx, s, fn);
+      args[i] = copies[i];
+      continue;
+    }
     if (i >= 64 || !(e->donated >> i & 1)) continue;
     int keep = non_donatable(opts, i);
     if (!keep && b->external_refs > 0) {
@@ -55,8 +67,13 @@ static PJRT_Error *run(PJRT_Client *c, PJRT_Executable *e, PJRT_Buffer *const *i
                           "%s: argument %zu is donated but has external references to its memory", fn, i);
       break;
     }
+    for (size_t j = 0; j < n && !keep && !err; j++)
+      if (j != i && in[j] == b)
+        err = cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
+                            "%s: attempt to donate a buffer which is also used by the same call to Execute() "
+                            "(argument %zu is argument %zu too)", fn, i, j);
+    if (err) break;
     int shared = b->wrapped || keep;
-    for (size_t j = 0; j < n && !shared; j++) shared = j != i && in[j] == b;
     if (!keep) consumed[i] = 1;
     if (!shared) continue;
     cxla_status s = cxla_buffer_from_data(c->ctx, CX_PJRT_BACKEND, b->type, b->rank, b->dims, cxla_buffer_data(b->buf),
@@ -119,7 +136,8 @@ PJRT_Error *cx_PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args 
     cx_pjrt_lock(c);
     err = run(c, e, in, args->num_args, args->options, outs, consumed);
     cx_pjrt_unlock(c);
-    /* A donated buffer is consumed even by a failed run (one passed twice, once). */
+    /* A donated buffer is consumed even by a failed run (nothing is when run() refuses the
+     * arguments). */
     for (size_t i = 0; i < args->num_args; i++)
       if (consumed[i] && in[i]->buf) cx_pjrt_buffer_drop(in[i]);
   }

@@ -84,7 +84,7 @@ struct PJRT_Api {
   CX_PJRT_FN(PJRT_Executable_SizeOfGeneratedCodeInBytes);
   CX_PJRT_SLOT(PJRT_Executable_GetCostAnalysis);
   CX_PJRT_FN(PJRT_Executable_OutputMemoryKinds);
-  CX_PJRT_SLOT(PJRT_Executable_OptimizedProgram);
+  CX_PJRT_FN(PJRT_Executable_OptimizedProgram);
   CX_PJRT_FN(PJRT_Executable_Serialize);
   CX_PJRT_FN(PJRT_LoadedExecutable_Destroy);
   CX_PJRT_FN(PJRT_LoadedExecutable_GetExecutable);

@@ -121,10 +121,14 @@ struct PJRT_Executable {
   cxla_executable *exe;
   char *name;
   char *hlo;                     /* the module as compiled, for Serialize */
+  char *program;                 /* the StableHLO artifact as given, for OptimizedProgram (NULL:
+                                  * HLO text given, or a deserialized executable) */
+  size_t program_len;
   char *options;                 /* the serialized CompileOptionsProto as given */
   size_t options_len;
   cx_pjrt_options opts;
   int nparams;
+  char *token_params;            /* [nparams]: 1 for a token parameter (any argument passes one) */
   int noutputs;
   int tuple_result;              /* the ENTRY returns a tuple: its elements are the outputs */
   PJRT_Buffer_Type *out_types;

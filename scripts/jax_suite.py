@@ -62,9 +62,10 @@ def fetch_tests(args, folder):
                 "    jax.config.update('jax_test_dut', os.environ['JAX_TEST_DUT'])\n")
 
 
-def run_file(py, folder, name, platform, cases, timeout, out, dut=None):
+def run_file(py, folder, name, platform, cases, timeout, out, dut=None, with_cpu=False):
     xml = os.path.join(out, f"{platform}-{name}.xml")
-    env = dict(os.environ, JAX_PLATFORMS=platform, JAX_NUM_GENERATED_CASES=str(cases))
+    env = dict(os.environ, JAX_PLATFORMS=f"{platform},cpu" if with_cpu and platform != "cpu" else platform,
+               JAX_NUM_GENERATED_CASES=str(cases))
     if dut:
         env["JAX_TEST_DUT"] = dut
     cmd = [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", f"--junitxml={xml}",
@@ -114,9 +115,13 @@ def main():
     ap.add_argument("--cases", type=int, default=1, help="JAX_NUM_GENERATED_CASES")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per file and platform")
     ap.add_argument("--platforms", default="cpu,cxla",
-                    help="the platforms to run now (the report reads the other's results from --out)")
+                    help="the platforms to run now (the report reads the other's results from --out; "
+                         "an empty list only writes the report of the runs already in --out)")
     ap.add_argument("--out", default="build/jax-suite")
     ap.add_argument("--dut", default=None, help="JAX_TEST_DUT for the cxla runs (cpu: JAX's CPU-gated tests run too)")
+    ap.add_argument("--with-cpu", action="store_true",
+                    help="the cxla runs with JAX_PLATFORMS=cxla,cpu: cxla the default, JAX's CPU backend beside it "
+                         "(JAX's lax.scan puts numpy operands on it; jax.default_device('cpu') needs it)")
     args = ap.parse_args()
     args.files = [f for f in args.files.split(",") if f]
     if not args.tests and not args.jax_git:
@@ -127,13 +132,13 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     folder = os.path.join(args.out, "tests")
     fetch_tests(args, folder)
-    platforms = args.platforms.split(",")
+    platforms = [p for p in args.platforms.split(",") if p]  # none: the report of earlier runs in --out
     table = []
     for name in args.files:
         res = {}
         for p in platforms:
             xml, secs = run_file(sys.executable, folder, name, p, args.cases, args.timeout, args.out,
-                                 args.dut if p == "cxla" else None)
+                                 args.dut if p == "cxla" else None, args.with_cpu)
             res[p] = results(xml)
             print(f"{name} on {p}: {sum(s == 'passed' for s, _ in res[p].values())} passed of {len(res[p])} "
                   f"in {secs:.0f} s", flush=True)
@@ -141,7 +146,8 @@ def main():
             if p not in res:
                 res[p] = results(os.path.join(args.out, f"{p}-{name}.xml"))
         table.append((name, res))
-    lines = [f"cxla runs with JAX_TEST_DUT={args.dut}" if args.dut else "cxla runs as platform cxla (no JAX_TEST_DUT)", "",
+    lines = [f"cxla runs with JAX_TEST_DUT={args.dut}" if args.dut else "cxla runs as platform cxla (no JAX_TEST_DUT)",
+             "JAX_PLATFORMS=cxla,cpu for the cxla runs" if args.with_cpu else "JAX_PLATFORMS=cxla for the cxla runs", "",
              "| file | pass on JAX CPU | of those, skipped on cxla by JAX's own tests | run on cxla | pass on cxla | share of those run |",
              "|---|---|---|---|---|---|"]
     causes_all = collections.Counter()

@@ -73,3 +73,40 @@ def _share_cpu_lowerings(mlir: Any) -> None:
     for prim, entry in list(table.get("cpu", {}).items()):
         if prim not in mine:
             mlir.register_lowering(prim, entry.rule, platform="cxla", inline=entry.inline)
+    _cpu_branches_on_cxla(mlir)
+
+
+def _as_cpu(branches_platforms: Any) -> Any:
+    """A branch of lax.platform_dependent written for 'cpu' is cxla's too, unless one names
+    'cxla' itself: cxla lowers with JAX's CPU rules, so code JAX writes for CPUs fits it."""
+    if branches_platforms is None or any(ps is not None and "cxla" in ps for ps in branches_platforms):
+        return branches_platforms
+    return tuple((*ps, "cxla") if ps is not None and "cpu" in ps else ps for ps in branches_platforms)
+
+
+def _cpu_branches_on_cxla(mlir: Any) -> None:
+    """lax.platform_dependent picks its branch by the lowering platform's name, twice: in
+    platform_index (the branch's number) and in cond (which keeps only that platform's branch).
+    On cxla both rules run as JAX wrote them, with the 'cpu' branch named for cxla too."""
+    try:
+        from jax._src.lax.control_flow import conditionals
+    except ImportError:
+        return
+    generic = getattr(mlir, "_lowerings", {})
+    index_p, cond_p = getattr(conditionals, "platform_index_p", None), getattr(conditionals, "cond_p", None)
+    if index_p in generic:
+        index_rule = generic[index_p].rule
+
+        def platform_index_cxla(ctx: Any, *, platforms: Any) -> Any:
+            return index_rule(ctx, platforms=_as_cpu(platforms))
+
+        mlir.register_lowering(index_p, platform_index_cxla, platform="cxla")
+    if cond_p in generic:
+        cond_entry = generic[cond_p]
+
+        def cond_cxla(ctx: Any, *args: Any, **params: Any) -> Any:
+            if params.get("branches_platforms") is not None:
+                params["branches_platforms"] = _as_cpu(params["branches_platforms"])
+            return cond_entry.rule(ctx, *args, **params)
+
+        mlir.register_lowering(cond_p, cond_cxla, platform="cxla", inline=cond_entry.inline)

@@ -24,6 +24,12 @@ static CX_INTERP_EVALUATOR(annotation) {
   return s;
 }
 
+/* jax's dce_sink: nothing to compute, its result the empty tuple. */
+static CX_INTERP_EVALUATOR(sink) {
+  (void)ops;
+  return cx_hv_finish(st, in, 0, NULL, out);
+}
+
 static int same_shape(const cx_shape *x, const cx_shape *y) {
   return x->type == CXLA_TUPLE ? cx_shape_equal(x, y) : x->type == y->type && cx_shape_same_dims(x, y);
 }
@@ -60,6 +66,7 @@ static const cx_interp_fn k_kinds[CX_CC_KIND_COUNT] = {
   [CX_CC_GESVD] = cx_interp_lapack_gesvd,
   [CX_CC_GEEV] = cx_interp_lapack_geev,
   [CX_CC_ANNOTATION] = annotation,
+  [CX_CC_SINK] = sink,
   [CX_CC_TOPK] = cx_interp_topk_custom_call,
   [CX_CC_BLOCK_SCALED_DOT] = cx_interp_block_scaled_dot,
   [CX_CC_GTSV] = cx_interp_lapack_gtsv,

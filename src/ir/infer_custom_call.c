@@ -341,6 +341,14 @@ static cxla_status cx_cc_check_topk(cx_infer *ic, const cx_cc_info *t, cx_shape 
   return CXLA_OK;
 }
 
+/* A sink returns nothing: the empty tuple, whatever its operands. */
+static cxla_status cx_cc_check_sink(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  const cx_shape *d = &ic->in->shape;
+  if (d->type != CXLA_TUPLE || d->ntuple != 0)
+    return cx_vfail(ic, "%s returns the empty tuple (), declared %s", t->name, cx_vshape(ic, d));
+  return cx_infer_declared(ic, out);
+}
+
 /* A host callback keeps its declared shape: it is refused when compiling, not here. */
 static cxla_status cx_cc_check_host_callback(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
   (void)t;

@@ -35,14 +35,48 @@ static cxla_status precision(cx_sx *sx, const cx_mlir_op *op, cx_instr *in) {
   return ok ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
 }
 
-/* operand_type: CXLA_INVALID, or the type a dot algorithm rounds both operands to first. */
-static cxla_status make_dot(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, cx_dot_dims *d, cxla_type operand_type) {
+/* x as `parts` bf16 terms whose sum in f32 is x to about 8 * parts bits: each the rounding of
+ * what the ones before it leave (the splits of XLA's BF16_BF16_F32_X3 and _X6 algorithms). */
+static cxla_status bf16_split(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, cx_instr *x, int parts, cx_instr **out) {
+  cx_shape hs = cx_shape_array(CXLA_BF16, x->shape.rank, x->shape.dims);
+  cx_instr *rest = x;
+  for (int i = 0; i < parts; i++) {
+    if (!(out[i] = cx_sx_add(sx, c, CX_OP_CONVERT, &hs, 1, &rest, op))) return CXLA_ERR_OUT_OF_MEMORY;
+    if (i + 1 == parts) break;
+    cx_instr *back = cx_sx_add(sx, c, CX_OP_CONVERT, &x->shape, 1, &out[i], op);
+    cx_instr *sub[2] = {rest, back};
+    if (!back || !(rest = cx_sx_add(sx, c, CX_OP_SUBTRACT, &x->shape, 2, sub, op))) return CXLA_ERR_OUT_OF_MEMORY;
+  }
+  return CXLA_OK;
+}
+
+/* operand_type: CXLA_INVALID, or the type a dot algorithm rounds both operands to first.
+ * parts > 1 (BF16_BF16_F32_X3: 2, _X6: 3): each f32 operand split into that many bf16 terms
+ * (bf16_split), and the result the f32 sum of the dots of the term pairs (i, j) with
+ * i + j < parts, smallest first: X3's three and X6's six bf16 dots. */
+static cxla_status make_dot(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, cx_dot_dims *d, cxla_type operand_type,
+                            int parts) {
   CX_TRY(cx_sx_arity(sx, op, 2, 1));
   cx_shape s;
   CX_TRY(cx_sx_shape(sx, op, op->results[0].type, &s));
   cx_instr **ops;
   int n;
   CX_TRY(cx_sx_operands(sx, op, 0, &ops, &n));
+  if (parts > 1) {
+    cx_instr *lt[3], *rt[3], *sum = NULL;
+    CX_TRY(bf16_split(sx, c, op, ops[0], parts, lt));
+    CX_TRY(bf16_split(sx, c, op, ops[1], parts, rt));
+    for (int k = parts - 1; k >= 0; k--)
+      for (int i = k; i >= 0; i--) {
+        cx_instr *pair[2] = {lt[i], rt[k - i]};
+        cx_instr *dot = cx_sx_add(sx, c, CX_OP_DOT, &s, 2, pair, op);
+        if (!dot) return CXLA_ERR_OUT_OF_MEMORY;
+        dot->a.dot = *d;
+        cx_instr *add[2] = {sum, dot};
+        if (!(sum = sum ? cx_sx_add(sx, c, CX_OP_ADD, &s, 2, add, op) : dot)) return CXLA_ERR_OUT_OF_MEMORY;
+      }
+    return cx_sx_bind(sx, c, op, sum);
+  }
   for (int k = 0; k < 2 && operand_type != CXLA_INVALID; k++) {
     if (ops[k]->shape.type == operand_type) continue;
     cx_shape cs = cx_shape_array(operand_type, ops[k]->shape.rank, ops[k]->shape.dims);
@@ -59,16 +93,18 @@ static cxla_status make_dot(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, cx_dot_
  * computes a dot in the operands' type (f16/bf16 accumulating in f32). An algorithm of one pass
  * (one component each, one primitive operation, no imprecise sums) with both inputs of one
  * float type cxla has and accumulation in the result's type (or f32 for 16-bit inputs) is that
- * dot after rounding float operands of another type to the algorithm's (*operand_type); any
- * other (the 3- and 6-pass bf16 splits of an f32 dot, tf32) is refused by name rather than
+ * dot after rounding float operands of another type to the algorithm's (*operand_type); the 3-
+ * and 6-pass bf16 splits of an f32 dot (BF16_BF16_F32_X3, _X6) are those bf16 dots (*parts, see
+ * make_dot); any other (tf32, X9, imprecise accumulation) is refused by name rather than
  * computed otherwise. */
 static const cx_mlir_type *elem_of(const cx_mlir_type *t) {
   return t->kind == CX_MLIR_TYPE_RANKED_TENSOR && t->elem ? t->elem : t;
 }
 
-static cxla_status dot_algorithm(cx_sx *sx, const cx_mlir_op *op, cxla_type *operand_type) {
+static cxla_status dot_algorithm(cx_sx *sx, const cx_mlir_op *op, cxla_type *operand_type, int *parts) {
   cxla_status st = CXLA_OK;
   *operand_type = CXLA_INVALID;
+  *parts = 1;
   const cx_mlir_attr *lp = cx_sx_attr(sx, op, "lhs_precision_type", 0, &st);
   if (st != CXLA_OK) return st;
   if (!lp) {
@@ -109,6 +145,11 @@ static cxla_status dot_algorithm(cx_sx *sx, const cx_mlir_op *op, cxla_type *ope
     if (lo != l || ro != l) *operand_type = l;
     return CXLA_OK;
   }
+  if (l == CXLA_BF16 && r == CXLA_BF16 && a == CXLA_F32 && lo == CXLA_F32 && ro == CXLA_F32 && res == CXLA_F32 &&
+      lc == 1 && rc == 1 && (nops == 3 || nops == 6) && !imprecise) {
+    *parts = nops == 3 ? 2 : 3; /* X3: (hi, lo); X6: (hi, mid, lo) */
+    return CXLA_OK;
+  }
   return cx_sx_err(sx, op, CXLA_ERR_UNSUPPORTED,
                    "not supported: dot algorithm %s x %s -> %s (%lld x %lld components, %lld operations%s) on %s x %s operands: "
                    "cxla computes a dot in its operands' type",
@@ -119,14 +160,15 @@ static cxla_status dot_algorithm(cx_sx *sx, const cx_mlir_op *op, cxla_type *ope
 cxla_status cx_sx_h_dot_general(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
   (void)arg;
   cxla_type operand_type;
-  CX_TRY(dot_algorithm(sx, op, &operand_type));
+  int parts;
+  CX_TRY(dot_algorithm(sx, op, &operand_type, &parts));
   cx_dot_dims d;
   memset(&d, 0, sizeof d);
   CX_TRY(cx_sx_ints(sx, op, "lhs_batching_dimensions", 0, &d.lhs_batch));
   CX_TRY(cx_sx_ints(sx, op, "rhs_batching_dimensions", 0, &d.rhs_batch));
   CX_TRY(cx_sx_ints(sx, op, "lhs_contracting_dimensions", 1, &d.lhs_contract));
   CX_TRY(cx_sx_ints(sx, op, "rhs_contracting_dimensions", 1, &d.rhs_contract));
-  return make_dot(sx, c, op, &d, operand_type);
+  return make_dot(sx, c, op, &d, operand_type, parts);
 }
 
 /* dot_v1: vector/matrix products contracting lhs's last dimension with rhs's first. */
@@ -140,7 +182,7 @@ cxla_status cx_sx_h_dot(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int arg) {
   memset(&d, 0, sizeof d);
   int64_t lc = l->shape.rank - 1, rc = 0;
   if (!cx_ints_set(sx->m, &d.lhs_contract, 1, &lc) || !cx_ints_set(sx->m, &d.rhs_contract, 1, &rc)) return CXLA_ERR_OUT_OF_MEMORY;
-  return make_dot(sx, c, op, &d, CXLA_INVALID);
+  return make_dot(sx, c, op, &d, CXLA_INVALID, 1);
 }
 
 /* A window over `rank` dimensions of sizes `size` from the optional strides, padding (an

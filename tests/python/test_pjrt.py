@@ -234,14 +234,75 @@ class Programs(Base):
 class DotAlgorithms(Base):
     def test_one_pass_algorithms_and_refusals(self):
         """A dot algorithm of one pass is the dot on operands rounded to its input type; the
-        multi-pass splits are refused when compiling, by name."""
+        3- and 6-pass bf16 splits of an f32 dot are their bf16 dots summed in f32, as accurate as
+        JAX's CPU makes them (the others JAX refuses itself for CPUs, which cxla's lowering shares)."""
         from jax import lax
         a = np.random.default_rng(1).standard_normal((4, 8)).astype(np.float32)
-        for prec, tol in (("F32_F32_F32", 1e-5), ("BF16_BF16_F32", 3e-2)):
+        exact = a.astype(np.float64) @ a.T.astype(np.float64)
+        for prec, tol in (("F32_F32_F32", 1e-5), ("BF16_BF16_F32", 3e-2), ("BF16_BF16_F32_X3", 1e-4),
+                          ("BF16_BF16_F32_X6", 1e-5)):
             with self.subTest(prec):
-                self.close(*both(lambda x: lax.dot(x, x.T, precision=prec), a), rtol=tol, atol=tol)
-        with self.assertRaisesRegex(Exception, "dot algorithm bf16 x bf16 -> f32 .*3 operations"):
-            jax.jit(lambda x: lax.dot(x, x.T, precision="BF16_BF16_F32_X3"))(jax.device_put(a, CX))
+                got, want = both(lambda x: lax.dot(x, x.T, precision=prec), a)
+                self.close(got, want, rtol=tol, atol=tol)
+                np.testing.assert_allclose(got, exact, rtol=tol, atol=tol)
+
+
+class Sinks(Base):
+    def test_dce_sink(self):
+        """lax.dce_sink keeps a value's computation through dead-code elimination and computes
+        nothing: the program runs as on JAX's CPU, and the compiled program's text (the program
+        cxla compiled, through PJRT_Executable_OptimizedProgram) keeps the sink and its add."""
+        from jax import lax
+
+        def f(x):
+            lax.dce_sink(x + 1, prevent_mlir_dce=True)
+            return x * 2
+
+        x = np.float32(1.5)
+        self.close(*both(f, x))
+        text = jax.jit(f).lower(jax.device_put(x, CX)).compile().as_text()
+        self.assertIn("dce_sink", text)
+        self.assertIn("add", text)
+
+
+class PlatformDependent(Base):
+    def test_cpu_branch_runs_on_cxla(self):
+        """lax.platform_dependent takes its 'cpu' branch on cxla (which lowers with JAX's CPU
+        rules), as on JAX's CPU, jitted, eager and under grad; a branch naming 'cxla' wins."""
+        from jax import lax
+        x = np.arange(3, dtype=np.float32)
+
+        def f(v):
+            return lax.platform_dependent(v, cpu=jnp.sin, default=jnp.cos)
+
+        self.close(*both(f, x))
+        np.testing.assert_allclose(np.asarray(jax.jit(f)(jax.device_put(x, CX))), np.sin(x), rtol=1e-6)
+        with jax.default_device(CX):
+            np.testing.assert_allclose(np.asarray(f(x)), np.sin(x), rtol=1e-6)
+        self.close(*both(jax.grad(lambda v: f(v).sum()), x))
+        own = jax.jit(lambda v: lax.platform_dependent(v, cpu=jnp.sin, cxla=jnp.tanh, default=jnp.cos))
+        np.testing.assert_allclose(np.asarray(own(jax.device_put(x, CX))), np.tanh(x), rtol=1e-6)
+
+
+class Tokens(Base):
+    def test_token_results_and_arguments(self):
+        """A jitted function returns tokens (PJRT buffers of type TOKEN) and takes them back, a
+        token made outside jit included; a token has no value to copy to the host."""
+        from jax._src import core
+        with jax.default_device(CX):
+            tok = jax.lax.create_token()
+            self.assertIsInstance(jax.jit(jax.lax.create_token)(1.0), core.Token)
+            noop = jax.jit(lambda a, t: (a, t))
+            a, t = noop(jnp.arange(3.0), tok)
+            self.assertIsInstance(t, core.Token)
+            self.assertIsNot(t, tok)
+            b, t2 = noop(a * 2, t)
+            np.testing.assert_array_equal(np.asarray(b), [0.0, 2.0, 4.0])
+            self.assertEqual(b.devices(), {CX})
+            _, y = jax.jit(lambda x: (x + 2, tok))(7)
+            self.assertIsInstance(y, core.Token)
+            with self.assertRaisesRegex(RuntimeError, "token-shape buffer"):
+                t2._buf._value
 
 
 class Shardy(Base):
