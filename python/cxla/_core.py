@@ -12,6 +12,7 @@ from typing import Any, Dict, Iterable, List, NoReturn, Optional, Sequence, Tupl
 import numpy as np
 
 from . import _errors, _lib
+from ._buffer import Buffer
 from ._errors import Error, InvalidArgumentError, OutOfMemoryError, Status, VerifyError
 from ._types import Spec, Types
 
@@ -157,8 +158,9 @@ class Executable:
 
     def __init__(self, hlo: HloSource, backend: str = "cpu", donate_argnums: Iterable[int] = (),
                  filename: Optional[str] = None, grad_wrt: Optional[Sequence[int]] = None,
-                 **flags: FlagValue) -> None:
+                 keep_on_device: bool = False, **flags: FlagValue) -> None:
         self._h: Optional[int] = None
+        self._keep = keep_on_device  # results as cxla.Buffers where they were computed
         self._ctx = _context(flags)
         self.backend = backend
         self._backend_c = backend.encode()
@@ -300,6 +302,9 @@ class Executable:
             for i in range(n):
                 a = args[i]
                 spec, donate = self._plan[i]
+                if type(a) is Buffer:  # in cxla's memory already (a GPU's: read there)
+                    cargs[i].buffer = a._handle()
+                    continue
                 if not donate and type(a) is _ndarray and a.shape == spec.shape and a.dtype == spec.dtype:
                     fl = a.flags
                     if fl.c_contiguous and fl.aligned and fl.writeable and spec.nbytes:  # the common case
@@ -412,6 +417,8 @@ class Executable:
             _destroy_buffer(h)  # the emptied tuple
             self._ctx.check(code)
             return tuple(self._result(elems[i], spec.elems[i], owners) for i in range(n))
+        if self._keep and (spec.dtype is not None or spec.name == "bf16"):
+            return Buffer(h or 0, self._ctx, spec)
         if spec.dtype is None:
             if spec.name != "bf16":  # a token: no value to return
                 _destroy_buffer(h)
@@ -438,12 +445,15 @@ def has_grad() -> bool:
 
 
 def compile(hlo: HloSource, backend: str = "cpu", donate_argnums: Iterable[int] = (), filename: Optional[str] = None,
-            **flags: FlagValue) -> Executable:
+            keep_on_device: bool = False, **flags: FlagValue) -> Executable:
     """Compiles HLO text (str or bytes), a StableHLO portable artifact (bytes starting with MLIR
     bytecode's magic b"ML\\xefR", as jax.export(...).mlir_module_serialized holds it) or a file
     of either (a path) for `backend` ("cpu" or "interp").
     flags are cxla flags (docs/flags.md) with _ for -: threads=2, fusion=False, opt_level=3,
     dump_to="dir". filename names text in error messages (default "<text>"). Returns an
     Executable (close() it, or use it in a `with` block, to free it before it is collected);
-    errors raise a subclass of cxla.Error (cxla.ParseError, ...) with the library's message."""
-    return Executable(hlo, backend, tuple(donate_argnums), filename, None, **flags)
+    errors raise a subclass of cxla.Error (cxla.ParseError, ...) with the library's message.
+    keep_on_device=True: results are cxla.Buffers left where they were computed (on a GPU
+    backend, in the GPU's memory) instead of numpy arrays; any executable takes Buffers as
+    arguments."""
+    return Executable(hlo, backend, tuple(donate_argnums), filename, None, keep_on_device, **flags)

@@ -12,13 +12,14 @@ import tempfile
 import unittest
 
 import cxla
-from cxla._lib import Arg, CompileOptions, Shape  # (cxla._lib, the attribute, is the loaded library)
+from cxla._lib import Arg, CompileOptions, MemoryStats, Shape  # (cxla._lib, the attribute, is the loaded library)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HEADER = os.path.join(ROOT, "include", "cxla.h")
 
 # Each mirrored struct: the ctypes class and the header's typedef name.
-MIRRORS = [(Shape, "cxla_shape"), (CompileOptions, "cxla_compile_options"), (Arg, "cxla_arg")]
+MIRRORS = [(Shape, "cxla_shape"), (CompileOptions, "cxla_compile_options"), (Arg, "cxla_arg"),
+           (MemoryStats, "cxla_memory_stats")]
 
 
 def header_text():
