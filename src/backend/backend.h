@@ -29,6 +29,11 @@ typedef struct cx_dev_value {
   const struct cx_device_mem *mem;
 } cx_dev_value;
 
+/* A value of shape with its leaves' arrays zeroed (no memory yet; no reference on device
+ * taken), or NULL when memory ran out; cx_dev_value_free frees that shell (dev_value.c). */
+cx_dev_value *cx_dev_value_new(const cx_shape *shape, void *device, const struct cx_device_mem *mem);
+void cx_dev_value_free(cx_dev_value *v);
+
 /* An argument of cx_device_mem.execute: a value on this device, or else a host literal. */
 typedef struct cx_dev_arg {
   cx_dev_value *dev;

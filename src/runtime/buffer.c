@@ -322,26 +322,6 @@ cxla_status cxla_buffer_shape(cxla_buffer *buf, cxla_shape *out) {
   return CXLA_OK;
 }
 
-/* Element i of a device tuple: its leaves move out of v (addr 0 there). */
-static cx_dev_value *dev_element(cx_dev_value *v, int i) {
-  const cx_shape *es = &v->shape.tuple[i];
-  int n = cx_shape_leaf_count(es);
-  cx_dev_value *e = cx_calloc(1, sizeof *e);
-  if (e) {
-    e->addr = cx_calloc((size_t)n + 1, sizeof *e->addr);
-    e->size = cx_calloc((size_t)n + 1, sizeof *e->size);
-  }
-  if (!e || !e->addr || !e->size || !cx_shape_copy(&e->shape, es, NULL)) {
-    if (e) cx_free(e->addr), cx_free(e->size);
-    cx_free(e);
-    return NULL;
-  }
-  e->nleaves = n;
-  e->device = v->device;
-  e->mem = v->mem;
-  return e;
-}
-
 cxla_status cxla_buffer_untuple(cxla_buffer *buf, int n, cxla_buffer **elems) {
   if (!buf) return CXLA_ERR_INVALID_ARGUMENT;
   if (n < 0 || (n && !elems))
@@ -359,12 +339,12 @@ cxla_status cxla_buffer_untuple(cxla_buffer *buf, int n, cxla_buffer **elems) {
   cx_dev_value *stack[16] = {0}, **dv = !buf->dev ? NULL : n <= 16 ? stack : cx_calloc((size_t)n, sizeof *dv);
   int ok = !buf->dev || dv;
   for (int i = 0; ok && i < n; i++) {
-    if (dv && !(dv[i] = dev_element(buf->dev, i))) ok = 0;
+    if (dv && !(dv[i] = cx_dev_value_new(&buf->dev->shape.tuple[i], buf->dev->device, buf->dev->mem))) ok = 0;
     else if (!(elems[i] = cx_buffer_new(buf->ctx, buf->backend, NULL))) ok = 0;
   }
   if (!ok) {
     for (int i = 0; i < n; i++) {
-      if (dv && dv[i]) cx_shape_free_heap(&dv[i]->shape), cx_free(dv[i]->addr), cx_free(dv[i]->size), cx_free(dv[i]);
+      if (dv) cx_dev_value_free(dv[i]);
       cx_free(elems[i]);
       elems[i] = NULL;
     }

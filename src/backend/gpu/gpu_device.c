@@ -167,32 +167,17 @@ void cx_gpu_value_release(cx_dev_value *v) {
   if (!v) return;
   cx_gpu_device *d = v->device;
   for (int i = 0; d && i < v->nleaves; i++) cx_gpu_free(d, v->addr[i], v->size[i]);
-  cx_shape_free_heap(&v->shape);
-  cx_free(v->addr);
-  cx_free(v->size);
-  cx_free(v);
+  cx_dev_value_free(v);
   cx_gpu_device_unref(d);
 }
 
 cxla_status cx_gpu_value_new(cxla_context *ctx, cx_gpu_device *d, const cx_shape *shape, const unsigned char *skip,
                              cx_dev_value **out) {
   *out = NULL;
-  cx_dev_value *v = cx_calloc(1, sizeof *v);
-  int n = cx_shape_leaf_count(shape);
-  if (v) {
-    v->addr = cx_calloc((size_t)n + 1, sizeof *v->addr);
-    v->size = cx_calloc((size_t)n + 1, sizeof *v->size);
-  }
-  if (!v || !v->addr || !v->size || !cx_shape_copy(&v->shape, shape, NULL)) {
-    if (v) cx_free(v->addr), cx_free(v->size);
-    cx_free(v);
-    return cx_oom(ctx);
-  }
+  cx_dev_value *v = cx_dev_value_new(shape, d, d->mem);
+  if (!v) return cx_oom(ctx);
   cx_gpu_device_ref(d);
-  v->device = d;
-  v->mem = d->mem;
-  v->nleaves = n;
-  for (int k = 0; k < n; k++) {
+  for (int k = 0; k < v->nleaves; k++) {
     if (skip && skip[k]) continue;
     cxla_status s = cx_gpu_alloc(ctx, d, (size_t)cx_shape_bytes(cx_shape_leaf(shape, k)), &v->addr[k], &v->size[k]);
     if (s != CXLA_OK) {
