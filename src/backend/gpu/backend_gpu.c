@@ -101,8 +101,8 @@ static cxla_status compile_state(cxla_context *ctx, cx_module *m, const cx_flags
   CUcontext c;
   st->cu->CtxPopCurrent(&c);
   /* which target ran where: a GPU newer than cxla runs the newest PTX cxla knows */
-  cx_sb_printf(&stats->counts, "gpu=\"%s\" ptx_target=%s ptx_isa=%d.%d kernels=%d gemms=%d ", name, arch.sm,
-               arch.ptx / 10, arch.ptx % 10, st->prog.nkernels, st->prog.ngemms);
+  cx_sb_printf(&stats->counts, "gpu=\"%s\" ptx_target=%s ptx_isa=%d.%d kernels=%d gemms=%d loops_counted=%d ", name,
+               arch.sm, arch.ptx / 10, arch.ptx % 10, st->prog.nkernels, st->prog.ngemms, st->prog.nloops_known);
   return s;
 }
 

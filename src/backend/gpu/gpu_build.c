@@ -5,6 +5,7 @@
 #include "backend/gpu/ptx.h"
 #include "codegen/cg.h"
 #include "interp/interp.h"
+#include "ir/while_trips.h"
 #include "passes/fusion_plan.h"
 #include "passes/library_lowering.h"
 #include "passes/pass.h"
@@ -195,7 +196,11 @@ static cxla_status loop(builder *b, cx_instr *in) {
   int at_body = b->p->nsteps;
   CX_TRY(comp_steps(b, body));
   CX_TRY(copy_leaves(b, in, body->root));
-  b->p->steps[w] = (cx_gpu_step){.kind = CX_GPU_WHILE, .in = in, .sel = sel, .body = at_body, .end = b->p->nsteps};
+  int64_t trips;
+  if (!cx_while_trip_count(in, &trips)) trips = -1;
+  else b->p->nloops_known++;
+  b->p->steps[w] = (cx_gpu_step){.kind = CX_GPU_WHILE, .in = in, .sel = sel, .body = at_body, .end = b->p->nsteps,
+                                 .trips = trips};
   return CXLA_OK;
 }
 

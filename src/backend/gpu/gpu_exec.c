@@ -143,6 +143,13 @@ static cxla_status read_selector(run *r, const cx_gpu_step *s, int32_t *v) {
 
 static cxla_status run_loop(run *r, const cx_gpu_step *s, int i) {
   int64_t max = r->st->max_loop_iterations, trips = 0;
+  if (s->trips >= 0) { /* known when compiling: the body queued that many times, nothing read back */
+    if (max > 0 && s->trips > max)
+      return cx_error(r->ctx, CXLA_ERR_RUNTIME, "while loop %s did not finish within %lld iterations "
+                      "(--max-loop-iterations)", s->in->name, (long long)max);
+    for (int64_t t = 0; t < s->trips; t++) CX_TRY(run_steps(r, s->body, s->end, 0));
+    return CXLA_OK;
+  }
   for (;;) {
     int32_t go;
     CX_TRY(run_steps(r, i + 1, s->body, 0));
