@@ -62,13 +62,18 @@ class Handle:
         self.id = cid
 
 
+def _unregister(cid: int) -> None:
+    _registry.pop(cid, None)
+    _plans.pop(cid, None)
+
+
 def register(fn: Callable[..., Sequence[Any]], name: str = "") -> Handle:
     """Registers fn under a new process-wide id; it stays registered while the handle lives."""
     with _lock:
         cid = next(_ids)
         _registry[cid] = (fn, name or getattr(fn, "__name__", "callback"))
     h = Handle(cid)
-    weakref.finalize(h, _registry.pop, cid, None)
+    weakref.finalize(h, _unregister, cid)
     return h
 
 
@@ -77,36 +82,40 @@ def _write(buf: int, size: int, text: str) -> None:
     ctypes.memmove(buf, data + b"\0", len(data) + 1)
 
 
+_types_cache: List[Any] = []
+
+
 def _types() -> Any:
-    from ._core import types
-    return types
+    if not _types_cache:
+        from ._core import types
+        _types_cache.append(types)
+    return _types_cache[0]
 
 
-def _operand(v: HostValue, types: Any) -> Any:
+# What a callback's operands and results are, per id (they never change: one id is one
+# instruction's callable), worked out on its first call: None for a token, else (the ctypes
+# type of its bytes, dtype, shape, bytes).
+_Leaf = Any
+_plans: Dict[int, Tuple[List[_Leaf], List[_Leaf]]] = {}
+
+
+def _leaf(v: HostValue, types: Any, what: str) -> _Leaf:
     if v.type == types.code.get("token"):
         return None
     dtype = types.numpy.get(v.type)
     if dtype is None:
-        raise TypeError("a %s operand, which numpy has no dtype for" % types.name.get(v.type, "?"))
-    shape = tuple(v.dims[i] for i in range(v.rank))
-    if v.nbytes == 0:
-        return np.zeros(shape, dtype)
-    raw = (ctypes.c_char * v.nbytes).from_address(v.data)
-    return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()  # the memory is cxla's for this call only
+        raise TypeError("a %s %s, which numpy has no dtype for" % (types.name.get(v.type, "?"), what))
+    return (ctypes.c_char * v.nbytes, dtype, tuple(v.dims[:v.rank]), v.nbytes)
 
 
-def _result(i: int, value: Any, r: HostValue, types: Any) -> None:
-    if r.type == types.code.get("token"):
-        return
-    dtype = types.numpy.get(r.type)
-    shape = tuple(r.dims[k] for k in range(r.rank))
-    arr = np.asarray(value)
-    if dtype is None or arr.dtype != dtype or arr.shape != shape:
-        raise TypeError("result %d: expected %s[%s], got %s%s" % (i, types.name.get(r.type, "?"),
-                        ",".join(map(str, shape)), arr.dtype, list(arr.shape)))
-    arr = np.ascontiguousarray(arr)
-    if r.nbytes:
-        ctypes.memmove(r.data, arr.ctypes.data, r.nbytes)
+def _plan(cid: int, nargs: int, args: Any, nres: int, results: Any) -> Tuple[List[_Leaf], List[_Leaf]]:
+    plan = _plans.get(cid)
+    if plan is None or len(plan[0]) != nargs or len(plan[1]) != nres:
+        types = _types()
+        plan = ([_leaf(args[i], types, "operand") for i in range(nargs)],
+                [_leaf(results[i], types, "result") for i in range(nres)])
+        _plans[cid] = plan
+    return plan
 
 
 def _call(user: Any, cid: int, nargs: int, args: Any, nres: int, results: Any, err: int, errlen: int) -> int:
@@ -115,13 +124,25 @@ def _call(user: Any, cid: int, nargs: int, args: Any, nres: int, results: Any, e
         entry = _registry.get(cid)
         if entry is None:
             raise KeyError("callback_id %d is not registered (its executable's lowering was freed)" % cid)
-        types = _types()
-        outs = entry[0](*[_operand(args[i], types) for i in range(nargs)])
+        ins, outs_plan = _plan(cid, nargs, args, nres, results)
+        vals = []
+        for i, leaf in enumerate(ins):  # copies: the memory is cxla's for this call only
+            vals.append(None if leaf is None else
+                        np.frombuffer(leaf[0].from_address(args[i].data), leaf[1]).reshape(leaf[2]).copy()
+                        if leaf[3] else np.zeros(leaf[2], leaf[1]))
+        outs = entry[0](*vals)
         outs = list(outs) if outs is not None else []
         if len(outs) != nres:
             raise TypeError("the callback returned %d values for %d results" % (len(outs), nres))
-        for i in range(nres):
-            _result(i, outs[i], results[i], types)
+        for i, leaf in enumerate(outs_plan):
+            if leaf is None:
+                continue
+            arr = np.asarray(outs[i])
+            if arr.dtype != leaf[1] or arr.shape != leaf[2]:
+                raise TypeError("result %d: expected %s%s, got %s%s" % (i, leaf[1], list(leaf[2]), arr.dtype,
+                                                                       list(arr.shape)))
+            if leaf[3]:
+                np.frombuffer(leaf[0].from_address(results[i].data), leaf[1]).reshape(leaf[2])[...] = arr
         return 0
     except BaseException as e:  # a failure is the execution's error, never an escape into C
         name = entry[1] if entry is not None else "?"
