@@ -120,10 +120,11 @@ def _emit_cxla_callback(ctx: Any, fn: Any, token: Any, operands: Any, result_ava
                                    % (i, aval.dtype, v.dtype))
         return outs
 
-    call = checked
+    def with_token(tok: Any, *args: Any) -> Any:  # the token passes through
+        return (tok, *checked(*args))
+
+    call = with_token if token else checked
     if token:
-        def call(tok: Any, *args: Any) -> Any:  # noqa: F811 - the token passes through
-            return (tok, *checked(*args))
         operands = [token, *operands]
         sharding = kw.get("sharding")
         if sharding is not None and len(ctx.avals_out) > 0 and type(sharding).__name__ == "SdyArrayList":
