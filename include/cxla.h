@@ -692,19 +692,19 @@ typedef struct cxla_host_value {
 
 typedef struct cxla_host_callbacks {
   /* Runs callback id: reads the nargs operands, writes every array result in place (the memory
-   * is cxla's, of the declared shape, not zeroed). Returns 0, or non-zero with a message in
+   * is cxla's, of the declared shape: write all of it). Returns 0, or non-zero with a message in
    * err (errlen bytes, NUL-terminated) when the callback failed. May be called from any thread
    * cxla executes on, and from several at once. */
   int (*call)(void *user, uint64_t id, int nargs, const cxla_host_value *args, int nresults,
               cxla_host_value *results, char *err, size_t errlen);
   /* 1 if id is a callback call can run, else 0; either way it may write a name for id (the
-   * callable's) into name, for messages. Asked when compiling. */
+   * callable's) into name, for messages. Asked when compiling; NULL takes every id as known. */
   int (*lookup)(void *user, uint64_t id, char *name, size_t namelen);
   void *user;          /* given back to call and lookup */
 } cxla_host_callbacks;
 
-/* Sets the process's dispatcher (copied; NULL unsets it). Thread safe; executions running
- * when it changes finish with the dispatcher they started a callback with. */
+/* Sets the process's dispatcher (copied; NULL, or a NULL call, unsets it). Thread safe: each
+ * callback runs with the dispatcher set when it started. */
 void cxla_host_callbacks_set(const cxla_host_callbacks *cb);
 
 #ifdef __cplusplus
