@@ -699,6 +699,43 @@ void cxla_feeds_clear(cxla_context *ctx);
 typedef cxla_status (*cxla_infeed_source)(void *user, const cxla_shape *shape, cxla_literal **out);
 void cxla_infeed_set_source(cxla_context *ctx, cxla_infeed_source fn, void *user);
 
+/* ---- host callbacks --------------------------------------------------------------------------
+ * A program may call back into its host process: a custom-call with
+ * custom_call_target="cxla_host_callback" and backend_config={callback_id = N : ui64} (what the
+ * Python package lowers jax.debug.print, jax.pure_callback and io_callback to, docs/python.md)
+ * runs callback N of the process's dispatcher, on the interpreter and on the cpu backend (the gpu
+ * backend refuses it when compiling). Its operands and results are arrays and tokens (a token
+ * orders it among other effects and carries no data); its results come back with the shapes it
+ * declares. One dispatcher per process, shared by every context, executable and thread: ids are
+ * the dispatcher's own (a Python process numbers its callables). A compile refuses a
+ * callback_id the dispatcher does not know (or any, when none is set), naming the instruction
+ * and the id; an execution whose callback fails stops with CXLA_ERR_RUNTIME and the callback's
+ * message. */
+typedef struct cxla_host_value {
+  cxla_type type;      /* CXLA_TOKEN for a token: no data, rank 0 */
+  int rank;
+  const int64_t *dims;
+  void *data;          /* dense row-major; an operand's is only read, a result's is to be written */
+  size_t nbytes;       /* cxla_type_size(type) times the element count */
+} cxla_host_value;
+
+typedef struct cxla_host_callbacks {
+  /* Runs callback id: reads the nargs operands, writes every array result in place (the memory
+   * is cxla's, of the declared shape: write all of it). Returns 0, or non-zero with a message in
+   * err (errlen bytes, NUL-terminated) when the callback failed. May be called from any thread
+   * cxla executes on, and from several at once. */
+  int (*call)(void *user, uint64_t id, int nargs, const cxla_host_value *args, int nresults,
+              cxla_host_value *results, char *err, size_t errlen);
+  /* 1 if id is a callback call can run, else 0; either way it may write a name for id (the
+   * callable's) into name, for messages. Asked when compiling; NULL takes every id as known. */
+  int (*lookup)(void *user, uint64_t id, char *name, size_t namelen);
+  void *user;          /* given back to call and lookup */
+} cxla_host_callbacks;
+
+/* Sets the process's dispatcher (copied; NULL, or a NULL call, unsets it). Thread safe: each
+ * callback runs with the dispatcher set when it started. */
+void cxla_host_callbacks_set(const cxla_host_callbacks *cb);
+
 #ifdef __cplusplus
 }
 #endif

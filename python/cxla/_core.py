@@ -11,13 +11,15 @@ from typing import Any, Dict, Iterable, List, NoReturn, Optional, Sequence, Tupl
 
 import numpy as np
 
-from . import _errors, _lib
+from . import _callbacks, _errors, _lib
 from ._buffer import Buffer
 from ._errors import Error, InvalidArgumentError, OutOfMemoryError, Status, VerifyError
 from ._types import Spec, Types
 
 lib, library_path = _lib.load()
 types = Types(lib)
+_TOKEN = types.code.get("token")
+_callbacks.install(lib)  # host callbacks (jax.debug.print, ...) of this process's programs
 _errors.STATUS_NAMES.update((int(s), lib.cxla_status_str(int(s)).decode()) for s in Status)
 
 # What cxla.compile takes: HLO text (str or bytes) or the path of an HLO file.
@@ -316,6 +318,8 @@ class Executable:
                     donated.append((owner, a))
                 elif spec.elems is not None:
                     cargs[i].buffer = self._tuple_argument(a, spec, made)
+                elif spec.code == _TOKEN:
+                    cargs[i].buffer = self._token_argument(made)
                 else:
                     self._array_argument(a, spec, cargs[i], donate, made, keep, convert)
             r = _vp()
@@ -334,6 +338,19 @@ class Executable:
             except ValueError:
                 pass
         return out
+
+    def _token_argument(self, made: List[int]) -> int:
+        """A token parameter's buffer (a token carries no value: whatever the argument is)."""
+        lit = lib.cxla_literal_token(self._ctx.h)
+        if not lit:
+            raise OutOfMemoryError("out of memory")
+        h = _vp()
+        try:
+            self._ctx.check(lib.cxla_buffer_from_literal(self._ctx.h, self._backend_c, lit, ctypes.byref(h)))
+        finally:
+            lib.cxla_literal_destroy(lit)
+        made.append(h.value)
+        return int(h.value)
 
     def _array_argument(self, a: Any, spec: Spec, d: Any, donate: bool, made: List[int], keep: List[Any],
                         convert: bool) -> None:

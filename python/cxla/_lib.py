@@ -104,7 +104,9 @@ _PROTOTYPES: Dict[str, Tuple[List[Any], Any]] = {
     "cxla_buffer_from_literal": ([vp, c_str, vp, P(vp)], c_int),
     "cxla_literal_from_data": ([vp, c_int, c_int, vp, vp, c_size], vp),
     "cxla_literal_tuple": ([vp, c_int, P(vp)], vp),
+    "cxla_literal_token": ([vp], vp),
     "cxla_literal_destroy": ([vp], None),
+    "cxla_host_callbacks_set": ([vp], None),
 }
 # Calls a library may lack (an older one): absent, the feature says so when asked for.
 _OPTIONAL: Dict[str, Tuple[List[Any], Any]] = {

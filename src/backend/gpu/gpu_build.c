@@ -5,6 +5,7 @@
 #include "backend/gpu/ptx.h"
 #include "codegen/cg.h"
 #include "interp/interp.h"
+#include "ir/custom_call.h"
 #include "ir/while_trips.h"
 #include "passes/fusion_plan.h"
 #include "passes/library_lowering.h"
@@ -131,7 +132,11 @@ static cxla_status fusion(builder *b, cx_instr *in) {
  * start as copies of its operands, which its kernel then combines the updates into. */
 static cxla_status own_kernel(builder *b, cx_instr *in) {
   const cx_instr_kernel *k = cx_emit_instr_kernel(in);
-  const char *why = "no GPU code for this custom-call target";
+  int t = in->op == CX_OP_CUSTOM_CALL ? cx_cc_target_of(in) : -1;
+  const char *why = t >= 0 && cx_cc_info_of((cx_cc_target)t)->kind == CX_CC_HOST_CALLBACK
+                        ? "a host callback: the gpu backend makes no calls into the host (the cpu backend and the "
+                          "interpreter run them)"
+                        : "no GPU code for this custom-call target";
   if (!k || !k->ok(in, &why)) return refuse(b, in, why);
   for (int q = 0; in->op == CX_OP_SCATTER && q < in->nops / 2; q++) {
     int d = leaf_slot(b, in, q), f = leaf_slot(b, in->ops[q], 0);
