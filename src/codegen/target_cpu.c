@@ -60,9 +60,12 @@ static cx_math_lowering cpu_math(cx_op op, cxla_type t) {
   cx_math_lowering exp_ = {CX_MATH_CALL, "exp", 0, 0}, log_ = {CX_MATH_CALL, "log", 0, 0};
   if (cx_type_is_complex(t) && op == CX_OP_EXP) return exp_;
   if (cx_type_is_complex(t) && op == CX_OP_LOG) return log_;
-  if (cx_type_is_complex(t)) t = CXLA_F64;
+  int complex = cx_type_is_complex(t);
+  if (complex) t = CXLA_F64;
   if ((unsigned)op >= CX_OP_COUNT || !cx_type_is_float(t)) return none;
-  return k_math[op][t == CXLA_F64];
+  cx_math_lowering l = k_math[op][t == CXLA_F64];
+  if (complex) l.libmvec = 0; /* scalar libm, the interpreter's */
+  return l;
 }
 
 const cx_target cx_target_cpu = {
