@@ -71,5 +71,10 @@ LLVMValueRef cx_ir_call_libmvec(cx_gen *g, const char *name, int nargs, LLVMValu
    * only its loads and stores */
   unsigned mem = LLVMGetEnumAttributeKindForName("memory", 6);
   LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cg->llctx, mem, 0));
+  if (level >= 2) {
+    static const char pk[] = "prefer-vector-width", pv[] = "512";
+    LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(cg->b));
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateStringAttribute(cg->llctx, pk, sizeof pk - 1, pv, sizeof pv - 1));
+  }
   return call;
 }

@@ -57,9 +57,9 @@ typedef struct cx_target {
 } cx_target;
 
 /* The host CPU: kernels `void k(i8 **args, i64 begin, i64 end)` that the cpu backend's thread
- * pool calls on chunks of the range; libm (in double where f32 must round like the
- * interpreter) and math.c's polynomials; one address space. vector_bits is 256 here; the cpu
- * backend copies the struct and sets its host's width. */
+ * pool calls on chunks of the range; math*.c's polynomials, and for f64 libm with libmvec's
+ * variants (libmvec.c); one address space. vector_bits is 256 and libmvec 0 here; the cpu
+ * backend copies the struct and sets its host's width and libmvec level. */
 extern const cx_target cx_target_cpu;
 
 #endif
