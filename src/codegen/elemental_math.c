@@ -53,10 +53,8 @@ LLVMValueRef cx_gen_math(cx_gen *g, cx_op op, cxla_type t, int nargs, LLVMValueR
   if (nargs < 1 || nargs > 2) nargs = 0;
   for (int i = 0; i < nargs; i++) x[i] = widen ? LLVMBuildFPExt(b, args[i], cg->t_f64, "") : args[i];
   LLVMTypeRef xt = widen ? cg->t_f64 : rt;
-  if (nargs && l.how == CX_MATH_CALL && l.libmvec && cg->target->libmvec && xt == cg->t_f64)
-    r = cx_ir_call_libmvec(g, l.name, nargs, x, cg->target->libmvec);
-  else if (nargs && l.how == CX_MATH_CALL)
-    r = cx_ir_call(g, l.name, nargs, x);
+  if (nargs && l.how == CX_MATH_CALL) r = cx_ir_call(g, l.name, nargs, x);
+  if (r && l.libmvec && cg->target->libmvec && xt == cg->t_f64) cx_libmvec_attach(cg, r, l.name, nargs, cg->target->libmvec);
   if (nargs && l.how == CX_MATH_INTRINSIC) r = cx_ir_intrinsic(g, l.name, &xt, 1, x, nargs);
   if (nargs == 1 && l.how == CX_MATH_INLINE) {
     inline_fn f = xt == cg->t_f64 ? k_inline[op].f64 : xt == cg->t_f32 ? k_inline[op].f32 : NULL;

@@ -8,7 +8,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include "codegen/cg.h"
 #include "codegen/libmvec.h"
 
 static int g_loaded;
@@ -53,9 +52,7 @@ static void declare_variant(cx_cg *cg, const char *vname, unsigned lanes, int na
   keep(cg, fn);
 }
 
-LLVMValueRef cx_ir_call_libmvec(cx_gen *g, const char *name, int nargs, LLVMValueRef *args, int level) {
-  cx_cg *cg = g->cg;
-  LLVMValueRef call = cx_ir_call(g, name, nargs, args);
+void cx_libmvec_attach(cx_cg *cg, LLVMValueRef call, const char *name, int nargs, int level) {
   static const struct { char isa; unsigned lanes; } widths[2] = {{'d', 4}, {'e', 8}};
   char variants[128] = "", vname[48];
   for (int w = 0; w < level && w < 2; w++) {
@@ -76,5 +73,4 @@ LLVMValueRef cx_ir_call_libmvec(cx_gen *g, const char *name, int nargs, LLVMValu
     LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(cg->b));
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateStringAttribute(cg->llctx, pk, sizeof pk - 1, pv, sizeof pv - 1));
   }
-  return call;
 }

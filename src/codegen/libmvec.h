@@ -1,7 +1,7 @@
 /* libmvec.h — f64 math calls with glibc libmvec's vector variants (libmvec.c). */
 #ifndef CX_CODEGEN_LIBMVEC_H
 #define CX_CODEGEN_LIBMVEC_H
-#include "codegen/gen.h"
+#include "codegen/cg.h"
 
 #define CX_LIBMVEC_MAX_KEPT 64
 
@@ -10,8 +10,9 @@
  * host feature string. Loads libmvec.so.1 into the process the first time. */
 int cx_libmvec_level(const char *features);
 
-/* The scalar call name(args) on f64 (as cx_ir_call), with libmvec's variants for level (as
- * above, >= 1) attached, so the loop vectoriser calls them. */
-LLVMValueRef cx_ir_call_libmvec(cx_gen *g, const char *name, int nargs, LLVMValueRef *args, int level);
+/* Attaches libmvec's variants for level (as above, >= 1) to call, a scalar f64 call of libm's
+ * name with nargs arguments (cx_ir_call), so the loop vectoriser calls them; on level 2 the
+ * function being built asks for 512-bit vectors. */
+void cx_libmvec_attach(cx_cg *cg, LLVMValueRef call, const char *name, int nargs, int level);
 
 #endif
