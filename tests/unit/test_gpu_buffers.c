@@ -5,6 +5,7 @@
  * consumed or empty buffer gives. */
 #include <stdint.h>
 #include <string.h>
+#include "backend/gpu/emu.h"
 #include "runtime/buffer.h"
 #include "test.h"
 
@@ -184,4 +185,34 @@ done:
   cxla_buffer_destroy(el[0]);
   cxla_buffer_destroy(el[1]);
   cxla_executable_destroy(e);
+}
+
+/* A full (emulated) GPU: the cache is given back to the driver and the allocation tried again;
+ * when even that is not enough, CXLA_ERR_OUT_OF_MEMORY saying how much was asked for. */
+TEST(gpu_buffers_out_of_device_memory) {
+  cxla_context *ctx = NULL;
+  CHECK_OK(cxla_context_create(&ctx));
+  if (!ctx) return;
+  enum { K = 1024 };
+  static float data[64 * K / 4];
+  int64_t d16[1] = {16 * K / 4}, d20[1] = {20 * K / 4}, d64[1] = {64 * K / 4};
+  cx_emu_set_memory_limit(cx_emu_memory_allocated() + 40 * K);
+  cxla_buffer *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+  CHECK_OK(cxla_buffer_from_data(ctx, EMU, CXLA_F32, 1, d16, data, 16 * K, &a));
+  CHECK_OK(cxla_buffer_from_data(ctx, EMU, CXLA_F32, 1, d16, data, 16 * K, &b));
+  cxla_buffer_destroy(a); /* its block goes to the cache: 32 KiB still taken from the driver */
+  cxla_memory_stats st;
+  CHECK_OK(cxla_context_memory_stats(ctx, EMU, &st));
+  CHECK(st.cached == 16 * K && st.in_use == 16 * K && st.driver_frees == 0);
+  /* 20 KiB more does not fit beside 32: the cached 16 go back to the driver first */
+  CHECK_OK(cxla_buffer_from_data(ctx, EMU, CXLA_F32, 1, d20, data, 20 * K, &c));
+  CHECK_OK(cxla_context_memory_stats(ctx, EMU, &st));
+  CHECK(c && st.cached == 0 && st.driver_frees == 1 && st.in_use == 36 * K);
+  CHECK_EQ_INT(cxla_buffer_from_data(ctx, EMU, CXLA_F32, 1, d64, data, 64 * K, &d), CXLA_ERR_OUT_OF_MEMORY);
+  CHECK(d == NULL);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(ctx), "cuMemAlloc of 65536 bytes failed");
+  cx_emu_set_memory_limit(0);
+  cxla_buffer_destroy(b);
+  cxla_buffer_destroy(c);
+  cxla_context_destroy(ctx);
 }
