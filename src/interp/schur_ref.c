@@ -138,7 +138,6 @@ int cx_ref_schur_real(int64_t n, cx_z *a, cx_z *z, cx_z *w) {
   cx_z *v = cx_malloc(sizeof *v * (size_t)(n + 1));
   double *h = cx_malloc(sizeof *h * (size_t)(2 * n * n + 1));
   int bad = !v || !h;
-  for (int64_t i = 0; !bad && i < n * n; i++) bad = !isfinite(creal(a[i]));
   if (!bad) {
     cx_ref_hessenberg(n, a, z, v);
     rs r = {n, h, h + n * n};
