@@ -77,12 +77,11 @@
       u0[k + 1] = d[k + 1];                                                                             \
       R scale2 = ABS(dl[k + 1]) + ABS(u0[k + 1]);                                                       \
       if (k + 2 < n) scale2 += ABS(du[k + 1]);                                                          \
-      R piv1 = u0[k] == 0 ? 0 : ABS(u0[k]) / scale1, piv2 = ABS(dl[k + 1]) / scale2;                    \
       if (dl[k + 1] == 0) { /* nothing to eliminate */                                                  \
         scale1 = scale2;                                                                                \
         u1[k + 1] = du[k + 1];                                                                          \
         memcpy(x1, b1, sizeof *x1 * (size_t)nrhs);                                                      \
-      } else if (piv2 <= piv1) { /* row k stays the pivot row */                                        \
+      } else if (ABS(dl[k + 1]) / scale2 <= (u0[k] == 0 ? 0 : ABS(u0[k]) / scale1)) { /* row k pivots */ \
         T f = dl[k + 1] / u0[k];                                                                        \
         scale1 = scale2;                                                                                \
         u0[k + 1] -= f * u1[k];                                                                         \
@@ -132,8 +131,13 @@ int cx_rt_gtsv_perturbed(int64_t type, int64_t batch, int64_t n, int64_t nrhs, v
     char *x = (char *)bufs[0] + m, *dl = (char *)bufs[1] + v, *d = (char *)bufs[2] + v, *du = (char *)bufs[3] + v,
          *rhs = (char *)bufs[4] + m;
     switch (type) {
-    case CXLA_F32: solve_f32(n, nrhs, (float *)dl, (float *)d, (float *)du, (float *)rhs, (float *)x, (float *)u, (float *)r); break;
-    case CXLA_F64: solve_f64(n, nrhs, (double *)dl, (double *)d, (double *)du, (double *)rhs, (double *)x, (double *)u, (double *)r); break;
+    case CXLA_F32:
+      solve_f32(n, nrhs, (float *)dl, (float *)d, (float *)du, (float *)rhs, (float *)x, (float *)u, (float *)r);
+      break;
+    case CXLA_F64:
+      solve_f64(n, nrhs, (double *)dl, (double *)d, (double *)du, (double *)rhs, (double *)x, (double *)u,
+                (double *)r);
+      break;
     case CXLA_C64:
       solve_c64(n, nrhs, (float _Complex *)dl, (float _Complex *)d, (float _Complex *)du, (float _Complex *)rhs,
                 (float _Complex *)x, (float _Complex *)u, (float _Complex *)r);

@@ -541,7 +541,8 @@ static void la_geev(la_call *c, void **bufs) {
 static void gees_call(la_call *c, char *job, void *a, int *ld, int *sdim, void *w, void *wi, void *vs, void *work,
                       int *lwork, void *rwork, int *bwork, int *info) {
   char sort = 'N';
-  if (c->cplx) (c->dbl ? zgees_ : cgees_)(job, &sort, NULL, &c->n, a, ld, sdim, w, vs, ld, work, lwork, rwork, bwork, info, 1, 1);
+  if (c->cplx)
+    (c->dbl ? zgees_ : cgees_)(job, &sort, NULL, &c->n, a, ld, sdim, w, vs, ld, work, lwork, rwork, bwork, info, 1, 1);
   else (c->dbl ? dgees_ : sgees_)(job, &sort, NULL, &c->n, a, ld, sdim, w, wi, vs, ld, work, lwork, bwork, info, 1, 1);
 }
 
