@@ -69,6 +69,8 @@ static const cx_interp_fn k_kinds[CX_CC_KIND_COUNT] = {
   [CX_CC_GEQP3] = cx_interp_lapack_geqp3,
   [CX_CC_GEHRD] = cx_interp_lapack_gehrd,
   [CX_CC_SYTRD] = cx_interp_lapack_sytrd,
+  [CX_CC_GEES] = cx_interp_lapack_gees,
+  [CX_CC_GTSV_PERTURBED] = cx_interp_gtsv_perturbed,
   [CX_CC_ORMQR] = cx_interp_lapack_ormqr,
 };
 

@@ -158,6 +158,8 @@ CX_INTERP_EVALUATOR(cx_interp_lapack_gtsv);
 CX_INTERP_EVALUATOR(cx_interp_lapack_geqp3);
 CX_INTERP_EVALUATOR(cx_interp_lapack_gehrd);
 CX_INTERP_EVALUATOR(cx_interp_lapack_sytrd);
+CX_INTERP_EVALUATOR(cx_interp_lapack_gees);
+CX_INTERP_EVALUATOR(cx_interp_gtsv_perturbed);
 CX_INTERP_EVALUATOR(cx_interp_lapack_ormqr);
 CX_INTERP_EVALUATOR(cx_interp_lapack_orgqr);
 CX_INTERP_EVALUATOR(cx_interp_lapack_syevd);

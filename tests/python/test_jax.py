@@ -164,6 +164,31 @@ class LinearAlgebra(unittest.TestCase):
                 uh = np.conj(np.swapaxes(vl, -1, -2))
                 np.testing.assert_allclose(uh @ a, w[..., :, None] * uh, rtol=1e-4, atol=1e-4)
 
+    def test_schur_and_perturbed_tridiagonal_solve_on_both_backends(self):
+        """jax.scipy.linalg.schur (lapack_sgees_ffi, lapack_cgees_ffi) and the perturbed tridiagonal
+        solve through cxla.jit: LAPACK's gees and jaxlib's kernel on the cpu backend, the
+        interpreter's own references; a Schur form is checked as one (a = z t z^H, t
+        (quasi-)triangular), the solve against jax's."""
+        import jax.scipy.linalg as jsl
+        rng = np.random.default_rng(8)
+        a = rng.standard_normal((2, 6, 6)).astype(np.float32)
+        ac = (a + 1j * rng.standard_normal((2, 6, 6))).astype(np.complex64)
+        dl, d, du = (rng.standard_normal((2, 5)).astype(np.float32) for _ in range(3))
+        b = rng.standard_normal((2, 5, 3)).astype(np.float32)
+        d[1] = 0  # pivoting
+        solve = lambda *x: jax.lax.linalg.tridiagonal_solve(*x, perturb_singular=True)  # noqa: E731
+        want = np.asarray(jax.jit(solve)(dl, d, du, b))
+        for backend in ("cpu", "interp"):
+            for m, below in ((a, 2), (ac, 1)):
+                with self.subTest(backend=backend, dtype=m.dtype.name):
+                    t, z = (np.asarray(r) for r in cxla.jit(jsl.schur, backend=backend)(m))
+                    zh = np.conj(np.swapaxes(z, -1, -2))
+                    np.testing.assert_allclose(z @ t @ zh, m, rtol=1e-4, atol=1e-4)
+                    self.assertTrue((np.tril(t, -below) == 0).all())
+            with self.subTest(backend=backend, op="tridiagonal_solve"):
+                got = np.asarray(cxla.jit(solve, backend=backend)(dl, d, du, b))
+                np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
 
 def key_step(k, x):
     k1, k2 = jax.random.split(k)

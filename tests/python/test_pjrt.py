@@ -233,6 +233,54 @@ class Programs(Base):
                                               np.asarray(jax.random.key_data(want[0])))
                 np.testing.assert_allclose(np.asarray(got[1]), np.asarray(want[1]), rtol=1e-6, atol=1e-6)
 
+    def test_schur_through_lapack_gees(self):
+        """jax.scipy.linalg.schur (lapack_?gees_ffi) in f32, f64, c64 and c128, batched, and what
+        JAX builds on it (sqrtm, funm): a Schur form is not unique, so each side's is checked as
+        one (a = z t z^H, z^H z = I, t triangular, or quasi-triangular for real t) and the
+        eigenvalues on t's diagonal are JAX's CPU's as sets; sqrtm's square is a."""
+        rng = np.random.default_rng(4)
+        import jax.scipy.linalg as jsl
+        with jax.enable_x64(True):
+            for dt in (np.float32, np.float64, np.complex64, np.complex128):
+                with self.subTest(np.dtype(dt).name):
+                    a = rng.standard_normal((2, 5, 5))
+                    if np.dtype(dt).kind == "c":
+                        a = a + 1j * rng.standard_normal((2, 5, 5))
+                    a = a.astype(dt)
+                    tol = 1e-4 if dt in (np.float32, np.complex64) else 1e-10
+                    (t, z), (ct, _) = both(jsl.schur, a)
+                    self.assertEqual(t.dtype, ct.dtype)
+                    zh = np.conj(np.swapaxes(z, -1, -2))
+                    np.testing.assert_allclose(z @ t @ zh, a, rtol=tol, atol=tol)
+                    np.testing.assert_allclose(zh @ z, np.broadcast_to(np.eye(5), a.shape), atol=tol)
+                    below = 2 if np.dtype(dt).kind == "f" else 1
+                    self.assertTrue((np.tril(t, -below) == 0).all())
+                    np.testing.assert_allclose(np.sort_complex(np.linalg.eigvals(t).ravel()),
+                                               np.sort_complex(np.linalg.eigvals(ct).ravel()), rtol=tol, atol=tol)
+            s, _ = both(jsl.sqrtm, a[0])
+            np.testing.assert_allclose(s @ s, a[0], rtol=1e-8, atol=1e-8)
+
+    def test_tridiagonal_solve_perturbed(self):
+        """lax.linalg.tridiagonal_solve(perturb_singular=True) (tridiagonal_solve_perturbed_ffi,
+        jaxlib's own kernel) in the four types against JAX's CPU: a system that needs pivoting,
+        and singular ones (rows alike, the zero matrix), finite and large as jaxlib makes them."""
+        from jax import lax
+        solve = lambda dl, d, du, b: lax.linalg.tridiagonal_solve(dl, d, du, b, perturb_singular=True)  # noqa: E731
+        rng = np.random.default_rng(6)
+        with jax.enable_x64(True):
+            for dt in (np.float32, np.float64, np.complex64, np.complex128):
+                with self.subTest(np.dtype(dt).name):
+                    dl, d, du, b = (rng.standard_normal(s) for s in ((3, 6), (3, 6), (3, 6), (3, 6, 2)))
+                    if np.dtype(dt).kind == "c":
+                        dl = dl + 1j * rng.standard_normal((3, 6))
+                    d[1] = 0  # the pivots of system 1 need rows swapped
+                    d[2], dl[2], du[2] = 0, 0, 0  # the zero matrix
+                    args = [x.astype(dt) for x in (dl, d, du, b)]
+                    got, want = both(solve, *args)
+                    tol = 1e-4 if dt in (np.float32, np.complex64) else 1e-10
+                    np.testing.assert_allclose(got, want, rtol=tol)
+                    self.assertTrue(np.isfinite(got).all() and (np.abs(got[2]) > 1e6).all())
+
 
 class DotAlgorithms(Base):
     def test_one_pass_algorithms_and_refusals(self):
