@@ -232,7 +232,8 @@ TEST(gpu_emu_corpus) {
   corpus_dir(dir, &t);
   printf("  %s corpus: %d modules, %d run and match the interpreter, %d refused by the gpu backend at compile time\n",
          gpu_backend_name(), t.modules, t.accepted, t.refused);
-  CHECK_MSG(t.accepted >= 100, "only %d corpus modules ran on gpu-emu", t.accepted);
+  /* 331 of 342 since cuSOLVER, cuBLAS and cuFFT (316 before): a library step that starts refusing shows here */
+  CHECK_MSG(t.accepted >= 330 || strcmp(gpu_backend_name(), "gpu-emu"), "only %d corpus modules ran on gpu-emu", t.accepted);
 }
 
 /* ---- hand-made launches ---- */
