@@ -60,6 +60,9 @@ typedef struct cx_cuda {
   /* height rows of width 32-bit words of value, pitch bytes apart (the linear-algebra steps'
    * NaN fills: the real part of each element) */
   CUresult (*MemsetD2D32Async)(CUdeviceptr dst, size_t pitch, unsigned value, size_t width, size_t height, CUstream s);
+  /* buffers' transfers, ordered on the device's stream */
+  CUresult (*MemcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream s);
+  CUresult (*MemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes, CUstream s);
 } cx_cuda;
 
 /* The driver, opened once per process (thread safe); its library name comes from

@@ -199,6 +199,12 @@ static CUresult emu_dtoh(void *dst, CUdeviceptr src, size_t bytes) {
   return E_OK;
 }
 /* a stream runs each call in order, so "async" work is done when the call returns */
+static CUresult emu_htod_async(CUdeviceptr dst, const void *src, size_t bytes, CUstream s) {
+  return s != (CUstream)&g_stream_token ? E_INVALID_HANDLE : emu_htod(dst, src, bytes);
+}
+static CUresult emu_dtoh_async(void *dst, CUdeviceptr src, size_t bytes, CUstream s) {
+  return s != (CUstream)&g_stream_token ? E_INVALID_HANDLE : emu_dtoh(dst, src, bytes);
+}
 static CUresult emu_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
   if (s != (CUstream)&g_stream_token) return E_INVALID_HANDLE;
   if (!host_range_ok(dst, bytes) || !host_range_ok(src, bytes)) return E_INVALID_VALUE;
@@ -370,8 +376,8 @@ static const cx_cuda g_emu = {
   .MemcpyDtoDAsync = emu_dtod, .LaunchKernel = emu_launch, .StreamCreate = emu_stream,
   .StreamDestroy = emu_stream_destroy, .StreamSynchronize = emu_sync, .GetErrorString = emu_error_string,
   .EventCreate = emu_event_create, .EventRecord = emu_event_record, .EventElapsedTime = emu_event_elapsed,
-  .EventDestroy = emu_event_destroy, .MemsetD8Async = emu_memset8,
-  .MemsetD2D32Async = emu_memset2d32,
+  .EventDestroy = emu_event_destroy, .MemsetD8Async = emu_memset8, .MemcpyHtoDAsync = emu_htod_async,
+  .MemcpyDtoHAsync = emu_dtoh_async, .MemsetD2D32Async = emu_memset2d32,
 };
 
 const cx_cuda *cx_cuda_emu(void) { return &g_emu; }

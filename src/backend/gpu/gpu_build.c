@@ -372,7 +372,8 @@ cxla_status cx_gpu_build(cxla_context *ctx, cx_module *m, const cx_flags *flags,
   out->m = m;
   out->arch = *arch;
   CX_TRY(passes(ctx, m, flags));
-  CX_TRY(cx_buffers_assign(m, &out->bufs));
+  /* a donated parameter's memory may hold a result leaf (gpu_exec.c hands it to the result) */
+  CX_TRY(cx_buffers_assign_donated(m, flags->donate, &out->bufs));
   builder b = {.ctx = ctx, .p = out, .lenient = (mode & CX_GPU_LENIENT) != 0};
   LLVMContextRef llctx = LLVMContextCreate();
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(m->name ? m->name : "cxla", llctx);
