@@ -125,7 +125,7 @@ static cxla_status events_trace(run *r, int64_t done_ns) {
       a = (cx_trace_args){.n = 1, .key = {"bytes"}, .val = {p->bufs.slots[s->dst].size}};
     }
     cx_trace_add_on(r->trace, GPU_TRACE_TID, s->in && s->in->name ? s->in->name : "?",
-                    s->kind == CX_GPU_COPY                                                                ? "copy"
+                    s->kind == CX_GPU_COPY ? "copy"
                     : s->kind == CX_GPU_GEMM || s->kind == CX_GPU_LINALG || s->kind == CX_GPU_FFT ? "library"
                     : s->kind == CX_GPU_LAUNCH ? "kernel" : "control", base + (int64_t)((double)t0 * 1e6),
                     base + (int64_t)((double)t1 * 1e6), &a);
