@@ -249,8 +249,8 @@ static double complex load(int t, const void *p, int64_t i) {
   switch (t) {
   case 0: return ((const float *)p)[i];
   case 1: return ((const double *)p)[i];
-  case 2: return CMPLXF(((const float *)p)[2 * i], ((const float *)p)[2 * i + 1]);
-  default: return CMPLX(((const double *)p)[2 * i], ((const double *)p)[2 * i + 1]);
+  case 2: return ((const float *)p)[2 * i] + ((const float *)p)[2 * i + 1] * I;
+  default: return ((const double *)p)[2 * i] + ((const double *)p)[2 * i + 1] * I;
   }
 }
 static void store(int t, void *p, int64_t i, double complex v) {
