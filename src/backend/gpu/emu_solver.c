@@ -7,7 +7,6 @@
  * rwork) is host memory of the emulation's own. cuSOLVER's gesvd takes m >= n only, and so
  * does this one. */
 #include <cblas.h>
-#include <complex.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend/gpu/emu.h"
@@ -245,28 +244,36 @@ static int gesvd(int t, void *h, signed char jobu, signed char jobvt, int m, int
 
 /* ---- cuBLAS ---- */
 
-static double complex load(int t, const void *p, int64_t i) {
+/* a number of any of the four types as (re, im), im 0 for the real ones: arithmetic on the
+ * parts, so that alpha 1 and beta 0 copy every value exactly (inf and NaN parts included) */
+typedef struct num { double re, im; } num;
+
+static num load(int t, const void *p, int64_t i) {
   switch (t) {
-  case 0: return ((const float *)p)[i];
-  case 1: return ((const double *)p)[i];
-  case 2: return ((const float *)p)[2 * i] + ((const float *)p)[2 * i + 1] * I;
-  default: return ((const double *)p)[2 * i] + ((const double *)p)[2 * i + 1] * I;
+  case 0: return (num){((const float *)p)[i], 0};
+  case 1: return (num){((const double *)p)[i], 0};
+  case 2: return (num){((const float *)p)[2 * i], ((const float *)p)[2 * i + 1]};
+  default: return (num){((const double *)p)[2 * i], ((const double *)p)[2 * i + 1]};
   }
 }
-static void store(int t, void *p, int64_t i, double complex v) {
+static void store(int t, void *p, int64_t i, num v) {
   switch (t) {
-  case 0: ((float *)p)[i] = (float)creal(v); break;
-  case 1: ((double *)p)[i] = creal(v); break;
-  case 2: ((float *)p)[2 * i] = (float)creal(v), ((float *)p)[2 * i + 1] = (float)cimag(v); break;
-  default: ((double *)p)[2 * i] = creal(v), ((double *)p)[2 * i + 1] = cimag(v); break;
+  case 0: ((float *)p)[i] = (float)v.re; break;
+  case 1: ((double *)p)[i] = v.re; break;
+  case 2: ((float *)p)[2 * i] = (float)v.re, ((float *)p)[2 * i + 1] = (float)v.im; break;
+  default: ((double *)p)[2 * i] = v.re, ((double *)p)[2 * i + 1] = v.im; break;
   }
 }
+static int is_zero(num a) { return a.re == 0 && a.im == 0; }
+static int is_one(num a) { return a.re == 1 && a.im == 0; }
+static num mul(num a, num b) { return (num){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; }
 
 /* op(X)(i, j) of a column-major X with leading dimension ld */
-static double complex op_at(int t, int op, const void *x, int ld, int i, int j) {
+static num op_at(int t, int op, const void *x, int ld, int i, int j) {
   if (op == CX_BLAS_OP_N) return load(t, x, i + (int64_t)j * ld);
-  double complex v = load(t, x, j + (int64_t)i * ld);
-  return op == CX_BLAS_OP_C ? conj(v) : v;
+  num v = load(t, x, j + (int64_t)i * ld);
+  if (op == CX_BLAS_OP_C) v.im = -v.im;
+  return v;
 }
 
 /* C = alpha op(A) + beta op(B), m x n; B is not read when beta is 0. Computed into scratch
@@ -274,20 +281,26 @@ static double complex op_at(int t, int op, const void *x, int ld, int i, int j) 
 static int geam(int t, void *h, int ta, int tb, int m, int n, const void *alpha, const void *a, int lda,
                 const void *beta, const void *b, int ldb, void *c, int ldc) {
   if (h != &g_blas_handle) return S_NOT_INITIALIZED;
-  double complex al = load(t, alpha, 0), be = load(t, beta, 0);
+  num al = load(t, alpha, 0), be = load(t, beta, 0);
   int ok = ta >= 0 && ta <= 2 && tb >= 0 && tb <= 2 && mat(t, c, m, n, ldc);
   ok = ok && (ta == CX_BLAS_OP_N ? mat(t, a, m, n, lda) : mat(t, a, n, m, lda));
-  ok = ok && (be == 0 || (tb == CX_BLAS_OP_N ? mat(t, b, m, n, ldb) : mat(t, b, n, m, ldb)));
+  ok = ok && (is_zero(be) || (tb == CX_BLAS_OP_N ? mat(t, b, m, n, ldb) : mat(t, b, n, m, ldb)));
   if (!ok) return B_INVALID_VALUE;
   void *tmp = malloc(k_esize[t] * (size_t)((int64_t)m * n + 1));
   if (!tmp) return S_ALLOC_FAILED;
   for (int j = 0; j < n; j++)
     for (int i = 0; i < m; i++) {
-      double complex v = al * op_at(t, ta, a, lda, i, j);
-      if (be != 0) v += be * op_at(t, tb, b, ldb, i, j);
+      num v = op_at(t, ta, a, lda, i, j);
+      if (!is_one(al)) v = mul(al, v);
+      if (!is_zero(be)) {
+        num w = mul(be, op_at(t, tb, b, ldb, i, j));
+        v.re += w.re, v.im += w.im;
+      }
       store(t, tmp, i + (int64_t)j * m, v);
     }
-  for (int j = 0; j < n; j++) memcpy((char *)c + (size_t)j * (size_t)ldc * k_esize[t], (char *)tmp + (size_t)j * (size_t)m * k_esize[t], (size_t)m * k_esize[t]);
+  for (int j = 0; j < n; j++)
+    memcpy((char *)c + (size_t)j * (size_t)ldc * k_esize[t], (char *)tmp + (size_t)j * (size_t)m * k_esize[t],
+           (size_t)m * k_esize[t]);
   free(tmp);
   return S_OK;
 }
