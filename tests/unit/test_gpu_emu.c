@@ -372,6 +372,11 @@ TEST(gpu_emu_dots) {
     "rhs_contracting_dims={0}\n b = f32[17] parameter(2)\n bb = f32[33,17] broadcast(b), dimensions={1}\n"
     " s = f32[33,17] add(d, bb)\n z = f32[] constant(0)\n zb = f32[33,17] broadcast(z), dimensions={}\n"
     " ROOT r = f32[33,17] maximum(s, zb)",
+    /* complex GEMMs (cuBLASLt's C_32F and C_64F: complex alpha and beta, no conjugation) */
+    "x = c64[2,5,7] parameter(0)\n y = c64[2,4,7] parameter(1)\n ROOT d = c64[2,5,4] dot(x, y), lhs_batch_dims={0}, "
+    "rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}",
+    "x = c128[9,6] parameter(0)\n y = c128[9] parameter(1)\n ROOT d = c128[6] dot(x, y), lhs_contracting_dims={0}, "
+    "rhs_contracting_dims={0}",
   };
   for (size_t i = 0; i < CX_ARRAY_LEN(dots); i++) {
     char text[1024];

@@ -154,7 +154,6 @@ static cxla_status gemm(builder *b, cx_instr *in) {
   cx_gemm_plan plan;
   const char *why = "not a dot";
   if (!cx_dot_plan(in, &cublaslt, &plan, &why)) return refuse(b, in, why);
-  if (plan.type == CXLA_C64 || plan.type == CXLA_C128) return refuse(b, in, "complex dots are not on cuBLASLt yet");
   int *slots = cx_malloc(3 * sizeof *slots);
   if (!slots) return cx_oom(b->ctx);
   slots[0] = leaf_slot(b, in, 0), slots[1] = leaf_slot(b, in->ops[0], 0), slots[2] = leaf_slot(b, in->ops[1], 0);
