@@ -138,7 +138,10 @@ static void store(void *p, int type, uint64_t i, num v) {
   }
 }
 
-static num mul(num a, num b) { return (num){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; }
+/* a b; real numbers stay real (no 0 * inf in a part that is not there) */
+static num mul(num a, num b, int cplx) {
+  return cplx ? (num){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re} : (num){a.re * b.re, 0};
+}
 
 /* an f32 rounded to TF32's 10 mantissa bits, to nearest with ties away (cvt.rna.tf32.f32) */
 static double tf32(double x) {
@@ -157,7 +160,7 @@ static int matmul(void *h, void *dd, const void *alpha, const void *A, void *ad,
   const desc *d = dd;
   const layout *a = ad, *b = bd, *c = cd, *o = od;
   if (h != &g_handle || !d || !a || !b || !c || !o || !shapes_ok(d, a, b, c, o)) return S_INVALID_VALUE;
-  int t = o->type, round = d->compute == CX_LT_COMPUTE_32F_FAST_TF32;
+  int t = o->type, round = d->compute == CX_LT_COMPUTE_32F_FAST_TF32, cplx = t == CX_LT_C_32F || t == CX_LT_C_64F;
   size_t es = elem_size(t);
   if (!in_device(A, a, es) || !in_device(B, b, es) || !in_device(C, c, es) || !in_device(D, o, es)) return S_INVALID_VALUE;
   /* alpha and beta: the scale type's, complex when it is */
@@ -172,12 +175,12 @@ static int matmul(void *h, void *dd, const void *alpha, const void *A, void *ad,
           uint64_t ib = d->trans[1] ? j + p * (uint64_t)b->ld : p + j * (uint64_t)b->ld;
           num x = load(A, t, ia + (uint64_t)q * (uint64_t)a->stride), y = load(B, t, ib + (uint64_t)q * (uint64_t)b->stride);
           if (round) x.re = tf32(x.re), y.re = tf32(y.re);
-          num xy = mul(x, y);
+          num xy = mul(x, y, cplx);
           acc.re += xy.re, acc.im += xy.im;
         }
-        num v = mul(al, acc);
+        num v = mul(al, acc, cplx);
         if (be.re != 0 || be.im != 0) {
-          num w = mul(be, load(C, t, i + j * (uint64_t)c->ld + (uint64_t)q * (uint64_t)c->stride));
+          num w = mul(be, load(C, t, i + j * (uint64_t)c->ld + (uint64_t)q * (uint64_t)c->stride), cplx);
           v.re += w.re, v.im += w.im;
         }
         store(D, t, i + j * (uint64_t)o->ld + (uint64_t)q * (uint64_t)o->stride, v);

@@ -266,7 +266,10 @@ static void store(int t, void *p, int64_t i, num v) {
 }
 static int is_zero(num a) { return a.re == 0 && a.im == 0; }
 static int is_one(num a) { return a.re == 1 && a.im == 0; }
-static num mul(num a, num b) { return (num){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; }
+/* a b; for the real types (t < 2) the real product alone (no 0 * inf in a missing part) */
+static num mul(int t, num a, num b) {
+  return t >= 2 ? (num){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re} : (num){a.re * b.re, 0};
+}
 
 /* op(X)(i, j) of a column-major X with leading dimension ld */
 static num op_at(int t, int op, const void *x, int ld, int i, int j) {
@@ -291,9 +294,9 @@ static int geam(int t, void *h, int ta, int tb, int m, int n, const void *alpha,
   for (int j = 0; j < n; j++)
     for (int i = 0; i < m; i++) {
       num v = op_at(t, ta, a, lda, i, j);
-      if (!is_one(al)) v = mul(al, v);
+      if (!is_one(al)) v = mul(t, al, v);
       if (!is_zero(be)) {
-        num w = mul(be, op_at(t, tb, b, ldb, i, j));
+        num w = mul(t, be, op_at(t, tb, b, ldb, i, j));
         v.re += w.re, v.im += w.im;
       }
       store(t, tmp, i + (int64_t)j * m, v);
