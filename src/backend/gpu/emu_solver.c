@@ -327,6 +327,23 @@ static int trsm(int t, void *h, int side, int uplo, int trans, int diag, int m, 
   return S_OK;
 }
 
+/* C = alpha op(A) op(B) + beta C, column-major, op N or T */
+static int gemm(int t, void *h, int ta, int tb, int m, int n, int k, const void *alpha, const void *a, int lda,
+                const void *b, int ldb, const void *beta, void *c, int ldc) {
+  if (h != &g_blas_handle) return S_NOT_INITIALIZED;
+  if ((ta != CX_BLAS_OP_N && ta != CX_BLAS_OP_T) || (tb != CX_BLAS_OP_N && tb != CX_BLAS_OP_T) || k < 0 ||
+      !mat(t, c, m, n, ldc) || !(ta == CX_BLAS_OP_N ? mat(t, a, m, k, lda) : mat(t, a, k, m, lda)) ||
+      !(tb == CX_BLAS_OP_N ? mat(t, b, k, n, ldb) : mat(t, b, n, k, ldb)))
+    return B_INVALID_VALUE;
+  if (!m || !n) return S_OK;
+  enum CBLAS_TRANSPOSE x = ta == CX_BLAS_OP_T ? CblasTrans : CblasNoTrans, y = tb == CX_BLAS_OP_T ? CblasTrans : CblasNoTrans;
+  if (t == 0) cblas_sgemm(CblasColMajor, x, y, m, n, k, *(const float *)alpha, a, lda, b, ldb, *(const float *)beta, c, ldc);
+  if (t == 1) cblas_dgemm(CblasColMajor, x, y, m, n, k, *(const double *)alpha, a, lda, b, ldb, *(const double *)beta, c, ldc);
+  if (t == 2) cblas_cgemm(CblasColMajor, x, y, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (t == 3) cblas_zgemm(CblasColMajor, x, y, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  return S_OK;
+}
+
 static int scal(int t, void *h, int n, const void *alpha, void *x, int incx) {
   if (h != &g_blas_handle) return S_NOT_INITIALIZED;
   if (n < 0 || incx < 1 || (n && !dev(x, (int64_t)(n - 1) * incx + 1, k_esize[t]))) return B_INVALID_VALUE;
@@ -369,6 +386,9 @@ T4(geam, (void *h, int ta, int tb, int m, int n, const void *al, const void *a, 
 T4(trsm, (void *h, int side, int uplo, int tr, int diag, int m, int n, const void *al, const void *a, int lda, void *b,
           int ldb),
    (t, h, side, uplo, tr, diag, m, n, al, a, lda, b, ldb))
+T4(gemm, (void *h, int ta, int tb, int m, int n, int k, const void *al, const void *a, int lda, const void *b, int ldb,
+          const void *be, void *c, int ldc),
+   (t, h, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc))
 #undef T4
 
 static int create(void **h) { return *h = &g_handle, S_OK; }
@@ -385,7 +405,7 @@ static const cx_solver g_emu = {
   .geqrf_bs = ALL4(geqrf_bs), .geqrf = ALL4(geqrf), .orgqr_bs = ALL4(orgqr_bs), .orgqr = ALL4(orgqr),
   .syevd_bs = ALL4(syevd_bs), .syevd = ALL4(syevd), .gesvd_bs = ALL4(gesvd_bs), .gesvd = ALL4(gesvd),
   .BlasCreate = blas_create, .BlasDestroy = blas_destroy, .BlasSetStream = blas_set_stream, .geam = ALL4(geam),
-  .trsm = ALL4(trsm), .scal = {scal_0, scal_1},
+  .trsm = ALL4(trsm), .scal = {scal_0, scal_1}, .gemm = ALL4(gemm),
 };
 #undef ALL4
 

@@ -274,6 +274,21 @@ static cxla_status fft(builder *b, cx_instr *in) {
   return library_step(b, in, (cx_gpu_step){.kind = CX_GPU_FFT, .fft = f});
 }
 
+/* a ragged-dot in the canonical form (passes/ragged_dot_lowering.c): a cuBLAS GEMM per group */
+static cxla_status ragged_dot(builder *b, cx_instr *in) {
+  const cx_shape *l = &in->ops[0]->shape, *r = &in->ops[1]->shape, *gs = &in->ops[2]->shape;
+  int contracting = in->shape.rank == 4;
+  if (l->rank != 5 || gs->rank != 3 || gs->type != CXLA_S64 || r->rank != (contracting ? 5 : 4))
+    return refuse(b, in, "ragged-dot not in the canonical form (passes/ragged_dot_lowering.c)");
+  if (!solver_type(in->shape.type)) return refuse(b, in, "an integer ragged-dot (cuBLAS multiplies floats only)");
+  cx_gpu_step t = {.kind = CX_GPU_RAGGED, .sel = contracting, .nbranch = in->shape.type,
+                   .ragged = {l->dims[0], l->dims[1], l->dims[2], l->dims[3], l->dims[4], r->dims[r->rank - 1], gs->dims[2]}};
+  if (t.ragged[2] * t.ragged[3] > INT32_MAX || t.ragged[4] > INT32_MAX || t.ragged[5] > INT32_MAX)
+    return refuse(b, in, "a group's GEMM is larger than cuBLAS's int sizes");
+  b->p->nragged++;
+  return library_step(b, in, t);
+}
+
 typedef cxla_status (*step_fn)(builder *b, cx_instr *in);
 static cxla_status comp_steps(builder *b, cx_comp *c);
 
@@ -334,6 +349,7 @@ static const step_fn k_steps[CX_OP_COUNT] = {
   [CX_OP_TOPK] = own_kernel, [CX_OP_SCATTER] = own_kernel,
   [CX_OP_SELECT_AND_SCATTER] = own_kernel, [CX_OP_RNG_BIT_GENERATOR] = own_kernel, [CX_OP_CUSTOM_CALL] = custom_call,
   [CX_OP_CHOLESKY] = cholesky, [CX_OP_TRIANGULAR_SOLVE] = triangular_solve, [CX_OP_FFT] = fft,
+  [CX_OP_RAGGED_DOT] = ragged_dot,
 };
 
 /* why an instruction that has no step of its own is refused */

@@ -63,7 +63,9 @@ static int workspace(const cx_solver *sv, void *h, const cx_la_desc *d, int *lwo
 
 static int needs_blas(const cx_gpu_prog *p) {
   for (int i = 0; i < p->nsteps; i++)
-    if (p->steps[i].kind == CX_GPU_LINALG || (p->steps[i].kind == CX_GPU_FFT && p->steps[i].fft.scale != 1)) return 1;
+    if (p->steps[i].kind == CX_GPU_LINALG || p->steps[i].kind == CX_GPU_RAGGED ||
+        (p->steps[i].kind == CX_GPU_FFT && p->steps[i].fft.scale != 1))
+      return 1;
   return 0;
 }
 

@@ -59,6 +59,8 @@ void cx_gpu_gemm_unload(gpu_state *st);
 cxla_status cx_gpu_linalg_load(cxla_context *ctx, gpu_state *st);
 cxla_status cx_gpu_linalg_run(cxla_context *ctx, gpu_state *st, int step, CUstream stream, const CUdeviceptr *ptrs);
 void cx_gpu_linalg_unload(gpu_state *st);
+/* gpu_ragged.c: a ragged-dot step (cuBLAS, opened by cx_gpu_linalg_load) */
+cxla_status cx_gpu_ragged_run(cxla_context *ctx, gpu_state *st, int step, CUstream stream, const CUdeviceptr *ptrs);
 /* gpu_fft.c: the same for the FFT steps (cuFFT plans, made when loading). */
 cxla_status cx_gpu_fft_load(cxla_context *ctx, gpu_state *st);
 cxla_status cx_gpu_fft_run(cxla_context *ctx, gpu_state *st, int step, CUstream stream, CUdeviceptr out,

@@ -28,6 +28,7 @@ static const per_type k_solver[] = {
 };
 static const per_type k_blas[] = {
   F(geam, "cublas%c%s", "geam", "geam"), F(trsm, "cublas%c%s", "trsm_v2", "trsm_v2"),
+  F(gemm, "cublas%c%s", "gemm_v2", "gemm_v2"),
 };
 #undef F
 #define SYM(field, name) {offsetof(cx_solver, field), name}

@@ -47,6 +47,8 @@ typedef struct cx_solver {
   int (*trsm[4])(void *h, int side, int uplo, int trans, int diag, int m, int n, const void *alpha, const void *a,
                  int lda, void *b, int ldb);
   int (*scal[2])(void *h, int n, const void *alpha, void *x, int incx); /* S and D: the inverse ffts' 1/N */
+  int (*gemm[4])(void *h, int transa, int transb, int m, int n, int k, const void *alpha, const void *a, int lda,
+                 const void *b, int ldb, const void *beta, void *c, int ldc); /* ragged-dot's GEMM per group */
 } cx_solver;
 
 /* cuSOLVER and cuBLAS for the process, opened on first use: $CXLA_CUSOLVER and $CXLA_CUBLAS
