@@ -15,7 +15,7 @@ CPPFLAGS    += -Iinclude -Isrc -D_GNU_SOURCE $(if $(LLVM_INC),-isystem $(LLVM_IN
 # element type makes the build list each place that has to decide what it means.
 CFLAGS_ALL  := -std=c11 -Wall -Wextra -Werror=switch -Wno-missing-field-initializers -fPIC -fvisibility=hidden -pthread $(OPT) $(SAN) $(CFLAGS)
 comma       := ,
-LIBS        := $(if $(LLVM_LIBDIR),-L$(LLVM_LIBDIR) -Wl$(comma)-rpath$(comma)$(LLVM_LIBDIR)) -lLLVM-19 -lopenblas -ldnnl -lgomp -lfftw3f -lfftw3 -lz -lm -ldl -lpthread
+LIBS        := $(if $(LLVM_LIBDIR),-L$(LLVM_LIBDIR) -Wl$(comma)-rpath$(comma)$(LLVM_LIBDIR)) -lLLVM-19 -lopenblas -ldnnl -lgomp -lfftw3f_threads -lfftw3_threads -lfftw3f -lfftw3 -lz -lm -ldl -lpthread
 # Open MPI (docs/collectives.md), through its pkg-config file; a build without it runs every
 # process as a run of one device.
 MPI_LIBS    := $(shell pkg-config --libs ompi-c 2>/dev/null)

@@ -10,7 +10,7 @@ B=build/gpu-static
 OUT=build/gpu-bundle
 llvm_libs=$(llvm-config-19 --link-static --libs | tr ' ' '\n' | grep -v Polly | tr '\n' ' ')
 make -j2 BUILD=$B MPI_LIBS= LIBS="-L$(llvm-config-19 --libdir) -L/usr/lib/x86_64-linux-gnu/openblas-pthread \
-  -Wl,--gc-sections -Wl,-Bstatic $llvm_libs -lopenblas -lfftw3f -lfftw3 -lz -lzstd -Wl,-Bdynamic \
+  -Wl,--gc-sections -Wl,-Bstatic $llvm_libs -lopenblas -lfftw3f_threads -lfftw3_threads -lfftw3f -lfftw3 -lz -lzstd -Wl,-Bdynamic \
   -lgfortran -lstdc++ -lm -ldl -lpthread -lrt" $B/cxla $B/cxla_tests
 rm -rf $OUT
 mkdir -p $OUT/lib

@@ -319,6 +319,12 @@ static LLVMValueRef warp_swap(cx_kfn *k, const cx_instr *red, LLVMValueRef v, in
   LLVMBuilderRef b = cg->b;
   LLVMTypeRef t = LLVMTypeOf(v);
   LLVMTypeKind kind = LLVMGetTypeKind(t);
+  if (kind == LLVMStructTypeKind) { /* a complex register {re, im}: each part exchanged on its own */
+    LLVMValueRef r = LLVMGetUndef(t);
+    for (unsigned i = 0; i < LLVMCountStructElementTypes(t); i++)
+      r = LLVMBuildInsertValue(b, r, warp_swap(k, red, LLVMBuildExtractValue(b, v, i, ""), mask), i, "");
+    return r;
+  }
   unsigned bits = kind == LLVMFloatTypeKind ? 32 : kind == LLVMDoubleTypeKind ? 64
                   : kind == LLVMHalfTypeKind || kind == LLVMBFloatTypeKind ? 16
                   : kind == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(t) : 0;

@@ -221,10 +221,19 @@ TEST(gpu_refuses_at_compile_time) {
   CHECK(p.nskipped >= 1 && p.first_skip && p.ptx);
   cx_gpu_prog_free(&p);
   /* an op ops.def's gpu column refuses: the refusal gives the row's reason */
-  const char *fft = "HloModule f\nENTRY e {\n x = c64[8] parameter(0)\n ROOT r = c64[8] fft(x), fft_type=FFT, fft_length={8}\n}\n";
-  CHECK_EQ_INT(build(fft, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
-  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "(fft) cannot run on the GPU yet: ");
-  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), cx_op_gpu_why(CX_OP_FFT));
+  const char *rng = "HloModule g\nENTRY e {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+                    " ROOT r = f32[8] rng(a, b), distribution=rng_uniform\n}\n";
+  CHECK_EQ_INT(build(rng, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "(rng) cannot run on the GPU yet: ");
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), cx_op_gpu_why(CX_OP_RNG));
+  cx_gpu_prog_free(&p);
+  /* library steps build without a GPU or its libraries (they are opened when loading) */
+  const char *lib = "HloModule f\nENTRY e {\n x = c64[8] parameter(0)\n a = f64[3,3] parameter(1)\n"
+                    " f = c64[8] fft(x), fft_type=FFT, fft_length={8}\n l = f64[3,3] cholesky(a), lower=true\n"
+                    " ROOT t = (c64[8], f64[3,3]) tuple(f, l)\n}\n";
+  CHECK_OK(build(lib, "sm_80", 0, &p));
+  CHECK_EQ_INT(p.nffts, 1);
+  CHECK_EQ_INT(p.nlinalg, 1);
   cx_gpu_prog_free(&p);
   /* a host callback the process's dispatcher knows: the interpreter and the cpu backend run it,
    * the GPU makes no calls into the host */

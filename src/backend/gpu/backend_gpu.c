@@ -20,6 +20,8 @@ static void gpu_destroy(void *state) {
       if (st->consts[i]) st->cu->MemFree(st->consts[i]);
     if (st->arena) st->cu->MemFree(st->arena);
     cx_gpu_gemm_unload(st);
+    cx_gpu_fft_unload(st);
+    cx_gpu_linalg_unload(st);
     if (st->mod) st->cu->ModuleUnload(st->mod);
     CUcontext c;
     st->cu->CtxPopCurrent(&c);
@@ -79,7 +81,9 @@ static cxla_status load(cxla_context *ctx, gpu_state *st) {
   }
   if (p->bufs.arena_size > 0 && (r = cu->MemAlloc(&st->arena, (size_t)p->bufs.arena_size)))
     return cx_cuda_error(ctx, cu, r, "cuMemAlloc (temporaries)");
-  return cx_gpu_gemm_load(ctx, st);
+  CX_TRY(cx_gpu_gemm_load(ctx, st));
+  CX_TRY(cx_gpu_linalg_load(ctx, st)); /* a missing library is refused here, naming it, not mid-run */
+  return cx_gpu_fft_load(ctx, st);
 }
 
 static cxla_status compile_state(cxla_context *ctx, cx_module *m, const cx_flags *flags, gpu_state *st,
@@ -101,8 +105,10 @@ static cxla_status compile_state(cxla_context *ctx, cx_module *m, const cx_flags
   CUcontext c;
   st->cu->CtxPopCurrent(&c);
   /* which target ran where: a GPU newer than cxla runs the newest PTX cxla knows */
-  cx_sb_printf(&stats->counts, "gpu=\"%s\" ptx_target=%s ptx_isa=%d.%d kernels=%d gemms=%d loops_counted=%d ", name,
-               arch.sm, arch.ptx / 10, arch.ptx % 10, st->prog.nkernels, st->prog.ngemms, st->prog.nloops_known);
+  cx_sb_printf(&stats->counts,
+               "gpu=\"%s\" ptx_target=%s ptx_isa=%d.%d kernels=%d gemms=%d solver_calls=%d ffts=%d loops_counted=%d ",
+               name, arch.sm, arch.ptx / 10, arch.ptx % 10, st->prog.nkernels, st->prog.ngemms, st->prog.nlinalg,
+               st->prog.nffts, st->prog.nloops_known);
   return s;
 }
 

@@ -11,6 +11,7 @@
 enum { /* cublasLt.h's values */
   CX_LT_OP_N = 0, CX_LT_OP_T = 1,                     /* cublasOperation_t */
   CX_LT_R_32F = 0, CX_LT_R_64F = 1, CX_LT_R_16F = 2, CX_LT_R_16BF = 14, /* cudaDataType */
+  CX_LT_C_32F = 4, CX_LT_C_64F = 5,
   CX_LT_COMPUTE_32F = 68, CX_LT_COMPUTE_64F = 70, CX_LT_COMPUTE_32F_FAST_TF32 = 77,
   CX_LT_DESC_TRANSA = 3, CX_LT_DESC_TRANSB = 4,       /* cublasLtMatmulDescAttributes_t (int32) */
   CX_LT_LAYOUT_BATCH_COUNT = 5,                       /* int32 */

@@ -57,6 +57,9 @@ typedef struct cx_cuda {
   CUresult (*EventElapsedTime)(float *ms, CUevent start, CUevent end);
   CUresult (*EventDestroy)(CUevent e);
   CUresult (*MemsetD8Async)(CUdeviceptr dst, unsigned char value, size_t n, CUstream s);
+  /* height rows of width 32-bit words of value, pitch bytes apart (the linear-algebra steps'
+   * NaN fills: the real part of each element) */
+  CUresult (*MemsetD2D32Async)(CUdeviceptr dst, size_t pitch, unsigned value, size_t width, size_t height, CUstream s);
   /* buffers' transfers, ordered on the device's stream */
   CUresult (*MemcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream s);
   CUresult (*MemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes, CUstream s);

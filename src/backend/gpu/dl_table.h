@@ -13,4 +13,10 @@ typedef struct cx_dl_sym {
  * filled: the caller drops it). */
 const char *cx_dl_fill(void *lib, void *table, const cx_dl_sym *syms, size_t n);
 
+/* Opens the first of names[] (or $env alone when it is set) that loads and has every symbol,
+ * filling table: the library, or NULL with why in err ("what not found (tried ...)", or a
+ * library without one of the symbols), `hint` ending the message. */
+void *cx_dl_open_first(const char *env, const char *const *names, int nnames, void *table, const cx_dl_sym *syms,
+                       size_t nsyms, const char *what, const char *hint, char *err, size_t errlen);
+
 #endif

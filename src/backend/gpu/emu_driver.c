@@ -241,6 +241,16 @@ static CUresult emu_memset8(CUdeviceptr dst, unsigned char v, size_t n, CUstream
   memset((void *)(uintptr_t)dst, v, n);
   return E_OK;
 }
+static CUresult emu_memset2d32(CUdeviceptr dst, size_t pitch, unsigned v, size_t width, size_t height, CUstream s) {
+  if (s != (CUstream)&g_stream_token) return E_INVALID_HANDLE;
+  if (!width || !height) return E_OK;
+  if (dst % 4 || pitch % 4 || pitch < 4 * width || height > SIZE_MAX / pitch ||
+      !host_range_ok(dst, pitch * (height - 1) + 4 * width))
+    return E_INVALID_VALUE;
+  for (size_t r = 0; r < height; r++)
+    for (size_t i = 0; i < width; i++) memcpy((char *)(uintptr_t)dst + r * pitch + 4 * i, &v, 4);
+  return E_OK;
+}
 static CUresult emu_stream(CUstream *s, unsigned flags) { return flags > 1 ? E_INVALID_VALUE : (*s = (CUstream)&g_stream_token, E_OK); }
 static CUresult emu_stream_destroy(CUstream s) { return s == (CUstream)&g_stream_token ? E_OK : E_INVALID_HANDLE; }
 static CUresult emu_sync(CUstream s) { return s == (CUstream)&g_stream_token ? E_OK : E_INVALID_HANDLE; }
@@ -391,7 +401,7 @@ static const cx_cuda g_emu = {
   .StreamDestroy = emu_stream_destroy, .StreamSynchronize = emu_sync, .GetErrorString = emu_error_string,
   .EventCreate = emu_event_create, .EventRecord = emu_event_record, .EventElapsedTime = emu_event_elapsed,
   .EventDestroy = emu_event_destroy, .MemsetD8Async = emu_memset8, .MemcpyHtoDAsync = emu_htod_async,
-  .MemcpyDtoHAsync = emu_dtoh_async,
+  .MemcpyDtoHAsync = emu_dtoh_async, .MemsetD2D32Async = emu_memset2d32,
 };
 
 const cx_cuda *cx_cuda_emu(void) { return &g_emu; }

@@ -159,7 +159,6 @@ static cxla_status gemm(builder *b, cx_instr *in) {
   cx_gemm_plan plan;
   const char *why = "not a dot";
   if (!cx_dot_plan(in, &cublaslt, &plan, &why)) return refuse(b, in, why);
-  if (plan.type == CXLA_C64 || plan.type == CXLA_C128) return refuse(b, in, "complex dots are not on cuBLASLt yet");
   int *slots = cx_malloc(3 * sizeof *slots);
   if (!slots) return cx_oom(b->ctx);
   slots[0] = leaf_slot(b, in, 0), slots[1] = leaf_slot(b, in->ops[0], 0), slots[2] = leaf_slot(b, in->ops[1], 0);
@@ -172,6 +171,127 @@ static cxla_status gemm(builder *b, cx_instr *in) {
   *s = (cx_gpu_step){.kind = CX_GPU_GEMM, .in = in, .nargs = 3, .slots = slots, .gemm = plan};
   b->p->ngemms++;
   return CXLA_OK;
+}
+
+/* A library call's step: the slots of in's result leaves, then of its operands' leaves. */
+static cxla_status library_step(builder *b, cx_instr *in, cx_gpu_step tmpl) {
+  const cx_buffers *bufs = &b->p->bufs;
+  int n = bufs->nleaves[in->id];
+  for (int j = 0; j < in->nops; j++) n += bufs->nleaves[in->ops[j]->id];
+  int *slots = cx_malloc(sizeof *slots * (size_t)(n ? n : 1)), k = 0, ok = 1;
+  if (!slots) return cx_oom(b->ctx);
+  for (int l = 0; l < bufs->nleaves[in->id]; l++) ok &= (slots[k++] = leaf_slot(b, in, l)) >= 0;
+  for (int j = 0; j < in->nops; j++)
+    for (int l = 0; l < bufs->nleaves[in->ops[j]->id]; l++) ok &= (slots[k++] = leaf_slot(b, in->ops[j], l)) >= 0;
+  cx_gpu_step *s = ok ? new_step(b) : NULL;
+  if (!s) {
+    cx_free(slots);
+    return ok ? cx_oom(b->ctx) : cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s has no slot", in->name);
+  }
+  tmpl.in = in, tmpl.nargs = n, tmpl.slots = slots;
+  *s = tmpl;
+  return CXLA_OK;
+}
+
+static int64_t batch_of(const cx_shape *s) { /* the matrices in the two minor dims */
+  int64_t n = 1;
+  for (int d = 0; d + 2 < s->rank; d++) n *= s->dims[d];
+  return n;
+}
+
+static int solver_type(cxla_type t) { return t == CXLA_F32 || t == CXLA_F64 || t == CXLA_C64 || t == CXLA_C128; }
+static const char k_solver_types[] = "cuSOLVER and cuBLAS are called on f32, f64, c64 and c128 only";
+
+static cxla_status linalg_step(builder *b, cx_instr *in, const cx_la_desc *d) {
+  if (d->m > INT32_MAX || d->n > INT32_MAX || d->k > INT32_MAX || d->ucols > INT32_MAX || d->vrows > INT32_MAX)
+    return refuse(b, in, "a matrix dimension over 2^31 - 1 (cuSOLVER takes 32-bit sizes)");
+  b->p->nlinalg++;
+  return library_step(b, in, (cx_gpu_step){.kind = CX_GPU_LINALG, .la = *d});
+}
+
+/* cholesky and triangular-solve as the cpu backend describes them (sequencer_linalg.c) */
+static cxla_status cholesky(builder *b, cx_instr *in) {
+  const cx_shape *a = &in->ops[0]->shape;
+  if (!solver_type(a->type)) return refuse(b, in, k_solver_types);
+  int64_t n = a->dims[a->rank - 1];
+  cx_la_desc d = {.routine = CX_LA_CHOLESKY, .type = a->type, .batch = batch_of(a), .m = n, .n = n, .k = n,
+                  .lower = in->a.lower != 0};
+  return linalg_step(b, in, &d);
+}
+
+static cxla_status triangular_solve(builder *b, cx_instr *in) {
+  const cx_shape *a = &in->ops[0]->shape, *x = &in->ops[1]->shape;
+  if (!solver_type(a->type)) return refuse(b, in, k_solver_types);
+  int t = in->a.transpose_a;
+  cx_la_desc d = {.routine = CX_LA_TRSM, .type = a->type, .batch = batch_of(x), .m = x->dims[x->rank - 2],
+                  .n = x->dims[x->rank - 1], .k = a->dims[a->rank - 1], .lower = in->a.lower != 0,
+                  .left = in->a.left_side != 0, .trans = t == CX_TRANSPOSE_ADJOINT ? 2 : t == CX_TRANSPOSE_YES,
+                  .unit = in->a.unit_diagonal != 0};
+  return linalg_step(b, in, &d);
+}
+
+/* The LAPACK custom-calls cuSOLVER has routines for; the other targets run as kernels of
+ * their own (codegen's cx_instr_kernel) or are refused. */
+static cxla_status custom_call(builder *b, cx_instr *in) {
+  static const int k_routine[CX_CC_KIND_COUNT] = {
+    [CX_CC_POTRF] = CX_LA_POTRF + 1, [CX_CC_TRSM] = CX_LA_TRSM + 1,   [CX_CC_GETRF] = CX_LA_GETRF + 1,
+    [CX_CC_GEQRF] = CX_LA_GEQRF + 1, [CX_CC_ORGQR] = CX_LA_ORGQR + 1, [CX_CC_SYEVD] = CX_LA_SYEVD + 1,
+    [CX_CC_GESDD] = CX_LA_GESDD + 1, [CX_CC_GESVD] = CX_LA_GESVD + 1,
+  };
+  cx_lapack_call c;
+  int t = cx_cc_target_of(in);
+  int r = t < 0 ? 0 : k_routine[cx_cc_info_of((cx_cc_target)t)->kind];
+  if (!r || !cx_lapack_call_of(in, &c)) return own_kernel(b, in);
+  if (!solver_type(c.type)) return refuse(b, in, k_solver_types);
+  cx_la_desc d = {.routine = r - 1, .type = c.type, .batch = c.batch, .m = c.m, .n = c.n, .k = c.k, .lower = c.lower,
+                  .left = c.left, .trans = c.trans, .unit = c.unit_diag, .mode = c.mode, .mode_left = c.mode_left};
+  if (d.routine == CX_LA_GESDD || d.routine == CX_LA_GESVD) {
+    const cx_shape *u = &in->shape.tuple[2], *vt = &in->shape.tuple[3];
+    d.ucols = u->dims[u->rank - 1];
+    d.vrows = vt->dims[vt->rank - 2];
+  }
+  return linalg_step(b, in, &d);
+}
+
+/* an fft: the transform over the minor fft_length dims, the leading ones a batch */
+static cxla_status fft(builder *b, cx_instr *in) {
+  const cx_attrs *a = &in->a;
+  cxla_type part = cx_type_part(in->ops[0]->shape.type);
+  cx_gpu_fft f = {.type = a->fft_type, .rank = (int)a->fft_length.n, .f64 = part == CXLA_F64, .scale = 1};
+  if (f.rank < 1 || f.rank > 3 || (part != CXLA_F32 && part != CXLA_F64)) return refuse(b, in, "malformed fft");
+  int64_t whole = 1, half = 1;
+  for (int i = 0; i < f.rank; i++) {
+    int64_t n = a->fft_length.v[i];
+    if (n < 1 || n > INT32_MAX) return refuse(b, in, "cuFFT takes lengths from 1 to 2^31 - 1");
+    f.n[i] = (int)n;
+    whole *= n;
+    half *= i + 1 < f.rank ? n : n / 2 + 1;
+  }
+  f.in_dist = f.type == CX_FFT_IRFFT ? half : whole;
+  f.out_dist = f.type == CX_FFT_RFFT ? half : whole;
+  f.batch = cx_shape_elems(&in->shape) / f.out_dist;
+  if (f.type == CX_FFT_IFFT || f.type == CX_FFT_IRFFT) f.scale = 1.0 / (double)whole;
+  if (f.batch > INT32_MAX || f.in_dist > INT32_MAX || f.out_dist > INT32_MAX ||
+      f.batch * f.out_dist * (f.type == CX_FFT_IRFFT ? 1 : 2) > INT32_MAX)
+    return refuse(b, in, "a batch of transforms over 2^31 - 1 elements (cuFFT's int sizes)");
+  if (!f.batch) return CXLA_OK; /* nothing to compute */
+  b->p->nffts++;
+  return library_step(b, in, (cx_gpu_step){.kind = CX_GPU_FFT, .fft = f});
+}
+
+/* a ragged-dot in the canonical form (passes/ragged_dot_lowering.c): a cuBLAS GEMM per group */
+static cxla_status ragged_dot(builder *b, cx_instr *in) {
+  const cx_shape *l = &in->ops[0]->shape, *r = &in->ops[1]->shape, *gs = &in->ops[2]->shape;
+  int contracting = in->shape.rank == 4;
+  if (l->rank != 5 || gs->rank != 3 || gs->type != CXLA_S64 || r->rank != (contracting ? 5 : 4))
+    return refuse(b, in, "ragged-dot not in the canonical form (passes/ragged_dot_lowering.c)");
+  if (!solver_type(in->shape.type)) return refuse(b, in, "an integer ragged-dot (cuBLAS multiplies floats only)");
+  cx_gpu_step t = {.kind = CX_GPU_RAGGED, .sel = contracting, .nbranch = in->shape.type,
+                   .ragged = {l->dims[0], l->dims[1], l->dims[2], l->dims[3], l->dims[4], r->dims[r->rank - 1], gs->dims[2]}};
+  if (t.ragged[2] * t.ragged[3] > INT32_MAX || t.ragged[4] > INT32_MAX || t.ragged[5] > INT32_MAX)
+    return refuse(b, in, "a group's GEMM is larger than cuBLAS's int sizes");
+  b->p->nragged++;
+  return library_step(b, in, t);
 }
 
 typedef cxla_status (*step_fn)(builder *b, cx_instr *in);
@@ -236,7 +356,9 @@ static const step_fn k_steps[CX_OP_COUNT] = {
   [CX_OP_WHILE] = loop, [CX_OP_CONDITIONAL] = conditional, [CX_OP_SORT] = own_kernel,
   [CX_OP_AFTER_ALL] = nothing, /* a token: no bytes */ [CX_OP_ADD_DEPENDENCY] = copy, /* its operand, ordered */
   [CX_OP_TOPK] = own_kernel, [CX_OP_SCATTER] = own_kernel,
-  [CX_OP_SELECT_AND_SCATTER] = own_kernel, [CX_OP_RNG_BIT_GENERATOR] = own_kernel, [CX_OP_CUSTOM_CALL] = own_kernel,
+  [CX_OP_SELECT_AND_SCATTER] = own_kernel, [CX_OP_RNG_BIT_GENERATOR] = own_kernel, [CX_OP_CUSTOM_CALL] = custom_call,
+  [CX_OP_CHOLESKY] = cholesky, [CX_OP_TRIANGULAR_SOLVE] = triangular_solve, [CX_OP_FFT] = fft,
+  [CX_OP_RAGGED_DOT] = ragged_dot,
 };
 
 /* why an instruction that has no step of its own is refused */

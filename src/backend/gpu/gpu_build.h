@@ -10,16 +10,29 @@
 #include "core/flags.h"
 #include "passes/buffers.h"
 #include "passes/library_lowering.h"
+#include "rt/rt.h"
 
 /* LAUNCH: a kernel of the PTX module; COPY: device to device; GEMM: a dot through cuBLASLt
  * (the row-major plan of passes/library_lowering.h, gpu_gemm.c maps it onto column-major
- * cuBLASLt).
+ * cuBLASLt); LINALG: cholesky, triangular-solve or a LAPACK custom-call through cuSOLVER and
+ * cuBLAS (the cpu backend's descriptor, rt/rt.h; gpu_linalg.c); FFT: an fft through cuFFT
+ * (gpu_fft.c); RAGGED: a ragged-dot in passes/ragged_dot_lowering.c's canonical form, a cuBLAS
+ * GEMM per group (gpu_ragged.c).
  * WHILE and COND own the steps that follow them, up to `end`: a loop's condition steps
  * [i+1, body) then its body [body, end) (ending with the copies of the new loop state); a
  * conditional's branches, branch k being [branch[k], branch[k+1]) with branch[n] = end. The
  * predicate or branch index (one element in slot `sel`) is read back by the host, except for a
  * loop whose trip count is known (ir/while_trips.h): its body is queued that many times. */
-typedef enum cx_gpu_step_kind { CX_GPU_LAUNCH, CX_GPU_COPY, CX_GPU_GEMM, CX_GPU_WHILE, CX_GPU_COND } cx_gpu_step_kind;
+typedef enum cx_gpu_step_kind { CX_GPU_LAUNCH, CX_GPU_COPY, CX_GPU_GEMM, CX_GPU_WHILE, CX_GPU_COND, CX_GPU_LINALG,
+               CX_GPU_FFT, CX_GPU_RAGGED } cx_gpu_step_kind;
+
+/* An fft step's transform: batch transforms of rank dims n (row-major, contiguous), each of
+ * in_dist input and out_dist output elements; scale 1/prod(n) for the inverse kinds. */
+typedef struct cx_gpu_fft {
+  int type, f64, rank, n[3];   /* cx_fft_type; double precision */
+  int64_t in_dist, out_dist, batch;
+  double scale;
+} cx_gpu_fft;
 
 typedef struct cx_gpu_step {
   cx_gpu_step_kind kind;
@@ -28,9 +41,15 @@ typedef struct cx_gpu_step {
   int64_t total;          /* LAUNCH: the kernel's iteration space */
   int vec;                /* LAUNCH: elements per thread (total / vec threads) */
   int nargs;              /* LAUNCH: slots of its pointer arguments, outputs then operands;
-                             GEMM: 3, the result, lhs and rhs */
+                             GEMM: 3, the result, lhs and rhs; LINALG: result leaves then
+                             operand leaves, as the cpu backend's cx_rt_linalg takes them;
+                             FFT: 2, the result and the operand */
   int *slots;
   cx_gemm_plan gemm;      /* GEMM */
+  cx_la_desc la;          /* LINALG */
+  cx_gpu_fft fft;         /* FFT */
+  int64_t ragged[7];      /* RAGGED: B, X, R, Y, K, N, G (rt/ragged_dot.c's sizes); `sel`: 1 when
+                             contracting, `nbranch`: the element type */
   int dst, src;           /* COPY: slots of the same size */
   int end;                /* WHILE, COND: the first step after the construct */
   int body;               /* WHILE: the first body step */
@@ -46,7 +65,7 @@ typedef struct cx_gpu_prog {
   cx_nvptx_arch arch;
   int nsteps;
   cx_gpu_step *steps;
-  int nkernels, ngemms;
+  int nkernels, ngemms, nlinalg, nffts, nragged;
   int nloops_known;       /* WHILE steps whose trip count is known (no read-back per trip) */
   char (*kernels)[64];    /* the .entry names in the PTX */
   char *ptx;              /* what the driver loads: PTX, or LLVM IR text (CX_GPU_LLVM_IMAGE) */

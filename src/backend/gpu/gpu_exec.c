@@ -43,8 +43,19 @@ static cxla_status step(run *r, const cx_gpu_step *s) {
   if (s->kind == CX_GPU_GEMM)
     return cx_gpu_gemm_run(r->ctx, r->st, (int)(s - r->st->prog.steps), r->stream, slot_ptr(r, s->slots[0]),
                            slot_ptr(r, s->slots[1]), slot_ptr(r, s->slots[2]));
-  if (s->total <= 0) return CXLA_OK;
   enum { MAX_ARGS = 256 }; /* the emitter's kernels take at most CX_EMIT_MAX_ARGS pointers */
+  if (s->kind == CX_GPU_FFT)
+    return cx_gpu_fft_run(r->ctx, r->st, (int)(s - r->st->prog.steps), r->stream, slot_ptr(r, s->slots[0]),
+                          slot_ptr(r, s->slots[1]));
+  if (s->kind == CX_GPU_LINALG || s->kind == CX_GPU_RAGGED) {
+    CUdeviceptr ptrs[16];
+    if (s->nargs > 16) return cx_error(r->ctx, CXLA_ERR_INTERNAL, "gpu backend: %d library arguments", s->nargs);
+    for (int i = 0; i < s->nargs; i++) ptrs[i] = slot_ptr(r, s->slots[i]);
+    int at = (int)(s - r->st->prog.steps);
+    return s->kind == CX_GPU_LINALG ? cx_gpu_linalg_run(r->ctx, r->st, at, r->stream, ptrs)
+                                    : cx_gpu_ragged_run(r->ctx, r->st, at, r->stream, ptrs);
+  }
+  if (s->total <= 0) return CXLA_OK;
   CUdeviceptr ptrs[MAX_ARGS];
   void *argv[MAX_ARGS + 1];
   if (s->nargs > MAX_ARGS) return cx_error(r->ctx, CXLA_ERR_INTERNAL, "gpu backend: %d kernel arguments", s->nargs);
@@ -102,6 +113,13 @@ static cxla_status events_trace(run *r, int64_t done_ns) {
     } else if (s->kind == CX_GPU_GEMM) {
       const cx_gemm_plan *g = &s->gemm;
       a = (cx_trace_args){.n = 4, .key = {"m", "n", "k", "batch"}, .val = {g->m, g->n, g->k, g->batch}};
+    } else if (s->kind == CX_GPU_LINALG) {
+      a = (cx_trace_args){.n = 3, .key = {"batch", "m", "n"}, .val = {s->la.batch, s->la.m, s->la.n}};
+    } else if (s->kind == CX_GPU_RAGGED) {
+      a = (cx_trace_args){.n = 1, .key = {"groups"}, .val = {s->ragged[6]}};
+    } else if (s->kind == CX_GPU_FFT) {
+      int64_t points = s->fft.type == CX_FFT_RFFT ? s->fft.in_dist : s->fft.out_dist;
+      a = (cx_trace_args){.n = 2, .key = {"batch", "points"}, .val = {s->fft.batch, points}};
     } else if (s->kind == CX_GPU_LAUNCH) {
       unsigned block, grid;
       int64_t threads = s->total / (s->vec > 1 ? s->vec : 1);
@@ -111,7 +129,9 @@ static cxla_status events_trace(run *r, int64_t done_ns) {
       a = (cx_trace_args){.n = 1, .key = {"bytes"}, .val = {p->bufs.slots[s->dst].size}};
     }
     cx_trace_add_on(r->trace, GPU_TRACE_TID, s->in && s->in->name ? s->in->name : "?",
-                    s->kind == CX_GPU_COPY ? "copy" : s->kind == CX_GPU_GEMM ? "library"
+                    s->kind == CX_GPU_COPY ? "copy"
+                    : s->kind == CX_GPU_GEMM || s->kind == CX_GPU_LINALG || s->kind == CX_GPU_FFT ||
+                             s->kind == CX_GPU_RAGGED ? "library"
                     : s->kind == CX_GPU_LAUNCH ? "kernel" : "control", base + (int64_t)((double)t0 * 1e6),
                     base + (int64_t)((double)t1 * 1e6), &a);
   }

@@ -27,11 +27,14 @@ static cxla_status prepare(cxla_context *ctx, gpu_state *st, const cx_gpu_step *
   if (p->batch > INT32_MAX)
     return cx_error(ctx, CXLA_ERR_UNSUPPORTED, "gpu backend: %s: %lld GEMMs in one batch", s->in->name, (long long)p->batch);
   /* f16/bf16 accumulate in f32 and round once (XLA's rule); f32 is exact f32 unless --gpu-tf32 */
-  int f64 = p->type == CXLA_F64;
-  int type = f64 ? CX_LT_R_64F : p->type == CXLA_BF16 ? CX_LT_R_16BF : p->type == CXLA_F16 ? CX_LT_R_16F : CX_LT_R_32F;
+  /* complex: c64 computes in f32 and c128 in f64, scaled by complex alpha and beta */
+  int f64 = p->type == CXLA_F64 || p->type == CXLA_C128, cplx = p->type == CXLA_C64 || p->type == CXLA_C128;
+  int type = p->type == CXLA_C128 ? CX_LT_C_64F : p->type == CXLA_C64 ? CX_LT_C_32F : f64 ? CX_LT_R_64F
+             : p->type == CXLA_BF16 ? CX_LT_R_16BF : p->type == CXLA_F16 ? CX_LT_R_16F : CX_LT_R_32F;
   int compute = f64 ? CX_LT_COMPUTE_64F : st->tf32 && p->type == CXLA_F32 ? CX_LT_COMPUTE_32F_FAST_TF32 : CX_LT_COMPUTE_32F;
+  int scale = cplx ? type : f64 ? CX_LT_R_64F : CX_LT_R_32F;
   int32_t ta = p->trans_b ? CX_LT_OP_T : CX_LT_OP_N, tb = p->trans_a ? CX_LT_OP_T : CX_LT_OP_N;
-  int r = lt->MatmulDescCreate(&g->desc, compute, f64 ? CX_LT_R_64F : CX_LT_R_32F);
+  int r = lt->MatmulDescCreate(&g->desc, compute, scale);
   if (!r) r = lt->MatmulDescSetAttribute(g->desc, CX_LT_DESC_TRANSA, &ta, sizeof ta);
   if (!r) r = lt->MatmulDescSetAttribute(g->desc, CX_LT_DESC_TRANSB, &tb, sizeof tb);
   /* stored shapes: rhs is K x N row-major (N x K column-major), or N x K when transposed */
@@ -91,11 +94,11 @@ cxla_status cx_gpu_gemm_run(cxla_context *ctx, gpu_state *st, int step, CUstream
     return e ? cx_cuda_error(ctx, st->cu, e, "cuMemsetD8Async") : CXLA_OK;
   }
   const cx_gpu_gemm_rt *g = &st->gemms[step];
-  double one64 = 1, zero64 = 0;
-  float one32 = 1, zero32 = 0;
-  int f64 = p->type == CXLA_F64;
-  int r = st->lt->Matmul(st->lt_handle, g->desc, f64 ? (void *)&one64 : (void *)&one32, (void *)(uintptr_t)rhs, g->a,
-                         (void *)(uintptr_t)lhs, g->b, f64 ? (void *)&zero64 : (void *)&zero32, (void *)(uintptr_t)out,
+  double one64[2] = {1, 0}, zero64[2] = {0, 0}; /* (re, im) for the complex types */
+  float one32[2] = {1, 0}, zero32[2] = {0, 0};
+  int f64 = p->type == CXLA_F64 || p->type == CXLA_C128;
+  int r = st->lt->Matmul(st->lt_handle, g->desc, f64 ? (void *)one64 : (void *)one32, (void *)(uintptr_t)rhs, g->a,
+                         (void *)(uintptr_t)lhs, g->b, f64 ? (void *)zero64 : (void *)zero32, (void *)(uintptr_t)out,
                          g->c, (void *)(uintptr_t)out, g->c, &g->algo, (void *)(uintptr_t)st->lt_workspace,
                          st->lt_workspace_size, stream);
   return r ? cx_blaslt_error(ctx, st->lt, r, s->in->name) : CXLA_OK;

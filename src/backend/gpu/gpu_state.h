@@ -4,6 +4,8 @@
 #include <pthread.h>
 #include "backend/gpu/blaslt.h"
 #include "backend/gpu/cuda.h"
+#include "backend/gpu/cufft_lib.h"
+#include "backend/gpu/solver.h"
 #include "backend/gpu/gpu_build.h"
 #include "backend/gpu/gpu_device.h"
 
@@ -29,6 +31,17 @@ typedef struct gpu_state {
   cx_gpu_gemm_rt *gemms;  /* per step (used by GEMM steps) */
   CUdeviceptr lt_workspace;
   size_t lt_workspace_size;
+  const cx_solver *sv;    /* cuSOLVER and cuBLAS or their emulation; NULL when nothing needs them */
+  void *sv_handle, *blas_handle;
+  CUdeviceptr la_ws;      /* the linear-algebra steps' scratch: column-major copies, cuSOLVER's
+                             workspace, info words (the largest step's; steps run one at a time) */
+  size_t la_ws_size;
+  int *la_lwork;          /* per step: cuSOLVER's workspace in elements (LINALG steps) */
+  int32_t *la_info;       /* host copy of a cholesky's info words (the largest batch) */
+  const cx_cufft *fft;    /* cuFFT or its emulation; NULL when the module has no fft */
+  int *fft_plans;         /* per step: the FFT steps' plans (-1 elsewhere) */
+  CUdeviceptr fft_ws;     /* cuFFT's work area, then the c2r input's copy */
+  size_t fft_ws_size, fft_work_size;
   int tf32;               /* --gpu-tf32: f32 GEMMs on cuBLASLt's FAST_TF32 compute type */
   int64_t max_loop_iterations; /* --max-loop-iterations (0: none) */
   int nparam_leaves;
@@ -41,6 +54,18 @@ cxla_status cx_gpu_gemm_load(cxla_context *ctx, gpu_state *st);
 cxla_status cx_gpu_gemm_run(cxla_context *ctx, gpu_state *st, int step, CUstream stream, CUdeviceptr out,
                             CUdeviceptr lhs, CUdeviceptr rhs);
 void cx_gpu_gemm_unload(gpu_state *st);
+
+/* gpu_linalg.c: the LINALG steps' libraries, handles and scratch; one step; their release. */
+cxla_status cx_gpu_linalg_load(cxla_context *ctx, gpu_state *st);
+cxla_status cx_gpu_linalg_run(cxla_context *ctx, gpu_state *st, int step, CUstream stream, const CUdeviceptr *ptrs);
+void cx_gpu_linalg_unload(gpu_state *st);
+/* gpu_ragged.c: a ragged-dot step (cuBLAS, opened by cx_gpu_linalg_load) */
+cxla_status cx_gpu_ragged_run(cxla_context *ctx, gpu_state *st, int step, CUstream stream, const CUdeviceptr *ptrs);
+/* gpu_fft.c: the same for the FFT steps (cuFFT plans, made when loading). */
+cxla_status cx_gpu_fft_load(cxla_context *ctx, gpu_state *st);
+cxla_status cx_gpu_fft_run(cxla_context *ctx, gpu_state *st, int step, CUstream stream, CUdeviceptr out,
+                           CUdeviceptr in);
+void cx_gpu_fft_unload(gpu_state *st);
 
 /* gpu_exec.c: an execution with arguments on the device or the host and its results left on
  * the device (cx_device_mem.execute), and the same from host literals to a host literal. */

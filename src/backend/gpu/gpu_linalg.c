@@ -1,0 +1,333 @@
+/* gpu_linalg.c — cholesky, triangular-solve and the LAPACK custom-calls (potrf, trsm, getrf,
+ * geqrf, orgqr/ungqr, syevd/heevd, gesdd/gesvd) on cuSOLVER and cuBLAS, with the results the
+ * cpu backend's rt/lapack.c gives (its layouts, info words and XLA's cholesky rule).
+ *
+ * cxla's matrices are row-major and cuSOLVER's column-major: a row-major matrix is, to
+ * cuSOLVER, its transpose. Where that is harmless the memory is used as it is: potrf and
+ * syevd read one triangle of a Hermitian matrix (the transpose is the conjugate, the other
+ * uplo), trsm solves the transposed system (side and uplo swapped, as CBLAS's row-major entry
+ * does), and an SVD of a wide matrix is the SVD of its tall transpose with u and vt swapped.
+ * Elsewhere cuBLAS's geam transposes each matrix into a column-major scratch and back.
+ * Batches run one matrix at a time on the executable's stream, in device scratch sized when
+ * the executable is loaded (cuSOLVER's bufferSize answers). XLA's cholesky turns a failed
+ * factorization into NaN, which needs its info words on the host: that step waits for the
+ * stream. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "backend/gpu/gpu_state.h"
+
+enum { ALIGN = 256 };
+
+static size_t up(size_t x) { return (x + ALIGN - 1) / ALIGN * ALIGN; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int ld(int64_t x) { return x > 1 ? (int)x : 1; }
+
+/* a step's scratch: offsets of the column-major matrix, u, vt, cuSOLVER's workspace and the
+ * info words; the whole size */
+typedef struct scratch { size_t s, u, vt, work, info, size; } scratch;
+
+static size_t esize_of(int64_t type) { return (size_t)cxla_type_size((cxla_type)type); }
+
+static scratch layout(const cx_la_desc *d, int lwork) {
+  size_t es = esize_of(d->type), mn = (size_t)(d->m * d->n);
+  scratch x = {0};
+  int svd = d->routine == CX_LA_GESDD || d->routine == CX_LA_GESVD;
+  x.u = up(mn * es);
+  x.vt = x.u + (svd ? up((size_t)(d->m * d->ucols) * es) : 0);
+  x.work = x.vt + (svd ? up((size_t)(d->vrows * d->n) * es) : 0);
+  x.info = x.work + up((size_t)lwork * es);
+  x.size = x.info + up(sizeof(int32_t) * (size_t)(d->batch > 0 ? d->batch : 1));
+  return x;
+}
+
+/* cuSOLVER's workspace for the step, in elements */
+static int workspace(const cx_solver *sv, void *h, const cx_la_desc *d, int *lwork) {
+  int t = cx_solver_type((cxla_type)d->type), m = (int)d->m, n = (int)d->n, k = (int)d->k;
+  int uplo = d->lower ? CX_BLAS_FILL_UPPER : CX_BLAS_FILL_LOWER;
+  *lwork = 1;
+  if (!d->m || !d->n) return 0;
+  switch ((cx_la_routine)d->routine) {
+  case CX_LA_CHOLESKY: case CX_LA_POTRF: return sv->potrf_bs[t](h, uplo, n, NULL, ld(n), lwork);
+  case CX_LA_GETRF: return sv->getrf_bs[t](h, m, n, NULL, ld(m), lwork);
+  case CX_LA_GEQRF: return sv->geqrf_bs[t](h, m, n, NULL, ld(m), lwork);
+  case CX_LA_ORGQR: return sv->orgqr_bs[t](h, m, n, k, NULL, ld(m), NULL, lwork);
+  case CX_LA_SYEVD:
+    return sv->syevd_bs[t](h, d->mode == 'V' ? CX_SOLVER_EIG_VECTOR : CX_SOLVER_EIG_NOVECTOR, uplo, n, NULL, ld(n), NULL,
+                           lwork);
+  case CX_LA_GESDD: case CX_LA_GESVD:
+    return sv->gesvd_bs[t](h, (int)(m > n ? m : n), (int)(m < n ? m : n), lwork);
+  default: return 0;
+  }
+}
+
+static int needs_blas(const cx_gpu_prog *p) {
+  for (int i = 0; i < p->nsteps; i++)
+    if (p->steps[i].kind == CX_GPU_LINALG || p->steps[i].kind == CX_GPU_RAGGED ||
+        (p->steps[i].kind == CX_GPU_FFT && p->steps[i].fft.scale != 1))
+      return 1;
+  return 0;
+}
+
+cxla_status cx_gpu_linalg_load(cxla_context *ctx, gpu_state *st) {
+  const cx_gpu_prog *p = &st->prog;
+  if (!needs_blas(p)) return CXLA_OK;
+  if (st->build_mode & CX_GPU_LLVM_IMAGE) st->sv = cx_solver_emu();
+  else CX_TRY(cx_solver_get(ctx, &st->sv));
+  const cx_solver *sv = st->sv;
+  int r = sv->Create(&st->sv_handle);
+  if (r) return st->sv_handle = NULL, cx_solver_error(ctx, r, "cusolverDnCreate");
+  if ((r = sv->BlasCreate(&st->blas_handle))) return st->blas_handle = NULL, cx_solver_error(ctx, r, "cublasCreate");
+  if (!(st->la_lwork = cx_calloc((size_t)p->nsteps + 1, sizeof *st->la_lwork))) return cx_oom(ctx);
+  int64_t max_batch = 1;
+  for (int i = 0; i < p->nsteps; i++) {
+    const cx_gpu_step *s = &p->steps[i];
+    if (s->kind != CX_GPU_LINALG) continue;
+    if ((r = workspace(sv, st->sv_handle, &s->la, &st->la_lwork[i]))) return cx_solver_error(ctx, r, s->in->name);
+    size_t need = layout(&s->la, st->la_lwork[i]).size;
+    if (need > st->la_ws_size) st->la_ws_size = need;
+    if (s->la.routine == CX_LA_CHOLESKY && s->la.batch > max_batch) max_batch = s->la.batch;
+  }
+  if (!(st->la_info = cx_calloc((size_t)max_batch, sizeof *st->la_info))) return cx_oom(ctx);
+  CUresult e = st->la_ws_size ? st->cu->MemAlloc(&st->la_ws, st->la_ws_size) : 0;
+  return e ? cx_cuda_error(ctx, st->cu, e, "cuMemAlloc (cuSOLVER workspace)") : CXLA_OK;
+}
+
+void cx_gpu_linalg_unload(gpu_state *st) {
+  if (st->la_ws) st->cu->MemFree(st->la_ws);
+  if (st->sv_handle) st->sv->Destroy(st->sv_handle);
+  if (st->blas_handle) st->sv->BlasDestroy(st->blas_handle);
+  cx_free(st->la_lwork);
+  cx_free(st->la_info);
+  st->la_ws = 0, st->la_ws_size = 0, st->sv_handle = st->blas_handle = NULL, st->la_lwork = NULL, st->la_info = NULL;
+}
+
+/* ---- one step ---- */
+
+typedef struct call {
+  cxla_context *ctx;
+  gpu_state *st;
+  const cx_solver *sv;
+  const cx_cuda *cu;
+  const cx_gpu_step *s;
+  const cx_la_desc *d;
+  CUstream stream;
+  int t, lwork;
+  size_t es;
+  scratch x;
+} call;
+
+static void *dp(CUdeviceptr p) { return (void *)(uintptr_t)p; }
+static CUdeviceptr at(const call *c, CUdeviceptr base, int64_t b, int64_t elems) {
+  return base + (CUdeviceptr)((size_t)(b * elems) * c->es);
+}
+static CUdeviceptr ws(const call *c, size_t off) { return c->st->la_ws + off; }
+
+static cxla_status lib(call *c, int r, const char *what) {
+  if (!r) return CXLA_OK;
+  char m[300];
+  snprintf(m, sizeof m, "%s (%s)", c->s->in->name ? c->s->in->name : "?", what);
+  return cx_solver_error(c->ctx, r, m);
+}
+static cxla_status drv(call *c, CUresult e, const char *what) { return e ? cx_cuda_error(c->ctx, c->cu, e, what) : CXLA_OK; }
+
+static cxla_status copy(call *c, CUdeviceptr dst, CUdeviceptr src, int64_t elems) {
+  if (dst == src || elems <= 0) return CXLA_OK;
+  return drv(c, c->cu->MemcpyDtoDAsync(dst, src, (size_t)elems * c->es, c->stream), "cuMemcpyDtoDAsync");
+}
+
+/* dst (q x p, column-major, leading dimension q) = op(src), src p x q column-major: a
+ * row-major matrix to its column-major copy and back */
+static cxla_status transpose(call *c, CUdeviceptr dst, CUdeviceptr src, int64_t p, int64_t q, int op) {
+  static const double one_d[2] = {1, 0}, zero_d[2] = {0, 0};
+  static const float one_f[2] = {1, 0}, zero_f[2] = {0, 0};
+  if (!p || !q) return CXLA_OK;
+  int dbl = c->t & 1;
+  int r = c->sv->geam[c->t](c->st->blas_handle, op, CX_BLAS_OP_N, (int)q, (int)p, dbl ? (const void *)one_d : one_f,
+                            dp(src), (int)p, dbl ? (const void *)zero_d : zero_f, dp(dst), (int)q, dp(dst), (int)q);
+  return lib(c, r, "cublas geam");
+}
+
+/* ---- XLA's cholesky rule (interp/linalg.h): zeros in the other triangle; the whole matrix
+ * NaN when a pivot's square root is NaN; a zero last pivot NaN (0/0) unless alone in its
+ * 128-column block (then 0). NaN is written into each element's real part (its imaginary
+ * part 0), as the cpu backend does. ---- */
+
+static cxla_status nan_fill(call *c, CUdeviceptr p, int64_t elems) {
+  CX_TRY(drv(c, c->cu->MemsetD8Async(p, 0, (size_t)elems * c->es, c->stream), "cuMemsetD8Async"));
+  /* 0x7ff80000 is an f32 NaN, and twice over (0x7ff800007ff80000) an f64 one */
+  size_t words = (c->t & 1) ? 2 : 1;
+  return drv(c, c->cu->MemsetD2D32Async(p, c->es, 0x7ff80000u, words, (size_t)elems, c->stream), "cuMemsetD2D32Async");
+}
+
+static cxla_status zero_other_triangle(call *c, CUdeviceptr p, int64_t n, int lower) {
+  for (int64_t i = 0; i < n; i++) { /* row i: after the diagonal (lower) or before it (upper) */
+    int64_t first = lower ? i * n + i + 1 : i * n, count = lower ? n - 1 - i : i;
+    if (count > 0)
+      CX_TRY(drv(c, c->cu->MemsetD8Async(p + (CUdeviceptr)((size_t)first * c->es), 0, (size_t)count * c->es, c->stream),
+                 "cuMemsetD8Async"));
+  }
+  return CXLA_OK;
+}
+
+static cxla_status xla_rule(call *c, CUdeviceptr l, int info) {
+  int64_t n = c->d->n;
+  if (info > 0 && info < n) return nan_fill(c, l, n * n);
+  if (info == n) { /* the last pivot, left in its place by potrf */
+    CUdeviceptr last = l + (CUdeviceptr)((size_t)(n * n - 1) * c->es);
+    double t = 0;
+    float tf = 0;
+    CX_TRY(drv(c, c->cu->StreamSynchronize(c->stream), "cuStreamSynchronize"));
+    CX_TRY(drv(c, c->cu->MemcpyDtoH((c->t & 1) ? (void *)&t : (void *)&tf, last, (c->t & 1) ? 8 : 4), "cuMemcpyDtoH"));
+    if (!(c->t & 1)) t = tf;
+    if (t != 0) return nan_fill(c, l, n * n);
+    if ((n - 1) % 128) CX_TRY(nan_fill(c, last, 1));
+    else CX_TRY(drv(c, c->cu->MemsetD8Async(last, 0, c->es, c->stream), "cuMemsetD8Async"));
+  }
+  return zero_other_triangle(c, l, n, (int)c->d->lower);
+}
+
+/* potrf on the memory as it is (row-major lower is column-major upper); bufs: out, [info,] a */
+static cxla_status cholesky(call *c, const CUdeviceptr *p, int xla) {
+  const cx_la_desc *d = c->d;
+  int64_t per = d->n * d->n;
+  CUdeviceptr out = p[0], a = p[xla ? 1 : 2], info = xla ? ws(c, c->x.info) : p[1];
+  int n = (int)d->n, uplo = d->lower ? CX_BLAS_FILL_UPPER : CX_BLAS_FILL_LOWER;
+  CX_TRY(copy(c, out, a, d->batch * per));
+  if (!n) return CXLA_OK;
+  for (int64_t b = 0; b < d->batch; b++)
+    CX_TRY(lib(c, c->sv->potrf[c->t](c->st->sv_handle, uplo, n, dp(at(c, out, b, per)), n, dp(ws(c, c->x.work)),
+                                     c->lwork, (int *)dp(info + (CUdeviceptr)(4 * b))), "cusolverDn potrf"));
+  if (!xla) return CXLA_OK;
+  CX_TRY(drv(c, c->cu->StreamSynchronize(c->stream), "cuStreamSynchronize"));
+  CX_TRY(drv(c, c->cu->MemcpyDtoH(c->st->la_info, info, sizeof(int32_t) * (size_t)d->batch), "cuMemcpyDtoH"));
+  for (int64_t b = 0; b < d->batch; b++) CX_TRY(xla_rule(c, at(c, out, b, per), c->st->la_info[b]));
+  return CXLA_OK;
+}
+
+/* row-major op(A) X = B (left) is column-major X^T op(A)^T = B^T: side and uplo swap */
+static cxla_status trsm(call *c, const CUdeviceptr *p) {
+  static const double one_d[2] = {1, 0};
+  static const float one_f[2] = {1, 0};
+  const cx_la_desc *d = c->d;
+  int64_t per = d->m * d->n, aper = d->k * d->k;
+  CX_TRY(copy(c, p[0], p[2], d->batch * per));
+  if (!per) return CXLA_OK;
+  int side = d->left ? CX_BLAS_SIDE_RIGHT : CX_BLAS_SIDE_LEFT, uplo = d->lower ? CX_BLAS_FILL_UPPER : CX_BLAS_FILL_LOWER;
+  int op = d->trans == 2 ? CX_BLAS_OP_C : d->trans == 1 ? CX_BLAS_OP_T : CX_BLAS_OP_N;
+  int diag = d->unit ? CX_BLAS_DIAG_UNIT : CX_BLAS_DIAG_NON_UNIT;
+  for (int64_t b = 0; b < d->batch; b++)
+    CX_TRY(lib(c, c->sv->trsm[c->t](c->st->blas_handle, side, uplo, op, diag, (int)d->n, (int)d->m,
+                                    (c->t & 1) ? (const void *)one_d : one_f, dp(at(c, p[1], b, aper)), ld(d->k),
+                                    dp(at(c, p[0], b, per)), ld(d->n)),
+               "cublas trsm"));
+  return CXLA_OK;
+}
+
+/* getrf, geqrf, orgqr: each matrix through a column-major copy */
+static cxla_status factor(call *c, const CUdeviceptr *p) {
+  const cx_la_desc *d = c->d;
+  int64_t m = d->m, n = d->n, per = m * n, kk = min64(m, n);
+  int r = (int)d->routine;
+  CUdeviceptr a = r == CX_LA_GETRF ? p[3] : r == CX_LA_GEQRF ? p[2] : p[1], s = ws(c, c->x.s);
+  void *work = dp(ws(c, c->x.work)), *h = c->st->sv_handle;
+  for (int64_t b = 0; b < d->batch; b++) {
+    CX_TRY(transpose(c, s, at(c, a, b, per), n, m, CX_BLAS_OP_T));
+    int *info = (int *)dp(ws(c, c->x.info));
+    if (per && r == CX_LA_GETRF) {
+      info = (int *)dp(p[2] + (CUdeviceptr)(4 * b));
+      CX_TRY(lib(c, c->sv->getrf[c->t](h, (int)m, (int)n, dp(s), ld(m), work, (int *)dp(p[1] + (CUdeviceptr)(4 * b * kk)), info),
+                 "cusolverDn getrf"));
+    } else if (per && r == CX_LA_GEQRF) {
+      CX_TRY(lib(c, c->sv->geqrf[c->t](h, (int)m, (int)n, dp(s), ld(m), dp(at(c, p[1], b, kk)), work, c->lwork, info),
+                 "cusolverDn geqrf"));
+    } else if (per) {
+      CX_TRY(lib(c, c->sv->orgqr[c->t](h, (int)m, (int)n, (int)d->k, dp(s), ld(m), dp(at(c, p[2], b, d->k)), work,
+                                       c->lwork, info), "cusolverDn orgqr"));
+    }
+    CX_TRY(transpose(c, at(c, p[0], b, per), s, m, n, CX_BLAS_OP_T));
+  }
+  if (!per && r == CX_LA_GETRF) /* no matrix to factor: info 0 */
+    CX_TRY(drv(c, c->cu->MemsetD8Async(p[2], 0, sizeof(int32_t) * (size_t)d->batch, c->stream), "cuMemsetD8Async"));
+  return CXLA_OK;
+}
+
+/* syevd on the memory as it is (the conjugate: the other uplo); its eigenvectors come back
+ * conjugated in columns, our vectors' conjugate transpose. bufs: v, w, info, a */
+static cxla_status syevd(call *c, const CUdeviceptr *p) {
+  const cx_la_desc *d = c->d;
+  int64_t n = d->n, per = n * n;
+  int jobz = d->mode == 'V' ? CX_SOLVER_EIG_VECTOR : CX_SOLVER_EIG_NOVECTOR;
+  int uplo = d->lower ? CX_BLAS_FILL_UPPER : CX_BLAS_FILL_LOWER;
+  size_t rs = (c->t & 1) ? 8 : 4;
+  CUdeviceptr s = ws(c, c->x.s);
+  if (!n) return CXLA_OK;
+  for (int64_t b = 0; b < d->batch; b++) {
+    CX_TRY(copy(c, s, at(c, p[3], b, per), per));
+    CX_TRY(lib(c, c->sv->syevd[c->t](c->st->sv_handle, jobz, uplo, (int)n, dp(s), (int)n,
+                                     dp(p[1] + (CUdeviceptr)((size_t)(b * n) * rs)), dp(ws(c, c->x.work)), c->lwork,
+                                     (int *)dp(p[2] + (CUdeviceptr)(4 * b))), "cusolverDn syevd"));
+    if (jobz == CX_SOLVER_EIG_VECTOR) CX_TRY(transpose(c, at(c, p[0], b, per), s, n, n, CX_BLAS_OP_C));
+    else CX_TRY(copy(c, at(c, p[0], b, per), s, per));
+  }
+  return CXLA_OK;
+}
+
+/* cuSOLVER's gesvd takes tall matrices (m >= n). A tall row-major matrix goes through a
+ * column-major copy; a wide one is, as it lies, the column-major tall A^T = U2 S V2^H, whose
+ * U2 read row-major is our vt and whose V2^H read row-major is our u (for complex matrices
+ * too). bufs: a', s, u, vt, info, a */
+static cxla_status svd(call *c, const CUdeviceptr *p) {
+  const cx_la_desc *d = c->d;
+  int64_t m = d->m, n = d->n, per = m * n, uper = m * d->ucols, vper = d->vrows * n, kk = min64(m, n);
+  size_t rs = (c->t & 1) ? 8 : 4;
+  signed char job = (signed char)d->mode;
+  int want = job != 'N', tall = m >= n;
+  CUdeviceptr s = ws(c, c->x.s), su = ws(c, c->x.u), svt = ws(c, c->x.vt);
+  if (!want || !per) {
+    CX_TRY(drv(c, c->cu->MemsetD8Async(p[2], 0, (size_t)(d->batch * uper) * c->es, c->stream), "cuMemsetD8Async"));
+    CX_TRY(drv(c, c->cu->MemsetD8Async(p[3], 0, (size_t)(d->batch * vper) * c->es, c->stream), "cuMemsetD8Async"));
+  }
+  if (!per)
+    return drv(c, c->cu->MemsetD8Async(p[4], 0, sizeof(int32_t) * (size_t)d->batch, c->stream), "cuMemsetD8Async");
+  for (int64_t b = 0; b < d->batch; b++) {
+    CUdeviceptr ub = at(c, p[2], b, uper), vb = at(c, p[3], b, vper);
+    if (tall) CX_TRY(transpose(c, s, at(c, p[5], b, per), n, m, CX_BLAS_OP_T));
+    else CX_TRY(copy(c, s, at(c, p[5], b, per), per));
+    int64_t rows = tall ? m : n, cols = tall ? n : m;
+    /* tall: u and vt into scratch, transposed after; wide: U2 is vt and V2^H is u as they are */
+    CUdeviceptr U = tall ? su : vb, VT = tall ? svt : ub;
+    int ldvt = (int)(job == 'A' ? cols : kk);
+    CX_TRY(lib(c, c->sv->gesvd[c->t](c->st->sv_handle, job, job, (int)rows, (int)cols, dp(s), ld(rows),
+                                     dp(p[1] + (CUdeviceptr)((size_t)(b * kk) * rs)), want ? dp(U) : NULL, ld(rows),
+                                     want ? dp(VT) : NULL, ld(want ? ldvt : 1), dp(ws(c, c->x.work)), c->lwork, NULL,
+                                     (int *)dp(p[4] + (CUdeviceptr)(4 * b))), "cusolverDn gesvd"));
+    if (tall) CX_TRY(transpose(c, at(c, p[0], b, per), s, m, n, CX_BLAS_OP_T));
+    else CX_TRY(copy(c, at(c, p[0], b, per), s, per));
+    if (want && tall) {
+      CX_TRY(transpose(c, ub, su, m, d->ucols, CX_BLAS_OP_T));
+      CX_TRY(transpose(c, vb, svt, d->vrows, n, CX_BLAS_OP_T));
+    }
+  }
+  return CXLA_OK;
+}
+
+cxla_status cx_gpu_linalg_run(cxla_context *ctx, gpu_state *st, int step, CUstream stream, const CUdeviceptr *ptrs) {
+  const cx_gpu_step *s = &st->prog.steps[step];
+  call c = {.ctx = ctx, .st = st, .sv = st->sv, .cu = st->cu, .s = s, .d = &s->la, .stream = stream,
+            .t = cx_solver_type((cxla_type)s->la.type), .lwork = st->la_lwork[step], .es = esize_of(s->la.type)};
+  c.x = layout(c.d, c.lwork);
+  if (c.t < 0) return cx_error(ctx, CXLA_ERR_INTERNAL, "gpu backend: %s: no cuSOLVER type", s->in->name);
+  int r = st->sv->SetStream(st->sv_handle, stream);
+  if (!r) r = st->sv->BlasSetStream(st->blas_handle, stream);
+  if (r) return lib(&c, r, "setting the stream");
+  switch ((cx_la_routine)s->la.routine) {
+  case CX_LA_CHOLESKY: return cholesky(&c, ptrs, 1);
+  case CX_LA_POTRF: return cholesky(&c, ptrs, 0);
+  case CX_LA_TRSM: return trsm(&c, ptrs);
+  case CX_LA_GETRF: case CX_LA_GEQRF: case CX_LA_ORGQR: return factor(&c, ptrs);
+  case CX_LA_SYEVD: return syevd(&c, ptrs);
+  case CX_LA_GESDD: case CX_LA_GESVD: return svd(&c, ptrs);
+  default: return cx_error(ctx, CXLA_ERR_INTERNAL, "gpu backend: %s: no cuSOLVER routine", s->in->name);
+  }
+}

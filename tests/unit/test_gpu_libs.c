@@ -1,0 +1,123 @@
+/* test_gpu_libs.c — the CUDA libraries the gpu backend opens with dlopen (cuSOLVER, cuBLAS,
+ * cuFFT): the enum values solver.h and cufft_lib.h declare against the toolkit's own headers,
+ * every symbol the tables name found in the toolkit's libraries, and a library that is not
+ * there refused with a message naming it. The headers and libraries are the CUDA toolkit's,
+ * under /usr/local/cuda; on a machine without it the checks against them say so and pass. */
+#include <stdlib.h>
+#include <string.h>
+#include "backend/gpu/cufft_lib.h"
+#include "backend/gpu/dl_table.h"
+#include "backend/gpu/solver.h"
+#include "core/context.h"
+#include "test.h"
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  cx_sb sb;
+  cx_sb_init(&sb);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) cx_sb_putn(&sb, buf, n);
+  fclose(f);
+  return cx_sb_take(&sb);
+}
+
+/* the value `name = V` or `#define name V` gives in the header text, or LONG_MIN */
+static long header_value(const char *text, const char *name) {
+  size_t len = strlen(name);
+  for (const char *p = text; (p = strstr(p, name)); p += len) {
+    char after = p[len], before = p > text ? p[-1] : ' ';
+    if ((after >= 'A' && after <= 'Z') || (after >= 'a' && after <= 'z') || (after >= '0' && after <= '9') ||
+        after == '_' || before == '_' || (before >= 'A' && before <= 'Z'))
+      continue;
+    const char *q = p + len;
+    while (*q == ' ' || *q == '\t') q++;
+    int define = p >= text + 8 && !strncmp(p - 8, "#define ", 8);
+    if (*q == '=') q++;
+    else if (!define) continue;
+    char *end;
+    long v = strtol(q, &end, 0);
+    if (end != q) return v;
+  }
+  return -2147483647L - 1;
+}
+
+typedef struct known { const char *name; long value; } known;
+
+static void check_header(const char *file, const known *k, int n) {
+  char path[256];
+  snprintf(path, sizeof path, "/usr/local/cuda/include/%s", file);
+  char *text = slurp(path);
+  if (!text) {
+    printf("  %s: not installed, values not checked against it\n", path);
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    long v = header_value(text, k[i].name);
+    CHECK_MSG(v == k[i].value, "%s: %s is %ld there, cxla declares %ld", file, k[i].name, v, k[i].value);
+  }
+  cx_free(text);
+}
+
+TEST(gpu_libs_enums_match_the_headers) {
+  static const known blas[] = {
+    {"CUBLAS_FILL_MODE_LOWER", CX_BLAS_FILL_LOWER}, {"CUBLAS_FILL_MODE_UPPER", CX_BLAS_FILL_UPPER},
+    {"CUBLAS_OP_N", CX_BLAS_OP_N}, {"CUBLAS_OP_T", CX_BLAS_OP_T}, {"CUBLAS_OP_C", CX_BLAS_OP_C},
+    {"CUBLAS_SIDE_LEFT", CX_BLAS_SIDE_LEFT}, {"CUBLAS_SIDE_RIGHT", CX_BLAS_SIDE_RIGHT},
+    {"CUBLAS_DIAG_NON_UNIT", CX_BLAS_DIAG_NON_UNIT}, {"CUBLAS_DIAG_UNIT", CX_BLAS_DIAG_UNIT},
+  };
+  static const known solver[] = {
+    {"CUSOLVER_EIG_MODE_NOVECTOR", CX_SOLVER_EIG_NOVECTOR}, {"CUSOLVER_EIG_MODE_VECTOR", CX_SOLVER_EIG_VECTOR}};
+  static const known fft[] = {
+    {"CUFFT_R2C", CX_FFT_R2C}, {"CUFFT_C2R", CX_FFT_C2R}, {"CUFFT_C2C", CX_FFT_C2C}, {"CUFFT_D2Z", CX_FFT_D2Z},
+    {"CUFFT_Z2D", CX_FFT_Z2D}, {"CUFFT_Z2Z", CX_FFT_Z2Z}, {"CUFFT_FORWARD", CX_FFT_FORWARD},
+    {"CUFFT_INVERSE", CX_FFT_INVERSE}};
+  check_header("cublas_api.h", blas, (int)(sizeof blas / sizeof *blas));
+  check_header("cusolver_common.h", solver, (int)(sizeof solver / sizeof *solver));
+  check_header("cufft.h", fft, (int)(sizeof fft / sizeof *fft));
+  /* the reader itself, on text of both spellings */
+  CHECK_EQ_INT((int)header_value("typedef enum { X_A = 0, X_B = 0x2a } t;", "X_B"), 0x2a);
+  CHECK_EQ_INT((int)header_value("#define X_C -1 // c\n", "X_C"), -1);
+}
+
+/* The toolkit's libraries (when installed) have every symbol the tables name: opening them
+ * needs no GPU. */
+TEST(gpu_libs_tables_resolve_in_the_toolkit) {
+  cxla_context *ctx = test_ctx();
+  const cx_solver *sv = NULL;
+  const cx_cufft *fft = NULL;
+  if (cx_solver_get(ctx, &sv) == CXLA_OK) {
+    CHECK(sv->potrf[3] && sv->gesvd[2] && sv->geam[1] && sv->trsm[0] && sv->scal[1]);
+  } else {
+    const char *m = cxla_context_errmsg(ctx);
+    CHECK_MSG(strstr(m, "not found"), "cuSOLVER or cuBLAS is there but unusable: %s", m);
+    printf("  %s\n", m);
+  }
+  if (cx_cufft_get(ctx, &fft) == CXLA_OK) {
+    CHECK(fft->MakePlanMany && fft->ExecZ2D);
+  } else {
+    const char *m = cxla_context_errmsg(ctx);
+    CHECK_MSG(strstr(m, "not found"), "cuFFT is there but unusable: %s", m);
+    printf("  %s\n", m);
+  }
+}
+
+/* A library that is not there: the message names it, what was tried and what to do. */
+TEST(gpu_libs_missing_library_is_named) {
+  static const char *const names[] = {"/nonexistent/libcusolver.so.12", "/nonexistent/libcusolver.so.11"};
+  static const cx_dl_sym syms[] = {{0, "cusolverDnCreate"}};
+  void *table[1];
+  char err[512];
+  CHECK(!cx_dl_open_first("CXLA_TEST_NO_SUCH_VARIABLE", names, 2, table, syms, 1, "cuSOLVER", "install it", err,
+                          sizeof err));
+  CHECK_MSG(strstr(err, "cuSOLVER not found (tried /nonexistent/libcusolver.so.12, /nonexistent/libcusolver.so.11)") &&
+                strstr(err, "install it"),
+            "%s", err);
+  /* a library without the symbol: named as not usable */
+  static const cx_dl_sym missing[] = {{0, "cusolverDnNoSuchRoutine"}};
+  static const char *const libc[] = {"libc.so.6"};
+  CHECK(!cx_dl_open_first("CXLA_TEST_NO_SUCH_VARIABLE", libc, 1, table, missing, 1, "cuSOLVER", "install it", err,
+                          sizeof err));
+  CHECK_MSG(strstr(err, "libc.so.6 is not a usable cuSOLVER: it has no cusolverDnNoSuchRoutine"), "%s", err);
+}
