@@ -89,6 +89,12 @@ typedef struct cx_instr_kernel {
 } cx_instr_kernel;
 /* The kernel of `in`, or NULL when it has none (instr_kernels.c). */
 const cx_instr_kernel *cx_emit_instr_kernel(const cx_instr *in);
+/* A sort's row too long for one kernel (n^2 comparisons a row) runs as passes, each a kernel
+ * of sort's arguments (the caller gives each pass its own destination and source): rank
+ * placement within tiles of `tile` elements, then merges of sorted runs of `width` into runs
+ * of 2 * width (a binary search a thread); a width at least the row's is a copy. */
+cxla_status cx_emit_sort_tiles(cx_cg *g, cx_instr *sort, int64_t tile, cx_kernel *out);
+cxla_status cx_emit_sort_merge(cx_cg *g, cx_instr *sort, int64_t width, cx_kernel *out);
 /* True if the emitter can generate code for every instruction of this fusion (for a kOutput
  * fusion: its epilogue); otherwise the sequencer runs it on the interpreter. `why` (a
  * thread-local string, valid until the next call) names the first unsupported instruction. */

@@ -302,6 +302,22 @@ TEST(gpu_emu_sort) {
   emu_text("HloModule s4\nlt {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
            " ROOT r = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n x = f32[5,1] parameter(0)\n"
            " ROOT s = f32[5,1] sort(x), dimensions={1}, to_apply=lt\n}\n", 14);
+  /* rows past one kernel's 16384: tiles, then merge passes (a stable argsort with ties, a
+   * descending sort along dim 0 of two columns, NaNs under a total order in a row that is its
+   * operand's memory, which takes one more pass) */
+  emu_text("HloModule s5\nlt {\n a = s32[] parameter(0)\n b = s32[] parameter(1)\n c = s32[] parameter(2)\n"
+           " d = s32[] parameter(3)\n ROOT r = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n"
+           " x = s32[2,20000] parameter(0)\n t = s32[] constant(7)\n tb = s32[2,20000] broadcast(t), dimensions={}\n"
+           " k = s32[2,20000] remainder(x, tb)\n i = s32[2,20000] iota(), iota_dimension=1\n"
+           " ROOT s = (s32[2,20000], s32[2,20000]) sort(k, i), dimensions={1}, is_stable=true, to_apply=lt\n}\n", 15);
+  emu_text("HloModule s6\ngt {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+           " ROOT r = pred[] compare(a, b), direction=GT\n}\nENTRY e {\n x = f32[17000,2] parameter(0)\n"
+           " ROOT s = f32[17000,2] sort(x), dimensions={0}, to_apply=gt\n}\n", 16);
+  emu_text("HloModule s7\ntotal {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+           " ROOT r = pred[] compare(a, b), direction=LT, type=TOTALORDER\n}\nENTRY e {\n x = f32[33000] parameter(0)\n"
+           " z = f32[] constant(0)\n zb = f32[33000] broadcast(z), dimensions={}\n q = f32[33000] divide(zb, x)\n"
+           " n = f32[33000] divide(q, zb)\n m = f32[33000] maximum(x, n)\n s = f32[33000] sort(m), dimensions={0}, to_apply=total\n"
+           " ROOT o = f32[33000] negate(s)\n}\n", 17);
 }
 
 /* scatter in its three forms: atomic (f32 add with duplicate indices from random small

@@ -19,6 +19,7 @@ static void gpu_destroy(void *state) {
     for (int i = 0; st->consts && i < st->prog.bufs.nslots; i++)
       if (st->consts[i]) st->cu->MemFree(st->consts[i]);
     if (st->arena) st->cu->MemFree(st->arena);
+    if (st->scratch) st->cu->MemFree(st->scratch);
     cx_gpu_gemm_unload(st);
     cx_gpu_fft_unload(st);
     cx_gpu_linalg_unload(st);
@@ -79,6 +80,8 @@ static cxla_status load(cxla_context *ctx, gpu_state *st) {
     if ((r = cu->MemcpyHtoD(st->consts[i], sl->constant->data, (size_t)sl->size)))
       return cx_cuda_error(ctx, cu, r, "cuMemcpyHtoD (constants)");
   }
+  if (p->scratch_size > 0 && (r = cu->MemAlloc(&st->scratch, (size_t)p->scratch_size)))
+    return cx_cuda_error(ctx, cu, r, "cuMemAlloc (scratch)");
   if (p->bufs.arena_size > 0 && (r = cu->MemAlloc(&st->arena, (size_t)p->bufs.arena_size)))
     return cx_cuda_error(ctx, cu, r, "cuMemAlloc (temporaries)");
   CX_TRY(cx_gpu_gemm_load(ctx, st));

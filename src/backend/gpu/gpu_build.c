@@ -16,7 +16,7 @@ typedef struct builder {
   cx_gpu_prog *p;
   cx_cg cg;
   int lenient;
-  int64_t steps_cap, kernels_cap;
+  int64_t steps_cap, kernels_cap, scratch_cap;
 } builder;
 
 static cx_gpu_step *new_step(builder *b) {
@@ -71,6 +71,30 @@ enum { VEC = 4 };
  * for a fusion's */
 typedef cxla_status (*emit_fn)(cx_cg *cg, cx_instr *in, cx_kernel *out);
 
+/* The launch step of kernel kn (emitted with status st) over slots (taken: freed on failure). */
+static cxla_status add_launch(builder *b, cx_instr *in, cxla_status st, const cx_kernel *kn, int *slots, int n, int nout,
+                              int vec) {
+  if (st == CXLA_OK && kn->total % vec)
+    st = cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: kernel %s: %d elements a thread do not divide %lld", kn->name,
+                  vec, (long long)kn->total);
+  if (st == CXLA_OK && (kn->nout != nout || kn->nout + kn->nin != n))
+    st = cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: kernel %s takes %d+%d pointers, %s has %d+%d", kn->name,
+                  kn->nout, kn->nin, in->name, nout, n - nout);
+  cx_gpu_prog *p = b->p;
+  cx_gpu_step *s = NULL;
+  if (st == CXLA_OK && !cx_vec_reserve((void **)&p->kernels, &b->kernels_cap, p->nkernels + 1, sizeof *p->kernels))
+    st = cx_oom(b->ctx);
+  if (st == CXLA_OK && !(s = new_step(b))) st = cx_oom(b->ctx);
+  if (st != CXLA_OK) {
+    cx_free(slots);
+    return st;
+  }
+  memcpy(p->kernels[p->nkernels], kn->name, sizeof kn->name);
+  *s = (cx_gpu_step){.kind = CX_GPU_LAUNCH, .in = in, .kernel = p->nkernels++, .total = kn->total, .vec = vec, .nargs = n,
+                     .slots = slots};
+  return CXLA_OK;
+}
+
 static cxla_status launch(builder *b, cx_instr *in, emit_fn emit) {
   const cx_buffers *bufs = &b->p->bufs;
   int n = bufs->nleaves[in->id], nout = n;
@@ -97,25 +121,7 @@ static cxla_status launch(builder *b, cx_instr *in, emit_fn emit) {
                    : emit ? emit(&b->cg, in, &kn)
                    : may_alias ? cx_emit_kernel_ex(&b->cg, in, may_alias, &kn) : cx_emit_kernel(&b->cg, in, &kn);
   b->cg.elems_per_thread = 1;
-  if (st == CXLA_OK && kn.total % vec)
-    st = cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: kernel %s: %d elements a thread do not divide %lld", kn.name,
-                  vec, (long long)kn.total);
-  if (st == CXLA_OK && (kn.nout != nout || kn.nout + kn.nin != n))
-    st = cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: kernel %s takes %d+%d pointers, %s has %d+%d", kn.name,
-                  kn.nout, kn.nin, in->name, nout, n - nout);
-  cx_gpu_prog *p = b->p;
-  cx_gpu_step *s = NULL;
-  if (st == CXLA_OK && !cx_vec_reserve((void **)&p->kernels, &b->kernels_cap, p->nkernels + 1, sizeof *p->kernels))
-    st = cx_oom(b->ctx);
-  if (st == CXLA_OK && !(s = new_step(b))) st = cx_oom(b->ctx);
-  if (st != CXLA_OK) {
-    cx_free(slots);
-    return st;
-  }
-  memcpy(p->kernels[p->nkernels], kn.name, sizeof kn.name);
-  *s = (cx_gpu_step){.kind = CX_GPU_LAUNCH, .in = in, .kernel = p->nkernels++, .total = kn.total, .vec = vec, .nargs = n,
-                     .slots = slots};
-  return CXLA_OK;
+  return add_launch(b, in, st, &kn, slots, n, nout, vec);
 }
 
 static cxla_status fusion(builder *b, cx_instr *in) {
@@ -149,6 +155,62 @@ static cxla_status own_kernel(builder *b, cx_instr *in) {
   return launch(b, in, k->emit);
 }
 
+/* Rows a sort places in one kernel (a thread's n comparisons: n^2 a row); a longer row is
+ * sorted in tiles of SORT_TILE and merged, log2(row / tile) passes. */
+enum { SORT_ONE_KERNEL_ROW = 16384, SORT_TILE = 512 };
+
+/* the merge passes' scratch: one copy of every output, from offset 0 of the executable's
+ * scratch memory (the steps of one execution run in order, so every sort can share it);
+ * returns the first of n scratch slot numbers (past the assignment's slots, gpu_exec.c) */
+static int sort_scratch(builder *b, const cx_instr *in) {
+  cx_gpu_prog *p = b->p;
+  int first = p->bufs.nslots + p->nscratch;
+  if (!cx_vec_reserve((void **)&p->scratch_off, &b->scratch_cap, p->nscratch + in->nops, sizeof *p->scratch_off))
+    return -1;
+  int64_t at = 0;
+  for (int q = 0; q < in->nops; q++) {
+    p->scratch_off[p->nscratch++] = at;
+    at += (cx_shape_bytes(&in->ops[q]->shape) + 255) & ~(int64_t)255;
+  }
+  if (at > p->scratch_size) p->scratch_size = at;
+  return first;
+}
+
+static cxla_status sort(builder *b, cx_instr *in) {
+  const cx_instr_kernel *k = cx_emit_instr_kernel(in);
+  const char *why = NULL;
+  if (!k || !k->ok(in, &why)) return refuse(b, in, why ? why : "no GPU code for this sort");
+  int64_t len = in->ops[0]->shape.dims[in->a.dims.v[0]];
+  if (len <= SORT_ONE_KERNEL_ROW) return own_kernel(b, in);
+  int n = in->nops, out[16], src[16], scratch = sort_scratch(b, in);
+  if (scratch < 0) return cx_oom(b->ctx);
+  for (int q = 0; q < n; q++) {
+    out[q] = leaf_slot(b, in, q), src[q] = leaf_slot(b, in->ops[q], 0);
+    if (out[q] < 0 || src[q] < 0) return cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s has no slot", in->name);
+  }
+  int passes = 1, alias = 0;
+  for (int64_t w = SORT_TILE; w < len; w *= 2) passes++;
+  for (int q = 0; q < n; q++)
+    for (int j = 0; j < n; j++) alias |= out[q] == src[j];
+  /* The passes alternate between the result and the scratch, the last one writing the result.
+   * A result in its operand's memory must not be the first pass's destination: one more merge,
+   * of runs as long as the row (a copy), then makes the count even. */
+  if (alias && passes % 2) passes++;
+  int into_out = passes % 2;
+  const int *from = src;
+  int64_t width = 0;
+  for (int pass = 0; pass < passes; pass++, into_out = !into_out) {
+    int *slots = cx_malloc(sizeof *slots * (size_t)(2 * n));
+    if (!slots) return cx_oom(b->ctx);
+    for (int q = 0; q < n; q++) slots[q] = into_out ? out[q] : scratch + q, slots[n + q] = from[q];
+    cx_kernel kn;
+    cxla_status st = pass == 0 ? cx_emit_sort_tiles(&b->cg, in, SORT_TILE, &kn) : cx_emit_sort_merge(&b->cg, in, width, &kn);
+    CX_TRY(add_launch(b, in, st, &kn, slots, 2 * n, n, 1));
+    from = b->p->steps[b->p->nsteps - 1].slots;
+    width = width ? 2 * width : SORT_TILE;
+  }
+  return CXLA_OK;
+}
 
 /* What cuBLASLt computes natively: f16/bf16 too, accumulating in f32. */
 static const cx_gemm_target cublaslt = {.half = 1};
@@ -353,7 +415,7 @@ static cxla_status conditional(builder *b, cx_instr *in) {
 static const step_fn k_steps[CX_OP_COUNT] = {
   [CX_OP_PARAMETER] = nothing, [CX_OP_CONSTANT] = nothing, [CX_OP_TUPLE] = nothing,
   [CX_OP_GET_TUPLE_ELEMENT] = nothing, [CX_OP_COPY] = copy, [CX_OP_FUSION] = fusion, [CX_OP_DOT] = gemm,
-  [CX_OP_WHILE] = loop, [CX_OP_CONDITIONAL] = conditional, [CX_OP_SORT] = own_kernel,
+  [CX_OP_WHILE] = loop, [CX_OP_CONDITIONAL] = conditional, [CX_OP_SORT] = sort,
   [CX_OP_AFTER_ALL] = nothing, /* a token: no bytes */ [CX_OP_ADD_DEPENDENCY] = copy, /* its operand, ordered */
   [CX_OP_TOPK] = own_kernel, [CX_OP_SCATTER] = own_kernel,
   [CX_OP_SELECT_AND_SCATTER] = own_kernel, [CX_OP_RNG_BIT_GENERATOR] = own_kernel, [CX_OP_CUSTOM_CALL] = custom_call,
@@ -415,6 +477,7 @@ cxla_status cx_gpu_build(cxla_context *ctx, cx_module *m, const cx_flags *flags,
 void cx_gpu_prog_free(cx_gpu_prog *p) {
   for (int i = 0; i < p->nsteps; i++) cx_free(p->steps[i].slots);
   cx_free(p->steps);
+  cx_free(p->scratch_off);
   cx_free(p->kernels);
   cx_free(p->ptx);
   cx_buffers_free(&p->bufs);

@@ -67,6 +67,10 @@ typedef struct cx_gpu_prog {
   cx_gpu_step *steps;
   int nkernels, ngemms, nlinalg, nffts, nragged;
   int nloops_known;       /* WHILE steps whose trip count is known (no read-back per trip) */
+  /* Scratch memory of the executable (a long sort's merge passes): a LAUNCH slot number
+   * bufs.nslots + k is scratch_off[k] bytes into it. */
+  int nscratch;
+  int64_t *scratch_off, scratch_size;
   char (*kernels)[64];    /* the .entry names in the PTX */
   char *ptx;              /* what the driver loads: PTX, or LLVM IR text (CX_GPU_LLVM_IMAGE) */
   int nskipped;           /* lenient builds: instructions left out (see cx_gpu_build) */

@@ -22,7 +22,9 @@ typedef struct run {
 } run;
 
 static CUdeviceptr slot_ptr(const run *r, int i) {
-  const cx_slot *sl = &r->st->prog.bufs.slots[i];
+  const cx_gpu_prog *p = &r->st->prog;
+  if (i >= p->bufs.nslots) return r->st->scratch + (CUdeviceptr)p->scratch_off[i - p->bufs.nslots];
+  const cx_slot *sl = &p->bufs.slots[i];
   switch (sl->kind) {
   case CX_SLOT_TEMP: return r->st->arena + (CUdeviceptr)sl->offset;
   case CX_SLOT_PARAM: return r->params[r->st->param_base[sl->param] + sl->leaf];

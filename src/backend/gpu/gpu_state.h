@@ -25,6 +25,7 @@ typedef struct gpu_state {
   CUfunction *fns;        /* per prog.kernels */
   CUdeviceptr *consts;    /* per slot: CONST slots' device copies (0 elsewhere) */
   CUdeviceptr arena;      /* temporaries; reused by every execution (under mu) */
+  CUdeviceptr scratch;    /* prog.scratch_size bytes (long sorts' merge passes), likewise */
   pthread_mutex_t mu;     /* one execution at a time */
   const cx_blaslt *lt;    /* cuBLASLt or its emulation; NULL when the module has no dot */
   void *lt_handle;
