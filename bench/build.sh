@@ -34,6 +34,8 @@ $CC $CFLAGS_BENCH -I"$SRC/include" -I"$SRC/src" bench/bench_runtime.c -o "$OUT/b
 # cxla's f32 sin/cos/tan/pow against glibc's libmvec (AVX2 variants) and libm, x86_64 with AVX2 only.
 if [ "$(uname -m)" = x86_64 ] && grep -q avx2 /proc/cpuinfo 2>/dev/null; then
   $CC $CFLAGS_BENCH -mavx2 -mfma -I"$SRC/include" bench/bench_vecmath.c -o "$OUT/bench_vecmath" $STATIC_LIBS -lmvec
+  # f64: --cpu-libmvec=on against off, ulps against long double libm
+  $CC $CFLAGS_BENCH -I"$SRC/include" bench/bench_vecmath_f64.c -o "$OUT/bench_vecmath_f64" $STATIC_LIBS
 fi
 # Which library for which GEMM and convolution shape (bench_libs.c): OpenBLAS (cxla's) against
 # BLIS, libxsmm and oneDNN, built when their Debian -dev packages are installed (libblis-dev,

@@ -5,6 +5,8 @@ Both backends are loaded (JAX_PLATFORMS=cpu,cxla); each contender is the same ja
 called on arrays already on its device, timed in turns (the order rotated every round), one
 call per sample with block_until_ready. Rows:
   dispatch     a tiny jitted function (x * 2 + 1 on f32[8]): the per-call cost of each path
+  callback     the same with a jax.pure_callback (the identity, in numpy) in the middle: the
+               per-call cost of a host callback on each path
   mlp step     a flax MLP (784-512-512-10) Adam training step, batch 128
   cnn step     a flax CNN (two 3x3 convolutions, max-pool, dense) Adam training step, batch 128
   transformer step  a flax pre-LN transformer block (nn.Embed, nn.LayerNorm, 4-head causal
@@ -81,6 +83,11 @@ def make_case(kind, device):
         f = jax.jit(lambda x: x * 2 + 1)
         args = (jax.device_put(np.arange(8, dtype=np.float32), device),)
         return f, args, None
+    if kind == "callback":
+        spec = jax.ShapeDtypeStruct((8,), np.float32)
+        f = jax.jit(lambda x: jax.pure_callback(lambda v: v, spec, x * 2) + 1)
+        args = (jax.device_put(np.arange(8, dtype=np.float32), device),)
+        return f, args, None
     if kind == "transformer":
         model = Block()
         seq = rng.integers(0, 256, (8, 129)).astype(np.int32)
@@ -125,7 +132,7 @@ def cxla_jit_compile_s(extra):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=30)
-    ap.add_argument("--only", default="dispatch,mlp,cnn,transformer")
+    ap.add_argument("--only", default="dispatch,callback,mlp,cnn,transformer")
     args = ap.parse_args()
     cpu, cx = jax.devices("cpu")[0], jax.devices("cxla")[0]
     print(f"jax {jax.__version__}; devices {cpu} and {cx}; {args.rounds} rounds, interleaved")
@@ -142,7 +149,7 @@ def main():
             cases[name] = (fn, fargs)
         samples = {k: [] for k in cases}
         order = list(cases)
-        reps = 200 if kind == "dispatch" else 1
+        reps = 200 if kind in ("dispatch", "callback") else 1
         for r in range(args.rounds):
             for name in order[r % 2:] + order[:r % 2]:
                 fn, fargs = cases[name]
@@ -154,7 +161,7 @@ def main():
         med = {k: statistics.median(v) for k, v in samples.items()}
         best = {k: min(v) for k, v in samples.items()}
         cj = cxla_jit_compile_s(extra) if extra else None
-        unit, scale = ("us", 1e6) if kind == "dispatch" else ("ms", 1e3)
+        unit, scale = ("us", 1e6) if kind in ("dispatch", "callback") else ("ms", 1e3)
         print(f"| {kind} | {med['cpu'] * scale:.1f} {unit} | {med['cxla'] * scale:.1f} {unit} | "
               f"{med['cpu'] / med['cxla']:.2f}x | {best['cpu'] / best['cxla']:.2f}x | "
               f"{compile_s['cpu']:.2f} / {compile_s['cxla']:.2f} / {cj:.2f} s |" if cj is not None else

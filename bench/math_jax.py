@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Elementwise math over 4M f32 on cxla's cpu backend against jax.jit, before and after (bench/README.md).
+"""Elementwise math over 4M f32 and f64 on cxla's cpu backend against jax.jit, before and after (bench/README.md).
 
-Each case is a jax function over f32[4194304] (sin, cos, tan, pow, atan2, cbrt, and exp/log/tanh whose
-polynomials came first, for comparison). jax lowers it once and cxla compiles that same HLO
-text, so cxla and XLA:CPU run the same module. "cxla libm" is the path before issue 22: the
-same op on the argument widened to f64 and the result rounded back to f32, which is what the
-cpu backend used to emit for these ops (a scalar libm call per element; jax lowers it from
-`f(x.astype(f64)).astype(f32)`). f64 cases compare cxla on f64 with jax on f64.
+Each case is a jax function over f32[4194304] or f64[4194304] (sin, cos, tan, pow, atan2, cbrt,
+erf, expm1, log1p, and exp/log/tanh whose polynomials came first, for comparison). jax lowers it
+once and cxla compiles that same HLO text, so cxla and XLA:CPU run the same module. "cxla libm"
+is the path before issue 22: on f32, the same op on the argument widened to f64 and the result
+rounded back to f32, which is what the cpu backend used to emit for these ops (a scalar libm
+call per element; jax lowers it from `f(x.astype(f64)).astype(f32)`); on f64, the same module
+compiled with --cpu-libmvec=off (scalar libm, before libmvec's variants were attached).
 
 The contenders take turns in one process, the order rotated every round, each call timed on
 its own after a warm-up, with a 2 ms sleep before each turn; the table gives the median call
@@ -15,9 +16,11 @@ against numpy in f64 first (`check`: max error in units of the f32 (f64) result'
 means the result is off by at most one unit; inputs where numpy gives inf/nan must match).
 
 usage: CXLA_BUILD=build PYTHONPATH=python build/venv/bin/python bench/math_jax.py
-           [--rounds 7] [--only sin,cos,tan,pow,atan2,cbrt,exp,log,tanh | sin_f32,...] [--threads N]
+           [--rounds 7] [--only sin,cos,tan,pow,atan2,cbrt,erf,expm1,log1p,exp,log,tanh | sin_f64,...]
+           [--threads N]
 """
 import argparse
+import math
 import os
 import sys
 
@@ -32,6 +35,7 @@ import jax  # noqa: E402  (after cxla, so that a missing jax says which venv to 
 
 jax.config.update("jax_enable_x64", True)  # the "before" path computes in f64
 import jax.numpy as jnp  # noqa: E402
+import jax.scipy.special  # noqa: E402
 
 N = 4 * 1024 * 1024
 
@@ -51,6 +55,9 @@ def cases(rng, only):
             ("exp", tn, jnp.exp, np.exp, [u(-80, 80, t)]),
             ("log", tn, jnp.log, np.log, [u(0, 1000, t)]),
             ("tanh", tn, jnp.tanh, np.tanh, [u(-5, 5, t)]),
+            ("erf", tn, jax.scipy.special.erf, np.vectorize(math.erf), [u(-4, 4, t)]),
+            ("expm1", tn, jnp.expm1, np.expm1, [u(-10, 10, t)]),
+            ("log1p", tn, jnp.log1p, np.log1p, [u(-0.9, 100, t)]),
         ]
     return [c for c in out if not only or c[0] in only or "%s_%s" % (c[0], c[1]) in only]
 
@@ -86,11 +93,13 @@ def main():
         t = args[0].dtype.type
         fns, checks = {}, {}
         want = nf(*[x.astype(np.float64) for x in args])
-        variants = [("cxla", jf)]
+        variants = [("cxla", jf, {})]
         if t == np.float32:  # before: the op in f64 (libm), rounded to f32
-            variants.append(("cxla libm", lambda *xs, f=jf: f(*[x.astype(jnp.float64) for x in xs]).astype(jnp.float32)))
-        for label, f in variants:
-            exe = cxla.compile(jax.jit(f).lower(*args).as_text(dialect="hlo"), backend="cpu", **flags)
+            variants.append(("cxla libm", lambda *xs, f=jf: f(*[x.astype(jnp.float64) for x in xs]).astype(jnp.float32), {}))
+        else:  # before: scalar libm, without libmvec's variants
+            variants.append(("cxla libm", jf, {"cpu_libmvec": False}))
+        for label, f, more in variants:
+            exe = cxla.compile(jax.jit(f).lower(*args).as_text(dialect="hlo"), backend="cpu", **flags, **more)
             checks[label] = ulps(exe(*args), want, t)
             fns[label] = lambda exe=exe: exe(*args)
         jitted = jax.jit(jf)

@@ -55,6 +55,7 @@ typedef struct {
   const model_spec *spec;
   schedule sch;
   int K, fused;
+  const char *backend;         /* where it trains: cpu, or gpu (the weights and state stay there) */
   int rank, ndev;              /* data-parallel: this process's device and how many share a batch */
   int threads;                 /* devices run as threads here (--replicas), else 1 (mpirun: ranks) */
   int64_t local;               /* examples per batch on one device: batch / ndev */
@@ -85,14 +86,14 @@ static int set_fusion(cxla_context *ctx, int fused) {
 }
 
 /* A buffer of zeros with the shape of parameter i of m. */
-static int zeros_like(cxla_context *ctx, cxla_module *m, int i, cxla_buffer **out) {
+static int zeros_like(cxla_context *ctx, const char *backend, cxla_module *m, int i, cxla_buffer **out) {
   cxla_shape s;
   if (cxla_module_parameter_shape(m, i, &s) != CXLA_OK) return api_fail(ctx, "reading the step's parameters");
   int64_t count = 1;
   for (int d = 0; d < s.rank; d++) count *= s.dims[d];
   size_t nbytes = (size_t)count * cxla_type_size(s.type);
   void *zero = calloc(1, nbytes ? nbytes : 1);
-  cxla_status st = zero ? cxla_buffer_from_data(ctx, "cpu", s.type, s.rank, s.dims, zero, nbytes, out) : CXLA_ERR_OUT_OF_MEMORY;
+  cxla_status st = zero ? cxla_buffer_from_data(ctx, backend, s.type, s.rank, s.dims, zero, nbytes, out) : CXLA_ERR_OUT_OF_MEMORY;
   free(zero);
   return st == CXLA_OK || api_fail(ctx, "allocating optimizer state");
 }
@@ -141,7 +142,7 @@ static int compile_step(trainer *t, cxla_module *loss, cxla_executable **exe, cx
   }
   cxla_compile_options co;
   cxla_compile_options_init(&co);
-  co.backend = "cpu";
+  co.backend = t->backend;
   co.donate = ok ? (1ull << t->nbufs) - 1 : 0; /* the module aliases them too; saying so costs nothing */
   if (ok && (ok = set_fusion(t->ctx, t->fused))) {
     double t0 = now_s();
@@ -154,10 +155,11 @@ static int compile_step(trainer *t, cxla_module *loss, cxla_executable **exe, cx
 }
 
 /* Ready to run up to `steps` steps of the schedule. */
-static int trainer_open(trainer *t, cxla_context *ctx, const model_spec *spec, const schedule *sch, int K,
-                        int fused, int threads, uint64_t seed, const split *train) {
+static int trainer_open(trainer *t, cxla_context *ctx, const char *backend, const model_spec *spec,
+                        const schedule *sch, int K, int fused, int threads, uint64_t seed, const split *train) {
   memset(t, 0, sizeof *t);
   t->ctx = ctx, t->spec = spec, t->sch = *sch, t->K = K, t->fused = fused, t->ntrain = train->n;
+  t->backend = backend;
   t->threads = threads > 1 ? threads : 1;
   if (!device_share(ctx, sch, threads, &t->rank, &t->ndev)) return 0;
   t->local = sch->batch / t->ndev;
@@ -174,12 +176,12 @@ static int trainer_open(trainer *t, cxla_context *ctx, const model_spec *spec, c
       int64_t count = model_weight_count(spec, i);
       float *w = malloc(sizeof *w * (size_t)count);
       if (w) model_init_weight(spec, i, &init, w);
-      ok = w && (cxla_buffer_from_data(ctx, "cpu", CXLA_F32, spec->rank[i], spec->dims[i], w,
+      ok = w && (cxla_buffer_from_data(ctx, backend, CXLA_F32, spec->rank[i], spec->dims[i], w,
                                        sizeof *w * (size_t)count, &t->bufs[d][i]) == CXLA_OK ||
                  api_fail(ctx, "allocating the weights"));
       free(w);
     }
-    for (int i = spec->nweights; ok && i < t->nbufs; i++) ok = zeros_like(ctx, step, i, &t->bufs[d][i]);
+    for (int i = spec->nweights; ok && i < t->nbufs; i++) ok = zeros_like(ctx, backend, step, i, &t->bufs[d][i]);
   }
   cxla_module_destroy(step);
   t->order.s = seed ^ 0x5deece66dull;
@@ -357,21 +359,26 @@ static int trainer_run(trainer *t, const split *train, int64_t steps, int64_t lo
 
 static void print_counts(const char *what, cxla_executable *exe, double compile_s, int rates) {
   const char *c = cxla_executable_compile_counts(exe);
-  printf("  compiled the %s%s in %.2f s: kernels %ld (GEMMs %ld, convolutions %ld), interpreter fallbacks %ld\n", what,
+  printf("  compiled the %s%s in %.2f s: kernels %ld (GEMMs %ld", what,
          rates > 1 ? " once for both learning rates (the rate is an argument)" : "", compile_s, count_of(c, "kernels"),
-         count_of(c, "gemms"), count_of(c, "convolutions"), count_of(c, "fallbacks"));
+         count_of(c, "gemms"));
+  /* the gpu backend's convolutions are kernels, and it has no interpreter to fall back on */
+  if (count_of(c, "convolutions") >= 0) printf(", convolutions %ld", count_of(c, "convolutions"));
+  printf(")");
+  if (count_of(c, "fallbacks") >= 0) printf(", interpreter fallbacks %ld", count_of(c, "fallbacks"));
+  printf("\n");
 }
 
 /* Accuracy on the test set through the forward model (logits), compiled once, EVAL_BATCH
  * images per execution; the last batch is padded with copies of image 0 and those ignored. */
-static int evaluate(cxla_context *ctx, const model_spec *spec, int fused, cxla_buffer *const *weights,
+static int evaluate(cxla_context *ctx, const char *backend, const model_spec *spec, int fused, cxla_buffer *const *weights,
                     const split *test, double *accuracy, double *compile_s) {
   char err[1024];
   cxla_module *m = model_build(ctx, spec, EVAL_BATCH, 0, err, sizeof err);
   if (!m) return fflush(stdout), fprintf(stderr, "train: %s\n", err), 0;
   cxla_compile_options co;
   cxla_compile_options_init(&co);
-  co.backend = "cpu";
+  co.backend = backend;
   cxla_executable *exe = NULL;
   double t0 = now_s();
   int ok = set_fusion(ctx, fused) && (cxla_compile(m, &co, &exe) == CXLA_OK || api_fail(ctx, "compiling the forward model"));
@@ -424,10 +431,10 @@ static int save_weights(const char *dir, const model_spec *spec, cxla_buffer *co
 
 /* The first n steps of the training again, from the same weights over the same batches, in
  * ctx (where they are traced), fused or op by op. */
-static int replay(cxla_context *ctx, const model_spec *spec, const schedule *sch, int K, int fused, int threads, uint64_t seed,
+static int replay(cxla_context *ctx, const char *backend, const model_spec *spec, const schedule *sch, int K, int fused, int threads, uint64_t seed,
                   const split *train, int64_t n) {
   trainer t;
-  if (!trainer_open(&t, ctx, spec, sch, K, fused, threads, seed, train)) return 0;
+  if (!trainer_open(&t, ctx, backend, spec, sch, K, fused, threads, seed, train)) return 0;
   timings unused = {NULL, 0};
   int ok = trainer_run(&t, train, n, 0, NULL, &unused, NULL);
   free(unused.s);
@@ -448,7 +455,7 @@ static int train_model(cxla_context *ctx, cxla_context *traced, const options *o
          fused ? "JIT on (fused kernels)" : "JIT off (--fusion=off: one kernel per op)",
          K > 1 ? ", several steps per execution" : "");
   trainer t, off;
-  if (!trainer_open(&t, ctx, spec, &sch, K, fused, o->replicas, o->seed, train)) return 0;
+  if (!trainer_open(&t, ctx, o->backend, spec, &sch, K, fused, o->replicas, o->seed, train)) return 0;
   if (t.ndev > 1)
     printf("   data-parallel over %d %s: each takes %lld examples of every batch; the step averages their\n"
            "   losses and gradients with an all-reduce before the update, so every %s keeps the same weights\n",
@@ -463,7 +470,7 @@ static int train_model(cxla_context *ctx, cxla_context *traced, const options *o
   int ok = jit_losses != NULL;
   if (ok && both) {
     ok = (sh.losses = malloc(sizeof *sh.losses * (size_t)sh.steps)) &&
-         trainer_open(&off, ctx, spec, &sch, K, 0, o->replicas, o->seed, train);
+         trainer_open(&off, ctx, o->backend, spec, &sch, K, 0, o->replicas, o->seed, train);
     if (ok) printf("  and op by op (--fusion=off) in %.2f s, to run its first %lld steps in turn with the JIT's\n",
                    off.compile_s, (long long)sh.steps);
   }
@@ -472,7 +479,7 @@ static int train_model(cxla_context *ctx, cxla_context *traced, const options *o
   int64_t log_every = o->log_every ? o->log_every : (sch.steps >= 10 ? sch.steps / 10 : 1);
   /* the weights are the same on every process: the first alone evaluates and saves them */
   ok = ok && trainer_run(&t, train, sch.steps, log_every, jit_losses, &times, both ? &sh : NULL) &&
-       (t.rank || (evaluate(ctx, spec, fused, t.bufs[0], test, &acc, &eval_compile_s) &&
+       (t.rank || (evaluate(ctx, o->backend, spec, fused, t.bufs[0], test, &acc, &eval_compile_s) &&
                    (!o->save_weights || save_weights(o->save_weights, spec, t.bufs[0]))));
   double compile_s = t.compile_s;
   trainer_close(&t);
@@ -500,8 +507,8 @@ static int train_model(cxla_context *ctx, cxla_context *traced, const options *o
   if (ok && traced) {
     int64_t n = o->trace_steps < sch.steps ? o->trace_steps : sch.steps;
     n -= n % K;
-    ok = replay(traced, spec, &sch, K, fused, o->replicas, o->seed, train, n) &&
-         (o->jit != JIT_BOTH || replay(traced, spec, &sch, K, 0, o->replicas, o->seed, train, n));
+    ok = replay(traced, o->backend, spec, &sch, K, fused, o->replicas, o->seed, train, n) &&
+         (o->jit != JIT_BOTH || replay(traced, o->backend, spec, &sch, K, 0, o->replicas, o->seed, train, n));
     if (ok)
       printf("  timeline: the compile and %lld steps%s, again, into %s\n", (long long)n,
              o->jit == JIT_BOTH ? " with the JIT, then op by op" : "", o->trace);

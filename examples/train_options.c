@@ -46,6 +46,8 @@ static void usage(FILE *f) {
           "  --save-weights=DIR   write each model's trained weights as DIR/<model>_<weight>.npy (f32)\n"
           "  --replicas=N         data-parallel over N devices as threads of this process (1 to 16), each on 1/N of\n"
           "                       every batch, as mpirun -np N does with processes (default 1)\n"
+          "  --backend=NAME       cpu (default), gpu, or gpu-emu (the GPU backend on the emulated GPU, slow): on a GPU\n"
+          "                       the weights and optimizer state stay in the GPU's memory for the whole run\n"
           "  --help               this text\n"
           "cxla's own flags (docs/flags.md) come from CXLA_FLAGS, e.g. CXLA_FLAGS=--threads=1.\n"
           "Under mpirun (mpirun -np N train ...) the N processes train data-parallel: each takes 1/N of every batch\n"
@@ -107,6 +109,7 @@ int options_parse(options *o, int argc, char **argv) {
   o->compare_steps = 200;
   o->trace_steps = 20;
   o->trace = "timeline.json";
+  o->backend = "cpu";
   for (int k = 0; k < MODEL_COUNT; k++) o->want[k] = 1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -171,6 +174,10 @@ int options_parse(options *o, int argc, char **argv) {
       o->dump_to = v;
     } else if (!strcmp(name, "save-weights")) {
       o->save_weights = v;
+    } else if (!strcmp(name, "backend")) {
+      if (strcmp(v, "cpu") && strcmp(v, "gpu") && strcmp(v, "gpu-emu"))
+        return bad("--backend=%s: expected cpu, gpu or gpu-emu", v);
+      o->backend = v;
     } else if (!strcmp(name, "replicas")) {
       if (!parse_int(name, v, 1, &x)) return 2;
       if (x > 16) return bad("--%s=%s: at most 16", name, v);

@@ -32,6 +32,7 @@ typedef struct {
   int64_t trace_steps;  /* steps the timeline records */
   const char *dump_to;
   const char *save_weights; /* NULL: the weights are not written */
+  const char *backend;  /* --backend: cpu (default), gpu or gpu-emu */
 } options;
 
 enum { OPT_SGD, OPT_MOMENTUM, OPT_ADAM };

@@ -542,13 +542,40 @@ const char *cxla_executable_compile_counts(cxla_executable *e);
  * (another backend, compiled without keep_code or with --dump-to). */
 cxla_status cxla_executable_code(cxla_executable *e, const void **bytes, size_t *n);
 
-/* Buffers live on the executable's device (host memory for interp and cpu). backend NULL
- * means "interp". from_literal and to_literal copy. Destroying a buffer frees what cxla owns
- * of it (a donated buffer's memory included), never memory it wraps. */
+/* Buffers live in their backend's memory: host memory for interp and cpu, the GPU's for gpu
+ * and gpu-emu. backend NULL means "interp". from_literal and to_literal copy (to and from the
+ * device for a GPU backend). Destroying a buffer frees what cxla owns of it (a donated
+ * buffer's memory included), never memory it wraps.
+ *
+ * On a GPU: cxla_buffer_from_literal / cxla_buffer_from_data copy to the device, results of a
+ * GPU executable stay on the device, and an argument already on the executable's device is
+ * read in place (a donated one lends its memory to the result). An argument in host memory
+ * (a wrapped array, a cpu buffer) is copied in for that call; a GPU buffer given to a host
+ * backend is copied out once and the copy kept with the buffer. Device memory comes from a
+ * cache per context and device (as XLA's BFC allocator): memory a destroyed or donated buffer
+ * gives back is handed out again, so a training loop asks the driver for nothing after its
+ * first step (cxla_context_memory_stats). */
 cxla_status cxla_buffer_from_literal(cxla_context *ctx, const char *backend,
                                      const cxla_literal *lit, cxla_buffer **out);
 cxla_status cxla_buffer_to_literal(cxla_buffer *buf, cxla_literal **out);
 void cxla_buffer_destroy(cxla_buffer *buf);
+/* A copy of buf in backend's memory: to or from a GPU, or within one (device to device). */
+cxla_status cxla_buffer_copy_to(cxla_buffer *buf, const char *backend, cxla_buffer **out);
+/* Where buf's value is: "host", or the name of the GPU backend whose device holds it ("gpu",
+ * "gpu-emu"); NULL for NULL or a buffer that holds no value. */
+const char *cxla_buffer_memory(cxla_buffer *buf);
+
+/* A context's device memory for a GPU backend, in bytes (counts for the driver calls). */
+typedef struct cxla_memory_stats {
+  int64_t in_use;         /* held by buffers, arguments and results being made */
+  int64_t peak_in_use;
+  int64_t cached;         /* given back and kept for reuse */
+  int64_t driver_allocs;  /* cuMemAlloc calls for buffers so far */
+  int64_t driver_frees;
+} cxla_memory_stats;
+/* CXLA_ERR_UNSUPPORTED for a backend with no device memory (interp, cpu); CXLA_ERR_DEVICE
+ * when the GPU cannot be used. */
+cxla_status cxla_context_memory_stats(cxla_context *ctx, const char *backend, cxla_memory_stats *out);
 
 /* ---- buffers without copies ------------------------------------------------------------------
  * An execution reads its arguments where they are and writes its result into memory it owns:
@@ -576,7 +603,9 @@ cxla_status cxla_buffer_from_data(cxla_context *ctx, const char *backend, cxla_t
 /* The array's dense row-major data in place: the caller's memory for a wrapped buffer, else
  * cxla's (an execution's result is read where it was computed; writing to it changes the
  * buffer's value). Valid until the buffer is destroyed, donated or untupled. NULL for NULL, a
- * tuple, or a buffer that holds no value (donated, or untupled). */
+ * tuple, or a buffer that holds no value (donated, or untupled). A buffer on a GPU is copied
+ * to the host at the first call (NULL if that fails) and this is the copy: writing to it does
+ * not change the value on the device. */
 void *cxla_buffer_data(cxla_buffer *buf);
 /* The value's shape: an array's type, rank and dims, or a tuple's (CXLA_TUPLE, ntuple, elems).
  * Pointers stay valid while the buffer holds its value. CXLA_ERR_INVALID_ARGUMENT for NULL
@@ -669,6 +698,43 @@ void cxla_feeds_clear(cxla_context *ctx);
  * source is called from the executing thread, without the queue's lock held. */
 typedef cxla_status (*cxla_infeed_source)(void *user, const cxla_shape *shape, cxla_literal **out);
 void cxla_infeed_set_source(cxla_context *ctx, cxla_infeed_source fn, void *user);
+
+/* ---- host callbacks --------------------------------------------------------------------------
+ * A program may call back into its host process: a custom-call with
+ * custom_call_target="cxla_host_callback" and backend_config={callback_id = N : ui64} (what the
+ * Python package lowers jax.debug.print, jax.pure_callback and io_callback to, docs/python.md)
+ * runs callback N of the process's dispatcher, on the interpreter and on the cpu backend (the gpu
+ * backend refuses it when compiling). Its operands and results are arrays and tokens (a token
+ * orders it among other effects and carries no data); its results come back with the shapes it
+ * declares. One dispatcher per process, shared by every context, executable and thread: ids are
+ * the dispatcher's own (a Python process numbers its callables). A compile refuses a
+ * callback_id the dispatcher does not know (or any, when none is set), naming the instruction
+ * and the id; an execution whose callback fails stops with CXLA_ERR_RUNTIME and the callback's
+ * message. */
+typedef struct cxla_host_value {
+  cxla_type type;      /* CXLA_TOKEN for a token: no data, rank 0 */
+  int rank;
+  const int64_t *dims;
+  void *data;          /* dense row-major; an operand's is only read, a result's is to be written */
+  size_t nbytes;       /* cxla_type_size(type) times the element count */
+} cxla_host_value;
+
+typedef struct cxla_host_callbacks {
+  /* Runs callback id: reads the nargs operands, writes every array result in place (the memory
+   * is cxla's, of the declared shape: write all of it). Returns 0, or non-zero with a message in
+   * err (errlen bytes, NUL-terminated) when the callback failed. May be called from any thread
+   * cxla executes on, and from several at once. */
+  int (*call)(void *user, uint64_t id, int nargs, const cxla_host_value *args, int nresults,
+              cxla_host_value *results, char *err, size_t errlen);
+  /* 1 if id is a callback call can run, else 0; either way it may write a name for id (the
+   * callable's) into name, for messages. Asked when compiling; NULL takes every id as known. */
+  int (*lookup)(void *user, uint64_t id, char *name, size_t namelen);
+  void *user;          /* given back to call and lookup */
+} cxla_host_callbacks;
+
+/* Sets the process's dispatcher (copied; NULL, or a NULL call, unsets it). Thread safe: each
+ * callback runs with the dispatcher set when it started. */
+void cxla_host_callbacks_set(const cxla_host_callbacks *cb);
 
 #ifdef __cplusplus
 }

@@ -54,6 +54,17 @@ static const PJRT_Memory_FunctionTable k_memory_table = {
 PJRT_Error *cx_PJRT_Client_Create(PJRT_Client_Create_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Client_Create_Args, client);
   args->client = NULL;
+  for (size_t i = 0; i < args->num_options; i++) {
+    const PJRT_NamedValue *v = &args->create_options[i];
+    static const char key[] = "cxla_host_callbacks";
+    if (!v->name || v->name_size != sizeof key - 1 || memcmp(v->name, key, sizeof key - 1)) continue;
+    /* The Python package's dispatcher (python/cxla/_callbacks.py): the plugin links its own
+     * copy of cxla, whose registration only this option reaches. */
+    if (v->type != PJRT_NamedValue_kInt64 || v->int64_value == 0)
+      return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
+                           "PJRT_Client_Create: option cxla_host_callbacks is the address of a cxla_host_callbacks, an int64");
+    cxla_host_callbacks_set((const cxla_host_callbacks *)(uintptr_t)v->int64_value);
+  }
   PJRT_Client *c = calloc(1, sizeof *c);
   if (!c) return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "PJRT_Client_Create: out of memory");
   cxla_status s = cxla_context_create(&c->ctx);

@@ -157,7 +157,32 @@ CASES = {
     "lax_with_sharding_constraint": (lambda a, b: jnp.tanh(jax.lax.with_sharding_constraint(
         jnp.sin(a) @ b, jax.sharding.NamedSharding(MESH1, jax.sharding.PartitionSpec("x", None)))) + 1,
         [f32(3, 4), f32(4, 2)]),
+    # Schur form (lapack_?gees_ffi) and the perturbed tridiagonal solve (added last, as above). A
+    # Schur form is not unique, so these return what any correct one gives: z t z^H (= a), the
+    # entries of t that must be zero (below the subdiagonal for real t, whose 2 x 2 blocks hold
+    # the complex pairs; below the diagonal for complex t) and z^H z (= I).
+    "linalg_schur_f32": (lambda a: _schur_checks(a, 2), [f32(2, 4, 4)]),
+    "linalg_schur_c64": (lambda a: _schur_checks(a, 1), [(f32(4, 4) + 1j * f32(4, 4)).astype(np.complex64)]),
+    "linalg_schur_f64_x64": (lambda a: _schur_checks(a, 2), [f32(5, 5).astype(np.float64)]),
+    "linalg_schur_c128_x64": (lambda a: _schur_checks(a, 1), [(f32(2, 3, 3) + 1j * f32(2, 3, 3)).astype(np.complex128)]),
+    "linalg_tridiagonal_solve_perturbed": (lambda dl, d, du, b: jax.lax.linalg.tridiagonal_solve(
+        dl, d, du, b, perturb_singular=True), [f32(2, 5), f32(2, 5), f32(2, 5), f32(2, 5, 3)]),
+    # singular systems: rows 0 and 1 alike (a zero pivot, perturbed), and the zero matrix
+    "linalg_tridiagonal_solve_perturbed_singular": (lambda dl, d, du, b: jax.lax.linalg.tridiagonal_solve(
+        dl, d, du, b, perturb_singular=True), [np.array([[0, 1, 2], [0, 0, 0]], np.float32),
+        np.array([[1, 3, 1], [0, 0, 0]], np.float32), np.array([[3, 0, 0], [0, 0, 0]], np.float32),
+        np.array([[[1], [4], [2]], [[1], [1], [1]]], np.float32)]),
+    "linalg_tridiagonal_solve_perturbed_c128_x64": (lambda dl, d, du, b: jax.lax.linalg.tridiagonal_solve(
+        dl, d, du, b, perturb_singular=True), [(f32(4) + 1j * f32(4)).astype(np.complex128),
+        (f32(4) + 1j * f32(4)).astype(np.complex128), (f32(4) + 1j * f32(4)).astype(np.complex128),
+        (f32(4, 2) + 1j * f32(4, 2)).astype(np.complex128)]),
 }
+
+
+def _schur_checks(a, below):
+    t, z = jsp.linalg.schur(a)
+    zh = jnp.conj(jnp.swapaxes(z, -1, -2))
+    return z @ t @ zh, jnp.abs(jnp.tril(t, -below)), zh @ z
 
 
 def literal(v):
@@ -230,9 +255,10 @@ def main():
         if only and not any(o in name for o in only):
             continue
         try:
-            lowered = jax.jit(fn).lower(*args)
-            text = lowered.as_text(dialect="hlo")
-            out = jax.jit(fn)(*args)
+            with jax.enable_x64(name.endswith("_x64")):  # f64 and c128 cases: jax's 64-bit mode
+                lowered = jax.jit(fn).lower(*args)
+                text = lowered.as_text(dialect="hlo")
+                out = jax.jit(fn)(*args)
         except Exception as e:  # a case jax itself cannot lower here is reported, not fatal
             print("%s: jax failed: %s" % (name, str(e).splitlines()[0]))
             continue

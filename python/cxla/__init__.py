@@ -11,6 +11,7 @@ The library is found in the source tree's build folder, installed on the system,
 $CXLA_LIBRARY (cxla.library_path says which). Failures raise cxla.Error's subclasses, one
 per cxla_status (cxla.ParseError, ...). docs/python.md has the details.
 """
+from ._buffer import Buffer, device_put, memory_stats
 from ._core import Executable, FlagValue, HloSource, compile, library_path
 from ._core import lib as _lib
 from ._errors import (CompileError, DeviceError, Error, ExecutionError, FileError, InternalError, InvalidArgumentError,
@@ -18,7 +19,8 @@ from ._errors import (CompileError, DeviceError, Error, ExecutionError, FileErro
 from ._grad import Grad, grad, value_and_grad
 from ._jit import Jitted, jit
 
-__all__ = ["compile", "jit", "grad", "value_and_grad", "Executable", "Jitted", "Grad", "version", "library_path",
+__all__ = ["compile", "jit", "grad", "value_and_grad", "Executable", "Jitted", "Grad", "Buffer", "device_put",
+           "memory_stats", "version", "library_path",
            "HloSource", "FlagValue", "Status", "Error", "InvalidArgumentError", "ParseError", "VerifyError",
            "UnsupportedError", "OutOfMemoryError", "FileError", "DeviceError", "CompileError", "ExecutionError",
            "InternalError"]

@@ -11,12 +11,15 @@ from typing import Any, Dict, Iterable, List, NoReturn, Optional, Sequence, Tupl
 
 import numpy as np
 
-from . import _errors, _lib
+from . import _callbacks, _errors, _lib
+from ._buffer import Buffer
 from ._errors import Error, InvalidArgumentError, OutOfMemoryError, Status, VerifyError
 from ._types import Spec, Types
 
 lib, library_path = _lib.load()
 types = Types(lib)
+_TOKEN = types.code.get("token")
+_callbacks.install(lib)  # host callbacks (jax.debug.print, ...) of this process's programs
 _errors.STATUS_NAMES.update((int(s), lib.cxla_status_str(int(s)).decode()) for s in Status)
 
 # What cxla.compile takes: HLO text (str or bytes) or the path of an HLO file.
@@ -157,8 +160,9 @@ class Executable:
 
     def __init__(self, hlo: HloSource, backend: str = "cpu", donate_argnums: Iterable[int] = (),
                  filename: Optional[str] = None, grad_wrt: Optional[Sequence[int]] = None,
-                 **flags: FlagValue) -> None:
+                 keep_on_device: bool = False, **flags: FlagValue) -> None:
         self._h: Optional[int] = None
+        self._keep = keep_on_device  # results as cxla.Buffers where they were computed
         self._ctx = _context(flags)
         self.backend = backend
         self._backend_c = backend.encode()
@@ -300,6 +304,9 @@ class Executable:
             for i in range(n):
                 a = args[i]
                 spec, donate = self._plan[i]
+                if type(a) is Buffer:  # in cxla's memory already (a GPU's: read there)
+                    cargs[i].buffer = a._handle()
+                    continue
                 if not donate and type(a) is _ndarray and a.shape == spec.shape and a.dtype == spec.dtype:
                     fl = a.flags
                     if fl.c_contiguous and fl.aligned and fl.writeable and spec.nbytes:  # the common case
@@ -311,6 +318,8 @@ class Executable:
                     donated.append((owner, a))
                 elif spec.elems is not None:
                     cargs[i].buffer = self._tuple_argument(a, spec, made)
+                elif spec.code == _TOKEN:
+                    cargs[i].buffer = self._token_argument(made)
                 else:
                     self._array_argument(a, spec, cargs[i], donate, made, keep, convert)
             r = _vp()
@@ -329,6 +338,19 @@ class Executable:
             except ValueError:
                 pass
         return out
+
+    def _token_argument(self, made: List[int]) -> int:
+        """A token parameter's buffer (a token carries no value: whatever the argument is)."""
+        lit = lib.cxla_literal_token(self._ctx.h)
+        if not lit:
+            raise OutOfMemoryError("out of memory")
+        h = _vp()
+        try:
+            self._ctx.check(lib.cxla_buffer_from_literal(self._ctx.h, self._backend_c, lit, ctypes.byref(h)))
+        finally:
+            lib.cxla_literal_destroy(lit)
+        made.append(h.value)
+        return int(h.value)
 
     def _array_argument(self, a: Any, spec: Spec, d: Any, donate: bool, made: List[int], keep: List[Any],
                         convert: bool) -> None:
@@ -412,6 +434,8 @@ class Executable:
             _destroy_buffer(h)  # the emptied tuple
             self._ctx.check(code)
             return tuple(self._result(elems[i], spec.elems[i], owners) for i in range(n))
+        if self._keep and (spec.dtype is not None or spec.name == "bf16"):
+            return Buffer(h or 0, self._ctx, spec)
         if spec.dtype is None:
             if spec.name != "bf16":  # a token: no value to return
                 _destroy_buffer(h)
@@ -438,12 +462,15 @@ def has_grad() -> bool:
 
 
 def compile(hlo: HloSource, backend: str = "cpu", donate_argnums: Iterable[int] = (), filename: Optional[str] = None,
-            **flags: FlagValue) -> Executable:
+            keep_on_device: bool = False, **flags: FlagValue) -> Executable:
     """Compiles HLO text (str or bytes), a StableHLO portable artifact (bytes starting with MLIR
     bytecode's magic b"ML\\xefR", as jax.export(...).mlir_module_serialized holds it) or a file
     of either (a path) for `backend` ("cpu" or "interp").
     flags are cxla flags (docs/flags.md) with _ for -: threads=2, fusion=False, opt_level=3,
     dump_to="dir". filename names text in error messages (default "<text>"). Returns an
     Executable (close() it, or use it in a `with` block, to free it before it is collected);
-    errors raise a subclass of cxla.Error (cxla.ParseError, ...) with the library's message."""
-    return Executable(hlo, backend, tuple(donate_argnums), filename, None, **flags)
+    errors raise a subclass of cxla.Error (cxla.ParseError, ...) with the library's message.
+    keep_on_device=True: results are cxla.Buffers left where they were computed (on a GPU
+    backend, in the GPU's memory) instead of numpy arrays; any executable takes Buffers as
+    arguments."""
+    return Executable(hlo, backend, tuple(donate_argnums), filename, None, keep_on_device, **flags)

@@ -11,8 +11,9 @@ pkg-config's libdir for cxla (`make install` puts it beside libcxla.so).
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
+from . import _callbacks
 from ._lib import _pkg_config_libdir, _source_trees
 
 NAME = "libcxla_pjrt.so"
@@ -46,8 +47,10 @@ def initialize() -> None:
     # second registration is an error ("PJRT_Api already exists").
     # Priority below the CPU backend's 0: installing the package does not move JAX programs
     # onto cxla; JAX_PLATFORMS=cxla (or jax.devices("cxla")) does.
+    # The client's create option cxla_host_callbacks hands the plugin (which links its own
+    # copy of cxla) this process's host-callback dispatcher (_callbacks.py).
     if "cxla" not in getattr(xla_bridge, "_backend_factories", {}):
-        xla_bridge.register_plugin("cxla", priority=-100, library_path=path)
+        xla_bridge.register_plugin("cxla", priority=-100, library_path=path, options=_client_options)
     # JAX keeps input_output_alias (donate_argnums) for the platforms it lists as supporting
     # donation, and drops it with a warning for the others; cxla honours it.
     try:
@@ -58,14 +61,98 @@ def initialize() -> None:
     if isinstance(platforms, list) and "cxla" not in platforms:
         platforms.append("cxla")
     _share_cpu_lowerings(mlir)
+    _callbacks_on_cxla()
+
+
+def _client_options() -> Dict[str, Any]:
+    return {"cxla_host_callbacks": _callbacks.struct_address()}
+
+
+def _callbacks_on_cxla() -> None:
+    """jax.debug.print, pure_callback and io_callback lower through callback.emit_python_callback,
+    which refuses platforms other than cpu, cuda, rocm and tpu, and on cpu makes a custom-call
+    whose callable JAX hands to XLA's C++ client at compile time, where C cannot call it. On
+    cxla it becomes the custom-call cxla_host_callback with the callable's id in this process's
+    registry instead, kept registered by the executable's keepalives (docs/pjrt.md)."""
+    try:
+        from jax._src import callback
+    except ImportError:
+        return
+    jax_emit = callback.emit_python_callback
+    if getattr(jax_emit, "_cxla", False):
+        return
+
+    def emit_python_callback(ctx: Any, fn: Any, token: Any, operands: Any, operand_avals: Any, result_avals: Any,
+                             **kw: Any) -> Any:
+        if tuple(ctx.module_context.platforms) != ("cxla",):
+            return jax_emit(ctx, fn, token, operands, operand_avals, result_avals, **kw)
+        return _emit_cxla_callback(ctx, fn, token, operands, result_avals, kw)
+
+    emit_python_callback._cxla = True  # type: ignore[attr-defined]
+    callback.emit_python_callback = emit_python_callback
+
+
+def _emit_cxla_callback(ctx: Any, fn: Any, token: Any, operands: Any, result_avals: Any, kw: Dict[str, Any]) -> Any:
+    """JAX's CPU lowering of a callback (jax/_src/callback.py's emit_python_callback) with
+    target cxla_host_callback and backend_config {callback_id = N : ui64}: the same checks of
+    what the callable returns, the token first among operands and results when there is one."""
+    import dataclasses
+
+    import numpy as np
+    from jax._src import core, dtypes, ffi
+    from jax._src.interpreters import mlir
+
+    if kw.get("partitioned") and result_avals:
+        raise ValueError("Partitioned callback not supported with return values.")
+
+    def checked(*args: Any) -> Any:
+        outs = fn(*args)
+        if len(outs) != len(result_avals):
+            raise RuntimeError("Mismatched number of outputs from callback. Expected: %d, Actual: %d"
+                               % (len(result_avals), len(outs)))
+        outs = tuple(dtypes.canonicalize_value(np.asarray(a)) for a in outs)
+        for i, (v, aval) in enumerate(zip(outs, result_avals)):
+            if v.shape != aval.shape:
+                raise RuntimeError("Incorrect output shape for return value #%d: Expected: %s, Actual: %s"
+                                   % (i, aval.shape, v.shape))
+            if v.dtype != aval.dtype:
+                raise RuntimeError("Incorrect output dtype for return value #%d: Expected: %s, Actual: %s"
+                                   % (i, aval.dtype, v.dtype))
+        return outs
+
+    def with_token(tok: Any, *args: Any) -> Any:  # the token passes through
+        return (tok, *checked(*args))
+
+    call = with_token if token else checked
+    if token:
+        operands = [token, *operands]
+        sharding = kw.get("sharding")
+        if sharding is not None and len(ctx.avals_out) > 0 and type(sharding).__name__ == "SdyArrayList":
+            # as JAX does: Shardy's annotation has one entry per result, the token's first
+            first = sharding.shardings[0]
+            kw = dict(kw, sharding=type(sharding)((type(first)(mesh_shape=(), dim_shardings=(),
+                                                              logical_device_ids=first.logical_device_ids),
+                                                   *sharding.shardings)))
+        ctx = dataclasses.replace(ctx, avals_in=[core.abstract_token, *ctx.avals_in],
+                                  avals_out=[core.abstract_token, *ctx.avals_out])
+    prim = getattr(ctx, "primitive", None)
+    handle = _callbacks.register(call, getattr(prim, "name", "") or getattr(fn, "__name__", ""))
+    ctx.module_context.add_keepalive(handle)  # registered as long as the executable lives
+    result = ffi.build_ffi_lowering_function("cxla_host_callback", has_side_effect=kw.get("has_side_effect", False))(
+        ctx, *operands, callback_id=np.uint64(handle.id))
+    if kw.get("sharding") is not None:
+        mlir.set_sharding(ctx.module_context, result, kw["sharding"])
+    results = list(result.results)
+    if token:
+        token, *results = results
+    return results, token, call
 
 
 def _share_cpu_lowerings(mlir: Any) -> None:
     """cxla runs on the host: JAX's CPU-only lowering rules fit it. JAX picks rules by platform
     name, and for one it does not know it has none for eig, schur, hessenberg, ... and lowers qr
     and friends to custom-calls only TPUs run. Each rule JAX has for 'cpu' alone (linear algebra
-    through LAPACK's FFI targets, which cxla runs; host callbacks, which cxla refuses when
-    compiling, naming the target) becomes cxla's too, unless cxla has one of its own."""
+    through LAPACK's FFI targets, which cxla runs) becomes cxla's too, unless cxla has one of its own."""
     table = getattr(mlir, "_platform_specific_lowerings", None)
     if table is None:
         return

@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 import numpy as np
 
-from . import _core
+from . import _callbacks, _core
 from ._errors import InvalidArgumentError, UnsupportedError
 
 _ndarray = np.ndarray
@@ -161,13 +161,14 @@ class Jitted:
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache[key] = self._compile_jax(args, kwargs, dyn)
-        exe, out_tree, keys_in, keys_out = entry
-        if not static and not kwargs and not keys_out and all(type(a) is _ndarray for a in args):
+        exe, out_tree, keys_in, keys_out, tokens = entry[:5]
+        if not static and not kwargs and not keys_out and not tokens and all(type(a) is _ndarray for a in args):
             self._fast[key[2]] = (exe, self._rebuilder(out_tree))
         if keys_in:
             leaves = [_key_data(x) if k else x for x, k in zip(leaves, keys_in)]
-        out = exe._run(leaves, convert=True)
+        out = exe._run([None] * tokens + list(leaves) if tokens else leaves, convert=True)
         flat = _flat_results(out) if type(out) is tuple else [out]
+        flat = flat[tokens:]
         if keys_out:
             flat = [_wrap_key(x, impl) if impl is not None else x for x, impl in zip(flat, keys_out)]
         return self._tree_util.tree_unflatten(out_tree, flat)
@@ -185,11 +186,14 @@ class Jitted:
         return lambda out: tu.tree_unflatten(out_tree, _flat_results(out) if type(out) is tuple else (out,))
 
     def _compile_jax(self, args: Tuple[Any, ...], kwargs: Dict[str, Any],
-                     dyn: Tuple[Any, ...]) -> Tuple[_core.Executable, Any, Tuple[bool, ...], Tuple[Any, ...]]:
+                     dyn: Tuple[Any, ...]) -> Tuple[Any, ...]:
         """The executable, the result's tree, and the typed PRNG keys (jax.random.key) among
         the argument leaves (True each) and the result leaves (each one's PRNG implementation,
         else None): JAX lowers a key array to its uint32 key data, which crosses as such and
-        is wrapped again with the same implementation, as jax.jit hands it back."""
+        is wrapped again with the same implementation, as jax.jit hands it back. Then the
+        number of runtime tokens (one per ordered effect, such as io_callback(ordered=True):
+        JAX's lowering takes and returns them before the leaves) and the handles that keep the
+        program's host callbacks registered (_callbacks.for_cxla) as long as the entry lives."""
         import jax
         lowered, _ = self._jax_lowered(args, kwargs)
         donate: List[int] = []
@@ -200,13 +204,20 @@ class Jitted:
             if pos in self._donate:
                 donate.extend(range(k, k + n))
             k += n
-        exe = _core.compile(lowered.as_text(dialect="hlo"), self._backend, donate, self._hlo_name(), **self._flags)
+        text = lowered.as_text(dialect="hlo")
+        compile_args = getattr(getattr(lowered, "_lowering", None), "compile_args", {})
+        handles: List[Any] = []
+        if compile_args.get("host_callbacks"):
+            text, handles = _callbacks.for_cxla(text, compile_args["host_callbacks"])
+        tokens = len(compile_args.get("ordered_effects") or ())
+        exe = _core.compile(text, self._backend, [d + tokens for d in donate], self._hlo_name(), **self._flags)
         def is_key(dtype: Any) -> bool:
             return bool(jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key))
 
         keys_in = tuple(hasattr(a, "dtype") and is_key(a.dtype) for a in jax.tree_util.tree_leaves((dyn, kwargs)))
         keys_out = tuple(o.dtype._impl if is_key(o.dtype) else None for o in jax.tree_util.tree_leaves(lowered.out_info))
-        return exe, lowered.out_tree, keys_in if any(keys_in) else (), keys_out if any(k is not None for k in keys_out) else ()
+        return (exe, lowered.out_tree, keys_in if any(keys_in) else (),
+                keys_out if any(k is not None for k in keys_out) else (), tokens, handles)
 
     # ---- TensorFlow ----
 

@@ -39,6 +39,12 @@ Shape._fields_ = [
 ]
 
 
+class MemoryStats(ctypes.Structure):
+    """cxla_memory_stats."""
+
+    _fields_ = [(name, ctypes.c_int64) for name in ("in_use", "peak_in_use", "cached", "driver_allocs", "driver_frees")]
+
+
 class CompileOptions(ctypes.Structure):
     """cxla_compile_options."""
 
@@ -98,11 +104,16 @@ _PROTOTYPES: Dict[str, Tuple[List[Any], Any]] = {
     "cxla_buffer_from_literal": ([vp, c_str, vp, P(vp)], c_int),
     "cxla_literal_from_data": ([vp, c_int, c_int, vp, vp, c_size], vp),
     "cxla_literal_tuple": ([vp, c_int, P(vp)], vp),
+    "cxla_literal_token": ([vp], vp),
     "cxla_literal_destroy": ([vp], None),
+    "cxla_host_callbacks_set": ([vp], None),
 }
 # Calls a library may lack (an older one): absent, the feature says so when asked for.
 _OPTIONAL: Dict[str, Tuple[List[Any], Any]] = {
     "cxla_module_grad": ([vp, P(c_int), c_int, P(vp)], c_int),
+    "cxla_buffer_memory": ([vp], c_str),
+    "cxla_buffer_copy_to": ([vp, c_str, P(vp)], c_int),
+    "cxla_context_memory_stats": ([vp, c_str, P(MemoryStats)], c_int),
 }
 
 

@@ -1,8 +1,10 @@
 /* elemental_math.c — the transcendental ops (and power on integers and pred). How each is
  * computed on floats is the target's choice (cg->target->lower_math): for the cpu, f32 (and
  * f16/bf16, computed in f32) uses the inline code of math*.c (every f32 function has one), so
- * loops vectorise; f64 calls libm as the interpreter does. f16/bf16 results are rounded after. */
+ * loops vectorise; f64 exp and log are inline too, the other f64 functions call libm with
+ * libmvec's vector variants attached (libmvec.c). f16/bf16 results are rounded after. */
 #include "codegen/complex.h"
+#include "codegen/libmvec.h"
 #include "codegen/math.h"
 
 /* ---- codegen's own lowerings (CX_MATH_INLINE) ---- */
@@ -52,6 +54,7 @@ LLVMValueRef cx_gen_math(cx_gen *g, cx_op op, cxla_type t, int nargs, LLVMValueR
   for (int i = 0; i < nargs; i++) x[i] = widen ? LLVMBuildFPExt(b, args[i], cg->t_f64, "") : args[i];
   LLVMTypeRef xt = widen ? cg->t_f64 : rt;
   if (nargs && l.how == CX_MATH_CALL) r = cx_ir_call(g, l.name, nargs, x);
+  if (r && l.libmvec && cg->target->libmvec && xt == cg->t_f64) cx_libmvec_attach(cg, r, l.name, nargs, cg->target->libmvec);
   if (nargs && l.how == CX_MATH_INTRINSIC) r = cx_ir_intrinsic(g, l.name, &xt, 1, x, nargs);
   if (nargs == 1 && l.how == CX_MATH_INLINE) {
     inline_fn f = xt == cg->t_f64 ? k_inline[op].f64 : xt == cg->t_f32 ? k_inline[op].f32 : NULL;

@@ -9,7 +9,7 @@
  *   before the one rounding to f32), bound 1 ulp, measured 0 ulp on every sweep:
  *     sin, cos, tan (any |x|: Payne-Hanek above 2^24), pow, atan2, cbrt;
  *   math_f64.c, f64 exp and log: 1 ulp of f64 against glibc's (measured on 1M points over
- *     all 2^64 bit patterns and dense ranges).
+ *     all 2^64 bit patterns and dense ranges). The other f64 functions: libmvec.c. 
  * (tests/unit/test_codegen_math.c re-measures them on dense sweeps and fails above these
  * bounds; docs/numerics.md has the table.) */
 #ifndef CX_CODEGEN_MATH_H

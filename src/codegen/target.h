@@ -23,6 +23,8 @@ typedef struct cx_math_lowering {
   cx_math_how how;
   const char *name;   /* INTRINSIC / CALL: the intrinsic or symbol */
   int in_f64;         /* computed on the operands widened to f64, the result narrowed back */
+  int libmvec;        /* CALL on f64: glibc's libmvec has vector variants of `name`, used
+                         where the target's libmvec level allows (libmvec.h) */
 } cx_math_lowering;
 
 typedef struct cx_target {
@@ -31,6 +33,8 @@ typedef struct cx_target {
                                  backend (the host's, from its target machine) */
   const char *data_layout;    /* likewise */
   int vector_bits;            /* preferred SIMD width */
+  int libmvec;                /* libmvec's variants the kernels may call (cx_libmvec_level: 0
+                                 none, 1 AVX2, 2 AVX2 and AVX-512) */
   unsigned addrspace_global;  /* kernel buffers and constant arrays */
   int addrspace_shared;       /* memory shared by the threads of a block; -1: none */
   /* The kernel ABI, in two steps. kernel_declare adds the exported entry function of a kernel
@@ -53,9 +57,9 @@ typedef struct cx_target {
 } cx_target;
 
 /* The host CPU: kernels `void k(i8 **args, i64 begin, i64 end)` that the cpu backend's thread
- * pool calls on chunks of the range; libm (in double where f32 must round like the
- * interpreter) and math.c's polynomials; one address space. vector_bits is 256 here; the cpu
- * backend copies the struct and sets its host's width. */
+ * pool calls on chunks of the range; math*.c's polynomials, and for f64 libm with libmvec's
+ * variants (libmvec.c); one address space. vector_bits is 256 and libmvec 0 here; the cpu
+ * backend copies the struct and sets its host's width and libmvec level. */
 extern const cx_target cx_target_cpu;
 
 #endif

@@ -17,6 +17,8 @@ typedef enum cx_context_slot_id {
   CX_SLOT_CACHE,     /* runtime/cache.c: executables by canonical text + backend + flags */
   CX_SLOT_CPU_POOLS, /* backend/cpu/pools.c: the thread pools of compiled code */
   CX_SLOT_FEEDS,     /* ir/feeds.c: the infeed and outfeed queues */
+  CX_SLOT_GPU,       /* backend/gpu/gpu_device.c: the GPU, its stream and memory cache */
+  CX_SLOT_GPU_EMU,   /* the same for the emulated GPU */
   CX_SLOT_COUNT
 } cx_context_slot_id;
 

@@ -19,6 +19,7 @@ typedef struct cx_flags {
   int gpu_tf32;           /* --gpu-tf32=on|off: f32 dots on the GPU may round their inputs to TF32 */
   char *gpu_libdevice;    /* --gpu-libdevice=PATH: CUDA's libdevice bitcode (backend/gpu/libdevice.h) */
   int cpu_onednn;         /* --cpu-onednn=on|off: cpu convolutions through oneDNN where it applies */
+  int cpu_libmvec;        /* --cpu-libmvec=on|off: vectorised f64 math through glibc's libmvec */
   char *cache_dir;        /* --cache-dir=DIR|default|off: compiled code kept on disk (core/disk_cache.h) */
   uint64_t donate;        /* not a flag: donated ENTRY parameters (compile options, module header) */
   /* Not a flag: the executable cache's key of this compile (runtime/executable.c; borrowed,

@@ -154,9 +154,6 @@ cxla_status gr_vjp_comp(gr_module *g, cx_comp *src, cx_comp **out);
  * the saved carries. */
 /* Copies while `in` into s's forward (saving carries when a gradient may reach it). */
 cxla_status gr_forward_while(gr_state *s, cx_instr *in);
-/* The trip count of a while loop that counts with a constant step from a constant to a
- * constant bound (1), or 0 when it is not known. */
-int gr_trip_count(const cx_instr *w, int64_t *trips);
 
 /* ---- sort (rules_sort.c): on the way forward an active sort also sorts an iota, and saves
  * the permutation for its rule. */

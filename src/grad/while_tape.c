@@ -7,83 +7,17 @@
  * iteration's forward) to take the carry's cotangent one iteration back. Memory: one copy of
  * the carry per iteration. The carry must be a tuple of arrays. */
 #include "grad/grad_int.h"
+#include "ir/while_trips.h"
 
 typedef struct gr_tape {
   int64_t trips;
   cx_instr *saver;   /* (carry..., s32 iteration, stacks...) after the saving loop */
 } gr_tape;
 
-/* ---- the trip count ---- */
-
-static int const_int(const cx_instr *x, int64_t *v) {
-  if (x->op != CX_OP_CONSTANT || !x->a.literal || x->shape.rank != 0 || !cx_type_is_int(x->shape.type)) return 0;
-  *v = cx_load_i64(x->shape.type, x->a.literal->data, 0);
-  return 1;
-}
-
-/* Which carry element x reads (get-tuple-element of c's parameter), or -1. */
-static int carry_index(const cx_comp *c, const cx_instr *x) {
-  if (x->op != CX_OP_GET_TUPLE_ELEMENT || x->ops[0]->op != CX_OP_PARAMETER || x->ops[0]->a.index != 0) return -1;
-  return x->ops[0]->parent == c ? (int)x->a.index : -1;
-}
-
-/* A bound: a constant in the condition, or a carry element the body passes on unchanged and
- * the loop starts with a constant. */
-static int bound_of(const cx_instr *w, const cx_instr *x, int64_t *v) {
-  if (const_int(x, v)) return 1;
-  int j = carry_index(w->called[0], x);
-  const cx_instr *root = w->called[1]->root;
-  if (j < 0 || root->op != CX_OP_TUPLE || j >= root->nops || carry_index(w->called[1], root->ops[j]) != j) return 0;
-  return const_int(w->ops[0]->ops[j], v);
-}
-
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-int gr_trip_count(const cx_instr *w, int64_t *trips) {
-  const cx_instr *init = w->ops[0], *cond = w->called[0]->root, *body = w->called[1]->root;
-  if (init->op != CX_OP_TUPLE || body->op != CX_OP_TUPLE || cond->op != CX_OP_COMPARE) return 0;
-  int k = carry_index(w->called[0], cond->ops[0]);
-  cxla_compare_dir dir = cond->a.dir;
-  int64_t bound, c0, step;
-  if (k >= 0) {
-    if (!bound_of(w, cond->ops[1], &bound)) return 0;
-  } else { /* bound OP counter: flip to counter OP' bound */
-    k = carry_index(w->called[0], cond->ops[1]);
-    if (k < 0 || !bound_of(w, cond->ops[0], &bound)) return 0;
-    static const cxla_compare_dir flip[] = {[CXLA_EQ] = CXLA_EQ, [CXLA_NE] = CXLA_NE, [CXLA_LT] = CXLA_GT,
-                                            [CXLA_LE] = CXLA_GE, [CXLA_GT] = CXLA_LT, [CXLA_GE] = CXLA_LE};
-    dir = flip[dir];
-  }
-  if (k >= init->nops || k >= body->nops || !const_int(init->ops[k], &c0)) return 0;
-  const cx_instr *next = body->ops[k];
-  if (next->op == CX_OP_ADD && carry_index(w->called[1], next->ops[0]) == k && const_int(next->ops[1], &step)) {
-  } else if (next->op == CX_OP_ADD && carry_index(w->called[1], next->ops[1]) == k && const_int(next->ops[0], &step)) {
-  } else if (next->op == CX_OP_SUBTRACT && carry_index(w->called[1], next->ops[0]) == k &&
-             const_int(next->ops[1], &step)) {
-    step = -step;
-  } else {
-    return 0;
-  }
-  if (step == 0) return 0;
-  /* normalise to counting up to an exclusive bound */
-  if (dir == CXLA_LE) bound += 1, dir = CXLA_LT;
-  if (dir == CXLA_GE) bound -= 1, dir = CXLA_GT;
-  if (dir == CXLA_LT) {
-    if (c0 >= bound) return *trips = 0, 1;
-    return step > 0 ? (*trips = ceil_div(bound - c0, step), 1) : 0;
-  }
-  if (dir == CXLA_GT) {
-    if (c0 <= bound) return *trips = 0, 1;
-    return step < 0 ? (*trips = ceil_div(c0 - bound, -step), 1) : 0;
-  }
-  if (dir == CXLA_NE && (bound - c0) % step == 0 && (bound - c0) / step >= 0) return *trips = (bound - c0) / step, 1;
-  return 0;
-}
-
 /* Why a loop has no tape, for the message. */
 static const char *why_untaped(const cx_instr *w) {
   int64_t t;
-  if (!gr_trip_count(w, &t))
+  if (!cx_while_trip_count(w, &t))
     return "its trip count is not known when compiling (cxla differentiates loops whose carry holds a counter "
            "that goes from a constant by a constant step to a constant bound, as fori_loop and scan make)";
   return "its carry must be a tuple of arrays of rank below 16";
@@ -172,7 +106,7 @@ static cx_comp *saving_body(gr_em *outer, const cx_instr *w, const cx_shape *ps)
 cxla_status gr_forward_while(gr_state *s, cx_instr *in) {
   int64_t trips;
   gr_module *g = s->e.g;
-  if (!gr_trip_count(in, &trips) || !flat_carry(&in->shape) || trips >= INT32_MAX) return gr_copy_instr(s, in);
+  if (!cx_while_trip_count(in, &trips) || !flat_carry(&in->shape) || trips >= INT32_MAX) return gr_copy_instr(s, in);
   gr_tape *tp = cx_arena_alloc(&g->arena, sizeof *tp);
   if (!tp) return s->e.st = cx_oom(g->m->ctx);
   tp->trips = trips;

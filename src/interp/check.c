@@ -11,10 +11,6 @@
 /* The particular cases of an op the interpreter refuses, by op. */
 typedef const char *(*refusal)(const cx_instr *in);
 
-static const char *unknown_target(const cx_instr *in) {
-  return cx_interp_custom_call_refusal(in);
-}
-
 static const char *window_reversal(const cx_instr *in) {
   for (int d = 0; d < in->a.window.rank; d++)
     if (in->a.window.d[d].reversal) return "window reversal";
@@ -75,11 +71,11 @@ static const refusal k_refusals[CX_OP_COUNT] = {
   [CX_OP_SELECT_AND_SCATTER] = window_reversal,
   [CX_OP_MAP] = map_subset,
   [CX_OP_BITCAST] = tiled_bitcast,
-  [CX_OP_CUSTOM_CALL] = unknown_target,
 };
 
 const char *cx_interp_cannot_run(const cx_instr *in, char *buf, size_t n) {
   if (cx_shape_is_dynamic(&in->shape)) return "dynamic dimensions";
+  if (in->op == CX_OP_CUSTOM_CALL) return cx_interp_custom_call_refusal(in, buf, n); /* by target */
   if (!cx_interp_runs_op(in->op)) {
     const char *why = k_refusals[in->op] ? k_refusals[in->op](in) : NULL;
     return why ? why : "cxla does not run this op yet";
@@ -107,7 +103,7 @@ static void reach(cx_comp *c) {
 /* One instruction refused, with why (copied: cx_interp_cannot_run may format into a buffer). */
 typedef struct {
   const cx_instr *in;
-  char why[112];
+  char why[200];
 } refusal_at;
 
 static int by_location(const void *pa, const void *pb) {

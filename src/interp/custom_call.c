@@ -35,24 +35,19 @@ static int same_shape(const cx_shape *x, const cx_shape *y) {
 }
 
 /* An annotation that changes the shape belongs to a program partitioned over devices. */
-static const char *reshards(const cx_instr *in) {
+static const char *reshards(const cx_instr *in, char *buf, size_t n) {
+  (void)buf;
+  (void)n;
   const cx_shape *y = &in->shape;
   int same = in->nops == 1 ? same_shape(&in->ops[0]->shape, y) : y->type == CXLA_TUPLE && y->ntuple == in->nops;
   for (int i = 0; same && in->nops > 1 && i < in->nops; i++) same = same_shape(&in->ops[i]->shape, &y->tuple[i]);
   return same ? NULL : "its result is not its operand's shape: a program for several devices needs XLA's SPMD partitioner";
 }
 
-/* jax's host callbacks call the Python function of the process that traced the program, by a
- * pointer in the program's backend_config: cxla's programs run without that process. */
-static const char *host_callback(const cx_instr *in) {
-  (void)in;
-  return "a host callback into Python (jax.debug.print, pure_callback, io_callback), which cxla cannot make";
-}
-
 /* The instructions of a kind that it refuses (NULL: every one of that kind runs). */
-static const char *(*const k_refusals[CX_CC_KIND_COUNT])(const cx_instr *in) = {
+static const char *(*const k_refusals[CX_CC_KIND_COUNT])(const cx_instr *in, char *buf, size_t n) = {
   [CX_CC_ANNOTATION] = reshards,
-  [CX_CC_HOST_CALLBACK] = host_callback,
+  [CX_CC_HOST_CALLBACK] = cx_interp_host_callback_refusal,
 };
 
 static const cx_interp_fn k_kinds[CX_CC_KIND_COUNT] = {
@@ -68,11 +63,14 @@ static const cx_interp_fn k_kinds[CX_CC_KIND_COUNT] = {
   [CX_CC_ANNOTATION] = annotation,
   [CX_CC_SINK] = sink,
   [CX_CC_TOPK] = cx_interp_topk_custom_call,
+  [CX_CC_HOST_CALLBACK] = cx_interp_host_callback,
   [CX_CC_BLOCK_SCALED_DOT] = cx_interp_block_scaled_dot,
   [CX_CC_GTSV] = cx_interp_lapack_gtsv,
   [CX_CC_GEQP3] = cx_interp_lapack_geqp3,
   [CX_CC_GEHRD] = cx_interp_lapack_gehrd,
   [CX_CC_SYTRD] = cx_interp_lapack_sytrd,
+  [CX_CC_GEES] = cx_interp_lapack_gees,
+  [CX_CC_GTSV_PERTURBED] = cx_interp_gtsv_perturbed,
   [CX_CC_ORMQR] = cx_interp_lapack_ormqr,
 };
 
@@ -81,10 +79,10 @@ static cx_interp_fn hook_of(const cx_instr *in) {
   return t < 0 ? NULL : k_kinds[cx_cc_info_of((cx_cc_target)t)->kind];
 }
 
-const char *cx_interp_custom_call_refusal(const cx_instr *in) {
+const char *cx_interp_custom_call_refusal(const cx_instr *in, char *buf, size_t n) {
   int t = cx_cc_target_of(in);
-  const char *(*refuse)(const cx_instr *) = t < 0 ? NULL : k_refusals[cx_cc_info_of((cx_cc_target)t)->kind];
-  const char *why = refuse ? refuse(in) : NULL;
+  const char *(*refuse)(const cx_instr *, char *, size_t) = t < 0 ? NULL : k_refusals[cx_cc_info_of((cx_cc_target)t)->kind];
+  const char *why = refuse ? refuse(in, buf, n) : NULL;
   if (!why && !hook_of(in)) return "cxla does not know this custom-call target";
   return why;
 }

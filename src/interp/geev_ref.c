@@ -1,4 +1,5 @@
-/* geev_ref.c — eigenvalues and eigenvectors of a general matrix in complex double (linalg.h):
+/* geev_ref.c — eigenvalues and eigenvectors of a general matrix in complex double (linalg.h),
+ * and the complex Schur form on its own (gees):
  * the textbook complex Schur form A = Z T Z^H (Householder reduction to Hessenberg form, then
  * single-shift QR steps with Givens rotations and Wilkinson's shift, deflating at the bottom),
  * and the eigenvectors of the triangular T by substitution, taken back by Z. Nothing in common
@@ -12,8 +13,7 @@
 
 #define MAX_STEPS_PER_VALUE 60
 
-/* Householder reduction: a becomes Q^H a Q, upper Hessenberg, and z = Q. */
-static void hessenberg(int64_t n, cx_z *a, cx_z *z, cx_z *v) {
+void cx_ref_hessenberg(int64_t n, cx_z *a, cx_z *z, cx_z *v) {
   for (int64_t i = 0; i < n * n; i++) z[i] = i / n == i % n;
   for (int64_t k = 0; k + 2 < n; k++) {
     double norm = 0;
@@ -161,7 +161,7 @@ int cx_ref_geev(int64_t n, cx_z *a, cx_z *w, cx_z *vl, cx_z *vr) {
   int bad = !z || !g;
   if (!bad) {
     cx_z *y = z + n * n;
-    hessenberg(n, a, z, y);
+    cx_ref_hessenberg(n, a, z, y);
     bad = schur(n, a, z, g);
     double fro = 0;
     for (int64_t i = 0; i < n * n; i++) fro += creal(a[i] * conj(a[i]));
@@ -173,6 +173,23 @@ int cx_ref_geev(int64_t n, cx_z *a, cx_z *w, cx_z *vl, cx_z *vr) {
     }
   }
   cx_free(z);
+  cx_free(g);
+  return bad;
+}
+
+int cx_ref_schur(int64_t n, cx_z *a, cx_z *z) {
+  cx_z *y = cx_malloc(sizeof *y * (size_t)(n + 1));
+  cx_z(*g)[4] = cx_malloc(sizeof *g * (size_t)(n + 1));
+  int bad = !y || !g;
+  if (!bad) {
+    cx_ref_hessenberg(n, a, z, y);
+    bad = schur(n, a, z, g);
+    /* the steps' rounding leaves entries of order eps |t| below the subdiagonal, which deflation
+     * never looks at; the form is triangular, so they are zero */
+    for (int64_t i = 1; !bad && i < n; i++)
+      for (int64_t j = 0; j < i; j++) a[i * n + j] = 0;
+  }
+  cx_free(y);
   cx_free(g);
   return bad;
 }

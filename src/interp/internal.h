@@ -145,8 +145,11 @@ CX_INTERP_EVALUATOR(cx_interp_triangular_solve);
 CX_INTERP_EVALUATOR(cx_interp_custom_call);      /* custom_call.c: by target */
 /* Why the interpreter would refuse custom-call in (its target unknown, or a case of its kind
  * it does not run), or NULL. */
-const char *cx_interp_custom_call_refusal(const cx_instr *in);
+const char *cx_interp_custom_call_refusal(const cx_instr *in, char *buf, size_t n);
+/* host_callback.c: why a host callback cannot run (formatted into buf), or NULL. */
+const char *cx_interp_host_callback_refusal(const cx_instr *in, char *buf, size_t n);
 CX_INTERP_EVALUATOR(cx_interp_topk_custom_call); /* topk.c: XLA:CPU's "TopK" */
+CX_INTERP_EVALUATOR(cx_interp_host_callback);    /* host_callback.c: cxla_host_callback */
 CX_INTERP_EVALUATOR(cx_interp_lapack_potrf);     /* lapack_eval.c */
 CX_INTERP_EVALUATOR(cx_interp_lapack_trsm);
 CX_INTERP_EVALUATOR(cx_interp_lapack_getrf);
@@ -155,6 +158,8 @@ CX_INTERP_EVALUATOR(cx_interp_lapack_gtsv);
 CX_INTERP_EVALUATOR(cx_interp_lapack_geqp3);
 CX_INTERP_EVALUATOR(cx_interp_lapack_gehrd);
 CX_INTERP_EVALUATOR(cx_interp_lapack_sytrd);
+CX_INTERP_EVALUATOR(cx_interp_lapack_gees);
+CX_INTERP_EVALUATOR(cx_interp_gtsv_perturbed);
 CX_INTERP_EVALUATOR(cx_interp_lapack_ormqr);
 CX_INTERP_EVALUATOR(cx_interp_lapack_orgqr);
 CX_INTERP_EVALUATOR(cx_interp_lapack_syevd);

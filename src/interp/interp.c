@@ -12,6 +12,7 @@
 #include <string.h>
 #include "core/context.h"
 #include "interp/internal.h"
+#include "ir/custom_call.h"
 
 void cx_interp_init(cx_interp *st, cx_module *m) {
   st->m = m;
@@ -59,6 +60,13 @@ typedef struct cx_frame {
 } frame;
 
 /* Positions by pointer: an open-addressing table built once per call. */
+/* Instructions with effects outside the program: they run even when nothing reads them. */
+static int always_runs(const cx_instr *in) {
+  if (in->op == CX_OP_INFEED || in->op == CX_OP_OUTFEED) return 1;
+  int t = in->op == CX_OP_CUSTOM_CALL ? cx_cc_target_of(in) : -1;
+  return t >= 0 && cx_cc_info_of((cx_cc_target)t)->kind == CX_CC_HOST_CALLBACK;
+}
+
 static int pos_lookup(cx_instr **keys, int *vals, size_t mask, const cx_instr *x) {
   size_t h = (size_t)(((uintptr_t)x >> 4) * 0x9E3779B97F4A7C15ull) & mask;
   while (keys[h]) {
@@ -119,10 +127,11 @@ static cxla_status frame_init(cx_interp *st, cx_comp *c, frame *f) {
   }
   f->root = root;
   f->last[root] = n; /* the root outlives the loop: it becomes the result */
-  /* except host transfers: an infeed or outfeed runs whether or not its value is used, as XLA
-   * never removes them (the compiled backends run them too) */
+  /* except host transfers and host callbacks: an infeed, outfeed or callback (jax.debug.print
+   * returns nothing anyone reads) runs whether or not its value is used, as XLA never removes
+   * them (the compiled backends run them too) */
   for (int i = 0; i < n; i++)
-    if (i != root && (c->instrs[i]->op == CX_OP_INFEED || c->instrs[i]->op == CX_OP_OUTFEED)) f->last[i] = i;
+    if (i != root && always_runs(c->instrs[i])) f->last[i] = i;
   for (int i = n - 1; i >= 0; i--) {
     if (f->last[i] < 0) continue;
     for (int j = 0; j < c->instrs[i]->nops; j++) {

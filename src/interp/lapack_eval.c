@@ -3,6 +3,7 @@
  * jaxlib's FFI kernels define them (ir/custom_call.h reads the options). Where LAPACK leaves
  * an output unspecified (a destroyed input, the singular vectors mode 'N' does not compute)
  * this gives the input back, or zeros. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 #include "interp/index_util.h"
@@ -13,7 +14,7 @@
 /* The results of one call: n arrays of the instruction's result shapes, and scratch space. */
 typedef struct la_job {
   cx_lapack_call c;
-  cxla_literal *res[5];
+  cxla_literal *res[6];
   int nres;
   cx_z *w;
 } la_job;
@@ -309,5 +310,57 @@ CX_INTERP_EVALUATOR(cx_interp_lapack_sytrd) {
     store_int(j.res[4], b, 0);
   }
   cx_free(de);
+  return finish(st, in, &j, s, out);
+}
+
+/* (t, z, wr, wi, sdim, info) of a real a, (t, z, w, sdim, info) of a complex one, as jaxlib's
+ * gees kernels (ir/custom_calls.def), unsorted (sdim 0): the reference's Schur form, which is a
+ * Schur form of a but not LAPACK's (compare a = z t z^H and t's shape, not t). z is zeros when
+ * mode is 'N'; a matrix that does not converge (a non-finite one among them: info 1) has NaN
+ * t, z and eigenvalues. */
+CX_INTERP_EVALUATOR(cx_interp_lapack_gees) {
+  la_job j;
+  int nw = in->shape.type == CXLA_TUPLE && in->shape.ntuple == 6 ? 2 : 1;
+  cxla_status s = begin(st, in, &j, nw + 4);
+  int64_t n = j.c.n, per = n * n;
+  double *part = cx_malloc(sizeof *part * (size_t)(2 * n + 1));
+  s = scratch(st, in, &j, s, 2 * per + n);
+  if (s == CXLA_OK && !part) s = cx_hv_oom(st, in);
+  for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
+    cx_z *t = j.w, *z = t + per, *w = z + per;
+    cx_la_load(ops[0], b * per, per, t);
+    int info = nw == 2 ? cx_ref_schur_real(n, t, z, w) : cx_ref_schur(n, t, z);
+    for (int64_t i = 0; !info && nw == 1 && i < n; i++) w[i] = t[i * n + i];
+    for (int64_t i = 0; info && i < per; i++) t[i] = z[i] = cx_z_make(NAN, NAN);
+    for (int64_t i = 0; info && i < n; i++) w[i] = cx_z_make(NAN, NAN);
+    if (j.c.mode != 'V') memset(z, 0, sizeof *z * (size_t)per);
+    cx_la_store(j.res[0], b * per, per, t);
+    cx_la_store(j.res[1], b * per, per, z);
+    if (nw == 1) cx_la_store(j.res[2], b * n, n, w);
+    for (int64_t i = 0; nw == 2 && i < n; i++) part[i] = creal(w[i]), part[n + i] = cimag(w[i]);
+    if (nw == 2) store_real(j.res[2], b * n, n, part), store_real(j.res[3], b * n, n, part + n);
+    store_int(j.res[nw + 2], b, 0);
+    store_int(j.res[nw + 3], b, info);
+  }
+  cx_free(part);
+  return finish(st, in, &j, s, out);
+}
+
+/* x = jax's perturbed tridiagonal solve of (dl, d, du, b), with the eps and smallest normal
+ * number of the element type (f32's for f32 and c64), as jaxlib computes in that type. */
+CX_INTERP_EVALUATOR(cx_interp_gtsv_perturbed) {
+  la_job j;
+  cxla_status s = begin(st, in, &j, 1);
+  int64_t n = j.c.m, per = n * j.c.n;
+  int dbl = cx_type_part(j.c.type) == CXLA_F64;
+  s = scratch(st, in, &j, s, 3 * n + per);
+  for (int64_t b = 0; s == CXLA_OK && b < j.c.batch; b++) {
+    cx_z *x = j.w + 3 * n;
+    for (int i = 0; i < 3; i++) cx_la_load(ops[i], b * n, n, j.w + i * n);
+    cx_la_load(ops[3], b * per, per, x);
+    cx_ref_gtsv_perturbed(n, j.c.n, j.w, j.w + n, j.w + 2 * n, x, dbl ? DBL_EPSILON : FLT_EPSILON,
+                          dbl ? DBL_MIN : FLT_MIN);
+    cx_la_store(j.res[0], b * per, per, x);
+  }
   return finish(st, in, &j, s, out);
 }

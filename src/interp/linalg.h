@@ -119,4 +119,30 @@ int cx_ref_gesvd(int64_t m, int64_t n, cx_z *a, double *s, cx_z *u, cx_z *vt, in
  * not converge, or on allocation failure). */
 int cx_ref_geev(int64_t n, cx_z *a, cx_z *w, cx_z *vl, cx_z *vr);
 
+/* Householder reduction to Hessenberg form (geev_ref.c): a becomes Q^H a Q, upper Hessenberg
+ * (zeros below the subdiagonal), and the n x n z = Q; v: n elements of scratch. Each reflector
+ * is real for a real a, so a real a stays real. */
+void cx_ref_hessenberg(int64_t n, cx_z *a, cx_z *z, cx_z *v);
+
+/* The complex Schur form a = z t z^H of the n x n a (geev_ref.c): t upper triangular in place
+ * of a, z unitary, the eigenvalues on t's diagonal in this reference's order (not LAPACK's).
+ * Returns 0 (1 if it did not converge, a non-finite a among them, or on allocation failure). */
+int cx_ref_schur(int64_t n, cx_z *a, cx_z *z);
+
+/* The real Schur form a = z t z^T of the real n x n a (schur_ref.c; imaginary parts ignored):
+ * t quasi upper triangular in place of a, with a 2 x 2 block on the diagonal for each complex
+ * pair of eigenvalues and 1 x 1 blocks for the real ones, z orthogonal. w[n] gets the
+ * eigenvalues, each pair's positive imaginary part first. Returns 0 (1 if it did not converge,
+ * a non-finite a among them, or on allocation failure). */
+int cx_ref_schur_real(int64_t n, cx_z *a, cx_z *z, cx_z *w);
+
+/* jax's tridiagonal solve with perturb_singular (tridiag_ref.c): the system of gtsv's matrix
+ * (dl[1..n-1], d[n], du[0..n-2]; dl[0] and du[n-1] unread) for the n x nrhs b in place, by
+ * elimination with row interchanges chosen on pivots scaled by their rows' 1-norms, then back
+ * substitution where a pivot below 1 in magnitude is perturbed away from overflow (xLAGTS's
+ * rule, against the row's largest right-hand side, starting from eps * max|U|) with the
+ * element type's eps and smallest normal number tiny. */
+void cx_ref_gtsv_perturbed(int64_t n, int64_t nrhs, const cx_z *dl, const cx_z *d, const cx_z *du, cx_z *b,
+                           double eps, double tiny);
+
 #endif

@@ -30,8 +30,8 @@ const cx_cc_info *cx_cc_info_of(cx_cc_target t);
  * may also be a quoted string): 1 and *v, or 0 when the key is absent or not an integer. */
 int cx_cc_config_int(const cx_instr *in, const char *key, int64_t *v);
 
-/* A LAPACK call (kinds POTRF..GEEV, GTSV, GEQP3, GEHRD, SYTRD, ORMQR) as the interpreter and
- * the cpu backend both run it, read
+/* A LAPACK call (kinds POTRF..GEEV, GTSV, GEQP3, GEHRD, SYTRD, ORMQR, GEES, and jaxlib's
+ * GTSV_PERTURBED) as the interpreter and the cpu backend both run it, read
  * from the instruction once its shapes are verified: batches of m x n matrices (the operand
  * a; b for trsm, whose a is k x k), and the options in LAPACK's terms. */
 typedef struct cx_lapack_call {
@@ -44,7 +44,7 @@ typedef struct cx_lapack_call {
   int left;                /* trsm side 'L'; ormqr left */
   int trans;               /* trsm trans_x: 0 'N', 1 'T', 2 'C'; ormqr transpose (T real, C complex) */
   int unit_diag;           /* trsm diag 'U' */
-  char mode;               /* syevd 'V'/'N', gesdd/gesvd 'A'/'S'/'N', geev compute_right 'V'/'N' */
+  char mode;               /* syevd 'V'/'N', gesdd/gesvd 'A'/'S'/'N', geev compute_right 'V'/'N', gees 'V'/'N' */
   char mode_left;          /* geev compute_left 'V'/'N' */
 } cx_lapack_call;
 /* 1 and *c for a LAPACK custom-call of a verified module, else 0. */

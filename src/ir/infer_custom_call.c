@@ -304,6 +304,50 @@ static cxla_status cx_cc_check_ormqr(cx_infer *ic, const cx_cc_info *t, cx_shape
   return CXLA_OK;
 }
 
+/* Real a: (t, z, wr, wi, sdim, info); complex a: (t, z, w, sdim, info); t and z a's shape. The
+ * sort jaxlib's kernel refuses ('S', no select function reaches it) is refused here too. */
+static cxla_status cx_cc_check_gees(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  char c;
+  CX_TRY(nops(ic, t, 1));
+  CX_TRY(square(ic, t, 0, "a"));
+  CX_TRY(code(ic, t, "mode", "VN", &c));
+  CX_TRY(code(ic, t, "sort", "N", &c));
+  const cx_shape *a = cx_vop(ic, 0);
+  int64_t n = a->dims[a->rank - 1];
+  int nw = cx_type_part(t->type) == t->type ? 2 : 1;
+  cx_shape *el = tuple_with_a(ic, out, nw + 4);
+  if (!el) return CXLA_ERR_OUT_OF_MEMORY;
+  el[1] = el[0];
+  for (int i = 0; i < nw; i++) batch_array(&el[2 + i], a, t->type, 1, &n);
+  batch_array(&el[2 + nw], a, CXLA_S32, 0, NULL);
+  batch_array(&el[3 + nw], a, CXLA_S32, 0, NULL);
+  return CXLA_OK;
+}
+
+/* dl, d, du (b's batch, then n) and b (batch, n x nrhs), all of one of the four LAPACK types
+ * (the target's name has none); x is b's shape. */
+static cxla_status cx_cc_check_gtsv_perturbed(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
+  static const char *const names[3] = {"dl", "d", "du"};
+  CX_TRY(nops(ic, t, 4));
+  CX_TRY(cx_vneed_array(ic, 3, "b"));
+  const cx_shape *b = cx_vop(ic, 3);
+  cxla_type ty = b->type;
+  if ((ty != CXLA_F32 && ty != CXLA_F64 && ty != CXLA_C64 && ty != CXLA_C128) || b->rank < 2)
+    return cx_vfail(ic, "%s: b must be f32, f64, c64 or c128 of rank >= 2, got %s", t->name, cx_vshape(ic, b));
+  for (int i = 0; i < 3; i++) {
+    CX_TRY(cx_vneed_array(ic, i, names[i]));
+    const cx_shape *v = cx_vop(ic, i);
+    int ok = v->type == ty && v->rank == b->rank - 1;
+    for (int d = 0; ok && d < v->rank; d++) ok = v->dims[d] == b->dims[d];
+    if (!ok)
+      return cx_vfail(ic, "%s: %s must be %s with b's batch, then b's %lld rows, got %s (b %s)", t->name, names[i],
+                      cx_vtype(ty), (long long)b->dims[b->rank - 2], cx_vshape(ic, v), cx_vshape(ic, b));
+  }
+  *out = *b;
+  cx_vplain(out);
+  return CXLA_OK;
+}
+
 /* ---- annotations and TopK ---- */
 
 /* Any shape, as XLA's verifier: one that changes it (a sharded program's
@@ -373,6 +417,7 @@ int cx_lapack_call_of(const cx_instr *in, cx_lapack_call *c) {
   /* the matrices of m x n: b for trsm and gtsv, c for ormqr, a for geqp3 (jpvt last) */
   const cx_shape *a = &in->ops[info->kind == CX_CC_GEQP3 ? 0 : in->nops - 1 - (info->kind == CX_CC_ORGQR)]->shape;
   if (a->rank < 2) return 0;
+  if (info->type == CXLA_INVALID) c->type = a->type; /* tridiagonal_solve_perturbed_ffi: b's type */
   c->m = a->dims[a->rank - 2];
   c->n = a->dims[a->rank - 1];
   c->k = min64(c->m, c->n);

@@ -82,6 +82,15 @@ gesdd_fn sgesdd_, dgesdd_;
 cgesdd_fn cgesdd_, zgesdd_;
 gesvd_fn sgesvd_, dgesvd_;
 cgesvd_fn cgesvd_, zgesvd_;
+typedef int gees_select(const void *, const void *);
+typedef void gees_fn(const char *jobvs, const char *sort, gees_select *select, const int *n, void *a, const int *lda,
+                     int *sdim, void *wr, void *wi, void *vs, const int *ldvs, void *work, const int *lwork, int *bwork,
+                     int *info, size_t, size_t);
+typedef void cgees_fn(const char *jobvs, const char *sort, gees_select *select, const int *n, void *a, const int *lda,
+                      int *sdim, void *w, void *vs, const int *ldvs, void *work, const int *lwork, void *rwork,
+                      int *bwork, int *info, size_t, size_t);
+gees_fn sgees_, dgees_;
+cgees_fn cgees_, zgees_;
 geev_fn sgeev_, dgeev_;
 cgeev_fn cgeev_, zgeev_;
 
@@ -524,6 +533,50 @@ static void la_geev(la_call *c, void **bufs) {
   cx_free(t);
 }
 
+/* ---- gees: the Schur form A = Z T Z^H through a column-major copy, unsorted (jax passes sort
+ * 'N', so select and bwork are never read); with mode 'N' LAPACK leaves vs alone and z is
+ * zeros. T, Z and the eigenvalues are what LAPACK leaves, info != 0 included (jax's lowering
+ * makes T and Z NaN then). ---- */
+
+static void gees_call(la_call *c, char *job, void *a, int *ld, int *sdim, void *w, void *wi, void *vs, void *work,
+                      int *lwork, void *rwork, int *bwork, int *info) {
+  char sort = 'N';
+  if (c->cplx)
+    (c->dbl ? zgees_ : cgees_)(job, &sort, NULL, &c->n, a, ld, sdim, w, vs, ld, work, lwork, rwork, bwork, info, 1, 1);
+  else (c->dbl ? dgees_ : sgees_)(job, &sort, NULL, &c->n, a, ld, sdim, w, wi, vs, ld, work, lwork, bwork, info, 1, 1);
+}
+
+static void la_gees(la_call *c, void **bufs) {
+  int cx = c->cplx, nw = cx ? 1 : 2;
+  void *t = bufs[0], *z = bufs[1], *w = bufs[2], *wi = cx ? NULL : bufs[3], *a = bufs[4 + nw];
+  int32_t *sdim = bufs[2 + nw], *info = bufs[3 + nw];
+  int64_t n = c->n, per = n * n;
+  char job = (char)c->d->mode, w0[32];
+  int ld = c->n > 1 ? c->n : 1, q = -1, inf = 0, sd = 0, bw = 0, lwork = 1;
+  if (n) {
+    gees_call(c, &job, NULL, &ld, &sd, NULL, NULL, NULL, w0, &q, NULL, &bw, &inf);
+    lwork = lwork_of(c, w0);
+  }
+  char *x = scratch(c, (size_t)(2 * per + lwork) * c->es + (size_t)(n + 1) * real_size(c));
+  for (int64_t b = 0; x && b < c->d->batch; b++) {
+    char *vs = x + (size_t)per * c->es, *work = vs + (size_t)per * c->es, *rwork = work + (size_t)lwork * c->es;
+    transpose(c, x, at(c, a, b, per), c->n, c->n);
+    int r = 0, s = 0;
+    if (n) gees_call(c, &job, x, &ld, &s, at(c, w, b, n), cx ? NULL : at(c, wi, b, n), vs, work, &lwork, rwork, &bw, &r);
+    sdim[b] = s, info[b] = r;
+    transpose(c, at(c, t, b, per), x, c->n, c->n);
+    if (job == 'V') transpose(c, at(c, z, b, per), vs, c->n, c->n);
+    else memset(at(c, z, b, per), 0, (size_t)per * c->es);
+  }
+  cx_free(x);
+}
+
+/* jaxlib's own kernel, not LAPACK's (rt/gtsv_perturbed.c): (x, dl, d, du, b), b's m rows. */
+static void la_gtsv_perturbed(la_call *c, void **bufs) {
+  if (cx_rt_gtsv_perturbed(c->d->type, c->d->batch, c->d->m, c->d->n, bufs))
+    fail(c, CXLA_ERR_OUT_OF_MEMORY, "out of memory for the tridiagonal solve's scratch space");
+}
+
 /* ---- geqp3, gtsv and ormqr/unmqr: routines picked by type here, the matrices through
  * column-major copies ---- */
 
@@ -650,7 +703,8 @@ static const routine k_routines[CX_LA_COUNT] = {
     [CX_LA_SYEVD] = la_syevd,       [CX_LA_GESDD] = la_gesdd, [CX_LA_GESVD] = la_gesvd,
     [CX_LA_GEEV] = la_geev,
     [CX_LA_GTSV] = la_gtsv,         [CX_LA_ORMQR] = la_ormqr, [CX_LA_GEQP3] = la_geqp3,
-    [CX_LA_GEHRD] = la_gehrd,       [CX_LA_SYTRD] = la_sytrd,
+    [CX_LA_GEHRD] = la_gehrd,       [CX_LA_SYTRD] = la_sytrd, [CX_LA_GEES] = la_gees,
+    [CX_LA_GTSV_PERTURBED] = la_gtsv_perturbed,
 };
 static const char *const k_names[CX_LA_COUNT] = {
     [CX_LA_CHOLESKY] = "cholesky", [CX_LA_POTRF] = "potrf", [CX_LA_TRSM] = "trsm",
@@ -658,7 +712,8 @@ static const char *const k_names[CX_LA_COUNT] = {
     [CX_LA_SYEVD] = "syevd",       [CX_LA_GESDD] = "gesdd", [CX_LA_GESVD] = "gesvd",
     [CX_LA_GEEV] = "geev",
     [CX_LA_GTSV] = "gtsv",         [CX_LA_ORMQR] = "ormqr", [CX_LA_GEQP3] = "geqp3",
-    [CX_LA_GEHRD] = "gehrd",       [CX_LA_SYTRD] = "sytrd",
+    [CX_LA_GEHRD] = "gehrd",       [CX_LA_SYTRD] = "sytrd", [CX_LA_GEES] = "gees",
+    [CX_LA_GTSV_PERTURBED] = "tridiagonal_solve_perturbed",
 };
 
 static const lapack *routines_of(int64_t type) {

@@ -67,22 +67,30 @@ void cx_rt_interp_op(cx_rt *rt, int32_t instr_index, void **args, int32_t id);
  * geqrf (qr, tau, a); orgqr (q, a, tau); syevd (v, w, info, a); gesdd and gesvd (a', s, u, vt,
  * info, a); geev (wr, wi, vl, vr, info, a) for f32/f64, (w, vl, vr, info, a) for c64/c128;
  * gtsv (dl', d', du', x, info, dl, d, du, b); ormqr (c', a, tau, c); geqp3 (qr, jpvt', tau, a,
- * jpvt); gehrd (a', tau, info, a); sytrd (a', d, e, tau, info, a). All fields are int64, so JIT
- * code passes a constant [14 x i64]. */
+ * jpvt); gehrd (a', tau, info, a); sytrd (a', d, e, tau, info, a); gees (t, z, wr, wi, sdim,
+ * info, a) for f32/f64, (t, z, w, sdim, info, a) for c64/c128; jaxlib's perturbed tridiagonal
+ * solve (x, dl, d, du, b; rt/gtsv_perturbed.c). All fields are int64, so JIT code passes a
+ * constant [14 x i64]. */
 typedef enum cx_la_routine {
   CX_LA_CHOLESKY, CX_LA_POTRF, CX_LA_TRSM, CX_LA_GETRF, CX_LA_GEQRF, CX_LA_ORGQR, CX_LA_SYEVD, CX_LA_GESDD,
-  CX_LA_GESVD, CX_LA_GEEV, CX_LA_GTSV, CX_LA_ORMQR, CX_LA_GEQP3, CX_LA_GEHRD, CX_LA_SYTRD, CX_LA_COUNT
+  CX_LA_GESVD, CX_LA_GEEV, CX_LA_GTSV, CX_LA_ORMQR, CX_LA_GEQP3, CX_LA_GEHRD, CX_LA_SYTRD, CX_LA_GEES,
+  CX_LA_GTSV_PERTURBED, CX_LA_COUNT
 } cx_la_routine;
 typedef struct cx_la_desc {
   int64_t routine, type;      /* cx_la_routine; a cxla_type */
-  int64_t batch, m, n, k;     /* matrices m x n (trsm, gtsv: b's; a is k x k; orgqr, ormqr: k reflectors) */
+  int64_t batch, m, n, k;     /* matrices m x n (trsm, gtsv, gtsv_perturbed: b's; a is k x k; orgqr, ormqr:
+                               * k reflectors) */
   int64_t lower, left, trans, unit; /* uplo 'L', side 'L', 0 N / 1 T / 2 C, diag 'U' */
-  int64_t mode;               /* syevd jobz, gesdd/gesvd mode, geev jobvr: LAPACK's character */
+  int64_t mode;               /* syevd jobz, gesdd/gesvd mode, geev jobvr, gees jobvs: LAPACK's character */
   int64_t ucols, vrows;       /* gesdd/gesvd: u is m x ucols, vt vrows x n; ormqr: a's columns in ucols;
                                * gehrd: ilo and ihi (1-based) in ucols and vrows */
   int64_t mode_left;          /* geev jobvl */
 } cx_la_desc;
 void cx_rt_linalg(cx_rt *rt, const cx_la_desc *d, void **bufs, int32_t id);
+/* jax's tridiagonal solve with perturb_singular (rt/gtsv_perturbed.c): bufs (x, dl, d, du, b) of
+ * batch systems of n rows and nrhs right-hand sides, of type f32, f64, c64 or c128. Returns 0,
+ * or -1 when out of memory. */
+int cx_rt_gtsv_perturbed(int64_t type, int64_t batch, int64_t n, int64_t nrhs, void **bufs);
 /* The name of call id for messages and traces (dflt when there is none). */
 const char *cx_rt_name(const cx_rt *rt, int32_t id, const char *dflt);
 /* Records the first failure of the execution (status and printf-style message) only; every

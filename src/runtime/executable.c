@@ -342,6 +342,73 @@ cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *
   return cx_execute(e, NULL, nargs, args, result);
 }
 
+/* The argument checks every execute makes, before any backend sees them. */
+static cxla_status check_args(cxla_executable *e, int nargs, cxla_buffer *const *args) {
+  const cx_exe_core *c = e->core;
+  for (int i = 0; i < nargs; i++) {
+    char want[256], got[256];
+    if (!args[i])
+      return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "argument %d (parameter '%s') is NULL", i, c->param_names[i]);
+    if (args[i]->donated)
+      return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
+                      "argument %d (parameter '%s') was donated to an earlier execution and holds no value", i,
+                      c->param_names[i]);
+    if (!args[i]->host && !args[i]->dev)
+      return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
+                      "argument %d (parameter '%s') holds no value (cxla_buffer_untuple moved its elements out)", i,
+                      c->param_names[i]);
+    if (i < 64 && (c->donate >> i & 1) && args[i]->wrapped)
+      return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
+                      "argument %d (parameter '%s') is donated, but wraps the caller's memory (cxla_buffer_wrap), "
+                      "which cxla cannot give to a result; pass a buffer cxla owns (cxla_buffer_from_data, an "
+                      "earlier result)",
+                      i, c->param_names[i]);
+    const cx_shape *have = cx_buffer_value_shape(args[i]);
+    if (!cx_shape_equal(have, &c->param_shapes[i]))
+      return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "argument %d (parameter '%s'): expected %s, got %s", i,
+                      c->param_names[i], cx_shape_str(&c->param_shapes[i], want, sizeof want),
+                      cx_shape_str(have, got, sizeof got));
+  }
+  /* A donated buffer is overwritten: passing it again in another position, or another buffer
+   * over its memory (a wrapped view of it), would be read after that. */
+  for (int i = 0; i < nargs && i < 64; i++)
+    for (int j = 0; j < nargs; j++) {
+      if (i == j || !(c->donate >> i & 1)) continue;
+      if (args[i] == args[j])
+        return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
+                        "argument %d (parameter '%s') is donated, and the same buffer is also argument %d", i,
+                        c->param_names[i], j);
+      if (args[i]->host && args[j]->host && leaves_overlap(args[i]->host, args[j]->host))
+        return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
+                        "argument %d (parameter '%s') is donated, and argument %d reads the same memory", i,
+                        c->param_names[i], j);
+    }
+  return CXLA_OK;
+}
+
+/* A backend with a device: arguments already there are read in place, the others copied in;
+ * the result stays there. */
+static cxla_status run_on_device(cxla_executable *e, int nargs, cxla_buffer *const *args, cx_dev_value **out) {
+  const cx_exe_core *c = e->core;
+  const cx_device_mem *mem = c->backend->mem;
+  void *device = mem->device_of(c->state);
+  cx_dev_arg stack[16], *a = nargs <= 16 ? stack : cx_calloc((size_t)nargs, sizeof *a);
+  if (!a) return cx_oom(e->ctx);
+  cxla_status s = CXLA_OK;
+  for (int i = 0; i < nargs && s == CXLA_OK; i++) {
+    a[i] = (cx_dev_arg){0};
+    if (args[i]->dev && args[i]->dev->device == device) a[i].dev = args[i]->dev;
+    else {
+      cxla_literal *l;
+      s = cx_buffer_host(args[i], "cxla_executable_execute", &l);
+      a[i].host = l;
+    }
+  }
+  if (s == CXLA_OK) s = mem->execute(c->state, e->ctx, nargs, a, out);
+  if (a != stack) cx_free(a);
+  return s;
+}
+
 cxla_status cx_execute(cxla_executable *e, const cx_replica *rep, int nargs, cxla_buffer *const *args,
                        cxla_buffer **result) {
   if (!e) return CXLA_ERR_INVALID_ARGUMENT;
@@ -352,76 +419,48 @@ cxla_status cx_execute(cxla_executable *e, const cx_replica *rep, int nargs, cxl
     return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "expected %d argument%s (one per ENTRY parameter), got %d",
                     c->nparams, c->nparams == 1 ? "" : "s", nargs);
   if (nargs && !args) return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_executable_execute: args is NULL");
+  CX_TRY(check_args(e, nargs, args));
+  int on_device = c->backend->mem && !c->devices;
   cxla_literal *stack_lits[16] = {0};
-  cxla_literal **lits = nargs <= 16 ? stack_lits : cx_calloc((size_t)nargs, sizeof *lits);
-  if (!lits) return cx_oom(e->ctx);
+  cxla_literal **lits = on_device ? NULL : nargs <= 16 ? stack_lits : cx_calloc((size_t)nargs, sizeof *lits);
+  if (!on_device && !lits) return cx_oom(e->ctx);
   cxla_status s = CXLA_OK;
-  for (int i = 0; i < nargs && s == CXLA_OK; i++) {
-    char want[256], got[256];
-    if (!args[i]) {
-      s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "argument %d (parameter '%s') is NULL", i, c->param_names[i]);
-    } else if (args[i]->donated) {
-      s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
-                   "argument %d (parameter '%s') was donated to an earlier execution and holds no value", i,
-                   c->param_names[i]);
-    } else if (!args[i]->host) {
-      s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
-                   "argument %d (parameter '%s') holds no value (cxla_buffer_untuple moved its elements out)", i,
-                   c->param_names[i]);
-    } else if (i < 64 && (c->donate >> i & 1) && args[i]->wrapped) {
-      s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
-                   "argument %d (parameter '%s') is donated, but wraps the caller's memory (cxla_buffer_wrap), "
-                   "which cxla cannot give to a result; pass a buffer cxla owns (cxla_buffer_from_data, an "
-                   "earlier result)",
-                   i, c->param_names[i]);
-    } else if (!cx_shape_equal(&args[i]->host->shape, &c->param_shapes[i])) {
-      s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "argument %d (parameter '%s'): expected %s, got %s", i,
-                   c->param_names[i], cx_shape_str(&c->param_shapes[i], want, sizeof want),
-                   cx_shape_str(&args[i]->host->shape, got, sizeof got));
-    }
-    if (s == CXLA_OK) lits[i] = args[i]->host;
-  }
-  /* A donated buffer is overwritten: passing it again in another position, or another buffer
-   * over its memory (a wrapped view of it), would be read after that. */
-  for (int i = 0; i < nargs && s == CXLA_OK; i++)
-    for (int j = 0; j < nargs && s == CXLA_OK; j++) {
-      if (i == j || i >= 64 || !(c->donate >> i & 1)) continue;
-      if (args[i] == args[j])
-        s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
-                     "argument %d (parameter '%s') is donated, and the same buffer is also argument %d", i,
-                     c->param_names[i], j);
-      else if (leaves_overlap(args[i]->host, args[j]->host))
-        s = cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
-                     "argument %d (parameter '%s') is donated, and argument %d reads the same memory", i,
-                     c->param_names[i], j);
-    }
+  for (int i = 0; lits && i < nargs && s == CXLA_OK; i++) s = cx_buffer_host(args[i], "cxla_executable_execute", &lits[i]);
   cxla_literal *out = NULL;
+  cx_dev_value *dev_out = NULL;
   if (s == CXLA_OK) {
     cx_trace *tr = cx_context_trace(e->ctx);
     int64_t t0 = tr ? cx_trace_now() : 0;
     cx_context_set_backend(e->ctx, c->backend->name);
     cx_context_set_activity(e->ctx, "running", c->name);
-    s = run_backend(e, rep, nargs, lits, &out);
+    s = on_device ? run_on_device(e, nargs, args, &dev_out) : run_backend(e, rep, nargs, lits, &out);
     cx_context_set_activity(e->ctx, NULL, NULL);
     cx_context_set_backend(e->ctx, NULL);
     if (tr) cx_trace_add(tr, c->name, "execute", t0, cx_trace_now(), NULL);
     /* Consumed, also when the execution failed: the program may have written into it. Its
      * literal (now perhaps holding a result's spare block) lives on until the buffer is
-     * destroyed, so memory a caller reads in place is never freed under it. */
+     * destroyed, so memory a caller reads in place is never freed under it; its device
+     * memory (what the result did not take over) goes back to the device's cache. */
     for (int i = 0; i < nargs && i < 64; i++)
-      if (c->donate >> i & 1) args[i]->donated = 1;
+      if (c->donate >> i & 1) {
+        args[i]->donated = 1;
+        if (args[i]->dev) args[i]->dev->mem->release(args[i]->dev), args[i]->dev = NULL;
+      }
   }
   if (lits != stack_lits) cx_free(lits);
-  if (s == CXLA_OK && (!out || !cx_shape_equal(&out->shape, &c->result_shape))) {
+  const cx_shape *got_shape = out ? &out->shape : dev_out ? &dev_out->shape : NULL;
+  if (s == CXLA_OK && (!got_shape || !cx_shape_equal(got_shape, &c->result_shape))) {
     char want[256], got[256];
     s = cx_error(e->ctx, CXLA_ERR_INTERNAL, "backend %s returned %s for a result of shape %s", c->backend->name,
-                 out ? cx_shape_str(&out->shape, got, sizeof got) : "nothing",
+                 got_shape ? cx_shape_str(got_shape, got, sizeof got) : "nothing",
                  cx_shape_str(&c->result_shape, want, sizeof want));
   }
-  cxla_buffer *buf = s == CXLA_OK ? cx_buffer_new(e->ctx, c->backend, out) : NULL;
+  cxla_buffer *buf = s != CXLA_OK ? NULL : dev_out ? cx_buffer_new_dev(e->ctx, c->backend, dev_out)
+                                                   : cx_buffer_new(e->ctx, c->backend, out);
   if (s == CXLA_OK && !buf) s = cx_oom(e->ctx);
   if (s != CXLA_OK) {
     cxla_literal_destroy(out);
+    if (dev_out) dev_out->mem->release(dev_out);
     return s;
   }
   *result = buf;
@@ -454,11 +493,8 @@ cxla_status cxla_module_run(cxla_module *m, const cxla_compile_options *opts, in
   }
   cxla_buffer *res = NULL;
   if (s == CXLA_OK) s = cxla_executable_execute(e, nargs, ptrs, &res);
-  if (s == CXLA_OK) {
-    /* The result buffer is ours alone: hand its literal over instead of copying it. */
-    *result = res->host;
-    res->host = NULL;
-  }
+  /* The result buffer is ours alone: hand its literal over instead of copying it. */
+  if (s == CXLA_OK) s = cx_buffer_take_literal(res, result);
   cxla_buffer_destroy(res);
   /* The copies made for donated parameters: consumed (kept by the buffer until now) or not. */
   for (int i = 0; bufs && i < nargs && i < 64; i++)

@@ -35,6 +35,9 @@ check "bench_runtime: parallel_for, GEMM wrapper, im2col convolutions" "$BIN/ben
 if [ -x "$BIN/bench_vecmath" ]; then
   check "bench_vecmath: f32 sin/cos/tan/pow against libmvec and libm, cxla within its bound" "$BIN/bench_vecmath" 4099 1
 fi
+if [ -x "$BIN/bench_vecmath_f64" ]; then
+  check "bench_vecmath_f64: f64 math with libmvec on and off, cxla within its bound" "$BIN/bench_vecmath_f64" 4099 1
+fi
 if [ -x "$BIN/bench_libs" ]; then
   check "bench_libs --smoke: GEMM and convolution libraries, results checked" "$BIN/bench_libs" --smoke
 fi

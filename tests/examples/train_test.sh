@@ -95,6 +95,20 @@ if [ "$rc" = 0 ] && same "$k1" "$k10" && grep -q 'compiled the training loop' "$
   ok "--steps-per-call=10: one loop of 10 steps per execution, the same losses ($k10)"
 else bad "--steps-per-call=10" "exit $rc, losses '$k10' against '$k1' with one step per call: $(cat "$T/err.txt")"; fi
 
+# the GPU backend on the emulated GPU: the weights and the Adam state stay in (emulated) device
+# memory for the whole run, and the losses are the cpu's to float tolerance
+for model in mlp cnn; do
+  steps=20 batch=32
+  [ "$model" = cnn ] && steps=8 batch=8
+  run --model=$model --data "$D" --steps=$steps --batch=$batch --log-every=2 --decay=0
+  cpu=$(losses "$T/out.txt")
+  run --model=$model --data "$D" --steps=$steps --batch=$batch --log-every=2 --decay=0 --backend=gpu-emu
+  emu=$(losses "$T/out.txt")
+  if [ "$rc" = 0 ] && same "$cpu" "$emu" && grep -q '^test accuracy' "$T/out.txt"; then
+    ok "--backend=gpu-emu: the $model's $steps steps give the cpu's losses ($emu)"
+  else bad "--backend=gpu-emu ($model)" "exit $rc, losses '$emu' against the cpu's '$cpu': $(head -c 400 "$T/err.txt")"; fi
+done
+
 run --model=softmax --data "$D" --tutorial --log-every=500
 if [ "$rc" = 0 ] && grep -q 'SGD lr 0.5, batch 100, 1000 steps' "$T/out.txt"; then ok "--tutorial: SGD lr 0.5, batch 100, 1000 steps"
 else bad "--tutorial" "exit $rc: $(head -n 3 "$T/out.txt") $(cat "$T/err.txt")"; fi
@@ -134,4 +148,7 @@ run --model=resnet
 if [ "$rc" = 2 ] && grep -q "expected softmax, mlp, cnn or all" "$T/err.txt" && [ "$(wc -l <"$T/err.txt")" = 1 ]; then
   ok "a bad option: exit 2 and one line"
 else bad "a bad option" "exit $rc: $(cat "$T/err.txt")"; fi
+run --backend=tpu
+if [ "$rc" = 2 ] && grep -q "expected cpu, gpu or gpu-emu" "$T/err.txt"; then ok "a bad --backend: exit 2"
+else bad "a bad --backend" "exit $rc: $(cat "$T/err.txt")"; fi
 finish

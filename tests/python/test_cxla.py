@@ -611,5 +611,71 @@ class StableHLOTest(unittest.TestCase):
         self.assertEqual(e.exception.status, "parse error")
 
 
+MOMENTUM = """HloModule momentum, input_output_alias={ {0}: (0, {}, may-alias), {1}: (2, {}, may-alias) }
+ENTRY main {
+  w = f32[4096] parameter(0)
+  g = f32[4096] parameter(1)
+  m = f32[4096] parameter(2)
+  h = f32[] constant(0.5)
+  hb = f32[4096] broadcast(h), dimensions={}
+  nm = f32[4096] add(m, g)
+  d = f32[4096] multiply(nm, hb)
+  nw = f32[4096] subtract(w, d)
+  ROOT t = (f32[4096], f32[4096]) tuple(nw, nm)
+}
+"""
+
+
+class DeviceBufferTest(unittest.TestCase):
+    """cxla.Buffer on the emulated GPU: state kept on the device across calls, donated in place,
+    copies to and from numpy, and the errors of a consumed buffer."""
+
+    def test_training_loop_keeps_state_on_the_device(self):
+        f = cxla.compile(MOMENTUM, backend="gpu-emu", keep_on_device=True)
+        w0 = np.arange(4096, dtype=np.float32)
+        g = np.linspace(-1, 1, 4096, dtype=np.float32)
+        w, gb, m = (cxla.device_put(a, "gpu-emu") for a in (w0, g, np.zeros(4096, np.float32)))
+        self.assertEqual(w.memory, "gpu-emu")
+        self.assertEqual(f.donated, (0, 2))
+        before = None
+        for k in range(6):
+            old = w
+            w, m = f(w, gb, m)
+            self.assertIsInstance(w, cxla.Buffer)
+            self.assertEqual((w.memory, old.memory), ("gpu-emu", None))  # the old state was consumed
+            stats = cxla.memory_stats("gpu-emu")
+            if k == 1:
+                before = stats["driver_allocs"]
+        self.assertEqual(stats["driver_allocs"], before)  # nothing asked of the driver after step 1
+        ww, mm = w0.copy(), np.zeros(4096, np.float32)
+        for _ in range(6):
+            mm = mm + g
+            ww = ww - mm * np.float32(0.5)
+        np.testing.assert_array_equal(np.asarray(w), ww)
+        np.testing.assert_array_equal(m.to_numpy(), mm)
+        with self.assertRaisesRegex(cxla.InvalidArgumentError, "donated"):
+            np.asarray(old)
+        with self.assertRaisesRegex(cxla.InvalidArgumentError, "was donated to an earlier execution"):
+            f(old, gb, m)
+
+    def test_copies_between_host_and_device(self):
+        x = np.arange(12, dtype=np.float64).reshape(3, 4)
+        d = cxla.device_put(x, "gpu-emu")
+        self.assertEqual((d.shape, d.dtype, d.memory), ((3, 4), np.dtype(np.float64), "gpu-emu"))
+        h = d.copy_to("cpu")
+        self.assertEqual(h.memory, "host")
+        np.testing.assert_array_equal(h.to_numpy(), x)
+        np.testing.assert_array_equal(h.copy_to("gpu-emu").copy_to("gpu-emu").to_numpy(), x)
+        add = cxla.compile(ADD, backend="cpu")  # a device buffer into a cpu executable: copied out
+        a = cxla.device_put(np.ones(8, np.float32), "gpu-emu")
+        np.testing.assert_array_equal(add(a, np.ones(8, np.float32)), np.full(8, 2, np.float32))
+        d.delete()
+        self.assertIsNone(d.memory)
+        with self.assertRaisesRegex(cxla.InvalidArgumentError, "after delete"):
+            d.copy_to("cpu")
+        with self.assertRaises(cxla.UnsupportedError):
+            cxla.memory_stats("cpu")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -2,6 +2,9 @@
 jax from PyPI): the kinds of model in tests/hlo/jax rewritten in jax, pytrees in and out,
 signatures, donation, and a 20-step MLP training loop that must reach jax's weights."""
 import collections
+import contextlib
+import io
+import logging
 import unittest
 
 import numpy as np
@@ -161,6 +164,31 @@ class LinearAlgebra(unittest.TestCase):
                 uh = np.conj(np.swapaxes(vl, -1, -2))
                 np.testing.assert_allclose(uh @ a, w[..., :, None] * uh, rtol=1e-4, atol=1e-4)
 
+    def test_schur_and_perturbed_tridiagonal_solve_on_both_backends(self):
+        """jax.scipy.linalg.schur (lapack_sgees_ffi, lapack_cgees_ffi) and the perturbed tridiagonal
+        solve through cxla.jit: LAPACK's gees and jaxlib's kernel on the cpu backend, the
+        interpreter's own references; a Schur form is checked as one (a = z t z^H, t
+        (quasi-)triangular), the solve against jax's."""
+        import jax.scipy.linalg as jsl
+        rng = np.random.default_rng(8)
+        a = rng.standard_normal((2, 6, 6)).astype(np.float32)
+        ac = (a + 1j * rng.standard_normal((2, 6, 6))).astype(np.complex64)
+        dl, d, du = (rng.standard_normal((2, 5)).astype(np.float32) for _ in range(3))
+        b = rng.standard_normal((2, 5, 3)).astype(np.float32)
+        d[1] = 0  # pivoting
+        solve = lambda *x: jax.lax.linalg.tridiagonal_solve(*x, perturb_singular=True)  # noqa: E731
+        want = np.asarray(jax.jit(solve)(dl, d, du, b))
+        for backend in ("cpu", "interp"):
+            for m, below in ((a, 2), (ac, 1)):
+                with self.subTest(backend=backend, dtype=m.dtype.name):
+                    t, z = (np.asarray(r) for r in cxla.jit(jsl.schur, backend=backend)(m))
+                    zh = np.conj(np.swapaxes(z, -1, -2))
+                    np.testing.assert_allclose(z @ t @ zh, m, rtol=1e-4, atol=1e-4)
+                    self.assertTrue((np.tril(t, -below) == 0).all())
+            with self.subTest(backend=backend, op="tridiagonal_solve"):
+                got = np.asarray(cxla.jit(solve, backend=backend)(dl, d, du, b))
+                np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
 
 def key_step(k, x):
     k1, k2 = jax.random.split(k)
@@ -196,21 +224,96 @@ class Sharding(unittest.TestCase):
                 assert_trees_close(self, cxla.jit(sharded_step, backend=backend)(x), want)
 
 
+def printed(fn, *args):
+    """fn(*args) and what it printed to stdout."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        out = fn(*args)
+        jax.effects_barrier()
+    return out, buf.getvalue()
+
+
 class HostCallbacks(unittest.TestCase):
-    def test_refused_when_compiling_naming_the_callback(self):
-        """jax.debug.print, pure_callback and io_callback call back into this Python process:
-        cxla refuses them when compiling (before anything runs), naming the callback."""
+    """jax.debug.print, pure_callback and io_callback call back into this process: cxla.jit
+    registers the lowering's callables (docs/python.md) and both backends run them."""
+
+    def test_debug_print(self):
+        def f(x):
+            jax.debug.print("x={x} sum={s}", x=x, s=x.sum())
+            return x * 2
+
+        x = np.arange(3, dtype=np.float32)
+        want, said = printed(jax.jit(f), x)
+        self.assertIn("x=[0. 1. 2.] sum=3.0", said)
+        for backend in ("interp", "cpu"):
+            with self.subTest(backend):
+                got, out = printed(cxla.jit(f, backend=backend), x)
+                assert_trees_close(self, got, want)
+                self.assertEqual(out, said)
+
+    def test_pure_callback_in_a_loop_and_under_vmap(self):
+        spec = jax.ShapeDtypeStruct((4,), np.float32)
+
+        def loop(x):
+            body = lambda i, c: c + jax.pure_callback(lambda v, k: np.cos(v) * k, spec, c, i.astype(np.float32))
+            return jax.lax.fori_loop(0, 3, body, x)
+
+        def mapped(x):
+            one = jax.ShapeDtypeStruct((), np.float32)
+            return jax.vmap(lambda v: jax.pure_callback(lambda a: np.sinh(a), one, v, vmap_method="sequential"))(x)
+
+        x = randn(4)
+        for fn in (loop, mapped):
+            for backend in ("interp", "cpu"):
+                with self.subTest(fn=fn.__name__, backend=backend):
+                    assert_trees_close(self, cxla.jit(fn, backend=backend)(x), jax.jit(fn)(x))
+
+    def test_io_callback_ordered(self):
         from jax.experimental import io_callback
+        log = []
+
+        def f(x):
+            for k in range(3):  # no data between them: only the ordered effect's tokens order them
+                io_callback(lambda k=k: log.append(k), None, ordered=True)
+            return io_callback(lambda v: v + 1, jax.ShapeDtypeStruct((3,), np.float32), x, ordered=True)
+
         x = randn(3)
+        for backend in ("interp", "cpu"):
+            with self.subTest(backend):
+                del log[:]
+                step = cxla.jit(f, backend=backend)
+                assert_trees_close(self, step(x), x + 1)
+                assert_trees_close(self, step(x), x + 1)
+                self.assertEqual(log, [0, 1, 2, 0, 1, 2])
+
+    def test_an_exception_is_an_execution_error(self):
         spec = jax.ShapeDtypeStruct((3,), np.float32)
-        fns = {"debug_print": lambda a: (jax.debug.print("a={a}", a=a), a * 2)[1],
-               "pure_callback": lambda a: jax.pure_callback(lambda v: np.asarray(v) * 2, spec, a),
-               "io_callback": lambda a: io_callback(lambda v: np.asarray(v) * 2, spec, a)}
-        for name, fn in fns.items():
-            with self.subTest(name):
-                text = cxla.jit(fn).lower(x)
-                with self.assertRaisesRegex(cxla.UnsupportedError, "custom-call '%s.1' .*a host callback into Python" % name):
-                    cxla.compile(text)
+
+        def bad(v):
+            raise ValueError("no value for you")
+
+        fns = {"raises": lambda a: jax.pure_callback(bad, spec, a),
+               "wrong shape": lambda a: jax.pure_callback(lambda v: np.zeros(4, np.float32), spec, a)}
+        msgs = {"raises": "ValueError: no value for you", "wrong shape": "Incorrect output shape for return value #0"}
+        logging.disable(logging.CRITICAL)  # jax logs the traceback of a failed pure_callback too
+        try:
+            for name, fn in fns.items():
+                for backend in ("interp", "cpu"):
+                    with self.subTest(name, backend=backend):
+                        step = cxla.jit(fn, backend=backend)
+                        with self.assertRaisesRegex(cxla.ExecutionError, "host callback .*" + msgs[name]):
+                            step(randn(3))
+                        self.assertTrue(np.allclose(cxla.jit(lambda a: a * 2, backend=backend)(np.ones(3)), 2))
+        finally:
+            logging.disable(logging.NOTSET)
+
+    def test_jax_cpu_text_alone_is_refused_when_compiling(self):
+        """The text of lower() names its callbacks by index= into the lowering's list, which
+        only cxla.jit maps: cxla.compile refuses it (before anything runs), naming the call."""
+        x = randn(3)
+        text = cxla.jit(lambda a: jax.pure_callback(np.sin, jax.ShapeDtypeStruct((3,), np.float32), a)).lower(x)
+        with self.assertRaisesRegex(cxla.UnsupportedError, "custom-call 'pure_callback.1' .*index= into its lowering"):
+            cxla.compile(text)
 
 
 class TypedKeys(unittest.TestCase):

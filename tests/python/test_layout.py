@@ -12,13 +12,15 @@ import tempfile
 import unittest
 
 import cxla
-from cxla._lib import Arg, CompileOptions, Shape  # (cxla._lib, the attribute, is the loaded library)
+from cxla._callbacks import HostCallbacks, HostValue
+from cxla._lib import Arg, CompileOptions, MemoryStats, Shape  # (cxla._lib, the attribute, is the loaded library)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HEADER = os.path.join(ROOT, "include", "cxla.h")
 
 # Each mirrored struct: the ctypes class and the header's typedef name.
-MIRRORS = [(Shape, "cxla_shape"), (CompileOptions, "cxla_compile_options"), (Arg, "cxla_arg")]
+MIRRORS = [(Shape, "cxla_shape"), (CompileOptions, "cxla_compile_options"), (Arg, "cxla_arg"),
+           (MemoryStats, "cxla_memory_stats"), (HostValue, "cxla_host_value"), (HostCallbacks, "cxla_host_callbacks")]
 
 
 def header_text():
@@ -34,7 +36,10 @@ def header_fields(text, name):
     fields = []
     for decl in m.group(1).split(";"):
         decl = re.sub(r"\[[^]]*\]", "", decl).strip()  # an array's [N]
-        if decl:
+        fn = re.search(r"\(\s*\*\s*(\w+)\s*\)\s*\(", decl)  # a function pointer: (*name)(...)
+        if fn:
+            fields.append(fn.group(1))
+        elif decl:
             fields.append(re.findall(r"[A-Za-z_]\w*", decl)[-1])
     return fields
 
@@ -114,6 +119,7 @@ class Layout(unittest.TestCase):
     def test_the_probe_reads_the_header(self):
         # the parsing above must see what it checks: known fields, every status
         self.assertEqual(header_fields(self.text, "cxla_shape"), ["type", "rank", "dims", "ntuple", "elems"])
+        self.assertEqual(header_fields(self.text, "cxla_host_callbacks"), ["call", "lookup", "user"])
         self.assertGreaterEqual(len(header_enum(self.text, "cxla_status")), 11)
         self.assertEqual(self.facts[("enum", "CXLA_ERR_PARSE")], 2)
 

@@ -5,6 +5,9 @@ fresh process that finds the plugin through the jax_plugins entry point.
 
 Run by tests/python/python_test.sh with a venv that has jax (and optax for the training test).
 The jit tests go through cxla's StableHLO reader (cxla_module_parse_stablehlo)."""
+import contextlib
+import io
+import logging
 import os
 import subprocess
 import sys
@@ -230,6 +233,54 @@ class Programs(Base):
                                               np.asarray(jax.random.key_data(want[0])))
                 np.testing.assert_allclose(np.asarray(got[1]), np.asarray(want[1]), rtol=1e-6, atol=1e-6)
 
+    def test_schur_through_lapack_gees(self):
+        """jax.scipy.linalg.schur (lapack_?gees_ffi) in f32, f64, c64 and c128, batched, and what
+        JAX builds on it (sqrtm, funm): a Schur form is not unique, so each side's is checked as
+        one (a = z t z^H, z^H z = I, t triangular, or quasi-triangular for real t) and the
+        eigenvalues on t's diagonal are JAX's CPU's as sets; sqrtm's square is a."""
+        rng = np.random.default_rng(4)
+        import jax.scipy.linalg as jsl
+        with jax.enable_x64(True):
+            for dt in (np.float32, np.float64, np.complex64, np.complex128):
+                with self.subTest(np.dtype(dt).name):
+                    a = rng.standard_normal((2, 5, 5))
+                    if np.dtype(dt).kind == "c":
+                        a = a + 1j * rng.standard_normal((2, 5, 5))
+                    a = a.astype(dt)
+                    tol = 1e-4 if dt in (np.float32, np.complex64) else 1e-10
+                    (t, z), (ct, _) = both(jsl.schur, a)
+                    self.assertEqual(t.dtype, ct.dtype)
+                    zh = np.conj(np.swapaxes(z, -1, -2))
+                    np.testing.assert_allclose(z @ t @ zh, a, rtol=tol, atol=tol)
+                    np.testing.assert_allclose(zh @ z, np.broadcast_to(np.eye(5), a.shape), atol=tol)
+                    below = 2 if np.dtype(dt).kind == "f" else 1
+                    self.assertTrue((np.tril(t, -below) == 0).all())
+                    np.testing.assert_allclose(np.sort_complex(np.linalg.eigvals(t).ravel()),
+                                               np.sort_complex(np.linalg.eigvals(ct).ravel()), rtol=tol, atol=tol)
+            s, _ = both(jsl.sqrtm, a[0])
+            np.testing.assert_allclose(s @ s, a[0], rtol=1e-8, atol=1e-8)
+
+    def test_tridiagonal_solve_perturbed(self):
+        """lax.linalg.tridiagonal_solve(perturb_singular=True) (tridiagonal_solve_perturbed_ffi,
+        jaxlib's own kernel) in the four types against JAX's CPU: a system that needs pivoting,
+        and singular ones (rows alike, the zero matrix), finite and large as jaxlib makes them."""
+        from jax import lax
+        solve = lambda dl, d, du, b: lax.linalg.tridiagonal_solve(dl, d, du, b, perturb_singular=True)  # noqa: E731
+        rng = np.random.default_rng(6)
+        with jax.enable_x64(True):
+            for dt in (np.float32, np.float64, np.complex64, np.complex128):
+                with self.subTest(np.dtype(dt).name):
+                    dl, d, du, b = (rng.standard_normal(s) for s in ((3, 6), (3, 6), (3, 6), (3, 6, 2)))
+                    if np.dtype(dt).kind == "c":
+                        dl = dl + 1j * rng.standard_normal((3, 6))
+                    d[1] = 0  # the pivots of system 1 need rows swapped
+                    d[2], dl[2], du[2] = 0, 0, 0  # the zero matrix
+                    args = [x.astype(dt) for x in (dl, d, du, b)]
+                    got, want = both(solve, *args)
+                    tol = 1e-4 if dt in (np.float32, np.complex64) else 1e-10
+                    np.testing.assert_allclose(got, want, rtol=tol)
+                    self.assertTrue(np.isfinite(got).all() and (np.abs(got[2]) > 1e6).all())
+
 
 class DotAlgorithms(Base):
     def test_one_pass_algorithms_and_refusals(self):
@@ -346,6 +397,84 @@ class Shardy(Base):
             with jax.set_mesh(mesh):
                 got[dev.platform] = np.asarray(jax.jit(step)(jax.device_put(x, dev)))
         np.testing.assert_allclose(got["cxla"], got["cpu"], rtol=1e-6, atol=1e-6)
+
+
+class HostCallbacks(Base):
+    """jax.debug.print, pure_callback and io_callback on a cxla device: the plugin's lowering
+    registers the callable and the plugin calls it back (docs/pjrt.md), as JAX's CPU does."""
+
+    def printed(self, fn, *args):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            out = jax.tree_util.tree_map(np.asarray, fn(*args))
+            jax.effects_barrier()
+        return out, buf.getvalue()
+
+    def test_debug_print(self):
+        def f(x):
+            jax.debug.print("x={x} sum={s}", x=x, s=x.sum())
+            return x * 2
+
+        x = np.arange(3, dtype=np.float32)
+        got, said = self.printed(jax.jit(f), jax.device_put(x, CX))
+        want, cpu_said = self.printed(jax.jit(f), jax.device_put(x, CPU))
+        self.close(got, want)
+        self.assertIn("x=[0. 1. 2.] sum=3.0", said)
+        self.assertEqual(said, cpu_said)
+
+    def test_pure_callback_in_a_loop_and_under_vmap(self):
+        spec = jax.ShapeDtypeStruct((4,), np.float32)
+
+        def loop(x):
+            body = lambda i, c: c + jax.pure_callback(lambda v, k: np.cos(v) * k, spec, c, i.astype(np.float32))
+            return jax.lax.fori_loop(0, 3, body, x)
+
+        def mapped(x):
+            one = jax.ShapeDtypeStruct((), np.float32)
+            return jax.vmap(lambda v: jax.pure_callback(lambda a: np.sinh(a), one, v, vmap_method="sequential"))(x)
+
+        x = np.linspace(-1, 1, 4, dtype=np.float32)
+        for fn in (loop, mapped):
+            with self.subTest(fn.__name__):
+                got, want = both(fn, x)
+                self.close(got, want)
+                self.assertIn("cxla_host_callback", jax.jit(fn).lower(jax.device_put(x, CX)).as_text())
+
+    def test_io_callback_ordered(self):
+        from jax.experimental import io_callback
+        log = []
+
+        def f(x):
+            for k in range(3):  # no data between them: only the ordered effect's tokens order them
+                io_callback(lambda k=k: log.append(k), None, ordered=True)
+            return io_callback(lambda v: v + 1, jax.ShapeDtypeStruct((3,), np.float32), x, ordered=True)
+
+        x = jax.device_put(np.arange(3, dtype=np.float32), CX)
+        step = jax.jit(f)
+        self.close(np.asarray(step(x)), np.arange(3, dtype=np.float32) + 1)
+        self.close(np.asarray(step(x)), np.arange(3, dtype=np.float32) + 1)
+        jax.effects_barrier()
+        self.assertEqual(log, [0, 1, 2, 0, 1, 2])
+
+    def test_an_exception_is_a_runtime_error(self):
+        spec = jax.ShapeDtypeStruct((3,), np.float32)
+
+        def bad(v):
+            raise ValueError("no value for you")
+
+        fns = {"raises": lambda a: jax.pure_callback(bad, spec, a),
+               "wrong shape": lambda a: jax.pure_callback(lambda v: np.zeros((3, 1), np.float32), spec, a)}
+        msgs = {"raises": "ValueError: no value for you", "wrong shape": "Incorrect output shape for return value #0"}
+        logging.disable(logging.CRITICAL)  # jax logs the traceback of a failed pure_callback too
+        try:
+            for name, fn in fns.items():
+                with self.subTest(name):
+                    with self.assertRaisesRegex(jax.errors.JaxRuntimeError, "host callback .*" + msgs[name]):
+                        np.asarray(jax.jit(fn)(jax.device_put(np.ones(3, np.float32), CX)))
+            self.close(np.asarray(jax.jit(lambda a: a * 2)(jax.device_put(np.ones(3, np.float32), CX))),
+                       np.full(3, 2, np.float32))
+        finally:
+            logging.disable(logging.NOTSET)
 
 
 class EntryPoint(Base):

@@ -5,6 +5,7 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 #include "codegen/jit.h"
+#include "codegen/libmvec.h"
 #include "codegen_harness.h"
 #include "core/flags.h"
 #include "ir/literal.h"
@@ -353,7 +354,9 @@ int cgt_check(const char *text, cgt_opts *o, const char *file, int line) {
   }
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("cgt", cx_jit_context(j));
   cx_cg cg;
-  cx_cg_init(&cg, test_ctx(), m, cx_jit_context(j), mod, &cx_target_cpu);
+  cx_target host = cx_target_cpu;
+  host.libmvec = o->libm_only ? 0 : cx_libmvec_level(cx_jit_target(j).features);
+  cx_cg_init(&cg, test_ctx(), m, cx_jit_context(j), mod, &host);
   cx_instr *fus[256];
   cx_kernel ks[256];
   int nf = 0;

@@ -22,6 +22,8 @@ typedef struct cgt_opts {
   int skip_unsupported; /* fusions cx_emit_supported refuses are counted in nunsupported, not failures */
   int nunsupported;
   int expect_unsupported; /* every fusion must be refused by cx_emit_supported */
+  int libm_only;        /* f64 math calls scalar libm (as --cpu-libmvec=off); else libmvec's
+                           variants where the host has them, as the cpu backend */
   int in_place;         /* kOutput: run with output 0 == the GEMM result */
   int alias_operand;    /* > 0: emit with cx_emit_kernel_ex, output 0 sharing operand alias_operand-1 */
   char **ir;            /* if set: the module's LLVM IR before optimisation (caller frees) */

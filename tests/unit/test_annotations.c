@@ -118,8 +118,10 @@ TEST(annotations_that_reshard_are_refused) {
                            "not its operand's shape: a program for several devices needs XLA's SPMD partitioner)");
 }
 
-/* jax.debug.print, pure_callback and io_callback as jax lowers them for the CPU: refused when
- * compiling, naming the callback, on every backend (not when the program reaches them). */
+/* jax.debug.print, pure_callback and io_callback as jax lowers them for the CPU (index= into the
+ * lowering's list of callables, which only cxla.jit and the PJRT plugin map to registered ids):
+ * refused when compiling, naming the callback, on every backend (not when the program reaches
+ * them). test_host_callbacks.c runs the cxla_host_callback they become. */
 TEST(host_callbacks_are_refused_when_compiling) {
   const char *text = "HloModule m\nENTRY e {\n  a = f32[3] parameter(0)\n"
                      "  p = () custom-call(a), custom_call_target=\"xla_ffi_python_cpu_callback\", "
@@ -127,8 +129,8 @@ TEST(host_callbacks_are_refused_when_compiling) {
                      "  ROOT n = f32[3] negate(a)\n}\n";
   refused_on_every_backend(text, "cb.hlo",
                            "cb.hlo:4:3: error: not supported: custom-call 'p' (target xla_ffi_python_cpu_callback: a "
-                           "host callback into Python (jax.debug.print, pure_callback, io_callback), which cxla "
-                           "cannot make)");
+                           "callback by index= into its lowering's host_callbacks (cxla.jit and the PJRT plugin "
+                           "lower it for cxla))");
 }
 
 TEST(topk_custom_call_verifier) {

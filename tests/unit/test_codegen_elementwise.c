@@ -1,7 +1,7 @@
 /* test_codegen_elementwise.c — every elementwise op on every type class through the emitter,
  * compared with the interpreter: bit for bit (the sign of zero included; any NaN matches any
- * NaN) except the f32 approximations of math.c (few ulps). Inputs mix NaN, +-inf, +-0,
- * denormals, integer extremes and ordinary values. */
+ * NaN) except the f32 approximations of math.c and the f64 functions through libmvec (few
+ * ulps). Inputs mix NaN, +-inf, +-0, denormals, integer extremes and ordinary values. */
 #include "codegen_harness.h"
 
 #define LEN 257
@@ -33,10 +33,11 @@ static char *module_for(const char *t, const ewop *ops, int n) {
   return cx_sb_take(&sb);
 }
 
-static void run_ops(const char *t, const ewop *ops, int n, double ulps, int seeds, const char *file, int line) {
+static void run_ops(const char *t, const ewop *ops, int n, double ulps, int libm_only, int seeds, const char *file,
+                    int line) {
   char *text = module_for(t, ops, n);
   for (int s = 1; s <= seeds; s++) {
-    cgt_opts o = {.fusion_pass = 1, .ulps = ulps, .seed = (uint64_t)s * 7919};
+    cgt_opts o = {.fusion_pass = 1, .ulps = ulps, .libm_only = libm_only, .seed = (uint64_t)s * 7919};
     int fails = cgt_check(text, &o, file, line);
     if (fails) test_fail(file, line, "type %s, seed %d: %d failures", t, s, fails);
     if (o.nfusions != n) test_fail(file, line, "type %s: %d fusions run, expected %d", t, o.nfusions, n);
@@ -44,7 +45,9 @@ static void run_ops(const char *t, const ewop *ops, int n, double ulps, int seed
   }
   cx_free(text);
 }
-#define RUN_OPS(t, ops, ulps) run_ops((t), (ops), CX_ARRAY_LEN(ops), (ulps), 3, __FILE__, __LINE__)
+#define RUN_OPS(t, ops, ulps) run_ops((t), (ops), CX_ARRAY_LEN(ops), (ulps), 0, 3, __FILE__, __LINE__)
+/* f64 math through scalar libm only (--cpu-libmvec=off): bit for bit the interpreter's */
+#define RUN_OPS_LIBM(t, ops) run_ops((t), (ops), CX_ARRAY_LEN(ops), 0, 1, 3, __FILE__, __LINE__)
 
 #define CMPS(type)                                                                              \
   {"compare", 2, ", direction=EQ" type, 1}, {"compare", 2, ", direction=NE" type, 1},          \
@@ -78,19 +81,26 @@ static const ewop float_approx[] = {
 };
 
 TEST(codegen_ew_f32_exact) { RUN_OPS("f32", float_exact, 0); }
-TEST(codegen_ew_f64_exact) { RUN_OPS("f64", float_exact, 0); }
+/* f64: the functions with libmvec variants (libmvec.c) are within 4 ulps of libm; with scalar
+ * libm only, every op is bit for bit the interpreter's */
+static const ewop f64_libmvec[] = {
+  {"cbrt", 1}, {"sine", 1}, {"cosine", 1}, {"tan", 1}, {"power", 2}, {"atan2", 2},
+  {"exponential-minus-one", 1}, {"log-plus-one", 1}, {"tanh", 1}, {"erf", 1},
+};
+TEST(codegen_ew_f64_exact) { RUN_OPS_LIBM("f64", float_exact); }
+TEST(codegen_ew_f64_libmvec) { RUN_OPS("f64", f64_libmvec, 4); }
 TEST(codegen_ew_f16_exact) { RUN_OPS("f16", float_exact, 0); }
 TEST(codegen_ew_bf16_exact) { RUN_OPS("bf16", float_exact, 0); }
 TEST(codegen_ew_c64) { RUN_OPS("c64", complex_ops, 0); }
 TEST(codegen_ew_c128) { RUN_OPS("c128", complex_ops, 0); }
 
-/* the other f64 transcendentals call the same libm as the interpreter */
+/* the other f64 transcendentals call the same libm as the interpreter (with libmvec off) */
 static const ewop f64_libm[] = {
   {"exponential-minus-one", 1}, {"log-plus-one", 1}, {"tanh", 1}, {"erf", 1},
 };
 /* f64 exp and log are cxla's own (math_f64.c, within 1 ulp of libm); logistic uses that exp */
 static const ewop f64_own[] = {{"exponential", 1}, {"log", 1}, {"logistic", 1}};
-TEST(codegen_ew_f64_transcendental_exact) { RUN_OPS("f64", f64_libm, 0); }
+TEST(codegen_ew_f64_transcendental_exact) { RUN_OPS_LIBM("f64", f64_libm); }
 TEST(codegen_ew_f64_transcendental) { RUN_OPS("f64", f64_own, 2); }
 TEST(codegen_ew_f32_transcendental) { RUN_OPS("f32", float_approx, 2); }
 /* f16/bf16 round an f32 result: at most one unit of the narrow type apart */

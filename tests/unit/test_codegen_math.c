@@ -126,3 +126,118 @@ static void check_binary(const char *op, const char *file, int line) {
 TEST(codegen_math_pow) { check_binary("power", __FILE__, __LINE__); }
 TEST(codegen_math_atan2) { check_binary("atan2", __FILE__, __LINE__); }
 TEST(codegen_math_cbrt) { CHECK_FN("cbrt", 1, -1000, 1000); CHECK_FN("cbrt", 1, -1e-37, 1e-37); }
+
+/* ---- f64 through glibc's libmvec (libmvec.c): bound 4 ulps against the interpreter's libm
+ * (libmvec documents 4 ulp; docs/numerics.md has the measured maxima). Special values must
+ * come out bit for bit as libm's: NaN, +-inf, +-0 (its sign), and huge trig arguments, whose
+ * slow range reduction must stay correct (within the bound). ---- */
+
+static const double k_f64_specials[] = {0.0, -0.0, __builtin_inf(), -__builtin_inf(), __builtin_nan(""), -__builtin_nan("")};
+static const double k_f64_huge[] = {1e22, -1e22, 0x1p1023, -0x1.fffffffffffffp1023, 1e300, 0x1p60, 3e15, -7.5e18, 0x1.921fb54442d18p+50};
+typedef struct spec_fill { const double *v; int n; } spec_fill;
+
+static void fill_spec64(cxla_literal *lit, int k, void *user) {
+  const spec_fill *s = user;
+  double *x = lit->data;
+  (void)k;
+  for (int64_t i = 0; i < N; i++) x[i] = s->v[i % s->n];
+}
+
+static void check_specials64(const char *op, const double *v, int n, double ulps, const char *file, int line) {
+  char text[256];
+  snprintf(text, sizeof text, "HloModule m\nENTRY e {\n a = f64[%d] parameter(0)\n ROOT r = f64[%d] %s(a)\n}\n", N, N, op);
+  spec_fill s = {v, n};
+  cgt_opts o = {.fusion_pass = 1, .ulps = ulps, .fill = fill_spec64, .user = &s, .chunks = 3};
+  if (cgt_check(text, &o, file, line)) test_fail(file, line, "%s: special values differ from libm", op);
+}
+
+static void check_fn64(const char *op, double lo, double hi, const char *file, int line) {
+  check_fn_t(op, 1, 4, lo, hi, file, line);
+  check_specials64(op, k_f64_specials, 6, 0, file, line);
+  check_specials64(op, k_f64_huge, 9, 4, file, line);
+}
+#define CHECK_MVEC(op, lo, hi) check_fn64((op), (lo), (hi), __FILE__, __LINE__)
+
+TEST(codegen_math_sin_f64) { CHECK_MVEC("sine", -100, 100); CHECK_FN64("sine", 4, 1e6, 1e22); }
+TEST(codegen_math_cos_f64) { CHECK_MVEC("cosine", -100, 100); CHECK_FN64("cosine", 4, -1e22, -1e6); }
+TEST(codegen_math_tan_f64) { CHECK_MVEC("tan", -100, 100); CHECK_FN64("tan", 4, 1e6, 1e300); }
+TEST(codegen_math_cbrt_f64) { CHECK_MVEC("cbrt", -1000, 1000); CHECK_FN64("cbrt", 4, -1e-300, 1e-300); }
+TEST(codegen_math_erf_f64) { CHECK_MVEC("erf", -6, 6); }
+TEST(codegen_math_tanh_f64) { CHECK_MVEC("tanh", -20, 20); }
+TEST(codegen_math_expm1_f64) { CHECK_MVEC("exponential-minus-one", -40, 710); CHECK_FN64("exponential-minus-one", 4, -1e-3, 1e-3); }
+TEST(codegen_math_log1p_f64) { CHECK_MVEC("log-plus-one", -1, 100); CHECK_FN64("log-plus-one", 4, -1e-3, 1e-3); }
+
+/* pow and atan2 on f64: check_binary's sweeps on f64 (mode 3: pairs of special and edge values
+ * within the bound), and last pairs whose results are special, bit exact (modes 4 and 5) */
+static const double k_pow64_specials[] = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, -2.5,
+                                          0x1p-1074, -0x1p-1074, 0x1p-1030, 0x1.fffffffffffffp1023,
+                                          -0x1.fffffffffffffp1023, 0x1p53, 0x1.0000000000001p53, -0x1p54,
+                                          1.0000000000000002, 0.9999999999999999, 1023.0, -1074.0,
+                                          __builtin_inf(), -__builtin_inf(), __builtin_nan("")};
+#define NSPEC64 ((int64_t)(sizeof k_pow64_specials / sizeof *k_pow64_specials))
+/* pairs of these have special results (0, +-inf, NaN, +-1, +-pi, ...), which must be libm's bit
+ * for bit (the sign of zero, too) */
+static const double k_exact64_x[] = {0.0, -0.0, 1.0, -1.0, __builtin_inf(), -__builtin_inf(), __builtin_nan("")};
+static const double k_exact64_y[] = {0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 0.5, -2.5, 0x1.0000000000001p53,
+                                     0x1p-1074, __builtin_inf(), -__builtin_inf(), __builtin_nan("")};
+#define NEX_X ((int64_t)(sizeof k_exact64_x / sizeof *k_exact64_x))
+#define NEX_Y ((int64_t)(sizeof k_exact64_y / sizeof *k_exact64_y))
+
+static void fill_pow64(cxla_literal *lit, int k, void *user) {
+  const pow_sweep *s = user;
+  double *x = lit->data;
+  for (int64_t i = 0; i < N; i++) {
+    int64_t j = k ? N - 1 - i : i;
+    if (s->mode == 0) {
+      uint64_t u = (uint64_t)j * ((uint64_t)1 << 44) + (uint64_t)(j * 2654435761u) % ((uint64_t)1 << 44);
+      memcpy(&x[i], &u, 8);
+    } else if (s->mode == 1) {
+      x[i] = k ? -40.0 + 80.0 * (double)((i * 7919) % N) / N : 16.0 * (double)(i + 1) / N;
+    } else if (s->mode == 2) {
+      x[i] = k ? (double)((i * 7919) % 301 - 150) : -16.0 * (double)(i + 1) / N;
+    } else if (s->mode == 3) {
+      int64_t p = i % (NSPEC64 * NSPEC64);
+      x[i] = k_pow64_specials[k ? p % NSPEC64 : p / NSPEC64];
+    } else if (s->mode == 4) { /* power(x, y) */
+      int64_t p = i % (NEX_X * NEX_Y);
+      x[i] = k ? k_exact64_y[p % NEX_Y] : k_exact64_x[p / NEX_Y];
+    } else { /* atan2(y, x): both from k_exact64_x */
+      int64_t p = i % (NEX_X * NEX_X);
+      x[i] = k_exact64_x[k ? p % NEX_X : p / NEX_X];
+    }
+  }
+}
+
+static void check_binary64(const char *op, int exact_mode, const char *file, int line) {
+  char text[256];
+  snprintf(text, sizeof text, "HloModule m\nENTRY e {\n a = f64[%d] parameter(0)\n b = f64[%d] parameter(1)\n"
+           " ROOT r = f64[%d] %s(a, b)\n}\n", N, N, N, op);
+  for (int mode = 0; mode < 5; mode++) {
+    pow_sweep s = {mode == 4 ? exact_mode : mode};
+    cgt_opts o = {.fusion_pass = 1, .ulps = mode == 4 ? 0 : 1e9, .fill = fill_pow64, .user = &s, .chunks = 3};
+    if (cgt_check(text, &o, file, line)) test_fail(file, line, "%s: f64 sweep %d failed", op, mode);
+#if defined(__x86_64__)
+    if (!o.vectorized) test_fail(file, line, "%s: the f64 loop did not vectorise", op);
+#endif
+    printf("    f64 %s: max %g ulps on sweep %d\n", op, o.max_ulps, mode);
+    if (o.max_ulps > 4) test_fail(file, line, "%s: f64 %g ulps on sweep %d, documented 4", op, o.max_ulps, mode);
+  }
+}
+
+TEST(codegen_math_pow_f64) { check_binary64("power", 4, __FILE__, __LINE__); }
+TEST(codegen_math_atan2_f64) { check_binary64("atan2", 5, __FILE__, __LINE__); }
+
+/* --cpu-libmvec=off: f64 math calls scalar libm, bit for bit the interpreter's */
+TEST(codegen_math_f64_libm_only) {
+  static const char *const ops[] = {"sine", "tan", "erf", "power"};
+  for (int k = 0; k < 4; k++) {
+    char text[256];
+    if (k < 3)
+      snprintf(text, sizeof text, "HloModule m\nENTRY e {\n a = f64[4099] parameter(0)\n ROOT r = f64[4099] %s(a)\n}\n", ops[k]);
+    else
+      snprintf(text, sizeof text, "HloModule m\nENTRY e {\n a = f64[4099] parameter(0)\n b = f64[4099] parameter(1)\n"
+               " ROOT r = f64[4099] %s(a, b)\n}\n", ops[k]);
+    cgt_opts o = {.fusion_pass = 1, .ulps = 0, .libm_only = 1, .lo = -50, .hi = 50};
+    CHECK(CGT(text, &o) == 0);
+  }
+}

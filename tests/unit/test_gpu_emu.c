@@ -406,7 +406,8 @@ TEST(gpu_emu_dot_tf32) {
   cx_module_free(m);
 }
 
-/* while and conditional: the host reads the predicate or branch index back between steps */
+/* while and conditional: the host reads the predicate or branch index back between steps,
+ * except for a loop whose trip count is known when compiling (LOOP's: 7) */
 #define LOOP "HloModule w\n" SUM "cond {\n p = (s32[], f32[37,300]) parameter(0)\n i = s32[] get-tuple-element(p), index=0\n" \
   " n = s32[] constant(7)\n ROOT lt = pred[] compare(i, n), direction=LT\n}\nbody {\n p = (s32[], f32[37,300]) parameter(0)\n" \
   " i = s32[] get-tuple-element(p), index=0\n x = f32[37,300] get-tuple-element(p), index=1\n one = s32[] constant(1)\n" \
@@ -442,6 +443,41 @@ TEST(gpu_emu_control_flow) {
   cxla_literal_destroy(got);
   cxla_literal_destroy(x);
   cx_module_free(m);
+}
+
+/* A loop counted by a float: its trip count is not known to the compiler, so the host reads the
+ * predicate back after every trip. */
+#define FLOAT_LOOP "HloModule fw\ncond {\n p = (f32[], f32[64]) parameter(0)\n s = f32[] get-tuple-element(p), index=0\n" \
+  " n = f32[] constant(10)\n ROOT lt = pred[] compare(s, n), direction=LT\n}\nbody {\n p = (f32[], f32[64]) parameter(0)\n" \
+  " s = f32[] get-tuple-element(p), index=0\n x = f32[64] get-tuple-element(p), index=1\n h = f32[] constant(1.5)\n" \
+  " j = f32[] add(s, h)\n y = f32[64] sine(x)\n ROOT o = (f32[], f32[64]) tuple(j, y)\n}\n" \
+  "ENTRY e {\n x = f32[64] parameter(0)\n z = f32[] constant(0)\n t = (f32[], f32[64]) tuple(z, x)\n" \
+  " w = (f32[], f32[64]) while(t), condition=cond, body=body\n ROOT r = f32[64] get-tuple-element(w), index=1\n}\n"
+
+/* loops_counted in the compile counts: how many loops run without a read-back per trip */
+static int loops_counted(const char *text) {
+  cx_module *m = parse(text, "loop.hlo");
+  const cx_backend *b = cx_backend_find(gpu_backend_name());
+  if (!m || !b) return cx_module_free(m), -1;
+  void *state = NULL;
+  cx_stats stats;
+  cx_sb_init(&stats.times);
+  cx_sb_init(&stats.counts);
+  int n = -1;
+  if (b->compile(test_ctx(), m, &test_ctx()->flags, &state, &stats) == CXLA_OK) {
+    const char *c = stats.counts.buf ? strstr(stats.counts.buf, "loops_counted=") : NULL;
+    if (c) n = atoi(c + strlen("loops_counted="));
+    b->destroy(state);
+  }
+  cx_sb_free(&stats.times);
+  cx_sb_free(&stats.counts);
+  return n;
+}
+
+TEST(gpu_emu_loops_known_and_unknown) {
+  CHECK_EQ_INT(loops_counted(LOOP), 1);
+  CHECK_EQ_INT(loops_counted(FLOAT_LOOP), 0);
+  emu_text(FLOAT_LOOP, 12); /* 7 trips through the read-back path */
 }
 
 TEST(gpu_emu_ragged_launch) {

@@ -192,6 +192,18 @@ TEST(gpu_libdevice_math) {
   g_libdevice = NULL;
 }
 
+static int any_callback(void *user, uint64_t id, int nargs, const cxla_host_value *args, int nres,
+                        cxla_host_value *res, char *err, size_t errlen) {
+  (void)user, (void)id, (void)nargs, (void)args, (void)nres, (void)res;
+  snprintf(err, errlen, "not to be called");
+  return 1;
+}
+
+static int any_callback_known(void *user, uint64_t id, char *name, size_t n) {
+  (void)user, (void)id, (void)name, (void)n;
+  return 1;
+}
+
 TEST(gpu_refuses_at_compile_time) {
   cx_gpu_prog p;
   /* a sort of rows too long for the rank kernel (no merge path yet) next to a dot (a cuBLASLt
@@ -214,6 +226,17 @@ TEST(gpu_refuses_at_compile_time) {
   CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "(fft) cannot run on the GPU yet: ");
   CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), cx_op_gpu_why(CX_OP_FFT));
   cx_gpu_prog_free(&p);
+  /* a host callback the process's dispatcher knows: the interpreter and the cpu backend run it,
+   * the GPU makes no calls into the host */
+  cxla_host_callbacks cb = {any_callback, any_callback_known, NULL};
+  cxla_host_callbacks_set(&cb);
+  const char *hcb = "HloModule h\nENTRY e {\n x = f32[4] parameter(0)\n ROOT y = f32[4] custom-call(x), "
+                    "custom_call_target=\"cxla_host_callback\", backend_config={callback_id = 1 : ui64}\n}\n";
+  CHECK_EQ_INT(build(hcb, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()),
+                     "y (custom-call) cannot run on the GPU yet: a host callback: the gpu backend makes no calls into the host");
+  cx_gpu_prog_free(&p);
+  cxla_host_callbacks_set(NULL);
 }
 
 /* ---- every corpus module through ptxas ---- */

@@ -751,3 +751,210 @@ TEST(linalg_cpu_lapack_sytrd) {
         cx_free(in);
       }
 }
+
+/* ---- gees: a Schur form is not unique (the order of the eigenvalues, the phases of z's
+ * columns, the 2 x 2 blocks of the real form), so each backend's is checked for being one:
+ * a = z t z^H, z^H z = I, t (quasi-)triangular with the eigenvalues it lists; the eigenvalues
+ * of the two agree as sets ---- */
+
+/* Eigenvalue i of a gees result (real types: wr and wi apart, after t and z). */
+static double complex schur_eig(const cxla_literal *r, int real, int64_t i) {
+  return real ? cx_z_make(creal(el(leaf(r, 2), i)), creal(el(leaf(r, 3), i))) : el(leaf(r, 2), i);
+}
+
+static void check_schur(const cxla_literal *a, const cxla_literal *r, int t, int n, int nb, int vectors,
+                        const char *who) {
+  int real = t < 2;
+  double tol = 100 * tol_of(t);
+  const cxla_literal *tt = leaf(r, 0), *z = leaf(r, 1);
+  for (int b = 0; b < nb; b++) {
+    int64_t base = (int64_t)b * n * n;
+    CHECK_MSG(creal(el(leaf(r, real ? 5 : 4), b)) == 0 && creal(el(leaf(r, real ? 4 : 3), b)) == 0,
+              "%s %s: info and sdim 0", who, k_types[t]);
+    for (int i = 0; i < n; i++) { /* shape, and the eigenvalues t's blocks hold */
+      for (int j = 0; j + (real ? 1 : 0) < i; j++)
+        CHECK_MSG(el(tt, base + i * n + j) == 0, "%s %s: t[%d][%d] = %g", who, k_types[t], i, j,
+                  cabs(el(tt, base + i * n + j)));
+      int pair = real && i + 1 < n && el(tt, base + (i + 1) * n + i) != 0;
+      CHECK_MSG(!pair || i + 2 >= n || el(tt, base + (i + 2) * n + i + 1) == 0, "%s: 2 x 2 blocks do not overlap", who);
+      double complex w = el(tt, base + i * n + i);
+      if (pair) {
+        double complex p = (el(tt, base + i * n + i) - el(tt, base + (i + 1) * n + i + 1)) / 2;
+        double complex disc = p * p + el(tt, base + i * n + i + 1) * el(tt, base + (i + 1) * n + i);
+        CHECK_MSG(creal(disc) < 0, "%s %s: a 2 x 2 block holds a complex pair", who, k_types[t]);
+        w = (el(tt, base + i * n + i) + el(tt, base + (i + 1) * n + i + 1)) / 2 + I * sqrt(-creal(disc));
+      }
+      double complex listed = schur_eig(r, real, (int64_t)b * n + i);
+      CHECK_MSG(cabs(listed - w) <= tol * fmax(1, cabs(w)), "%s %s: eigenvalue %d listed %g%+gi, t holds %g%+gi", who,
+                k_types[t], i, creal(listed), cimag(listed), creal(w), cimag(w));
+      if (pair) {
+        CHECK_MSG(cabs(schur_eig(r, real, (int64_t)b * n + i + 1) - conj(w)) <= tol * fmax(1, cabs(w)),
+                  "%s: a pair's second eigenvalue is the conjugate", who);
+        i++;
+      }
+    }
+    double rec = 0, orth = 0;
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) {
+        double complex x = 0, y = 0;
+        for (int k = 0; k < n; k++) {
+          y += conj(el(z, base + k * n + i)) * el(z, base + k * n + j);
+          for (int l = 0; l < n; l++) x += el(z, base + i * n + k) * el(tt, base + k * n + l) * conj(el(z, base + j * n + l));
+        }
+        if (vectors) {
+          rec = fmax(rec, cabs(x - el(a, base + i * n + j)));
+          orth = fmax(orth, cabs(y - (i == j)));
+        } else {
+          CHECK_MSG(el(z, base + i * n + j) == 0, "%s: z is zeros with mode 'N'", who);
+        }
+      }
+    CHECK_MSG(rec <= tol && orth <= tol, "%s %s batch %d: |z t z^H - a| %g, |z^H z - I| %g", who, k_types[t], b, rec, orth);
+  }
+}
+
+TEST(linalg_cpu_lapack_gees) {
+  for (int t = 0; t < 4; t++)
+    for (int v = 0; v < 2; v++)
+      for (int n = 1; n <= 7; n += 6) {
+        const char *ty = k_types[t];
+        char tgt[64], shp[64], res[256], cfg[96];
+        snprintf(tgt, sizeof tgt, "lapack_%cgees_ffi", k_letter[t]);
+        snprintf(shp, sizeof shp, "%s[3,%d,%d]", ty, n, n);
+        if (t < 2) snprintf(res, sizeof res, "(%s, %s, %s[3,%d], %s[3,%d], s32[3], s32[3])", shp, shp, ty, n, ty, n);
+        else snprintf(res, sizeof res, "(%s, %s, %s[3,%d], s32[3], s32[3])", shp, shp, ty, n);
+        snprintf(cfg, sizeof cfg, "{mode = %d : ui8, sort = 78 : ui8}", v ? 'V' : 'N');
+        char *text = with_params(cc_text(tgt, ty, res, "a", cfg), shp, NULL);
+        char *in = matrices(ty, 3, n, n, 0, 0);
+        cxla_literal *cpu, *ref, *a = NULL;
+        both(text, 1, (const char *const *)&in, &cpu, &ref);
+        CHECK_OK(cx_parse_literal(test_ctx(), in, strlen(in), &a));
+        if (cpu && ref && a) {
+          check_schur(a, cpu, t, n, 3, v, "cpu");
+          check_schur(a, ref, t, n, 3, v, "interp");
+          for (int b = 0; b < 3; b++) { /* the eigenvalues as sets: each cpu one near a reference one */
+            for (int i = 0; i < n; i++) {
+              double complex x = schur_eig(cpu, t < 2, (int64_t)b * n + i);
+              double best = INFINITY;
+              for (int j = 0; j < n; j++) best = fmin(best, cabs(schur_eig(ref, t < 2, (int64_t)b * n + j) - x));
+              CHECK_MSG(best <= 100 * tol_of(t) * fmax(1, cabs(x)), "%s: eigenvalue %g%+gi is %g from the reference's", ty,
+                        creal(x), cimag(x), best);
+            }
+          }
+        }
+        cxla_literal_destroy(a);
+        cxla_literal_destroy(cpu);
+        cxla_literal_destroy(ref);
+        cx_free(in);
+        cx_free(text);
+      }
+}
+
+/* A matrix with a non-finite entry: t holds NaN on both backends (LAPACK's info for it is its
+ * own affair: jax makes t and z NaN when info != 0, and NaN already otherwise); the other
+ * matrix of the batch is decomposed. */
+TEST(linalg_cpu_lapack_gees_nonfinite) {
+  const char *text = "HloModule m\nENTRY e {\n  a = f64[2,2,2] parameter(0)\n"
+                     "  ROOT c = (f64[2,2,2], f64[2,2,2], f64[2,2], f64[2,2], s32[2], s32[2]) custom-call(a), "
+                     "custom_call_target=\"lapack_dgees_ffi\", backend_config={mode = 86 : ui8, sort = 78 : ui8}\n}\n";
+  const char *in = "f64[2,2,2] {{{2, 1}, {0, 3}}, {{1, 2}, {nan, 1}}}";
+  cxla_literal *cpu, *ref;
+  both(text, 1, &in, &cpu, &ref);
+  for (int k = 0; k < 2; k++) {
+    const cxla_literal *r = k ? ref : cpu;
+    if (!r) continue;
+    CHECK_MSG(el(leaf(r, 0), 0) == 2 && el(leaf(r, 0), 2) == 0 && el(leaf(r, 0), 3) == 3 && el(leaf(r, 1), 0) == 1,
+              "[[2, 1], [0, 3]] is its own Schur form");
+    CHECK_EQ_INT((int)creal(el(leaf(r, 5), 0)), 0);
+    int nan = 0;
+    for (int i = 4; i < 8; i++) nan |= isnan(creal(el(leaf(r, 0), i)));
+    CHECK_MSG(nan, "%s: a NaN matrix's t holds NaN", k ? "interp" : "cpu");
+  }
+  cxla_literal_destroy(cpu);
+  cxla_literal_destroy(ref);
+}
+
+/* ---- jax's perturbed tridiagonal solve: the cpu's kernel (jaxlib's fused form) against the
+ * reference (factor, then solve), the solution's residual, and singular systems: large
+ * finite values where gtsv gives info != 0 ---- */
+
+static char *gtsv_perturbed_text(const char *ty, int nb, int n, int nrhs) {
+  cx_sb sb;
+  cx_sb_init(&sb);
+  cx_sb_printf(&sb,
+               "HloModule m\nENTRY e {\n  dl = %s[%d,%d] parameter(0)\n  d = %s[%d,%d] parameter(1)\n"
+               "  du = %s[%d,%d] parameter(2)\n  b = %s[%d,%d,%d] parameter(3)\n  ROOT x = %s[%d,%d,%d] "
+               "custom-call(dl, d, du, b), custom_call_target=\"tridiagonal_solve_perturbed_ffi\"\n}\n",
+               ty, nb, n, ty, nb, n, ty, nb, n, ty, nb, n, nrhs, ty, nb, n, nrhs);
+  return cx_sb_take(&sb);
+}
+
+TEST(linalg_cpu_gtsv_perturbed) {
+  for (int t = 0; t < 4; t++)
+    for (int n = 1; n <= 10; n += 3) {
+      const char *ty = k_types[t];
+      int nrhs = 3;
+      char *text = gtsv_perturbed_text(ty, 2, n, nrhs);
+      /* random values: rows swap wherever the scaled subdiagonal is the larger */
+      char *in[4] = {vectors(ty, 2, n), vectors(ty, 2, n), vectors(ty, 2, n), matrices(ty, 2, n, nrhs, 0, 0)};
+      cxla_literal *cpu, *ref;
+      both(text, 4, (const char *const *)in, &cpu, &ref);
+      if (cpu && ref) {
+        same(cpu, ref, 1e2 * tol_of(t), text);
+        double r = gtsv_residual((const char *const *)in, cpu, 2, n, nrhs);
+        CHECK_MSG(r < 1e4 * tol_of(t), "perturbed %s n=%d: |A x - b| = %g", ty, n, r);
+      }
+      cxla_literal_destroy(cpu);
+      cxla_literal_destroy(ref);
+      for (int i = 0; i < 4; i++) cx_free(in[i]);
+      cx_free(text);
+    }
+  /* JAX's own cases (linalg_test.py): two that need pivoting, whose answers are exact
+   * ([8, -3.5, 0, -4] and [5, -2, -5, 3]); [[1, 3], [1, 3]] (beside an identity) and the zero
+   * matrix, singular: their values finite and above 1e6 in magnitude. The first element of dl and the last of du
+   * are not the matrix's: junk there changes nothing. */
+  for (int t = 0; t < 4; t++) {
+    char *text = gtsv_perturbed_text(k_types[t], 4, 4, 1);
+    const char *in[4][4] = {
+        {"f32[4,4] {{9, 2, -2, 3}, {0, 1, -6, 1}, {0, 1, 0, 0}, {0, 0, 0, 0}}",
+         "f32[4,4] {{1, 4, 1, -1}, {1, -1, 2, 1}, {1, 3, 1, 1}, {0, 0, 0, 0}}",
+         "f32[4,4] {{2, -1, 1, 9}, {2, 1, -1, 0}, {3, 0, 0, 1}, {0, 0, 0, 0}}",
+         "f32[4,4,1] {{{1}, {2}, {3}, {4}}, {{1}, {2}, {-1}, {-2}}, {{1}, {4}, {1}, {1}}, {{1}, {1}, {1}, {1}}}"}};
+    char *typed[4];
+    for (int i = 0; i < 4; i++) { /* the same values in type t: complex ones as (x, 0) */
+      cx_sb sb;
+      cx_sb_init(&sb);
+      cx_sb_puts(&sb, k_types[t]);
+      for (const char *c = in[0][i] + 3; *c; c++) {
+        if (t >= 2 && strchr("-0123456789", *c) && (c[-1] == '{' || c[-1] == ' ')) { /* a value, not a dimension */
+          size_t len = strspn(c, "-0123456789.");
+          cx_sb_printf(&sb, "(%.*s, 0)", (int)len, c);
+          c += len - 1;
+        } else {
+          cx_sb_putc(&sb, *c);
+        }
+      }
+      typed[i] = cx_sb_take(&sb);
+    }
+    cxla_literal *cpu, *ref;
+    both(text, 4, (const char *const *)typed, &cpu, &ref);
+    static const double want[2][4] = {{8, -3.5, 0, -4}, {5, -2, -5, 3}};
+    for (int k = 0; k < 2; k++) {
+      const cxla_literal *r = k ? ref : cpu;
+      if (!r) continue;
+      for (int s = 0; s < 2; s++)
+        for (int i = 0; i < 4; i++)
+          CHECK_MSG(cabs(el(r, s * 4 + i) - want[s][i]) < 1e-5, "%s %s system %d: x[%d] = %g, not %g", k ? "interp" : "cpu",
+                    k_types[t], s, i, creal(el(r, s * 4 + i)), want[s][i]);
+      for (int i = 8; i < 16; i++) { /* rows 0 and 1 of system 2 are alike (its x[2], x[3] are 1); system 3 is zero */
+        int big = i < 10 || i >= 12;
+        CHECK_MSG(isfinite(creal(el(r, i))) && (big ? cabs(el(r, i)) > 1e6 : cabs(el(r, i) - 1) < 1e-5),
+                  "%s %s singular: x[%d] = %g", k ? "interp" : "cpu", k_types[t], i, creal(el(r, i)));
+      }
+    }
+    if (cpu && ref) same(cpu, ref, 1e-5, "singular systems, cpu and interp");
+    cxla_literal_destroy(cpu);
+    cxla_literal_destroy(ref);
+    for (int i = 0; i < 4; i++) cx_free(typed[i]);
+    cx_free(text);
+  }
+}

@@ -200,3 +200,49 @@ TEST(linalg_lapack_gtsv_ormqr_shape_rules) {
                            "custom-call(a), custom_call_target=\"lapack_ssytrd_ffi\""),
                      "lapack_ssytrd_ffi needs backend_config uplo = one of 'LU' as ui8");
 }
+
+TEST(linalg_lapack_gees_gtsv_perturbed_shape_rules) {
+  /* jax's lowering: (t, z, wr, wi, sdim, info) real, (t, z, w, sdim, info) complex */
+  CHECK_STR_CONTAINS(entry("  a = f32[2,3,3] parameter(0)\n  ROOT c = (f32[2,3,3], f32[2,3,3], f32[2,3], f32[2,3], s32[2], s32[2]) custom-call(a), custom_call_target=\"lapack_sgees_ffi\", "
+                           "backend_config={mode = 86 : ui8, sort = 78 : ui8}"),
+                     "ROOT c = (f32[2,3,3], f32[2,3,3], f32[2,3], f32[2,3], s32[2], s32[2]) custom-call(a)");
+  CHECK_STR_CONTAINS(entry("  a = c128[3,3] parameter(0)\n  ROOT c = (c128[3,3], c128[3,3], c128[3], s32[], s32[]) "
+                           "custom-call(a), custom_call_target=\"lapack_zgees_ffi\", backend_config={mode = 78 : ui8, sort = 78 : ui8}"),
+                     "ROOT c = (c128[3,3], c128[3,3], c128[3], s32[], s32[]) custom-call(a)");
+  CHECK_STR_CONTAINS(entry("  a = c128[3,3] parameter(0)\n  ROOT c = (c128[3,3], c128[3,3], c128[3], c128[3], s32[], s32[]) "
+                           "custom-call(a), custom_call_target=\"lapack_zgees_ffi\", backend_config={mode = 86 : ui8, sort = 78 : ui8}"),
+                     "t.hlo:4:8: error: custom-call c");
+  CHECK_STR_CONTAINS(entry("  a = f64[3,4] parameter(0)\n  ROOT c = (f64[3,4], f64[3,4], f64[3], f64[3], s32[], s32[]) custom-call(a), custom_call_target=\"lapack_dgees_ffi\", "
+                           "backend_config={mode = 86 : ui8, sort = 78 : ui8}"),
+                     "t.hlo:4:8: error: custom-call c: lapack_dgees_ffi: a must be square matrices, got f64[3,4]");
+  CHECK_STR_CONTAINS(entry("  a = f32[3,3] parameter(0)\n  ROOT c = (f32[3,3], f32[3,3], f32[3], f32[3], s32[], s32[]) custom-call(a), custom_call_target=\"lapack_dgees_ffi\", "
+                           "backend_config={mode = 86 : ui8, sort = 78 : ui8}"),
+                     "lapack_dgees_ffi: a must be f64, got f32[3,3]");
+  /* sorting needs a select function jaxlib's kernel never gets: refused, as jaxlib refuses it */
+  CHECK_STR_CONTAINS(entry("  a = f64[3,3] parameter(0)\n  ROOT c = (f64[3,3], f64[3,3], f64[3], f64[3], s32[], s32[]) custom-call(a), custom_call_target=\"lapack_dgees_ffi\", "
+                           "backend_config={mode = 86 : ui8, sort = 83 : ui8}"),
+                     "t.hlo:4:8: error: custom-call c: lapack_dgees_ffi needs backend_config sort = one of 'N' as ui8");
+  CHECK_STR_CONTAINS(entry("  a = f64[3,3] parameter(0)\n  ROOT c = (f64[3,3], f64[3,3], f64[3], f64[3], s32[], s32[]) custom-call(a), custom_call_target=\"lapack_dgees_ffi\", "
+                           "backend_config={sort = 78 : ui8}"),
+                     "lapack_dgees_ffi needs backend_config mode = one of 'VN' as ui8");
+  /* the perturbed solve: one target name for the four types, x is b's shape */
+  const char *v = "  dl = c64[2,4] parameter(0)\n  d = c64[2,4] parameter(1)\n  du = c64[2,4] parameter(2)\n";
+  char b[1024];
+  snprintf(b, sizeof b, "%s  x = c64[2,4,3] parameter(3)\n  ROOT c = c64[2,4,3] custom-call(dl, d, du, x), "
+           "custom_call_target=\"tridiagonal_solve_perturbed_ffi\"", v);
+  CHECK_STR_CONTAINS(entry(b), "ROOT c = c64[2,4,3] custom-call(dl, d, du, x), custom_call_target=\"tridiagonal_solve_perturbed_ffi\"");
+  snprintf(b, sizeof b, "%s  x = c128[2,4,3] parameter(3)\n  ROOT c = c128[2,4,3] custom-call(dl, d, du, x), "
+           "custom_call_target=\"tridiagonal_solve_perturbed_ffi\"", v);
+  CHECK_STR_CONTAINS(entry(b), "t.hlo:7:8: error: custom-call c: tridiagonal_solve_perturbed_ffi: dl must be c128 with "
+                               "b's batch, then b's 4 rows, got c64[2,4] (b c128[2,4,3])");
+  snprintf(b, sizeof b, "%s  x = c64[2,5,3] parameter(3)\n  ROOT c = c64[2,5,3] custom-call(dl, d, du, x), "
+           "custom_call_target=\"tridiagonal_solve_perturbed_ffi\"", v);
+  CHECK_STR_CONTAINS(entry(b), "dl must be c64 with b's batch, then b's 5 rows, got c64[2,4]");
+  snprintf(b, sizeof b, "%s  x = c64[2,4,3] parameter(3)\n  ROOT c = c64[2,4,3] custom-call(dl, d, x), "
+           "custom_call_target=\"tridiagonal_solve_perturbed_ffi\"", v);
+  CHECK_STR_CONTAINS(entry(b), "tridiagonal_solve_perturbed_ffi takes 4 operands, got 3");
+  CHECK_STR_CONTAINS(entry("  dl = s32[4] parameter(0)\n  x = s32[4,1] parameter(1)\n  ROOT c = s32[4,1] custom-call(dl, dl, dl, x), "
+                           "custom_call_target=\"tridiagonal_solve_perturbed_ffi\""),
+                     "t.hlo:5:8: error: custom-call c: tridiagonal_solve_perturbed_ffi: b must be f32, f64, c64 or c128 of "
+                     "rank >= 2, got s32[4,1]");
+}

@@ -16,6 +16,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/collectives.h"
 #include "backend/cpu/object_cache.h"
+#include "codegen/libmvec.h"
 #include "backend/cpu/pools.h"
 #include "backend/cpu/sequencer.h"
 #include "backend/cpu/sort_scatter.h"
@@ -277,6 +278,7 @@ static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cx_pass_ctx
   int threads = flags->threads > 0 ? flags->threads : cx_threadpool_ncpus();
   cx_target host = cx_target_cpu; /* the description, with this host's vector width */
   host.vector_bits = cx_jit_vector_bits(st->jit);
+  host.libmvec = flags->cpu_libmvec ? cx_libmvec_level(cx_jit_target(st->jit).features) : 0;
   cx_cg g;
   cx_cg_init(&g, ctx, st->m, llctx, mod, &host);
   cx_shards sh;

@@ -124,7 +124,8 @@ static const struct {
     [CX_CC_GESDD] = {lapack, CX_LA_GESDD}, [CX_CC_GESVD] = {lapack, CX_LA_GESVD}, [CX_CC_GEEV] = {lapack, CX_LA_GEEV},
     [CX_CC_TOPK] = {topk, 0},               [CX_CC_ANNOTATION] = {annotation, 0},
     [CX_CC_GTSV] = {lapack, CX_LA_GTSV},    [CX_CC_ORMQR] = {lapack, CX_LA_ORMQR}, [CX_CC_GEQP3] = {lapack, CX_LA_GEQP3},
-    [CX_CC_GEHRD] = {lapack, CX_LA_GEHRD}, [CX_CC_SYTRD] = {lapack, CX_LA_SYTRD},
+    [CX_CC_GEHRD] = {lapack, CX_LA_GEHRD}, [CX_CC_SYTRD] = {lapack, CX_LA_SYTRD}, [CX_CC_GEES] = {lapack, CX_LA_GEES},
+    [CX_CC_GTSV_PERTURBED] = {lapack, CX_LA_GTSV_PERTURBED},
 };
 
 cxla_status cx_seq_custom_call(cx_seq *s, cx_instr *in) {

@@ -12,21 +12,19 @@
 static void gpu_destroy(void *state) {
   gpu_state *st = state;
   if (!st) return;
-  if (st->cuctx && st->cu->CtxPushCurrent(st->cuctx) == 0) {
+  cx_gpu_device *d = st->device;
+  if (d && st->cu->CtxPushCurrent(d->cuctx) == 0) {
+    /* the device's stream may still run this executable's kernels */
+    st->cu->StreamSynchronize(d->stream);
     for (int i = 0; st->consts && i < st->prog.bufs.nslots; i++)
       if (st->consts[i]) st->cu->MemFree(st->consts[i]);
     if (st->arena) st->cu->MemFree(st->arena);
-    int nleaves = st->nparam_leaves + st->prog.bufs.noutputs;
-    for (int i = 0; st->leaf_dev && i < nleaves; i++)
-      if (st->leaf_dev[i]) st->cu->MemFree(st->leaf_dev[i]);
-    if (st->stream) st->cu->StreamDestroy(st->stream);
     cx_gpu_gemm_unload(st);
     if (st->mod) st->cu->ModuleUnload(st->mod);
     CUcontext c;
     st->cu->CtxPopCurrent(&c);
-    st->cu->DevicePrimaryCtxRelease(st->dev);
   }
-  cx_free(st->leaf_dev);
+  cx_gpu_device_unref(d);
   cx_free(st->fns);
   cx_free(st->param_base);
   cx_free(st->consts);
@@ -42,10 +40,11 @@ static cxla_status pick_target(cxla_context *ctx, gpu_state *st, cx_nvptx_arch *
   CUresult r = cu->DeviceGetCount(&n);
   if (r) return cx_cuda_error(ctx, cu, r, "cuDeviceGetCount");
   if (n < 1) return cx_error(ctx, CXLA_ERR_DEVICE, "gpu backend: the CUDA driver sees no GPU");
-  if ((r = cu->DeviceGet(&st->dev, 0)) || (r = cu->DeviceGetAttribute(&major, CX_CU_ATTR_CC_MAJOR, st->dev)) ||
-      (r = cu->DeviceGetAttribute(&minor, CX_CU_ATTR_CC_MINOR, st->dev)))
+  CUdevice dev;
+  if ((r = cu->DeviceGet(&dev, 0)) || (r = cu->DeviceGetAttribute(&major, CX_CU_ATTR_CC_MAJOR, dev)) ||
+      (r = cu->DeviceGetAttribute(&minor, CX_CU_ATTR_CC_MINOR, dev)))
     return cx_cuda_error(ctx, cu, r, "querying GPU 0");
-  if (cu->DeviceGetName(name, len, st->dev)) snprintf(name, (size_t)len, "GPU 0");
+  if (cu->DeviceGetName(name, len, dev)) snprintf(name, (size_t)len, "GPU 0");
   const char *why = NULL;
   if (cx_nvptx_pick(major, minor, cu->driver_version, arch, &why))
     return cx_error(ctx, CXLA_ERR_DEVICE, "gpu backend: %s: %s", name, why);
@@ -84,10 +83,11 @@ static cxla_status load(cxla_context *ctx, gpu_state *st) {
 }
 
 static cxla_status compile_state(cxla_context *ctx, cx_module *m, const cx_flags *flags, gpu_state *st,
-                                 cx_stats *stats) {
+                                 const cx_device_mem *mem, cx_stats *stats) {
   cx_nvptx_arch arch;
   char name[128];
   CX_TRY(pick_target(ctx, st, &arch, name, (int)sizeof name));
+  CX_TRY(cx_gpu_device_get(ctx, st->cu, mem, &st->device));
   st->tf32 = flags->gpu_tf32;
   st->max_loop_iterations = flags->max_loop_iterations;
   CX_TRY(cx_gpu_build(ctx, m, flags, &arch, st->build_mode, &st->prog));
@@ -95,20 +95,19 @@ static cxla_status compile_state(cxla_context *ctx, cx_module *m, const cx_flags
   if (!(st->param_base = cx_calloc((size_t)e->nparams + 1, sizeof *st->param_base))) return cx_oom(ctx);
   for (int p = 0; p < e->nparams; p++) st->param_base[p + 1] = st->param_base[p] + cx_shape_leaf_count(&e->params[p]->shape);
   st->nparam_leaves = st->param_base[e->nparams];
-  CUresult r = st->cu->DevicePrimaryCtxRetain(&st->cuctx, st->dev);
-  if (r) return cx_cuda_error(ctx, st->cu, r, "cuDevicePrimaryCtxRetain");
-  if ((r = st->cu->CtxPushCurrent(st->cuctx))) return cx_cuda_error(ctx, st->cu, r, "cuCtxPushCurrent");
+  CUresult r = st->cu->CtxPushCurrent(st->device->cuctx);
+  if (r) return cx_cuda_error(ctx, st->cu, r, "cuCtxPushCurrent");
   cxla_status s = load(ctx, st);
   CUcontext c;
   st->cu->CtxPopCurrent(&c);
   /* which target ran where: a GPU newer than cxla runs the newest PTX cxla knows */
-  cx_sb_printf(&stats->counts, "gpu=\"%s\" ptx_target=%s ptx_isa=%d.%d kernels=%d gemms=%d ", name, arch.sm,
-               arch.ptx / 10, arch.ptx % 10, st->prog.nkernels, st->prog.ngemms);
+  cx_sb_printf(&stats->counts, "gpu=\"%s\" ptx_target=%s ptx_isa=%d.%d kernels=%d gemms=%d loops_counted=%d ", name,
+               arch.sm, arch.ptx / 10, arch.ptx % 10, st->prog.nkernels, st->prog.ngemms, st->prog.nloops_known);
   return s;
 }
 
 static cxla_status compile_on(cxla_context *ctx, cx_module *m, const cx_flags *flags, void **state, cx_stats *stats,
-                              const cx_cuda *cu, cxla_status s, unsigned mode) {
+                              const cx_cuda *cu, cxla_status s, unsigned mode, const cx_device_mem *mem) {
   *state = NULL;
   gpu_state *st = s == CXLA_OK ? cx_calloc(1, sizeof *st) : NULL;
   if (s == CXLA_OK && !st) s = cx_oom(ctx);
@@ -119,7 +118,7 @@ static cxla_status compile_on(cxla_context *ctx, cx_module *m, const cx_flags *f
   st->cu = cu;
   st->build_mode = mode;
   pthread_mutex_init(&st->mu, NULL);
-  s = compile_state(ctx, m, flags, st, stats);
+  s = compile_state(ctx, m, flags, st, mem, stats);
   if (!st->prog.m) cx_module_free(m); /* cx_gpu_build owns it once called */
   if (s != CXLA_OK) {
     gpu_destroy(st);
@@ -129,21 +128,56 @@ static cxla_status compile_on(cxla_context *ctx, cx_module *m, const cx_flags *f
   return CXLA_OK;
 }
 
+/* ---- device memory: buffers of either backend live on its (emulated) GPU ---- */
+
+static const cx_device_mem gpu_mem, emu_mem;
+
+/* a pointer the context's slot keeps alive: no reference of the caller's */
+static cxla_status device_borrowed(cxla_context *ctx, const cx_cuda *cu, const cx_device_mem *mem, void **out) {
+  cx_gpu_device *d;
+  CX_TRY(cx_gpu_device_get(ctx, cu, mem, &d));
+  cx_gpu_device_unref(d);
+  *out = d;
+  return CXLA_OK;
+}
+static cxla_status gpu_device(cxla_context *ctx, void **out) {
+  const cx_cuda *cu = NULL;
+  *out = NULL;
+  CX_TRY(cx_cuda_get(ctx, &cu));
+  return device_borrowed(ctx, cu, &gpu_mem, out);
+}
+static cxla_status emu_device(cxla_context *ctx, void **out) { return device_borrowed(ctx, cx_cuda_emu(), &emu_mem, out); }
+static void retain(void *device) { cx_gpu_device_ref(device); }
+static void *device_of(void *state) { return ((gpu_state *)state)->device; }
+static cxla_status gpu_stats(cxla_context *ctx, cx_mem_stats *out) {
+  const cx_cuda *cu = NULL;
+  CX_TRY(cx_cuda_get(ctx, &cu));
+  return cx_gpu_mem_stats(ctx, cu, &gpu_mem, out);
+}
+static cxla_status emu_stats(cxla_context *ctx, cx_mem_stats *out) { return cx_gpu_mem_stats(ctx, cx_cuda_emu(), &emu_mem, out); }
+
+static const cx_device_mem gpu_mem = {
+  .device = gpu_device, .upload = cx_gpu_upload, .download = cx_gpu_download, .clone = cx_gpu_clone, .retain = retain, .release = cx_gpu_value_release,
+  .device_of = device_of, .execute = cx_gpu_execute_dev, .stats = gpu_stats};
+static const cx_device_mem emu_mem = {
+  .device = emu_device, .upload = cx_gpu_upload, .download = cx_gpu_download, .clone = cx_gpu_clone, .retain = retain, .release = cx_gpu_value_release,
+  .device_of = device_of, .execute = cx_gpu_execute_dev, .stats = emu_stats};
+
 static cxla_status gpu_compile(cxla_context *ctx, cx_module *m, const cx_flags *flags, void **state, cx_stats *stats) {
   const cx_cuda *cu = NULL;
   cxla_status s = cx_cuda_get(ctx, &cu);
-  return compile_on(ctx, m, flags, state, stats, cu, s, 0);
+  return compile_on(ctx, m, flags, state, stats, cu, s, 0, &gpu_mem);
 }
 
 static cxla_status emu_compile(cxla_context *ctx, cx_module *m, const cx_flags *flags, void **state, cx_stats *stats) {
-  return compile_on(ctx, m, flags, state, stats, cx_cuda_emu(), CXLA_OK, CX_GPU_LLVM_IMAGE);
+  return compile_on(ctx, m, flags, state, stats, cx_cuda_emu(), CXLA_OK, CX_GPU_LLVM_IMAGE, &emu_mem);
 }
 
-const cx_backend cx_backend_gpu = {
-  .name = "gpu", .compile = gpu_compile, .execute = cx_gpu_execute, .destroy = gpu_destroy, .needs_device = 1};
+const cx_backend cx_backend_gpu = {.name = "gpu", .compile = gpu_compile, .execute = cx_gpu_execute,
+                                   .destroy = gpu_destroy, .needs_device = 1, .mem = &gpu_mem};
 
 /* needs_device although it needs none: it refuses what the gpu backend refuses (dots,
  * control flow, ...), so the suites that run every backend on everything leave it to its own
  * (test_gpu_emu.c) */
-const cx_backend cx_backend_gpu_emu = {
-  .name = "gpu-emu", .compile = emu_compile, .execute = cx_gpu_execute, .destroy = gpu_destroy, .needs_device = 1};
+const cx_backend cx_backend_gpu_emu = {.name = "gpu-emu", .compile = emu_compile, .execute = cx_gpu_execute,
+                                       .destroy = gpu_destroy, .needs_device = 1, .mem = &emu_mem};

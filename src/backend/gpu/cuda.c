@@ -26,7 +26,8 @@ static const cx_dl_sym k_syms[] = {
   SYM(StreamDestroy, "cuStreamDestroy_v2"), SYM(StreamSynchronize, "cuStreamSynchronize"),
   SYM(GetErrorString, "cuGetErrorString"), SYM(EventCreate, "cuEventCreate"), SYM(EventRecord, "cuEventRecord"),
   SYM(EventElapsedTime, "cuEventElapsedTime"), SYM(EventDestroy, "cuEventDestroy_v2"),
-  SYM(MemsetD8Async, "cuMemsetD8Async"),
+  SYM(MemsetD8Async, "cuMemsetD8Async"), SYM(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
+  SYM(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
 };
 #undef SYM
 

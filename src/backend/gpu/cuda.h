@@ -57,6 +57,9 @@ typedef struct cx_cuda {
   CUresult (*EventElapsedTime)(float *ms, CUevent start, CUevent end);
   CUresult (*EventDestroy)(CUevent e);
   CUresult (*MemsetD8Async)(CUdeviceptr dst, unsigned char value, size_t n, CUstream s);
+  /* buffers' transfers, ordered on the device's stream */
+  CUresult (*MemcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream s);
+  CUresult (*MemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes, CUstream s);
 } cx_cuda;
 
 /* The driver, opened once per process (thread safe); its library name comes from

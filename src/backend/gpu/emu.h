@@ -18,6 +18,11 @@
 
 /* The emulated driver (one per process). */
 const cx_cuda *cx_cuda_emu(void);
+/* The emulated GPU's memory for cuMemAlloc, in bytes (0, the default: as much as the host
+ * gives): past it cuMemAlloc is CUDA_ERROR_OUT_OF_MEMORY, as on a full GPU (tests). */
+void cx_emu_set_memory_limit(size_t bytes);
+/* Bytes cuMemAlloc has handed out and not taken back, in the whole process. */
+size_t cx_emu_memory_allocated(void);
 
 /* ---- between emu_driver.c and emu_module.c ---- */
 

@@ -166,12 +166,35 @@ static CUresult emu_function(CUfunction *f, CUmodule m, const char *name) {
   return E_OK;
 }
 
+/* device memory in use by cuMemAlloc, and the emulated device's size (0: the host's) */
+static size_t g_allocated, g_memory_limit;
+
+void cx_emu_set_memory_limit(size_t bytes) {
+  pthread_mutex_lock(&g_mu);
+  g_memory_limit = bytes;
+  pthread_mutex_unlock(&g_mu);
+}
+
+size_t cx_emu_memory_allocated(void) {
+  pthread_mutex_lock(&g_mu);
+  size_t n = g_allocated;
+  pthread_mutex_unlock(&g_mu);
+  return n;
+}
+
 static CUresult emu_alloc(CUdeviceptr *p, size_t bytes) {
   void *b = NULL;
   if (!bytes) return E_INVALID_VALUE; /* as cuMemAlloc */
-  if (posix_memalign(&b, 256, bytes)) return E_OUT_OF_MEMORY; /* cuMemAlloc's alignment */
-  if (cx_emu_range_add(b, bytes)) {
+  pthread_mutex_lock(&g_mu);
+  int full = g_memory_limit && bytes > g_memory_limit - (g_allocated < g_memory_limit ? g_allocated : g_memory_limit);
+  if (!full) g_allocated += bytes;
+  pthread_mutex_unlock(&g_mu);
+  if (full) return E_OUT_OF_MEMORY;
+  if (posix_memalign(&b, 256, bytes) || cx_emu_range_add(b, bytes)) { /* cuMemAlloc's alignment */
     free(b);
+    pthread_mutex_lock(&g_mu);
+    g_allocated -= bytes;
+    pthread_mutex_unlock(&g_mu);
     return E_OUT_OF_MEMORY;
   }
   *p = (CUdeviceptr)(uintptr_t)b;
@@ -181,6 +204,7 @@ static CUresult emu_alloc(CUdeviceptr *p, size_t bytes) {
 static CUresult emu_free(CUdeviceptr p) {
   pthread_mutex_lock(&g_mu);
   int i = find_base((void *)(uintptr_t)p);
+  if (i >= 0) g_allocated -= g_ranges[i].bytes;
   pthread_mutex_unlock(&g_mu);
   if (i < 0) return E_INVALID_VALUE; /* not an allocation's start */
   cx_emu_range_remove((void *)(uintptr_t)p);
@@ -199,6 +223,12 @@ static CUresult emu_dtoh(void *dst, CUdeviceptr src, size_t bytes) {
   return E_OK;
 }
 /* a stream runs each call in order, so "async" work is done when the call returns */
+static CUresult emu_htod_async(CUdeviceptr dst, const void *src, size_t bytes, CUstream s) {
+  return s != (CUstream)&g_stream_token ? E_INVALID_HANDLE : emu_htod(dst, src, bytes);
+}
+static CUresult emu_dtoh_async(void *dst, CUdeviceptr src, size_t bytes, CUstream s) {
+  return s != (CUstream)&g_stream_token ? E_INVALID_HANDLE : emu_dtoh(dst, src, bytes);
+}
 static CUresult emu_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
   if (s != (CUstream)&g_stream_token) return E_INVALID_HANDLE;
   if (!host_range_ok(dst, bytes) || !host_range_ok(src, bytes)) return E_INVALID_VALUE;
@@ -360,7 +390,8 @@ static const cx_cuda g_emu = {
   .MemcpyDtoDAsync = emu_dtod, .LaunchKernel = emu_launch, .StreamCreate = emu_stream,
   .StreamDestroy = emu_stream_destroy, .StreamSynchronize = emu_sync, .GetErrorString = emu_error_string,
   .EventCreate = emu_event_create, .EventRecord = emu_event_record, .EventElapsedTime = emu_event_elapsed,
-  .EventDestroy = emu_event_destroy, .MemsetD8Async = emu_memset8,
+  .EventDestroy = emu_event_destroy, .MemsetD8Async = emu_memset8, .MemcpyHtoDAsync = emu_htod_async,
+  .MemcpyDtoHAsync = emu_dtoh_async,
 };
 
 const cx_cuda *cx_cuda_emu(void) { return &g_emu; }

@@ -5,6 +5,8 @@
 #include "backend/gpu/ptx.h"
 #include "codegen/cg.h"
 #include "interp/interp.h"
+#include "ir/custom_call.h"
+#include "ir/while_trips.h"
 #include "passes/fusion_plan.h"
 #include "passes/library_lowering.h"
 #include "passes/pass.h"
@@ -130,7 +132,11 @@ static cxla_status fusion(builder *b, cx_instr *in) {
  * start as copies of its operands, which its kernel then combines the updates into. */
 static cxla_status own_kernel(builder *b, cx_instr *in) {
   const cx_instr_kernel *k = cx_emit_instr_kernel(in);
-  const char *why = "no GPU code for this custom-call target";
+  int t = in->op == CX_OP_CUSTOM_CALL ? cx_cc_target_of(in) : -1;
+  const char *why = t >= 0 && cx_cc_info_of((cx_cc_target)t)->kind == CX_CC_HOST_CALLBACK
+                        ? "a host callback: the gpu backend makes no calls into the host (the cpu backend and the "
+                          "interpreter run them)"
+                        : "no GPU code for this custom-call target";
   if (!k || !k->ok(in, &why)) return refuse(b, in, why);
   for (int q = 0; in->op == CX_OP_SCATTER && q < in->nops / 2; q++) {
     int d = leaf_slot(b, in, q), f = leaf_slot(b, in->ops[q], 0);
@@ -195,7 +201,11 @@ static cxla_status loop(builder *b, cx_instr *in) {
   int at_body = b->p->nsteps;
   CX_TRY(comp_steps(b, body));
   CX_TRY(copy_leaves(b, in, body->root));
-  b->p->steps[w] = (cx_gpu_step){.kind = CX_GPU_WHILE, .in = in, .sel = sel, .body = at_body, .end = b->p->nsteps};
+  int64_t trips;
+  if (!cx_while_trip_count(in, &trips)) trips = -1;
+  else b->p->nloops_known++;
+  b->p->steps[w] = (cx_gpu_step){.kind = CX_GPU_WHILE, .in = in, .sel = sel, .body = at_body, .end = b->p->nsteps,
+                                 .trips = trips};
   return CXLA_OK;
 }
 
@@ -264,7 +274,8 @@ cxla_status cx_gpu_build(cxla_context *ctx, cx_module *m, const cx_flags *flags,
   out->m = m;
   out->arch = *arch;
   CX_TRY(passes(ctx, m, flags));
-  CX_TRY(cx_buffers_assign(m, &out->bufs));
+  /* a donated parameter's memory may hold a result leaf (gpu_exec.c hands it to the result) */
+  CX_TRY(cx_buffers_assign_donated(m, flags->donate, &out->bufs));
   builder b = {.ctx = ctx, .p = out, .lenient = (mode & CX_GPU_LENIENT) != 0};
   LLVMContextRef llctx = LLVMContextCreate();
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(m->name ? m->name : "cxla", llctx);

@@ -17,7 +17,8 @@
  * WHILE and COND own the steps that follow them, up to `end`: a loop's condition steps
  * [i+1, body) then its body [body, end) (ending with the copies of the new loop state); a
  * conditional's branches, branch k being [branch[k], branch[k+1]) with branch[n] = end. The
- * predicate or branch index (one element in slot `sel`) is read back by the host. */
+ * predicate or branch index (one element in slot `sel`) is read back by the host, except for a
+ * loop whose trip count is known (ir/while_trips.h): its body is queued that many times. */
 typedef enum cx_gpu_step_kind { CX_GPU_LAUNCH, CX_GPU_COPY, CX_GPU_GEMM, CX_GPU_WHILE, CX_GPU_COND } cx_gpu_step_kind;
 
 typedef struct cx_gpu_step {
@@ -34,6 +35,8 @@ typedef struct cx_gpu_step {
   int end;                /* WHILE, COND: the first step after the construct */
   int body;               /* WHILE: the first body step */
   int sel;                /* WHILE: the predicate's slot; COND: the branch index's (pred or s32) */
+  int64_t trips;          /* WHILE: its trip count when known when compiling (the host then runs
+                             the body that many times and reads no predicate back), else -1 */
   int nbranch;            /* COND: branches; branch[] in `slots` (nbranch + 1 entries) */
 } cx_gpu_step;
 
@@ -44,6 +47,7 @@ typedef struct cx_gpu_prog {
   int nsteps;
   cx_gpu_step *steps;
   int nkernels, ngemms;
+  int nloops_known;       /* WHILE steps whose trip count is known (no read-back per trip) */
   char (*kernels)[64];    /* the .entry names in the PTX */
   char *ptx;              /* what the driver loads: PTX, or LLVM IR text (CX_GPU_LLVM_IMAGE) */
   int nskipped;           /* lenient builds: instructions left out (see cx_gpu_build) */

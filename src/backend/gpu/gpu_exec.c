@@ -1,12 +1,13 @@
-/* gpu_exec.c — one execution on the GPU: arguments copied to the device once, every step
- * (kernel launches, cuBLASLt calls, device-to-device copies, loops and conditionals) on the
- * executable's stream with every intermediate value in device memory, the result leaves
- * copied back at the end. Device memory for arguments and results is made at the first
- * execution and kept (the sizes never change). */
+/* gpu_exec.c — one execution on the GPU: every step (kernel launches, cuBLASLt calls,
+ * device-to-device copies, loops and conditionals) on the device's stream with every value in
+ * device memory. Arguments on the device are read in place, those on the host copied in; the
+ * result stays on the device in memory from the device's cache (or, for a leaf computed in a
+ * donated argument, in that argument's memory). */
 #include <string.h>
 #include "backend/gpu/gpu_state.h"
 #include "core/context.h"
 #include "core/trace.h"
+#include "ir/literal.h"
 
 /* The trace's thread id of GPU 0's stream (CPU threads are numbered from 1). */
 enum { GPU_TRACE_TID = 1000 };
@@ -19,18 +20,6 @@ typedef struct run {
   cx_trace *trace;              /* with --trace: events[i] is recorded before step i, [nsteps] after */
   CUevent *events;
 } run;
-
-static int leaf_literals(cxla_literal *l, cxla_literal **out, int *k, int cap) {
-  if (l->shape.type == CXLA_TUPLE) {
-    for (int i = 0; i < l->nelems; i++)
-      if (!leaf_literals(l->elems[i], out, k, cap)) return 0;
-    return 1;
-  }
-  if (!cx_type_is_array(l->shape.type)) return 1;
-  if (*k >= cap) return 0;
-  out[(*k)++] = l;
-  return 1;
-}
 
 static CUdeviceptr slot_ptr(const run *r, int i) {
   const cx_slot *sl = &r->st->prog.bufs.slots[i];
@@ -154,6 +143,13 @@ static cxla_status read_selector(run *r, const cx_gpu_step *s, int32_t *v) {
 
 static cxla_status run_loop(run *r, const cx_gpu_step *s, int i) {
   int64_t max = r->st->max_loop_iterations, trips = 0;
+  if (s->trips >= 0) { /* known when compiling: the body queued that many times, nothing read back */
+    if (max > 0 && s->trips > max)
+      return cx_error(r->ctx, CXLA_ERR_RUNTIME, "while loop %s did not finish within %lld iterations "
+                      "(--max-loop-iterations)", s->in->name, (long long)max);
+    for (int64_t t = 0; t < s->trips; t++) CX_TRY(run_steps(r, s->body, s->end, 0));
+    return CXLA_OK;
+  }
   for (;;) {
     int32_t go;
     CX_TRY(run_steps(r, i + 1, s->body, 0));
@@ -186,70 +182,109 @@ static cxla_status run_steps(run *r, int begin, int end, int top) {
   return CXLA_OK;
 }
 
-/* The device copies of the arguments and results: the same sizes every execution, so made at
- * the first and kept with the executable (freed when it is destroyed). */
-static cxla_status leaves_on_device(run *r, cxla_literal **leaves, int n, CUdeviceptr *dev, int upload) {
-  const cx_cuda *cu = r->st->cu;
-  for (int i = 0; i < n; i++) {
-    size_t bytes = (size_t)cx_shape_bytes(&leaves[i]->shape);
-    if (!bytes) continue;
-    CUresult e = dev[i] ? 0 : cu->MemAlloc(&dev[i], bytes);
-    if (e) {
-      dev[i] = 0;
-      return cx_cuda_error(r->ctx, cu, e, "cuMemAlloc");
+/* Where each parameter leaf is: an argument on the device is read in place; one on the host
+ * is copied into a value of its own (tmp[p], released after the execution). */
+static cxla_status place_params(run *r, int nargs, const cx_dev_arg *args, cx_dev_value **tmp, cx_dev_value **src) {
+  gpu_state *st = r->st;
+  for (int p = 0; p < nargs; p++) {
+    cx_dev_value *v = args[p].dev;
+    if (!v) {
+      CX_TRY(cx_gpu_upload(r->ctx, st->device, args[p].host, &tmp[p]));
+      v = tmp[p];
     }
-    if (upload && (e = cu->MemcpyHtoD(dev[i], leaves[i]->data, bytes))) return cx_cuda_error(r->ctx, cu, e, "cuMemcpyHtoD");
+    src[p] = v;
+    if (v->nleaves != st->param_base[p + 1] - st->param_base[p])
+      return cx_error(r->ctx, CXLA_ERR_INTERNAL, "gpu backend: argument %d does not match the compiled signature", p);
+    for (int k = 0; k < v->nleaves; k++) r->params[st->param_base[p] + k] = v->addr[k];
   }
   return CXLA_OK;
 }
 
-static cxla_status execute_on(run *r, int nargs, cxla_literal *const *args, cxla_literal *res) {
+/* The result: fresh leaves from the device's cache, except those buffer assignment computes
+ * in a donated parameter's memory, which move from the argument to the result. */
+static cxla_status make_result(run *r, cx_dev_value **src, cx_dev_value **out) {
+  gpu_state *st = r->st;
+  const cx_buffers *b = &st->prog.bufs;
+  unsigned char *taken = cx_calloc((size_t)b->noutputs + 1, 1);
+  if (!taken) return cx_oom(r->ctx);
+  for (int i = 0; i < b->nslots; i++)
+    if (b->slots[i].kind == CX_SLOT_PARAM && b->slots[i].out_leaf >= 0) taken[b->slots[i].out_leaf] = 1;
+  cxla_status s = cx_gpu_value_new(r->ctx, st->device, &st->prog.m->entry->root->shape, taken, out);
+  for (int i = 0; i < b->nslots && s == CXLA_OK; i++) {
+    const cx_slot *sl = &b->slots[i];
+    if (sl->kind != CX_SLOT_PARAM || sl->out_leaf < 0) continue;
+    cx_dev_value *from = src[sl->param];
+    (*out)->addr[sl->out_leaf] = from->addr[sl->leaf];
+    (*out)->size[sl->out_leaf] = from->size[sl->leaf];
+    from->addr[sl->leaf] = 0; /* the argument was donated: its leaf is the result's now */
+  }
+  cx_free(taken);
+  if (s == CXLA_OK) r->outs = (*out)->addr;
+  return s;
+}
+
+static cxla_status execute_on(run *r, int nargs, const cx_dev_arg *args, cx_dev_value **out) {
   gpu_state *st = r->st;
   const cx_cuda *cu = st->cu;
-  int np = 0, no = 0, nout = st->prog.bufs.noutputs;
-  cxla_literal **pl = cx_calloc((size_t)st->nparam_leaves + 1, sizeof *pl), **ol = cx_calloc((size_t)nout + 1, sizeof *ol);
-  if (!st->leaf_dev) st->leaf_dev = cx_calloc((size_t)(st->nparam_leaves + nout) + 1, sizeof *st->leaf_dev);
-  cxla_status s = pl && ol && st->leaf_dev ? CXLA_OK : cx_oom(r->ctx);
-  if (s == CXLA_OK) r->params = st->leaf_dev, r->outs = st->leaf_dev + st->nparam_leaves;
-  for (int i = 0; i < nargs && s == CXLA_OK; i++)
-    if (!leaf_literals(args[i], pl, &np, st->nparam_leaves)) s = cx_error(r->ctx, CXLA_ERR_INTERNAL, "argument %d: leaf count", i);
-  if (s == CXLA_OK && (np != st->nparam_leaves || !leaf_literals(res, ol, &no, nout) || no != nout))
-    s = cx_error(r->ctx, CXLA_ERR_INTERNAL, "gpu backend: arguments or result do not match the compiled signature");
-  if (s == CXLA_OK) s = leaves_on_device(r, pl, np, r->params, 1);
-  if (s == CXLA_OK) s = leaves_on_device(r, ol, no, r->outs, 0);
+  cx_dev_value *stack[32] = {0}, *srcs[32] = {0};
+  cx_dev_value **tmp = nargs <= 32 ? stack : cx_calloc((size_t)nargs, sizeof *tmp);
+  cx_dev_value **src = nargs <= 32 ? srcs : cx_calloc((size_t)nargs, sizeof *src);
+  r->params = cx_calloc((size_t)st->nparam_leaves + 1, sizeof *r->params);
+  cxla_status s = tmp && src && r->params ? CXLA_OK : cx_oom(r->ctx);
+  if (s == CXLA_OK && nargs != st->prog.m->entry->nparams)
+    s = cx_error(r->ctx, CXLA_ERR_INTERNAL, "gpu backend: %d arguments for %d parameters", nargs,
+                 st->prog.m->entry->nparams);
+  if (s == CXLA_OK) s = place_params(r, nargs, args, tmp, src);
+  if (s == CXLA_OK) s = make_result(r, src, out);
   if (s == CXLA_OK && r->trace) s = events_create(r);
   if (s == CXLA_OK) s = run_steps(r, 0, st->prog.nsteps, 1);
   if (s == CXLA_OK) s = mark(r, st->prog.nsteps);
-  CUresult e = s == CXLA_OK ? cu->StreamSynchronize(r->stream) : 0;
+  /* Results stay on the device, ordered on its stream before anything that reads them; only a
+   * trace (kernel times) waits here. */
+  CUresult e = s == CXLA_OK && r->events ? cu->StreamSynchronize(r->stream) : 0;
   if (e) s = cx_cuda_error(r->ctx, cu, e, "running the kernels (cuStreamSynchronize)");
   if (s == CXLA_OK && r->events) s = events_trace(r, cx_trace_now());
   events_destroy(r);
-  for (int i = 0; i < no && s == CXLA_OK; i++) {
-    size_t bytes = (size_t)cx_shape_bytes(&ol[i]->shape);
-    if (bytes && (e = cu->MemcpyDtoH(ol[i]->data, r->outs[i], bytes))) s = cx_cuda_error(r->ctx, cu, e, "cuMemcpyDtoH");
+  for (int p = 0; tmp && p < nargs; p++) cx_gpu_value_release(tmp[p]);
+  if (tmp != stack) cx_free(tmp);
+  if (src != srcs) cx_free(src);
+  cx_free(r->params);
+  if (s != CXLA_OK) {
+    cx_gpu_value_release(*out);
+    *out = NULL;
   }
-  cx_free(pl);
-  cx_free(ol);
+  return s;
+}
+
+cxla_status cx_gpu_execute_dev(void *state, cxla_context *ctx, int nargs, const cx_dev_arg *args, cx_dev_value **out) {
+  gpu_state *st = state;
+  *out = NULL;
+  run r = {.st = st, .ctx = ctx, .trace = cx_context_trace(ctx), .stream = st->device->stream};
+  pthread_mutex_lock(&st->mu); /* the arena is shared by every execution */
+  CUresult e = st->cu->CtxPushCurrent(st->device->cuctx);
+  cxla_status s = e ? cx_cuda_error(ctx, st->cu, e, "cuCtxPushCurrent") : CXLA_OK;
+  if (s == CXLA_OK) {
+    s = execute_on(&r, nargs, args, out);
+    CUcontext c;
+    st->cu->CtxPopCurrent(&c);
+  }
+  pthread_mutex_unlock(&st->mu);
   return s;
 }
 
 cxla_status cx_gpu_execute(void *state, cxla_context *ctx, int nargs, cxla_literal *const *args, cxla_literal **out) {
   gpu_state *st = state;
   *out = NULL;
-  cxla_literal *res = cx_literal_new_uninit(&st->prog.m->entry->root->shape);
-  if (!res) return cx_oom(ctx);
-  run r = {.st = st, .ctx = ctx, .trace = cx_context_trace(ctx)};
-  pthread_mutex_lock(&st->mu); /* the arena is shared by every execution */
-  CUresult e = st->cu->CtxPushCurrent(st->cuctx);
-  cxla_status s = e ? cx_cuda_error(ctx, st->cu, e, "cuCtxPushCurrent") : CXLA_OK;
-  if (s == CXLA_OK) { /* one stream per executable, made at its first execution */
-    if (!st->stream && (e = st->cu->StreamCreate(&st->stream, 0))) s = cx_cuda_error(ctx, st->cu, e, "cuStreamCreate");
-    r.stream = st->stream;
-    if (s == CXLA_OK) s = execute_on(&r, nargs, args, res);
-    CUcontext c;
-    st->cu->CtxPopCurrent(&c);
-  }
-  pthread_mutex_unlock(&st->mu);
+  cx_dev_arg stack[32] = {{0}}, *a = nargs <= 32 ? stack : cx_calloc((size_t)nargs, sizeof *a);
+  if (!a) return cx_oom(ctx);
+  for (int i = 0; i < nargs; i++) a[i] = (cx_dev_arg){.host = args[i]};
+  cx_dev_value *v = NULL;
+  cxla_status s = cx_gpu_execute_dev(st, ctx, nargs, a, &v);
+  if (a != stack) cx_free(a);
+  cxla_literal *res = s == CXLA_OK ? cx_literal_new_uninit(&v->shape) : NULL;
+  if (s == CXLA_OK && !res) s = cx_oom(ctx);
+  if (s == CXLA_OK) s = cx_gpu_download(ctx, v, res);
+  cx_gpu_value_release(v);
   if (s != CXLA_OK) {
     cxla_literal_destroy(res);
     return s;

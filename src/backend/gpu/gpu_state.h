@@ -5,6 +5,7 @@
 #include "backend/gpu/blaslt.h"
 #include "backend/gpu/cuda.h"
 #include "backend/gpu/gpu_build.h"
+#include "backend/gpu/gpu_device.h"
 
 /* A GEMM step's cuBLASLt objects, made once when the executable is loaded. */
 typedef struct cx_gpu_gemm_rt {
@@ -17,15 +18,11 @@ typedef struct gpu_state {
   cx_gpu_prog prog;
   const cx_cuda *cu;      /* libcuda, or the grid emulation's driver (emu.h) */
   unsigned build_mode;    /* cx_gpu_build's: CX_GPU_LLVM_IMAGE for the emulation */
-  CUdevice dev;
-  CUcontext cuctx;        /* the device's primary context (retained) */
+  cx_gpu_device *device;  /* the context's GPU: its context, stream and memory (referenced) */
   CUmodule mod;           /* the PTX, JIT-compiled by the driver */
   CUfunction *fns;        /* per prog.kernels */
   CUdeviceptr *consts;    /* per slot: CONST slots' device copies (0 elsewhere) */
   CUdeviceptr arena;      /* temporaries; reused by every execution (under mu) */
-  CUdeviceptr *leaf_dev;  /* argument leaves, then result leaves, on the device (made at the first
-                             execution, reused by every one under mu) */
-  CUstream stream;        /* the executions' stream (made at the first) */
   pthread_mutex_t mu;     /* one execution at a time */
   const cx_blaslt *lt;    /* cuBLASLt or its emulation; NULL when the module has no dot */
   void *lt_handle;
@@ -45,6 +42,9 @@ cxla_status cx_gpu_gemm_run(cxla_context *ctx, gpu_state *st, int step, CUstream
                             CUdeviceptr lhs, CUdeviceptr rhs);
 void cx_gpu_gemm_unload(gpu_state *st);
 
+/* gpu_exec.c: an execution with arguments on the device or the host and its results left on
+ * the device (cx_device_mem.execute), and the same from host literals to a host literal. */
+cxla_status cx_gpu_execute_dev(void *state, cxla_context *ctx, int nargs, const cx_dev_arg *args, cx_dev_value **out);
 cxla_status cx_gpu_execute(void *state, cxla_context *ctx, int nargs, cxla_literal *const *args, cxla_literal **out);
 
 #endif
