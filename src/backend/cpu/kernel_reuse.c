@@ -26,6 +26,8 @@ char *cx_kreuse_key(const cx_instr *fusion, uint64_t may_alias) {
     snprintf(names + 16 * i, 16, "r%d", i);
     c->instrs[i]->name = names + 16 * i;
   }
+  /* Raw attributes (metadata, sharding, backend_config: cx_attrs.raw) stay out: they differ
+   * between copies of one update, and code generation reads none of them. */
   cx_print_opts o = cx_print_opts_canonical();
   o.metadata = 0;
   cx_sb_printf(&key, "kind %d alias %llx\n", (int)fusion->a.fusion_kind, (unsigned long long)may_alias);
