@@ -9,6 +9,9 @@ call per sample with block_until_ready. Rows:
                per-call cost of a host callback on each path
   mlp step     a flax MLP (784-512-512-10) Adam training step, batch 128
   cnn step     a flax CNN (two 3x3 convolutions, max-pool, dense) Adam training step, batch 128
+  transformer step  a flax pre-LN transformer block (nn.Embed, nn.LayerNorm, 4-head causal
+               nn.SelfAttention, nn.gelu MLP 128-512-128, vocabulary 256) Adam training step on
+               next-token cross-entropy, batch 8 x 128 tokens (bench/transformer_step.py's sizes)
 and the compile time of each (first call: lower + compile), and of cxla.jit for the same step
 (the path before the plugin). Ratios are cxla's speed over JAX CPU's (higher: cxla faster).
 
@@ -48,6 +51,18 @@ class CNN(nn.Module):
         return nn.Dense(10)(x)
 
 
+class Block(nn.Module):
+    """One pre-LN transformer block on next tokens, as flax users write it."""
+    @nn.compact
+    def __call__(self, tokens):
+        t = tokens.shape[1]
+        h = nn.Embed(256, 128)(tokens) + self.param("pos", nn.initializers.normal(0.02), (t, 128))
+        mask = nn.make_causal_mask(tokens)
+        h = h + nn.SelfAttention(num_heads=4, qkv_features=128)(nn.LayerNorm()(h), mask=mask)
+        h = h + nn.Dense(128)(nn.gelu(nn.Dense(512)(nn.LayerNorm()(h))))
+        return nn.Dense(256, use_bias=False)(nn.LayerNorm()(h))
+
+
 def train_step(model):
     tx = optax.adam(1e-3)
 
@@ -73,10 +88,15 @@ def make_case(kind, device):
         f = jax.jit(lambda x: jax.pure_callback(lambda v: v, spec, x * 2) + 1)
         args = (jax.device_put(np.arange(8, dtype=np.float32), device),)
         return f, args, None
-    model = MLP() if kind == "mlp" else CNN()
-    shape = (128, 784) if kind == "mlp" else (128, 28, 28, 1)
-    x = rng.standard_normal(shape).astype(np.float32)
-    y = rng.integers(0, 10, 128).astype(np.int32)
+    if kind == "transformer":
+        model = Block()
+        seq = rng.integers(0, 256, (8, 129)).astype(np.int32)
+        x, y = seq[:, :-1].copy(), seq[:, 1:].copy()
+    else:
+        model = MLP() if kind == "mlp" else CNN()
+        shape = (128, 784) if kind == "mlp" else (128, 28, 28, 1)
+        x = rng.standard_normal(shape).astype(np.float32)
+        y = rng.integers(0, 10, 128).astype(np.int32)
     params = model.init(jax.random.PRNGKey(0), x[:1])
     tx, step = train_step(model)
     state = [jax.device_put(params, device), jax.device_put(tx.init(params), device)]
@@ -112,7 +132,7 @@ def cxla_jit_compile_s(extra):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=30)
-    ap.add_argument("--only", default="dispatch,callback,mlp,cnn")
+    ap.add_argument("--only", default="dispatch,callback,mlp,cnn,transformer")
     args = ap.parse_args()
     cpu, cx = jax.devices("cpu")[0], jax.devices("cxla")[0]
     print(f"jax {jax.__version__}; devices {cpu} and {cx}; {args.rounds} rounds, interleaved")

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Training steps against their peers (issue 10's benchmark; bench/README.md "Training steps").
 
-Two models, each one training step (forward, softmax cross-entropy, gradients, update):
+Three models, each one training step (forward, softmax cross-entropy, gradients, update):
   mlp   784-128-64-10 with ReLU, batch 128, SGD (lr 0.1)
   cnn   examples/train's LeNet-style CNN (conv 3x3x16 SAME + ReLU + max-pool 2, conv 3x3x32 SAME +
         ReLU + max-pool 2, dense 1568-128 + ReLU, dense 128-10), batch 64, Adam (lr 1e-3)
+  transformer  one pre-LN transformer block on next-token prediction (bench/transformer_step.py:
+        embedding, 4-head causal self-attention, gelu MLP 128-512-128, layer norms), batch 8 x
+        128 tokens, d_model 128, Adam (lr 1e-3)
 Contenders, timed in turns in one process (the order rotated every round), each step's weights
 and optimizer state fed back into the next (donated wherever the contender supports it):
   cxla own        the loss lowered by jax (forward only), differentiated and given its optimizer
@@ -34,6 +37,7 @@ import time
 import numpy as np
 
 import cxla
+import transformer_step
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLI = os.path.join(ROOT, os.environ.get("CXLA_BUILD", "build"), "cxla")
@@ -45,6 +49,8 @@ def init_params(model, rng):
     def glorot(shape, fan_in, fan_out):
         lim = np.sqrt(6.0 / (fan_in + fan_out))
         return rng.uniform(-lim, lim, shape).astype(np.float32)
+    if model == "transformer":
+        return transformer_step.init_params(rng)
     if model == "mlp":
         dims = [784, 128, 64, 10]
         out = []
@@ -58,6 +64,8 @@ def init_params(model, rng):
 
 
 def batch(model, rng):
+    if model == "transformer":
+        return transformer_step.batch(rng)
     n = 128 if model == "mlp" else 64
     x = rng.standard_normal((n, 784) if model == "mlp" else (n, 28, 28, 1)).astype(np.float32)
     y = rng.integers(0, 10, n).astype(np.int32)
@@ -80,6 +88,9 @@ def jax_loss(model):
     def conv(h, w, b, pad):
         dn = ("NHWC", "HWIO", "NHWC")
         return jax.lax.conv_general_dilated(h, w, (1, 1), pad, dimension_numbers=dn) + b
+
+    if model == "transformer":
+        return transformer_step.loss()
 
     def loss(params, x, y):
         if model == "mlp":
@@ -185,8 +196,26 @@ def torch_step(model, params, x, y, compiled):
         xt = torch.from_numpy(x)
     yt = torch.from_numpy(y.astype(np.int64))
     F = torch.nn.functional
+    if model == "transformer":
+        xt = torch.from_numpy(x.astype(np.int64))
+
+    def block_loss():  # transformer_step.loss in torch: same weights, layout and order
+        (emb, pos, g1, c1, wq, wk, wv, wo, g2, c2, w1, b1, w2, b2, gf, cf, wout) = ps
+        d, nh = transformer_step.D, transformer_step.HEADS
+        b, t = xt.shape
+        h = emb[xt] + pos
+        a = F.layer_norm(h, (d,), g1, c1, eps=1e-5)
+        q, k, v = [(a @ w).view(b, t, nh, d // nh).transpose(1, 2) for w in (wq, wk, wv)]
+        s = (q @ k.transpose(-1, -2)) / float(np.sqrt(d // nh))
+        s = s.masked_fill(~torch.tril(torch.ones(t, t, dtype=torch.bool)), -1e9)
+        h = h + (torch.softmax(s, -1) @ v).transpose(1, 2).reshape(b, t, d) @ wo
+        h = h + F.gelu(F.layer_norm(h, (d,), g2, c2, eps=1e-5) @ w1 + b1, approximate="tanh") @ w2 + b2
+        logits = F.layer_norm(h, (d,), gf, cf, eps=1e-5) @ wout
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), yt.reshape(-1))
 
     def loss_fn():
+        if model == "transformer":
+            return block_loss()
         if model == "mlp":
             w1, b1, w2, b2, w3, b3 = ps
             h = F.relu(xt @ w1 + b1)
@@ -320,7 +349,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--steps", type=int, default=10, help="steps per turn")
-    ap.add_argument("--models", default="mlp,cnn")
+    ap.add_argument("--models", default="mlp,cnn,transformer")
     ap.add_argument("--with", dest="which", default="cxla,torch,torch.compile",
                     help="contenders beside jax.jit (torch.compile takes ~100 s to compile each step here)")
     args = ap.parse_args()

@@ -81,14 +81,18 @@ int cpu_check(const char *text, int nargs, const char *const *inputs, const char
   if (got) *got = NULL;
   if (flags) CHECK_OK(cxla_context_set_flags(ctx, flags));
   cxla_module *m = NULL;
-  cxla_literal *args[16] = {0}, *want = NULL, *res = NULL;
+  cxla_literal *args[CPU_CHECK_MAX_ARGS] = {0}, *want = NULL, *res = NULL;
   cxla_executable *e = NULL;
   int ok = 0;
   if (cxla_module_parse(ctx, text, strlen(text), "test.hlo", &m) != CXLA_OK) {
     CHECK_MSG(0, "parse: %s", cxla_context_errmsg(ctx));
     goto done;
   }
-  for (int i = 0; i < nargs && i < 16; i++)
+  if (nargs > CPU_CHECK_MAX_ARGS) {
+    CHECK_MSG(0, "%d inputs, at most %d", nargs, CPU_CHECK_MAX_ARGS);
+    goto done;
+  }
+  for (int i = 0; i < nargs; i++)
     if (!(args[i] = cpu_lit(inputs[i]))) goto done;
   if (cx_interp_run(m, nargs, args, &want) != CXLA_OK) {
     CHECK_MSG(0, "interp: %s", cxla_context_errmsg(ctx));
@@ -105,7 +109,7 @@ int cpu_check(const char *text, int nargs, const char *const *inputs, const char
     const char *t = cxla_executable_compile_stats(e), *c = cxla_executable_compile_counts(e);
     if ((*stats = malloc(strlen(t) + strlen(c) + 4))) sprintf(*stats, "%s | %s", t, c);
   }
-  cxla_buffer *bufs[16] = {0}, *out = NULL;
+  cxla_buffer *bufs[CPU_CHECK_MAX_ARGS] = {0}, *out = NULL;
   int bok = 1;
   for (int i = 0; i < nargs; i++) bok &= cxla_buffer_from_literal(ctx, "cpu", args[i], &bufs[i]) == CXLA_OK;
   cxla_status s = bok ? cxla_executable_execute(e, nargs, bufs, &out) : CXLA_ERR_OUT_OF_MEMORY;
@@ -127,7 +131,7 @@ done:
     *got = res;
     res = NULL;
   }
-  for (int i = 0; i < 16; i++) cxla_literal_destroy(args[i]);
+  for (int i = 0; i < CPU_CHECK_MAX_ARGS; i++) cxla_literal_destroy(args[i]);
   cxla_literal_destroy(want);
   cxla_literal_destroy(res);
   cxla_executable_destroy(e);

@@ -13,8 +13,12 @@ cxla_literal *cpu_lit(const char *text);
 /* The instruction called `name` in any computation of m (NULL if none). */
 cx_instr *cpu_find(cx_module *m, const char *name);
 
+/* The most inputs cpu_check takes (the transformer block's gradient has 19). */
+#define CPU_CHECK_MAX_ARGS 32
+
 /* Compiles `text` for cpu (flags: extra cxla flags, may be NULL), runs it on the inputs, runs
- * the interpreter too, and compares (rtol/atol for floats). Returns 1 if they agree; *stats
+ * the interpreter too, and compares (rtol/atol for floats). Returns 1 if they agree (0, after a
+ * failed CHECK, for more than CPU_CHECK_MAX_ARGS inputs); *stats
  * (if given) receives a malloc'd copy of the compile stats; *got (if given) the cpu result. */
 int cpu_check(const char *text, int nargs, const char *const *inputs, const char *flags, double rtol, double atol,
               char **stats, cxla_literal **got);

@@ -147,3 +147,19 @@ TEST(error_bound_divide_log) {
   for (int i = 0; i < 3; i++) cxla_literal_destroy(args[i]);
   cxla_literal_destroy(pair);
 }
+
+/* A NaN allowance (the analysis met 0 * inf or inf - inf, as it did on the transformer's Adam
+ * step) bounds nothing: an element within the fixed tolerance still matches, and one beyond it
+ * is still caught. Before, `err <= atol + NaN` failed every element that differed at all. */
+TEST(error_bound_nan_allowance_adds_nothing) {
+  const double wv[] = {1, 1}, gv[] = {1 + 0x1p-20, 1.5}, av[] = {NAN, NAN};
+  cxla_literal *want = vec(CXLA_F32, 2, wv), *got = vec(CXLA_F32, 2, gv), *allow = vec(CXLA_F64, 2, av);
+  cx_diff d;
+  CHECK_OK(cx_literal_diff_allow(test_ctx(), got, want, 1e-5, 1e-6, allow, &d));
+  CHECK_EQ_INT(d.ndiff, 2);
+  CHECK_EQ_INT(d.nbad, 1);
+  CHECK_EQ_INT(d.first_bad, 1);
+  cxla_literal_destroy(want);
+  cxla_literal_destroy(got);
+  cxla_literal_destroy(allow);
+}

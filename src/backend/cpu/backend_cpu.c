@@ -354,8 +354,8 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
   if (strcmp(tm.disk_cache, "off")) cx_sb_printf(&stats->times, "disk=%.3f ", tm.disk);
   if (dumping(flags)) cx_sb_printf(&stats->times, "dump=%.3f ", pc.dump_ms);
   const cx_seq_out *q = &st->seq;
-  cx_sb_printf(&stats->counts, "kernels=%d gemms=%d convolutions=%d copies=%d fallbacks=%d ", q->nkernels, q->ngemms,
-               q->nconvs, q->ncopies, q->nfallbacks);
+  cx_sb_printf(&stats->counts, "kernels=%d gemms=%d convolutions=%d copies=%d fallbacks=%d kernels_reused=%d ",
+               q->nkernels, q->ngemms, q->nconvs, q->ncopies, q->nfallbacks, q->nreused);
   cx_sb_printf(&stats->counts, "llvm_threads=%d llvm_modules=%d opt_cpu_ms=%.0f codegen_cpu_ms=%.0f ", tm.threads,
                tm.modules, tm.opt, tm.codegen);
   /* the arena: the largest set of temporaries live at once, as the assignment packed them */

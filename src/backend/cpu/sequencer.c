@@ -237,15 +237,37 @@ static cxla_status call_kernel(cx_seq *s, const cx_instr *in) {
   cx_kernel k;
   memset(&k, 0, sizeof k);
   uint64_t may_alias = alias_mask(slots, nout, n);
-  /* Kernels called inside loops stay in this module, where LLVM may inline them; the others go
-   * to the shards that compile in parallel. */
-  cx_cg *kg = s->shards && !s->loop_depth ? cx_shards_pick(s->shards, s->g) : s->g;
-  cxla_status st = !kg ? s->g->status
-                   : may_alias ? cx_emit_kernel_ex(kg, (cx_instr *)in, may_alias, &k)
-                               : cx_emit_kernel(kg, (cx_instr *)in, &k);
-  if (kg && kg != s->g) {
-    cx_shards_done(s->shards, kg, s->g, st == CXLA_OK ? k.name : NULL);
-    if (st == CXLA_OK) k.fn = LLVMAddFunction(s->g->mod, k.name, s->t_kernel); /* defined in the shard */
+  /* Outside loops, a fusion the same as an earlier one but for names calls that one's kernel
+   * (kernel_reuse.h); inside loops each kernel stays where LLVM may inline it. */
+  char *key = s->loop_depth ? NULL : cx_kreuse_key(in, may_alias);
+  if (!s->loop_depth && !key) {
+    cx_free(slots);
+    return cx_cg_fail(s->g, CXLA_ERR_OUT_OF_MEMORY, "out of memory");
+  }
+  const cx_kernel *same = key ? cx_kreuse_find(&s->reuse, key) : NULL;
+  cxla_status st = CXLA_OK;
+  if (same) {
+    k = *same; /* declared in this module when it was emitted (here or in a shard) */
+    k.fn = LLVMGetNamedFunction(s->g->mod, k.name);
+    cx_free(key);
+    key = NULL;
+    s->out->nreused++;
+    if (!k.fn) st = cx_cg_fail(s->g, CXLA_ERR_INTERNAL, "sequencer: kernel %s is not declared", k.name);
+  } else {
+    /* Kernels called inside loops stay in this module, where LLVM may inline them; the others
+     * go to the shards that compile in parallel. */
+    cx_cg *kg = s->shards && !s->loop_depth ? cx_shards_pick(s->shards, s->g) : s->g;
+    st = !kg ? s->g->status
+         : may_alias ? cx_emit_kernel_ex(kg, (cx_instr *)in, may_alias, &k)
+                     : cx_emit_kernel(kg, (cx_instr *)in, &k);
+    if (kg && kg != s->g) {
+      cx_shards_done(s->shards, kg, s->g, st == CXLA_OK ? k.name : NULL);
+      if (st == CXLA_OK) k.fn = LLVMAddFunction(s->g->mod, k.name, s->t_kernel); /* defined in the shard */
+    }
+    if (st == CXLA_OK && key && !cx_kreuse_add(&s->reuse, key, &k))
+      st = cx_cg_fail(s->g, CXLA_ERR_OUT_OF_MEMORY, "out of memory");
+    else if (st != CXLA_OK)
+      cx_free(key);
   }
   if (st != CXLA_OK) {
     cx_free(slots);
@@ -464,6 +486,7 @@ cxla_status cx_seq_emit(cx_cg *g, cx_shards *shards, const cx_buffers *b, int64_
   if (st == CXLA_OK) LLVMBuildRetVoid(s.b);
   if (st == CXLA_OK && g->status != CXLA_OK) st = g->status;
   LLVMDisposeBuilder(s.b);
+  cx_kreuse_free(&s.reuse);
   cx_free(s.slot_ptr);
   cx_free(s.param_base);
   return st;

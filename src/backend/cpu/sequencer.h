@@ -36,6 +36,7 @@ typedef struct cx_seq_out {
   int naddrs;
   int64_t addrs_cap;
   int nkernels, ngemms, nconvs, ncopies;
+  int nreused;   /* kernel calls that call an earlier fusion's kernel (kernel_reuse.h) */
 } cx_seq_out;
 
 void cx_seq_out_free(cx_seq_out *o);

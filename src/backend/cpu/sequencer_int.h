@@ -4,6 +4,7 @@
 #ifndef CX_CPU_SEQUENCER_INT_H
 #define CX_CPU_SEQUENCER_INT_H
 #include "backend/cpu/sequencer.h"
+#include "backend/cpu/kernel_reuse.h"
 
 typedef struct cx_seq {
   cx_cg *g;
@@ -15,6 +16,7 @@ typedef struct cx_seq {
   int onednn;                   /* --cpu-onednn: convolutions and the GEMM class oneDNN takes go to it */
   int nloops;                   /* while loops emitted (for loop-limit messages) */
   int loop_depth;               /* while loops around the current emission point */
+  cx_kreuse reuse;              /* kernels emitted outside loops, by fused computation */
   LLVMValueRef fn;              /* cx_entry */
   LLVMValueRef params, outputs, arena, rt;
   LLVMBasicBlockRef entry_bb;   /* allocas go here, before its terminator */

@@ -1,0 +1,81 @@
+/* test_cpu_kernel_reuse.c — fusions that are the same but for names share one kernel
+ * (backend/cpu/kernel_reuse.h), and ones that differ in anything else do not: the same
+ * update written for three weights, the third with another learning rate, a fourth with
+ * another shape. Each result must still be its own (checked against the interpreter). */
+#include <stdlib.h>
+#include <string.h>
+#include "test.h"
+#include "test_cpu_helpers.h"
+
+static const char text[] =
+    "HloModule reuse\n"
+    "ENTRY e {\n"
+    "  p1 = f32[4] parameter(0)\n  g1 = f32[4] parameter(1)\n"
+    "  p2 = f32[4] parameter(2)\n  g2 = f32[4] parameter(3)\n"
+    "  p3 = f32[4] parameter(4)\n  g3 = f32[4] parameter(5)\n"
+    "  p4 = f32[2,2] parameter(6)\n  g4 = f32[2,2] parameter(7)\n"
+    "  lr = f32[] constant(0.1)\n  lr3 = f32[] constant(0.2)\n"
+    "  b1 = f32[4] broadcast(lr), dimensions={}\n  s1 = f32[4] multiply(b1, g1)\n"
+    "  e1 = f32[4] exponential(s1)\n  n1 = f32[4] subtract(p1, e1)\n"
+    "  b2 = f32[4] broadcast(lr), dimensions={}\n  s2 = f32[4] multiply(b2, g2)\n"
+    "  e2 = f32[4] exponential(s2)\n  n2 = f32[4] subtract(p2, e2)\n"
+    "  b3 = f32[4] broadcast(lr3), dimensions={}\n  s3 = f32[4] multiply(b3, g3)\n"
+    "  e3 = f32[4] exponential(s3)\n  n3 = f32[4] subtract(p3, e3)\n"
+    "  b4 = f32[2,2] broadcast(lr), dimensions={}\n  s4 = f32[2,2] multiply(b4, g4)\n"
+    "  e4 = f32[2,2] exponential(s4)\n  n4 = f32[2,2] subtract(p4, e4)\n"
+    "  ROOT t = (f32[4], f32[4], f32[4], f32[2,2]) tuple(n1, n2, n3, n4)\n"
+    "}\n";
+
+static int count(const char *stats, const char *key) {
+  const char *p = stats ? strstr(stats, key) : NULL;
+  return p ? atoi(p + strlen(key)) : -1;
+}
+
+TEST(cpu_kernel_reuse_same_fusions_share) {
+  const char *in[8] = {"f32[4] {1, 2, 3, 4}",    "f32[4] {0.5, -1, 2, 0}", "f32[4] {-1, 0, 1, 2}",
+                       "f32[4] {3, 1, -2, 4}",   "f32[4] {5, 6, 7, 8}",    "f32[4] {1, 1, 1, 1}",
+                       "f32[2,2] {{1, 2}, {3, 4}}", "f32[2,2] {{0.5, -1}, {2, 0}}"};
+  char *stats = NULL;
+  cxla_literal *got = NULL;
+  CHECK(cpu_check(text, 8, in, NULL, 1e-6, 1e-6, &stats, &got));
+  /* four kernel calls; the second is the first's kernel; lr 0.2 and f32[2,2] are others */
+  CHECK_MSG(count(stats, "kernels=") == 4, "%s", stats ? stats : "no stats");
+  CHECK_MSG(count(stats, "kernels_reused=") == 1, "%s", stats ? stats : "no stats");
+  if (got) { /* n2 is p2 - exp(0.1 g2), from its own operands, not n1 again */
+    cxla_literal *n2 = cxla_literal_tuple_get(got, 1);
+    CHECK_NEAR(cxla_literal_get_f64(n2, 0), -1 - 1.3498588075760032, 1e-6); /* exp(0.3) */
+    CHECK_NEAR(cxla_literal_get_f64(n2, 1), 0 - 1.1051709180756477, 1e-6);  /* exp(0.1) */
+  }
+  cxla_literal_destroy(got);
+  free(stats);
+}
+
+/* --fusion=off: every op its own kernel; the two broadcasts of lr are the same kernel, as are
+ * the two multiplies, exponentials and subtracts of f32[4] weights 1 and 2 (and 3, but for its
+ * broadcast of another constant). */
+TEST(cpu_kernel_reuse_unfused_ops) {
+  const char *in[8] = {"f32[4] {1, 2, 3, 4}",  "f32[4] {0.5, -1, 2, 0}", "f32[4] {-1, 0, 1, 2}",
+                       "f32[4] {3, 1, -2, 4}", "f32[4] {5, 6, 7, 8}",    "f32[4] {1, 1, 1, 1}",
+                       "f32[2,2] {{1, 2}, {3, 4}}", "f32[2,2] {{0.5, -1}, {2, 0}}"};
+  char *stats = NULL;
+  CHECK(cpu_check(text, 8, in, "--fusion=off", 1e-6, 1e-6, &stats, NULL));
+  CHECK_MSG(count(stats, "kernels_reused=") > 0, "%s", stats ? stats : "no stats");
+  free(stats);
+}
+
+/* Instructions named after ops (as XLA's legacy text names them: %negate = negate(...)): the
+ * key must tell negate from floor. A key made by renaming every token that is an instruction's
+ * name renamed the op names too, and floor ran negate's kernel. */
+TEST(cpu_kernel_reuse_names_like_ops) {
+  static const char ops[] = "HloModule named\nENTRY e {\n  x = f32[4] parameter(0)\n  y = f32[4] parameter(1)\n"
+                            "  negate = f32[4] negate(x)\n  floor = f32[4] floor(y)\n"
+                            "  ROOT t = (f32[4], f32[4]) tuple(negate, floor)\n}\n";
+  const char *in[2] = {"f32[4] {1.5, -2, 0, 3}", "f32[4] {13.5, -0.5, 2, -3.25}"};
+  char *stats = NULL;
+  cxla_literal *got = NULL;
+  CHECK(cpu_check(ops, 2, in, "--fusion=off", 0, 0, &stats, &got));
+  CHECK_MSG(count(stats, "kernels_reused=") == 0, "%s", stats ? stats : "no stats");
+  if (got) CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(got, 1), 0), 13, 0);
+  cxla_literal_destroy(got);
+  free(stats);
+}
