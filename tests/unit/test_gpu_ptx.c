@@ -206,17 +206,15 @@ static int any_callback_known(void *user, uint64_t id, char *name, size_t n) {
 
 TEST(gpu_refuses_at_compile_time) {
   cx_gpu_prog p;
-  /* a sort of rows too long for the rank kernel (no merge path yet) next to a dot (a cuBLASLt
-   * step, no kernel) */
-  const char *sort = "HloModule d\nlt {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
-                     " ROOT c = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n a = f32[8,8] parameter(0)\n"
+  /* an outfeed (the host's queue: no GPU step) next to a dot (a cuBLASLt step, no kernel) */
+  const char *mixed = "HloModule d\nENTRY e {\n a = f32[8,8] parameter(0)\n"
                      " b = f32[8,8] parameter(1)\n d = f32[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
-                     " c = f32[20000] parameter(2)\n r = f32[20000] sort(c), dimensions={0}, to_apply=lt\n"
-                     " ROOT t = (f32[8,8], f32[20000]) tuple(d, r)\n}\n";
-  CHECK_EQ_INT(build(sort, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
-  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "(sort) cannot run on the GPU yet: rows longer than 16384");
+                     " tok = token[] after-all()\n o = token[] outfeed(d, tok), outfeed_shape=f32[8,8]\n"
+                     " ROOT t = (f32[8,8], token[]) tuple(d, o)\n}\n";
+  CHECK_EQ_INT(build(mixed, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "(outfeed) cannot run on the GPU yet");
   cx_gpu_prog_free(&p);
-  CHECK_OK(build(sort, "sm_80", 1, &p)); /* lenient: left out and counted */
+  CHECK_OK(build(mixed, "sm_80", 1, &p)); /* lenient: left out and counted */
   CHECK_EQ_INT(p.ngemms, 1);
   CHECK(p.nskipped >= 1 && p.first_skip && p.ptx);
   cx_gpu_prog_free(&p);
