@@ -106,7 +106,14 @@ static int64_t grain_for(const cx_instr *fusion, const cx_fusion_plan *plan, int
     int64_t e = cx_shape_elems(&fusion->ops[i]->shape);
     const cx_fusion_use *u = &plan->use[i];
     if (u->dot_operand && !u->elementwise && !u->reused) continue;
-    if (e >= total && total > 0) bytes += (int64_t)cxla_type_size(fusion->ops[i]->shape.type) * (e / total);
+    if (e < total || total <= 0) continue;
+    /* Larger than the output with no reduce or window in the body: a slice of it is read (a
+     * dynamic-slice of a scan's stacked input), one element an output element, not e / total
+     * of them: counting the whole operand made a loop trip's 256-element kernel four chunks
+     * for the pool, and waking it cost ten times the work. */
+    int64_t per = e / total;
+    if (per > 1 && !plan->nreduces && !u->reused) per = 1;
+    bytes += (int64_t)cxla_type_size(fusion->ops[i]->shape.type) * per;
   }
   if (plan->expensive) work = 4; /* transcendentals: fewer elements fill a chunk */
   int64_t g = (131072 / (bytes ? bytes : 1)) / work;
