@@ -15,6 +15,9 @@ void test_fail(const char *file, int line, const char *fmt, ...) __attribute__((
 cxla_context *test_ctx(void);
 /* Directory of the source tree (for tests/hlo etc.), from the CXLA_SRC env var or ".". */
 const char *test_srcdir(void);
+/* HLO text (named `name` in messages) compiled on test_ctx() for backend with the donate
+ * mask; NULL, with the failure recorded, when it does not parse or compile. */
+cxla_executable *test_compile_text(const char *text, const char *name, const char *backend, uint64_t donate);
 
 #define TEST(name)                                                         \
   static void name(void);                                                  \

@@ -28,17 +28,7 @@ static const char scale_text[] = /* x * 2: may run in place over a donated x */
     "}\n";
 
 static cxla_executable *compile_text(const char *text, const char *backend, uint64_t donate) {
-  cxla_module *m = NULL;
-  CHECK_OK(cxla_module_parse(test_ctx(), text, strlen(text), "buffers.hlo", &m));
-  if (!m) return NULL;
-  cxla_compile_options o;
-  cxla_compile_options_init(&o);
-  o.backend = backend;
-  o.donate = donate;
-  cxla_executable *e = NULL;
-  CHECK_OK(cxla_compile(m, &o, &e));
-  cxla_module_destroy(m);
-  return e;
+  return test_compile_text(text, "buffers.hlo", backend, donate);
 }
 
 static const char *errmsg(void) { return cxla_context_errmsg(test_ctx()); }

@@ -27,17 +27,7 @@ static const char step_text[] = /* w - 0.5 * g, and sum(g) alongside (an SGD ste
     "}\n";
 
 static cxla_executable *compile_text(const char *text, const char *backend, uint64_t donate) {
-  cxla_module *m = NULL;
-  CHECK_OK(cxla_module_parse(test_ctx(), text, strlen(text), "step.hlo", &m));
-  if (!m) return NULL;
-  cxla_compile_options o;
-  cxla_compile_options_init(&o);
-  o.backend = backend;
-  o.donate = donate;
-  cxla_executable *e = NULL;
-  CHECK_OK(cxla_compile(m, &o, &e));
-  cxla_module_destroy(m);
-  return e;
+  return test_compile_text(text, "step.hlo", backend, donate);
 }
 
 static const char momentum_text[] = /* m' = m + g, w' = w - m' / 2: both computed in place */

@@ -33,6 +33,20 @@ const char *test_srcdir(void) {
   return s && *s ? s : ".";
 }
 
+cxla_executable *test_compile_text(const char *text, const char *name, const char *backend, uint64_t donate) {
+  cxla_module *m = NULL;
+  CHECK_OK(cxla_module_parse(ctx, text, strlen(text), name, &m));
+  if (!m) return NULL;
+  cxla_compile_options o;
+  cxla_compile_options_init(&o);
+  o.backend = backend;
+  o.donate = donate;
+  cxla_executable *e = NULL;
+  CHECK_OK(cxla_compile(m, &o, &e));
+  cxla_module_destroy(m);
+  return e;
+}
+
 static int by_name(const void *a, const void *b) {
   return strcmp(((const test_entry *)a)->name, ((const test_entry *)b)->name);
 }
