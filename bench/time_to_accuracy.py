@@ -27,6 +27,7 @@ import time
 DATA = "/usr/share/datasets/fashion-mnist"
 BATCH, EVAL_EVERY, EVAL_BATCH, MAX_STEPS = 64, 200, 500, 9400
 REACHED = re.compile(r"reached test accuracy \S+ at step (\d+)")
+STEP_MS = re.compile(r"median (?:step time )?([0-9.]+) ms")
 
 
 def load_idx(data):
@@ -70,18 +71,24 @@ def batches(n, seed):
 
 
 def train_loop(step, accuracy, xtr, ytr, target):
-    """Runs step(idx) until accuracy() reaches target at an evaluation; prints progress lines."""
+    """Runs step(idx) until accuracy() reaches target at an evaluation; prints progress lines,
+    then the median time of a training step (its batch gathered, the update done), as
+    examples/train does."""
+    times = []
     for s, idx in enumerate(batches(len(xtr), 1), 1):
+        t0 = time.perf_counter()
         step(idx)
+        times.append(time.perf_counter() - t0)
         if s % EVAL_EVERY == 0:
             acc = accuracy()
             print(f"step {s} test accuracy {acc:.4f}", flush=True)
             if acc >= target:
                 print(f"reached test accuracy {target} at step {s}", flush=True)
-                return
+                break
         if s >= MAX_STEPS:
             print("did not reach the target", flush=True)
-            return
+            break
+    print(f"median step time {1e3 * statistics.median(times[1:] or times):.3f} ms", flush=True)
 
 
 def child_jax(target):
@@ -118,6 +125,7 @@ def child_jax(target):
 
     def step(idx):
         box["p"], box["s"] = train_step(box["p"], box["s"], xtr[idx], ytr[idx])
+        jax.block_until_ready(box["p"])
 
     def accuracy():
         hits = sum(int(np.sum(np.asarray(predict(box["p"], xte[i:i + EVAL_BATCH])) == yte[i:i + EVAL_BATCH]))
@@ -165,19 +173,23 @@ def child_torch(target):
 
 
 def timed(cmd, env=None):
-    """Seconds from starting cmd to its 'reached' line, and the step; (None, why) if it did not."""
+    """(seconds from starting cmd to its 'reached' line, the step, its median step ms); (None,
+    why) if it did not."""
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    hit, tail = None, []
+    hit, step_ms, tail = None, float("nan"), []
     for line in p.stdout:
         tail = (tail + [line.rstrip()])[-5:]
         m = REACHED.search(line)
         if m and hit is None:
             hit = (time.perf_counter() - t0, int(m.group(1)))
+        m = STEP_MS.search(line)
+        if m:
+            step_ms = float(m.group(1))
     p.wait()
     if hit is None:
         return None, "; ".join(tail) or f"exit status {p.returncode}"
-    return hit, None
+    return hit + (step_ms,), None
 
 
 def has_module(python, module):
@@ -218,16 +230,14 @@ def main():
                 failed += 1
                 continue
             results[f].append(hit)
-            print(f"round {r + 1}: {f} reached {a.target} at step {hit[1]} after {hit[0]:.1f} s", flush=True)
+            print(f"round {r + 1}: {f} reached {a.target} at step {hit[1]} after {hit[0]:.1f} s "
+                  f"(median training step {hit[2]:.2f} ms)", flush=True)
     print(f"\ntime to test accuracy {a.target} (LeNet-style CNN, Fashion-MNIST, {os.cpu_count()} cores), median of {a.rounds}:")
-    base = statistics.median(s for s, _ in results["cxla"]) if results.get("cxla") else None
-    for f, hits in results.items():
-        if not hits:
-            continue
-        sec = statistics.median(s for s, _ in hits)
-        steps = statistics.median(n for _, n in hits)
-        ratio = f"  {sec / base:.2f}x cxla's time" if base and f != "cxla" else ""
-        print(f"  {f:6s} {sec:7.1f} s  {steps:6.0f} steps  {1e3 * sec / steps:6.2f} ms/step overall{ratio}")
+    med = {f: [statistics.median(h[i] for h in hits) for i in range(3)] for f, hits in results.items() if hits}
+    base = med.get("cxla")
+    for f, (sec, steps, step_ms) in med.items():
+        ratio = f"  {sec / base[0]:.2f}x cxla's time, {step_ms / base[2]:.2f}x its step" if base and f != "cxla" else ""
+        print(f"  {f:6s} {sec:7.1f} s  {steps:6.0f} steps  training step {step_ms:6.2f} ms{ratio}")
     return 1 if failed else 0
 
 
