@@ -537,6 +537,31 @@ try:
     out["refused"] = "no error"
 except Exception as e:
     out["refused"] = type(e).__name__ + ": " + str(e)
+import optax
+opt = optax.adam(1e-2)
+def mlp_loss(p, a, b):
+    return jnp.mean((jnp.tanh(a @ p["w1"] + p["b1"]) @ p["w2"] - b) ** 2)
+def train_step(p, s, a, b):
+    l, gr = jax.value_and_grad(mlp_loss)(p, a, b)
+    u, s = opt.update(gr, s, p)
+    return optax.apply_updates(p, u), s, l
+rs = np.random.RandomState(0)
+xs = rs.randn(32, 8).astype(np.float32)
+ys = np.sin(xs[:, :1])
+p0 = {"w1": rs.randn(8, 16).astype(np.float32) * 0.3, "b1": np.zeros(16, np.float32),
+      "w2": rs.randn(16, 1).astype(np.float32) * 0.3}
+losses = {}
+for dev in (gpu, cpu):
+    p = jax.device_put(p0, dev)
+    s = jax.device_put(opt.init(p), dev)
+    step = jax.jit(train_step, donate_argnums=(0, 1))
+    a, b = jax.device_put(xs, dev), jax.device_put(ys, dev)
+    ls = []
+    for _ in range(5):
+        p, s, l = step(p, s, a, b)
+        ls.append(float(l))
+    losses[dev.platform] = [ls, sorted({e.id for leaf in jax.tree_util.tree_leaves((p, s)) for e in leaf.devices()})]
+out["train"] = losses
 print("RESULT " + json.dumps(out))
 """
 
@@ -581,6 +606,14 @@ class GpuDevice(Base):
     def test_copies_between_devices(self):
         """GPU -> cxla's cpu, GPU -> JAX's CPU backend, cxla's cpu -> GPU, values unchanged."""
         self.assertEqual(self.out["copies"], [[0], True, [1], True, True, True])
+
+    def test_training_steps_with_donation(self):
+        """Five donated Adam steps of an MLP on the GPU: every parameter and optimizer state stays
+        there, and the losses are JAX CPU's (float32 rounding apart)."""
+        (gpu_losses, gpu_devs), (cpu_losses, _) = self.out["train"]["cxla"], self.out["train"]["cpu"]
+        self.assertEqual(gpu_devs, [1])
+        np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-5)
+        self.assertLess(gpu_losses[-1], gpu_losses[0])
 
     def test_refused_op_is_cxla_error(self):
         """An op the gpu backend refuses fails the compile with cxla's message."""
