@@ -49,8 +49,9 @@ enum {
   CX_CU_COND_IF = 0, CX_CU_COND_WHILE = 1, CX_CU_COND_SWITCH = 2, /* CUgraphConditionalNodeType */
   CX_CU_CAPTURE_THREAD_LOCAL = 1,  /* CU_STREAM_CAPTURE_MODE_THREAD_LOCAL */
   CX_CU_CAPTURE_ACTIVE = 1,        /* CU_STREAM_CAPTURE_STATUS_ACTIVE */
-  /* conditional nodes, capture into a given graph and cuGraphAddNode_v2: CUDA 12.3; cxla asks
-   * for 12.4, the first release whose conditional bodies take captured memcpy nodes */
+  /* conditional nodes, capture into a given graph and cuGraphAddNode_v2 came with CUDA 12.3;
+   * cxla asks for 12.4, a margin over the first release of conditional nodes (not yet tried
+   * on a real driver of either) */
   CX_CU_GRAPHS_DRIVER = 12040,
 };
 

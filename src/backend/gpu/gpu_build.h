@@ -22,7 +22,9 @@
  * [i+1, body) then its body [body, end) (ending with the copies of the new loop state); a
  * conditional's branches, branch k being [branch[k], branch[k+1]) with branch[n] = end. The
  * predicate or branch index (one element in slot `sel`) is read back by the host, except for a
- * loop whose trip count is known (ir/while_trips.h): its body is queued that many times. */
+ * loop whose trip count is known (ir/while_trips.h): its body is queued that many times; and
+ * for a construct marked `graph` (gpu_graph.h), which runs as a CUDA graph that decides on
+ * the device. */
 typedef enum cx_gpu_step_kind { CX_GPU_LAUNCH, CX_GPU_COPY, CX_GPU_GEMM, CX_GPU_WHILE, CX_GPU_COND, CX_GPU_LINALG,
                CX_GPU_FFT, CX_GPU_RAGGED } cx_gpu_step_kind;
 

@@ -144,7 +144,8 @@ static void events_destroy(run *r) {
   r->events = NULL;
 }
 
-/* ---- control flow: the host reads the predicate or branch index back and picks the steps ---- */
+/* ---- control flow: as a CUDA graph (gpu_graph.h) where it can, else the host reads the
+ * predicate or branch index back and picks the steps ---- */
 
 static cxla_status run_steps(run *r, int begin, int end, int top);
 
