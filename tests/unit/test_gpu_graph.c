@@ -3,7 +3,8 @@
  * nested loops, conditionals inside loops, --max-loop-iterations (the read-back path's error,
  * an overrun in a nested loop stopping its parents), one executable run on several inputs (a
  * graph captured again when its buffers move), and the fallbacks (--gpu-graphs=off, a driver
- * older than 12.4, a library call in the body), every result against the interpreter. */
+ * older than 12.4, a library call in the body), every result against the interpreter; and
+ * the emulated graph API's own rules. */
 #include "backend/backend.h"
 #include "backend/gpu/emu.h"
 #include "core/context.h"
@@ -268,4 +269,59 @@ TEST(gpu_graph_library_body_and_top_conditional) {
   }
   drop(&e);
   cx_module_free(m);
+}
+
+/* The emulated graph API itself (emu_graph.c): capture turns a memset into a node and refuses
+ * what would wait for the stream, ending a capture that is not on fails, a dependency from
+ * another graph or a handle of another graph is refused, and an IF node runs its body by its
+ * handle's default value (CU_GRAPH_COND_ASSIGN_DEFAULT). */
+TEST(gpu_emu_graph_api) {
+  const cx_cuda *cu = cx_cuda_emu();
+  CUcontext ctx = NULL;
+  CUstream s = NULL;
+  CUdeviceptr p = 0;
+  CHECK_EQ_INT(cu->DevicePrimaryCtxRetain(&ctx, 0), 0);
+  CHECK_EQ_INT(cu->StreamCreate(&s, 0), 0);
+  CHECK_EQ_INT(cu->MemAlloc(&p, 16), 0);
+  CUgraph g = NULL, other = NULL, ended = NULL;
+  CHECK_EQ_INT(cu->GraphCreate(&g, 0), 0);
+  CHECK_EQ_INT(cu->GraphCreate(&other, 0), 0);
+  for (unsigned dflt = 0; dflt < 2; dflt++) {
+    CUgraphConditionalHandle h = 0, foreign = 0;
+    CHECK_EQ_INT(cu->GraphConditionalHandleCreate(&h, g, ctx, dflt, 1), 0);
+    CHECK_EQ_INT(cu->GraphConditionalHandleCreate(&foreign, other, ctx, 1, 1), 0);
+    cx_cu_graph_node_params np;
+    memset(&np, 0, sizeof np);
+    np.type = CX_CU_GRAPH_NODE_CONDITIONAL;
+    np.cond.handle = foreign, np.cond.type = CX_CU_COND_IF, np.cond.size = 1, np.cond.ctx = ctx;
+    CUgraphNode node = NULL;
+    CHECK_EQ_INT(cu->GraphAddNode(&node, g, NULL, NULL, 0, &np), 1); /* CUDA_ERROR_INVALID_VALUE */
+    np.cond.handle = h;
+    CHECK_EQ_INT(cu->GraphAddNode(&node, g, NULL, NULL, 0, &np), 0);
+    CUgraph body = np.cond.graphs_out ? np.cond.graphs_out[0] : NULL;
+    CHECK(body != NULL);
+    if (!body) break;
+    CHECK_EQ_INT(cu->StreamBeginCaptureToGraph(s, body, &node, NULL, 1, CX_CU_CAPTURE_THREAD_LOCAL), 1); /* not body's */
+    CHECK_EQ_INT(cu->StreamBeginCaptureToGraph(s, body, NULL, NULL, 0, CX_CU_CAPTURE_THREAD_LOCAL), 0);
+    CHECK_EQ_INT(cu->MemsetD8Async(p, 0xab, 16, s), 0); /* a node, not run now */
+    CHECK_EQ_INT(cu->StreamSynchronize(s), 900);        /* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED */
+    unsigned char host[16] = {0};
+    CHECK_EQ_INT(cu->MemcpyDtoH(host, p, 16), 900);
+    CHECK_EQ_INT(cu->StreamEndCapture(s, &ended), 0);
+    CHECK(ended == body);
+    CHECK_EQ_INT(cu->StreamEndCapture(s, &ended), 903); /* CUDA_ERROR_STREAM_CAPTURE_UNMATCHED */
+    CHECK_EQ_INT(cu->MemsetD8Async(p, 0, 16, s), 0);
+    CUgraphExec x = NULL;
+    CHECK_EQ_INT(cu->GraphInstantiate(&x, g, 0), 0);
+    CHECK_EQ_INT(cu->GraphLaunch(x, s), 0);
+    CHECK_EQ_INT(cu->MemcpyDtoH(host, p, 16), 0);
+    CHECK_EQ_INT(host[7], dflt ? 0xab : 0); /* the body ran only with the default 1 */
+    CHECK_EQ_INT(cu->GraphExecDestroy(x), 0);
+    CHECK_EQ_INT(cu->GraphDestroy(g), 0);
+    CHECK_EQ_INT(cu->GraphCreate(&g, 0), 0);
+  }
+  CHECK_EQ_INT(cu->GraphDestroy(g), 0);
+  CHECK_EQ_INT(cu->GraphDestroy(other), 0);
+  CHECK_EQ_INT(cu->MemFree(p), 0);
+  CHECK_EQ_INT(cu->StreamDestroy(s), 0);
 }
