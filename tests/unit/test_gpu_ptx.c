@@ -132,6 +132,43 @@ TEST(gpu_ptx_structure) {
   cx_gpu_prog_free(&p);
 }
 
+/* A loop the data counts, planned as a graph (CX_GPU_GRAPHS: a driver with conditional nodes):
+ * the control kernel is one more .entry, calling the device runtime's extern; without the bit
+ * (an older driver) the PTX has neither and the loop is not marked. */
+TEST(gpu_ptx_graph_control_kernel) {
+  const char *text = "HloModule g\ncond {\n p = (f32[], f32[8]) parameter(0)\n s = f32[] get-tuple-element(p), index=0\n"
+                     " n = f32[] constant(5)\n ROOT lt = pred[] compare(s, n), direction=LT\n}\nbody {\n"
+                     " p = (f32[], f32[8]) parameter(0)\n s = f32[] get-tuple-element(p), index=0\n"
+                     " x = f32[8] get-tuple-element(p), index=1\n h = f32[] constant(1.5)\n j = f32[] add(s, h)\n"
+                     " y = f32[8] sine(x)\n ROOT o = (f32[], f32[8]) tuple(j, y)\n}\nENTRY e {\n x = f32[8] parameter(0)\n"
+                     " z = f32[] constant(0)\n t = (f32[], f32[8]) tuple(z, x)\n"
+                     " w = (f32[], f32[8]) while(t), condition=cond, body=body\n ROOT r = f32[8] get-tuple-element(w), index=1\n}\n";
+  for (int graphs = 0; graphs < 2; graphs++) {
+    cx_gpu_prog p;
+    CHECK_OK(build(text, "sm_80", graphs ? CX_GPU_GRAPHS : 0, &p));
+    if (!p.ptx) {
+      cx_gpu_prog_free(&p);
+      return;
+    }
+    int w = 0;
+    while (w < p.nsteps && p.steps[w].kind != CX_GPU_WHILE) w++;
+    CHECK(w < p.nsteps && p.steps[w].trips < 0);
+    CHECK_EQ_INT(count(p.ptx, ".visible .entry "), p.nkernels);
+    if (graphs) {
+      CHECK(w < p.nsteps && p.steps[w].graph && p.steps[w].ctl == 1);
+      CHECK_EQ_INT(p.nloops_graph, 1);
+      CHECK(p.graph_kernel >= 0 && !strcmp(p.kernels[p.graph_kernel], "cxla_graph_ctl"));
+      CHECK_STR_CONTAINS(p.ptx, ".entry cxla_graph_ctl(");
+      CHECK_STR_CONTAINS(p.ptx, ".extern .func cudaGraphSetConditional");
+    } else {
+      CHECK(w < p.nsteps && !p.steps[w].graph);
+      CHECK_EQ_INT(p.graph_kernel, -1);
+      CHECK(!strstr(p.ptx, "cudaGraphSetConditional") && !strstr(p.ptx, ".extern"));
+    }
+    cx_gpu_prog_free(&p);
+  }
+}
+
 /* A loop fusion of 4 elements a thread loads and stores 16 bytes at a time; a row reduction
  * exchanges lanes with shfl.sync.bfly; a dot is a cuBLASLt step, not PTX. */
 TEST(gpu_ptx_vector_and_warp) {
