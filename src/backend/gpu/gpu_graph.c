@@ -127,6 +127,8 @@ typedef struct graph_entry {
   CUdeviceptr *key;       /* the parameter then result leaves it was captured with */
 } graph_entry;
 
+enum { RETIRED_MAX = 16 };
+
 typedef struct cx_gpu_graphs {
   CUdeviceptr ctl;        /* [0]: the abort word (WHILE step + 1 of the loop that overran), then
                              one trip counter per loop in a graph (step.ctl) */
@@ -134,7 +136,12 @@ typedef struct cx_gpu_graphs {
                              other executables' work queued meanwhile */
   graph_entry *per;       /* per step (WHILE/COND marked ones) */
   int nkey;
+  /* graphs replaced by a new capture while a launch of theirs may still be queued: destroyed
+   * once the stream is known to be past them (unload, or when RETIRED_MAX have piled up) */
+  graph_entry retired[RETIRED_MAX];
+  int nretired;
 } cx_gpu_graphs;
+
 
 cxla_status cx_gpu_graph_load(cxla_context *ctx, gpu_state *st) {
   const cx_gpu_prog *p = &st->prog;
@@ -162,6 +169,7 @@ void cx_gpu_graph_unload(gpu_state *st) {
   cx_gpu_graphs *g = st->graphs;
   if (!g) return;
   for (int i = 0; g->per && i < st->prog.nsteps; i++) entry_drop(st->cu, &g->per[i]);
+  for (int i = 0; i < g->nretired; i++) entry_drop(st->cu, &g->retired[i]);
   if (g->capture) st->cu->StreamDestroy(g->capture);
   if (g->ctl) st->cu->MemFree(g->ctl);
   cx_free(g->per);
@@ -329,6 +337,21 @@ static cxla_status capture(cx_gpu_run *r, int i, graph_entry *e) {
 
 /* ---- run time ---- */
 
+/* e's graph out of use; the stream is waited for only when too many are waiting to go */
+static cxla_status retire(cx_gpu_run *r, graph_entry *e) {
+  cx_gpu_graphs *g = r->st->graphs;
+  const cx_cuda *cu = r->st->cu;
+  if (g->nretired == RETIRED_MAX) {
+    CUresult err = cu->StreamSynchronize(r->stream);
+    if (err) return cx_cuda_error(r->ctx, cu, err, "waiting for replaced graphs to finish (cuStreamSynchronize)");
+    for (int i = 0; i < g->nretired; i++) entry_drop(cu, &g->retired[i]);
+    g->nretired = 0;
+  }
+  g->retired[g->nretired++] = *e;
+  memset(e, 0, sizeof *e);
+  return CXLA_OK;
+}
+
 int cx_gpu_graph_usable(const cx_gpu_run *r, const cx_gpu_step *s) { return s->graph && r->st->graphs && !r->events; }
 
 cxla_status cx_gpu_graph_run(cx_gpu_run *r, int i) {
@@ -338,8 +361,9 @@ cxla_status cx_gpu_graph_run(cx_gpu_run *r, int i) {
   graph_entry *e = &g->per[i];
   int np = st->nparam_leaves, nk = g->nkey;
   if (e->x && (memcmp(e->key, r->params, sizeof *e->key * (size_t)np) ||
-               memcmp(e->key + np, r->outs, sizeof *e->key * (size_t)(nk - np))))
-    entry_drop(cu, e); /* an address moved: capture again */
+               memcmp(e->key + np, r->outs, sizeof *e->key * (size_t)(nk - np)))) {
+    CX_TRY(retire(r, e)); /* an address moved: capture again */
+  }
   if (!e->x) {
     if (!(e->key = cx_malloc(sizeof *e->key * (size_t)(nk ? nk : 1)))) return cx_oom(r->ctx);
     memcpy(e->key, r->params, sizeof *e->key * (size_t)np);
