@@ -124,8 +124,13 @@ cxla_status cx_gpu_graph_plan(cxla_context *ctx, cx_gpu_prog *p, LLVMModuleRef m
 typedef struct graph_entry {
   CUgraph g;
   CUgraphExec x;
-  CUdeviceptr *key;       /* the parameter then result leaves it was captured with */
+  CUdeviceptr *key;       /* the addresses of its `moving` slots it was captured with */
 } graph_entry;
+
+typedef struct moving {   /* a construct's parameter and result slots: where an execution's
+                             leaves are, which may differ from the last one's */
+  int *slots, n, known;
+} moving;
 
 enum { RETIRED_MAX = 16 };
 
@@ -135,7 +140,7 @@ typedef struct cx_gpu_graphs {
   CUstream capture;       /* a stream of its own: capturing on the device's stream would take in
                              other executables' work queued meanwhile */
   graph_entry *per;       /* per step (WHILE/COND marked ones) */
-  int nkey;
+  moving *moves;          /* per step, likewise */
   /* graphs replaced by a new capture while a launch of theirs may still be queued: destroyed
    * once the stream is known to be past them (unload, or when RETIRED_MAX have piled up) */
   graph_entry retired[RETIRED_MAX];
@@ -150,8 +155,8 @@ cxla_status cx_gpu_graph_load(cxla_context *ctx, gpu_state *st) {
   cx_gpu_graphs *g = cx_calloc(1, sizeof *g);
   if (!g) return cx_oom(ctx);
   st->graphs = g;
-  g->nkey = st->nparam_leaves + p->bufs.noutputs;
-  if (!(g->per = cx_calloc((size_t)p->nsteps, sizeof *g->per))) return cx_oom(ctx);
+  if (!(g->per = cx_calloc((size_t)p->nsteps, sizeof *g->per)) || !(g->moves = cx_calloc((size_t)p->nsteps, sizeof *g->moves)))
+    return cx_oom(ctx);
   CUresult e = cu->MemAlloc(&g->ctl, sizeof(int64_t) * (size_t)(1 + p->nloops_graph));
   if (e) return cx_cuda_error(ctx, cu, e, "cuMemAlloc (the graphs' control words)");
   if ((e = cu->StreamCreate(&g->capture, 1))) return cx_cuda_error(ctx, cu, e, "cuStreamCreate (graph capture)");
@@ -170,6 +175,8 @@ void cx_gpu_graph_unload(gpu_state *st) {
   if (!g) return;
   for (int i = 0; g->per && i < st->prog.nsteps; i++) entry_drop(st->cu, &g->per[i]);
   for (int i = 0; i < g->nretired; i++) entry_drop(st->cu, &g->retired[i]);
+  for (int i = 0; g->moves && i < st->prog.nsteps; i++) cx_free(g->moves[i].slots);
+  cx_free(g->moves);
   if (g->capture) st->cu->StreamDestroy(g->capture);
   if (g->ctl) st->cu->MemFree(g->ctl);
   cx_free(g->per);
@@ -354,20 +361,51 @@ static cxla_status retire(cx_gpu_run *r, graph_entry *e) {
 
 int cx_gpu_graph_usable(const cx_gpu_run *r, const cx_gpu_step *s) { return s->graph && r->st->graphs && !r->events; }
 
+/* the slots of construct i's steps that are parameter or result leaves (the others, temporaries,
+ * constants and scratch, stay where they are for the executable's life) */
+static cxla_status find_moving(cx_gpu_run *r, int i, moving *mv) {
+  const cx_gpu_prog *p = &r->st->prog;
+  int end = p->steps[i].end, cap = 0;
+  for (int j = i; j < end; j++) {
+    const cx_gpu_step *s = &p->steps[j];
+    /* a launch's arguments, a copy's two ends, a loop's or conditional's selector */
+    int ends[3] = {s->sel, s->dst, s->src}, n = s->kind == CX_GPU_LAUNCH ? s->nargs : s->kind == CX_GPU_COPY ? 2 : 1;
+    const int *at = s->kind == CX_GPU_LAUNCH ? s->slots : s->kind == CX_GPU_COPY ? ends + 1 : ends;
+    for (int k = 0; k < n; k++) {
+      int sl = at[k];
+      if (sl < 0 || sl >= p->bufs.nslots || (p->bufs.slots[sl].kind != CX_SLOT_PARAM && p->bufs.slots[sl].kind != CX_SLOT_OUTPUT))
+        continue;
+      if (mv->n == cap) {
+        int *more = cx_realloc(mv->slots, sizeof *more * (size_t)(cap = cap ? 2 * cap : 8));
+        if (!more) return cx_oom(r->ctx);
+        mv->slots = more;
+      }
+      mv->slots[mv->n++] = sl;
+    }
+  }
+  mv->known = 1;
+  return CXLA_OK;
+}
+
+static int moved(const cx_gpu_run *r, const moving *mv, const CUdeviceptr *key) {
+  for (int k = 0; k < mv->n; k++)
+    if (cx_gpu_run_slot(r, mv->slots[k]) != key[k]) return 1;
+  return 0;
+}
+
 cxla_status cx_gpu_graph_run(cx_gpu_run *r, int i) {
   gpu_state *st = r->st;
   cx_gpu_graphs *g = st->graphs;
   const cx_cuda *cu = st->cu;
   graph_entry *e = &g->per[i];
-  int np = st->nparam_leaves, nk = g->nkey;
-  if (e->x && (memcmp(e->key, r->params, sizeof *e->key * (size_t)np) ||
-               memcmp(e->key + np, r->outs, sizeof *e->key * (size_t)(nk - np)))) {
+  moving *mv = &g->moves[i];
+  if (!mv->known) CX_TRY(find_moving(r, i, mv));
+  if (e->x && moved(r, mv, e->key)) {
     CX_TRY(retire(r, e)); /* an address moved: capture again */
   }
   if (!e->x) {
-    if (!(e->key = cx_malloc(sizeof *e->key * (size_t)(nk ? nk : 1)))) return cx_oom(r->ctx);
-    memcpy(e->key, r->params, sizeof *e->key * (size_t)np);
-    memcpy(e->key + np, r->outs, sizeof *e->key * (size_t)(nk - np));
+    if (!(e->key = cx_malloc(sizeof *e->key * (size_t)(mv->n ? mv->n : 1)))) return cx_oom(r->ctx);
+    for (int k = 0; k < mv->n; k++) e->key[k] = cx_gpu_run_slot(r, mv->slots[k]);
     cxla_status s = capture(r, i, e);
     if (s != CXLA_OK) {
       entry_drop(cu, e);
