@@ -5,8 +5,10 @@ jax.jit against cxla --backend=gpu running the HLO jax lowers for it, time per t
 Two loops over x = f32[1024] (each trip x = 0.999 x + 0.001 sin x):
   counted   lax.fori_loop(0, TRIPS, ...): cxla knows the trip count when compiling and queues
             the body TRIPS times without reading anything back (`loops_counted` in its counts)
-  while     lax.while_loop on a float counter (t < TRIPS, t += 1.0): the predicate is read
-            back to the host after every trip
+  while     lax.while_loop on a float counter (t < TRIPS, t += 1.0): a CUDA graph whose WHILE
+            node a control kernel drives on the device (`loops_graph`; driver 12.4+)
+  readback  the same with --gpu-graphs=off: the predicate is read back to the host after
+            every trip
 Both sides get their argument already on the GPU and wait for the result (jax's
 block_until_ready; cxla reads the result, which waits for the device's stream). The results
 must agree (rtol 1e-5).
@@ -57,20 +59,21 @@ def median_us(call):
 def main():
     print(f"jax {jax.__version__} on {jax.devices()[0].device_kind}; cxla --backend={BACKEND}; {TRIPS} trips")
     x = np.linspace(-3, 3, 1024, dtype=np.float32)
-    for name, fn in (("counted", counted), ("while", float_while)):
+    for name, fn, flags in (("counted", counted, {}), ("while", float_while, {}),
+                            ("readback", float_while, {"gpu_graphs": False})):
         jf = jax.jit(fn)
         xd = jax.device_put(x)
         jt = median_us(lambda: jax.block_until_ready(jf(xd)))
         want = np.asarray(jf(xd))
-        exe = cxla.compile(jf.lower(x).as_text(dialect="hlo"), backend=BACKEND, keep_on_device=True)
+        exe = cxla.compile(jf.lower(x).as_text(dialect="hlo"), backend=BACKEND, keep_on_device=True, **flags)
         xb = cxla.device_put(x, BACKEND)
         ct = median_us(lambda: np.asarray(exe(xb)))
         got = np.asarray(exe(xb))
         ok = np.allclose(got, want, rtol=1e-5, atol=1e-6)
         counts = exe.compile_counts
+        loops = " ".join(w for w in counts.split() if w.startswith(("loops_counted=", "loops_graph=")))
         print(f"{name:8s} jax.jit {jt / TRIPS:.2f} us/trip, cxla {ct / TRIPS:.2f} us/trip, jax/cxla {jt / ct:.2f}"
-              f" ({counts[counts.find('loops_counted'):].split()[0] if 'loops_counted' in counts else ''})"
-              f"{'' if ok else ' DIFFERENT'}")
+              f" ({loops}){'' if ok else ' DIFFERENT'}")
 
 
 if __name__ == "__main__":

@@ -35,6 +35,9 @@ static const flag_def defs[] = {
      "S: a collective fails after waiting S seconds for the other devices (0: waits for ever)", 1},
     {"gpu-tf32", F_BOOL, OFF(gpu_tf32), 0, 1,
      "on|off: f32 dots on the GPU may round inputs to TF32 on tensor cores (faster, 10-bit mantissas; default off)"},
+    {"gpu-graphs", F_BOOL, OFF(gpu_graphs), 0, 1,
+     "on|off: GPU while loops and conditionals as CUDA graphs with conditional nodes, no host read-back per trip "
+     "(default on; off, or a driver older than 12.4: the host reads each predicate back)"},
     {"gpu-libdevice", F_STR, OFF(gpu_libdevice), 0, 0,
      "PATH: CUDA's libdevice.10.bc, linked into GPU kernels for the f64 math functions (default: "
      "$CUDA_HOME, $CUDA_PATH, /usr/local/cuda, /usr/lib/nvidia-cuda-toolkit)"},
@@ -58,6 +61,7 @@ void cx_flags_init(cx_flags *f) {
   f->collective_timeout = 300;
   f->cpu_onednn = 1;
   f->cpu_libmvec = 1;
+  f->gpu_graphs = 1;
 }
 
 void cx_flags_free(cx_flags *f) {

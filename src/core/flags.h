@@ -17,6 +17,7 @@ typedef struct cx_flags {
   int collective_timeout; /* --collective-timeout=S: a collective waits S seconds for the other
                              devices of its run, then fails (0: for ever) */
   int gpu_tf32;           /* --gpu-tf32=on|off: f32 dots on the GPU may round their inputs to TF32 */
+  int gpu_graphs;         /* --gpu-graphs=on|off: GPU loops and conditionals as CUDA graphs */
   char *gpu_libdevice;    /* --gpu-libdevice=PATH: CUDA's libdevice bitcode (backend/gpu/libdevice.h) */
   int cpu_onednn;         /* --cpu-onednn=on|off: cpu convolutions through oneDNN where it applies */
   int cpu_libmvec;        /* --cpu-libmvec=on|off: vectorised f64 math through glibc's libmvec */

@@ -2,8 +2,8 @@
 # run.sh — `make test-gpu`: the gpu backend's differential suite on a real GPU. The same tests
 # that `make test` runs on the emulated GPU (--backend=gpu-emu): every tests/hlo module the gpu
 # backend accepts, the hand-made ones (reductions, ragged launches, dots, TF32, loops and
-# conditionals) and the random graphs, each against the reference interpreter, here with
-# CXLA_TEST_GPU_BACKEND=gpu. Without a GPU every
+# conditionals, and as CUDA graphs: test_gpu_graph.c) and the random graphs, each against the
+# reference interpreter, here with CXLA_TEST_GPU_BACKEND=gpu. Without a GPU every
 # module is refused with the driver's message, which is a failure here (not in `make test`).
 # Environment: CXLA_BUILD (default build): where cxla_tests is; CXLA_RANDGRAPH_GPU_N (150).
 set -u
@@ -16,7 +16,7 @@ if ! "$BUILD/cxla" run tests/hlo/ops/add.hlo --random-inputs --backend=gpu --che
   exit 1
 fi
 passed=0 failed=0
-for filter in gpu_emu random_graph_gpu; do
+for filter in gpu_emu gpu_graph random_graph_gpu; do
   out=$("$BUILD/cxla_tests" "$filter" 2>&1)
   rc=$?
   printf '%s\n' "$out" | grep -v '^  input [0-9]'

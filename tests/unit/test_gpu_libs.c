@@ -1,10 +1,12 @@
 /* test_gpu_libs.c — the CUDA libraries the gpu backend opens with dlopen (cuSOLVER, cuBLAS,
- * cuFFT): the enum values solver.h and cufft_lib.h declare against the toolkit's own headers,
+ * cuFFT) and the driver's graph API: the enum values solver.h, cufft_lib.h and cuda.h declare
+ * against the toolkit's own headers,
  * every symbol the tables name found in the toolkit's libraries, and a library that is not
  * there refused with a message naming it. The headers and libraries are the CUDA toolkit's,
  * under /usr/local/cuda; on a machine without it the checks against them say so and pass. */
 #include <stdlib.h>
 #include <string.h>
+#include "backend/gpu/cuda.h"
 #include "backend/gpu/cufft_lib.h"
 #include "backend/gpu/dl_table.h"
 #include "backend/gpu/solver.h"
@@ -76,6 +78,12 @@ TEST(gpu_libs_enums_match_the_headers) {
   check_header("cublas_api.h", blas, (int)(sizeof blas / sizeof *blas));
   check_header("cusolver_common.h", solver, (int)(sizeof solver / sizeof *solver));
   check_header("cufft.h", fft, (int)(sizeof fft / sizeof *fft));
+  static const known driver[] = { /* cuda.h's graph values (gpu_graph.c) */
+    {"CU_GRAPH_NODE_TYPE_CONDITIONAL", CX_CU_GRAPH_NODE_CONDITIONAL}, {"CU_GRAPH_COND_TYPE_IF", CX_CU_COND_IF},
+    {"CU_GRAPH_COND_TYPE_WHILE", CX_CU_COND_WHILE}, {"CU_GRAPH_COND_TYPE_SWITCH", CX_CU_COND_SWITCH},
+    {"CU_STREAM_CAPTURE_MODE_THREAD_LOCAL", CX_CU_CAPTURE_THREAD_LOCAL},
+    {"CU_STREAM_CAPTURE_STATUS_ACTIVE", CX_CU_CAPTURE_ACTIVE}};
+  check_header("cuda.h", driver, (int)(sizeof driver / sizeof *driver));
   /* the reader itself, on text of both spellings */
   CHECK_EQ_INT((int)header_value("typedef enum { X_A = 0, X_B = 0x2a } t;", "X_B"), 0x2a);
   CHECK_EQ_INT((int)header_value("#define X_C -1 // c\n", "X_C"), -1);

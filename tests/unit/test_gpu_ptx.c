@@ -57,7 +57,7 @@ TEST(gpu_arch_pick) {
 
 static const char *g_libdevice; /* --gpu-libdevice for build(), NULL: the default search */
 
-static cxla_status build(const char *text, const char *sm, int lenient, cx_gpu_prog *p) {
+static cxla_status build(const char *text, const char *sm, unsigned mode, cx_gpu_prog *p) {
   cx_nvptx_arch arch;
   memset(p, 0, sizeof *p);
   if (cx_nvptx_arch_named(sm, &arch)) return CXLA_ERR_INVALID_ARGUMENT;
@@ -71,7 +71,7 @@ static cxla_status build(const char *text, const char *sm, int lenient, cx_gpu_p
   cx_flags f;
   cx_flags_init(&f);
   if (g_libdevice && !(f.gpu_libdevice = cx_strdup(g_libdevice))) s = CXLA_ERR_OUT_OF_MEMORY;
-  if (s == CXLA_OK) s = cx_gpu_build(test_ctx(), m, &f, &arch, lenient, p);
+  if (s == CXLA_OK) s = cx_gpu_build(test_ctx(), m, &f, &arch, mode, p);
   else cx_module_free(m);
   cx_flags_free(&f);
   return s;
@@ -130,6 +130,43 @@ TEST(gpu_ptx_structure) {
   cx_gpu_grid(0, &block, &grid);
   CHECK(grid == 1);
   cx_gpu_prog_free(&p);
+}
+
+/* A loop the data counts, planned as a graph (CX_GPU_GRAPHS: a driver with conditional nodes):
+ * the control kernel is one more .entry, calling the device runtime's extern; without the bit
+ * (an older driver) the PTX has neither and the loop is not marked. */
+TEST(gpu_ptx_graph_control_kernel) {
+  const char *text = "HloModule g\ncond {\n p = (f32[], f32[8]) parameter(0)\n s = f32[] get-tuple-element(p), index=0\n"
+                     " n = f32[] constant(5)\n ROOT lt = pred[] compare(s, n), direction=LT\n}\nbody {\n"
+                     " p = (f32[], f32[8]) parameter(0)\n s = f32[] get-tuple-element(p), index=0\n"
+                     " x = f32[8] get-tuple-element(p), index=1\n h = f32[] constant(1.5)\n j = f32[] add(s, h)\n"
+                     " y = f32[8] sine(x)\n ROOT o = (f32[], f32[8]) tuple(j, y)\n}\nENTRY e {\n x = f32[8] parameter(0)\n"
+                     " z = f32[] constant(0)\n t = (f32[], f32[8]) tuple(z, x)\n"
+                     " w = (f32[], f32[8]) while(t), condition=cond, body=body\n ROOT r = f32[8] get-tuple-element(w), index=1\n}\n";
+  for (int graphs = 0; graphs < 2; graphs++) {
+    cx_gpu_prog p;
+    CHECK_OK(build(text, "sm_80", graphs ? CX_GPU_GRAPHS : 0, &p));
+    if (!p.ptx) {
+      cx_gpu_prog_free(&p);
+      return;
+    }
+    int w = 0;
+    while (w < p.nsteps && p.steps[w].kind != CX_GPU_WHILE) w++;
+    CHECK(w < p.nsteps && p.steps[w].trips < 0);
+    CHECK_EQ_INT(count(p.ptx, ".visible .entry "), p.nkernels);
+    if (graphs) {
+      CHECK(w < p.nsteps && p.steps[w].graph && p.steps[w].ctl == 1);
+      CHECK_EQ_INT(p.nloops_graph, 1);
+      CHECK(p.graph_kernel >= 0 && !strcmp(p.kernels[p.graph_kernel], "cxla_graph_ctl"));
+      CHECK_STR_CONTAINS(p.ptx, ".entry cxla_graph_ctl(");
+      CHECK_STR_CONTAINS(p.ptx, ".extern .func cudaGraphSetConditional");
+    } else {
+      CHECK(w < p.nsteps && !p.steps[w].graph);
+      CHECK_EQ_INT(p.graph_kernel, -1);
+      CHECK(!strstr(p.ptx, "cudaGraphSetConditional") && !strstr(p.ptx, ".extern"));
+    }
+    cx_gpu_prog_free(&p);
+  }
 }
 
 /* A loop fusion of 4 elements a thread loads and stores 16 bytes at a time; a row reduction
@@ -264,8 +301,11 @@ static const char *find_ptxas(void) {
   return NULL;
 }
 
-/* ptxas -arch=sm file: 0 when it accepts the PTX; its messages go to log */
-static int ptxas(const char *exe, const char *sm, const char *file, const char *log) {
+/* ptxas -arch=sm file: 0 when it accepts the PTX; its messages go to log. PTX that calls an
+ * extern function (the device runtime's cudaGraphSetConditional, which the driver's JIT
+ * resolves when it loads the module) is compiled with --compile-only: ptxas alone links
+ * nothing and would call the symbol unresolved. */
+static int ptxas(const char *exe, const char *sm, const char *file, const char *log, int compile_only) {
   pid_t pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) {
@@ -273,7 +313,8 @@ static int ptxas(const char *exe, const char *sm, const char *file, const char *
     if (f && dup2(fileno(stderr), 1) >= 0) {
       char arch[32];
       snprintf(arch, sizeof arch, "-arch=%s", sm);
-      execl(exe, exe, arch, file, "-o", "/dev/null", (char *)NULL);
+      if (compile_only) execl(exe, exe, arch, "--compile-only", file, "-o", "/dev/null", (char *)NULL);
+      else execl(exe, exe, arch, file, "-o", "/dev/null", (char *)NULL);
     }
     _exit(127);
   }
@@ -299,7 +340,7 @@ static char *slurp(const char *path) {
 }
 
 typedef struct corpus_stats {
-  int modules, kernels, skipped, accepted, refused_build;
+  int modules, kernels, skipped, accepted, refused_build, graphs;
 } corpus_stats;
 
 static const char *const k_targets[] = {"sm_75", "sm_80", "sm_90"};
@@ -313,7 +354,8 @@ static void check_module(const char *exe, const char *path, const char *tmp, cor
   cs->modules++;
   for (size_t t = 0; t < CX_ARRAY_LEN(k_targets); t++) {
     cx_gpu_prog p;
-    cxla_status s = build(text, k_targets[t], 1, &p);
+    /* as for a driver that runs conditional nodes: loops and conditionals as graphs */
+    cxla_status s = build(text, k_targets[t], CX_GPU_LENIENT | CX_GPU_GRAPHS, &p);
     if (s != CXLA_OK) {
       /* what the cpu pipeline itself refuses (an unsupported type, ...) is not the PTX's doing */
       if (s != CXLA_ERR_UNSUPPORTED) test_fail(__FILE__, __LINE__, "%s (%s): %s", path, k_targets[t], cxla_context_errmsg(test_ctx()));
@@ -333,7 +375,8 @@ static void check_module(const char *exe, const char *path, const char *tmp, cor
       fputs(p.ptx, f);
       fclose(f);
     }
-    int rc = f ? ptxas(exe, k_targets[t], file, log) : -1;
+    int rc = f ? ptxas(exe, k_targets[t], file, log, strstr(p.ptx, ".extern .func") != NULL) : -1;
+    if (p.graph_kernel >= 0) cs->graphs++;
     if (rc) {
       char *msg = slurp(log);
       test_fail(__FILE__, __LINE__, "ptxas -arch=%s refuses the PTX of %s (exit %d): %.600s", k_targets[t], path, rc,
@@ -406,8 +449,8 @@ TEST(gpu_ptx_corpus_ptxas) {
   snprintf(f, sizeof f, "%s/ptxas.log", tmp);
   unlink(f);
   rmdir(tmp);
-  printf("    %d modules: %d GPU kernels; %d PTX modules accepted by %s for sm_75/sm_80/sm_90; %d instructions not yet "
-         "GPU-ready; %d modules refused before code generation\n",
-         cs.modules, cs.kernels, cs.accepted, exe, cs.skipped, cs.refused_build);
+  printf("    %d modules: %d GPU kernels; %d PTX modules accepted by %s for sm_75/sm_80/sm_90 (%d with graphs' control "
+         "kernels); %d instructions not yet GPU-ready; %d modules refused before code generation\n",
+         cs.modules, cs.kernels, cs.accepted, exe, cs.graphs, cs.skipped, cs.refused_build);
   if (!getenv("CXLA_GPU_CORPUS")) CHECK(cs.kernels > 300 && cs.accepted > 600);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "backend/backend.h"
 #include "backend/gpu/emu.h"
+#include "backend/gpu/gpu_graph.h"
 #include "backend/gpu/gpu_state.h"
 
 static void gpu_destroy(void *state) {
@@ -23,6 +24,7 @@ static void gpu_destroy(void *state) {
     cx_gpu_gemm_unload(st);
     cx_gpu_fft_unload(st);
     cx_gpu_linalg_unload(st);
+    cx_gpu_graph_unload(st);
     if (st->mod) st->cu->ModuleUnload(st->mod);
     CUcontext c;
     st->cu->CtxPopCurrent(&c);
@@ -86,6 +88,7 @@ static cxla_status load(cxla_context *ctx, gpu_state *st) {
     return cx_cuda_error(ctx, cu, r, "cuMemAlloc (temporaries)");
   CX_TRY(cx_gpu_gemm_load(ctx, st));
   CX_TRY(cx_gpu_linalg_load(ctx, st)); /* a missing library is refused here, naming it, not mid-run */
+  CX_TRY(cx_gpu_graph_load(ctx, st));
   return cx_gpu_fft_load(ctx, st);
 }
 
@@ -97,7 +100,9 @@ static cxla_status compile_state(cxla_context *ctx, cx_module *m, const cx_flags
   CX_TRY(cx_gpu_device_get(ctx, st->cu, mem, &st->device));
   st->tf32 = flags->gpu_tf32;
   st->max_loop_iterations = flags->max_loop_iterations;
-  CX_TRY(cx_gpu_build(ctx, m, flags, &arch, st->build_mode, &st->prog));
+  /* loops and conditionals as CUDA graphs: a driver with conditional nodes, unless turned off */
+  unsigned graphs = flags->gpu_graphs && st->cu->driver_version >= CX_CU_GRAPHS_DRIVER && st->cu->GraphCreate ? CX_GPU_GRAPHS : 0;
+  CX_TRY(cx_gpu_build(ctx, m, flags, &arch, st->build_mode | graphs, &st->prog));
   const cx_comp *e = st->prog.m->entry;
   if (!(st->param_base = cx_calloc((size_t)e->nparams + 1, sizeof *st->param_base))) return cx_oom(ctx);
   for (int p = 0; p < e->nparams; p++) st->param_base[p + 1] = st->param_base[p] + cx_shape_leaf_count(&e->params[p]->shape);
@@ -109,9 +114,10 @@ static cxla_status compile_state(cxla_context *ctx, cx_module *m, const cx_flags
   st->cu->CtxPopCurrent(&c);
   /* which target ran where: a GPU newer than cxla runs the newest PTX cxla knows */
   cx_sb_printf(&stats->counts,
-               "gpu=\"%s\" ptx_target=%s ptx_isa=%d.%d kernels=%d gemms=%d solver_calls=%d ffts=%d loops_counted=%d ",
+               "gpu=\"%s\" ptx_target=%s ptx_isa=%d.%d kernels=%d gemms=%d solver_calls=%d ffts=%d loops_counted=%d "
+               "loops_graph=%d conds_graph=%d ",
                name, arch.sm, arch.ptx / 10, arch.ptx % 10, st->prog.nkernels, st->prog.ngemms, st->prog.nlinalg,
-               st->prog.nffts, st->prog.nloops_known);
+               st->prog.nffts, st->prog.nloops_known, st->prog.nloops_graph, st->prog.nconds_graph);
   return s;
 }
 

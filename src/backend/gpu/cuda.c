@@ -29,6 +29,14 @@ static const cx_dl_sym k_syms[] = {
   SYM(MemsetD8Async, "cuMemsetD8Async"), SYM(MemsetD2D32Async, "cuMemsetD2D32Async"),
   SYM(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"), SYM(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
 };
+/* CUDA graphs: optional (cuda.h) */
+static const cx_dl_sym k_graph_syms[] = {
+  SYM(GraphCreate, "cuGraphCreate"), SYM(GraphDestroy, "cuGraphDestroy"),
+  SYM(GraphInstantiate, "cuGraphInstantiateWithFlags"), SYM(GraphExecDestroy, "cuGraphExecDestroy"),
+  SYM(GraphLaunch, "cuGraphLaunch"), SYM(GraphConditionalHandleCreate, "cuGraphConditionalHandleCreate"),
+  SYM(GraphAddNode, "cuGraphAddNode_v2"), SYM(StreamBeginCaptureToGraph, "cuStreamBeginCaptureToGraph"),
+  SYM(StreamEndCapture, "cuStreamEndCapture"), SYM(StreamGetCaptureInfo, "cuStreamGetCaptureInfo_v3"),
+};
 #undef SYM
 
 int cx_cuda_open(const char *name, cx_cuda *cu, char *err, size_t errlen) {
@@ -52,6 +60,9 @@ int cx_cuda_open(const char *name, cx_cuda *cu, char *err, size_t errlen) {
     return -1;
   }
   if (cu->DriverGetVersion(&cu->driver_version) != 0) cu->driver_version = 0;
+  if (cx_dl_fill(lib, cu, k_graph_syms, sizeof k_graph_syms / sizeof *k_graph_syms)) /* all or none */
+    for (size_t i = 0; i < sizeof k_graph_syms / sizeof *k_graph_syms; i++)
+      memset((char *)cu + k_graph_syms[i].offset, 0, sizeof(void (*)(void)));
   cu->lib = lib;
   return 0;
 }

@@ -14,6 +14,29 @@ typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef unsigned long long CUdeviceptr;
+/* CUDA graphs (gpu_graph.c: loops and conditionals without a read-back per trip) */
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef unsigned long long CUgraphConditionalHandle;
+
+/* CUgraphNodeParams with its CU_GRAPH_NODE_TYPE_CONDITIONAL member (cuda.h's layout: 256
+ * bytes, the union padded to 29 long longs; unused bytes must be zero) */
+typedef struct cx_cu_graph_node_params {
+  int type;                         /* CX_CU_GRAPH_NODE_CONDITIONAL */
+  int reserved0[3];
+  union {
+    long long reserved1[29];
+    struct {
+      CUgraphConditionalHandle handle;
+      int type;                     /* CX_CU_COND_IF, _WHILE, _SWITCH */
+      unsigned size;                /* body graphs: 1 for WHILE, 1 or 2 for IF */
+      CUgraph *graphs_out;          /* the driver's array of the (empty) body graphs */
+      CUcontext ctx;
+    } cond;
+  };
+  long long reserved2;
+} cx_cu_graph_node_params;
 
 enum {
   CX_CU_ATTR_CC_MAJOR = 75,        /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR */
@@ -22,6 +45,14 @@ enum {
   CX_CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
   CX_CU_JIT_ERROR_LOG_BUFFER = 5,
   CX_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+  CX_CU_GRAPH_NODE_CONDITIONAL = 13, /* CU_GRAPH_NODE_TYPE_CONDITIONAL */
+  CX_CU_COND_IF = 0, CX_CU_COND_WHILE = 1, CX_CU_COND_SWITCH = 2, /* CUgraphConditionalNodeType */
+  CX_CU_CAPTURE_THREAD_LOCAL = 1,  /* CU_STREAM_CAPTURE_MODE_THREAD_LOCAL */
+  CX_CU_CAPTURE_ACTIVE = 1,        /* CU_STREAM_CAPTURE_STATUS_ACTIVE */
+  /* conditional nodes, capture into a given graph and cuGraphAddNode_v2 came with CUDA 12.3;
+   * cxla asks for 12.4, a margin over the first release of conditional nodes (not yet tried
+   * on a real driver of either) */
+  CX_CU_GRAPHS_DRIVER = 12040,
 };
 
 typedef struct cx_cuda {
@@ -63,6 +94,22 @@ typedef struct cx_cuda {
   /* buffers' transfers, ordered on the device's stream */
   CUresult (*MemcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream s);
   CUresult (*MemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes, CUstream s);
+  /* CUDA graphs with conditional nodes (gpu_graph.c). Optional: NULL, all of them, when the
+   * driver lacks one (older than CX_CU_GRAPHS_DRIVER), and loops then read predicates back. */
+  CUresult (*GraphCreate)(CUgraph *g, unsigned flags);
+  CUresult (*GraphDestroy)(CUgraph g);
+  CUresult (*GraphInstantiate)(CUgraphExec *e, CUgraph g, unsigned long long flags);
+  CUresult (*GraphExecDestroy)(CUgraphExec e);
+  CUresult (*GraphLaunch)(CUgraphExec e, CUstream s);
+  CUresult (*GraphConditionalHandleCreate)(CUgraphConditionalHandle *h, CUgraph g, CUcontext c, unsigned dflt,
+                                           unsigned flags);
+  CUresult (*GraphAddNode)(CUgraphNode *n, CUgraph g, const CUgraphNode *deps, const void *edge_data, size_t ndeps,
+                           cx_cu_graph_node_params *params);
+  CUresult (*StreamBeginCaptureToGraph)(CUstream s, CUgraph g, const CUgraphNode *deps, const void *edge_data,
+                                        size_t ndeps, int mode);
+  CUresult (*StreamEndCapture)(CUstream s, CUgraph *g);
+  CUresult (*StreamGetCaptureInfo)(CUstream s, int *status, unsigned long long *id, CUgraph *g,
+                                   const CUgraphNode **deps, const void **edge_data, size_t *ndeps);
 } cx_cuda;
 
 /* The driver, opened once per process (thread safe); its library name comes from

@@ -29,10 +29,14 @@ size_t cx_emu_memory_allocated(void);
 /* A kernel's launch entry: unpacks cuLaunchKernel's params array and calls the kernel. */
 typedef void (*cx_emu_entry)(void **params);
 
+enum { CX_EMU_MAX_PARAMS = 260 }; /* the emitter's kernels have at most CX_EMIT_MAX_ARGS + 1 */
+
 typedef struct cx_emu_fn { /* a CUfunction */
   cx_emu_entry entry;
   char name[64];
   int warp;               /* it shuffles: a warp's lanes run as cooperating contexts */
+  int nparams;            /* its parameters and their sizes (a captured launch copies them) */
+  unsigned short param_bytes[CX_EMU_MAX_PARAMS];
 } cx_emu_fn;
 
 typedef struct cx_emu_module cx_emu_module;
@@ -57,6 +61,38 @@ void cx_emu_access(const void *p, uint64_t bytes, uint32_t store);
  * taking part (member_mask must be the full warp, clamp 0x1f: what the emitter writes). */
 uint32_t cx_emu_shfl_bfly(uint32_t member_mask, uint32_t v, uint32_t lane_mask, uint32_t clamp);
 extern const char *const cx_emu_sreg_names[]; /* NULL-terminated: "tid.x", ... */
+
+/* The driver version the emulation reports (default 12040, which runs conditional nodes):
+ * tests set an older one to see the gpu backend fall back to reading predicates back. */
+void cx_emu_set_driver_version(int version);
+
+/* ---- emu_graph.c: CUDA graphs, stream capture into them, conditional nodes ----
+ * A graph is its nodes in the order they were added, which is how they run: cxla adds them as
+ * one chain (each node's dependency the node before), and a dependency on a node that is not
+ * earlier in the same graph is refused. Capture is per host thread (the emulated streams are
+ * one handle): while a thread captures, its kernel launches, device-to-device copies and
+ * memsets become nodes, and calls that would wait for the stream or the host fail with
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, as on the driver. */
+int cx_emu_capturing(void);
+CUresult cx_emu_capture_kernel(const cx_emu_fn *fn, const unsigned grid[3], const unsigned block[3], void **params);
+CUresult cx_emu_capture_copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes);
+CUresult cx_emu_capture_memset(CUdeviceptr dst, unsigned char value, size_t n);
+/* the device runtime's cudaGraphSetConditional, which the kernels call */
+void cx_emu_graph_set_conditional(uint64_t handle, uint32_t value);
+/* the driver table's entry points (cuda.h's cx_cuda) */
+CUresult cx_emu_graph_create(CUgraph *g, unsigned flags);
+CUresult cx_emu_graph_destroy(CUgraph g);
+CUresult cx_emu_graph_instantiate(CUgraphExec *e, CUgraph g, unsigned long long flags);
+CUresult cx_emu_graph_exec_destroy(CUgraphExec e);
+CUresult cx_emu_graph_launch(CUgraphExec e, CUstream s);
+CUresult cx_emu_graph_handle_create(CUgraphConditionalHandle *h, CUgraph g, CUcontext c, unsigned dflt, unsigned flags);
+CUresult cx_emu_graph_add_node(CUgraphNode *n, CUgraph g, const CUgraphNode *deps, const void *edge_data, size_t ndeps,
+                               cx_cu_graph_node_params *params);
+CUresult cx_emu_capture_begin(CUstream s, CUgraph g, const CUgraphNode *deps, const void *edge_data, size_t ndeps,
+                              int mode);
+CUresult cx_emu_capture_end(CUstream s, CUgraph *g);
+CUresult cx_emu_capture_info(CUstream s, int *status, unsigned long long *id, CUgraph *g, const CUgraphNode **deps,
+                             const void **edge_data, size_t *ndeps);
 
 /* ---- emu_math.c ---- */
 

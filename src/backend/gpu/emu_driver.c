@@ -13,7 +13,7 @@
 
 enum { /* the CUresult codes the emulation returns (the driver's values) */
   E_OK = 0, E_INVALID_VALUE = 1, E_OUT_OF_MEMORY = 2, E_INVALID_IMAGE = 200, E_INVALID_HANDLE = 400,
-  E_NOT_FOUND = 500, E_ILLEGAL_ADDRESS = 700,
+  E_NOT_FOUND = 500, E_ILLEGAL_ADDRESS = 700, E_CAPTURE_UNSUPPORTED = 900,
 };
 
 typedef struct range { uintptr_t base; size_t bytes; } range;
@@ -126,7 +126,8 @@ void cx_emu_access(const void *p, uint64_t bytes, uint32_t store) {
 static int g_ctx_token, g_stream_token; /* the context and streams are only handles here */
 
 static CUresult emu_init(unsigned flags) { return flags ? E_INVALID_VALUE : E_OK; }
-static CUresult emu_version(int *v) { return *v = 12040, E_OK; } /* the PTX ISA it accepts: 8.4 */
+static cx_cuda g_emu;
+static CUresult emu_version(int *v) { return *v = g_emu.driver_version, E_OK; } /* 12040: PTX ISA 8.4 */
 static CUresult emu_count(int *n) { return *n = 1, E_OK; }
 static CUresult emu_device(CUdevice *d, int ordinal) { return ordinal ? E_INVALID_VALUE : (*d = 0, E_OK); }
 static CUresult emu_attribute(int *v, int attr, CUdevice d) {
@@ -218,12 +219,15 @@ static CUresult emu_free(CUdeviceptr p) {
   return E_OK;
 }
 
+/* what waits for the stream or touches host memory cannot be captured (emu_graph.c) */
 static CUresult emu_htod(CUdeviceptr dst, const void *src, size_t bytes) {
+  if (cx_emu_capturing()) return E_CAPTURE_UNSUPPORTED;
   if (!host_range_ok(dst, bytes)) return E_INVALID_VALUE;
   memcpy((void *)(uintptr_t)dst, src, bytes);
   return E_OK;
 }
 static CUresult emu_dtoh(void *dst, CUdeviceptr src, size_t bytes) {
+  if (cx_emu_capturing()) return E_CAPTURE_UNSUPPORTED;
   if (!host_range_ok(src, bytes)) return E_INVALID_VALUE;
   memcpy(dst, (const void *)(uintptr_t)src, bytes);
   return E_OK;
@@ -238,17 +242,20 @@ static CUresult emu_dtoh_async(void *dst, CUdeviceptr src, size_t bytes, CUstrea
 static CUresult emu_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
   if (s != (CUstream)&g_stream_token) return E_INVALID_HANDLE;
   if (!host_range_ok(dst, bytes) || !host_range_ok(src, bytes)) return E_INVALID_VALUE;
+  if (cx_emu_capturing()) return cx_emu_capture_copy(dst, src, bytes);
   memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
   return E_OK;
 }
 static CUresult emu_memset8(CUdeviceptr dst, unsigned char v, size_t n, CUstream s) {
   if (s != (CUstream)&g_stream_token) return E_INVALID_HANDLE;
   if (!host_range_ok(dst, n)) return E_INVALID_VALUE;
+  if (cx_emu_capturing()) return cx_emu_capture_memset(dst, v, n);
   memset((void *)(uintptr_t)dst, v, n);
   return E_OK;
 }
 static CUresult emu_memset2d32(CUdeviceptr dst, size_t pitch, unsigned v, size_t width, size_t height, CUstream s) {
   if (s != (CUstream)&g_stream_token) return E_INVALID_HANDLE;
+  if (cx_emu_capturing()) return E_CAPTURE_UNSUPPORTED;
   if (!width || !height) return E_OK;
   if (dst % 4 || pitch % 4 || pitch < 4 * width || height > SIZE_MAX / pitch ||
       !host_range_ok(dst, pitch * (height - 1) + 4 * width))
@@ -259,7 +266,10 @@ static CUresult emu_memset2d32(CUdeviceptr dst, size_t pitch, unsigned v, size_t
 }
 static CUresult emu_stream(CUstream *s, unsigned flags) { return flags > 1 ? E_INVALID_VALUE : (*s = (CUstream)&g_stream_token, E_OK); }
 static CUresult emu_stream_destroy(CUstream s) { return s == (CUstream)&g_stream_token ? E_OK : E_INVALID_HANDLE; }
-static CUresult emu_sync(CUstream s) { return s == (CUstream)&g_stream_token ? E_OK : E_INVALID_HANDLE; }
+static CUresult emu_sync(CUstream s) {
+  if (s != (CUstream)&g_stream_token) return E_INVALID_HANDLE;
+  return cx_emu_capturing() ? E_CAPTURE_UNSUPPORTED : E_OK;
+}
 
 /* An event is the host time it was recorded at: the stream has finished everything before it. */
 typedef struct emu_event { struct timespec at; int recorded; } emu_event;
@@ -271,6 +281,7 @@ static CUresult emu_event_create(CUevent *e, unsigned flags) {
 }
 static CUresult emu_event_record(CUevent e, CUstream s) {
   if (!e || s != (CUstream)&g_stream_token) return E_INVALID_HANDLE;
+  if (cx_emu_capturing()) return E_CAPTURE_UNSUPPORTED; /* (an event node: cxla times no graph) */
   emu_event *ev = (emu_event *)e;
   clock_gettime(CLOCK_MONOTONIC, &ev->at);
   ev->recorded = 1;
@@ -346,6 +357,10 @@ static CUresult emu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, 
       by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024 || extra || !params)
     return E_INVALID_VALUE;
   if (shared) return E_INVALID_VALUE; /* no kernel uses dynamic shared memory, and it is not emulated */
+  if (cx_emu_capturing()) {
+    unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+    return cx_emu_capture_kernel(fn, grid, block, params);
+  }
   pthread_mutex_lock(&g_mu);
   range *snap = malloc(sizeof *snap * (size_t)(g_nranges ? g_nranges : 1));
   int nsnap = g_nranges;
@@ -387,7 +402,9 @@ static CUresult emu_error_string(CUresult r, const char **s) {
   static const struct { CUresult r; const char *s; } k[] = {
     {E_OK, "no error"}, {E_INVALID_VALUE, "invalid argument"}, {E_OUT_OF_MEMORY, "out of memory"},
     {E_INVALID_IMAGE, "device kernel image is invalid"}, {E_INVALID_HANDLE, "invalid resource handle"},
-    {E_NOT_FOUND, "named symbol not found"},
+    {E_NOT_FOUND, "named symbol not found"}, {401, "the operation is not permitted in this state"},
+    {E_CAPTURE_UNSUPPORTED, "operation not permitted when stream is capturing"},
+    {903, "the capture was not initiated in this stream"},
   };
   if (r == E_ILLEGAL_ADDRESS) return *s = t_fault[0] ? t_fault : "an illegal memory access was encountered", E_OK;
   for (size_t i = 0; i < sizeof k / sizeof *k; i++)
@@ -396,7 +413,7 @@ static CUresult emu_error_string(CUresult r, const char **s) {
   return E_INVALID_VALUE;
 }
 
-static const cx_cuda g_emu = {
+static cx_cuda g_emu = {
   .lib = (void *)&g_emu, .driver_version = 12040,
   .Init = emu_init, .DriverGetVersion = emu_version, .DeviceGetCount = emu_count, .DeviceGet = emu_device,
   .DeviceGetAttribute = emu_attribute, .DeviceGetName = emu_name, .DevicePrimaryCtxRetain = emu_retain,
@@ -408,6 +425,13 @@ static const cx_cuda g_emu = {
   .EventCreate = emu_event_create, .EventRecord = emu_event_record, .EventElapsedTime = emu_event_elapsed,
   .EventDestroy = emu_event_destroy, .MemsetD8Async = emu_memset8, .MemcpyHtoDAsync = emu_htod_async,
   .MemcpyDtoHAsync = emu_dtoh_async, .MemsetD2D32Async = emu_memset2d32,
+  .GraphCreate = cx_emu_graph_create, .GraphDestroy = cx_emu_graph_destroy, .GraphInstantiate = cx_emu_graph_instantiate,
+  .GraphExecDestroy = cx_emu_graph_exec_destroy, .GraphLaunch = cx_emu_graph_launch,
+  .GraphConditionalHandleCreate = cx_emu_graph_handle_create, .GraphAddNode = cx_emu_graph_add_node,
+  .StreamBeginCaptureToGraph = cx_emu_capture_begin, .StreamEndCapture = cx_emu_capture_end,
+  .StreamGetCaptureInfo = cx_emu_capture_info,
 };
+
+void cx_emu_set_driver_version(int version) { g_emu.driver_version = version; }
 
 const cx_cuda *cx_cuda_emu(void) { return &g_emu; }

@@ -260,6 +260,13 @@ static int link(cx_emu_module *m, LLVMModuleRef mod, int nkernels, int nglobals,
     if (k < nkernels && len - strlen(ENTRY_SUFFIX) < sizeof m->fns[k].name) {
       memcpy(m->fns[k].name, name, len - strlen(ENTRY_SUFFIX));
       m->fns[k].warp = warp[k];
+      LLVMValueRef kf = LLVMGetNamedFunction(mod, m->fns[k].name); /* its parameters, for captured launches */
+      LLVMTypeRef kt = kf ? LLVMGlobalGetValueType(kf) : NULL, pt[CX_EMU_MAX_PARAMS];
+      unsigned np = kt ? LLVMCountParamTypes(kt) : 0;
+      if (np > CX_EMU_MAX_PARAMS) np = CX_EMU_MAX_PARAMS;
+      if (kt) LLVMGetParamTypes(kt, pt);
+      for (unsigned i = 0; i < np; i++) m->fns[k].param_bytes[i] = (unsigned short)LLVMStoreSizeOfType(td, pt[i]);
+      m->fns[k].nparams = (int)np;
       knames[k++] = name;
     }
   }
@@ -299,9 +306,11 @@ int cx_emu_module_load(const char *ir, cx_emu_module **out, char *log, size_t lo
     cx_free(m);
     return snprintf(log, loglen, "out of memory"), -1;
   }
-  cx_jit_symbol syms[3 + 80] = {{"cx_emu_sreg", (void *)cx_emu_sreg}, {"cx_emu_access", (void *)cx_emu_access},
-                                {"cx_emu_shfl_bfly", (void *)cx_emu_shfl_bfly}};
-  int nsyms = 3;
+  /* the device runtime's builtin that graph control kernels call (emu_graph.c), by its own name */
+  cx_jit_symbol syms[4 + 80] = {{"cx_emu_sreg", (void *)cx_emu_sreg}, {"cx_emu_access", (void *)cx_emu_access},
+                                {"cx_emu_shfl_bfly", (void *)cx_emu_shfl_bfly},
+                                {"cudaGraphSetConditional", (void *)cx_emu_graph_set_conditional}};
+  int nsyms = 4;
   for (const cx_emu_math_fn *mf = cx_emu_math_fns; mf->intrinsic && nsyms < CX_ARRAY_LEN(syms); mf++)
     syms[nsyms++] = (cx_jit_symbol){mf->jit_name, mf->fn};
   for (const cx_emu_math_fn *af = cx_emu_asm_fns; af->intrinsic && nsyms < CX_ARRAY_LEN(syms); af++)

@@ -1,6 +1,7 @@
 /* gpu_build.c — a module compiled for an NVIDIA GPU without one (see gpu_build.h). */
 #include <string.h>
 #include "backend/gpu/gpu_build.h"
+#include "backend/gpu/gpu_graph.h"
 #include "backend/gpu/libdevice.h"
 #include "backend/gpu/ptx.h"
 #include "codegen/cg.h"
@@ -457,6 +458,7 @@ cxla_status cx_gpu_build(cxla_context *ctx, cx_module *m, const cx_flags *flags,
   memset(out, 0, sizeof *out);
   out->m = m;
   out->arch = *arch;
+  out->graph_kernel = -1;
   CX_TRY(passes(ctx, m, flags));
   /* a donated parameter's memory may hold a result leaf (gpu_exec.c hands it to the result) */
   CX_TRY(cx_buffers_assign_donated(m, flags->donate, &out->bufs));
@@ -466,6 +468,7 @@ cxla_status cx_gpu_build(cxla_context *ctx, cx_module *m, const cx_flags *flags,
   cx_cg_init(&b.cg, ctx, m, llctx, mod, &cx_target_nvptx);
   cxla_status s = comp_steps(&b, m->entry);
   cx_cg_dispose(&b.cg);
+  if (s == CXLA_OK && (mode & CX_GPU_GRAPHS)) s = cx_gpu_graph_plan(ctx, out, mod);
   if (s == CXLA_OK) s = cx_libdevice_link(ctx, mod, flags->gpu_libdevice);
   if (s == CXLA_OK && (mode & CX_GPU_LLVM_IMAGE)) s = cx_ptx_emit_llvm(ctx, mod, arch, flags->opt_level, &out->ptx);
   else if (s == CXLA_OK) s = cx_ptx_emit(ctx, mod, arch, flags->opt_level, &out->ptx);

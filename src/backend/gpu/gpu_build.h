@@ -22,7 +22,9 @@
  * [i+1, body) then its body [body, end) (ending with the copies of the new loop state); a
  * conditional's branches, branch k being [branch[k], branch[k+1]) with branch[n] = end. The
  * predicate or branch index (one element in slot `sel`) is read back by the host, except for a
- * loop whose trip count is known (ir/while_trips.h): its body is queued that many times. */
+ * loop whose trip count is known (ir/while_trips.h): its body is queued that many times; and
+ * for a construct marked `graph` (gpu_graph.h), which runs as a CUDA graph that decides on
+ * the device. */
 typedef enum cx_gpu_step_kind { CX_GPU_LAUNCH, CX_GPU_COPY, CX_GPU_GEMM, CX_GPU_WHILE, CX_GPU_COND, CX_GPU_LINALG,
                CX_GPU_FFT, CX_GPU_RAGGED } cx_gpu_step_kind;
 
@@ -57,6 +59,9 @@ typedef struct cx_gpu_step {
   int64_t trips;          /* WHILE: its trip count when known when compiling (the host then runs
                              the body that many times and reads no predicate back), else -1 */
   int nbranch;            /* COND: branches; branch[] in `slots` (nbranch + 1 entries) */
+  int graph;              /* WHILE, COND: 1 when it runs as a CUDA graph with conditional nodes
+                             (gpu_graph.h): only kernels, copies, loops and conditionals inside */
+  int ctl;                /* WHILE in a graph: its trip counter's word in the control memory */
 } cx_gpu_step;
 
 typedef struct cx_gpu_prog {
@@ -67,6 +72,8 @@ typedef struct cx_gpu_prog {
   cx_gpu_step *steps;
   int nkernels, ngemms, nlinalg, nffts, nragged;
   int nloops_known;       /* WHILE steps whose trip count is known (no read-back per trip) */
+  int nloops_graph, nconds_graph; /* WHILE / COND steps in CUDA graphs (gpu_graph.h) */
+  int graph_kernel;       /* the graphs' control kernel among `kernels` (-1: none) */
   /* Scratch memory of the executable (a long sort's merge passes): a LAUNCH slot number
    * bufs.nslots + k is scratch_off[k] bytes into it. */
   int nscratch;
@@ -81,6 +88,7 @@ typedef struct cx_gpu_prog {
 enum {
   CX_GPU_LENIENT = 1,     /* leave out (and count) what the GPU cannot run instead of refusing */
   CX_GPU_LLVM_IMAGE = 2,  /* prog.ptx holds the optimised kernel IR as text, not PTX (gpu-emu) */
+  CX_GPU_GRAPHS = 4,      /* the driver runs CUDA graphs with conditional nodes: plan them (gpu_graph.h) */
 };
 
 /* Takes ownership of m (a verified clone). An instruction the GPU cannot run yet (an op

@@ -4,6 +4,7 @@
  * result stays on the device in memory from the device's cache (or, for a leaf computed in a
  * donated argument, in that argument's memory). */
 #include <string.h>
+#include "backend/gpu/gpu_graph.h"
 #include "backend/gpu/gpu_state.h"
 #include "core/context.h"
 #include "core/trace.h"
@@ -12,14 +13,7 @@
 /* The trace's thread id of GPU 0's stream (CPU threads are numbered from 1). */
 enum { GPU_TRACE_TID = 1000 };
 
-typedef struct run {
-  gpu_state *st;
-  cxla_context *ctx;
-  CUstream stream;
-  CUdeviceptr *params, *outs;   /* per parameter leaf / result leaf */
-  cx_trace *trace;              /* with --trace: events[i] is recorded before step i, [nsteps] after */
-  CUevent *events;
-} run;
+typedef cx_gpu_run run;
 
 static CUdeviceptr slot_ptr(const run *r, int i) {
   const cx_gpu_prog *p = &r->st->prog;
@@ -72,6 +66,9 @@ static cxla_status step(run *r, const cx_gpu_step *s) {
   e = cu->LaunchKernel(r->st->fns[s->kernel], grid, 1, 1, block, 1, 1, 0, r->stream, argv, NULL);
   return e ? cx_cuda_error(r->ctx, cu, e, r->st->prog.kernels[s->kernel]) : CXLA_OK;
 }
+
+CUdeviceptr cx_gpu_run_slot(const cx_gpu_run *r, int slot) { return slot_ptr(r, slot); }
+cxla_status cx_gpu_run_step(cx_gpu_run *r, const cx_gpu_step *s) { return step(r, s); }
 
 /* ---- kernel times: CUDA events on the stream, placed on the trace's timeline so that the
  * last one ends when the stream was seen to finish ---- */
@@ -147,7 +144,8 @@ static void events_destroy(run *r) {
   r->events = NULL;
 }
 
-/* ---- control flow: the host reads the predicate or branch index back and picks the steps ---- */
+/* ---- control flow: as a CUDA graph (gpu_graph.h) where it can, else the host reads the
+ * predicate or branch index back and picks the steps ---- */
 
 static cxla_status run_steps(run *r, int begin, int end, int top);
 
@@ -164,6 +162,7 @@ static cxla_status read_selector(run *r, const cx_gpu_step *s, int32_t *v) {
 }
 
 static cxla_status run_loop(run *r, const cx_gpu_step *s, int i) {
+  if (cx_gpu_graph_usable(r, s)) return cx_gpu_graph_run(r, i);
   int64_t max = r->st->max_loop_iterations, trips = 0;
   if (s->trips >= 0) { /* known when compiling: the body queued that many times, nothing read back */
     if (max > 0 && s->trips > max)
@@ -186,6 +185,7 @@ static cxla_status run_loop(run *r, const cx_gpu_step *s, int i) {
 
 /* pred: true runs branch 0, false branch 1; s32: out of range runs the last branch */
 static cxla_status run_branch(run *r, const cx_gpu_step *s) {
+  if (cx_gpu_graph_usable(r, s)) return cx_gpu_graph_run(r, (int)(s - r->st->prog.steps));
   int32_t k;
   CX_TRY(read_selector(r, s, &k));
   if (r->st->prog.bufs.slots[s->sel].size == 1) k = k ? 0 : 1;
@@ -261,6 +261,7 @@ static cxla_status execute_on(run *r, int nargs, const cx_dev_arg *args, cx_dev_
   if (s == CXLA_OK && r->trace) s = events_create(r);
   if (s == CXLA_OK) s = run_steps(r, 0, st->prog.nsteps, 1);
   if (s == CXLA_OK) s = mark(r, st->prog.nsteps);
+  if (s == CXLA_OK) s = cx_gpu_graph_check(r); /* --max-loop-iterations in a graph's loops */
   /* Results stay on the device, ordered on its stream before anything that reads them; only a
    * trace (kernel times) waits here. */
   CUresult e = s == CXLA_OK && r->events ? cu->StreamSynchronize(r->stream) : 0;

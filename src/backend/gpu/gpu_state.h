@@ -45,6 +45,8 @@ typedef struct gpu_state {
   size_t fft_ws_size, fft_work_size;
   int tf32;               /* --gpu-tf32: f32 GEMMs on cuBLASLt's FAST_TF32 compute type */
   int64_t max_loop_iterations; /* --max-loop-iterations (0: none) */
+  struct cx_gpu_graphs *graphs; /* gpu_graph.c's instantiated graphs and control memory (NULL:
+                                   none, or the driver runs no conditional nodes) */
   int nparam_leaves;
   int *param_base;        /* [p]: parameter p's first leaf among all parameter leaves */
 } gpu_state;
