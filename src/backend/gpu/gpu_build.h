@@ -5,6 +5,7 @@
  * in schedule order). */
 #ifndef CX_GPU_BUILD_H
 #define CX_GPU_BUILD_H
+#include "backend/gpu/cudnn_lib.h"
 #include "codegen/cg.h"
 #include "codegen/nvptx.h"
 #include "core/flags.h"
@@ -17,14 +18,15 @@
  * cuBLASLt); LINALG: cholesky, triangular-solve or a LAPACK custom-call through cuSOLVER and
  * cuBLAS (the cpu backend's descriptor, rt/rt.h; gpu_linalg.c); FFT: an fft through cuFFT
  * (gpu_fft.c); RAGGED: a ragged-dot in passes/ragged_dot_lowering.c's canonical form, a cuBLAS
- * GEMM per group (gpu_ragged.c).
+ * GEMM per group (gpu_ragged.c); CONV: a convolution fusion through cuDNN (gpu_conv_plan.c
+ * maps it, gpu_conv.c calls it).
  * WHILE and COND own the steps that follow them, up to `end`: a loop's condition steps
  * [i+1, body) then its body [body, end) (ending with the copies of the new loop state); a
  * conditional's branches, branch k being [branch[k], branch[k+1]) with branch[n] = end. The
  * predicate or branch index (one element in slot `sel`) is read back by the host, except for a
  * loop whose trip count is known (ir/while_trips.h): its body is queued that many times. */
 typedef enum cx_gpu_step_kind { CX_GPU_LAUNCH, CX_GPU_COPY, CX_GPU_GEMM, CX_GPU_WHILE, CX_GPU_COND, CX_GPU_LINALG,
-               CX_GPU_FFT, CX_GPU_RAGGED } cx_gpu_step_kind;
+               CX_GPU_FFT, CX_GPU_RAGGED, CX_GPU_CONV } cx_gpu_step_kind;
 
 /* An fft step's transform: batch transforms of rank dims n (row-major, contiguous), each of
  * in_dist input and out_dist output elements; scale 1/prod(n) for the inverse kinds. */
@@ -33,6 +35,26 @@ typedef struct cx_gpu_fft {
   int64_t in_dist, out_dist, batch;
   double scale;
 } cx_gpu_fft;
+
+/* A convolution as one cuDNN call (gpu_conv_plan.c): which of the three, its tensors as cuDNN
+ * sees them (4 or 5 dims: n, c, then 2 or 3 spatial; 1-D convolutions get a unit dim) with the
+ * element strides the HLO buffers have, and the filter, which cuDNN takes packed only
+ * (NCHW: k, c, spatial; NHWC: k, spatial, c), with its buffer's strides: a filter not packed
+ * goes through scratch memory, transposed there by cudnnTransformTensor. */
+typedef enum cx_gpu_conv_kind { CX_CONV_FORWARD, CX_CONV_BACKWARD_DATA, CX_CONV_BACKWARD_FILTER } cx_gpu_conv_kind;
+typedef struct cx_gpu_conv {
+  int kind;                 /* cx_gpu_conv_kind */
+  int dtype, compute, math; /* cudnnDataType_t of the data and the computation; cudnnMathType_t */
+  int mode;                 /* CX_DNN_CONVOLUTION (the filter flipped) or CX_DNN_CROSS_CORRELATION */
+  int nb, groups;           /* tensor dims (4 or 5); feature groups */
+  int x[5], xs[5];          /* the forward input (x or dx): dims, element strides */
+  int y[5], ys[5];          /* the forward output (y or dy) */
+  int w[5], ws[5];          /* the filter: k, c / groups, spatial; its buffer's strides */
+  int format;               /* CX_DNN_TENSOR_NCHW or _NHWC: the filter's packed layout */
+  int repack;               /* ws is not that packed layout: the filter goes through scratch */
+  int pad[3], stride[3], dil[3];
+  int x_arg, y_arg, w_arg;  /* which of the step's slots (0 result, 1 lhs, 2 rhs) each is */
+} cx_gpu_conv;
 
 typedef struct cx_gpu_step {
   cx_gpu_step_kind kind;
@@ -48,6 +70,7 @@ typedef struct cx_gpu_step {
   cx_gemm_plan gemm;      /* GEMM */
   cx_la_desc la;          /* LINALG */
   cx_gpu_fft fft;         /* FFT */
+  cx_gpu_conv conv;       /* CONV (nargs 3: result, lhs, rhs) */
   int64_t ragged[7];      /* RAGGED: B, X, R, Y, K, N, G (rt/ragged_dot.c's sizes); `sel`: 1 when
                              contracting, `nbranch`: the element type */
   int dst, src;           /* COPY: slots of the same size */
@@ -66,6 +89,10 @@ typedef struct cx_gpu_prog {
   int nsteps;
   cx_gpu_step *steps;
   int nkernels, ngemms, nlinalg, nffts, nragged;
+  int nconvs_dnn;         /* convolutions on cuDNN */
+  int nconv_fallbacks;    /* convolutions left to the emitter's kernels: cuDNN declined them */
+  const char *conv_fallback; /* ... and why the first one was (static or in m's arena) */
+  const cx_cudnn *dnn;    /* the cuDNN CONV steps call: the library, or gpu-emu's emulation */
   int nloops_known;       /* WHILE steps whose trip count is known (no read-back per trip) */
   /* Scratch memory of the executable (a long sort's merge passes): a LAUNCH slot number
    * bufs.nslots + k is scratch_off[k] bytes into it. */
@@ -91,6 +118,11 @@ enum {
 cxla_status cx_gpu_build(cxla_context *ctx, cx_module *m, const cx_flags *flags, const cx_nvptx_arch *arch,
                          unsigned mode, cx_gpu_prog *out);
 void cx_gpu_prog_free(cx_gpu_prog *p);
+
+/* gpu_conv_plan.c: 1 and *c when cuDNN computes `conv` (a convolution whose operands are
+ * its fusion's parameters) on its buffers as they are laid out; else 0 and why cuDNN
+ * declines it. tf32: --gpu-tf32 (f32 convolutions may use TF32 tensor cores). */
+int cx_gpu_conv_plan(const cx_instr *conv, int tf32, cx_gpu_conv *c, const char **why);
 
 /* The launch configuration of a step: threads per block and blocks (x only). */
 void cx_gpu_grid(int64_t total, unsigned *block, unsigned *grid);
