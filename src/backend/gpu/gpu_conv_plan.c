@@ -19,8 +19,7 @@
  * Every tensor is described by the element strides its buffer has (any layout: NCHW, NHWC,
  * JAX's HWIO...), so transposes cost nothing, except the filter, which a cuDNN filter
  * descriptor takes packed only: a filter in another layout is transposed through scratch
- * (cudnnTransformTensor). Of the forms that apply the one with fewest such transposes is
- * taken, Forward first on a tie. Declined: other element types, mixed types, more than three
+ * (cudnnTransformTensor). Which form, when more than one applies: see cx_gpu_conv_plan. Declined: other element types, mixed types, more than three
  * spatial dims, negative padding, a padding no symmetric one reproduces, partial window
  * reversal, and groups in the backward-data form. */
 #include <string.h>
@@ -196,19 +195,29 @@ int cx_gpu_conv_plan(const cx_instr *conv, int tf32, cx_gpu_conv *out, const cha
     return *why = "bad group counts", 0;
   v.ns = v.cd->nspatial, v.nb = v.ns == 3 ? 5 : 4;
   int (*const forms[3])(const conv_in *, cx_gpu_conv *, const char **) = {forward, backward_data, backward_filter};
-  cx_gpu_conv c;
-  int best = -1;
+  cx_gpu_conv c[3];
+  int ok[3];
+  int64_t cost[3];
   for (int f = 0; f < 3; f++) {
     const char *w = NULL;
-    memset(&c, 0, sizeof c);
-    c.dtype = out->dtype, c.compute = out->compute, c.math = out->math, c.nb = v.nb;
-    if (!forms[f](&v, &c, &w)) {
+    memset(&c[f], 0, sizeof c[f]);
+    c[f].dtype = out->dtype, c[f].compute = out->compute, c[f].math = out->math, c[f].nb = v.nb;
+    if (!(ok[f] = forms[f](&v, &c[f], &w))) {
       if (f == 0) *why = w; /* the forward form's reason names what is unusual */
       continue;
     }
-    for (int j = v.ns; j < v.nb - 2; j++) c.pad[j] = 0, c.stride[j] = c.dil[j] = 1;
-    filter_format(&c);
-    if (best < 0 || c.repack < out->repack) *out = c, best = f;
+    for (int j = v.ns; j < v.nb - 2; j++) c[f].pad[j] = 0, c[f].stride[j] = c[f].dil[j] = 1;
+    filter_format(&c[f]);
+    cost[f] = c[f].repack;
+    for (int i = 0; c[f].repack && i < c[f].nb; i++) cost[f] *= c[f].w[i];
   }
+  /* A weight gradient's window (dy) is larger than its result (dw) in every spatial dim, a
+   * forward convolution's is not: such a convolution is BackwardFilter's even where Forward
+   * could compute it (with dy as a filter, repacked). Otherwise Forward or BackwardData,
+   * whichever repacks less (a stride-1 convolution is both), Forward on a tie. */
+  int wgrad = v.ns > 0;
+  for (int j = 0; j < v.ns; j++) wgrad &= v.win->d[j].size > v.os->dims[v.cd->out_spatial[j]];
+  int best = wgrad && ok[2] ? 2 : ok[0] && (!ok[1] || cost[0] <= cost[1]) ? 0 : ok[1] ? 1 : ok[2] ? 2 : -1;
+  if (best >= 0) *out = c[best];
   return best >= 0;
 }
