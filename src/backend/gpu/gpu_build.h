@@ -6,6 +6,7 @@
 #ifndef CX_GPU_BUILD_H
 #define CX_GPU_BUILD_H
 #include "backend/gpu/cudnn_lib.h"
+#include "backend/gpu/gpu_conv_plan.h"
 #include "codegen/cg.h"
 #include "codegen/nvptx.h"
 #include "core/flags.h"
@@ -35,26 +36,6 @@ typedef struct cx_gpu_fft {
   int64_t in_dist, out_dist, batch;
   double scale;
 } cx_gpu_fft;
-
-/* A convolution as one cuDNN call (gpu_conv_plan.c): which of the three, its tensors as cuDNN
- * sees them (4 or 5 dims: n, c, then 2 or 3 spatial; 1-D convolutions get a unit dim) with the
- * element strides the HLO buffers have, and the filter, which cuDNN takes packed only
- * (NCHW: k, c, spatial; NHWC: k, spatial, c), with its buffer's strides: a filter not packed
- * goes through scratch memory, transposed there by cudnnTransformTensor. */
-typedef enum cx_gpu_conv_kind { CX_CONV_FORWARD, CX_CONV_BACKWARD_DATA, CX_CONV_BACKWARD_FILTER } cx_gpu_conv_kind;
-typedef struct cx_gpu_conv {
-  int kind;                 /* cx_gpu_conv_kind */
-  int dtype, compute, math; /* cudnnDataType_t of the data and the computation; cudnnMathType_t */
-  int mode;                 /* CX_DNN_CONVOLUTION (the filter flipped) or CX_DNN_CROSS_CORRELATION */
-  int nb, groups;           /* tensor dims (4 or 5); feature groups */
-  int x[5], xs[5];          /* the forward input (x or dx): dims, element strides */
-  int y[5], ys[5];          /* the forward output (y or dy) */
-  int w[5], ws[5];          /* the filter: k, c / groups, spatial; its buffer's strides */
-  int format;               /* CX_DNN_TENSOR_NCHW or _NHWC: the filter's packed layout */
-  int repack;               /* ws is not that packed layout: the filter goes through scratch */
-  int pad[3], stride[3], dil[3];
-  int x_arg, y_arg, w_arg;  /* which of the step's slots (0 result, 1 lhs, 2 rhs) each is */
-} cx_gpu_conv;
 
 typedef struct cx_gpu_step {
   cx_gpu_step_kind kind;
@@ -118,11 +99,6 @@ enum {
 cxla_status cx_gpu_build(cxla_context *ctx, cx_module *m, const cx_flags *flags, const cx_nvptx_arch *arch,
                          unsigned mode, cx_gpu_prog *out);
 void cx_gpu_prog_free(cx_gpu_prog *p);
-
-/* gpu_conv_plan.c: 1 and *c when cuDNN computes `conv` (a convolution whose operands are
- * its fusion's parameters) on its buffers as they are laid out; else 0 and why cuDNN
- * declines it. tf32: --gpu-tf32 (f32 convolutions may use TF32 tensor cores). */
-int cx_gpu_conv_plan(const cx_instr *conv, int tf32, cx_gpu_conv *c, const char **why);
 
 /* The launch configuration of a step: threads per block and blocks (x only). */
 void cx_gpu_grid(int64_t total, unsigned *block, unsigned *grid);

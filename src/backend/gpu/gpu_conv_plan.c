@@ -24,7 +24,7 @@
  * reversal, and groups in the backward-data form. */
 #include <string.h>
 #include "backend/gpu/cudnn_lib.h"
-#include "backend/gpu/gpu_build.h"
+#include "backend/gpu/gpu_conv_plan.h"
 
 /* dims and strides of a cuDNN tensor from the HLO shape's dims d0, d1 and spatial sp[];
  * spatial dims past ns (up to nb - 2) are unit dims; 0 when a size does not fit an int or
