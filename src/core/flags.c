@@ -33,7 +33,7 @@ static const flag_def defs[] = {
     {"collective-timeout", F_INT, OFF(collective_timeout), 0, 7 * 86400,
      "S: a collective fails after waiting S seconds for the other devices (0: waits for ever)", 1},
     {"gpu-tf32", F_BOOL, OFF(gpu_tf32), 0, 1,
-     "on|off: f32 dots on the GPU may round inputs to TF32 on tensor cores (faster, 10-bit mantissas; default off)"},
+     "on|off: f32 dots and convolutions on the GPU may round inputs to TF32 on tensor cores (faster, 10-bit mantissas; default off)"},
     {"gpu-libdevice", F_STR, OFF(gpu_libdevice), 0, 0,
      "PATH: CUDA's libdevice.10.bc, linked into GPU kernels for the f64 math functions (default: "
      "$CUDA_HOME, $CUDA_PATH, /usr/local/cuda, /usr/lib/nvidia-cuda-toolkit)"},

@@ -808,6 +808,33 @@ TEST(gpu_emu_cudnn_convolutions) {
   cx_free(keep);
 }
 
+/* A real JAX training step (tests/hlo/jax_ops/conv_train_step.hlo, a stride-1 and a
+ * stride-2 NHWC/HWIO layer, SGD on both kernels): the forward convolutions, the stride-2
+ * layer's data gradient and both weight gradients each become their own cuDNN call. */
+TEST(gpu_emu_cudnn_jax_training_step) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/tests/hlo/jax_ops/conv_train_step.hlo", test_srcdir());
+  char *text = slurp(path);
+  CHECK_MSG(text != NULL, "cannot read %s", path);
+  cx_module *m = text ? parse(text, path) : NULL;
+  cx_nvptx_arch arch;
+  cx_gpu_prog p;
+  int n[3] = {0}, fallbacks = -1;
+  if (m && !cx_nvptx_arch_named("sm_80", &arch)) {
+    cxla_status s = cx_gpu_build(test_ctx(), m, &test_ctx()->flags, &arch, CX_GPU_LLVM_IMAGE, &p);
+    CHECK_MSG(s == CXLA_OK, "%s", cxla_context_errmsg(test_ctx()));
+    for (int i = 0; s == CXLA_OK && i < p.nsteps; i++)
+      if (p.steps[i].kind == CX_GPU_CONV) n[p.steps[i].conv.kind]++;
+    if (s == CXLA_OK) fallbacks = p.nconv_fallbacks;
+    cx_gpu_prog_free(&p);
+  } else {
+    cx_module_free(m);
+  }
+  CHECK_MSG(n[CX_CONV_FORWARD] == 2 && n[CX_CONV_BACKWARD_DATA] == 1 && n[CX_CONV_BACKWARD_FILTER] == 2 && !fallbacks,
+            "forward %d, backward-data %d, backward-filter %d, declined %d", n[0], n[1], n[2], fallbacks);
+  cx_free(text);
+}
+
 /* the choice in the compile counts: convolutions on cuDNN, those it declined and why; a
  * CXLA_CUDNN that names no library refused when compiling, naming it; CXLA_CUDNN=off */
 TEST(gpu_emu_cudnn_fallback_counted) {
