@@ -173,7 +173,7 @@ static int backward_filter(const conv_in *v, cx_gpu_conv *c, const char **why) {
 static int data_type(cxla_type t, int tf32, cx_gpu_conv *c) {
   switch (t) {
   case CXLA_F32: c->dtype = CX_DNN_DATA_FLOAT, c->math = tf32 ? CX_DNN_DEFAULT_MATH : CX_DNN_FMA_MATH; break;
-  case CXLA_F64: c->dtype = CX_DNN_DATA_DOUBLE, c->math = CX_DNN_FMA_MATH; break;
+  case CXLA_F64: c->dtype = CX_DNN_DATA_DOUBLE, c->math = CX_DNN_DEFAULT_MATH; break; /* no TF32 for f64 */
   case CXLA_F16: c->dtype = CX_DNN_DATA_HALF, c->math = CX_DNN_TENSOR_OP_MATH; break;
   case CXLA_BF16: c->dtype = CX_DNN_DATA_BFLOAT16, c->math = CX_DNN_TENSOR_OP_MATH; break;
   default: return 0;
