@@ -139,7 +139,7 @@ $(BUILD)/libcxla_pjrt.so: $(PJRT_OBJS) $(BUILD)/libcxla.a pjrt/exports.lds
 	@$(if $(V),,echo "  LD  $@")
 	$(Q)$(CC) -shared $(SAN) -Wl,--version-script=pjrt/exports.lds $(if $(SAN),,-Wl,-z,defs) -o $@ $(PJRT_OBJS) $(BUILD)/libcxla.a $(LIBS)
 
-$(BUILD)/pjrt_test: tests/pjrt/pjrt_test.c tests/pjrt/pjrt_test_cases.inc $(wildcard pjrt/pjrt_abi*.h) $(FLAGS_STAMP)
+$(BUILD)/pjrt_test: tests/pjrt/pjrt_test.c $(wildcard tests/pjrt/*.inc) $(wildcard pjrt/pjrt_abi*.h) $(FLAGS_STAMP)
 	@$(if $(V),,echo "  LD  $@")
 	$(Q)$(CC) -std=c11 -Wall -Wextra -D_GNU_SOURCE $(OPT) $(SAN) $(CFLAGS) -Ipjrt -pthread -o $@ tests/pjrt/pjrt_test.c -ldl -lm
 

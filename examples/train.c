@@ -278,6 +278,83 @@ static int trainer_call(trainer *t, double lr, const split *train, float *losses
   return st == CXLA_OK || api_fail(t->ctx, "running the training step");
 }
 
+static void print_counts(const char *what, cxla_executable *exe, double compile_s, int rates) {
+  const char *c = cxla_executable_compile_counts(exe);
+  printf("  compiled the %s%s in %.2f s: kernels %ld (GEMMs %ld", what,
+         rates > 1 ? " once for both learning rates (the rate is an argument)" : "", compile_s, count_of(c, "kernels"),
+         count_of(c, "gemms"));
+  /* the gpu backend's convolutions are kernels, and it has no interpreter to fall back on */
+  if (count_of(c, "convolutions") >= 0) printf(", convolutions %ld", count_of(c, "convolutions"));
+  printf(")");
+  if (count_of(c, "fallbacks") >= 0) printf(", interpreter fallbacks %ld", count_of(c, "fallbacks"));
+  printf("\n");
+}
+
+/* Accuracy on the test set through the forward model (logits), compiled once per training
+ * run, EVAL_BATCH images per execution; the last batch is padded with copies of image 0 and
+ * those ignored. */
+typedef struct {
+  cxla_context *ctx;
+  const model_spec *spec;
+  cxla_executable *exe;
+  float *x;
+  double compile_s;
+} evaluator;
+
+static void evaluator_close(evaluator *e) {
+  cxla_executable_destroy(e->exe);
+  free(e->x);
+  memset(e, 0, sizeof *e);
+}
+
+static int evaluator_open(evaluator *e, cxla_context *ctx, const char *backend, const model_spec *spec, int fused) {
+  char err[1024];
+  memset(e, 0, sizeof *e);
+  e->ctx = ctx, e->spec = spec;
+  cxla_module *m = model_build(ctx, spec, EVAL_BATCH, 0, err, sizeof err);
+  if (!m) return fflush(stdout), fprintf(stderr, "train: %s\n", err), 0;
+  cxla_compile_options co;
+  cxla_compile_options_init(&co);
+  co.backend = backend;
+  double t0 = now_s();
+  int ok = set_fusion(ctx, fused) && (cxla_compile(m, &co, &e->exe) == CXLA_OK || api_fail(ctx, "compiling the forward model"));
+  e->compile_s = now_s() - t0;
+  cxla_module_destroy(m);
+  if (ok) print_counts("forward model", e->exe, e->compile_s, 0);
+  if (ok && !(e->x = malloc(sizeof *e->x * EVAL_BATCH * IMG_PIXELS))) ok = 0, fprintf(stderr, "train: out of memory\n");
+  if (!ok) evaluator_close(e);
+  return ok;
+}
+
+static int evaluate(evaluator *e, cxla_buffer *const *weights, const split *test, double *accuracy) {
+  int64_t idx[EVAL_BATCH], correct = 0;
+  int ok = 1;
+  for (int64_t start = 0; ok && start < test->n; start += EVAL_BATCH) {
+    int64_t n = test->n - start < EVAL_BATCH ? test->n - start : EVAL_BATCH;
+    for (int64_t i = 0; i < EVAL_BATCH; i++) idx[i] = i < n ? start + i : 0;
+    fill_batch(test, idx, EVAL_BATCH, e->x, NULL);
+    cxla_arg args[MAX_WEIGHTS + 1];
+    memset(args, 0, sizeof args);
+    for (int i = 0; i < e->spec->nweights; i++) args[i].buffer = weights[i];
+    int64_t xd[2] = {EVAL_BATCH, IMG_PIXELS};
+    args[e->spec->nweights] = (cxla_arg){NULL, e->x, sizeof *e->x * EVAL_BATCH * IMG_PIXELS, CXLA_F32, 2, xd};
+    cxla_buffer *logits = NULL;
+    if (!(ok = cxla_executable_execute_args(e->exe, e->spec->nweights + 1, args, &logits) == CXLA_OK ||
+               api_fail(e->ctx, "running the forward model")))
+      break;
+    const float *z = cxla_buffer_data(logits);
+    for (int64_t i = 0; i < n; i++) {
+      int best = 0;
+      for (int k = 1; k < NUM_CLASSES; k++)
+        if (z[i * NUM_CLASSES + k] > z[i * NUM_CLASSES + best]) best = k;
+      correct += best == test->labels[start + i];
+    }
+    cxla_buffer_destroy(logits);
+  }
+  *accuracy = test->n ? (double)correct / (double)test->n : 0;
+  return ok;
+}
+
 /* Seconds per execution, one entry per call of K steps, for the mean and the median step
  * time; the first call (page faults, thread start-up) is left out when there are others. */
 typedef struct {
@@ -315,10 +392,40 @@ static double rate_at(const trainer *t, int64_t step) {
   return step >= t->decay_at ? t->sch.lr * t->sch.decay : t->sch.lr;
 }
 
-/* Trains for `steps` steps (a multiple of K): losses[steps] if not NULL, the time of each
- * execution in *times (malloc'd). */
+/* --eval-every and --target-accuracy: the test accuracy during training, timed from the
+ * program's start, so that compile and data loading count in the time to accuracy. */
+typedef struct {
+  evaluator *ev;
+  const split *test;
+  int64_t every;
+  double target;       /* 0: none */
+  int64_t reached_at;  /* the step where the target was first met; 0: not met */
+  double reached_s;    /* seconds since start then */
+} progress;
+
+static double g_start; /* the program's start (main's first line) */
+
+/* Evaluates after `step` steps when due: 0 on failure, else 1 with *stop set once the target is
+ * met. */
+static int check_progress(progress *pg, trainer *t, int64_t step, int *stop) {
+  double acc;
+  if (!pg || !pg->every || step % pg->every) return 1;
+  if (!evaluate(pg->ev, t->bufs[0], pg->test, &acc)) return 0;
+  double since = now_s() - g_start;
+  printf("  step %6lld  test accuracy %.4f  %.2f s since start\n", (long long)step, acc, since);
+  if (pg->target > 0 && acc >= pg->target) {
+    pg->reached_at = step, pg->reached_s = since, *stop = 1;
+    printf("  reached test accuracy %.2f at step %lld, %.2f s after the program started (compile included)\n",
+           pg->target, (long long)step, since);
+  }
+  fflush(stdout);
+  return 1;
+}
+
+/* Trains for `steps` steps (a multiple of K), fewer when pg's target is met: losses[steps] if
+ * not NULL, the time of each execution in *times (malloc'd). */
 static int trainer_run(trainer *t, const split *train, int64_t steps, int64_t log_every, float *losses,
-                       timings *times, shadow_run *sh) {
+                       timings *times, shadow_run *sh, progress *pg) {
   int64_t interval_steps = 0, calls = steps / t->K, sh_calls = sh ? sh->steps / t->K : 0;
   float *l = malloc(sizeof *l * (size_t)t->K);
   times->n = 0;
@@ -352,70 +459,13 @@ static int trainer_run(trainer *t, const split *train, int64_t steps, int64_t lo
         interval_t0 = now_s(), loss_sum = 0, interval_steps = 0;
       }
     }
+    int stop = 0;
+    if (ok && !(ok = check_progress(pg, t, (c + 1) * t->K, &stop))) break;
+    if (stop) break;
   }
   free(l);
   return ok;
 }
-
-static void print_counts(const char *what, cxla_executable *exe, double compile_s, int rates) {
-  const char *c = cxla_executable_compile_counts(exe);
-  printf("  compiled the %s%s in %.2f s: kernels %ld (GEMMs %ld", what,
-         rates > 1 ? " once for both learning rates (the rate is an argument)" : "", compile_s, count_of(c, "kernels"),
-         count_of(c, "gemms"));
-  /* the gpu backend's convolutions are kernels, and it has no interpreter to fall back on */
-  if (count_of(c, "convolutions") >= 0) printf(", convolutions %ld", count_of(c, "convolutions"));
-  printf(")");
-  if (count_of(c, "fallbacks") >= 0) printf(", interpreter fallbacks %ld", count_of(c, "fallbacks"));
-  printf("\n");
-}
-
-/* Accuracy on the test set through the forward model (logits), compiled once, EVAL_BATCH
- * images per execution; the last batch is padded with copies of image 0 and those ignored. */
-static int evaluate(cxla_context *ctx, const char *backend, const model_spec *spec, int fused, cxla_buffer *const *weights,
-                    const split *test, double *accuracy, double *compile_s) {
-  char err[1024];
-  cxla_module *m = model_build(ctx, spec, EVAL_BATCH, 0, err, sizeof err);
-  if (!m) return fflush(stdout), fprintf(stderr, "train: %s\n", err), 0;
-  cxla_compile_options co;
-  cxla_compile_options_init(&co);
-  co.backend = backend;
-  cxla_executable *exe = NULL;
-  double t0 = now_s();
-  int ok = set_fusion(ctx, fused) && (cxla_compile(m, &co, &exe) == CXLA_OK || api_fail(ctx, "compiling the forward model"));
-  *compile_s = now_s() - t0;
-  cxla_module_destroy(m);
-  if (ok) print_counts("forward model", exe, *compile_s, 0);
-  float *x = malloc(sizeof *x * EVAL_BATCH * IMG_PIXELS);
-  int64_t idx[EVAL_BATCH], correct = 0;
-  if (ok && !x) ok = 0, fprintf(stderr, "train: out of memory\n");
-  for (int64_t start = 0; ok && start < test->n; start += EVAL_BATCH) {
-    int64_t n = test->n - start < EVAL_BATCH ? test->n - start : EVAL_BATCH;
-    for (int64_t i = 0; i < EVAL_BATCH; i++) idx[i] = i < n ? start + i : 0;
-    fill_batch(test, idx, EVAL_BATCH, x, NULL);
-    cxla_arg args[MAX_WEIGHTS + 1];
-    memset(args, 0, sizeof args);
-    for (int i = 0; i < spec->nweights; i++) args[i].buffer = weights[i];
-    int64_t xd[2] = {EVAL_BATCH, IMG_PIXELS};
-    args[spec->nweights] = (cxla_arg){NULL, x, sizeof *x * EVAL_BATCH * IMG_PIXELS, CXLA_F32, 2, xd};
-    cxla_buffer *logits = NULL;
-    if (!(ok = cxla_executable_execute_args(exe, spec->nweights + 1, args, &logits) == CXLA_OK ||
-               api_fail(ctx, "running the forward model")))
-      break;
-    const float *z = cxla_buffer_data(logits);
-    for (int64_t i = 0; i < n; i++) {
-      int best = 0;
-      for (int k = 1; k < NUM_CLASSES; k++)
-        if (z[i * NUM_CLASSES + k] > z[i * NUM_CLASSES + best]) best = k;
-      correct += best == test->labels[start + i];
-    }
-    cxla_buffer_destroy(logits);
-  }
-  free(x);
-  cxla_executable_destroy(exe);
-  *accuracy = test->n ? (double)correct / (double)test->n : 0;
-  return ok;
-}
-
 
 /* Each weight of the model as DIR/<model>_<weight>.npy (f32, C order). */
 static int save_weights(const char *dir, const model_spec *spec, cxla_buffer *const *weights) {
@@ -436,7 +486,7 @@ static int replay(cxla_context *ctx, const char *backend, const model_spec *spec
   trainer t;
   if (!trainer_open(&t, ctx, backend, spec, sch, K, fused, threads, seed, train)) return 0;
   timings unused = {NULL, 0};
-  int ok = trainer_run(&t, train, n, 0, NULL, &unused, NULL);
+  int ok = trainer_run(&t, train, n, 0, NULL, &unused, NULL, NULL);
   free(unused.s);
   trainer_close(&t);
   return ok;
@@ -474,14 +524,21 @@ static int train_model(cxla_context *ctx, cxla_context *traced, const options *o
     if (ok) printf("  and op by op (--fusion=off) in %.2f s, to run its first %lld steps in turn with the JIT's\n",
                    off.compile_s, (long long)sh.steps);
   }
-  double acc = 0, eval_compile_s = 0;
+  double acc = 0;
   timings times = {NULL, 0};
   int64_t log_every = o->log_every ? o->log_every : (sch.steps >= 10 ? sch.steps / 10 : 1);
-  /* the weights are the same on every process: the first alone evaluates and saves them */
-  ok = ok && trainer_run(&t, train, sch.steps, log_every, jit_losses, &times, both ? &sh : NULL) &&
-       (t.rank || (evaluate(ctx, o->backend, spec, fused, t.bufs[0], test, &acc, &eval_compile_s) &&
+  /* The weights are the same on every process: the first alone saves them, and prints; all
+   * evaluate during training (--eval-every), so that all stop at the same step. */
+  evaluator ev = {0};
+  progress pg = {&ev, test, o->eval_every, o->target, 0, 0};
+  ok = ok && (t.rank && !o->eval_every ? 1 : evaluator_open(&ev, ctx, o->backend, spec, fused)) &&
+       trainer_run(&t, train, sch.steps, log_every, jit_losses, &times, both ? &sh : NULL, &pg) &&
+       (t.rank || (evaluate(&ev, t.bufs[0], test, &acc) &&
                    (!o->save_weights || save_weights(o->save_weights, spec, t.bufs[0]))));
-  double compile_s = t.compile_s;
+  double compile_s = t.compile_s, eval_compile_s = ev.compile_s;
+  evaluator_close(&ev);
+  if (ok && o->target > 0 && !pg.reached_at)
+    printf("  did not reach test accuracy %.2f in %lld steps\n", o->target, (long long)sch.steps);
   trainer_close(&t);
   if (both && sh.losses) trainer_close(&off);
   if (ok) {
@@ -519,6 +576,7 @@ static int train_model(cxla_context *ctx, cxla_context *traced, const options *o
 }
 
 int main(int argc, char **argv) {
+  g_start = now_s();
   options o;
   int rc = options_parse(&o, argc, argv);
   if (rc >= 0) return rc;

@@ -39,6 +39,11 @@ static void usage(FILE *f) {
           "  --compare-steps=N    steps --jit=both runs op by op (default 200)\n"
           "  --steps-per-call=K   K training steps per execution, in a loop inside the executable (default 1)\n"
           "  --log-every=N        a progress line every N steps (default: ten per model)\n"
+          "  --eval-every=N       the test accuracy every N steps (a multiple of --steps-per-call), with the\n"
+          "                       seconds since the program started (default: at the end only)\n"
+          "  --target-accuracy=A  stop a model's training at the first evaluation reaching A (0 < A <= 1) and\n"
+          "                       print the step and the seconds since start, compile included: time to\n"
+          "                       accuracy (evaluates every 200 steps unless --eval-every says otherwise)\n"
           "  --trace=FILE         the Chrome/Perfetto timeline: each model's compile and first steps, run again after\n"
           "                       its training (with --jit=both op by op too) (default timeline.json; --trace= for none)\n"
           "  --trace-steps=N      steps of each model in the timeline (default 20)\n"
@@ -146,6 +151,12 @@ int options_parse(options *o, int argc, char **argv) {
       o->steps_per_call = (int)x;
     } else if (!strcmp(name, "log-every")) {
       if (!parse_int(name, v, 1, &o->log_every)) return 2;
+    } else if (!strcmp(name, "eval-every")) {
+      if (!parse_int(name, v, 1, &o->eval_every)) return 2;
+    } else if (!strcmp(name, "target-accuracy")) {
+      char *end;
+      o->target = strtod(v, &end);
+      if (!*v || *end || !(o->target > 0 && o->target <= 1)) return bad("--target-accuracy=%s: expected 0 < A <= 1", v);
     } else if (!strcmp(name, "trace-steps")) {
       if (!parse_int(name, v, 1, &o->trace_steps)) return 2;
     } else if (!strcmp(name, "compare-steps")) {
@@ -186,6 +197,10 @@ int options_parse(options *o, int argc, char **argv) {
       return bad("unknown option '--%s'", name);
     }
   }
+  if (o->target > 0 && !o->eval_every) o->eval_every = 200;
+  if (o->eval_every % o->steps_per_call)
+    return bad("--eval-every=%lld is not a multiple of --steps-per-call=%d", (long long)o->eval_every,
+               o->steps_per_call);
   for (int k = 0; k < MODEL_COUNT; k++) {
     schedule s = options_schedule(o, (model_kind)k);
     if (o->want[k] && s.steps % o->steps_per_call)

@@ -33,6 +33,8 @@ typedef struct {
   const char *dump_to;
   const char *save_weights; /* NULL: the weights are not written */
   const char *backend;  /* --backend: cpu (default), gpu or gpu-emu */
+  int64_t eval_every;   /* test accuracy every N steps during training (0: at the end only) */
+  double target;        /* --target-accuracy: stop once an evaluation reaches it (0: none) */
 } options;
 
 enum { OPT_SGD, OPT_MOMENTUM, OPT_ADAM };

@@ -120,6 +120,11 @@ const char *cxla_context_errmsg(cxla_context *ctx);
 void cxla_context_activity(cxla_context *ctx, char *buf, size_t n, int64_t *loop_iterations);
 /* Parses a flag string like CXLA_FLAGS ("--threads=2 --fusion=off") into the context. */
 cxla_status cxla_context_set_flags(cxla_context *ctx, const char *flags);
+/* The value of the context's flag `name` (without "--": "threads", "pjrt-gpu") as it is
+ * written in CXLA_FLAGS (on/off, a number, the text; "" for a text flag that is not set),
+ * into buf (n bytes, NUL-terminated). CXLA_ERR_INVALID_ARGUMENT for an unknown name or a
+ * value longer than buf. */
+cxla_status cxla_context_get_flag(cxla_context *ctx, const char *name, char *buf, size_t n);
 
 /* ---- literals: host arrays and tuples -------------------------------------------------------- */
 typedef struct cxla_literal cxla_literal;

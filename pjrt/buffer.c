@@ -1,7 +1,8 @@
-/* buffer.c — PJRT_Buffer over a cxla buffer on the cpu backend: from host memory (copied, or
- * read in place under the zero-copy semantics when the memory is dense and aligned), back to
- * host memory in any dense layout, and the queries XLA's client treats as infallible (type,
- * dims, device, memory, ready event). */
+/* buffer.c — PJRT_Buffer over a cxla buffer in its device's memory (host memory for the cpu
+ * device, the GPU's for the GPU device): from host memory (copied, or on the cpu read in place
+ * under the zero-copy semantics when the memory is dense and aligned), back to host memory in
+ * any dense layout, copies between devices (cxla_buffer_copy_to), and the queries XLA's client
+ * treats as infallible (type, dims, device, memory, ready event). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,7 +42,7 @@ PJRT_Buffer_Type cx_pjrt_from_cxla_type(cxla_type t) {
   return PJRT_Buffer_Type_INVALID;
 }
 
-PJRT_Error *cx_pjrt_buffer_wrap(PJRT_Client *c, cxla_buffer *cb, PJRT_Buffer **out) {
+PJRT_Error *cx_pjrt_buffer_wrap(PJRT_Device *d, cxla_buffer *cb, PJRT_Buffer **out) {
   *out = NULL;
   cxla_shape s;
   if (cxla_buffer_shape(cb, &s) != CXLA_OK || s.type == CXLA_TUPLE || s.rank > CXLA_MAX_RANK) {
@@ -53,7 +54,8 @@ PJRT_Error *cx_pjrt_buffer_wrap(PJRT_Client *c, cxla_buffer *cb, PJRT_Buffer **o
     cxla_buffer_destroy(cb);
     return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "cxla pjrt: out of memory for a buffer");
   }
-  b->client = c;
+  b->client = d->client;
+  b->device = d;
   b->buf = cb;
   b->type = s.type;
   b->rank = s.rank;
@@ -161,8 +163,13 @@ PJRT_Error *cx_PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer
   args->done_with_host_buffer = NULL;
   PJRT_Client *c = args->client;
   if (!c) return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: NULL client", fn);
-  if ((args->device && args->device != &c->device) || (args->memory && args->memory != &c->memory))
+  if ((args->device && args->device->client != c) || (args->memory && args->memory->client != c))
     return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: the device or memory is not this client's", fn);
+  if (args->device && args->memory && args->memory->device_list[0] != args->device)
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: memory %d is not device %d's", fn, args->memory->id,
+                         args->device->desc.id);
+  /* The memory names the device (JAX passes one or the other); neither: the default device. */
+  PJRT_Device *dev = args->memory ? args->memory->device_list[0] : args->device ? args->device : &c->devices[0];
   cxla_type t;
   size_t nbytes = 0;
   PJRT_Error *e = check_shape(args->type, args->dims, args->num_dims, &t, &nbytes, fn);
@@ -185,7 +192,8 @@ PJRT_Error *cx_PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer
     l.strides.num_byte_strides = args->num_byte_strides;
     if ((e = layout_strides(&l, rank, args->dims, esize, strides, &dense, fn))) return e;
   }
-  int zero_copy = (args->host_buffer_semantics == PJRT_HostBufferSemantics_kImmutableZeroCopy ||
+  /* Zero-copy reads host memory in place: the cpu device only (the GPU's buffers are copies). */
+  int zero_copy = dev->host && (args->host_buffer_semantics == PJRT_HostBufferSemantics_kImmutableZeroCopy ||
                    args->host_buffer_semantics == PJRT_HostBufferSemantics_kMutableZeroCopy) &&
                   dense && nbytes && ((uintptr_t)args->data % esize) == 0;
   const void *src = args->data;
@@ -203,13 +211,13 @@ PJRT_Error *cx_PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer
   }
   cxla_buffer *cb = NULL;
   cx_pjrt_lock(c);
-  cxla_status s = zero_copy ? cxla_buffer_wrap(c->ctx, CX_PJRT_BACKEND, t, rank, args->dims, src, nbytes, &cb)
-                            : cxla_buffer_from_data(c->ctx, CX_PJRT_BACKEND, t, rank, args->dims, src, nbytes, &cb);
+  cxla_status s = zero_copy ? cxla_buffer_wrap(c->ctx, dev->backend, t, rank, args->dims, src, nbytes, &cb)
+                            : cxla_buffer_from_data(c->ctx, dev->backend, t, rank, args->dims, src, nbytes, &cb);
   e = s == CXLA_OK ? NULL : cx_pjrt_error_cxla(c->ctx, s, fn);
   cx_pjrt_unlock(c);
   free(gathered);
   PJRT_Buffer *b = NULL;
-  if (!e) e = cx_pjrt_buffer_wrap(c, cb, &b);
+  if (!e) e = cx_pjrt_buffer_wrap(dev, cb, &b);
   if (e) {
     cx_pjrt_event_release(host_done);
     return e;
@@ -292,14 +300,14 @@ PJRT_Error *cx_PJRT_Buffer_OnDeviceSizeInBytes(PJRT_Buffer_OnDeviceSizeInBytes_A
 PJRT_Error *cx_PJRT_Buffer_Device(PJRT_Buffer_Device_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Buffer_Device_Args, device);
   NEED_BUFFER(args->buffer, "PJRT_Buffer_Device");
-  args->device = &args->buffer->client->device;
+  args->device = args->buffer->device;
   return NULL;
 }
 
 PJRT_Error *cx_PJRT_Buffer_Memory(PJRT_Buffer_Memory_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Buffer_Memory_Args, memory);
   NEED_BUFFER(args->buffer, "PJRT_Buffer_Memory");
-  args->memory = &args->buffer->client->memory;
+  args->memory = args->buffer->device->memory_list[0];
   return NULL;
 }
 
@@ -319,7 +327,8 @@ PJRT_Error *cx_PJRT_Buffer_IsDeleted(PJRT_Buffer_IsDeleted_Args *args) {
 
 PJRT_Error *cx_PJRT_Buffer_IsOnCpu(PJRT_Buffer_IsOnCpu_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Buffer_IsOnCpu_Args, is_on_cpu);
-  args->is_on_cpu = true;
+  NEED_BUFFER(args->buffer, "PJRT_Buffer_IsOnCpu");
+  args->is_on_cpu = args->buffer->device->host != 0;
   return NULL;
 }
 
@@ -327,8 +336,23 @@ static PJRT_Error *deleted_error(const char *fn) {
   return cx_pjrt_error(PJRT_Error_Code_FAILED_PRECONDITION, "%s: the buffer has been deleted or donated", fn);
 }
 
-/* The data of a live buffer, or NULL. */
-static void *buffer_data(PJRT_Buffer *b) { return b->buf ? cxla_buffer_data(b->buf) : NULL; }
+/* The data of a live buffer in host memory, or NULL: the buffer's own memory on the cpu; on
+ * the GPU, the host copy cxla makes at the first call and keeps with the buffer (the call uses
+ * the context's device: under the client's lock). */
+static void *buffer_data(PJRT_Buffer *b) {
+  if (!b->buf) return NULL;
+  if (b->device->host) return cxla_buffer_data(b->buf);
+  cx_pjrt_lock(b->client);
+  void *p = cxla_buffer_data(b->buf);
+  cx_pjrt_unlock(b->client);
+  return p;
+}
+
+/* A GPU buffer's memory is not the process's: no pointer into it is handed out. */
+static PJRT_Error *device_pointer_error(PJRT_Buffer *b, const char *fn) {
+  return cx_pjrt_error(PJRT_Error_Code_UNIMPLEMENTED, "%s: the buffer is on device %d (%s), whose memory cxla does not "
+                       "expose; copy it to device 0 (the cpu) first", fn, b->device->desc.id, b->device->desc.kind);
+}
 
 PJRT_Error *cx_PJRT_Buffer_ReadyEvent(PJRT_Buffer_ReadyEvent_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Buffer_ReadyEvent_Args, event);
@@ -345,6 +369,7 @@ PJRT_Error *cx_PJRT_Buffer_UnsafePointer(PJRT_Buffer_UnsafePointer_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Buffer_UnsafePointer_Args, buffer_pointer);
   NEED_BUFFER(args->buffer, "PJRT_Buffer_UnsafePointer");
   if (!args->buffer->buf) return deleted_error("PJRT_Buffer_UnsafePointer");
+  if (!args->buffer->device->host) return device_pointer_error(args->buffer, "PJRT_Buffer_UnsafePointer");
   args->buffer_pointer = (uintptr_t)buffer_data(args->buffer);
   return NULL;
 }
@@ -353,6 +378,7 @@ PJRT_Error *cx_PJRT_Buffer_OpaqueDeviceMemoryDataPointer(PJRT_Buffer_OpaqueDevic
   CX_PJRT_ARGS(args, PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args, device_memory_ptr);
   NEED_BUFFER(args->buffer, "PJRT_Buffer_OpaqueDeviceMemoryDataPointer");
   if (!args->buffer->buf) return deleted_error("PJRT_Buffer_OpaqueDeviceMemoryDataPointer");
+  if (!args->buffer->device->host) return device_pointer_error(args->buffer, "PJRT_Buffer_OpaqueDeviceMemoryDataPointer");
   args->device_memory_ptr = buffer_data(args->buffer);
   return NULL;
 }
@@ -381,33 +407,37 @@ PJRT_Error *cx_PJRT_Buffer_DecreaseExternalReferenceCount(PJRT_Buffer_DecreaseEx
   return e;
 }
 
-/* A copy of b in new memory cxla owns (the one device and memory space are the destination). */
-static PJRT_Error *copy_buffer(PJRT_Buffer *b, PJRT_Buffer **out, const char *fn) {
+/* A copy of b in new memory cxla owns on device d: on the cpu from b's host data; to, from or
+ * within the GPU by cxla_buffer_copy_to. */
+static PJRT_Error *copy_buffer(PJRT_Buffer *b, PJRT_Device *d, PJRT_Buffer **out, const char *fn) {
   *out = NULL;
   if (!b->buf) return deleted_error(fn);
   PJRT_Client *c = b->client;
   cxla_buffer *cb = NULL;
   cx_pjrt_lock(c);
-  cxla_status s = cxla_buffer_from_data(c->ctx, CX_PJRT_BACKEND, b->type, b->rank, b->dims, buffer_data(b), b->nbytes, &cb);
+  cxla_status s = d->host && b->device->host
+                      ? cxla_buffer_from_data(c->ctx, d->backend, b->type, b->rank, b->dims, cxla_buffer_data(b->buf),
+                                              b->nbytes, &cb)
+                      : cxla_buffer_copy_to(b->buf, d->backend, &cb);
   PJRT_Error *e = s == CXLA_OK ? NULL : cx_pjrt_error_cxla(c->ctx, s, fn);
   cx_pjrt_unlock(c);
-  return e ? e : cx_pjrt_buffer_wrap(c, cb, out);
+  return e ? e : cx_pjrt_buffer_wrap(d, cb, out);
 }
 
 PJRT_Error *cx_PJRT_Buffer_CopyToDevice(PJRT_Buffer_CopyToDevice_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Buffer_CopyToDevice_Args, dst_buffer);
   NEED_BUFFER(args->buffer, "PJRT_Buffer_CopyToDevice");
-  if (args->dst_device != &args->buffer->client->device)
+  if (!args->dst_device || args->dst_device->client != args->buffer->client)
     return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Buffer_CopyToDevice: not a device of this client");
-  return copy_buffer(args->buffer, &args->dst_buffer, "PJRT_Buffer_CopyToDevice");
+  return copy_buffer(args->buffer, args->dst_device, &args->dst_buffer, "PJRT_Buffer_CopyToDevice");
 }
 
 PJRT_Error *cx_PJRT_Buffer_CopyToMemory(PJRT_Buffer_CopyToMemory_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Buffer_CopyToMemory_Args, dst_buffer);
   NEED_BUFFER(args->buffer, "PJRT_Buffer_CopyToMemory");
-  if (args->dst_memory != &args->buffer->client->memory)
+  if (!args->dst_memory || args->dst_memory->client != args->buffer->client)
     return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Buffer_CopyToMemory: not a memory of this client");
-  return copy_buffer(args->buffer, &args->dst_buffer, "PJRT_Buffer_CopyToMemory");
+  return copy_buffer(args->buffer, args->dst_memory->device_list[0], &args->dst_buffer, "PJRT_Buffer_CopyToMemory");
 }
 
 PJRT_Error *cx_PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args *args) {
@@ -439,6 +469,13 @@ PJRT_Error *cx_PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args *args) {
     return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: dst_size %zu is smaller than the %zu bytes of the array", fn,
                          args->dst_size, need);
   char *src = buffer_data(b);
+  if (!src && b->nbytes) {
+    cx_pjrt_lock(b->client);
+    e = cx_pjrt_error(PJRT_Error_Code_ABORTED, "%s: copying from device %d (%s): %s", fn, b->device->desc.id,
+                      b->device->desc.kind, cxla_context_errmsg(b->client->ctx));
+    cx_pjrt_unlock(b->client);
+    return e;
+  }
   if (dense) {
     if (b->nbytes) memcpy(args->dst, src, b->nbytes);
   } else {

@@ -1,7 +1,8 @@
-/* client.c — PJRT_Client and what it shows: one device (the host CPU, id 0, kind "cpu") with
- * one memory space (kind "device"), its description and the memory's user-data table. The
- * queries here are ones XLA's C API client treats as infallible (it aborts the process on an
- * error), so past argument checks they cannot fail. */
+/* client.c — PJRT_Client and what it shows: one device per cxla device, the host CPU (id 0,
+ * kind "cpu") and, when --pjrt-gpu finds one, the GPU (id 1, kind "gpu" or "gpu-emu"), each
+ * with one memory space (kind "device"), their descriptions and the memories' user-data
+ * tables. The queries here are ones XLA's C API client treats as infallible (it aborts the
+ * process on an error), so past argument checks they cannot fail. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,52 @@ static const PJRT_Memory_FunctionTable k_memory_table = {
 };
 
 /* ---- client ---- */
+
+/* The GPU backend the plugin's GPU device uses, from --pjrt-gpu (docs/flags.md): "gpu" when
+ * auto finds the CUDA driver and a GPU (the device cxla makes for the context is the probe:
+ * it needs both), "gpu-emu" for emu, NULL for none. emu that cannot run is an error. */
+static PJRT_Error *gpu_backend(cxla_context *ctx, const char **out) {
+  char mode[16];
+  *out = NULL;
+  if (cxla_context_get_flag(ctx, "pjrt-gpu", mode, sizeof mode) != CXLA_OK)
+    return cx_pjrt_error_cxla(ctx, CXLA_ERR_INTERNAL, "PJRT_Client_Create: reading --pjrt-gpu");
+  if (!strcmp(mode, "off")) return NULL;
+  const char *be = !strcmp(mode, "emu") ? "gpu-emu" : "gpu";
+  cxla_memory_stats st;
+  cxla_status s = cxla_context_memory_stats(ctx, be, &st);
+  if (s == CXLA_OK) *out = be;
+  else if (!strcmp(mode, "emu")) return cx_pjrt_error_cxla(ctx, s, "PJRT_Client_Create (--pjrt-gpu=emu)");
+  return NULL;
+}
+
+static void add_device(PJRT_Client *c, const char *backend) {
+  int i = c->ndevices++;
+  PJRT_Device *d = &c->devices[i];
+  PJRT_Memory *m = &c->memories[i];
+  d->client = c;
+  d->backend = backend;
+  d->host = !strcmp(backend, CX_PJRT_BACKEND);
+  d->desc.client = c;
+  d->desc.id = i;
+  d->desc.kind = backend; /* "cpu", "gpu", "gpu-emu": what jax.Device.device_kind says */
+  snprintf(d->desc.debug, sizeof d->desc.debug, "cxla:%d", i);
+  snprintf(d->desc.str, sizeof d->desc.str, "CxlaDevice(id=%d)", i);
+  d->memory_list[0] = m;
+  d->self_list[0] = d;
+  m->vtable = &k_memory_table;
+  m->client = c;
+  m->id = i;
+  m->device_list[0] = d;
+  snprintf(m->debug, sizeof m->debug, "cxla:%d %s memory", i, CX_PJRT_MEMORY_KIND);
+  snprintf(m->str, sizeof m->str, "MEMORY_SPACE_%d", i);
+  c->device_list[i] = d;
+  c->memory_list[i] = m;
+}
+
+PJRT_Device *cx_pjrt_device(PJRT_Client *c, int64_t id) {
+  return id >= 0 && id < c->ndevices ? &c->devices[id] : NULL;
+}
+
 PJRT_Error *cx_PJRT_Client_Create(PJRT_Client_Create_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Client_Create_Args, client);
   args->client = NULL;
@@ -68,19 +115,16 @@ PJRT_Error *cx_PJRT_Client_Create(PJRT_Client_Create_Args *args) {
   PJRT_Client *c = calloc(1, sizeof *c);
   if (!c) return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "PJRT_Client_Create: out of memory");
   cxla_status s = cxla_context_create(&c->ctx);
-  if (s != CXLA_OK) {
-    PJRT_Error *e = cx_pjrt_error_cxla(c->ctx, s, "PJRT_Client_Create (CXLA_FLAGS)");
+  const char *gpu = NULL;
+  PJRT_Error *e = s == CXLA_OK ? gpu_backend(c->ctx, &gpu) : cx_pjrt_error_cxla(c->ctx, s, "PJRT_Client_Create (CXLA_FLAGS)");
+  if (e) {
     cxla_context_destroy(c->ctx);
     free(c);
     return e;
   }
   pthread_mutex_init(&c->lock, NULL);
-  c->device.client = c;
-  c->device.desc.client = c;
-  c->memory.vtable = &k_memory_table;
-  c->memory.client = c;
-  c->device_list[0] = &c->device;
-  c->memory_list[0] = &c->memory;
+  add_device(c, CX_PJRT_BACKEND); /* first: JAX's default device is the first listed */
+  if (gpu) add_device(c, gpu);
   snprintf(c->version, sizeof c->version, "cxla %s", cxla_version());
   args->client = c;
   return NULL;
@@ -90,8 +134,9 @@ PJRT_Error *cx_PJRT_Client_Destroy(PJRT_Client_Destroy_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Client_Destroy_Args, client);
   PJRT_Client *c = args->client;
   if (!c) return NULL;
-  for (int i = 0; i < c->memory.nuser; i++)
-    if (c->memory.user[i].dtor) c->memory.user[i].dtor(c->memory.user[i].data);
+  for (int k = 0; k < c->ndevices; k++)
+    for (int i = 0; i < c->memories[k].nuser; i++)
+      if (c->memories[k].user[i].dtor) c->memories[k].user[i].dtor(c->memories[k].user[i].data);
   cxla_context_destroy(c->ctx);
   pthread_mutex_destroy(&c->lock);
   free(c);
@@ -126,7 +171,7 @@ PJRT_Error *cx_PJRT_Client_Devices(PJRT_Client_Devices_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Client_Devices_Args, num_devices);
   NEED(args->client, "PJRT_Client_Devices");
   args->devices = args->client->device_list;
-  args->num_devices = 1;
+  args->num_devices = (size_t)args->client->ndevices;
   return NULL;
 }
 
@@ -134,27 +179,26 @@ PJRT_Error *cx_PJRT_Client_AddressableDevices(PJRT_Client_AddressableDevices_Arg
   CX_PJRT_ARGS(args, PJRT_Client_AddressableDevices_Args, num_addressable_devices);
   NEED(args->client, "PJRT_Client_AddressableDevices");
   args->addressable_devices = args->client->device_list;
-  args->num_addressable_devices = 1;
+  args->num_addressable_devices = (size_t)args->client->ndevices;
   return NULL;
 }
 
 PJRT_Error *cx_PJRT_Client_LookupDevice(PJRT_Client_LookupDevice_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Client_LookupDevice_Args, device);
   NEED(args->client, "PJRT_Client_LookupDevice");
-  if (args->id != 0)
-    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Client_LookupDevice: no device %d (cxla has device 0)", args->id);
-  args->device = &args->client->device;
+  if (!(args->device = cx_pjrt_device(args->client, args->id)))
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Client_LookupDevice: no device %d (cxla has %d to %d)",
+                         args->id, 0, args->client->ndevices - 1);
   return NULL;
 }
 
 PJRT_Error *cx_PJRT_Client_LookupAddressableDevice(PJRT_Client_LookupAddressableDevice_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Client_LookupAddressableDevice_Args, addressable_device);
   NEED(args->client, "PJRT_Client_LookupAddressableDevice");
-  if (args->local_hardware_id != 0)
+  if (!(args->addressable_device = cx_pjrt_device(args->client, args->local_hardware_id)))
     return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
-                         "PJRT_Client_LookupAddressableDevice: no device with local hardware id %d (cxla has 0)",
-                         args->local_hardware_id);
-  args->addressable_device = &args->client->device;
+                         "PJRT_Client_LookupAddressableDevice: no device with local hardware id %d (cxla has %d to %d)",
+                         args->local_hardware_id, 0, args->client->ndevices - 1);
   return NULL;
 }
 
@@ -162,7 +206,7 @@ PJRT_Error *cx_PJRT_Client_AddressableMemories(PJRT_Client_AddressableMemories_A
   CX_PJRT_ARGS(args, PJRT_Client_AddressableMemories_Args, num_addressable_memories);
   NEED(args->client, "PJRT_Client_AddressableMemories");
   args->addressable_memories = args->client->memory_list;
-  args->num_addressable_memories = 1;
+  args->num_addressable_memories = (size_t)args->client->ndevices;
   return NULL;
 }
 
@@ -171,18 +215,19 @@ PJRT_Error *cx_PJRT_Client_DefaultDeviceAssignment(PJRT_Client_DefaultDeviceAssi
   if (args->num_replicas != 1 || args->num_partitions != 1)
     return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
                          "PJRT_Client_DefaultDeviceAssignment: %d replicas x %d partitions need more "
-                         "devices than cxla's one",
+                         "devices than one (cxla runs a program on one device)",
                          args->num_replicas, args->num_partitions);
   if (args->default_assignment_size < 1 || !args->default_assignment)
     return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Client_DefaultDeviceAssignment: no room for 1 entry");
-  args->default_assignment[0] = 0;
+  args->default_assignment[0] = 0; /* the cpu: the default device */
   return NULL;
 }
 
 /* ---- device descriptions and devices ---- */
 PJRT_Error *cx_PJRT_DeviceDescription_Id(PJRT_DeviceDescription_Id_Args *args) {
   CX_PJRT_ARGS(args, PJRT_DeviceDescription_Id_Args, id);
-  args->id = 0;
+  NEED(args->device_description, "PJRT_DeviceDescription_Id");
+  args->id = args->device_description->id;
   return NULL;
 }
 
@@ -199,27 +244,27 @@ PJRT_Error *cx_PJRT_DeviceDescription_Attributes(PJRT_DeviceDescription_Attribut
   return NULL;
 }
 
-#define DEVICE_KIND "cpu"
-#define DEVICE_STRING "CxlaDevice(id=0)"
-
 PJRT_Error *cx_PJRT_DeviceDescription_Kind(PJRT_DeviceDescription_Kind_Args *args) {
   CX_PJRT_ARGS(args, PJRT_DeviceDescription_Kind_Args, device_kind_size);
-  args->device_kind = DEVICE_KIND;
-  args->device_kind_size = strlen(DEVICE_KIND);
+  NEED(args->device_description, "PJRT_DeviceDescription_Kind");
+  args->device_kind = args->device_description->kind;
+  args->device_kind_size = strlen(args->device_description->kind);
   return NULL;
 }
 
 PJRT_Error *cx_PJRT_DeviceDescription_DebugString(PJRT_DeviceDescription_DebugString_Args *args) {
   CX_PJRT_ARGS(args, PJRT_DeviceDescription_DebugString_Args, debug_string_size);
-  args->debug_string = "cxla:0";
-  args->debug_string_size = strlen("cxla:0");
+  NEED(args->device_description, "PJRT_DeviceDescription_DebugString");
+  args->debug_string = args->device_description->debug;
+  args->debug_string_size = strlen(args->device_description->debug);
   return NULL;
 }
 
 PJRT_Error *cx_PJRT_DeviceDescription_ToString(PJRT_DeviceDescription_ToString_Args *args) {
   CX_PJRT_ARGS(args, PJRT_DeviceDescription_ToString_Args, to_string_size);
-  args->to_string = DEVICE_STRING;
-  args->to_string_size = strlen(DEVICE_STRING);
+  NEED(args->device_description, "PJRT_DeviceDescription_ToString");
+  args->to_string = args->device_description->str;
+  args->to_string_size = strlen(args->device_description->str);
   return NULL;
 }
 
@@ -236,16 +281,19 @@ PJRT_Error *cx_PJRT_Device_IsAddressable(PJRT_Device_IsAddressable_Args *args) {
   return NULL;
 }
 
+/* The device's id: unique in the client, so LookupAddressableDevice finds one device by it
+ * (a CUDA ordinal would repeat the cpu's 0). */
 PJRT_Error *cx_PJRT_Device_LocalHardwareId(PJRT_Device_LocalHardwareId_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Device_LocalHardwareId_Args, local_hardware_id);
-  args->local_hardware_id = 0;
+  NEED(args->device, "PJRT_Device_LocalHardwareId");
+  args->local_hardware_id = args->device->desc.id;
   return NULL;
 }
 
 PJRT_Error *cx_PJRT_Device_AddressableMemories(PJRT_Device_AddressableMemories_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Device_AddressableMemories_Args, num_memories);
   NEED(args->device, "PJRT_Device_AddressableMemories");
-  args->memories = args->device->client->memory_list;
+  args->memories = args->device->memory_list;
   args->num_memories = 1;
   return NULL;
 }
@@ -253,14 +301,15 @@ PJRT_Error *cx_PJRT_Device_AddressableMemories(PJRT_Device_AddressableMemories_A
 PJRT_Error *cx_PJRT_Device_DefaultMemory(PJRT_Device_DefaultMemory_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Device_DefaultMemory_Args, memory);
   NEED(args->device, "PJRT_Device_DefaultMemory");
-  args->memory = &args->device->client->memory;
+  args->memory = args->device->memory_list[0];
   return NULL;
 }
 
-/* ---- memories ---- */
+/* ---- memories: one per device, all of kind "device" (kind id 0) ---- */
 PJRT_Error *cx_PJRT_Memory_Id(PJRT_Memory_Id_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Memory_Id_Args, id);
-  args->id = 0;
+  NEED(args->memory, "PJRT_Memory_Id");
+  args->id = args->memory->id;
   return NULL;
 }
 
@@ -279,22 +328,24 @@ PJRT_Error *cx_PJRT_Memory_Kind_Id(PJRT_Memory_Kind_Id_Args *args) {
 
 PJRT_Error *cx_PJRT_Memory_DebugString(PJRT_Memory_DebugString_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Memory_DebugString_Args, debug_string_size);
-  args->debug_string = "cxla:0 device memory";
-  args->debug_string_size = strlen(args->debug_string);
+  NEED(args->memory, "PJRT_Memory_DebugString");
+  args->debug_string = args->memory->debug;
+  args->debug_string_size = strlen(args->memory->debug);
   return NULL;
 }
 
 PJRT_Error *cx_PJRT_Memory_ToString(PJRT_Memory_ToString_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Memory_ToString_Args, to_string_size);
-  args->to_string = "MEMORY_SPACE_0";
-  args->to_string_size = strlen(args->to_string);
+  NEED(args->memory, "PJRT_Memory_ToString");
+  args->to_string = args->memory->str;
+  args->to_string_size = strlen(args->memory->str);
   return NULL;
 }
 
 PJRT_Error *cx_PJRT_Memory_AddressableByDevices(PJRT_Memory_AddressableByDevices_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Memory_AddressableByDevices_Args, num_devices);
   NEED(args->memory, "PJRT_Memory_AddressableByDevices");
-  args->devices = args->memory->client->device_list;
+  args->devices = args->memory->device_list;
   args->num_devices = 1;
   return NULL;
 }

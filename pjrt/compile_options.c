@@ -2,13 +2,16 @@
  * (protobuf wire format, xla/pjrt/proto/compile_options.proto at the pinned XLA):
  *   CompileOptionsProto: 1 argument_layouts (repeated message, counted), 2
  *   parameter_is_tupled_arguments (bool), 3 executable_build_options (message);
- *   ExecutableBuildOptionsProto: 4 num_replicas (int64), 5 num_partitions (int64);
+ *   ExecutableBuildOptionsProto: 4 num_replicas (int64), 5 num_partitions (int64), 9
+ *   device_assignment (DeviceAssignmentProto: 3 computation_devices, repeated ComputationDevice:
+ *   1 replica_device_ids, repeated int64, packed or not): the device the program runs on, the
+ *   first id of the first computation (JAX assigns the device of the jit's arguments there);
  *   7 env_option_overrides (map<string, OptionOverrideProto>: entries of 1 key, 2 value), the
  *   compiler_options JAX does not place itself: XLA takes each key as a field of its
  *   DebugOptions, all named xla_*, and refuses any other ("No such compile option"), which cxla
  *   does too; the xla_* options tune XLA's own compiler, so cxla reads no further.
  * Every other field is skipped by its wire type. Bounded: each read checks the bytes left, a
- * nested message is read within its length, and the depth is one level. */
+ * nested message is read within its length, and the depth is at most three levels. */
 #include <string.h>
 
 #include "pjrt_internal.h"
@@ -57,6 +60,47 @@ static PJRT_Error *skip(cx_pb *r, unsigned wt, const uint8_t **body, uint64_t *b
   return NULL;
 }
 
+/* The first device id of a ComputationDevice (field 1: one varint, or a packed run of them). */
+static PJRT_Error *computation_device(cx_pb *outer, const uint8_t *p, uint64_t n, cx_pjrt_options *o) {
+  cx_pb r = {p, p + n, outer->start};
+  while (r.p < r.end && o->device_id < 0) {
+    uint64_t key, v;
+    PJRT_Error *e;
+    if ((e = varint(&r, &key))) return e;
+    const uint8_t *body;
+    uint64_t len;
+    if (key == (1 << 3 | 0)) {
+      if ((e = varint(&r, &v))) return e;
+    } else if (key == (1 << 3 | 2)) {
+      if ((e = skip(&r, 2, &body, &len))) return e;
+      cx_pb packed = {body, body + len, outer->start};
+      if (!len) continue;
+      if ((e = varint(&packed, &v))) return e;
+    } else {
+      if ((e = skip(&r, (unsigned)(key & 7), &body, &len))) return e;
+      continue;
+    }
+    if ((int64_t)v < 0 || (int64_t)v > (1 << 20)) return bad(&r, "device id out of range");
+    o->device_id = (int64_t)v;
+  }
+  return NULL;
+}
+
+/* DeviceAssignmentProto: the first of its computation_devices (field 3). */
+static PJRT_Error *device_assignment(cx_pb *outer, const uint8_t *p, uint64_t n, cx_pjrt_options *o) {
+  cx_pb r = {p, p + n, outer->start};
+  while (r.p < r.end) {
+    uint64_t key;
+    PJRT_Error *e;
+    if ((e = varint(&r, &key))) return e;
+    const uint8_t *body;
+    uint64_t len;
+    if ((e = skip(&r, (unsigned)(key & 7), &body, &len))) return e;
+    if (key == (3 << 3 | 2) && o->device_id < 0 && (e = computation_device(&r, body, len, o))) return e;
+  }
+  return NULL;
+}
+
 static PJRT_Error *build_options(cx_pb *outer, const uint8_t *p, uint64_t n, cx_pjrt_options *o) {
   cx_pb r = {p, p + n, outer->start};
   while (r.p < r.end) {
@@ -74,6 +118,7 @@ static PJRT_Error *build_options(cx_pb *outer, const uint8_t *p, uint64_t n, cx_
     const uint8_t *body;
     uint64_t len;
     if ((e = skip(&r, wt, &body, &len))) return e;
+    if (field == 9 && wt == 2 && (e = device_assignment(&r, body, len, o))) return e;
   }
   return NULL;
 }
@@ -101,6 +146,7 @@ PJRT_Error *cx_pjrt_options_decode(const void *bytes, size_t len, cx_pjrt_option
   o->num_partitions = 1;
   o->tupled_arguments = 0;
   o->num_argument_layouts = 0;
+  o->device_id = -1;
   if (!bytes || !len) return NULL;
   cx_pb r = {bytes, (const uint8_t *)bytes + len, bytes};
   while (r.p < r.end) {

@@ -1,5 +1,5 @@
-/* executable.c — compiling a program into a PJRT executable (cxla_compile on the cpu backend)
- * and what the client asks of it: name, replica and partition counts, outputs' types, dims
+/* executable.c — compiling a program into a PJRT executable (cxla_compile with the backend
+ * of the device the compile options assign: cpu, or the GPU's) and what the client asks of it: name, replica and partition counts, outputs' types, dims
  * and memory kinds, fingerprint, device assignment, compile options. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +126,12 @@ PJRT_Error *cx_pjrt_executable_build_with(PJRT_Client *c, const char *format, si
                          (long long)opts.num_replicas, (long long)opts.num_partitions);
   if (opts.tupled_arguments)
     return cx_pjrt_error(PJRT_Error_Code_UNIMPLEMENTED, "PJRT_Client_Compile: tupled arguments are not supported");
+  /* No assignment (a C caller's options): the default device, the first. */
+  PJRT_Device *dev = cx_pjrt_device(c, opts.device_id < 0 ? 0 : opts.device_id);
+  if (!dev)
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
+                         "PJRT_Client_Compile: the compile options assign device %lld; this client has devices 0 to %d",
+                         (long long)opts.device_id, c->ndevices - 1);
   cxla_module *m = NULL;
   if ((err = parse_program(c, format, flen, code, clen, &m))) return err;
   PJRT_Executable *e = calloc(1, sizeof *e);
@@ -136,6 +142,10 @@ PJRT_Error *cx_pjrt_executable_build_with(PJRT_Client *c, const char *format, si
   pthread_mutex_init(&e->ref_lock, NULL);
   e->refs = 1;
   e->opts = opts;
+  e->device = dev;
+  /* {replica_count: 1, computation_count: 1, computation_devices: [{replica_device_ids: [id]}]} */
+  const char assignment[8] = {0x08, 0x01, 0x10, 0x01, 0x1a, 0x02, 0x08, (char)dev->desc.id};
+  memcpy(e->assignment, assignment, sizeof assignment);
   e->nparams = cxla_module_num_parameters(m);
   if (!(e->token_params = calloc((size_t)e->nparams + 1, 1))) err = oom("PJRT_Client_Compile");
   for (int i = 0; !err && i < e->nparams; i++) {
@@ -150,10 +160,10 @@ PJRT_Error *cx_pjrt_executable_build_with(PJRT_Client *c, const char *format, si
   e->options_len = e->options ? olen : 0;
   cxla_compile_options co;
   cxla_compile_options_init(&co);
-  co.backend = CX_PJRT_BACKEND;
-  co.keep_code = 1; /* for PJRT_Executable_Serialize */
-  co.code = machine_code;
-  co.code_size = mlen;
+  co.backend = dev->backend;
+  co.keep_code = dev->host; /* for PJRT_Executable_Serialize (the cpu backend's code only) */
+  co.code = dev->host ? machine_code : NULL;
+  co.code_size = dev->host ? mlen : 0;
   cxla_status s = err ? CXLA_OK : cxla_compile(m, &co, &e->exe);
   if (s != CXLA_OK) err = cx_pjrt_error_cxla(c->ctx, s, "PJRT_Client_Compile");
   if (!err && !(e->hlo = cxla_module_to_string(m)))
@@ -168,6 +178,7 @@ PJRT_Error *cx_pjrt_executable_build_with(PJRT_Client *c, const char *format, si
   e->donated = cxla_executable_donated_parameters(e->exe);
   uint64_t h = cx_pjrt_hash(CX_PJRT_HASH_SEED, e->hlo, strlen(e->hlo));
   h = cx_pjrt_hash(h, cxla_version(), strlen(cxla_version()));
+  h = cx_pjrt_hash(h, dev->backend, strlen(dev->backend)); /* one program, two devices: two codes */
   snprintf(e->fingerprint, sizeof e->fingerprint, "%016llx", (unsigned long long)h);
   *out = e;
   return NULL;
@@ -253,7 +264,7 @@ PJRT_Error *cx_PJRT_LoadedExecutable_GetExecutable(PJRT_LoadedExecutable_GetExec
 PJRT_Error *cx_PJRT_LoadedExecutable_AddressableDevices(PJRT_LoadedExecutable_AddressableDevices_Args *args) {
   CX_PJRT_ARGS(args, PJRT_LoadedExecutable_AddressableDevices_Args, num_addressable_devices);
   NEED_EXEC(args->executable, "PJRT_LoadedExecutable_AddressableDevices");
-  args->addressable_devices = args->executable->client->device_list;
+  args->addressable_devices = args->executable->exec->device->self_list;
   args->num_addressable_devices = 1;
   return NULL;
 }
@@ -272,15 +283,13 @@ PJRT_Error *cx_PJRT_LoadedExecutable_IsDeleted(PJRT_LoadedExecutable_IsDeleted_A
   return NULL;
 }
 
-/* One device, one replica, one partition: the proto {replica_count: 1, computation_count: 1,
- * computation_devices: [{replica_device_ids: [0]}]} in wire format. */
-static const char k_device_assignment[] = {0x08, 0x01, 0x10, 0x01, 0x1a, 0x02, 0x08, 0x00};
 static void no_delete(PJRT_DeviceAssignmentSerialized *da) { (void)da; }
 
 PJRT_Error *cx_PJRT_LoadedExecutable_GetDeviceAssignment(PJRT_LoadedExecutable_GetDeviceAssignment_Args *args) {
   CX_PJRT_ARGS(args, PJRT_LoadedExecutable_GetDeviceAssignment_Args, serialized_device_assignment_deleter);
-  args->serialized_bytes = k_device_assignment;
-  args->serialized_bytes_size = sizeof k_device_assignment;
+  NEED_EXEC(args->executable, "PJRT_LoadedExecutable_GetDeviceAssignment");
+  args->serialized_bytes = args->executable->exec->assignment; /* one device: its id */
+  args->serialized_bytes_size = sizeof args->executable->exec->assignment;
   args->serialized_device_assignment = NULL;
   args->serialized_device_assignment_deleter = no_delete;
   return NULL;

@@ -1,6 +1,8 @@
-/* execute.c — PJRT_LoadedExecutable_Execute: one device, one argument list, run by
+/* execute.c — PJRT_LoadedExecutable_Execute: one device (the executable's: the cpu, or the
+ * GPU, whose arguments and results stay in its memory), one argument list, run by
  * cxla_executable_execute on the calling thread; the outputs are the elements of a tuple
- * result (moved out without copies) or the one array result.
+ * result (moved out without copies) or the one array result. An argument on another device
+ * than the executable's is refused, as XLA's clients refuse it (JAX copies it first).
  *
  * Donation: a parameter the executable consumes (input_output_alias, which JAX writes for
  * donate_argnums) takes the PJRT buffer's memory, and the buffer is deleted afterwards, as
@@ -50,11 +52,18 @@ static PJRT_Error *run(PJRT_Client *c, PJRT_Executable *e, PJRT_Buffer *const *i
       break;
     }
     args[i] = b->buf;
-    if (e->token_params[i] && b->type != CXLA_TOKEN) {
+    PJRT_Device *dev = e->device;
+    if (!e->token_params[i] && b->device != dev) {
+      err = cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
+                          "%s: argument %zu is on device %d (%s) but '%s' runs on device %d (%s)", fn, i,
+                          b->device->desc.id, b->device->desc.kind, e->name, dev->desc.id, dev->desc.kind);
+      break;
+    }
+    if (e->token_params[i] && (b->type != CXLA_TOKEN || b->device != dev)) {
       /* JAX passes an ordered effect's runtime token as a bool[0] array, and a token made
        * outside jit the same way: a token parameter takes any argument as a token. */
       cxla_literal *t = cxla_literal_token(c->ctx);
-      cxla_status s = t ? cxla_buffer_from_literal(c->ctx, CX_PJRT_BACKEND, t, &copies[i]) : CXLA_ERR_OUT_OF_MEMORY;
+      cxla_status s = t ? cxla_buffer_from_literal(c->ctx, dev->backend, t, &copies[i]) : CXLA_ERR_OUT_OF_MEMORY;
       cxla_literal_destroy(t);
       if (s != CXLA_OK) err = cx_pjrt_error_cxla(c->ctx, s, fn);
       args[i] = copies[i];
@@ -76,8 +85,10 @@ static PJRT_Error *run(PJRT_Client *c, PJRT_Executable *e, PJRT_Buffer *const *i
     int shared = b->wrapped || keep;
     if (!keep) consumed[i] = 1;
     if (!shared) continue;
-    cxla_status s = cxla_buffer_from_data(c->ctx, CX_PJRT_BACKEND, b->type, b->rank, b->dims, cxla_buffer_data(b->buf),
-                                          b->nbytes, &copies[i]);
+    /* On the GPU a device-to-device copy (a GPU buffer is never wrapped: only kept ones). */
+    cxla_status s = dev->host ? cxla_buffer_from_data(c->ctx, dev->backend, b->type, b->rank, b->dims,
+                                                      cxla_buffer_data(b->buf), b->nbytes, &copies[i])
+                              : cxla_buffer_copy_to(b->buf, dev->backend, &copies[i]);
     if (s != CXLA_OK) err = cx_pjrt_error_cxla(c->ctx, s, fn);
     args[i] = copies[i];
   }
@@ -116,8 +127,9 @@ PJRT_Error *cx_PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args 
   if (args->num_devices != 1)
     return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %zu devices; cxla's PJRT plugin has one", fn, args->num_devices);
   int has_device = args->struct_size >= offsetof(PJRT_LoadedExecutable_Execute_Args, execute_device) + sizeof(void *);
-  if (has_device && args->execute_device && args->execute_device != &c->device)
-    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: execute_device is not this client's device", fn);
+  if (has_device && args->execute_device && args->execute_device != e->device)
+    return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: execute_device is not device %d (%s), which '%s' was "
+                         "compiled for", fn, e->device->desc.id, e->device->desc.kind, e->name);
   if ((int64_t)args->num_args != e->nparams)
     return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %zu arguments; '%s' takes %d", fn, args->num_args,
                          e->name, e->nparams);
@@ -146,7 +158,7 @@ PJRT_Error *cx_PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args 
     if (err) {
       cxla_buffer_destroy(outs[k]);
     } else {
-      err = cx_pjrt_buffer_wrap(c, outs[k], &pouts[k]); /* takes outs[k] */
+      err = cx_pjrt_buffer_wrap(e->device, outs[k], &pouts[k]); /* takes outs[k] */
     }
   }
   PJRT_Event *done = NULL;

@@ -1,8 +1,10 @@
 /* pjrt_internal.h — the objects behind libcxla_pjrt.so's opaque PJRT handles, shared by the
  * files of pjrt/. The plugin is a client of cxla's public API only (include/cxla.h).
  *
- * Model: one client owns one cxla context and shows one device ("cpu", id 0) with one memory
- * space (kind "device"); everything runs synchronously on the calling thread, under the
+ * Model: one client owns one cxla context and shows one device per cxla device: the host CPU
+ * (id 0, kind "cpu", the cpu backend) and, where the gpu backend runs (or the emulated GPU,
+ * --pjrt-gpu=emu), the GPU (id 1, kind "gpu" or "gpu-emu"), each with one memory space of kind
+ * "device" (docs/pjrt.md). Everything runs synchronously on the calling thread, under the
  * client's lock (a cxla context is used by one thread at a time), so every event a call
  * returns is already complete, except the done-with-host-buffer event of a zero-copy buffer,
  * which completes when the buffer lets go of the caller's memory. */
@@ -17,7 +19,8 @@
 #include "pjrt_abi.h"
 
 #define CX_PJRT_PLATFORM "cxla"
-#define CX_PJRT_BACKEND "cpu"
+#define CX_PJRT_BACKEND "cpu"  /* device 0's */
+#define CX_PJRT_MAX_DEVICES 2
 #define CX_PJRT_MEMORY_KIND "device"
 
 /* ---- errors (error.c) ---- */
@@ -58,28 +61,41 @@ void cx_pjrt_event_retain(PJRT_Event *ev);
 struct PJRT_Memory {
   const PJRT_Memory_FunctionTable *vtable; /* first, as the ABI has it since 0.105 */
   PJRT_Client *client;
+  int id;                        /* its device's id */
+  PJRT_Device *device_list[1];   /* the device it belongs to */
+  char debug[48], str[32];
   struct { const void *key; void *data; void (*dtor)(void *); } user[8];
   int nuser;
 };
 _Static_assert(offsetof(PJRT_Memory, vtable) == 0, "the ABI reads a memory's function table first");
 struct PJRT_DeviceDescription {
   PJRT_Client *client;
+  int id;                        /* also its local hardware id: unique in the client */
+  const char *kind;              /* "cpu", or the GPU backend's name: "gpu", "gpu-emu" */
+  char debug[32], str[32];
 };
 struct PJRT_Device {
   PJRT_Client *client;
   PJRT_DeviceDescription desc;
+  const char *backend;           /* the cxla backend that compiles for it and holds its buffers */
+  int host;                      /* its buffers are in host memory (the cpu device) */
+  PJRT_Memory *memory_list[1];   /* its one memory space */
+  PJRT_Device *self_list[1];     /* itself, as an executable's addressable devices */
 };
 struct PJRT_Client {
   cxla_context *ctx;
   pthread_mutex_t lock;
-  PJRT_Device device;
-  PJRT_Memory memory;
-  PJRT_Device *device_list[1];
-  PJRT_Memory *memory_list[1];
+  int ndevices;                  /* 1 (cpu) or 2 (cpu, gpu) */
+  PJRT_Device devices[CX_PJRT_MAX_DEVICES];
+  PJRT_Memory memories[CX_PJRT_MAX_DEVICES];
+  PJRT_Device *device_list[CX_PJRT_MAX_DEVICES];
+  PJRT_Memory *memory_list[CX_PJRT_MAX_DEVICES];
   char version[64];
 };
 void cx_pjrt_lock(PJRT_Client *c);
 void cx_pjrt_unlock(PJRT_Client *c);
+/* Device `id` of c, or NULL. */
+PJRT_Device *cx_pjrt_device(PJRT_Client *c, int64_t id);
 
 /* ---- element types (buffer.c) ---- */
 cxla_type cx_pjrt_to_cxla_type(PJRT_Buffer_Type t);     /* CXLA_INVALID if none */
@@ -88,6 +104,7 @@ PJRT_Buffer_Type cx_pjrt_from_cxla_type(cxla_type t);  /* PJRT_Buffer_Type_INVAL
 /* ---- buffers (buffer.c) ---- */
 struct PJRT_Buffer {
   PJRT_Client *client;
+  PJRT_Device *device;       /* where it lives (its memory is the device's one) */
   cxla_buffer *buf;          /* NULL once deleted or donated */
   cxla_type type;
   int rank;
@@ -98,8 +115,9 @@ struct PJRT_Buffer {
   PJRT_Event *host_done;     /* zero-copy: completed when the caller's memory is let go */
   int64_t external_refs;
 };
-/* A PJRT buffer over a cxla array buffer (taken over; freed on failure). */
-PJRT_Error *cx_pjrt_buffer_wrap(PJRT_Client *c, cxla_buffer *b, PJRT_Buffer **out);
+/* A PJRT buffer on device d over a cxla array buffer in d's memory (taken over; freed on
+ * failure). */
+PJRT_Error *cx_pjrt_buffer_wrap(PJRT_Device *d, cxla_buffer *b, PJRT_Buffer **out);
 /* Lets go of the cxla buffer (delete or donation); completes host_done. */
 void cx_pjrt_buffer_drop(PJRT_Buffer *b);
 
@@ -109,6 +127,7 @@ typedef struct cx_pjrt_options {
   int64_t num_partitions;
   int tupled_arguments;
   int64_t num_argument_layouts;
+  int64_t device_id;     /* the device assignment's one device; -1 when there is none */
 } cx_pjrt_options;
 /* Reads the fields cxla needs from a serialized xla.CompileOptionsProto, skipping the rest;
  * truncated or malformed bytes are an error naming the byte offset. */
@@ -127,6 +146,8 @@ struct PJRT_Executable {
   char *options;                 /* the serialized CompileOptionsProto as given */
   size_t options_len;
   cx_pjrt_options opts;
+  PJRT_Device *device;           /* the device it was compiled for and runs on */
+  char assignment[8];            /* its DeviceAssignmentProto, serialized */
   int nparams;
   char *token_params;            /* [nparams]: 1 for a token parameter (any argument passes one) */
   int noutputs;
@@ -144,8 +165,9 @@ struct PJRT_LoadedExecutable {
   PJRT_Executable *exec;
   int deleted;
 };
-/* Parses (format "mlir": a StableHLO portable artifact; "cxla-hlo": HLO text) and compiles on
- * the cpu backend. Call under the client's lock. */
+/* Parses (format "mlir": a StableHLO portable artifact; "cxla-hlo": HLO text) and compiles
+ * with the backend of the device the options assign (device 0 when they assign none). Call
+ * under the client's lock. */
 PJRT_Error *cx_pjrt_executable_build(PJRT_Client *c, const char *format, size_t format_len,
                                      const char *code, size_t code_len, const char *options,
                                      size_t options_len, PJRT_Executable **out);

@@ -68,6 +68,11 @@ def run_file(py, folder, name, platform, cases, timeout, out, dut=None, with_cpu
                JAX_NUM_GENERATED_CASES=str(cases))
     if dut:
         env["JAX_TEST_DUT"] = dut
+    if platform != "cpu":
+        # The suite judges one device, the cxla cpu: the plugin's GPU device (--pjrt-gpu=auto on a
+        # machine with a GPU) would make JAX's multi-device tests run. A CXLA_FLAGS of the caller
+        # that names --pjrt-gpu comes later and wins.
+        env["CXLA_FLAGS"] = ("--pjrt-gpu=off " + os.environ.get("CXLA_FLAGS", "")).strip()
     cmd = [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", f"--junitxml={xml}",
            os.path.join(folder, name)]
     t0 = time.time()

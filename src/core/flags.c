@@ -14,6 +14,7 @@ typedef struct {
   int64_t lo, hi;
   const char *help;
   int runtime_only; /* does not change what compiles: left out of executable-cache keys */
+  const char *choices; /* a text flag's only values, "a|b|c" (NULL: any text) */
 } flag_def;
 
 #define OFF(f) offsetof(cx_flags, f)
@@ -45,6 +46,9 @@ static const flag_def defs[] = {
     {"cache-dir", F_STR, OFF(cache_dir), 0, 0,
      "DIR|default|off: keep compiled cpu code in DIR, load it instead of compiling again (default: "
      "$XDG_CACHE_HOME/cxla or ~/.cache/cxla; unset or off: no disk cache)", 1},
+    {"pjrt-gpu", F_STR, OFF(pjrt_gpu), 0, 0,
+     "auto|emu|off: the PJRT plugin's GPU device: the gpu backend when a GPU and its driver are found "
+     "(auto, the default), the emulated GPU (gpu-emu), or none", 1, "auto|emu|off"},
 };
 
 void cx_flags_init(cx_flags *f) {
@@ -93,6 +97,28 @@ static const flag_def *find(const char *name, size_t n) {
   for (int i = 0; i < CX_ARRAY_LEN(defs); i++)
     if (strlen(defs[i].name) == n && !strncmp(defs[i].name, name, n)) return &defs[i];
   return NULL;
+}
+
+cxla_status cx_flags_get(cxla_context *ctx, const cx_flags *f, const char *name, cx_sb *out) {
+  const flag_def *d = name ? find(name, strlen(name)) : NULL;
+  if (!d) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "no flag '--%s'", name ? name : "(null)");
+  const void *slot = (const char *)f + d->offset;
+  if (d->kind == F_STR) cx_sb_puts(out, *(char *const *)slot ? *(char *const *)slot : "");
+  else if (d->kind == F_BOOL) cx_sb_puts(out, *(const int *)slot ? "on" : "off");
+  else if (d->offset == OFF(max_loop_iterations)) cx_sb_printf(out, "%lld", (long long)*(const int64_t *)slot);
+  else cx_sb_printf(out, "%d", *(const int *)slot);
+  return out->oom ? cx_oom(ctx) : CXLA_OK;
+}
+
+/* Is v one of the '|'-separated words of choices? */
+static int one_of(const char *choices, const char *v) {
+  size_t n = strlen(v);
+  for (const char *p = choices; *p;) {
+    size_t w = strcspn(p, "|");
+    if (w == n && !strncmp(p, v, n)) return 1;
+    p += w + (p[w] == '|');
+  }
+  return 0;
 }
 
 int cx_flags_is_flag(const char *arg) {
@@ -149,6 +175,8 @@ static cxla_status set_one(cxla_context *ctx, cx_flags *f, const char *tok, size
     else *(int *)slot = (int)x;
   } else {
     if (!v || !*v) st = cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "flag --%s wants a value", d->name);
+    else if (d->choices && !one_of(d->choices, v))
+      st = cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "flag --%s wants one of %s, not '%s'", d->name, d->choices, v);
     else {
       cx_free(*(char **)slot);
       *(char **)slot = v;

@@ -21,6 +21,7 @@ typedef struct cx_flags {
   int cpu_onednn;         /* --cpu-onednn=on|off: cpu convolutions through oneDNN where it applies */
   int cpu_libmvec;        /* --cpu-libmvec=on|off: vectorised f64 math through glibc's libmvec */
   char *cache_dir;        /* --cache-dir=DIR|default|off: compiled code kept on disk (core/disk_cache.h) */
+  char *pjrt_gpu;         /* --pjrt-gpu=auto|emu|off: the PJRT plugin's GPU device (docs/pjrt.md); NULL: auto */
   uint64_t donate;        /* not a flag: donated ENTRY parameters (compile options, module header) */
   /* Not a flag: the executable cache's key of this compile (runtime/executable.c; borrowed,
    * NULL when there is none), which the disk cache extends with the target's. */
@@ -41,6 +42,9 @@ cxla_status cx_flags_copy(cxla_context *ctx, cx_flags *dst, const cx_flags *src)
  * wrong kind or range are errors. Values only a layer above knows are checked there
  * (cx_pass_check_flags: pass names, dump formats); cxla_context_set_flags does both. */
 cxla_status cx_flags_parse(cxla_context *ctx, cx_flags *f, const char *text);
+/* Appends flag `name`'s value (without "--"; as the flag is written: on/off, a number, the
+ * text, "" for an unset text flag) to out; CXLA_ERR_INVALID_ARGUMENT for an unknown name. */
+cxla_status cx_flags_get(cxla_context *ctx, const cx_flags *f, const char *name, cx_sb *out);
 /* Parses one option ("--threads=2"); returns 0 if the name is not a cxla flag. */
 int cx_flags_is_flag(const char *arg);
 /* Appends one line per flag ("  --threads=N            worker threads (0: all cores)"), each

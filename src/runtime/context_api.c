@@ -41,3 +41,19 @@ cxla_status cxla_context_set_flags(cxla_context *c, const char *flags) {
   if (!c) return CXLA_ERR_INVALID_ARGUMENT;
   return set_flags(c, flags);
 }
+
+cxla_status cxla_context_get_flag(cxla_context *c, const char *name, char *buf, size_t n) {
+  if (!c) return CXLA_ERR_INVALID_ARGUMENT;
+  if (!buf || !n) return cx_error(c, CXLA_ERR_INVALID_ARGUMENT, "cxla_context_get_flag: no room for the value");
+  buf[0] = 0;
+  cx_sb sb;
+  cx_sb_init(&sb);
+  cxla_status s = cx_flags_get(c, &c->flags, name, &sb);
+  size_t len = sb.buf ? strlen(sb.buf) : 0;
+  if (s == CXLA_OK && len >= n)
+    s = cx_error(c, CXLA_ERR_INVALID_ARGUMENT, "cxla_context_get_flag: --%s's value takes %zu bytes, the buffer %zu",
+                 name, len + 1, n);
+  if (s == CXLA_OK && len) memcpy(buf, sb.buf, len + 1);
+  cx_sb_free(&sb);
+  return s;
+}

@@ -43,6 +43,9 @@ if [ -x "$BIN/bench_libs" ]; then
 fi
 check "diag_llvm on a --dump-to IR file" sh -c "'$BUILD/cxla' compile bench/hlo/chain9.hlo --backend=cpu --dump-to='$DUMP' &&
   '$BIN/diag_llvm' \"\$(ls '$DUMP'/*ir-before-opt.ll | head -n 1)\" 1"
+JAX_PY=$BUILD/venv/bin/python
+check "time_to_accuracy.py: the CNN to test accuracy 0.5 in cxla (and jax, torch where installed)" \
+  python3 bench/time_to_accuracy.py --cxla "$BUILD/examples/train" --jax-python "$JAX_PY" --target 0.5
 if [ -x "$BIN/bench_allreduce" ] && command -v mpirun > /dev/null 2>&1; then
   ROOT_FLAG=""
   [ "$(id -u)" = 0 ] && ROOT_FLAG="--allow-run-as-root"

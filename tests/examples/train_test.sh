@@ -6,7 +6,8 @@
 #     learning-rate decay runs through one compiled step (the rate is an argument);
 #   - --jit=both gives the same loss op by op, --steps-per-call=10 the same losses as one step
 #     per call, --trace writes a timeline with the model's kernels, --dump-to the dumps,
-#     --tutorial the tutorial's settings;
+#     --tutorial the tutorial's settings; --target-accuracy stops at the first evaluation that
+#     reaches it;
 #   - every bad data directory (missing, a file missing, wrong magic, truncated gzip, truncated
 #     data, counts that differ, a label out of range) and a bad option: one line on stderr
 #     naming the problem, nothing on stdout, a non-zero exit.
@@ -112,6 +113,26 @@ done
 run --model=softmax --data "$D" --tutorial --log-every=500
 if [ "$rc" = 0 ] && grep -q 'SGD lr 0.5, batch 100, 1000 steps' "$T/out.txt"; then ok "--tutorial: SGD lr 0.5, batch 100, 1000 steps"
 else bad "--tutorial" "exit $rc: $(head -n 3 "$T/out.txt") $(cat "$T/err.txt")"; fi
+
+# --target-accuracy stops at the first evaluation that reaches it: a low target at the first
+# of --eval-every's evaluations, a target no run reaches after all the steps
+run --model=softmax --data "$D" --steps=300 --batch=50 --decay=0 --eval-every=50 --target-accuracy=0.5
+evals=$(grep -c 'test accuracy .* s since start' "$T/out.txt")
+if [ "$rc" = 0 ] && [ "$evals" = 1 ] && grep -q 'reached test accuracy 0.50 at step 50, .* s after the program started' "$T/out.txt"
+then ok "--target-accuracy=0.5: stops at step 50, the first evaluation"
+else bad "--target-accuracy=0.5" "exit $rc, $evals evaluations: $(cat "$T/out.txt" "$T/err.txt" | head -c 600)"; fi
+run --model=softmax --data "$D" --steps=100 --batch=50 --eval-every=50 --target-accuracy=1
+evals=$(grep -c 'test accuracy .* s since start' "$T/out.txt")
+if [ "$rc" = 0 ] && [ "$evals" = 2 ] && grep -q 'did not reach test accuracy 1.00 in 100 steps' "$T/out.txt"
+then ok "--target-accuracy=1: evaluates at steps 50 and 100, says it was not reached"
+else bad "--target-accuracy=1" "exit $rc, $evals evaluations: $(cat "$T/out.txt" "$T/err.txt" | head -c 600)"; fi
+run --model=softmax --data "$D" --target-accuracy=1.5
+if [ "$rc" = 2 ] && grep -q -- "--target-accuracy=1.5: expected 0 < A <= 1" "$T/err.txt"; then ok "a bad --target-accuracy: exit 2"
+else bad "a bad --target-accuracy" "exit $rc: $(cat "$T/err.txt")"; fi
+run --model=softmax --data "$D" --steps-per-call=10 --steps=100 --eval-every=25
+if [ "$rc" = 2 ] && grep -q -- "--eval-every=25 is not a multiple of --steps-per-call=10" "$T/err.txt"; then
+  ok "--eval-every not a multiple of --steps-per-call: exit 2"
+else bad "--eval-every with --steps-per-call" "exit $rc: $(cat "$T/err.txt")"; fi
 
 # fails NAME TEXT ARGS...: exit 1, nothing on stdout, one line on stderr containing TEXT.
 fails() {

@@ -3,8 +3,8 @@
  * (copied, zero-copy, strided, other host layouts), compile of the committed artifacts in
  * tests/pjrt/artifacts (program format "cxla-hlo", and "mlir": StableHLO artifacts as JAX's
  * client sends them), execute against the values JAX computed, donation,
- * serialize/deserialize, and the error paths (bad programs, options, arguments, types, corrupt
- * serialized bytes). Usage: pjrt_test LIBCXLA_PJRT.so ARTIFACT_DIR. Ends "N passed, N failed". */
+ * serialize/deserialize, the error paths (bad programs, options, arguments, types, corrupt
+ * serialized bytes), and the GPU device on the emulated GPU (pjrt_test_gpu.inc). Usage: pjrt_test LIBCXLA_PJRT.so ARTIFACT_DIR. Ends "N passed, N failed". */
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
@@ -238,6 +238,7 @@ static PJRT_Error *execute(PJRT_LoadedExecutable *le, PJRT_Buffer **ins, size_t 
 }
 
 #include "pjrt_test_cases.inc" /* the cases, in their own file to keep each short */
+#include "pjrt_test_gpu.inc"   /* the GPU device's cases (--pjrt-gpu=emu) */
 
 int main(int argc, char **argv) {
   if (argc != 3) {

@@ -7,6 +7,7 @@ Run by tests/python/python_test.sh with a venv that has jax (and optax for the t
 The jit tests go through cxla's StableHLO reader (cxla_module_parse_stablehlo)."""
 import contextlib
 import io
+import json
 import logging
 import os
 import subprocess
@@ -57,8 +58,10 @@ class Base(unittest.TestCase):
 
 class Devices(Base):
     def test_devices(self):
+        """The cpu first; a GPU after it where --pjrt-gpu (auto: a real GPU) finds one
+        (GpuDevice runs the emulated one)."""
         ds = jax.devices("cxla")
-        self.assertEqual(len(ds), 1)
+        self.assertIn(len(ds), (1, 2))
         self.assertEqual(ds[0].platform, "cxla")
         self.assertEqual(ds[0].id, 0)
         self.assertEqual(ds[0].device_kind, "cpu")
@@ -486,7 +489,8 @@ class EntryPoint(Base):
             meta = subprocess.run([sys.executable, "setup.py", "-q", "egg_info", "--egg-base", tmp],
                                   cwd=os.path.join(ROOT, "python"), capture_output=True, text=True)
             self.assertEqual(meta.returncode, 0, meta.stderr[-2000:])
-            env = dict(os.environ, JAX_PLATFORMS="cxla", PYTHONPATH=tmp + os.pathsep + os.path.join(ROOT, "python"))
+            env = dict(os.environ, JAX_PLATFORMS="cxla", PYTHONPATH=tmp + os.pathsep + os.path.join(ROOT, "python"),
+                       CXLA_FLAGS="--pjrt-gpu=off")  # one device on any machine
             probe = ("import jax, numpy as np\n"
                      "d = jax.devices()[0]\n"
                      "print(d.platform, len(jax.devices()))\n"
@@ -495,6 +499,126 @@ class EntryPoint(Base):
                                  timeout=300)
             self.assertEqual(out.returncode, 0, out.stderr[-2000:])
             self.assertEqual(out.stdout.split("\n")[:2], ["cxla 1", "[0.0, 2.0, 4.0]"])
+
+
+GPU_PROBE = r"""
+import json, jax, jax.numpy as jnp, numpy as np
+from jax import lax
+out = {}
+cx = jax.devices("cxla")
+out["devices"] = [[d.id, d.device_kind, d.platform, d.process_index, str(d), repr(d)] for d in jax.devices()]
+out["default"] = jax.devices()[0].id
+gpu = cx[-1]
+out["memories"] = [[m.kind, str(m)] for m in gpu.addressable_memories()]
+cpu = jax.devices("cpu")[0]
+x = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+w = np.arange(20, dtype=np.float32).reshape(4, 5) / 10
+f = lambda a, b: jnp.tanh(a @ b) * 2 + jnp.sum(a, axis=1, keepdims=True)
+xg, wg = jax.device_put(x, gpu), jax.device_put(w, gpu)
+out["put_devices"] = [d.id for d in xg.devices()]
+out["round_trip"] = bool(np.array_equal(np.asarray(xg), x))
+y = jax.jit(f)(xg, wg)
+out["jit_devices"] = [d.id for d in y.devices()]
+want = jax.jit(f)(jax.device_put(x, cpu), jax.device_put(w, cpu))
+out["max_err"] = float(np.max(np.abs(np.asarray(y) - np.asarray(want))))
+g = jax.jit(lambda a: a * 3 + 1, donate_argnums=0)
+d = jax.device_put(x, gpu)
+r = g(d)
+out["donated"] = [d.is_deleted(), [e.id for e in r.devices()], bool(np.allclose(np.asarray(r), x * 3 + 1))]
+to_cx_cpu = jax.device_put(y, cx[0])
+to_jax_cpu = jax.device_put(y, cpu)
+back = jax.device_put(to_cx_cpu, gpu)
+out["copies"] = [[e.id for e in to_cx_cpu.devices()], to_jax_cpu.devices() == {cpu}, [e.id for e in back.devices()],
+                 bool(np.array_equal(np.asarray(to_cx_cpu), np.asarray(y))),
+                 bool(np.array_equal(np.asarray(to_jax_cpu), np.asarray(y))),
+                 bool(np.array_equal(np.asarray(back), np.asarray(y)))]
+try:
+    jax.jit(lambda a: a + lax.rng_uniform(0.0, 1.0, (4,)))(jax.device_put(np.zeros(4, np.float32), gpu)).block_until_ready()
+    out["refused"] = "no error"
+except Exception as e:
+    out["refused"] = type(e).__name__ + ": " + str(e)
+import optax
+opt = optax.adam(1e-2)
+def mlp_loss(p, a, b):
+    return jnp.mean((jnp.tanh(a @ p["w1"] + p["b1"]) @ p["w2"] - b) ** 2)
+def train_step(p, s, a, b):
+    l, gr = jax.value_and_grad(mlp_loss)(p, a, b)
+    u, s = opt.update(gr, s, p)
+    return optax.apply_updates(p, u), s, l
+rs = np.random.RandomState(0)
+xs = rs.randn(32, 8).astype(np.float32)
+ys = np.sin(xs[:, :1])
+p0 = {"w1": rs.randn(8, 16).astype(np.float32) * 0.3, "b1": np.zeros(16, np.float32),
+      "w2": rs.randn(16, 1).astype(np.float32) * 0.3}
+losses = {}
+for dev in (gpu, cpu):
+    p = jax.device_put(p0, dev)
+    s = jax.device_put(opt.init(p), dev)
+    step = jax.jit(train_step, donate_argnums=(0, 1))
+    a, b = jax.device_put(xs, dev), jax.device_put(ys, dev)
+    ls = []
+    for _ in range(5):
+        p, s, l = step(p, s, a, b)
+        ls.append(float(l))
+    losses[dev.platform] = [ls, sorted({e.id for leaf in jax.tree_util.tree_leaves((p, s)) for e in leaf.devices()})]
+out["train"] = losses
+print("RESULT " + json.dumps(out))
+"""
+
+
+class GpuDevice(Base):
+    """The plugin's GPU device on the emulated GPU (CXLA_FLAGS=--pjrt-gpu=emu, docs/pjrt.md), in
+    a fresh process: the flag is read when JAX makes the plugin's client."""
+
+    @classmethod
+    def setUpClass(cls):
+        with tempfile.TemporaryDirectory() as tmp:
+            env = dict(os.environ, JAX_PLATFORMS="cxla,cpu", CXLA_FLAGS="--pjrt-gpu=emu",
+                       PYTHONPATH=os.path.join(ROOT, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+            probe = "import cxla._jax_plugin as p\np.initialize()\n" + GPU_PROBE
+            cls.run_ = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, cwd=tmp,
+                                      timeout=600)
+        lines = [ln for ln in cls.run_.stdout.split("\n") if ln.startswith("RESULT ")]
+        cls.out = json.loads(lines[-1][7:]) if lines else None
+
+    def setUp(self):
+        self.assertIsNotNone(self.out, self.run_.stderr[-3000:])
+
+    def test_devices_listed(self):
+        """jax.devices() lists the cpu (the default, first) and the gpu-emu device, one platform,
+        process 0; the GPU has its own memory, of kind "device"."""
+        self.assertEqual(self.out["devices"], [[0, "cpu", "cxla", 0, "cxla:0", "CxlaDevice(id=0)"],
+                                               [1, "gpu-emu", "cxla", 0, "cxla:1", "CxlaDevice(id=1)"]])
+        self.assertEqual(self.out["default"], 0)
+        self.assertEqual(self.out["memories"], [["device", "cxla:1 device memory"]])
+
+    def test_device_put_and_jit_on_the_gpu(self):
+        """device_put onto the GPU and back; a jitted dot + tanh + reduce runs there, its result
+        stays there, and it matches JAX's CPU."""
+        self.assertEqual(self.out["put_devices"], [1])
+        self.assertTrue(self.out["round_trip"])
+        self.assertEqual(self.out["jit_devices"], [1])
+        self.assertLess(self.out["max_err"], 1e-5)
+
+    def test_donation(self):
+        self.assertEqual(self.out["donated"], [True, [1], True])
+
+    def test_copies_between_devices(self):
+        """GPU -> cxla's cpu, GPU -> JAX's CPU backend, cxla's cpu -> GPU, values unchanged."""
+        self.assertEqual(self.out["copies"], [[0], True, [1], True, True, True])
+
+    def test_training_steps_with_donation(self):
+        """Five donated Adam steps of an MLP on the GPU: every parameter and optimizer state stays
+        there, and the losses are JAX CPU's (float32 rounding apart)."""
+        (gpu_losses, gpu_devs), (cpu_losses, _) = self.out["train"]["cxla"], self.out["train"]["cpu"]
+        self.assertEqual(gpu_devs, [1])
+        np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-5)
+        self.assertLess(gpu_losses[-1], gpu_losses[0])
+
+    def test_refused_op_is_cxla_error(self):
+        """An op the gpu backend refuses fails the compile with cxla's message."""
+        self.assertIn("JaxRuntimeError: UNIMPLEMENTED", self.out["refused"])
+        self.assertIn("(rng) cannot run on the GPU yet", self.out["refused"])
 
 
 class Example(Base):

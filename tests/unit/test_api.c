@@ -300,3 +300,31 @@ TEST(api_out_of_memory_never_crashes) {
   cxla_literal_destroy(x);
   cxla_module_destroy(m);
 }
+
+/* cxla_context_get_flag reads back what CXLA_FLAGS / cxla_context_set_flags set, as written;
+ * --pjrt-gpu takes auto, emu or off only. */
+TEST(api_context_get_flag) {
+  cxla_context *ctx = test_ctx();
+  char v[64];
+  CHECK_OK(cxla_context_set_flags(ctx, "--threads=3 --fusion=off --pjrt-gpu=emu --max-loop-iterations=123456789012"));
+  CHECK_OK(cxla_context_get_flag(ctx, "threads", v, sizeof v));
+  CHECK(!strcmp(v, "3"));
+  CHECK_OK(cxla_context_get_flag(ctx, "fusion", v, sizeof v));
+  CHECK(!strcmp(v, "off"));
+  CHECK_OK(cxla_context_get_flag(ctx, "pjrt-gpu", v, sizeof v));
+  CHECK(!strcmp(v, "emu"));
+  CHECK_OK(cxla_context_get_flag(ctx, "max-loop-iterations", v, sizeof v));
+  CHECK(!strcmp(v, "123456789012"));
+  CHECK_OK(cxla_context_get_flag(ctx, "cache-dir", v, sizeof v));
+  CHECK(!strcmp(v, "")); /* a text flag not set */
+  CHECK_EQ_INT(cxla_context_get_flag(ctx, "bogus", v, sizeof v), CXLA_ERR_INVALID_ARGUMENT);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(ctx), "no flag '--bogus'");
+  CHECK_EQ_INT(cxla_context_get_flag(ctx, "pjrt-gpu", v, 3), CXLA_ERR_INVALID_ARGUMENT);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(ctx), "--pjrt-gpu's value takes 4 bytes, the buffer 3");
+  CHECK(v[0] == 0);
+  CHECK_EQ_INT(cxla_context_get_flag(ctx, "threads", NULL, 0), CXLA_ERR_INVALID_ARGUMENT);
+  CHECK_EQ_INT(cxla_context_set_flags(ctx, "--pjrt-gpu=cuda"), CXLA_ERR_INVALID_ARGUMENT);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(ctx), "flag --pjrt-gpu wants one of auto|emu|off, not 'cuda'");
+  CHECK_OK(cxla_context_get_flag(ctx, "pjrt-gpu", v, sizeof v));
+  CHECK(!strcmp(v, "emu")); /* the bad value changed nothing */
+}

@@ -55,6 +55,12 @@ void cx_emu_range_remove(const void *base) {
     memmove(&g_ranges[i], &g_ranges[i + 1], sizeof *g_ranges * (size_t)(g_nranges - i - 1));
     g_nranges--;
   }
+  if (!g_nranges) { /* the last one gone: free the table, which a library unloaded later (the
+                     * PJRT plugin, dlclose'd) could no longer reach */
+    free(g_ranges);
+    g_ranges = NULL;
+    g_cap = 0;
+  }
   pthread_mutex_unlock(&g_mu);
 }
 
