@@ -758,6 +758,9 @@ static const conv_case k_convs[] = {
   {"f16, NHWC", CONV_MODULE(" x = f16[1,6,6,4] parameter(0)\n w = f16[3,3,4,8] parameter(1)\n",
                             " ROOT y = f16[1,4,4,8] convolution(x, w), window={size=3x3}, dim_labels=b01f_01io->b01f\n"),
    CX_CONV_FORWARD, 1},
+  {"bf16, NCHW", CONV_MODULE(" x = bf16[2,3,6,6] parameter(0)\n w = bf16[4,3,3,3] parameter(1)\n",
+                             " ROOT y = bf16[2,4,6,6] convolution(x, w), window={size=3x3 pad=1_1x1_1}, "
+                             "dim_labels=bf01_oi01->bf01\n"), CX_CONV_FORWARD, 0},
   /* the data gradient of a stride-2 convolution as JAX writes it: the kernel reversed, its
    * feature dims swapped, the cotangent base-dilated */
   {"data gradient (transposed convolution)",
