@@ -152,6 +152,13 @@ CASES = {
     # gradients (what a training step emits)
     "grad_mlp": (jax.grad(lambda w, x: jnp.sum(jnp.tanh(x @ w) ** 2)), [f32(3, 2), f32(4, 3)]),
     "grad_softmax_xent": (jax.grad(lambda w, x, y: -jnp.mean(jnp.sum(jax.nn.log_softmax(x @ w) * y, axis=-1))), [f32(3, 4), f32(5, 3), np.eye(4, dtype=np.float32)[[0, 1, 2, 3, 0]]]),
+    # a CNN's SGD step: a stride-1 and a stride-2 NHWC/HWIO convolution, the loss's gradients as
+    # autodiff writes them (weight gradients, the stride-2 layer's data gradient), the update
+    "conv_train_step": (lambda w1, w2, x: (lambda l, g: (l, w1 - 0.1 * g[0], w2 - 0.1 * g[1]))(*jax.value_and_grad(
+        lambda ws: jnp.sum(jnp.tanh(jax.lax.conv_general_dilated(jax.nn.relu(jax.lax.conv_general_dilated(
+            x, ws[0], (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))), ws[1], (2, 2), ((1, 1), (1, 1)),
+            dimension_numbers=("NHWC", "HWIO", "NHWC"))) ** 2))((w1, w2))),
+        [f32(3, 3, 3, 4, lo=-0.5, hi=0.5), f32(3, 3, 4, 5, lo=-0.5, hi=0.5), f32(2, 7, 7, 3)]),
     "grad_conv": (jax.grad(lambda w, x: jnp.sum(jax.lax.conv_general_dilated(x, w, (1, 1), "SAME") ** 2)), [f32(2, 1, 3, 3), f32(1, 1, 4, 4)]),
     # sharding annotations on one device (added last: earlier cases keep their random inputs)
     "lax_with_sharding_constraint": (lambda a, b: jnp.tanh(jax.lax.with_sharding_constraint(

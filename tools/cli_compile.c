@@ -23,7 +23,8 @@ const char *cli_format_ms(double ms, char *buf, size_t n) {
 }
 
 /* One line per "name=value" pair of stats: numbers are milliseconds, other values (such as
- * cache=hit) are printed as they are. */
+ * cache=hit) are printed as they are; a quoted value (gpu="NVIDIA H200", a reason) may hold
+ * spaces. */
 static void print_phases(FILE *f, const char *stats) {
   const char *p = stats;
   while (*p) {
@@ -31,6 +32,10 @@ static void print_phases(FILE *f, const char *stats) {
     if (!*p) break;
     size_t len = strcspn(p, " ");
     const char *eq = memchr(p, '=', len);
+    if (eq && eq[1] == '"' && !memchr(eq + 2, '"', len - (size_t)(eq + 2 - p))) { /* to the closing quote */
+      const char *q = strchr(eq + 2, '"');
+      if (q) len = (size_t)(q + 1 - p);
+    }
     if (eq) {
       char *end;
       double v = strtod(eq + 1, &end);

@@ -1,6 +1,7 @@
 /* cli_ptx.c — `cxla compile MODULE.hlo --backend=gpu --emit-ptx=FILE [--gpu-arch=sm_XX]`: the
  * module's PTX for a GPU target, made without a GPU (the gpu backend's passes, fusion and
- * kernels, as a GPU would load them; dots are cuBLASLt calls and have no PTX, so a module of
+ * kernels, as a GPU would load them; dots are cuBLASLt calls and have no PTX, nor have
+ * convolutions where cuDNN is found (CXLA_CUDNN=off keeps them kernels), so a module of
  * library calls alone still gives a valid PTX module with no kernels). What the gpu backend
  * cannot run yet is refused with its reason, as when compiling for a GPU. */
 #include <errno.h>

@@ -34,7 +34,7 @@ static const flag_def defs[] = {
     {"collective-timeout", F_INT, OFF(collective_timeout), 0, 7 * 86400,
      "S: a collective fails after waiting S seconds for the other devices (0: waits for ever)", 1},
     {"gpu-tf32", F_BOOL, OFF(gpu_tf32), 0, 1,
-     "on|off: f32 dots on the GPU may round inputs to TF32 on tensor cores (faster, 10-bit mantissas; default off)"},
+     "on|off: f32 dots and convolutions on the GPU may round inputs to TF32 on tensor cores (faster, 10-bit mantissas; default off)"},
     {"gpu-graphs", F_BOOL, OFF(gpu_graphs), 0, 1,
      "on|off: GPU while loops and conditionals as CUDA graphs with conditional nodes, no host read-back per trip "
      "(default on; off, or a driver older than 12.4: the host reads each predicate back)"},

@@ -234,10 +234,11 @@ TEST(gpu_emu_corpus) {
   corpus_dir(dir, &t);
   printf("  %s corpus: %d modules, %d run and match the interpreter, %d refused by the gpu backend at compile time\n",
          gpu_backend_name(), t.modules, t.accepted, t.refused);
-  /* 339 of 350 since cuSOLVER, cuBLAS and cuFFT (316 before): a library step that starts
+  /* 339 of 350 since cuSOLVER, cuBLAS and cuFFT (316 before), 341 of 352 with cuDNN (every
+   * corpus convolution but two on it: f8 and s32 fall back): a library step that starts
    * refusing shows here. Without the CUDA toolkit the f64 functions that need its libdevice
    * are refused (at compile time, saying so): those count as run. */
-  CHECK_MSG(t.accepted + t.no_libdevice >= 338 || strcmp(gpu_backend_name(), "gpu-emu"),
+  CHECK_MSG(t.accepted + t.no_libdevice >= 339 || strcmp(gpu_backend_name(), "gpu-emu"),
             "only %d corpus modules ran on gpu-emu (%d more refused for want of libdevice)", t.accepted, t.no_libdevice);
 }
 
@@ -681,4 +682,194 @@ TEST(gpu_emu_ffts) {
   emu_text("HloModule f\nENTRY e {\n x = c64[7,5] parameter(0)\n"
            " a = c64[7,5] fft(x), fft_type=FFT, fft_length={5}\n"
            " ROOT b = c64[7,5] fft(a), fft_type=IFFT, fft_length={5}\n}\n", 54);
+}
+
+/* ---- convolutions: cuDNN as gpu-emu emulates it, and the emitter's kernels where it declines ---- */
+
+/* The compile counts text of `text` on the backend under test (owned by the caller), or NULL
+ * when it does not compile (the context says why). */
+static char *compile_counts(const char *text) {
+  cx_module *m = parse(text, "conv.hlo");
+  const cx_backend *b = cx_backend_find(gpu_backend_name());
+  if (!m || !b) return cx_module_free(m), NULL;
+  void *state = NULL;
+  cx_stats stats;
+  cx_sb_init(&stats.times);
+  cx_sb_init(&stats.counts);
+  char *counts = NULL;
+  if (b->compile(test_ctx(), m, &test_ctx()->flags, &state, &stats) == CXLA_OK) {
+    counts = cx_sb_take(&stats.counts);
+    b->destroy(state);
+  }
+  cx_sb_free(&stats.times);
+  cx_sb_free(&stats.counts);
+  return counts;
+}
+
+static int count_of(const char *counts, const char *key) {
+  const char *c = counts ? strstr(counts, key) : NULL;
+  return c ? atoi(c + strlen(key)) : -1;
+}
+
+/* The one convolution of `text` as gpu_build plans it for gpu-emu: the CONV step's cuDNN
+ * call and whether its filter is repacked, or -1 when it was left to the emitter. */
+static int conv_form(const char *text, int *repack) {
+  cx_module *m = parse(text, "conv.hlo");
+  cx_nvptx_arch arch;
+  cx_gpu_prog p;
+  int form = -2;
+  *repack = 0;
+  if (!m || cx_nvptx_arch_named("sm_80", &arch)) return cx_module_free(m), form;
+  if (cx_gpu_build(test_ctx(), m, &test_ctx()->flags, &arch, CX_GPU_LLVM_IMAGE, &p) == CXLA_OK) {
+    for (int i = 0; i < p.nsteps; i++)
+      if (p.steps[i].kind == CX_GPU_CONV) form = p.steps[i].conv.kind, *repack = p.steps[i].conv.repack;
+    if (form == -2 && p.nconv_fallbacks == 1) form = -1;
+  }
+  cx_gpu_prog_free(&p);
+  return form;
+}
+
+typedef struct conv_case {
+  const char *what, *text;
+  int form, repack; /* cx_gpu_conv_kind, or -1: cuDNN declines it */
+} conv_case;
+
+#define CONV_MODULE(params, body) "HloModule c\nENTRY e {\n" params body "}\n"
+static const conv_case k_convs[] = {
+  {"NHWC/HWIO, strided (the filter repacked)",
+   CONV_MODULE(" x = f32[2,9,9,3] parameter(0)\n w = f32[3,3,3,4] parameter(1)\n",
+               " ROOT y = f32[2,5,5,4] convolution(x, w), window={size=3x3 stride=2x2 pad=1_1x1_1}, "
+               "dim_labels=b01f_01io->b01f\n"), CX_CONV_FORWARD, 1},
+  {"NCHW/OIHW, padded", CONV_MODULE(" x = f32[2,3,8,8] parameter(0)\n w = f32[4,3,3,3] parameter(1)\n",
+                                    " ROOT y = f32[2,4,8,8] convolution(x, w), window={size=3x3 pad=1_1x1_1}, "
+                                    "dim_labels=bf01_oi01->bf01\n"), CX_CONV_FORWARD, 0},
+  {"NHWC/OHWI, dilated", CONV_MODULE(" x = f32[1,10,10,2] parameter(0)\n w = f32[3,3,3,2] parameter(1)\n",
+                                     " ROOT y = f32[1,6,6,3] convolution(x, w), window={size=3x3 rhs_dilate=2x2}, "
+                                     "dim_labels=b01f_o01i->b01f\n"), CX_CONV_FORWARD, 0},
+  {"feature groups", CONV_MODULE(" x = f32[2,6,6,4] parameter(0)\n w = f32[3,3,2,6] parameter(1)\n",
+                                 " ROOT y = f32[2,6,6,6] convolution(x, w), window={size=3x3 pad=1_1x1_1}, "
+                                 "dim_labels=b01f_01io->b01f, feature_group_count=2\n"), CX_CONV_FORWARD, 1},
+  {"1-D, stride 3", CONV_MODULE(" x = f32[2,3,10] parameter(0)\n w = f32[4,3,3] parameter(1)\n",
+                                " ROOT y = f32[2,4,4] convolution(x, w), window={size=3 stride=3 pad=2_2}, "
+                                "dim_labels=bf0_oi0->bf0\n"), CX_CONV_FORWARD, 0},
+  {"3-D, f64", CONV_MODULE(" x = f64[1,2,5,6,4] parameter(0)\n w = f64[3,2,2,3,2] parameter(1)\n",
+                           " ROOT y = f64[1,3,4,6,3] convolution(x, w), window={size=2x3x2 pad=0_0x1_1x0_0}, "
+                           "dim_labels=bf012_oi012->bf012\n"), CX_CONV_FORWARD, 0},
+  {"f16, NHWC", CONV_MODULE(" x = f16[1,6,6,4] parameter(0)\n w = f16[3,3,4,8] parameter(1)\n",
+                            " ROOT y = f16[1,4,4,8] convolution(x, w), window={size=3x3}, dim_labels=b01f_01io->b01f\n"),
+   CX_CONV_FORWARD, 1},
+  {"bf16, NCHW", CONV_MODULE(" x = bf16[2,3,6,6] parameter(0)\n w = bf16[4,3,3,3] parameter(1)\n",
+                             " ROOT y = bf16[2,4,6,6] convolution(x, w), window={size=3x3 pad=1_1x1_1}, "
+                             "dim_labels=bf01_oi01->bf01\n"), CX_CONV_FORWARD, 0},
+  /* the data gradient of a stride-2 convolution as JAX writes it: the kernel reversed, its
+   * feature dims swapped, the cotangent base-dilated */
+  {"data gradient (transposed convolution)",
+   CONV_MODULE(" dy = f32[2,4,4,3] parameter(0)\n w = f32[3,3,2,3] parameter(1)\n",
+               " wr = f32[3,3,2,3] reverse(w), dimensions={0,1}\n"
+               " ROOT dx = f32[2,7,7,2] convolution(dy, wr), window={size=3x3 pad=1_1x1_1 lhs_dilate=2x2}, "
+               "dim_labels=b01f_01oi->b01f\n"), CX_CONV_BACKWARD_DATA, 1},
+  {"data gradient, window reversed",
+   CONV_MODULE(" dy = f32[2,3,4,4] parameter(0)\n w = f32[3,2,3,3] parameter(1)\n",
+               " ROOT dx = f32[2,2,7,7] convolution(dy, w), window={size=3x3 pad=1_1x1_1 lhs_dilate=2x2 "
+               "rhs_reversal=1x1}, dim_labels=bf01_io01->bf01\n"), CX_CONV_BACKWARD_DATA, 0},
+  /* weight gradients: x with batch and feature swapped, dy the window, the forward stride
+   * the window dilation */
+  {"weight gradient, NHWC/HWIO",
+   CONV_MODULE(" x = f32[2,7,7,3] parameter(0)\n dy = f32[2,4,4,4] parameter(1)\n",
+               " ROOT dw = f32[3,3,3,4] convolution(x, dy), window={size=4x4 pad=1_1x1_1 rhs_dilate=2x2}, "
+               "dim_labels=f01b_i01o->01bf\n"), CX_CONV_BACKWARD_FILTER, 1},
+  {"weight gradient, NCHW/OIHW", CONV_MODULE(" x = f32[2,3,6,6] parameter(0)\n dy = f32[2,4,6,6] parameter(1)\n",
+                                             " ROOT dw = f32[4,3,3,3] convolution(x, dy), window={size=6x6 pad=1_1x1_1}, "
+                                             "dim_labels=fb01_io01->fb01\n"), CX_CONV_BACKWARD_FILTER, 0},
+  {"weight gradient of a grouped convolution",
+   CONV_MODULE(" x = f32[2,6,6,4] parameter(0)\n dy = f32[2,6,6,6] parameter(1)\n",
+               " ROOT dw = f32[3,3,2,6] convolution(x, dy), window={size=6x6 pad=1_1x1_1}, "
+               "dim_labels=f01b_i01o->01bf, batch_group_count=2\n"), CX_CONV_BACKWARD_FILTER, 1},
+  /* declined: SAME padding of an even window (0 low, 1 high), and an integer convolution */
+  {"asymmetric padding", CONV_MODULE(" x = f32[1,8,8,2] parameter(0)\n w = f32[2,2,2,3] parameter(1)\n",
+                                     " ROOT y = f32[1,8,8,3] convolution(x, w), window={size=2x2 pad=0_1x0_1}, "
+                                     "dim_labels=b01f_01io->b01f\n"), -1, 0},
+  {"s32", CONV_MODULE(" x = s32[1,5,2] parameter(0)\n w = s32[3,2,2] parameter(1)\n",
+                      " ROOT y = s32[1,3,2] convolution(x, w), window={size=3}, dim_labels=b0f_0io->b0f\n"), -1, 0},
+};
+
+/* each form against the interpreter on cuDNN's emulation, and again on the emitter's kernels
+ * with CXLA_CUDNN=off */
+TEST(gpu_emu_cudnn_convolutions) {
+  for (size_t i = 0; i < CX_ARRAY_LEN(k_convs); i++) {
+    const conv_case *c = &k_convs[i];
+    int repack = 0, form = conv_form(c->text, &repack);
+    CHECK_MSG(form == c->form && repack == c->repack, "%s: cuDNN form %d (filter repacked: %d), expected %d (%d): %s",
+              c->what, form, repack, c->form, c->repack, form == -2 ? cxla_context_errmsg(test_ctx()) : "");
+    emu_text(c->text, 60 + i);
+  }
+  const char *saved = getenv("CXLA_CUDNN");
+  char *keep = saved ? cx_strdup(saved) : NULL;
+  setenv("CXLA_CUDNN", "off", 1);
+  for (size_t i = 0; i < CX_ARRAY_LEN(k_convs); i++) emu_text(k_convs[i].text, 80 + i);
+  if (keep) setenv("CXLA_CUDNN", keep, 1);
+  else unsetenv("CXLA_CUDNN");
+  cx_free(keep);
+}
+
+/* A real JAX training step (tests/hlo/jax_ops/conv_train_step.hlo, a stride-1 and a
+ * stride-2 NHWC/HWIO layer, SGD on both kernels): the forward convolutions, the stride-2
+ * layer's data gradient and both weight gradients each become their own cuDNN call. */
+TEST(gpu_emu_cudnn_jax_training_step) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/tests/hlo/jax_ops/conv_train_step.hlo", test_srcdir());
+  char *text = slurp(path);
+  CHECK_MSG(text != NULL, "cannot read %s", path);
+  cx_module *m = text ? parse(text, path) : NULL;
+  cx_nvptx_arch arch;
+  cx_gpu_prog p;
+  int n[3] = {0}, fallbacks = -1;
+  if (m && !cx_nvptx_arch_named("sm_80", &arch)) {
+    cxla_status s = cx_gpu_build(test_ctx(), m, &test_ctx()->flags, &arch, CX_GPU_LLVM_IMAGE, &p);
+    CHECK_MSG(s == CXLA_OK, "%s", cxla_context_errmsg(test_ctx()));
+    for (int i = 0; s == CXLA_OK && i < p.nsteps; i++)
+      if (p.steps[i].kind == CX_GPU_CONV) n[p.steps[i].conv.kind]++;
+    if (s == CXLA_OK) fallbacks = p.nconv_fallbacks;
+    cx_gpu_prog_free(&p);
+  } else {
+    cx_module_free(m);
+  }
+  CHECK_MSG(n[CX_CONV_FORWARD] == 2 && n[CX_CONV_BACKWARD_DATA] == 1 && n[CX_CONV_BACKWARD_FILTER] == 2 && !fallbacks,
+            "forward %d, backward-data %d, backward-filter %d, declined %d", n[0], n[1], n[2], fallbacks);
+  cx_free(text);
+}
+
+/* the choice in the compile counts: convolutions on cuDNN, those it declined and why; a
+ * CXLA_CUDNN that names no library refused when compiling, naming it; CXLA_CUDNN=off */
+TEST(gpu_emu_cudnn_fallback_counted) {
+  const char *mixed = "HloModule c\nENTRY e {\n x = f32[1,8,8,2] parameter(0)\n w = f32[2,2,2,3] parameter(1)\n"
+                      " v = f32[3,3,2,3] parameter(2)\n"
+                      " a = f32[1,8,8,3] convolution(x, w), window={size=2x2 pad=0_1x0_1}, dim_labels=b01f_01io->b01f\n"
+                      " b = f32[1,8,8,3] convolution(x, v), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f\n"
+                      " ROOT t = (f32[1,8,8,3], f32[1,8,8,3]) tuple(a, b)\n}\n";
+  char *counts = compile_counts(mixed);
+  CHECK_MSG(counts, "%s", cxla_context_errmsg(test_ctx()));
+  if (counts && !strcmp(gpu_backend_name(), "gpu-emu")) {
+    CHECK_MSG(count_of(counts, "cudnn_convs=") == 1 && count_of(counts, "conv_fallbacks=") == 1, "%s", counts);
+    CHECK_STR_CONTAINS(counts, "conv_fallback=\"a padding no symmetric one gives");
+  }
+  cx_free(counts);
+  emu_text(mixed, 90);
+  const char *saved = getenv("CXLA_CUDNN");
+  char *keep = saved ? cx_strdup(saved) : NULL;
+  setenv("CXLA_CUDNN", "/nonexistent/libcudnn.so.9", 1);
+  counts = compile_counts(mixed);
+  CHECK(counts == NULL);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()),
+                     "gpu backend: CXLA_CUDNN=/nonexistent/libcudnn.so.9: cuDNN not found (tried /nonexistent/libcudnn.so.9)");
+  cx_free(counts);
+  setenv("CXLA_CUDNN", "off", 1);
+  counts = compile_counts(mixed);
+  CHECK_MSG(count_of(counts, "cudnn_convs=") == 0 && count_of(counts, "conv_fallbacks=") == 2, "%s",
+            counts ? counts : cxla_context_errmsg(test_ctx()));
+  CHECK_STR_CONTAINS(counts ? counts : "", "conv_fallback=\"CXLA_CUDNN=off\"");
+  cx_free(counts);
+  if (keep) setenv("CXLA_CUDNN", keep, 1);
+  else unsetenv("CXLA_CUDNN");
+  cx_free(keep);
 }

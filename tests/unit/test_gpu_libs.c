@@ -1,12 +1,13 @@
 /* test_gpu_libs.c — the CUDA libraries the gpu backend opens with dlopen (cuSOLVER, cuBLAS,
- * cuFFT) and the driver's graph API: the enum values solver.h, cufft_lib.h and cuda.h declare
- * against the toolkit's own headers,
+ * cuFFT, cuDNN) and the driver's graph API: the enum values solver.h, cufft_lib.h, cudnn_lib.h
+ * and cuda.h declare against the toolkit's own headers,
  * every symbol the tables name found in the toolkit's libraries, and a library that is not
  * there refused with a message naming it. The headers and libraries are the CUDA toolkit's,
  * under /usr/local/cuda; on a machine without it the checks against them say so and pass. */
 #include <stdlib.h>
 #include <string.h>
 #include "backend/gpu/cuda.h"
+#include "backend/gpu/cudnn_lib.h"
 #include "backend/gpu/cufft_lib.h"
 #include "backend/gpu/dl_table.h"
 #include "backend/gpu/solver.h"
@@ -84,6 +85,32 @@ TEST(gpu_libs_enums_match_the_headers) {
     {"CU_STREAM_CAPTURE_MODE_THREAD_LOCAL", CX_CU_CAPTURE_THREAD_LOCAL},
     {"CU_STREAM_CAPTURE_STATUS_ACTIVE", CX_CU_CAPTURE_ACTIVE}};
   check_header("cuda.h", driver, (int)(sizeof driver / sizeof *driver));
+  static const known dnn[] = {
+    {"CUDNN_STATUS_SUCCESS", CX_DNN_STATUS_SUCCESS}, {"CUDNN_STATUS_NOT_INITIALIZED", CX_DNN_STATUS_NOT_INITIALIZED},
+    {"CUDNN_STATUS_BAD_PARAM", CX_DNN_STATUS_BAD_PARAM}, {"CUDNN_STATUS_NOT_SUPPORTED", CX_DNN_STATUS_NOT_SUPPORTED},
+    {"CUDNN_DATA_FLOAT", CX_DNN_DATA_FLOAT}, {"CUDNN_DATA_DOUBLE", CX_DNN_DATA_DOUBLE},
+    {"CUDNN_DATA_HALF", CX_DNN_DATA_HALF}, {"CUDNN_DATA_BFLOAT16", CX_DNN_DATA_BFLOAT16},
+    {"CUDNN_TENSOR_NCHW", CX_DNN_TENSOR_NCHW}, {"CUDNN_TENSOR_NHWC", CX_DNN_TENSOR_NHWC},
+    {"CUDNN_CONVOLUTION", CX_DNN_CONVOLUTION}, {"CUDNN_CROSS_CORRELATION", CX_DNN_CROSS_CORRELATION},
+    {"CUDNN_DEFAULT_MATH", CX_DNN_DEFAULT_MATH}, {"CUDNN_TENSOR_OP_MATH", CX_DNN_TENSOR_OP_MATH},
+    {"CUDNN_FMA_MATH", CX_DNN_FMA_MATH}};
+  check_header("cudnn_graph_v9.h", dnn, (int)(sizeof dnn / sizeof *dnn));
+  /* the algorithm-perf structs: algo, status, time, memory, determinism, mathType,
+   * reserved[3], as cudnn_cnn_v9.h lays out all three */
+  char *cnn = slurp("/usr/local/cuda/include/cudnn_cnn_v9.h");
+  if (cnn) {
+    static const char *const perf[] = {"cudnnConvolutionFwdAlgoPerfStruct", "cudnnConvolutionBwdDataAlgoPerfStruct",
+                                       "cudnnConvolutionBwdFilterAlgoPerfStruct"};
+    for (int i = 0; i < 3; i++) {
+      const char *p = strstr(cnn, perf[i]);
+      const char *f[] = {"algo;", "cudnnStatus_t status;", "float time;", "size_t memory;", "determinism;", "mathType;",
+                         "int reserved[3];", "}"};
+      for (int k = 0; p && k < 8; k++) p = strstr(p, f[k]);
+      CHECK_MSG(p != NULL, "cudnn_cnn_v9.h: %s is not laid out as cx_dnn_perf", perf[i]);
+    }
+    cx_free(cnn);
+  }
+  CHECK_EQ_INT((int)sizeof(cx_dnn_perf), 48);
   /* the reader itself, on text of both spellings */
   CHECK_EQ_INT((int)header_value("typedef enum { X_A = 0, X_B = 0x2a } t;", "X_B"), 0x2a);
   CHECK_EQ_INT((int)header_value("#define X_C -1 // c\n", "X_C"), -1);
@@ -101,6 +128,15 @@ TEST(gpu_libs_tables_resolve_in_the_toolkit) {
     const char *m = cxla_context_errmsg(ctx);
     CHECK_MSG(strstr(m, "not found"), "cuSOLVER or cuBLAS is there but unusable: %s", m);
     printf("  %s\n", m);
+  }
+  char err[768];
+  const cx_cudnn *dnn = cx_cudnn_get(NULL, err, sizeof err);
+  if (dnn) {
+    CHECK(dnn->Forward && dnn->BackwardData && dnn->BackwardFilter && dnn->TransformTensor &&
+          dnn->GetBackwardFilterAlgorithm && dnn->SetConvolutionGroupCount);
+  } else {
+    CHECK_MSG(strstr(err, "not found"), "cuDNN is there but unusable: %s", err);
+    printf("  %s\n", err);
   }
   if (cx_cufft_get(ctx, &fft) == CXLA_OK) {
     CHECK(fft->MakePlanMany && fft->ExecZ2D);
@@ -128,4 +164,10 @@ TEST(gpu_libs_missing_library_is_named) {
   CHECK(!cx_dl_open_first("CXLA_TEST_NO_SUCH_VARIABLE", libc, 1, table, missing, 1, "cuSOLVER", "install it", err,
                           sizeof err));
   CHECK_MSG(strstr(err, "libc.so.6 is not a usable cuSOLVER: it has no cusolverDnNoSuchRoutine"), "%s", err);
+  /* cuDNN by path: not there, then a library that is not cuDNN; nothing kept of either */
+  cx_cudnn t;
+  CHECK(!cx_cudnn_open("/nonexistent/libcudnn.so.9", &t, err, sizeof err));
+  CHECK_MSG(strstr(err, "cuDNN not found (tried /nonexistent/libcudnn.so.9)") && strstr(err, "CXLA_CUDNN"), "%s", err);
+  CHECK(!cx_cudnn_get("libc.so.6", err, sizeof err));
+  CHECK_MSG(strstr(err, "libc.so.6 is not a usable cuDNN: it has no cudnnCreate"), "%s", err);
 }

@@ -23,6 +23,7 @@ static void gpu_destroy(void *state) {
     if (st->scratch) st->cu->MemFree(st->scratch);
     cx_gpu_gemm_unload(st);
     cx_gpu_fft_unload(st);
+    cx_gpu_conv_unload(st);
     cx_gpu_linalg_unload(st);
     cx_gpu_graph_unload(st);
     if (st->mod) st->cu->ModuleUnload(st->mod);
@@ -89,6 +90,7 @@ static cxla_status load(cxla_context *ctx, gpu_state *st) {
   CX_TRY(cx_gpu_gemm_load(ctx, st));
   CX_TRY(cx_gpu_linalg_load(ctx, st)); /* a missing library is refused here, naming it, not mid-run */
   CX_TRY(cx_gpu_graph_load(ctx, st));
+  CX_TRY(cx_gpu_conv_load(ctx, st));
   return cx_gpu_fft_load(ctx, st);
 }
 
@@ -114,10 +116,13 @@ static cxla_status compile_state(cxla_context *ctx, cx_module *m, const cx_flags
   st->cu->CtxPopCurrent(&c);
   /* which target ran where: a GPU newer than cxla runs the newest PTX cxla knows */
   cx_sb_printf(&stats->counts,
-               "gpu=\"%s\" ptx_target=%s ptx_isa=%d.%d kernels=%d gemms=%d solver_calls=%d ffts=%d loops_counted=%d "
-               "loops_graph=%d conds_graph=%d ",
+               "gpu=\"%s\" ptx_target=%s ptx_isa=%d.%d kernels=%d gemms=%d solver_calls=%d ffts=%d cudnn_convs=%d "
+               "conv_fallbacks=%d loops_counted=%d loops_graph=%d conds_graph=%d ",
                name, arch.sm, arch.ptx / 10, arch.ptx % 10, st->prog.nkernels, st->prog.ngemms, st->prog.nlinalg,
-               st->prog.nffts, st->prog.nloops_known, st->prog.nloops_graph, st->prog.nconds_graph);
+               st->prog.nffts, st->prog.nconvs_dnn, st->prog.nconv_fallbacks, st->prog.nloops_known, st->prog.nloops_graph,
+               st->prog.nconds_graph);
+  /* why cuDNN declined the first convolution it did not take (the emitter computes those) */
+  if (st->prog.nconv_fallbacks) cx_sb_printf(&stats->counts, "conv_fallback=\"%s\" ", st->prog.conv_fallback);
   return s;
 }
 

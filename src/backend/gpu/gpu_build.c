@@ -1,5 +1,7 @@
 /* gpu_build.c — a module compiled for an NVIDIA GPU without one (see gpu_build.h). */
+#include <stdlib.h>
 #include <string.h>
+#include "backend/gpu/cudnn_lib.h"
 #include "backend/gpu/gpu_build.h"
 #include "backend/gpu/gpu_graph.h"
 #include "backend/gpu/libdevice.h"
@@ -16,7 +18,10 @@ typedef struct builder {
   cxla_context *ctx;
   cx_gpu_prog *p;
   cx_cg cg;
-  int lenient;
+  int lenient, tf32;
+  unsigned mode;
+  int dnn;                /* cuDNN: 0 not asked yet, 1 there, -1 not (dnn_why says why) */
+  const char *dnn_why;
   int64_t steps_cap, kernels_cap, scratch_cap;
 } builder;
 
@@ -125,10 +130,79 @@ static cxla_status launch(builder *b, cx_instr *in, emit_fn emit) {
   return add_launch(b, in, st, &kn, slots, n, nout, vec);
 }
 
+/* Whether convolutions can go to cuDNN, asked once per build: CXLA_CUDNN=off says no; the
+ * emulation (gpu-emu) has its own; a real GPU's cuDNN is opened now, so that a missing one
+ * sends the convolutions to the emitter (counted, with the reason) rather than failing when
+ * the executable loads. A library CXLA_CUDNN names that does not open is refused here,
+ * naming it: it was asked for. (gpu-emu makes the same decision, then runs its emulation.) */
+static cxla_status cudnn_choice(builder *b) {
+  if (b->dnn) return CXLA_OK;
+  const char *e = getenv("CXLA_CUDNN");
+  int named = e && *e, emu = (b->mode & CX_GPU_LLVM_IMAGE) != 0;
+  char err[768];
+  b->dnn = -1;
+  if (named && !strcmp(e, "off")) {
+    b->dnn_why = "CXLA_CUDNN=off";
+    return CXLA_OK;
+  }
+  const cx_cudnn *lib = emu && !named ? NULL : cx_cudnn_get(e, err, sizeof err);
+  if (!lib && named) return cx_error(b->ctx, CXLA_ERR_DEVICE, "gpu backend: CXLA_CUDNN=%s: %s", e, err);
+  if (!(b->p->dnn = emu ? cx_cudnn_emu() : lib)) {
+    if (!(b->dnn_why = cx_arena_strdup(&b->p->m->arena, err))) return cx_oom(b->ctx);
+    return CXLA_OK;
+  }
+  b->dnn = 1;
+  return CXLA_OK;
+}
+
+/* the root of a fusion that is one op over the fusion's parameters (the library lowering's
+ * wrapped convolutions) */
+static const cx_instr *single_op_root(const cx_instr *fusion, cx_op op) {
+  const cx_instr *r = fusion->called[0]->root;
+  if (!r || r->op != op) return NULL;
+  for (int j = 0; j < r->nops; j++)
+    if (r->ops[j]->op != CX_OP_PARAMETER || r->ops[j]->a.index < 0 || r->ops[j]->a.index >= fusion->nops) return NULL;
+  return r;
+}
+
+/* A convolution fusion as a cuDNN step; 0 when cuDNN declines it (counted, the first reason
+ * kept), and the emitter's kernel computes it instead. */
+static cxla_status conv_step(builder *b, cx_instr *in, const cx_instr *conv, int *done) {
+  cx_gpu_conv c;
+  const char *why = NULL;
+  *done = 0;
+  CX_TRY(cudnn_choice(b));
+  int ok = b->dnn > 0 ? cx_gpu_conv_plan(conv, b->tf32, &c, &why) : (why = b->dnn_why, 0);
+  int slots[3] = {leaf_slot(b, in, 0), leaf_slot(b, in->ops[conv->ops[0]->a.index], 0),
+                  leaf_slot(b, in->ops[conv->ops[1]->a.index], 0)};
+  if (ok && (slots[0] < 0 || slots[1] < 0 || slots[2] < 0))
+    return cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s has no slot", in->name);
+  if (ok && (slots[0] == slots[1] || slots[0] == slots[2])) ok = 0, why = "its result shares memory with an operand";
+  if (!ok) {
+    if (!b->p->nconv_fallbacks++) b->p->conv_fallback = why;
+    return CXLA_OK;
+  }
+  int *own = cx_malloc(sizeof slots);
+  cx_gpu_step *s = own ? new_step(b) : NULL;
+  if (!s) {
+    cx_free(own);
+    return cx_oom(b->ctx);
+  }
+  memcpy(own, slots, sizeof slots);
+  *s = (cx_gpu_step){.kind = CX_GPU_CONV, .in = in, .nargs = 3, .slots = own, .conv = c};
+  b->p->nconvs_dnn++;
+  *done = 1;
+  return CXLA_OK;
+}
+
 static cxla_status fusion(builder *b, cx_instr *in) {
   if (in->ncalled != 1 || !cx_fusion_plan_fits(in->plan, in))
     return cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s has no fusion plan", in->name);
   if (in->plan->relabels) return copy_leaves(b, in, in->ops[0]);
+  const cx_instr *conv = single_op_root(in, CX_OP_CONVOLUTION);
+  int done = 0;
+  if (conv) CX_TRY(conv_step(b, in, conv, &done));
+  if (done) return CXLA_OK;
   const char *why = "not a kLoop/kInput fusion";
   int loop_kind = in->a.fusion_kind == CX_FUSION_LOOP || in->a.fusion_kind == CX_FUSION_INPUT;
   if (!loop_kind || !cx_emit_supported(in, &why) || !cx_nvptx_supports(in, &why)) return refuse(b, in, why);
@@ -462,7 +536,7 @@ cxla_status cx_gpu_build(cxla_context *ctx, cx_module *m, const cx_flags *flags,
   CX_TRY(passes(ctx, m, flags));
   /* a donated parameter's memory may hold a result leaf (gpu_exec.c hands it to the result) */
   CX_TRY(cx_buffers_assign_donated(m, flags->donate, &out->bufs));
-  builder b = {.ctx = ctx, .p = out, .lenient = (mode & CX_GPU_LENIENT) != 0};
+  builder b = {.ctx = ctx, .p = out, .lenient = (mode & CX_GPU_LENIENT) != 0, .tf32 = flags->gpu_tf32, .mode = mode};
   LLVMContextRef llctx = LLVMContextCreate();
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(m->name ? m->name : "cxla", llctx);
   cx_cg_init(&b.cg, ctx, m, llctx, mod, &cx_target_nvptx);

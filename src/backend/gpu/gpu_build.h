@@ -5,6 +5,8 @@
  * in schedule order). */
 #ifndef CX_GPU_BUILD_H
 #define CX_GPU_BUILD_H
+#include "backend/gpu/cudnn_lib.h"
+#include "backend/gpu/gpu_conv_plan.h"
 #include "codegen/cg.h"
 #include "codegen/nvptx.h"
 #include "core/flags.h"
@@ -17,7 +19,8 @@
  * cuBLASLt); LINALG: cholesky, triangular-solve or a LAPACK custom-call through cuSOLVER and
  * cuBLAS (the cpu backend's descriptor, rt/rt.h; gpu_linalg.c); FFT: an fft through cuFFT
  * (gpu_fft.c); RAGGED: a ragged-dot in passes/ragged_dot_lowering.c's canonical form, a cuBLAS
- * GEMM per group (gpu_ragged.c).
+ * GEMM per group (gpu_ragged.c); CONV: a convolution fusion through cuDNN (gpu_conv_plan.c
+ * maps it, gpu_conv.c calls it).
  * WHILE and COND own the steps that follow them, up to `end`: a loop's condition steps
  * [i+1, body) then its body [body, end) (ending with the copies of the new loop state); a
  * conditional's branches, branch k being [branch[k], branch[k+1]) with branch[n] = end. The
@@ -26,7 +29,7 @@
  * for a construct marked `graph` (gpu_graph.h), which runs as a CUDA graph that decides on
  * the device. */
 typedef enum cx_gpu_step_kind { CX_GPU_LAUNCH, CX_GPU_COPY, CX_GPU_GEMM, CX_GPU_WHILE, CX_GPU_COND, CX_GPU_LINALG,
-               CX_GPU_FFT, CX_GPU_RAGGED } cx_gpu_step_kind;
+               CX_GPU_FFT, CX_GPU_RAGGED, CX_GPU_CONV } cx_gpu_step_kind;
 
 /* An fft step's transform: batch transforms of rank dims n (row-major, contiguous), each of
  * in_dist input and out_dist output elements; scale 1/prod(n) for the inverse kinds. */
@@ -50,6 +53,7 @@ typedef struct cx_gpu_step {
   cx_gemm_plan gemm;      /* GEMM */
   cx_la_desc la;          /* LINALG */
   cx_gpu_fft fft;         /* FFT */
+  cx_gpu_conv conv;       /* CONV (nargs 3: result, lhs, rhs) */
   int64_t ragged[7];      /* RAGGED: B, X, R, Y, K, N, G (rt/ragged_dot.c's sizes); `sel`: 1 when
                              contracting, `nbranch`: the element type */
   int dst, src;           /* COPY: slots of the same size */
@@ -71,6 +75,10 @@ typedef struct cx_gpu_prog {
   int nsteps;
   cx_gpu_step *steps;
   int nkernels, ngemms, nlinalg, nffts, nragged;
+  int nconvs_dnn;         /* convolutions on cuDNN */
+  int nconv_fallbacks;    /* convolutions left to the emitter's kernels: cuDNN declined them */
+  const char *conv_fallback; /* ... and why the first one was (static or in m's arena) */
+  const cx_cudnn *dnn;    /* the cuDNN CONV steps call: the library, or gpu-emu's emulation */
   int nloops_known;       /* WHILE steps whose trip count is known (no read-back per trip) */
   int nloops_graph, nconds_graph; /* WHILE / COND steps in CUDA graphs (gpu_graph.h) */
   int graph_kernel;       /* the graphs' control kernel among `kernels` (-1: none) */

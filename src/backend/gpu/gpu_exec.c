@@ -43,6 +43,10 @@ static cxla_status step(run *r, const cx_gpu_step *s) {
   if (s->kind == CX_GPU_FFT)
     return cx_gpu_fft_run(r->ctx, r->st, (int)(s - r->st->prog.steps), r->stream, slot_ptr(r, s->slots[0]),
                           slot_ptr(r, s->slots[1]));
+  if (s->kind == CX_GPU_CONV) {
+    CUdeviceptr ptrs[3] = {slot_ptr(r, s->slots[0]), slot_ptr(r, s->slots[1]), slot_ptr(r, s->slots[2])};
+    return cx_gpu_conv_run(r->ctx, r->st, (int)(s - r->st->prog.steps), r->stream, ptrs);
+  }
   if (s->kind == CX_GPU_LINALG || s->kind == CX_GPU_RAGGED) {
     CUdeviceptr ptrs[16];
     if (s->nargs > 16) return cx_error(r->ctx, CXLA_ERR_INTERNAL, "gpu backend: %d library arguments", s->nargs);
@@ -119,6 +123,9 @@ static cxla_status events_trace(run *r, int64_t done_ns) {
     } else if (s->kind == CX_GPU_FFT) {
       int64_t points = s->fft.type == CX_FFT_RFFT ? s->fft.in_dist : s->fft.out_dist;
       a = (cx_trace_args){.n = 2, .key = {"batch", "points"}, .val = {s->fft.batch, points}};
+    } else if (s->kind == CX_GPU_CONV) {
+      a = (cx_trace_args){.n = 3, .key = {"cudnn_call", "groups", "filter_repacked"},
+                          .val = {s->conv.kind, s->conv.groups, s->conv.repack}};
     } else if (s->kind == CX_GPU_LAUNCH) {
       unsigned block, grid;
       int64_t threads = s->total / (s->vec > 1 ? s->vec : 1);
@@ -130,7 +137,7 @@ static cxla_status events_trace(run *r, int64_t done_ns) {
     cx_trace_add_on(r->trace, GPU_TRACE_TID, s->in && s->in->name ? s->in->name : "?",
                     s->kind == CX_GPU_COPY ? "copy"
                     : s->kind == CX_GPU_GEMM || s->kind == CX_GPU_LINALG || s->kind == CX_GPU_FFT ||
-                             s->kind == CX_GPU_RAGGED ? "library"
+                             s->kind == CX_GPU_RAGGED || s->kind == CX_GPU_CONV ? "library"
                     : s->kind == CX_GPU_LAUNCH ? "kernel" : "control", base + (int64_t)((double)t0 * 1e6),
                     base + (int64_t)((double)t1 * 1e6), &a);
   }

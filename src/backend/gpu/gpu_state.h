@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include "backend/gpu/blaslt.h"
 #include "backend/gpu/cuda.h"
+#include "backend/gpu/cudnn_lib.h"
 #include "backend/gpu/cufft_lib.h"
 #include "backend/gpu/solver.h"
 #include "backend/gpu/gpu_build.h"
@@ -15,6 +16,16 @@ typedef struct cx_gpu_gemm_rt {
   void *a, *b, *c;        /* layouts of cuBLASLt's A (the dot's rhs), B (its lhs), C = D */
   cx_lt_algo algo;        /* the heuristic's first choice */
 } cx_gpu_gemm_rt;
+
+/* A CONV step's cuDNN descriptors and algorithm, made once when the executable is loaded. */
+typedef struct cx_gpu_conv_rt {
+  void *x, *y;            /* tensor descriptors of the forward input and output */
+  void *w;                /* the filter descriptor (packed) */
+  void *w_buf, *w_packed; /* the filter as its buffer lays it out and packed (repacked filters) */
+  void *conv;
+  int algo;               /* the heuristics' first choice */
+  size_t ws;              /* its workspace in bytes */
+} cx_gpu_conv_rt;
 
 typedef struct gpu_state {
   cx_gpu_prog prog;
@@ -43,6 +54,12 @@ typedef struct gpu_state {
   int *fft_plans;         /* per step: the FFT steps' plans (-1 elsewhere) */
   CUdeviceptr fft_ws;     /* cuFFT's work area, then the c2r input's copy */
   size_t fft_ws_size, fft_work_size;
+  const cx_cudnn *dnn;    /* cuDNN or its emulation (the build's choice); NULL without CONV steps */
+  void *dnn_handle;
+  cx_gpu_conv_rt *convs;  /* per step (used by CONV steps) */
+  CUdeviceptr dnn_ws;     /* the largest step's algorithm workspace, then its repacked filter:
+                             from the device's caching allocator (dnn_ws_got bytes) */
+  size_t dnn_ws_size, dnn_ws_got, dnn_algo_ws;
   int tf32;               /* --gpu-tf32: f32 GEMMs on cuBLASLt's FAST_TF32 compute type */
   int64_t max_loop_iterations; /* --max-loop-iterations (0: none) */
   struct cx_gpu_graphs *graphs; /* gpu_graph.c's instantiated graphs and control memory (NULL:
@@ -69,6 +86,11 @@ cxla_status cx_gpu_fft_load(cxla_context *ctx, gpu_state *st);
 cxla_status cx_gpu_fft_run(cxla_context *ctx, gpu_state *st, int step, CUstream stream, CUdeviceptr out,
                            CUdeviceptr in);
 void cx_gpu_fft_unload(gpu_state *st);
+
+/* gpu_conv.c: the CONV steps' cuDNN handle, descriptors and workspace; one step; their release. */
+cxla_status cx_gpu_conv_load(cxla_context *ctx, gpu_state *st);
+cxla_status cx_gpu_conv_run(cxla_context *ctx, gpu_state *st, int step, CUstream stream, const CUdeviceptr *ptrs);
+void cx_gpu_conv_unload(gpu_state *st);
 
 /* gpu_exec.c: an execution with arguments on the device or the host and its results left on
  * the device (cx_device_mem.execute), and the same from host literals to a host literal. */
