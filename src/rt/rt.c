@@ -18,9 +18,11 @@ void openblas_set_num_threads(int num_threads);
 cx_threadpool *cx_rt_pool_create(int nthreads) {
   cx_rt_blas_tune();
   cx_threadpool *p = cx_threadpool_create(nthreads);
-  /* Same count for OpenBLAS, so one big GEMM uses the cores a kernel would. The setting is
-   * process-wide: with pools of several sizes, the last one created wins. */
-  if (p) openblas_set_num_threads(cx_threadpool_size(p));
+  /* OpenBLAS on one thread: cxla splits GEMMs over this pool itself (gemm.c, conv_chunks.c).
+   * With OpenBLAS's threads as well, there were twice as many threads as cores, and its idle
+   * workers, which spin in sched_yield long after a GEMM, took cores from the pool's kernels.
+   * The setting is process-wide, and the same for every pool. */
+  if (p) openblas_set_num_threads(1);
   return p;
 }
 
