@@ -28,10 +28,19 @@ typedef struct blas_net {
   layer l[3];
 } blas_net;
 
+/* OpenBLAS's own (declared here too, as bench_main.c does). */
+void openblas_set_num_threads(int n);
+int openblas_get_num_threads(void);
+
+/* The baseline calls OpenBLAS as a C program would, on its own threads; cxla's pool sets OpenBLAS
+ * to one thread process-wide (it splits GEMMs itself), so that setting is put back after. */
 static void blas_net_call(void *p) {
   blas_net *b = p;
+  int was = openblas_get_num_threads();
   bl_set_threads(b->threads);
+  openblas_set_num_threads(b->threads);
   for (int i = 0; i < b->nlayers; i++) run_layer(&b->l[i]);
+  openblas_set_num_threads(was);
 }
 
 static float *falloc(int64_t n) {

@@ -12,7 +12,12 @@
  * through its exported gotoblas_dynamic_quit/init. Nothing happens when the user set
  * OPENBLAS_CORETYPE, when OpenBLAS's choice already uses AVX2, or when the BLAS is not a
  * DYNAMIC_ARCH OpenBLAS (the functions are looked up, not linked). It runs once, when the first
- * thread pool is made, before cxla's first GEMM. */
+ * thread pool is made or the first execution without a pool starts, before cxla's first GEMM.
+ *
+ * Every call also sets OpenBLAS to one thread where something else set it to more: cxla splits
+ * GEMMs over its own pool (rt/gemm.c), and an execution on one thread (--threads=1, no pool)
+ * must not wake OpenBLAS's threads either: their spinning in sched_yield took 60% of jax's
+ * transformer step at --threads=1 (151 -> 63 ms min with OpenBLAS on one thread). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -20,7 +25,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include "rt/threadpool.h" /* cx_rt_blas_tune, which cx_rt_pool_create calls */
+#include "rt/threadpool.h" /* cx_rt_blas_tune, which cx_rt_pool_create and executions without a pool call */
 
 /* OpenBLAS's kernel sets that use no AVX2 (its names, as openblas_get_corename gives them). */
 static const char *const k_pre_avx2[] = {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Sandybridge",
@@ -59,4 +64,11 @@ static void choose(void) {
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-void cx_rt_blas_tune(void) { pthread_once(&g_once, choose); }
+/* OpenBLAS's own (linked: cxla links OpenBLAS; declared here as rt.c does). */
+void openblas_set_num_threads(int num_threads);
+int openblas_get_num_threads(void);
+
+void cx_rt_blas_tune(void) {
+  pthread_once(&g_once, choose);
+  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+}

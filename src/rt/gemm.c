@@ -1,5 +1,13 @@
 /* gemm.c — GEMM via OpenBLAS (cx_rt_gemm, rt/rt.h): batched, row-major, on f32, f64, c64 and
- * c128; batches of small products split across the pool, big ones on OpenBLAS's threads. */
+ * c128, every OpenBLAS call single-threaded and the work split over cxla's pool.
+ *
+ * OpenBLAS runs on one thread (cx_rt_pool_create, rt.c): with its own threads as well as the
+ * pool's, a 2-core machine had four threads for two cores, and OpenBLAS's idle workers spin in
+ * sched_yield for a long while after each GEMM (perf on the MLP training step: 45% of the
+ * process's CPU time in sched_yield, while the pool's kernels waited for a core). So cxla splits
+ * a product itself: batch elements across the pool, or, with fewer elements than threads, C's
+ * rows (or columns, when C is wider than tall) into shares, each one single-threaded call. A
+ * product too small for a hand-off to pay runs on the calling thread (cx_rt_gemm_shares). */
 #include <limits.h>
 #include <string.h>
 #include <cblas.h>
@@ -7,12 +15,21 @@
 #include "rt/rt.h"
 #include "rt/threadpool.h"
 
-/* OpenBLAS runs a GEMM on one thread when m*n*k <= 65536 * GEMM_MULTITHREAD_THRESHOLD (4 by
- * default, interface/gemm.c); batches of such products are better split across the pool,
- * one single-threaded call per batch element. Bigger ones use OpenBLAS's threads instead. */
-#define SMALL_GEMM_MNK 262144.0
-/* Work (multiply-adds) a chunk of batched GEMMs should have to be worth a hand-off. */
-#define GEMM_CHUNK_MNK 65536
+/* Multiply-adds a pool chunk should have at least: about 4 us on one core, against the ~1 us a
+ * hand-off to a spinning worker costs (it is also where OpenBLAS itself starts to thread:
+ * 65536 * GEMM_MULTITHREAD_THRESHOLD, interface/gemm.c). */
+#define GEMM_CHUNK_MNK 262144.0
+/* Rows (or columns) of C a share has at least: a few of OpenBLAS's micro-tiles. */
+#define GEMM_SHARE_MIN 16
+
+int64_t cx_rt_gemm_shares(int64_t m, int64_t n, int64_t k, int64_t batch, int threads) {
+  if (threads <= 1 || batch >= threads || m <= 0 || n <= 0 || k <= 0) return 1;
+  double by_work = (double)m * (double)n * (double)k / GEMM_CHUNK_MNK;
+  int64_t by_dim = (m >= n ? m : n) / GEMM_SHARE_MIN, s = threads / (batch > 0 ? batch : 1);
+  if (s > by_dim) s = by_dim;
+  if ((double)s > by_work) s = (int64_t)by_work;
+  return s > 1 ? s : 1;
+}
 
 typedef struct gemm_call {
   int32_t type, ta, tb;
@@ -20,25 +37,41 @@ typedef struct gemm_call {
   const char *a, *b;
   char *c;
   int64_t sa, sb, sc; /* batch strides in bytes */
+  int64_t es, shares; /* element size; shares per product */
 } gemm_call;
 
-static void gemm_one(const gemm_call *g, int64_t i) {
+/* Share `share` of product i: rows of C [m*share/shares, ...) when C is at least as tall as it
+ * is wide, else columns. */
+static void gemm_one(const gemm_call *g, int64_t i, int64_t share) {
   enum CBLAS_TRANSPOSE ta = g->ta ? CblasTrans : CblasNoTrans, tb = g->tb ? CblasTrans : CblasNoTrans;
-  const void *a = g->a + i * g->sa, *b = g->b + i * g->sb;
-  void *c = g->c + i * g->sc;
+  const char *a = g->a + i * g->sa, *b = g->b + i * g->sb;
+  char *c = g->c + i * g->sc;
+  int m = g->m, n = g->n;
+  if (g->shares > 1 && m >= n) {
+    int r0 = (int)((int64_t)g->m * share / g->shares), r1 = (int)((int64_t)g->m * (share + 1) / g->shares);
+    a += (g->ta ? (int64_t)r0 : (int64_t)r0 * g->lda) * g->es; /* op(A)'s rows: A's columns when transposed */
+    c += (int64_t)r0 * g->ldc * g->es;
+    m = r1 - r0;
+  } else if (g->shares > 1) {
+    int c0 = (int)((int64_t)g->n * share / g->shares), c1 = (int)((int64_t)g->n * (share + 1) / g->shares);
+    b += (g->tb ? (int64_t)c0 * g->ldb : (int64_t)c0) * g->es; /* op(B)'s columns: B's rows when transposed */
+    c += (int64_t)c0 * g->es;
+    n = c1 - c0;
+  }
   static const float one_c[2] = {1, 0}, zero_c[2] = {0, 0};
   static const double one_z[2] = {1, 0}, zero_z[2] = {0, 0};
   switch (g->type) {
-  case CXLA_F32: cblas_sgemm(CblasRowMajor, ta, tb, g->m, g->n, g->k, 1.0f, a, g->lda, b, g->ldb, 0.0f, c, g->ldc); break;
-  case CXLA_C64: cblas_cgemm(CblasRowMajor, ta, tb, g->m, g->n, g->k, one_c, a, g->lda, b, g->ldb, zero_c, c, g->ldc); break;
-  case CXLA_C128: cblas_zgemm(CblasRowMajor, ta, tb, g->m, g->n, g->k, one_z, a, g->lda, b, g->ldb, zero_z, c, g->ldc); break;
-  default: cblas_dgemm(CblasRowMajor, ta, tb, g->m, g->n, g->k, 1.0, a, g->lda, b, g->ldb, 0.0, c, g->ldc); break;
+  case CXLA_F32: cblas_sgemm(CblasRowMajor, ta, tb, m, n, g->k, 1.0f, (const float *)a, g->lda, (const float *)b, g->ldb, 0.0f, (float *)c, g->ldc); break;
+  case CXLA_C64: cblas_cgemm(CblasRowMajor, ta, tb, m, n, g->k, one_c, a, g->lda, b, g->ldb, zero_c, c, g->ldc); break;
+  case CXLA_C128: cblas_zgemm(CblasRowMajor, ta, tb, m, n, g->k, one_z, a, g->lda, b, g->ldb, zero_z, c, g->ldc); break;
+  default: cblas_dgemm(CblasRowMajor, ta, tb, m, n, g->k, 1.0, (const double *)a, g->lda, (const double *)b, g->ldb, 0.0, (double *)c, g->ldc); break;
   }
 }
 
-/* Kernel-ABI adapter: args[0] is the gemm_call, the range is batch elements. */
-static void gemm_batch_range(void **args, int64_t begin, int64_t end) {
-  for (int64_t i = begin; i < end; i++) gemm_one(args[0], i);
+/* Kernel-ABI adapter: args[0] is the gemm_call, the range is (batch element, share) pairs. */
+static void gemm_range(void **args, int64_t begin, int64_t end) {
+  const gemm_call *g = args[0];
+  for (int64_t i = begin; i < end; i++) gemm_one(g, i / g->shares, i % g->shares);
 }
 
 /* Zeroes C when k == 0 (an empty sum); BLAS implementations differ on this corner. */
@@ -73,23 +106,24 @@ void cx_rt_gemm(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64
   }
   if (m == 0 || n == 0 || batch == 0) return;
   int64_t es = (int64_t)cxla_type_size((cxla_type)type);
+  int threads = cx_threadpool_size(rt->pool);
   gemm_call g = {type, trans_a != 0, trans_b != 0, (int)m, (int)n, (int)k, (int)lda, (int)ldb, (int)ldc,
-                 a, b, c, stride_a * es, stride_b * es, stride_c * es};
+                 a, b, c, stride_a * es, stride_b * es, stride_c * es, es, cx_rt_gemm_shares(m, n, k, batch, threads)};
   int64_t t0 = rt->trace ? cx_trace_now() : 0;
-  double mnk = (double)m * (double)n * (double)k;
   if (k == 0) {
     gemm_zero(&g, batch);
-  } else if (batch > 1 && rt->pool && mnk <= SMALL_GEMM_MNK && cx_threadpool_size(rt->pool) > 1) {
-    void *args[1] = {&g};
-    int64_t grain = (int64_t)(GEMM_CHUNK_MNK / mnk);
-    cx_threadpool_parallel_for(rt->pool, gemm_batch_range, args, batch, grain > 1 ? grain : 1);
   } else {
-    for (int64_t i = 0; i < batch; i++) gemm_one(&g, i);
+    /* chunks of at least GEMM_CHUNK_MNK multiply-adds; a single chunk runs on this thread */
+    double item = (double)m * (double)n * (double)k / (double)g.shares;
+    int64_t grain = item >= GEMM_CHUNK_MNK ? 1 : (int64_t)(GEMM_CHUNK_MNK / item);
+    void *args[1] = {&g};
+    cx_threadpool_parallel_for(rt->pool, gemm_range, args, batch * g.shares, grain);
   }
   if (rt->trace) {
     cx_trace_args ta = cx_rt_origin_args(rt, id);
-    ta.n = 4, ta.key[0] = "m", ta.key[1] = "n", ta.key[2] = "k", ta.key[3] = "batch";
-    ta.val[0] = m, ta.val[1] = n, ta.val[2] = k, ta.val[3] = batch;
+    /* four numbers at most: one product says into how many shares it was split */
+    ta.n = 4, ta.key[0] = "m", ta.key[1] = "n", ta.key[2] = "k", ta.key[3] = batch > 1 ? "batch" : "shares";
+    ta.val[0] = m, ta.val[1] = n, ta.val[2] = k, ta.val[3] = batch > 1 ? batch : g.shares;
     cx_trace_add(rt->trace, name, "library", t0, cx_trace_now(), &ta);
   }
 }

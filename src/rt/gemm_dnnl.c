@@ -30,6 +30,9 @@ void omp_set_num_threads(int n);
 #define DNNL_MAX_MNK (1 << 26)
 /* Rows of C a pool share should have at least. */
 #define DNNL_MIN_ROWS 16
+/* Multiply-adds a share should have at least (as gemm.c's chunks): smaller products run whole on
+ * the calling thread. */
+#define DNNL_SHARE_MNK 262144.0
 
 int cx_rt_gemm_dnnl_suits(int32_t type, int32_t trans_a, int64_t m, int64_t n, int64_t k, int64_t batch) {
   return type == CXLA_F32 && !trans_a && batch == 1 && n >= DNNL_MIN_N && m > 0 && k > 0 &&
@@ -72,7 +75,9 @@ void cx_rt_gemm_dnnl(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, 
   }
   int64_t t0 = rt->trace ? cx_trace_now() : 0;
   int64_t threads = cx_threadpool_size(rt->pool), by_rows = m / DNNL_MIN_ROWS;
+  int64_t by_work = (int64_t)((double)m * (double)n * (double)k / DNNL_SHARE_MNK);
   dn_gemm g = {trans_b ? 'T' : 'N', m, n, k, lda, ldb, ldc, threads < by_rows ? threads : by_rows, a, b, c};
+  if (g.shares > by_work) g.shares = by_work;
   if (g.shares < 1) g.shares = 1;
   void *args[1] = {&g};
   if (g.shares > 1) cx_threadpool_parallel_for(rt->pool, dn_gemm_shares, args, g.shares, 1);

@@ -12,16 +12,13 @@
 #include "core/trace.h"
 #include "ir/metadata.h"
 
-/* OpenBLAS's own, declared here too so that a netlib cblas.h alternative still compiles. */
-void openblas_set_num_threads(int num_threads);
-
 cx_threadpool *cx_rt_pool_create(int nthreads) {
+  /* OpenBLAS's kernels, and OpenBLAS on one thread (rt/blas_core.c): cxla splits GEMMs over
+   * this pool itself (gemm.c, conv_chunks.c). With OpenBLAS's threads as well there were twice
+   * as many threads as cores, and its idle workers, which spin in sched_yield long after a
+   * GEMM, took the cores from the pool's kernels. The setting is process-wide. */
   cx_rt_blas_tune();
-  cx_threadpool *p = cx_threadpool_create(nthreads);
-  /* Same count for OpenBLAS, so one big GEMM uses the cores a kernel would. The setting is
-   * process-wide: with pools of several sizes, the last one created wins. */
-  if (p) openblas_set_num_threads(cx_threadpool_size(p));
-  return p;
+  return cx_threadpool_create(nthreads);
 }
 
 const char *cx_rt_name(const cx_rt *rt, int32_t id, const char *dflt) {

@@ -45,6 +45,11 @@ void cx_rt_gemm(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64
                 int64_t k, const void *a, int64_t lda, int64_t stride_a, const void *b,
                 int64_t ldb, int64_t stride_b, void *c, int64_t ldc, int64_t stride_c,
                 int64_t batch, int32_t id);
+/* Shares one product of a batch of `batch` is split into on a pool of `threads` (gemm.c): 1 (the
+ * whole product on one thread) with one thread, at least as many batch elements as threads, or
+ * too little work for a hand-off to pay (about 2^18 multiply-adds a share); else up to
+ * threads / batch, each at least 16 rows (or columns) of C. */
+int64_t cx_rt_gemm_shares(int64_t m, int64_t n, int64_t k, int64_t batch, int threads);
 /* The same through oneDNN's sgemm on the pool (gemm_dnnl.c), for the class of products where it
  * measured faster than OpenBLAS: cx_rt_gemm_dnnl_suits (f32, one product, A not transposed, C
  * at least 64 wide, at most 2^26 multiply-adds). Anything else is handed to cx_rt_gemm. */

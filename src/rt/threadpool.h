@@ -37,11 +37,13 @@ int64_t cx_threadpool_parallel_for_traced(cx_threadpool *p, cx_kernel_fn fn, voi
                                           int64_t grain, cx_trace *trace, const char *name,
                                           const cx_trace_args *targs);
 
-/* cx_threadpool_create, then sets OpenBLAS's thread count to the pool's size (rt/rt.c); the
+/* cx_threadpool_create, then sets OpenBLAS to one thread (rt/rt.c: cxla splits GEMMs over the
+ * pool itself, rt/gemm.c); the
  * first one also lets OpenBLAS choose its kernels again where it fell back to pre-AVX2 ones on
  * a CPU it does not know (cx_rt_blas_tune, rt/blas_core.c). */
 cx_threadpool *cx_rt_pool_create(int nthreads);
-/* Once per process (later calls do nothing); see rt/blas_core.c. */
+/* OpenBLAS's kernels, once per process, and OpenBLAS on one thread, every call; see
+ * rt/blas_core.c. */
 void cx_rt_blas_tune(void);
 
 /* Online CPUs (at least 1). */

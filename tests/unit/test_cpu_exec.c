@@ -218,6 +218,27 @@ TEST(cpu_exec_kernels_compile_in_parallel_modules) {
   free(stats);
 }
 
+/* OpenBLAS runs on one thread during every execution, with a pool or without (--threads=1),
+ * even where the program set it to more since (rt/blas_core.c): cxla splits GEMMs over its own
+ * pool, and OpenBLAS's idle threads spin in sched_yield, taking the cores. */
+void openblas_set_num_threads(int num_threads);
+int openblas_get_num_threads(void);
+TEST(cpu_exec_openblas_on_one_thread) {
+  static const char text[] = "HloModule g\n"
+                             "ENTRY main {\n"
+                             "  a = f32[2,3] parameter(0)\n"
+                             "  b = f32[3,2] parameter(1)\n"
+                             "  ROOT d = f32[2,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                             "}\n";
+  const char *in[2] = {"f32[2,3] {{1, 2, 3}, {4, 5, 6}}", "f32[3,2] {{1, 0}, {0, 1}, {1, 1}}"};
+  for (int t = 1; t <= 2; t++) {
+    openblas_set_num_threads(2);
+    CHECK(cpu_check(text, 2, in, t == 1 ? "--threads=1" : "--threads=2", 1e-6, 1e-6, NULL, NULL));
+    CHECK_MSG(openblas_get_num_threads() == 1, "--threads=%d: OpenBLAS on %d threads after an execution", t,
+              openblas_get_num_threads());
+  }
+}
+
 TEST(cpu_exec_empty_arrays) {
   static const char text[] = "HloModule z\n"
                              "ENTRY main {\n"

@@ -94,6 +94,46 @@ TEST(runtime_gemm_batched_on_pool) {
   cx_threadpool_destroy(rt.pool);
 }
 
+/* Products split into shares of C's rows (taller than wide) or columns (wider than tall) on
+ * the pool (cx_rt_gemm_shares): every transpose, padded leading dimensions, and a batch smaller
+ * than the pool (each element split too). */
+TEST(runtime_gemm_split_on_pool) {
+  static const gcase split[] = {
+      {0, 0, 200, 40, 100, 0, 1}, {1, 0, 200, 40, 100, 3, 1}, {0, 1, 203, 41, 99, 1, 1}, {1, 1, 200, 40, 100, 2, 1},
+      {0, 0, 40, 300, 100, 0, 1}, {1, 0, 41, 301, 97, 2, 1},  {0, 1, 40, 300, 100, 1, 1}, {1, 1, 40, 300, 100, 3, 1},
+      {0, 1, 150, 60, 120, 1, 2}, {1, 0, 60, 150, 120, 2, 2},
+  };
+  for (int threads = 2; threads <= 4; threads += 2) {
+    cx_rt rt = {0};
+    rt.pool = cx_threadpool_create(threads);
+    for (int t = 0; t < 2; t++)
+      for (int i = 0; i < CX_ARRAY_LEN(split); i++) {
+        const gcase *g = &split[i];
+        CHECK_MSG(g->batch >= threads || cx_rt_gemm_shares(g->m, g->n, g->k, g->batch, threads) > 1,
+                  "case %d is not split on %d threads", i, threads);
+        run_case(&rt, t ? CXLA_F64 : CXLA_F32, *g);
+      }
+    cx_threadpool_destroy(rt.pool);
+  }
+}
+
+/* When a product is split: only with threads to spare, enough work per share (2^18
+ * multiply-adds) and at least 16 rows or columns per share. The MLP step's products on 2
+ * threads: 784x128x128 and 128x64x128 split in two, the 10-column logits products not. */
+TEST(runtime_gemm_shares_threshold) {
+  CHECK_EQ_INT(cx_rt_gemm_shares(784, 128, 128, 1, 2), 2);
+  CHECK_EQ_INT(cx_rt_gemm_shares(128, 64, 128, 1, 2), 2);
+  CHECK_EQ_INT(cx_rt_gemm_shares(128, 10, 64, 1, 2), 1);   /* 81920 multiply-adds */
+  CHECK_EQ_INT(cx_rt_gemm_shares(64, 10, 128, 1, 2), 1);
+  CHECK_EQ_INT(cx_rt_gemm_shares(784, 128, 128, 1, 1), 1); /* no pool */
+  CHECK_EQ_INT(cx_rt_gemm_shares(784, 128, 128, 2, 2), 1); /* one batch element per thread */
+  CHECK_EQ_INT(cx_rt_gemm_shares(784, 128, 128, 2, 8), 4); /* 8 threads, 2 elements */
+  CHECK_EQ_INT(cx_rt_gemm_shares(64, 64, 128, 1, 8), 2);   /* 524288 multiply-adds: two shares */
+  CHECK_EQ_INT(cx_rt_gemm_shares(40, 20, 4096, 1, 8), 2);  /* 40 rows: two shares of 20 */
+  CHECK_EQ_INT(cx_rt_gemm_shares(20, 8, 100000, 1, 8), 1); /* fewer than 32 rows and columns */
+  CHECK_EQ_INT(cx_rt_gemm_shares(0, 128, 128, 1, 2), 1);
+}
+
 /* cgemm and zgemm: C = A B with complex products (transposes are not conjugates), a batch
  * of 2 with gapped strides, against the naive complex sum; k = 0 zeroes 16-byte elements. */
 TEST(runtime_gemm_complex) {
@@ -205,6 +245,7 @@ TEST(runtime_gemm_speed_1024) {
 /* OpenBLAS's fallback to pre-AVX2 kernels on a CPU it does not know (rt/blas_core.c): after the
  * first pool, the kernels it runs use AVX2 wherever the CPU has it. */
 char *openblas_get_corename(void);
+int openblas_get_num_threads(void);
 TEST(runtime_blas_kernels_fit_the_cpu) {
   cx_threadpool *p = cx_rt_pool_create(1);
   const char *core = openblas_get_corename();
@@ -215,5 +256,9 @@ TEST(runtime_blas_kernels_fit_the_cpu) {
     for (int i = 0; old[i]; i++) CHECK_MSG(strcasecmp(core, old[i]) != 0, "OpenBLAS runs %s kernels on an AVX2 CPU", core);
   }
   printf("    OpenBLAS kernels: %s\n", core);
+  cx_threadpool_destroy(p);
+  /* and it runs them on one thread: cxla's pool splits the products (gemm.c) */
+  p = cx_rt_pool_create(2);
+  CHECK_EQ_INT(openblas_get_num_threads(), 1);
   cx_threadpool_destroy(p);
 }

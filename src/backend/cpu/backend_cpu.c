@@ -479,6 +479,7 @@ static cxla_status cpu_execute_on(void *state, cxla_context *ctx, const cx_repli
     cx_rt rt;
     memset(&rt, 0, sizeof rt);
     rt.pool = st->threads == 1 ? NULL : cx_cpu_pool(ctx, st->threads);
+    cx_rt_blas_tune(); /* OpenBLAS on one thread, pool or not, whoever set it since (rt/blas_core.c) */
     rt.trace = cx_context_trace(ctx);
     rt.names = (const char *const *)st->seq.names;
     rt.origins = st->seq.origins;
