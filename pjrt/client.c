@@ -115,6 +115,11 @@ PJRT_Error *cx_PJRT_Client_Create(PJRT_Client_Create_Args *args) {
   PJRT_Client *c = calloc(1, sizeof *c);
   if (!c) return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "PJRT_Client_Create: out of memory");
   cxla_status s = cxla_context_create(&c->ctx);
+  /* JAX's CPU backend (XLA:CPU) runs with denormals flushed to zero: so does its program here,
+   * unless CXLA_FLAGS says otherwise */
+  const char *user = getenv("CXLA_FLAGS");
+  if (s == CXLA_OK && !(user && strstr(user, "cpu-flush-denormals")))
+    s = cxla_context_set_flags(c->ctx, "--cpu-flush-denormals=on");
   const char *gpu = NULL;
   PJRT_Error *e = s == CXLA_OK ? gpu_backend(c->ctx, &gpu) : cx_pjrt_error_cxla(c->ctx, s, "PJRT_Client_Create (CXLA_FLAGS)");
   if (e) {

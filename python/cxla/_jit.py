@@ -3,6 +3,7 @@ signature, compiled by cxla, and run on cxla with the framework's pytree flatten
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
@@ -14,6 +15,14 @@ _ndarray = np.ndarray
 
 _NEEDS = ("cxla.jit lowers a function with JAX or TensorFlow, and neither is installed: "
           "pip install jax (or tensorflow), or compile HLO text with cxla.compile")
+
+
+def _xla_cpu_environment(flags: Dict[str, _core.FlagValue]) -> Dict[str, _core.FlagValue]:
+    """The frameworks' own CPU backends (XLA:CPU, TensorFlow's) run with denormals flushed to
+    zero: so do their functions here, unless the caller (or CXLA_FLAGS) says otherwise."""
+    if "cpu_flush_denormals" in flags or "cpu-flush-denormals" in os.environ.get("CXLA_FLAGS", ""):
+        return flags
+    return dict(flags, cpu_flush_denormals=True)
 
 
 def _framework_of(fn: Callable[..., Any], framework: Optional[str]) -> str:
@@ -74,7 +83,7 @@ class Jitted:
         self._backend = backend
         self._donate = frozenset(donate_argnums)
         self._static = tuple(sorted(static_argnums))
-        self._flags = flags
+        self._flags = _xla_cpu_environment(flags)
         self._framework = _framework_of(fn, framework)
         self._cache: Dict[Any, Any] = {}
         # positional numpy arrays only: (shape, dtype) per argument -> (exe, rebuild)

@@ -43,6 +43,9 @@ static const flag_def defs[] = {
      "$CUDA_HOME, $CUDA_PATH, /usr/local/cuda, /usr/lib/nvidia-cuda-toolkit)"},
     {"cpu-onednn", F_BOOL, OFF(cpu_onednn), 0, 1,
      "on|off: f32/bf16 convolutions on the cpu backend through oneDNN where it applies (default on; off: im2col + OpenBLAS)"},
+    {"cpu-flush-denormals", F_BOOL, OFF(cpu_flush_denormals), 0, 1,
+     "on|off: cpu executions flush denormal floats to zero, inputs and results (FTZ and DAZ), as XLA:CPU does "
+     "(default off: IEEE, as the interpreter; the PJRT plugin and cxla.jit turn it on)", 1},
     {"cpu-libmvec", F_BOOL, OFF(cpu_libmvec), 0, 1,
      "on|off: f64 sin, cos, tan, pow, atan2, cbrt, erf, tanh, expm1, log1p in vectorised loops through glibc's libmvec "
      "(default on: within 4 ulp, 2-8x faster; off: scalar libm, as the interpreter)"},

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "rt/threadpool.h"
+#include "rt/fpenv.h"
 #include "core/trace.h"
 #include "util/util.h"
 
@@ -39,6 +40,7 @@ typedef struct job {
   cx_trace *trace;              /* when tracing: each thread's share is one event */
   const char *name;
   const cx_trace_args *targs;
+  unsigned fpenv;               /* the poster's floating-point control word (rt/fpenv.h) */
 } job;
 
 struct cx_threadpool {
@@ -128,7 +130,10 @@ static void *worker_main(void *arg) {
     }
     atomic_fetch_add(&j->helpers, 1);
     pthread_mutex_unlock(&p->mu);
+    unsigned own = cx_fpenv_get(); /* the job runs in its poster's environment (FTZ/DAZ) */
+    if (own != j->fpenv) cx_fpenv_set(j->fpenv);
     run_chunks(j);
+    if (own != j->fpenv) cx_fpenv_set(own);
     pthread_mutex_lock(&p->mu);
     unlist(p, j); /* every chunk is claimed: nobody else should join */
     if (atomic_fetch_sub(&j->helpers, 1) == 1) pthread_cond_broadcast(&p->done_cv);
@@ -208,6 +213,7 @@ int64_t cx_threadpool_parallel_for_traced(cx_threadpool *p, cx_kernel_fn fn, voi
   }
   atomic_init(&j.next, 0);
   atomic_init(&j.helpers, 0);
+  j.fpenv = cx_fpenv_get();
 
   pthread_mutex_lock(&p->mu);
   j.listed = 1;

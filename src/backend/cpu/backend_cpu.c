@@ -20,6 +20,7 @@
 #include "backend/cpu/pools.h"
 #include "backend/cpu/sequencer.h"
 #include "backend/cpu/sort_scatter.h"
+#include "rt/fpenv.h"
 #include "rt/threadpool.h"
 #include "codegen/jit.h"
 #include "codegen/llvm_compile.h"
@@ -488,7 +489,12 @@ static cxla_status cpu_execute_on(void *state, cxla_context *ctx, const cx_repli
     rt.exe = &st->table;
     rt.rep = rep;
     rt.fallback = cx_cpu_fallback;
+    /* --cpu-flush-denormals: the execution (and the pool's share of it) with FTZ and DAZ, as
+     * XLA:CPU's; the caller's two bits back afterwards (the exception flags raised stay raised) */
+    unsigned env = cx_fpenv_get(), bits = CX_FPENV_FTZ | CX_FPENV_DAZ;
+    if (ctx->flags.cpu_flush_denormals) cx_fpenv_set(env | bits);
     st->entry(params, outs, arena, &rt);
+    if (ctx->flags.cpu_flush_denormals) cx_fpenv_set((cx_fpenv_get() & ~bits) | (env & bits));
     if (rt.status != CXLA_OK) s = cx_error(ctx, rt.status, "%s", rt.errmsg[0] ? rt.errmsg : "execution failed");
     else take_donated(st, args, res);
   }
