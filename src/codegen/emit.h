@@ -69,6 +69,8 @@ cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_
  * elements, so an override of target ignoring the index is exact. */
 int cx_emit_reads_at_same_index(const cx_instr *x, const cx_instr *target, int64_t count);
 int cx_emit_depends_on(const cx_instr *x, const cx_instr *target);
+/* 1 if v is provably <= 0 or NaN for every input (value_sign.c: x - broadcast(reduce_max(x))). */
+int cx_emit_nonpositive(const cx_instr *v);
 
 /* Checks a single instruction of a fused or scalar computation (op, types, layouts). */
 int cx_emit_instr_ok(const cx_instr *in, int scalar_comp, const char **why);
