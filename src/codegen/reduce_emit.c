@@ -51,6 +51,10 @@ typedef struct red_state {
   const cx_instr *fusion;
   int nin;                                  /* the fusion's operands (ptr[p->nleaves + i]) */
   int64_t row_len, nt_esize;                /* its length; nt_leaf's element size in bytes */
+  const cx_instr *div;                      /* plan_fast_div's divide, else NULL */
+  int div_r;                                /* with div: the reduce its divisor broadcasts */
+  LLVMValueRef emin;                        /* with div: i32, the smallest bits of its dividend
+                                               over the row (the stage of div_r folds them in) */
   LLVMValueRef has;                         /* warp rows: i1, the lane's accumulators hold a value
                                                (only lane 0 starts from the init value, so a
                                                reduction applies it once, as everywhere else) */
@@ -100,6 +104,10 @@ static void fold(red_state *s, const cx_idx *idx, LLVMValueRef j, int reassoc, i
     }
     LLVMValueRef has = s->has ? LLVMBuildLoad2(b, g->cg->t_i1, s->has, "") : NULL;
     for (int v = 0; v < n; v++) LLVMBuildStore(b, has ? LLVMBuildSelect(b, has, res[v], args[n + v], "") : res[v], acc_ptr(s, r, v, j));
+    if (s->div && r == s->div_r) { /* a non-negative float's bits order as the float does */
+      LLVMValueRef bits = LLVMBuildBitCast(b, args[n], g->cg->t_i32, "");
+      LLVMBuildStore(b, cx_ir_intr2(g, "llvm.smin", LLVMBuildLoad2(b, g->cg->t_i32, s->emin, ""), bits), s->emin);
+    }
     if (red->ops[0] == s->stash && s->stash_buf) /* the value just folded: cached, not computed again */
       cx_cg_store(g->cg, s->leaves[s->p->stash_leaf]->type, s->stash_buf, LLVMBuildSub(b, idx->lin, s->row_off, ""),
                   cx_gen1(g, s->stash, idx));
@@ -266,6 +274,38 @@ static void last_pass_nt(red_state *s, LLVMValueRef *iv) {
   last_pass_loop(s, iv, tail, cx_ir_i64(g, n), "nt_tail");
 }
 
+/* One pass over the row's reduced dims for stage st (-1: the last pass). */
+static void emit_pass(red_state *s, int st, LLVMValueRef *iv, cx_loop *loops) {
+  cx_gen *g = &s->k->g;
+  cx_gen_mark_t m = cx_gen_mark(g);
+  if (st == s->out_stage && s->nt_leaf >= 0) {
+    last_pass_nt(s, iv);
+  } else {
+    int nl = open_reduced(s, loops, iv);
+    cx_idx ii = cx_idx_from_multi(g, &s->p->in, iv);
+    fold(s, &ii, NULL, 1, st);
+    close_loops(s, loops, nl);
+  }
+  cx_gen_restore(g, m);
+}
+
+/* The bounds under which f_div's fast form is the correctly rounded quotient (plan_fast_div):
+ * every dividend of the row at least 2^-60 (it is at most 1: an exp of a value <= 0) and the
+ * divisor in [1, 2^24], so each quotient is at least 2^-84: a normal number, whose remainder
+ * a - q0·b is exact. Otherwise (a NaN, a zero or tiny exp, a row of -inf) the divide. */
+static LLVMValueRef fast_div_ok(red_state *s) {
+  cx_gen *g = &s->k->g;
+  LLVMBuilderRef b = g->cg->b;
+  cx_idx sc = cx_idx_scalar(g);
+  LLVMValueRef sum = cx_gen1(g, s->p->red[s->div_r], &sc);
+  LLVMTypeRef f = g->cg->t_f32;
+  LLVMValueRef lo = LLVMBuildICmp(b, LLVMIntSGE, LLVMBuildLoad2(b, g->cg->t_i32, s->emin, ""),
+                                  LLVMConstInt(g->cg->t_i32, 0x21800000, 0) /* 2^-60 */, "");
+  LLVMValueRef s1 = LLVMBuildFCmp(b, LLVMRealOGE, sum, LLVMConstReal(f, 1), "");
+  LLVMValueRef s2 = LLVMBuildFCmp(b, LLVMRealOLE, sum, LLVMConstReal(f, 0x1p24), "");
+  return LLVMBuildAnd(b, lo, LLVMBuildAnd(b, s1, s2, ""), "fast_div");
+}
+
 /* Per output element (a row): one pass over its reduced dims per stage, each stage's results
  * then visible to the next; a last pass stores the input-shaped outputs that read them. */
 static void emit_row(red_state *s) {
@@ -288,18 +328,25 @@ static void emit_row(red_state *s) {
     cx_gen_override ov = {.in = s->stash, .ptr = st < 0 && s->stash ? (s->stash_buf ? s->stash_buf : k->ptr[p->stash_leaf]) : NULL,
                           .lin_off = s->stash_buf ? s->row_off : NULL};
     int stashed = ov.ptr && cx_gen_push_override(g, &ov);
-    cx_gen_mark_t m = cx_gen_mark(g);
     for (int d = 0, i = 0; d < p->in.rank; d++)
       if (!p->reduced[d]) iv[d] = oi.v[i++];
-    if (st == s->out_stage && s->nt_leaf >= 0) {
-      last_pass_nt(s, iv);
+    if (s->div && st >= 0 && st == p->stage[s->div_r])
+      LLVMBuildStore(k->cg->b, LLVMConstInt(k->cg->t_i32, 0x7fffffff, 0), s->emin);
+    if (s->div && st < 0) {
+      /* the row takes the divide's fast form when its bounds hold, else the divide */
+      LLVMValueRef fast = fast_div_ok(s);
+      cx_if f;
+      cx_if_begin(k->cg, &f, fast);
+      g->fast_div = s->div;
+      emit_pass(s, st, iv, loops);
+      g->fast_div = NULL;
+      cx_if_end(k->cg, &f);
+      cx_if_begin(k->cg, &f, LLVMBuildNot(k->cg->b, fast, ""));
+      emit_pass(s, st, iv, loops);
+      cx_if_end(k->cg, &f);
     } else {
-      int nl = open_reduced(s, loops, iv);
-      cx_idx ii = cx_idx_from_multi(g, &p->in, iv);
-      fold(s, &ii, NULL, 1, st);
-      close_loops(s, loops, nl);
+      emit_pass(s, st, iv, loops);
     }
-    cx_gen_restore(g, m);
     if (stashed) cx_gen_pop_override(g);
     if (st >= 0) pushed += push_results(s, NULL, st);
   }
@@ -552,6 +599,34 @@ static void plan_nt(red_state *s) {
   s->nt_leaf = leaf;
 }
 
+/* Softmax's normalisation divide(E, broadcast(sum(E))) with E = exp(x - max(x)) in [0, 1], in
+ * the last pass of an f32 row fusion on the cpu: the divide is a quarter of the in-cache
+ * kernel (a vdivps per 16 elements), and with the divisor fixed per row its fast form (f_div)
+ * is three fused ops. emit_row checks the bounds per row at run time (fast_div_ok). */
+static void plan_fast_div(red_state *s, int64_t row_elems) {
+  const cx_red_plan *p = s->p;
+  const cx_comp *c = s->fusion->ncalled == 1 ? s->fusion->called[0] : NULL;
+  if (!c || s->out_stage >= 0 || row_elems > ((int64_t)1 << 24)) return;
+  for (int i = 0; i < c->ninstrs; i++) {
+    const cx_instr *d = c->instrs[i];
+    if (d->op != CX_OP_DIVIDE || d->nops != 2 || d->shape.type != CXLA_F32) continue;
+    const cx_instr *e = d->ops[0], *bc = d->ops[1];
+    if (e->op != CX_OP_EXP || e->nops != 1 || !cx_emit_nonpositive(e->ops[0])) continue;
+    if (bc->op != CX_OP_BROADCAST || bc->nops != 1) continue;
+    for (int r = 0; r < p->nred; r++) {
+      const cx_instr *red = p->red[r];
+      const cx_comp *rc = red->ncalled == 1 ? red->called[0] : NULL;
+      if (red != bc->ops[0] || red->nops != 2 || red->ops[0] != e || !rc || !rc->root || rc->root->op != CX_OP_ADD ||
+          !cx_emit_broadcasts_back(bc, red))
+        continue;
+      s->div = d;
+      s->div_r = r;
+      s->emin = cx_gen_alloca(&s->k->g, s->k->cg->t_i32, 1);
+      return;
+    }
+  }
+}
+
 cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_plan *p, uint64_t may_alias,
                                 int64_t *total, int64_t *grain) {
   red_state s;
@@ -581,6 +656,7 @@ cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_
    * in-cache softmax from 180 to 138 us (f32[64,4096], bench/README.md). Short rows keep
    * 256: a 16-lane loop leaves more of them to the scalar remainder. */
   int64_t row_elems = cx_shape_elems(&p->in) / (cx_shape_elems(&p->out) > 0 ? cx_shape_elems(&p->out) : 1);
+  if (!k->cg->target->warp_size && p->row) plan_fast_div(&s, row_elems);
   if (!k->cg->target->warp_size && p->row && k->cg->target->vector_bits >= 512 && row_elems >= 256) {
     static const char key[] = "prefer-vector-width", val[] = "512";
     LLVMAttributeRef a = LLVMCreateStringAttribute(k->cg->llctx, key, sizeof key - 1, val, sizeof val - 1);

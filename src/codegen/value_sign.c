@@ -17,9 +17,9 @@ static int is_max_reduce(const cx_instr *r) {
          (x->ops[0] == c->params[1] && x->ops[1] == c->params[0]);
 }
 
-/* b is broadcast(r) with r's kept dims mapped back to where they came from in r's operand, so
+/* b is broadcast(r) (r a reduce) with r's kept dims mapped back to where they came from in r's operand, so
  * b at any index reads the maximum over the set that holds the operand's element there. */
-static int broadcasts_back(const cx_instr *b, const cx_instr *r) {
+int cx_emit_broadcasts_back(const cx_instr *b, const cx_instr *r) {
   const cx_instr *x = r->ops[0];
   if (b->op != CX_OP_BROADCAST || b->nops != 1 || b->ops[0] != r) return 0;
   if (!cx_shape_same_dims(&b->shape, &x->shape) || b->a.dims.n != r->shape.rank) return 0;
@@ -43,5 +43,5 @@ int cx_emit_nonpositive(const cx_instr *v) {
   const cx_instr *x = v->ops[0], *b = v->ops[1];
   if (b->op != CX_OP_BROADCAST || b->nops != 1) return 0;
   const cx_instr *r = b->ops[0];
-  return is_max_reduce(r) && r->ops[0] == x && broadcasts_back(b, r);
+  return is_max_reduce(r) && r->ops[0] == x && cx_emit_broadcasts_back(b, r);
 }
