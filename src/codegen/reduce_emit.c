@@ -653,11 +653,12 @@ cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_
   }
   /* Row kernels are bound by their arithmetic (softmax's exp and divide) once their traffic is
    * the minimum, and LLVM prefers 256-bit vectors on AVX-512 CPUs: 512-bit ones took the
-   * in-cache softmax from 180 to 138 us (f32[64,4096], bench/README.md). Short rows keep
+   * in-cache softmax from 180 to 138 us (f32[64,4096], bench/README.md), and the attention's
+   * rows of 128 (f32[8,4,128,128] max/exp/sum, one core) from 285 to 266 us. Shorter rows keep
    * 256: a 16-lane loop leaves more of them to the scalar remainder. */
   int64_t row_elems = cx_shape_elems(&p->in) / (cx_shape_elems(&p->out) > 0 ? cx_shape_elems(&p->out) : 1);
   if (!k->cg->target->warp_size && p->row) plan_fast_div(&s, row_elems);
-  if (!k->cg->target->warp_size && p->row && k->cg->target->vector_bits >= 512 && row_elems >= 256) {
+  if (!k->cg->target->warp_size && p->row && k->cg->target->vector_bits >= 512 && row_elems >= 128) {
     static const char key[] = "prefer-vector-width", val[] = "512";
     LLVMAttributeRef a = LLVMCreateStringAttribute(k->cg->llctx, key, sizeof key - 1, val, sizeof val - 1);
     LLVMAddAttributeAtIndex(k->outer, LLVMAttributeFunctionIndex, a);
