@@ -74,6 +74,8 @@ int cx_emit_nonpositive(const cx_instr *v);
 /* 1 if b = broadcast(r), r a reduce, puts each reduced set's result back on every element of
  * the set it came from (value_sign.c). */
 int cx_emit_broadcasts_back(const cx_instr *b, const cx_instr *r);
+/* 1 if r reduces one array with maximum(p0, p1) (value_sign.c). */
+int cx_emit_is_max_reduce(const cx_instr *r);
 
 /* Checks a single instruction of a fused or scalar computation (op, types, layouts). */
 int cx_emit_instr_ok(const cx_instr *in, int scalar_comp, const char **why);

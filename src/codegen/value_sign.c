@@ -8,7 +8,7 @@
 #include "codegen/emit.h"
 
 /* The reduce's computation is maximum(p0, p1) (either order) on one array operand. */
-static int is_max_reduce(const cx_instr *r) {
+int cx_emit_is_max_reduce(const cx_instr *r) {
   if (r->op != CX_OP_REDUCE || r->nops != 2 || r->ncalled != 1) return 0;
   const cx_comp *c = r->called[0];
   if (!c || c->nparams != 2 || !c->root || c->root->op != CX_OP_MAXIMUM || c->root->nops != 2) return 0;
@@ -43,5 +43,5 @@ int cx_emit_nonpositive(const cx_instr *v) {
   const cx_instr *x = v->ops[0], *b = v->ops[1];
   if (b->op != CX_OP_BROADCAST || b->nops != 1) return 0;
   const cx_instr *r = b->ops[0];
-  return is_max_reduce(r) && r->ops[0] == x && cx_emit_broadcasts_back(b, r);
+  return cx_emit_is_max_reduce(r) && r->ops[0] == x && cx_emit_broadcasts_back(b, r);
 }
