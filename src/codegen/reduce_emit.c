@@ -55,8 +55,9 @@ typedef struct red_state {
                                                is a max over operand max_arg's rows, else -1 */
   const cx_instr *div;                      /* plan_fast_div's divide, else NULL */
   int div_r;                                /* with div: the reduce its divisor broadcasts */
-  LLVMValueRef emin;                        /* with div: i32, the smallest bits of its dividend
-                                               over the row (the stage of div_r folds them in) */
+  LLVMValueRef emin;                        /* with div: i32, the smallest bits of its nonzero
+                                               dividends over the row, minus one (the stage of
+                                               div_r folds them in) */
   LLVMValueRef has;                         /* warp rows: i1, the lane's accumulators hold a value
                                                (only lane 0 starts from the init value, so a
                                                reduction applies it once, as everywhere else) */
@@ -106,9 +107,12 @@ static void fold(red_state *s, const cx_idx *idx, LLVMValueRef j, int reassoc, i
     }
     LLVMValueRef has = s->has ? LLVMBuildLoad2(b, g->cg->t_i1, s->has, "") : NULL;
     for (int v = 0; v < n; v++) LLVMBuildStore(b, has ? LLVMBuildSelect(b, has, res[v], args[n + v], "") : res[v], acc_ptr(s, r, v, j));
-    if (s->div && r == s->div_r) { /* a non-negative float's bits order as the float does */
+    if (s->div && r == s->div_r) {
+      /* a non-negative float's bits order as the float does; minus one, unsigned, a zero (a
+       * masked score's exp) ranks above every other value: it divides exactly either way */
       LLVMValueRef bits = LLVMBuildBitCast(b, args[n], g->cg->t_i32, "");
-      LLVMBuildStore(b, cx_ir_intr2(g, "llvm.smin", LLVMBuildLoad2(b, g->cg->t_i32, s->emin, ""), bits), s->emin);
+      bits = LLVMBuildSub(b, bits, LLVMConstInt(g->cg->t_i32, 1, 0), "");
+      LLVMBuildStore(b, cx_ir_intr2(g, "llvm.umin", LLVMBuildLoad2(b, g->cg->t_i32, s->emin, ""), bits), s->emin);
     }
     if (red->ops[0] == s->stash && s->stash_buf) /* the value just folded: cached, not computed again */
       cx_cg_store(g->cg, s->leaves[s->p->stash_leaf]->type, s->stash_buf, LLVMBuildSub(b, idx->lin, s->row_off, ""),
@@ -346,17 +350,18 @@ static void fast_max_pass(red_state *s, LLVMValueRef row, LLVMValueRef *iv, cx_l
 }
 
 /* The bounds under which f_div's fast form is the correctly rounded quotient (plan_fast_div):
- * every dividend of the row at least 2^-60 (it is at most 1: an exp of a value <= 0) and the
- * divisor in [1, 2^24], so each quotient is at least 2^-84: a normal number, whose remainder
- * a - q0·b is exact. Otherwise (a NaN, a zero or tiny exp, a row of -inf) the divide. */
+ * every dividend of the row zero or at least 2^-60 (it is at most 1: an exp of a value <= 0)
+ * and the divisor in [1, 2^24], so each nonzero quotient is at least 2^-84: a normal number,
+ * whose remainder a - q0·b is exact (and 0 gives +0, as the divide). Otherwise (a NaN, a tiny
+ * exp, a row of -inf) the divide. */
 static LLVMValueRef fast_div_ok(red_state *s) {
   cx_gen *g = &s->k->g;
   LLVMBuilderRef b = g->cg->b;
   cx_idx sc = cx_idx_scalar(g);
   LLVMValueRef sum = cx_gen1(g, s->p->red[s->div_r], &sc);
   LLVMTypeRef f = g->cg->t_f32;
-  LLVMValueRef lo = LLVMBuildICmp(b, LLVMIntSGE, LLVMBuildLoad2(b, g->cg->t_i32, s->emin, ""),
-                                  LLVMConstInt(g->cg->t_i32, 0x21800000, 0) /* 2^-60 */, "");
+  LLVMValueRef lo = LLVMBuildICmp(b, LLVMIntUGE, LLVMBuildLoad2(b, g->cg->t_i32, s->emin, ""),
+                                  LLVMConstInt(g->cg->t_i32, 0x21800000 - 1, 0) /* 2^-60 */, "");
   LLVMValueRef s1 = LLVMBuildFCmp(b, LLVMRealOGE, sum, LLVMConstReal(f, 1), "");
   LLVMValueRef s2 = LLVMBuildFCmp(b, LLVMRealOLE, sum, LLVMConstReal(f, 0x1p24), "");
   return LLVMBuildAnd(b, lo, LLVMBuildAnd(b, s1, s2, ""), "fast_div");
@@ -387,7 +392,7 @@ static void emit_row(red_state *s) {
     for (int d = 0, i = 0; d < p->in.rank; d++)
       if (!p->reduced[d]) iv[d] = oi.v[i++];
     if (s->div && st >= 0 && st == p->stage[s->div_r])
-      LLVMBuildStore(k->cg->b, LLVMConstInt(k->cg->t_i32, 0x7fffffff, 0), s->emin);
+      LLVMBuildStore(k->cg->b, LLVMConstInt(k->cg->t_i32, 0xffffffffu, 0), s->emin);
     if (s->div && st < 0) {
       /* the row takes the divide's fast form when its bounds hold, else the divide */
       LLVMValueRef fast = fast_div_ok(s);

@@ -4,8 +4,8 @@
  * softmax is compiled twice, once as JAX writes it and once with the divisor passed through
  * maximum(sum, 1) (the same value: the sum is at least 1 or NaN; but no longer the pattern, so
  * every row divides), and the
- * results compared bit for bit on rows that take each path (logits within 40 of the max; rows
- * with -inf, a NaN, a tiny exp, all -inf). The fast form's use is checked on the LLVM IR. */
+ * results compared bit for bit on rows that take each path (the fast form: logits within 40 of
+ * the max, and rows with -inf, whose exps are 0; the divide: a NaN, a tiny exp, all -inf). The fast form's use is checked on the LLVM IR. */
 #include "codegen_harness.h"
 
 static void softmax_text(char *buf, size_t n, int64_t rows, int64_t cols, int plain) {
