@@ -78,7 +78,22 @@ BUILDER(i_clz) {
 BUILDER(f_add) { UNUSED; return cx_gen_round(g, t, fl(g, LLVMBuildFAdd(B(g), a[0], a[1], ""))); }
 BUILDER(f_sub) { UNUSED; return cx_gen_round(g, t, fl(g, LLVMBuildFSub(B(g), a[0], a[1], ""))); }
 BUILDER(f_mul) { UNUSED; return cx_gen_round(g, t, fl(g, LLVMBuildFMul(B(g), a[0], a[1], ""))); }
-BUILDER(f_div) { UNUSED; return cx_gen_round(g, t, LLVMBuildFDiv(B(g), a[0], a[1], "")); }
+/* With fast_div (the divisor is the row's value, so 1/b is computed once per row): q0 = a·(1/b),
+ * the remainder a − q0·b (exact), and q0 + remainder·(1/b) rounded once, which is the correctly
+ * rounded a/b (Markstein's theorem) where reduce_emit.c took this path: quotients in the normal
+ * range and far from underflow. Three fused ops instead of a divide. */
+BUILDER(f_div) {
+  UNUSED;
+  LLVMBuilderRef b = B(g);
+  if (g->fast_div == in && LLVMTypeOf(a[0]) == g->cg->t_f32) {
+    LLVMTypeRef f = g->cg->t_f32;
+    LLVMValueRef r = LLVMBuildFDiv(b, LLVMConstReal(f, 1), a[1], "recip");
+    LLVMValueRef q0 = LLVMBuildFMul(b, a[0], r, "");
+    LLVMValueRef e = cx_ir_intrinsic(g, "llvm.fma", &f, 1, (LLVMValueRef[]){LLVMBuildFNeg(b, q0, ""), a[1], a[0]}, 3);
+    return cx_gen_round(g, t, cx_ir_intrinsic(g, "llvm.fma", &f, 1, (LLVMValueRef[]){e, r, q0}, 3));
+  }
+  return cx_gen_round(g, t, LLVMBuildFDiv(b, a[0], a[1], ""));
+}
 BUILDER(f_rem) { UNUSED; return cx_gen_round(g, t, LLVMBuildFRem(B(g), a[0], a[1], "")); } /* fmod: exact */
 
 /* XLA max/min with compares and selects: LLVM 19 narrows llvm.minimum/maximum of f16 values to

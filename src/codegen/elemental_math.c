@@ -4,6 +4,7 @@
  * loops vectorise; f64 exp and log are inline too, the other f64 functions call libm with
  * libmvec's vector variants attached (libmvec.c). f16/bf16 results are rounded after. */
 #include "codegen/complex.h"
+#include "codegen/emit.h"
 #include "codegen/libmvec.h"
 #include "codegen/math.h"
 
@@ -75,6 +76,11 @@ LLVMValueRef cx_gen_math(cx_gen *g, cx_op op, cxla_type t, int nargs, LLVMValueR
 /* ---- builders ---- */
 
 static LLVMValueRef f_math(cx_gen *g, const cx_instr *in, cxla_type t, LLVMValueRef *a) {
+  if (in->op == CX_OP_EXP && in->nops == 1 && cx_emit_nonpositive(in->ops[0])) {
+    cx_math_lowering l = g->cg->target->lower_math(in->op, t);
+    if (l.how == CX_MATH_INLINE && !l.in_f64 && LLVMTypeOf(a[0]) == g->cg->t_f32)
+      return cx_gen_round(g, t, cx_math_exp_nonpos_f32(g, a[0]));
+  }
   return cx_gen_round(g, t, cx_gen_math(g, in->op, t, in->nops, a));
 }
 

@@ -69,6 +69,13 @@ cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_
  * elements, so an override of target ignoring the index is exact. */
 int cx_emit_reads_at_same_index(const cx_instr *x, const cx_instr *target, int64_t count);
 int cx_emit_depends_on(const cx_instr *x, const cx_instr *target);
+/* 1 if v is provably <= 0 or NaN for every input (value_sign.c: x - broadcast(reduce_max(x))). */
+int cx_emit_nonpositive(const cx_instr *v);
+/* 1 if b = broadcast(r), r a reduce, puts each reduced set's result back on every element of
+ * the set it came from (value_sign.c). */
+int cx_emit_broadcasts_back(const cx_instr *b, const cx_instr *r);
+/* 1 if r reduces one array with maximum(p0, p1) (value_sign.c). */
+int cx_emit_is_max_reduce(const cx_instr *r);
 
 /* Checks a single instruction of a fused or scalar computation (op, types, layouts). */
 int cx_emit_instr_ok(const cx_instr *in, int scalar_comp, const char **why);

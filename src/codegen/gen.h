@@ -72,6 +72,10 @@ typedef struct cx_gen {
   cx_gen_override ovr[16];
   int novr;
   LLVMFastMathFlags fmf;        /* on float add/sub/mul: contract; + reassoc in reductions */
+  const cx_instr *fast_div;     /* a divide whose operands the emitter has bounded for the
+                                   code now emitted (reduce_emit.c, a softmax row): computed as a
+                                   reciprocal multiply and one exact correction, still correctly
+                                   rounded there */
   int nglobals;
 } cx_gen;
 

@@ -79,6 +79,22 @@ LLVMValueRef cx_math_exp_f32(cx_gen *g, LLVMValueRef x) {
   return sel(&m, isnan_(&m, x), x, exp_core(&m, x));
 }
 
+/* e^x for x <= 0 or NaN (value_sign.c proves it: softmax's x - max). The same numbers as
+ * cx_math_exp_f32 bit for bit, with less work: no upper clamp, and 2^n in one step. e + 1 is
+ * formed scaled by 2^25 (exact: fma(y, 2^25, 2^25) = 2^25 RN(y + 1)), so with n in [-150, 0]
+ * the product 2^25 e 2^n stays a normal number and is exact as an add to the exponent field;
+ * the one rounding is the final multiply by 2^-25, where the old two-factor scaling rounded
+ * too, at the same value. */
+LLVMValueRef cx_math_exp_nonpos_f32(cx_gen *g, LLVMValueRef x) {
+  mb m0 = mk(g), *m = &m0;
+  LLVMValueRef xc = sel(m, lt(m, x, C(m, -104)), C(m, -104), x);
+  LLVMValueRef ni, r = reduce_ln2(m, xc, &ni);
+  LLVMValueRef y = fma3(m, mul(m, r, r), horner(m, r, EXP_P, 5), r);
+  LLVMValueRef e25 = fma3(m, y, C(m, 0x1p25f), C(m, 0x1p25f));
+  LLVMValueRef sc = flt(m, LLVMBuildAdd(m->b, bits(m, e25), LLVMBuildShl(m->b, ni, I(m, 23), ""), "exp_nonpos"));
+  return sel(m, isnan_(m, x), x, mul(m, sc, C(m, 0x1p-25f)));
+}
+
 LLVMValueRef cx_math_expm1_f32(cx_gen *g, LLVMValueRef x) {
   mb m0 = mk(g), *m = &m0;
   /* below -30 the result is -1 in f32; the clamp keeps 2^(n-1) a normal number */

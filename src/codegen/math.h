@@ -17,6 +17,8 @@
 #include "codegen/gen.h"
 
 LLVMValueRef cx_math_exp_f32(cx_gen *g, LLVMValueRef x);
+/* e^x where x is known <= 0 or NaN: bit for bit cx_math_exp_f32's result there, cheaper */
+LLVMValueRef cx_math_exp_nonpos_f32(cx_gen *g, LLVMValueRef x);
 LLVMValueRef cx_math_expm1_f32(cx_gen *g, LLVMValueRef x);
 LLVMValueRef cx_math_log_f32(cx_gen *g, LLVMValueRef x);
 LLVMValueRef cx_math_log1p_f32(cx_gen *g, LLVMValueRef x);

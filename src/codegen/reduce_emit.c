@@ -51,6 +51,13 @@ typedef struct red_state {
   const cx_instr *fusion;
   int nin;                                  /* the fusion's operands (ptr[p->nleaves + i]) */
   int64_t row_len, nt_esize;                /* its length; nt_leaf's element size in bytes */
+  int max_stage, max_r, max_arg;            /* plan_fast_max: the stage whose one reduce max_r
+                                               is a max over operand max_arg's rows, else -1 */
+  const cx_instr *div;                      /* plan_fast_div's divide, else NULL */
+  int div_r;                                /* with div: the reduce its divisor broadcasts */
+  LLVMValueRef emin;                        /* with div: i32, the smallest bits of its nonzero
+                                               dividends over the row, minus one (the stage of
+                                               div_r folds them in) */
   LLVMValueRef has;                         /* warp rows: i1, the lane's accumulators hold a value
                                                (only lane 0 starts from the init value, so a
                                                reduction applies it once, as everywhere else) */
@@ -100,6 +107,13 @@ static void fold(red_state *s, const cx_idx *idx, LLVMValueRef j, int reassoc, i
     }
     LLVMValueRef has = s->has ? LLVMBuildLoad2(b, g->cg->t_i1, s->has, "") : NULL;
     for (int v = 0; v < n; v++) LLVMBuildStore(b, has ? LLVMBuildSelect(b, has, res[v], args[n + v], "") : res[v], acc_ptr(s, r, v, j));
+    if (s->div && r == s->div_r) {
+      /* a non-negative float's bits order as the float does; minus one, unsigned, a zero (a
+       * masked score's exp) ranks above every other value: it divides exactly either way */
+      LLVMValueRef bits = LLVMBuildBitCast(b, args[n], g->cg->t_i32, "");
+      bits = LLVMBuildSub(b, bits, LLVMConstInt(g->cg->t_i32, 1, 0), "");
+      LLVMBuildStore(b, cx_ir_intr2(g, "llvm.umin", LLVMBuildLoad2(b, g->cg->t_i32, s->emin, ""), bits), s->emin);
+    }
     if (red->ops[0] == s->stash && s->stash_buf) /* the value just folded: cached, not computed again */
       cx_cg_store(g->cg, s->leaves[s->p->stash_leaf]->type, s->stash_buf, LLVMBuildSub(b, idx->lin, s->row_off, ""),
                   cx_gen1(g, s->stash, idx));
@@ -266,6 +280,93 @@ static void last_pass_nt(red_state *s, LLVMValueRef *iv) {
   last_pass_loop(s, iv, tail, cx_ir_i64(g, n), "nt_tail");
 }
 
+/* One pass over the row's reduced dims for stage st (-1: the last pass). */
+static void emit_pass(red_state *s, int st, LLVMValueRef *iv, cx_loop *loops) {
+  cx_gen *g = &s->k->g;
+  cx_gen_mark_t m = cx_gen_mark(g);
+  if (st == s->out_stage && s->nt_leaf >= 0) {
+    last_pass_nt(s, iv);
+  } else {
+    int nl = open_reduced(s, loops, iv);
+    cx_idx ii = cx_idx_from_multi(g, &s->p->in, iv);
+    fold(s, &ii, NULL, 1, st);
+    close_loops(s, loops, nl);
+  }
+  cx_gen_restore(g, m);
+}
+
+#define MAX_LANES 16 /* f32 lanes per vector of the fast max pass */
+#define MAX_ACCS 4   /* independent accumulators: vmaxps's latency over its throughput */
+
+/* A row's max as explicit vectors (plan_fast_max). Per vector, select(x > acc, x, acc) is one
+ * vmaxps: exact on ordered values but for the sign of a zero, and blind to a NaN in x, so a
+ * NaN flag (an unordered compare, or-ed) rides along; LLVM's own lowering of the
+ * NaN-propagating llvm.maximum takes six instructions per vector. When the flag is clear and
+ * the maximum is not zero it is llvm.maximum's answer exactly (a nonzero value's bits are
+ * unique); else the row runs the ordinary pass. The result joins the accumulator (the init). */
+static void fast_max_pass(red_state *s, LLVMValueRef row, LLVMValueRef *iv, cx_loop *loops, int st) {
+  cx_kfn *k = s->k;
+  cx_gen *g = &k->g;
+  LLVMBuilderRef b = k->cg->b;
+  LLVMTypeRef f = k->cg->t_f32, vt = LLVMVectorType(f, MAX_LANES), bt = LLVMVectorType(k->cg->t_i1, MAX_LANES);
+  int64_t n = s->p->in.dims[s->p->in.rank - 1];
+  LLVMValueRef base = LLVMBuildInBoundsGEP2(b, f, k->ptr[s->p->nleaves + s->max_arg],
+                                            (LLVMValueRef[]){LLVMBuildMul(b, row, cx_ir_i64(g, n), "")}, 1, "");
+  LLVMValueRef acc[MAX_ACCS], nan = cx_gen_alloca(g, bt, 1);
+  for (int a = 0; a < MAX_ACCS; a++) acc[a] = cx_gen_alloca(g, vt, 1);
+  LLVMValueRef ninf[MAX_LANES];
+  for (int i = 0; i < MAX_LANES; i++) ninf[i] = LLVMConstReal(f, -__builtin_inf());
+  for (int a = 0; a < MAX_ACCS; a++) LLVMBuildStore(b, LLVMConstVector(ninf, MAX_LANES), acc[a]);
+  LLVMBuildStore(b, LLVMConstNull(bt), nan);
+  cx_loop l;
+  cx_gen_mark_t m = cx_gen_mark(g);
+  cx_loop_begin(k->cg, &l, cx_ir_i64(g, 0), cx_ir_i64(g, n / (MAX_LANES * MAX_ACCS)), "max_vec");
+  LLVMValueRef any = LLVMBuildLoad2(b, bt, nan, "");
+  for (int a = 0; a < MAX_ACCS; a++) {
+    LLVMValueRef at = LLVMBuildAdd(b, LLVMBuildMul(b, l.iv, cx_ir_i64(g, MAX_LANES * MAX_ACCS), ""), cx_ir_i64(g, a * MAX_LANES), "");
+    LLVMValueRef x = LLVMBuildLoad2(b, vt, LLVMBuildInBoundsGEP2(b, f, base, &at, 1, ""), "");
+    LLVMSetAlignment(x, 4);
+    LLVMValueRef cur = LLVMBuildLoad2(b, vt, acc[a], "");
+    LLVMBuildStore(b, LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, x, cur, ""), x, cur, ""), acc[a]);
+    any = LLVMBuildOr(b, any, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), "");
+  }
+  LLVMBuildStore(b, any, nan);
+  cx_loop_end(k->cg, &l);
+  cx_gen_restore(g, m);
+  LLVMValueRef v = LLVMBuildLoad2(b, vt, acc[0], "");
+  for (int a = 1; a < MAX_ACCS; a++) v = cx_ir_intr2(g, "llvm.maximum", v, LLVMBuildLoad2(b, vt, acc[a], ""));
+  LLVMValueRef mx = cx_ir_intrinsic(g, "llvm.vector.reduce.fmaximum", &vt, 1, &v, 1);
+  LLVMValueRef flags = LLVMBuildLoad2(b, bt, nan, "");
+  LLVMValueRef bad = LLVMBuildOr(b, cx_ir_intrinsic(g, "llvm.vector.reduce.or", &bt, 1, &flags, 1),
+                                 LLVMBuildFCmp(b, LLVMRealOEQ, mx, LLVMConstReal(f, 0), ""), "max_slow");
+  cx_if fi;
+  cx_if_begin(k->cg, &fi, LLVMBuildNot(b, bad, ""));
+  LLVMValueRef slot = acc_ptr(s, s->max_r, 0, NULL);
+  LLVMBuildStore(b, cx_ir_intr2(g, "llvm.maximum", LLVMBuildLoad2(b, f, slot, ""), mx), slot);
+  cx_if_end(k->cg, &fi);
+  cx_if_begin(k->cg, &fi, bad);
+  emit_pass(s, st, iv, loops);
+  cx_if_end(k->cg, &fi);
+}
+
+/* The bounds under which f_div's fast form is the correctly rounded quotient (plan_fast_div):
+ * every dividend of the row zero or at least 2^-60 (it is at most 1: an exp of a value <= 0)
+ * and the divisor in [1, 2^24], so each nonzero quotient is at least 2^-84: a normal number,
+ * whose remainder a - q0·b is exact (and 0 gives +0, as the divide). Otherwise (a NaN, a tiny
+ * exp, a row of -inf) the divide. */
+static LLVMValueRef fast_div_ok(red_state *s) {
+  cx_gen *g = &s->k->g;
+  LLVMBuilderRef b = g->cg->b;
+  cx_idx sc = cx_idx_scalar(g);
+  LLVMValueRef sum = cx_gen1(g, s->p->red[s->div_r], &sc);
+  LLVMTypeRef f = g->cg->t_f32;
+  LLVMValueRef lo = LLVMBuildICmp(b, LLVMIntUGE, LLVMBuildLoad2(b, g->cg->t_i32, s->emin, ""),
+                                  LLVMConstInt(g->cg->t_i32, 0x21800000 - 1, 0) /* 2^-60 */, "");
+  LLVMValueRef s1 = LLVMBuildFCmp(b, LLVMRealOGE, sum, LLVMConstReal(f, 1), "");
+  LLVMValueRef s2 = LLVMBuildFCmp(b, LLVMRealOLE, sum, LLVMConstReal(f, 0x1p24), "");
+  return LLVMBuildAnd(b, lo, LLVMBuildAnd(b, s1, s2, ""), "fast_div");
+}
+
 /* Per output element (a row): one pass over its reduced dims per stage, each stage's results
  * then visible to the next; a last pass stores the input-shaped outputs that read them. */
 static void emit_row(red_state *s) {
@@ -288,18 +389,27 @@ static void emit_row(red_state *s) {
     cx_gen_override ov = {.in = s->stash, .ptr = st < 0 && s->stash ? (s->stash_buf ? s->stash_buf : k->ptr[p->stash_leaf]) : NULL,
                           .lin_off = s->stash_buf ? s->row_off : NULL};
     int stashed = ov.ptr && cx_gen_push_override(g, &ov);
-    cx_gen_mark_t m = cx_gen_mark(g);
     for (int d = 0, i = 0; d < p->in.rank; d++)
       if (!p->reduced[d]) iv[d] = oi.v[i++];
-    if (st == s->out_stage && s->nt_leaf >= 0) {
-      last_pass_nt(s, iv);
+    if (s->div && st >= 0 && st == p->stage[s->div_r])
+      LLVMBuildStore(k->cg->b, LLVMConstInt(k->cg->t_i32, 0xffffffffu, 0), s->emin);
+    if (s->div && st < 0) {
+      /* the row takes the divide's fast form when its bounds hold, else the divide */
+      LLVMValueRef fast = fast_div_ok(s);
+      cx_if f;
+      cx_if_begin(k->cg, &f, fast);
+      g->fast_div = s->div;
+      emit_pass(s, st, iv, loops);
+      g->fast_div = NULL;
+      cx_if_end(k->cg, &f);
+      cx_if_begin(k->cg, &f, LLVMBuildNot(k->cg->b, fast, ""));
+      emit_pass(s, st, iv, loops);
+      cx_if_end(k->cg, &f);
+    } else if (st >= 0 && st == s->max_stage) {
+      fast_max_pass(s, ol.iv, iv, loops, st);
     } else {
-      int nl = open_reduced(s, loops, iv);
-      cx_idx ii = cx_idx_from_multi(g, &p->in, iv);
-      fold(s, &ii, NULL, 1, st);
-      close_loops(s, loops, nl);
+      emit_pass(s, st, iv, loops);
     }
-    cx_gen_restore(g, m);
     if (stashed) cx_gen_pop_override(g);
     if (st >= 0) pushed += push_results(s, NULL, st);
   }
@@ -552,6 +662,60 @@ static void plan_nt(red_state *s) {
   s->nt_leaf = leaf;
 }
 
+/* A stage with one reduce, an f32 max over the rows of a fused operand (softmax's first pass),
+ * rows of whole multiples of MAX_ACCS vectors along the last dim, storing nothing else: its
+ * pass becomes fast_max_pass. */
+static void plan_fast_max(red_state *s) {
+  const cx_red_plan *p = s->p;
+  int rank = p->in.rank, nred = 0;
+  s->max_stage = -1;
+  for (int d = 0; d < rank; d++) nred += p->reduced[d] != 0;
+  if (rank < 1 || nred != 1 || !p->reduced[rank - 1] || p->in.dims[rank - 1] % (MAX_LANES * MAX_ACCS)) return;
+  for (int i = 0; i < p->nleaves; i++)
+    if (p->leaf_in[i] == 1) return;
+  for (int r = 0; r < p->nred; r++) {
+    const cx_instr *red = p->red[r], *x = red->ops[0];
+    int alone = 1;
+    for (int q = 0; q < p->nred; q++) alone &= q == r || p->stage[q] != p->stage[r];
+    if (!alone || !cx_emit_is_max_reduce(red) || red->shape.type != CXLA_F32 || x->op != CX_OP_PARAMETER ||
+        x->shape.type != CXLA_F32 || !cx_shape_same_dims(&x->shape, &p->in) || x == s->stash || x->a.index < 0 ||
+        x->a.index >= s->nin)
+      continue;
+    s->max_stage = p->stage[r];
+    s->max_r = r;
+    s->max_arg = (int)x->a.index;
+    return;
+  }
+}
+
+/* Softmax's normalisation divide(E, broadcast(sum(E))) with E = exp(x - max(x)) in [0, 1], in
+ * the last pass of an f32 row fusion on the cpu: the divide is a quarter of the in-cache
+ * kernel (a vdivps per 16 elements), and with the divisor fixed per row its fast form (f_div)
+ * is three fused ops. emit_row checks the bounds per row at run time (fast_div_ok). */
+static void plan_fast_div(red_state *s, int64_t row_elems) {
+  const cx_red_plan *p = s->p;
+  const cx_comp *c = s->fusion->ncalled == 1 ? s->fusion->called[0] : NULL;
+  if (!c || s->out_stage >= 0 || row_elems > ((int64_t)1 << 24)) return;
+  for (int i = 0; i < c->ninstrs; i++) {
+    const cx_instr *d = c->instrs[i];
+    if (d->op != CX_OP_DIVIDE || d->nops != 2 || d->shape.type != CXLA_F32) continue;
+    const cx_instr *e = d->ops[0], *bc = d->ops[1];
+    if (e->op != CX_OP_EXP || e->nops != 1 || !cx_emit_nonpositive(e->ops[0])) continue;
+    if (bc->op != CX_OP_BROADCAST || bc->nops != 1) continue;
+    for (int r = 0; r < p->nred; r++) {
+      const cx_instr *red = p->red[r];
+      const cx_comp *rc = red->ncalled == 1 ? red->called[0] : NULL;
+      if (red != bc->ops[0] || red->nops != 2 || red->ops[0] != e || !rc || !rc->root || rc->root->op != CX_OP_ADD ||
+          !cx_emit_broadcasts_back(bc, red))
+        continue;
+      s->div = d;
+      s->div_r = r;
+      s->emin = cx_gen_alloca(&s->k->g, s->k->cg->t_i32, 1);
+      return;
+    }
+  }
+}
+
 cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_plan *p, uint64_t may_alias,
                                 int64_t *total, int64_t *grain) {
   red_state s;
@@ -578,10 +742,14 @@ cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_
   }
   /* Row kernels are bound by their arithmetic (softmax's exp and divide) once their traffic is
    * the minimum, and LLVM prefers 256-bit vectors on AVX-512 CPUs: 512-bit ones took the
-   * in-cache softmax from 180 to 138 us (f32[64,4096], bench/README.md). Short rows keep
+   * in-cache softmax from 180 to 138 us (f32[64,4096], bench/README.md), and the attention's
+   * rows of 128 (f32[8,4,128,128] max/exp/sum, one core) from 285 to 266 us. Shorter rows keep
    * 256: a 16-lane loop leaves more of them to the scalar remainder. */
   int64_t row_elems = cx_shape_elems(&p->in) / (cx_shape_elems(&p->out) > 0 ? cx_shape_elems(&p->out) : 1);
-  if (!k->cg->target->warp_size && p->row && k->cg->target->vector_bits >= 512 && row_elems >= 256) {
+  if (!k->cg->target->warp_size && p->row) plan_fast_div(&s, row_elems);
+  s.max_stage = -1;
+  if (!k->cg->target->warp_size && p->row) plan_fast_max(&s);
+  if (!k->cg->target->warp_size && p->row && k->cg->target->vector_bits >= 512 && row_elems >= 128) {
     static const char key[] = "prefer-vector-width", val[] = "512";
     LLVMAttributeRef a = LLVMCreateStringAttribute(k->cg->llctx, key, sizeof key - 1, val, sizeof val - 1);
     LLVMAddAttributeAtIndex(k->outer, LLVMAttributeFunctionIndex, a);

@@ -241,3 +241,65 @@ TEST(codegen_math_f64_libm_only) {
     CHECK(CGT(text, &o) == 0);
   }
 }
+
+/* ---- exp of a value known to be <= 0 (value_sign.c): x - broadcast(reduce_max(x)) ----
+ * Rows of 1024, each starting with 0 so that the row's maximum is 0 and the exp's argument is
+ * x itself: the first half of the rows densely over [lo, 0], the second half negative bit
+ * patterns (denormals, -inf; NaN patterns become -inf, or every row would be NaN), and one row
+ * with a NaN in it. The range-aware exp must keep exp's 1 ulp there. Then the same sweep through
+ * x - reduce_min(x) in [0, 88.7], which must not take it (its 2^n in one step would leave the
+ * exponent range: far more than 1 ulp off) and reduce_max of another array, which proves
+ * nothing either. */
+#define ROW 1024
+
+typedef struct sign_sweep {
+  double lo, hi; /* the dense half */
+  int bits;      /* the other half: negative bit patterns (else dense again) */
+} sign_sweep;
+
+static void fill_sign(cxla_literal *lit, int k, void *user) {
+  const sign_sweep *s = user;
+  float *x = lit->data;
+  if (cx_shape_elems(&lit->shape) != N) return; /* only the matrices are swept */
+  for (int64_t i = 0; i < N; i++) {
+    if (i % ROW == 0) {
+      x[i] = k ? -1.0f : (s->lo < 0 ? 0.0f : (float)s->lo);
+    } else if (i < N / 2 || !s->bits) {
+      double t = (double)(i % (N / 2)) / (N / 2 - 1);
+      x[i] = (float)(s->lo + (s->hi - s->lo) * (k ? 1 - t : t));
+    } else {
+      uint32_t u = 0x80000000u | (uint32_t)(((uint64_t)i * 4096u + (uint64_t)(i * 2654435761u) % 4096u) & 0x7fffffffu);
+      if ((u & 0x7f800000u) == 0x7f800000u) u = 0xff800000u;
+      memcpy(&x[i], &u, 4);
+    }
+  }
+  if (!k && s->bits) x[N - ROW / 2] = __builtin_nanf("");
+}
+
+static double check_sign_rule(const char *red, const char *x_of_red, sign_sweep s, int want_rule, const char *file, int line) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "HloModule m\n%s {\n p0 = f32[] parameter(0)\n p1 = f32[] parameter(1)\n ROOT r = f32[] %s(p0, p1)\n}\n"
+           "ENTRY e {\n x = f32[%d,%d] parameter(0)\n y = f32[%d,%d] parameter(1)\n c = f32[] constant(%s)\n"
+           " m = f32[%d] reduce(%s, c), dimensions={1}, to_apply=%s\n b = f32[%d,%d] broadcast(m), dimensions={0}\n"
+           " d = f32[%d,%d] subtract(x, b)\n ROOT e = f32[%d,%d] exponential(d)\n}\n",
+           red, red, N / ROW, ROW, N / ROW, ROW, strcmp(red, "maximum") ? "inf" : "-inf", N / ROW, x_of_red, red,
+           N / ROW, ROW, N / ROW, ROW, N / ROW, ROW);
+  char *ir = NULL;
+  cgt_opts o = {.fusion_pass = 3, .ulps = 1e9, .fill = fill_sign, .user = &s, .chunks = 3, .ir = &ir};
+  if (cgt_check(text, &o, file, line)) test_fail(file, line, "exp(x - %s(%s)): sweep failed", red, x_of_red);
+  int used = ir && strstr(ir, "exp_nonpos") != NULL;
+  cx_free(ir);
+  if (used != want_rule)
+    test_fail(file, line, "exp(x - %s(%s)): the range-aware exp was %s", red, x_of_red, used ? "used" : "not used");
+  printf("    exp(x - %s(%s)): max %g ulps\n", red, x_of_red, o.max_ulps);
+  if (o.max_ulps > 1) test_fail(file, line, "exp(x - %s(%s)): %g ulps, documented 1", red, x_of_red, o.max_ulps);
+  return o.max_ulps;
+}
+
+TEST(codegen_math_exp_nonpositive) {
+  check_sign_rule("maximum", "x", (sign_sweep){-110, 0, 1}, 1, __FILE__, __LINE__);
+  check_sign_rule("maximum", "x", (sign_sweep){-1, 0, 0}, 1, __FILE__, __LINE__);
+  check_sign_rule("minimum", "x", (sign_sweep){0, 88.7, 0}, 0, __FILE__, __LINE__);
+  check_sign_rule("maximum", "y", (sign_sweep){-20, 20, 0}, 0, __FILE__, __LINE__);
+}
