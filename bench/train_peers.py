@@ -165,7 +165,8 @@ class CxlaStep:
     def __init__(self, hlo, nstate, params, state, x, y, **flags):
         n = len(params) + nstate
         t0 = time.perf_counter()
-        self.exe = cxla.compile(hlo, donate_argnums=range(n), **flags)
+        # denormals flushed to zero, as jax.jit's XLA:CPU runs (and cxla.jit and the plugin do)
+        self.exe = cxla.compile(hlo, donate_argnums=range(n), **dict({"cpu_flush_denormals": True}, **flags))
         self.compile_s = time.perf_counter() - t0
         self.n = n
         self.vals = [np.array(a) for a in list(params) + list(state)]

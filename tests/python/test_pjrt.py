@@ -95,6 +95,18 @@ class Devices(Base):
 
 
 class Jit(Base):
+    def test_denormals_flushed_as_on_jax_cpu(self):
+        # XLA:CPU runs with FTZ and DAZ: a product below f32's smallest normal is 0 there, and
+        # on cxla through the plugin and cxla.jit too (--cpu-flush-denormals, docs/flags.md)
+        x = np.full(1 << 16, 1e-20, np.float32)
+        got, want = both(lambda a, b: a * b, x, x)
+        np.testing.assert_array_equal(got, want)
+        self.assertEqual(np.count_nonzero(got), 0)
+        import cxla
+        np.testing.assert_array_equal(cxla.jit(lambda a, b: a * b, backend="cpu")(x, x), want)
+        ieee = cxla.jit(lambda a, b: a * b, backend="cpu", cpu_flush_denormals=False)(x, x)
+        self.assertEqual(np.count_nonzero(ieee), x.size)
+
     def test_elementwise(self):
         x = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
         self.close(*both(lambda a: jnp.tanh(a) * 2 + jnp.exp(-a * a), x))
