@@ -57,8 +57,14 @@ static void *warm_main(void *arg) {
 
 void cx_rt_gemm_dnnl_warm(void) {
   pthread_mutex_lock(&warm_mu);
-  if (warm_state == WARM_NEVER)
-    warm_state = pthread_create(&warm_thread, NULL, warm_main, NULL) == 0 ? WARM_RUNNING : WARM_DONE;
+  if (warm_state == WARM_NEVER) {
+    /* a fork waits for the set-up first: a child forked halfway through it would find oneDNN's
+     * once-only guard held by a thread it does not have, and its first product would hang */
+    warm_state = WARM_DONE;
+    if (pthread_atfork(cx_rt_gemm_dnnl_settle, NULL, NULL) == 0 &&
+        pthread_create(&warm_thread, NULL, warm_main, NULL) == 0)
+      warm_state = WARM_RUNNING;
+  }
   pthread_mutex_unlock(&warm_mu);
 }
 

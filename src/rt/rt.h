@@ -56,7 +56,8 @@ void cx_rt_gemm_dnnl(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, 
  * process, about 20 ms of one core: cx_rt_gemm_dnnl_warm starts that on a background thread
  * once per process (a compile that will call cx_rt_gemm_dnnl asks, so that the set-up runs
  * while it compiles); cx_rt_gemm_dnnl_settle waits for that thread (called before an
- * executable is freed: the thread must not outlive the program's use of the library). */
+ * executable is freed, and before a fork: the thread must not outlive the program's use of the
+ * library, nor be missing in a child halfway through the set-up). */
 void cx_rt_gemm_dnnl_warm(void);
 void cx_rt_gemm_dnnl_settle(void);
 /* fft through FFTW (rt/fft.c): `plan` (made when compiling) applied to each of `batch`
