@@ -177,8 +177,10 @@ static int rows_apply(const sas_job *j) {
   int last = d->rank - 1;
   if (!d->fast || last < d->indep || d->w[last].size != 1) return 0; /* a slice must hold whole rows */
   int64_t taps = 1;
-  for (int a = 0; a < last; a++) taps *= d->w[a].size;
-  if (taps > ROW_TAPS) return 0;
+  for (int a = 0; a < last; a++) { /* checked before each product: no overflow */
+    if (d->w[a].size < 1 || d->w[a].size > ROW_TAPS / taps) return 0;
+    taps *= d->w[a].size;
+  }
   for (int64_t c = 0; c < d->sdims[last]; c++)
     if (j->cnt[last][c] != 1 || j->off[last][c] != c) return 0;
   return 1;
