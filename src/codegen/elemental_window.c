@@ -1,10 +1,14 @@
 /* elemental_window.c — generators with inner loops: reduce-window (variadic; the window is a
  * loop nest inside the element generator, padding and base-dilation holes skipped) and map
  * (the to_apply computation inlined). The window loops have constant trip counts, so LLVM
- * unrolls small windows and the caller's loop over output elements can still vectorise:
- * taps outside the operand are read at a clamped index and discarded with a select. */
+ * unrolls small windows (asked to: up to WINDOW_UNROLL_TAPS) and the caller's loop over
+ * output elements can still vectorise: taps outside the operand are read at a clamped index
+ * and discarded with a select; an unwindowed dim needs neither. */
 #include "codegen/gen.h"
 #include "codegen/loops.h"
+
+/* Windows of at most this many taps have their loops unrolled. */
+#define WINDOW_UNROLL_TAPS 16
 
 /* A window dimension with 0 stride/dilations read as 1 (as the interpreter does). */
 static cx_window_dim norm_window(const cx_window_dim *w) {
@@ -21,6 +25,13 @@ static cx_window_dim norm_window(const cx_window_dim *w) {
 LLVMValueRef cx_gen_window_tap(cx_gen *g, const cx_window_dim *w, int64_t in_size, LLVMValueRef o,
                                LLVMValueRef j, LLVMValueRef *valid) {
   LLVMBuilderRef b = g->cg->b;
+  if (w->size == 1 && w->stride == 1 && w->pad_lo == 0 && w->pad_hi <= 0 && w->lhs_dilate == 1) {
+    /* an unwindowed dim (a pooling's channels): the tap is the output coordinate, always on an
+     * element (the output is no longer than the operand); no clamp, so the loop over output
+     * elements reads consecutive operand elements and vectorises */
+    *valid = LLVMConstInt(g->cg->t_i1, 1, 0);
+    return o;
+  }
   LLVMValueRef p = LLVMBuildMul(b, o, cx_ir_i64(g, w->stride), "");
   p = LLVMBuildSub(b, p, cx_ir_i64(g, w->pad_lo), "");
   p = LLVMBuildAdd(b, p, LLVMBuildMul(b, j, cx_ir_i64(g, w->rhs_dilate), ""), "");
@@ -75,7 +86,14 @@ int cx_gen_reduce_window(cx_gen *g, const cx_instr *in, const cx_idx *idx, LLVMV
     int got = cx_gen_scalar_comp(g, in->called[0], 2 * n, args, res);
     if (got != n) cx_gen_fail(g, in, "reducer returns %d values, expected %d", got, n);
     for (int k = 0; k < n && k < got; k++) LLVMBuildStore(b, LLVMBuildSelect(b, valid, res[k], args[k], ""), slot[k]);
-    for (int d = rank - 1; d >= 0; d--) cx_loop_end(g->cg, &loops[d]);
+    int64_t taps = 1;
+    for (int d = 0; d < rank; d++) taps *= in->a.window.d[d].size > 0 ? in->a.window.d[d].size : 1;
+    for (int d = rank - 1; d >= 0; d--) {
+      cx_loop_end(g->cg, &loops[d]);
+      /* a pooling's few taps unrolled: the loop over output elements around them then
+       * vectorises (LLVM left a 2x2 max-pool's loops rolled, one element at a time) */
+      if (taps <= WINDOW_UNROLL_TAPS) cx_loop_unroll_full(g->cg, &loops[d]);
+    }
     cx_gen_restore(g, mark);
   }
   for (int k = 0; k < n; k++)

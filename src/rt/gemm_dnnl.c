@@ -13,6 +13,7 @@
  * rows of C are split into one share per thread, each computed by a single-threaded
  * dnnl_sgemm. */
 #include <oneapi/dnnl/dnnl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include "core/trace.h"
 #include "rt/rt.h"
@@ -37,6 +38,46 @@ void omp_set_num_threads(int n);
 int cx_rt_gemm_dnnl_suits(int32_t type, int32_t trans_a, int64_t m, int64_t n, int64_t k, int64_t batch) {
   return type == CXLA_F32 && !trans_a && batch == 1 && n >= DNNL_MIN_N && m > 0 && k > 0 &&
          (double)m * (double)n * (double)k <= DNNL_MAX_MNK;
+}
+
+/* ---- the set-up in the background ----
+ * dnnl_sgemm makes its kernels once per process, under its own once-only guard, on the first
+ * product past its small-size path (8x8x8 takes it; 1x1x1 does not): about 20 ms of one core
+ * on the development machines (Zen 4, oneDNN 2.6), which was half of a new process's first
+ * LeNet step with a warm disk cache. A concurrent caller waits on that guard, so a product
+ * that comes while the thread is still at it costs no more than it would have. */
+static pthread_mutex_t warm_mu = PTHREAD_MUTEX_INITIALIZER;
+static enum { WARM_NEVER, WARM_RUNNING, WARM_DONE } warm_state;
+static pthread_t warm_thread;
+
+static void *warm_main(void *arg) {
+  (void)arg;
+  omp_set_num_threads(1); /* this thread's setting only: no OpenMP team for 8x8x8 */
+  float a[64] = {0}, b[64] = {0}, c[64];
+  dnnl_sgemm('N', 'N', 8, 8, 8, 1.0f, a, 8, b, 8, 0.0f, c, 8);
+  return NULL;
+}
+
+void cx_rt_gemm_dnnl_warm(void) {
+  pthread_mutex_lock(&warm_mu);
+  if (warm_state == WARM_NEVER) {
+    /* a fork waits for the set-up first: a child forked halfway through it would find oneDNN's
+     * once-only guard held by a thread it does not have, and its first product would hang */
+    warm_state = WARM_DONE;
+    if (pthread_atfork(cx_rt_gemm_dnnl_settle, NULL, NULL) == 0 &&
+        pthread_create(&warm_thread, NULL, warm_main, NULL) == 0)
+      warm_state = WARM_RUNNING;
+  }
+  pthread_mutex_unlock(&warm_mu);
+}
+
+void cx_rt_gemm_dnnl_settle(void) {
+  pthread_mutex_lock(&warm_mu);
+  if (warm_state == WARM_RUNNING) {
+    pthread_join(warm_thread, NULL);
+    warm_state = WARM_DONE;
+  }
+  pthread_mutex_unlock(&warm_mu);
 }
 
 typedef struct dn_gemm {

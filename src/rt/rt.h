@@ -57,6 +57,14 @@ int cx_rt_gemm_dnnl_suits(int32_t type, int32_t trans_a, int64_t m, int64_t n, i
 void cx_rt_gemm_dnnl(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
                      const void *a, int64_t lda, int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b, void *c,
                      int64_t ldc, int64_t stride_c, int64_t batch, int32_t id);
+/* oneDNN's sgemm sets itself up (its kernels, made by its JIT) on the first product of a
+ * process, about 20 ms of one core: cx_rt_gemm_dnnl_warm starts that on a background thread
+ * once per process (a compile that will call cx_rt_gemm_dnnl asks, so that the set-up runs
+ * while it compiles); cx_rt_gemm_dnnl_settle waits for that thread (called before an
+ * executable is freed, and before a fork: the thread must not outlive the program's use of the
+ * library, nor be missing in a child halfway through the set-up). */
+void cx_rt_gemm_dnnl_warm(void);
+void cx_rt_gemm_dnnl_settle(void);
 /* fft through FFTW (rt/fft.c): `plan` (made when compiling) applied to each of `batch`
  * transforms, the i-th reading in + i * (its input size) and writing out + i * (its output
  * size). Traced as a "library" event. */

@@ -7,7 +7,8 @@
  * Slices along the leading dimensions whose window is 1 wide with stride 1 and no padding
  * (the batch of a pooling) never share a result element, so they run in parallel on the
  * pool, each in that serial order. select = GE/GT compare of f32 and scatter = add of f32, the
- * max-pool gradient jax emits, run inline; any other pair calls the emitted functions. */
+ * max-pool gradient jax emits, run inline (by rows of channels where the last dim is not
+ * windowed: row_slices); any other pair calls the emitted functions. */
 #include <stdio.h>
 #include <string.h>
 #include "rt/sort_scatter.h"
@@ -23,6 +24,7 @@ typedef struct sas_job {
   cx_scalar_fn sel, sct;
   char *res;
   const char *x, *src, *init;
+  int rows; /* the fast form's last dim is a row of shared taps (row_slices) */
 } sas_job;
 
 /* In-bounds operand coordinates of source coordinate s along one dimension. */
@@ -97,6 +99,93 @@ static void fast_slices(sas_job *j, int64_t begin, int64_t end, int64_t *sidx) {
   }
 }
 
+/* Taps one row may share at most (a wider window goes element by element). */
+#define ROW_TAPS 256
+/* Elements of a row selected at once: the best value and tap of each sit on the stack. */
+#define ROW_CHUNK 16
+
+/* The best of n taps (operand offsets, row-major window order) for m <= ROW_CHUNK elements of
+ * a row at xr: value in bv, tap number in bk. Branch-free (random data mispredicts) and
+ * inlined, so that a constant m vectorises. */
+static inline void row_select(const float *xr, const int64_t *tap, int64_t n, int ge, int64_t m, float *bv,
+                              int32_t *bk) {
+  for (int64_t c = 0; c < m; c++) bv[c] = xr[tap[0] + c], bk[c] = 0;
+  for (int32_t k = 1; k < n; k++) {
+    const float *xt = xr + tap[k];
+    if (ge) {
+      for (int64_t c = 0; c < m; c++) {
+        float b = bv[c], v = xt[c];
+        int32_t keep = -(int32_t)(b >= v); /* all ones where the selection stays */
+        bk[c] = (bk[c] & keep) | (k & ~keep);
+        bv[c] = keep ? b : v;
+      }
+    } else {
+      for (int64_t c = 0; c < m; c++) {
+        float b = bv[c], v = xt[c];
+        int32_t keep = -(int32_t)(b > v); /* all ones where the selection stays */
+        bk[c] = (bk[c] & keep) | (k & ~keep);
+        bv[c] = keep ? b : v;
+      }
+    }
+  }
+}
+
+/* The fast form when the last dim has a 1-wide window, stride 1 and no padding (a pooling's
+ * channels, NHWC): the source elements of one row (every channel at one window position) have
+ * the same taps, shifted by the channel, so a row lists its taps once and walks each over all
+ * its elements, instead of every element finding its own. Each element of a row has a result
+ * element of its own, so every result element still takes its scatters in row-major order of
+ * the source. */
+static void row_slices(sas_job *j, int64_t begin, int64_t end, int64_t *sidx) {
+  const sas_desc *d = j->d;
+  int last = d->rank - 1, ge = d->fast == 1;
+  const float *x = (const float *)j->x, *src = (const float *)j->src;
+  float *res = (float *)j->res, bv[ROW_CHUNK];
+  int32_t bk[ROW_CHUNK];
+  int64_t row = d->sdims[last], tap[ROW_TAPS];
+  for (int64_t si = begin * d->slice_s; si < end * d->slice_s; si += row) { /* sidx[last] is 0 here */
+    int64_t base = 0, ntap = 1, t[CXLA_MAX_RANK] = {0}, cnt[CXLA_MAX_RANK], n = 0;
+    int act[CXLA_MAX_RANK], nact = 0;
+    for (int a = 0; a < last; a++) {
+      int64_t c = j->cnt[a][sidx[a]];
+      if (d->w[a].size > 1) cnt[nact] = c, act[nact++] = a;
+      else if (c) base += j->off[a][sidx[a]];
+      ntap *= c;
+    }
+    while (ntap) { /* the taps in row-major order over the window (none: nothing scattered) */
+      int64_t off = base;
+      for (int k = 0; k < nact; k++) off += j->off[act[k]][sidx[act[k]] * d->w[act[k]].size + t[k]];
+      tap[n++] = off;
+      if (!next_index(nact, cnt, t)) break;
+    }
+    for (int64_t c0 = 0; n && c0 < row; c0 += ROW_CHUNK) {
+      int64_t m = row - c0 < ROW_CHUNK ? row - c0 : ROW_CHUNK;
+      if (m == ROW_CHUNK) row_select(x + c0, tap, n, ge, ROW_CHUNK, bv, bk); /* a constant count: vectorised */
+      else row_select(x + c0, tap, n, ge, m, bv, bk);
+      float *rr = res + c0;
+      const float *sr = src + si + c0;
+      for (int64_t c = 0; c < m; c++) rr[tap[bk[c]] + c] += sr[c];
+    }
+    sidx[last] = row - 1;
+    next_index(d->rank, d->sdims, sidx);
+  }
+}
+
+/* Whether row_slices applies to j (its tap tables made): see there. */
+static int rows_apply(const sas_job *j) {
+  const sas_desc *d = j->d;
+  int last = d->rank - 1;
+  if (!d->fast || last < d->indep || d->w[last].size != 1) return 0; /* a slice must hold whole rows */
+  int64_t taps = 1;
+  for (int a = 0; a < last; a++) { /* checked before each product: no overflow */
+    if (d->w[a].size < 1 || d->w[a].size > ROW_TAPS / taps) return 0;
+    taps *= d->w[a].size;
+  }
+  for (int64_t c = 0; c < d->sdims[last]; c++)
+    if (j->cnt[last][c] != 1 || j->off[last][c] != c) return 0;
+  return 1;
+}
+
 /* Kernel ABI: args[0] is the job, the range is independent slices. */
 static void sas_slices(void **args, int64_t begin, int64_t end) {
   sas_job *j = args[0];
@@ -114,6 +203,10 @@ static void sas_slices(void **args, int64_t begin, int64_t end) {
   for (int a = d->indep - 1; a >= 0; a--) {
     sidx[a] = rem % d->sdims[a];
     rem /= d->sdims[a];
+  }
+  if (j->rows) {
+    row_slices(j, begin, end, sidx);
+    return;
   }
   if (d->fast) {
     fast_slices(j, begin, end, sidx);
@@ -165,6 +258,7 @@ void cx_rt_select_and_scatter(cx_rt *rt, const void *desc, cx_scalar_fn sel, cx_
       for (int64_t k = 0; k < job.cnt[a][c]; k++) o[k] *= d->ostride[a];
     }
   }
+  job.rows = tab && rows_apply(&job);
   if (slices > 0) {
     void *args[1] = {&job};
     int64_t grain = 16384 / (d->slice_o ? d->slice_o : 1);

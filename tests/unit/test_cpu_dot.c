@@ -182,6 +182,31 @@ TEST(cpu_dot_onednn_class) {
   CHECK(!cx_rt_gemm_dnnl_suits(CXLA_F32, 0, 1024, 1024, 1024, 1));
 }
 
+/* oneDNN's set-up thread (rt/gemm_dnnl.c): asked for any number of times, waited for any
+ * number of times, and the products after it (through the pool and on this thread) exact. */
+TEST(cpu_dot_onednn_warm_then_products) {
+  cx_rt_gemm_dnnl_warm();
+  cx_rt_gemm_dnnl_warm();
+  cx_rt_gemm_dnnl_settle();
+  cx_rt_gemm_dnnl_settle();
+  cx_rt_gemm_dnnl_warm(); /* after the wait: nothing more to start */
+  cx_rt_gemm_dnnl_settle();
+  static const char text[] = "HloModule d\nENTRY main {\n  a = f32[96,80] parameter(0)\n  b = f32[80,64] parameter(1)\n"
+                             "  ROOT d = f32[96,64] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+  int64_t da[2] = {96, 80}, db[2] = {80, 64};
+  char *a = cpu_ramp_nd("f32", da, 2, 7, 1, -3), *b = cpu_ramp_nd("f32", db, 2, 5, 1, -2);
+  const char *in[2] = {a, b};
+  for (int t = 0; t < 2; t++) {
+    char *stats = NULL;
+    int ok = cpu_check(text, 2, in, t ? "--threads=1" : "--threads=2", 1e-6, 1e-6, &stats, NULL);
+    CHECK_MSG(ok, "threads %d", t ? 1 : 2);
+    if (ok) CHECK_MSG(stats && strstr(stats, "gemms=1"), "not one GEMM: %s", stats);
+    free(stats);
+  }
+  free(a);
+  free(b);
+}
+
 /* Products of that class and just outside it, NN and NT, with oneDNN on and off, against the
  * interpreter (small integers: exact sums); odd row counts split unevenly over the pool. */
 TEST(cpu_dot_onednn_matches_interp) {

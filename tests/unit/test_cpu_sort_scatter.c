@@ -176,7 +176,8 @@ TEST(cpu_scatter_native_variadic) {
 }
 
 /* max-pool gradients: NHWC 2x2/2, overlapping 3x3/2 with padding, and NCHW (no independent
- * leading dim but the batch), GE and GT, f32 inline and f64 through the emitted functions */
+ * leading dim but the batch), GE and GT, f32 inline (element by element, and NHWC by rows of
+ * channels) and f64 through the emitted functions */
 TEST(cpu_select_and_scatter_native) {
   static const struct {
     const char *x, *src, *window, *dir, *type;
@@ -187,6 +188,10 @@ TEST(cpu_select_and_scatter_native) {
       {"2,3,7,7", "2,3,3,3", "size=1x1x3x3 stride=1x1x2x2", "GT", "f32", 294, 54},
       {"2,9,9,2", "2,5,5,2", "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0", "GE", "f64", 324, 100},
       {"3,10", "2,5", "size=2x4 stride=1x2 pad=0_0x1_1", "GT", "f32", 30, 10},
+      /* rows of channels (rt/select_scatter.c row_slices): more than one chunk of 64, GT, and
+       * overlapping padded windows over a row of 5 */
+      {"2,6,6,70", "2,3,3,70", "size=1x2x2x1 stride=1x2x2x1", "GT", "f32", 5040, 1260},
+      {"2,7,7,5", "2,4,4,5", "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0", "GE", "f32", 490, 160},
   };
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
     char text[2048];

@@ -63,6 +63,7 @@ static size_t arena_bytes(const cpu_state *st) { return (size_t)st->bufs.arena_s
 static void cpu_destroy(void *p) {
   cpu_state *st = p;
   if (!st) return;
+  cx_rt_gemm_dnnl_settle(); /* the set-up thread its compile may have started */
   cx_jit_destroy(st->jit); /* before the module: JIT code points at its constants */
   cx_buffers_free(&st->bufs);
   cx_seq_out_free(&st->seq);
@@ -324,9 +325,28 @@ static cxla_status codegen(cxla_context *ctx, const cx_flags *flags, cx_pass_ctx
   return CXLA_OK;
 }
 
+/* Whether a dot of m as written is of oneDNN's sgemm class already (the sequencer decides
+ * after the passes, which may still transpose an operand or fuse a dot away; this is a hint). */
+static int dnnl_gemm_likely(const cx_module *m) {
+  for (int c = 0; c < m->ncomps; c++)
+    for (int i = 0; i < m->comps[c]->ninstrs; i++) {
+      const cx_instr *in = m->comps[c]->instrs[i];
+      cx_gemm_plan p;
+      const char *why;
+      if (in->op == CX_OP_DOT && cx_dot_plan(in, &cx_cpu_gemm, &p, &why) &&
+          cx_rt_gemm_dnnl_suits(p.type, p.trans_a, p.m, p.n, p.k, p.batch))
+        return 1;
+    }
+  return 0;
+}
+
 static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_state *st, cx_stats *stats) {
   cx_module *m = st->m;
   double t0 = cx_now_ms();
+  /* oneDNN's sgemm sets itself up on a background thread while this compiles (rt/gemm_dnnl.c):
+   * a new process's first step would otherwise wait for it (the sequencer asks too, once it
+   * has chosen oneDNN for a product) */
+  if (flags->cpu_onednn && dnnl_gemm_likely(m)) cx_rt_gemm_dnnl_warm();
   cx_trace *tr = cx_context_trace(ctx);
   cx_pass_opts po = cx_pass_opts_from_flags(flags);
   cx_pass_ctx pc = {.opts = &po, .verify = 0, .ndumps = 0, .stats = NULL, .span = tr ? trace_span : NULL, .span_arg = tr};
