@@ -18,6 +18,9 @@ const char *test_srcdir(void);
 /* HLO text (named `name` in messages) compiled on test_ctx() for backend with the donate
  * mask; NULL, with the failure recorded, when it does not parse or compile. */
 cxla_executable *test_compile_text(const char *text, const char *name, const char *backend, uint64_t donate);
+/* test_compile_text's executable run once on the argument x: its result (to destroy), or NULL
+ * with the failure recorded. */
+cxla_literal *test_run_text(const char *text, const char *name, const char *backend, const cxla_literal *x);
 
 #define TEST(name)                                                         \
   static void name(void);                                                  \

@@ -141,7 +141,7 @@ TEST(gpu_buffers_cross_backend_arguments_and_copies) {
   cxla_memory_stats ms;
   CHECK(cxla_context_memory_stats(test_ctx(), "cpu", &ms) == CXLA_ERR_UNSUPPORTED);
   CHECK(strstr(cxla_context_errmsg(test_ctx()), "host memory"));
-done:
+done:;
   cxla_buffer *all[] = {hw, hg, dw, dg, gr, cr, back, twin};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) cxla_buffer_destroy(all[i]);
   cxla_executable_destroy(ge);

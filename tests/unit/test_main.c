@@ -47,6 +47,19 @@ cxla_executable *test_compile_text(const char *text, const char *name, const cha
   return e;
 }
 
+cxla_literal *test_run_text(const char *text, const char *name, const char *backend, const cxla_literal *x) {
+  cxla_executable *e = test_compile_text(text, name, backend, 0);
+  cxla_buffer *arg = NULL, *res = NULL;
+  cxla_literal *out = NULL;
+  if (e && cxla_buffer_from_literal(ctx, NULL, x, &arg) == CXLA_OK && cxla_executable_execute(e, 1, &arg, &res) == CXLA_OK)
+    CHECK_OK(cxla_buffer_to_literal(res, &out));
+  CHECK(out != NULL);
+  cxla_buffer_destroy(res);
+  cxla_buffer_destroy(arg);
+  cxla_executable_destroy(e);
+  return out;
+}
+
 static int by_name(const void *a, const void *b) {
   return strcmp(((const test_entry *)a)->name, ((const test_entry *)b)->name);
 }

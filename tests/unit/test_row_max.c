@@ -32,20 +32,6 @@ static void fill_rows(cxla_literal *lit, int k, void *user) {
     }
 }
 
-static cxla_literal *run_on(const char *text, const char *backend, cxla_literal *x) {
-  cxla_executable *e = test_compile_text(text, backend, backend, 0);
-  cxla_buffer *arg = NULL, *res = NULL;
-  cxla_literal *out = NULL;
-  if (e && cxla_buffer_from_literal(test_ctx(), NULL, x, &arg) == CXLA_OK &&
-      cxla_executable_execute(e, 1, &arg, &res) == CXLA_OK)
-    CHECK_OK(cxla_buffer_to_literal(res, &out));
-  CHECK(out != NULL);
-  cxla_buffer_destroy(res);
-  cxla_buffer_destroy(arg);
-  cxla_executable_destroy(e);
-  return out;
-}
-
 /* Bit for bit against the interpreter (the harness counts -0 and +0 as equal values); the
  * pass's use checked on the IR. */
 TEST(row_max_vector_pass) {
@@ -64,7 +50,7 @@ TEST(row_max_vector_pass) {
   CHECK(x != NULL);
   if (!x) return;
   fill_rows((cxla_literal *)x, 0, NULL);
-  cxla_literal *got = run_on(text, "cpu", x), *want = run_on(text, "interp", x);
+  cxla_literal *got = test_run_text(text, "cpu", "cpu", x), *want = test_run_text(text, "interp", "interp", x);
   if (got && want) {
     const uint32_t *g = cxla_literal_data(got), *w = cxla_literal_data(want);
     for (int r = 0; r < ROWS; r++) {

@@ -38,20 +38,6 @@ static float logit(int64_t row, int64_t j, int64_t cols, uint64_t *rs) {
   }
 }
 
-static cxla_literal *run(const char *text, const char *name, cxla_literal *x) {
-  cxla_executable *e = test_compile_text(text, name, "cpu", 0);
-  cxla_buffer *arg = NULL, *res = NULL;
-  cxla_literal *out = NULL;
-  if (e && cxla_buffer_from_literal(test_ctx(), NULL, x, &arg) == CXLA_OK &&
-      cxla_executable_execute(e, 1, &arg, &res) == CXLA_OK)
-    CHECK_OK(cxla_buffer_to_literal(res, &out));
-  CHECK(out != NULL);
-  cxla_buffer_destroy(res);
-  cxla_buffer_destroy(arg);
-  cxla_executable_destroy(e);
-  return out;
-}
-
 static void check_shape(int64_t rows, int64_t cols) {
   static char fast[4096], plain[4096];
   softmax_text(fast, sizeof fast, rows, cols, 0);
@@ -62,7 +48,8 @@ static void check_shape(int64_t rows, int64_t cols) {
   for (int64_t i = 0; i < n && xv; i++) xv[i] = logit(i / cols, i % cols, cols, &rs);
   cxla_literal *x = xv ? cxla_literal_from_data(test_ctx(), CXLA_F32, 2, dims, xv, sizeof *xv * (size_t)n) : NULL;
   CHECK(x != NULL);
-  cxla_literal *a = x ? run(fast, "softmax", x) : NULL, *b = x ? run(plain, "softmax divided", x) : NULL;
+  cxla_literal *a = x ? test_run_text(fast, "softmax", "cpu", x) : NULL;
+  cxla_literal *b = x ? test_run_text(plain, "softmax divided", "cpu", x) : NULL;
   if (a && b) {
     const uint32_t *ua = cxla_literal_data(a), *ub = cxla_literal_data(b);
     int64_t diff = 0, first = -1;
