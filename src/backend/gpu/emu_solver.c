@@ -1,7 +1,8 @@
 /* emu_solver.c — cuSOLVER's dense routines and cuBLAS's geam and trsm on the host for gpu-emu
  * (see solver.h): each call checked as the library would check it (the handle, the sizes,
  * every matrix, workspace and info word inside the emulated device's allocations) and then
- * computed by OpenBLAS's LAPACK or BLAS, column-major as cuSOLVER and cuBLAS are. The
+ * computed by OpenBLAS's LAPACK or BLAS, column-major as cuSOLVER and cuBLAS are (potrf, getrf,
+ * geqrf, orgqr/ungqr, syevd/heevd, gesvd, sytrd/hetrd, ormqr/unmqr; trsm, gemm, scal). The
  * bufferSize calls answer LAPACK's workspace queries, and the routines run in the workspace
  * they are given; LAPACK's integer and real scratch (syevd's iwork, the complex routines'
  * rwork) is host memory of the emulation's own. cuSOLVER's gesvd takes m >= n only, and so
@@ -33,6 +34,13 @@ typedef void gesvd_f(const char *ju, const char *jv, const int *m, const int *n,
 typedef void cgesvd_f(const char *ju, const char *jv, const int *m, const int *n, void *a, const int *lda, void *s,
                       void *u, const int *ldu, void *vt, const int *ldvt, void *work, const int *lwork, void *rwork,
                       int *info, size_t, size_t);
+typedef void sytrd_f(const char *uplo, const int *n, void *a, const int *lda, void *d, void *e, void *tau, void *work,
+                     const int *lwork, int *info, size_t);
+typedef void ormqr_f(const char *side, const char *trans, const int *m, const int *n, const int *k, const void *a,
+                     const int *lda, const void *tau, void *c, const int *ldc, void *work, const int *lwork, int *info,
+                     size_t, size_t);
+sytrd_f ssytrd_, dsytrd_, chetrd_, zhetrd_;
+ormqr_f sormqr_, dormqr_, cunmqr_, zunmqr_;
 potrf_f spotrf_, dpotrf_, cpotrf_, zpotrf_;
 getrf_f sgetrf_, dgetrf_, cgetrf_, zgetrf_;
 geqrf_f sgeqrf_, dgeqrf_, cgeqrf_, zgeqrf_;
@@ -48,6 +56,8 @@ static geqrf_f *const k_geqrf[4] = {sgeqrf_, dgeqrf_, cgeqrf_, zgeqrf_};
 static orgqr_f *const k_orgqr[4] = {sorgqr_, dorgqr_, cungqr_, zungqr_};
 
 static int g_handle, g_blas_handle;
+static sytrd_f *const k_sytrd[4] = {ssytrd_, dsytrd_, chetrd_, zhetrd_};
+static ormqr_f *const k_ormqr[4] = {sormqr_, dormqr_, cunmqr_, zunmqr_};
 static const size_t k_esize[4] = {4, 8, 8, 16};
 static size_t real_size(int t) { return t & 1 ? 8 : 4; }
 
@@ -242,6 +252,67 @@ static int gesvd(int t, void *h, signed char jobu, signed char jobvt, int m, int
   return S_OK;
 }
 
+/* sytrd (hetrd): d and e real, tau n - 1 long */
+static int sytrd_bs(int t, void *h, int uplo, int n, const void *a, int lda, const void *d, const void *e,
+                    const void *tau, int *lwork) {
+  (void)a, (void)d, (void)e, (void)tau;
+  if (h != &g_handle) return S_NOT_INITIALIZED;
+  char u = (char)uplo_char(uplo);
+  if (!u || n < 0 || lda < (n > 1 ? n : 1)) return S_INVALID_VALUE;
+  double w[2] = {1, 0};
+  int q = -1, r = 0;
+  if (n) k_sytrd[t](&u, &n, NULL, &lda, NULL, NULL, NULL, w, &q, &r, 1);
+  *lwork = lwork_of(t, w);
+  return S_OK;
+}
+static int sytrd(int t, void *h, int uplo, int n, void *a, int lda, void *d, void *e, void *tau, void *work, int lwork,
+                 int *info) {
+  if (h != &g_handle) return S_NOT_INITIALIZED;
+  char u = (char)uplo_char(uplo);
+  int nt = n > 0 ? n - 1 : 0;
+  if (!u || !mat(t, a, n, n, lda) || !dev(d, n, real_size(t)) || !dev(e, nt, real_size(t)) || !dev(tau, nt, k_esize[t]) ||
+      lwork < 1 || !dev(work, lwork, k_esize[t]) || !info_ok(info))
+    return S_INVALID_VALUE;
+  int r = 0;
+  if (n) k_sytrd[t](&u, &n, a, &lda, d, e, tau, work, &lwork, &r, 1);
+  *info = r;
+  return S_OK;
+}
+
+/* ormqr (unmqr): Q from k reflectors (a's columns, nq = m or n rows) applied to the m x n c;
+ * trans T on the real types, C on the complex ones, as cuSOLVER takes them */
+static int ormqr_args(int t, int side, int trans, int m, int n, int k, int lda, int ldc, char *sd, char *tr) {
+  int nq = side == CX_BLAS_SIDE_LEFT ? m : n;
+  *sd = side == CX_BLAS_SIDE_LEFT ? 'L' : side == CX_BLAS_SIDE_RIGHT ? 'R' : 0;
+  *tr = trans == CX_BLAS_OP_N ? 'N' : trans == (t < 2 ? CX_BLAS_OP_T : CX_BLAS_OP_C) ? (t < 2 ? 'T' : 'C') : 0;
+  return *sd && *tr && m >= 0 && n >= 0 && k >= 0 && k <= nq && lda >= (nq > 1 ? nq : 1) && ldc >= (m > 1 ? m : 1);
+}
+static int ormqr_bs(int t, void *h, int side, int trans, int m, int n, int k, const void *a, int lda, const void *tau,
+                    const void *c, int ldc, int *lwork) {
+  (void)a, (void)tau, (void)c;
+  if (h != &g_handle) return S_NOT_INITIALIZED;
+  char sd, tr;
+  if (!ormqr_args(t, side, trans, m, n, k, lda, ldc, &sd, &tr)) return S_INVALID_VALUE;
+  double w[2] = {1, 0};
+  int q = -1, r = 0;
+  if (m && n && k) k_ormqr[t](&sd, &tr, &m, &n, &k, NULL, &lda, NULL, NULL, &ldc, w, &q, &r, 1, 1);
+  *lwork = lwork_of(t, w);
+  return S_OK;
+}
+static int ormqr(int t, void *h, int side, int trans, int m, int n, int k, const void *a, int lda, const void *tau,
+                 void *c, int ldc, void *work, int lwork, int *info) {
+  if (h != &g_handle) return S_NOT_INITIALIZED;
+  char sd, tr;
+  int nq = side == CX_BLAS_SIDE_LEFT ? m : n;
+  if (!ormqr_args(t, side, trans, m, n, k, lda, ldc, &sd, &tr) || !mat(t, a, nq, k, lda) || !dev(tau, k, k_esize[t]) ||
+      !mat(t, c, m, n, ldc) || lwork < 1 || !dev(work, lwork, k_esize[t]) || !info_ok(info))
+    return S_INVALID_VALUE;
+  int r = 0;
+  if (m && n && k) k_ormqr[t](&sd, &tr, &m, &n, &k, a, &lda, tau, c, &ldc, work, &lwork, &r, 1, 1);
+  *info = r;
+  return S_OK;
+}
+
 /* ---- cuBLAS ---- */
 
 /* a number of any of the four types as (re, im), im 0 for the real ones: arithmetic on the
@@ -380,6 +451,16 @@ T4(gesvd_bs, (void *h, int m, int n, int *lw), (t, h, m, n, lw))
 T4(gesvd, (void *h, signed char ju, signed char jv, int m, int n, void *a, int lda, void *s, void *u, int ldu, void *vt,
            int ldvt, void *w, int lw, void *rw, int *info),
    (t, h, ju, jv, m, n, a, lda, s, u, ldu, vt, ldvt, w, lw, rw, info))
+T4(sytrd_bs, (void *h, int uplo, int n, const void *a, int lda, const void *d, const void *e, const void *tau, int *lw),
+   (t, h, uplo, n, a, lda, d, e, tau, lw))
+T4(sytrd, (void *h, int uplo, int n, void *a, int lda, void *d, void *e, void *tau, void *w, int lw, int *info),
+   (t, h, uplo, n, a, lda, d, e, tau, w, lw, info))
+T4(ormqr_bs, (void *h, int side, int tr, int m, int n, int k, const void *a, int lda, const void *tau, const void *c,
+              int ldc, int *lw),
+   (t, h, side, tr, m, n, k, a, lda, tau, c, ldc, lw))
+T4(ormqr, (void *h, int side, int tr, int m, int n, int k, const void *a, int lda, const void *tau, void *c, int ldc,
+           void *w, int lw, int *info),
+   (t, h, side, tr, m, n, k, a, lda, tau, c, ldc, w, lw, info))
 T4(geam, (void *h, int ta, int tb, int m, int n, const void *al, const void *a, int lda, const void *be, const void *b,
           int ldb, void *c, int ldc),
    (t, h, ta, tb, m, n, al, a, lda, be, b, ldb, c, ldc))
@@ -404,6 +485,7 @@ static const cx_solver g_emu = {
   .potrf_bs = ALL4(potrf_bs), .potrf = ALL4(potrf), .getrf_bs = ALL4(getrf_bs), .getrf = ALL4(getrf),
   .geqrf_bs = ALL4(geqrf_bs), .geqrf = ALL4(geqrf), .orgqr_bs = ALL4(orgqr_bs), .orgqr = ALL4(orgqr),
   .syevd_bs = ALL4(syevd_bs), .syevd = ALL4(syevd), .gesvd_bs = ALL4(gesvd_bs), .gesvd = ALL4(gesvd),
+  .sytrd_bs = ALL4(sytrd_bs), .sytrd = ALL4(sytrd), .ormqr_bs = ALL4(ormqr_bs), .ormqr = ALL4(ormqr),
   .BlasCreate = blas_create, .BlasDestroy = blas_destroy, .BlasSetStream = blas_set_stream, .geam = ALL4(geam),
   .trsm = ALL4(trsm), .scal = {scal_0, scal_1}, .gemm = ALL4(gemm),
 };

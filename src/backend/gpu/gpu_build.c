@@ -367,17 +367,36 @@ static cxla_status triangular_solve(builder *b, cx_instr *in) {
   return linalg_step(b, in, &d);
 }
 
-/* The LAPACK custom-calls cuSOLVER has routines for; the other targets run as kernels of
+/* The LAPACK custom-calls, mapped as the cpu backend maps them (sequencer_linalg.c). Those
+ * cuSOLVER has the routine for are LINALG steps; the others run the cpu's routine on the host
+ * (HOST_LA: gpu_host_linalg.c), each for the reason given here. Other targets run as kernels of
  * their own (codegen's cx_instr_kernel) or are refused. */
+static const struct { int routine; const char *host; } k_lapack[CX_CC_KIND_COUNT] = {
+  [CX_CC_POTRF] = {CX_LA_POTRF + 1, NULL}, [CX_CC_TRSM] = {CX_LA_TRSM + 1, NULL},
+  [CX_CC_GETRF] = {CX_LA_GETRF + 1, NULL}, [CX_CC_GEQRF] = {CX_LA_GEQRF + 1, NULL},
+  [CX_CC_ORGQR] = {CX_LA_ORGQR + 1, NULL}, [CX_CC_SYEVD] = {CX_LA_SYEVD + 1, NULL},
+  [CX_CC_GESDD] = {CX_LA_GESDD + 1, NULL}, [CX_CC_GESVD] = {CX_LA_GESVD + 1, NULL},
+  [CX_CC_SYTRD] = {CX_LA_SYTRD + 1, NULL}, [CX_CC_ORMQR] = {CX_LA_ORMQR + 1, NULL},
+  [CX_CC_GEES] = {CX_LA_GEES + 1, "no NVIDIA library has a Schur decomposition"},
+  [CX_CC_GEHRD] = {CX_LA_GEHRD + 1, "no NVIDIA library has a Hessenberg reduction"},
+  [CX_CC_GEQP3] = {CX_LA_GEQP3 + 1, "no NVIDIA library has a column-pivoted QR"},
+  [CX_CC_GEEV] = {CX_LA_GEEV + 1, "cuSOLVER's Xgeev (CUDA 12.6+) is not called yet: its real eigenvectors come in "
+                                  "LAPACK's packed pairs and jaxlib's NaN rule needs the input checked, both kernels to write"},
+  [CX_CC_GTSV] = {CX_LA_GTSV + 1, "cuSPARSE's gtsv2 leaves the diagonals as they are and has no info word; the target's "
+                                  "results are LAPACK's factored diagonals and info"},
+  [CX_CC_GTSV_PERTURBED] = {CX_LA_GTSV_PERTURBED + 1, "jaxlib's own solve (rt/gtsv_perturbed.c), in no NVIDIA library"},
+};
+
+/* why a LAPACK custom-call target runs on the host (NULL: on cuSOLVER; "" not LAPACK) */
+const char *cx_gpu_lapack_host_reason(int kind) {
+  if (kind < 0 || kind >= CX_CC_KIND_COUNT || !k_lapack[kind].routine) return "";
+  return k_lapack[kind].host;
+}
+
 static cxla_status custom_call(builder *b, cx_instr *in) {
-  static const int k_routine[CX_CC_KIND_COUNT] = {
-    [CX_CC_POTRF] = CX_LA_POTRF + 1, [CX_CC_TRSM] = CX_LA_TRSM + 1,   [CX_CC_GETRF] = CX_LA_GETRF + 1,
-    [CX_CC_GEQRF] = CX_LA_GEQRF + 1, [CX_CC_ORGQR] = CX_LA_ORGQR + 1, [CX_CC_SYEVD] = CX_LA_SYEVD + 1,
-    [CX_CC_GESDD] = CX_LA_GESDD + 1, [CX_CC_GESVD] = CX_LA_GESVD + 1,
-  };
   cx_lapack_call c;
-  int t = cx_cc_target_of(in);
-  int r = t < 0 ? 0 : k_routine[cx_cc_info_of((cx_cc_target)t)->kind];
+  int t = cx_cc_target_of(in), kind = t < 0 ? -1 : (int)cx_cc_info_of((cx_cc_target)t)->kind;
+  int r = kind < 0 ? 0 : k_lapack[kind].routine;
   if (!r || !cx_lapack_call_of(in, &c)) return own_kernel(b, in);
   if (!solver_type(c.type)) return refuse(b, in, k_solver_types);
   cx_la_desc d = {.routine = r - 1, .type = c.type, .batch = c.batch, .m = c.m, .n = c.n, .k = c.k, .lower = c.lower,
@@ -387,7 +406,13 @@ static cxla_status custom_call(builder *b, cx_instr *in) {
     d.ucols = u->dims[u->rank - 1];
     d.vrows = vt->dims[vt->rank - 2];
   }
-  return linalg_step(b, in, &d);
+  if (d.routine == CX_LA_ORMQR) d.ucols = c.acols;
+  if (d.routine == CX_LA_GEHRD) d.ucols = c.ilo, d.vrows = c.ihi;
+  if (!k_lapack[kind].host) return linalg_step(b, in, &d);
+  if (d.m > INT32_MAX || d.n > INT32_MAX || d.k > INT32_MAX || d.ucols > INT32_MAX || d.vrows > INT32_MAX)
+    return refuse(b, in, "a matrix dimension over 2^31 - 1 (LAPACK takes 32-bit sizes)");
+  b->p->nhost_linalg++;
+  return library_step(b, in, (cx_gpu_step){.kind = CX_GPU_HOST_LA, .la = d});
 }
 
 /* an fft: the transform over the minor fft_length dims, the leading ones a batch */

@@ -20,7 +20,10 @@
  * cuBLAS (the cpu backend's descriptor, rt/rt.h; gpu_linalg.c); FFT: an fft through cuFFT
  * (gpu_fft.c); RAGGED: a ragged-dot in passes/ragged_dot_lowering.c's canonical form, a cuBLAS
  * GEMM per group (gpu_ragged.c); CONV: a convolution fusion through cuDNN (gpu_conv_plan.c
- * maps it, gpu_conv.c calls it).
+ * maps it, gpu_conv.c calls it); HOST_LA: a LAPACK custom-call no NVIDIA library computes as the
+ * target defines it (gees, gehrd, geqp3, geev, gtsv, jaxlib's perturbed tridiagonal solve):
+ * its operands copied to the host, the cpu backend's routine (rt/lapack.c), its results copied
+ * back (gpu_host_linalg.c); `la` and `slots` as for LINALG.
  * WHILE and COND own the steps that follow them, up to `end`: a loop's condition steps
  * [i+1, body) then its body [body, end) (ending with the copies of the new loop state); a
  * conditional's branches, branch k being [branch[k], branch[k+1]) with branch[n] = end. The
@@ -29,7 +32,7 @@
  * for a construct marked `graph` (gpu_graph.h), which runs as a CUDA graph that decides on
  * the device. */
 typedef enum cx_gpu_step_kind { CX_GPU_LAUNCH, CX_GPU_COPY, CX_GPU_GEMM, CX_GPU_WHILE, CX_GPU_COND, CX_GPU_LINALG,
-               CX_GPU_FFT, CX_GPU_RAGGED, CX_GPU_CONV } cx_gpu_step_kind;
+               CX_GPU_FFT, CX_GPU_RAGGED, CX_GPU_CONV, CX_GPU_HOST_LA } cx_gpu_step_kind;
 
 /* An fft step's transform: batch transforms of rank dims n (row-major, contiguous), each of
  * in_dist input and out_dist output elements; scale 1/prod(n) for the inverse kinds. */
@@ -47,11 +50,12 @@ typedef struct cx_gpu_step {
   int vec;                /* LAUNCH: elements per thread (total / vec threads) */
   int nargs;              /* LAUNCH: slots of its pointer arguments, outputs then operands;
                              GEMM: 3, the result, lhs and rhs; LINALG: result leaves then
-                             operand leaves, as the cpu backend's cx_rt_linalg takes them;
+                             operand leaves, as the cpu backend's cx_rt_linalg takes them
+                             (HOST_LA likewise);
                              FFT: 2, the result and the operand */
   int *slots;
   cx_gemm_plan gemm;      /* GEMM */
-  cx_la_desc la;          /* LINALG */
+  cx_la_desc la;          /* LINALG, HOST_LA */
   cx_gpu_fft fft;         /* FFT */
   cx_gpu_conv conv;       /* CONV (nargs 3: result, lhs, rhs) */
   int64_t ragged[7];      /* RAGGED: B, X, R, Y, K, N, G (rt/ragged_dot.c's sizes); `sel`: 1 when
@@ -75,6 +79,7 @@ typedef struct cx_gpu_prog {
   int nsteps;
   cx_gpu_step *steps;
   int nkernels, ngemms, nlinalg, nffts, nragged;
+  int nhost_linalg;       /* HOST_LA steps: LAPACK custom-calls run by the cpu's routine */
   int nconvs_dnn;         /* convolutions on cuDNN */
   int nconv_fallbacks;    /* convolutions left to the emitter's kernels: cuDNN declined them */
   const char *conv_fallback; /* ... and why the first one was (static or in m's arena) */
@@ -107,6 +112,10 @@ enum {
 cxla_status cx_gpu_build(cxla_context *ctx, cx_module *m, const cx_flags *flags, const cx_nvptx_arch *arch,
                          unsigned mode, cx_gpu_prog *out);
 void cx_gpu_prog_free(cx_gpu_prog *p);
+
+/* Why LAPACK custom-call kind `kind` (a cx_cc_kind) runs as a HOST_LA step: NULL when it runs on
+ * cuSOLVER, "" when it is no LAPACK kind. */
+const char *cx_gpu_lapack_host_reason(int kind);
 
 /* The launch configuration of a step: threads per block and blocks (x only). */
 void cx_gpu_grid(int64_t total, unsigned *block, unsigned *grid);

@@ -8,6 +8,7 @@
 #include "backend/gpu/gpu_state.h"
 #include "core/context.h"
 #include "core/trace.h"
+#include "ir/custom_call.h"
 #include "ir/literal.h"
 
 /* The trace's thread id of GPU 0's stream (CPU threads are numbered from 1). */
@@ -47,12 +48,13 @@ static cxla_status step(run *r, const cx_gpu_step *s) {
     CUdeviceptr ptrs[3] = {slot_ptr(r, s->slots[0]), slot_ptr(r, s->slots[1]), slot_ptr(r, s->slots[2])};
     return cx_gpu_conv_run(r->ctx, r->st, (int)(s - r->st->prog.steps), r->stream, ptrs);
   }
-  if (s->kind == CX_GPU_LINALG || s->kind == CX_GPU_RAGGED) {
+  if (s->kind == CX_GPU_LINALG || s->kind == CX_GPU_RAGGED || s->kind == CX_GPU_HOST_LA) {
     CUdeviceptr ptrs[16];
     if (s->nargs > 16) return cx_error(r->ctx, CXLA_ERR_INTERNAL, "gpu backend: %d library arguments", s->nargs);
     for (int i = 0; i < s->nargs; i++) ptrs[i] = slot_ptr(r, s->slots[i]);
     int at = (int)(s - r->st->prog.steps);
     return s->kind == CX_GPU_LINALG ? cx_gpu_linalg_run(r->ctx, r->st, at, r->stream, ptrs)
+           : s->kind == CX_GPU_HOST_LA ? cx_gpu_host_linalg_run(r->ctx, r->st, at, r->stream, ptrs)
                                     : cx_gpu_ragged_run(r->ctx, r->st, at, r->stream, ptrs);
   }
   if (s->total <= 0) return CXLA_OK;
@@ -118,6 +120,11 @@ static cxla_status events_trace(run *r, int64_t done_ns) {
       a = (cx_trace_args){.n = 4, .key = {"m", "n", "k", "batch"}, .val = {g->m, g->n, g->k, g->batch}};
     } else if (s->kind == CX_GPU_LINALG) {
       a = (cx_trace_args){.n = 3, .key = {"batch", "m", "n"}, .val = {s->la.batch, s->la.m, s->la.n}};
+    } else if (s->kind == CX_GPU_HOST_LA) { /* the cpu's LAPACK routine between copies, and why */
+      int t = cx_cc_target_of(s->in);
+      const char *why = t < 0 ? NULL : cx_gpu_lapack_host_reason((int)cx_cc_info_of((cx_cc_target)t)->kind);
+      a = (cx_trace_args){.n = 3, .key = {"batch", "m", "n"}, .val = {s->la.batch, s->la.m, s->la.n}, .ns = why ? 1 : 0,
+                          .skey = {"why"}, .sval = {why}};
     } else if (s->kind == CX_GPU_RAGGED) {
       a = (cx_trace_args){.n = 1, .key = {"groups"}, .val = {s->ragged[6]}};
     } else if (s->kind == CX_GPU_FFT) {
@@ -138,7 +145,7 @@ static cxla_status events_trace(run *r, int64_t done_ns) {
                     s->kind == CX_GPU_COPY ? "copy"
                     : s->kind == CX_GPU_GEMM || s->kind == CX_GPU_LINALG || s->kind == CX_GPU_FFT ||
                              s->kind == CX_GPU_RAGGED || s->kind == CX_GPU_CONV ? "library"
-                    : s->kind == CX_GPU_LAUNCH ? "kernel" : "control", base + (int64_t)((double)t0 * 1e6),
+                    : s->kind == CX_GPU_LAUNCH ? "kernel" : s->kind == CX_GPU_HOST_LA ? "host" : "control", base + (int64_t)((double)t0 * 1e6),
                     base + (int64_t)((double)t1 * 1e6), &a);
   }
   return CXLA_OK;

@@ -1,5 +1,5 @@
 /* gpu_linalg.c — cholesky, triangular-solve and the LAPACK custom-calls (potrf, trsm, getrf,
- * geqrf, orgqr/ungqr, syevd/heevd, gesdd/gesvd) on cuSOLVER and cuBLAS, with the results the
+ * geqrf, orgqr/ungqr, syevd/heevd, gesdd/gesvd, sytrd/hetrd, ormqr/unmqr) on cuSOLVER and cuBLAS, with the results the
  * cpu backend's rt/lapack.c gives (its layouts, info words and XLA's cholesky rule).
  *
  * cxla's matrices are row-major and cuSOLVER's column-major: a row-major matrix is, to
@@ -29,17 +29,25 @@ typedef struct scratch { size_t s, u, vt, work, info, size; } scratch;
 
 static size_t esize_of(int64_t type) { return (size_t)cxla_type_size((cxla_type)type); }
 
+/* ormqr's a: nq x ka, nq the rows of c (left) or its columns */
+static int64_t ormqr_nq(const cx_la_desc *d) { return d->left ? d->m : d->n; }
+
 static scratch layout(const cx_la_desc *d, int lwork) {
   size_t es = esize_of(d->type), mn = (size_t)(d->m * d->n);
   scratch x = {0};
   int svd = d->routine == CX_LA_GESDD || d->routine == CX_LA_GESVD;
+  /* the second matrix: an SVD's u, or ormqr's a in column-major form */
+  size_t second = svd ? (size_t)(d->m * d->ucols) : d->routine == CX_LA_ORMQR ? (size_t)(ormqr_nq(d) * d->ucols) : 0;
   x.u = up(mn * es);
-  x.vt = x.u + (svd ? up((size_t)(d->m * d->ucols) * es) : 0);
+  x.vt = x.u + up(second * es);
   x.work = x.vt + (svd ? up((size_t)(d->vrows * d->n) * es) : 0);
   x.info = x.work + up((size_t)lwork * es);
   x.size = x.info + up(sizeof(int32_t) * (size_t)(d->batch > 0 ? d->batch : 1));
   return x;
 }
+
+/* ormqr's trans: jax asks for Q^T (real) or Q^H (complex) */
+static int ormqr_op(const cx_la_desc *d) { return d->trans == 2 ? CX_BLAS_OP_C : d->trans == 1 ? CX_BLAS_OP_T : CX_BLAS_OP_N; }
 
 /* cuSOLVER's workspace for the step, in elements */
 static int workspace(const cx_solver *sv, void *h, const cx_la_desc *d, int *lwork) {
@@ -57,6 +65,12 @@ static int workspace(const cx_solver *sv, void *h, const cx_la_desc *d, int *lwo
                            lwork);
   case CX_LA_GESDD: case CX_LA_GESVD:
     return sv->gesvd_bs[t](h, (int)(m > n ? m : n), (int)(m < n ? m : n), lwork);
+  case CX_LA_SYTRD: /* on a column-major copy: uplo as the target says */
+    return sv->sytrd_bs[t](h, d->lower ? CX_BLAS_FILL_LOWER : CX_BLAS_FILL_UPPER, n, NULL, ld(n), NULL, NULL, NULL, lwork);
+  case CX_LA_ORMQR:
+    if (!k) return 0;
+    return sv->ormqr_bs[t](h, d->left ? CX_BLAS_SIDE_LEFT : CX_BLAS_SIDE_RIGHT, ormqr_op(d), m, n, k, NULL,
+                           ld(ormqr_nq(d)), NULL, NULL, ld(m), lwork);
   default: return 0;
   }
 }
@@ -312,6 +326,45 @@ static cxla_status svd(call *c, const CUdeviceptr *p) {
   return CXLA_OK;
 }
 
+/* sytrd/hetrd through a column-major copy (uplo keeps its meaning, as on the cpu); d and e
+ * real. bufs: a', d, e, tau, info, a */
+static cxla_status sytrd(call *c, const CUdeviceptr *p) {
+  const cx_la_desc *d = c->d;
+  int64_t n = d->n, per = n * n, nt = n > 0 ? n - 1 : 0;
+  size_t rs = (c->t & 1) ? 8 : 4;
+  CUdeviceptr s = ws(c, c->x.s);
+  if (!n) return drv(c, c->cu->MemsetD8Async(p[4], 0, sizeof(int32_t) * (size_t)d->batch, c->stream), "cuMemsetD8Async");
+  for (int64_t b = 0; b < d->batch; b++) {
+    CX_TRY(transpose(c, s, at(c, p[5], b, per), n, n, CX_BLAS_OP_T));
+    CX_TRY(lib(c, c->sv->sytrd[c->t](c->st->sv_handle, d->lower ? CX_BLAS_FILL_LOWER : CX_BLAS_FILL_UPPER, (int)n, dp(s),
+                                     (int)n, dp(p[1] + (CUdeviceptr)((size_t)(b * n) * rs)),
+                                     dp(p[2] + (CUdeviceptr)((size_t)(b * nt) * rs)), dp(at(c, p[3], b, nt)),
+                                     dp(ws(c, c->x.work)), c->lwork, (int *)dp(p[4] + (CUdeviceptr)(4 * b))),
+               "cusolverDn sytrd"));
+    CX_TRY(transpose(c, at(c, p[0], b, per), s, n, n, CX_BLAS_OP_T));
+  }
+  return CXLA_OK;
+}
+
+/* ormqr/unmqr: c and a through column-major copies. bufs: c', a, tau, c */
+static cxla_status ormqr(call *c, const CUdeviceptr *p) {
+  const cx_la_desc *d = c->d;
+  int64_t m = d->m, n = d->n, per = m * n, nq = ormqr_nq(d), ka = d->ucols, aper = nq * ka;
+  CUdeviceptr s = ws(c, c->x.s), sa = ws(c, c->x.u);
+  if (!per) return CXLA_OK;
+  if (!d->k) return copy(c, p[0], p[3], d->batch * per); /* no reflector: Q = I */
+  for (int64_t b = 0; b < d->batch; b++) {
+    CX_TRY(transpose(c, s, at(c, p[3], b, per), n, m, CX_BLAS_OP_T));
+    CX_TRY(transpose(c, sa, at(c, p[1], b, aper), ka, nq, CX_BLAS_OP_T));
+    CX_TRY(lib(c, c->sv->ormqr[c->t](c->st->sv_handle, d->left ? CX_BLAS_SIDE_LEFT : CX_BLAS_SIDE_RIGHT, ormqr_op(d),
+                                     (int)m, (int)n, (int)d->k, dp(sa), ld(nq), dp(at(c, p[2], b, d->k)), dp(s), ld(m),
+                                     dp(ws(c, c->x.work)), c->lwork, (int *)dp(ws(c, c->x.info))),
+               "cusolverDn ormqr"));
+    CX_TRY(transpose(c, at(c, p[0], b, per), s, m, n, CX_BLAS_OP_T));
+  }
+  return CXLA_OK;
+}
+
 cxla_status cx_gpu_linalg_run(cxla_context *ctx, gpu_state *st, int step, CUstream stream, const CUdeviceptr *ptrs) {
   const cx_gpu_step *s = &st->prog.steps[step];
   call c = {.ctx = ctx, .st = st, .sv = st->sv, .cu = st->cu, .s = s, .d = &s->la, .stream = stream,
@@ -328,6 +381,8 @@ cxla_status cx_gpu_linalg_run(cxla_context *ctx, gpu_state *st, int step, CUstre
   case CX_LA_GETRF: case CX_LA_GEQRF: case CX_LA_ORGQR: return factor(&c, ptrs);
   case CX_LA_SYEVD: return syevd(&c, ptrs);
   case CX_LA_GESDD: case CX_LA_GESVD: return svd(&c, ptrs);
+  case CX_LA_SYTRD: return sytrd(&c, ptrs);
+  case CX_LA_ORMQR: return ormqr(&c, ptrs);
   default: return cx_error(ctx, CXLA_ERR_INTERNAL, "gpu backend: %s: no cuSOLVER routine", s->in->name);
   }
 }

@@ -50,6 +50,8 @@ typedef struct gpu_state {
   size_t la_ws_size;
   int *la_lwork;          /* per step: cuSOLVER's workspace in elements (LINALG steps) */
   int32_t *la_info;       /* host copy of a cholesky's info words (the largest batch) */
+  void *host_la;          /* HOST_LA steps' copies of their operands and results (the largest step's) */
+  size_t host_la_size;
   const cx_cufft *fft;    /* cuFFT or its emulation; NULL when the module has no fft */
   int *fft_plans;         /* per step: the FFT steps' plans (-1 elsewhere) */
   CUdeviceptr fft_ws;     /* cuFFT's work area, then the c2r input's copy */
@@ -79,6 +81,10 @@ void cx_gpu_gemm_unload(gpu_state *st);
 cxla_status cx_gpu_linalg_load(cxla_context *ctx, gpu_state *st);
 cxla_status cx_gpu_linalg_run(cxla_context *ctx, gpu_state *st, int step, CUstream stream, const CUdeviceptr *ptrs);
 void cx_gpu_linalg_unload(gpu_state *st);
+/* gpu_host_linalg.c: the HOST_LA steps' host memory; one step (it waits for the stream); its release. */
+cxla_status cx_gpu_host_linalg_load(cxla_context *ctx, gpu_state *st);
+cxla_status cx_gpu_host_linalg_run(cxla_context *ctx, gpu_state *st, int step, CUstream stream, const CUdeviceptr *ptrs);
+void cx_gpu_host_linalg_unload(gpu_state *st);
 /* gpu_ragged.c: a ragged-dot step (cuBLAS, opened by cx_gpu_linalg_load) */
 cxla_status cx_gpu_ragged_run(cxla_context *ctx, gpu_state *st, int step, CUstream stream, const CUdeviceptr *ptrs);
 /* gpu_fft.c: the same for the FFT steps (cuFFT plans, made when loading). */

@@ -25,6 +25,8 @@ static const per_type k_solver[] = {
   F(orgqr_bs, "cusolverDn%c%s_bufferSize", "orgqr", "ungqr"), F(orgqr, "cusolverDn%c%s", "orgqr", "ungqr"),
   F(syevd_bs, "cusolverDn%c%s_bufferSize", "syevd", "heevd"), F(syevd, "cusolverDn%c%s", "syevd", "heevd"),
   F(gesvd_bs, "cusolverDn%c%s_bufferSize", "gesvd", "gesvd"), F(gesvd, "cusolverDn%c%s", "gesvd", "gesvd"),
+  F(sytrd_bs, "cusolverDn%c%s_bufferSize", "sytrd", "hetrd"), F(sytrd, "cusolverDn%c%s", "sytrd", "hetrd"),
+  F(ormqr_bs, "cusolverDn%c%s_bufferSize", "ormqr", "unmqr"), F(ormqr, "cusolverDn%c%s", "ormqr", "unmqr"),
 };
 static const per_type k_blas[] = {
   F(geam, "cublas%c%s", "geam", "geam"), F(trsm, "cublas%c%s", "trsm_v2", "trsm_v2"),

@@ -38,6 +38,14 @@ typedef struct cx_solver {
   int (*gesvd_bs[4])(void *h, int m, int n, int *lwork);
   int (*gesvd[4])(void *h, signed char jobu, signed char jobvt, int m, int n, void *a, int lda, void *s, void *u,
                   int ldu, void *vt, int ldvt, void *work, int lwork, void *rwork, int *info);
+  int (*sytrd_bs[4])(void *h, int uplo, int n, const void *a, int lda, const void *d, const void *e, const void *tau,
+                     int *lwork); /* hetrd */
+  int (*sytrd[4])(void *h, int uplo, int n, void *a, int lda, void *d, void *e, void *tau, void *work, int lwork,
+                  int *info);
+  int (*ormqr_bs[4])(void *h, int side, int trans, int m, int n, int k, const void *a, int lda, const void *tau,
+                     const void *c, int ldc, int *lwork); /* unmqr */
+  int (*ormqr[4])(void *h, int side, int trans, int m, int n, int k, const void *a, int lda, const void *tau, void *c,
+                  int ldc, void *work, int lwork, int *info);
   /* cuBLAS (its v2 API; scalars by host pointer, the default pointer mode) */
   int (*BlasCreate)(void **handle);
   int (*BlasDestroy)(void *handle);
