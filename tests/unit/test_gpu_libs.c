@@ -10,6 +10,7 @@
 #include "backend/gpu/cudnn_lib.h"
 #include "backend/gpu/cufft_lib.h"
 #include "backend/gpu/dl_table.h"
+#include "backend/gpu/emu.h"
 #include "backend/gpu/solver.h"
 #include "core/context.h"
 #include "test.h"
@@ -116,6 +117,107 @@ TEST(gpu_libs_enums_match_the_headers) {
   CHECK_EQ_INT((int)header_value("#define X_C -1 // c\n", "X_C"), -1);
 }
 
+/* The parameters of function `name` as the header declares it, one letter each: h the
+ * cuSOLVER handle, i an int or enum (passed as int), c a signed char, p a pointer; NULL when
+ * not declared. */
+static char *params_of(const char *text, const char *name) {
+  char key[96];
+  snprintf(key, sizeof key, "%s(", name);
+  const char *p = strstr(text, key);
+  if (!p) return NULL;
+  p += strlen(key);
+  const char *end = strchr(p, ')');
+  if (!end) return NULL;
+  cx_sb sb;
+  cx_sb_init(&sb);
+  while (p < end) {
+    const char *q = memchr(p, ',', (size_t)(end - p));
+    if (!q) q = end;
+    char one[128];
+    snprintf(one, sizeof one, "%.*s", (int)(q - p), p);
+    cx_sb_putc(&sb, memchr(one, '*', strlen(one))   ? 'p'
+                    : strstr(one, "Handle_t")      ? 'h'
+                    : strstr(one, "signed char")   ? 'c'
+                                                   : 'i');
+    p = q + 1;
+  }
+  return cx_sb_take(&sb);
+}
+
+/* solver.h's prototypes against cusolverDn.h's: the same parameters in the same order (an
+ * enum is an int in the C ABI). The letters are solver.h's declarations written out. */
+TEST(gpu_libs_solver_prototypes_match_the_header) {
+  char *text = slurp("/usr/local/cuda/include/cusolverDn.h");
+  if (!text) {
+    printf("  /usr/local/cuda/include/cusolverDn.h: not installed, prototypes not checked against it\n");
+    return;
+  }
+  static const struct { const char *name, *params; } k[] = {
+    {"cusolverDnDpotrf_bufferSize", "hiipip"}, {"cusolverDnDpotrf", "hiipipip"},
+    {"cusolverDnDgetrf_bufferSize", "hiipip"}, {"cusolverDnDgetrf", "hiipippp"},
+    {"cusolverDnDgeqrf_bufferSize", "hiipip"}, {"cusolverDnDgeqrf", "hiipippip"},
+    {"cusolverDnDorgqr_bufferSize", "hiiipipp"}, {"cusolverDnZungqr", "hiiipippip"},
+    {"cusolverDnDsyevd_bufferSize", "hiiipipp"}, {"cusolverDnZheevd", "hiiipippip"},
+    {"cusolverDnDgesvd_bufferSize", "hiip"}, {"cusolverDnZgesvd", "hcciipippipipipp"},
+    {"cusolverDnDsytrd_bufferSize", "hiipipppp"}, {"cusolverDnDsytrd", "hiipippppip"},
+    {"cusolverDnChetrd_bufferSize", "hiipipppp"}, {"cusolverDnZhetrd", "hiipippppip"},
+    {"cusolverDnDormqr_bufferSize", "hiiiiipippip"}, {"cusolverDnDormqr", "hiiiiipippipip"},
+    {"cusolverDnCunmqr_bufferSize", "hiiiiipippip"}, {"cusolverDnZunmqr", "hiiiiipippipip"},
+  };
+  for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+    char *got = params_of(text, k[i].name);
+    CHECK_MSG(got && !strcmp(got, k[i].params), "%s: the header's parameters are %s, solver.h declares %s", k[i].name,
+              got ? got : "(not declared)", k[i].params);
+    cx_free(got);
+  }
+  cx_free(text);
+}
+
+/* The emulated cuSOLVER (emu_solver.c) checks sytrd's and ormqr's arguments as the library
+ * does: a bad handle, size, side, transpose (C on a real type) or a matrix outside device
+ * memory is refused (NOT_INITIALIZED 1, INVALID_VALUE 3) before anything is computed. */
+TEST(gpu_emu_solver_refuses_bad_arguments) {
+  const cx_cuda *cu = cx_cuda_emu();
+  const cx_solver *sv = cx_solver_emu();
+  void *h = NULL;
+  CUdeviceptr mem = 0;
+  CHECK_EQ_INT(sv->Create(&h), 0);
+  CHECK_EQ_INT(cu->MemAlloc(&mem, 4096), 0);
+  if (!mem) return;
+  double *a = (double *)(uintptr_t)mem, *d = a + 16, *e = d + 4, *tau = e + 4, *work = tau + 4;
+  int *info = (int *)(work + 256), lwork = 0;
+  double host[16];
+  CHECK_EQ_INT(sv->sytrd_bs[1](h, CX_BLAS_FILL_LOWER, 4, a, 4, d, e, tau, &lwork), 0);
+  CHECK(lwork >= 1 && lwork <= 256);
+  CHECK_EQ_INT(sv->sytrd_bs[1](h, CX_BLAS_FILL_LOWER, 4, a, 3, d, e, tau, &lwork), 3); /* lda < n */
+  CHECK_EQ_INT(sv->sytrd_bs[1](h, 7, 4, a, 4, d, e, tau, &lwork), 3);                  /* no such uplo */
+  CHECK_EQ_INT(sv->sytrd[1](&lwork, CX_BLAS_FILL_LOWER, 4, a, 4, d, e, tau, work, 256, info), 1);
+  CHECK_EQ_INT(sv->sytrd[1](h, CX_BLAS_FILL_LOWER, 4, host, 4, d, e, tau, work, 256, info), 3); /* a on the host */
+  CHECK_EQ_INT(sv->sytrd[1](h, CX_BLAS_FILL_LOWER, 4, a, 4, d, e, tau, work, 0, info), 3);      /* no workspace */
+  for (int i = 0; i < 16; i++) a[i] = i % 5 == 0 ? 4 : 1; /* symmetric: 4 on the diagonal, 1 elsewhere */
+  CHECK_EQ_INT(sv->sytrd[1](h, CX_BLAS_FILL_LOWER, 4, a, 4, d, e, tau, work, 256, info), 0);
+  CHECK_EQ_INT(*info, 0);
+  CHECK_MSG(d[0] == 4, "sytrd's d[0] is %g", d[0]); /* the lower triangle's first reflector leaves a(0,0) */
+  /* ormqr: c 4 x 3, Q from 2 reflectors of a 4 x 2 a */
+  double *c = work + 260; /* past the info word */
+  CHECK_EQ_INT(sv->ormqr_bs[1](h, CX_BLAS_SIDE_LEFT, CX_BLAS_OP_T, 4, 3, 2, a, 4, tau, c, 4, &lwork), 0);
+  CHECK_EQ_INT(sv->ormqr_bs[1](h, CX_BLAS_SIDE_LEFT, CX_BLAS_OP_T, 4, 3, 5, a, 4, tau, c, 4, &lwork), 3); /* k > m */
+  CHECK_EQ_INT(sv->ormqr_bs[1](h, CX_BLAS_SIDE_LEFT, CX_BLAS_OP_C, 4, 3, 2, a, 4, tau, c, 4, &lwork), 3); /* C, real */
+  CHECK_EQ_INT(sv->ormqr_bs[3](h, CX_BLAS_SIDE_LEFT, CX_BLAS_OP_T, 4, 3, 2, a, 4, tau, c, 4, &lwork), 3); /* T, complex */
+  CHECK_EQ_INT(sv->ormqr_bs[1](h, 9, CX_BLAS_OP_T, 4, 3, 2, a, 4, tau, c, 4, &lwork), 3);                 /* no such side */
+  CHECK_EQ_INT(sv->ormqr[1](h, CX_BLAS_SIDE_RIGHT, CX_BLAS_OP_N, 4, 3, 2, a, 2, tau, c, 4, work, 256, info), 3); /* lda < nq 3 */
+  CHECK_EQ_INT(sv->ormqr[1](h, CX_BLAS_SIDE_LEFT, CX_BLAS_OP_N, 4, 3, 2, a, 4, tau, c, 2, work, 256, info), 3); /* ldc < m */
+  CHECK_EQ_INT(sv->ormqr[1](h, CX_BLAS_SIDE_LEFT, CX_BLAS_OP_N, 4, 3, 2, a, 4, tau, host, 4, work, 256, info), 3);
+  for (int i = 0; i < 12; i++) c[i] = i;
+  for (int i = 0; i < 2; i++) tau[i] = 0; /* tau 0: every reflector the identity, c unchanged */
+  CHECK_EQ_INT(sv->ormqr[1](h, CX_BLAS_SIDE_LEFT, CX_BLAS_OP_T, 4, 3, 2, a, 4, tau, c, 4, work, 256, info), 0);
+  int same = 1;
+  for (int i = 0; i < 12; i++) same &= c[i] == i;
+  CHECK_MSG(same, "ormqr with tau 0 changed c");
+  CHECK_EQ_INT(cu->MemFree(mem), 0);
+  CHECK_EQ_INT(sv->Destroy(h), 0);
+}
+
 /* The toolkit's libraries (when installed) have every symbol the tables name: opening them
  * needs no GPU. */
 TEST(gpu_libs_tables_resolve_in_the_toolkit) {
@@ -123,7 +225,7 @@ TEST(gpu_libs_tables_resolve_in_the_toolkit) {
   const cx_solver *sv = NULL;
   const cx_cufft *fft = NULL;
   if (cx_solver_get(ctx, &sv) == CXLA_OK) {
-    CHECK(sv->potrf[3] && sv->gesvd[2] && sv->geam[1] && sv->trsm[0] && sv->scal[1]);
+    CHECK(sv->potrf[3] && sv->gesvd[2] && sv->geam[1] && sv->trsm[0] && sv->scal[1] && sv->sytrd[3] && sv->ormqr_bs[2]);
   } else {
     const char *m = cxla_context_errmsg(ctx);
     CHECK_MSG(strstr(m, "not found"), "cuSOLVER or cuBLAS is there but unusable: %s", m);

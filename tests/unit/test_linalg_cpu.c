@@ -1,6 +1,8 @@
 /* test_linalg_cpu.c — cholesky, triangular-solve and the LAPACK custom-calls on the cpu backend
  * (OpenBLAS's LAPACK and BLAS) against the interpreter's reference algorithms, f32, f64, c64
- * and c128, batched, every option; compiled natively (no interpreter fallback). Where LAPACK's
+ * and c128, batched, every option; compiled natively (no interpreter fallback). The targets
+ * the gpu backend added last (sytrd, ormqr on cuSOLVER; gtsv, geqp3, gehrd, geev, gees and the
+ * perturbed tridiagonal solve as host steps) run on gpu-emu as well and give the cpu's results. Where LAPACK's
  * answer is unique up to unit factors (eigenvectors, singular vectors: signs for real ones) the
  * two are compared by |dot products| and orthonormality; everything else element by element. */
 #include <complex.h>
@@ -76,6 +78,9 @@ static char *matrices(const char *type, int b, int m, int n, int spd, int diag) 
   return junk_matrices(type, b, m, n, spd, diag, 0);
 }
 
+/* the compile counts of the last run() */
+static char g_counts[1024];
+
 /* The result of `text` on `backend` for the literal inputs; *fallbacks the cpu's count. */
 static cxla_literal *run(const char *text, const char *backend, int nargs, const char *const *inputs, int *fallbacks) {
   cxla_context *ctx = test_ctx();
@@ -93,6 +98,7 @@ static cxla_literal *run(const char *text, const char *backend, int nargs, const
   cxla_compile_options_init(&o);
   o.backend = backend;
   ok = ok && cxla_compile(m, &o, &e) == CXLA_OK;
+  if (ok) snprintf(g_counts, sizeof g_counts, "%s", cxla_executable_compile_counts(e));
   if (ok && fallbacks) {
     const char *c = strstr(cxla_executable_compile_counts(e), "fallbacks=");
     *fallbacks = c ? atoi(c + 10) : -1;
@@ -157,6 +163,24 @@ static void both(const char *text, int nargs, const char *const *in, cxla_litera
   *ref = run(text, "interp", nargs, in, NULL);
   CHECK_MSG(fb == 0, "cpu compile falls back to the interpreter %d times:\n%s", fb, text);
 }
+
+/* The same module on gpu-emu gives the cpu's result: leaf by leaf within tol (0 for a host
+ * step, which runs the cpu's own routine on the same values), through the step `counted`
+ * ("solver_calls=1" or "host_linalg=1" in the compile counts). */
+static void gpu_like_cpu(const char *text, int nargs, const char *const *in, const cxla_literal *cpu, double tol,
+                         const char *counted) {
+  cxla_literal *gpu = run(text, "gpu-emu", nargs, in, NULL);
+  CHECK_MSG(strstr(g_counts, counted), "gpu-emu: no %s in %s", counted, g_counts);
+  if (gpu && cpu) {
+    int n = cxla_literal_tuple_size(cpu);
+    CHECK_EQ_INT(cxla_literal_tuple_size(gpu), n);
+    for (int i = 0; i < (n < 0 ? 1 : n) && cxla_literal_tuple_size(gpu) == n; i++)
+      same(leaf(gpu, i), leaf(cpu, i), tol, text);
+  }
+  cxla_literal_destroy(gpu);
+}
+#define ON_GPU_HOST "host_linalg=1"
+#define ON_CUSOLVER "solver_calls=1"
 
 static const char *const k_types[4] = {"f32", "f64", "c64", "c128"};
 static const char k_letter[4] = {'s', 'd', 'c', 'z'};
@@ -519,6 +543,7 @@ TEST(linalg_cpu_lapack_geev) {
       both(text, 1, (const char *const *)&in, &cpu, &ref);
       CHECK_OK(cx_parse_literal(test_ctx(), in, strlen(in), &a));
       if (cpu && ref && a) check_geev(a, cpu, ref, t, n, 2, want);
+      if (cpu) gpu_like_cpu(text, 1, (const char *const *)&in, cpu, 0, ON_GPU_HOST);
       cxla_literal_destroy(a);
       cxla_literal_destroy(cpu);
       cxla_literal_destroy(ref);
@@ -546,6 +571,7 @@ TEST(linalg_cpu_lapack_geev_nonfinite) {
     CHECK_MSG(lo == 2 && hi == 3 && el(leaf(r, 1), 0) == 0, "eigenvalues of [[2, 1], [0, 3]]: %g, %g", lo, hi);
     CHECK_MSG(isnan(creal(el(leaf(r, 0), 2))) && isnan(creal(el(leaf(r, 3), 4))), "a NaN matrix's results are NaN");
   }
+  if (cpu) gpu_like_cpu(text, 1, &in, cpu, 0, ON_GPU_HOST);
   cxla_literal_destroy(cpu);
   cxla_literal_destroy(ref);
 }
@@ -613,6 +639,7 @@ TEST(linalg_cpu_lapack_gtsv) {
         CHECK_EQ_INT(cxla_literal_get_f64(leaf(ref, 4), 0), 0);
         double r = gtsv_residual((const char *const *)in, leaf(cpu, 3), 2, n, nrhs);
         CHECK_MSG(r < 1e4 * tol_of(t), "gtsv %s n=%d: |A x - b| = %g", ty, n, r);
+        gpu_like_cpu(text, 4, (const char *const *)in, cpu, 0, ON_GPU_HOST);
       }
       cxla_literal_destroy(cpu);
       cxla_literal_destroy(ref);
@@ -629,6 +656,7 @@ TEST(linalg_cpu_lapack_gtsv) {
   both(text, 4, in, &cpu, &ref);
   if (cpu && ref) {
     for (int i = 0; i < 5; i++) same(leaf(cpu, i), leaf(ref, i), 1e-12, "gtsv singular");
+    gpu_like_cpu(text, 4, in, cpu, 0, ON_GPU_HOST);
     CHECK_EQ_INT(cxla_literal_get_f64(leaf(ref, 4), 0), 1);
     CHECK_EQ_INT(cxla_literal_get_f64(leaf(ref, 4), 1), 3);
     CHECK_EQ_INT(cxla_literal_get_f64(leaf(ref, 4), 2), 0);
@@ -654,6 +682,7 @@ TEST(linalg_cpu_lapack_ormqr) {
       cxla_literal *cpu, *ref;
       both(text, 3, (const char *const *)in, &cpu, &ref);
       if (cpu && ref) same(cpu, ref, 10 * tol_of(t), text);
+      if (cpu) gpu_like_cpu(text, 3, (const char *const *)in, cpu, tol_of(t), ON_CUSOLVER);
       cxla_literal_destroy(cpu);
       cxla_literal_destroy(ref);
       for (int i = 0; i < 3; i++) cx_free(in[i]);
@@ -691,6 +720,7 @@ TEST(linalg_cpu_lapack_geqp3) {
           same(leaf(cpu, 0), leaf(ref, 0), tol_of(t), text);
           same(leaf(cpu, 2), leaf(ref, 2), tol_of(t), "geqp3 tau");
           if (fixed) CHECK_EQ_INT(cxla_literal_get_f64(leaf(ref, 1), 0), 3); /* batch 0's marked column 2 leads */
+          gpu_like_cpu(text, 2, (const char *const *)in, cpu, 0, ON_GPU_HOST);
         }
         cxla_literal_destroy(cpu);
         cxla_literal_destroy(ref);
@@ -718,6 +748,7 @@ TEST(linalg_cpu_lapack_gehrd) {
         same(leaf(cpu, 0), leaf(ref, 0), 10 * tol_of(t), text);
         same(leaf(cpu, 1), leaf(ref, 1), 10 * tol_of(t), "gehrd tau");
         same(leaf(cpu, 2), leaf(ref, 2), 0, "gehrd info");
+        gpu_like_cpu(text, 1, (const char *const *)&in, cpu, 0, ON_GPU_HOST);
       }
       cxla_literal_destroy(cpu);
       cxla_literal_destroy(ref);
@@ -745,6 +776,7 @@ TEST(linalg_cpu_lapack_sytrd) {
         if (cpu && ref) {
           for (int i = 0; i < 4; i++) same(leaf(cpu, i), leaf(ref, i), 10 * tol_of(t), text);
           same(leaf(cpu, 4), leaf(ref, 4), 0, "sytrd info");
+          gpu_like_cpu(text, 1, (const char *const *)&in, cpu, tol_of(t), ON_CUSOLVER);
         }
         cxla_literal_destroy(cpu);
         cxla_literal_destroy(ref);
@@ -830,6 +862,7 @@ TEST(linalg_cpu_lapack_gees) {
         CHECK_OK(cx_parse_literal(test_ctx(), in, strlen(in), &a));
         if (cpu && ref && a) {
           check_schur(a, cpu, t, n, 3, v, "cpu");
+          gpu_like_cpu(text, 1, (const char *const *)&in, cpu, 0, ON_GPU_HOST);
           check_schur(a, ref, t, n, 3, v, "interp");
           for (int b = 0; b < 3; b++) { /* the eigenvalues as sets: each cpu one near a reference one */
             for (int i = 0; i < n; i++) {
@@ -869,6 +902,7 @@ TEST(linalg_cpu_lapack_gees_nonfinite) {
     for (int i = 4; i < 8; i++) nan |= isnan(creal(el(leaf(r, 0), i)));
     CHECK_MSG(nan, "%s: a NaN matrix's t holds NaN", k ? "interp" : "cpu");
   }
+  if (cpu) gpu_like_cpu(text, 1, &in, cpu, 0, ON_GPU_HOST);
   cxla_literal_destroy(cpu);
   cxla_literal_destroy(ref);
 }
@@ -902,6 +936,7 @@ TEST(linalg_cpu_gtsv_perturbed) {
         same(cpu, ref, 1e2 * tol_of(t), text);
         double r = gtsv_residual((const char *const *)in, cpu, 2, n, nrhs);
         CHECK_MSG(r < 1e4 * tol_of(t), "perturbed %s n=%d: |A x - b| = %g", ty, n, r);
+        gpu_like_cpu(text, 4, (const char *const *)in, cpu, 0, ON_GPU_HOST);
       }
       cxla_literal_destroy(cpu);
       cxla_literal_destroy(ref);
@@ -952,6 +987,7 @@ TEST(linalg_cpu_gtsv_perturbed) {
       }
     }
     if (cpu && ref) same(cpu, ref, 1e-5, "singular systems, cpu and interp");
+    if (cpu) gpu_like_cpu(text, 4, (const char *const *)typed, cpu, 0, ON_GPU_HOST);
     cxla_literal_destroy(cpu);
     cxla_literal_destroy(ref);
     for (int i = 0; i < 4; i++) cx_free(typed[i]);
