@@ -41,10 +41,11 @@ static const cx_dl_sym k_blas_one[] = {
   SYM(scal[0], "cublasSscal_v2"), SYM(scal[1], "cublasDscal_v2")};
 #undef SYM
 
-enum { MAX_SYMS = 64 };
+enum { MAX_SYMS = 96 }; /* cuSOLVER's: 3 + 4 per routine (16 routines) */
 typedef struct sym_list { cx_dl_sym s[MAX_SYMS]; char names[MAX_SYMS][48]; size_t n; } sym_list;
 
 static void expand(sym_list *l, const cx_dl_sym *one, size_t none, const per_type *pt, size_t npt) {
+  _Static_assert(3 + 4 * (sizeof k_solver / sizeof *k_solver) <= MAX_SYMS, "MAX_SYMS holds cuSOLVER's table");
   l->n = 0;
   for (size_t i = 0; i < none; i++) l->s[l->n++] = one[i];
   for (size_t i = 0; i < npt; i++)
