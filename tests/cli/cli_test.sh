@@ -275,6 +275,11 @@ expect gpu_emu_run_leaf1 0 out "[1] f32[2,3] {{0.5, 1, 1.5}, {-4, -5, -6}}"
 run_cxla run dot.hlo x.npy y32.npy --backend=gpu-emu --trace=gpu.trace.json
 expect gpu_emu_dot 0 out "[0] f32[2,2] {{-1.5, -4.5}, {-1.5, -9}}"
 grep -qF '"cat":"library"' gpu.trace.json && ok gpu_emu_trace_gemm || bad gpu_emu_trace_gemm "$(head -c 300 gpu.trace.json)"
+# jax.scipy.linalg.schur: no NVIDIA library has gees, so it is a host step, named in the trace with its reason
+run_cxla run "$SRC/tests/hlo/jax_ops/linalg_schur_f32.hlo" --random-inputs --backend=gpu-emu --trace=gees.trace.json
+expect gpu_emu_gees 0 out "[2] f32[2,4,4]"
+grep -qF '"cat":"host"' gees.trace.json && grep -qF 'no NVIDIA library has a Schur decomposition' gees.trace.json &&
+  ok gpu_emu_trace_host_step || bad gpu_emu_trace_host_step "$(head -c 300 gees.trace.json)"
 printf 'HloModule s\nENTRY e {\n x = f32[4] parameter(0)\n tok = token[] after-all()\n r = token[] outfeed(x, tok), outfeed_shape=f32[4]\n ROOT t = (f32[4], token[]) tuple(x, r)\n}\n' >refused.hlo
 run_cxla run refused.hlo --random-inputs --backend=gpu-emu; expect_error err_gpu_emu_refuses "gpu backend: r (outfeed) cannot run on the GPU yet"
 # PTX without a GPU: a valid module even of library calls alone, checked by ptxas when installed

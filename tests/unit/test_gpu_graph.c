@@ -3,7 +3,7 @@
  * nested loops, conditionals inside loops, --max-loop-iterations (the read-back path's error,
  * an overrun in a nested loop stopping its parents), one executable run on several inputs (a
  * graph captured again when its buffers move), and the fallbacks (--gpu-graphs=off, a driver
- * older than 12.4, a library call in the body), every result against the interpreter; and
+ * older than 12.4, a library call or a host step in the body), every result against the interpreter; and
  * the emulated graph API's own rules. With CXLA_TEST_GPU_BACKEND=gpu (`make test-gpu`) the
  * same on a real GPU, but for what only the emulation can pretend (an old driver). */
 #include "backend/backend.h"
@@ -43,7 +43,7 @@ static int graphs_expected(int n) {
 typedef struct exe {
   const cx_backend *b;
   void *state;
-  int loops_graph, conds_graph;
+  int loops_graph, conds_graph, host_linalg;
 } exe;
 
 static int count_of(const char *counts, const char *key) {
@@ -62,6 +62,7 @@ static cxla_status compile(cx_module *m, exe *e) {
   cxla_status s = e->b->compile(test_ctx(), clone, &test_ctx()->flags, &e->state, &stats);
   e->loops_graph = count_of(stats.counts.buf, "loops_graph=");
   e->conds_graph = count_of(stats.counts.buf, "conds_graph=");
+  e->host_linalg = count_of(stats.counts.buf, "host_linalg=");
   cx_sb_free(&stats.times);
   cx_sb_free(&stats.counts);
   return s;
@@ -288,6 +289,42 @@ TEST(gpu_graph_library_body_and_top_conditional) {
   for (int n = -1; e.state && n <= 1; n += 2) {
     cxla_literal *args[2] = {scalar_f32((float)n), vec_f32(8, 0.3f)};
     same_as_interp(m, &e, args, "pred conditional");
+    cxla_literal_destroy(args[0]);
+    cxla_literal_destroy(args[1]);
+  }
+  drop(&e);
+  cx_module_free(m);
+}
+
+/* A loop whose body holds a host step (jaxlib's perturbed tridiagonal solve, which no NVIDIA
+ * library has: the cpu's routine between copies) keeps the read-back path too, for 0, 1 and
+ * several trips, and the step is counted. */
+#define HOST_LOOP                                                                                                      \
+  "HloModule hl\ncond {\n p = (f32[], f32[], f32[1,4,1]) parameter(0)\n s = f32[] get-tuple-element(p), index=0\n"  \
+  " n = f32[] get-tuple-element(p), index=1\n ROOT lt = pred[] compare(s, n), direction=LT\n}\n"                     \
+  "body {\n p = (f32[], f32[], f32[1,4,1]) parameter(0)\n s = f32[] get-tuple-element(p), index=0\n"                 \
+  " n = f32[] get-tuple-element(p), index=1\n x = f32[1,4,1] get-tuple-element(p), index=2\n one = f32[] constant(1)\n" \
+  " s1 = f32[] add(s, one)\n dl = f32[1,4] constant({{0, 1, -1, 0.5}})\n d = f32[1,4] constant({{4, 5, 4, 6}})\n"    \
+  " du = f32[1,4] constant({{1, 0.5, 1, 0}})\n"                                                                     \
+  " y = f32[1,4,1] custom-call(dl, d, du, x), custom_call_target=\"tridiagonal_solve_perturbed_ffi\"\n"              \
+  " z = f32[1,4,1] add(y, x)\n ROOT o = (f32[], f32[], f32[1,4,1]) tuple(s1, n, z)\n}\n"                             \
+  "ENTRY e {\n n = f32[] parameter(0)\n x = f32[1,4,1] parameter(1)\n z = f32[] constant(0)\n"                       \
+  " t = (f32[], f32[], f32[1,4,1]) tuple(z, n, x)\n w = (f32[], f32[], f32[1,4,1]) while(t), condition=cond, body=body\n" \
+  " ROOT r = f32[1,4,1] get-tuple-element(w), index=2\n}\n"
+
+TEST(gpu_graph_host_step_in_a_loop) {
+  cx_module *m = parse_text(HOST_LOOP);
+  CHECK(m != NULL);
+  if (!m) return;
+  exe e;
+  CHECK_OK(compile(m, &e));
+  CHECK_EQ_INT(e.loops_graph, 0); /* the host step waits for the stream: no capture */
+  CHECK_EQ_INT(e.host_linalg, 1);
+  for (int n = 0; e.state && n < 4; n += n ? 2 : 1) {
+    cx_shape s = {.type = CXLA_F32, .rank = 3, .dims = {1, 4, 1}};
+    cxla_literal *args[2] = {scalar_f32((float)n), cx_literal_new_uninit(&s)};
+    for (int i = 0; i < 4; i++) ((float *)args[1]->data)[i] = 0.5f * (float)i - 0.7f;
+    same_as_interp(m, &e, args, "host step loop");
     cxla_literal_destroy(args[0]);
     cxla_literal_destroy(args[1]);
   }
