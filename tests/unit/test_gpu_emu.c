@@ -874,3 +874,46 @@ TEST(gpu_emu_cudnn_fallback_counted) {
   else unsetenv("CXLA_CUDNN");
   cx_free(keep);
 }
+
+/* ---- batches of small matrices: one potrfBatched or getrfBatched call for the batch ---- */
+
+/* Each module on gpu-emu against the interpreter, and how many of its steps made one batched
+ * call: cholesky (lower and upper) of positive definite matrices and of random ones (XLA's NaN
+ * rule on the batched call's info words), potrf of a complex batch (a a^T + 5 I, its lower
+ * triangle read), getrf of square batches;
+ * a lone matrix, a non-square batch and one over 32 wide keep a call per matrix. */
+TEST(gpu_emu_batched_factorizations) {
+#define SPD(T, B, N, FIVE, ZERO)                                                                                       \
+  " a = " T "[" B "," N "," N "] parameter(0)\n"                                                                       \
+  " g = " T "[" B "," N "," N "] dot(a, a), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, "        \
+  "rhs_contracting_dims={2}\n io = s32[" N "," N "] iota(), iota_dimension=0\n jo = s32[" N "," N "] iota(), "         \
+  "iota_dimension=1\n eq = pred[" N "," N "] compare(io, jo), direction=EQ\n five = " T "[] constant(" FIVE ")\n" \
+  " z = " T "[] constant(" ZERO ")\n fb = " T "[" N "," N "] broadcast(five), dimensions={}\n zb = " T "[" N "," N            \
+  "] broadcast(z), dimensions={}\n d = " T "[" N "," N "] select(eq, fb, zb)\n db = " T "[" B "," N "," N              \
+  "] broadcast(d), dimensions={1,2}\n p = " T "[" B "," N "," N "] add(g, db)\n"
+  static const struct { const char *text; int batched; } k[] = {
+    {"HloModule c\nENTRY e {\n" SPD("f64", "6", "5", "5", "0") " l = f64[6,5,5] cholesky(p), lower=true\n"
+     " u = f64[6,5,5] cholesky(p)\n ROOT t = (f64[6,5,5], f64[6,5,5]) tuple(l, u)\n}\n", 2},
+    {"HloModule r\nENTRY e {\n a = f32[4,3,3] parameter(0)\n ROOT l = f32[4,3,3] cholesky(a), lower=true\n}\n", 1},
+    {"HloModule z\nENTRY e {\n" SPD("c64", "3", "4", "(5, 0)", "(0, 0)")
+     " ROOT r = (c64[3,4,4], s32[3]) custom-call(p), custom_call_target=\"lapack_cpotrf_ffi\", "
+     "backend_config={uplo = 76 : ui8}\n}\n", 1},
+    {"HloModule lu\nENTRY e {\n a = f32[4,6,6] parameter(0)\n"
+     " ROOT r = (f32[4,6,6], s32[4,6], s32[4]) custom-call(a), custom_call_target=\"lapack_sgetrf_ffi\"\n}\n", 1},
+    {"HloModule luz\nENTRY e {\n a = c128[3,5,5] parameter(0)\n"
+     " ROOT r = (c128[3,5,5], s32[3,5], s32[3]) custom-call(a), custom_call_target=\"lapack_zgetrf_ffi\"\n}\n", 1},
+    {"HloModule one\nENTRY e {\n a = f64[1,4,4] parameter(0)\n"
+     " ROOT r = (f64[1,4,4], s32[1,4], s32[1]) custom-call(a), custom_call_target=\"lapack_dgetrf_ffi\"\n}\n", 0},
+    {"HloModule wide\nENTRY e {\n a = f64[2,3,4] parameter(0)\n"
+     " ROOT r = (f64[2,3,4], s32[2,3], s32[2]) custom-call(a), custom_call_target=\"lapack_dgetrf_ffi\"\n}\n", 0},
+    {"HloModule big\nENTRY e {\n a = f64[2,33,33] parameter(0)\n"
+     " ROOT r = (f64[2,33,33], s32[2,33], s32[2]) custom-call(a), custom_call_target=\"lapack_dgetrf_ffi\"\n}\n", 0},
+  };
+#undef SPD
+  for (size_t i = 0; i < CX_ARRAY_LEN(k); i++) {
+    emu_text(k[i].text, 60 + i);
+    char *counts = compile_counts(k[i].text);
+    CHECK_MSG(count_of(counts, "solver_batched=") == k[i].batched, "module %zu: %s", i, counts ? counts : "no counts");
+    cx_free(counts);
+  }
+}

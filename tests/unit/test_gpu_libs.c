@@ -163,6 +163,7 @@ TEST(gpu_libs_solver_prototypes_match_the_header) {
     {"cusolverDnChetrd_bufferSize", "hiipipppp"}, {"cusolverDnZhetrd", "hiipippppip"},
     {"cusolverDnDormqr_bufferSize", "hiiiiipippip"}, {"cusolverDnDormqr", "hiiiiipippipip"},
     {"cusolverDnCunmqr_bufferSize", "hiiiiipippip"}, {"cusolverDnZunmqr", "hiiiiipippipip"},
+    {"cusolverDnSpotrfBatched", "hiipipi"}, {"cusolverDnZpotrfBatched", "hiipipi"},
   };
   for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
     char *got = params_of(text, k[i].name);
@@ -171,11 +172,20 @@ TEST(gpu_libs_solver_prototypes_match_the_header) {
     cx_free(got);
   }
   cx_free(text);
+  if (!(text = slurp("/usr/local/cuda/include/cublas_api.h"))) return;
+  static const char *const getrf[2] = {"cublasDgetrfBatched", "cublasZgetrfBatched"};
+  for (int i = 0; i < 2; i++) { /* handle, n, A[], lda, P, info, batchSize */
+    char *got = params_of(text, getrf[i]);
+    CHECK_MSG(got && !strcmp(got, "hipippi"), "%s: the header's parameters are %s", getrf[i], got ? got : "(none)");
+    cx_free(got);
+  }
+  cx_free(text);
 }
 
-/* The emulated cuSOLVER (emu_solver.c) checks sytrd's and ormqr's arguments as the library
- * does: a bad handle, size, side, transpose (C on a real type) or a matrix outside device
- * memory is refused (NOT_INITIALIZED 1, INVALID_VALUE 3) before anything is computed. */
+/* The emulated cuSOLVER and cuBLAS (emu_solver.c) check sytrd's, ormqr's and the batched
+ * routines' arguments as the libraries do: a bad handle, size, side, transpose (C on a real
+ * type) or a matrix outside device memory is refused (NOT_INITIALIZED 1, INVALID_VALUE 3,
+ * cuBLAS's INVALID_VALUE 7) before anything is computed. */
 TEST(gpu_emu_solver_refuses_bad_arguments) {
   const cx_cuda *cu = cx_cuda_emu();
   const cx_solver *sv = cx_solver_emu();
@@ -214,6 +224,18 @@ TEST(gpu_emu_solver_refuses_bad_arguments) {
   int same = 1;
   for (int i = 0; i < 12; i++) same &= c[i] == i;
   CHECK_MSG(same, "ormqr with tau 0 changed c");
+  /* the batched routines: the array of matrix addresses must itself be device memory */
+  void **ptrs = (void **)(c + 16), *host_ptrs[2] = {a, a + 16};
+  ptrs[0] = a, ptrs[1] = a + 16;
+  void *bh = NULL;
+  CHECK_EQ_INT(sv->BlasCreate(&bh), 0);
+  CHECK_EQ_INT(sv->potrf_batched[1](h, CX_BLAS_FILL_LOWER, 4, host_ptrs, 4, info, 2), 3);
+  CHECK_EQ_INT(sv->potrf_batched[1](h, CX_BLAS_FILL_LOWER, 4, ptrs, 3, info, 2), 3);  /* lda < n */
+  CHECK_EQ_INT(sv->potrf_batched[1](h, CX_BLAS_FILL_LOWER, 4, ptrs, 4, info, -1), 3); /* a negative batch */
+  CHECK_EQ_INT(sv->getrf_batched[1](h, 4, ptrs, 4, info + 2, info, 2), 1);            /* cuSOLVER's handle */
+  CHECK_EQ_INT(sv->getrf_batched[1](bh, 4, ptrs, 3, info + 2, info, 2), 7);           /* lda < n */
+  CHECK_EQ_INT(sv->getrf_batched[1](bh, 4, ptrs, 4, (int *)host, info, 2), 7);        /* pivots on the host */
+  CHECK_EQ_INT(sv->BlasDestroy(bh), 0);
   CHECK_EQ_INT(cu->MemFree(mem), 0);
   CHECK_EQ_INT(sv->Destroy(h), 0);
 }
@@ -225,7 +247,8 @@ TEST(gpu_libs_tables_resolve_in_the_toolkit) {
   const cx_solver *sv = NULL;
   const cx_cufft *fft = NULL;
   if (cx_solver_get(ctx, &sv) == CXLA_OK) {
-    CHECK(sv->potrf[3] && sv->gesvd[2] && sv->geam[1] && sv->trsm[0] && sv->scal[1] && sv->sytrd[3] && sv->ormqr_bs[2]);
+    CHECK(sv->potrf[3] && sv->gesvd[2] && sv->geam[1] && sv->trsm[0] && sv->scal[1] && sv->sytrd[3] && sv->ormqr_bs[2] &&
+          sv->potrf_batched[1] && sv->getrf_batched[2]);
   } else {
     const char *m = cxla_context_errmsg(ctx);
     CHECK_MSG(strstr(m, "not found"), "cuSOLVER or cuBLAS is there but unusable: %s", m);

@@ -2,7 +2,8 @@
  * (see solver.h): each call checked as the library would check it (the handle, the sizes,
  * every matrix, workspace and info word inside the emulated device's allocations) and then
  * computed by OpenBLAS's LAPACK or BLAS, column-major as cuSOLVER and cuBLAS are (potrf, getrf,
- * geqrf, orgqr/ungqr, syevd/heevd, gesvd, sytrd/hetrd, ormqr/unmqr; trsm, gemm, scal). The
+ * geqrf, orgqr/ungqr, syevd/heevd, gesvd, sytrd/hetrd, ormqr/unmqr, potrfBatched; trsm, gemm,
+ * scal, getrfBatched). The
  * bufferSize calls answer LAPACK's workspace queries, and the routines run in the workspace
  * they are given; LAPACK's integer and real scratch (syevd's iwork, the complex routines'
  * rwork) is host memory of the emulation's own. cuSOLVER's gesvd takes m >= n only, and so
@@ -252,6 +253,23 @@ static int gesvd(int t, void *h, signed char jobu, signed char jobvt, int m, int
   return S_OK;
 }
 
+/* potrfBatched: batch matrices whose device addresses are an array in device memory, each
+ * factored as potrf does, info per matrix */
+static int potrf_batched(int t, void *h, int uplo, int n, void **a, int lda, int *info, int batch) {
+  if (h != &g_handle) return S_NOT_INITIALIZED;
+  char u = (char)uplo_char(uplo);
+  if (!u || n < 0 || batch < 0 || lda < (n > 1 ? n : 1) || !dev(a, batch, sizeof *a) || !dev(info, batch, sizeof *info))
+    return S_INVALID_VALUE;
+  for (int b = 0; b < batch; b++)
+    if (!mat(t, a[b], n, n, lda)) return S_INVALID_VALUE;
+  for (int b = 0; b < batch; b++) {
+    int r = 0;
+    if (n) k_potrf[t](&u, &n, a[b], &lda, &r, 1);
+    info[b] = r;
+  }
+  return S_OK;
+}
+
 /* sytrd (hetrd): d and e real, tau n - 1 long */
 static int sytrd_bs(int t, void *h, int uplo, int n, const void *a, int lda, const void *d, const void *e,
                     const void *tau, int *lwork) {
@@ -415,6 +433,23 @@ static int gemm(int t, void *h, int ta, int tb, int m, int n, int k, const void 
   return S_OK;
 }
 
+/* getrfBatched (cuBLAS): square matrices by an array of device addresses, the pivots of
+ * matrix b at ipiv + b n (1-based, as LAPACK's), info per matrix */
+static int getrf_batched(int t, void *h, int n, void **a, int lda, int *ipiv, int *info, int batch) {
+  if (h != &g_blas_handle) return S_NOT_INITIALIZED;
+  if (n < 0 || batch < 0 || lda < (n > 1 ? n : 1) || !dev(a, batch, sizeof *a) || !dev(ipiv, (int64_t)n * batch, sizeof *ipiv) ||
+      !dev(info, batch, sizeof *info))
+    return B_INVALID_VALUE;
+  for (int b = 0; b < batch; b++)
+    if (!mat(t, a[b], n, n, lda)) return B_INVALID_VALUE;
+  for (int b = 0; b < batch; b++) {
+    int r = 0;
+    if (n) k_getrf[t](&n, &n, a[b], &lda, ipiv + (int64_t)b * n, &r);
+    info[b] = r;
+  }
+  return S_OK;
+}
+
 static int scal(int t, void *h, int n, const void *alpha, void *x, int incx) {
   if (h != &g_blas_handle) return S_NOT_INITIALIZED;
   if (n < 0 || incx < 1 || (n && !dev(x, (int64_t)(n - 1) * incx + 1, k_esize[t]))) return B_INVALID_VALUE;
@@ -461,6 +496,8 @@ T4(ormqr_bs, (void *h, int side, int tr, int m, int n, int k, const void *a, int
 T4(ormqr, (void *h, int side, int tr, int m, int n, int k, const void *a, int lda, const void *tau, void *c, int ldc,
            void *w, int lw, int *info),
    (t, h, side, tr, m, n, k, a, lda, tau, c, ldc, w, lw, info))
+T4(potrf_batched, (void *h, int uplo, int n, void **a, int lda, int *info, int batch), (t, h, uplo, n, a, lda, info, batch))
+T4(getrf_batched, (void *h, int n, void **a, int lda, int *ipiv, int *info, int batch), (t, h, n, a, lda, ipiv, info, batch))
 T4(geam, (void *h, int ta, int tb, int m, int n, const void *al, const void *a, int lda, const void *be, const void *b,
           int ldb, void *c, int ldc),
    (t, h, ta, tb, m, n, al, a, lda, be, b, ldb, c, ldc))
@@ -486,6 +523,7 @@ static const cx_solver g_emu = {
   .geqrf_bs = ALL4(geqrf_bs), .geqrf = ALL4(geqrf), .orgqr_bs = ALL4(orgqr_bs), .orgqr = ALL4(orgqr),
   .syevd_bs = ALL4(syevd_bs), .syevd = ALL4(syevd), .gesvd_bs = ALL4(gesvd_bs), .gesvd = ALL4(gesvd),
   .sytrd_bs = ALL4(sytrd_bs), .sytrd = ALL4(sytrd), .ormqr_bs = ALL4(ormqr_bs), .ormqr = ALL4(ormqr),
+  .potrf_batched = ALL4(potrf_batched), .getrf_batched = ALL4(getrf_batched),
   .BlasCreate = blas_create, .BlasDestroy = blas_destroy, .BlasSetStream = blas_set_stream, .geam = ALL4(geam),
   .trsm = ALL4(trsm), .scal = {scal_0, scal_1}, .gemm = ALL4(gemm),
 };

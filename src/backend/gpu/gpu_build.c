@@ -343,6 +343,7 @@ static cxla_status linalg_step(builder *b, cx_instr *in, const cx_la_desc *d) {
   if (d->m > INT32_MAX || d->n > INT32_MAX || d->k > INT32_MAX || d->ucols > INT32_MAX || d->vrows > INT32_MAX)
     return refuse(b, in, "a matrix dimension over 2^31 - 1 (cuSOLVER takes 32-bit sizes)");
   b->p->nlinalg++;
+  b->p->nlinalg_batched += cx_gpu_linalg_batched(d);
   return library_step(b, in, (cx_gpu_step){.kind = CX_GPU_LINALG, .la = *d});
 }
 

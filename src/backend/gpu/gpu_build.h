@@ -79,6 +79,7 @@ typedef struct cx_gpu_prog {
   int nsteps;
   cx_gpu_step *steps;
   int nkernels, ngemms, nlinalg, nffts, nragged;
+  int nlinalg_batched;    /* LINALG steps making one batched call (cx_gpu_linalg_batched) */
   int nhost_linalg;       /* HOST_LA steps: LAPACK custom-calls run by the cpu's routine */
   int nconvs_dnn;         /* convolutions on cuDNN */
   int nconv_fallbacks;    /* convolutions left to the emitter's kernels: cuDNN declined them */
@@ -116,6 +117,10 @@ void cx_gpu_prog_free(cx_gpu_prog *p);
 /* Why LAPACK custom-call kind `kind` (a cx_cc_kind) runs as a HOST_LA step: NULL when it runs on
  * cuSOLVER, "" when it is no LAPACK kind. */
 const char *cx_gpu_lapack_host_reason(int kind);
+
+/* 1 when a LINALG step of descriptor d makes one batched library call for its whole batch
+ * (potrfBatched, getrfBatched: batches of small square matrices; gpu_linalg.c). */
+int cx_gpu_linalg_batched(const cx_la_desc *d);
 
 /* The launch configuration of a step: threads per block and blocks (x only). */
 void cx_gpu_grid(int64_t total, unsigned *block, unsigned *grid);

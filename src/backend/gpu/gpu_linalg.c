@@ -9,7 +9,9 @@
  * does), and an SVD of a wide matrix is the SVD of its tall transpose with u and vt swapped.
  * Elsewhere cuBLAS's geam transposes each matrix into a column-major scratch and back.
  * Batches run one matrix at a time on the executable's stream, in device scratch sized when
- * the executable is loaded (cuSOLVER's bufferSize answers). XLA's cholesky turns a failed
+ * the executable is loaded (cuSOLVER's bufferSize answers), except batches of small square
+ * matrices for potrf and getrf: one call of cuSOLVER's potrfBatched or cuBLAS's getrfBatched
+ * (cx_gpu_linalg_batched), given an array of the matrices' device addresses. XLA's cholesky turns a failed
  * factorization into NaN, which needs its info words on the host: that step waits for the
  * stream. */
 #include <math.h>
@@ -23,9 +25,20 @@ static size_t up(size_t x) { return (x + ALIGN - 1) / ALIGN * ALIGN; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int ld(int64_t x) { return x > 1 ? (int)x : 1; }
 
-/* a step's scratch: offsets of the column-major matrix, u, vt, cuSOLVER's workspace and the
- * info words; the whole size */
-typedef struct scratch { size_t s, u, vt, work, info, size; } scratch;
+/* a step's scratch: offsets of the column-major matrix, u, vt, cuSOLVER's workspace, the
+ * info words and a batched call's matrix addresses; the whole size */
+typedef struct scratch { size_t s, u, vt, work, info, ptrs, size; } scratch;
+
+/* The batched routines are written for batches of small matrices, whose per-call launches
+ * would cost more than their arithmetic; 32 and under is where the steps take them (a
+ * starting rule: not yet measured on a GPU). */
+enum { BATCHED_MAX_N = 32 };
+
+int cx_gpu_linalg_batched(const cx_la_desc *d) {
+  int r = (int)d->routine;
+  int chol = r == CX_LA_CHOLESKY || r == CX_LA_POTRF, lu = r == CX_LA_GETRF && d->m == d->n;
+  return (chol || lu) && d->batch >= 2 && d->batch <= INT32_MAX && d->n >= 1 && d->n <= BATCHED_MAX_N;
+}
 
 static size_t esize_of(int64_t type) { return (size_t)cxla_type_size((cxla_type)type); }
 
@@ -42,7 +55,8 @@ static scratch layout(const cx_la_desc *d, int lwork) {
   x.vt = x.u + up(second * es);
   x.work = x.vt + (svd ? up((size_t)(d->vrows * d->n) * es) : 0);
   x.info = x.work + up((size_t)lwork * es);
-  x.size = x.info + up(sizeof(int32_t) * (size_t)(d->batch > 0 ? d->batch : 1));
+  x.ptrs = x.info + up(sizeof(int32_t) * (size_t)(d->batch > 0 ? d->batch : 1));
+  x.size = x.ptrs + (cx_gpu_linalg_batched(d) ? up(sizeof(CUdeviceptr) * (size_t)d->batch) : 0);
   return x;
 }
 
@@ -93,7 +107,7 @@ cxla_status cx_gpu_linalg_load(cxla_context *ctx, gpu_state *st) {
   if (r) return st->sv_handle = NULL, cx_solver_error(ctx, r, "cusolverDnCreate");
   if ((r = sv->BlasCreate(&st->blas_handle))) return st->blas_handle = NULL, cx_solver_error(ctx, r, "cublasCreate");
   if (!(st->la_lwork = cx_calloc((size_t)p->nsteps + 1, sizeof *st->la_lwork))) return cx_oom(ctx);
-  int64_t max_batch = 1;
+  int64_t max_batch = 1, max_ptrs = 1;
   for (int i = 0; i < p->nsteps; i++) {
     const cx_gpu_step *s = &p->steps[i];
     if (s->kind != CX_GPU_LINALG) continue;
@@ -101,8 +115,10 @@ cxla_status cx_gpu_linalg_load(cxla_context *ctx, gpu_state *st) {
     size_t need = layout(&s->la, st->la_lwork[i]).size;
     if (need > st->la_ws_size) st->la_ws_size = need;
     if (s->la.routine == CX_LA_CHOLESKY && s->la.batch > max_batch) max_batch = s->la.batch;
+    if (cx_gpu_linalg_batched(&s->la) && s->la.batch > max_ptrs) max_ptrs = s->la.batch;
   }
   if (!(st->la_info = cx_calloc((size_t)max_batch, sizeof *st->la_info))) return cx_oom(ctx);
+  if (!(st->la_ptrs = cx_calloc((size_t)max_ptrs, sizeof *st->la_ptrs))) return cx_oom(ctx);
   CUresult e = st->la_ws_size ? st->cu->MemAlloc(&st->la_ws, st->la_ws_size) : 0;
   return e ? cx_cuda_error(ctx, st->cu, e, "cuMemAlloc (cuSOLVER workspace)") : CXLA_OK;
 }
@@ -113,6 +129,8 @@ void cx_gpu_linalg_unload(gpu_state *st) {
   if (st->blas_handle) st->sv->BlasDestroy(st->blas_handle);
   cx_free(st->la_lwork);
   cx_free(st->la_info);
+  cx_free(st->la_ptrs);
+  st->la_ptrs = NULL;
   st->la_ws = 0, st->la_ws_size = 0, st->sv_handle = st->blas_handle = NULL, st->la_lwork = NULL, st->la_info = NULL;
 }
 
@@ -201,6 +219,35 @@ static cxla_status xla_rule(call *c, CUdeviceptr l, int info) {
   return zero_other_triangle(c, l, n, (int)c->d->lower);
 }
 
+/* the batch's matrix addresses (base + b * per elements) into the scratch's array, from the
+ * host array of the executable's (pageable: the copy returns once the bytes are staged) */
+static cxla_status addresses(call *c, CUdeviceptr base, int64_t per) {
+  for (int64_t b = 0; b < c->d->batch; b++) c->st->la_ptrs[b] = at(c, base, b, per);
+  return drv(c, c->cu->MemcpyHtoDAsync(ws(c, c->x.ptrs), c->st->la_ptrs, sizeof(CUdeviceptr) * (size_t)c->d->batch,
+                                       c->stream), "cuMemcpyHtoDAsync");
+}
+
+/* getrf of a batch of small square matrices: each into column-major form in the result's own
+ * memory (through the scratch, so that a result that is its operand's memory works too), one
+ * getrfBatched call (pivots and info words straight into the results), and back. bufs: lu,
+ * ipiv, info, a */
+static cxla_status getrf_batched(call *c, const CUdeviceptr *p) {
+  int64_t n = c->d->n, per = n * n;
+  CUdeviceptr s = ws(c, c->x.s);
+  for (int64_t b = 0; b < c->d->batch; b++) {
+    CX_TRY(transpose(c, s, at(c, p[3], b, per), n, n, CX_BLAS_OP_T));
+    CX_TRY(copy(c, at(c, p[0], b, per), s, per));
+  }
+  CX_TRY(addresses(c, p[0], per));
+  CX_TRY(lib(c, c->sv->getrf_batched[c->t](c->st->blas_handle, (int)n, dp(ws(c, c->x.ptrs)), (int)n, (int *)dp(p[1]),
+                                           (int *)dp(p[2]), (int)c->d->batch), "cublas getrfBatched"));
+  for (int64_t b = 0; b < c->d->batch; b++) {
+    CX_TRY(transpose(c, s, at(c, p[0], b, per), n, n, CX_BLAS_OP_T));
+    CX_TRY(copy(c, at(c, p[0], b, per), s, per));
+  }
+  return CXLA_OK;
+}
+
 /* potrf on the memory as it is (row-major lower is column-major upper); bufs: out, [info,] a */
 static cxla_status cholesky(call *c, const CUdeviceptr *p, int xla) {
   const cx_la_desc *d = c->d;
@@ -209,7 +256,12 @@ static cxla_status cholesky(call *c, const CUdeviceptr *p, int xla) {
   int n = (int)d->n, uplo = d->lower ? CX_BLAS_FILL_UPPER : CX_BLAS_FILL_LOWER;
   CX_TRY(copy(c, out, a, d->batch * per));
   if (!n) return CXLA_OK;
-  for (int64_t b = 0; b < d->batch; b++)
+  if (cx_gpu_linalg_batched(d)) {
+    CX_TRY(addresses(c, out, per));
+    CX_TRY(lib(c, c->sv->potrf_batched[c->t](c->st->sv_handle, uplo, n, dp(ws(c, c->x.ptrs)), n, (int *)dp(info),
+                                             (int)d->batch), "cusolverDn potrfBatched"));
+  }
+  for (int64_t b = 0; !cx_gpu_linalg_batched(d) && b < d->batch; b++)
     CX_TRY(lib(c, c->sv->potrf[c->t](c->st->sv_handle, uplo, n, dp(at(c, out, b, per)), n, dp(ws(c, c->x.work)),
                                      c->lwork, (int *)dp(info + (CUdeviceptr)(4 * b))), "cusolverDn potrf"));
   if (!xla) return CXLA_OK;
@@ -243,6 +295,7 @@ static cxla_status factor(call *c, const CUdeviceptr *p) {
   const cx_la_desc *d = c->d;
   int64_t m = d->m, n = d->n, per = m * n, kk = min64(m, n);
   int r = (int)d->routine;
+  if (cx_gpu_linalg_batched(d)) return getrf_batched(c, p);
   CUdeviceptr a = r == CX_LA_GETRF ? p[3] : r == CX_LA_GEQRF ? p[2] : p[1], s = ws(c, c->x.s);
   void *work = dp(ws(c, c->x.work)), *h = c->st->sv_handle;
   for (int64_t b = 0; b < d->batch; b++) {

@@ -50,6 +50,7 @@ typedef struct gpu_state {
   size_t la_ws_size;
   int *la_lwork;          /* per step: cuSOLVER's workspace in elements (LINALG steps) */
   int32_t *la_info;       /* host copy of a cholesky's info words (the largest batch) */
+  CUdeviceptr *la_ptrs;   /* a batched call's matrix addresses, copied to the device (the largest batch) */
   void *host_la;          /* HOST_LA steps' copies of their operands and results (the largest step's) */
   size_t host_la_size;
   const cx_cufft *fft;    /* cuFFT or its emulation; NULL when the module has no fft */

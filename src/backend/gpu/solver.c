@@ -27,10 +27,11 @@ static const per_type k_solver[] = {
   F(gesvd_bs, "cusolverDn%c%s_bufferSize", "gesvd", "gesvd"), F(gesvd, "cusolverDn%c%s", "gesvd", "gesvd"),
   F(sytrd_bs, "cusolverDn%c%s_bufferSize", "sytrd", "hetrd"), F(sytrd, "cusolverDn%c%s", "sytrd", "hetrd"),
   F(ormqr_bs, "cusolverDn%c%s_bufferSize", "ormqr", "unmqr"), F(ormqr, "cusolverDn%c%s", "ormqr", "unmqr"),
+  F(potrf_batched, "cusolverDn%c%s", "potrfBatched", "potrfBatched"),
 };
 static const per_type k_blas[] = {
   F(geam, "cublas%c%s", "geam", "geam"), F(trsm, "cublas%c%s", "trsm_v2", "trsm_v2"),
-  F(gemm, "cublas%c%s", "gemm_v2", "gemm_v2"),
+  F(gemm, "cublas%c%s", "gemm_v2", "gemm_v2"), F(getrf_batched, "cublas%c%s", "getrfBatched", "getrfBatched"),
 };
 #undef F
 #define SYM(field, name) {offsetof(cx_solver, field), name}
@@ -41,7 +42,7 @@ static const cx_dl_sym k_blas_one[] = {
   SYM(scal[0], "cublasSscal_v2"), SYM(scal[1], "cublasDscal_v2")};
 #undef SYM
 
-enum { MAX_SYMS = 96 }; /* cuSOLVER's: 3 + 4 per routine (16 routines) */
+enum { MAX_SYMS = 96 }; /* cuSOLVER's: 3 + 4 per routine (17 routines) */
 typedef struct sym_list { cx_dl_sym s[MAX_SYMS]; char names[MAX_SYMS][48]; size_t n; } sym_list;
 
 static void expand(sym_list *l, const cx_dl_sym *one, size_t none, const per_type *pt, size_t npt) {

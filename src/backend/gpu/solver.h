@@ -46,6 +46,8 @@ typedef struct cx_solver {
                      const void *c, int ldc, int *lwork); /* unmqr */
   int (*ormqr[4])(void *h, int side, int trans, int m, int n, int k, const void *a, int lda, const void *tau, void *c,
                   int ldc, void *work, int lwork, int *info);
+  /* a batch of small matrices in one call: A an array (in device memory) of device pointers */
+  int (*potrf_batched[4])(void *h, int uplo, int n, void **a, int lda, int *info, int batch);
   /* cuBLAS (its v2 API; scalars by host pointer, the default pointer mode) */
   int (*BlasCreate)(void **handle);
   int (*BlasDestroy)(void *handle);
@@ -54,6 +56,7 @@ typedef struct cx_solver {
                  const void *beta, const void *b, int ldb, void *c, int ldc);
   int (*trsm[4])(void *h, int side, int uplo, int trans, int diag, int m, int n, const void *alpha, const void *a,
                  int lda, void *b, int ldb);
+  int (*getrf_batched[4])(void *h, int n, void **a, int lda, int *ipiv, int *info, int batch); /* square */
   int (*scal[2])(void *h, int n, const void *alpha, void *x, int incx); /* S and D: the inverse ffts' 1/N */
   int (*gemm[4])(void *h, int transa, int transb, int m, int n, int k, const void *alpha, const void *a, int lda,
                  const void *b, int ldb, const void *beta, void *c, int ldc); /* ragged-dot's GEMM per group */
