@@ -544,6 +544,20 @@ out["copies"] = [[e.id for e in to_cx_cpu.devices()], to_jax_cpu.devices() == {c
                  bool(np.array_equal(np.asarray(to_cx_cpu), np.asarray(y))),
                  bool(np.array_equal(np.asarray(to_jax_cpu), np.asarray(y))),
                  bool(np.array_equal(np.asarray(back), np.asarray(y)))]
+import jax.scipy.linalg as jsl
+la_in = np.random.RandomState(1).randn(3, 5, 5).astype(np.float32)
+la_fns = {  # LAPACK targets the gpu backend runs on the host (gees, gehrd, geev, geqp3, the perturbed
+            # tridiagonal solve) or on cuSOLVER (sytrd through eigvalsh's lowering, potrf, getrf)
+    "schur": lambda a: jsl.schur(a[0])[0], "hessenberg": lambda a: jsl.hessenberg(a[0])[0],
+    "eigvals": lambda a: jnp.abs(jnp.linalg.eigvals(a)), "qr_pivoting": lambda a: jsl.qr(a[0], pivoting=True)[1],
+    "tridiagonal_solve": lambda a: lax.linalg.tridiagonal_solve(a[:, 0], a[:, 1] + 4, a[:, 2], a[:, :, :2]),
+    "cholesky": lambda a: jnp.linalg.cholesky(a @ jnp.swapaxes(a, -1, -2) + 5 * jnp.eye(5)),
+    "lu": lambda a: jsl.lu_factor(a)[0]}
+out["linalg"] = {}
+for name, fn in la_fns.items():
+    got = jax.jit(fn)(jax.device_put(la_in, gpu))
+    ref = jax.jit(fn)(jax.device_put(la_in, cpu))
+    out["linalg"][name] = [[e.id for e in got.devices()], float(np.max(np.abs(np.asarray(got) - np.asarray(ref))))]
 try:
     jax.jit(lambda a: a + lax.rng_uniform(0.0, 1.0, (4,)))(jax.device_put(np.zeros(4, np.float32), gpu)).block_until_ready()
     out["refused"] = "no error"
@@ -626,6 +640,14 @@ class GpuDevice(Base):
         self.assertEqual(gpu_devs, [1])
         np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-5)
         self.assertLess(gpu_losses[-1], gpu_losses[0])
+
+    def test_lapack_targets_on_the_gpu(self):
+        """jax.scipy.linalg.schur, hessenberg, eigvals, pivoted QR, the tridiagonal solve, cholesky
+        and LU of batches compile for the GPU (host steps where no NVIDIA library has the
+        routine), their results stay there and match JAX's CPU."""
+        for name, (devs, err) in self.out["linalg"].items():
+            self.assertEqual(devs, [1], name)
+            self.assertLess(err, 1e-3, name)
 
     def test_refused_op_is_cxla_error(self):
         """An op the gpu backend refuses fails the compile with cxla's message."""
