@@ -437,8 +437,8 @@ static int gemm(int t, void *h, int ta, int tb, int m, int n, int k, const void 
  * matrix b at ipiv + b n (1-based, as LAPACK's), info per matrix */
 static int getrf_batched(int t, void *h, int n, void **a, int lda, int *ipiv, int *info, int batch) {
   if (h != &g_blas_handle) return S_NOT_INITIALIZED;
-  if (n < 0 || batch < 0 || lda < (n > 1 ? n : 1) || !dev(a, batch, sizeof *a) || !dev(ipiv, (int64_t)n * batch, sizeof *ipiv) ||
-      !dev(info, batch, sizeof *info))
+  if (n < 0 || batch < 0 || lda < (n > 1 ? n : 1) || !dev(a, batch, sizeof *a) ||
+      !dev(ipiv, (int64_t)n * batch, sizeof *ipiv) || !dev(info, batch, sizeof *info))
     return B_INVALID_VALUE;
   for (int b = 0; b < batch; b++)
     if (!mat(t, a[b], n, n, lda)) return B_INVALID_VALUE;
@@ -496,8 +496,10 @@ T4(ormqr_bs, (void *h, int side, int tr, int m, int n, int k, const void *a, int
 T4(ormqr, (void *h, int side, int tr, int m, int n, int k, const void *a, int lda, const void *tau, void *c, int ldc,
            void *w, int lw, int *info),
    (t, h, side, tr, m, n, k, a, lda, tau, c, ldc, w, lw, info))
-T4(potrf_batched, (void *h, int uplo, int n, void **a, int lda, int *info, int batch), (t, h, uplo, n, a, lda, info, batch))
-T4(getrf_batched, (void *h, int n, void **a, int lda, int *ipiv, int *info, int batch), (t, h, n, a, lda, ipiv, info, batch))
+T4(potrf_batched, (void *h, int uplo, int n, void **a, int lda, int *info, int batch),
+   (t, h, uplo, n, a, lda, info, batch))
+T4(getrf_batched, (void *h, int n, void **a, int lda, int *ipiv, int *info, int batch),
+   (t, h, n, a, lda, ipiv, info, batch))
 T4(geam, (void *h, int ta, int tb, int m, int n, const void *al, const void *a, int lda, const void *be, const void *b,
           int ldb, void *c, int ldc),
    (t, h, ta, tb, m, n, al, a, lda, be, b, ldb, c, ldc))

@@ -145,7 +145,8 @@ static cxla_status events_trace(run *r, int64_t done_ns) {
                     s->kind == CX_GPU_COPY ? "copy"
                     : s->kind == CX_GPU_GEMM || s->kind == CX_GPU_LINALG || s->kind == CX_GPU_FFT ||
                              s->kind == CX_GPU_RAGGED || s->kind == CX_GPU_CONV ? "library"
-                    : s->kind == CX_GPU_LAUNCH ? "kernel" : s->kind == CX_GPU_HOST_LA ? "host" : "control", base + (int64_t)((double)t0 * 1e6),
+                    : s->kind == CX_GPU_LAUNCH ? "kernel" : s->kind == CX_GPU_HOST_LA ? "host" : "control",
+                    base + (int64_t)((double)t0 * 1e6),
                     base + (int64_t)((double)t1 * 1e6), &a);
   }
   return CXLA_OK;

@@ -1,6 +1,7 @@
 /* gpu_linalg.c — cholesky, triangular-solve and the LAPACK custom-calls (potrf, trsm, getrf,
- * geqrf, orgqr/ungqr, syevd/heevd, gesdd/gesvd, sytrd/hetrd, ormqr/unmqr) on cuSOLVER and cuBLAS, with the results the
- * cpu backend's rt/lapack.c gives (its layouts, info words and XLA's cholesky rule).
+ * geqrf, orgqr/ungqr, syevd/heevd, gesdd/gesvd, sytrd/hetrd, ormqr/unmqr) on cuSOLVER and
+ * cuBLAS, with the results the cpu backend's rt/lapack.c gives (its layouts, info words and
+ * XLA's cholesky rule); the other LAPACK targets are gpu_host_linalg.c's host steps.
  *
  * cxla's matrices are row-major and cuSOLVER's column-major: a row-major matrix is, to
  * cuSOLVER, its transpose. Where that is harmless the memory is used as it is: potrf and
@@ -11,9 +12,9 @@
  * Batches run one matrix at a time on the executable's stream, in device scratch sized when
  * the executable is loaded (cuSOLVER's bufferSize answers), except batches of small square
  * matrices for potrf and getrf: one call of cuSOLVER's potrfBatched or cuBLAS's getrfBatched
- * (cx_gpu_linalg_batched), given an array of the matrices' device addresses. XLA's cholesky turns a failed
- * factorization into NaN, which needs its info words on the host: that step waits for the
- * stream. */
+ * (cx_gpu_linalg_batched), given an array of the matrices' device addresses. XLA's cholesky
+ * turns a failed factorization into NaN, which needs its info words on the host: that step
+ * waits for the stream. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -61,7 +62,9 @@ static scratch layout(const cx_la_desc *d, int lwork) {
 }
 
 /* ormqr's trans: jax asks for Q^T (real) or Q^H (complex) */
-static int ormqr_op(const cx_la_desc *d) { return d->trans == 2 ? CX_BLAS_OP_C : d->trans == 1 ? CX_BLAS_OP_T : CX_BLAS_OP_N; }
+static int ormqr_op(const cx_la_desc *d) {
+  return d->trans == 2 ? CX_BLAS_OP_C : d->trans == 1 ? CX_BLAS_OP_T : CX_BLAS_OP_N;
+}
 
 /* cuSOLVER's workspace for the step, in elements */
 static int workspace(const cx_solver *sv, void *h, const cx_la_desc *d, int *lwork) {
