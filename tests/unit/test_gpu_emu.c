@@ -875,10 +875,11 @@ TEST(gpu_emu_cudnn_fallback_counted) {
   cx_free(keep);
 }
 
-/* ---- batches of small matrices: one potrfBatched or getrfBatched call for the batch ---- */
+/* ---- batches of small matrices: one potrfBatched, getrfBatched or syevjBatched call ---- */
 
 /* Each module on gpu-emu against the interpreter, and how many of its steps made one batched
- * call: cholesky (lower and upper) of positive definite matrices and of random ones (XLA's NaN
+ * call: eigen decompositions with vectors (syevjBatched: the vectors' magnitudes, as their
+ * phases are each routine's own, and v diag(w) v^H; eigenvalues alone keep syevd per matrix), cholesky (lower and upper) of positive definite matrices and of random ones (XLA's NaN
  * rule on the batched call's info words), potrf of a complex batch (a a^T + 5 I, its lower
  * triangle read), getrf of square batches;
  * a lone matrix, a non-square batch and one over 32 wide keep a call per matrix. */
@@ -902,6 +903,25 @@ TEST(gpu_emu_batched_factorizations) {
      " ROOT r = (f32[4,6,6], s32[4,6], s32[4]) custom-call(a), custom_call_target=\"lapack_sgetrf_ffi\"\n}\n", 1},
     {"HloModule luz\nENTRY e {\n a = c128[3,5,5] parameter(0)\n"
      " ROOT r = (c128[3,5,5], s32[3,5], s32[3]) custom-call(a), custom_call_target=\"lapack_zgetrf_ffi\"\n}\n", 1},
+    {"HloModule eigh\nENTRY e {\n a = f32[5,4,4] parameter(0)\n"
+     " r = (f32[5,4,4], f32[5,4], s32[5]) custom-call(a), custom_call_target=\"lapack_ssyevd_ffi\", "
+     "backend_config={mode = 86 : ui8, uplo = 76 : ui8}\n v = f32[5,4,4] get-tuple-element(r), index=0\n"
+     " w = f32[5,4] get-tuple-element(r), index=1\n i = s32[5] get-tuple-element(r), index=2\n av = f32[5,4,4] abs(v)\n"
+     " ROOT t = (f32[5,4], f32[5,4,4], s32[5]) tuple(w, av, i)\n}\n", 1},
+    {"HloModule heev\nENTRY e {\n a = c128[3,6,6] parameter(0)\n"
+     " r = (c128[3,6,6], f64[3,6], s32[3]) custom-call(a), custom_call_target=\"lapack_zheevd_ffi\", "
+     "backend_config={mode = 86 : ui8, uplo = 85 : ui8}\n v = c128[3,6,6] get-tuple-element(r), index=0\n"
+     " w = f64[3,6] get-tuple-element(r), index=1\n av = f64[3,6,6] abs(v)\n"
+     " wc = c128[3,6] convert(w)\n wb = c128[3,6,6] broadcast(wc), dimensions={0,2}\n vw = c128[3,6,6] multiply(v, wb)\n"
+     " vr = f64[3,6,6] real(v)\n vi = f64[3,6,6] imag(v)\n ni = f64[3,6,6] negate(vi)\n"
+     " vh = c128[3,6,6] complex(vr, ni)\n rec = c128[3,6,6] dot(vw, vh), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+     "lhs_contracting_dims={2}, rhs_contracting_dims={2}\n"
+     " ROOT t = (f64[3,6], f64[3,6,6], c128[3,6,6]) tuple(w, av, rec)\n}\n",
+     1},
+    {"HloModule eigvals\nENTRY e {\n a = f64[3,4,4] parameter(0)\n"
+     " r = (f64[3,4,4], f64[3,4], s32[3]) custom-call(a), custom_call_target=\"lapack_dsyevd_ffi\", "
+     "backend_config={mode = 78 : ui8, uplo = 76 : ui8}\n w = f64[3,4] get-tuple-element(r), index=1\n"
+     " ROOT t = f64[3,4] copy(w)\n}\n", 0},
     {"HloModule one\nENTRY e {\n a = f64[1,4,4] parameter(0)\n"
      " ROOT r = (f64[1,4,4], s32[1,4], s32[1]) custom-call(a), custom_call_target=\"lapack_dgetrf_ffi\"\n}\n", 0},
     {"HloModule wide\nENTRY e {\n a = f64[2,3,4] parameter(0)\n"

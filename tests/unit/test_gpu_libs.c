@@ -118,8 +118,8 @@ TEST(gpu_libs_enums_match_the_headers) {
 }
 
 /* The parameters of function `name` as the header declares it, one letter each: h the
- * cuSOLVER handle, i an int or enum (passed as int), c a signed char, p a pointer; NULL when
- * not declared. */
+ * cuSOLVER handle, o another opaque handle (syevjInfo_t: a pointer), i an int or enum (passed
+ * as int), c a signed char, p a pointer; NULL when not declared. */
 static char *params_of(const char *text, const char *name) {
   char key[96];
   snprintf(key, sizeof key, "%s(", name);
@@ -137,6 +137,7 @@ static char *params_of(const char *text, const char *name) {
     snprintf(one, sizeof one, "%.*s", (int)(q - p), p);
     cx_sb_putc(&sb, memchr(one, '*', strlen(one))   ? 'p'
                     : strstr(one, "Handle_t")      ? 'h'
+                    : strstr(one, "Info_t")        ? 'o'
                     : strstr(one, "signed char")   ? 'c'
                                                    : 'i');
     p = q + 1;
@@ -164,6 +165,8 @@ TEST(gpu_libs_solver_prototypes_match_the_header) {
     {"cusolverDnDormqr_bufferSize", "hiiiiipippip"}, {"cusolverDnDormqr", "hiiiiipippipip"},
     {"cusolverDnCunmqr_bufferSize", "hiiiiipippip"}, {"cusolverDnZunmqr", "hiiiiipippipip"},
     {"cusolverDnSpotrfBatched", "hiipipi"}, {"cusolverDnZpotrfBatched", "hiipipi"},
+    {"cusolverDnDsyevjBatched_bufferSize", "hiiipippoi"}, {"cusolverDnZheevjBatched", "hiiipippipoi"},
+    {"cusolverDnCreateSyevjInfo", "p"}, {"cusolverDnDestroySyevjInfo", "o"},
   };
   for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
     char *got = params_of(text, k[i].name);
@@ -248,7 +251,7 @@ TEST(gpu_libs_tables_resolve_in_the_toolkit) {
   const cx_cufft *fft = NULL;
   if (cx_solver_get(ctx, &sv) == CXLA_OK) {
     CHECK(sv->potrf[3] && sv->gesvd[2] && sv->geam[1] && sv->trsm[0] && sv->scal[1] && sv->sytrd[3] && sv->ormqr_bs[2] &&
-          sv->potrf_batched[1] && sv->getrf_batched[2]);
+          sv->potrf_batched[1] && sv->getrf_batched[2] && sv->syevj_batched[3] && sv->CreateSyevjInfo);
   } else {
     const char *m = cxla_context_errmsg(ctx);
     CHECK_MSG(strstr(m, "not found"), "cuSOLVER or cuBLAS is there but unusable: %s", m);

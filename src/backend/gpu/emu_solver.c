@@ -2,8 +2,9 @@
  * (see solver.h): each call checked as the library would check it (the handle, the sizes,
  * every matrix, workspace and info word inside the emulated device's allocations) and then
  * computed by OpenBLAS's LAPACK or BLAS, column-major as cuSOLVER and cuBLAS are (potrf, getrf,
- * geqrf, orgqr/ungqr, syevd/heevd, gesvd, sytrd/hetrd, ormqr/unmqr, potrfBatched; trsm, gemm,
- * scal, getrfBatched). The
+ * geqrf, orgqr/ungqr, syevd/heevd, gesvd, sytrd/hetrd, ormqr/unmqr, potrfBatched,
+ * syevjBatched/heevjBatched as syevd per matrix (the decomposition Jacobi's method converges
+ * to, to rounding); trsm, gemm, scal, getrfBatched). The
  * bufferSize calls answer LAPACK's workspace queries, and the routines run in the workspace
  * they are given; LAPACK's integer and real scratch (syevd's iwork, the complex routines'
  * rwork) is host memory of the emulation's own. cuSOLVER's gesvd takes m >= n only, and so
@@ -56,7 +57,7 @@ static getrf_f *const k_getrf[4] = {sgetrf_, dgetrf_, cgetrf_, zgetrf_};
 static geqrf_f *const k_geqrf[4] = {sgeqrf_, dgeqrf_, cgeqrf_, zgeqrf_};
 static orgqr_f *const k_orgqr[4] = {sorgqr_, dorgqr_, cungqr_, zungqr_};
 
-static int g_handle, g_blas_handle;
+static int g_handle, g_blas_handle, g_syevj_info;
 static sytrd_f *const k_sytrd[4] = {ssytrd_, dsytrd_, chetrd_, zhetrd_};
 static ormqr_f *const k_ormqr[4] = {sormqr_, dormqr_, cunmqr_, zunmqr_};
 static const size_t k_esize[4] = {4, 8, 8, 16};
@@ -250,6 +251,48 @@ static int gesvd(int t, void *h, signed char jobu, signed char jobvt, int m, int
                        lwork, rw, &r);
   free(rw);
   *info = r;
+  return S_OK;
+}
+
+/* syevjBatched (heevjBatched): batch n x n matrices one after another (lda x n each), n at
+ * most 32 as the library takes; the workspace is syevd's for one matrix times the batch */
+static int syevj_batched_bs(int t, void *h, int jobz, int uplo, int n, const void *a, int lda, const void *w, int *lwork,
+                            void *params, int batch) {
+  (void)a, (void)w;
+  if (h != &g_handle) return S_NOT_INITIALIZED;
+  if (params != &g_syevj_info || !uplo_char(uplo) || (jobz != CX_SOLVER_EIG_NOVECTOR && jobz != CX_SOLVER_EIG_VECTOR) ||
+      n < 0 || n > 32 || lda < (n > 1 ? n : 1) || batch < 0)
+    return S_INVALID_VALUE;
+  int one, lr, li;
+  eig_query(t, jobz ? 'V' : 'N', (char)uplo_char(uplo), n, lda, &one, &lr, &li);
+  *lwork = one * (batch > 0 ? batch : 1);
+  return S_OK;
+}
+static int syevj_batched(int t, void *h, int jobz, int uplo, int n, void *a, int lda, void *w, void *work, int lwork,
+                         int *info, void *params, int batch) {
+  if (h != &g_handle) return S_NOT_INITIALIZED;
+  char j = jobz == CX_SOLVER_EIG_VECTOR ? 'V' : jobz == CX_SOLVER_EIG_NOVECTOR ? 'N' : 0, u = (char)uplo_char(uplo);
+  if (params != &g_syevj_info || !j || !u || n < 0 || n > 32 || batch < 0 || lda < (n > 1 ? n : 1) ||
+      !dev(a, (int64_t)lda * n * batch, k_esize[t]) || !dev(w, (int64_t)n * batch, real_size(t)) ||
+      !dev(info, batch, sizeof *info) || lwork < 1 || !dev(work, lwork, k_esize[t]))
+    return S_INVALID_VALUE;
+  int one, lrwork, liwork;
+  eig_query(t, j, u, n, lda, &one, &lrwork, &liwork);
+  if (lwork < one) return S_INVALID_VALUE;
+  void *rwork = malloc(real_size(t) * (size_t)lrwork);
+  int *iwork = malloc(sizeof *iwork * (size_t)liwork);
+  if (!rwork || !iwork) {
+    free(rwork), free(iwork);
+    return S_ALLOC_FAILED;
+  }
+  for (int b = 0; b < batch; b++) {
+    int r = 0;
+    char *ab = (char *)a + (size_t)b * (size_t)lda * (size_t)n * k_esize[t];
+    if (n) eig_call(t, j, u, n, ab, lda, (char *)w + (size_t)b * (size_t)n * real_size(t), work, one, rwork, lrwork, iwork,
+                    liwork, &r);
+    info[b] = r;
+  }
+  free(rwork), free(iwork);
   return S_OK;
 }
 
@@ -496,6 +539,11 @@ T4(ormqr_bs, (void *h, int side, int tr, int m, int n, int k, const void *a, int
 T4(ormqr, (void *h, int side, int tr, int m, int n, int k, const void *a, int lda, const void *tau, void *c, int ldc,
            void *w, int lw, int *info),
    (t, h, side, tr, m, n, k, a, lda, tau, c, ldc, w, lw, info))
+T4(syevj_batched_bs, (void *h, int jobz, int uplo, int n, const void *a, int lda, const void *w, int *lw, void *pr, int bt),
+   (t, h, jobz, uplo, n, a, lda, w, lw, pr, bt))
+T4(syevj_batched, (void *h, int jobz, int uplo, int n, void *a, int lda, void *w, void *wk, int lw, int *info, void *pr,
+                   int bt),
+   (t, h, jobz, uplo, n, a, lda, w, wk, lw, info, pr, bt))
 T4(potrf_batched, (void *h, int uplo, int n, void **a, int lda, int *info, int batch),
    (t, h, uplo, n, a, lda, info, batch))
 T4(getrf_batched, (void *h, int n, void **a, int lda, int *ipiv, int *info, int batch),
@@ -514,6 +562,8 @@ T4(gemm, (void *h, int ta, int tb, int m, int n, int k, const void *al, const vo
 static int create(void **h) { return *h = &g_handle, S_OK; }
 static int destroy(void *h) { return h == &g_handle ? S_OK : S_NOT_INITIALIZED; }
 static int set_stream(void *h, CUstream s) { return h == &g_handle && s ? S_OK : S_NOT_INITIALIZED; }
+static int syevj_info_create(void **p) { return *p = &g_syevj_info, S_OK; }
+static int syevj_info_destroy(void *p) { return p == &g_syevj_info ? S_OK : S_INVALID_VALUE; }
 static int blas_create(void **h) { return *h = &g_blas_handle, S_OK; }
 static int blas_destroy(void *h) { return h == &g_blas_handle ? S_OK : S_NOT_INITIALIZED; }
 static int blas_set_stream(void *h, CUstream s) { return h == &g_blas_handle && s ? S_OK : S_NOT_INITIALIZED; }
@@ -526,6 +576,8 @@ static const cx_solver g_emu = {
   .syevd_bs = ALL4(syevd_bs), .syevd = ALL4(syevd), .gesvd_bs = ALL4(gesvd_bs), .gesvd = ALL4(gesvd),
   .sytrd_bs = ALL4(sytrd_bs), .sytrd = ALL4(sytrd), .ormqr_bs = ALL4(ormqr_bs), .ormqr = ALL4(ormqr),
   .potrf_batched = ALL4(potrf_batched), .getrf_batched = ALL4(getrf_batched),
+  .CreateSyevjInfo = syevj_info_create, .DestroySyevjInfo = syevj_info_destroy,
+  .syevj_batched_bs = ALL4(syevj_batched_bs), .syevj_batched = ALL4(syevj_batched),
   .BlasCreate = blas_create, .BlasDestroy = blas_destroy, .BlasSetStream = blas_set_stream, .geam = ALL4(geam),
   .trsm = ALL4(trsm), .scal = {scal_0, scal_1}, .gemm = ALL4(gemm),
 };

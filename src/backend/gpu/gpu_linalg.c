@@ -11,8 +11,9 @@
  * Elsewhere cuBLAS's geam transposes each matrix into a column-major scratch and back.
  * Batches run one matrix at a time on the executable's stream, in device scratch sized when
  * the executable is loaded (cuSOLVER's bufferSize answers), except batches of small square
- * matrices for potrf and getrf: one call of cuSOLVER's potrfBatched or cuBLAS's getrfBatched
- * (cx_gpu_linalg_batched), given an array of the matrices' device addresses. XLA's cholesky
+ * matrices for potrf, getrf and syevd with vectors: one call of cuSOLVER's potrfBatched,
+ * cuBLAS's getrfBatched (given an array of the matrices' device addresses) or cuSOLVER's
+ * syevjBatched (the batch as it lies) for the whole batch (cx_gpu_linalg_batched). XLA's cholesky
  * turns a failed factorization into NaN, which needs its info words on the host: that step
  * waits for the stream. */
 #include <math.h>
@@ -38,7 +39,10 @@ enum { BATCHED_MAX_N = 32 };
 int cx_gpu_linalg_batched(const cx_la_desc *d) {
   int r = (int)d->routine;
   int chol = r == CX_LA_CHOLESKY || r == CX_LA_POTRF, lu = r == CX_LA_GETRF && d->m == d->n;
-  return (chol || lu) && d->batch >= 2 && d->batch <= INT32_MAX && d->n >= 1 && d->n <= BATCHED_MAX_N;
+  /* syevjBatched only with vectors: without them the matrix it leaves behind (a result of the
+   * target's) would be Jacobi's, not syevd's */
+  int eig = r == CX_LA_SYEVD && d->mode == 'V';
+  return (chol || lu || eig) && d->batch >= 2 && d->batch <= INT32_MAX && d->n >= 1 && d->n <= BATCHED_MAX_N;
 }
 
 static size_t esize_of(int64_t type) { return (size_t)cxla_type_size((cxla_type)type); }
@@ -57,7 +61,8 @@ static scratch layout(const cx_la_desc *d, int lwork) {
   x.work = x.vt + (svd ? up((size_t)(d->vrows * d->n) * es) : 0);
   x.info = x.work + up((size_t)lwork * es);
   x.ptrs = x.info + up(sizeof(int32_t) * (size_t)(d->batch > 0 ? d->batch : 1));
-  x.size = x.ptrs + (cx_gpu_linalg_batched(d) ? up(sizeof(CUdeviceptr) * (size_t)d->batch) : 0);
+  int ptrs = cx_gpu_linalg_batched(d) && d->routine != CX_LA_SYEVD;
+  x.size = x.ptrs + (ptrs ? up(sizeof(CUdeviceptr) * (size_t)d->batch) : 0);
   return x;
 }
 
@@ -67,7 +72,7 @@ static int ormqr_op(const cx_la_desc *d) {
 }
 
 /* cuSOLVER's workspace for the step, in elements */
-static int workspace(const cx_solver *sv, void *h, const cx_la_desc *d, int *lwork) {
+static int workspace(const cx_solver *sv, void *h, void *params, const cx_la_desc *d, int *lwork) {
   int t = cx_solver_type((cxla_type)d->type), m = (int)d->m, n = (int)d->n, k = (int)d->k;
   int uplo = d->lower ? CX_BLAS_FILL_UPPER : CX_BLAS_FILL_LOWER;
   *lwork = 1;
@@ -78,6 +83,8 @@ static int workspace(const cx_solver *sv, void *h, const cx_la_desc *d, int *lwo
   case CX_LA_GEQRF: return sv->geqrf_bs[t](h, m, n, NULL, ld(m), lwork);
   case CX_LA_ORGQR: return sv->orgqr_bs[t](h, m, n, k, NULL, ld(m), NULL, lwork);
   case CX_LA_SYEVD:
+    if (cx_gpu_linalg_batched(d))
+      return sv->syevj_batched_bs[t](h, CX_SOLVER_EIG_VECTOR, uplo, n, NULL, n, NULL, lwork, params, (int)d->batch);
     return sv->syevd_bs[t](h, d->mode == 'V' ? CX_SOLVER_EIG_VECTOR : CX_SOLVER_EIG_NOVECTOR, uplo, n, NULL, ld(n), NULL,
                            lwork);
   case CX_LA_GESDD: case CX_LA_GESVD:
@@ -114,7 +121,11 @@ cxla_status cx_gpu_linalg_load(cxla_context *ctx, gpu_state *st) {
   for (int i = 0; i < p->nsteps; i++) {
     const cx_gpu_step *s = &p->steps[i];
     if (s->kind != CX_GPU_LINALG) continue;
-    if ((r = workspace(sv, st->sv_handle, &s->la, &st->la_lwork[i]))) return cx_solver_error(ctx, r, s->in->name);
+    if (s->la.routine == CX_LA_SYEVD && cx_gpu_linalg_batched(&s->la) && !st->syevj_params &&
+        (r = sv->CreateSyevjInfo(&st->syevj_params)))
+      return st->syevj_params = NULL, cx_solver_error(ctx, r, "cusolverDnCreateSyevjInfo");
+    if ((r = workspace(sv, st->sv_handle, st->syevj_params, &s->la, &st->la_lwork[i])))
+      return cx_solver_error(ctx, r, s->in->name);
     size_t need = layout(&s->la, st->la_lwork[i]).size;
     if (need > st->la_ws_size) st->la_ws_size = need;
     if (s->la.routine == CX_LA_CHOLESKY && s->la.batch > max_batch) max_batch = s->la.batch;
@@ -128,6 +139,8 @@ cxla_status cx_gpu_linalg_load(cxla_context *ctx, gpu_state *st) {
 
 void cx_gpu_linalg_unload(gpu_state *st) {
   if (st->la_ws) st->cu->MemFree(st->la_ws);
+  if (st->syevj_params) st->sv->DestroySyevjInfo(st->syevj_params);
+  st->syevj_params = NULL;
   if (st->sv_handle) st->sv->Destroy(st->sv_handle);
   if (st->blas_handle) st->sv->BlasDestroy(st->blas_handle);
   cx_free(st->la_lwork);
@@ -332,6 +345,17 @@ static cxla_status syevd(call *c, const CUdeviceptr *p) {
   size_t rs = (c->t & 1) ? 8 : 4;
   CUdeviceptr s = ws(c, c->x.s);
   if (!n) return CXLA_OK;
+  if (cx_gpu_linalg_batched(d)) { /* Jacobi on the whole batch in v's memory, then each conjugate-transposed */
+    CX_TRY(copy(c, p[0], p[3], d->batch * per));
+    CX_TRY(lib(c, c->sv->syevj_batched[c->t](c->st->sv_handle, jobz, uplo, (int)n, dp(p[0]), (int)n, dp(p[1]),
+                                             dp(ws(c, c->x.work)), c->lwork, (int *)dp(p[2]), c->st->syevj_params,
+                                             (int)d->batch), "cusolverDn syevjBatched"));
+    for (int64_t b = 0; b < d->batch; b++) {
+      CX_TRY(transpose(c, s, at(c, p[0], b, per), n, n, CX_BLAS_OP_C));
+      CX_TRY(copy(c, at(c, p[0], b, per), s, per));
+    }
+    return CXLA_OK;
+  }
   for (int64_t b = 0; b < d->batch; b++) {
     CX_TRY(copy(c, s, at(c, p[3], b, per), per));
     CX_TRY(lib(c, c->sv->syevd[c->t](c->st->sv_handle, jobz, uplo, (int)n, dp(s), (int)n,

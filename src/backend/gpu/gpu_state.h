@@ -45,6 +45,7 @@ typedef struct gpu_state {
   size_t lt_workspace_size;
   const cx_solver *sv;    /* cuSOLVER and cuBLAS or their emulation; NULL when nothing needs them */
   void *sv_handle, *blas_handle;
+  void *syevj_params;     /* syevjBatched's syevjInfo_t (defaults), made when a step needs it */
   CUdeviceptr la_ws;      /* the linear-algebra steps' scratch: column-major copies, cuSOLVER's
                              workspace, info words (the largest step's; steps run one at a time) */
   size_t la_ws_size;

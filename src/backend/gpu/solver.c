@@ -28,6 +28,8 @@ static const per_type k_solver[] = {
   F(sytrd_bs, "cusolverDn%c%s_bufferSize", "sytrd", "hetrd"), F(sytrd, "cusolverDn%c%s", "sytrd", "hetrd"),
   F(ormqr_bs, "cusolverDn%c%s_bufferSize", "ormqr", "unmqr"), F(ormqr, "cusolverDn%c%s", "ormqr", "unmqr"),
   F(potrf_batched, "cusolverDn%c%s", "potrfBatched", "potrfBatched"),
+  F(syevj_batched_bs, "cusolverDn%c%s_bufferSize", "syevjBatched", "heevjBatched"),
+  F(syevj_batched, "cusolverDn%c%s", "syevjBatched", "heevjBatched"),
 };
 static const per_type k_blas[] = {
   F(geam, "cublas%c%s", "geam", "geam"), F(trsm, "cublas%c%s", "trsm_v2", "trsm_v2"),
@@ -36,17 +38,19 @@ static const per_type k_blas[] = {
 #undef F
 #define SYM(field, name) {offsetof(cx_solver, field), name}
 static const cx_dl_sym k_solver_one[] = {
-  SYM(Create, "cusolverDnCreate"), SYM(Destroy, "cusolverDnDestroy"), SYM(SetStream, "cusolverDnSetStream")};
+  SYM(Create, "cusolverDnCreate"), SYM(Destroy, "cusolverDnDestroy"), SYM(SetStream, "cusolverDnSetStream"),
+  SYM(CreateSyevjInfo, "cusolverDnCreateSyevjInfo"), SYM(DestroySyevjInfo, "cusolverDnDestroySyevjInfo")};
 static const cx_dl_sym k_blas_one[] = {
   SYM(BlasCreate, "cublasCreate_v2"), SYM(BlasDestroy, "cublasDestroy_v2"), SYM(BlasSetStream, "cublasSetStream_v2"),
   SYM(scal[0], "cublasSscal_v2"), SYM(scal[1], "cublasDscal_v2")};
 #undef SYM
 
-enum { MAX_SYMS = 96 }; /* cuSOLVER's: 3 + 4 per routine (17 routines) */
+enum { MAX_SYMS = 96 }; /* cuSOLVER's: 5 + 4 per routine (19 routines) */
 typedef struct sym_list { cx_dl_sym s[MAX_SYMS]; char names[MAX_SYMS][48]; size_t n; } sym_list;
 
 static void expand(sym_list *l, const cx_dl_sym *one, size_t none, const per_type *pt, size_t npt) {
-  _Static_assert(3 + 4 * (sizeof k_solver / sizeof *k_solver) <= MAX_SYMS, "MAX_SYMS holds cuSOLVER's table");
+  _Static_assert(sizeof k_solver_one / sizeof *k_solver_one + 4 * (sizeof k_solver / sizeof *k_solver) <= MAX_SYMS,
+                 "MAX_SYMS holds cuSOLVER's table");
   l->n = 0;
   for (size_t i = 0; i < none; i++) l->s[l->n++] = one[i];
   for (size_t i = 0; i < npt; i++)

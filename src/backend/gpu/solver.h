@@ -48,6 +48,14 @@ typedef struct cx_solver {
                   int ldc, void *work, int lwork, int *info);
   /* a batch of small matrices in one call: A an array (in device memory) of device pointers */
   int (*potrf_batched[4])(void *h, int uplo, int n, void **a, int lda, int *info, int batch);
+  /* syevjBatched / heevjBatched: batch contiguous n x n matrices (n <= 32), Jacobi's method
+   * under a syevjInfo_t of CreateSyevjInfo's (its default tolerance, sweeps and sorting) */
+  int (*CreateSyevjInfo)(void **info);
+  int (*DestroySyevjInfo)(void *info);
+  int (*syevj_batched_bs[4])(void *h, int jobz, int uplo, int n, const void *a, int lda, const void *w, int *lwork,
+                             void *params, int batch);
+  int (*syevj_batched[4])(void *h, int jobz, int uplo, int n, void *a, int lda, void *w, void *work, int lwork,
+                          int *info, void *params, int batch);
   /* cuBLAS (its v2 API; scalars by host pointer, the default pointer mode) */
   int (*BlasCreate)(void **handle);
   int (*BlasDestroy)(void *handle);
