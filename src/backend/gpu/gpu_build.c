@@ -343,8 +343,13 @@ static cxla_status linalg_step(builder *b, cx_instr *in, const cx_la_desc *d) {
   if (d->m > INT32_MAX || d->n > INT32_MAX || d->k > INT32_MAX || d->ucols > INT32_MAX || d->vrows > INT32_MAX)
     return refuse(b, in, "a matrix dimension over 2^31 - 1 (cuSOLVER takes 32-bit sizes)");
   b->p->nlinalg++;
-  b->p->nlinalg_batched += cx_gpu_linalg_batched(d);
-  return library_step(b, in, (cx_gpu_step){.kind = CX_GPU_LINALG, .la = *d});
+  CX_TRY(library_step(b, in, (cx_gpu_step){.kind = CX_GPU_LINALG, .la = *d}));
+  /* a batched cholesky may factor a matrix again from its operand (gpu_linalg.c): not when the
+   * result is the operand's memory */
+  cx_gpu_step *s = &b->p->steps[b->p->nsteps - 1];
+  s->la_batched = cx_gpu_linalg_batched(d) && (d->routine != CX_LA_CHOLESKY || s->slots[0] != s->slots[1]);
+  b->p->nlinalg_batched += s->la_batched;
+  return CXLA_OK;
 }
 
 /* cholesky and triangular-solve as the cpu backend describes them (sequencer_linalg.c) */

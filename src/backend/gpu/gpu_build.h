@@ -56,6 +56,8 @@ typedef struct cx_gpu_step {
   int *slots;
   cx_gemm_plan gemm;      /* GEMM */
   cx_la_desc la;          /* LINALG, HOST_LA */
+  int la_batched;         /* LINALG: one batched library call for the batch (cx_gpu_linalg_batched,
+                             and a cholesky's result not in its operand's memory) */
   cx_gpu_fft fft;         /* FFT */
   cx_gpu_conv conv;       /* CONV (nargs 3: result, lhs, rhs) */
   int64_t ragged[7];      /* RAGGED: B, X, R, Y, K, N, G (rt/ragged_dot.c's sizes); `sel`: 1 when
@@ -118,8 +120,8 @@ void cx_gpu_prog_free(cx_gpu_prog *p);
  * cuSOLVER, "" when it is no LAPACK kind. */
 const char *cx_gpu_lapack_host_reason(int kind);
 
-/* 1 when a LINALG step of descriptor d makes one batched library call for its whole batch
- * (potrfBatched, getrfBatched: batches of small square matrices; gpu_linalg.c). */
+/* 1 when a LINALG step of descriptor d may make one batched library call for its whole batch
+ * (potrfBatched, getrfBatched, syevjBatched: batches of small square matrices; gpu_linalg.c). */
 int cx_gpu_linalg_batched(const cx_la_desc *d);
 
 /* The launch configuration of a step: threads per block and blocks (x only). */

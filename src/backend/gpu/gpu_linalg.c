@@ -38,7 +38,9 @@ enum { BATCHED_MAX_N = 32 };
 
 int cx_gpu_linalg_batched(const cx_la_desc *d) {
   int r = (int)d->routine;
-  int chol = r == CX_LA_CHOLESKY || r == CX_LA_POTRF, lu = r == CX_LA_GETRF && d->m == d->n;
+  /* cholesky, not potrf: potrfBatched's documentation leaves the other triangle to it as
+   * workspace, which the potrf target's result keeps as it was (cholesky zeros it) */
+  int chol = r == CX_LA_CHOLESKY, lu = r == CX_LA_GETRF && d->m == d->n;
   /* syevjBatched only with vectors: without them the matrix it leaves behind (a result of the
    * target's) would be Jacobi's, not syevd's */
   int eig = r == CX_LA_SYEVD && d->mode == 'V';
@@ -50,7 +52,7 @@ static size_t esize_of(int64_t type) { return (size_t)cxla_type_size((cxla_type)
 /* ormqr's a: nq x ka, nq the rows of c (left) or its columns */
 static int64_t ormqr_nq(const cx_la_desc *d) { return d->left ? d->m : d->n; }
 
-static scratch layout(const cx_la_desc *d, int lwork) {
+static scratch layout(const cx_la_desc *d, int batched, int lwork) {
   size_t es = esize_of(d->type), mn = (size_t)(d->m * d->n);
   scratch x = {0};
   int svd = d->routine == CX_LA_GESDD || d->routine == CX_LA_GESVD;
@@ -61,7 +63,7 @@ static scratch layout(const cx_la_desc *d, int lwork) {
   x.work = x.vt + (svd ? up((size_t)(d->vrows * d->n) * es) : 0);
   x.info = x.work + up((size_t)lwork * es);
   x.ptrs = x.info + up(sizeof(int32_t) * (size_t)(d->batch > 0 ? d->batch : 1));
-  int ptrs = cx_gpu_linalg_batched(d) && d->routine != CX_LA_SYEVD;
+  int ptrs = batched && d->routine != CX_LA_SYEVD;
   x.size = x.ptrs + (ptrs ? up(sizeof(CUdeviceptr) * (size_t)d->batch) : 0);
   return x;
 }
@@ -72,7 +74,7 @@ static int ormqr_op(const cx_la_desc *d) {
 }
 
 /* cuSOLVER's workspace for the step, in elements */
-static int workspace(const cx_solver *sv, void *h, void *params, const cx_la_desc *d, int *lwork) {
+static int workspace(const cx_solver *sv, void *h, void *params, const cx_la_desc *d, int batched, int *lwork) {
   int t = cx_solver_type((cxla_type)d->type), m = (int)d->m, n = (int)d->n, k = (int)d->k;
   int uplo = d->lower ? CX_BLAS_FILL_UPPER : CX_BLAS_FILL_LOWER;
   *lwork = 1;
@@ -83,7 +85,7 @@ static int workspace(const cx_solver *sv, void *h, void *params, const cx_la_des
   case CX_LA_GEQRF: return sv->geqrf_bs[t](h, m, n, NULL, ld(m), lwork);
   case CX_LA_ORGQR: return sv->orgqr_bs[t](h, m, n, k, NULL, ld(m), NULL, lwork);
   case CX_LA_SYEVD:
-    if (cx_gpu_linalg_batched(d))
+    if (batched)
       return sv->syevj_batched_bs[t](h, CX_SOLVER_EIG_VECTOR, uplo, n, NULL, n, NULL, lwork, params, (int)d->batch);
     return sv->syevd_bs[t](h, d->mode == 'V' ? CX_SOLVER_EIG_VECTOR : CX_SOLVER_EIG_NOVECTOR, uplo, n, NULL, ld(n), NULL,
                            lwork);
@@ -121,15 +123,15 @@ cxla_status cx_gpu_linalg_load(cxla_context *ctx, gpu_state *st) {
   for (int i = 0; i < p->nsteps; i++) {
     const cx_gpu_step *s = &p->steps[i];
     if (s->kind != CX_GPU_LINALG) continue;
-    if (s->la.routine == CX_LA_SYEVD && cx_gpu_linalg_batched(&s->la) && !st->syevj_params &&
+    if (s->la.routine == CX_LA_SYEVD && s->la_batched && !st->syevj_params &&
         (r = sv->CreateSyevjInfo(&st->syevj_params)))
       return st->syevj_params = NULL, cx_solver_error(ctx, r, "cusolverDnCreateSyevjInfo");
-    if ((r = workspace(sv, st->sv_handle, st->syevj_params, &s->la, &st->la_lwork[i])))
+    if ((r = workspace(sv, st->sv_handle, st->syevj_params, &s->la, s->la_batched, &st->la_lwork[i])))
       return cx_solver_error(ctx, r, s->in->name);
-    size_t need = layout(&s->la, st->la_lwork[i]).size;
+    size_t need = layout(&s->la, s->la_batched, st->la_lwork[i]).size;
     if (need > st->la_ws_size) st->la_ws_size = need;
     if (s->la.routine == CX_LA_CHOLESKY && s->la.batch > max_batch) max_batch = s->la.batch;
-    if (cx_gpu_linalg_batched(&s->la) && s->la.batch > max_ptrs) max_ptrs = s->la.batch;
+    if (s->la_batched && s->la.batch > max_ptrs) max_ptrs = s->la.batch;
   }
   if (!(st->la_info = cx_calloc((size_t)max_batch, sizeof *st->la_info))) return cx_oom(ctx);
   if (!(st->la_ptrs = cx_calloc((size_t)max_ptrs, sizeof *st->la_ptrs))) return cx_oom(ctx);
@@ -264,6 +266,13 @@ static cxla_status getrf_batched(call *c, const CUdeviceptr *p) {
   return CXLA_OK;
 }
 
+/* potrf of matrix b of out, its info word at info + 4 b */
+static cxla_status potrf_one(call *c, CUdeviceptr out, int64_t b, CUdeviceptr info, int uplo) {
+  int n = (int)c->d->n;
+  return lib(c, c->sv->potrf[c->t](c->st->sv_handle, uplo, n, dp(at(c, out, b, (int64_t)n * n)), n, dp(ws(c, c->x.work)),
+                                   c->lwork, (int *)dp(info + (CUdeviceptr)(4 * b))), "cusolverDn potrf");
+}
+
 /* potrf on the memory as it is (row-major lower is column-major upper); bufs: out, [info,] a */
 static cxla_status cholesky(call *c, const CUdeviceptr *p, int xla) {
   const cx_la_desc *d = c->d;
@@ -272,17 +281,26 @@ static cxla_status cholesky(call *c, const CUdeviceptr *p, int xla) {
   int n = (int)d->n, uplo = d->lower ? CX_BLAS_FILL_UPPER : CX_BLAS_FILL_LOWER;
   CX_TRY(copy(c, out, a, d->batch * per));
   if (!n) return CXLA_OK;
-  if (cx_gpu_linalg_batched(d)) {
+  if (c->s->la_batched) {
     CX_TRY(addresses(c, out, per));
     CX_TRY(lib(c, c->sv->potrf_batched[c->t](c->st->sv_handle, uplo, n, dp(ws(c, c->x.ptrs)), n, (int *)dp(info),
                                              (int)d->batch), "cusolverDn potrfBatched"));
   }
-  for (int64_t b = 0; !cx_gpu_linalg_batched(d) && b < d->batch; b++)
-    CX_TRY(lib(c, c->sv->potrf[c->t](c->st->sv_handle, uplo, n, dp(at(c, out, b, per)), n, dp(ws(c, c->x.work)),
-                                     c->lwork, (int *)dp(info + (CUdeviceptr)(4 * b))), "cusolverDn potrf"));
+  for (int64_t b = 0; !c->s->la_batched && b < d->batch; b++)
+    CX_TRY(potrf_one(c, out, b, info, uplo));
   if (!xla) return CXLA_OK;
   CX_TRY(drv(c, c->cu->StreamSynchronize(c->stream), "cuStreamSynchronize"));
   CX_TRY(drv(c, c->cu->MemcpyDtoH(c->st->la_info, info, sizeof(int32_t) * (size_t)d->batch), "cuMemcpyDtoH"));
+  /* XLA's rule reads a zero last pivot where potrf leaves it, which potrfBatched's
+   * documentation does not promise: such a matrix is factored again alone (its input is still
+   * there: a batched cholesky's result is never its operand's memory, gpu_build.c) */
+  for (int64_t b = 0; c->s->la_batched && b < d->batch; b++)
+    if (c->st->la_info[b] == n) {
+      CX_TRY(copy(c, at(c, out, b, per), at(c, a, b, per), per));
+      CX_TRY(potrf_one(c, out, b, info, uplo));
+      CX_TRY(drv(c, c->cu->StreamSynchronize(c->stream), "cuStreamSynchronize"));
+      CX_TRY(drv(c, c->cu->MemcpyDtoH(&c->st->la_info[b], info + (CUdeviceptr)(4 * b), sizeof(int32_t)), "cuMemcpyDtoH"));
+    }
   for (int64_t b = 0; b < d->batch; b++) CX_TRY(xla_rule(c, at(c, out, b, per), c->st->la_info[b]));
   return CXLA_OK;
 }
@@ -311,7 +329,7 @@ static cxla_status factor(call *c, const CUdeviceptr *p) {
   const cx_la_desc *d = c->d;
   int64_t m = d->m, n = d->n, per = m * n, kk = min64(m, n);
   int r = (int)d->routine;
-  if (cx_gpu_linalg_batched(d)) return getrf_batched(c, p);
+  if (c->s->la_batched) return getrf_batched(c, p);
   CUdeviceptr a = r == CX_LA_GETRF ? p[3] : r == CX_LA_GEQRF ? p[2] : p[1], s = ws(c, c->x.s);
   void *work = dp(ws(c, c->x.work)), *h = c->st->sv_handle;
   for (int64_t b = 0; b < d->batch; b++) {
@@ -345,7 +363,7 @@ static cxla_status syevd(call *c, const CUdeviceptr *p) {
   size_t rs = (c->t & 1) ? 8 : 4;
   CUdeviceptr s = ws(c, c->x.s);
   if (!n) return CXLA_OK;
-  if (cx_gpu_linalg_batched(d)) { /* Jacobi on the whole batch in v's memory, then each conjugate-transposed */
+  if (c->s->la_batched) { /* Jacobi on the whole batch in v's memory, then each conjugate-transposed */
     CX_TRY(copy(c, p[0], p[3], d->batch * per));
     CX_TRY(lib(c, c->sv->syevj_batched[c->t](c->st->sv_handle, jobz, uplo, (int)n, dp(p[0]), (int)n, dp(p[1]),
                                              dp(ws(c, c->x.work)), c->lwork, (int *)dp(p[2]), c->st->syevj_params,
@@ -449,7 +467,7 @@ cxla_status cx_gpu_linalg_run(cxla_context *ctx, gpu_state *st, int step, CUstre
   const cx_gpu_step *s = &st->prog.steps[step];
   call c = {.ctx = ctx, .st = st, .sv = st->sv, .cu = st->cu, .s = s, .d = &s->la, .stream = stream,
             .t = cx_solver_type((cxla_type)s->la.type), .lwork = st->la_lwork[step], .es = esize_of(s->la.type)};
-  c.x = layout(c.d, c.lwork);
+  c.x = layout(c.d, s->la_batched, c.lwork);
   if (c.t < 0) return cx_error(ctx, CXLA_ERR_INTERNAL, "gpu backend: %s: no cuSOLVER type", s->in->name);
   int r = st->sv->SetStream(st->sv_handle, stream);
   if (!r) r = st->sv->BlasSetStream(st->blas_handle, stream);
