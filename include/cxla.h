@@ -577,6 +577,14 @@ typedef struct cxla_memory_stats {
   int64_t cached;         /* given back and kept for reuse */
   int64_t driver_allocs;  /* cuMemAlloc calls for buffers so far */
   int64_t driver_frees;
+  /* Transfers: host memory is staged through pinned host blocks kept for reuse, uploads run
+   * on a stream of their own that the kernels wait for (docs/design/gpu-backend.md). */
+  int64_t pinned;         /* bytes of pinned host memory held for staging */
+  int64_t pinned_allocs;  /* cuMemHostAlloc calls so far */
+  int64_t pinned_hits;    /* transfers staged in a block from the cache */
+  int64_t staged_bytes;   /* bytes copied through staging, both ways */
+  int64_t direct_bytes;   /* bytes copied straight from or to the caller's pinned memory */
+  int64_t upload_waits;   /* uploads that waited for earlier kernels using their memory */
 } cxla_memory_stats;
 /* CXLA_ERR_UNSUPPORTED for a backend with no device memory (interp, cpu); CXLA_ERR_DEVICE
  * when the GPU cannot be used. */

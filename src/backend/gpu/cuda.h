@@ -49,6 +49,11 @@ enum {
   CX_CU_COND_IF = 0, CX_CU_COND_WHILE = 1, CX_CU_COND_SWITCH = 2, /* CUgraphConditionalNodeType */
   CX_CU_CAPTURE_THREAD_LOCAL = 1,  /* CU_STREAM_CAPTURE_MODE_THREAD_LOCAL */
   CX_CU_CAPTURE_ACTIVE = 1,        /* CU_STREAM_CAPTURE_STATUS_ACTIVE */
+  CX_CU_STREAM_NON_BLOCKING = 1,   /* CU_STREAM_NON_BLOCKING */
+  CX_CU_EVENT_DISABLE_TIMING = 2,  /* CU_EVENT_DISABLE_TIMING */
+  CX_CU_POINTER_MEMORY_TYPE = 2,   /* CU_POINTER_ATTRIBUTE_MEMORY_TYPE */
+  CX_CU_MEMORYTYPE_HOST = 1, CX_CU_MEMORYTYPE_DEVICE = 2, /* CUmemorytype */
+  CX_CU_NOT_READY = 600,           /* CUDA_ERROR_NOT_READY */
   /* conditional nodes, capture into a given graph and cuGraphAddNode_v2 came with CUDA 12.3;
    * cxla asks for 12.4, a margin over the first release of conditional nodes (not yet tried
    * on a real driver of either) */
@@ -94,6 +99,14 @@ typedef struct cx_cuda {
   /* buffers' transfers, ordered on the device's stream */
   CUresult (*MemcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream s);
   CUresult (*MemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes, CUstream s);
+  /* asynchronous transfers (gpu_staging.c): pinned host staging, uploads on a second stream
+   * that the compute stream waits for with an event */
+  CUresult (*MemHostAlloc)(void **p, size_t bytes, unsigned flags);
+  CUresult (*MemFreeHost)(void *p);
+  CUresult (*PointerGetAttribute)(void *data, int attr, CUdeviceptr p);
+  CUresult (*StreamWaitEvent)(CUstream s, CUevent e, unsigned flags);
+  CUresult (*EventQuery)(CUevent e);
+  CUresult (*EventSynchronize)(CUevent e);
   /* CUDA graphs with conditional nodes (gpu_graph.c). Optional: NULL, all of them, when the
    * driver lacks one (older than CX_CU_GRAPHS_DRIVER), and loops then read predicates back. */
   CUresult (*GraphCreate)(CUgraph *g, unsigned flags);
