@@ -559,7 +559,10 @@ cxla_status cxla_executable_code(cxla_executable *e, const void **bytes, size_t 
  * backend is copied out once and the copy kept with the buffer. Device memory comes from a
  * cache per context and device (as XLA's BFC allocator): memory a destroyed or donated buffer
  * gives back is handed out again, so a training loop asks the driver for nothing after its
- * first step (cxla_context_memory_stats). */
+ * first step (cxla_context_memory_stats). Copies to a GPU return once the data is in pinned
+ * host memory cxla keeps for staging (the caller's array is free again) and run while earlier
+ * kernels do; the kernels that read the value wait for them. Reading a GPU buffer on the host
+ * waits for the work that makes it. */
 cxla_status cxla_buffer_from_literal(cxla_context *ctx, const char *backend,
                                      const cxla_literal *lit, cxla_buffer **out);
 cxla_status cxla_buffer_to_literal(cxla_buffer *buf, cxla_literal **out);
