@@ -39,6 +39,7 @@ static const cx_dl_sym k_graph_syms[] = {
   SYM(GraphLaunch, "cuGraphLaunch"), SYM(GraphConditionalHandleCreate, "cuGraphConditionalHandleCreate"),
   SYM(GraphAddNode, "cuGraphAddNode_v2"), SYM(StreamBeginCaptureToGraph, "cuStreamBeginCaptureToGraph"),
   SYM(StreamEndCapture, "cuStreamEndCapture"), SYM(StreamGetCaptureInfo, "cuStreamGetCaptureInfo_v3"),
+  SYM(GraphExecUpdate, "cuGraphExecUpdate_v2"),
 };
 #undef SYM
 

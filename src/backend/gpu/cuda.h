@@ -38,6 +38,12 @@ typedef struct cx_cu_graph_node_params {
   long long reserved2;
 } cx_cu_graph_node_params;
 
+/* CUgraphExecUpdateResultInfo (cuGraphExecUpdate_v2's out-parameter) */
+typedef struct cx_cu_graph_update_info {
+  int result;                       /* CUgraphExecUpdateResult: 0 success */
+  CUgraphNode error_node, error_from_node;
+} cx_cu_graph_update_info;
+
 enum {
   CX_CU_ATTR_CC_MAJOR = 75,        /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR */
   CX_CU_ATTR_CC_MINOR = 76,        /* ..._MINOR */
@@ -123,6 +129,9 @@ typedef struct cx_cuda {
   CUresult (*StreamEndCapture)(CUstream s, CUgraph *g);
   CUresult (*StreamGetCaptureInfo)(CUstream s, int *status, unsigned long long *id, CUgraph *g,
                                    const CUgraphNode **deps, const void **edge_data, size_t *ndeps);
+  /* an instantiated graph given a topologically identical graph's parameters (a construct
+   * captured again because its buffers moved): cheaper than instantiating it */
+  CUresult (*GraphExecUpdate)(CUgraphExec x, CUgraph g, cx_cu_graph_update_info *info);
 } cx_cuda;
 
 /* The driver, opened once per process (thread safe); its library name comes from

@@ -120,6 +120,14 @@ CUresult cx_emu_graph_create(CUgraph *g, unsigned flags);
 CUresult cx_emu_graph_destroy(CUgraph g);
 CUresult cx_emu_graph_instantiate(CUgraphExec *e, CUgraph g, unsigned long long flags);
 CUresult cx_emu_graph_exec_destroy(CUgraphExec e);
+/* cuGraphExecUpdate_v2: g must match e's graph node for node (kinds, kernels' functions,
+ * copies' sizes, conditional nodes' types and body counts, recursively; grids, addresses,
+ * arguments and handles may differ), else CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE with the
+ * driver's result code in info; then e runs g (which must outlive it here, as the graph
+ * instantiated must) */
+CUresult cx_emu_graph_exec_update(CUgraphExec e, CUgraph g, cx_cu_graph_update_info *info);
+/* graphs instantiated and executables updated so far in the process (tests) */
+void cx_emu_graph_counts(long *instantiated, long *updated);
 CUresult cx_emu_graph_launch(CUgraphExec e, CUstream s);
 CUresult cx_emu_graph_handle_create(CUgraphConditionalHandle *h, CUgraph g, CUcontext c, unsigned dflt, unsigned flags);
 CUresult cx_emu_graph_add_node(CUgraphNode *n, CUgraph g, const CUgraphNode *deps, const void *edge_data, size_t ndeps,

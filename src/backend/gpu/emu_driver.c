@@ -404,7 +404,7 @@ static cx_cuda g_emu = {
   .GraphExecDestroy = cx_emu_graph_exec_destroy, .GraphLaunch = cx_emu_graph_launch,
   .GraphConditionalHandleCreate = cx_emu_graph_handle_create, .GraphAddNode = cx_emu_graph_add_node,
   .StreamBeginCaptureToGraph = cx_emu_capture_begin, .StreamEndCapture = cx_emu_capture_end,
-  .StreamGetCaptureInfo = cx_emu_capture_info,
+  .StreamGetCaptureInfo = cx_emu_capture_info, .GraphExecUpdate = cx_emu_graph_exec_update,
 };
 
 void cx_emu_fault(const char *why) { snprintf(t_fault, sizeof t_fault, "%s", why); }
