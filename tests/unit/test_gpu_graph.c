@@ -233,6 +233,7 @@ TEST(gpu_emu_graph_update_rules) {
   CHECK_EQ_INT(cu->GraphCreate(&a, 0), 0);
   CHECK_EQ_INT(cu->GraphCreate(&b, 0), 0);
   if (!s || !p || !a || !b) return;
+  CHECK_EQ_INT(cu->MemsetD8Async(p, 0, 64, s), 0);
   /* a: one memset; b: a memset then a copy */
   CHECK_EQ_INT(cu->StreamBeginCaptureToGraph(s, a, NULL, NULL, 0, CX_CU_CAPTURE_THREAD_LOCAL), 0);
   CHECK_EQ_INT(cu->MemsetD8Async(p, 1, 16, s), 0);

@@ -73,6 +73,21 @@ static void trim(cx_gpu_device *d) {
   d->ncache = 0;
 }
 
+void cx_gpu_pinned_release_idle(cx_gpu_device *d) {
+  int kept = 0;
+  for (int i = 0; i < d->npinned; i++) {
+    cx_gpu_pinned *p = d->pinned[i];
+    if (p->busy || (p->recorded && d->cu->EventSynchronize(p->done))) {
+      d->pinned[kept++] = p;
+      continue;
+    }
+    if (d->cu->MemFreeHost(p->host) == 0) d->stats.pinned -= (int64_t)p->size;
+    d->cu->EventDestroy(p->done);
+    cx_free(p);
+  }
+  d->npinned = kept;
+}
+
 void cx_gpu_device_ref(cx_gpu_device *d) { atomic_fetch_add(&d->refs, 1); }
 
 void cx_gpu_device_unref(cx_gpu_device *d) {
@@ -81,7 +96,7 @@ void cx_gpu_device_unref(cx_gpu_device *d) {
   if (d->cu->CtxPushCurrent(d->cuctx) == 0) {
     settle(d);
     trim(d);
-    cx_gpu_staging_release(d);
+    cx_gpu_pinned_release_idle(d); /* every block is idle now */
     for (int i = 0; i < CX_GPU_MARKS; i++) d->cu->EventDestroy(d->marks[i]);
     d->cu->EventDestroy(d->direct);
     d->cu->StreamDestroy(d->upload);

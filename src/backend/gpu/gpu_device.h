@@ -90,9 +90,9 @@ void cx_gpu_value_release(cx_dev_value *v);
  * download: gpu_staging.c). */
 cxla_status cx_gpu_upload(cxla_context *ctx, void *device, const cxla_literal *host, cx_dev_value **out);
 cxla_status cx_gpu_download(cxla_context *ctx, const cx_dev_value *v, cxla_literal *out);
-/* gpu_staging.c: the staging blocks back to the driver (the device is going away; both
- * streams have finished). */
-void cx_gpu_staging_release(cx_gpu_device *d);
+/* The staging blocks no transfer is using back to the driver, each after its last copy
+ * (under mu, with the context current; gpu_staging.c's cache, and the device's end). */
+void cx_gpu_pinned_release_idle(cx_gpu_device *d);
 cxla_status cx_gpu_clone(cxla_context *ctx, const cx_dev_value *v, cx_dev_value **out);
 cxla_status cx_gpu_mem_stats(cxla_context *ctx, const cx_cuda *cu, const cx_device_mem *mem, cx_mem_stats *out);
 

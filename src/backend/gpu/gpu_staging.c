@@ -35,29 +35,6 @@ static const size_t STAGING_KEEP = (size_t)256 << 20;
 static size_t staging_class(size_t n) { return (n + STAGING_CLASS - 1) / STAGING_CLASS * STAGING_CLASS; }
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
-/* Idle blocks back to the driver (under mu, with the context current): their last copies
- * waited for first. */
-static void release_idle(cx_gpu_device *d) {
-  int kept = 0;
-  for (int i = 0; i < d->npinned; i++) {
-    cx_gpu_pinned *p = d->pinned[i];
-    if (p->busy || (p->recorded && d->cu->EventSynchronize(p->done))) {
-      d->pinned[kept++] = p;
-      continue;
-    }
-    if (d->cu->MemFreeHost(p->host) == 0) d->stats.pinned -= (int64_t)p->size;
-    d->cu->EventDestroy(p->done);
-    cx_free(p);
-  }
-  d->npinned = kept;
-}
-
-void cx_gpu_staging_release(cx_gpu_device *d) {
-  pthread_mutex_lock(&d->mu);
-  release_idle(d);
-  pthread_mutex_unlock(&d->mu);
-}
-
 /* A staging block of at least `bytes`, marked busy (under mu, with the context current). */
 static cxla_status pinned_get(cxla_context *ctx, cx_gpu_device *d, size_t bytes, cx_gpu_pinned **out) {
   const cx_cuda *cu = d->cu;
@@ -80,12 +57,12 @@ static cxla_status pinned_get(cxla_context *ctx, cx_gpu_device *d, size_t bytes,
     if (!t) return cx_oom(ctx);
     d->pinned = t, d->cappinned = cap;
   }
-  if ((size_t)d->stats.pinned + n > STAGING_KEEP) release_idle(d);
+  if ((size_t)d->stats.pinned + n > STAGING_KEEP) cx_gpu_pinned_release_idle(d);
   cx_gpu_pinned *p = cx_calloc(1, sizeof *p);
   if (!p) return cx_oom(ctx);
   CUresult e = cu->MemHostAlloc(&p->host, n, 0);
   if (e == 2 && d->npinned) { /* CUDA_ERROR_OUT_OF_MEMORY: the idle blocks may make room */
-    release_idle(d);
+    cx_gpu_pinned_release_idle(d);
     e = cu->MemHostAlloc(&p->host, n, 0);
   }
   if (e) {
