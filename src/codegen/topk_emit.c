@@ -11,7 +11,9 @@
  * order is total on (key, index), so a merge position is the entry's own place plus a binary
  * search of the other run, with no ties to break. A tile past the row's end is padded with
  * sentinels: the last key of the order and an index past the row, after every real element,
- * so every run is full and none of them reaches the result. */
+ * so every run is full and none of them reaches the result; so is the merged run of the last
+ * run of an odd count (no partner) when runs grow. Sentinels' indices are distinct, so they
+ * do not tie either. */
 #include "codegen/emit.h"
 #include "codegen/loops.h"
 #include "ir/custom_call.h"
@@ -120,7 +122,8 @@ int cx_emit_topk_plan(const cx_instr *in, int64_t tile, cx_topk_plan *p) {
   p->tile = tile;
   p->ntiles = (p->n + tile - 1) / tile;
   p->cap0 = p->k < tile ? p->k : tile;
-  return 1;
+  /* indices are int32: the tiles' sentinels and the merges' (padding a lone run) too */
+  return p->ntiles * tile + (p->ntiles + 1) * p->k < INT32_MAX;
 }
 
 /* the key of the row's element idx, or past the row's end (idx >= n) the sentinel's: the last
@@ -225,6 +228,7 @@ cxla_status cx_emit_topk_merge(cx_cg *cg, cx_instr *in, const cx_topk_plan *p, i
   LLVMBuildStore(b, LLVMBuildSelect(b, LLVMBuildAnd(b, active, LLVMBuildNot(b, first, ""), ""), mid, hi, ""), hi_slot);
   cx_loop_end(cg, &s);
   LLVMValueRef pos = LLVMBuildAdd(b, j, LLVMBuildLoad2(b, i64, lo_slot, ""), "");
+  LLVMValueRef run_out = LLVMBuildAdd(b, LLVMBuildMul(b, row, cx_cg_i64(cg, m_out), ""), LLVMBuildLShr(b, q, one, ""), "");
   cx_if kept;
   cx_if_begin(cg, &kept, LLVMBuildICmp(b, LLVMIntSLT, pos, cx_cg_i64(cg, cap_out), ""));
   if (final) { /* the first k of the row: real elements, ahead of every sentinel */
@@ -232,11 +236,23 @@ cxla_status cx_emit_topk_merge(cx_cg *cg, cx_instr *in, const cx_topk_plan *p, i
     cx_cg_store(cg, t, kf.ptr[0], to, cx_cg_load(cg, t, x, LLVMBuildAdd(b, rowbase, mine, "")));
     cx_cg_store(cg, CXLA_S32, kf.ptr[1], to, LLVMBuildTrunc(b, mine, cg->t_i32, ""));
   } else {
-    LLVMValueRef run = LLVMBuildAdd(b, LLVMBuildMul(b, row, cx_cg_i64(cg, m_out), ""), LLVMBuildLShr(b, q, one, ""), "");
-    LLVMValueRef to = LLVMBuildAdd(b, LLVMBuildMul(b, run, cx_cg_i64(cg, cap_out), ""), pos, "");
+    LLVMValueRef to = LLVMBuildAdd(b, LLVMBuildMul(b, run_out, cx_cg_i64(cg, cap_out), ""), pos, "");
     cx_cg_store(cg, CXLA_S32, kf.ptr[0], to, LLVMBuildTrunc(b, mine, cg->t_i32, ""));
   }
   cx_if_end(cg, &kept);
+  if (!final && cap_out > cap_in) {
+    /* the last run of an odd count has no partner: its run out is cap_in entries long, and
+     * the rest are sentinels (indices past the tiles', distinct per level: ntiles * tile +
+     * m_in * k + j) */
+    cx_if pad;
+    LLVMValueRef short_by = cx_cg_i64(cg, cap_out - cap_in);
+    cx_if_begin(cg, &pad, LLVMBuildAnd(b, LLVMBuildNot(b, has, ""), LLVMBuildICmp(b, LLVMIntSLT, j, short_by, ""), ""));
+    LLVMValueRef to = LLVMBuildAdd(b, LLVMBuildMul(b, run_out, cx_cg_i64(cg, cap_out), ""),
+                                   LLVMBuildAdd(b, cx_cg_i64(cg, cap_in), j, ""), "");
+    LLVMValueRef sentinel = LLVMBuildAdd(b, cx_cg_i64(cg, p->ntiles * p->tile + m_in * k), j, "");
+    cx_cg_store(cg, CXLA_S32, kf.ptr[0], to, LLVMBuildTrunc(b, sentinel, cg->t_i32, ""));
+    cx_if_end(cg, &pad);
+  }
   cx_loop_end(cg, &e);
   return cx_kfn_end(&kf, out, p->rows * m_in * cap_in, cap_in, nout, 2);
 }

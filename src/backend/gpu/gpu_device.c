@@ -34,7 +34,9 @@ static void *make_device(void *p) {
     pushed = 1;
     if ((a->err = cu->StreamCreate(&d->stream, 0))) a->what = "cuStreamCreate";
     else if ((a->err = cu->StreamCreate(&d->upload, CX_CU_STREAM_NON_BLOCKING))) a->what = "cuStreamCreate (uploads)";
-    else if ((a->err = cu->EventCreate(&d->direct, CX_CU_EVENT_DISABLE_TIMING))) a->what = "cuEventCreate";
+    else if ((a->err = cu->EventCreate(&d->direct[0], CX_CU_EVENT_DISABLE_TIMING)) ||
+             (a->err = cu->EventCreate(&d->direct[1], CX_CU_EVENT_DISABLE_TIMING)))
+      a->what = "cuEventCreate";
     for (int i = 0; i < CX_GPU_MARKS && !a->err; i++)
       if ((a->err = cu->EventCreate(&d->marks[i], CX_CU_EVENT_DISABLE_TIMING))) a->what = "cuEventCreate";
   }
@@ -45,7 +47,8 @@ static void *make_device(void *p) {
   if (pushed) {
     for (int i = 0; i < CX_GPU_MARKS; i++)
       if (d->marks[i]) cu->EventDestroy(d->marks[i]);
-    if (d->direct) cu->EventDestroy(d->direct);
+    for (int i = 0; i < 2; i++)
+      if (d->direct[i]) cu->EventDestroy(d->direct[i]);
     if (d->upload) cu->StreamDestroy(d->upload);
     if (d->stream) cu->StreamDestroy(d->stream);
     cu->CtxPopCurrent(&c);
@@ -98,7 +101,8 @@ void cx_gpu_device_unref(cx_gpu_device *d) {
     trim(d);
     cx_gpu_pinned_release_idle(d); /* every block is idle now */
     for (int i = 0; i < CX_GPU_MARKS; i++) d->cu->EventDestroy(d->marks[i]);
-    d->cu->EventDestroy(d->direct);
+    d->cu->EventDestroy(d->direct[0]);
+    d->cu->EventDestroy(d->direct[1]);
     d->cu->StreamDestroy(d->upload);
     d->cu->StreamDestroy(d->stream);
     d->cu->CtxPopCurrent(&c);

@@ -52,7 +52,9 @@ typedef struct cx_gpu_device {
   uint64_t marks_done;      /* the compute stream is known to be past this marker */
   cx_gpu_pinned **pinned;   /* staging blocks */
   int npinned, cappinned;
-  CUevent direct;           /* after uploads straight from a caller's pinned memory */
+  CUevent direct[2];        /* after transfers straight from or to a caller's pinned memory:
+                               [0] uploads, [1] downloads (an event re-recorded by another
+                               transfer is later on the same stream: a wait for it still covers) */
   cx_mem_stats stats;
 } cx_gpu_device;
 

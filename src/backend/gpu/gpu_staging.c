@@ -184,7 +184,7 @@ static cxla_status queue_upload(xfer *x, uint64_t wait, int *recorded) {
     CUresult e = cu->MemcpyHtoDAsync(x->v->addr[k], src, bytes, d->upload);
     if (e) return cx_cuda_error(x->ctx, cu, e, "copying to the device (cuMemcpyHtoDAsync)");
   }
-  CUevent ev = x->block ? x->block->done : d->direct;
+  CUevent ev = x->block ? x->block->done : d->direct[0];
   CUresult e = cu->EventRecord(ev, d->upload);
   if (e) return cx_cuda_error(x->ctx, cu, e, "cuEventRecord (after an upload)");
   *recorded = 1;
@@ -241,7 +241,7 @@ static cxla_status queue_download(xfer *x, int *recorded) {
     CUresult e = cu->MemcpyDtoHAsync(dst, x->v->addr[k], bytes, d->stream);
     if (e) return cx_cuda_error(x->ctx, cu, e, "copying from the device (cuMemcpyDtoHAsync)");
   }
-  CUevent ev = x->block ? x->block->done : d->direct;
+  CUevent ev = x->block ? x->block->done : d->direct[1];
   CUresult e = cu->EventRecord(ev, d->stream);
   if (e) return cx_cuda_error(x->ctx, cu, e, "cuEventRecord (after a download)");
   *recorded = 1;
