@@ -559,7 +559,10 @@ cxla_status cxla_executable_code(cxla_executable *e, const void **bytes, size_t 
  * backend is copied out once and the copy kept with the buffer. Device memory comes from a
  * cache per context and device (as XLA's BFC allocator): memory a destroyed or donated buffer
  * gives back is handed out again, so a training loop asks the driver for nothing after its
- * first step (cxla_context_memory_stats). */
+ * first step (cxla_context_memory_stats). Copies to a GPU return once the data is in pinned
+ * host memory cxla keeps for staging (the caller's array is free again) and run while earlier
+ * kernels do; the kernels that read the value wait for them. Reading a GPU buffer on the host
+ * waits for the work that makes it. */
 cxla_status cxla_buffer_from_literal(cxla_context *ctx, const char *backend,
                                      const cxla_literal *lit, cxla_buffer **out);
 cxla_status cxla_buffer_to_literal(cxla_buffer *buf, cxla_literal **out);
@@ -577,6 +580,14 @@ typedef struct cxla_memory_stats {
   int64_t cached;         /* given back and kept for reuse */
   int64_t driver_allocs;  /* cuMemAlloc calls for buffers so far */
   int64_t driver_frees;
+  /* Transfers: host memory is staged through pinned host blocks kept for reuse, uploads run
+   * on a stream of their own that the kernels wait for (docs/design/gpu-backend.md). */
+  int64_t pinned;         /* bytes of pinned host memory held for staging */
+  int64_t pinned_allocs;  /* cuMemHostAlloc calls so far */
+  int64_t pinned_hits;    /* transfers staged in a block from the cache */
+  int64_t staged_bytes;   /* bytes copied through staging, both ways */
+  int64_t direct_bytes;   /* bytes copied straight from or to the caller's pinned memory */
+  int64_t upload_waits;   /* uploads that waited for earlier kernels using their memory */
 } cxla_memory_stats;
 /* CXLA_ERR_UNSUPPORTED for a backend with no device memory (interp, cpu); CXLA_ERR_DEVICE
  * when the GPU cannot be used. */

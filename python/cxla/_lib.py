@@ -42,7 +42,9 @@ Shape._fields_ = [
 class MemoryStats(ctypes.Structure):
     """cxla_memory_stats."""
 
-    _fields_ = [(name, ctypes.c_int64) for name in ("in_use", "peak_in_use", "cached", "driver_allocs", "driver_frees")]
+    _fields_ = [(name, ctypes.c_int64) for name in ("in_use", "peak_in_use", "cached", "driver_allocs", "driver_frees",
+                                                    "pinned", "pinned_allocs", "pinned_hits", "staged_bytes",
+                                                    "direct_bytes", "upload_waits")]
 
 
 class CompileOptions(ctypes.Structure):

@@ -43,6 +43,8 @@ typedef struct cx_dev_arg {
 /* What cxla_context_memory_stats reports (the allocator of a context's device). */
 typedef struct cx_mem_stats {
   int64_t in_use, peak, cached, driver_allocs, driver_frees;
+  /* transfers (cxla_memory_stats' fields of the same names) */
+  int64_t pinned, pinned_allocs, pinned_hits, staged_bytes, direct_bytes, upload_waits;
 } cx_mem_stats;
 
 typedef struct cx_device_mem {

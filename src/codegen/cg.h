@@ -95,6 +95,19 @@ const cx_instr_kernel *cx_emit_instr_kernel(const cx_instr *in);
  * of 2 * width (a binary search a thread); a width at least the row's is a copy. */
 cxla_status cx_emit_sort_tiles(cx_cg *g, cx_instr *sort, int64_t tile, cx_kernel *out);
 cxla_status cx_emit_sort_merge(cx_cg *g, cx_instr *sort, int64_t width, cx_kernel *out);
+/* A top-k's row too long for one kernel (n^2 comparisons a row) runs as passes over runs of
+ * candidate indices (int32, scratch memory the caller gives): per row, ntiles runs of cap0
+ * entries from rank placement within tiles (args: runs, x), then merges of pairs of runs
+ * (m_in runs of cap_in entries into (m_in + 1) / 2 runs of cap_out; args: runs out, x, runs
+ * in), the last (one run left, cap_out k) writing the values and indices (args: values,
+ * indices, x, runs in). plan: 0 when in is no top-k the emitter takes. */
+typedef struct cx_topk_plan {
+  int64_t rows, n, k, tile, ntiles, cap0;
+} cx_topk_plan;
+int cx_emit_topk_plan(const cx_instr *topk, int64_t tile, cx_topk_plan *p);
+cxla_status cx_emit_topk_tiles(cx_cg *g, cx_instr *topk, const cx_topk_plan *p, cx_kernel *out);
+cxla_status cx_emit_topk_merge(cx_cg *g, cx_instr *topk, const cx_topk_plan *p, int64_t m_in, int64_t cap_in,
+                               int64_t cap_out, cx_kernel *out);
 /* True if the emitter can generate code for every instruction of this fusion (for a kOutput
  * fusion: its epilogue); otherwise the sequencer runs it on the interpreter. `why` (a
  * thread-local string, valid until the next call) names the first unsupported instruction. */

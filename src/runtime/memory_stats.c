@@ -15,6 +15,9 @@ cxla_status cxla_context_memory_stats(cxla_context *ctx, const char *backend, cx
   cx_mem_stats m;
   CX_TRY(be->mem->stats(ctx, &m));
   *out = (cxla_memory_stats){.in_use = m.in_use, .peak_in_use = m.peak, .cached = m.cached,
-                             .driver_allocs = m.driver_allocs, .driver_frees = m.driver_frees};
+                             .driver_allocs = m.driver_allocs, .driver_frees = m.driver_frees,
+                             .pinned = m.pinned, .pinned_allocs = m.pinned_allocs, .pinned_hits = m.pinned_hits,
+                             .staged_bytes = m.staged_bytes, .direct_bytes = m.direct_bytes,
+                             .upload_waits = m.upload_waits};
   return CXLA_OK;
 }

@@ -676,6 +676,25 @@ class DeviceBufferTest(unittest.TestCase):
         with self.assertRaises(cxla.UnsupportedError):
             cxla.memory_stats("cpu")
 
+    def test_batches_staged_through_pinned_memory(self):
+        # device_put and reading a result back go through pinned staging blocks kept for reuse:
+        # after the first step nothing more is pinned, and every byte is counted
+        f = cxla.compile(MOMENTUM.replace(", input_output_alias={ {0}: (0, {}, may-alias), {1}: (2, {}, may-alias) }", ""),
+                         backend="gpu-emu", keep_on_device=True)
+        w = cxla.device_put(np.zeros(4096, np.float32), "gpu-emu")
+        m = cxla.device_put(np.zeros(4096, np.float32), "gpu-emu")
+        first = None
+        for k in range(5):
+            g = cxla.device_put(np.full(4096, k, np.float32), "gpu-emu")
+            w, m = f(w, g, m)
+            np.testing.assert_array_equal(m.to_numpy(), np.full(4096, k * (k + 1) / 2, np.float32))
+            stats = cxla.memory_stats("gpu-emu")
+            if k == 0:
+                first = stats
+        self.assertEqual(stats["pinned_allocs"], first["pinned_allocs"])
+        self.assertGreaterEqual(stats["pinned_hits"] - first["pinned_hits"], 8)
+        self.assertGreaterEqual(stats["staged_bytes"] - first["staged_bytes"], 8 * 4 * 4096)
+
 
 if __name__ == "__main__":
     unittest.main()

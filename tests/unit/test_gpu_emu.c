@@ -327,6 +327,18 @@ TEST(gpu_emu_sort) {
            " ROOT o = f32[33000] negate(s)\n}\n", 17);
 }
 
+/* top-k of rows past one kernel's 16384 (tests/hlo/ops/topk_long_rows.hlo: tiles, then merges
+ * of candidate runs; ties by index, an odd run count, k above the tile), on more seeds than
+ * the corpus's one */
+TEST(gpu_emu_topk_long_rows) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/tests/hlo/ops/topk_long_rows.hlo", test_srcdir());
+  char *text = slurp(path);
+  CHECK_MSG(text != NULL, "cannot read %s", path);
+  for (uint64_t seed = 41; text && seed < 43; seed++) emu_text(text, seed);
+  cx_free(text);
+}
+
 /* scatter in its three forms: atomic (f32 add with duplicate indices from random small
  * integers, some out of range: those windows are skipped; s32 max), serial (overwrite with
  * duplicates: the last update wins, as in the interpreter's order; a variadic pair), parallel

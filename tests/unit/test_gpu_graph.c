@@ -176,6 +176,89 @@ TEST(gpu_graph_loops_and_conditionals) {
   cx_module_free(m);
 }
 
+/* A loop whose state is the result's memory moves with every execution whose earlier results
+ * are still alive: captured again each time, and the instantiated graph updated with the new
+ * capture's arguments (cuGraphExecUpdate) rather than instantiated again; every result as the
+ * interpreter's. */
+TEST(gpu_graph_moved_buffers_update_the_graph) {
+  if (strcmp(backend_name(), "gpu-emu") || graphs_expected(1) != 1) {
+    printf("    skipped: counts the emulated driver's graphs\n");
+    return;
+  }
+  char text[4096];
+  snprintf(text, sizeof text, NESTED, 1);
+  cx_module *m = parse_text(text);
+  cxla_executable *e = test_compile_text(text, "nested.hlo", "gpu-emu", 0);
+  enum { RUNS = 6 };
+  cxla_buffer *kept[RUNS] = {0};
+  long inst0, upd0, inst1, upd1;
+  cx_emu_graph_counts(&inst0, &upd0);
+  for (int i = 0; m && e && i < RUNS; i++) {
+    cxla_literal *args[2] = {scalar_f32((float)(2 + i % 3)), vec_f32(16, 0.1f * (float)i)};
+    cxla_buffer *bufs[2] = {NULL, NULL};
+    for (int a = 0; a < 2; a++) CHECK_OK(cxla_buffer_from_literal(test_ctx(), "gpu-emu", args[a], &bufs[a]));
+    CHECK_OK(cxla_executable_execute(e, 2, bufs, &kept[i])); /* kept alive: the next result lands elsewhere */
+    cxla_literal *want = NULL, *got = NULL;
+    CHECK_OK(cx_interp_run(m, 2, args, &want));
+    if (kept[i]) CHECK_OK(cxla_buffer_to_literal(kept[i], &got));
+    cx_sb why;
+    cx_sb_init(&why);
+    CHECK_MSG(got && want && cx_literal_compare(got, want, 1e-5, 1e-6, &why), "run %d differs from interp: %s", i,
+              why.buf ? why.buf : "");
+    cx_sb_free(&why);
+    cxla_literal_destroy(want);
+    cxla_literal_destroy(got);
+    for (int a = 0; a < 2; a++) {
+      cxla_buffer_destroy(bufs[a]);
+      cxla_literal_destroy(args[a]);
+    }
+  }
+  cx_emu_graph_counts(&inst1, &upd1);
+  /* the outer loop's graph, its nested loop and conditional inside it: one instantiation */
+  CHECK_MSG(inst1 - inst0 == 1 && upd1 - upd0 == RUNS - 1, "%ld instantiations and %ld updates in %d runs",
+            inst1 - inst0, upd1 - upd0, RUNS);
+  for (int i = 0; i < RUNS; i++) cxla_buffer_destroy(kept[i]);
+  cxla_executable_destroy(e);
+  cx_module_free(m);
+}
+
+/* The emulated cuGraphExecUpdate refuses a graph of another shape, naming the result. */
+TEST(gpu_emu_graph_update_rules) {
+  const cx_cuda *cu = cx_cuda_emu();
+  CUstream s = NULL;
+  CUdeviceptr p = 0;
+  CUgraph a = NULL, b = NULL;
+  CUgraphExec x = NULL;
+  CHECK_EQ_INT(cu->StreamCreate(&s, 0), 0);
+  CHECK_EQ_INT(cu->MemAlloc(&p, 64), 0);
+  CHECK_EQ_INT(cu->GraphCreate(&a, 0), 0);
+  CHECK_EQ_INT(cu->GraphCreate(&b, 0), 0);
+  if (!s || !p || !a || !b) return;
+  CHECK_EQ_INT(cu->MemsetD8Async(p, 0, 64, s), 0);
+  /* a: one memset; b: a memset then a copy */
+  CHECK_EQ_INT(cu->StreamBeginCaptureToGraph(s, a, NULL, NULL, 0, CX_CU_CAPTURE_THREAD_LOCAL), 0);
+  CHECK_EQ_INT(cu->MemsetD8Async(p, 1, 16, s), 0);
+  CUgraph ended = NULL;
+  CHECK_EQ_INT(cu->StreamEndCapture(s, &ended), 0);
+  CHECK_EQ_INT(cu->StreamBeginCaptureToGraph(s, b, NULL, NULL, 0, CX_CU_CAPTURE_THREAD_LOCAL), 0);
+  CHECK_EQ_INT(cu->MemsetD8Async(p + 16, 2, 16, s), 0);
+  CHECK_EQ_INT(cu->MemcpyDtoDAsync(p + 32, p + 16, 16, s), 0);
+  CHECK_EQ_INT(cu->StreamEndCapture(s, &ended), 0);
+  CHECK_EQ_INT(cu->GraphInstantiate(&x, a, 0), 0);
+  cx_cu_graph_update_info info = {0};
+  CHECK_EQ_INT(cu->GraphExecUpdate(x, b, &info), 910); /* CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE */
+  CHECK_EQ_INT(info.result, 2);                         /* CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED */
+  CHECK_EQ_INT(cu->GraphLaunch(x, s), 0);               /* still a's */
+  unsigned char host[48] = {0};
+  CHECK_EQ_INT(cu->MemcpyDtoH(host, p, 48), 0);
+  CHECK(host[0] == 1 && host[16] == 0);
+  CHECK_EQ_INT(cu->GraphExecDestroy(x), 0);
+  CHECK_EQ_INT(cu->GraphDestroy(a), 0);
+  CHECK_EQ_INT(cu->GraphDestroy(b), 0);
+  CHECK_EQ_INT(cu->MemFree(p), 0);
+  CHECK_EQ_INT(cu->StreamDestroy(s), 0);
+}
+
 /* --max-loop-iterations: the limit exactly met passes; one past it fails with the read-back
  * path's (and the interpreter's) message, naming the loop, also when the loop that overruns is
  * the nested one (its parents stop too: the execution ends) */

@@ -28,6 +28,9 @@ static const cx_dl_sym k_syms[] = {
   SYM(EventElapsedTime, "cuEventElapsedTime"), SYM(EventDestroy, "cuEventDestroy_v2"),
   SYM(MemsetD8Async, "cuMemsetD8Async"), SYM(MemsetD2D32Async, "cuMemsetD2D32Async"),
   SYM(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"), SYM(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
+  SYM(MemHostAlloc, "cuMemHostAlloc"), SYM(MemFreeHost, "cuMemFreeHost"),
+  SYM(PointerGetAttribute, "cuPointerGetAttribute"), SYM(StreamWaitEvent, "cuStreamWaitEvent"),
+  SYM(EventQuery, "cuEventQuery"), SYM(EventSynchronize, "cuEventSynchronize"),
 };
 /* CUDA graphs: optional (cuda.h) */
 static const cx_dl_sym k_graph_syms[] = {
@@ -36,6 +39,7 @@ static const cx_dl_sym k_graph_syms[] = {
   SYM(GraphLaunch, "cuGraphLaunch"), SYM(GraphConditionalHandleCreate, "cuGraphConditionalHandleCreate"),
   SYM(GraphAddNode, "cuGraphAddNode_v2"), SYM(StreamBeginCaptureToGraph, "cuStreamBeginCaptureToGraph"),
   SYM(StreamEndCapture, "cuStreamEndCapture"), SYM(StreamGetCaptureInfo, "cuStreamGetCaptureInfo_v3"),
+  SYM(GraphExecUpdate, "cuGraphExecUpdate_v2"),
 };
 #undef SYM
 

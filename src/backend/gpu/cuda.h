@@ -38,6 +38,12 @@ typedef struct cx_cu_graph_node_params {
   long long reserved2;
 } cx_cu_graph_node_params;
 
+/* CUgraphExecUpdateResultInfo (cuGraphExecUpdate_v2's out-parameter) */
+typedef struct cx_cu_graph_update_info {
+  int result;                       /* CUgraphExecUpdateResult: 0 success */
+  CUgraphNode error_node, error_from_node;
+} cx_cu_graph_update_info;
+
 enum {
   CX_CU_ATTR_CC_MAJOR = 75,        /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR */
   CX_CU_ATTR_CC_MINOR = 76,        /* ..._MINOR */
@@ -49,6 +55,11 @@ enum {
   CX_CU_COND_IF = 0, CX_CU_COND_WHILE = 1, CX_CU_COND_SWITCH = 2, /* CUgraphConditionalNodeType */
   CX_CU_CAPTURE_THREAD_LOCAL = 1,  /* CU_STREAM_CAPTURE_MODE_THREAD_LOCAL */
   CX_CU_CAPTURE_ACTIVE = 1,        /* CU_STREAM_CAPTURE_STATUS_ACTIVE */
+  CX_CU_STREAM_NON_BLOCKING = 1,   /* CU_STREAM_NON_BLOCKING */
+  CX_CU_EVENT_DISABLE_TIMING = 2,  /* CU_EVENT_DISABLE_TIMING */
+  CX_CU_POINTER_MEMORY_TYPE = 2,   /* CU_POINTER_ATTRIBUTE_MEMORY_TYPE */
+  CX_CU_MEMORYTYPE_HOST = 1, CX_CU_MEMORYTYPE_DEVICE = 2, /* CUmemorytype */
+  CX_CU_NOT_READY = 600,           /* CUDA_ERROR_NOT_READY */
   /* conditional nodes, capture into a given graph and cuGraphAddNode_v2 came with CUDA 12.3;
    * cxla asks for 12.4, a margin over the first release of conditional nodes (not yet tried
    * on a real driver of either) */
@@ -94,6 +105,14 @@ typedef struct cx_cuda {
   /* buffers' transfers, ordered on the device's stream */
   CUresult (*MemcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream s);
   CUresult (*MemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes, CUstream s);
+  /* asynchronous transfers (gpu_staging.c): pinned host staging, uploads on a second stream
+   * that the compute stream waits for with an event */
+  CUresult (*MemHostAlloc)(void **p, size_t bytes, unsigned flags);
+  CUresult (*MemFreeHost)(void *p);
+  CUresult (*PointerGetAttribute)(void *data, int attr, CUdeviceptr p);
+  CUresult (*StreamWaitEvent)(CUstream s, CUevent e, unsigned flags);
+  CUresult (*EventQuery)(CUevent e);
+  CUresult (*EventSynchronize)(CUevent e);
   /* CUDA graphs with conditional nodes (gpu_graph.c). Optional: NULL, all of them, when the
    * driver lacks one (older than CX_CU_GRAPHS_DRIVER), and loops then read predicates back. */
   CUresult (*GraphCreate)(CUgraph *g, unsigned flags);
@@ -110,6 +129,9 @@ typedef struct cx_cuda {
   CUresult (*StreamEndCapture)(CUstream s, CUgraph *g);
   CUresult (*StreamGetCaptureInfo)(CUstream s, int *status, unsigned long long *id, CUgraph *g,
                                    const CUgraphNode **deps, const void **edge_data, size_t *ndeps);
+  /* an instantiated graph given a topologically identical graph's parameters (a construct
+   * captured again because its buffers moved): cheaper than instantiating it */
+  CUresult (*GraphExecUpdate)(CUgraphExec x, CUgraph g, cx_cu_graph_update_info *info);
 } cx_cuda;
 
 /* The driver, opened once per process (thread safe); its library name comes from

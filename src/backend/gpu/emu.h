@@ -50,8 +50,44 @@ const cx_emu_fn *cx_emu_module_function(const cx_emu_module *m, const char *name
 /* Device memory ranges the kernels may touch (emu_driver.c keeps the table). */
 int cx_emu_range_add(const void *base, size_t bytes);
 void cx_emu_range_remove(const void *base);
-/* 1 if [p, p+bytes) lies inside one live range (what the emulated libraries check). */
+/* 1 if [p, p+bytes) lies inside one live range (what the emulated libraries check: they
+ * compute at the call, so every stream's queued copies run first). */
 int cx_emu_device_ok(CUdeviceptr p, size_t bytes);
+/* The same check alone (what a queued copy makes when it runs). */
+int cx_emu_device_live(CUdeviceptr p, size_t bytes);
+/* The message cuGetErrorString gives this thread for CUDA_ERROR_ILLEGAL_ADDRESS. */
+void cx_emu_fault(const char *why);
+
+/* ---- emu_stream.c: streams, events and pinned host memory ----
+ * Kernels, device copies and memsets run when issued; host<->device copies are queued on
+ * their stream and run when something needs them (the stream's next immediate operation, a
+ * synchronisation, a stream waiting for an event after them), so a missing wait or a reuse of
+ * staging memory too early gives wrong results or a sticky error. */
+CUresult cx_emu_stream_create(CUstream *s, unsigned flags);
+CUresult cx_emu_stream_destroy(CUstream s);
+/* s is live; runs what s queued (the caller's work then comes after it); its sticky error */
+CUresult cx_emu_stream_begin(CUstream s);
+CUresult cx_emu_stream_sync(CUstream s);
+CUresult cx_emu_stream_wait_event(CUstream s, CUevent e, unsigned flags);
+/* every stream's queue run (a schedule the GPU could have taken) */
+void cx_emu_streams_settle(void);
+CUresult cx_emu_htod_async(CUdeviceptr dst, const void *src, size_t bytes, CUstream s);
+CUresult cx_emu_dtoh_async(void *dst, CUdeviceptr src, size_t bytes, CUstream s);
+CUresult cx_emu_event_create(CUevent *e, unsigned flags);
+CUresult cx_emu_event_record(CUevent e, CUstream s);
+CUresult cx_emu_event_query(CUevent e);
+CUresult cx_emu_event_sync(CUevent e);
+CUresult cx_emu_event_elapsed(float *ms, CUevent a, CUevent b);
+CUresult cx_emu_event_destroy(CUevent e);
+CUresult cx_emu_mem_host_alloc(void **p, size_t bytes, unsigned flags);
+CUresult cx_emu_mem_free_host(void *p);
+CUresult cx_emu_pointer_attribute(void *data, int attr, CUdeviceptr p);
+/* 1 if [p, p+bytes) lies inside one block of pinned host memory */
+int cx_emu_pinned_ok(const void *p, size_t bytes);
+/* Pinned host memory cuMemHostAlloc may hand out (0, the default: as much as the host gives);
+ * past it CUDA_ERROR_OUT_OF_MEMORY (tests); and how much it has handed out now. */
+void cx_emu_set_pinned_limit(size_t bytes);
+size_t cx_emu_pinned_allocated(void);
 
 /* What the rewritten kernels call: the value of special register `which` (cx_emu_sreg_names'
  * index) for the emulated thread, and the check of one global-memory access. */
@@ -84,6 +120,14 @@ CUresult cx_emu_graph_create(CUgraph *g, unsigned flags);
 CUresult cx_emu_graph_destroy(CUgraph g);
 CUresult cx_emu_graph_instantiate(CUgraphExec *e, CUgraph g, unsigned long long flags);
 CUresult cx_emu_graph_exec_destroy(CUgraphExec e);
+/* cuGraphExecUpdate_v2: g must match e's graph node for node (kinds, kernels' functions,
+ * copies' sizes, conditional nodes' types and body counts, recursively; grids, addresses,
+ * arguments and handles may differ), else CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE with the
+ * driver's result code in info; then e runs g (which must outlive it here, as the graph
+ * instantiated must) */
+CUresult cx_emu_graph_exec_update(CUgraphExec e, CUgraph g, cx_cu_graph_update_info *info);
+/* graphs instantiated and executables updated so far in the process (tests) */
+void cx_emu_graph_counts(long *instantiated, long *updated);
 CUresult cx_emu_graph_launch(CUgraphExec e, CUstream s);
 CUresult cx_emu_graph_handle_create(CUgraphConditionalHandle *h, CUgraph g, CUcontext c, unsigned dflt, unsigned flags);
 CUresult cx_emu_graph_add_node(CUgraphNode *n, CUgraph g, const CUgraphNode *deps, const void *edge_data, size_t ndeps,

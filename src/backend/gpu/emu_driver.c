@@ -84,7 +84,12 @@ static int host_range_ok(CUdeviceptr p, size_t bytes) {
   return ok;
 }
 
-int cx_emu_device_ok(CUdeviceptr p, size_t bytes) { return host_range_ok(p, bytes); }
+int cx_emu_device_live(CUdeviceptr p, size_t bytes) { return host_range_ok(p, bytes); }
+/* The emulated libraries compute at the call: the copies queued before it are done by then. */
+int cx_emu_device_ok(CUdeviceptr p, size_t bytes) {
+  cx_emu_streams_settle();
+  return host_range_ok(p, bytes);
+}
 
 /* ---- the emulated thread, and what a kernel calls ---- */
 
@@ -123,7 +128,7 @@ void cx_emu_access(const void *p, uint64_t bytes, uint32_t store) {
 
 /* ---- the driver table ---- */
 
-static int g_ctx_token, g_stream_token; /* the context and streams are only handles here */
+static int g_ctx_token; /* the context is only a handle here (streams: emu_stream.c) */
 
 static CUresult emu_init(unsigned flags) { return flags ? E_INVALID_VALUE : E_OK; }
 static cx_cuda g_emu;
@@ -220,41 +225,41 @@ static CUresult emu_free(CUdeviceptr p) {
 }
 
 /* what waits for the stream or touches host memory cannot be captured (emu_graph.c) */
+/* synchronous copies: the legacy default stream's, so what every stream queued runs first */
 static CUresult emu_htod(CUdeviceptr dst, const void *src, size_t bytes) {
   if (cx_emu_capturing()) return E_CAPTURE_UNSUPPORTED;
+  cx_emu_streams_settle();
   if (!host_range_ok(dst, bytes)) return E_INVALID_VALUE;
   memcpy((void *)(uintptr_t)dst, src, bytes);
   return E_OK;
 }
 static CUresult emu_dtoh(void *dst, CUdeviceptr src, size_t bytes) {
   if (cx_emu_capturing()) return E_CAPTURE_UNSUPPORTED;
+  cx_emu_streams_settle();
   if (!host_range_ok(src, bytes)) return E_INVALID_VALUE;
   memcpy(dst, (const void *)(uintptr_t)src, bytes);
   return E_OK;
 }
-/* a stream runs each call in order, so "async" work is done when the call returns */
-static CUresult emu_htod_async(CUdeviceptr dst, const void *src, size_t bytes, CUstream s) {
-  return s != (CUstream)&g_stream_token ? E_INVALID_HANDLE : emu_htod(dst, src, bytes);
-}
-static CUresult emu_dtoh_async(void *dst, CUdeviceptr src, size_t bytes, CUstream s) {
-  return s != (CUstream)&g_stream_token ? E_INVALID_HANDLE : emu_dtoh(dst, src, bytes);
-}
+/* what runs at once on a stream first runs what the stream queued (emu_stream.c) */
 static CUresult emu_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
-  if (s != (CUstream)&g_stream_token) return E_INVALID_HANDLE;
+  CUresult r = cx_emu_stream_begin(s);
+  if (r) return r;
   if (!host_range_ok(dst, bytes) || !host_range_ok(src, bytes)) return E_INVALID_VALUE;
   if (cx_emu_capturing()) return cx_emu_capture_copy(dst, src, bytes);
   memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
   return E_OK;
 }
 static CUresult emu_memset8(CUdeviceptr dst, unsigned char v, size_t n, CUstream s) {
-  if (s != (CUstream)&g_stream_token) return E_INVALID_HANDLE;
+  CUresult r = cx_emu_stream_begin(s);
+  if (r) return r;
   if (!host_range_ok(dst, n)) return E_INVALID_VALUE;
   if (cx_emu_capturing()) return cx_emu_capture_memset(dst, v, n);
   memset((void *)(uintptr_t)dst, v, n);
   return E_OK;
 }
 static CUresult emu_memset2d32(CUdeviceptr dst, size_t pitch, unsigned v, size_t width, size_t height, CUstream s) {
-  if (s != (CUstream)&g_stream_token) return E_INVALID_HANDLE;
+  CUresult r = cx_emu_stream_begin(s);
+  if (r) return r;
   if (cx_emu_capturing()) return E_CAPTURE_UNSUPPORTED;
   if (!width || !height) return E_OK;
   if (dst % 4 || pitch % 4 || pitch < 4 * width || height > SIZE_MAX / pitch ||
@@ -264,41 +269,6 @@ static CUresult emu_memset2d32(CUdeviceptr dst, size_t pitch, unsigned v, size_t
     for (size_t i = 0; i < width; i++) memcpy((char *)(uintptr_t)dst + r * pitch + 4 * i, &v, 4);
   return E_OK;
 }
-static CUresult emu_stream(CUstream *s, unsigned flags) { return flags > 1 ? E_INVALID_VALUE : (*s = (CUstream)&g_stream_token, E_OK); }
-static CUresult emu_stream_destroy(CUstream s) { return s == (CUstream)&g_stream_token ? E_OK : E_INVALID_HANDLE; }
-static CUresult emu_sync(CUstream s) {
-  if (s != (CUstream)&g_stream_token) return E_INVALID_HANDLE;
-  return cx_emu_capturing() ? E_CAPTURE_UNSUPPORTED : E_OK;
-}
-
-/* An event is the host time it was recorded at: the stream has finished everything before it. */
-typedef struct emu_event { struct timespec at; int recorded; } emu_event;
-static CUresult emu_event_create(CUevent *e, unsigned flags) {
-  emu_event *ev = flags ? NULL : calloc(1, sizeof *ev);
-  if (!ev) return flags ? E_INVALID_VALUE : E_OUT_OF_MEMORY;
-  *e = (CUevent)ev;
-  return E_OK;
-}
-static CUresult emu_event_record(CUevent e, CUstream s) {
-  if (!e || s != (CUstream)&g_stream_token) return E_INVALID_HANDLE;
-  if (cx_emu_capturing()) return E_CAPTURE_UNSUPPORTED; /* (an event node: cxla times no graph) */
-  emu_event *ev = (emu_event *)e;
-  clock_gettime(CLOCK_MONOTONIC, &ev->at);
-  ev->recorded = 1;
-  return E_OK;
-}
-static CUresult emu_event_elapsed(float *ms, CUevent a, CUevent b) {
-  const emu_event *x = (const emu_event *)a, *y = (const emu_event *)b;
-  if (!x || !y) return E_INVALID_HANDLE;
-  if (!x->recorded || !y->recorded) return E_INVALID_HANDLE; /* the driver's CUDA_ERROR_INVALID_HANDLE too */
-  *ms = (float)((double)(y->at.tv_sec - x->at.tv_sec) * 1e3 + (double)(y->at.tv_nsec - x->at.tv_nsec) / 1e6);
-  return E_OK;
-}
-static CUresult emu_event_destroy(CUevent e) {
-  free(e);
-  return E_OK;
-}
-
 /* A permutation of [0, n) that is neither the natural order nor its reverse: i -> (i*step +
  * n/3) mod n with step coprime to n. Kernels that assume threads or blocks run in order (or
  * that a thread sees another's writes) give wrong results here. */
@@ -351,7 +321,9 @@ static CUresult launch_warps(const cx_emu_fn *fn, void **params, unsigned gx, un
 static CUresult emu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                            unsigned shared, CUstream s, void **params, void **extra) {
   const cx_emu_fn *fn = (const cx_emu_fn *)f;
-  if (!fn || s != (CUstream)&g_stream_token) return E_INVALID_HANDLE;
+  if (!fn) return E_INVALID_HANDLE;
+  CUresult qr = cx_emu_stream_begin(s);
+  if (qr) return qr;
   /* the limits of every GPU cxla targets (compute capability 7.5 and newer) */
   if (!gx || !gy || !gz || !bx || !by || !bz || gy > 65535 || gz > 65535 || gx > 2147483647u || bx > 1024 ||
       by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024 || extra || !params)
@@ -404,7 +376,7 @@ static CUresult emu_error_string(CUresult r, const char **s) {
     {E_INVALID_IMAGE, "device kernel image is invalid"}, {E_INVALID_HANDLE, "invalid resource handle"},
     {E_NOT_FOUND, "named symbol not found"}, {401, "the operation is not permitted in this state"},
     {E_CAPTURE_UNSUPPORTED, "operation not permitted when stream is capturing"},
-    {903, "the capture was not initiated in this stream"},
+    {903, "the capture was not initiated in this stream"}, {600, "device not ready"},
   };
   if (r == E_ILLEGAL_ADDRESS) return *s = t_fault[0] ? t_fault : "an illegal memory access was encountered", E_OK;
   for (size_t i = 0; i < sizeof k / sizeof *k; i++)
@@ -420,17 +392,22 @@ static cx_cuda g_emu = {
   .DevicePrimaryCtxRelease = emu_release, .CtxPushCurrent = emu_push, .CtxPopCurrent = emu_pop,
   .ModuleLoadDataEx = emu_load, .ModuleUnload = emu_unload, .ModuleGetFunction = emu_function,
   .MemAlloc = emu_alloc, .MemFree = emu_free, .MemcpyHtoD = emu_htod, .MemcpyDtoH = emu_dtoh,
-  .MemcpyDtoDAsync = emu_dtod, .LaunchKernel = emu_launch, .StreamCreate = emu_stream,
-  .StreamDestroy = emu_stream_destroy, .StreamSynchronize = emu_sync, .GetErrorString = emu_error_string,
-  .EventCreate = emu_event_create, .EventRecord = emu_event_record, .EventElapsedTime = emu_event_elapsed,
-  .EventDestroy = emu_event_destroy, .MemsetD8Async = emu_memset8, .MemcpyHtoDAsync = emu_htod_async,
-  .MemcpyDtoHAsync = emu_dtoh_async, .MemsetD2D32Async = emu_memset2d32,
+  .MemcpyDtoDAsync = emu_dtod, .LaunchKernel = emu_launch, .StreamCreate = cx_emu_stream_create,
+  .StreamDestroy = cx_emu_stream_destroy, .StreamSynchronize = cx_emu_stream_sync, .GetErrorString = emu_error_string,
+  .EventCreate = cx_emu_event_create, .EventRecord = cx_emu_event_record, .EventElapsedTime = cx_emu_event_elapsed,
+  .EventDestroy = cx_emu_event_destroy, .MemsetD8Async = emu_memset8, .MemcpyHtoDAsync = cx_emu_htod_async,
+  .MemcpyDtoHAsync = cx_emu_dtoh_async, .MemsetD2D32Async = emu_memset2d32,
+  .MemHostAlloc = cx_emu_mem_host_alloc, .MemFreeHost = cx_emu_mem_free_host,
+  .PointerGetAttribute = cx_emu_pointer_attribute, .StreamWaitEvent = cx_emu_stream_wait_event,
+  .EventQuery = cx_emu_event_query, .EventSynchronize = cx_emu_event_sync,
   .GraphCreate = cx_emu_graph_create, .GraphDestroy = cx_emu_graph_destroy, .GraphInstantiate = cx_emu_graph_instantiate,
   .GraphExecDestroy = cx_emu_graph_exec_destroy, .GraphLaunch = cx_emu_graph_launch,
   .GraphConditionalHandleCreate = cx_emu_graph_handle_create, .GraphAddNode = cx_emu_graph_add_node,
   .StreamBeginCaptureToGraph = cx_emu_capture_begin, .StreamEndCapture = cx_emu_capture_end,
-  .StreamGetCaptureInfo = cx_emu_capture_info,
+  .StreamGetCaptureInfo = cx_emu_capture_info, .GraphExecUpdate = cx_emu_graph_exec_update,
 };
+
+void cx_emu_fault(const char *why) { snprintf(t_fault, sizeof t_fault, "%s", why); }
 
 void cx_emu_set_driver_version(int version) { g_emu.driver_version = version; }
 

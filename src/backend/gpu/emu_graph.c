@@ -12,8 +12,11 @@
 
 enum { /* the driver's CUresult values */
   E_OK = 0, E_INVALID_VALUE = 1, E_OUT_OF_MEMORY = 2, E_INVALID_HANDLE = 400, E_ILLEGAL_STATE = 401,
-  E_CAPTURE_UNSUPPORTED = 900, E_CAPTURE_UNMATCHED = 903,
+  E_CAPTURE_UNSUPPORTED = 900, E_CAPTURE_UNMATCHED = 903, E_UPDATE_FAILURE = 910,
 };
+/* CUgraphExecUpdateResult */
+enum { U_SUCCESS = 0, U_ERROR = 1, U_TOPOLOGY_CHANGED = 2, U_NODE_TYPE_CHANGED = 3, U_PARAMETERS_CHANGED = 5,
+       U_UNSUPPORTED_FUNCTION_CHANGE = 7 };
 
 typedef struct egraph egraph;
 typedef struct econd econd;
@@ -248,6 +251,22 @@ CUresult cx_emu_capture_memset(CUdeviceptr dst, unsigned char value, size_t n) {
 
 /* ---- instantiation and launch ---- */
 
+static pthread_mutex_t g_count_mu = PTHREAD_MUTEX_INITIALIZER;
+static long g_instantiated, g_updated;
+
+void cx_emu_graph_counts(long *instantiated, long *updated) {
+  pthread_mutex_lock(&g_count_mu);
+  *instantiated = g_instantiated, *updated = g_updated;
+  pthread_mutex_unlock(&g_count_mu);
+}
+
+static void count(long *n) {
+  pthread_mutex_lock(&g_count_mu);
+  ++*n;
+  pthread_mutex_unlock(&g_count_mu);
+}
+
+
 CUresult cx_emu_graph_instantiate(CUgraphExec *e, CUgraph g, unsigned long long flags) {
   egraph *eg = (egraph *)g;
   if (!e || !eg || eg->root != eg || flags) return E_INVALID_VALUE;
@@ -255,11 +274,48 @@ CUresult cx_emu_graph_instantiate(CUgraphExec *e, CUgraph g, unsigned long long 
   if (!x) return E_OUT_OF_MEMORY;
   x->g = eg; /* the graph must outlive it here (the driver copies it; cxla destroys the exec first) */
   *e = (CUgraphExec)x;
+  count(&g_instantiated);
   return E_OK;
 }
 
 CUresult cx_emu_graph_exec_destroy(CUgraphExec e) {
   free(e);
+  return E_OK;
+}
+
+/* U_SUCCESS when b can replace a's parameters (the driver's rules for what cxla captures) */
+static int update_check(const egraph *a, const egraph *b, const enode **bad) {
+  if (a->n != b->n) return *bad = NULL, U_TOPOLOGY_CHANGED;
+  for (int i = 0; i < a->n; i++) {
+    const enode *x = a->nodes[i], *y = b->nodes[i];
+    *bad = y;
+    if (x->kind != y->kind) return U_NODE_TYPE_CHANGED;
+    if (x->kind == N_KERNEL && x->fn != y->fn) return U_UNSUPPORTED_FUNCTION_CHANGE; /* stricter: cxla's never change */
+    if (x->kind == N_COPY && x->bytes != y->bytes) return U_PARAMETERS_CHANGED; /* a 1-D copy keeps its size */
+    if (x->kind == N_COND) {
+      if (x->ctype != y->ctype || x->size != y->size) return U_PARAMETERS_CHANGED;
+      for (unsigned k = 0; k < x->size; k++) {
+        int r = update_check(x->bodies[k], y->bodies[k], bad);
+        if (r != U_SUCCESS) return r;
+      }
+    }
+  }
+  return U_SUCCESS;
+}
+
+CUresult cx_emu_graph_exec_update(CUgraphExec e, CUgraph g, cx_cu_graph_update_info *info) {
+  eexec *x = (eexec *)e;
+  egraph *eg = (egraph *)g;
+  if (!x || !eg || !info || eg->root != eg) {
+    if (info) *info = (cx_cu_graph_update_info){.result = U_ERROR};
+    return E_INVALID_VALUE;
+  }
+  const enode *bad = NULL;
+  int r = update_check(x->g, eg, &bad);
+  *info = (cx_cu_graph_update_info){.result = r, .error_node = (CUgraphNode)bad};
+  if (r != U_SUCCESS) return E_UPDATE_FAILURE;
+  x->g = eg; /* the new parameters, and the new graph's conditional handles (their flags and defaults) */
+  count(&g_updated);
   return E_OK;
 }
 

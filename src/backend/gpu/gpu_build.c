@@ -211,6 +211,10 @@ static cxla_status fusion(builder *b, cx_instr *in) {
 
 /* An instruction that is a kernel of its own (codegen's cx_instr_kernel); a scatter's results
  * start as copies of its operands, which its kernel then combines the updates into. */
+/* Rows a top-k ranks in one kernel (n^2 comparisons a row); longer ones run as passes. */
+enum { TOPK_ONE_KERNEL_ROW = 16384, TOPK_TILE = 512 };
+static cxla_status topk_passes(builder *b, cx_instr *in);
+
 static cxla_status own_kernel(builder *b, cx_instr *in) {
   const cx_instr_kernel *k = cx_emit_instr_kernel(in);
   int t = in->op == CX_OP_CUSTOM_CALL ? cx_cc_target_of(in) : -1;
@@ -219,6 +223,8 @@ static cxla_status own_kernel(builder *b, cx_instr *in) {
                           "interpreter run them)"
                         : "no GPU code for this custom-call target";
   if (!k || !k->ok(in, &why)) return refuse(b, in, why);
+  cx_topk_plan tp;
+  if (cx_emit_topk_plan(in, 1, &tp) && tp.n > TOPK_ONE_KERNEL_ROW) return topk_passes(b, in);
   for (int q = 0; in->op == CX_OP_SCATTER && q < in->nops / 2; q++) {
     int d = leaf_slot(b, in, q), f = leaf_slot(b, in->ops[q], 0);
     if (d < 0 || f < 0) return cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s has no slot", in->name);
@@ -249,6 +255,56 @@ static int sort_scratch(builder *b, const cx_instr *in) {
   }
   if (at > p->scratch_size) p->scratch_size = at;
   return first;
+}
+
+/* Scratch slots of the given sizes, from offset 0 of the executable's scratch memory (as
+ * sort_scratch); the first slot number, or -1 without memory. */
+static int scratch_slots(builder *b, int n, const int64_t *bytes) {
+  cx_gpu_prog *p = b->p;
+  int first = p->bufs.nslots + p->nscratch;
+  if (!cx_vec_reserve((void **)&p->scratch_off, &b->scratch_cap, p->nscratch + n, sizeof *p->scratch_off)) return -1;
+  int64_t at = 0;
+  for (int q = 0; q < n; q++) {
+    p->scratch_off[p->nscratch++] = at;
+    at += (bytes[q] + 255) & ~(int64_t)255;
+  }
+  if (at > p->scratch_size) p->scratch_size = at;
+  return first;
+}
+
+/* A top-k of rows past TOPK_ONE_KERNEL_ROW (cg.h's cx_topk_plan): candidate runs from tiles
+ * of TOPK_TILE, merged in pairs until one run is left; the runs alternate between two
+ * scratch buffers sized for the largest level, and the last merge writes the result. */
+static cxla_status topk_passes(builder *b, cx_instr *in) {
+  cx_topk_plan p;
+  if (!cx_emit_topk_plan(in, TOPK_TILE, &p)) return refuse(b, in, "no GPU code for this top-k");
+  int64_t most = 0;
+  for (int64_t m = p.ntiles, cap = p.cap0; m > 1; m = (m + 1) / 2, cap = 2 * cap < p.k ? 2 * cap : p.k)
+    if (m * cap > most) most = m * cap;
+  int64_t bytes[2] = {4 * p.rows * most, 4 * p.rows * most};
+  int runs[2] = {scratch_slots(b, 2, bytes), 0};
+  runs[1] = runs[0] + 1;
+  int vals = leaf_slot(b, in, 0), idx = leaf_slot(b, in, 1), x = leaf_slot(b, in->ops[0], 0);
+  if (runs[0] < 0) return cx_oom(b->ctx);
+  if (vals < 0 || idx < 0 || x < 0) return cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s has no slot", in->name);
+  int *slots = cx_malloc(2 * sizeof *slots);
+  if (!slots) return cx_oom(b->ctx);
+  slots[0] = runs[0], slots[1] = x;
+  cx_kernel kn;
+  cxla_status st = cx_emit_topk_tiles(&b->cg, in, &p, &kn);
+  CX_TRY(add_launch(b, in, st, &kn, slots, 2, 1, 1));
+  int cur = 0;
+  for (int64_t m = p.ntiles, cap = p.cap0; m > 1; cur = !cur) {
+    int64_t m_out = (m + 1) / 2, cap_out = m_out == 1 ? p.k : 2 * cap < p.k ? 2 * cap : p.k;
+    int final = m_out == 1, n = final ? 4 : 3;
+    if (!(slots = cx_malloc(sizeof *slots * (size_t)n))) return cx_oom(b->ctx);
+    if (final) slots[0] = vals, slots[1] = idx, slots[2] = x, slots[3] = runs[cur];
+    else slots[0] = runs[!cur], slots[1] = x, slots[2] = runs[cur];
+    st = cx_emit_topk_merge(&b->cg, in, &p, m, cap, cap_out, &kn);
+    CX_TRY(add_launch(b, in, st, &kn, slots, n, final ? 2 : 1, 1));
+    m = m_out, cap = cap_out;
+  }
+  return CXLA_OK;
 }
 
 static cxla_status sort(builder *b, cx_instr *in) {

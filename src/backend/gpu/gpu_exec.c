@@ -277,6 +277,8 @@ static cxla_status execute_on(run *r, int nargs, const cx_dev_arg *args, cx_dev_
   if (s == CXLA_OK) s = run_steps(r, 0, st->prog.nsteps, 1);
   if (s == CXLA_OK) s = mark(r, st->prog.nsteps);
   if (s == CXLA_OK) s = cx_gpu_graph_check(r); /* --max-loop-iterations in a graph's loops */
+  /* what this execution used is before this marker: an upload into its memory waits for it */
+  if (s == CXLA_OK) s = cx_gpu_mark(r->ctx, st->device);
   /* Results stay on the device, ordered on its stream before anything that reads them; only a
    * trace (kernel times) waits here. */
   CUresult e = s == CXLA_OK && r->events ? cu->StreamSynchronize(r->stream) : 0;

@@ -16,7 +16,9 @@
  *
  * The graph bakes in device addresses: the parameter and result leaves of the execution that
  * captured it. It is kept, instantiated, with those addresses, and captured again when an
- * execution's differ. */
+ * execution's differ; the new graph has the same nodes with other arguments, so it updates the
+ * instantiated one (cuGraphExecUpdate) instead of being instantiated itself, which is the
+ * larger cost. A driver that refuses the update gets a fresh instantiation. */
 #include <string.h>
 #include <llvm-c/IRReader.h>
 #include <llvm-c/Linker.h>
@@ -320,7 +322,7 @@ static cxla_status cap_steps(cap *c, seg *sg, int begin, int end) {
   return CXLA_OK;
 }
 
-/* captures construct i into a new graph and instantiates it */
+/* captures construct i into a new graph (e->g) */
 static cxla_status capture(cx_gpu_run *r, int i, graph_entry *e) {
   const cx_cuda *cu = r->st->cu;
   CUstream stream = r->stream;
@@ -337,9 +339,12 @@ static cxla_status capture(cx_gpu_run *r, int i, graph_entry *e) {
     cu->StreamEndCapture(r->stream, &g);
   }
   r->stream = stream;
-  if (s == CXLA_OK && (err = cu->GraphInstantiate(&e->x, e->g, 0)))
-    s = cx_cuda_error(r->ctx, cu, err, "cuGraphInstantiate");
   return s;
+}
+
+static cxla_status instantiate(cx_gpu_run *r, graph_entry *e) {
+  CUresult err = r->st->cu->GraphInstantiate(&e->x, e->g, 0);
+  return err ? cx_cuda_error(r->ctx, r->st->cu, err, "cuGraphInstantiate") : CXLA_OK;
 }
 
 /* ---- run time ---- */
@@ -400,16 +405,26 @@ cxla_status cx_gpu_graph_run(cx_gpu_run *r, int i) {
   graph_entry *e = &g->per[i];
   moving *mv = &g->moves[i];
   if (!mv->known) CX_TRY(find_moving(r, i, mv));
-  if (e->x && moved(r, mv, e->key)) {
-    CX_TRY(retire(r, e)); /* an address moved: capture again */
-  }
-  if (!e->x) {
-    if (!(e->key = cx_malloc(sizeof *e->key * (size_t)(mv->n ? mv->n : 1)))) return cx_oom(r->ctx);
-    for (int k = 0; k < mv->n; k++) e->key[k] = cx_gpu_run_slot(r, mv->slots[k]);
-    cxla_status s = capture(r, i, e);
-    if (s != CXLA_OK) {
-      entry_drop(cu, e);
-      return s;
+  if (!e->x || moved(r, mv, e->key)) { /* first, or an address moved: capture (again) */
+    graph_entry fresh = {0};
+    if (!(fresh.key = cx_malloc(sizeof *fresh.key * (size_t)(mv->n ? mv->n : 1)))) return cx_oom(r->ctx);
+    for (int k = 0; k < mv->n; k++) fresh.key[k] = cx_gpu_run_slot(r, mv->slots[k]);
+    cxla_status s = capture(r, i, &fresh);
+    cx_cu_graph_update_info info;
+    if (s == CXLA_OK && e->x && !cu->GraphExecUpdate(e->x, fresh.g, &info)) {
+      /* launches queued before keep the old arguments (the driver's rule); the old graph is
+       * only the template, no longer needed */
+      cu->GraphDestroy(e->g);
+      cx_free(e->key);
+      e->g = fresh.g, e->key = fresh.key;
+    } else {
+      if (s == CXLA_OK && e->x) s = retire(r, e); /* refused: a new instantiation replaces it */
+      if (s == CXLA_OK) s = instantiate(r, &fresh);
+      if (s != CXLA_OK) {
+        entry_drop(cu, &fresh);
+        return s;
+      }
+      *e = fresh;
     }
   }
   /* no loop has overrun yet: once per execution (a graph in a loop that reads back runs many
