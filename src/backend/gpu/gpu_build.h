@@ -86,6 +86,7 @@ typedef struct cx_gpu_prog {
    * bufs.nslots + k is scratch_off[k] bytes into it. */
   int nscratch;
   int64_t *scratch_off, scratch_size;
+  int64_t rng_off, rng_bytes; /* the rng run counters in the scratch memory, zeroed by every execution */
   char (*kernels)[64];    /* the .entry names in the PTX */
   char *ptx;              /* what the driver loads: PTX, or LLVM IR text (CX_GPU_LLVM_IMAGE) */
   int nskipped;           /* lenient builds: instructions left out (see cx_gpu_build) */

@@ -266,6 +266,10 @@ static cxla_status execute_on(run *r, int nargs, const cx_dev_arg *args, cx_dev_
   if (s == CXLA_OK) s = place_params(r, nargs, args, tmp, src);
   if (s == CXLA_OK) s = make_result(r, src, out);
   if (s == CXLA_OK && r->trace) s = events_create(r);
+  if (s == CXLA_OK && st->prog.rng_bytes) { /* every execution counts an rng's runs from 0 (interp/rng.c) */
+    CUresult z = cu->MemsetD8Async(st->scratch + (CUdeviceptr)st->prog.rng_off, 0, (size_t)st->prog.rng_bytes, r->stream);
+    if (z) s = cx_cuda_error(r->ctx, cu, z, "zeroing the rng run counters (cuMemsetD8Async)");
+  }
   if (s == CXLA_OK) s = run_steps(r, 0, st->prog.nsteps, 1);
   if (s == CXLA_OK) s = mark(r, st->prog.nsteps);
   if (s == CXLA_OK) s = cx_gpu_graph_check(r); /* --max-loop-iterations in a graph's loops */
