@@ -481,6 +481,24 @@ static cxla_status ragged_dot(builder *b, cx_instr *in) {
   return library_step(b, in, t);
 }
 
+/* infeed and outfeed: host steps (gpu_feed.c) over the data's array leaves */
+static cxla_status feed(builder *b, cx_instr *in) {
+  const cx_instr *of = in->op == CX_OP_INFEED ? in : in->ops[0];
+  if (in->op == CX_OP_INFEED && (in->shape.type != CXLA_TUPLE || in->shape.ntuple != 2))
+    return refuse(b, in, "an infeed whose result is not (data, token)");
+  int n = cx_shape_leaf_count(in->op == CX_OP_INFEED ? &in->shape.tuple[0] : &of->shape);
+  int *slots = cx_malloc(sizeof *slots * (size_t)(n ? n : 1)), ok = 1;
+  if (!slots) return cx_oom(b->ctx);
+  for (int l = 0; l < n; l++) ok &= (slots[l] = leaf_slot(b, of, l)) >= 0;
+  cx_gpu_step *s = ok ? new_step(b) : NULL;
+  if (!s) {
+    cx_free(slots);
+    return ok ? cx_oom(b->ctx) : cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s has no slot", in->name);
+  }
+  *s = (cx_gpu_step){.kind = in->op == CX_OP_INFEED ? CX_GPU_INFEED : CX_GPU_OUTFEED, .in = in, .nargs = n, .slots = slots};
+  return CXLA_OK;
+}
+
 typedef cxla_status (*step_fn)(builder *b, cx_instr *in);
 static cxla_status comp_steps(builder *b, cx_comp *c);
 
@@ -548,7 +566,7 @@ static const step_fn k_steps[CX_OP_COUNT] = {
   [CX_OP_TOPK] = own_kernel, [CX_OP_SCATTER] = own_kernel,
   [CX_OP_SELECT_AND_SCATTER] = own_kernel, [CX_OP_RNG_BIT_GENERATOR] = own_kernel, [CX_OP_CUSTOM_CALL] = custom_call,
   [CX_OP_CHOLESKY] = cholesky, [CX_OP_TRIANGULAR_SOLVE] = triangular_solve, [CX_OP_FFT] = fft,
-  [CX_OP_RAGGED_DOT] = ragged_dot, [CX_OP_RNG] = rng,
+  [CX_OP_RAGGED_DOT] = ragged_dot, [CX_OP_RNG] = rng, [CX_OP_INFEED] = feed, [CX_OP_OUTFEED] = feed,
 };
 
 /* why an instruction that has no step of its own is refused */

@@ -20,7 +20,9 @@
  * cuBLAS (the cpu backend's descriptor, rt/rt.h; gpu_linalg.c); FFT: an fft through cuFFT
  * (gpu_fft.c); RAGGED: a ragged-dot in passes/ragged_dot_lowering.c's canonical form, a cuBLAS
  * GEMM per group (gpu_ragged.c); CONV: a convolution fusion through cuDNN (gpu_conv_plan.c
- * maps it, gpu_conv.c calls it).
+ * maps it, gpu_conv.c calls it); INFEED, OUTFEED: host steps on the context's feed queues
+ * (gpu_feed.c), their slots the data's array leaves (the infeed's result data, the outfeed's
+ * operand).
  * WHILE and COND own the steps that follow them, up to `end`: a loop's condition steps
  * [i+1, body) then its body [body, end) (ending with the copies of the new loop state); a
  * conditional's branches, branch k being [branch[k], branch[k+1]) with branch[n] = end. The
@@ -29,7 +31,7 @@
  * for a construct marked `graph` (gpu_graph.h), which runs as a CUDA graph that decides on
  * the device. */
 typedef enum cx_gpu_step_kind { CX_GPU_LAUNCH, CX_GPU_COPY, CX_GPU_GEMM, CX_GPU_WHILE, CX_GPU_COND, CX_GPU_LINALG,
-               CX_GPU_FFT, CX_GPU_RAGGED, CX_GPU_CONV } cx_gpu_step_kind;
+               CX_GPU_FFT, CX_GPU_RAGGED, CX_GPU_CONV, CX_GPU_INFEED, CX_GPU_OUTFEED } cx_gpu_step_kind;
 
 /* An fft step's transform: batch transforms of rank dims n (row-major, contiguous), each of
  * in_dist input and out_dist output elements; scale 1/prod(n) for the inverse kinds. */
@@ -48,7 +50,8 @@ typedef struct cx_gpu_step {
   int nargs;              /* LAUNCH: slots of its pointer arguments, outputs then operands;
                              GEMM: 3, the result, lhs and rhs; LINALG: result leaves then
                              operand leaves, as the cpu backend's cx_rt_linalg takes them;
-                             FFT: 2, the result and the operand */
+                             FFT: 2, the result and the operand; INFEED/OUTFEED: the data's
+                             array leaves */
   int *slots;
   cx_gemm_plan gemm;      /* GEMM */
   cx_la_desc la;          /* LINALG */
