@@ -249,24 +249,23 @@ static int any_callback_known(void *user, uint64_t id, char *name, size_t n) {
 
 TEST(gpu_refuses_at_compile_time) {
   cx_gpu_prog p;
-  /* an outfeed (the host's queue: no GPU step) next to a dot (a cuBLASLt step, no kernel) */
+  /* a replica-id (a collective: no GPU transport) next to a dot (a cuBLASLt step, no kernel) */
   const char *mixed = "HloModule d\nENTRY e {\n a = f32[8,8] parameter(0)\n"
                      " b = f32[8,8] parameter(1)\n d = f32[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
-                     " tok = token[] after-all()\n o = token[] outfeed(d, tok), outfeed_shape=f32[8,8]\n"
-                     " ROOT t = (f32[8,8], token[]) tuple(d, o)\n}\n";
+                     " r = u32[] replica-id()\n"
+                     " ROOT t = (f32[8,8], u32[]) tuple(d, r)\n}\n";
   CHECK_EQ_INT(build(mixed, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
-  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "(outfeed) cannot run on the GPU yet");
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "(replica-id) cannot run on the GPU yet");
   cx_gpu_prog_free(&p);
   CHECK_OK(build(mixed, "sm_80", 1, &p)); /* lenient: left out and counted */
   CHECK_EQ_INT(p.ngemms, 1);
   CHECK(p.nskipped >= 1 && p.first_skip && p.ptx);
   cx_gpu_prog_free(&p);
   /* an op ops.def's gpu column refuses: the refusal gives the row's reason */
-  const char *rng = "HloModule g\nENTRY e {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
-                    " ROOT r = f32[8] rng(a, b), distribution=rng_uniform\n}\n";
-  CHECK_EQ_INT(build(rng, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
-  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "(rng) cannot run on the GPU yet: ");
-  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), cx_op_gpu_why(CX_OP_RNG));
+  const char *pid = "HloModule g\nENTRY e {\n ROOT r = u32[] partition-id()\n}\n";
+  CHECK_EQ_INT(build(pid, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "(partition-id) cannot run on the GPU yet: ");
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), cx_op_gpu_why(CX_OP_PARTITION_ID));
   cx_gpu_prog_free(&p);
   /* library steps build without a GPU or its libraries (they are opened when loading) */
   const char *lib = "HloModule f\nENTRY e {\n x = c64[8] parameter(0)\n a = f64[3,3] parameter(1)\n"
