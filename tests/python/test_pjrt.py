@@ -544,13 +544,15 @@ out["copies"] = [[e.id for e in to_cx_cpu.devices()], to_jax_cpu.devices() == {c
                  bool(np.array_equal(np.asarray(to_cx_cpu), np.asarray(y))),
                  bool(np.array_equal(np.asarray(to_jax_cpu), np.asarray(y))),
                  bool(np.array_equal(np.asarray(back), np.asarray(y)))]
+cb = jax.jit(lambda a: jax.pure_callback(lambda x: np.asarray(x) * 2, jax.ShapeDtypeStruct((4,), np.float32), a))
+on_gpu = cb(jax.device_put(np.arange(4, dtype=np.float32), gpu))
+out["callback"] = [[e.id for e in on_gpu.devices()], np.asarray(on_gpu).tolist()]
 draw = jax.jit(lambda a: a + lax.rng_uniform(0.0, 1.0, (4,)))
 on_gpu = draw(jax.device_put(np.zeros(4, np.float32), gpu))
 on_cx_cpu = draw(jax.device_put(np.zeros(4, np.float32), cx[0]))
 out["rng"] = [[e.id for e in on_gpu.devices()], bool(np.array_equal(np.asarray(on_gpu), np.asarray(on_cx_cpu)))]
 try:
-    jax.jit(lambda a: jax.pure_callback(lambda x: x, jax.ShapeDtypeStruct((4,), np.float32), a))(
-        jax.device_put(np.zeros(4, np.float32), gpu)).block_until_ready()
+    jax.jit(lambda a: jnp.sort(a + 1j * a))(jax.device_put(np.arange(4, dtype=np.float32), gpu)).block_until_ready()
     out["refused"] = "no error"
 except Exception as e:
     out["refused"] = type(e).__name__ + ": " + str(e)
@@ -633,9 +635,13 @@ class GpuDevice(Base):
         self.assertLess(gpu_losses[-1], gpu_losses[0])
 
     def test_refused_op_is_cxla_error(self):
-        """An op the gpu backend refuses (a host callback) fails the compile with cxla's message."""
+        """An op the gpu backend refuses (a sort of complex numbers) fails the compile with cxla's message."""
         self.assertIn("JaxRuntimeError: UNIMPLEMENTED", self.out["refused"])
-        self.assertIn("(custom-call) cannot run on the GPU yet: a host callback", self.out["refused"])
+        self.assertIn("(sort) cannot run on the GPU yet: a sort of complex", self.out["refused"])
+
+    def test_pure_callback_runs_on_the_gpu(self):
+        """A jax.pure_callback in a program on the GPU is a host step there: the host computes it."""
+        self.assertEqual(self.out["callback"], [[1], [0.0, 2.0, 4.0, 6.0]])
 
     def test_rng_matches_the_cpu_device(self):
         """lax.rng_uniform runs on the GPU and draws the cxla cpu device's numbers, bit for bit."""

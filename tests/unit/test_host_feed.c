@@ -7,7 +7,7 @@
 #include <string.h>
 #include "test.h"
 
-/* gpu-emu: the GPU's host steps (backend/gpu/gpu_feed.c) on the emulated driver */
+/* gpu-emu: the GPU's host steps (backend/gpu/gpu_host.c) on the emulated driver */
 static const char *const k_backends[] = {"interp", "cpu", "gpu-emu"};
 enum { NB = sizeof k_backends / sizeof *k_backends };
 

@@ -77,7 +77,7 @@ static void gpu_column(cx_sb *sb, cx_op op) {
                    : op == CX_OP_OPT_BARRIER                      ? "no code (aliases its operand)"
                    : op == CX_OP_AFTER_ALL                        ? "no code (a token holds no bytes)"
                    : op == CX_OP_ADD_DEPENDENCY                   ? "its data, copied on the device where buffers differ"
-                   : op == CX_OP_INFEED || op == CX_OP_OUTFEED    ? "a host step on the context's queues (backend/gpu/gpu_feed.c)"
+                   : op == CX_OP_INFEED || op == CX_OP_OUTFEED    ? "a host step on the context's queues (backend/gpu/gpu_host.c)"
                                                                   : "a kernel of its own (backend/gpu)");
     return;
   case CX_GPU_REWRITTEN: cx_sb_puts(sb, "rewritten into other ops by the pass pipeline"); return;

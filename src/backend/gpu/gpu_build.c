@@ -216,11 +216,7 @@ static cxla_status fusion(builder *b, cx_instr *in) {
  * start as copies of its operands, which its kernel then combines the updates into. */
 static cxla_status own_kernel(builder *b, cx_instr *in) {
   const cx_instr_kernel *k = cx_emit_instr_kernel(in);
-  int t = in->op == CX_OP_CUSTOM_CALL ? cx_cc_target_of(in) : -1;
-  const char *why = t >= 0 && cx_cc_info_of((cx_cc_target)t)->kind == CX_CC_HOST_CALLBACK
-                        ? "a host callback: the gpu backend makes no calls into the host (the cpu backend and the "
-                          "interpreter run them)"
-                        : "no GPU code for this custom-call target";
+  const char *why = "no GPU code for this custom-call target";
   if (!k || !k->ok(in, &why)) return refuse(b, in, why);
   for (int q = 0; in->op == CX_OP_SCATTER && q < in->nops / 2; q++) {
     int d = leaf_slot(b, in, q), f = leaf_slot(b, in->ops[q], 0);
@@ -427,6 +423,10 @@ static cxla_status custom_call(builder *b, cx_instr *in) {
   };
   cx_lapack_call c;
   int t = cx_cc_target_of(in);
+  /* a host callback: a host step (cx_interp_check_module has refused the ones the process's
+   * dispatcher does not know, and those with tuple operands or nested results) */
+  if (t >= 0 && cx_cc_info_of((cx_cc_target)t)->kind == CX_CC_HOST_CALLBACK)
+    return library_step(b, in, (cx_gpu_step){.kind = CX_GPU_CALLBACK});
   int r = t < 0 ? 0 : k_routine[cx_cc_info_of((cx_cc_target)t)->kind];
   if (!r || !cx_lapack_call_of(in, &c)) return own_kernel(b, in);
   if (!solver_type(c.type)) return refuse(b, in, k_solver_types);
@@ -481,7 +481,7 @@ static cxla_status ragged_dot(builder *b, cx_instr *in) {
   return library_step(b, in, t);
 }
 
-/* infeed and outfeed: host steps (gpu_feed.c) over the data's array leaves */
+/* infeed and outfeed: host steps (gpu_host.c) over the data's array leaves */
 static cxla_status feed(builder *b, cx_instr *in) {
   const cx_instr *of = in->op == CX_OP_INFEED ? in : in->ops[0];
   if (in->op == CX_OP_INFEED && (in->shape.type != CXLA_TUPLE || in->shape.ntuple != 2))

@@ -21,8 +21,9 @@
  * (gpu_fft.c); RAGGED: a ragged-dot in passes/ragged_dot_lowering.c's canonical form, a cuBLAS
  * GEMM per group (gpu_ragged.c); CONV: a convolution fusion through cuDNN (gpu_conv_plan.c
  * maps it, gpu_conv.c calls it); INFEED, OUTFEED: host steps on the context's feed queues
- * (gpu_feed.c), their slots the data's array leaves (the infeed's result data, the outfeed's
- * operand).
+ * (gpu_host.c), their slots the data's array leaves (the infeed's result data, the outfeed's
+ * operand); CALLBACK: a cxla_host_callback custom-call run on the host (gpu_host.c), its
+ * slots the result's array leaves then the operands'.
  * WHILE and COND own the steps that follow them, up to `end`: a loop's condition steps
  * [i+1, body) then its body [body, end) (ending with the copies of the new loop state); a
  * conditional's branches, branch k being [branch[k], branch[k+1]) with branch[n] = end. The
@@ -31,7 +32,7 @@
  * for a construct marked `graph` (gpu_graph.h), which runs as a CUDA graph that decides on
  * the device. */
 typedef enum cx_gpu_step_kind { CX_GPU_LAUNCH, CX_GPU_COPY, CX_GPU_GEMM, CX_GPU_WHILE, CX_GPU_COND, CX_GPU_LINALG,
-               CX_GPU_FFT, CX_GPU_RAGGED, CX_GPU_CONV, CX_GPU_INFEED, CX_GPU_OUTFEED } cx_gpu_step_kind;
+               CX_GPU_FFT, CX_GPU_RAGGED, CX_GPU_CONV, CX_GPU_INFEED, CX_GPU_OUTFEED, CX_GPU_CALLBACK } cx_gpu_step_kind;
 
 /* An fft step's transform: batch transforms of rank dims n (row-major, contiguous), each of
  * in_dist input and out_dist output elements; scale 1/prod(n) for the inverse kinds. */
@@ -51,7 +52,7 @@ typedef struct cx_gpu_step {
                              GEMM: 3, the result, lhs and rhs; LINALG: result leaves then
                              operand leaves, as the cpu backend's cx_rt_linalg takes them;
                              FFT: 2, the result and the operand; INFEED/OUTFEED: the data's
-                             array leaves */
+                             array leaves; CALLBACK: as LINALG */
   int *slots;
   cx_gemm_plan gemm;      /* GEMM */
   cx_la_desc la;          /* LINALG */

@@ -48,7 +48,7 @@ static cxla_status step(run *r, const cx_gpu_step *s) {
     CUdeviceptr ptrs[3] = {slot_ptr(r, s->slots[0]), slot_ptr(r, s->slots[1]), slot_ptr(r, s->slots[2])};
     return cx_gpu_conv_run(r->ctx, r->st, (int)(s - r->st->prog.steps), r->stream, ptrs);
   }
-  if (s->kind == CX_GPU_INFEED || s->kind == CX_GPU_OUTFEED) return cx_gpu_feed_run(r, s);
+  if (s->kind == CX_GPU_INFEED || s->kind == CX_GPU_OUTFEED || s->kind == CX_GPU_CALLBACK) return cx_gpu_host_run(r, s);
   if (s->kind == CX_GPU_LINALG || s->kind == CX_GPU_RAGGED) {
     CUdeviceptr ptrs[16];
     if (s->nargs > 16) return cx_error(r->ctx, CXLA_ERR_INTERNAL, "gpu backend: %d library arguments", s->nargs);
@@ -128,7 +128,7 @@ static cxla_status events_trace(run *r, int64_t done_ns) {
     } else if (s->kind == CX_GPU_CONV) {
       a = (cx_trace_args){.n = 3, .key = {"cudnn_call", "groups", "filter_repacked"},
                           .val = {s->conv.kind, s->conv.groups, s->conv.repack}};
-    } else if (s->kind == CX_GPU_INFEED || s->kind == CX_GPU_OUTFEED) {
+    } else if (s->kind == CX_GPU_INFEED || s->kind == CX_GPU_OUTFEED || s->kind == CX_GPU_CALLBACK) {
       a = (cx_trace_args){.n = 1, .key = {"leaves"}, .val = {s->nargs}};
     } else if (s->kind == CX_GPU_LAUNCH) {
       unsigned block, grid;
@@ -143,7 +143,8 @@ static cxla_status events_trace(run *r, int64_t done_ns) {
                     : s->kind == CX_GPU_GEMM || s->kind == CX_GPU_LINALG || s->kind == CX_GPU_FFT ||
                              s->kind == CX_GPU_RAGGED || s->kind == CX_GPU_CONV ? "library"
                     : s->kind == CX_GPU_LAUNCH ? "kernel"
-                    : s->kind == CX_GPU_INFEED || s->kind == CX_GPU_OUTFEED ? "feed" : "control", base + (int64_t)((double)t0 * 1e6),
+                    : s->kind == CX_GPU_INFEED || s->kind == CX_GPU_OUTFEED ? "feed"
+                    : s->kind == CX_GPU_CALLBACK ? "callback" : "control", base + (int64_t)((double)t0 * 1e6),
                     base + (int64_t)((double)t1 * 1e6), &a);
   }
   return CXLA_OK;
