@@ -89,6 +89,14 @@ TEST(gpu_rng_types_and_distributions) {
     cxla_literal_destroy(args[0]);
     cxla_literal_destroy(args[1]);
   }
+  /* more Philox blocks than a thread block has threads: f32 normal (525 blocks), u64 uniform
+   * (1501 blocks of two) */
+  cxla_literal *f[2] = {scalar(CXLA_F32, -1), scalar(CXLA_F32, 3)}, *u[2] = {scalar(CXLA_U64, 5), scalar(CXLA_U64, 1e12)};
+  same_bits("HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+            "  ROOT r = f32[300,7] rng(a, b), distribution=rng_normal\n}\n", 1, 2, f, "f32[300,7] normal");
+  same_bits("HloModule m\nENTRY e {\n  a = u64[] parameter(0)\n  b = u64[] parameter(1)\n"
+            "  ROOT r = u64[3001] rng(a, b), distribution=rng_uniform\n}\n", 1, 2, u, "u64[3001] uniform");
+  for (int i = 0; i < 2; i++) cxla_literal_destroy(f[i]), cxla_literal_destroy(u[i]);
 }
 
 /* A loop of n trips (n an argument: a graph on the GPU) that adds an rng_normal draw to its
