@@ -464,3 +464,71 @@ TEST(gpu_ptx_corpus_ptxas) {
          cs.modules, cs.kernels, cs.accepted, exe, cs.graphs, cs.skipped, cs.refused_build);
   if (!getenv("CXLA_GPU_CORPUS")) CHECK(cs.kernels > 300 && cs.accepted > 600);
 }
+
+/* rng (its kernel and, inside a loop, the run counter's), a long row's top-k (tiles, merge)
+ * and an outfeed (a host step, no kernel) in one module: the steps, the rounding of the rng's
+ * f64 arithmetic (each operation rounded to nearest, none approximate: what makes it the
+ * interpreter's bits), and ptxas for sm_75, sm_80 and sm_90 */
+TEST(gpu_ptx_rng_topk_and_host_steps) {
+  const char *text =
+      "HloModule h\ncond {\n p = (s32[], f64[5]) parameter(0)\n i = s32[] get-tuple-element(p), index=0\n"
+      " n = s32[] constant(3)\n ROOT c = pred[] compare(i, n), direction=LT\n}\n"
+      "body {\n p = (s32[], f64[5]) parameter(0)\n i = s32[] get-tuple-element(p), index=0\n"
+      " x = f64[5] get-tuple-element(p), index=1\n a = f64[] constant(0)\n b = f64[] constant(1)\n"
+      " g = f64[5] rng(a, b), distribution=rng_normal\n y = f64[5] add(x, g)\n one = s32[] constant(1)\n"
+      " i2 = s32[] add(i, one)\n ROOT t = (s32[], f64[5]) tuple(i2, y)\n}\n"
+      "ENTRY e {\n x = f32[2,20000] parameter(0)\n k = (f32[2,4], s32[2,4]) topk(x), k=4, largest=true\n"
+      " v = f32[2,4] get-tuple-element(k), index=0\n tok = token[] after-all()\n"
+      " o = token[] outfeed(v, tok), outfeed_shape=f32[2,4]\n z = s32[] constant(0)\n zf = f64[] constant(0)\n"
+      " zb = f64[5] broadcast(zf), dimensions={}\n w = (s32[], f64[5]) while((s32[], f64[5]) tuple(z, zb)), "
+      "condition=cond, body=body\n ROOT r = f64[5] get-tuple-element(w), index=1\n}\n";
+  cx_gpu_prog p;
+  CHECK_OK(build(text, "sm_75", 0, &p));
+  int launches = 0, outfeeds = 0;
+  for (int i = 0; i < p.nsteps; i++) {
+    launches += p.steps[i].kind == CX_GPU_LAUNCH;
+    outfeeds += p.steps[i].kind == CX_GPU_OUTFEED;
+  }
+  CHECK_EQ_INT(outfeeds, 1);
+  CHECK(launches >= 4); /* top-k's tiles and merge, the rng and its counter (and the loop's add) */
+  CHECK(p.rng_bytes == 8 && p.scratch_size >= p.rng_off + 8);
+  if (p.ptx) {
+    CHECK_STR_CONTAINS(p.ptx, "sqrt.rn.f64");
+    CHECK_STR_CONTAINS(p.ptx, "div.rn.f64");
+    CHECK_STR_CONTAINS(p.ptx, "fma.rn.f64");
+    CHECK(!strstr(p.ptx, "approx.f64") && !strstr(p.ptx, "approx.ftz.f64"));
+  }
+  const char *exe = find_ptxas();
+  char tmp[] = "/tmp/cxla_ptx.XXXXXX";
+  if (exe && p.ptx && mkdtemp(tmp)) {
+    char file[600], log[600];
+    snprintf(file, sizeof file, "%s/h.ptx", tmp);
+    snprintf(log, sizeof log, "%s/ptxas.log", tmp);
+    static const char *const sms[] = {"sm_75", "sm_80", "sm_90"};
+    for (int a = 0; a < 3; a++) {
+      cx_gpu_prog q;
+      if (build(text, sms[a], 0, &q) != CXLA_OK || !q.ptx) {
+        test_fail(__FILE__, __LINE__, "%s: %s", sms[a], cxla_context_errmsg(test_ctx()));
+        cx_gpu_prog_free(&q);
+        continue;
+      }
+      FILE *f = fopen(file, "w");
+      if (f) {
+        fputs(q.ptx, f);
+        fclose(f);
+      }
+      char *why = NULL;
+      int rc = ptxas(exe, sms[a], file, log, 0);
+      if (rc) why = slurp(log);
+      CHECK_MSG(rc == 0, "ptxas %s: %s", sms[a], why ? why : "");
+      cx_free(why);
+      cx_gpu_prog_free(&q);
+    }
+    unlink(file);
+    unlink(log);
+    rmdir(tmp);
+  } else if (!exe) {
+    printf("    skipped ptxas: none found\n");
+  }
+  cx_gpu_prog_free(&p);
+}
