@@ -324,6 +324,20 @@ TEST(gpu_emu_sort) {
            " z = f32[] constant(0)\n zb = f32[33000] broadcast(z), dimensions={}\n q = f32[33000] divide(zb, x)\n"
            " n = f32[33000] divide(q, zb)\n m = f32[33000] maximum(x, n)\n s = f32[33000] sort(m), dimensions={0}, to_apply=total\n"
            " ROOT o = f32[33000] negate(s)\n}\n", 17);
+  /* complex keys (jnp.sort's lexicographic comparator on the parts): an argsort of c64 rows,
+   * c128 rows past one kernel (tiles and merges) */
+#define CMP_C(T, R)                                                                                             \
+  "cmp {\n a = " T "[] parameter(0)\n b = " T "[] parameter(1)\n c = s32[] parameter(2)\n d = s32[] parameter(3)\n" \
+  " ar = " R "[] real(a)\n br = " R "[] real(b)\n ai = " R "[] imag(a)\n bi = " R "[] imag(b)\n"                \
+  " ltr = pred[] compare(ar, br), direction=LT, type=TOTALORDER\n eqr = pred[] compare(ar, br), direction=EQ, type=TOTALORDER\n" \
+  " lti = pred[] compare(ai, bi), direction=LT, type=TOTALORDER\n t = pred[] and(eqr, lti)\n ROOT r = pred[] or(ltr, t)\n}\n"
+  emu_text("HloModule s8\n" CMP_C("c64", "f32") "ENTRY e {\n x = c64[3,50] parameter(0)\n"
+           " i = s32[3,50] iota(), iota_dimension=1\n"
+           " ROOT s = (c64[3,50], s32[3,50]) sort(x, i), dimensions={1}, is_stable=true, to_apply=cmp\n}\n", 18);
+  emu_text("HloModule s9\n" CMP_C("c128", "f64") "ENTRY e {\n x = c128[17000] parameter(0)\n"
+           " i = s32[17000] iota(), iota_dimension=0\n"
+           " ROOT s = (c128[17000], s32[17000]) sort(x, i), dimensions={0}, is_stable=true, to_apply=cmp\n}\n", 19);
+#undef CMP_C
 }
 
 /* top-k of rows past one kernel's 16384 (codegen's tiles, then the merge of their candidates):
