@@ -552,8 +552,11 @@ on_gpu = draw(jax.device_put(np.zeros(4, np.float32), gpu))
 on_cx_cpu = draw(jax.device_put(np.zeros(4, np.float32), cx[0]))
 out["rng"] = [[e.id for e in on_gpu.devices()], bool(np.array_equal(np.asarray(on_gpu), np.asarray(on_cx_cpu)))]
 try:
-    jax.jit(lambda a, i: a.at[i].add(1j))(jax.device_put(np.zeros(4, np.complex64), gpu),
-                                          jax.device_put(np.array([1, 1], np.int32), gpu)).block_until_ready()
+    from jax.experimental.shard_map import shard_map
+    from jax.sharding import Mesh, PartitionSpec
+    on_one = Mesh(np.array([gpu]), ("i",))
+    jax.jit(shard_map(lambda a: a + lax.axis_index("i"), mesh=on_one, in_specs=PartitionSpec("i"),
+                      out_specs=PartitionSpec("i")))(jax.device_put(np.zeros(4, np.int32), gpu)).block_until_ready()
     out["refused"] = "no error"
 except Exception as e:
     out["refused"] = type(e).__name__ + ": " + str(e)
@@ -636,9 +639,10 @@ class GpuDevice(Base):
         self.assertLess(gpu_losses[-1], gpu_losses[0])
 
     def test_refused_op_is_cxla_error(self):
-        """An op the gpu backend refuses (a scatter of complex numbers) fails the compile with cxla's message."""
+        """An op the gpu backend refuses (lax.axis_index: a partition-id, which needs a GPU transport)
+        fails the compile with cxla's message."""
         self.assertIn("JaxRuntimeError: UNIMPLEMENTED", self.out["refused"])
-        self.assertIn("(scatter) cannot run on the GPU yet: a scatter of complex", self.out["refused"])
+        self.assertIn("(partition-id) cannot run on the GPU yet", self.out["refused"])
 
     def test_pure_callback_runs_on_the_gpu(self):
         """A jax.pure_callback in a program on the GPU is a host step there: the host computes it."""

@@ -387,6 +387,20 @@ TEST(gpu_emu_scatter) {
            " u = f32[3,5,2] parameter(2)\n ROOT s = f32[3,4,2] scatter(x, i, u), update_window_dims={2},"
            " inserted_window_dims={1}, input_batching_dims={0}, scatter_indices_batching_dims={0},"
            " scatter_dims_to_operand_dims={1}, index_vector_dim=2, to_apply=add\n}\n", 25);
+  /* complex values: a c64 sum with duplicate indices (an atomic add per part), a c128
+   * overwrite (serial: the last update wins), a c64 product under unique_indices (parallel) */
+  emu_text("HloModule ca\naddc {\n a = c64[] parameter(0)\n b = c64[] parameter(1)\n ROOT c = c64[] add(a, b)\n}\n"
+           "ENTRY e {\n x = c64[6,5] parameter(0)\n i = s32[40,1] parameter(1)\n u = c64[40,5] parameter(2)\n"
+           " ROOT s = c64[6,5] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0},"
+           " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=addc\n}\n", 26);
+  emu_text("HloModule co\nset {\n a = c128[] parameter(0)\n b = c128[] parameter(1)\n ROOT c = c128[] copy(b)\n}\n"
+           "ENTRY e {\n x = c128[7] parameter(0)\n i = s32[12,1] parameter(1)\n u = c128[12] parameter(2)\n"
+           " ROOT s = c128[7] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0},"
+           " scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=set\n}\n", 27);
+  emu_text("HloModule cp\nmulc {\n a = c64[] parameter(0)\n b = c64[] parameter(1)\n ROOT c = c64[] multiply(a, b)\n}\n"
+           "ENTRY e {\n x = c64[8] parameter(0)\n i = s32[4,1] constant({{6},{1},{3},{0}})\n u = c64[4] parameter(1)\n"
+           " ROOT s = c64[8] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0},"
+           " scatter_dims_to_operand_dims={0}, index_vector_dim=1, unique_indices=true, to_apply=mulc\n}\n", 28);
 }
 
 /* select-and-scatter, gathered per result element: max-pool gradients (2x2 stride 2; 3x3
