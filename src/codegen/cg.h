@@ -95,14 +95,6 @@ const cx_instr_kernel *cx_emit_instr_kernel(const cx_instr *in);
  * of 2 * width (a binary search a thread); a width at least the row's is a copy. */
 cxla_status cx_emit_sort_tiles(cx_cg *g, cx_instr *sort, int64_t tile, cx_kernel *out);
 cxla_status cx_emit_sort_merge(cx_cg *g, cx_instr *sort, int64_t width, cx_kernel *out);
-/* A top-k (or XLA:CPU's TopK) whose rows are longer than CX_TOPK_ONE_KERNEL_ROW runs as two
- * kernels over scratch candidates (rows x ceil(n / CX_TOPK_TILE) x min(k, CX_TOPK_TILE) values
- * and s32 row indices): tiles (args: candidate values, candidate indices, x) keep each tile's
- * first min(k, tile) by rank, merge (args: the top-k's values, indices, then the candidates)
- * places the candidates by rank in the same order. */
-enum { CX_TOPK_ONE_KERNEL_ROW = 16384, CX_TOPK_TILE = 1024 };
-cxla_status cx_emit_topk_tiles(cx_cg *g, cx_instr *topk, cx_kernel *out);
-cxla_status cx_emit_topk_merge(cx_cg *g, cx_instr *topk, cx_kernel *out);
 /* rng (rng_uniform, rng_normal) as a kernel, bit-exact with interp/rng.c's values (rng_emit.c):
  * args are the result, a and b, then, when `counted`, the instruction's run counter (a u64 in
  * device memory: how often it ran before in this execution; the caller zeroes it when an

@@ -2,16 +2,12 @@
  * thread of element i of a row counting the elements that come before it in XLA's order for
  * TopK: a stable sort by TOTALORDER (NaN > inf > ... > +0 > -0 > ... > -inf > -NaN for
  * largest; the reverse for smallest), ties by index. An element whose rank is below k writes
- * its value and index to that position. As for sort (sort_emit.c), n work a thread; a row
- * longer than CX_TOPK_ONE_KERNEL_ROW takes two kernels instead (tiles, then a merge of their
- * candidates, below). */
+ * its value and index to that position. As for sort (sort_emit.c), n work a thread. */
 #include "codegen/emit.h"
 #include "codegen/loops.h"
 #include "ir/custom_call.h"
 
-/* Candidates a row may leave for the merge kernel (tiles x min(k, tile)): its threads compare
- * each candidate with every other, so this bounds the merge's work a row. */
-enum { MAX_CANDIDATES = 65536 };
+enum { MAX_ROW = 16384 };
 
 /* k and largest of a topk instruction or of XLA:CPU's "TopK" custom-call (the largest; k from
  * the values' last dimension); 0 if `in` is neither */
@@ -37,9 +33,7 @@ int cx_emit_topk_ok(const cx_instr *in, const char **why) {
   const cx_shape *x = &in->ops[0]->shape;
   cx_kind kind = cx_type_kind(x->type);
   if (x->rank < 1) return *why = "a top-k of a scalar", 0;
-  int64_t n = x->dims[x->rank - 1], tile = CX_TOPK_TILE, kk = k < tile ? k : tile;
-  if (n > CX_TOPK_ONE_KERNEL_ROW && (n + tile - 1) / tile * kk > MAX_CANDIDATES)
-    return *why = "a long row's top-k with a k that leaves more than 65536 candidates for the merge", 0;
+  if (x->dims[x->rank - 1] > MAX_ROW) return *why = "rows longer than 16384 elements need a merge sort, not there yet", 0;
   int sized = cxla_type_size(x->type) >= 2 || kind != CX_KIND_FLOAT;
   if (!sized || kind == CX_KIND_COMPLEX || !cx_type_is_array(x->type))
     return *why = "a top-k of complex, 8-bit or 4-bit float values", 0;
@@ -105,108 +99,4 @@ cxla_status cx_emit_topk_kernel(cx_cg *cg, cx_instr *in, cx_kernel *out) {
   cx_if_end(cg, &kept);
   cx_loop_end(cg, &e);
   return cx_kfn_end(&kf, out, total, n, 2, 1);
-}
-
-/* Top-k of rows longer than CX_TOPK_ONE_KERNEL_ROW, in two kernels. Tiles: the row's tiles of
- * CX_TOPK_TILE elements each place their elements by rank within the tile (as above, ties by
- * index) and keep the first min(k, tile length): candidate slot t * min(k, T) + rank of tile
- * t holds the value and its index in the row. Merge: the candidates of a row place themselves
- * by rank among the row's candidates (the same order: the value, then the row index), the
- * first k being the top-k. Slots a short last tile leaves empty are never read. */
-static int64_t tile_keep(int64_t k) { return k < CX_TOPK_TILE ? k : CX_TOPK_TILE; }
-
-cxla_status cx_emit_topk_tiles(cx_cg *cg, cx_instr *in, cx_kernel *out) {
-  int64_t k;
-  int largest;
-  if (!topk_params(in, &k, &largest)) return cx_cg_fail(cg, CXLA_ERR_INTERNAL, "codegen: %s: not a top-k", in->name);
-  const cx_shape *x = &in->ops[0]->shape;
-  cxla_type t = x->type;
-  int64_t n = x->dims[x->rank - 1], total = cx_shape_elems(x), tiles = (n + CX_TOPK_TILE - 1) / CX_TOPK_TILE;
-  int64_t kk = tile_keep(k), cands = tiles * kk;
-  cx_kfn kf;
-  CX_TRY(cx_kfn_begin(&kf, cg, in, 3, 0, 0)); /* candidate values, candidate indices, x */
-  LLVMBuilderRef b = cg->b;
-  LLVMValueRef c_n = cx_cg_i64(cg, n), c_t = cx_cg_i64(cg, CX_TOPK_TILE), rank_slot = cx_gen_alloca(&kf.g, cg->t_i64, 1);
-  cx_loop e;
-  cx_loop_begin(cg, &e, kf.begin, kf.end, "elem");
-  LLVMValueRef i = LLVMBuildURem(b, e.iv, c_n, ""), row = LLVMBuildUDiv(b, e.iv, c_n, "");
-  LLVMValueRef tile = LLVMBuildUDiv(b, i, c_t, ""), lo = LLVMBuildMul(b, tile, c_t, "");
-  LLVMValueRef hi = LLVMBuildAdd(b, lo, c_t, "");
-  hi = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, hi, c_n, ""), hi, c_n, "");
-  LLVMValueRef base = LLVMBuildMul(b, row, c_n, ""), key_i = order_key(cg, t, kf.ptr[2], e.iv);
-  LLVMBuildStore(b, cx_cg_i64(cg, 0), rank_slot);
-  cx_loop j;
-  cx_loop_begin(cg, &j, lo, hi, "other");
-  LLVMValueRef key_j = order_key(cg, t, kf.ptr[2], LLVMBuildAdd(b, base, j.iv, ""));
-  LLVMValueRef ahead = LLVMBuildICmp(b, largest ? LLVMIntSGT : LLVMIntSLT, key_j, key_i, "");
-  LLVMValueRef tie_before = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, key_j, key_i, ""),
-                                         LLVMBuildICmp(b, LLVMIntULT, j.iv, i, ""), "");
-  LLVMValueRef rk = LLVMBuildLoad2(b, cg->t_i64, rank_slot, "");
-  LLVMBuildStore(b, LLVMBuildAdd(b, rk, LLVMBuildZExt(b, LLVMBuildOr(b, ahead, tie_before, ""), cg->t_i64, ""), ""),
-                 rank_slot);
-  cx_loop_end(cg, &j);
-  LLVMValueRef rank = LLVMBuildLoad2(b, cg->t_i64, rank_slot, "");
-  cx_if kept;
-  cx_if_begin(cg, &kept, LLVMBuildICmp(b, LLVMIntSLT, rank, cx_cg_i64(cg, kk), ""));
-  LLVMValueRef to = LLVMBuildAdd(b, LLVMBuildMul(b, row, cx_cg_i64(cg, cands), ""),
-                                 LLVMBuildAdd(b, LLVMBuildMul(b, tile, cx_cg_i64(cg, kk), ""), rank, ""), "");
-  cx_cg_store(cg, t, kf.ptr[0], to, cx_cg_load(cg, t, kf.ptr[2], e.iv));
-  cx_cg_store(cg, CXLA_S32, kf.ptr[1], to, LLVMBuildTrunc(b, i, cg->t_i32, ""));
-  cx_if_end(cg, &kept);
-  cx_loop_end(cg, &e);
-  return cx_kfn_end(&kf, out, total, CX_TOPK_TILE, 2, 1);
-}
-
-/* whether candidate slot c (i64) of a row holds one: the last tile may be shorter than kk */
-static LLVMValueRef slot_used(cx_cg *cg, LLVMValueRef c, int64_t n, int64_t kk) {
-  LLVMBuilderRef b = cg->b;
-  int64_t tiles = (n + CX_TOPK_TILE - 1) / CX_TOPK_TILE, last = n - (tiles - 1) * CX_TOPK_TILE;
-  if (last >= kk) return LLVMConstInt(cg->t_i1, 1, 0);
-  return LLVMBuildICmp(b, LLVMIntULT, c, cx_cg_i64(cg, (tiles - 1) * kk + last), "");
-}
-
-cxla_status cx_emit_topk_merge(cx_cg *cg, cx_instr *in, cx_kernel *out) {
-  int64_t k;
-  int largest;
-  if (!topk_params(in, &k, &largest)) return cx_cg_fail(cg, CXLA_ERR_INTERNAL, "codegen: %s: not a top-k", in->name);
-  const cx_shape *x = &in->ops[0]->shape;
-  cxla_type t = x->type;
-  int64_t n = x->dims[x->rank - 1], rows = n ? cx_shape_elems(x) / n : 0, kk = tile_keep(k);
-  int64_t cands = (n + CX_TOPK_TILE - 1) / CX_TOPK_TILE * kk;
-  cx_kfn kf;
-  CX_TRY(cx_kfn_begin(&kf, cg, in, 4, 0, 0)); /* values, indices, candidate values, candidate indices */
-  LLVMBuilderRef b = cg->b;
-  LLVMValueRef c_c = cx_cg_i64(cg, cands), rank_slot = cx_gen_alloca(&kf.g, cg->t_i64, 1);
-  cx_loop e;
-  cx_loop_begin(cg, &e, kf.begin, kf.end, "cand");
-  LLVMValueRef c = LLVMBuildURem(b, e.iv, c_c, ""), row = LLVMBuildUDiv(b, e.iv, c_c, "");
-  cx_if used;
-  cx_if_begin(cg, &used, slot_used(cg, c, n, kk));
-  LLVMValueRef base = LLVMBuildMul(b, row, c_c, ""), key_i = order_key(cg, t, kf.ptr[2], e.iv);
-  LLVMValueRef idx_i = cx_cg_load(cg, CXLA_S32, kf.ptr[3], e.iv);
-  LLVMBuildStore(b, cx_cg_i64(cg, 0), rank_slot);
-  cx_loop j;
-  cx_loop_begin(cg, &j, cx_cg_i64(cg, 0), c_c, "other");
-  cx_if other_used;
-  cx_if_begin(cg, &other_used, slot_used(cg, j.iv, n, kk));
-  LLVMValueRef at = LLVMBuildAdd(b, base, j.iv, "");
-  LLVMValueRef key_j = order_key(cg, t, kf.ptr[2], at), idx_j = cx_cg_load(cg, CXLA_S32, kf.ptr[3], at);
-  LLVMValueRef ahead = LLVMBuildICmp(b, largest ? LLVMIntSGT : LLVMIntSLT, key_j, key_i, "");
-  LLVMValueRef tie_before = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, key_j, key_i, ""),
-                                         LLVMBuildICmp(b, LLVMIntSLT, idx_j, idx_i, ""), "");
-  LLVMValueRef rk = LLVMBuildLoad2(b, cg->t_i64, rank_slot, "");
-  LLVMBuildStore(b, LLVMBuildAdd(b, rk, LLVMBuildZExt(b, LLVMBuildOr(b, ahead, tie_before, ""), cg->t_i64, ""), ""),
-                 rank_slot);
-  cx_if_end(cg, &other_used);
-  cx_loop_end(cg, &j);
-  LLVMValueRef rank = LLVMBuildLoad2(b, cg->t_i64, rank_slot, "");
-  cx_if kept;
-  cx_if_begin(cg, &kept, LLVMBuildICmp(b, LLVMIntSLT, rank, cx_cg_i64(cg, k), ""));
-  LLVMValueRef to = LLVMBuildAdd(b, LLVMBuildMul(b, row, cx_cg_i64(cg, k), ""), rank, "");
-  cx_cg_store(cg, t, kf.ptr[0], to, cx_cg_load(cg, t, kf.ptr[2], e.iv));
-  cx_cg_store(cg, CXLA_S32, kf.ptr[1], to, idx_i);
-  cx_if_end(cg, &kept);
-  cx_if_end(cg, &used);
-  cx_loop_end(cg, &e);
-  return cx_kfn_end(&kf, out, rows * cands > 0 ? rows * cands : 1, cands > 0 ? cands : 1, 2, 2);
 }

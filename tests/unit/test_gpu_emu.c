@@ -340,27 +340,6 @@ TEST(gpu_emu_sort) {
 #undef CMP_C
 }
 
-/* top-k of rows past one kernel's 16384 (codegen's tiles, then the merge of their candidates):
- * f32 largest; s32 from 7 values (ties across tiles: by index); bf16 smallest with k = the
- * tile (every element of a tile a candidate); a last tile shorter than k (17409 = 17 tiles of
- * 1024 and one of 1); XLA:CPU's TopK custom-call; NaNs (TOTALORDER: above inf) */
-TEST(gpu_emu_topk_long_rows) {
-  emu_text("HloModule t1\nENTRY e {\n x = f32[2,40000] parameter(0)\n"
-           " ROOT t = (f32[2,5], s32[2,5]) topk(x), k=5, largest=true\n}\n", 21);
-  emu_text("HloModule t2\nENTRY e {\n x = s32[3,20000] parameter(0)\n t = s32[] constant(7)\n"
-           " tb = s32[3,20000] broadcast(t), dimensions={}\n k = s32[3,20000] remainder(x, tb)\n"
-           " ROOT r = (s32[3,9], s32[3,9]) topk(k), k=9, largest=true\n}\n", 22);
-  emu_text("HloModule t3\nENTRY e {\n x = bf16[1,17000] parameter(0)\n"
-           " ROOT t = (bf16[1,1024], s32[1,1024]) topk(x), k=1024, largest=false\n}\n", 23);
-  emu_text("HloModule t4\nENTRY e {\n x = f32[17409] parameter(0)\n"
-           " ROOT t = (f32[100], s32[100]) topk(x), k=100, largest=true\n}\n", 24);
-  emu_text("HloModule t5\nENTRY e {\n x = f32[2,30000] parameter(0)\n"
-           " ROOT t = (f32[2,3], s32[2,3]) custom-call(x), custom_call_target=\"TopK\"\n}\n", 25);
-  emu_text("HloModule t6\nENTRY e {\n x = f32[20000] parameter(0)\n z = f32[] constant(0)\n"
-           " zb = f32[20000] broadcast(z), dimensions={}\n q = f32[20000] divide(zb, x)\n n = f32[20000] divide(q, zb)\n"
-           " m = f32[20000] maximum(x, n)\n ROOT t = (f32[4], s32[4]) topk(m), k=4, largest=true\n}\n", 26);
-}
-
 /* scatter in its three forms: atomic (f32 add with duplicate indices from random small
  * integers, some out of range: those windows are skipped; s32 max), serial (overwrite with
  * duplicates: the last update wins, as in the interpreter's order; a variadic pair), parallel

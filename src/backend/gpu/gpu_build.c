@@ -212,63 +212,12 @@ static cxla_status fusion(builder *b, cx_instr *in) {
   return launch(b, in, NULL);
 }
 
-/* scratch slots of the given sizes from offset 0 of the executable's scratch memory (the steps
- * of one execution run in order, so every user can share it); the first slot's number (past the
- * assignment's slots, gpu_exec.c), -1 without memory */
-static int scratch_slots(builder *b, int n, const int64_t *bytes) {
-  cx_gpu_prog *p = b->p;
-  int first = p->bufs.nslots + p->nscratch;
-  if (!cx_vec_reserve((void **)&p->scratch_off, &b->scratch_cap, p->nscratch + n, sizeof *p->scratch_off)) return -1;
-  int64_t at = 0;
-  for (int q = 0; q < n; q++) {
-    p->scratch_off[p->nscratch++] = at;
-    at += (bytes[q] + 255) & ~(int64_t)255;
-  }
-  if (at > p->scratch_size) p->scratch_size = at;
-  return first;
-}
-
-/* a top-k of rows longer than one kernel takes: the tiles' candidates into scratch, then their
- * merge into the result (codegen's cx_emit_topk_tiles/_merge) */
-static cxla_status topk_long(builder *b, cx_instr *in) {
-  const cx_shape *x = &in->ops[0]->shape;
-  int64_t n = x->dims[x->rank - 1], rows = cx_shape_elems(x) / n;
-  const cx_shape *v = in->shape.type == CXLA_TUPLE ? &in->shape.tuple[0] : &in->shape;
-  int64_t k = v->rank ? v->dims[v->rank - 1] : 0, kk = k < CX_TOPK_TILE ? k : CX_TOPK_TILE;
-  int64_t cands = rows * ((n + CX_TOPK_TILE - 1) / CX_TOPK_TILE) * kk;
-  int64_t bytes[2] = {cands * cxla_type_size(x->type), cands * 4};
-  int scratch = scratch_slots(b, 2, bytes);
-  if (scratch < 0) return cx_oom(b->ctx);
-  int out0 = leaf_slot(b, in, 0), out1 = leaf_slot(b, in, 1), src = leaf_slot(b, in->ops[0], 0);
-  if (out0 < 0 || out1 < 0 || src < 0) return cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s has no slot", in->name);
-  int *tiles = cx_malloc(3 * sizeof *tiles), *merge = cx_malloc(4 * sizeof *merge);
-  if (!tiles || !merge) {
-    cx_free(tiles);
-    cx_free(merge);
-    return cx_oom(b->ctx);
-  }
-  tiles[0] = merge[2] = scratch, tiles[1] = merge[3] = scratch + 1, tiles[2] = src, merge[0] = out0, merge[1] = out1;
-  cx_kernel kn;
-  cxla_status st = cx_emit_topk_tiles(&b->cg, in, &kn);
-  st = add_launch(b, in, st, &kn, tiles, 3, 2, 1); /* takes tiles */
-  if (st != CXLA_OK) {
-    cx_free(merge);
-    return st;
-  }
-  st = cx_emit_topk_merge(&b->cg, in, &kn);
-  return add_launch(b, in, st, &kn, merge, 4, 2, 1);
-}
-
 /* An instruction that is a kernel of its own (codegen's cx_instr_kernel); a scatter's results
  * start as copies of its operands, which its kernel then combines the updates into. */
 static cxla_status own_kernel(builder *b, cx_instr *in) {
   const cx_instr_kernel *k = cx_emit_instr_kernel(in);
-  int t = in->op == CX_OP_CUSTOM_CALL ? cx_cc_target_of(in) : -1;
   const char *why = "no GPU code for this custom-call target";
   if (!k || !k->ok(in, &why)) return refuse(b, in, why);
-  int topk = in->op == CX_OP_TOPK || (t >= 0 && cx_cc_info_of((cx_cc_target)t)->kind == CX_CC_TOPK);
-  const cx_shape *x0 = topk ? &in->ops[0]->shape : NULL;
-  if (topk && x0->rank && x0->dims[x0->rank - 1] > CX_TOPK_ONE_KERNEL_ROW) return topk_long(b, in);
   for (int q = 0; in->op == CX_OP_SCATTER && q < in->nops / 2; q++) {
     int d = leaf_slot(b, in, q), f = leaf_slot(b, in->ops[q], 0);
     if (d < 0 || f < 0) return cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s has no slot", in->name);
@@ -288,9 +237,17 @@ enum { SORT_ONE_KERNEL_ROW = 16384, SORT_TILE = 512 };
  * scratch memory (the steps of one execution run in order, so every sort can share it);
  * returns the first of n scratch slot numbers (past the assignment's slots, gpu_exec.c) */
 static int sort_scratch(builder *b, const cx_instr *in) {
-  int64_t bytes[16];
-  for (int q = 0; q < in->nops && q < 16; q++) bytes[q] = cx_shape_bytes(&in->ops[q]->shape);
-  return scratch_slots(b, in->nops < 16 ? in->nops : 16, bytes);
+  cx_gpu_prog *p = b->p;
+  int first = p->bufs.nslots + p->nscratch;
+  if (!cx_vec_reserve((void **)&p->scratch_off, &b->scratch_cap, p->nscratch + in->nops, sizeof *p->scratch_off))
+    return -1;
+  int64_t at = 0;
+  for (int q = 0; q < in->nops; q++) {
+    p->scratch_off[p->nscratch++] = at;
+    at += (cx_shape_bytes(&in->ops[q]->shape) + 255) & ~(int64_t)255;
+  }
+  if (at > p->scratch_size) p->scratch_size = at;
+  return first;
 }
 
 /* rng: a kernel (codegen/rng_emit.c). Inside a loop the values depend on how often the
