@@ -108,6 +108,15 @@ int cx_emit_topk_plan(const cx_instr *topk, int64_t tile, cx_topk_plan *p);
 cxla_status cx_emit_topk_tiles(cx_cg *g, cx_instr *topk, const cx_topk_plan *p, cx_kernel *out);
 cxla_status cx_emit_topk_merge(cx_cg *g, cx_instr *topk, const cx_topk_plan *p, int64_t m_in, int64_t cap_in,
                                int64_t cap_out, cx_kernel *out);
+/* rng (rng_uniform, rng_normal) as a kernel, bit-exact with interp/rng.c's values (rng_emit.c):
+ * args are the result, a and b, then, when `counted`, the instruction's run counter (a u64 in
+ * device memory: how often it ran before in this execution; the caller zeroes it when an
+ * execution starts and runs cx_emit_rng_count_kernel after each run); without one the run is
+ * 0 (an instruction that runs once an execution). A thread per Philox block. */
+int cx_emit_rng_ok(const cx_instr *rng, const char **why);
+cxla_status cx_emit_rng_kernel(cx_cg *g, cx_instr *rng, int counted, cx_kernel *out);
+/* One thread adding 1 to the run counter (its only argument, an output). */
+cxla_status cx_emit_rng_count_kernel(cx_cg *g, cx_instr *rng, cx_kernel *out);
 /* True if the emitter can generate code for every instruction of this fusion (for a kOutput
  * fusion: its epilogue); otherwise the sequencer runs it on the interpreter. `why` (a
  * thread-local string, valid until the next call) names the first unsupported instruction. */

@@ -93,5 +93,8 @@ cxla_status cx_emit_select_scatter_kernel(cx_cg *g, cx_instr *sas, cx_kernel *ou
 int cx_emit_select_scatter_ok(const cx_instr *sas, const char **why);
 cxla_status cx_emit_rng_bits_kernel(cx_cg *g, cx_instr *rng, cx_kernel *out);
 int cx_emit_rng_bits_ok(const cx_instr *rng, const char **why);
+/* Philox4x32-10 of the 128-bit counter (lo, hi) (i64 values) with key words k0, k1 (i32): the
+ * four i32 words into o (rng_bits_emit.c) */
+void cx_emit_philox(cx_cg *cg, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef k0, LLVMValueRef k1, LLVMValueRef *o);
 
 #endif

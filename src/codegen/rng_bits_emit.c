@@ -63,8 +63,8 @@ static void threefry(cx_cg *cg, LLVMValueRef c, LLVMValueRef *k, LLVMValueRef *o
   *o0 = x0, *o1 = x1;
 }
 
-/* Philox4x32-10 of the counter (lo, hi) (i64) with key words k0, k1 (i32) */
-static void philox(cx_cg *cg, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef k0, LLVMValueRef k1, LLVMValueRef *o) {
+/* Philox4x32-10 of the counter (lo, hi) (i64) with key words k0, k1 (i32); rng_emit.c's too */
+void cx_emit_philox(cx_cg *cg, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef k0, LLVMValueRef k1, LLVMValueRef *o) {
   LLVMBuilderRef b = cg->b;
   LLVMValueRef c32 = cx_cg_i64(cg, 32);
   LLVMValueRef x0 = LLVMBuildTrunc(b, lo, cg->t_i32, ""), x1 = LLVMBuildTrunc(b, LLVMBuildLShr(b, lo, c32, ""), cg->t_i32, "");
@@ -128,7 +128,7 @@ cxla_status cx_emit_rng_bits_kernel(cx_cg *cg, cx_instr *in, cx_kernel *out) {
   if (philox_alg) {
     LLVMValueRef hi = LLVMBuildAdd(b, hi0, LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntULT, lo, lo0, ""), cg->t_i64, ""), "");
     LLVMValueRef o[4];
-    philox(cg, lo, hi, k0, k1, o);
+    cx_emit_philox(cg, lo, hi, k0, k1, o);
     LLVMValueRef i0 = LLVMBuildMul(b, e.iv, cx_cg_i64(cg, per), "");
     for (int j = 0; j < per; j++) {
       LLVMValueRef i = LLVMBuildAdd(b, i0, cx_cg_i64(cg, j), "");

@@ -4,8 +4,9 @@
  * index the indices, the index vector sets the window start of scatter_dims_to_operand_dims,
  * batching dims start at their scatter coordinate, a window partly outside the operand is
  * skipped whole) and combines into it:
- *   ATOMIC   one operand whose combiner is add (any integer or f32/f64) or max/min on
- *            integers: a thread per update element, an atomic read-modify-write;
+ *   ATOMIC   one operand whose combiner is add (any integer, f32/f64, c64/c128: an atomic
+ *            add on each part) or max/min on integers: a thread per update element, an
+ *            atomic read-modify-write;
  *   PARALLEL unique_indices=true: a thread per update element, load, combine, store;
  *   SERIAL   otherwise: one thread applies every update in the interpreter's order (scatter
  *            index major, window minor), so duplicates combine as they do there.
@@ -41,7 +42,7 @@ static int atomic_of(const cx_instr *in, LLVMAtomicRMWBinOp *op) {
   if (!r || r->nops != 2 || r->ops[0]->op != CX_OP_PARAMETER || r->ops[1]->op != CX_OP_PARAMETER ||
       r->ops[0]->a.index + r->ops[1]->a.index != 1 || in->ops[2]->shape.type != t)
     return 0;
-  int fl = t == CXLA_F32 || t == CXLA_F64, sint = t == CXLA_S32 || t == CXLA_S64, uint = t == CXLA_U32 || t == CXLA_U64;
+  int fl = t == CXLA_F32 || t == CXLA_F64 || t == CXLA_C64 || t == CXLA_C128, sint = t == CXLA_S32 || t == CXLA_S64, uint = t == CXLA_U32 || t == CXLA_U64;
   if (r->op == CX_OP_ADD && (fl || sint || uint)) return *op = fl ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd, 1;
   if (r->op == CX_OP_MAXIMUM && (sint || uint)) return *op = sint ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax, 1;
   if (r->op == CX_OP_MINIMUM && (sint || uint)) return *op = sint ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin, 1;
@@ -57,8 +58,7 @@ static int make_plan(const cx_instr *in, plan *p, const char **why) {
   const cx_scatter_dims *sd = &in->a.scatter;
   const cx_shape *os = &in->ops[0]->shape, *is = &in->ops[p->n]->shape, *us = &in->ops[p->n + 1]->shape;
   for (int k = 0; k < in->nops; k++)
-    if (!cx_type_is_array(in->ops[k]->shape.type) || cx_type_is_complex(in->ops[k]->shape.type))
-      return *why = "a scatter of complex or non-array values", 0;
+    if (!cx_type_is_array(in->ops[k]->shape.type)) return *why = "a scatter of non-array values", 0;
   int64_t ivd = sd->index_vector_dim;
   p->orank = os->rank;
   p->nidx = ivd < is->rank ? is->dims[ivd] : 1;
@@ -144,7 +144,16 @@ static void one_update(cx_kfn *k, const cx_instr *in, const plan *p, LLVMValueRe
   }
   cx_if fits;
   cx_if_begin(cg, &fits, LLVMBuildNot(b, skip, ""));
-  if (p->mode == ATOMIC) {
+  if (p->mode == ATOMIC && cx_type_is_complex(in->ops[0]->shape.type)) { /* a complex sum: part by part */
+    cxla_type t = in->ops[0]->shape.type;
+    LLVMTypeRef pt = t == CXLA_C64 ? cg->t_f32 : cg->t_f64;
+    LLVMValueRef u = cx_cg_load(cg, t, k->ptr[2 * n + 1], uo);
+    for (unsigned part = 0; part < 2; part++) {
+      LLVMValueRef at = LLVMBuildAdd(b, LLVMBuildMul(b, oo, cx_cg_i64(cg, 2), ""), cx_cg_i64(cg, part), "");
+      LLVMValueRef ptr = LLVMBuildGEP2(b, pt, k->ptr[0], &at, 1, "");
+      LLVMBuildAtomicRMW(b, LLVMAtomicRMWBinOpFAdd, ptr, LLVMBuildExtractValue(b, u, part, ""), LLVMAtomicOrderingMonotonic, 0);
+    }
+  } else if (p->mode == ATOMIC) {
     cxla_type t = in->ops[0]->shape.type;
     LLVMTypeRef mt = cx_cg_mem_type(cg, t);
     LLVMValueRef ptr = LLVMBuildGEP2(b, mt, k->ptr[0], &oo, 1, "");

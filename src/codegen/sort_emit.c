@@ -20,8 +20,7 @@ int cx_emit_sort_ok(const cx_instr *in, const char **why) {
   int64_t d = in->a.dims.v[0];
   if (d < 0 || d >= x->rank) return *why = "a sort along no dimension", 0;
   for (int k = 0; k < in->nops; k++)
-    if (!cx_type_is_array(in->ops[k]->shape.type) || cx_type_is_complex(in->ops[k]->shape.type))
-      return *why = "a sort of complex or non-array operands", 0;
+    if (!cx_type_is_array(in->ops[k]->shape.type)) return *why = "a sort of non-array operands", 0;
   return cx_emit_scalar_comp_ok(in->called[0], why);
 }
 

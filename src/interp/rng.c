@@ -1,5 +1,6 @@
 /* rng.c — rng(a, b), distribution=rng_uniform|rng_normal. XLA leaves its values to the
- * implementation; cxla defines them here, and the cpu backend computes the same (bit for bit):
+ * implementation; cxla defines them here, and the cpu backend and the GPU compute the same
+ * (bit for bit; ir/rng_dist.h holds the arithmetic they share):
  *
  * - The bits: a stream of 32-bit words w[0], w[1], ... from Philox4x32-10 keyed by the
  *   FNV-1a 64-bit hash of the instruction's name (low word first), block j = words 4j..4j+3
@@ -7,13 +8,15 @@
  *   the same execution (so a while loop's body draws fresh numbers every trip, and every
  *   execution repeats the last one's). A 64-bit element i takes w[2i] | w[2i+1] << 32, any
  *   other element w[i].
- * - uniform, floats: a + u * (b - a) in double, rounded to the type, with u = (w >> 8) / 2^24
- *   (64-bit: (w >> 11) / 2^53) in [0, 1).
+ * - uniform, floats: a + u * (b - a) in double (b - a, then the product, then the sum, each
+ *   rounded), rounded to the type, with u = (w >> 8) / 2^24 (64-bit: (w >> 11) / 2^53) in [0, 1).
  * - uniform, integers: a + w mod (b - a) for b > a (the difference taken unsigned), else a;
  *   pred: w & 1 for (false, true), else a.
  * - normal: Box-Muller on the pair of elements 2p, 2p + 1 (XLA's BoxMullerTransform): from
  *   their uniforms u1, u2 (as above), r = sqrt(-2 log max(u1, 1e-7)); element 2p is
- *   a + b r sin(2 pi u2), element 2p + 1 is a + b r cos(2 pi u2), in double, rounded.
+ *   a + b (r sin(2 pi u2)), element 2p + 1 is a + b (r cos(2 pi u2)), in double, rounded;
+ *   log, sin and cos are cxla's own (ir/rng_dist.c: IEEE operations only, so that a GPU
+ *   computes the same bits; within an ulp or two of libm's).
  *
  * The same name in two places (a computation inlined at two call sites gets copies under new
  * names) gives independent streams, so cxla's passes can change which numbers a program
@@ -21,6 +24,7 @@
 #include <string.h>
 #include "interp/index_util.h"
 #include "interp/internal.h"
+#include "ir/rng_dist.h"
 
 struct cx_rng_count {
   const cx_instr *in;
@@ -36,12 +40,6 @@ static int64_t next_run(cx_interp *st, const cx_instr *in) {
   st->rng_counts = c;
   c[st->nrng_counts++] = (struct cx_rng_count){in, 1};
   return 0;
-}
-
-static uint64_t fnv1a(const char *s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (; s && *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-  return h;
 }
 
 /* The word stream, one Philox block remembered. */
@@ -63,8 +61,6 @@ static uint32_t word(stream *s, int64_t j) {
 static uint64_t bits(stream *s, int64_t i, int wide) {
   return wide ? word(s, 2 * i) | (uint64_t)word(s, 2 * i + 1) << 32 : word(s, i);
 }
-
-static double unit(uint64_t w, int wide) { return wide ? (double)(w >> 11) * 0x1p-53 : (double)(w >> 8) * 0x1p-24; }
 
 static cx_scalar uniform_int(cxla_type t, cx_scalar a, cx_scalar b, uint64_t w) {
   if (t == CXLA_PRED) return (cx_scalar){.i = !a.i && b.i ? (int64_t)(w & 1) : a.i};
@@ -90,17 +86,18 @@ CX_INTERP_EVALUATOR(cx_interp_rng) {
   CX_TRY(cx_interp_new_array(st, in, &in->shape, out));
   cx_scalar a = cx_scalar_load(t, ops[0]->data, 0), b = cx_scalar_load(t, ops[1]->data, 0);
   int wide = cx_type_bits(t) == 64;
-  stream s = {.key = fnv1a(in->name), .run = (uint64_t)run, .block = -1};
+  stream s = {.key = cx_rng_key(in->name), .run = (uint64_t)run, .block = -1};
   int64_t n = cx_shape_elems(&in->shape);
   for (int64_t i = 0; i < n; i++) {
     cx_scalar v;
     if (normal) {
       int64_t p = i / 2;
-      double u1 = unit(bits(&s, 2 * p, wide), wide), u2 = unit(bits(&s, 2 * p + 1, wide), wide);
-      double r = sqrt(-2.0 * log(u1 > 1e-7 ? u1 : 1e-7)), th = 2.0 * M_PI * u2;
-      v.f = a.f + b.f * r * (i % 2 ? cos(th) : sin(th));
+      double first, second;
+      cx_rng_box_muller(cx_rng_unit(bits(&s, 2 * p, wide), wide), cx_rng_unit(bits(&s, 2 * p + 1, wide), wide), &first,
+                        &second);
+      v.f = cx_rng_scale(a.f, b.f, i % 2 ? second : first);
     } else if (cx_type_is_float(t)) {
-      v.f = a.f + unit(bits(&s, i, wide), wide) * (b.f - a.f);
+      v.f = cx_rng_between(a.f, b.f, cx_rng_unit(bits(&s, i, wide), wide));
     } else {
       v = uniform_int(t, a, b, bits(&s, i, wide));
     }

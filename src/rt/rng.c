@@ -13,6 +13,7 @@
 #include <string.h>
 #include "core/trace.h"
 #include "ir/ir.h"
+#include "ir/rng_dist.h"
 #include "ir/types.h"
 #include "rt/rt.h"
 #include "rt/threadpool.h"
@@ -159,10 +160,6 @@ static inline uint64_t rng_bits_at(const rng_dist_job *t, block_cache *c, int64_
   return t->wide ? rng_word(t, c, 2 * i) | (uint64_t)rng_word(t, c, 2 * i + 1) << 32 : rng_word(t, c, i);
 }
 
-static inline double rng_unit(const rng_dist_job *t, uint64_t w) {
-  return t->wide ? (double)(w >> 11) * 0x1p-53 : (double)(w >> 8) * 0x1p-24;
-}
-
 /* An integer uniform in [a, b) from w (the difference of the bounds taken unsigned). */
 static void uniform_int(const rng_dist_job *t, int64_t i, uint64_t w) {
   size_t es = cxla_type_size((cxla_type)t->type);
@@ -183,11 +180,12 @@ static void rng_dist_range(void **args, int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; i++) {
     if (t->normal) {
       int64_t p = i >> 1;
-      double u1 = rng_unit(t, rng_bits_at(t, &c, 2 * p)), u2 = rng_unit(t, rng_bits_at(t, &c, 2 * p + 1));
-      double r = sqrt(-2.0 * log(u1 > 1e-7 ? u1 : 1e-7)), th = 2.0 * M_PI * u2;
-      cx_store_f64(ty, t->out, i, a + b * r * (i & 1 ? cos(th) : sin(th)));
+      double first, second;
+      cx_rng_box_muller(cx_rng_unit(rng_bits_at(t, &c, 2 * p), t->wide), cx_rng_unit(rng_bits_at(t, &c, 2 * p + 1), t->wide),
+                        &first, &second);
+      cx_store_f64(ty, t->out, i, cx_rng_scale(a, b, i & 1 ? second : first));
     } else if (cx_type_is_float(ty)) {
-      cx_store_f64(ty, t->out, i, a + rng_unit(t, rng_bits_at(t, &c, i)) * (b - a));
+      cx_store_f64(ty, t->out, i, cx_rng_between(a, b, cx_rng_unit(rng_bits_at(t, &c, i), t->wide)));
     } else {
       uniform_int(t, i, rng_bits_at(t, &c, i));
     }

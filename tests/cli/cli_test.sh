@@ -280,8 +280,8 @@ run_cxla run "$SRC/tests/hlo/jax_ops/linalg_schur_f32.hlo" --random-inputs --bac
 expect gpu_emu_gees 0 out "[2] f32[2,4,4]"
 grep -qF '"cat":"host"' gees.trace.json && grep -qF 'no NVIDIA library has a Schur decomposition' gees.trace.json &&
   ok gpu_emu_trace_host_step || bad gpu_emu_trace_host_step "$(head -c 300 gees.trace.json)"
-printf 'HloModule s\nENTRY e {\n x = f32[4] parameter(0)\n tok = token[] after-all()\n r = token[] outfeed(x, tok), outfeed_shape=f32[4]\n ROOT t = (f32[4], token[]) tuple(x, r)\n}\n' >refused.hlo
-run_cxla run refused.hlo --random-inputs --backend=gpu-emu; expect_error err_gpu_emu_refuses "gpu backend: r (outfeed) cannot run on the GPU yet"
+printf 'HloModule s\nENTRY e {\n x = f32[4] parameter(0)\n r = u32[] replica-id()\n ROOT t = (f32[4], u32[]) tuple(x, r)\n}\n' >refused.hlo
+run_cxla run refused.hlo --random-inputs --backend=gpu-emu; expect_error err_gpu_emu_refuses "gpu backend: r (replica-id) cannot run on the GPU yet"
 # PTX without a GPU: a valid module even of library calls alone, checked by ptxas when installed
 run_cxla compile addmul.hlo --backend=gpu --gpu-arch=sm_80 --emit-ptx=addmul.ptx
 expect gpu_emit_ptx 0 out "wrote addmul.ptx: PTX ISA 8.5 for sm_80"
@@ -293,7 +293,7 @@ if [ -x /usr/local/cuda/bin/ptxas ]; then
 fi
 run_cxla compile dot.hlo --backend=gpu --gpu-arch=sm_52 --emit-ptx=x.ptx; expect bad_gpu_arch 2 err "--gpu-arch=sm_52 is not a PTX target cxla knows"
 run_cxla compile dot.hlo --emit-ptx=x.ptx; expect emit_ptx_needs_gpu 2 err "--emit-ptx and --gpu-arch are for --backend=gpu"
-run_cxla compile refused.hlo --backend=gpu --emit-ptx=x.ptx; expect_error err_emit_ptx_refuses "(outfeed) cannot run on the GPU yet"
+run_cxla compile refused.hlo --backend=gpu --emit-ptx=x.ptx; expect_error err_emit_ptx_refuses "(replica-id) cannot run on the GPU yet"
 # --backend=gpu without a CUDA driver (CI): one clear line and exit 1, never a crash
 CXLA_CUDA_DRIVER=/nonexistent/libcuda.so.1 "$CXLA" run addmul.hlo x.npy y.npy --backend=gpu >out.txt 2>err.txt; rc=$?
 expect_error err_backend_gpu_driver "gpu backend: no CUDA driver (/nonexistent/libcuda.so.1 not found)"
@@ -652,6 +652,8 @@ expect feed_outfeed_out 0 out "wrote ofd/1_1.npy (outfeed 1)"
   bad feed_outfeed_files "$(ls ofd 2>&1)"
 run_cxla run feed.hlo --random-inputs=3 --backend=cpu --check
 expect feed_random_check 0 out "outfeeds: ok: 2 values"
+run_cxla run feed.hlo fx.npy --infeed fy.npy,fx.npy --backend=gpu-emu --check
+expect feed_check_gpu_emu 0 out "outfeeds: ok: 2 values (3 leaves) match interp"
 run_cxla run feed.hlo fx.npy --infeed=fy.npy,fx.npy --backend=cpu --check-each
 expect feed_check_each 0 out "outfeeds: ok: 2 values"
 run_cxla run feed.hlo --random-inputs=3 --repeat=2 --backend=cpu

@@ -558,8 +558,19 @@ for name, fn in la_fns.items():
     got = jax.jit(fn)(jax.device_put(la_in, gpu))
     ref = jax.jit(fn)(jax.device_put(la_in, cpu))
     out["linalg"][name] = [[e.id for e in got.devices()], float(np.max(np.abs(np.asarray(got) - np.asarray(ref))))]
+cb = jax.jit(lambda a: jax.pure_callback(lambda x: np.asarray(x) * 2, jax.ShapeDtypeStruct((4,), np.float32), a))
+on_gpu = cb(jax.device_put(np.arange(4, dtype=np.float32), gpu))
+out["callback"] = [[e.id for e in on_gpu.devices()], np.asarray(on_gpu).tolist()]
+draw = jax.jit(lambda a: a + lax.rng_uniform(0.0, 1.0, (4,)))
+on_gpu = draw(jax.device_put(np.zeros(4, np.float32), gpu))
+on_cx_cpu = draw(jax.device_put(np.zeros(4, np.float32), cx[0]))
+out["rng"] = [[e.id for e in on_gpu.devices()], bool(np.array_equal(np.asarray(on_gpu), np.asarray(on_cx_cpu)))]
 try:
-    jax.jit(lambda a: a + lax.rng_uniform(0.0, 1.0, (4,)))(jax.device_put(np.zeros(4, np.float32), gpu)).block_until_ready()
+    from jax.experimental.shard_map import shard_map
+    from jax.sharding import Mesh, PartitionSpec
+    on_one = Mesh(np.array([gpu]), ("i",))
+    jax.jit(shard_map(lambda a: a + lax.axis_index("i"), mesh=on_one, in_specs=PartitionSpec("i"),
+                      out_specs=PartitionSpec("i")))(jax.device_put(np.zeros(4, np.int32), gpu)).block_until_ready()
     out["refused"] = "no error"
 except Exception as e:
     out["refused"] = type(e).__name__ + ": " + str(e)
@@ -650,9 +661,18 @@ class GpuDevice(Base):
             self.assertLess(err, 1e-3, name)
 
     def test_refused_op_is_cxla_error(self):
-        """An op the gpu backend refuses fails the compile with cxla's message."""
+        """An op the gpu backend refuses (lax.axis_index: a partition-id, which needs a GPU transport)
+        fails the compile with cxla's message."""
         self.assertIn("JaxRuntimeError: UNIMPLEMENTED", self.out["refused"])
-        self.assertIn("(rng) cannot run on the GPU yet", self.out["refused"])
+        self.assertIn("(partition-id) cannot run on the GPU yet", self.out["refused"])
+
+    def test_pure_callback_runs_on_the_gpu(self):
+        """A jax.pure_callback in a program on the GPU is a host step there: the host computes it."""
+        self.assertEqual(self.out["callback"], [[1], [0.0, 2.0, 4.0, 6.0]])
+
+    def test_rng_matches_the_cpu_device(self):
+        """lax.rng_uniform runs on the GPU and draws the cxla cpu device's numbers, bit for bit."""
+        self.assertEqual(self.out["rng"], [[1], True])
 
 
 class Example(Base):

@@ -249,24 +249,23 @@ static int any_callback_known(void *user, uint64_t id, char *name, size_t n) {
 
 TEST(gpu_refuses_at_compile_time) {
   cx_gpu_prog p;
-  /* an outfeed (the host's queue: no GPU step) next to a dot (a cuBLASLt step, no kernel) */
+  /* a replica-id (a collective: no GPU transport) next to a dot (a cuBLASLt step, no kernel) */
   const char *mixed = "HloModule d\nENTRY e {\n a = f32[8,8] parameter(0)\n"
                      " b = f32[8,8] parameter(1)\n d = f32[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
-                     " tok = token[] after-all()\n o = token[] outfeed(d, tok), outfeed_shape=f32[8,8]\n"
-                     " ROOT t = (f32[8,8], token[]) tuple(d, o)\n}\n";
+                     " r = u32[] replica-id()\n"
+                     " ROOT t = (f32[8,8], u32[]) tuple(d, r)\n}\n";
   CHECK_EQ_INT(build(mixed, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
-  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "(outfeed) cannot run on the GPU yet");
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "(replica-id) cannot run on the GPU yet");
   cx_gpu_prog_free(&p);
   CHECK_OK(build(mixed, "sm_80", 1, &p)); /* lenient: left out and counted */
   CHECK_EQ_INT(p.ngemms, 1);
   CHECK(p.nskipped >= 1 && p.first_skip && p.ptx);
   cx_gpu_prog_free(&p);
   /* an op ops.def's gpu column refuses: the refusal gives the row's reason */
-  const char *rng = "HloModule g\nENTRY e {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
-                    " ROOT r = f32[8] rng(a, b), distribution=rng_uniform\n}\n";
-  CHECK_EQ_INT(build(rng, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
-  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "(rng) cannot run on the GPU yet: ");
-  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), cx_op_gpu_why(CX_OP_RNG));
+  const char *pid = "HloModule g\nENTRY e {\n ROOT r = u32[] partition-id()\n}\n";
+  CHECK_EQ_INT(build(pid, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "(partition-id) cannot run on the GPU yet: ");
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), cx_op_gpu_why(CX_OP_PARTITION_ID));
   cx_gpu_prog_free(&p);
   /* library steps build without a GPU or its libraries (they are opened when loading) */
   const char *lib = "HloModule f\nENTRY e {\n x = c64[8] parameter(0)\n a = f64[3,3] parameter(1)\n"
@@ -276,15 +275,13 @@ TEST(gpu_refuses_at_compile_time) {
   CHECK_EQ_INT(p.nffts, 1);
   CHECK_EQ_INT(p.nlinalg, 1);
   cx_gpu_prog_free(&p);
-  /* a host callback the process's dispatcher knows: the interpreter and the cpu backend run it,
-   * the GPU makes no calls into the host */
+  /* a host callback the process's dispatcher knows: a host step on the GPU too */
   cxla_host_callbacks cb = {any_callback, any_callback_known, NULL};
   cxla_host_callbacks_set(&cb);
   const char *hcb = "HloModule h\nENTRY e {\n x = f32[4] parameter(0)\n ROOT y = f32[4] custom-call(x), "
                     "custom_call_target=\"cxla_host_callback\", backend_config={callback_id = 1 : ui64}\n}\n";
-  CHECK_EQ_INT(build(hcb, "sm_80", 0, &p), CXLA_ERR_UNSUPPORTED);
-  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()),
-                     "y (custom-call) cannot run on the GPU yet: a host callback: the gpu backend makes no calls into the host");
+  CHECK_OK(build(hcb, "sm_80", 0, &p)); /* a host step of the sequence (gpu_host.c): no kernel */
+  CHECK(p.nsteps == 1 && p.steps[0].kind == CX_GPU_CALLBACK && p.nkernels == 0);
   cx_gpu_prog_free(&p);
   cxla_host_callbacks_set(NULL);
 }
@@ -466,4 +463,72 @@ TEST(gpu_ptx_corpus_ptxas) {
          "kernels); %d instructions not yet GPU-ready; %d modules refused before code generation\n",
          cs.modules, cs.kernels, cs.accepted, exe, cs.graphs, cs.skipped, cs.refused_build);
   if (!getenv("CXLA_GPU_CORPUS")) CHECK(cs.kernels > 300 && cs.accepted > 600);
+}
+
+/* rng (its kernel and, inside a loop, the run counter's), a long row's top-k (tiles, merge)
+ * and an outfeed (a host step, no kernel) in one module: the steps, the rounding of the rng's
+ * f64 arithmetic (each operation rounded to nearest, none approximate: what makes it the
+ * interpreter's bits), and ptxas for sm_75, sm_80 and sm_90 */
+TEST(gpu_ptx_rng_topk_and_host_steps) {
+  const char *text =
+      "HloModule h\ncond {\n p = (s32[], f64[5]) parameter(0)\n i = s32[] get-tuple-element(p), index=0\n"
+      " n = s32[] constant(3)\n ROOT c = pred[] compare(i, n), direction=LT\n}\n"
+      "body {\n p = (s32[], f64[5]) parameter(0)\n i = s32[] get-tuple-element(p), index=0\n"
+      " x = f64[5] get-tuple-element(p), index=1\n a = f64[] constant(0)\n b = f64[] constant(1)\n"
+      " g = f64[5] rng(a, b), distribution=rng_normal\n y = f64[5] add(x, g)\n one = s32[] constant(1)\n"
+      " i2 = s32[] add(i, one)\n ROOT t = (s32[], f64[5]) tuple(i2, y)\n}\n"
+      "ENTRY e {\n x = f32[2,20000] parameter(0)\n k = (f32[2,4], s32[2,4]) topk(x), k=4, largest=true\n"
+      " v = f32[2,4] get-tuple-element(k), index=0\n tok = token[] after-all()\n"
+      " o = token[] outfeed(v, tok), outfeed_shape=f32[2,4]\n z = s32[] constant(0)\n zf = f64[] constant(0)\n"
+      " zb = f64[5] broadcast(zf), dimensions={}\n w = (s32[], f64[5]) while((s32[], f64[5]) tuple(z, zb)), "
+      "condition=cond, body=body\n ROOT r = f64[5] get-tuple-element(w), index=1\n}\n";
+  cx_gpu_prog p;
+  CHECK_OK(build(text, "sm_75", 0, &p));
+  int launches = 0, outfeeds = 0;
+  for (int i = 0; i < p.nsteps; i++) {
+    launches += p.steps[i].kind == CX_GPU_LAUNCH;
+    outfeeds += p.steps[i].kind == CX_GPU_OUTFEED;
+  }
+  CHECK_EQ_INT(outfeeds, 1);
+  CHECK(launches >= 4); /* top-k's tiles and merge, the rng and its counter (and the loop's add) */
+  CHECK(p.rng_bytes == 8 && p.scratch_size >= p.rng_off + 8);
+  if (p.ptx) {
+    CHECK_STR_CONTAINS(p.ptx, "sqrt.rn.f64");
+    CHECK_STR_CONTAINS(p.ptx, "div.rn.f64");
+    CHECK_STR_CONTAINS(p.ptx, "fma.rn.f64");
+    CHECK(!strstr(p.ptx, "approx.f64") && !strstr(p.ptx, "approx.ftz.f64"));
+  }
+  const char *exe = find_ptxas();
+  char tmp[] = "/tmp/cxla_ptx.XXXXXX";
+  if (exe && p.ptx && mkdtemp(tmp)) {
+    char file[600], log[600];
+    snprintf(file, sizeof file, "%s/h.ptx", tmp);
+    snprintf(log, sizeof log, "%s/ptxas.log", tmp);
+    static const char *const sms[] = {"sm_75", "sm_80", "sm_90"};
+    for (int a = 0; a < 3; a++) {
+      cx_gpu_prog q;
+      if (build(text, sms[a], 0, &q) != CXLA_OK || !q.ptx) {
+        test_fail(__FILE__, __LINE__, "%s: %s", sms[a], cxla_context_errmsg(test_ctx()));
+        cx_gpu_prog_free(&q);
+        continue;
+      }
+      FILE *f = fopen(file, "w");
+      if (f) {
+        fputs(q.ptx, f);
+        fclose(f);
+      }
+      char *why = NULL;
+      int rc = ptxas(exe, sms[a], file, log, 0);
+      if (rc) why = slurp(log);
+      CHECK_MSG(rc == 0, "ptxas %s: %s", sms[a], why ? why : "");
+      cx_free(why);
+      cx_gpu_prog_free(&q);
+    }
+    unlink(file);
+    unlink(log);
+    rmdir(tmp);
+  } else if (!exe) {
+    printf("    skipped ptxas: none found\n");
+  }
+  cx_gpu_prog_free(&p);
 }

@@ -1,27 +1,30 @@
 /* test_host_callbacks.c — cxla_host_callbacks_set and the cxla_host_callback custom-call through
- * the public API, on the interpreter and the cpu backend: a C dispatcher gets the operands (a
+ * the public API, on the interpreter, the cpu backend and the GPU's host step (on gpu-emu,
+ * backend/gpu/gpu_host.c): a C dispatcher gets the operands (a
  * token among them) and fills the declared results; a callback whose result nobody reads still
  * runs; a failing callback fails the execution with its message; an id the dispatcher does not
- * know, or no dispatcher at all, is refused when compiling, naming the instruction and the id.
+ * know, or no dispatcher at all, is refused when compiling, naming the instruction and the id;
+ * a callback in a loop whose trip count is data (on the GPU: the read-back path, no graph).
  * Expected values are worked out by hand. */
 #include <stdio.h>
 #include <string.h>
 #include "test.h"
 
-static const char *const k_backends[] = {"interp", "cpu"};
+static const char *const k_backends[] = {"interp", "cpu", "gpu-emu"};
+enum { NB = sizeof k_backends / sizeof *k_backends };
 
 typedef struct {
-  int calls[4];     /* per id */
+  int calls[5];     /* per id */
   float last_sum;   /* what callback 1 saw */
   int saw_token;    /* callback 2's first operand was a token without data */
 } log_t;
 
 /* 1: () = f(x): sums x. 2: (token, y, n) = f(token, x): y = 2x + 1, n = its calls so far.
- * 3: fails. */
+ * 3: fails. 4: y = f(x): y = x + 1. */
 static int dispatch(void *user, uint64_t id, int nargs, const cxla_host_value *args, int nres, cxla_host_value *res,
                     char *err, size_t errlen) {
   log_t *log = user;
-  if (id < 4) log->calls[id]++;
+  if (id < 5) log->calls[id]++;
   if (id == 1 && nargs == 1 && nres == 0 && args[0].type == CXLA_F32) {
     const float *x = args[0].data;
     log->last_sum = 0;
@@ -37,14 +40,18 @@ static int dispatch(void *user, uint64_t id, int nargs, const cxla_host_value *a
     *(int32_t *)res[2].data = log->calls[2];
     return 0;
   }
+  if (id == 4 && nargs == 1 && nres == 1 && res[0].nbytes == args[0].nbytes && args[0].type == CXLA_F32) {
+    for (size_t i = 0; i < args[0].nbytes / 4; i++) ((float *)res[0].data)[i] = ((const float *)args[0].data)[i] + 1;
+    return 0;
+  }
   snprintf(err, errlen, "callback %llu: boom", (unsigned long long)id);
   return 1;
 }
 
 static int lookup(void *user, uint64_t id, char *name, size_t n) {
   (void)user;
-  if (id >= 1 && id <= 3) snprintf(name, n, "cb%llu", (unsigned long long)id);
-  return id >= 1 && id <= 3;
+  if (id >= 1 && id <= 4) snprintf(name, n, "cb%llu", (unsigned long long)id);
+  return id >= 1 && id <= 4;
 }
 
 static const char *k_module =
@@ -84,8 +91,8 @@ static cxla_status run_x(cxla_executable *e, cxla_literal **out) {
   return s;
 }
 
-TEST(host_callbacks_run_on_interp_and_cpu) {
-  for (int b = 0; b < 2; b++) {
+TEST(host_callbacks_run_on_interp_cpu_and_gpu) {
+  for (int b = 0; b < NB; b++) {
     log_t log = {{0}, 0, 0};
     cxla_host_callbacks cb = {dispatch, lookup, &log};
     cxla_host_callbacks_set(&cb);
@@ -113,7 +120,7 @@ TEST(host_callback_failure_fails_the_execution) {
   const char *text = "HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n"
                      "  ROOT y = f32[3] custom-call(x), custom_call_target=\"cxla_host_callback\", "
                      "api_version=API_VERSION_TYPED_FFI, backend_config={callback_id = 3 : ui64}\n}\n";
-  for (int b = 0; b < 2; b++) {
+  for (int b = 0; b < NB; b++) {
     log_t log = {{0}, 0, 0};
     cxla_host_callbacks cb = {dispatch, lookup, &log};
     cxla_host_callbacks_set(&cb);
@@ -135,7 +142,7 @@ TEST(host_callback_unknown_id_is_refused_when_compiling) {
                      "backend_config={callback_id = 99 : ui64}\n}\n";
   const char *no_id = "HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n"
                       "  ROOT y = f32[3] custom-call(x), custom_call_target=\"cxla_host_callback\"\n}\n";
-  for (int b = 0; b < 2; b++) {
+  for (int b = 0; b < NB; b++) {
     cxla_executable *e = NULL;
     cxla_host_callbacks_set(NULL);
     CHECK_EQ_INT(compile_on(text, k_backends[b], &e), CXLA_ERR_UNSUPPORTED);
@@ -152,6 +159,55 @@ TEST(host_callback_unknown_id_is_refused_when_compiling) {
     CHECK_EQ_INT(compile_on(no_id, k_backends[b], &e), CXLA_ERR_UNSUPPORTED);
     CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "no callback_id = N in its backend_config");
     CHECK_EQ_INT(log.calls[1] + log.calls[2] + log.calls[3], 0); /* nothing ran */
+    cxla_host_callbacks_set(NULL);
+  }
+}
+
+/* x + 1 by callback 4 each trip of a loop of n trips, n an argument */
+static const char *k_loop =
+    "HloModule loop\ncond {\n  s = (s32[], s32[], f32[3]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
+    "  n = s32[] get-tuple-element(s), index=1\n  ROOT lt = pred[] compare(i, n), direction=LT\n}\n"
+    "body {\n  s = (s32[], s32[], f32[3]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
+    "  n = s32[] get-tuple-element(s), index=1\n  x = f32[3] get-tuple-element(s), index=2\n"
+    "  x2 = f32[3] multiply(x, x)\n"
+    "  y = f32[3] custom-call(x2), custom_call_target=\"cxla_host_callback\", api_version=API_VERSION_TYPED_FFI, "
+    "backend_config={callback_id = 4 : ui64}\n  one = s32[] constant(1)\n  i2 = s32[] add(i, one)\n"
+    "  ROOT r = (s32[], s32[], f32[3]) tuple(i2, n, y)\n}\n"
+    "ENTRY e {\n  x = f32[3] parameter(0)\n  n = s32[] parameter(1)\n  z = s32[] constant(0)\n"
+    "  w = (s32[], s32[], f32[3]) while((s32[], s32[], f32[3]) tuple(z, n, x)), condition=cond, body=body\n"
+    "  ROOT r = f32[3] get-tuple-element(w), index=2\n}\n";
+
+TEST(host_callback_in_a_data_dependent_loop) {
+  for (int b = 0; b < NB; b++) {
+    log_t log = {{0}, 0, 0};
+    cxla_host_callbacks cb = {dispatch, lookup, &log};
+    cxla_host_callbacks_set(&cb);
+    cxla_executable *e = NULL;
+    CHECK_MSG(compile_on(k_loop, k_backends[b], &e) == CXLA_OK, "%s: %s", k_backends[b], cxla_context_errmsg(test_ctx()));
+    for (int trips = 0; e && trips <= 2; trips++) {
+      const float xv[3] = {1, -2, 0.5f};
+      int64_t d = 3;
+      cxla_literal *x = cxla_literal_from_data(test_ctx(), CXLA_F32, 1, &d, xv, sizeof xv);
+      cxla_literal *n = cxla_literal_create(test_ctx(), CXLA_S32, 0, NULL);
+      cxla_literal_set_f64(n, 0, trips);
+      cxla_buffer *args[2] = {NULL, NULL}, *res = NULL;
+      cxla_literal *r = NULL;
+      CHECK_OK(cxla_buffer_from_literal(test_ctx(), NULL, x, &args[0]));
+      CHECK_OK(cxla_buffer_from_literal(test_ctx(), NULL, n, &args[1]));
+      CHECK_MSG(cxla_executable_execute(e, 2, args, &res) == CXLA_OK, "%s: %s", k_backends[b], cxla_context_errmsg(test_ctx()));
+      if (res) CHECK_OK(cxla_buffer_to_literal(res, &r));
+      /* x -> x^2 + 1 per trip: {1, -2, 0.5} -> {2, 5, 1.25} -> {5, 26, 2.5625} */
+      static const float want[3][3] = {{1, -2, 0.5f}, {2, 5, 1.25f}, {5, 26, 2.5625f}};
+      for (int i = 0; r && i < 3; i++) CHECK_NEAR(cxla_literal_get_f64(r, i), want[trips][i], 0);
+      cxla_literal_destroy(r);
+      cxla_buffer_destroy(res);
+      cxla_buffer_destroy(args[0]);
+      cxla_buffer_destroy(args[1]);
+      cxla_literal_destroy(x);
+      cxla_literal_destroy(n);
+    }
+    CHECK_EQ_INT(log.calls[4], 0 + 1 + 2);
+    cxla_executable_destroy(e);
     cxla_host_callbacks_set(NULL);
   }
 }

@@ -1,12 +1,15 @@
 /* test_host_feed.c — infeed and outfeed through the public API (cxla.h's host transfers): the
- * context's queues on the interpreter and the cpu backend (push, run, pop, in order), an infeed
- * source feeding a loop, and the errors: an empty queue, a literal of the wrong shape, popping
+ * context's queues on the interpreter, the cpu backend and the GPU's (on gpu-emu) (push, run,
+ * pop, in order), an infeed source feeding a loop, a loop whose trip count is data (a CUDA
+ * graph were it not for its feeds), and the errors: an empty queue, a literal of the wrong shape, popping
  * an empty outfeed queue, bad pushes, and a refusal at compile time rather than mid-run.
  * Expected values are worked out by hand. */
 #include <string.h>
 #include "test.h"
 
-static const char *const k_backends[] = {"interp", "cpu"};
+/* gpu-emu: the GPU's host steps (backend/gpu/gpu_host.c) on the emulated driver */
+static const char *const k_backends[] = {"interp", "cpu", "gpu-emu"};
+enum { NB = sizeof k_backends / sizeof *k_backends };
 
 static cxla_executable *compile_text(const char *text, const char *backend) {
   cxla_module *m = NULL;
@@ -50,7 +53,7 @@ static const char *k_feed =
     "  ROOT r = f32[3] select(pb, x, nx)\n}\n";
 
 TEST(host_feed_push_run_pop) {
-  for (int b = 0; b < 2; b++) {
+  for (int b = 0; b < NB; b++) {
     cxla_executable *e = compile_text(k_feed, k_backends[b]);
     if (!e) continue;
     cxla_feeds_clear(test_ctx());
@@ -94,7 +97,7 @@ TEST(host_feed_push_run_pop) {
 }
 
 TEST(host_feed_errors) {
-  for (int b = 0; b < 2; b++) {
+  for (int b = 0; b < NB; b++) {
     cxla_executable *e = compile_text(k_feed, k_backends[b]);
     if (!e) continue;
     cxla_feeds_clear(test_ctx());
@@ -153,7 +156,7 @@ static const char *k_loop =
     "  ROOT acc = s32[] get-tuple-element(w), index=1\n}\n";
 
 TEST(host_feed_source_feeds_a_loop) {
-  for (int b = 0; b < 2; b++) {
+  for (int b = 0; b < NB; b++) {
     cxla_executable *e = compile_text(k_loop, k_backends[b]);
     if (!e) continue;
     cxla_feeds_clear(test_ctx());
@@ -181,7 +184,7 @@ TEST(host_feed_source_feeds_a_loop) {
 TEST(host_feed_refused_at_compile_time) {
   const char *text = "HloModule m\nENTRY e {\n  t0 = token[] after-all()\n"
                      "  ROOT in = (s32[<=4], token[]) infeed(t0)\n}\n";
-  for (int b = 0; b < 2; b++) {
+  for (int b = 0; b < NB; b++) {
     cxla_module *m = NULL;
     CHECK_OK(cxla_module_parse(test_ctx(), text, strlen(text), "t.hlo", &m));
     if (!m) continue;
@@ -194,5 +197,61 @@ TEST(host_feed_refused_at_compile_time) {
     CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "dynamic dimensions");
     cxla_executable_destroy(e);
     cxla_module_destroy(m);
+  }
+}
+
+/* A loop whose trip count is data (the first infeed's value), so the gpu backend would run it
+ * as a CUDA graph; its infeed and outfeed are host steps a graph cannot hold, and the loop
+ * reads its predicate back instead. acc = acc / 2 + v each trip, v_k[j] = (k + 1)(j + 1):
+ * acc is 1, 2.5, 4.25 times (j + 1) after trips 1, 2, 3. */
+static const char *k_data_loop =
+    "HloModule data_loop\ncond {\n  s = (s32[], s32[], f32[4], token[]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(s), index=0\n  n = s32[] get-tuple-element(s), index=1\n"
+    "  ROOT lt = pred[] compare(i, n), direction=LT\n}\n"
+    "body {\n  s = (s32[], s32[], f32[4], token[]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
+    "  n = s32[] get-tuple-element(s), index=1\n  acc = f32[4] get-tuple-element(s), index=2\n"
+    "  t = token[] get-tuple-element(s), index=3\n  in = (f32[4], token[]) infeed(t)\n"
+    "  v = f32[4] get-tuple-element(in), index=0\n  t1 = token[] get-tuple-element(in), index=1\n"
+    "  h = f32[] constant(0.5)\n  hb = f32[4] broadcast(h), dimensions={}\n  half = f32[4] multiply(acc, hb)\n"
+    "  acc2 = f32[4] add(half, v)\n  t2 = token[] outfeed(acc2, t1)\n  one = s32[] constant(1)\n"
+    "  i2 = s32[] add(i, one)\n  ROOT r = (s32[], s32[], f32[4], token[]) tuple(i2, n, acc2, t2)\n}\n"
+    "ENTRY e {\n  t0 = token[] after-all()\n  nin = (s32[], token[]) infeed(t0)\n"
+    "  n = s32[] get-tuple-element(nin), index=0\n  t1 = token[] get-tuple-element(nin), index=1\n"
+    "  z = s32[] constant(0)\n  zf = f32[] constant(0)\n  zb = f32[4] broadcast(zf), dimensions={}\n"
+    "  w = (s32[], s32[], f32[4], token[]) while((s32[], s32[], f32[4], token[]) tuple(z, n, zb, t1)), "
+    "condition=cond, body=body\n  ROOT acc = f32[4] get-tuple-element(w), index=2\n}\n";
+
+TEST(host_feed_data_dependent_loop) {
+  static const double after[4] = {0, 1, 2.5, 4.25};
+  for (int b = 0; b < NB; b++) {
+    cxla_executable *e = compile_text(k_data_loop, k_backends[b]);
+    if (!e) continue;
+    for (int trips = 0; trips <= 3; trips += 3) { /* one executable, two executions */
+      cxla_feeds_clear(test_ctx());
+      cxla_literal *n = cxla_literal_create(test_ctx(), CXLA_S32, 0, NULL);
+      cxla_literal_set_f64(n, 0, trips);
+      CHECK_OK(cxla_infeed_push(test_ctx(), n));
+      cxla_literal_destroy(n);
+      for (int k = 0; k < trips; k++) {
+        float v[4];
+        for (int j = 0; j < 4; j++) v[j] = (float)((k + 1) * (j + 1));
+        cxla_literal *l = f32s(4, v);
+        CHECK_OK(cxla_infeed_push(test_ctx(), l));
+        cxla_literal_destroy(l);
+      }
+      cxla_literal *r = NULL;
+      CHECK_MSG(run0(e, &r) == CXLA_OK, "%s: %s", k_backends[b], cxla_context_errmsg(test_ctx()));
+      for (int j = 0; r && j < 4; j++) CHECK_NEAR(cxla_literal_get_f64(r, j), after[trips] * (j + 1), 0);
+      cxla_literal_destroy(r);
+      CHECK_EQ_INT((int)cxla_infeed_count(test_ctx()), 0);
+      CHECK_EQ_INT((int)cxla_outfeed_count(test_ctx()), trips);
+      for (int k = 0; k < trips; k++) {
+        cxla_literal *o = NULL;
+        CHECK_OK(cxla_outfeed_pop(test_ctx(), &o));
+        for (int j = 0; o && j < 4; j++) CHECK_NEAR(cxla_literal_get_f64(o, j), after[k + 1] * (j + 1), 0);
+        cxla_literal_destroy(o);
+      }
+    }
+    cxla_executable_destroy(e);
   }
 }

@@ -75,6 +75,9 @@ static void gpu_column(cx_sb *sb, cx_op op) {
     cx_sb_puts(sb, op == CX_OP_FUSION                                    ? "compiled: kLoop and kInput fusions are kernels"
                    : op == CX_OP_WHILE || op == CX_OP_CONDITIONAL ? "control flow (the host runs the steps it calls)"
                    : op == CX_OP_OPT_BARRIER                      ? "no code (aliases its operand)"
+                   : op == CX_OP_AFTER_ALL                        ? "no code (a token holds no bytes)"
+                   : op == CX_OP_ADD_DEPENDENCY                   ? "its data, copied on the device where buffers differ"
+                   : op == CX_OP_INFEED || op == CX_OP_OUTFEED    ? "a host step on the context's queues (backend/gpu/gpu_host.c)"
                                                                   : "a kernel of its own (backend/gpu)");
     return;
   case CX_GPU_REWRITTEN: cx_sb_puts(sb, "rewritten into other ops by the pass pipeline"); return;

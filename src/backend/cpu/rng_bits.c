@@ -2,6 +2,7 @@
  * routine of rt/rng.c per rng-bit-generator (cx_rt_rng_bits) and per rng (cx_rt_rng). */
 #include <stdio.h>
 #include "backend/cpu/sequencer_int.h"
+#include "ir/rng_dist.h"
 
 /* ---- the sequencer's side: one cx_rt_rng_bits call per instruction, with XLA's split of a
  * narrow Threefry result worked out here ---- */
@@ -56,8 +57,7 @@ cxla_status cx_seq_rng(cx_seq *s, cx_instr *in) {
   if (id < 0) return s->g->status;
   cx_kernel_origin(in, &s->out->origins[id]);
   cx_cg *g = s->g;
-  uint64_t key = 0xcbf29ce484222325ull; /* FNV-1a of the name, as interp/rng.c */
-  for (const char *p = in->name; p && *p; p++) key = (key ^ (unsigned char)*p) * 0x100000001b3ull;
+  uint64_t key = cx_rng_key(in->name); /* as interp/rng.c */
   LLVMBuilderRef eb = LLVMCreateBuilderInContext(g->llctx);
   LLVMPositionBuilderBefore(eb, s->entry_term);
   LLVMValueRef runs = LLVMBuildAlloca(eb, g->t_i64, "rng.runs");

@@ -23,6 +23,9 @@ typedef struct builder {
   int dnn;                /* cuDNN: 0 not asked yet, 1 there, -1 not (dnn_why says why) */
   const char *dnn_why;
   int64_t steps_cap, kernels_cap, scratch_cap;
+  int loops;              /* while loops around the computation being sequenced */
+  int *rng_words, nrng;   /* the scratch entries of rng run counters (placed after the build) */
+  int64_t rng_cap;
 } builder;
 
 static cx_gpu_step *new_step(builder *b) {
@@ -217,11 +220,7 @@ static cxla_status topk_passes(builder *b, cx_instr *in);
 
 static cxla_status own_kernel(builder *b, cx_instr *in) {
   const cx_instr_kernel *k = cx_emit_instr_kernel(in);
-  int t = in->op == CX_OP_CUSTOM_CALL ? cx_cc_target_of(in) : -1;
-  const char *why = t >= 0 && cx_cc_info_of((cx_cc_target)t)->kind == CX_CC_HOST_CALLBACK
-                        ? "a host callback: the gpu backend makes no calls into the host (the cpu backend and the "
-                          "interpreter run them)"
-                        : "no GPU code for this custom-call target";
+  const char *why = "no GPU code for this custom-call target";
   if (!k || !k->ok(in, &why)) return refuse(b, in, why);
   cx_topk_plan tp;
   if (cx_emit_topk_plan(in, 1, &tp) && tp.n > TOPK_ONE_KERNEL_ROW) return topk_passes(b, in);
@@ -305,6 +304,53 @@ static cxla_status topk_passes(builder *b, cx_instr *in) {
     m = m_out, cap = cap_out;
   }
   return CXLA_OK;
+}
+
+/* rng: a kernel (codegen/rng_emit.c). Inside a loop the values depend on how often the
+ * instruction ran before in the execution (interp/rng.c): a u64 counter in the executable's
+ * scratch memory, zeroed when an execution starts (gpu_exec.c), read by the kernel and
+ * advanced by a one-thread kernel after it, so a loop captured as a graph counts too. */
+static cxla_status rng(builder *b, cx_instr *in) {
+  const char *why = NULL;
+  if (!cx_emit_rng_ok(in, &why)) return refuse(b, in, why);
+  int counted = b->loops > 0, n = counted ? 4 : 3, word = -1;
+  if (counted) {
+    cx_gpu_prog *p = b->p;
+    word = p->bufs.nslots + p->nscratch;
+    if (!cx_vec_reserve((void **)&p->scratch_off, &b->scratch_cap, p->nscratch + 1, sizeof *p->scratch_off) ||
+        !cx_vec_reserve((void **)&b->rng_words, &b->rng_cap, b->nrng + 1, sizeof *b->rng_words))
+      return cx_oom(b->ctx);
+    b->rng_words[b->nrng] = p->nscratch;
+    p->scratch_off[p->nscratch++] = 8 * (int64_t)b->nrng++; /* relative: rng_place adds the base */
+  }
+  int *slots = cx_malloc(sizeof *slots * 4);
+  if (!slots) return cx_oom(b->ctx);
+  slots[0] = leaf_slot(b, in, 0), slots[1] = leaf_slot(b, in->ops[0], 0), slots[2] = leaf_slot(b, in->ops[1], 0);
+  slots[3] = word;
+  if (slots[0] < 0 || slots[1] < 0 || slots[2] < 0) {
+    cx_free(slots);
+    return cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s has no slot", in->name);
+  }
+  cx_kernel kn;
+  cxla_status st = cx_emit_rng_kernel(&b->cg, in, counted, &kn);
+  CX_TRY(add_launch(b, in, st, &kn, slots, n, 1, 1));
+  if (!counted) return CXLA_OK;
+  int *one = cx_malloc(sizeof *one);
+  if (!one) return cx_oom(b->ctx);
+  *one = word;
+  st = cx_emit_rng_count_kernel(&b->cg, in, &kn);
+  return add_launch(b, in, st, &kn, one, 1, 1, 1);
+}
+
+/* the run counters after everything else in the scratch memory (a sort's passes use it from
+ * offset 0 at any time) */
+static void rng_place(builder *b) {
+  cx_gpu_prog *p = b->p;
+  if (!b->nrng) return;
+  p->rng_off = (p->scratch_size + 255) & ~(int64_t)255;
+  for (int j = 0; j < b->nrng; j++) p->scratch_off[b->rng_words[j]] += p->rng_off;
+  p->rng_bytes = 8 * (int64_t)b->nrng;
+  p->scratch_size = p->rng_off + p->rng_bytes;
 }
 
 static cxla_status sort(builder *b, cx_instr *in) {
@@ -458,6 +504,9 @@ const char *cx_gpu_lapack_host_reason(int kind) {
 static cxla_status custom_call(builder *b, cx_instr *in) {
   cx_lapack_call c;
   int t = cx_cc_target_of(in), kind = t < 0 ? -1 : (int)cx_cc_info_of((cx_cc_target)t)->kind;
+  /* a host callback: a host step (cx_interp_check_module has refused the ones the process's
+   * dispatcher does not know, and those with tuple operands or nested results) */
+  if (kind == CX_CC_HOST_CALLBACK) return library_step(b, in, (cx_gpu_step){.kind = CX_GPU_CALLBACK});
   int r = kind < 0 ? 0 : k_lapack[kind].routine;
   if (!r || !cx_lapack_call_of(in, &c)) return own_kernel(b, in);
   if (!solver_type(c.type)) return refuse(b, in, k_solver_types);
@@ -518,6 +567,24 @@ static cxla_status ragged_dot(builder *b, cx_instr *in) {
   return library_step(b, in, t);
 }
 
+/* infeed and outfeed: host steps (gpu_host.c) over the data's array leaves */
+static cxla_status feed(builder *b, cx_instr *in) {
+  const cx_instr *of = in->op == CX_OP_INFEED ? in : in->ops[0];
+  if (in->op == CX_OP_INFEED && (in->shape.type != CXLA_TUPLE || in->shape.ntuple != 2))
+    return refuse(b, in, "an infeed whose result is not (data, token)");
+  int n = cx_shape_leaf_count(in->op == CX_OP_INFEED ? &in->shape.tuple[0] : &of->shape);
+  int *slots = cx_malloc(sizeof *slots * (size_t)(n ? n : 1)), ok = 1;
+  if (!slots) return cx_oom(b->ctx);
+  for (int l = 0; l < n; l++) ok &= (slots[l] = leaf_slot(b, of, l)) >= 0;
+  cx_gpu_step *s = ok ? new_step(b) : NULL;
+  if (!s) {
+    cx_free(slots);
+    return ok ? cx_oom(b->ctx) : cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s has no slot", in->name);
+  }
+  *s = (cx_gpu_step){.kind = in->op == CX_OP_INFEED ? CX_GPU_INFEED : CX_GPU_OUTFEED, .in = in, .nargs = n, .slots = slots};
+  return CXLA_OK;
+}
+
 typedef cxla_status (*step_fn)(builder *b, cx_instr *in);
 static cxla_status comp_steps(builder *b, cx_comp *c);
 
@@ -541,9 +608,12 @@ static cxla_status loop(builder *b, cx_instr *in) {
   int w = b->p->nsteps, sel = selector(b, cond->root);
   if (sel < 0) return refuse(b, in, "the loop condition is not a pred scalar with a slot");
   if (!new_step(b)) return cx_oom(b->ctx);
-  CX_TRY(comp_steps(b, cond));
+  b->loops++;
+  cxla_status st = comp_steps(b, cond);
   int at_body = b->p->nsteps;
-  CX_TRY(comp_steps(b, body));
+  if (st == CXLA_OK) st = comp_steps(b, body);
+  b->loops--;
+  CX_TRY(st);
   CX_TRY(copy_leaves(b, in, body->root));
   int64_t trips;
   if (!cx_while_trip_count(in, &trips)) trips = -1;
@@ -582,7 +652,7 @@ static const step_fn k_steps[CX_OP_COUNT] = {
   [CX_OP_TOPK] = own_kernel, [CX_OP_SCATTER] = own_kernel,
   [CX_OP_SELECT_AND_SCATTER] = own_kernel, [CX_OP_RNG_BIT_GENERATOR] = own_kernel, [CX_OP_CUSTOM_CALL] = custom_call,
   [CX_OP_CHOLESKY] = cholesky, [CX_OP_TRIANGULAR_SOLVE] = triangular_solve, [CX_OP_FFT] = fft,
-  [CX_OP_RAGGED_DOT] = ragged_dot,
+  [CX_OP_RAGGED_DOT] = ragged_dot, [CX_OP_RNG] = rng, [CX_OP_INFEED] = feed, [CX_OP_OUTFEED] = feed,
 };
 
 /* why an instruction that has no step of its own is refused */
@@ -628,6 +698,8 @@ cxla_status cx_gpu_build(cxla_context *ctx, cx_module *m, const cx_flags *flags,
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(m->name ? m->name : "cxla", llctx);
   cx_cg_init(&b.cg, ctx, m, llctx, mod, &cx_target_nvptx);
   cxla_status s = comp_steps(&b, m->entry);
+  rng_place(&b);
+  cx_free(b.rng_words);
   cx_cg_dispose(&b.cg);
   if (s == CXLA_OK && (mode & CX_GPU_GRAPHS)) s = cx_gpu_graph_plan(ctx, out, mod);
   if (s == CXLA_OK) s = cx_libdevice_link(ctx, mod, flags->gpu_libdevice);

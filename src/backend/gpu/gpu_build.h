@@ -24,6 +24,10 @@
  * target defines it (gees, gehrd, geqp3, geev, gtsv, jaxlib's perturbed tridiagonal solve):
  * its operands copied to the host, the cpu backend's routine (rt/lapack.c), its results copied
  * back (gpu_host_linalg.c); `la` and `slots` as for LINALG.
+ * INFEED, OUTFEED: host steps on the context's feed queues
+ * (gpu_host.c), their slots the data's array leaves (the infeed's result data, the outfeed's
+ * operand); CALLBACK: a cxla_host_callback custom-call run on the host (gpu_host.c), its
+ * slots the result's array leaves then the operands'.
  * WHILE and COND own the steps that follow them, up to `end`: a loop's condition steps
  * [i+1, body) then its body [body, end) (ending with the copies of the new loop state); a
  * conditional's branches, branch k being [branch[k], branch[k+1]) with branch[n] = end. The
@@ -32,7 +36,8 @@
  * for a construct marked `graph` (gpu_graph.h), which runs as a CUDA graph that decides on
  * the device. */
 typedef enum cx_gpu_step_kind { CX_GPU_LAUNCH, CX_GPU_COPY, CX_GPU_GEMM, CX_GPU_WHILE, CX_GPU_COND, CX_GPU_LINALG,
-               CX_GPU_FFT, CX_GPU_RAGGED, CX_GPU_CONV, CX_GPU_HOST_LA } cx_gpu_step_kind;
+               CX_GPU_FFT, CX_GPU_RAGGED, CX_GPU_CONV, CX_GPU_HOST_LA, CX_GPU_INFEED, CX_GPU_OUTFEED,
+               CX_GPU_CALLBACK } cx_gpu_step_kind;
 
 /* An fft step's transform: batch transforms of rank dims n (row-major, contiguous), each of
  * in_dist input and out_dist output elements; scale 1/prod(n) for the inverse kinds. */
@@ -52,7 +57,8 @@ typedef struct cx_gpu_step {
                              GEMM: 3, the result, lhs and rhs; LINALG: result leaves then
                              operand leaves, as the cpu backend's cx_rt_linalg takes them
                              (HOST_LA likewise);
-                             FFT: 2, the result and the operand */
+                             FFT: 2, the result and the operand; INFEED/OUTFEED: the data's
+                             array leaves; CALLBACK: as LINALG */
   int *slots;
   cx_gemm_plan gemm;      /* GEMM */
   cx_la_desc la;          /* LINALG, HOST_LA */
@@ -94,6 +100,7 @@ typedef struct cx_gpu_prog {
    * bufs.nslots + k is scratch_off[k] bytes into it. */
   int nscratch;
   int64_t *scratch_off, scratch_size;
+  int64_t rng_off, rng_bytes; /* the rng run counters in the scratch memory, zeroed by every execution */
   char (*kernels)[64];    /* the .entry names in the PTX */
   char *ptx;              /* what the driver loads: PTX, or LLVM IR text (CX_GPU_LLVM_IMAGE) */
   int nskipped;           /* lenient builds: instructions left out (see cx_gpu_build) */

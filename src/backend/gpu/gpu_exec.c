@@ -5,6 +5,7 @@
  * donated argument, in that argument's memory). */
 #include <string.h>
 #include "backend/gpu/gpu_graph.h"
+#include "backend/gpu/gpu_run.h"
 #include "backend/gpu/gpu_state.h"
 #include "core/context.h"
 #include "core/trace.h"
@@ -48,6 +49,7 @@ static cxla_status step(run *r, const cx_gpu_step *s) {
     CUdeviceptr ptrs[3] = {slot_ptr(r, s->slots[0]), slot_ptr(r, s->slots[1]), slot_ptr(r, s->slots[2])};
     return cx_gpu_conv_run(r->ctx, r->st, (int)(s - r->st->prog.steps), r->stream, ptrs);
   }
+  if (s->kind == CX_GPU_INFEED || s->kind == CX_GPU_OUTFEED || s->kind == CX_GPU_CALLBACK) return cx_gpu_host_run(r, s);
   if (s->kind == CX_GPU_LINALG || s->kind == CX_GPU_RAGGED || s->kind == CX_GPU_HOST_LA) {
     CUdeviceptr ptrs[16];
     if (s->nargs > 16) return cx_error(r->ctx, CXLA_ERR_INTERNAL, "gpu backend: %d library arguments", s->nargs);
@@ -133,6 +135,8 @@ static cxla_status events_trace(run *r, int64_t done_ns) {
     } else if (s->kind == CX_GPU_CONV) {
       a = (cx_trace_args){.n = 3, .key = {"cudnn_call", "groups", "filter_repacked"},
                           .val = {s->conv.kind, s->conv.groups, s->conv.repack}};
+    } else if (s->kind == CX_GPU_INFEED || s->kind == CX_GPU_OUTFEED || s->kind == CX_GPU_CALLBACK) {
+      a = (cx_trace_args){.n = 1, .key = {"leaves"}, .val = {s->nargs}};
     } else if (s->kind == CX_GPU_LAUNCH) {
       unsigned block, grid;
       int64_t threads = s->total / (s->vec > 1 ? s->vec : 1);
@@ -145,8 +149,10 @@ static cxla_status events_trace(run *r, int64_t done_ns) {
                     s->kind == CX_GPU_COPY ? "copy"
                     : s->kind == CX_GPU_GEMM || s->kind == CX_GPU_LINALG || s->kind == CX_GPU_FFT ||
                              s->kind == CX_GPU_RAGGED || s->kind == CX_GPU_CONV ? "library"
-                    : s->kind == CX_GPU_LAUNCH ? "kernel" : s->kind == CX_GPU_HOST_LA ? "host" : "control",
-                    base + (int64_t)((double)t0 * 1e6),
+                    : s->kind == CX_GPU_LAUNCH ? "kernel"
+                    : s->kind == CX_GPU_HOST_LA ? "host"
+                    : s->kind == CX_GPU_INFEED || s->kind == CX_GPU_OUTFEED ? "feed"
+                    : s->kind == CX_GPU_CALLBACK ? "callback" : "control", base + (int64_t)((double)t0 * 1e6),
                     base + (int64_t)((double)t1 * 1e6), &a);
   }
   return CXLA_OK;
@@ -274,6 +280,10 @@ static cxla_status execute_on(run *r, int nargs, const cx_dev_arg *args, cx_dev_
   if (s == CXLA_OK) s = place_params(r, nargs, args, tmp, src);
   if (s == CXLA_OK) s = make_result(r, src, out);
   if (s == CXLA_OK && r->trace) s = events_create(r);
+  if (s == CXLA_OK && st->prog.rng_bytes) { /* every execution counts an rng's runs from 0 (interp/rng.c) */
+    CUresult z = cu->MemsetD8Async(st->scratch + (CUdeviceptr)st->prog.rng_off, 0, (size_t)st->prog.rng_bytes, r->stream);
+    if (z) s = cx_cuda_error(r->ctx, cu, z, "zeroing the rng run counters (cuMemsetD8Async)");
+  }
   if (s == CXLA_OK) s = run_steps(r, 0, st->prog.nsteps, 1);
   if (s == CXLA_OK) s = mark(r, st->prog.nsteps);
   if (s == CXLA_OK) s = cx_gpu_graph_check(r); /* --max-loop-iterations in a graph's loops */

@@ -32,7 +32,8 @@ static int step_end(const cx_gpu_step *s, int i) { return s->kind == CX_GPU_WHIL
 
 /* kernels, copies, loops and conditionals: what a conditional body graph takes. Library calls
  * are not: cuSOLVER's cholesky reads info words back to the host, the emulated libraries run
- * on the host at the call, and each needs its own check that it captures (left for later). */
+ * on the host at the call, and each needs its own check that it captures (left for later).
+ * Nor are infeed, outfeed and host callbacks: host steps (gpu_host.c) a graph cannot hold. */
 static int capturable(const cx_gpu_prog *p, int begin, int end) {
   for (int i = begin; i < end; i++) {
     cx_gpu_step_kind k = p->steps[i].kind;

@@ -19,5 +19,7 @@ typedef struct cx_gpu_run {
 CUdeviceptr cx_gpu_run_slot(const cx_gpu_run *r, int slot);
 /* Queues one step that is not a loop or conditional on r->stream. */
 cxla_status cx_gpu_run_step(cx_gpu_run *r, const cx_gpu_step *s);
+/* gpu_host.c: an INFEED, OUTFEED or CALLBACK step (the host's side of it, in program order) */
+cxla_status cx_gpu_host_run(cx_gpu_run *r, const cx_gpu_step *s);
 
 #endif
