@@ -78,6 +78,8 @@ static cxla_status swap(cx_comp *c, cx_instr *t, cx_instr *x) {
   return CXLA_OK;
 }
 
+static char dropped; /* aux of a dot this pass replaced */
+
 static cxla_status orient_comp(cx_comp *c, int *changed) {
   /* uses per instruction, counted in aux (the root is one more) */
   for (int i = 0; i < c->ninstrs; i++) c->instrs[i]->aux = NULL;
@@ -89,8 +91,6 @@ static cxla_status orient_comp(cx_comp *c, int *changed) {
   if (c->root) c->root->aux = (void *)((uintptr_t)c->root->aux + 1);
   cxla_status s = CXLA_OK;
   int n = c->ninstrs, any = 0;
-  uint8_t *drop = cx_calloc((size_t)n + 1, 1);
-  if (!drop) return cx_oom(c->module->ctx);
   for (int i = 0; i < n && s == CXLA_OK; i++) {
     cx_instr *t = c->instrs[i];
     if (t->op != CX_OP_TRANSPOSE || t->nops != 1) continue;
@@ -98,14 +98,18 @@ static cxla_status orient_comp(cx_comp *c, int *changed) {
     if (x->op != CX_OP_DOT || x->parent != c || (uintptr_t)x->aux != 1 || !both_transposed(x) ||
         x->shape.rank != x->a.dot.lhs_batch.n + 2 || x->shape.dynamic || t->a.dims.n != x->shape.rank)
       continue;
-    x->aux = NULL; /* now unused: it cannot match twice */
     s = swap(c, t, x);
     if (s != CXLA_OK) break;
+    x->aux = (void *)&dropped; /* unused now: to be dropped (the fusion pass would still make
+                                  it a GEMM), and it cannot match twice */
     any = 1, (*changed)++;
-    for (int j = 0; j < n; j++) drop[j] |= c->instrs[j] == x; /* the fusion pass would still make it a GEMM */
   }
+  /* c->instrs grew by the new dots: the drop marks are sized after the loop */
+  uint8_t *drop = s == CXLA_OK && any ? cx_calloc((size_t)c->ninstrs + 1, 1) : NULL;
+  if (s == CXLA_OK && any && !drop) s = cx_oom(c->module->ctx);
+  for (int i = 0; drop && i < c->ninstrs; i++) drop[i] = c->instrs[i]->aux == (void *)&dropped;
   for (int i = 0; i < c->ninstrs; i++) c->instrs[i]->aux = NULL;
-  if (s == CXLA_OK && any) cx_comp_remove_instrs(c, drop);
+  if (drop) cx_comp_remove_instrs(c, drop);
   cx_free(drop);
   return s == CXLA_OK && any ? cx_comp_resort(c, "dot-orient") : s;
 }
