@@ -319,6 +319,12 @@ TEST(fusion_cpu_pipeline_counts) {
   CHECK_EQ_INT(PIPELINE_KERNELS(SOFTMAX_KEPT, 1), 1);
   int cyc = PIPELINE_KERNELS(SOFTMAX_KEPT_CYCLE, 1);
   CHECK_MSG(cyc >= 2, "softmax whose divide reads a column sum of its exp: %d kernels", cyc);
+  /* 12 MiB of rows: the row kernel stores its one input-shaped output non-temporally, which two
+   * would not get; the divide stays a kernel of its own */
+  char *a = fh_subst(SOFTMAX_KEPT, "2,3,8,16", "4,3,256,1024"), *big = a ? fh_subst(a, "2,3,8]", "4,3,256]") : NULL;
+  CHECK(big && PIPELINE_KERNELS(big, 1) == 2);
+  cx_free(a);
+  cx_free(big);
   /* Unfused: whatever the simplifier leaves, every op is a kernel; far more than fused. */
   int off = PIPELINE_KERNELS(SOFTMAX, 0);
   CHECK_MSG(off >= 7, "softmax with --fusion=off: %d kernels", off);
