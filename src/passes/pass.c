@@ -111,6 +111,8 @@ static const cx_pipeline_step steps[] = {
     {{"dot-transpose", cx_pass_dot_transpose}, CX_STEP_FIXPOINT, 0,
      "a transpose that swaps its dot's free dimensions becomes the dot of the swapped operands"},
     {{"dce", cx_pass_dce}, CX_STEP_FIXPOINT, 0, "removes instructions nothing uses"},
+    {{"dot-orient", cx_pass_dot_orient}, CX_STEP_ONCE, 0,
+     "a transposed dot whose GEMM reads both operands transposed becomes the dot of the swapped operands"},
     {{"scaled-dot-expand", cx_pass_scaled_dot_expand}, CX_STEP_ONCE, 0,
      "scaled-dot and __op$block_scaled_dot become converts, broadcasts, multiplies and a dot"},
     {{"reduce-accumulate", cx_pass_reduce_accumulate}, CX_STEP_ONCE, 0,

@@ -72,6 +72,8 @@ cxla_status cx_pass_cse(cx_module *m, int *changed);            /* cse.c */
 cxla_status cx_pass_dce(cx_module *m, int *changed);            /* dce.c */
 /* dot_transpose.c: transpose(dot(a, b)) that swaps the free dims is dot(b, a) */
 cxla_status cx_pass_dot_transpose(cx_module *m, int *changed);
+/* dot_orient.c: transpose(dot(a, b)) whose GEMM reads both sides transposed is transpose'(dot(b, a)) */
+cxla_status cx_pass_dot_orient(cx_module *m, int *changed);
 cxla_status cx_pass_fusion(cx_module *m, int *changed);         /* fusion.c */
 cxla_status cx_pass_multi_output_fusion(cx_module *m, int *changed); /* fusion_multi.c */
 cxla_status cx_pass_row_fusion(cx_module *m, int *changed);          /* fusion_row.c */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/sequencer.h"
+#include "passes/pass.h"
 #include "rt/rt.h"
 #include "test_cpu_helpers.h"
 
@@ -75,6 +76,33 @@ TEST(cpu_dot_lowering_transposes_only_what_it_must) {
   CHECK(d && d->shape.type == CXLA_F32 && d->ops[0]->shape.type == CXLA_F32 && cx_dot_plan(d, &cx_cpu_gemm, &p, &why) == 1);
   CHECK(m->entry->root->op == CX_OP_FUSION && m->entry->root->shape.type == CXLA_BF16);
   cx_module_free(m);
+}
+
+/* The attention's p·v as JAX writes it (dot(v, p), v [b, s, h, d], p [b, h, t, s], then
+ * [b, t, h, d]): lowered as it stands, v is copied into [b, h, d, s] and the GEMM reads p
+ * transposed (OpenBLAS's slow form on these shapes); after dot-orient both sides are read
+ * straight. */
+TEST(cpu_dot_orient_reads_both_sides_straight) {
+  const char *text = "HloModule a\nENTRY main {\n  v = f32[2,5,3,4] parameter(0)\n  p = f32[2,3,6,5] parameter(1)\n"
+                     "  d = f32[2,3,4,6] dot(v, p), lhs_batch_dims={0,2}, lhs_contracting_dims={1}, "
+                     "rhs_batch_dims={0,1}, rhs_contracting_dims={3}\n"
+                     "  ROOT t = f32[2,6,3,4] transpose(d), dimensions={0,3,1,2}\n}\n";
+  for (int orient = 0; orient < 2; orient++) {
+    cx_module *m = cpu_parse(text);
+    if (!m) return;
+    int changed = 0;
+    if (orient) CHECK_OK(cx_pass_dot_orient(m, &changed));
+    CHECK_EQ_INT(changed, orient);
+    CHECK_OK(cx_lower_library_ops(m, &cx_cpu_gemm));
+    cx_instr *d = dot_of(m);
+    cx_gemm_plan p;
+    const char *why;
+    CHECK(d && cx_dot_plan(d, &cx_cpu_gemm, &p, &why) == 1);
+    CHECK_MSG(d && p.trans_a == 0 && p.trans_b == !orient, "orient %d: trans_a %d trans_b %d", orient, p.trans_a,
+              p.trans_b);
+    CHECK(d && p.m == (orient ? 6 : 4) && p.n == (orient ? 4 : 6) && p.k == 5 && p.batch == 6);
+    cx_module_free(m);
+  }
 }
 
 static unsigned rng_state = 12345;

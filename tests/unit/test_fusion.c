@@ -34,6 +34,51 @@ static const char *SOFTMAX =
     "  ROOT divide.22 = f32[8,16]{1,0} divide(exponential.12, broadcast.21)\n"
     "}\n";
 
+/* An attention's softmax as the step's forward pass leaves it: the exp and the row sums are
+ * also results (the backward pass reads them), so the row fusion keeps them as outputs of the
+ * one kernel that also divides. */
+static const char *SOFTMAX_KEPT =
+    "HloModule jit_attn, entry_computation_layout={(f32[2,3,8,16]{3,2,1,0})->(f32[2,3,8,16]{3,2,1,0}, "
+    "f32[2,3,8]{2,1,0}, f32[2,3,8,16]{3,2,1,0})}\n\n"
+    MAX_REGION ADD_REGION
+    "ENTRY main {\n"
+    "  s = f32[2,3,8,16]{3,2,1,0} parameter(0)\n"
+    "  ninf = f32[] constant(-inf)\n"
+    "  mx = f32[2,3,8]{2,1,0} reduce(s, ninf), dimensions={3}, to_apply=region_0.3\n"
+    "  mb = f32[2,3,8,16]{3,2,1,0} broadcast(mx), dimensions={0,1,2}\n"
+    "  sub = f32[2,3,8,16]{3,2,1,0} subtract(s, mb)\n"
+    "  e = f32[2,3,8,16]{3,2,1,0} exponential(sub)\n"
+    "  z = f32[] constant(0)\n"
+    "  sm = f32[2,3,8]{2,1,0} reduce(e, z), dimensions={3}, to_apply=region_1.13\n"
+    "  sb = f32[2,3,8,16]{3,2,1,0} broadcast(sm), dimensions={0,1,2}\n"
+    "  p = f32[2,3,8,16]{3,2,1,0} divide(e, sb)\n"
+    "  ROOT t = (f32[2,3,8,16]{3,2,1,0}, f32[2,3,8]{2,1,0}, f32[2,3,8,16]{3,2,1,0}) tuple(p, sm, e)\n"
+    "}\n";
+
+/* The same, but the divide also reads a column sum of the exp (through a broadcast, so it is
+ * no operand the divide's kernel can compute): merging the divide into the row kernel would
+ * make that kernel both feed and read the column sum, a cycle. Two row kernels stay. */
+static const char *SOFTMAX_KEPT_CYCLE =
+    "HloModule jit_attn_cycle, entry_computation_layout={(f32[2,3,8,16]{3,2,1,0})->(f32[2,3,8,16]{3,2,1,0}, "
+    "f32[2,3,8,16]{3,2,1,0})}\n\n"
+    MAX_REGION ADD_REGION
+    "ENTRY main {\n"
+    "  s = f32[2,3,8,16]{3,2,1,0} parameter(0)\n"
+    "  ninf = f32[] constant(-inf)\n"
+    "  mx = f32[2,3,8]{2,1,0} reduce(s, ninf), dimensions={3}, to_apply=region_0.3\n"
+    "  mb = f32[2,3,8,16]{3,2,1,0} broadcast(mx), dimensions={0,1,2}\n"
+    "  sub = f32[2,3,8,16]{3,2,1,0} subtract(s, mb)\n"
+    "  e = f32[2,3,8,16]{3,2,1,0} exponential(sub)\n"
+    "  z = f32[] constant(0)\n"
+    "  sm = f32[2,3,8]{2,1,0} reduce(e, z), dimensions={3}, to_apply=region_1.13\n"
+    "  cs = f32[3,8,16]{2,1,0} reduce(e, z), dimensions={0}, to_apply=region_1.13\n"
+    "  csb = f32[2,3,8,16]{3,2,1,0} broadcast(cs), dimensions={1,2,3}\n"
+    "  sb = f32[2,3,8,16]{3,2,1,0} broadcast(sm), dimensions={0,1,2}\n"
+    "  q = f32[2,3,8,16]{3,2,1,0} divide(e, sb)\n"
+    "  p = f32[2,3,8,16]{3,2,1,0} add(q, csb)\n"
+    "  ROOT t = (f32[2,3,8,16]{3,2,1,0}, f32[2,3,8,16]{3,2,1,0}) tuple(p, e)\n"
+    "}\n";
+
 /* flax LayerNorm (fast variance: mean(x^2) - mean(x)^2), eps 1e-6, scale and bias. */
 static const char *LAYER_NORM =
     "HloModule jit_layer_norm, entry_computation_layout={(f32[8,16]{1,0}, f32[16]{0}, f32[16]{0})->f32[8,16]{1,0}}\n\n"
@@ -269,6 +314,17 @@ TEST(fusion_cpu_pipeline_counts) {
   CHECK_EQ_INT(PIPELINE_KERNELS(SOFTMAX_XENT, 1), 1);
   CHECK_EQ_INT(PIPELINE_KERNELS(MLP_STEP, 1), 4);
   CHECK_EQ_INT(PIPELINE_KERNELS(CHAIN, 1), 1);
+  /* results the row kernel keeps for other readers: still one kernel (two before the row fusion
+   * kept them); where keeping them would close a cycle, the divide stays apart */
+  CHECK_EQ_INT(PIPELINE_KERNELS(SOFTMAX_KEPT, 1), 1);
+  int cyc = PIPELINE_KERNELS(SOFTMAX_KEPT_CYCLE, 1);
+  CHECK_MSG(cyc >= 2, "softmax whose divide reads a column sum of its exp: %d kernels", cyc);
+  /* 12 MiB of rows: the row kernel stores its one input-shaped output non-temporally, which two
+   * would not get; the divide stays a kernel of its own */
+  char *a = fh_subst(SOFTMAX_KEPT, "2,3,8,16", "4,3,256,1024"), *big = a ? fh_subst(a, "2,3,8]", "4,3,256]") : NULL;
+  CHECK(big && PIPELINE_KERNELS(big, 1) == 2);
+  cx_free(a);
+  cx_free(big);
   /* Unfused: whatever the simplifier leaves, every op is a kernel; far more than fused. */
   int off = PIPELINE_KERNELS(SOFTMAX, 0);
   CHECK_MSG(off >= 7, "softmax with --fusion=off: %d kernels", off);
