@@ -4,6 +4,7 @@
  * stats and --dump-to files, empty arrays, one executable run from 8 threads at once, and the
  * JAX corpus modules with fusion off (one kernel per op) against the interpreter. */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -237,6 +238,36 @@ TEST(cpu_exec_openblas_on_one_thread) {
     CHECK_MSG(openblas_get_num_threads() == 1, "--threads=%d: OpenBLAS on %d threads after an execution", t,
               openblas_get_num_threads());
   }
+}
+
+/* A cpu compile stops the workers OpenBLAS's pthread build keeps (they spin for their first
+ * 0.1 s, and after each job, beside the compile: rt/blas_core.c), and sets one thread before
+ * any execution. blas_thread_init starts them and blas_server_avail says whether they run
+ * (OpenBLAS's own exports, looked up: another BLAS has neither, and then only the thread count
+ * is checked). */
+TEST(cpu_exec_compile_stops_openblas_workers) {
+  int (*start)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "blas_thread_init");
+  int *avail = (int *)dlsym(RTLD_DEFAULT, "blas_server_avail");
+  static const char text[] = "HloModule w\nENTRY main {\n  a = f32[4] parameter(0)\n"
+                             "  ROOT n = f32[4] negate(a)\n}\n";
+  cxla_context *ctx = test_ctx();
+  cxla_module *m = NULL;
+  CHECK_OK(cxla_module_parse(ctx, text, sizeof text - 1, "w.hlo", &m));
+  if (!m) return;
+  openblas_set_num_threads(2);
+  if (start && avail) {
+    start();
+    CHECK_MSG(*avail, "blas_thread_init started no workers");
+  }
+  cxla_compile_options o;
+  cxla_compile_options_init(&o);
+  o.backend = "cpu";
+  cxla_executable *e = NULL;
+  CHECK_OK(cxla_compile(m, &o, &e));
+  CHECK_EQ_INT(openblas_get_num_threads(), 1);
+  if (start && avail) CHECK_MSG(!*avail, "OpenBLAS's workers still run after a cpu compile");
+  cxla_executable_destroy(e);
+  cxla_module_destroy(m);
 }
 
 TEST(cpu_exec_empty_arrays) {

@@ -347,6 +347,9 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
    * a new process's first step would otherwise wait for it (the sequencer asks too, once it
    * has chosen oneDNN for a product) */
   if (flags->cpu_onednn && dnnl_gemm_likely(m)) cx_rt_gemm_dnnl_warm();
+  /* OpenBLAS on one thread, and its idle workers stopped before they spin beside this compile
+   * (rt/blas_core.c); executions set it again */
+  cx_rt_blas_tune();
   cx_trace *tr = cx_context_trace(ctx);
   cx_pass_opts po = cx_pass_opts_from_flags(flags);
   cx_pass_ctx pc = {.opts = &po, .verify = 0, .ndumps = 0, .stats = NULL, .span = tr ? trace_span : NULL, .span_arg = tr};
