@@ -219,6 +219,51 @@ TEST(cpu_exec_kernels_compile_in_parallel_modules) {
   free(stats);
 }
 
+/* The sequencer's module takes LLVM's fast code generator when it holds the sequencer alone
+ * (llvm_compile.c): a sort's comparator goes to a kernel module, called through its address
+ * from there; a kernel inside a while loop stays beside the sequencer, to be inlined, and then
+ * the module keeps the optimising code generator. */
+static const char loop_kernel_text[] = "HloModule wl\n"
+                                       "cond {\n"
+                                       "  s = (s32[], f32[8]) parameter(0)\n"
+                                       "  i = s32[] get-tuple-element(s), index=0\n"
+                                       "  n = s32[] constant(3)\n"
+                                       "  ROOT c = pred[] compare(i, n), direction=LT\n"
+                                       "}\n"
+                                       "body {\n"
+                                       "  s = (s32[], f32[8]) parameter(0)\n"
+                                       "  i = s32[] get-tuple-element(s), index=0\n"
+                                       "  one = s32[] constant(1)\n"
+                                       "  j = s32[] add(i, one)\n"
+                                       "  x = f32[8] get-tuple-element(s), index=1\n"
+                                       "  y = f32[8] multiply(x, x)\n"
+                                       "  ROOT t = (s32[], f32[8]) tuple(j, y)\n"
+                                       "}\n"
+                                       "ENTRY main {\n"
+                                       "  x = f32[8] parameter(0)\n"
+                                       "  z = s32[] constant(0)\n"
+                                       "  t = (s32[], f32[8]) tuple(z, x)\n"
+                                       "  w = (s32[], f32[8]) while(t), condition=cond, body=body\n"
+                                       "  ROOT r = f32[8] get-tuple-element(w), index=1\n"
+                                       "}\n";
+
+TEST(cpu_exec_sequencer_alone_fast_codegen) {
+  const char *sin[1] = {"f32[2,5] {{3, 1, 4, 1, 5}, {9, 2, 6, 5, 3}}"};
+  char *stats = NULL;
+  for (int t = 1; t <= 2; t++) {
+    CHECK(cpu_check(sort_text, 1, sin, t == 1 ? "--threads=1" : "--threads=2", 0, 0, &stats, NULL));
+    CHECK_MSG(stat_int(stats, "llvm_fast_modules=") == 1 && stat_int(stats, "fallbacks=") == 0,
+              "--threads=%d: the sort's comparator beside the sequencer: %s", t, stats ? stats : "");
+    free(stats);
+    stats = NULL;
+  }
+  const char *lin[1] = {"f32[8] {1, -1, 0.5, 2, -2, 0.25, 3, 1.5}"};
+  CHECK(cpu_check(loop_kernel_text, 1, lin, "--threads=2", 1e-6, 1e-6, &stats, NULL));
+  CHECK_MSG(stat_int(stats, "llvm_fast_modules=") == 0 && stat_int(stats, "fallbacks=") == 0,
+            "a loop body's kernel beside the sequencer: %s", stats ? stats : "");
+  free(stats);
+}
+
 /* OpenBLAS runs on one thread during every execution, with a pool or without (--threads=1),
  * even where the program set it to more since (rt/blas_core.c): cxla splits GEMMs over its own
  * pool, and OpenBLAS's idle threads spin in sched_yield, taking the cores. */
