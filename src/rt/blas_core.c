@@ -25,7 +25,11 @@
  * So the call that sets one thread also stops them, through blas_thread_shutdown_, the function
  * OpenBLAS itself runs before a fork (exported, looked up, like the functions above); OpenBLAS
  * starts them again by itself if anything later asks it for a threaded call. The cpu backend
- * calls this at the start of every compile, so that the compile runs without them. */
+ * calls this at the start of every compile, so that the compile runs without them. Like the
+ * thread count, this is process-wide, and it assumes what the count already does: that no
+ * other thread of the program is inside a threaded OpenBLAS call at that moment (a program
+ * that calls OpenBLAS on threads of its own does so between cxla's compiles and executions;
+ * numpy's BLAS is another library, Debian's libblas.so.3, with workers of its own). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
