@@ -28,8 +28,8 @@
  * calls this at the start of every compile, so that the compile runs without them. Like the
  * thread count, this is process-wide, and it assumes what the count already does: that no
  * other thread of the program is inside a threaded OpenBLAS call at that moment (a program
- * that calls OpenBLAS on threads of its own does so between cxla's compiles and executions;
- * numpy's BLAS is another library, Debian's libblas.so.3, with workers of its own). */
+ * that calls OpenBLAS on threads of its own, Debian's numpy among them, whose libblas.so.3 is
+ * a front for this same libopenblas.so.0, does so between cxla's compiles and executions). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
