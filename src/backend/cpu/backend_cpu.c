@@ -148,13 +148,13 @@ typedef struct llvm_times {
   const char *disk_cache; /* the disk cache's result (object_cache.h) */
 } llvm_times;
 
-/* The sequencer module and every shard as compile jobs (taking their modules); NULL on OOM. */
 static int defined_functions(LLVMModuleRef mod) {
   int n = 0;
   for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) n += !LLVMIsDeclaration(f);
   return n;
 }
 
+/* The sequencer module and every shard as compile jobs (taking their modules); NULL on OOM. */
 static cx_llvm_job *make_jobs(cxla_context *ctx, LLVMModuleRef mod, cx_shards *sh, int *n) {
   cx_llvm_job *jobs = cx_calloc((size_t)sh->n + 1, sizeof *jobs);
   if (!jobs) {
