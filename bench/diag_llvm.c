@@ -31,7 +31,7 @@ static double cpu_ms(void) {
 /* cxla's --opt-level=2 pipeline (src/backend/cpu/llvm_compile.c) */
 #define LEAN                                                                                                  \
   "cgscc(inline),function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,loop-mssa(licm),"        \
-  "loop(loop-rotate,indvars),loop-vectorize,instcombine<no-verify-fixpoint>,simplifycfg)"
+  "loop(loop-rotate),loop-vectorize,instcombine<no-verify-fixpoint>,simplifycfg)"
 
 typedef struct config {
   const char *name;

@@ -7,7 +7,9 @@
  * target machine caches subtargets without a lock, so each thread makes its own). And cxla's
  * kernels are simple counted loops emitted without redundancy, so a lean pipeline (inline the
  * kernel bodies, promote, CSE, hoist, rotate, vectorise, clean up) and the "Less" code
- * generator give the run time of LLVM's O2 for about half its compile time.
+ * generator give the run time of LLVM's O2 for about half its compile time. The sequencer's
+ * module, when it holds the sequencer alone, takes the fast code generator at every level
+ * (cx_llvm_job.fast_codegen: its code only calls kernels).
  * --opt-level=3 runs LLVM's full O3 pipeline and aggressive code generation; --opt-level=1
  * the fast (spilling) register allocator; --opt-level=0 no optimisation at all. */
 #include <pthread.h>
@@ -22,9 +24,13 @@
 #include "codegen/llvm_compile.h"
 #include "core/trace.h"
 
+/* No indvars: it was a quarter of this pipeline's time on the transformer step's kernels (9 of
+ * 27 ms a module), and the kernels' loops already count with one i64 induction variable each
+ * (loops.h); without it the vector bodies were the same and only some loop exits compared
+ * differently, and the bench modules ran as fast (bench/README.md, "Compile time"). */
 static const char LEAN_PIPELINE[] =
     "cgscc(inline),function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,loop-mssa(licm),"
-    "loop(loop-rotate,indvars),loop-vectorize,instcombine<no-verify-fixpoint>,simplifycfg)";
+    "loop(loop-rotate),loop-vectorize,instcombine<no-verify-fixpoint>,simplifycfg)";
 
 static const char *pipeline(int opt) { return opt <= 0 ? "default<O0>" : opt >= 3 ? "default<O3>" : LEAN_PIPELINE; }
 
@@ -60,6 +66,12 @@ static double wall_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static double thread_cpu_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 static void fail(cx_llvm_job *job, const char *what, const char *msg) {
   snprintf(job->err, sizeof job->err, "%s: %s", what, msg && *msg ? msg : "unknown LLVM error");
 }
@@ -73,7 +85,12 @@ static void set_target(const cx_llvm_target *t, LLVMTargetMachineRef tm, LLVMMod
 
 static int optimise(const cx_llvm_target *t, LLVMTargetMachineRef tm, cx_llvm_job *job) {
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-  if (t->opt_level < 3) { /* interleaving and unrolling double code size for little gain here */
+  /* interleaving and unrolling double code size for little gain here. These two reach only the
+   * default<On> pipelines: the lean pipeline's loop-vectorize takes the parameters its text gives
+   * (none), so it does interleave; loop-vectorize<interleave-forced-only> compiled the
+   * transformer step's kernels 4% faster, but its row reductions (softmax cross-entropy, layer
+   * norm) ran 3-7% slower, so it stays. */
+  if (t->opt_level < 3) {
     LLVMPassBuilderOptionsSetLoopInterleaving(po, 0);
     LLVMPassBuilderOptionsSetLoopUnrolling(po, 0);
   }
@@ -135,17 +152,17 @@ static void run_job(const cx_llvm_target *t, LLVMTargetMachineRef tm, cx_llvm_jo
   set_target(t, tm, job->mod);
   if (dumps) job->ir_before = LLVMPrintModuleToString(job->mod);
   job->tid = cx_trace_thread_id();
-  double t0 = wall_ms();
+  double t0 = wall_ms(), c0 = thread_cpu_ms();
   int ok = optimise(t, tm, job);
-  double t1 = wall_ms();
+  double t1 = wall_ms(), c1 = thread_cpu_ms();
   if (ok && dumps) {
     job->ir_after = LLVMPrintModuleToString(job->mod);
     emit_asm(tm, job);
   }
-  double t2 = wall_ms();
+  double t2 = wall_ms(), c2 = thread_cpu_ms();
   if (ok) emit(tm, job->mod, LLVMObjectFile, &job->obj, job);
-  job->opt_ms = t1 - t0;
-  job->codegen_ms = wall_ms() - t2;
+  job->opt_ms = t1 - t0, job->opt_cpu_ms = c1 - c0;
+  job->codegen_ms = wall_ms() - t2, job->codegen_cpu_ms = thread_cpu_ms() - c2;
   job->opt_start_ms = t0, job->codegen_start_ms = t2;
   drop_module(job);
 }
@@ -158,7 +175,7 @@ typedef struct pool {
   int next;            /* the next job to take (atomic) */
 } pool;
 
-static LLVMTargetMachineRef make_tm(const cx_llvm_target *t) {
+static LLVMTargetMachineRef make_tm(const cx_llvm_target *t, LLVMCodeGenOptLevel level) {
   LLVMTargetRef target;
   char *err = NULL;
   if (LLVMGetTargetFromTriple(t->triple, &target, &err)) {
@@ -166,25 +183,35 @@ static LLVMTargetMachineRef make_tm(const cx_llvm_target *t) {
     return NULL;
   }
   /* PIC: kernels in one object are called through addresses taken in another */
-  return LLVMCreateTargetMachine(target, t->triple, t->cpu, t->features, cx_llvm_codegen_level(t->opt_level),
-                                 LLVMRelocPIC, LLVMCodeModelJITDefault);
+  return LLVMCreateTargetMachine(target, t->triple, t->cpu, t->features, level, LLVMRelocPIC, LLVMCodeModelJITDefault);
 }
 
+/* The sequencer of the transformer step (one function of 112 calls, 1,700 instructions) took 25 ms
+ * of code generation at the Less level, as long as a module of 20 kernels, and 6 at None: its
+ * one long block is what SelectionDAG's scheduling and the greedy allocator are slowest on, and
+ * its code only moves pointers into argument arrays between calls. */
 static void *worker(void *arg) {
   pool *p = arg;
-  LLVMTargetMachineRef tm = make_tm(p->t);
+  LLVMCodeGenOptLevel level = cx_llvm_codegen_level(p->t->opt_level);
+  LLVMTargetMachineRef tm = make_tm(p->t, level), fast = NULL;
   for (;;) {
     int i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
     if (i >= p->n) break;
     if (p->order) i = p->order[i];
-    if (tm) {
-      run_job(p->t, tm, &p->jobs[i], p->dumps);
+    LLVMTargetMachineRef use = tm;
+    if (p->jobs[i].fast_codegen && level != LLVMCodeGenLevelNone) {
+      if (!fast) fast = make_tm(p->t, LLVMCodeGenLevelNone);
+      use = fast;
+    }
+    if (use) {
+      run_job(p->t, use, &p->jobs[i], p->dumps);
     } else {
       fail(&p->jobs[i], "LLVM", "cannot create a target machine for the host");
       drop_module(&p->jobs[i]);
     }
   }
   if (tm) LLVMDisposeTargetMachine(tm);
+  if (fast) LLVMDisposeTargetMachine(fast);
   return NULL;
 }
 

@@ -20,9 +20,13 @@ typedef struct cx_llvm_job {
   LLVMModuleRef mod;
   int own_context;
   size_t weight;                 /* instructions: bigger jobs start first */
+  int fast_codegen;              /* code generation at LLVM's None level (FastISel, the fast
+                                    register allocator) whatever the opt level: for a module of
+                                    calls only (the sequencer), whose code speed is the calls' */
   LLVMMemoryBufferRef obj;
   char *ir_before, *ir_after, *asm_text;
-  double opt_ms, codegen_ms;
+  double opt_ms, codegen_ms;             /* wall clock */
+  double opt_cpu_ms, codegen_cpu_ms;     /* the compiling thread's CPU time (not stretched by load) */
   double opt_start_ms, codegen_start_ms; /* CLOCK_MONOTONIC, for the trace */
   int32_t tid;                           /* the thread that compiled it (cx_trace_thread_id) */
   char err[512];

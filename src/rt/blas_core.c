@@ -17,7 +17,19 @@
  * Every call also sets OpenBLAS to one thread where something else set it to more: cxla splits
  * GEMMs over its own pool (rt/gemm.c), and an execution on one thread (--threads=1, no pool)
  * must not wake OpenBLAS's threads either: their spinning in sched_yield took 60% of jax's
- * transformer step at --threads=1 (151 -> 63 ms min with OpenBLAS on one thread). */
+ * transformer step at --threads=1 (151 -> 63 ms min with OpenBLAS on one thread).
+ *
+ * Setting one thread leaves the workers OpenBLAS's pthread build started when it loaded: idle,
+ * they spin for their first 2^28 cycles (about 0.1 s) and after every job before they sleep, so
+ * a new process compiled beside a spinning worker (and oneDNN's set-up thread) on two cores.
+ * So the call that sets one thread also stops them, through blas_thread_shutdown_, the function
+ * OpenBLAS itself runs before a fork (exported, looked up, like the functions above); OpenBLAS
+ * starts them again by itself if anything later asks it for a threaded call. The cpu backend
+ * calls this at the start of every compile, so that the compile runs without them. Like the
+ * thread count, this is process-wide, and it assumes what the count already does: that no
+ * other thread of the program is inside a threaded OpenBLAS call at that moment (a program
+ * that calls OpenBLAS on threads of its own, Debian's numpy among them, whose libblas.so.3 is
+ * a front for this same libopenblas.so.0, does so between cxla's compiles and executions). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -68,7 +80,15 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 void openblas_set_num_threads(int num_threads);
 int openblas_get_num_threads(void);
 
+static void stop_workers(void) {
+  int (*shutdown)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "blas_thread_shutdown_");
+  if (shutdown) shutdown();
+}
+
 void cx_rt_blas_tune(void) {
   pthread_once(&g_once, choose);
-  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+  if (openblas_get_num_threads() != 1) {
+    openblas_set_num_threads(1);
+    stop_workers();
+  }
 }

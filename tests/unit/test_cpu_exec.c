@@ -4,6 +4,7 @@
  * stats and --dump-to files, empty arrays, one executable run from 8 threads at once, and the
  * JAX corpus modules with fusion off (one kernel per op) against the interpreter. */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -218,6 +219,51 @@ TEST(cpu_exec_kernels_compile_in_parallel_modules) {
   free(stats);
 }
 
+/* The sequencer's module takes LLVM's fast code generator when it holds the sequencer alone
+ * (llvm_compile.c): a sort's comparator goes to a kernel module, called through its address
+ * from there; a kernel inside a while loop stays beside the sequencer, to be inlined, and then
+ * the module keeps the optimising code generator. */
+static const char loop_kernel_text[] = "HloModule wl\n"
+                                       "cond {\n"
+                                       "  s = (s32[], f32[8]) parameter(0)\n"
+                                       "  i = s32[] get-tuple-element(s), index=0\n"
+                                       "  n = s32[] constant(3)\n"
+                                       "  ROOT c = pred[] compare(i, n), direction=LT\n"
+                                       "}\n"
+                                       "body {\n"
+                                       "  s = (s32[], f32[8]) parameter(0)\n"
+                                       "  i = s32[] get-tuple-element(s), index=0\n"
+                                       "  one = s32[] constant(1)\n"
+                                       "  j = s32[] add(i, one)\n"
+                                       "  x = f32[8] get-tuple-element(s), index=1\n"
+                                       "  y = f32[8] multiply(x, x)\n"
+                                       "  ROOT t = (s32[], f32[8]) tuple(j, y)\n"
+                                       "}\n"
+                                       "ENTRY main {\n"
+                                       "  x = f32[8] parameter(0)\n"
+                                       "  z = s32[] constant(0)\n"
+                                       "  t = (s32[], f32[8]) tuple(z, x)\n"
+                                       "  w = (s32[], f32[8]) while(t), condition=cond, body=body\n"
+                                       "  ROOT r = f32[8] get-tuple-element(w), index=1\n"
+                                       "}\n";
+
+TEST(cpu_exec_sequencer_alone_fast_codegen) {
+  const char *sin[1] = {"f32[2,5] {{3, 1, 4, 1, 5}, {9, 2, 6, 5, 3}}"};
+  char *stats = NULL;
+  for (int t = 1; t <= 2; t++) {
+    CHECK(cpu_check(sort_text, 1, sin, t == 1 ? "--threads=1" : "--threads=2", 0, 0, &stats, NULL));
+    CHECK_MSG(stat_int(stats, "llvm_fast_modules=") == 1 && stat_int(stats, "fallbacks=") == 0,
+              "--threads=%d: the sort's comparator beside the sequencer: %s", t, stats ? stats : "");
+    free(stats);
+    stats = NULL;
+  }
+  const char *lin[1] = {"f32[8] {1, -1, 0.5, 2, -2, 0.25, 3, 1.5}"};
+  CHECK(cpu_check(loop_kernel_text, 1, lin, "--threads=2", 1e-6, 1e-6, &stats, NULL));
+  CHECK_MSG(stat_int(stats, "llvm_fast_modules=") == 0 && stat_int(stats, "fallbacks=") == 0,
+            "a loop body's kernel beside the sequencer: %s", stats ? stats : "");
+  free(stats);
+}
+
 /* OpenBLAS runs on one thread during every execution, with a pool or without (--threads=1),
  * even where the program set it to more since (rt/blas_core.c): cxla splits GEMMs over its own
  * pool, and OpenBLAS's idle threads spin in sched_yield, taking the cores. */
@@ -237,6 +283,36 @@ TEST(cpu_exec_openblas_on_one_thread) {
     CHECK_MSG(openblas_get_num_threads() == 1, "--threads=%d: OpenBLAS on %d threads after an execution", t,
               openblas_get_num_threads());
   }
+}
+
+/* A cpu compile stops the workers OpenBLAS's pthread build keeps (they spin for their first
+ * 0.1 s, and after each job, beside the compile: rt/blas_core.c), and sets one thread before
+ * any execution. blas_thread_init starts them and blas_server_avail says whether they run
+ * (OpenBLAS's own exports, looked up: another BLAS has neither, and then only the thread count
+ * is checked). */
+TEST(cpu_exec_compile_stops_openblas_workers) {
+  int (*start)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "blas_thread_init");
+  int *avail = (int *)dlsym(RTLD_DEFAULT, "blas_server_avail");
+  static const char text[] = "HloModule w\nENTRY main {\n  a = f32[4] parameter(0)\n"
+                             "  ROOT n = f32[4] negate(a)\n}\n";
+  cxla_context *ctx = test_ctx();
+  cxla_module *m = NULL;
+  CHECK_OK(cxla_module_parse(ctx, text, sizeof text - 1, "w.hlo", &m));
+  if (!m) return;
+  openblas_set_num_threads(2);
+  if (start && avail) {
+    start();
+    CHECK_MSG(*avail, "blas_thread_init started no workers");
+  }
+  cxla_compile_options o;
+  cxla_compile_options_init(&o);
+  o.backend = "cpu";
+  cxla_executable *e = NULL;
+  CHECK_OK(cxla_compile(m, &o, &e));
+  CHECK_EQ_INT(openblas_get_num_threads(), 1);
+  if (start && avail) CHECK_MSG(!*avail, "OpenBLAS's workers still run after a cpu compile");
+  cxla_executable_destroy(e);
+  cxla_module_destroy(m);
 }
 
 TEST(cpu_exec_empty_arrays) {

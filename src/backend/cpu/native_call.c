@@ -4,12 +4,32 @@
 #include <stdio.h>
 #include "backend/cpu/sort_scatter.h"
 
+/* A called computation as a scalar function in a kernel shard (declared in the sequencer's
+ * module), or in that module without shards. Routines call it through a pointer, so it gains
+ * nothing from sitting beside the sequencer, whose module then holds calls only and takes
+ * LLVM's fast code generation (backend_cpu.c, make_jobs). Returns 0 with *why set when the
+ * computation cannot be a scalar function. */
+static int scalar_fn(cx_seq *s, const cx_comp *c, LLVMValueRef *fn, const char **why) {
+  cx_cg *g = s->g, *kg = s->shards ? cx_shards_pick(s->shards, g) : g;
+  if (!kg) return *why = "out of memory", 0;
+  LLVMValueRef f = NULL;
+  cxla_status st = cx_emit_scalar_fn(kg, c, &f, why);
+  if (kg == g) return *fn = f, st == CXLA_OK;
+  size_t len = 0;
+  const char *name = st == CXLA_OK ? LLVMGetValueName2(f, &len) : NULL;
+  cx_shards_done(s->shards, kg, g, name);
+  if (st != CXLA_OK) return 0;
+  LLVMTypeRef pt = g->t_ptr;
+  *fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->t_void, &pt, 1, 0));
+  return 1;
+}
+
 int cx_seq_native_call(cx_seq *s, cx_instr *in, const char *routine, const void *desc, int nfns, const char **why) {
   cx_cg *g = s->g;
   LLVMValueRef fns[2] = {NULL, NULL};
   if (nfns > 2 || in->ncalled < nfns) return *why = "malformed called computations", 0;
   for (int i = 0; i < nfns; i++)
-    if (cx_emit_scalar_fn(g, in->called[i], &fns[i], why) != CXLA_OK) return 0;
+    if (!scalar_fn(s, in->called[i], &fns[i], why)) return 0;
   int no = s->bufs->nleaves[in->id], n = no;
   for (int j = 0; j < in->nops; j++) n += s->bufs->nleaves[in->ops[j]->id];
   int *slots = cx_malloc(sizeof *slots * (size_t)n), k = 0;
