@@ -25,7 +25,7 @@ typedef struct cgt_opts {
   int libm_only;        /* f64 math calls scalar libm (as --cpu-libmvec=off); else libmvec's
                            variants where the host has them, as the cpu backend */
   int in_place;         /* kOutput: run with output 0 == the GEMM result */
-  int alias_operand;    /* > 0: emit with cx_emit_kernel_ex, output 0 sharing operand alias_operand-1 */
+  int alias_operand[4]; /* [i] > 0: emit with cx_emit_kernel_ex, output i in operand alias_operand[i]-1's memory */
   char **ir;            /* if set: the module's LLVM IR before optimisation (caller frees) */
   /* fills operand `k` of the fusion instead of random values (NULL: random) */
   void (*fill)(cxla_literal *lit, int k, void *user);
