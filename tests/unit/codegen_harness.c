@@ -7,6 +7,7 @@
 #include "codegen/emit.h"
 #include "codegen/jit.h"
 #include "codegen/libmvec.h"
+#include "codegen/llvm_compile.h"
 #include "codegen_harness.h"
 #include "core/flags.h"
 #include "ir/literal.h"
@@ -154,7 +155,7 @@ static int compare(const cgt_opts *o, double *maxu, cxla_type t, const void *wan
 
 /* ---- the optimised module's assembly (vectorisation check) ---- */
 
-static int asm_has_vectors(LLVMModuleRef mod) {
+static int asm_has_vectors(LLVMModuleRef mod, const char *pipeline) {
 #if defined(__x86_64__)
   char *triple = LLVMGetDefaultTargetTriple(), *cpu = LLVMGetHostCPUName(), *feat = LLVMGetHostCPUFeatures();
   LLVMTargetRef target;
@@ -170,7 +171,7 @@ static int asm_has_vectors(LLVMModuleRef mod) {
     LLVMDisposeTargetData(dl);
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     const char *pipe = getenv("CXLA_CG_PIPELINE");
-    LLVMErrorRef e = LLVMRunPasses(copy, pipe ? pipe : "default<O3>", tm, po);
+    LLVMErrorRef e = LLVMRunPasses(copy, pipe ? pipe : pipeline, tm, po);
     LLVMDisposePassBuilderOptions(po);
     LLVMMemoryBufferRef buf = NULL;
     if (!e && !LLVMTargetMachineEmitToMemoryBuffer(tm, copy, LLVMAssemblyFile, &err, &buf)) {
@@ -409,7 +410,7 @@ int cgt_check(const char *text, cgt_opts *o, const char *file, int line) {
     fputs(ir, stderr);
     LLVMDisposeMessage(ir);
   }
-  if (nf) o->vectorized = asm_has_vectors(mod);
+  if (nf) o->vectorized = asm_has_vectors(mod, o->lean ? cx_llvm_pipeline(2) : "default<O3>");
   if (cx_jit_add_module(j, mod, NULL, NULL) != CXLA_OK) {
     test_fail(file, line, "jit add: %s", cxla_context_errmsg(test_ctx()));
     fails++;

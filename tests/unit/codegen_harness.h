@@ -33,8 +33,10 @@ typedef struct cgt_opts {
   /* results */
   double max_ulps;      /* largest float difference seen, in ulps */
   int nfusions;         /* fusions checked */
+  int lean;             /* the vectorisation check after the cpu backend's own pipeline
+                           (cx_llvm_pipeline at the default opt level), not default<O3> */
   int vectorized;       /* asm of the module had zmm/ymm registers (x86_64 only), after
-                           default<O3> or the pipeline in $CXLA_CG_PIPELINE */
+                           default<O3> (or the lean pipeline) or the one in $CXLA_CG_PIPELINE */
   double best_gbs;      /* with time_runs > 0: best GB/s of the last fusion (bytes of its operands + outputs) */
   int time_runs;
 } cgt_opts;

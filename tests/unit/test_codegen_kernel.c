@@ -168,6 +168,28 @@ TEST(codegen_kernel_vectorized) {
       " bb = f32[64,128] broadcast(b), dimensions={1}\n ROOT s = f32[64,128] add(a, bb)\n}\n", 0);
 }
 
+/* What the cpu backend's own pipeline (no unroll pass) must still vectorise: a 2x2 max-pool
+ * over 16 channels (its taps emitted unrolled; as a loop nest it ran one element at a time)
+ * and a bias + ReLU over rows of 16 channels (its column loop asks for no interleaving: 8
+ * lanes interleaved 4 times needed 32-element rows, and every 16-wide row ran scalar). */
+TEST(codegen_kernel_vectorized_lean_pipeline) {
+  cgt_opts o = {.fusion_pass = 1, .lean = 1};
+  CHECK_EQ_INT(CGT("HloModule p\nmax {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT m = f32[] maximum(a, b)\n}\n"
+                   "ENTRY e {\n x = f32[4,28,28,16] parameter(0)\n z = f32[] constant(-inf)\n"
+                   " ROOT r = f32[4,14,14,16] reduce-window(x, z), window={size=1x2x2x1 stride=1x2x2x1}, to_apply=max\n}\n",
+                   &o), 0);
+  CHECK_EQ_INT(o.vectorized, 1);
+  char *ir = NULL;
+  o = (cgt_opts){.fusion_pass = 2, .lean = 1, .ir = &ir};
+  CHECK_EQ_INT(CGT("HloModule b\nENTRY e {\n x = f32[4,28,28,16] parameter(0)\n b = f32[16] parameter(1)\n"
+                   " bb = f32[4,28,28,16] broadcast(b), dimensions={3}\n a = f32[4,28,28,16] add(x, bb)\n"
+                   " z = f32[] constant(0)\n zb = f32[4,28,28,16] broadcast(z), dimensions={}\n"
+                   " ROOT r = f32[4,28,28,16] maximum(a, zb)\n}\n", &o), 0);
+  CHECK_EQ_INT(o.vectorized, 1);
+  CHECK(ir && strstr(ir, "llvm.loop.interleave.count"));
+  cx_free(ir);
+}
+
 /* Ops the emitter leaves to the interpreter are refused with a reason, never miscompiled. */
 TEST(codegen_kernel_unsupported) {
   cgt_opts o = {.expect_unsupported = 1};
