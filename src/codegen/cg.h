@@ -61,12 +61,22 @@ typedef struct cx_kernel {
  * kernel is correct for any [begin, end) within [0, total). Every pointer is assumed not to
  * alias any other (noalias). */
 cxla_status cx_emit_kernel(cx_cg *g, cx_instr *fusion, cx_kernel *out);
-/* The same where some arguments share memory (an in-place elementwise fusion): bit i of
- * may_alias (args index, < 64) marks args[i] as the same buffer as the other marked ones. An
- * operand marked so must be read only at the output's own index (checked; CXLA_ERR_INTERNAL
- * otherwise). With one marked output, marked operands are read through the output pointer so
- * the loop vectorises without overlap checks. */
-cxla_status cx_emit_kernel_ex(cx_cg *g, cx_instr *fusion, uint64_t may_alias, cx_kernel *out);
+/* Which kernel arguments share memory (an in-place fusion): bit i of mask (args index, < 64)
+ * marks args[i] as sharing its buffer with another argument, and to[i] is the lowest index of
+ * an argument with the same buffer (for an operand updated in place: the output it becomes). */
+typedef struct cx_kalias {
+  uint64_t mask;
+  signed char to[64];
+} cx_kalias;
+/* The pairs from each argument's buffer slot (outputs first): only pairs with an output count,
+ * operands that share a buffer with each other are only read. */
+void cx_kalias_of_slots(cx_kalias *a, const int *slots, int nout, int n);
+/* The same where some arguments share memory (alias; NULL: none). An operand marked so must be
+ * read only at the output's own index (checked; CXLA_ERR_INTERNAL otherwise). When each
+ * marked operand pairs with one output and outputs share with no other output, marked operands
+ * are read through their output's pointer, so the loop vectorises without overlap checks (an
+ * optimizer's update writing parameter, moments and all in place included). */
+cxla_status cx_emit_kernel_ex(cx_cg *g, cx_instr *fusion, const cx_kalias *alias, cx_kernel *out);
 /* The elementwise epilogue of a kOutput fusion, run after the GEMM computed its dot: args =
  * [outputs..., gemm_result, fusion operands...]; the dot instruction reads its element from
  * gemm_result at the output's index. Output 0 may be gemm_result itself (in place). total =

@@ -1,13 +1,13 @@
 /* elemental_window.c — generators with inner loops: reduce-window (variadic; the window is a
  * loop nest inside the element generator, padding and base-dilation holes skipped) and map
- * (the to_apply computation inlined). The window loops have constant trip counts, so LLVM
- * unrolls small windows (asked to: up to WINDOW_UNROLL_TAPS) and the caller's loop over
- * output elements can still vectorise: taps outside the operand are read at a clamped index
- * and discarded with a select; an unwindowed dim needs neither. */
+ * (the to_apply computation inlined). Small windows (up to WINDOW_UNROLL_TAPS taps) are
+ * emitted tap by tap instead, so the caller's loop over output elements can vectorise: taps
+ * outside the operand are read at a clamped index and discarded with a select; an
+ * unwindowed dim needs neither. */
 #include "codegen/gen.h"
 #include "codegen/loops.h"
 
-/* Windows of at most this many taps have their loops unrolled. */
+/* Windows of at most this many taps are emitted unrolled. */
 #define WINDOW_UNROLL_TAPS 16
 
 /* A window dimension with 0 stride/dilations read as 1 (as the interpreter does). */
@@ -46,6 +46,51 @@ LLVMValueRef cx_gen_window_tap(cx_gen *g, const cx_window_dim *w, int64_t in_siz
   return cx_ir_clamp(g, p, 0, in_size - 1);
 }
 
+/* A pooling's few taps (at most WINDOW_UNROLL_TAPS) as straight-line code, tap by tap in the
+ * window's row-major order (the loop's order, so a reducer that is not associative gives the
+ * same value): each tap's position is the output coordinate plus a constant, so the loop over
+ * output elements around it has no inner loop and vectorises. Loop metadata asking LLVM to
+ * unroll was not enough: the lean pipeline (llvm_compile.c) has no unroll pass, and LeNet's
+ * 2x2 max-pools ran one element at a time. */
+static int unrolled(cx_gen *g, const cx_instr *in, const cx_idx *idx, int n, int64_t taps, LLVMValueRef *out) {
+  LLVMBuilderRef b = g->cg->b;
+  const cx_shape *xs = &in->ops[0]->shape;
+  int rank = xs->rank;
+  cx_idx s = cx_idx_scalar(g);
+  LLVMValueRef acc[CX_GEN_MAX_VALS];
+  for (int k = 0; k < n; k++) acc[k] = cx_gen1(g, in->ops[n + k], &s);
+  for (int64_t t = 0; t < taps; t++) {
+    LLVMValueRef valid = LLVMConstInt(g->cg->t_i1, 1, 0), pv[CXLA_MAX_RANK];
+    int64_t rest = t;
+    int64_t j[CXLA_MAX_RANK];
+    for (int d = rank - 1; d >= 0; d--) {
+      int64_t size = in->a.window.d[d].size > 0 ? in->a.window.d[d].size : 1;
+      j[d] = rest % size;
+      rest /= size;
+    }
+    for (int d = 0; d < rank; d++) {
+      cx_window_dim w = norm_window(&in->a.window.d[d]);
+      LLVMValueRef ok;
+      pv[d] = cx_gen_window_tap(g, &w, xs->dims[d], idx->v[d], cx_ir_i64(g, j[d]), &ok);
+      valid = LLVMBuildAnd(b, valid, ok, "");
+    }
+    cx_idx oi = cx_idx_from_multi(g, xs, pv);
+    LLVMValueRef args[2 * CX_GEN_MAX_VALS], res[CX_GEN_MAX_VALS];
+    for (int k = 0; k < n; k++) {
+      args[k] = acc[k];
+      args[n + k] = cx_gen1(g, in->ops[k], &oi);
+    }
+    int got = cx_gen_scalar_comp(g, in->called[0], 2 * n, args, res);
+    if (got != n) {
+      out[0] = cx_gen_fail(g, in, "reducer returns %d values, expected %d", got, n);
+      return 1;
+    }
+    for (int k = 0; k < n; k++) acc[k] = LLVMBuildSelect(b, valid, res[k], acc[k], "");
+  }
+  for (int k = 0; k < n; k++) out[k] = acc[k];
+  return n;
+}
+
 int cx_gen_reduce_window(cx_gen *g, const cx_instr *in, const cx_idx *idx, LLVMValueRef *out) {
   LLVMBuilderRef b = g->cg->b;
   int n = in->nops / 2;
@@ -59,6 +104,9 @@ int cx_gen_reduce_window(cx_gen *g, const cx_instr *in, const cx_idx *idx, LLVMV
     out[0] = cx_gen_fail(g, in, "window rank differs from the operand's");
     return 1;
   }
+  int64_t taps = 1;
+  for (int d = 0; d < rank; d++) taps *= in->a.window.d[d].size > 0 ? in->a.window.d[d].size : 1;
+  if (cx_shape_elems(xs) > 0 && taps <= WINDOW_UNROLL_TAPS) return unrolled(g, in, idx, n, taps, out);
   LLVMValueRef slot[CX_GEN_MAX_VALS];
   cx_idx s = cx_idx_scalar(g);
   for (int k = 0; k < n; k++) {
@@ -86,14 +134,7 @@ int cx_gen_reduce_window(cx_gen *g, const cx_instr *in, const cx_idx *idx, LLVMV
     int got = cx_gen_scalar_comp(g, in->called[0], 2 * n, args, res);
     if (got != n) cx_gen_fail(g, in, "reducer returns %d values, expected %d", got, n);
     for (int k = 0; k < n && k < got; k++) LLVMBuildStore(b, LLVMBuildSelect(b, valid, res[k], args[k], ""), slot[k]);
-    int64_t taps = 1;
-    for (int d = 0; d < rank; d++) taps *= in->a.window.d[d].size > 0 ? in->a.window.d[d].size : 1;
-    for (int d = rank - 1; d >= 0; d--) {
-      cx_loop_end(g->cg, &loops[d]);
-      /* a pooling's few taps unrolled: the loop over output elements around them then
-       * vectorises (LLVM left a 2x2 max-pool's loops rolled, one element at a time) */
-      if (taps <= WINDOW_UNROLL_TAPS) cx_loop_unroll_full(g->cg, &loops[d]);
-    }
+    for (int d = rank - 1; d >= 0; d--) cx_loop_end(g->cg, &loops[d]);
     cx_gen_restore(g, mark);
   }
   for (int k = 0; k < n; k++)

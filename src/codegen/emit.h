@@ -21,9 +21,10 @@ typedef struct cx_kfn {
   char name[64];
 } cx_kfn;
 
-/* Creates both functions and leaves the builder in the body's entry block. may_alias: bit i
- * set means args[i] may share memory with another argument (no noalias). */
-cxla_status cx_kfn_begin(cx_kfn *k, cx_cg *cg, const cx_instr *fusion, int nargs, uint64_t may_alias,
+/* Creates both functions and leaves the builder in the body's entry block. alias (NULL: none):
+ * a marked args[i] may share memory with another argument (no noalias), unless `shared` says
+ * the pairs are exact and each marked operand is read through its output's pointer. */
+cxla_status cx_kfn_begin(cx_kfn *k, cx_cg *cg, const cx_instr *fusion, int nargs, const cx_kalias *alias,
                          int shared);
 /* Finishes the body (ret), verifies both functions; on any error deletes them. */
 cxla_status cx_kfn_end(cx_kfn *k, cx_kernel *out, int64_t total, int64_t grain, int nout, int nin);

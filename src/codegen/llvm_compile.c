@@ -32,7 +32,7 @@ static const char LEAN_PIPELINE[] =
     "cgscc(inline),function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,loop-mssa(licm),"
     "loop(loop-rotate),loop-vectorize,instcombine<no-verify-fixpoint>,simplifycfg)";
 
-static const char *pipeline(int opt) { return opt <= 0 ? "default<O0>" : opt >= 3 ? "default<O3>" : LEAN_PIPELINE; }
+const char *cx_llvm_pipeline(int opt) { return opt <= 0 ? "default<O0>" : opt >= 3 ? "default<O3>" : LEAN_PIPELINE; }
 
 LLVMCodeGenOptLevel cx_llvm_codegen_level(int opt) {
   return opt <= 1 ? LLVMCodeGenLevelNone : opt == 2 ? LLVMCodeGenLevelLess : LLVMCodeGenLevelAggressive;
@@ -94,7 +94,7 @@ static int optimise(const cx_llvm_target *t, LLVMTargetMachineRef tm, cx_llvm_jo
     LLVMPassBuilderOptionsSetLoopInterleaving(po, 0);
     LLVMPassBuilderOptionsSetLoopUnrolling(po, 0);
   }
-  LLVMErrorRef e = LLVMRunPasses(job->mod, pipeline(t->opt_level), tm, po);
+  LLVMErrorRef e = LLVMRunPasses(job->mod, cx_llvm_pipeline(t->opt_level), tm, po);
   LLVMDisposePassBuilderOptions(po);
   if (!e) return 1;
   char *msg = LLVMGetErrorMessage(e);

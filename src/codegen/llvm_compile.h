@@ -36,6 +36,8 @@ typedef struct cx_llvm_job {
  * thread cannot be started. With dumps, each job also prints its IR before and after the
  * pipeline and the assembly. Returns the number of failed jobs (their err says why). Nothing
  * here calls cxla's allocator or context, so workers need no locks. */
+/* The optimisation pipeline (LLVMRunPasses text) the backends run at an opt level. */
+const char *cx_llvm_pipeline(int opt_level);
 int cx_llvm_compile(const cx_llvm_target *t, cx_llvm_job *jobs, int n, int threads, int dumps);
 
 /* Frees what a job still holds (module and context, object, dump strings). */

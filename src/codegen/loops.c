@@ -40,6 +40,20 @@ void cx_loop_unroll_full(cx_cg *g, cx_loop *l) {
   LLVMSetMetadata(l->backedge, kind, LLVMMetadataAsValue(g->llctx, loop));
 }
 
+void cx_loop_interleave(cx_cg *g, cx_loop *l, int count) {
+  /* !llvm.loop = distinct !{self, !{"llvm.loop.interleave.count", i32 count}} */
+  LLVMMetadataRef hint[2] = {LLVMMDStringInContext2(g->llctx, "llvm.loop.interleave.count", 26),
+                             LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(g->llctx), (unsigned)count, 0))};
+  LLVMMetadataRef node = LLVMMDNodeInContext2(g->llctx, hint, 2);
+  LLVMMetadataRef ops[2] = {NULL, node};
+  LLVMMetadataRef self = LLVMTemporaryMDNode(g->llctx, ops + 1, 1);
+  ops[0] = self;
+  LLVMMetadataRef loop = LLVMMDNodeInContext2(g->llctx, ops, 2);
+  LLVMMetadataReplaceAllUsesWith(self, loop);
+  unsigned kind = LLVMGetMDKindIDInContext(g->llctx, "llvm.loop", 9);
+  LLVMSetMetadata(l->backedge, kind, LLVMMetadataAsValue(g->llctx, loop));
+}
+
 void cx_if_begin(cx_cg *g, cx_if *f, LLVMValueRef cond) {
   LLVMValueRef fn = cur_fn(g);
   LLVMBasicBlockRef then = LLVMAppendBasicBlockInContext(g->llctx, fn, "then");

@@ -17,6 +17,9 @@ void cx_loop_end(cx_cg *g, cx_loop *l);
 /* After cx_loop_end: asks LLVM to unroll the loop completely (llvm.loop.unroll.full), for a
  * loop whose trip count is a small constant. */
 void cx_loop_unroll_full(cx_cg *g, cx_loop *l);
+/* After cx_loop_end: asks the vectoriser to interleave `count` vector bodies at most
+ * (llvm.loop.interleave.count), for a loop whose trip count is small but not constant. */
+void cx_loop_interleave(cx_cg *g, cx_loop *l, int count);
 
 typedef struct cx_if {
   LLVMBasicBlockRef join; /* where both paths meet (labelled "else": it is the false edge's) */

@@ -4,8 +4,10 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
+#include "codegen/emit.h"
 #include "codegen/jit.h"
 #include "codegen/libmvec.h"
+#include "codegen/llvm_compile.h"
 #include "codegen_harness.h"
 #include "core/flags.h"
 #include "ir/literal.h"
@@ -153,7 +155,7 @@ static int compare(const cgt_opts *o, double *maxu, cxla_type t, const void *wan
 
 /* ---- the optimised module's assembly (vectorisation check) ---- */
 
-static int asm_has_vectors(LLVMModuleRef mod) {
+static int asm_has_vectors(LLVMModuleRef mod, const char *pipeline) {
 #if defined(__x86_64__)
   char *triple = LLVMGetDefaultTargetTriple(), *cpu = LLVMGetHostCPUName(), *feat = LLVMGetHostCPUFeatures();
   LLVMTargetRef target;
@@ -169,7 +171,7 @@ static int asm_has_vectors(LLVMModuleRef mod) {
     LLVMDisposeTargetData(dl);
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     const char *pipe = getenv("CXLA_CG_PIPELINE");
-    LLVMErrorRef e = LLVMRunPasses(copy, pipe ? pipe : "default<O3>", tm, po);
+    LLVMErrorRef e = LLVMRunPasses(copy, pipe ? pipe : pipeline, tm, po);
     LLVMDisposePassBuilderOptions(po);
     LLVMMemoryBufferRef buf = NULL;
     if (!e && !LLVMTargetMachineEmitToMemoryBuffer(tm, copy, LLVMAssemblyFile, &err, &buf)) {
@@ -272,7 +274,8 @@ static int run_fusion(cx_module *m, cx_instr *f, const cx_kernel *k, kfn fn, cgt
     if (o->in_place) args[0] = gemm->data;
   }
   for (int i = 0; i < nin; i++) args[na++] = ins[i]->data;
-  if (o->alias_operand > 0) args[0] = ins[o->alias_operand - 1]->data; /* in place */
+  for (int i = 0; i < nout && i < 4; i++)
+    if (o->alias_operand[i] > 0) args[i] = ins[o->alias_operand[i] - 1]->data; /* in place */
   if (k->nout != nout || k->nout + k->nin != na) {
     test_fail(file, line, "kernel %s takes %d+%d pointers, expected %d+%d", k->name, k->nout, k->nin, nout, na - nout);
     fails++;
@@ -381,9 +384,16 @@ int cgt_check(const char *text, cgt_opts *o, const char *file, int line) {
     if (!ok) { test_fail(file, line, "%s: not supported: %s", f->name, why ? why : "?"); fails++; continue; }
     int is_out = f->a.fusion_kind == CX_FUSION_OUTPUT;
     if (is_out) s = cx_emit_epilogue(&cg, f, &ks[nf]);
-    else if (o->alias_operand > 0) {
+    else if (o->alias_operand[0] > 0) {
       int nout = f->shape.type == CXLA_TUPLE ? f->shape.ntuple : 1;
-      s = cx_emit_kernel_ex(&cg, f, 1 | (uint64_t)1 << (nout + o->alias_operand - 1), &ks[nf]);
+      int slots[CX_EMIT_MAX_ARGS];
+      int nargs = nout + f->nops < CX_EMIT_MAX_ARGS ? nout + f->nops : CX_EMIT_MAX_ARGS;
+      for (int a = 0; a < nargs; a++) slots[a] = a;
+      for (int i = 0; i < nout && i < 4; i++)
+        if (o->alias_operand[i] > 0 && nout + o->alias_operand[i] - 1 < nargs) slots[nout + o->alias_operand[i] - 1] = i;
+      cx_kalias alias;
+      cx_kalias_of_slots(&alias, slots, nout, nargs);
+      s = cx_emit_kernel_ex(&cg, f, &alias, &ks[nf]);
     } else s = cx_emit_kernel(&cg, f, &ks[nf]);
     if (s != CXLA_OK) {
       test_fail(file, line, "%s: emit: %s", f->name, cxla_context_errmsg(test_ctx()));
@@ -400,7 +410,7 @@ int cgt_check(const char *text, cgt_opts *o, const char *file, int line) {
     fputs(ir, stderr);
     LLVMDisposeMessage(ir);
   }
-  if (nf) o->vectorized = asm_has_vectors(mod);
+  if (nf) o->vectorized = asm_has_vectors(mod, o->lean ? cx_llvm_pipeline(2) : "default<O3>");
   if (cx_jit_add_module(j, mod, NULL, NULL) != CXLA_OK) {
     test_fail(file, line, "jit add: %s", cxla_context_errmsg(test_ctx()));
     fails++;

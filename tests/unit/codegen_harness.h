@@ -25,7 +25,7 @@ typedef struct cgt_opts {
   int libm_only;        /* f64 math calls scalar libm (as --cpu-libmvec=off); else libmvec's
                            variants where the host has them, as the cpu backend */
   int in_place;         /* kOutput: run with output 0 == the GEMM result */
-  int alias_operand;    /* > 0: emit with cx_emit_kernel_ex, output 0 sharing operand alias_operand-1 */
+  int alias_operand[4]; /* [i] > 0: emit with cx_emit_kernel_ex, output i in operand alias_operand[i]-1's memory */
   char **ir;            /* if set: the module's LLVM IR before optimisation (caller frees) */
   /* fills operand `k` of the fusion instead of random values (NULL: random) */
   void (*fill)(cxla_literal *lit, int k, void *user);
@@ -33,8 +33,10 @@ typedef struct cgt_opts {
   /* results */
   double max_ulps;      /* largest float difference seen, in ulps */
   int nfusions;         /* fusions checked */
+  int lean;             /* the vectorisation check after the cpu backend's own pipeline
+                           (cx_llvm_pipeline at the default opt level), not default<O3> */
   int vectorized;       /* asm of the module had zmm/ymm registers (x86_64 only), after
-                           default<O3> or the pipeline in $CXLA_CG_PIPELINE */
+                           default<O3> (or the lean pipeline) or the one in $CXLA_CG_PIPELINE */
   double best_gbs;      /* with time_runs > 0: best GB/s of the last fusion (bytes of its operands + outputs) */
   int time_runs;
 } cgt_opts;

@@ -4,6 +4,8 @@
  * another shape. Each result must still be its own (checked against the interpreter). */
 #include <stdlib.h>
 #include <string.h>
+#include "backend/cpu/kernel_reuse.h"
+#include "codegen_harness.h"
 #include "test.h"
 #include "test_cpu_helpers.h"
 
@@ -78,4 +80,26 @@ TEST(cpu_kernel_reuse_names_like_ops) {
   if (got) CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(got, 1), 0), 13, 0);
   cxla_literal_destroy(got);
   free(stats);
+}
+
+/* Two in-place fusions alike but for which operand each output's memory is: the kernel reads
+ * each such operand through its output's pointer, so their keys must differ. */
+TEST(cpu_kernel_reuse_key_has_in_place_pairs) {
+  static const char two[] = "HloModule pairs\nf {\n a = f32[8] parameter(0)\n b = f32[8] parameter(1)\n"
+                            " x = f32[8] add(a, b)\n y = f32[8] multiply(a, b)\n"
+                            " ROOT t = (f32[8], f32[8]) tuple(x, y)\n}\n"
+                            "ENTRY e {\n a = f32[8] parameter(0)\n b = f32[8] parameter(1)\n"
+                            " ROOT r = (f32[8], f32[8]) fusion(a, b), kind=kLoop, calls=f\n}\n";
+  cx_module *m = cgt_parse(two, __FILE__, __LINE__);
+  if (!m) return;
+  int straight[4] = {0, 1, 0, 1}, crossed[4] = {0, 1, 1, 0};
+  cx_kalias s1, s2;
+  cx_kalias_of_slots(&s1, straight, 2, 4);
+  cx_kalias_of_slots(&s2, crossed, 2, 4);
+  CHECK(s1.mask == s2.mask && s1.mask == 0xf);
+  char *k1 = cx_kreuse_key(m->entry->root, &s1), *k2 = cx_kreuse_key(m->entry->root, &s2);
+  CHECK(k1 && k2 && strcmp(k1, k2) != 0);
+  cx_free(k1);
+  cx_free(k2);
+  cx_module_free(m);
 }

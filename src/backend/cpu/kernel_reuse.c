@@ -5,7 +5,7 @@
 #include "backend/cpu/kernel_reuse.h"
 #include "text/hlo.h"
 
-char *cx_kreuse_key(const cx_instr *fusion, uint64_t may_alias) {
+char *cx_kreuse_key(const cx_instr *fusion, const cx_kalias *alias) {
   const cx_comp *c = fusion->called[0];
   int n = c->ninstrs;
   /* Each instruction is printed under the name "r<position>" (put back afterwards): names then
@@ -30,7 +30,11 @@ char *cx_kreuse_key(const cx_instr *fusion, uint64_t may_alias) {
    * between copies of one update, and code generation reads none of them. */
   cx_print_opts o = cx_print_opts_canonical();
   o.metadata = 0;
-  cx_sb_printf(&key, "kind %d alias %llx\n", (int)fusion->a.fusion_kind, (unsigned long long)may_alias);
+  /* the pairs too: the same mask with other pairs reads other pointers in place */
+  cx_sb_printf(&key, "kind %d alias %llx", (int)fusion->a.fusion_kind, (unsigned long long)alias->mask);
+  for (int i = 0; i < 64; i++)
+    if (alias->mask >> i & 1) cx_sb_printf(&key, " %d>%d", i, alias->to[i]);
+  cx_sb_puts(&key, "\n");
   for (int i = 0; i < n; i++) {
     cx_print_instr(&key, c->instrs[i], &o);
     cx_sb_puts(&key, c->instrs[i] == c->root ? " root\n" : "\n");

@@ -6,7 +6,7 @@
  * and six f32[128] ones, and the same transposes of q, k and v. Each became its own LLVM
  * function, optimised and compiled again; LLVM is nearly all of the compile time. The key is
  * the fused computation's text with each instruction's name replaced by its position, the
- * fusion kind, and which arguments may alias. Nothing else goes into the kernel: the fusion
+ * fusion kind, and which arguments share memory with which. Nothing else goes into the kernel: the fusion
  * plan is made from the body, and the operands' shapes and layouts are its parameters'. */
 #ifndef CX_CPU_KERNEL_REUSE_H
 #define CX_CPU_KERNEL_REUSE_H
@@ -23,7 +23,7 @@ typedef struct cx_kreuse {
 } cx_kreuse;
 
 /* The key of a kLoop/kInput fusion (cx_malloc'd; NULL when out of memory). */
-char *cx_kreuse_key(const cx_instr *fusion, uint64_t may_alias);
+char *cx_kreuse_key(const cx_instr *fusion, const cx_kalias *alias);
 /* The kernel emitted for `key`, or NULL. */
 const cx_kernel *cx_kreuse_find(const cx_kreuse *r, const char *key);
 /* Records k under key (taking key); 0 when out of memory (key is then freed). */

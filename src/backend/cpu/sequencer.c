@@ -222,24 +222,17 @@ cxla_status cx_seq_fallback(cx_seq *s, const cx_instr *in, const char *why) {
 /* Arguments that share memory with an output (in-place fusions, buffers.c) must not be
  * noalias in the kernel: bit i of the mask for args[i]. Operands sharing memory with each
  * other are only read, which noalias allows. */
-static uint64_t alias_mask(const int *slots, int nout, int n) {
-  uint64_t m = 0;
-  for (int i = 0; i < nout; i++)
-    for (int j = 0; j < n; j++)
-      if (j != i && slots[j] == slots[i] && i < 64 && j < 64) m |= (1ull << i) | (1ull << j);
-  return m;
-}
-
 static cxla_status call_kernel(cx_seq *s, const cx_instr *in) {
   int nout = 0, n = 0;
   int *slots = gather_slots(s, in, &nout, &n);
   if (!slots) return s->g->status;
   cx_kernel k;
   memset(&k, 0, sizeof k);
-  uint64_t may_alias = alias_mask(slots, nout, n);
+  cx_kalias alias;
+  cx_kalias_of_slots(&alias, slots, nout, n);
   /* Outside loops, a fusion the same as an earlier one but for names calls that one's kernel
    * (kernel_reuse.h); inside loops each kernel stays where LLVM may inline it. */
-  char *key = s->loop_depth ? NULL : cx_kreuse_key(in, may_alias);
+  char *key = s->loop_depth ? NULL : cx_kreuse_key(in, &alias);
   if (!s->loop_depth && !key) {
     cx_free(slots);
     return cx_cg_fail(s->g, CXLA_ERR_OUT_OF_MEMORY, "out of memory");
@@ -258,7 +251,7 @@ static cxla_status call_kernel(cx_seq *s, const cx_instr *in) {
      * go to the shards that compile in parallel. */
     cx_cg *kg = s->shards && !s->loop_depth ? cx_shards_pick(s->shards, s->g) : s->g;
     st = !kg ? s->g->status
-         : may_alias ? cx_emit_kernel_ex(kg, (cx_instr *)in, may_alias, &k)
+         : alias.mask ? cx_emit_kernel_ex(kg, (cx_instr *)in, &alias, &k)
                      : cx_emit_kernel(kg, (cx_instr *)in, &k);
     if (kg && kg != s->g) {
       cx_shards_done(s->shards, kg, s->g, st == CXLA_OK ? k.name : NULL);

@@ -65,15 +65,6 @@ static cxla_status copy_leaves(builder *b, const cx_instr *to, const cx_instr *f
   return CXLA_OK;
 }
 
-/* as the cpu sequencer: arguments that share memory with an output may not be noalias */
-static uint64_t alias_mask(const int *slots, int nout, int n) {
-  uint64_t m = 0;
-  for (int i = 0; i < nout && i < 64; i++)
-    for (int j = 0; j < n && j < 64; j++)
-      if (j != i && slots[j] == slots[i]) m |= (1ull << i) | (1ull << j);
-  return m;
-}
-
 enum { VEC = 4 };
 
 /* emit: the kernel emitter of a non-fusion instruction (its arguments must not alias), or NULL
@@ -119,16 +110,17 @@ static cxla_status launch(builder *b, cx_instr *in, emit_fn emit) {
       cx_free(slots);
       return cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s has an argument without a slot", in->name);
     }
-  uint64_t may_alias = alias_mask(slots, nout, n);
+  cx_kalias alias; /* as the cpu sequencer: arguments sharing memory with an output */
+  cx_kalias_of_slots(&alias, slots, nout, n);
   /* a loop fusion's thread computes VEC consecutive elements when VEC divides them: 16-byte
    * loads and stores for 4-byte types (reductions keep their own threads) */
   int64_t elems = cx_shape_elems(in->shape.type == CXLA_TUPLE ? cx_shape_leaf(&in->shape, 0) : &in->shape);
   int vec = in->a.fusion_kind == CX_FUSION_LOOP && elems % VEC == 0 && elems >= VEC * 256 ? VEC : 1;
   b->cg.elems_per_thread = vec;
   cx_kernel kn;
-  cxla_status st = emit && may_alias ? cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s shares memory with its operand", in->name)
+  cxla_status st = emit && alias.mask ? cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s shares memory with its operand", in->name)
                    : emit ? emit(&b->cg, in, &kn)
-                   : may_alias ? cx_emit_kernel_ex(&b->cg, in, may_alias, &kn) : cx_emit_kernel(&b->cg, in, &kn);
+                   : alias.mask ? cx_emit_kernel_ex(&b->cg, in, &alias, &kn) : cx_emit_kernel(&b->cg, in, &kn);
   b->cg.elems_per_thread = 1;
   return add_launch(b, in, st, &kn, slots, n, nout, vec);
 }
