@@ -13,10 +13,12 @@
  *
  * Checks, as the driver makes them or (marked) stricter:
  *   - a stream or event that is not live is CUDA_ERROR_INVALID_HANDLE;
- *   - the host side of an asynchronous copy must lie inside pinned memory (cuMemHostAlloc):
- *     the driver accepts pageable memory and copies it synchronously, the emulation refuses it
- *     (CUDA_ERROR_INVALID_VALUE, stricter), so a transfer that silently lost its asynchrony
- *     fails the tests;
+ *   - the host side of an asynchronous copy may be pageable memory (not from cuMemHostAlloc),
+ *     with the driver's documented rules: an upload from it first waits for the stream's
+ *     earlier work, then takes the bytes before returning (the host may reuse them at once)
+ *     and lands in stream order; a download into it returns once the bytes are there. Only
+ *     pinned memory gives the deferred behaviour above, so whether a transfer stayed
+ *     asynchronous shows in cxla's transfer counts (memory_stats), not as an error;
  *   - a queued copy whose device or pinned memory was freed before it ran is a sticky error on
  *     its stream (CUDA_ERROR_ILLEGAL_ADDRESS), returned by the stream's next operation;
  *   - waiting for, synchronising or querying an event never recorded is
@@ -125,7 +127,8 @@ typedef struct qent {
   CUdeviceptr dev;
   void *host;             /* HTOD: read when run; DELIVER: written when run */
   size_t bytes;
-  void *snap;             /* DELIVER: the device bytes as the stream read them */
+  void *snap;             /* DELIVER: the device bytes as the stream read them; HTOD from
+                             pageable memory: the host bytes taken at the call */
   uint64_t stream, pos;   /* WAIT: until that stream has run pos entries */
 } qent;
 
@@ -172,9 +175,11 @@ static void run_to(estream *s, uint64_t upto) {
     } else if (e->kind == Q_HTOD) {
       if (!cx_emu_device_live(e->dev, e->bytes))
         snprintf(why, sizeof why, "a queued %zu-byte host-to-device copy found its device memory freed", e->bytes), fail(s, why);
-      else if (!cx_emu_pinned_ok(e->host, e->bytes))
+      else if (!e->snap && !cx_emu_pinned_ok(e->host, e->bytes))
         snprintf(why, sizeof why, "a queued %zu-byte host-to-device copy found its pinned host memory freed", e->bytes), fail(s, why);
-      else memcpy((void *)(uintptr_t)e->dev, e->host, e->bytes);
+      else memcpy((void *)(uintptr_t)e->dev, e->snap ? e->snap : e->host, e->bytes);
+      free(e->snap);
+      e->snap = NULL;
     } else {
       if (!cx_emu_pinned_ok(e->host, e->bytes))
         snprintf(why, sizeof why, "a queued %zu-byte device-to-host copy found its pinned host memory freed", e->bytes), fail(s, why);
@@ -266,8 +271,15 @@ CUresult cx_emu_htod_async(CUdeviceptr dst, const void *src, size_t bytes, CUstr
   pthread_mutex_lock(&g_smu);
   estream *s = live(h);
   CUresult r = !s ? E_INVALID_HANDLE : cx_emu_capturing() ? E_CAPTURE_UNSUPPORTED : sticky(s);
-  if (!r && bytes && (!src || !cx_emu_device_live(dst, bytes) || !cx_emu_pinned_ok(src, bytes))) r = E_INVALID_VALUE;
-  if (!r && bytes) r = enqueue(s, (qent){.kind = Q_HTOD, .dev = dst, .host = (void *)(uintptr_t)src, .bytes = bytes});
+  if (!r && bytes && (!src || !cx_emu_device_live(dst, bytes))) r = E_INVALID_VALUE;
+  void *snap = NULL;
+  if (!r && bytes && !cx_emu_pinned_ok(src, bytes)) { /* pageable: the stream's work first, then the bytes taken */
+    run_to(s, s->queued);
+    if (!(r = sticky(s)) && !(snap = malloc(bytes))) r = E_OUT_OF_MEMORY;
+    if (snap) memcpy(snap, src, bytes);
+  }
+  if (!r && bytes) r = enqueue(s, (qent){.kind = Q_HTOD, .dev = dst, .host = (void *)(uintptr_t)src, .bytes = bytes, .snap = snap});
+  if (r) free(snap);
   pthread_mutex_unlock(&g_smu);
   return r;
 }
@@ -280,7 +292,12 @@ CUresult cx_emu_dtoh_async(void *dst, CUdeviceptr src, size_t bytes, CUstream h)
     run_to(s, s->queued); /* the device is read after what the stream had before */
     r = sticky(s);
   }
-  if (!r && bytes && (!dst || !cx_emu_device_live(src, bytes) || !cx_emu_pinned_ok(dst, bytes))) r = E_INVALID_VALUE;
+  if (!r && bytes && (!dst || !cx_emu_device_live(src, bytes))) r = E_INVALID_VALUE;
+  if (!r && bytes && !cx_emu_pinned_ok(dst, bytes)) { /* pageable: returns with the bytes there */
+    memcpy(dst, (const void *)(uintptr_t)src, bytes);
+    pthread_mutex_unlock(&g_smu);
+    return E_OK;
+  }
   void *snap = !r && bytes ? malloc(bytes) : NULL;
   if (!r && bytes && !snap) r = E_OUT_OF_MEMORY;
   if (snap) {
