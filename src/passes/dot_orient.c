@@ -81,14 +81,7 @@ static cxla_status swap(cx_comp *c, cx_instr *t, cx_instr *x) {
 static char dropped; /* aux of a dot this pass replaced */
 
 static cxla_status orient_comp(cx_comp *c, int *changed) {
-  /* uses per instruction, counted in aux (the root is one more) */
-  for (int i = 0; i < c->ninstrs; i++) c->instrs[i]->aux = NULL;
-  for (int i = 0; i < c->ninstrs; i++)
-    for (int j = 0; j < c->instrs[i]->nops; j++) {
-      cx_instr *o = c->instrs[i]->ops[j];
-      if (o->parent == c) o->aux = (void *)((uintptr_t)o->aux + 1);
-    }
-  if (c->root) c->root->aux = (void *)((uintptr_t)c->root->aux + 1);
+  cx_pass_count_uses(c); /* uses per instruction, in aux */
   cxla_status s = CXLA_OK;
   int n = c->ninstrs, any = 0;
   for (int i = 0; i < n && s == CXLA_OK; i++) {
