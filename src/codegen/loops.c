@@ -27,10 +27,9 @@ void cx_loop_end(cx_cg *g, cx_loop *l) {
   LLVMPositionBuilderAtEnd(g->b, l->exit);
 }
 
-void cx_loop_unroll_full(cx_cg *g, cx_loop *l) {
-  /* !llvm.loop = distinct !{self, !{"llvm.loop.unroll.full"}} */
-  LLVMMetadataRef hint = LLVMMDStringInContext2(g->llctx, "llvm.loop.unroll.full", 21);
-  LLVMMetadataRef node = LLVMMDNodeInContext2(g->llctx, &hint, 1);
+/* Puts the hint `node` on l's back edge as its !llvm.loop, distinct !{self, node}: LLVM finds a
+ * loop's hints on its latch branch, and the self reference keeps the node distinct per loop. */
+static void set_loop_hint(cx_cg *g, cx_loop *l, LLVMMetadataRef node) {
   LLVMMetadataRef ops[2] = {NULL, node};
   LLVMMetadataRef self = LLVMTemporaryMDNode(g->llctx, ops + 1, 1);
   ops[0] = self;
@@ -40,18 +39,15 @@ void cx_loop_unroll_full(cx_cg *g, cx_loop *l) {
   LLVMSetMetadata(l->backedge, kind, LLVMMetadataAsValue(g->llctx, loop));
 }
 
+void cx_loop_unroll_full(cx_cg *g, cx_loop *l) {
+  LLVMMetadataRef hint = LLVMMDStringInContext2(g->llctx, "llvm.loop.unroll.full", 21);
+  set_loop_hint(g, l, LLVMMDNodeInContext2(g->llctx, &hint, 1));
+}
+
 void cx_loop_interleave(cx_cg *g, cx_loop *l, int count) {
-  /* !llvm.loop = distinct !{self, !{"llvm.loop.interleave.count", i32 count}} */
   LLVMMetadataRef hint[2] = {LLVMMDStringInContext2(g->llctx, "llvm.loop.interleave.count", 26),
                              LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(g->llctx), (unsigned)count, 0))};
-  LLVMMetadataRef node = LLVMMDNodeInContext2(g->llctx, hint, 2);
-  LLVMMetadataRef ops[2] = {NULL, node};
-  LLVMMetadataRef self = LLVMTemporaryMDNode(g->llctx, ops + 1, 1);
-  ops[0] = self;
-  LLVMMetadataRef loop = LLVMMDNodeInContext2(g->llctx, ops, 2);
-  LLVMMetadataReplaceAllUsesWith(self, loop);
-  unsigned kind = LLVMGetMDKindIDInContext(g->llctx, "llvm.loop", 9);
-  LLVMSetMetadata(l->backedge, kind, LLVMMetadataAsValue(g->llctx, loop));
+  set_loop_hint(g, l, LLVMMDNodeInContext2(g->llctx, hint, 2));
 }
 
 void cx_if_begin(cx_cg *g, cx_if *f, LLVMValueRef cond) {

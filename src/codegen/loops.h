@@ -15,7 +15,9 @@ typedef struct cx_loop {
 void cx_loop_begin(cx_cg *g, cx_loop *l, LLVMValueRef lo, LLVMValueRef hi, const char *name);
 void cx_loop_end(cx_cg *g, cx_loop *l);
 /* After cx_loop_end: asks LLVM to unroll the loop completely (llvm.loop.unroll.full), for a
- * loop whose trip count is a small constant. */
+ * loop whose trip count is a small constant. Only a pipeline with an unroll pass reads it: the
+ * gpu backend's default<On> (at O2 it is what unrolls a thread's 4 elements into v4 accesses),
+ * not the cpu backend's lean pipeline (llvm_compile.c), so cpu emitters must not rely on it. */
 void cx_loop_unroll_full(cx_cg *g, cx_loop *l);
 /* After cx_loop_end: asks the vectoriser to interleave `count` vector bodies at most
  * (llvm.loop.interleave.count), for a loop whose trip count is small but not constant. */
