@@ -18,19 +18,6 @@ static const char *gpu_backend(void) {
 
 static const char *const k_backends[3] = {"interp", "cpu", NULL}; /* [2]: the GPU under test */
 
-static cxla_executable *compile_text(const char *text, const char *backend) {
-  cxla_module *m = NULL;
-  CHECK_OK(cxla_module_parse(test_ctx(), text, strlen(text), "rng.hlo", &m));
-  if (!m) return NULL;
-  cxla_compile_options o;
-  cxla_compile_options_init(&o);
-  o.backend = backend;
-  cxla_executable *e = NULL;
-  CHECK_MSG(cxla_compile(m, &o, &e) == CXLA_OK, "%s: %s", backend, cxla_context_errmsg(test_ctx()));
-  cxla_module_destroy(m);
-  return e;
-}
-
 static cxla_literal *run(cxla_executable *e, int nargs, cxla_literal *const *args, const char *backend) {
   cxla_buffer *in[4] = {0}, *res = NULL;
   cxla_literal *out = NULL;
@@ -49,7 +36,7 @@ static cxla_literal *run(cxla_executable *e, int nargs, cxla_literal *const *arg
 static void same_bits(const char *text, int runs, int nargs, cxla_literal *const *args, const char *what) {
   cxla_executable *e[3] = {0};
   const char *names[3] = {k_backends[0], k_backends[1], gpu_backend()};
-  for (int b = 0; b < 3; b++) e[b] = compile_text(text, names[b]);
+  for (int b = 0; b < 3; b++) e[b] = test_compile_text(text, "rng.hlo", names[b], 0);
   for (int r = 0; e[0] && e[1] && e[2] && r < runs; r++) {
     cxla_literal *got[3] = {0};
     for (int b = 0; b < 3; b++) got[b] = run(e[b], nargs, args + r * nargs, names[b]);

@@ -11,19 +11,6 @@
 static const char *const k_backends[] = {"interp", "cpu", "gpu-emu"};
 enum { NB = sizeof k_backends / sizeof *k_backends };
 
-static cxla_executable *compile_text(const char *text, const char *backend) {
-  cxla_module *m = NULL;
-  CHECK_OK(cxla_module_parse(test_ctx(), text, strlen(text), "t.hlo", &m));
-  if (!m) return NULL;
-  cxla_compile_options o;
-  cxla_compile_options_init(&o);
-  o.backend = backend;
-  cxla_executable *e = NULL;
-  CHECK_MSG(cxla_compile(m, &o, &e) == CXLA_OK, "%s: %s", backend, cxla_context_errmsg(test_ctx()));
-  cxla_module_destroy(m);
-  return e;
-}
-
 /* Runs e without arguments; the status, and the result in *out (NULL on failure). */
 static cxla_status run0(cxla_executable *e, cxla_literal **out) {
   cxla_buffer *res = NULL;
@@ -54,7 +41,7 @@ static const char *k_feed =
 
 TEST(host_feed_push_run_pop) {
   for (int b = 0; b < NB; b++) {
-    cxla_executable *e = compile_text(k_feed, k_backends[b]);
+    cxla_executable *e = test_compile_text(k_feed, "t.hlo", k_backends[b], 0);
     if (!e) continue;
     cxla_feeds_clear(test_ctx());
     const float xv[3] = {1, -2, 0.5f};
@@ -98,7 +85,7 @@ TEST(host_feed_push_run_pop) {
 
 TEST(host_feed_errors) {
   for (int b = 0; b < NB; b++) {
-    cxla_executable *e = compile_text(k_feed, k_backends[b]);
+    cxla_executable *e = test_compile_text(k_feed, "t.hlo", k_backends[b], 0);
     if (!e) continue;
     cxla_feeds_clear(test_ctx());
     cxla_literal *r = NULL;
@@ -157,7 +144,7 @@ static const char *k_loop =
 
 TEST(host_feed_source_feeds_a_loop) {
   for (int b = 0; b < NB; b++) {
-    cxla_executable *e = compile_text(k_loop, k_backends[b]);
+    cxla_executable *e = test_compile_text(k_loop, "t.hlo", k_backends[b], 0);
     if (!e) continue;
     cxla_feeds_clear(test_ctx());
     int calls = 0;
@@ -224,7 +211,7 @@ static const char *k_data_loop =
 TEST(host_feed_data_dependent_loop) {
   static const double after[4] = {0, 1, 2.5, 4.25};
   for (int b = 0; b < NB; b++) {
-    cxla_executable *e = compile_text(k_data_loop, k_backends[b]);
+    cxla_executable *e = test_compile_text(k_data_loop, "t.hlo", k_backends[b], 0);
     if (!e) continue;
     for (int trips = 0; trips <= 3; trips += 3) { /* one executable, two executions */
       cxla_feeds_clear(test_ctx());

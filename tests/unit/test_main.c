@@ -42,7 +42,10 @@ cxla_executable *test_compile_text(const char *text, const char *name, const cha
   o.backend = backend;
   o.donate = donate;
   cxla_executable *e = NULL;
-  CHECK_OK(cxla_compile(m, &o, &e));
+  cxla_status s = cxla_compile(m, &o, &e);
+  /* the backend named: the same text is often compiled for several */
+  CHECK_MSG(s == CXLA_OK, "%s on %s -> %s: %s", name, backend ? backend : "the default backend", cxla_status_str(s),
+            cxla_context_errmsg(ctx));
   cxla_module_destroy(m);
   return e;
 }
