@@ -197,38 +197,6 @@ static cxla_status queue_upload(xfer *x, uint64_t wait, int *recorded) {
   return CXLA_OK;
 }
 
-cxla_status cx_gpu_upload(cxla_context *ctx, void *device, const cxla_literal *host, cx_dev_value **out) {
-  cx_gpu_device *d = device;
-  uint64_t wait = 0;
-  *out = NULL;
-  CX_TRY(cx_gpu_value_new_upload(ctx, d, &host->shape, &wait, out));
-  int n = (*out)->nleaves;
-  xfer x = {.ctx = ctx, .d = d, .v = *out};
-  const cxla_literal *lstack[16];
-  size_t ostack[16];
-  x.leaves = n <= 16 ? lstack : cx_calloc((size_t)n, sizeof *x.leaves);
-  x.off = n <= 16 ? ostack : cx_calloc((size_t)n, sizeof *x.off);
-  CUcontext c;
-  cxla_status s = x.leaves && x.off ? plan(&x, host) : cx_oom(ctx);
-  CUresult e = s == CXLA_OK ? d->cu->CtxPushCurrent(d->cuctx) : 0;
-  if (e) s = cx_cuda_error(ctx, d->cu, e, "cuCtxPushCurrent");
-  else if (s == CXLA_OK) {
-    int recorded = 0;
-    s = stage(&x);
-    if (s == CXLA_OK) s = queue_upload(&x, wait, &recorded);
-    if (x.block) unstage(&x, d->upload, recorded);
-    else if (s == CXLA_OK) count_direct(&x);
-    d->cu->CtxPopCurrent(&c);
-  }
-  if (x.leaves != lstack) cx_free(x.leaves);
-  if (x.off != ostack) cx_free(x.off);
-  if (s != CXLA_OK) {
-    cx_gpu_value_release(*out);
-    *out = NULL;
-  }
-  return s;
-}
-
 /* The copies of a download and the one wait (context current). */
 static cxla_status queue_download(xfer *x, int *recorded) {
   cx_gpu_device *d = x->d;
@@ -253,7 +221,11 @@ static cxla_status queue_download(xfer *x, int *recorded) {
   return CXLA_OK;
 }
 
-cxla_status cx_gpu_download(cxla_context *ctx, const cx_dev_value *v, cxla_literal *out) {
+/* One upload (host to v, after device mark `wait`) or download (v to host): plans the leaves,
+ * takes a staging block where one is needed, queues the copies with v's context current and
+ * gives the block back, on the stream that copied. */
+static cxla_status transfer(cxla_context *ctx, const cx_dev_value *v, const cxla_literal *host, int upload,
+                            uint64_t wait) {
   cx_gpu_device *d = v->device;
   int n = v->nleaves;
   xfer x = {.ctx = ctx, .d = d, .v = v};
@@ -262,18 +234,35 @@ cxla_status cx_gpu_download(cxla_context *ctx, const cx_dev_value *v, cxla_liter
   x.leaves = n <= 16 ? lstack : cx_calloc((size_t)n, sizeof *x.leaves);
   x.off = n <= 16 ? ostack : cx_calloc((size_t)n, sizeof *x.off);
   CUcontext c;
-  cxla_status s = x.leaves && x.off ? plan(&x, out) : cx_oom(ctx);
+  cxla_status s = x.leaves && x.off ? plan(&x, host) : cx_oom(ctx);
   CUresult e = s == CXLA_OK ? d->cu->CtxPushCurrent(d->cuctx) : 0;
   if (e) s = cx_cuda_error(ctx, d->cu, e, "cuCtxPushCurrent");
   else if (s == CXLA_OK) {
     int recorded = 0;
     s = stage(&x);
-    if (s == CXLA_OK) s = queue_download(&x, &recorded);
-    if (x.block) unstage(&x, d->stream, recorded);
+    if (s == CXLA_OK) s = upload ? queue_upload(&x, wait, &recorded) : queue_download(&x, &recorded);
+    if (x.block) unstage(&x, upload ? d->upload : d->stream, recorded);
     else if (s == CXLA_OK) count_direct(&x);
     d->cu->CtxPopCurrent(&c);
   }
   if (x.leaves != lstack) cx_free(x.leaves);
   if (x.off != ostack) cx_free(x.off);
   return s;
+}
+
+cxla_status cx_gpu_upload(cxla_context *ctx, void *device, const cxla_literal *host, cx_dev_value **out) {
+  cx_gpu_device *d = device;
+  uint64_t wait = 0;
+  *out = NULL;
+  CX_TRY(cx_gpu_value_new_upload(ctx, d, &host->shape, &wait, out));
+  cxla_status s = transfer(ctx, *out, host, 1, wait);
+  if (s != CXLA_OK) {
+    cx_gpu_value_release(*out);
+    *out = NULL;
+  }
+  return s;
+}
+
+cxla_status cx_gpu_download(cxla_context *ctx, const cx_dev_value *v, cxla_literal *out) {
+  return transfer(ctx, v, out, 0, 0);
 }
