@@ -284,3 +284,15 @@ int cx_literal_equal(const cxla_literal *a, const cxla_literal *b) {
   if (a->shape.type == CXLA_TOKEN) return 1;
   return memcmp(a->data, b->data, (size_t)cx_shape_bytes(&a->shape)) == 0;
 }
+
+int cx_literal_leaves(const cxla_literal *l, const cxla_literal **out, int *k, int cap) {
+  if (l->shape.type == CXLA_TUPLE) {
+    for (int i = 0; i < l->nelems; i++)
+      if (!cx_literal_leaves(l->elems[i], out, k, cap)) return 0;
+    return 1;
+  }
+  if (!cx_type_is_array(l->shape.type)) return 1;
+  if (*k >= cap) return 0;
+  out[(*k)++] = l;
+  return 1;
+}

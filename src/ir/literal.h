@@ -31,5 +31,8 @@ int cx_literal_compare(const cxla_literal *got, const cxla_literal *want, double
 int cx_complex_close(cxla_type t, const void *got, const void *want, int64_t i, double rtol, double atol);
 /* Bitwise equality of shape and data. */
 int cx_literal_equal(const cxla_literal *a, const cxla_literal *b);
+/* The array leaves of l, depth first (tuple elements in order; tokens and empty tuples have
+ * none), into out[*k], out[*k + 1], ... with *k advanced; 0 when there are more than cap. */
+int cx_literal_leaves(const cxla_literal *l, const cxla_literal **out, int *k, int cap);
 
 #endif

@@ -23,26 +23,13 @@
 #include "ir/feeds.h"
 #include "ir/literal.h"
 
-/* the array leaves of l, depth first, into out[*k...] (at most cap); 0 when there are more */
-static int leaves_of(cxla_literal *l, cxla_literal **out, int *k, int cap) {
-  if (l->shape.type == CXLA_TUPLE) {
-    for (int i = 0; i < l->nelems; i++)
-      if (!leaves_of(l->elems[i], out, k, cap)) return 0;
-    return 1;
-  }
-  if (!cx_type_is_array(l->shape.type)) return 1;
-  if (*k >= cap) return 0;
-  out[(*k)++] = l;
-  return 1;
-}
-
 /* copies between the step's slots and lit's leaves (up: to the device) */
 static cxla_status copy(cx_gpu_run *r, const cx_gpu_step *s, cxla_literal *lit, int up) {
   const cx_cuda *cu = r->st->cu;
   enum { MAX = 64 };
-  cxla_literal *leaves[MAX];
+  const cxla_literal *leaves[MAX];
   int n = 0;
-  if (!leaves_of(lit, leaves, &n, MAX) || n != s->nargs)
+  if (!cx_literal_leaves(lit, leaves, &n, MAX) || n != s->nargs)
     return cx_error(r->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s: %d value leaves for %d slots", s->in->name, n, s->nargs);
   for (int k = 0; k < n; k++) {
     size_t bytes = (size_t)cx_shape_bytes(&leaves[k]->shape);

@@ -87,19 +87,6 @@ static cxla_status pinned_get(cxla_context *ctx, cx_gpu_device *d, size_t bytes,
   return CXLA_OK;
 }
 
-/* The array leaves of l, depth first, into out[*k...] (at most cap); 0 when there are more. */
-static int literal_leaves(const cxla_literal *l, const cxla_literal **out, int *k, int cap) {
-  if (l->shape.type == CXLA_TUPLE) {
-    for (int i = 0; i < l->nelems; i++)
-      if (!literal_leaves(l->elems[i], out, k, cap)) return 0;
-    return 1;
-  }
-  if (!cx_type_is_array(l->shape.type)) return 1;
-  if (*k >= cap) return 0;
-  out[(*k)++] = l;
-  return 1;
-}
-
 /* 1 if the driver knows host memory [p, p+bytes) as pinned (both ends: a registration is one
  * range of pages) */
 static int is_pinned(const cx_cuda *cu, const void *p, size_t bytes) {
@@ -125,7 +112,7 @@ typedef struct xfer {
 static cxla_status plan(xfer *x, const cxla_literal *host) {
   const cx_dev_value *v = x->v;
   int n = 0;
-  if (!literal_leaves(host, x->leaves, &n, v->nleaves) || n != v->nleaves)
+  if (!cx_literal_leaves(host, x->leaves, &n, v->nleaves) || n != v->nleaves)
     return cx_error(x->ctx, CXLA_ERR_INTERNAL, "gpu backend: a host value's leaves do not match");
   for (int k = 0; k < n; k++) {
     size_t bytes = (size_t)cx_shape_bytes(&x->leaves[k]->shape);
