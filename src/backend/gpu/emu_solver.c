@@ -181,6 +181,20 @@ static void eig_query(int t, char jobz, char uplo, int n, int lda, int *lwork, i
   *liwork = iw > 1 ? iw : 1;
 }
 
+/* The rwork and iwork an eigendecomposition of (jobz, uplo, n) needs (to free), after checking
+ * that the caller's lwork is at least LAPACK's *need for one matrix. */
+static int eig_workspaces(int t, char jobz, char uplo, int n, int lda, int lwork, int *need, void **rwork, int *lrwork,
+                          int **iwork, int *liwork) {
+  *rwork = NULL, *iwork = NULL;
+  eig_query(t, jobz, uplo, n, lda, need, lrwork, liwork);
+  if (lwork < *need) return S_INVALID_VALUE;
+  *rwork = malloc(real_size(t) * (size_t)*lrwork);
+  *iwork = malloc(sizeof **iwork * (size_t)*liwork);
+  if (*rwork && *iwork) return S_OK;
+  free(*rwork), free(*iwork);
+  return S_ALLOC_FAILED;
+}
+
 static int syevd_bs(int t, void *h, int jobz, int uplo, int n, const void *a, int lda, const void *w, int *lwork) {
   (void)a, (void)w;
   if (h != &g_handle) return S_NOT_INITIALIZED;
@@ -198,15 +212,10 @@ static int syevd(int t, void *h, int jobz, int uplo, int n, void *a, int lda, vo
   if (!j || !u || !mat(t, a, n, n, lda) || !dev(w, n, real_size(t)) || lwork < 1 || !dev(work, lwork, k_esize[t]) ||
       !info_ok(info))
     return S_INVALID_VALUE;
-  int need, lrwork, liwork, r = 0;
-  eig_query(t, j, u, n, lda, &need, &lrwork, &liwork);
-  if (lwork < need) return S_INVALID_VALUE;
-  void *rwork = malloc(real_size(t) * (size_t)lrwork);
-  int *iwork = malloc(sizeof *iwork * (size_t)liwork);
-  if (!rwork || !iwork) {
-    free(rwork), free(iwork);
-    return S_ALLOC_FAILED;
-  }
+  int need, lrwork, liwork, r = 0, *iwork;
+  void *rwork;
+  int st = eig_workspaces(t, j, u, n, lda, lwork, &need, &rwork, &lrwork, &iwork, &liwork);
+  if (st != S_OK) return st;
   if (n) eig_call(t, j, u, n, a, lda, w, work, lwork, rwork, lrwork, iwork, liwork, &r);
   free(rwork), free(iwork);
   *info = r;
@@ -276,15 +285,10 @@ static int syevj_batched(int t, void *h, int jobz, int uplo, int n, void *a, int
       !dev(a, (int64_t)lda * n * batch, k_esize[t]) || !dev(w, (int64_t)n * batch, real_size(t)) ||
       !dev(info, batch, sizeof *info) || lwork < 1 || !dev(work, lwork, k_esize[t]))
     return S_INVALID_VALUE;
-  int one, lrwork, liwork;
-  eig_query(t, j, u, n, lda, &one, &lrwork, &liwork);
-  if (lwork < one) return S_INVALID_VALUE;
-  void *rwork = malloc(real_size(t) * (size_t)lrwork);
-  int *iwork = malloc(sizeof *iwork * (size_t)liwork);
-  if (!rwork || !iwork) {
-    free(rwork), free(iwork);
-    return S_ALLOC_FAILED;
-  }
+  int one, lrwork, liwork, *iwork;
+  void *rwork;
+  int st = eig_workspaces(t, j, u, n, lda, lwork, &one, &rwork, &lrwork, &iwork, &liwork);
+  if (st != S_OK) return st;
   for (int b = 0; b < batch; b++) {
     int r = 0;
     char *ab = (char *)a + (size_t)b * (size_t)lda * (size_t)n * k_esize[t];
