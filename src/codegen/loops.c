@@ -50,6 +50,33 @@ void cx_loop_interleave(cx_cg *g, cx_loop *l, int count) {
   set_loop_hint(g, l, LLVMMDNodeInContext2(g->llctx, hint, 2));
 }
 
+void cx_bsearch_begin(cx_cg *g, cx_bsearch *s, LLVMValueRef lo_slot, LLVMValueRef hi_slot, LLVMValueRef n,
+                      int64_t max_n) {
+  LLVMBuilderRef b = g->b;
+  LLVMValueRef zero = LLVMConstInt(g->t_i64, 0, 0), one = LLVMConstInt(g->t_i64, 1, 0);
+  s->lo_slot = lo_slot, s->hi_slot = hi_slot;
+  LLVMBuildStore(b, zero, lo_slot);
+  LLVMBuildStore(b, n, hi_slot);
+  int bits = 1; /* each step halves [lo, hi): bits of them take max_n to 0 */
+  while (((int64_t)1 << bits) <= max_n) bits++;
+  cx_loop_begin(g, &s->loop, zero, LLVMConstInt(g->t_i64, (unsigned long long)bits, 0), "search");
+  s->lo = LLVMBuildLoad2(b, g->t_i64, lo_slot, "");
+  s->hi = LLVMBuildLoad2(b, g->t_i64, hi_slot, "");
+  s->active = LLVMBuildICmp(b, LLVMIntSLT, s->lo, s->hi, "");
+  s->mid = LLVMBuildLShr(b, LLVMBuildAdd(b, s->lo, s->hi, ""), one, "");
+}
+
+LLVMValueRef cx_bsearch_end(cx_cg *g, cx_bsearch *s, LLVMValueRef goes_first) {
+  LLVMBuilderRef b = g->b;
+  LLVMValueRef one = LLVMConstInt(g->t_i64, 1, 0);
+  LLVMValueRef up = LLVMBuildAnd(b, s->active, goes_first, "");
+  LLVMValueRef down = LLVMBuildAnd(b, s->active, LLVMBuildNot(b, goes_first, ""), "");
+  LLVMBuildStore(b, LLVMBuildSelect(b, up, LLVMBuildAdd(b, s->mid, one, ""), s->lo, ""), s->lo_slot);
+  LLVMBuildStore(b, LLVMBuildSelect(b, down, s->mid, s->hi, ""), s->hi_slot);
+  cx_loop_end(g, &s->loop);
+  return LLVMBuildLoad2(b, g->t_i64, s->lo_slot, "");
+}
+
 void cx_if_begin(cx_cg *g, cx_if *f, LLVMValueRef cond) {
   LLVMValueRef fn = cur_fn(g);
   LLVMBasicBlockRef then = LLVMAppendBasicBlockInContext(g->llctx, fn, "then");

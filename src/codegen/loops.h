@@ -23,6 +23,24 @@ void cx_loop_unroll_full(cx_cg *g, cx_loop *l);
  * (llvm.loop.interleave.count), for a loop whose trip count is small but not constant. */
 void cx_loop_interleave(cx_cg *g, cx_loop *l, int count);
 
+/* A binary search over entries [0, n) of a run ordered so that those that "go first" lead: it
+ * finds how many do. lo and hi live in the caller's two i64 slots (entry-block allocas, which
+ * LLVM promotes). It always runs the steps the longest run (max_n) needs, a step doing
+ * nothing once lo == hi: a counted loop of selects, with no exit that depends on the data.
+ * Between begin and end the caller works out whether entry s.mid goes
+ * first; where s.active is false, mid may lie past the run, so it must read something else. */
+typedef struct cx_bsearch {
+  LLVMValueRef lo_slot, hi_slot;
+  cx_loop loop;
+  LLVMValueRef lo, hi;   /* this step's bounds */
+  LLVMValueRef active;   /* i1: lo < hi */
+  LLVMValueRef mid;      /* (lo + hi) / 2 */
+} cx_bsearch;
+void cx_bsearch_begin(cx_cg *g, cx_bsearch *s, LLVMValueRef lo_slot, LLVMValueRef hi_slot, LLVMValueRef n,
+                      int64_t max_n);
+/* Ends the step (goes_first: i1, entry mid goes first) and the loop: the count that go first. */
+LLVMValueRef cx_bsearch_end(cx_cg *g, cx_bsearch *s, LLVMValueRef goes_first);
+
 typedef struct cx_if {
   LLVMBasicBlockRef join; /* where both paths meet (labelled "else": it is the false edge's) */
 } cx_if;

@@ -109,26 +109,15 @@ static cxla_status sort_pass(cx_cg *cg, cx_instr *in, int64_t seg, int64_t width
                                         min64(b, c_w, LLVMBuildSub(b, c_len, bs, "")), zero, "");
     LLVMValueRef own = LLVMBuildSub(b, i, LLVMBuildMul(b, q, c_w, ""), "");
     LLVMValueRef ostart = LLVMBuildSelect(b, left, bs, ps, ""), olen = LLVMBuildSelect(b, left, blen, c_w, "");
-    LLVMBuildStore(b, zero, lo_slot);
-    LLVMBuildStore(b, olen, hi_slot);
-    int bits = 1;
-    while (((int64_t)1 << bits) <= width) bits++;
-    cx_loop t;
-    cx_loop_begin(cg, &t, zero, cx_cg_i64(cg, bits), "search");
-    LLVMValueRef lo = LLVMBuildLoad2(b, i64, lo_slot, ""), hi = LLVMBuildLoad2(b, i64, hi_slot, "");
-    LLVMValueRef active = LLVMBuildICmp(b, LLVMIntSLT, lo, hi, "");
-    LLVMValueRef mid = LLVMBuildLShr(b, LLVMBuildAdd(b, lo, hi, ""), cx_cg_i64(cg, 1), "");
+    cx_bsearch t;
+    cx_bsearch_begin(cg, &t, lo_slot, hi_slot, olen, width);
     /* an idle step reads element i itself: always in the row */
-    LLVMValueRef at = LLVMBuildSelect(b, active, LLVMBuildAdd(b, ostart, mid, ""), i, "");
+    LLVMValueRef at = LLVMBuildSelect(b, t.active, LLVMBuildAdd(b, ostart, t.mid, ""), i, "");
     load_all(&k, in, n, LLVMBuildAdd(b, base, LLVMBuildMul(b, at, c_inner, ""), ""), xj);
     /* left: count the right run's x_j < x_i; right: the left run's x_j <= x_i, !(x_i < x_j) */
     LLVMValueRef lt = less(&k, in, left, xi, xj); /* left: less(x_j, x_i); right: less(x_i, x_j) */
     LLVMValueRef goes_first = LLVMBuildSelect(b, left, lt, LLVMBuildNot(b, lt, ""), "");
-    LLVMValueRef up = LLVMBuildAnd(b, active, goes_first, ""), down = LLVMBuildAnd(b, active, LLVMBuildNot(b, goes_first, ""), "");
-    LLVMBuildStore(b, LLVMBuildSelect(b, up, LLVMBuildAdd(b, mid, cx_cg_i64(cg, 1), ""), lo, ""), lo_slot);
-    LLVMBuildStore(b, LLVMBuildSelect(b, down, mid, hi, ""), hi_slot);
-    cx_loop_end(cg, &t);
-    pos = LLVMBuildAdd(b, LLVMBuildAdd(b, ps, own, ""), LLVMBuildLoad2(b, i64, lo_slot, ""), "");
+    pos = LLVMBuildAdd(b, LLVMBuildAdd(b, ps, own, ""), cx_bsearch_end(cg, &t, goes_first), "");
   }
   LLVMValueRef to = LLVMBuildAdd(b, base, LLVMBuildMul(b, pos, c_inner, ""), "");
   for (int q = 0; q < n; q++) cx_cg_store(cg, in->ops[q]->shape.type, k.ptr[q], to, xi[q]);

@@ -211,23 +211,13 @@ cxla_status cx_emit_topk_merge(cx_cg *cg, cx_instr *in, const cx_topk_plan *p, i
   LLVMValueRef partner = LLVMBuildXor(b, q, one, "");
   LLVMValueRef has = LLVMBuildICmp(b, LLVMIntSLT, partner, cx_cg_i64(cg, m_in), "");
   LLVMValueRef pbase = LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, row, cx_cg_i64(cg, m_in), ""), partner, ""), c_cap, "");
-  LLVMBuildStore(b, zero, lo_slot);
-  LLVMBuildStore(b, LLVMBuildSelect(b, has, c_cap, zero, ""), hi_slot);
-  int bits = 1;
-  while (((int64_t)1 << bits) <= cap_in) bits++;
-  cx_loop s;
-  cx_loop_begin(cg, &s, zero, cx_cg_i64(cg, bits), "search");
-  LLVMValueRef lo = LLVMBuildLoad2(b, i64, lo_slot, ""), hi = LLVMBuildLoad2(b, i64, hi_slot, "");
-  LLVMValueRef active = LLVMBuildICmp(b, LLVMIntSLT, lo, hi, "");
-  LLVMValueRef mid = LLVMBuildLShr(b, LLVMBuildAdd(b, lo, hi, ""), one, "");
+  cx_bsearch s;
+  cx_bsearch_begin(cg, &s, lo_slot, hi_slot, LLVMBuildSelect(b, has, c_cap, zero, ""), cap_in);
   /* an idle step reads the entry itself: always there */
-  LLVMValueRef at = LLVMBuildSelect(b, active, LLVMBuildAdd(b, pbase, mid, ""), e.iv, "");
+  LLVMValueRef at = LLVMBuildSelect(b, s.active, LLVMBuildAdd(b, pbase, s.mid, ""), e.iv, "");
   LLVMValueRef other = load_index(cg, runs, at);
   LLVMValueRef first = goes_before(cg, largest, key_at(cg, t, x, rowbase, other, p->n, largest), other, key, mine);
-  LLVMBuildStore(b, LLVMBuildSelect(b, LLVMBuildAnd(b, active, first, ""), LLVMBuildAdd(b, mid, one, ""), lo, ""), lo_slot);
-  LLVMBuildStore(b, LLVMBuildSelect(b, LLVMBuildAnd(b, active, LLVMBuildNot(b, first, ""), ""), mid, hi, ""), hi_slot);
-  cx_loop_end(cg, &s);
-  LLVMValueRef pos = LLVMBuildAdd(b, j, LLVMBuildLoad2(b, i64, lo_slot, ""), "");
+  LLVMValueRef pos = LLVMBuildAdd(b, j, cx_bsearch_end(cg, &s, first), "");
   LLVMValueRef run_out = LLVMBuildAdd(b, LLVMBuildMul(b, row, cx_cg_i64(cg, m_out), ""), LLVMBuildLShr(b, q, one, ""), "");
   cx_if kept;
   cx_if_begin(cg, &kept, LLVMBuildICmp(b, LLVMIntSLT, pos, cx_cg_i64(cg, cap_out), ""));
