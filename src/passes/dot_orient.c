@@ -21,6 +21,7 @@
 #include <string.h>
 #include "ir/edit.h"
 #include "passes/pass.h"
+#include "passes/use_counts.h"
 
 /* The one free dim of an operand of rank nb + 2 with batch dims bd and contracting dim k, or -1. */
 static int64_t free_dim(const cx_instr *op, const cx_ints *bd, int64_t k) {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "ir/edit.h"
 #include "passes/pass.h"
+#include "passes/use_counts.h"
 
 /* The permutation p of dot x's result that puts rhs's free dims before lhs's, batch first. */
 static int swaps_free_dims(const cx_instr *x, const cx_ints *p) {

@@ -81,12 +81,6 @@ cxla_status cx_pass_dot_epilogue_fusion(cx_module *m, int *changed); /* fusion_d
 /* --fusion=off: every op that needs memory becomes its own single-op fusion. */
 cxla_status cx_pass_wrap_singletons(cx_module *m, int *changed);    /* fusion_wrap.c */
 
-/* Helpers the passes share (use_counts.c). */
-/* Sets every instruction's aux of c to the number of its operand slots that read it within c
- * (a (uintptr_t) count; an operand read twice counts twice), the root one more as the
- * computation's result. The caller clears aux when done. */
-void cx_pass_count_uses(cx_comp *c);
-
 /* One row of a pipeline table. */
 typedef enum cx_step_kind {
   CX_STEP_ONCE,     /* runs once */

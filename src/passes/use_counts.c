@@ -1,7 +1,6 @@
-/* use_counts.c — how many times each instruction of a computation is read, for the rewrites
- * that may change a value only where nothing else reads it. */
+/* use_counts.c — see use_counts.h. */
 #include <stdint.h>
-#include "passes/pass.h"
+#include "passes/use_counts.h"
 
 void cx_pass_count_uses(cx_comp *c) {
   for (int i = 0; i < c->ninstrs; i++) c->instrs[i]->aux = NULL;
