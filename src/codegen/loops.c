@@ -57,7 +57,7 @@ void cx_bsearch_begin(cx_cg *g, cx_bsearch *s, LLVMValueRef lo_slot, LLVMValueRe
   s->lo_slot = lo_slot, s->hi_slot = hi_slot;
   LLVMBuildStore(b, zero, lo_slot);
   LLVMBuildStore(b, n, hi_slot);
-  int bits = 1; /* each step halves [lo, hi): bits of them take max_n to 0 */
+  int bits = 1; /* each step halves hi - lo at least: bits steps bring any n <= max_n to 0 */
   while (((int64_t)1 << bits) <= max_n) bits++;
   cx_loop_begin(g, &s->loop, zero, LLVMConstInt(g->t_i64, (unsigned long long)bits, 0), "search");
   s->lo = LLVMBuildLoad2(b, g->t_i64, lo_slot, "");

@@ -1,4 +1,5 @@
-/* loops.h — counted loops and ifs in LLVM IR for the kernel emitters. A loop is
+/* loops.h — counted loops (and binary searches over them) and ifs in LLVM IR for the kernel
+ * emitters. A loop is
  *   header: iv = phi [lo, pre], [iv+1, latch]; br iv < hi, body, exit
  * which LLVM's loop passes rotate, vectorise and unroll. The builder is left in the body by
  * cx_loop_begin and in the exit block by cx_loop_end; code in between may add blocks. */
@@ -27,8 +28,8 @@ void cx_loop_interleave(cx_cg *g, cx_loop *l, int count);
  * finds how many do. lo and hi live in the caller's two i64 slots (entry-block allocas, which
  * LLVM promotes). It always runs the steps the longest run (max_n) needs, a step doing
  * nothing once lo == hi: a counted loop of selects, with no exit that depends on the data.
- * Between begin and end the caller works out whether entry s.mid goes
- * first; where s.active is false, mid may lie past the run, so it must read something else. */
+ * Between begin and end the caller works out whether entry s.mid goes first; where s.active
+ * is false, mid may lie past the run, so it must read something else. */
 typedef struct cx_bsearch {
   LLVMValueRef lo_slot, hi_slot;
   cx_loop loop;
