@@ -39,7 +39,9 @@ typedef struct cx_bsearch {
 } cx_bsearch;
 void cx_bsearch_begin(cx_cg *g, cx_bsearch *s, LLVMValueRef lo_slot, LLVMValueRef hi_slot, LLVMValueRef n,
                       int64_t max_n);
-/* Ends the step (goes_first: i1, entry mid goes first) and the loop: the count that go first. */
+/* Ends the step (goes_first: i1, entry mid goes first) and the loop: the count that go first.
+ * The builder is left after the loop, so call it before building what uses the count (not as
+ * an argument beside other builder calls, whose order C leaves open). */
 LLVMValueRef cx_bsearch_end(cx_cg *g, cx_bsearch *s, LLVMValueRef goes_first);
 
 typedef struct cx_if {

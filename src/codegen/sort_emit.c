@@ -117,7 +117,8 @@ static cxla_status sort_pass(cx_cg *cg, cx_instr *in, int64_t seg, int64_t width
     /* left: count the right run's x_j < x_i; right: the left run's x_j <= x_i, !(x_i < x_j) */
     LLVMValueRef lt = less(&k, in, left, xi, xj); /* left: less(x_j, x_i); right: less(x_i, x_j) */
     LLVMValueRef goes_first = LLVMBuildSelect(b, left, lt, LLVMBuildNot(b, lt, ""), "");
-    pos = LLVMBuildAdd(b, LLVMBuildAdd(b, ps, own, ""), cx_bsearch_end(cg, &t, goes_first), "");
+    LLVMValueRef ahead = cx_bsearch_end(cg, &t, goes_first); /* ends the loop: the adds follow it */
+    pos = LLVMBuildAdd(b, LLVMBuildAdd(b, ps, own, ""), ahead, "");
   }
   LLVMValueRef to = LLVMBuildAdd(b, base, LLVMBuildMul(b, pos, c_inner, ""), "");
   for (int q = 0; q < n; q++) cx_cg_store(cg, in->ops[q]->shape.type, k.ptr[q], to, xi[q]);

@@ -217,7 +217,8 @@ cxla_status cx_emit_topk_merge(cx_cg *cg, cx_instr *in, const cx_topk_plan *p, i
   LLVMValueRef at = LLVMBuildSelect(b, s.active, LLVMBuildAdd(b, pbase, s.mid, ""), e.iv, "");
   LLVMValueRef other = load_index(cg, runs, at);
   LLVMValueRef first = goes_before(cg, largest, key_at(cg, t, x, rowbase, other, p->n, largest), other, key, mine);
-  LLVMValueRef pos = LLVMBuildAdd(b, j, cx_bsearch_end(cg, &s, first), "");
+  LLVMValueRef ahead = cx_bsearch_end(cg, &s, first); /* ends the loop: the add follows it */
+  LLVMValueRef pos = LLVMBuildAdd(b, j, ahead, "");
   LLVMValueRef run_out = LLVMBuildAdd(b, LLVMBuildMul(b, row, cx_cg_i64(cg, m_out), ""), LLVMBuildLShr(b, q, one, ""), "");
   cx_if kept;
   cx_if_begin(cg, &kept, LLVMBuildICmp(b, LLVMIntSLT, pos, cx_cg_i64(cg, cap_out), ""));
