@@ -142,6 +142,7 @@ PJRT_Error *cx_PJRT_Plugin_Attributes(PJRT_Plugin_Attributes_Args *args) {
 
 static const PJRT_Api k_api = {
     .struct_size = sizeof(PJRT_Api),
+    .extension_start = &cx_pjrt_layouts_extension.base,
     .pjrt_api_version = {.struct_size = sizeof(PJRT_Api_Version),
                          .major_version = CX_PJRT_API_MAJOR,
                          .minor_version = CX_PJRT_API_MINOR},

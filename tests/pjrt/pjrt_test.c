@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pjrt_abi.h"
+#include "pjrt_abi_extensions.h"
 
 static const PJRT_Api *api;
 static int passed, failed;
