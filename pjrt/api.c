@@ -1,7 +1,8 @@
 /* api.c — GetPjrtApi, the one symbol libcxla_pjrt.so exports: the PJRT_Api table (version
  * 0.112), the plugin's attributes, and the calls on errors. Slots cxla does not implement
  * answer UNIMPLEMENTED naming themselves; the few the client tests for NULL before calling
- * are left NULL, so it takes its fallback path (docs/pjrt.md lists both). */
+ * are left NULL, so it takes its fallback path (docs/pjrt.md lists both). The table's
+ * extension chain starts with the Layouts and Shardings extensions (layouts.c). */
 #include <string.h>
 
 #include "pjrt_internal.h"
