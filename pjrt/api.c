@@ -1,7 +1,8 @@
 /* api.c — GetPjrtApi, the one symbol libcxla_pjrt.so exports: the PJRT_Api table (version
  * 0.112), the plugin's attributes, and the calls on errors. Slots cxla does not implement
  * answer UNIMPLEMENTED naming themselves; the few the client tests for NULL before calling
- * are left NULL, so it takes its fallback path (docs/pjrt.md lists both). */
+ * are left NULL, so it takes its fallback path (docs/pjrt.md lists both). The table's
+ * extension chain starts with the Layouts and Shardings extensions (layouts.c). */
 #include <string.h>
 
 #include "pjrt_internal.h"
@@ -142,6 +143,7 @@ PJRT_Error *cx_PJRT_Plugin_Attributes(PJRT_Plugin_Attributes_Args *args) {
 
 static const PJRT_Api k_api = {
     .struct_size = sizeof(PJRT_Api),
+    .extension_start = &cx_pjrt_layouts_extension.base,
     .pjrt_api_version = {.struct_size = sizeof(PJRT_Api_Version),
                          .major_version = CX_PJRT_API_MAJOR,
                          .minor_version = CX_PJRT_API_MINOR},

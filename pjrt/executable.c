@@ -30,6 +30,8 @@ void cx_pjrt_executable_release(PJRT_Executable *e) {
   free(e->out_dims);
   free(e->kinds);
   free(e->kind_sizes);
+  free(e->layouts);
+  free(e->layout_ptrs);
   pthread_mutex_destroy(&e->ref_lock);
   free(e);
 }
@@ -170,6 +172,7 @@ PJRT_Error *cx_pjrt_executable_build_with(PJRT_Client *c, const char *format, si
     err = cx_pjrt_error_cxla(c->ctx, CXLA_ERR_OUT_OF_MEMORY, "PJRT_Client_Compile: printing the module");
   if (!err && !(e->name = module_name(e->hlo))) err = oom("PJRT_Client_Compile");
   if (!err) err = describe_outputs(e, m);
+  if (!err) err = cx_pjrt_executable_layouts(e, m);
   cxla_module_destroy(m);
   if (err) {
     cx_pjrt_executable_release(e);

@@ -11,7 +11,9 @@
 typedef enum {
   PJRT_Extension_Type_Gpu_Custom_Call = 0,
   PJRT_Extension_Type_Profiler = 1,
+  PJRT_Extension_Type_Layouts = 4,
   PJRT_Extension_Type_Unknown = 11,
+  PJRT_Extension_Type_Shardings = 19,
   PJRT_Extension_Type_XlaTransform = 24
 } PJRT_Extension_Type;
 

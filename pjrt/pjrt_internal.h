@@ -17,6 +17,7 @@
 
 #include "cxla.h"
 #include "pjrt_abi.h"
+#include "pjrt_abi_extensions.h"
 
 #define CX_PJRT_PLATFORM "cxla"
 #define CX_PJRT_BACKEND "cpu"  /* device 0's */
@@ -102,6 +103,12 @@ cxla_type cx_pjrt_to_cxla_type(PJRT_Buffer_Type t);     /* CXLA_INVALID if none 
 PJRT_Buffer_Type cx_pjrt_from_cxla_type(cxla_type t);  /* PJRT_Buffer_Type_INVALID if none */
 
 /* ---- buffers (buffer.c) ---- */
+/* A dense array's layout, all cxla keeps: its minor-to-major dimension order (descending for
+ * every array cxla makes, as XLA's CPU client's default). */
+struct PJRT_Layouts_MemoryLayout {
+  int rank;
+  int64_t minor_to_major[CXLA_MAX_RANK];
+};
 struct PJRT_Buffer {
   PJRT_Client *client;
   PJRT_Device *device;       /* where it lives (its memory is the device's one) */
@@ -159,7 +166,13 @@ struct PJRT_Executable {
   size_t *kind_sizes;
   uint64_t donated;              /* cxla_executable_donated_parameters */
   char fingerprint[17];
+  /* Parameters' then outputs' layouts (layouts.c), and pointers to each: what the Layouts
+   * extension hands the client. */
+  PJRT_Layouts_MemoryLayout *layouts;
+  PJRT_Layouts_MemoryLayout **layout_ptrs;
 };
+/* Fills e->layouts from m's ENTRY parameters and e's outputs (describe_outputs ran). */
+PJRT_Error *cx_pjrt_executable_layouts(PJRT_Executable *e, cxla_module *m);
 struct PJRT_LoadedExecutable {
   PJRT_Client *client;
   PJRT_Executable *exec;

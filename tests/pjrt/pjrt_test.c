@@ -3,7 +3,7 @@
  * (copied, zero-copy, strided, other host layouts), compile of the committed artifacts in
  * tests/pjrt/artifacts (program format "cxla-hlo", and "mlir": StableHLO artifacts as JAX's
  * client sends them), execute against the values JAX computed, donation,
- * serialize/deserialize, the error paths (bad programs, options, arguments, types, corrupt
+ * serialize/deserialize, the Layouts and Shardings extensions, the error paths (bad programs, options, arguments, types, corrupt
  * serialized bytes), and the GPU device on the emulated GPU (pjrt_test_gpu.inc). Usage: pjrt_test LIBCXLA_PJRT.so ARTIFACT_DIR. Ends "N passed, N failed". */
 #include <dlfcn.h>
 #include <math.h>
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pjrt_abi.h"
+#include "pjrt_abi_extensions.h"
 
 static const PJRT_Api *api;
 static int passed, failed;

@@ -1,9 +1,10 @@
-/* pjrt/pjrt_abi.h against the layout of XLA's own pjrt_c_api.h (tests/pjrt/layout_facts.h,
- * written by scripts/pjrt_layout_facts.py from the real header): every struct's size and every
+/* pjrt/pjrt_abi.h and pjrt_abi_extensions.h against the layout of XLA's own pjrt_c_api.h and
+ * its layouts and shardings extensions (tests/pjrt/layout_facts.h, written by
+ * scripts/pjrt_layout_facts.py from the real headers): every struct's size and every
  * declared field's offset and size must agree, so a reordered or mistyped field, or a slot
  * missing from PJRT_Api's table, fails here instead of corrupting a JAX process. */
 #include "test.h"
-#include "../../pjrt/pjrt_abi.h"
+#include "../../pjrt/pjrt_abi_extensions.h"
 
 TEST(pjrt_layout) {
   int structs = 0, fields = 0;
