@@ -172,12 +172,18 @@ static const float TANH_P[6] = {0x1.2c83cp-9f, -0x1.116a16p-7f, 0x1.64a976p-6f, 
 
 LLVMValueRef cx_math_tanh_f32(cx_gen *g, LLVMValueRef x) {
   mb m0 = mk(g), *m = &m0;
+  /* both forms on |x|, the sign copied at the end: odd, and tanh(-0) = -0 (x + x^3 p(x^2) is +0
+   * there, -0 and the +0 of x^3 p being opposite zeros) */
   LLVMValueRef a = fabs_(m, x), z = mul(m, x, x);
-  LLVMValueRef small = fma3(m, mul(m, x, z), horner(m, z, TANH_P, 6), x);
-  /* 1 - 2/(e^2a + 1): e^2a = inf gives exactly 1 */
-  LLVMValueRef e = exp_core(m, mul(m, C(m, 2), a));
-  LLVMValueRef big = copysign_(m, sub(m, C(m, 1), fdiv(m, C(m, 2), add(m, e, C(m, 1)))), x);
-  return sel(m, lt(m, a, C(m, 0.625)), small, big);
+  LLVMValueRef small = fma3(m, mul(m, a, z), horner(m, z, TANH_P, 6), a);
+  /* 1 - 2/(e^2a + 1), which rounds to 1 from a > 9.5 on (2/(e^19 + 1) < 2^-25): a clamped
+   * there (NaN passes) gives exp_core's e^2a with less work, the same bits on [0, 9.5]: no
+   * lower clamp (2a >= 0), and 2^n for n in [0, 28] in one exact step */
+  LLVMValueRef ac = sel(m, gt(m, a, C(m, 9.5)), C(m, 9.5), a);
+  LLVMValueRef ni, r = reduce_ln2(m, mul(m, C(m, 2), ac), &ni);
+  LLVMValueRef e = mul(m, add(m, fma3(m, mul(m, r, r), horner(m, r, EXP_P, 5), r), C(m, 1)), pow2i(m, ni));
+  LLVMValueRef big = sub(m, C(m, 1), fdiv(m, C(m, 2), add(m, e, C(m, 1))));
+  return copysign_(m, sel(m, lt(m, a, C(m, 0.625)), small, big), x);
 }
 
 LLVMValueRef cx_math_logistic_f32(cx_gen *g, LLVMValueRef x) {

@@ -3,7 +3,11 @@
  *   SGD:            w' = w - lr g
  *   with momentum:  v' = g + mu v;  w' = w - lr v'   (nesterov: w' = w - lr (g + mu v'))
  *   Adam:           m' = (1 - b1) g + b1 m;  v' = (1 - b2) g^2 + b2 v;  t = count + 1;
- *                   w' = w - lr (m' / (1 - b1^t)) / (sqrt(v' / (1 - b2^t)) + eps)
+ *                   w' = w - lr (m' c1) / (sqrt(v' c2) + eps),  c1 = 1/(1 - b1^t), c2 = 1/(1 - b2^t)
+ * The bias corrections are scalars: their reciprocals are taken once per step and multiply
+ * every element, where optax divides every element by them. That leaves one divide and one
+ * square root per element instead of three divides and a root (the divider bounds Adam's
+ * kernels on the cpu: docs/train.md); m^ and v^ may differ from optax's by an ulp.
  * f32 and f64 weights are updated in their own type; f16 and bf16 weights (and their state)
  * are widened to f32, updated there and rounded once, so that lr g does not vanish below the
  * narrow type's precision before it meets w. Hyper-parameters are rounded to the type they are
@@ -27,7 +31,7 @@ static cx_instr *scale(gr_em *e, double a, cx_instr *x) {
   return x ? gr_bin(e, CX_OP_MULTIPLY, full(e, x, x->shape.type, a), x) : NULL;
 }
 
-/* Adam's 1 - b^t in type ct, made once per type. */
+/* Adam's 1/(1 - b^t) in type ct, made once per type. */
 static cx_instr *bias_correction(tr_opt *t, cxla_type ct, int which) {
   int k = ct == CXLA_F64;
   if (!t->bias[k][which]) {
@@ -35,7 +39,8 @@ static cx_instr *bias_correction(tr_opt *t, cxla_type ct, int which) {
     double b = which ? t->o->beta2 : t->o->beta1;
     cx_instr *step = gr_convert(e, t->next_count, ct);
     cx_instr *pw = gr_bin(e, CX_OP_POWER, gr_scalar(e, ct, b), step);
-    t->bias[k][which] = gr_bin(e, CX_OP_SUBTRACT, gr_scalar(e, ct, 1), pw);
+    cx_instr *corr = gr_bin(e, CX_OP_SUBTRACT, gr_scalar(e, ct, 1), pw);
+    t->bias[k][which] = gr_bin(e, CX_OP_DIVIDE, gr_scalar(e, ct, 1), corr);
   }
   return t->bias[k][which];
 }
@@ -54,8 +59,8 @@ void tr_update(tr_opt *t, cx_instr *w, cx_instr *g, cx_instr *const *state, cx_i
     cx_instr *m1 = gr_bin(e, CX_OP_ADD, scale(e, 1 - o->beta1, gc), scale(e, o->beta1, m));
     cx_instr *g2 = gr_bin(e, CX_OP_MULTIPLY, gc, gc);
     cx_instr *v1 = gr_bin(e, CX_OP_ADD, scale(e, 1 - o->beta2, g2), scale(e, o->beta2, v));
-    cx_instr *mhat = gr_bin(e, CX_OP_DIVIDE, m1, bcast_like(e, bias_correction(t, ct, 0), m1));
-    cx_instr *vhat = gr_bin(e, CX_OP_DIVIDE, v1, bcast_like(e, bias_correction(t, ct, 1), v1));
+    cx_instr *mhat = gr_bin(e, CX_OP_MULTIPLY, m1, bcast_like(e, bias_correction(t, ct, 0), m1));
+    cx_instr *vhat = gr_bin(e, CX_OP_MULTIPLY, v1, bcast_like(e, bias_correction(t, ct, 1), v1));
     cx_instr *den = gr_bin(e, CX_OP_ADD, gr_un(e, CX_OP_SQRT, vhat), full(e, vhat, ct, o->epsilon));
     step = gr_bin(e, CX_OP_DIVIDE, mhat, den);
     new_state[0] = gr_convert(e, m1, wt);

@@ -22,7 +22,7 @@ typedef struct tr_opt {
   const cxla_optimizer *o;
   cx_instr *count, *next_count;  /* Adam: count, count + 1 (= t, the step being taken) */
   cx_instr *learning_rate;       /* the parameter that carries it, or NULL: o->learning_rate */
-  cx_instr *bias[2][2];          /* Adam: 1 - b1^t, 1 - b2^t, in f32 [0] and f64 [1] */
+  cx_instr *bias[2][2];          /* Adam: 1/(1 - b1^t), 1/(1 - b2^t), in f32 [0] and f64 [1] */
 } tr_opt;
 
 /* The new weight and new state arrays (state[i], new_state[i]: tr_state_per_weight entries)

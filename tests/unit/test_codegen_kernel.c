@@ -130,6 +130,53 @@ TEST(codegen_kernel_in_place_outputs) {
   cx_module_free(m);
 }
 
+/* The vector width a kernel asks LLVM for (the "prefer-vector-width" attribute of the function the
+ * runtime calls), on a target of `bits`-wide vectors; NULL when it asks for none. */
+static char *preferred_width(const char *text, int bits) {
+  static char got[16];
+  cx_module *m = cgt_parse(text, __FILE__, __LINE__);
+  if (!m) return NULL;
+  CHECK_OK(cx_fusion_plan_module(m));
+  LLVMContextRef c = LLVMContextCreate();
+  LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("w", c);
+  cx_target t = cx_target_cpu;
+  t.vector_bits = bits;
+  cx_cg cg;
+  cx_cg_init(&cg, test_ctx(), m, c, mod, &t);
+  cx_kernel k;
+  char *r = NULL;
+  CHECK_OK(cx_emit_kernel(&cg, m->entry->root, &k));
+  static const char key[] = "prefer-vector-width";
+  LLVMAttributeRef a = cg.status == CXLA_OK ? LLVMGetStringAttributeAtIndex(k.fn, LLVMAttributeFunctionIndex, key, sizeof key - 1) : NULL;
+  if (a) {
+    unsigned n = 0;
+    const char *v = LLVMGetStringAttributeValue(a, &n);
+    snprintf(got, sizeof got, "%.*s", (int)n, v);
+    r = got;
+  }
+  cx_cg_dispose(&cg);
+  LLVMDisposeModule(mod);
+  LLVMContextDispose(c);
+  cx_module_free(m);
+  return r;
+}
+
+/* A loop over codegen's own f32 functions (gelu's tanh) asks for 512-bit vectors where the host
+ * has them (LLVM prefers 256 on AVX-512 CPUs; the arithmetic bounds such loops); plain
+ * arithmetic and f64 functions (libm calls) keep LLVM's choice, as does a 256-bit host. */
+TEST(codegen_kernel_wide_vectors_for_math) {
+  static const char tanh_text[] = "HloModule t\nf {\n x = f32[4096] parameter(0)\n t = f32[4096] tanh(x)\n"
+                                  " ROOT y = f32[4096] multiply(t, x)\n}\nENTRY e {\n x = f32[4096] parameter(0)\n"
+                                  " ROOT r = f32[4096] fusion(x), kind=kLoop, calls=f\n}\n";
+  static const char mul_text[] = "HloModule t\nf {\n x = f32[4096] parameter(0)\n ROOT y = f32[4096] multiply(x, x)\n}\n"
+                                 "ENTRY e {\n x = f32[4096] parameter(0)\n"
+                                 " ROOT r = f32[4096] fusion(x), kind=kLoop, calls=f\n}\n";
+  const char *w = preferred_width(tanh_text, 512);
+  CHECK(w != NULL && strcmp(w, "512") == 0);
+  CHECK(preferred_width(tanh_text, 256) == NULL);
+  CHECK(preferred_width(mul_text, 512) == NULL);
+}
+
 /* The flags the design relies on reach the IR. */
 TEST(codegen_kernel_ir_flags) {
   char *ir = NULL;

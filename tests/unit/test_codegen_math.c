@@ -62,7 +62,26 @@ TEST(codegen_math_exp) { CHECK_FN("exponential", 1, -104, 89); }
 TEST(codegen_math_expm1) { CHECK_FN("exponential-minus-one", 2, -20, 89); }
 TEST(codegen_math_log) { CHECK_FN("log", 1, 0, 100); }
 TEST(codegen_math_log1p) { CHECK_FN("log-plus-one", 2, -1, 10); }
-TEST(codegen_math_tanh) { CHECK_FN("tanh", 1, -10, 10); }
+/* tanh is odd down to zero's sign (tanh(-0) = -0, as libm's), and its special values are libm's
+ * bit for bit: +-inf, NaN, tiny and denormal x (tanh x = x) */
+static const float k_tanh_specials[] = {0.0f, -0.0f, __builtin_inff(), -__builtin_inff(), __builtin_nanf(""),
+                                        -__builtin_nanf(""), 0x1p-149f, -0x1p-149f, 0x1p-126f, -0x1p-30f, 9.5f,
+                                        -9.75f, 100.0f};
+
+static void fill_tanh_specials(cxla_literal *lit, int k, void *user) {
+  float *x = lit->data;
+  int n = (int)(sizeof k_tanh_specials / sizeof *k_tanh_specials);
+  (void)k, (void)user;
+  for (int64_t i = 0; i < N; i++) x[i] = k_tanh_specials[i % n];
+}
+
+TEST(codegen_math_tanh) {
+  CHECK_FN("tanh", 1, -10, 10);
+  char text[160];
+  snprintf(text, sizeof text, "HloModule m\nENTRY e {\n a = f32[%d] parameter(0)\n ROOT r = f32[%d] tanh(a)\n}\n", N, N);
+  cgt_opts o = {.fusion_pass = 1, .ulps = 0, .fill = fill_tanh_specials, .chunks = 3};
+  if (cgt_check(text, &o, __FILE__, __LINE__)) test_fail(__FILE__, __LINE__, "tanh: special values differ from libm");
+}
 TEST(codegen_math_logistic) { CHECK_FN("logistic", 2, -110, 30); }
 TEST(codegen_math_erf) { CHECK_FN("erf", 1, -5, 5); }
 /* f64: 1M points over all 2^64 bit patterns and 1M dense ones (math_f64.c) */
