@@ -11,6 +11,7 @@
  *   DN/pool M, DN/pool N  oneDNN's dnnl_sgemm, likewise;
  *   OB/own     OpenBLAS on its own 2 threads (openblas_set_num_threads(2) for the call);
  *   DN/own     dnnl_sgemm on its own OpenMP team of 2;
+ *   cxla, idle as cxla, each call after 0.3 ms idle (the pool's workers asleep, as at a step's start);
  * and OpenBLAS and oneDNN on one thread. Prints GFLOP/s of the median (best) call; results are
  * checked against single-threaded OpenBLAS's. --work runs each split's two shares one after the
  * other on the calling thread and times the thread's CPU time: the work a split adds over one
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "bench_util.h"
 #include "rt/rt.h"
 #include "rt/threadpool.h"
@@ -47,9 +49,9 @@ static const shape k_shapes[] = {
     {"tfm dW qkv", 128, 384, 1024, 1, 0},
 };
 
-enum { C_CXLA, C_OB1, C_DN1, C_OBM, C_OBN, C_DNM, C_DNN, C_OBOWN, C_DNOWN, NC };
+enum { C_CXLA, C_OB1, C_DN1, C_OBM, C_OBN, C_DNM, C_DNN, C_OBOWN, C_DNOWN, C_COLD, NC };
 static const char *const k_names[NC] = {"cxla", "OB 1thr", "DN 1thr", "OB/pool M", "OB/pool N",
-                                        "DN/pool M", "DN/pool N", "OB/own", "DN/own"};
+                                        "DN/pool M", "DN/pool N", "OB/own", "DN/own", "cxla, idle"};
 
 typedef struct gcall {
   int kind, dnnl; /* dnnl: oneDNN (else OpenBLAS); kind: contender */
@@ -85,11 +87,18 @@ static void share(void **args, int64_t begin, int64_t end) {
 
 static int g_work; /* --work: each contender's CPU time on one thread */
 
+/* After each call of "cxla, idle": the pool's workers stop spinning (30 us) and sleep, as they
+ * do between two training steps while the caller's framework dispatches the next. */
+static void idle(void *arg) {
+  (void)arg;
+  usleep(300);
+}
+
 static void run(void *arg) {
   gcall *g = arg;
   void *args[2] = {g, NULL};
   switch (g->kind) {
-  case C_CXLA:
+  case C_CXLA: case C_COLD:
     if (cx_rt_gemm_dnnl_suits(CXLA_F32, g->ta, g->m, g->n, g->k, 1))
       cx_rt_gemm_dnnl(g->rt, CXLA_F32, g->ta, g->tb, g->m, g->n, g->k, g->a, g->lda, 0, g->b, g->ldb, 0, g->c, g->ldc,
                       0, 1, 0);
@@ -165,9 +174,9 @@ int main(int argc, char **argv) {
       if (!cs[c]) return 1;
       g[c] = (gcall){c, c == C_DN1 || c == C_DNM || c == C_DNN || c == C_DNOWN, sh->m, sh->n, sh->k, sh->ta, sh->tb,
                      ac, bc, sh->n, a, b, cs[c], pool, &rt};
-      ct[c] = (bu_contender){.name = k_names[c], .fn = run, .arg = &g[c]};
+      ct[c] = (bu_contender){.name = k_names[c], .fn = run, .after = c == C_COLD ? idle : NULL, .arg = &g[c]};
       /* --work: the splits' shares one after the other, against one call, in thread CPU time */
-      ct[c].failed = g_work && (c == C_CXLA || c == C_OBOWN || c == C_DNOWN);
+      ct[c].failed = g_work && (c == C_CXLA || c == C_OBOWN || c == C_DNOWN || c == C_COLD);
     }
     bu_opts o = {rounds, warmup_ms, sample_ms, warmup_ms > 0 ? 1000 : 0};
     bu_interleave(ct, NC, &o);
