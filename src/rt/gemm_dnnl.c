@@ -4,7 +4,7 @@
  * kernels), BLIS, libxsmm and oneDNN's dnnl_sgemm (docs/design/cpu-backend.md, "Which library
  * for which shape"). On the small and medium products of the MLP and CNN steps whose C has at
  * least 64 columns, dnnl_sgemm was 1.2-1.4× faster than OpenBLAS on one thread and 1.1-1.6× on
- * two with A as stored (NN, NT); with A transposed (the weight gradients, TN) it was 1.0-1.3×
+ * two with A as stored (NN, NT); with A transposed (the weight gradients, TN) it was 1.0-1.25×
  * faster in CPU time, and it adds no work when a product is split into row shares, where
  * OpenBLAS adds 2-10% (bench/bench_gemm_pool.c --work). On the 10-column (logits) products and
  * the big squares it was not faster, so those stay with OpenBLAS (cx_rt_gemm). The sequencer
