@@ -186,8 +186,9 @@ int main(int argc, char **argv) {
       double err = 0;
       for (int64_t i = 0; i < (int64_t)sh->m * sh->n; i++) err = fmax(err, fabs(cs[c][i] - cs[C_OB1][i]));
       if (!ct[c].failed && (err > 1e-5 * sh->k || rt.status != CXLA_OK)) bad = 1;
-      printf(" %6.0f (%6.0f)", ct[c].failed ? 0 : fl / ct[c].median * 1e-6, ct[c].failed ? 0 : fl / ct[c].best * 1e-6);
-      total_ms[c] += ct[c].median;
+      if (ct[c].failed) printf(" %6s (%6s)", "-", "-");
+      else printf(" %6.0f (%6.0f)", fl / ct[c].median * 1e-6, fl / ct[c].best * 1e-6);
+      if (!ct[c].failed) total_ms[c] += ct[c].median;
     }
     printf("\n");
     bu_contenders_free(ct, NC);
@@ -195,7 +196,10 @@ int main(int argc, char **argv) {
     free(a), free(b);
   }
   printf("%-27s", "sum of medians (us)");
-  for (int c = 0; c < NC; c++) printf(" %-15.0f", total_ms[c] * 1e3);
+  for (int c = 0; c < NC; c++) {
+    if (total_ms[c] > 0) printf(" %-15.0f", total_ms[c] * 1e3);
+    else printf(" %-15s", "-"); /* not run (--work) */
+  }
   printf("\n");
   cx_threadpool_destroy(pool);
   if (bad) fprintf(stderr, "bench_gemm_pool: a result disagrees with OpenBLAS's\n");
