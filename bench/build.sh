@@ -31,6 +31,9 @@ $CC -fopenmp -o "$OUT/bench_main" "$OBJ"/bench_main.o "$OBJ"/bench_util.o "$OBJ"
   "$OBJ"/bench_compile.o "$OBJ"/baselines.o "$OBJ"/baseline_fast.o $STATIC_LIBS
 # The runtime micro-benchmarks reach into src/rt's headers (they time the run-time routines).
 $CC $CFLAGS_BENCH -I"$SRC/include" -I"$SRC/src" bench/bench_runtime.c -o "$OUT/bench_runtime" $STATIC_LIBS
+# The flax MLP step's GEMMs on cxla's pool against OpenBLAS's and oneDNN's own threads (issue 20).
+$CC $CFLAGS_BENCH -I"$SRC/include" -I"$SRC/src" -c bench/bench_gemm_pool.c -o "$OBJ/bench_gemm_pool.o"
+$CC -o "$OUT/bench_gemm_pool" "$OBJ/bench_gemm_pool.o" "$OBJ/bench_util.o" $STATIC_LIBS
 # cxla's f32 sin/cos/tan/pow against glibc's libmvec (AVX2 variants) and libm, x86_64 with AVX2 only.
 if [ "$(uname -m)" = x86_64 ] && grep -q avx2 /proc/cpuinfo 2>/dev/null; then
   $CC $CFLAGS_BENCH -mavx2 -mfma -I"$SRC/include" bench/bench_vecmath.c -o "$OUT/bench_vecmath" $STATIC_LIBS -lmvec

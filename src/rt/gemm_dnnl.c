@@ -2,12 +2,13 @@
  *
  * bench/bench_libs.c timed every GEMM the training steps make with OpenBLAS (its SkylakeX
  * kernels), BLIS, libxsmm and oneDNN's dnnl_sgemm (docs/design/cpu-backend.md, "Which library
- * for which shape"). On the small and medium products of the MLP and CNN steps whose B is not
- * transposed in the weight-gradient way (A not transposed) and whose C has at least 64 columns,
- * dnnl_sgemm was 1.2-1.4× faster than OpenBLAS on one thread and 1.1-1.6× on two; on the
- * 10-column (logits) products, the transposed-A (weight-gradient) ones and the big squares it
- * was not, so those stay with OpenBLAS (cx_rt_gemm). The sequencer picks one or the other when
- * it compiles (cx_rt_gemm_dnnl_suits), unless --cpu-onednn=off.
+ * for which shape"). On the small and medium products of the MLP and CNN steps whose C has at
+ * least 64 columns, dnnl_sgemm was 1.2-1.4× faster than OpenBLAS on one thread and 1.1-1.6× on
+ * two with A as stored (NN, NT); with A transposed (the weight gradients, TN) it was 1.0-1.25×
+ * faster in CPU time, and it adds no work when a product is split into row shares, where
+ * OpenBLAS adds 2-10% (bench/bench_gemm_pool.c --work). On the 10-column (logits) products and
+ * the big squares it was not faster, so those stay with OpenBLAS (cx_rt_gemm). The sequencer
+ * picks one or the other when it compiles (cx_rt_gemm_dnnl_suits), unless --cpu-onednn=off.
  *
  * As for convolutions (conv_dnnl.c), oneDNN runs on cxla's pool, not on its OpenMP team: the
  * rows of C are split into one share per thread, each computed by a single-threaded
@@ -24,7 +25,7 @@
 int omp_get_max_threads(void);
 void omp_set_num_threads(int n);
 
-/* The class: f32, one product, A as stored (NN or NT), C at least MIN_N wide, at most MAX_MNK
+/* The class: f32, one product, any transposes, C at least MIN_N wide, at most MAX_MNK
  * multiply-adds (the training steps' products are up to 5e7; the 1024² and 4096² squares,
  * where OpenBLAS was as fast or faster, are above). */
 #define DNNL_MIN_N 64
@@ -36,7 +37,8 @@ void omp_set_num_threads(int n);
 #define DNNL_SHARE_MNK 262144.0
 
 int cx_rt_gemm_dnnl_suits(int32_t type, int32_t trans_a, int64_t m, int64_t n, int64_t k, int64_t batch) {
-  return type == CXLA_F32 && !trans_a && batch == 1 && n >= DNNL_MIN_N && m > 0 && k > 0 &&
+  (void)trans_a; /* TN too: bench/bench_gemm_pool.c --work, docs/design/cpu-backend.md */
+  return type == CXLA_F32 && batch == 1 && n >= DNNL_MIN_N && m > 0 && k > 0 &&
          (double)m * (double)n * (double)k <= DNNL_MAX_MNK;
 }
 
@@ -81,7 +83,7 @@ void cx_rt_gemm_dnnl_settle(void) {
 }
 
 typedef struct dn_gemm {
-  char tb;
+  char ta, tb;
   int64_t m, n, k, lda, ldb, ldc, shares;
   const float *a, *b;
   float *c;
@@ -96,8 +98,10 @@ static void dn_gemm_shares(void **args, int64_t begin, int64_t end) {
   omp_set_num_threads(1);
   for (int64_t s = begin; s < end; s++) {
     int64_t r0 = g->m * s / g->shares, r1 = g->m * (s + 1) / g->shares;
-    if (dnnl_sgemm('N', g->tb, r1 - r0, g->n, g->k, 1.0f, g->a + r0 * g->lda, g->lda, g->b, g->ldb, 0.0f,
-                   g->c + r0 * g->ldc, g->ldc) != dnnl_success)
+    /* op(A)'s rows r0..r1: A's columns when it is transposed (stored [k, m]) */
+    const float *a = g->a + (g->ta == 'T' ? r0 : r0 * g->lda);
+    if (dnnl_sgemm(g->ta, g->tb, r1 - r0, g->n, g->k, 1.0f, a, g->lda, g->b, g->ldb, 0.0f, g->c + r0 * g->ldc,
+                   g->ldc) != dnnl_success)
       atomic_store(&g->failed, 1);
   }
   omp_set_num_threads(omp_was);
@@ -108,8 +112,8 @@ void cx_rt_gemm_dnnl(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, 
                      int64_t ldc, int64_t stride_c, int64_t batch, int32_t id) {
   if (rt->status != CXLA_OK) return;
   /* The arguments are checked as cx_rt_gemm checks them (leading dimensions, sizes). */
-  int64_t b_cols = trans_b ? k : n;
-  if (!cx_rt_gemm_dnnl_suits(type, trans_a, m, n, k, batch) || lda < k || ldb < (b_cols > 1 ? b_cols : 1) ||
+  int64_t a_cols = trans_a ? m : k, b_cols = trans_b ? k : n;
+  if (!cx_rt_gemm_dnnl_suits(type, trans_a, m, n, k, batch) || lda < (a_cols > 1 ? a_cols : 1) || ldb < (b_cols > 1 ? b_cols : 1) ||
       ldc < n) { /* not its class (or malformed): OpenBLAS's path, which reports bad arguments */
     cx_rt_gemm(rt, type, trans_a, trans_b, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c, batch, id);
     return;
@@ -117,7 +121,7 @@ void cx_rt_gemm_dnnl(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, 
   int64_t t0 = rt->trace ? cx_trace_now() : 0;
   int64_t threads = cx_threadpool_size(rt->pool), by_rows = m / DNNL_MIN_ROWS;
   int64_t by_work = (int64_t)((double)m * (double)n * (double)k / DNNL_SHARE_MNK);
-  dn_gemm g = {trans_b ? 'T' : 'N', m, n, k, lda, ldb, ldc, threads < by_rows ? threads : by_rows, a, b, c};
+  dn_gemm g = {trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, lda, ldb, ldc, threads < by_rows ? threads : by_rows, a, b, c};
   if (g.shares > by_work) g.shares = by_work;
   if (g.shares < 1) g.shares = 1;
   void *args[1] = {&g};

@@ -32,6 +32,8 @@ check "bench/build.sh links every benchmark (pkg-config --static --libs cxla)" \
 # Each group of bench_main once, results checked against its baseline (non-zero exit if wrong).
 check "bench_main --smoke: every group at tiny sizes, results checked" "$BIN/bench_main" --smoke --threads=2
 check "bench_runtime: parallel_for, GEMM wrapper, im2col convolutions" "$BIN/bench_runtime" 2
+check "bench_gemm_pool --smoke: the MLP step's GEMMs split over the pool, results checked" "$BIN/bench_gemm_pool" --smoke
+check "bench_gemm_pool --smoke --work: the same, shares one after the other" "$BIN/bench_gemm_pool" --smoke --work
 if [ -x "$BIN/bench_vecmath" ]; then
   check "bench_vecmath: f32 sin/cos/tan/pow against libmvec and libm, cxla within its bound" "$BIN/bench_vecmath" 4099 1
 fi

@@ -197,14 +197,15 @@ TEST(cpu_dot_random_arrangements_match_interp) {
 }
 
 /* The class of GEMMs oneDNN's sgemm takes (rt/gemm_dnnl.c): the MLP and CNN steps' products with
- * A as stored and C at least 64 wide; not the logits (10 wide), the weight gradients (A
- * transposed), batched products, other types or the big squares. */
+ * C at least 64 wide, A as stored or transposed (the weight gradients); not the logits (10
+ * wide), batched products, other types or the big squares. */
 TEST(cpu_dot_onednn_class) {
   CHECK(cx_rt_gemm_dnnl_suits(CXLA_F32, 0, 128, 128, 784, 1));  /* MLP layer 1 */
   CHECK(cx_rt_gemm_dnnl_suits(CXLA_F32, 0, 128, 512, 512, 1));  /* flax MLP, NN or NT */
   CHECK(cx_rt_gemm_dnnl_suits(CXLA_F32, 0, 64, 1568, 128, 1));  /* LeNet's input gradient */
   CHECK(!cx_rt_gemm_dnnl_suits(CXLA_F32, 0, 128, 10, 64, 1));   /* logits */
-  CHECK(!cx_rt_gemm_dnnl_suits(CXLA_F32, 1, 784, 128, 128, 1)); /* weight gradient */
+  CHECK(cx_rt_gemm_dnnl_suits(CXLA_F32, 1, 784, 512, 128, 1));  /* flax MLP weight gradient */
+  CHECK(!cx_rt_gemm_dnnl_suits(CXLA_F32, 1, 512, 10, 128, 1));  /* logits' weight gradient */
   CHECK(!cx_rt_gemm_dnnl_suits(CXLA_F32, 0, 128, 128, 64, 32)); /* batched */
   CHECK(!cx_rt_gemm_dnnl_suits(CXLA_F64, 0, 128, 128, 784, 1));
   CHECK(!cx_rt_gemm_dnnl_suits(CXLA_F32, 0, 1024, 1024, 1024, 1));
@@ -235,7 +236,7 @@ TEST(cpu_dot_onednn_warm_then_products) {
   free(b);
 }
 
-/* Products of that class and just outside it, NN and NT, with oneDNN on and off, against the
+/* Products of that class and just outside it, NN, NT, TN and TT, with oneDNN on and off, against the
  * interpreter (small integers: exact sums); odd row counts split unevenly over the pool. */
 TEST(cpu_dot_onednn_matches_interp) {
   static const struct { const char *a, *b, *out, *dims; } cases[] = {
@@ -243,9 +244,12 @@ TEST(cpu_dot_onednn_matches_interp) {
       {"f32[77,64]", "f32[128,64]", "f32[77,128]", "lhs_contracting_dims={1}, rhs_contracting_dims={1}"},
       {"f32[33,40]", "f32[40,64]", "f32[33,64]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"},
       {"f32[64,48]", "f32[48,10]", "f32[64,10]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"},
+      /* A transposed (a weight gradient, TN), odd rows; and both transposed (TT) */
+      {"f32[70,131]", "f32[70,72]", "f32[131,72]", "lhs_contracting_dims={0}, rhs_contracting_dims={0}"},
+      {"f32[40,97]", "f32[80,40]", "f32[97,80]", "lhs_contracting_dims={0}, rhs_contracting_dims={1}"},
   };
   static const char *const modes[2] = {"--cpu-onednn=on --threads=2", "--cpu-onednn=off --threads=2"};
-  for (int i = 0; i < 8; i++) {
+  for (int i = 0; i < 12; i++) {
     char text[512], ta[8], tb[8];
     snprintf(text, sizeof text, "HloModule d\nENTRY main {\n  a = %s parameter(0)\n  b = %s parameter(1)\n"
              "  ROOT d = %s dot(a, b), %s\n}\n", cases[i / 2].a, cases[i / 2].b, cases[i / 2].out, cases[i / 2].dims);
