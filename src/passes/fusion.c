@@ -125,17 +125,17 @@ static int free_to_copy(const cx_instr *p) {
   return arrays == 0 || (arrays == 1 && !computed);
 }
 
-/* Whether p keeps a buffer of its own whatever cons does: it is the root, or another user
- * never fuses its operands (a dot, a tuple, a custom-call, ...). Then duplicating p into cons
- * computes it twice, and cons re-reads the arrays p reads, where it could read p's result
- * (the gradient of a residual stream, read by two dots and by the layer norm's backward,
- * was computed in four kernels). -1 on OOM. */
+/* Whether p keeps a buffer of its own whatever cons does: another user never fuses its
+ * operands (a dot, a convolution, a custom-call, ...). Then duplicating p into cons computes it
+ * twice, and cons re-reads the arrays p reads, where it could read p's result (the gradient of
+ * a residual stream, read by two dots and by the layer norm's backward, was computed in four
+ * kernels). A result of the computation (a tuple or root user) does not count: multi-output
+ * fusion can still compute it in its consumer's kernel. -1 on OOM. */
 static int materialized_anyway(cx_comp *c, const cx_instr *p, const cx_instr *cons) {
-  if (c->root == p) return 1;
   cx_instr **us;
   int n = fu_users(c, p, &us), any = 0;
   if (n < 0) return -1;
-  for (int i = 0; i < n && !any; i++) any = us[i] != cons && !consumer_fusible(us[i]);
+  for (int i = 0; i < n && !any; i++) any = us[i] != cons && us[i]->op != CX_OP_TUPLE && !consumer_fusible(us[i]);
   cx_free(us);
   return any;
 }
