@@ -86,15 +86,24 @@ static void order_pairs(side *l, side *r, int by) {
     }
 }
 
-/* Matrix layout of one operand: lhs is M x K, rhs is K x N. */
-static int side_layout(const cx_shape *sh, const side *s, int is_lhs, int64_t *bsz, int64_t *bst, int *trans,
-                       int64_t *ld) {
-  int64_t st[CXLA_MAX_RANK], fs, fst, ks, kst;
+/* Matrix layout of one operand: lhs is M x K, rhs is K x N. The batch dims are read as two
+ * levels: s->batch[0..split) collapsed to stride *bst, s->batch[split..nb) to *bst2 (with
+ * split == nb, one level and *bst2 = 0). */
+static int side_layout2(const cx_shape *sh, const side *s, int is_lhs, int split, int64_t *bst, int64_t *bst2,
+                        int *trans, int64_t *ld) {
+  int64_t st[CXLA_MAX_RANK], bsz, bsz2 = 1, fs, fst, ks, kst;
   cx_shape_strides(sh, st);
-  if (!collapse(sh, st, s->batch, s->nb, bsz, bst) || !collapse(sh, st, s->free_, s->nf, &fs, &fst) ||
-      !collapse(sh, st, s->contract, s->nc, &ks, &kst))
+  *bst2 = 0;
+  if (!collapse(sh, st, s->batch, split, &bsz, bst) ||
+      (split < s->nb && !collapse(sh, st, s->batch + split, s->nb - split, &bsz2, bst2)) ||
+      !collapse(sh, st, s->free_, s->nf, &fs, &fst) || !collapse(sh, st, s->contract, s->nc, &ks, &kst))
     return 0;
   return is_lhs ? matrix(fs, fst, ks, kst, trans, ld) : matrix(ks, kst, fs, fst, trans, ld);
+}
+
+static int side_layout(const cx_shape *sh, const side *s, int is_lhs, int64_t *bst, int *trans, int64_t *ld) {
+  int64_t bst2;
+  return side_layout2(sh, s, is_lhs, s->nb, bst, &bst2, trans, ld);
 }
 
 /* half: the GEMM library also takes f16 and bf16 (accumulating in f32, rounding once) */
@@ -125,20 +134,32 @@ int cx_dot_plan(const cx_instr *in, const cx_gemm_target *t, cx_gemm_plan *p, co
     p->ldb = N > 1 ? N : 1;
     return 1;
   }
-  for (int by = 0; by < 2; by++) {
-    order_pairs(&l, &r, by);
-    int64_t lb, lbs, rb, rbs;
-    if (side_layout(ls, &l, 1, &lb, &lbs, &p->trans_a, &p->lda) &&
-        side_layout(rs, &r, 0, &rb, &rbs, &p->trans_b, &p->ldb)) {
-      p->stride_a = lbs;
-      p->stride_b = rbs;
-      if (p->m > INT32_MAX || p->n > INT32_MAX || p->k > INT32_MAX || p->lda > INT32_MAX || p->ldb > INT32_MAX) {
-        *why = "a GEMM dimension exceeds 32-bit BLAS sizes";
-        return 0;
+  p->batch_inner = 1;
+  /* One batch level if the batch dims collapse so; else (where the target takes it) two, split
+   * at the first point where both sides' groups collapse. C's batch is contiguous either way. */
+  for (int by = 0; by < 2; by++)
+    for (int split = l.nb; split >= (t->batch2 && l.nb > 1 ? 1 : l.nb); split--) {
+      order_pairs(&l, &r, by);
+      int64_t lbs, lbs2, rbs, rbs2;
+      if (side_layout2(ls, &l, 1, split, &lbs, &lbs2, &p->trans_a, &p->lda) &&
+          side_layout2(rs, &r, 0, split, &rbs, &rbs2, &p->trans_b, &p->ldb)) {
+        p->stride_a = lbs;
+        p->stride_b = rbs;
+        int64_t inner = 1;
+        for (int i = split; i < l.nb; i++) inner *= ls->dims[l.batch[i]];
+        /* B read transposed in place is OpenBLAS's slow form on attention's small products
+         * (q·kᵀ per head, f32[8,4,128,128] from dh 32, one core: 181 us as NN from a copy of
+         * k, 307 us as NT in place, the copy 60-100 us): then B is copied into order. */
+        if (inner > 1 && p->trans_b) continue;
+        p->batch_inner = inner;
+        if (inner > 1) p->stride_a2 = lbs2, p->stride_b2 = rbs2;
+        if (p->m > INT32_MAX || p->n > INT32_MAX || p->k > INT32_MAX || p->lda > INT32_MAX || p->ldb > INT32_MAX) {
+          *why = "a GEMM dimension exceeds 32-bit BLAS sizes";
+          return 0;
+        }
+        return 1;
       }
-      return 1;
     }
-  }
   *why = "operand layout fits no GEMM (needs a transpose)";
   return 0;
 }
@@ -249,12 +270,19 @@ static cxla_status lower_dot(cx_comp *c, cx_instr *d, const cx_gemm_target *t) {
   if (!gemm_type(d, t->half) || cx_dot_plan(d, t, &p, &why)) return CXLA_OK;
   side sd[2];
   sides(d, &sd[0], &sd[1]);
-  int64_t bsz, bst, ld;
+  int64_t bst, ld;
   int tr;
   for (int by = 0; by < 2; by++) { /* keep the side that fits; transpose the other to match */
     order_pairs(&sd[0], &sd[1], by);
-    if (side_layout(&d->ops[0]->shape, &sd[0], 1, &bsz, &bst, &tr, &ld)) return transpose_operand(c, d, 1, sd);
-    if (side_layout(&d->ops[1]->shape, &sd[1], 0, &bsz, &bst, &tr, &ld)) return transpose_operand(c, d, 0, sd);
+    if (side_layout(&d->ops[0]->shape, &sd[0], 1, &bst, &tr, &ld)) return transpose_operand(c, d, 1, sd);
+    if (side_layout(&d->ops[1]->shape, &sd[1], 0, &bst, &tr, &ld)) return transpose_operand(c, d, 0, sd);
+  }
+  /* A read in place as a two-level batch (cx_dot_plan's second form): only B is copied, into
+   * the order the GEMM reads straight. */
+  for (int split = sd[0].nb - 1; t->batch2 && split >= 1; split--) {
+    int64_t bst2;
+    order_pairs(&sd[0], &sd[1], 0);
+    if (side_layout2(&d->ops[0]->shape, &sd[0], 1, split, &bst, &bst2, &tr, &ld)) return transpose_operand(c, d, 1, sd);
   }
   order_pairs(&sd[0], &sd[1], 0);
   CX_TRY(transpose_operand(c, d, 0, sd));

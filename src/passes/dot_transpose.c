@@ -75,8 +75,56 @@ static cxla_status fold_comp(cx_comp *c, int *changed) {
   return s;
 }
 
+/* Operand k of dot x is t = transpose(y): x reads y directly when the permutation keeps y's free
+ * dims in their order (the dot's result lists an operand's free dims in operand order; batch
+ * and contracting dims are matched by the lists, which are simply renumbered). */
+static cxla_status fold_operand(cx_instr *x, int k, int *changed) {
+  cx_instr *t = x->ops[k];
+  cx_module *m = x->parent->module;
+  cx_dot_dims *d = &x->a.dot;
+  cx_ints *bs = k ? &d->rhs_batch : &d->lhs_batch, *cs = k ? &d->rhs_contract : &d->lhs_contract;
+  const int64_t *p = t->a.dims.v;
+  int r = t->shape.rank;
+  if (t->a.dims.n != r) return CXLA_OK;
+  int64_t last = -1;
+  for (int i = 0; i < r; i++) {
+    int used = 0;
+    for (int j = 0; j < bs->n; j++) used |= bs->v[j] == i;
+    for (int j = 0; j < cs->n; j++) used |= cs->v[j] == i;
+    if (used) continue;
+    if (p[i] < last) return CXLA_OK; /* the free dims would come out in another order */
+    last = p[i];
+  }
+  int64_t nb[CXLA_MAX_RANK], nc[CXLA_MAX_RANK];
+  for (int j = 0; j < bs->n; j++) nb[j] = p[bs->v[j]];
+  for (int j = 0; j < cs->n; j++) nc[j] = p[cs->v[j]];
+  if (!cx_ints_set(m, bs, bs->n, nb) || !cx_ints_set(m, cs, cs->n, nc)) return cx_oom(m->ctx);
+  x->ops[k] = t->ops[0];
+  (*changed)++;
+  return CXLA_OK;
+}
+
+/* Dots that read a transpose read its operand instead, with their dims renumbered: a GEMM
+ * reads batch and matrix dims at any strides the plan takes (two batch levels on the cpu), so
+ * the transpose, a copy kernel, goes (attention's gradient transposes dO, [b, t, h, dh] ->
+ * [b, h, dh, t], for two dots). Where the plan does not take the new layout the dot lowering
+ * copies the operand into order, as it did the transpose. */
+static cxla_status fold_operands(cx_comp *c, int *changed) {
+  for (int i = 0; i < c->ninstrs; i++) {
+    cx_instr *x = c->instrs[i];
+    if (x->op != CX_OP_DOT || x->nops != 2 || x->a.dot.lhs_ragged.n || x->a.dot.rhs_group.n) continue;
+    for (int k = 0; k < 2; k++) {
+      cx_instr *t = x->ops[k];
+      if (t->op == CX_OP_TRANSPOSE && t->nops == 1 && t->parent == c && !t->shape.dynamic && !t->ops[0]->shape.dynamic)
+        CX_TRY(fold_operand(x, k, changed));
+    }
+  }
+  return CXLA_OK;
+}
+
 cxla_status cx_pass_dot_transpose(cx_module *m, int *changed) {
   *changed = 0;
   for (int i = 0; i < m->ncomps; i++) CX_TRY(fold_comp(m->comps[i], changed));
+  for (int i = 0; i < m->ncomps; i++) CX_TRY(fold_operands(m->comps[i], changed));
   return CXLA_OK;
 }

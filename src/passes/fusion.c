@@ -110,6 +110,36 @@ static int args_after(const cx_instr *cons, const cx_instr *p) {
   return n;
 }
 
+/* Whether duplicating p costs no more than reading its result: it makes values out of none of
+ * the arrays (constants, iotas, broadcasts of them), or out of one array that is a buffer
+ * already (a broadcast, a slice or a cast of it: one read either way). An operand that is
+ * itself a fusible op would be duplicated along with p, with everything it reads. */
+static int free_to_copy(const cx_instr *p) {
+  int arrays = 0, computed = 0;
+  for (int j = 0; j < p->nops; j++) {
+    const cx_instr *o = p->ops[j];
+    if (o->op == CX_OP_CONSTANT || o->op == CX_OP_IOTA) continue;
+    arrays++;
+    computed |= o->op != CX_OP_FUSION && fu_is_loop_op(o) && !(o->op == CX_OP_BROADCAST && o->ops[0]->op == CX_OP_CONSTANT);
+  }
+  return arrays == 0 || (arrays == 1 && !computed);
+}
+
+/* Whether p keeps a buffer of its own whatever cons does: another user never fuses its
+ * operands (a dot, a convolution, a custom-call, ...). Then duplicating p into cons computes it
+ * twice, and cons re-reads the arrays p reads, where it could read p's result (the gradient of
+ * a residual stream, read by two dots and by the layer norm's backward, was computed in four
+ * kernels). A result of the computation (a tuple or root user) does not count: multi-output
+ * fusion can still compute it in its consumer's kernel. -1 on OOM. */
+static int materialized_anyway(cx_comp *c, const cx_instr *p, const cx_instr *cons) {
+  cx_instr **us;
+  int n = fu_users(c, p, &us), any = 0;
+  if (n < 0) return -1;
+  for (int i = 0; i < n && !any; i++) any = us[i] != cons && us[i]->op != CX_OP_TUPLE && !consumer_fusible(us[i]);
+  cx_free(us);
+  return any;
+}
+
 /* Whether operand i of cons should fuse into it, and why not. */
 static int should_fuse(cx_comp *c, cx_instr *cons, int i, int allow_dup, decision *d) {
   cx_instr *p = cons->ops[i];
@@ -138,6 +168,11 @@ static int should_fuse(cx_comp *c, cx_instr *cons, int i, int allow_dup, decisio
     if (reduce_like || p->op == CX_OP_FUSION) return no(d, "%s with %d users is not duplicated", reduce_like ? "reduce" : "fusion", nu);
     if (feeds_max_reduce(c, p)) return no(d, "producer of a max-reduce is not duplicated (softmax numerics)");
     if (!allow_dup) return no(d, "deferred: fusions that need no duplication go first");
+    if (!free_to_copy(p)) {
+      int kept = materialized_anyway(c, p, cons);
+      if (kept < 0) return no(d, "out of memory");
+      if (kept) return no(d, "producer keeps its buffer for another user: read, not recomputed");
+    }
     d->dup = 1;
   }
   fu_param_use u;

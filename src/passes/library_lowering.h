@@ -11,6 +11,9 @@ typedef struct cx_gemm_target {
   /* f16/bf16 operands and result with f32 accumulation (cuBLASLt). Without it (OpenBLAS)
    * such dots are computed in f32, as XLA's CPU backend does. */
   int half;
+  /* A batch in two levels, each with its own operand strides (cx_rt_gemm_batch2): a dot whose
+   * batch dims split into two groups that each collapse to one stride is read in place. */
+  int batch2;
 } cx_gemm_target;
 
 /* A GEMM call that computes a dot in place (operand and result memory as it is). */
@@ -18,6 +21,9 @@ typedef struct cx_gemm_plan {
   cxla_type type;
   int trans_a, trans_b;
   int64_t m, n, k, lda, ldb, ldc, stride_a, stride_b, stride_c, batch;
+  /* batch_inner products per step of stride_a and stride_b; stride_a2 and stride_b2 between
+   * them (only with cx_gemm_target.batch2; else batch_inner is 1). C is always contiguous. */
+  int64_t batch_inner, stride_a2, stride_b2;
 } cx_gemm_plan;
 
 /* 1 and *p if dot `in` maps onto row-major GEMMs of target t with the operands as they are

@@ -109,7 +109,7 @@ static const cx_pipeline_step steps[] = {
      "evaluates instructions whose operands are all constants (with the interpreter)"},
     {{"cse", cx_pass_cse}, CX_STEP_FIXPOINT, 0, "merges identical instructions"},
     {{"dot-transpose", cx_pass_dot_transpose}, CX_STEP_FIXPOINT, 0,
-     "a transpose that swaps its dot's free dimensions becomes the dot of the swapped operands"},
+     "a transpose that swaps its dot's free dimensions becomes the dot of the swapped operands; a dot reads a transposed operand's source in place where its free dims keep their order"},
     {{"dce", cx_pass_dce}, CX_STEP_FIXPOINT, 0, "removes instructions nothing uses"},
     {{"dot-orient", cx_pass_dot_orient}, CX_STEP_ONCE, 0,
      "a transposed dot whose GEMM reads both operands transposed becomes the dot of the swapped operands"},

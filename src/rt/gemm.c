@@ -38,13 +38,16 @@ typedef struct gemm_call {
   char *c;
   int64_t sa, sb, sc; /* batch strides in bytes */
   int64_t es, shares; /* element size; shares per product */
+  int64_t inner, sa2, sb2; /* batch elements per outer step and A's and B's strides between them
+                              (bytes): product i reads A at (i / inner) * sa + (i % inner) * sa2 */
 } gemm_call;
 
 /* Share `share` of product i: rows of C [m*share/shares, ...) when C is at least as tall as it
  * is wide, else columns. */
 static void gemm_one(const gemm_call *g, int64_t i, int64_t share) {
   enum CBLAS_TRANSPOSE ta = g->ta ? CblasTrans : CblasNoTrans, tb = g->tb ? CblasTrans : CblasNoTrans;
-  const char *a = g->a + i * g->sa, *b = g->b + i * g->sb;
+  int64_t io = i / g->inner, ii = i % g->inner;
+  const char *a = g->a + io * g->sa + ii * g->sa2, *b = g->b + io * g->sb + ii * g->sb2;
   char *c = g->c + i * g->sc;
   int m = g->m, n = g->n;
   if (g->shares > 1 && m >= n) {
@@ -81,9 +84,11 @@ static void gemm_zero(const gemm_call *g, int64_t batch) {
     for (int r = 0; r < g->m; r++) memset(g->c + i * g->sc + (size_t)r * (size_t)g->ldc * es, 0, (size_t)g->n * es);
 }
 
-void cx_rt_gemm(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
-                const void *a, int64_t lda, int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b, void *c,
-                int64_t ldc, int64_t stride_c, int64_t batch, int32_t id) {
+/* Both entry points: `batch` products, `inner` of them per step of the outer strides. */
+static void gemm_run(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
+                     const void *a, int64_t lda, int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b,
+                     void *c, int64_t ldc, int64_t stride_c, int64_t batch, int64_t inner, int64_t stride_a2,
+                     int64_t stride_b2, int32_t id) {
   if (rt->status != CXLA_OK) return;
   const char *name = cx_rt_name(rt, id, "gemm");
   if (type != CXLA_F32 && type != CXLA_F64 && type != CXLA_C64 && type != CXLA_C128) {
@@ -93,11 +98,11 @@ void cx_rt_gemm(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64
   }
   /* Row-major leading dimensions: the stored row length of each operand. */
   int64_t a_cols = trans_a ? m : k, b_cols = trans_b ? k : n;
-  if (m < 0 || n < 0 || k < 0 || batch < 0 || lda < (a_cols > 1 ? a_cols : 1) ||
+  if (m < 0 || n < 0 || k < 0 || batch < 0 || inner < 1 || batch % inner || lda < (a_cols > 1 ? a_cols : 1) ||
       ldb < (b_cols > 1 ? b_cols : 1) || ldc < (n > 1 ? n : 1)) {
-    cx_rt_fail(rt, CXLA_ERR_INTERNAL, "%s: bad GEMM arguments m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld batch=%lld",
+    cx_rt_fail(rt, CXLA_ERR_INTERNAL, "%s: bad GEMM arguments m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld batch=%lld inner=%lld",
          name, (long long)m, (long long)n, (long long)k, (long long)lda, (long long)ldb, (long long)ldc,
-         (long long)batch);
+         (long long)batch, (long long)inner);
     return;
   }
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX || ldb > INT_MAX || ldc > INT_MAX) {
@@ -108,7 +113,8 @@ void cx_rt_gemm(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64
   int64_t es = (int64_t)cxla_type_size((cxla_type)type);
   int threads = cx_threadpool_size(rt->pool);
   gemm_call g = {type, trans_a != 0, trans_b != 0, (int)m, (int)n, (int)k, (int)lda, (int)ldb, (int)ldc,
-                 a, b, c, stride_a * es, stride_b * es, stride_c * es, es, cx_rt_gemm_shares(m, n, k, batch, threads)};
+                 a, b, c, stride_a * es, stride_b * es, stride_c * es, es, cx_rt_gemm_shares(m, n, k, batch, threads),
+                 inner, stride_a2 * es, stride_b2 * es};
   int64_t t0 = rt->trace ? cx_trace_now() : 0;
   if (k == 0) {
     gemm_zero(&g, batch);
@@ -126,4 +132,19 @@ void cx_rt_gemm(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64
     ta.val[0] = m, ta.val[1] = n, ta.val[2] = k, ta.val[3] = batch > 1 ? batch : g.shares;
     cx_trace_add(rt->trace, name, "library", t0, cx_trace_now(), &ta);
   }
+}
+
+void cx_rt_gemm(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
+                const void *a, int64_t lda, int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b, void *c,
+                int64_t ldc, int64_t stride_c, int64_t batch, int32_t id) {
+  gemm_run(rt, type, trans_a, trans_b, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c, batch, 1, 0, 0,
+           id);
+}
+
+void cx_rt_gemm_batch2(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
+                       const void *a, int64_t lda, int64_t stride_a, int64_t stride_a2, const void *b, int64_t ldb,
+                       int64_t stride_b, int64_t stride_b2, void *c, int64_t ldc, int64_t stride_c, int64_t batch,
+                       int64_t inner, int32_t id) {
+  gemm_run(rt, type, trans_a, trans_b, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c, batch, inner,
+           stride_a2, stride_b2, id);
 }

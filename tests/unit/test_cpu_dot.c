@@ -81,7 +81,7 @@ TEST(cpu_dot_lowering_transposes_only_what_it_must) {
 /* The attention's p·v as JAX writes it (dot(v, p), v [b, s, h, d], p [b, h, t, s], then
  * [b, t, h, d]): lowered as it stands, v is copied into [b, h, d, s] and the GEMM reads p
  * transposed (OpenBLAS's slow form on these shapes); after dot-orient both sides are read
- * straight. */
+ * straight, and v in place (a two-level batch: b, then h) */
 TEST(cpu_dot_orient_reads_both_sides_straight) {
   const char *text = "HloModule a\nENTRY main {\n  v = f32[2,5,3,4] parameter(0)\n  p = f32[2,3,6,5] parameter(1)\n"
                      "  d = f32[2,3,4,6] dot(v, p), lhs_batch_dims={0,2}, lhs_contracting_dims={1}, "
@@ -101,6 +101,8 @@ TEST(cpu_dot_orient_reads_both_sides_straight) {
     CHECK_MSG(d && p.trans_a == 0 && p.trans_b == !orient, "orient %d: trans_a %d trans_b %d", orient, p.trans_a,
               p.trans_b);
     CHECK(d && p.m == (orient ? 6 : 4) && p.n == (orient ? 4 : 6) && p.k == 5 && p.batch == 6);
+    /* v [2,5,3,4] read in place: batch b (stride 60) outer, h (stride 4) inner */
+    CHECK(d && (!orient || (p.batch_inner == 3 && p.stride_b == 60 && p.stride_b2 == 4)));
     cx_module_free(m);
   }
 }

@@ -138,6 +138,34 @@ TEST(fusion_duplicates_cheap_producers) {
   cx_module_free(m);
 }
 
+/* A gradient read by a dot and by an elementwise consumer: the dot needs it in a buffer in any
+ * case, so the consumer reads that buffer instead of recomputing g = a*b + c (and re-reading
+ * a, b and c) in its own kernel. g's kernel, the dot, the consumer: one multiply and one add
+ * fused in all (duplicated, each was fused twice). */
+static const char *SHARED_WITH_DOT =
+    "HloModule shared\n\n"
+    "ENTRY main {\n"
+    "  a = f32[4,8] parameter(0)\n"
+    "  b = f32[4,8] parameter(1)\n"
+    "  c = f32[4,8] parameter(2)\n"
+    "  w = f32[8,8] parameter(3)\n"
+    "  ab = f32[4,8] multiply(a, b)\n"
+    "  g = f32[4,8] add(ab, c)\n"
+    "  d = f32[4,8] dot(g, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+    "  y = f32[4,8] subtract(c, g)\n"
+    "  ROOT t = (f32[4,8], f32[4,8]) tuple(d, y)\n"
+    "}\n";
+
+TEST(fusion_reads_shared_buffer_not_recomputes) {
+  cx_module *m = FUSE(SHARED_WITH_DOT);
+  if (!m) return;
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_MULTIPLY), 1);
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_ADD), 1);
+  CHECK_EQ_INT(fh_count_fused(m, CX_OP_SUBTRACT), 1);
+  CHECK_EQ_INT(cx_count_kernels(m), 2);
+  cx_module_free(m);
+}
+
 /* ---- cycles ---- */
 
 /* Two-pass variance: var = mean((x - mean(x))^2). The two reductions read the same x over the

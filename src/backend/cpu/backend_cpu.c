@@ -97,6 +97,7 @@ static cxla_status dump_buffers(cxla_context *ctx, cx_pass_ctx *pc, cpu_state *s
 static const cx_jit_symbol runtime_symbols[] = {
     {"cx_rt_parallel_for", (void *)cx_rt_parallel_for},
     {"cx_rt_gemm", (void *)cx_rt_gemm},
+    {"cx_rt_gemm_batch2", (void *)cx_rt_gemm_batch2},
     {"cx_rt_gemm_dnnl", (void *)cx_rt_gemm_dnnl},
     {"cx_rt_interp_op", (void *)cx_rt_interp_op},
     {"cx_rt_trace_begin", (void *)cx_rt_trace_begin},

@@ -8,7 +8,7 @@
 #include <string.h>
 #include "backend/cpu/sequencer_int.h"
 
-const cx_gemm_target cx_cpu_gemm = {.half = 0};
+const cx_gemm_target cx_cpu_gemm = {.half = 0, .batch2 = 1};
 
 int cx_seq_dot(cx_seq *s, const cx_instr *in, const char **why) {
   cx_gemm_plan p;
@@ -32,7 +32,16 @@ int cx_seq_dot(cx_seq *s, const cx_instr *in, const char **why) {
                            cx_seq_slot(s, b), cx_cg_i64(g, p.ldb), cx_cg_i64(g, p.stride_b),
                            cx_seq_slot(s, c), cx_cg_i64(g, p.ldc), cx_cg_i64(g, p.stride_c),
                            cx_cg_i64(g, p.batch), LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
-  LLVMBuildCall2(s->b, s->t_gemm, dnnl ? s->f_gemm_dnnl : s->f_gemm, args, 18, "");
+  if (p.batch_inner > 1) { /* two batch levels: cx_rt_gemm_batch2 (never oneDNN's class: batch > 1) */
+    LLVMValueRef args2[21] = {s->rt, I32[0], I32[1], I32[2], cx_cg_i64(g, p.m), cx_cg_i64(g, p.n), cx_cg_i64(g, p.k),
+                              cx_seq_slot(s, a), cx_cg_i64(g, p.lda), cx_cg_i64(g, p.stride_a), cx_cg_i64(g, p.stride_a2),
+                              cx_seq_slot(s, b), cx_cg_i64(g, p.ldb), cx_cg_i64(g, p.stride_b), cx_cg_i64(g, p.stride_b2),
+                              cx_seq_slot(s, c), cx_cg_i64(g, p.ldc), cx_cg_i64(g, p.stride_c), cx_cg_i64(g, p.batch),
+                              cx_cg_i64(g, p.batch_inner), LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
+    LLVMBuildCall2(s->b, s->t_gemm2, s->f_gemm2, args2, 21, "");
+  } else {
+    LLVMBuildCall2(s->b, s->t_gemm, dnnl ? s->f_gemm_dnnl : s->f_gemm, args, 18, "");
+  }
   s->out->ngemms++;
   return 1;
 }
