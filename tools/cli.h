@@ -122,10 +122,11 @@ int cli_check(cxla_context *ctx, cxla_module *m, int nargs, cxla_literal *const 
               cxla_literal *got, cxla_literal *want, const cli_tol *tol, int bounds, int *nleaves);
 /* Compiles each instruction that the ROOT of ENTRY depends on as the ROOT of a copy of m, in
  * program order, runs it on backend and on the interpreter, and reports the first whose value
- * is beyond tolerance (its name goes to `first`; "" if none). root_differs: the whole result
- * already differs (the ROOT itself is then named when nothing before it differs). Returns
- * CLI_OK, or CLI_FAIL after printing an error. */
+ * is beyond tolerance (its name goes to `first`; "" if none), with `bounds` judged as
+ * cli_check judges the result. root_differs: the whole result already differs (the ROOT itself
+ * is then named when nothing before it differs). Returns CLI_OK, or CLI_FAIL after printing an
+ * error. */
 int cli_check_each(cxla_context *ctx, cxla_module *m, const char *backend, int nargs, cxla_literal *const *args,
-                   const cli_tol *tol, int root_differs, char *first, size_t nfirst);
+                   const cli_tol *tol, int bounds, int root_differs, char *first, size_t nfirst);
 
 #endif

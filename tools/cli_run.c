@@ -283,7 +283,7 @@ static int check(cxla_context *ctx, cxla_module *m, run_args *r, const char *bac
   if (nbad < 0) return CLI_FAIL;
   char first[256] = "";
   fflush(stdout);
-  if (r->check_each && cli_check_each(ctx, m, backend, nparams, args, &r->tol, nbad > 0, first, sizeof first) != CLI_OK)
+  if (r->check_each && cli_check_each(ctx, m, backend, nparams, args, &r->tol, r->bounds, nbad > 0, first, sizeof first) != CLI_OK)
     return CLI_FAIL;
   if (fflush(stdout) != 0) return cli_error("cannot write to stdout");
   if (nbad)

@@ -92,10 +92,13 @@ cxla_status cx_literal_diff_allow(cxla_context *ctx, const cxla_literal *got, co
       } else {
         err = fabs(g - w);
         mag = fabs(w);
-        /* A NaN bound (the analysis met 0 * inf or inf - inf) bounds nothing: the fixed
-         * tolerance alone decides, as it would without the analysis. */
+        /* A bound that is not finite bounds nothing: NaN (the analysis met 0 * inf or
+         * inf - inf) or infinity (an error that no finite allowance covers, e.g. exp of a
+         * value that may be off by more than 709), where the fixed tolerance alone decides, as
+         * it would without the analysis and as the quotient and square-root rules do where
+         * the denominator may reach 0. An infinite allowance would pass anything. */
         double extra = allow ? ((const double *)allow->data)[i] : 0;
-        ok = err <= atol + rtol * mag + (isnan(extra) ? 0 : extra);
+        ok = err <= atol + rtol * mag + (isfinite(extra) ? extra : 0);
       }
     } else {
       int64_t g = cx_load_i64(t, got->data, i), w = cx_load_i64(t, want->data, i);

@@ -30,7 +30,7 @@ cxla_status cx_literal_diff(cxla_context *ctx, const cxla_literal *got, const cx
 
 /* The same with an extra allowance per float element: |got - want| <= atol + rtol * |want| +
  * allow[i], allow an f64 array with one element per element of got (passes/error_bound.h), in
- * row-major order; NULL for none. */
+ * row-major order; NULL for none. An allow[i] that is NaN or infinite adds nothing. */
 cxla_status cx_literal_diff_allow(cxla_context *ctx, const cxla_literal *got, const cxla_literal *want, double rtol,
                                   double atol, const cxla_literal *allow, cx_diff *d);
 

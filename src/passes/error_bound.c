@@ -312,10 +312,16 @@ static int follow(eb *b, cx_instr *x, cx_instr **A, cx_instr **E) {
     *E = plus_scaled(b, binary(b, CX_OP_MULTIPLY, OPE(0), splat(b, x, slope)), approx(x), *A);
     return 1;
   }
-  case CX_OP_EXP: /* exp(x + e) - exp(x) = exp(x) expm1(e) */
+  case CX_OP_EXP: {
+    /* exp(y + e) - exp(y), in f64 from the operand y: not |exp(x)| expm1(e) with exp(x) the
+     * rounded result, which is 0 below -103.9 (f32) although y + e may reach values whose
+     * exp is representable (that product was 0, or 0 * inf = NaN once e passed 709) */
+    cx_instr *y = value(b, x->ops[0]);
     *A = magnitude(b, x);
-    *E = plus_scaled(b, binary(b, CX_OP_MULTIPLY, *A, unary(b, CX_OP_EXPM1, OPE(0))), approx(x), *A);
+    cx_instr *d = binary(b, CX_OP_SUBTRACT, unary(b, CX_OP_EXP, binary(b, CX_OP_ADD, y, OPE(0))), unary(b, CX_OP_EXP, y));
+    *E = plus_scaled(b, d, approx(x), *A);
     return 1;
+  }
   case CX_OP_LOG:
   case CX_OP_SQRT:
   case CX_OP_RSQRT: {

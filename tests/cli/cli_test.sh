@@ -443,6 +443,75 @@ expect check_each_error_names_instruction 1 err "(first differing instruction: s
 run_cxla run rowsum.hlo --random-inputs=5 --backend=cpu --check-each
 expect check_each_all_match 0 out "check-each: all 2 instructions match interp within tolerance"
 
+# The JAX MLP's Adam step (bench/mem/jax_mlp_step.hlo) against the interpreter, on inputs
+# mlp_inputs.hlo makes from random ones: weights at their usual scale (uniform in +-1/sqrt(fan
+# in)), x >= 0, labels in [0, 8], a valid optimizer state (count 5, second moments >= 0). Every
+# leaf is within the fixed tolerance, and --check-each judges each instruction as --check
+# judges the result, with its error bound: it once named the update m/(sqrt(v)+eps) (div.59,
+# 5 elements beyond rtol, within their bound) while the whole step matched.
+cat >mlp_inputs.hlo <<'EOF'
+HloModule mlp_inputs
+
+ENTRY e {
+  m = f32[] constant(0.001)
+  count = s32[] constant(5)
+  b0 = f32[512] parameter(0)
+  b0.s = f32[512] broadcast(f32[] constant(0.01)), dimensions={}
+  b0.m = f32[512] broadcast(m), dimensions={}
+  b0.w = f32[512] multiply(b0, b0.s)
+  b0.mu = f32[512] multiply(b0, b0.m)
+  b0.nu = f32[512] multiply(b0.mu, b0.mu)
+  w0 = f32[784,512] parameter(1)
+  w0.s = f32[784,512] broadcast(f32[] constant(0.0357142857)), dimensions={}
+  w0.m = f32[784,512] broadcast(m), dimensions={}
+  w0.w = f32[784,512] multiply(w0, w0.s)
+  w0.mu = f32[784,512] multiply(w0, w0.m)
+  w0.nu = f32[784,512] multiply(w0.mu, w0.mu)
+  b1 = f32[512] parameter(2)
+  b1.s = f32[512] broadcast(f32[] constant(0.01)), dimensions={}
+  b1.m = f32[512] broadcast(m), dimensions={}
+  b1.w = f32[512] multiply(b1, b1.s)
+  b1.mu = f32[512] multiply(b1, b1.m)
+  b1.nu = f32[512] multiply(b1.mu, b1.mu)
+  w1 = f32[512,512] parameter(3)
+  w1.s = f32[512,512] broadcast(f32[] constant(0.0441941738)), dimensions={}
+  w1.m = f32[512,512] broadcast(m), dimensions={}
+  w1.w = f32[512,512] multiply(w1, w1.s)
+  w1.mu = f32[512,512] multiply(w1, w1.m)
+  w1.nu = f32[512,512] multiply(w1.mu, w1.mu)
+  b2 = f32[10] parameter(4)
+  b2.s = f32[10] broadcast(f32[] constant(0.01)), dimensions={}
+  b2.m = f32[10] broadcast(m), dimensions={}
+  b2.w = f32[10] multiply(b2, b2.s)
+  b2.mu = f32[10] multiply(b2, b2.m)
+  b2.nu = f32[10] multiply(b2.mu, b2.mu)
+  w2 = f32[512,10] parameter(5)
+  w2.s = f32[512,10] broadcast(f32[] constant(0.0441941738)), dimensions={}
+  w2.m = f32[512,10] broadcast(m), dimensions={}
+  w2.w = f32[512,10] multiply(w2, w2.s)
+  w2.mu = f32[512,10] multiply(w2, w2.m)
+  w2.nu = f32[512,10] multiply(w2.mu, w2.mu)
+  x = f32[128,784] parameter(6)
+  ax = f32[128,784] abs(x)
+  y = s32[128] parameter(7)
+  ay = s32[128] abs(y)
+  ROOT t = (f32[512], f32[784,512], f32[512], f32[512,512], f32[10], f32[512,10], s32[], f32[512], f32[784,512], f32[512], f32[512,512], f32[10], f32[512,10], f32[512], f32[784,512], f32[512], f32[512,512], f32[10], f32[512,10], f32[128,784], s32[128]) tuple(b0.w, w0.w, b1.w, w1.w, b2.w, w2.w, count, b0.mu, w0.mu, b1.mu, w1.mu, b2.mu, w2.mu, b0.nu, w0.nu, b1.nu, w1.nu, b2.nu, w2.nu, ax, ay)
+}
+EOF
+run_cxla run mlp_inputs.hlo --random-inputs=1 --out mlp_in; expect mlp_inputs_made 0 out "mlp_in/20.npy s32[128]"
+MLP_IN=$(i=0; while [ $i -le 20 ]; do printf 'mlp_in/%d.npy ' $i; i=$((i + 1)); done)
+# shellcheck disable=SC2086 # MLP_IN is a list of files
+run_cxla run "$SRC/bench/mem/jax_mlp_step.hlo" $MLP_IN --backend=cpu --check-each
+expect check_adam_step_matches 0 out "check: ok: all 20 result leaves match interp within tolerance"
+expect check_each_adam_step_within_bounds 0 out "check-each: all 206 instructions match interp within tolerance"
+# With --random-inputs the same step is ill-conditioned (weights of 1 make logits of ~2e3,
+# whose f32 dots may be off by more than exp's range; second moments < 0 cancel in v): its
+# bounds are not finite past the softmax, which allows nothing (docs/numerics.md), and the
+# leaf lines say so instead of "an error bound of up to 0".
+run_cxla run "$SRC/bench/mem/jax_mlp_step.hlo" --random-inputs --backend=cpu --check
+grep -q '^\[3\] f32\[512,512\] .*, no error bound for 262144 elements whose bound is not finite)' out.txt \
+  && ok check_bound_not_finite_said || bad check_bound_not_finite_said "$(cat out.txt)"
+
 run_cxla compile --list-passes
 expect list_passes_layout_first 0 out "layout"
 head -1 out.txt | grep -q '^layout  *once, required  *[a-z]' && ok list_passes_first_line || bad list_passes_first_line "$(head -3 out.txt)"

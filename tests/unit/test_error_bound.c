@@ -117,7 +117,7 @@ TEST(error_bound_functions_and_selects) {
   CHECK(e && cxla_literal_tuple_size(e) == 4);
   if (e && cxla_literal_tuple_size(e) == 4) {
     double x1 = cxla_literal_get_f64(cxla_literal_tuple_get(r, 0), 1);
-    double want_x1 = x1 * expm1(12 * U) + 66 * U * x1;
+    double want_x1 = exp(-2 + 12 * U) - exp(-2) + 66 * U * x1;
     CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(e, 0), 1), want_x1, 1e-12 * want_x1);
     CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(e, 1), 0), 1 - 0x1p-30, 1e-15);
     CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(e, 1), 1), 0, 0);
@@ -162,4 +162,45 @@ TEST(error_bound_nan_allowance_adds_nothing) {
   cxla_literal_destroy(want);
   cxla_literal_destroy(got);
   cxla_literal_destroy(allow);
+}
+
+/* Nor does an infinite one (an error no finite allowance covers): it would pass any value, so
+ * the fixed tolerance alone decides there, as for NaN. Before, 1.5 for 1 passed. */
+TEST(error_bound_infinite_allowance_adds_nothing) {
+  const double wv[] = {1, 1, 1}, gv[] = {1 + 0x1p-20, 1.5, 1.5}, av[] = {INFINITY, INFINITY, 1};
+  cxla_literal *want = vec(CXLA_F32, 3, wv), *got = vec(CXLA_F32, 3, gv), *allow = vec(CXLA_F64, 3, av);
+  cx_diff d;
+  CHECK_OK(cx_literal_diff_allow(test_ctx(), got, want, 1e-5, 1e-6, allow, &d));
+  CHECK_EQ_INT(d.ndiff, 3);
+  CHECK_EQ_INT(d.nbad, 1);
+  CHECK_EQ_INT(d.first_bad, 1);
+  cxla_literal_destroy(want);
+  cxla_literal_destroy(got);
+  cxla_literal_destroy(allow);
+}
+
+/* exp of a value whose f32 exp underflows to 0 while the value may be off by E: the slope is
+ * taken over [y - E, y + E] from y in f64, not from the rounded result. s = (a + b) + c = -112
+ * exactly, a = -b, E(s) = 2u |2a| + 2u (|2a| + 112); exp(-112) is 0 in f32, but a backend's s
+ * may be as high as -112 + E(s), whose exp is representable: element 0 (a = 2^26, E(s) = 32
+ * + ...) allows e^(-112 + E) - e^-112, about 2e-35, where the rule |exp(x)| expm1(E) allowed
+ * 0; element 1 (a = 2^40, E(s) near 2^19, past exp's range) allows infinity, where that rule
+ * gave 0 * inf = NaN. */
+TEST(error_bound_exp_of_underflowing_value) {
+  const char *text = "HloModule x\nENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(1)\n"
+                     "  c = f32[2] parameter(2)\n  p = f32[2] add(a, b)\n  s = f32[2] add(p, c)\n"
+                     "  ROOT x = f32[2] exponential(s)\n}\n";
+  const double av[] = {0x1p26, 0x1p40}, bv[] = {-0x1p26, -0x1p40}, cv[] = {-112, -112};
+  cxla_literal *args[3] = {vec(CXLA_F32, 2, av), vec(CXLA_F32, 2, bv), vec(CXLA_F32, 2, cv)}, *pair = NULL;
+  cxla_literal *e = bound_of(text, 3, args, &pair);
+  CHECK(e != NULL);
+  if (e) {
+    CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(pair, 0), 0), 0, 0);
+    double es = 2 * U * 0x1p27 + 2 * U * (0x1p27 + 112), want = exp(-112 + es) - exp(-112);
+    CHECK(want > 1e-36);
+    CHECK_NEAR(cxla_literal_get_f64(e, 0), want, 1e-9 * want);
+    CHECK(isinf(cxla_literal_get_f64(e, 1)));
+  }
+  for (int i = 0; i < 3; i++) cxla_literal_destroy(args[i]);
+  cxla_literal_destroy(pair);
 }
