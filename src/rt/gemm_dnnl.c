@@ -25,21 +25,24 @@
 int omp_get_max_threads(void);
 void omp_set_num_threads(int n);
 
-/* The class: f32, one product, any transposes, C at least MIN_N wide, at most MAX_MNK
- * multiply-adds (the training steps' products are up to 5e7; the 1024² and 4096² squares,
- * where OpenBLAS was as fast or faster, are above). */
+/* The class: f32, one product, C at least MIN_N wide, at most MAX_MNK multiply-adds (the
+ * training steps' products are up to 5e7; the 1024² and 4096² squares, where OpenBLAS was as
+ * fast or faster, are above); with both operands transposed (TT), at least TT_MIN_M rows of C:
+ * oneDNN's TT products with 128 or 256 rows ran at 0.45-0.8x OpenBLAS's, those with 512 to
+ * 1568 at 1.0-1.15x (bench/bench_gemm_pool.c --work --only=TT, docs/design/cpu-backend.md). */
 #define DNNL_MIN_N 64
 #define DNNL_MAX_MNK (1 << 26)
+#define DNNL_TT_MIN_M 512
 /* Rows of C a pool share should have at least. */
 #define DNNL_MIN_ROWS 16
 /* Multiply-adds a share should have at least (as gemm.c's chunks): smaller products run whole on
  * the calling thread. */
 #define DNNL_SHARE_MNK 262144.0
 
-int cx_rt_gemm_dnnl_suits(int32_t type, int32_t trans_a, int64_t m, int64_t n, int64_t k, int64_t batch) {
-  (void)trans_a; /* TN too: bench/bench_gemm_pool.c --work, docs/design/cpu-backend.md */
+int cx_rt_gemm_dnnl_suits(int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
+                          int64_t batch) {
   return type == CXLA_F32 && batch == 1 && n >= DNNL_MIN_N && m > 0 && k > 0 &&
-         (double)m * (double)n * (double)k <= DNNL_MAX_MNK;
+         (double)m * (double)n * (double)k <= DNNL_MAX_MNK && !(trans_a && trans_b && m < DNNL_TT_MIN_M);
 }
 
 /* ---- the set-up in the background ----
@@ -113,8 +116,8 @@ void cx_rt_gemm_dnnl(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, 
   if (rt->status != CXLA_OK) return;
   /* The arguments are checked as cx_rt_gemm checks them (leading dimensions, sizes). */
   int64_t a_cols = trans_a ? m : k, b_cols = trans_b ? k : n;
-  if (!cx_rt_gemm_dnnl_suits(type, trans_a, m, n, k, batch) || lda < (a_cols > 1 ? a_cols : 1) || ldb < (b_cols > 1 ? b_cols : 1) ||
-      ldc < n) { /* not its class (or malformed): OpenBLAS's path, which reports bad arguments */
+  if (!cx_rt_gemm_dnnl_suits(type, trans_a, trans_b, m, n, k, batch) || lda < (a_cols > 1 ? a_cols : 1) ||
+      ldb < (b_cols > 1 ? b_cols : 1) || ldc < n) { /* not its class (or malformed): OpenBLAS's path, which reports bad arguments */
     cx_rt_gemm(rt, type, trans_a, trans_b, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c, batch, id);
     return;
   }

@@ -59,10 +59,11 @@ void cx_rt_gemm_batch2(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b
  * threads / batch, each at least 16 rows (or columns) of C. */
 int64_t cx_rt_gemm_shares(int64_t m, int64_t n, int64_t k, int64_t batch, int threads);
 /* The same through oneDNN's sgemm on the pool (gemm_dnnl.c), for the class of products where it
- * measured faster than OpenBLAS: cx_rt_gemm_dnnl_suits (f32, one product, A as stored or
- * transposed, C at least 64 wide, at most 2^26 multiply-adds; trans_a no longer decides, kept
- * so that the callers need not know). Anything else is handed to cx_rt_gemm. */
-int cx_rt_gemm_dnnl_suits(int32_t type, int32_t trans_a, int64_t m, int64_t n, int64_t k, int64_t batch);
+ * measured faster than OpenBLAS: cx_rt_gemm_dnnl_suits (f32, one product, C at least 64 wide, at
+ * most 2^26 multiply-adds, and when both A and B are transposed, at least 512 rows of C).
+ * Anything else is handed to cx_rt_gemm. */
+int cx_rt_gemm_dnnl_suits(int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
+                          int64_t batch);
 void cx_rt_gemm_dnnl(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
                      const void *a, int64_t lda, int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b, void *c,
                      int64_t ldc, int64_t stride_c, int64_t batch, int32_t id);

@@ -346,7 +346,7 @@ static int dnnl_gemm_likely(const cx_module *m) {
       cx_gemm_plan p;
       const char *why;
       if (in->op == CX_OP_DOT && cx_dot_plan(in, &cx_cpu_gemm, &p, &why) &&
-          cx_rt_gemm_dnnl_suits(p.type, p.trans_a, p.m, p.n, p.k, p.batch))
+          cx_rt_gemm_dnnl_suits(p.type, p.trans_a, p.trans_b, p.m, p.n, p.k, p.batch))
         return 1;
     }
   return 0;

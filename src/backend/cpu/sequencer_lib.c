@@ -16,7 +16,7 @@ int cx_seq_dot(cx_seq *s, const cx_instr *in, const char **why) {
   int a = cx_seq_leaf_slot(s, in->ops[0], 0), b = cx_seq_leaf_slot(s, in->ops[1], 0), c = cx_seq_leaf_slot(s, in, 0);
   if (a < 0 || b < 0 || c < 0) return 1; /* error recorded */
   /* The library for this shape class, chosen now (rt/gemm_dnnl.c says which won where). */
-  int dnnl = s->onednn && cx_rt_gemm_dnnl_suits(p.type, p.trans_a, p.m, p.n, p.k, p.batch);
+  int dnnl = s->onednn && cx_rt_gemm_dnnl_suits(p.type, p.trans_a, p.trans_b, p.m, p.n, p.k, p.batch);
   if (dnnl) cx_rt_gemm_dnnl_warm(); /* its set-up runs while the compile goes on */
   char name[256];
   snprintf(name, sizeof name, "%s [gemm %lldx%lldx%lld%s%s]", in->name ? in->name : "dot", (long long)p.m,
