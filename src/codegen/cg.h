@@ -54,12 +54,17 @@ typedef struct cx_kernel {
   int64_t total;             /* size of the [begin, end) iteration space */
   int64_t grain;             /* smallest worthwhile chunk of it for one thread */
   int nout, nin;             /* pointers in args: nout outputs, then nin operands */
+  /* A column reduction split over row blocks (reduce_emit.c) when parts > 0: args has one more
+   * pointer, to `scratch` bytes of memory the caller provides; iterations [0, parts) (chunks
+   * of at least parts_grain) fill it with partial results, and only once all of them have run,
+   * iterations [parts, parts + total) compute the outputs from them. */
+  int64_t parts, parts_grain, scratch;
 } cx_kernel;
 
 /* Emits the kernel for a fusion instruction (kLoop or kInput). args = one output pointer per
  * array leaf of the fusion's result (DFS order), then the fusion's operands in order. The
- * kernel is correct for any [begin, end) within [0, total). Every pointer is assumed not to
- * alias any other (noalias). */
+ * kernel is correct for any [begin, end) within [0, total) (with parts: as cx_kernel says).
+ * Every pointer is assumed not to alias any other (noalias). */
 cxla_status cx_emit_kernel(cx_cg *g, cx_instr *fusion, cx_kernel *out);
 /* Which kernel arguments share memory (an in-place fusion): bit i of mask (args index, < 64)
  * marks args[i] as sharing its buffer with another argument, and to[i] is the lowest index of

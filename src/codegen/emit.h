@@ -57,10 +57,17 @@ typedef struct cx_red_plan {
    * (NULL: none). Only where no output shares memory with an operand. */
   const cx_instr *stash;
   int stash_leaf;
+  /* Column reduction split over blocks of its reduced positions (cx_red_plan_split; 0: not
+   * split): `blocks` blocks of `block_rows` positions (the last may have fewer), partial results
+   * in `scratch` bytes, partial phase chunks of at least parts_grain blocks. */
+  int64_t blocks, block_rows, scratch, parts_grain;
 } cx_red_plan;
 
 /* Analyses a fusion containing reduces; 0 with a reason if the emitter cannot do it. */
 int cx_red_plan_make(const cx_instr *fusion, cx_red_plan *p, const char **why);
+/* Decides whether a column reduction on the cpu is split over blocks of its reduced positions
+ * (reduce_plan.c), filling p->blocks and the rest. */
+void cx_red_plan_split(cx_red_plan *p);
 /* Emits the kInput kernel body (args = outputs, operands). */
 cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_plan *p, uint64_t may_alias,
                                 int64_t *total, int64_t *grain);

@@ -237,12 +237,18 @@ cxla_status cx_emit_kernel_ex(cx_cg *cg, cx_instr *fusion, const cx_kalias *alia
   if (!plan->nreduces) return emit_loop(cg, fusion, plan, alias, NULL, out);
   if (!cx_red_plan_make(fusion, &p, &why))
     return cx_cg_fail(cg, CXLA_ERR_UNSUPPORTED, "codegen: %s: %s", fusion->name, why);
+  /* a split column reduction (cpu only) takes its scratch as one more argument */
+  if (!cg->target->warp_size && nout + fusion->nops < CX_EMIT_MAX_ARGS) cx_red_plan_split(&p);
   cx_kfn k;
-  CX_TRY(cx_kfn_begin(&k, cg, fusion, nout + fusion->nops, alias, 1));
+  CX_TRY(cx_kfn_begin(&k, cg, fusion, nout + fusion->nops + (p.blocks > 0), alias, 1));
   cx_kfn_bind_params(&k, c, nout);
   int64_t total = 0, grain = 1;
   cx_emit_reduce_body(&k, fusion, &p, may_alias, &total, &grain);
-  return cx_kfn_end(&k, out, total, grain, nout, fusion->nops);
+  CX_TRY(cx_kfn_end(&k, out, total, grain, nout, fusion->nops));
+  out->parts = p.blocks;
+  out->parts_grain = p.parts_grain;
+  out->scratch = p.scratch;
+  return CXLA_OK;
 }
 
 cxla_status cx_emit_kernel(cx_cg *cg, cx_instr *fusion, cx_kernel *out) {

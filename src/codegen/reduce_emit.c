@@ -10,7 +10,9 @@
  * along that dim keeps its accumulators in a stack array; for every position of the reduced
  * dims the chunk's input row is folded in by an inner loop over the chunk, which vectorises
  * without reassociation (each output sums in sequential order). Long float sums arrive here
- * already split into chains (passes/reduce_accumulate.c, docs/numerics.md).
+ * already split into chains (passes/reduce_accumulate.c, docs/numerics.md). On the cpu, few
+ * outputs over many rows are split over blocks of rows (cx_red_plan_split): each block sums
+ * into partial results, which are then added in block order (emit_column_parts).
  *
  * After the reduction, the epilogue outputs are generated with the reduces overridden by
  * their accumulators; input-shaped outputs are stored while the input is read.
@@ -61,6 +63,8 @@ typedef struct red_state {
   LLVMValueRef has;                         /* warp rows: i1, the lane's accumulators hold a value
                                                (only lane 0 starts from the init value, so a
                                                reduction applies it once, as everywhere else) */
+  LLVMValueRef part[CX_EMIT_MAX_REDUCES];   /* split column reductions: each reduce's partial
+                                               results in the scratch, [block][output] */
 } red_state;
 
 /* Address of accumulator v of reduce r for chunk lane j (NULL j: the scalar slot). */
@@ -554,28 +558,36 @@ static void emit_row_warp(red_state *s) {
   cx_gen_restore(g, m0);
 }
 
-static void emit_column(red_state *s) {
+/* Column reduction of outputs [begin, end): a chunk of lanes along the innermost kept dim at a
+ * time, every reduced position folded into them, then per lane the outputs (block NULL), or,
+ * for block b of a split reduction, only the reduced positions of block b folded and the lanes
+ * stored as its partial results. */
+static void emit_column(red_state *s, LLVMValueRef begin, LLVMValueRef end, LLVMValueRef block) {
   cx_kfn *k = s->k;
   cx_gen *g = &k->g;
   LLVMBuilderRef b = k->cg->b;
   const cx_red_plan *p = s->p;
-  int ro = p->out.rank, oinner = 0;
+  int ro = p->out.rank, oinner = 0, nr = 0;
   int kept[CXLA_MAX_RANK];
+  int64_t rdims[CXLA_MAX_RANK], rows = 1, outs = cx_shape_elems(&p->out);
   for (int d = 0, i = 0; d < p->in.rank; d++)
     if (!p->reduced[d]) {
       if (d == p->inner) oinner = i;
       kept[i++] = d;
+    } else {
+      rdims[nr++] = p->in.dims[d];
+      rows *= p->in.dims[d];
     }
   int64_t W = p->in.dims[p->inner];
   LLVMValueRef w = cx_ir_i64(g, W), T = cx_ir_i64(g, COL_CHUNK);
   cx_loop rl, ql, jl, loops[CXLA_MAX_RANK];
   cx_gen_mark_t m0 = cx_gen_mark(g);
-  LLVMValueRef r0 = LLVMBuildSDiv(b, k->begin, w, "");
-  LLVMValueRef r1 = LLVMBuildSDiv(b, LLVMBuildAdd(b, k->end, cx_ir_i64(g, W - 1), ""), w, "");
+  LLVMValueRef r0 = LLVMBuildSDiv(b, begin, w, "");
+  LLVMValueRef r1 = LLVMBuildSDiv(b, LLVMBuildAdd(b, end, cx_ir_i64(g, W - 1), ""), w, "");
   cx_loop_begin(k->cg, &rl, r0, r1, "orow");
   LLVMValueRef rb = LLVMBuildMul(b, rl.iv, w, "");
-  LLVMValueRef c0 = cx_ir_smax(g, LLVMBuildSub(b, k->begin, rb, ""), cx_ir_i64(g, 0));
-  LLVMValueRef c1 = cx_ir_smin(g, LLVMBuildSub(b, k->end, rb, ""), w);
+  LLVMValueRef c0 = cx_ir_smax(g, LLVMBuildSub(b, begin, rb, ""), cx_ir_i64(g, 0));
+  LLVMValueRef c1 = cx_ir_smin(g, LLVMBuildSub(b, end, rb, ""), w);
   cx_shape outer = cx_shape_array(CXLA_F32, oinner, p->out.dims);
   cx_idx oo = cx_idx_from_linear(g, &outer, rl.iv);
   LLVMValueRef span = LLVMBuildSub(b, c1, c0, "");
@@ -589,9 +601,20 @@ static void emit_column(red_state *s) {
   store_inits(s, jl.iv, 0);
   cx_loop_end(k->cg, &jl);
   cx_gen_restore(g, m);
-  /* fold every reduced position into the lanes */
+  /* fold every reduced position (of the block) into the lanes */
   LLVMValueRef iv[CXLA_MAX_RANK];
-  int nl = open_reduced(s, loops, iv);
+  int nl = 0;
+  if (!block) {
+    nl = open_reduced(s, loops, iv);
+  } else {
+    cx_shape rshape = cx_shape_array(CXLA_F32, nr, rdims);
+    LLVMValueRef lo = LLVMBuildMul(b, block, cx_ir_i64(g, p->block_rows), "");
+    LLVMValueRef hi = cx_ir_smin(g, LLVMBuildAdd(b, lo, cx_ir_i64(g, p->block_rows), ""), cx_ir_i64(g, rows));
+    cx_loop_begin(k->cg, &loops[nl++], lo, hi, "red");
+    cx_idx ri = cx_idx_from_linear(g, &rshape, loops[0].iv);
+    for (int d = 0, r = 0; d < p->in.rank; d++)
+      if (p->reduced[d]) iv[d] = ri.v[r++];
+  }
   cx_loop_begin(k->cg, &jl, cx_ir_i64(g, 0), len, "lane");
   for (int i = 0; i < ro; i++)
     iv[kept[i]] = i < oinner ? oo.v[i] : i == oinner ? LLVMBuildAdd(b, cc, jl.iv, "") : cx_ir_i64(g, 0);
@@ -600,17 +623,94 @@ static void emit_column(red_state *s) {
   cx_loop_end(k->cg, &jl);
   close_loops(s, loops, nl);
   cx_gen_restore(g, m);
-  /* epilogue per lane */
+  /* epilogue per lane, or the block's partial results */
   cx_loop_begin(k->cg, &jl, cx_ir_i64(g, 0), len, "fin");
   LLVMValueRef o = LLVMBuildAdd(b, rb, LLVMBuildAdd(b, cc, jl.iv, ""), "");
-  int pushed = push_results(s, jl.iv, 0);
-  finish(s, o);
-  while (pushed--) cx_gen_pop_override(g);
+  if (block) {
+    LLVMValueRef at = LLVMBuildAdd(b, LLVMBuildMul(b, block, cx_ir_i64(g, outs), ""), o, "");
+    for (int r = 0; r < p->nred; r++)
+      cx_cg_store(k->cg, p->red[r]->shape.type, s->part[r], at, LLVMBuildLoad2(b, s->ty[r][0], acc_ptr(s, r, 0, jl.iv), ""));
+  } else {
+    int pushed = push_results(s, jl.iv, 0);
+    finish(s, o);
+    while (pushed--) cx_gen_pop_override(g);
+  }
   cx_loop_end(k->cg, &jl);
   cx_gen_restore(g, m);
   cx_loop_end(k->cg, &ql);
   cx_loop_end(k->cg, &rl);
   cx_gen_restore(g, m0);
+}
+
+/* The combine of a split reduction, outputs [c0, c1), in chunks of lanes as emit_column: the
+ * lanes start at the init values and fold the partial results in block order (the same for any
+ * chunking, any thread count), one vectorised loop over the lanes per block; then the outputs. */
+static void combine_parts(red_state *s, LLVMValueRef c0, LLVMValueRef c1) {
+  cx_kfn *k = s->k;
+  cx_gen *g = &k->g;
+  LLVMBuilderRef b = k->cg->b;
+  const cx_red_plan *p = s->p;
+  LLVMValueRef T = cx_ir_i64(g, COL_CHUNK);
+  cx_loop ql, bl, jl;
+  cx_gen_mark_t m = cx_gen_mark(g);
+  LLVMValueRef span = cx_ir_smax(g, LLVMBuildSub(b, c1, c0, ""), cx_ir_i64(g, 0));
+  LLVMValueRef nq = LLVMBuildSDiv(b, LLVMBuildAdd(b, span, cx_ir_i64(g, COL_CHUNK - 1), ""), T, "");
+  cx_loop_begin(k->cg, &ql, cx_ir_i64(g, 0), nq, "chunk");
+  LLVMValueRef cc = LLVMBuildAdd(b, c0, LLVMBuildMul(b, ql.iv, T, ""), "");
+  LLVMValueRef len = cx_ir_smin(g, LLVMBuildSub(b, c1, cc, ""), T);
+  cx_gen_mark_t m1 = cx_gen_mark(g); /* values made inside a loop stay there */
+  cx_loop_begin(k->cg, &jl, cx_ir_i64(g, 0), len, "init");
+  store_inits(s, jl.iv, 0);
+  cx_loop_end(k->cg, &jl);
+  cx_gen_restore(g, m1);
+  cx_loop_begin(k->cg, &bl, cx_ir_i64(g, 0), cx_ir_i64(g, p->blocks), "part");
+  LLVMValueRef row = LLVMBuildAdd(b, LLVMBuildMul(b, bl.iv, cx_ir_i64(g, cx_shape_elems(&p->out)), ""), cc, "");
+  cx_loop_begin(k->cg, &jl, cx_ir_i64(g, 0), len, "lane");
+  LLVMValueRef at = LLVMBuildAdd(b, row, jl.iv, "");
+  for (int r = 0; r < p->nred && k->cg->status == CXLA_OK; r++) {
+    LLVMValueRef acc = acc_ptr(s, r, 0, jl.iv), res[CX_GEN_MAX_VALS];
+    LLVMValueRef args[2] = {LLVMBuildLoad2(b, s->ty[r][0], acc, ""), cx_cg_load(k->cg, p->red[r]->shape.type, s->part[r], at)};
+    if (cx_gen_scalar_comp(g, p->red[r]->called[0], 2, args, res) != 1) {
+      cx_gen_fail(g, p->red[r], "reducer does not return one value");
+      break;
+    }
+    LLVMBuildStore(b, res[0], acc);
+  }
+  cx_loop_end(k->cg, &jl);
+  cx_loop_end(k->cg, &bl);
+  cx_gen_restore(g, m1);
+  cx_loop_begin(k->cg, &jl, cx_ir_i64(g, 0), len, "fin");
+  int pushed = push_results(s, jl.iv, 0);
+  finish(s, LLVMBuildAdd(b, cc, jl.iv, ""));
+  while (pushed--) cx_gen_pop_override(g);
+  cx_loop_end(k->cg, &jl);
+  cx_gen_restore(g, m1);
+  cx_loop_end(k->cg, &ql);
+  cx_gen_restore(g, m);
+}
+
+/* A split column reduction (cx_red_plan_split): iterations [0, blocks) fold block b's reduced
+ * positions into partial results in the scratch (the last argument), [blocks, blocks + outputs)
+ * combine them; the caller runs the second range only once the first has run. */
+static void emit_column_parts(red_state *s) {
+  cx_kfn *k = s->k;
+  cx_gen *g = &k->g;
+  LLVMBuilderRef b = k->cg->b;
+  const cx_red_plan *p = s->p;
+  int64_t outs = cx_shape_elems(&p->out), off = 0;
+  for (int r = 0; r < p->nred; r++) {
+    LLVMValueRef at = cx_ir_i64(g, off);
+    s->part[r] = LLVMBuildInBoundsGEP2(b, k->cg->t_i8, k->ptr[k->nargs - 1], &at, 1, "");
+    off += (p->blocks * outs * (int64_t)cxla_type_size(p->red[r]->shape.type) + 63) / 64 * 64;
+  }
+  LLVMValueRef nb = cx_ir_i64(g, p->blocks);
+  cx_loop bl;
+  cx_gen_mark_t m = cx_gen_mark(g);
+  cx_loop_begin(k->cg, &bl, cx_ir_smin(g, k->begin, nb), cx_ir_smin(g, k->end, nb), "block");
+  emit_column(s, cx_ir_i64(g, 0), cx_ir_i64(g, outs), bl.iv);
+  cx_loop_end(k->cg, &bl);
+  cx_gen_restore(g, m);
+  combine_parts(s, LLVMBuildSub(b, cx_ir_smax(g, k->begin, nb), nb, ""), LLVMBuildSub(b, cx_ir_smax(g, k->end, nb), nb, ""));
 }
 
 /* The input-shaped outputs that read reduce results are stored in the last stage's pass
@@ -774,10 +874,20 @@ cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_
   *grain = 8192 / (per ? per : 1);
   if (*grain < 1) *grain = 1;
   if (!p->row && *grain < 64) *grain = 64;
+  if (p->blocks) { /* the combine's chunks: ~128 KiB of partial results, outputs and operands */
+    int64_t bytes = 0;
+    for (int r = 0; r < p->nred; r++) bytes += p->blocks * (int64_t)cxla_type_size(p->red[r]->shape.type);
+    for (int i = 0; i < p->nleaves; i++) bytes += p->leaf_in[i] ? 0 : (int64_t)cxla_type_size(s.leaves[i]->type);
+    for (int i = 0; i < fusion->nops; i++)
+      if (cx_shape_elems(&fusion->ops[i]->shape) == *total) bytes += (int64_t)cxla_type_size(fusion->ops[i]->shape.type);
+    *grain = 131072 / (bytes > 0 ? bytes : 1);
+    if (*grain < 64) *grain = 64;
+  }
   if (*total > 0) {
     if (warp) emit_row_warp(&s);
     else if (p->row) emit_row(&s);
-    else emit_column(&s);
+    else if (p->blocks) emit_column_parts(&s);
+    else emit_column(&s, k->begin, k->end, NULL);
   }
   return k->cg->status;
 }

@@ -259,3 +259,67 @@ int cx_red_plan_make(const cx_instr *fusion, cx_red_plan *p, const char **why) {
   plan_stash(p, leaves);
   return 1;
 }
+
+/* ---- splitting a column reduction over blocks of its reduced positions ----
+ * Threads that split a column reduction's outputs each read a narrow strided slice of every
+ * input row (a bias gradient's 512 columns: two threads took 45-68 us where one took 39), so
+ * few outputs over many rows are split over blocks of rows instead: each block folds into a
+ * partial row of every output, then the partial rows are combined. The split depends on the
+ * shapes only, never on the threads, so a result has the same bits on any pool. */
+#define SPLIT_OUT_MAX 4096                        /* more outputs: their slices are wide enough */
+#define SPLIT_BLOCK_BYTES ((int64_t)64 << 10)     /* the least input of a block (4-byte elements) */
+#define SPLIT_BLOCKS_MAX 16                       /* partial rows each output combines */
+#define SPLIT_CHUNK_BYTES ((int64_t)128 << 10)    /* the least input of a thread's share */
+
+/* The init value x of a reduce is a constant +0 or -0 inside the fused computation (the fusion
+ * passes fuse scalar constants; an operand's value is not looked at, a kernel may be called
+ * with any). */
+static int zero_constant(const cx_instr *x) {
+  if (x->op != CX_OP_CONSTANT || !x->a.literal || !x->a.literal->data || cx_shape_elems(&x->shape) != 1) return 0;
+  size_t n = cxla_type_size(x->shape.type);
+  const unsigned char *d = x->a.literal->data;
+  for (size_t i = 0; i < n; i++) /* little-endian: the sign is the last byte's top bit */
+    if (d[i] & (i + 1 == n && cx_type_is_float(x->shape.type) ? 0x7f : 0xff)) return 0;
+  return 1;
+}
+
+/* Partial results of reduce r combine like its terms: one add, maximum, minimum, and or or of
+ * its two parameters, on a real type the emitter keeps exactly (f16, bf16, f32, f64) or an
+ * integer or pred, and an init value that every block may start from (combined with itself
+ * it stays the same: any for max, min, and, or; zero for add). */
+static int combinable(const cx_instr *r) {
+  if (r->nops != 2 || r->ncalled != 1) return 0;
+  cxla_type t = r->shape.type;
+  int real = t == CXLA_F16 || t == CXLA_BF16 || t == CXLA_F32 || t == CXLA_F64;
+  if (!real && t != CXLA_PRED && !(cx_type_is_int(t) && cx_type_bits(t) >= 8)) return 0;
+  const cx_comp *c = r->called[0];
+  if (!c || c->nparams != 2 || !c->root || c->root->nops != 2) return 0;
+  const cx_instr *x = c->root;
+  if (!((x->ops[0] == c->params[0] && x->ops[1] == c->params[1]) ||
+        (x->ops[0] == c->params[1] && x->ops[1] == c->params[0])))
+    return 0;
+  switch (x->op) {
+  case CX_OP_MAXIMUM: case CX_OP_MINIMUM: case CX_OP_AND: case CX_OP_OR: return 1;
+  case CX_OP_ADD: return zero_constant(r->ops[1]);
+  default: return 0;
+  }
+}
+
+void cx_red_plan_split(cx_red_plan *p) {
+  p->blocks = p->block_rows = p->scratch = p->parts_grain = 0;
+  int64_t outs = cx_shape_elems(&p->out), rows = 1;
+  for (int d = 0; d < p->in.rank; d++)
+    if (p->reduced[d]) rows *= p->in.dims[d];
+  if (p->row || p->nstages != 1 || outs < 1 || outs > SPLIT_OUT_MAX || rows < 2) return;
+  for (int r = 0; r < p->nred; r++)
+    if (!combinable(p->red[r])) return;
+  int64_t nb = rows * outs * 4 / SPLIT_BLOCK_BYTES;
+  if (nb > SPLIT_BLOCKS_MAX) nb = SPLIT_BLOCKS_MAX;
+  if (nb < 2) return;
+  int64_t br = (rows + nb - 1) / nb;
+  p->blocks = (rows + br - 1) / br;
+  p->block_rows = br;
+  for (int r = 0; r < p->nred; r++)
+    p->scratch += (p->blocks * outs * (int64_t)cxla_type_size(p->red[r]->shape.type) + 63) / 64 * 64;
+  p->parts_grain = (SPLIT_CHUNK_BYTES + br * outs * 4 - 1) / (br * outs * 4);
+}

@@ -220,6 +220,18 @@ __attribute__((no_sanitize("function")))
 #endif
 static void call_kernel(kfn fn, void **args, int64_t begin, int64_t end) { fn(args, begin, end); }
 
+/* fn over [from, to) in nc uneven chunks, called last first */
+static void run_chunks(kfn fn, void **args, int64_t from, int64_t to, int nc, uint64_t *rng) {
+  int64_t cut[66], n = to - from;
+  cut[0] = from;
+  cut[nc] = to;
+  for (int i = 1; i < nc; i++) cut[i] = from + (n ? (int64_t)(cgt_rand(rng) % (uint64_t)(n + 1)) : 0);
+  for (int i = 1; i < nc; i++)
+    for (int j = i + 1; j < nc; j++)
+      if (cut[j] < cut[i]) { int64_t t = cut[i]; cut[i] = cut[j]; cut[j] = t; }
+  for (int i = nc - 1; i >= 0; i--) call_kernel(fn, args, cut[i], cut[i + 1]);
+}
+
 static int leaves_of(const cx_shape *s, const cx_shape **out) {
   if (s->type != CXLA_TUPLE) { out[0] = s; return 1; }
   for (int i = 0; i < s->ntuple; i++) out[i] = &s->tuple[i];
@@ -238,7 +250,7 @@ static int run_fusion(cx_module *m, cx_instr *f, const cx_kernel *k, kfn fn, cgt
   cxla_literal *ins[128] = {0}, *ref = NULL, *gemm = NULL;
   const cx_shape *ol[128];
   int nout = leaves_of(&f->shape, ol);
-  void *outs[128] = {0}, *args[260];
+  void *outs[128] = {0}, *args[261], *scratch = NULL;
   cx_comp *c = f->called[0];
   const cx_instr *dot = find_dot(c);
   for (int i = 0; i < nin; i++) {
@@ -281,16 +293,16 @@ static int run_fusion(cx_module *m, cx_instr *f, const cx_kernel *k, kfn fn, cgt
     fails++;
     goto done;
   }
-  /* uneven chunks, called last first */
+  /* a split reduction's scratch, garbage at first: its first phase must write all it reads */
+  if (k->parts > 0) {
+    scratch = cx_malloc((size_t)k->scratch + 64);
+    memset(scratch, 0xA5, (size_t)k->scratch + 64);
+    args[na] = scratch;
+  }
+  /* uneven chunks, called last first: a split reduction's first phase, then its second */
   int nc = o->chunks ? o->chunks : 7;
-  int64_t cut[66];
-  cut[0] = 0;
-  cut[nc] = k->total;
-  for (int i = 1; i < nc; i++) cut[i] = k->total ? (int64_t)(cgt_rand(rng) % (uint64_t)(k->total + 1)) : 0;
-  for (int i = 1; i < nc; i++)
-    for (int j = i + 1; j < nc; j++)
-      if (cut[j] < cut[i]) { int64_t t = cut[i]; cut[i] = cut[j]; cut[j] = t; }
-  for (int i = nc - 1; i >= 0; i--) call_kernel(fn, args, cut[i], cut[i + 1]);
+  if (k->parts > 0) run_chunks(fn, args, 0, k->parts, nc, rng);
+  run_chunks(fn, args, k->parts, k->parts + k->total, nc, rng);
   cur_ins = ins;
   cur_nin = nin;
   for (int i = 0; i < nout; i++) {
@@ -306,13 +318,15 @@ static int run_fusion(cx_module *m, cx_instr *f, const cx_kernel *k, kfn fn, cgt
     for (int i = 0; i < nin; i++) bytes += (double)cx_shape_bytes(&ins[i]->shape);
     for (int r = 0; r < o->time_runs; r++) {
       double t0 = now_s();
-      call_kernel(fn, args, 0, k->total);
+      if (k->parts > 0) call_kernel(fn, args, 0, k->parts);
+      call_kernel(fn, args, k->parts, k->parts + k->total);
       double t = now_s() - t0;
       if (t < best) best = t;
     }
     o->best_gbs = bytes / best / 1e9;
   }
 done:
+  cx_free(scratch);
   for (int i = 0; i < nout; i++) cx_free(outs[i]);
   for (int i = 0; i < nin; i++) cxla_literal_destroy(ins[i]);
   cxla_literal_destroy(ref);
@@ -324,6 +338,7 @@ int cgt_check(const char *text, cgt_opts *o, const char *file, int line) {
   int fails = 0, changed = 0;
   o->max_ulps = 0;
   o->nfusions = 0;
+  o->nsplit = 0;
   o->vectorized = -1;
   cx_module *m = cgt_parse(text, file, line);
   if (!m) return 1;
@@ -426,6 +441,7 @@ int cgt_check(const char *text, cgt_opts *o, const char *file, int line) {
     }
     fails += run_fusion(m, fus[i], &ks[i], (kfn)addr, o, &rng, file, line);
     o->nfusions++;
+    o->nsplit += ks[i].parts > 0;
   }
   cx_jit_destroy(j);
   cx_module_free(m);

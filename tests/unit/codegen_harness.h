@@ -33,6 +33,7 @@ typedef struct cgt_opts {
   /* results */
   double max_ulps;      /* largest float difference seen, in ulps */
   int nfusions;         /* fusions checked */
+  int nsplit;           /* of them, column reductions split over row blocks (cx_kernel.parts) */
   int lean;             /* the vectorisation check after the cpu backend's own pipeline
                            (cx_llvm_pipeline at the default opt level), not default<O3> */
   int vectorized;       /* asm of the module had zmm/ymm registers (x86_64 only), after

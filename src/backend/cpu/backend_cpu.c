@@ -96,6 +96,7 @@ static cxla_status dump_buffers(cxla_context *ctx, cx_pass_ctx *pc, cpu_state *s
 
 static const cx_jit_symbol runtime_symbols[] = {
     {"cx_rt_parallel_for", (void *)cx_rt_parallel_for},
+    {"cx_rt_parallel_parts", (void *)cx_rt_parallel_parts},
     {"cx_rt_gemm", (void *)cx_rt_gemm},
     {"cx_rt_gemm_batch2", (void *)cx_rt_gemm_batch2},
     {"cx_rt_gemm_dnnl", (void *)cx_rt_gemm_dnnl},

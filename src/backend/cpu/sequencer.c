@@ -100,8 +100,10 @@ int cx_seq_leaf_slot(cx_seq *s, const cx_instr *in, int leaf) {
   return slot;
 }
 
-LLVMValueRef cx_seq_args(cx_seq *s, const int *slots, int n) {
-  LLVMTypeRef at = LLVMArrayType(s->g->t_ptr, (unsigned)(n ? n : 1));
+LLVMValueRef cx_seq_args(cx_seq *s, const int *slots, int n) { return cx_seq_args_room(s, slots, n, 0); }
+
+LLVMValueRef cx_seq_args_room(cx_seq *s, const int *slots, int n, int room) {
+  LLVMTypeRef at = LLVMArrayType(s->g->t_ptr, (unsigned)(n + room ? n + room : 1));
   LLVMBuilderRef eb = LLVMCreateBuilderInContext(s->g->llctx);
   LLVMPositionBuilderBefore(eb, s->entry_term);
   LLVMValueRef arr = LLVMBuildAlloca(eb, at, "args");
@@ -272,7 +274,7 @@ static cxla_status call_kernel(cx_seq *s, const cx_instr *in) {
                       k.nout, k.nin, nout, n - nout);
   }
   int32_t id = name_fusion(s, in, "");
-  LLVMValueRef args = cx_seq_args(s, slots, n);
+  LLVMValueRef args = cx_seq_args_room(s, slots, n, k.parts > 0);
   cx_free(slots);
   if (id < 0) return s->g->status;
   s->out->nkernels++;
@@ -281,6 +283,13 @@ static cxla_status call_kernel(cx_seq *s, const cx_instr *in) {
    * and a direct call could run index arithmetic over zero-sized dimensions. */
   if (k.total <= 0) return CXLA_OK;
   int64_t grain = k.grain > 0 ? k.grain : 1;
+  if (k.parts > 0) { /* a split reduction: the runtime gives it its scratch and runs both phases */
+    LLVMValueRef pp[10] = {s->rt, k.fn, args, LLVMConstInt(g->t_i32, (unsigned long long)n, 0), cx_cg_i64(g, k.parts),
+                           cx_cg_i64(g, k.parts_grain), cx_cg_i64(g, k.total), cx_cg_i64(g, grain),
+                           cx_cg_i64(g, k.scratch), LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
+    LLVMBuildCall2(s->b, s->t_parts, s->f_parts, pp, 10, "");
+    return CXLA_OK;
+  }
   LLVMValueRef pf[6] = {s->rt, k.fn, args, cx_cg_i64(g, k.total), cx_cg_i64(g, grain),
                         LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
   if (k.total >= 2 * grain || !s->loop_depth) {
@@ -399,6 +408,8 @@ static void declare_runtime(cx_seq *s) {
   s->t_kernel = LLVMFunctionType(V, kp, 3, 0);
   LLVMTypeRef pf[6] = {P, P, P, I64, I64, I32};
   s->f_pfor = declare(s, "cx_rt_parallel_for", &s->t_pfor, V, pf, 6);
+  LLVMTypeRef pp[10] = {P, P, P, I32, I64, I64, I64, I64, I64, I32};
+  s->f_parts = declare(s, "cx_rt_parallel_parts", &s->t_parts, V, pp, 10);
   LLVMTypeRef gm[18] = {P, I32, I32, I32, I64, I64, I64, P, I64, I64, P, I64, I64, P, I64, I64, I64, I32};
   s->f_gemm = declare(s, "cx_rt_gemm", &s->t_gemm, V, gm, 18);
   s->f_gemm_dnnl = declare(s, "cx_rt_gemm_dnnl", &s->t_gemm, V, gm, 18);

@@ -25,8 +25,8 @@ typedef struct cx_seq {
   LLVMValueRef *slot_ptr;       /* PARAM / OUTPUT / CONST slot addresses, loaded once on entry */
   int *param_base;              /* flat leaf index of each ENTRY parameter's first leaf */
   /* runtime entry points */
-  LLVMTypeRef t_kernel, t_pfor, t_gemm, t_gemm2, t_interp, t_trace, t_conv;
-  LLVMValueRef f_pfor, f_gemm, f_gemm2, f_gemm_dnnl, f_interp, f_tbegin, f_tend, f_conv, f_conv_dnnl;
+  LLVMTypeRef t_kernel, t_pfor, t_parts, t_gemm, t_gemm2, t_interp, t_trace, t_conv;
+  LLVMValueRef f_pfor, f_parts, f_gemm, f_gemm2, f_gemm_dnnl, f_interp, f_tbegin, f_tend, f_conv, f_conv_dnnl;
 } cx_seq;
 
 /* Address of a slot (i8*) at the current insertion point. */
@@ -40,6 +40,8 @@ LLVMValueRef cx_seq_addr(cx_seq *s, const void *p);
 int32_t cx_seq_name(cx_seq *s, const char *name);
 /* An [n x ptr] array in the entry block, filled at the current point with the slot addresses. */
 LLVMValueRef cx_seq_args(cx_seq *s, const int *slots, int n);
+/* The same with `room` more pointers after them, left for the callee to fill. */
+LLVMValueRef cx_seq_args_room(cx_seq *s, const int *slots, int n, int room);
 /* Emits the instructions of a computation in schedule order. */
 cxla_status cx_seq_emit_comp(cx_seq *s, cx_comp *c);
 /* Sends `in` to the interpreter (adds a fallback-table entry). */
