@@ -4,7 +4,9 @@
  * each group of dimensions — batch, lhs free (M), rhs free (N), contracting (K) — collapses to
  * one strided dimension in each operand, and each operand's two matrix dims have one of the
  * layouts BLAS reads (unit column stride, or unit row stride = transposed). The result is
- * always [batch, M, N] row-major, which is what dot's output order is. Operands that do not fit
+ * [batch, M, N] row-major, which is what dot's output order is, unless a transpose of it is
+ * folded in (cx_dot_plan_out, dot_out_transpose.c): then C is written at that transpose's
+ * strides. Operands that do not fit
  * are transposed first by a kernel (an HLO transpose fusion inserted before buffer assignment),
  * f16/bf16 dots are computed in f32 (as XLA's CPU backend does), kOutput fusions become a dot
  * plus a kLoop epilogue that buffer assignment runs in place over the GEMM result, and

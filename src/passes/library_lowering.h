@@ -50,7 +50,8 @@ const cx_instr *cx_dot_out_fusion(const cx_instr *f, int64_t *cstride);
 /* The rewrites before buffer assignment: kOutput fusions split into dot + in-place kLoop
  * epilogue, dots of types t's GEMM lacks computed in f32, dot operands that no GEMM layout
  * fits transposed by a kernel, integer dots as reductions, ragged dots in the canonical form
- * the runtime's ragged-dot call takes, and convolutions wrapped in single-op fusions. */
+ * the runtime's ragged-dot call takes, convolutions wrapped in single-op fusions, and (with
+ * t->strided_c) transposes of a dot's result folded into its GEMM. */
 cxla_status cx_lower_library_ops(cx_module *m, const cx_gemm_target *t);
 
 /* The parts of it in files of their own: a ragged-dot in the canonical form cx_rt_ragged_dot

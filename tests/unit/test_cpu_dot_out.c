@@ -155,3 +155,27 @@ TEST(cpu_dot_out_transformer_shapes) {
                    "[8,128,4,32]", "0,3,1,2", "[8,128,128]", " reshape(t)"),
                "f32", v, 4, p, 4);
 }
+
+/* One product written transposed (Cᵀ = Bᵀ·Aᵀ, batch 1): dot-transpose swaps such a dot's
+ * operands itself, except where operand_precision is set; then the GEMM does, on oneDNN's
+ * sgemm (C 96 wide) or OpenBLAS, rows split over two threads or not. */
+TEST(cpu_dot_out_one_product_transposed) {
+  static const char text[] =
+      "HloModule one\nENTRY main {\n  a = f32[3,32,40] parameter(0)\n  b = f32[40,70] parameter(1)\n"
+      "  d = f32[3,32,70] dot(a, b), lhs_contracting_dims={2}, rhs_contracting_dims={0}, "
+      "operand_precision={highest,highest}\n  ROOT t = f32[70,3,32] transpose(d), dimensions={2,0,1}\n}\n";
+  static const char *const modes[4] = {"--cpu-onednn=on --threads=1", "--cpu-onednn=on --threads=2",
+                                       "--cpu-onednn=off --threads=1", "--cpu-onednn=off --threads=2"};
+  int64_t da[3] = {3, 32, 40}, db[2] = {40, 70};
+  char *a = cpu_ramp_nd("f32", da, 3, 7, 1, -3), *b = cpu_ramp_nd("f32", db, 2, 5, 1, -2);
+  const char *in[2] = {a, b};
+  for (int i = 0; i < 4; i++) {
+    char *stats = NULL;
+    int ok = cpu_check(text, 2, in, modes[i], 0, 0, &stats, NULL);
+    CHECK_MSG(ok, "%s", modes[i]);
+    if (ok) CHECK_MSG(cpu_fallbacks(stats) == 0 && kernels(stats) == 0 && strstr(stats, "gemms=1"), "%s: %s", modes[i], stats);
+    free(stats);
+  }
+  free(a);
+  free(b);
+}
