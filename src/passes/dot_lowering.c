@@ -350,7 +350,7 @@ static cxla_status split_output_fusion(cx_comp *c, cx_instr *f) {
   return cx_fusion_hoist(c, f, d, CX_FUSION_LOOP, &nd);
 }
 
-static cxla_status lower_comp(cx_comp *c, const cx_gemm_target *t) {
+static cxla_status lower_comp(cx_comp *c, const cx_gemm_target *t, int *folded) {
   int n = c->ninstrs;
   cx_instr **snap = cx_malloc(sizeof *snap * (size_t)(n ? n : 1));
   if (!snap) return cx_oom(c->module->ctx);
@@ -375,27 +375,29 @@ static cxla_status lower_comp(cx_comp *c, const cx_gemm_target *t) {
   }
   cx_free(snap);
   if (s == CXLA_OK && cx_comp_sort(c) <= 0) s = cx_oom(c->module->ctx);
-  if (s == CXLA_OK) s = cx_fold_dot_out_transposes(c, t); /* the dots' final forms are known now */
+  if (s == CXLA_OK) s = cx_fold_dot_out_transposes(c, t, folded); /* the dots' final forms are known now */
   return s;
 }
 
-static cxla_status lower_rec(cx_comp *c, int depth, const cx_gemm_target *t) {
+static cxla_status lower_rec(cx_comp *c, int depth, const cx_gemm_target *t, int *folded) {
   if (c->aux) return CXLA_OK;
   if (depth > 256) return cx_error(c->module->ctx, CXLA_ERR_UNSUPPORTED, "control flow nested deeper than 256 levels");
   c->aux = (void *)1;
   for (int i = 0; i < c->ninstrs; i++) {
     cx_instr *x = c->instrs[i];
     if (x->op == CX_OP_WHILE || x->op == CX_OP_CONDITIONAL || x->op == CX_OP_CALL)
-      for (int k = 0; k < x->ncalled; k++) CX_TRY(lower_rec(x->called[k], depth + 1, t));
+      for (int k = 0; k < x->ncalled; k++) CX_TRY(lower_rec(x->called[k], depth + 1, t, folded));
   }
-  return lower_comp(c, t);
+  return lower_comp(c, t, folded);
 }
 
 cxla_status cx_lower_library_ops(cx_module *m, const cx_gemm_target *t) {
   if (!m->entry) return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT, "module %s has no ENTRY computation", m->name);
   for (int i = 0; i < m->ncomps; i++) m->comps[i]->aux = NULL;
-  cxla_status s = lower_rec(m->entry, 0, t);
+  int folded = 0;
+  cxla_status s = lower_rec(m->entry, 0, t, &folded);
   for (int i = 0; i < m->ncomps; i++) m->comps[i]->aux = NULL;
+  if (s == CXLA_OK && folded) cx_module_remove_unreachable(m); /* the folded transposes' bodies */
   return s;
 }
 

@@ -70,7 +70,7 @@ static cxla_status fold(cx_comp *c, cx_instr *f, cx_instr *d, const cx_instr *t,
   return CXLA_OK;
 }
 
-cxla_status cx_fold_dot_out_transposes(cx_comp *c, const cx_gemm_target *tg) {
+cxla_status cx_fold_dot_out_transposes(cx_comp *c, const cx_gemm_target *tg, int *folded) {
   if (!tg->strided_c) return CXLA_OK;
   cx_pass_count_uses(c);
   int n = c->ninstrs;
@@ -95,6 +95,7 @@ cxla_status cx_fold_dot_out_transposes(cx_comp *c, const cx_gemm_target *tg) {
     out_strides(t, cst);
     if (!cx_dot_plan_out(d, cst, tg, &p, &why)) continue;
     s = fold(c, f, d, t, r);
+    (*folded)++;
     cx_pass_count_uses(c); /* the fusion builder uses aux too */
   }
   cx_free(snap);

@@ -41,8 +41,9 @@ int cx_dot_plan_out(const cx_instr *in, const int64_t *cstride, const cx_gemm_ta
 
 /* In c, a kLoop fusion that only transposes (and reshapes) a dot's result, where it is the
  * dot's one user, becomes a kOutput fusion of the dot and its transpose, which the backend
- * computes as one GEMM writing C at the transpose's strides (when cx_dot_plan_out takes them). */
-cxla_status cx_fold_dot_out_transposes(cx_comp *c, const cx_gemm_target *t);
+ * computes as one GEMM writing C at the transpose's strides (when cx_dot_plan_out takes them).
+ * *folded counts them (their old fused computations are left for the caller to remove). */
+cxla_status cx_fold_dot_out_transposes(cx_comp *c, const cx_gemm_target *t, int *folded);
 /* The dot of such a fusion, with cstride (CXLA_MAX_RANK) set to where the fusion's output holds
  * each of the dot's result dims; NULL if f is not one. */
 const cx_instr *cx_dot_out_fusion(const cx_instr *f, int64_t *cstride);
