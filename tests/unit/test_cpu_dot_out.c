@@ -31,9 +31,16 @@ static cx_instr *lowered_root(cx_module *m, const cx_gemm_target *t) {
   return m->entry->root;
 }
 
+static int has_comp(const cx_module *m, const char *name) {
+  for (int i = 0; m && i < m->ncomps; i++)
+    if (m->comps[i]->name && !strcmp(m->comps[i]->name, name)) return 1;
+  return 0;
+}
+
 TEST(cpu_dot_out_plans) {
   cx_module *m = cpu_parse(PV);
   cx_instr *f = lowered_root(m, &cx_cpu_gemm);
+  CHECK(m && !has_comp(m, "fused")); /* the old transpose's body went with it */
   int64_t cst[CXLA_MAX_RANK];
   const cx_instr *d = f ? cx_dot_out_fusion(f, cst) : NULL;
   cx_gemm_plan p;
@@ -69,6 +76,7 @@ TEST(cpu_dot_out_leaves_what_it_must) {
   int64_t cst[CXLA_MAX_RANK] = {0};
   cx_gemm_plan p;
   CHECK(f && f->a.fusion_kind == CX_FUSION_LOOP && f->ops[0]->op == CX_OP_DOT && !cx_dot_out_fusion(f, cst));
+  CHECK(has_comp(m, "fused"));
   CHECK(f && cx_dot_plan_out(f->ops[0], cst, &rowmajor, &p, &why) == 0);
   cx_module_free(m);
   /* the free dims of the lhs swapped: no stride for M */
