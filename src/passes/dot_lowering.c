@@ -4,7 +4,9 @@
  * each group of dimensions — batch, lhs free (M), rhs free (N), contracting (K) — collapses to
  * one strided dimension in each operand, and each operand's two matrix dims have one of the
  * layouts BLAS reads (unit column stride, or unit row stride = transposed). The result is
- * always [batch, M, N] row-major, which is what dot's output order is. Operands that do not fit
+ * [batch, M, N] row-major, which is what dot's output order is, unless a transpose of it is
+ * folded in (cx_dot_plan_out, dot_out_transpose.c): then C is written at that transpose's
+ * strides. Operands that do not fit
  * are transposed first by a kernel (an HLO transpose fusion inserted before buffer assignment),
  * f16/bf16 dots are computed in f32 (as XLA's CPU backend does), kOutput fusions become a dot
  * plus a kLoop epilogue that buffer assignment runs in place over the GEMM result, and
@@ -113,7 +115,23 @@ static int gemm_type(const cx_instr *in, int half) {
   return ok && in->ops[0]->shape.type == t && in->ops[1]->shape.type == t;
 }
 
-int cx_dot_plan(const cx_instr *in, const cx_gemm_target *t, cx_gemm_plan *p, const char **why) {
+/* C's layout for one split of the batch dims: (stride, stride2) of its two batch levels and
+ * (trans, ldc) of its M x N matrix, from the result's strides cst (row-major: NULL). */
+static int out_layout(const cx_instr *in, const int64_t *cst, int nb, int nl, int split, int64_t *sc, int64_t *sc2,
+                      int *trans, int64_t *ldc) {
+  const cx_shape *s = &in->shape;
+  int64_t dims[CXLA_MAX_RANK], m, sm, n, sn, bsz;
+  for (int i = 0; i < s->rank; i++) dims[i] = i;
+  *sc2 = 0;
+  if (!collapse(s, cst, dims, split, &bsz, sc) ||
+      (split < nb && !collapse(s, cst, dims + split, nb - split, &bsz, sc2)) ||
+      !collapse(s, cst, dims + nb, nl, &m, &sm) || !collapse(s, cst, dims + nb + nl, s->rank - nb - nl, &n, &sn))
+    return 0;
+  return matrix(m, sm, n, sn, trans, ldc);
+}
+
+static int plan_out(const cx_instr *in, const int64_t *cst, const cx_gemm_target *t, cx_gemm_plan *p,
+                    const char **why) {
   memset(p, 0, sizeof *p);
   if (in->op != CX_OP_DOT || in->nops != 2) { *why = "not a dot"; return 0; }
   if (!gemm_type(in, t->half)) { *why = "GEMM takes f32, f64, c64 or c128 operands and result of one type"; return 0; }
@@ -130,38 +148,66 @@ int cx_dot_plan(const cx_instr *in, const cx_gemm_target *t, cx_gemm_plan *p, co
   p->ldc = N > 1 ? N : 1;
   p->stride_c = M * N;
   if (!M || !N || !K || !B) { /* nothing to read: the runtime only zeroes (or skips) C */
+    if (cst) { *why = "an empty dot writes no strided result"; return 0; }
     p->lda = K > 1 ? K : 1;
     p->ldb = N > 1 ? N : 1;
     return 1;
   }
   p->batch_inner = 1;
   /* One batch level if the batch dims collapse so; else (where the target takes it) two, split
-   * at the first point where both sides' groups collapse. C's batch is contiguous either way. */
+   * at the first point where all sides' groups collapse. */
   for (int by = 0; by < 2; by++)
     for (int split = l.nb; split >= (t->batch2 && l.nb > 1 ? 1 : l.nb); split--) {
       order_pairs(&l, &r, by);
-      int64_t lbs, lbs2, rbs, rbs2;
-      if (side_layout2(ls, &l, 1, split, &lbs, &lbs2, &p->trans_a, &p->lda) &&
-          side_layout2(rs, &r, 0, split, &rbs, &rbs2, &p->trans_b, &p->ldb)) {
-        p->stride_a = lbs;
-        p->stride_b = rbs;
-        int64_t inner = 1;
-        for (int i = split; i < l.nb; i++) inner *= ls->dims[l.batch[i]];
-        /* B read transposed in place is OpenBLAS's slow form on attention's small products
-         * (q·kᵀ per head, f32[8,4,128,128] from dh 32, one core: 181 us as NN from a copy of
-         * k, 307 us as NT in place, the copy 60-100 us): then B is copied into order. */
-        if (inner > 1 && p->trans_b) continue;
-        p->batch_inner = inner;
-        if (inner > 1) p->stride_a2 = lbs2, p->stride_b2 = rbs2;
-        if (p->m > INT32_MAX || p->n > INT32_MAX || p->k > INT32_MAX || p->lda > INT32_MAX || p->ldb > INT32_MAX) {
-          *why = "a GEMM dimension exceeds 32-bit BLAS sizes";
-          return 0;
-        }
-        return 1;
+      int64_t lbs, lbs2, rbs, rbs2, sc = M * N, sc2 = 0, ldc = p->ldc;
+      int ct = 0;
+      if (!side_layout2(ls, &l, 1, split, &lbs, &lbs2, &p->trans_a, &p->lda) ||
+          !side_layout2(rs, &r, 0, split, &rbs, &rbs2, &p->trans_b, &p->ldb) ||
+          (cst && !out_layout(in, cst, l.nb, l.nf, split, &sc, &sc2, &ct, &ldc)))
+        continue;
+      int64_t inner = 1;
+      for (int i = split; i < l.nb; i++) inner *= ls->dims[l.batch[i]];
+      if (inner > 1 && !cst) sc2 = M * N, sc = inner * M * N; /* row-major C: one level in two */
+      p->stride_a = lbs, p->stride_b = rbs, p->stride_c = sc, p->ldc = ldc;
+      if (inner > 1) p->stride_a2 = lbs2, p->stride_b2 = rbs2, p->stride_c2 = sc2;
+      if (ct) { /* C stored transposed: Cᵀ = op(B)ᵀ·op(A)ᵀ */
+        int64_t x;
+        int ta = p->trans_a;
+        p->swap_ab = 1;
+        p->m = N, p->n = M;
+        p->trans_a = !p->trans_b, p->trans_b = !ta;
+        x = p->lda, p->lda = p->ldb, p->ldb = x;
+        x = p->stride_a, p->stride_a = p->stride_b, p->stride_b = x;
+        x = p->stride_a2, p->stride_a2 = p->stride_b2, p->stride_b2 = x;
       }
+      /* B read transposed in place is OpenBLAS's slow form on attention's small products
+       * (q·kᵀ per head, f32[8,4,128,128] from dh 32, one core: 181 us as NN from a copy of
+       * k, 307 us as NT in place, the copy 60-100 us): then B is copied into order. */
+      if (inner > 1 && p->trans_b) {
+        p->swap_ab = 0, p->stride_a2 = p->stride_b2 = p->stride_c2 = 0;
+        p->m = M, p->n = N;
+        continue;
+      }
+      p->batch_inner = inner;
+      if (p->m > INT32_MAX || p->n > INT32_MAX || p->k > INT32_MAX || p->lda > INT32_MAX || p->ldb > INT32_MAX ||
+          p->ldc > INT32_MAX) {
+        *why = "a GEMM dimension exceeds 32-bit BLAS sizes";
+        return 0;
+      }
+      return 1;
     }
-  *why = "operand layout fits no GEMM (needs a transpose)";
+  *why = cst ? "operand or result layout fits no GEMM" : "operand layout fits no GEMM (needs a transpose)";
   return 0;
+}
+
+int cx_dot_plan(const cx_instr *in, const cx_gemm_target *t, cx_gemm_plan *p, const char **why) {
+  return plan_out(in, NULL, t, p, why);
+}
+
+int cx_dot_plan_out(const cx_instr *in, const int64_t *cstride, const cx_gemm_target *t, cx_gemm_plan *p,
+                    const char **why) {
+  if (!t->strided_c) { *why = "the target writes GEMM results row-major only"; return 0; }
+  return plan_out(in, cstride, t, p, why);
 }
 
 
@@ -304,7 +350,7 @@ static cxla_status split_output_fusion(cx_comp *c, cx_instr *f) {
   return cx_fusion_hoist(c, f, d, CX_FUSION_LOOP, &nd);
 }
 
-static cxla_status lower_comp(cx_comp *c, const cx_gemm_target *t) {
+static cxla_status lower_comp(cx_comp *c, const cx_gemm_target *t, int *folded) {
   int n = c->ninstrs;
   cx_instr **snap = cx_malloc(sizeof *snap * (size_t)(n ? n : 1));
   if (!snap) return cx_oom(c->module->ctx);
@@ -329,26 +375,29 @@ static cxla_status lower_comp(cx_comp *c, const cx_gemm_target *t) {
   }
   cx_free(snap);
   if (s == CXLA_OK && cx_comp_sort(c) <= 0) s = cx_oom(c->module->ctx);
+  if (s == CXLA_OK) s = cx_fold_dot_out_transposes(c, t, folded); /* the dots' final forms are known now */
   return s;
 }
 
-static cxla_status lower_rec(cx_comp *c, int depth, const cx_gemm_target *t) {
+static cxla_status lower_rec(cx_comp *c, int depth, const cx_gemm_target *t, int *folded) {
   if (c->aux) return CXLA_OK;
   if (depth > 256) return cx_error(c->module->ctx, CXLA_ERR_UNSUPPORTED, "control flow nested deeper than 256 levels");
   c->aux = (void *)1;
   for (int i = 0; i < c->ninstrs; i++) {
     cx_instr *x = c->instrs[i];
     if (x->op == CX_OP_WHILE || x->op == CX_OP_CONDITIONAL || x->op == CX_OP_CALL)
-      for (int k = 0; k < x->ncalled; k++) CX_TRY(lower_rec(x->called[k], depth + 1, t));
+      for (int k = 0; k < x->ncalled; k++) CX_TRY(lower_rec(x->called[k], depth + 1, t, folded));
   }
-  return lower_comp(c, t);
+  return lower_comp(c, t, folded);
 }
 
 cxla_status cx_lower_library_ops(cx_module *m, const cx_gemm_target *t) {
   if (!m->entry) return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT, "module %s has no ENTRY computation", m->name);
   for (int i = 0; i < m->ncomps; i++) m->comps[i]->aux = NULL;
-  cxla_status s = lower_rec(m->entry, 0, t);
+  int folded = 0;
+  cxla_status s = lower_rec(m->entry, 0, t, &folded);
   for (int i = 0; i < m->ncomps; i++) m->comps[i]->aux = NULL;
+  if (s == CXLA_OK && folded) cx_module_remove_unreachable(m); /* the folded transposes' bodies */
   return s;
 }
 

@@ -38,8 +38,9 @@ typedef struct gemm_call {
   char *c;
   int64_t sa, sb, sc; /* batch strides in bytes */
   int64_t es, shares; /* element size; shares per product */
-  int64_t inner, sa2, sb2; /* batch elements per outer step and A's and B's strides between them
-                              (bytes): product i reads A at (i / inner) * sa + (i % inner) * sa2 */
+  int64_t inner, sa2, sb2, sc2; /* batch elements per outer step and A's, B's and C's strides
+                                   between them (bytes): product i reads A at
+                                   (i / inner) * sa + (i % inner) * sa2 */
 } gemm_call;
 
 /* Share `share` of product i: rows of C [m*share/shares, ...) when C is at least as tall as it
@@ -48,7 +49,7 @@ static void gemm_one(const gemm_call *g, int64_t i, int64_t share) {
   enum CBLAS_TRANSPOSE ta = g->ta ? CblasTrans : CblasNoTrans, tb = g->tb ? CblasTrans : CblasNoTrans;
   int64_t io = i / g->inner, ii = i % g->inner;
   const char *a = g->a + io * g->sa + ii * g->sa2, *b = g->b + io * g->sb + ii * g->sb2;
-  char *c = g->c + i * g->sc;
+  char *c = g->c + io * g->sc + ii * g->sc2;
   int m = g->m, n = g->n;
   if (g->shares > 1 && m >= n) {
     int r0 = (int)((int64_t)g->m * share / g->shares), r1 = (int)((int64_t)g->m * (share + 1) / g->shares);
@@ -81,14 +82,16 @@ static void gemm_range(void **args, int64_t begin, int64_t end) {
 static void gemm_zero(const gemm_call *g, int64_t batch) {
   size_t es = cxla_type_size((cxla_type)g->type);
   for (int64_t i = 0; i < batch; i++)
-    for (int r = 0; r < g->m; r++) memset(g->c + i * g->sc + (size_t)r * (size_t)g->ldc * es, 0, (size_t)g->n * es);
+    for (int r = 0; r < g->m; r++)
+      memset(g->c + (i / g->inner) * g->sc + (i % g->inner) * g->sc2 + (size_t)r * (size_t)g->ldc * es, 0,
+             (size_t)g->n * es);
 }
 
 /* Both entry points: `batch` products, `inner` of them per step of the outer strides. */
 static void gemm_run(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
                      const void *a, int64_t lda, int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b,
                      void *c, int64_t ldc, int64_t stride_c, int64_t batch, int64_t inner, int64_t stride_a2,
-                     int64_t stride_b2, int32_t id) {
+                     int64_t stride_b2, int64_t stride_c2, int32_t id) {
   if (rt->status != CXLA_OK) return;
   const char *name = cx_rt_name(rt, id, "gemm");
   if (type != CXLA_F32 && type != CXLA_F64 && type != CXLA_C64 && type != CXLA_C128) {
@@ -114,7 +117,7 @@ static void gemm_run(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, 
   int threads = cx_threadpool_size(rt->pool);
   gemm_call g = {type, trans_a != 0, trans_b != 0, (int)m, (int)n, (int)k, (int)lda, (int)ldb, (int)ldc,
                  a, b, c, stride_a * es, stride_b * es, stride_c * es, es, cx_rt_gemm_shares(m, n, k, batch, threads),
-                 inner, stride_a2 * es, stride_b2 * es};
+                 inner, stride_a2 * es, stride_b2 * es, stride_c2 * es};
   int64_t t0 = rt->trace ? cx_trace_now() : 0;
   if (k == 0) {
     gemm_zero(&g, batch);
@@ -138,13 +141,13 @@ void cx_rt_gemm(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64
                 const void *a, int64_t lda, int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b, void *c,
                 int64_t ldc, int64_t stride_c, int64_t batch, int32_t id) {
   gemm_run(rt, type, trans_a, trans_b, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c, batch, 1, 0, 0,
-           id);
+           0, id);
 }
 
 void cx_rt_gemm_batch2(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
                        const void *a, int64_t lda, int64_t stride_a, int64_t stride_a2, const void *b, int64_t ldb,
-                       int64_t stride_b, int64_t stride_b2, void *c, int64_t ldc, int64_t stride_c, int64_t batch,
-                       int64_t inner, int32_t id) {
+                       int64_t stride_b, int64_t stride_b2, void *c, int64_t ldc, int64_t stride_c,
+                       int64_t stride_c2, int64_t batch, int64_t inner, int32_t id) {
   gemm_run(rt, type, trans_a, trans_b, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c, batch, inner,
-           stride_a2, stride_b2, id);
+           stride_a2, stride_b2, stride_c2, id);
 }

@@ -51,13 +51,14 @@ void cx_rt_gemm(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64
                 int64_t ldb, int64_t stride_b, void *c, int64_t ldc, int64_t stride_c,
                 int64_t batch, int32_t id);
 /* The same over a batch with two levels (a dot whose batch dims do not collapse into one
- * stride, such as attention's heads read in place from [batch, tokens, heads, dh]): product i
- * reads A at (i / inner) * stride_a + (i % inner) * stride_a2, B likewise, and writes C at
- * i * stride_c. `batch` is a multiple of `inner`. */
+ * stride, such as attention's heads read in place from [batch, tokens, heads, dh], or written
+ * in place into [batch, tokens, heads, dh]): product i reads A at (i / inner) * stride_a +
+ * (i % inner) * stride_a2, B likewise, and writes C at (i / inner) * stride_c +
+ * (i % inner) * stride_c2. `batch` is a multiple of `inner`. */
 void cx_rt_gemm_batch2(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
                        const void *a, int64_t lda, int64_t stride_a, int64_t stride_a2, const void *b, int64_t ldb,
-                       int64_t stride_b, int64_t stride_b2, void *c, int64_t ldc, int64_t stride_c, int64_t batch,
-                       int64_t inner, int32_t id);
+                       int64_t stride_b, int64_t stride_b2, void *c, int64_t ldc, int64_t stride_c,
+                       int64_t stride_c2, int64_t batch, int64_t inner, int32_t id);
 /* Shares one product of a batch of `batch` is split into on a pool of `threads` (gemm.c): 1 (the
  * whole product on one thread) with one thread, at least as many batch elements as threads, or
  * too little work for a hand-off to pay (about 2^18 multiply-adds a share); else up to

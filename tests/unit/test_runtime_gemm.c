@@ -263,16 +263,18 @@ TEST(runtime_blas_kernels_fit_the_cpu) {
   cx_threadpool_destroy(p);
 }
 
-/* Two batch levels read in place: A is [2 outer, 3 rows, 2 inner, 2 cols] (attention's
- * [b, t, h, dh]), product (o, i) takes rows r at o*12 + r*4 + i*2; B is one 2x2 matrix per
- * product, contiguous in product order through the outer stride (inner count 2: 8, 4). A batch
- * that is not a multiple of the inner count is refused. */
+/* Two batch levels read and written in place: A is [2 outer, 3 rows, 2 inner, 2 cols]
+ * (attention's [b, t, h, dh]), product (o, i) takes rows r at o*12 + r*4 + i*2; B is one 2x2
+ * matrix per product, contiguous in product order through the outer stride (inner count 2: 8,
+ * 4); C is laid out as A is (rows 4 apart, products at o*12 + i*2). With k = 0 the same
+ * elements are zeroed and no others touched. A batch that is not a multiple of the inner count
+ * is refused. */
 TEST(runtime_gemm_two_batch_levels) {
   float a[24], b[16], c[24];
   for (int i = 0; i < 24; i++) a[i] = (float)(i % 7) - 3;
   for (int i = 0; i < 16; i++) b[i] = (float)(i % 5) - 2;
   cx_rt rt = {0};
-  cx_rt_gemm_batch2(&rt, CXLA_F32, 0, 0, 3, 2, 2, a, 4, 12, 2, b, 2, 8, 4, c, 2, 6, 4, 2, 0);
+  cx_rt_gemm_batch2(&rt, CXLA_F32, 0, 0, 3, 2, 2, a, 4, 12, 2, b, 2, 8, 4, c, 4, 12, 2, 4, 2, 0);
   CHECK_EQ_INT(rt.status, CXLA_OK);
   for (int o = 0; o < 2; o++)
     for (int in = 0; in < 2; in++)
@@ -280,10 +282,15 @@ TEST(runtime_gemm_two_batch_levels) {
         for (int col = 0; col < 2; col++) {
           float want = 0;
           for (int k = 0; k < 2; k++) want += a[o * 12 + r * 4 + in * 2 + k] * b[o * 8 + in * 4 + k * 2 + col];
-          CHECK_NEAR(c[(o * 2 + in) * 6 + r * 2 + col], want, 0);
+          CHECK_NEAR(c[o * 12 + r * 4 + in * 2 + col], want, 0);
         }
+  /* only one inner product per outer step, k = 0: C's elements (o, r, 0, col) are zeroed */
+  for (int i = 0; i < 24; i++) c[i] = 7;
+  cx_rt_gemm_batch2(&rt, CXLA_F32, 0, 0, 3, 2, 0, a, 4, 12, 2, b, 2, 8, 4, c, 4, 12, 2, 2, 1, 0);
+  CHECK_EQ_INT(rt.status, CXLA_OK);
+  for (int i = 0; i < 24; i++) CHECK_NEAR(c[i], (i % 4) < 2 ? 0 : 7, 0);
   cx_rt bad = {0};
-  cx_rt_gemm_batch2(&bad, CXLA_F32, 0, 0, 3, 2, 2, a, 4, 12, 2, b, 2, 8, 4, c, 2, 6, 3, 2, 0);
+  cx_rt_gemm_batch2(&bad, CXLA_F32, 0, 0, 3, 2, 2, a, 4, 12, 2, b, 2, 8, 4, c, 2, 6, 0, 3, 2, 0);
   CHECK_EQ_INT(bad.status, CXLA_ERR_INTERNAL);
   CHECK_STR_CONTAINS(bad.errmsg, "inner=2");
 }

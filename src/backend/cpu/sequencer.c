@@ -330,12 +330,13 @@ static cxla_status emit_fusion(cx_seq *s, cx_instr *in) {
     return cx_cg_fail(s->g, CXLA_ERR_INTERNAL, "sequencer: %s has no fusion plan", in->name ? in->name : "fusion");
   if (in->plan->relabels) return cx_seq_copy_leaves(s, in, in->ops[0], "copy");
   const char *why = NULL, *conv_why = NULL;
+  if (in->a.fusion_kind == CX_FUSION_OUTPUT && cx_seq_dot_out(s, in, &why)) return s->g->status;
   int loop_kind = in->a.fusion_kind == CX_FUSION_LOOP || in->a.fusion_kind == CX_FUSION_INPUT;
   int supported = loop_kind && cx_emit_supported(in, &why);
   const cx_instr *conv = single_op_root(in, CX_OP_CONVOLUTION);
   if (conv && cx_seq_conv(s, in, conv, supported, &conv_why)) return s->g->status;
   if (supported) return call_kernel(s, in);
-  if (!loop_kind) why = "not a kLoop/kInput fusion";
+  if (!loop_kind && !why) why = "not a kLoop/kInput fusion";
   return cx_seq_fallback(s, in, why);
 }
 
@@ -413,8 +414,8 @@ static void declare_runtime(cx_seq *s) {
   LLVMTypeRef gm[18] = {P, I32, I32, I32, I64, I64, I64, P, I64, I64, P, I64, I64, P, I64, I64, I64, I32};
   s->f_gemm = declare(s, "cx_rt_gemm", &s->t_gemm, V, gm, 18);
   s->f_gemm_dnnl = declare(s, "cx_rt_gemm_dnnl", &s->t_gemm, V, gm, 18);
-  LLVMTypeRef gm2[21] = {P, I32, I32, I32, I64, I64, I64, P, I64, I64, I64, P, I64, I64, I64, P, I64, I64, I64, I64, I32};
-  s->f_gemm2 = declare(s, "cx_rt_gemm_batch2", &s->t_gemm2, V, gm2, 21);
+  LLVMTypeRef gm2[22] = {P, I32, I32, I32, I64, I64, I64, P, I64, I64, I64, P, I64, I64, I64, P, I64, I64, I64, I64, I64, I32};
+  s->f_gemm2 = declare(s, "cx_rt_gemm_batch2", &s->t_gemm2, V, gm2, 22);
   LLVMTypeRef ip[4] = {P, I32, P, I32};
   s->f_interp = declare(s, "cx_rt_interp_op", &s->t_interp, V, ip, 4);
   LLVMTypeRef tp[2] = {P, I32};

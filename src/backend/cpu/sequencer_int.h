@@ -59,6 +59,9 @@ cxla_status cx_seq_copy_leaves(cx_seq *s, const cx_instr *to, const cx_instr *fr
 
 /* sequencer_lib.c: 1 if handled (emitted), 0 if the caller should fall back (why set). */
 int cx_seq_dot(cx_seq *s, const cx_instr *in, const char **why);
+/* A kOutput fusion of a dot and a transpose of its result (cx_dot_out_fusion): one GEMM
+ * writing the fusion's output at the transpose's strides. */
+int cx_seq_dot_out(cx_seq *s, const cx_instr *fusion, const char **why);
 /* direct_ok: the emitter can run this convolution as a loop nest (preferred when small). */
 int cx_seq_conv(cx_seq *s, const cx_instr *fusion, const cx_instr *conv, int direct_ok, const char **why);
 /* sequencer_linalg.c: cholesky, triangular-solve and the custom-calls cxla knows, as library

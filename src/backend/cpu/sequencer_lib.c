@@ -8,19 +8,25 @@
 #include <string.h>
 #include "backend/cpu/sequencer_int.h"
 
-const cx_gemm_target cx_cpu_gemm = {.half = 0, .batch2 = 1};
+const cx_gemm_target cx_cpu_gemm = {.half = 0, .batch2 = 1, .strided_c = 1};
 
-int cx_seq_dot(cx_seq *s, const cx_instr *in, const char **why) {
+/* The GEMM of dot d whose operands and result are those of instruction `in` (d itself, or a
+ * kOutput fusion whose parameters d reads); cst: the result's strides, NULL for row-major. */
+static int seq_gemm(cx_seq *s, const cx_instr *in, const cx_instr *d, const int64_t *cst, const char **why) {
   cx_gemm_plan p;
-  if (!cx_dot_plan(in, &cx_cpu_gemm, &p, why)) return 0;
-  int a = cx_seq_leaf_slot(s, in->ops[0], 0), b = cx_seq_leaf_slot(s, in->ops[1], 0), c = cx_seq_leaf_slot(s, in, 0);
+  if (!(cst ? cx_dot_plan_out(d, cst, &cx_cpu_gemm, &p, why) : cx_dot_plan(d, &cx_cpu_gemm, &p, why))) return 0;
+  const cx_instr *lhs = d->ops[0], *rhs = d->ops[1];
+  if (in != d) lhs = in->ops[lhs->a.index], rhs = in->ops[rhs->a.index];
+  if (p.swap_ab) { const cx_instr *x = lhs; lhs = rhs, rhs = x; }
+  int a = cx_seq_leaf_slot(s, lhs, 0), b = cx_seq_leaf_slot(s, rhs, 0), c = cx_seq_leaf_slot(s, in, 0);
   if (a < 0 || b < 0 || c < 0) return 1; /* error recorded */
   /* The library for this shape class, chosen now (rt/gemm_dnnl.c says which won where). */
   int dnnl = s->onednn && cx_rt_gemm_dnnl_suits(p.type, p.trans_a, p.trans_b, p.m, p.n, p.k, p.batch);
   if (dnnl) cx_rt_gemm_dnnl_warm(); /* its set-up runs while the compile goes on */
   char name[256];
-  snprintf(name, sizeof name, "%s [gemm %lldx%lldx%lld%s%s]", in->name ? in->name : "dot", (long long)p.m,
-           (long long)p.n, (long long)p.k, p.batch > 1 ? " batched" : "", dnnl ? " oneDNN" : "");
+  snprintf(name, sizeof name, "%s [gemm %lldx%lldx%lld%s%s%s]", in->name ? in->name : "dot", (long long)p.m,
+           (long long)p.n, (long long)p.k, p.batch > 1 ? " batched" : "", cst ? " strided C" : "",
+           dnnl ? " oneDNN" : "");
   int32_t id = cx_seq_name(s, name);
   if (id < 0) return 1;
   cx_kernel_origin(in, &s->out->origins[id]);
@@ -33,17 +39,27 @@ int cx_seq_dot(cx_seq *s, const cx_instr *in, const char **why) {
                            cx_seq_slot(s, c), cx_cg_i64(g, p.ldc), cx_cg_i64(g, p.stride_c),
                            cx_cg_i64(g, p.batch), LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
   if (p.batch_inner > 1) { /* two batch levels: cx_rt_gemm_batch2 (never oneDNN's class: batch > 1) */
-    LLVMValueRef args2[21] = {s->rt, I32[0], I32[1], I32[2], cx_cg_i64(g, p.m), cx_cg_i64(g, p.n), cx_cg_i64(g, p.k),
+    LLVMValueRef args2[22] = {s->rt, I32[0], I32[1], I32[2], cx_cg_i64(g, p.m), cx_cg_i64(g, p.n), cx_cg_i64(g, p.k),
                               cx_seq_slot(s, a), cx_cg_i64(g, p.lda), cx_cg_i64(g, p.stride_a), cx_cg_i64(g, p.stride_a2),
                               cx_seq_slot(s, b), cx_cg_i64(g, p.ldb), cx_cg_i64(g, p.stride_b), cx_cg_i64(g, p.stride_b2),
-                              cx_seq_slot(s, c), cx_cg_i64(g, p.ldc), cx_cg_i64(g, p.stride_c), cx_cg_i64(g, p.batch),
-                              cx_cg_i64(g, p.batch_inner), LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
-    LLVMBuildCall2(s->b, s->t_gemm2, s->f_gemm2, args2, 21, "");
+                              cx_seq_slot(s, c), cx_cg_i64(g, p.ldc), cx_cg_i64(g, p.stride_c), cx_cg_i64(g, p.stride_c2),
+                              cx_cg_i64(g, p.batch), cx_cg_i64(g, p.batch_inner),
+                              LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
+    LLVMBuildCall2(s->b, s->t_gemm2, s->f_gemm2, args2, 22, "");
   } else {
     LLVMBuildCall2(s->b, s->t_gemm, dnnl ? s->f_gemm_dnnl : s->f_gemm, args, 18, "");
   }
   s->out->ngemms++;
   return 1;
+}
+
+int cx_seq_dot(cx_seq *s, const cx_instr *in, const char **why) { return seq_gemm(s, in, in, NULL, why); }
+
+int cx_seq_dot_out(cx_seq *s, const cx_instr *fusion, const char **why) {
+  int64_t cst[CXLA_MAX_RANK];
+  const cx_instr *d = cx_dot_out_fusion(fusion, cst);
+  if (!d) return *why = "not a dot with a strided result", 0;
+  return seq_gemm(s, fusion, d, cst, why);
 }
 
 /* Below this many multiply-adds the emitter's direct loop nest is as good (no patch matrix,
