@@ -10,9 +10,12 @@
  * the big squares it was not faster, so those stay with OpenBLAS (cx_rt_gemm). The sequencer
  * picks one or the other when it compiles (cx_rt_gemm_dnnl_suits), unless --cpu-onednn=off.
  *
- * As for convolutions (conv_dnnl.c), oneDNN runs on cxla's pool, not on its OpenMP team: the
- * rows of C are split into one share per thread, each computed by a single-threaded
- * dnnl_sgemm. */
+ * As for convolutions (conv_dnnl.c), oneDNN runs on cxla's pool, not on its OpenMP team: C is
+ * split into one share per thread, each computed by a single-threaded dnnl_sgemm. The shares are
+ * rows of C, except with B transposed (NT: the input gradients), where they are columns: there a
+ * row share made dnnl_sgemm transpose all of B for each share, and two row shares of the MLP's
+ * 128x512x512 NT product cost 12% more CPU time than one call where two column shares (each
+ * transposing its half of B) cost 1-3% (bench/bench_gemm_pool.c --work). */
 #include <oneapi/dnnl/dnnl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -33,8 +36,8 @@ void omp_set_num_threads(int n);
 #define DNNL_MIN_N 64
 #define DNNL_MAX_MNK (1 << 26)
 #define DNNL_TT_MIN_M 512
-/* Rows of C a pool share should have at least. */
-#define DNNL_MIN_ROWS 16
+/* Rows (or columns) of C a pool share should have at least. */
+#define DNNL_MIN_SHARE 16
 /* Multiply-adds a share should have at least (as gemm.c's chunks): smaller products run whole on
  * the calling thread. */
 #define DNNL_SHARE_MNK 262144.0
@@ -88,22 +91,26 @@ void cx_rt_gemm_dnnl_settle(void) {
 typedef struct dn_gemm {
   char ta, tb;
   int64_t m, n, k, lda, ldb, ldc, shares;
+  int by_cols; /* shares are columns of C (else rows) */
   const float *a, *b;
   float *c;
   _Atomic int failed;
 } dn_gemm;
 
-/* Kernel-ABI adapter: args[0] is the dn_gemm, the range is shares of C's rows. */
+/* Kernel-ABI adapter: args[0] is the dn_gemm, the range is shares of C (rows or columns). */
 static void dn_gemm_shares(void **args, int64_t begin, int64_t end) {
   dn_gemm *g = args[0];
   /* dnnl_sgemm on this thread alone; the thread may be the user's: its OpenMP setting is put back */
   int omp_was = omp_get_max_threads();
   omp_set_num_threads(1);
   for (int64_t s = begin; s < end; s++) {
-    int64_t r0 = g->m * s / g->shares, r1 = g->m * (s + 1) / g->shares;
-    /* op(A)'s rows r0..r1: A's columns when it is transposed (stored [k, m]) */
+    int64_t len = g->by_cols ? g->n : g->m, i0 = len * s / g->shares, i1 = len * (s + 1) / g->shares;
+    int64_t r0 = g->by_cols ? 0 : i0, r1 = g->by_cols ? g->m : i1, c0 = g->by_cols ? i0 : 0, c1 = g->by_cols ? i1 : g->n;
+    /* op(A)'s rows r0..r1: A's columns when it is transposed (stored [k, m]); op(B)'s columns
+     * c0..c1: B's rows when it is transposed (stored [n, k]) */
     const float *a = g->a + (g->ta == 'T' ? r0 : r0 * g->lda);
-    if (dnnl_sgemm(g->ta, g->tb, r1 - r0, g->n, g->k, 1.0f, a, g->lda, g->b, g->ldb, 0.0f, g->c + r0 * g->ldc,
+    const float *b = g->b + (g->tb == 'T' ? c0 * g->ldb : c0);
+    if (dnnl_sgemm(g->ta, g->tb, r1 - r0, c1 - c0, g->k, 1.0f, a, g->lda, b, g->ldb, 0.0f, g->c + r0 * g->ldc + c0,
                    g->ldc) != dnnl_success)
       atomic_store(&g->failed, 1);
   }
@@ -122,9 +129,11 @@ void cx_rt_gemm_dnnl(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, 
     return;
   }
   int64_t t0 = rt->trace ? cx_trace_now() : 0;
-  int64_t threads = cx_threadpool_size(rt->pool), by_rows = m / DNNL_MIN_ROWS;
+  int by_cols = trans_b != 0;
+  int64_t threads = cx_threadpool_size(rt->pool), by_size = (by_cols ? n : m) / DNNL_MIN_SHARE;
   int64_t by_work = (int64_t)((double)m * (double)n * (double)k / DNNL_SHARE_MNK);
-  dn_gemm g = {trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, lda, ldb, ldc, threads < by_rows ? threads : by_rows, a, b, c};
+  dn_gemm g = {trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, lda, ldb, ldc, threads < by_size ? threads : by_size,
+               by_cols, a, b, c};
   if (g.shares > by_work) g.shares = by_work;
   if (g.shares < 1) g.shares = 1;
   void *args[1] = {&g};

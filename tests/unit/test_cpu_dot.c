@@ -244,7 +244,7 @@ TEST(cpu_dot_onednn_warm_then_products) {
 }
 
 /* Products of that class and just outside it, NN, NT, TN and TT, with oneDNN on and off, against the
- * interpreter (small integers: exact sums); odd row counts split unevenly over the pool. */
+ * interpreter (small integers: exact sums); odd row (or column) counts split unevenly over the pool. */
 TEST(cpu_dot_onednn_matches_interp) {
   static const struct { const char *a, *b, *out, *dims; } cases[] = {
       {"f32[130,200]", "f32[200,96]", "f32[130,96]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"},
@@ -254,9 +254,12 @@ TEST(cpu_dot_onednn_matches_interp) {
       /* A transposed (a weight gradient, TN), odd rows; and both transposed (TT) */
       {"f32[70,131]", "f32[70,72]", "f32[131,72]", "lhs_contracting_dims={0}, rhs_contracting_dims={0}"},
       {"f32[40,97]", "f32[80,40]", "f32[97,80]", "lhs_contracting_dims={0}, rhs_contracting_dims={1}"},
+      /* B transposed (NT, TT) is split by columns of C: odd column counts split unevenly */
+      {"f32[64,96]", "f32[97,96]", "f32[64,97]", "lhs_contracting_dims={1}, rhs_contracting_dims={1}"},
+      {"f32[96,97]", "f32[81,96]", "f32[97,81]", "lhs_contracting_dims={0}, rhs_contracting_dims={1}"},
   };
   static const char *const modes[2] = {"--cpu-onednn=on --threads=2", "--cpu-onednn=off --threads=2"};
-  for (int i = 0; i < 12; i++) {
+  for (int i = 0; i < (int)(2 * sizeof cases / sizeof cases[0]); i++) {
     char text[512], ta[8], tb[8];
     snprintf(text, sizeof text, "HloModule d\nENTRY main {\n  a = %s parameter(0)\n  b = %s parameter(1)\n"
              "  ROOT d = %s dot(a, b), %s\n}\n", cases[i / 2].a, cases[i / 2].b, cases[i / 2].out, cases[i / 2].dims);
