@@ -18,10 +18,11 @@
  * thread and runs the primitive on a slice of oneDNN's batch (an OpenMP team next to cxla's
  * spinning pool and OpenBLAS's threads would oversubscribe the cores). Forward slices write
  * their own output rows; weight-gradient slices each sum a part of the batch into f32 partial
- * filters, added up here. Each slice's primitive comes from oneDNN's primitive cache after the
- * first call (its JIT kernels are made once per shape), with a user scratchpad per task. The
- * filter (or filter gradient) is reordered between its XLA layout and the blocked one the
- * primitive wants inside each task: it is small next to the activations. */
+ * filters, added up here. Each slice's primitive descriptor, primitive and filter reorder are
+ * made once per shape and slice size and kept in a small cache here (dn_acquire; oneDNN's own
+ * primitive cache comes after the descriptor, the costly part), with a user scratchpad per
+ * task. The filter (or filter gradient) is reordered between its XLA layout and the blocked one
+ * the primitive wants inside each task: it is small next to the activations. */
 #include <oneapi/dnnl/dnnl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -101,9 +102,31 @@ static dnnl_status_t g_engine_status = dnnl_runtime_error;
 static pthread_once_t g_engine_once = PTHREAD_ONCE_INIT;
 static void make_engine(void) { g_engine_status = dnnl_engine_create(&g_engine, dnnl_cpu, 0); }
 
+/* Whether md (oneDNN's choice) puts every element of a dims-shaped tensor where element strides
+ * str do: plain strides, or one inner block that spans its whole dim (nChw16c over 16 channels is
+ * nhwc). Dims of one element have no stride to compare. */
+static int same_layout(const dnnl_memory_desc_t *md, const int64_t *dims, const int64_t *str) {
+  if (md->format_kind != dnnl_blocked || md->ndims != 4 || md->offset0 != 0) return 0;
+  const dnnl_blocking_desc_t *b = &md->format_desc.blocking;
+  int inner = -1;
+  if (b->inner_nblks > 1) return 0;
+  if (b->inner_nblks == 1) {
+    inner = (int)b->inner_idxs[0];
+    if (b->inner_blks[0] != dims[inner] || str[inner] != 1) return 0;
+  }
+  for (int k = 0; k < 4; k++) {
+    if (md->dims[k] != dims[k] || md->padded_dims[k] != dims[k] || md->padded_offsets[k] != 0) return 0;
+    if (k != inner && dims[k] > 1 && b->strides[k] != str[k]) return 0;
+  }
+  return 1;
+}
+
 /* The primitive descriptor for n rows of m's oneDNN batch (a slice: the strides stay, the batch
  * dim shrinks), the weights (or filter gradient) in the layout oneDNN prefers, a user
- * scratchpad. The caller destroys *pd. */
+ * scratchpad. A forward convolution's output may take a layout oneDNN chose when it is XLA's
+ * in other words: then a first-layer kernel (one input channel, 16 outputs: LeNet's conv1,
+ * 300 -> 164 us on one thread) runs instead of brgconv, which wants the plain layout. The
+ * caller destroys *pd. */
 static dnnl_status_t dn_pd(const dn_conv *m, int64_t n, dnnl_primitive_desc_t *pd) {
   pthread_once(&g_engine_once, make_engine);
   if (g_engine_status != dnnl_success) return g_engine_status;
@@ -113,7 +136,12 @@ static dnnl_status_t dn_pd(const dn_conv *m, int64_t n, dnnl_primitive_desc_t *p
   if (m->wgrad) bd[0] = n;
   else cd[0] = n;
   dnnl_memory_desc_t a, b, c, any, hint_any;
-  dnnl_status_t s = dnnl_memory_desc_init_by_strides(&a, 4, ad, m->dt, m->a_str);
+  dnnl_dims_t as;
+  memcpy(as, m->a_str, sizeof as);
+  /* one input channel: its stride is free, and the one that makes nhwc read as nchw lets oneDNN
+   * pick its first-layer kernel (below) */
+  if (!m->wgrad && ad[1] == 1) as[1] = as[2] * ad[2] > as[3] * ad[3] ? as[2] * ad[2] : as[3] * ad[3];
+  dnnl_status_t s = dnnl_memory_desc_init_by_strides(&a, 4, ad, m->dt, as);
   if (s == dnnl_success && !m->wgrad) s = dnnl_memory_desc_init_by_tag(&any, 4, bd, m->dt, dnnl_format_tag_any);
   if (s == dnnl_success && !m->wgrad) s = dnnl_memory_desc_init_by_strides(&c, 4, cd, m->dt, m->c_str);
   if (s == dnnl_success && m->wgrad) s = dnnl_memory_desc_init_by_strides(&b, 4, bd, m->dt, m->b_str);
@@ -137,6 +165,27 @@ static dnnl_status_t dn_pd(const dn_conv *m, int64_t n, dnnl_primitive_desc_t *p
     if (s == dnnl_success)
       s = dnnl_dilated_convolution_backward_weights_desc_init(&cv, dnnl_convolution_direct, &a, &any, NULL, &b,
                                                               m->strides, m->dilates, m->pad_l, m->pad_r);
+  }
+  if (s == dnnl_success && !m->wgrad) { /* first with the output's layout left to oneDNN */
+    dnnl_memory_desc_t c_any;
+    dnnl_convolution_desc_t cv_any;
+    *pd = NULL;
+    if (dnnl_memory_desc_init_by_tag(&c_any, 4, cd, m->dt, dnnl_format_tag_any) == dnnl_success &&
+        dnnl_dilated_convolution_forward_desc_init(&cv_any, dnnl_forward_training, dnnl_convolution_direct, &a, &any,
+                                                   NULL, &c_any, m->strides, m->dilates, m->pad_l,
+                                                   m->pad_r) == dnnl_success &&
+        dnnl_primitive_desc_create(pd, &cv_any, attr, g_engine, NULL) == dnnl_success) {
+      const dnnl_memory_desc_t *got = dnnl_primitive_desc_query_md(*pd, dnnl_query_dst_md, 0);
+      const char *impl = NULL;
+      int ref = dnnl_primitive_desc_query(*pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl ||
+                !strncmp(impl, "ref", 3);
+      if (!ref && got && same_layout(got, cd, m->c_str)) {
+        dnnl_primitive_attr_destroy(attr);
+        return dnnl_success;
+      }
+      dnnl_primitive_desc_destroy(*pd);
+      *pd = NULL;
+    }
   }
   if (s == dnnl_success) s = dnnl_primitive_desc_create(pd, &cv, attr, g_engine, hint);
   if (hint) dnnl_primitive_desc_destroy(hint);
@@ -189,15 +238,120 @@ static dnnl_status_t mem(dnnl_memory_t *out, const dnnl_memory_desc_t *md, void 
   return dnnl_memory_create(out, md, g_engine, ptr);
 }
 
-/* Reorders src_md at src to dst_md at dst on stream st. */
-static dnnl_status_t reorder(dnnl_stream_t st, const dnnl_memory_desc_t *src_md, void *src,
-                             const dnnl_memory_desc_t *dst_md, void *dst) {
-  dnnl_primitive_desc_t pd = NULL;
-  dnnl_primitive_t p = NULL;
+/* Made once per (convolution, slice size) and kept: a primitive descriptor costs 15-130 us to
+ * make (oneDNN's primitive cache answers only the primitive, after the descriptor; the
+ * backward-weights one, with its forward hint, is the dearest), several per call and task, a
+ * tenth of the LeNet step's convolution time when made anew each call. The reorder is the
+ * filter's (XLA layout to the primitive's) or, for a weight gradient, the partial filter
+ * gradient's (the primitive's layout to dense f32). A primitive may run on several threads at
+ * once (each task brings its own scratchpad and memory objects). */
+typedef struct dn_entry {
+  dn_conv m; /* the key, with n (memset before it is filled: padding compares equal) */
+  int64_t n;
+  dnnl_primitive_desc_t pd;
+  dnnl_primitive_t prim, reorder;
+  const dnnl_memory_desc_t *a_md, *w_md, *o_md, *scr_md; /* owned by pd */
+  dnnl_memory_desc_t user_md;                            /* the reorder's other end */
+  size_t scr_bytes, w_bytes;
+  int users, cached;
+  uint64_t last_use;
+} dn_entry;
+
+/* Entries kept at most; the least recently used one not in use makes room. */
+#define DN_CACHE_SIZE 64
+static dn_entry *g_cache[DN_CACHE_SIZE];
+static uint64_t g_cache_tick;
+static pthread_mutex_t g_cache_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void dn_entry_free(dn_entry *e) {
+  if (e->reorder) dnnl_primitive_destroy(e->reorder);
+  if (e->prim) dnnl_primitive_destroy(e->prim);
+  if (e->pd) dnnl_primitive_desc_destroy(e->pd);
+  free(e);
+}
+
+/* A new entry for m's slices of n rows, or NULL with *s (and *what) saying why. */
+static dn_entry *dn_entry_make(const dn_conv *m, int64_t n, dnnl_status_t *s, const char **what) {
+  dn_entry *e = calloc(1, sizeof *e);
+  dnnl_primitive_desc_t rpd = NULL;
+  *what = "allocation", *s = e ? dnnl_success : dnnl_out_of_memory;
+  if (*s == dnnl_success) {
+    memcpy(&e->m, m, sizeof *m);
+    e->n = n;
+    *what = "primitive", *s = dn_pd(m, n, &e->pd);
+  }
+  if (*s == dnnl_success) *s = dnnl_primitive_create(&e->prim, e->pd);
+  if (*s == dnnl_success) {
+    e->a_md = dnnl_primitive_desc_query_md(e->pd, dnnl_query_src_md, 0);
+    e->scr_md = dnnl_primitive_desc_query_md(e->pd, dnnl_query_scratchpad_md, 0);
+    e->w_md = dnnl_primitive_desc_query_md(e->pd, m->wgrad ? dnnl_query_diff_weights_md : dnnl_query_weights_md, 0);
+    e->o_md = dnnl_primitive_desc_query_md(e->pd, m->wgrad ? dnnl_query_diff_dst_md : dnnl_query_dst_md, 0);
+    e->scr_bytes = e->scr_md ? dnnl_memory_desc_get_size(e->scr_md) : 0;
+    e->w_bytes = e->w_md ? dnnl_memory_desc_get_size(e->w_md) : 0;
+    if (!e->a_md || !e->w_md || !e->o_md) *what = "query", *s = dnnl_runtime_error;
+  }
+  if (*s == dnnl_success) { /* the filter from its XLA layout, or the gradient to dense f32 */
+    *what = m->wgrad ? "filter-gradient reorder" : "filter reorder";
+    *s = m->wgrad ? dnnl_memory_desc_init_by_tag(&e->user_md, 4, m->c_dims, dnnl_f32, dnnl_abcd)
+                  : dnnl_memory_desc_init_by_strides(&e->user_md, 4, m->b_dims, m->dt, m->b_str);
+  }
+  if (*s == dnnl_success)
+    *s = m->wgrad ? dnnl_reorder_primitive_desc_create(&rpd, e->w_md, g_engine, &e->user_md, g_engine, NULL)
+                  : dnnl_reorder_primitive_desc_create(&rpd, &e->user_md, g_engine, e->w_md, g_engine, NULL);
+  if (*s == dnnl_success) *s = dnnl_primitive_create(&e->reorder, rpd);
+  if (rpd) dnnl_primitive_desc_destroy(rpd);
+  if (*s != dnnl_success && e) {
+    dn_entry_free(e);
+    e = NULL;
+  }
+  return e;
+}
+
+/* The entry for m's slices of n rows, in use by the caller until dn_release. */
+static dn_entry *dn_acquire(const dn_conv *m, int64_t n, dnnl_status_t *s, const char **what) {
+  pthread_mutex_lock(&g_cache_mu);
+  for (int i = 0; i < DN_CACHE_SIZE; i++) {
+    dn_entry *e = g_cache[i];
+    if (e && e->n == n && !memcmp(&e->m, m, sizeof *m)) {
+      e->users++, e->last_use = ++g_cache_tick;
+      pthread_mutex_unlock(&g_cache_mu);
+      *s = dnnl_success;
+      return e;
+    }
+  }
+  pthread_mutex_unlock(&g_cache_mu);
+  dn_entry *e = dn_entry_make(m, n, s, what); /* outside the lock: the slow part */
+  if (!e) return NULL;
+  e->users = 1;
+  pthread_mutex_lock(&g_cache_mu);
+  int slot = -1, dup = 0; /* an empty slot, else the least recently used entry not in use */
+  for (int i = 0; i < DN_CACHE_SIZE && !dup; i++) {
+    dn_entry *o = g_cache[i];
+    if (o && o->n == n && !memcmp(&o->m, m, sizeof *m)) dup = 1; /* another task made it meanwhile */
+    else if (!o) slot = slot < 0 || g_cache[slot] ? i : slot;
+    else if (!o->users && (slot < 0 || (g_cache[slot] && o->last_use < g_cache[slot]->last_use))) slot = i;
+  }
+  if (!dup && slot >= 0) { /* else it is freed when released */
+    if (g_cache[slot]) dn_entry_free(g_cache[slot]);
+    g_cache[slot] = e;
+    e->cached = 1, e->last_use = ++g_cache_tick;
+  }
+  pthread_mutex_unlock(&g_cache_mu);
+  return e;
+}
+
+static void dn_release(dn_entry *e) {
+  pthread_mutex_lock(&g_cache_mu);
+  int drop = --e->users == 0 && !e->cached;
+  pthread_mutex_unlock(&g_cache_mu);
+  if (drop) dn_entry_free(e);
+}
+
+/* Runs reorder primitive p from src to dst (memory descriptors src_md, dst_md) on stream st. */
+static dnnl_status_t run_reorder(dnnl_stream_t st, dnnl_primitive_t p, const dnnl_memory_desc_t *src_md, void *src,
+                                 const dnnl_memory_desc_t *dst_md, void *dst) {
   dnnl_memory_t ms = NULL, md = NULL;
-  dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, src_md, g_engine, dst_md, g_engine, NULL);
-  if (s == dnnl_success) s = dnnl_primitive_create(&p, pd);
-  if (s == dnnl_success) s = mem(&ms, src_md, src);
+  dnnl_status_t s = mem(&ms, src_md, src);
   if (s == dnnl_success) s = mem(&md, dst_md, dst);
   if (s == dnnl_success) {
     dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, ms}, {DNNL_ARG_TO, md}};
@@ -205,8 +359,6 @@ static dnnl_status_t reorder(dnnl_stream_t st, const dnnl_memory_desc_t *src_md,
   }
   if (ms) dnnl_memory_destroy(ms);
   if (md) dnnl_memory_destroy(md);
-  if (p) dnnl_primitive_destroy(p);
-  if (pd) dnnl_primitive_desc_destroy(pd);
   return s;
 }
 
@@ -215,36 +367,24 @@ static void dn_slice(dn_run *r, int64_t task) {
   const dn_conv *m = r->m;
   int64_t n0 = r->n * task / r->ntasks, n1 = r->n * (task + 1) / r->ntasks, n = n1 - n0;
   if (n <= 0) return;
-  dnnl_primitive_desc_t pd = NULL;
-  dnnl_primitive_t prim = NULL;
   dnnl_stream_t st = NULL;
   dnnl_memory_t ma = NULL, mb = NULL, mc = NULL, mw = NULL, mscr = NULL;
   void *scratch = NULL, *wbuf = NULL;
   const char *what = "primitive";
-  dnnl_status_t s = dn_pd(m, n, &pd);
-  if (s == dnnl_success) s = dnnl_primitive_create(&prim, pd);
+  dnnl_status_t s;
+  dn_entry *e = dn_acquire(m, n, &s, &what);
   if (s == dnnl_success) what = "stream", s = dnnl_stream_create(&st, g_engine, dnnl_stream_default_flags);
-  const dnnl_memory_desc_t *a_md = NULL, *scr_md = NULL, *w_md = NULL, *o_md = NULL;
-  if (s == dnnl_success) {
-    a_md = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-    scr_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    w_md = dnnl_primitive_desc_query_md(pd, m->wgrad ? dnnl_query_diff_weights_md : dnnl_query_weights_md, 0);
-    o_md = dnnl_primitive_desc_query_md(pd, m->wgrad ? dnnl_query_diff_dst_md : dnnl_query_dst_md, 0);
-  }
-  size_t scr_bytes = scr_md ? dnnl_memory_desc_get_size(scr_md) : 0, w_bytes = w_md ? dnnl_memory_desc_get_size(w_md) : 0;
-  if (s == dnnl_success && (!a_md || !w_md || !o_md)) what = "query", s = dnnl_runtime_error;
-  if (s == dnnl_success && ((scr_bytes && !(scratch = malloc(scr_bytes))) || !(wbuf = malloc(w_bytes ? w_bytes : 1))))
+  if (s == dnnl_success &&
+      ((e->scr_bytes && !(scratch = malloc(e->scr_bytes))) || !(wbuf = malloc(e->w_bytes ? e->w_bytes : 1))))
     what = "allocation", s = dnnl_out_of_memory;
-  if (s == dnnl_success) what = "memory", s = mem(&ma, a_md, (void *)(r->a + n0 * m->a_str[0] * m->es));
-  if (s == dnnl_success) s = mem(&mw, w_md, wbuf);
-  if (s == dnnl_success && scr_bytes) s = mem(&mscr, scr_md, scratch);
+  if (s == dnnl_success) what = "memory", s = mem(&ma, e->a_md, (void *)(r->a + n0 * m->a_str[0] * m->es));
+  if (s == dnnl_success) s = mem(&mw, e->w_md, wbuf);
+  if (s == dnnl_success && e->scr_bytes) s = mem(&mscr, e->scr_md, scratch);
   if (s == dnnl_success && !m->wgrad) { /* the filter, from its XLA layout */
-    dnnl_memory_desc_t user;
-    s = dnnl_memory_desc_init_by_strides(&user, 4, m->b_dims, m->dt, m->b_str);
-    if (s == dnnl_success) what = "filter reorder", s = reorder(st, &user, (void *)r->b, w_md, wbuf);
-    if (s == dnnl_success) what = "memory", s = mem(&mc, o_md, r->c + n0 * m->c_str[0] * m->es);
+    what = "filter reorder", s = run_reorder(st, e->reorder, &e->user_md, (void *)r->b, e->w_md, wbuf);
+    if (s == dnnl_success) what = "memory", s = mem(&mc, e->o_md, r->c + n0 * m->c_str[0] * m->es);
   } else if (s == dnnl_success) {
-    s = mem(&mb, o_md, (void *)(r->b + n0 * m->b_str[0] * m->es));
+    s = mem(&mb, e->o_md, (void *)(r->b + n0 * m->b_str[0] * m->es));
   }
   if (s == dnnl_success) {
     dnnl_exec_arg_t args[4];
@@ -259,21 +399,18 @@ static void dn_slice(dn_run *r, int64_t task) {
     }
     args[3] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, mscr};
     what = "convolution";
-    s = dnnl_primitive_execute(prim, st, mscr ? 4 : 3, args);
+    s = dnnl_primitive_execute(e->prim, st, mscr ? 4 : 3, args);
   }
-  if (s == dnnl_success && m->wgrad) { /* this task's partial filter gradient, dense f32 */
-    dnnl_memory_desc_t dense;
-    s = dnnl_memory_desc_init_by_tag(&dense, 4, m->c_dims, dnnl_f32, dnnl_abcd);
-    if (s == dnnl_success) what = "filter-gradient reorder", s = reorder(st, w_md, wbuf, &dense, r->partial + task * r->wsize);
-  }
+  if (s == dnnl_success && m->wgrad) /* this task's partial filter gradient, dense f32 */
+    what = "filter-gradient reorder",
+    s = run_reorder(st, e->reorder, e->w_md, wbuf, &e->user_md, r->partial + task * r->wsize);
   if (s == dnnl_success) what = "stream wait", s = dnnl_stream_wait(st);
   if (s != dnnl_success) dn_fail(r, what, s);
   dnnl_memory_t ms[5] = {ma, mb, mc, mw, mscr};
   for (int i = 0; i < 5; i++)
     if (ms[i]) dnnl_memory_destroy(ms[i]);
   if (st) dnnl_stream_destroy(st);
-  if (prim) dnnl_primitive_destroy(prim);
-  if (pd) dnnl_primitive_desc_destroy(pd);
+  if (e) dn_release(e);
   free(scratch);
   free(wbuf);
 }

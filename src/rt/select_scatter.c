@@ -8,7 +8,10 @@
  * (the batch of a pooling) never share a result element, so they run in parallel on the
  * pool, each in that serial order. select = GE/GT compare of f32 and scatter = add of f32, the
  * max-pool gradient jax emits, run inline (by rows of channels where the last dim is not
- * windowed: row_slices); any other pair calls the emitted functions. */
+ * windowed: row_slices); any other pair calls the emitted functions. When the windows tile the
+ * operand (stride = size, no padding: the usual 2x2/2 pooling), each result element is in one
+ * window, so it is written once, init_value or init_value + source, with no init_value pass
+ * before and no read-modify-write after (tiled_rows, and fast_slices element by element). */
 #include <stdio.h>
 #include <string.h>
 #include "rt/sort_scatter.h"
@@ -24,7 +27,8 @@ typedef struct sas_job {
   cx_scalar_fn sel, sct;
   char *res;
   const char *x, *src, *init;
-  int rows; /* the fast form's last dim is a row of shared taps (row_slices) */
+  int rows;     /* the fast form's last dim is a row of shared taps (row_slices) */
+  int disjoint; /* the fast form's windows tile the operand: every element is in one */
 } sas_job;
 
 /* In-bounds operand coordinates of source coordinate s along one dimension. */
@@ -82,6 +86,15 @@ static void fast_slices(sas_job *j, int64_t begin, int64_t end, int64_t *sidx) {
           best = take ? off : best;
           bv = take ? v : bv;
         }
+      if (j->disjoint) { /* every tap's result element is this window's alone: written once */
+        float iv = *(const float *)j->init, sv = iv + src[si];
+        for (int64_t t0 = 0; t0 < n0; t0++)
+          for (int64_t t1 = 0; t1 < n1; t1++) {
+            int64_t off = base + o0[t0] + o1[t1];
+            res[off] = off == best ? sv : iv;
+          }
+        continue;
+      }
     } else {
       int64_t t[CXLA_MAX_RANK] = {0}, cnt[CXLA_MAX_RANK];
       for (int k = 0; k < nact; k++) cnt[k] = j->cnt[act[k]][sidx[act[k]]];
@@ -130,6 +143,19 @@ static inline void row_select(const float *xr, const int64_t *tap, int64_t n, in
   }
 }
 
+/* Disjoint windows: each of the n taps' m result elements is written once, init_value plus
+ * the source where the tap was selected, init_value elsewhere (the order of the scatters
+ * cannot matter: one per element at most). Inlined, so that a constant m vectorises. */
+static inline void row_write(float *restrict rr, const int64_t *tap, int64_t n, const int32_t *restrict bk,
+                             const float *restrict sr, float iv, int64_t m) {
+  float sv[ROW_CHUNK];
+  for (int64_t c = 0; c < m; c++) sv[c] = iv + sr[c];
+  for (int32_t k = 0; k < n; k++) {
+    float *restrict rk = rr + tap[k];
+    for (int64_t c = 0; c < m; c++) rk[c] = bk[c] == k ? sv[c] : iv;
+  }
+}
+
 /* The fast form when the last dim has a 1-wide window, stride 1 and no padding (a pooling's
  * channels, NHWC): the source elements of one row (every channel at one window position) have
  * the same taps, shifted by the channel, so a row lists its taps once and walks each over all
@@ -171,6 +197,42 @@ static void row_slices(sas_job *j, int64_t begin, int64_t end, int64_t *sidx) {
   }
 }
 
+/* row_slices when the windows tile the operand (a pooling whose stride is its size): every
+ * row's windows are whole, so its taps are one pattern (made here once) shifted by the row's
+ * first tap, and every result element is written once (row_write), with no init_value pass. */
+static void tiled_rows(sas_job *j, int64_t begin, int64_t end, int64_t *sidx) {
+  const sas_desc *d = j->d;
+  int last = d->rank - 1, ge = d->fast == 1;
+  const float *x = (const float *)j->x, *src = (const float *)j->src, iv = *(const float *)j->init;
+  float *res = (float *)j->res, bv[ROW_CHUNK];
+  int32_t bk[ROW_CHUNK];
+  int64_t row = d->sdims[last], tap[ROW_TAPS], n = 1;
+  tap[0] = 0;
+  for (int a = 0; a < last; a++) /* row-major over the window: the later dims vary fastest */
+    if (d->w[a].size > 1) {
+      for (int64_t i = n - 1; i >= 0; i--)
+        for (int64_t k = d->w[a].size - 1; k >= 0; k--) tap[i * d->w[a].size + k] = tap[i] + k * d->ostride[a];
+      n *= d->w[a].size;
+    }
+  for (int64_t si = begin * d->slice_s; si < end * d->slice_s; si += row) {
+    int64_t base = 0;
+    for (int a = 0; a < last; a++) base += j->off[a][sidx[a] * d->w[a].size];
+    for (int64_t c0 = 0; c0 < row; c0 += ROW_CHUNK) {
+      int64_t m = row - c0 < ROW_CHUNK ? row - c0 : ROW_CHUNK;
+      const float *xr = x + base + c0, *sr = src + si + c0;
+      float *rr = res + base + c0;
+      if (m == ROW_CHUNK) { /* a constant count: vectorised */
+        row_select(xr, tap, n, ge, ROW_CHUNK, bv, bk);
+        row_write(rr, tap, n, bk, sr, iv, ROW_CHUNK);
+      } else {
+        row_select(xr, tap, n, ge, m, bv, bk);
+        row_write(rr, tap, n, bk, sr, iv, m);
+      }
+    }
+    next_index(last, d->sdims, sidx);
+  }
+}
+
 /* Whether row_slices applies to j (its tap tables made): see there. */
 static int rows_apply(const sas_job *j) {
   const sas_desc *d = j->d;
@@ -186,15 +248,28 @@ static int rows_apply(const sas_job *j) {
   return 1;
 }
 
+/* Whether the windows tile the operand exactly (each dim: stride = size, no padding or
+ * dilation, source × size = operand), so that every result element is in one window. */
+static int windows_tile(const sas_desc *d) {
+  for (int a = 0; a < d->rank; a++) {
+    const cx_window_dim *w = &d->w[a];
+    if (w->stride != w->size || w->pad_lo || w->pad_hi || w->lhs_dilate != 1 || w->rhs_dilate != 1 ||
+        d->sdims[a] * w->size != d->odims[a])
+      return 0;
+  }
+  return 1;
+}
+
 /* Kernel ABI: args[0] is the job, the range is independent slices. */
 static void sas_slices(void **args, int64_t begin, int64_t end) {
   sas_job *j = args[0];
   const sas_desc *d = j->d;
   int rank = d->rank;
   int64_t coord[CXLA_MAX_RANK][64], count[CXLA_MAX_RANK];
-  /* init_value everywhere: one element, then doubling copies */
+  /* init_value everywhere (unless the windows write every element): one element, then
+   * doubling copies */
   char *r0 = j->res + (size_t)(begin * d->slice_o) * d->res;
-  size_t total = (size_t)((end - begin) * d->slice_o) * d->res, done = d->res;
+  size_t total = j->disjoint ? 0 : (size_t)((end - begin) * d->slice_o) * d->res, done = d->res;
   if (total) memcpy(r0, j->init, d->res);
   for (; done < total; done *= 2) memcpy(r0 + done, r0, done < total - done ? done : total - done);
   int64_t sidx[CXLA_MAX_RANK] = {0};
@@ -203,6 +278,10 @@ static void sas_slices(void **args, int64_t begin, int64_t end) {
   for (int a = d->indep - 1; a >= 0; a--) {
     sidx[a] = rem % d->sdims[a];
     rem /= d->sdims[a];
+  }
+  if (j->rows && j->disjoint) {
+    tiled_rows(j, begin, end, sidx);
+    return;
   }
   if (j->rows) {
     row_slices(j, begin, end, sidx);
@@ -259,6 +338,9 @@ void cx_rt_select_and_scatter(cx_rt *rt, const void *desc, cx_scalar_fn sel, cx_
     }
   }
   job.rows = tab && rows_apply(&job);
+  int nact = 0;
+  for (int a = 0; a < d->rank; a++) nact += d->w[a].size > 1;
+  job.disjoint = tab && windows_tile(d) && (job.rows || nact == 2); /* the forms that write that way */
   if (slices > 0) {
     void *args[1] = {&job};
     int64_t grain = 16384 / (d->slice_o ? d->slice_o : 1);

@@ -116,3 +116,37 @@ TEST(cpu_conv_layouts_match_interp) {
     free(k);
   }
 }
+
+/* oneDNN's primitives are made once per shape and slice and kept (rt/conv_dnnl.c, a cache of 64):
+ * the same forward and weight-gradient convolutions run again on other values, then more shapes
+ * than the cache holds (each width a shape of its own), then the first again, evicted and made
+ * anew; every result against the interpreter. */
+TEST(cpu_conv_onednn_primitives_reused_and_evicted) {
+  for (int pass = 0; pass < 3; pass++) {
+    int w_lo = pass == 1 ? 9 : 8, w_hi = pass == 1 ? 8 + 66 : 8; /* pass 1: 66 widths, past the cache */
+    for (int w = w_lo; w <= w_hi; w++)
+      for (int wgrad = 0; wgrad < 2; wgrad++) {
+        if (pass == 1 && wgrad && w % 8) continue; /* the forward ones fill it; a few weight gradients */
+        char x_shape[32], k_shape[32], out_shape[32], window[64], text[1024];
+        snprintf(x_shape, sizeof x_shape, "f32[2,8,%d,16]", w);
+        snprintf(k_shape, sizeof k_shape, wgrad ? "f32[2,8,%d,16]" : "f32[3,3,16,16]", w);
+        snprintf(out_shape, sizeof out_shape, wgrad ? "f32[3,3,16,16]" : "f32[2,8,%d,16]", w);
+        if (wgrad) snprintf(window, sizeof window, "window={size=8x%d pad=1_1x1_1}", w);
+        else snprintf(window, sizeof window, "window={size=3x3 pad=1_1x1_1}");
+        snprintf(text, sizeof text,
+                 "HloModule conv\nENTRY main {\n  x = %s parameter(0)\n  k = %s parameter(1)\n"
+                 "  ROOT c = %s convolution(x, k), %s, dim_labels=%s\n}\n",
+                 x_shape, k_shape, out_shape, window, wgrad ? "f01b_i01o->01bf" : "b01f_01io->b01f");
+        int64_t dx[4] = {2, 8, w, 16}, dk[4] = {3, 3, 16, 16};
+        char *x = cpu_ramp_nd("f32", dx, 4, 5 + pass, 1, -2), *k = cpu_ramp_nd("f32", wgrad ? dx : dk, 4, 3 + pass, 1, -1);
+        const char *in[2] = {x, k};
+        char *stats = NULL;
+        int ok = cpu_check(text, 2, in, "--cpu-onednn=on", 1e-6, 1e-6, &stats, NULL);
+        CHECK_MSG(ok, "pass %d: %s", pass, text);
+        if (ok) CHECK_MSG(stats && strstr(stats, "convolutions=1"), "not the runtime's: %s (%s)", text, stats);
+        free(stats);
+        free(x);
+        free(k);
+      }
+  }
+}

@@ -177,11 +177,14 @@ TEST(cpu_scatter_native_variadic) {
 
 /* max-pool gradients: NHWC 2x2/2, overlapping 3x3/2 with padding, and NCHW (no independent
  * leading dim but the batch), GE and GT, f32 inline (element by element, and NHWC by rows of
- * channels) and f64 through the emitted functions */
+ * channels) and f64 through the emitted functions; windows that tile the operand (each result
+ * element written once, no init_value pass: rt/select_scatter.c tiled_rows, and fast_slices for
+ * NCHW) also with an init_value other than 0, and one that leaves a last row and column out */
 TEST(cpu_select_and_scatter_native) {
   static const struct {
     const char *x, *src, *window, *dir, *type;
     int nx, nsrc;
+    const char *init; /* NULL: 0 */
   } cases[] = {
       {"4,8,8,3", "4,4,4,3", "size=1x2x2x1 stride=1x2x2x1", "GE", "f32", 768, 192},
       {"2,9,9,2", "2,5,5,2", "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0", "GE", "f32", 324, 100},
@@ -192,6 +195,11 @@ TEST(cpu_select_and_scatter_native) {
        * overlapping padded windows over a row of 5 */
       {"2,6,6,70", "2,3,3,70", "size=1x2x2x1 stride=1x2x2x1", "GT", "f32", 5040, 1260},
       {"2,7,7,5", "2,4,4,5", "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0", "GE", "f32", 490, 160},
+      {"2,6,6,20", "2,2,2,20", "size=1x3x3x1 stride=1x3x3x1", "GT", "f32", 1440, 160, "-1.5"},
+      {"4,8,8,3", "4,4,4,3", "size=1x2x2x1 stride=1x2x2x1", "GE", "f32", 768, 192, "0.75"},
+      {"2,3,8,8", "2,3,4,4", "size=1x1x2x2 stride=1x1x2x2", "GE", "f32", 384, 96, "2"},
+      {"2,3,8,8", "2,3,4,4", "size=1x1x2x2 stride=1x1x2x2", "GT", "f32", 384, 96},
+      {"2,7,7,3", "2,3,3,3", "size=1x2x2x1 stride=1x2x2x1", "GE", "f32", 294, 54, "1"},
   };
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
     char text[2048];
@@ -201,10 +209,10 @@ TEST(cpu_select_and_scatter_native) {
              "  ROOT r = pred[] compare(a, b), direction=%s\n}\n"
              "sct {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n  ROOT r = %s[] add(a, b)\n}\n"
              "ENTRY main {\n  p = %s[%d] parameter(0)\n  x = %s[%s] reshape(p)\n  q = %s[%d] parameter(1)\n"
-             "  s = %s[%s] reshape(q)\n  z = %s[] constant(0)\n"
+             "  s = %s[%s] reshape(q)\n  z = %s[] constant(%s)\n"
              "  ROOT r = %s[%s] select-and-scatter(x, s, z), window={%s}, select=sel, scatter=sct\n}\n",
-             t, t, cases[c].dir, t, t, t, t, cases[c].nx, t, cases[c].x, t, cases[c].nsrc, t, cases[c].src, t, t,
-             cases[c].x, cases[c].window);
+             t, t, cases[c].dir, t, t, t, t, cases[c].nx, t, cases[c].x, t, cases[c].nsrc, t, cases[c].src, t,
+             cases[c].init ? cases[c].init : "0", t, cases[c].x, cases[c].window);
     char *in[2] = {rand_lit(t, cases[c].nx, 7, -3, 0.5, 13u + (unsigned)c), rand_lit(t, cases[c].nsrc, 9, -4, 0.25, 5u)};
     for (int f = 0; f < 2; f++) run_case(text, 2, in, k_flags[f]);
     free(in[0]);
