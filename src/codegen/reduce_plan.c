@@ -298,11 +298,7 @@ static int combinable(const cx_instr *r) {
   if (!((x->ops[0] == c->params[0] && x->ops[1] == c->params[1]) ||
         (x->ops[0] == c->params[1] && x->ops[1] == c->params[0])))
     return 0;
-  switch (x->op) {
-  case CX_OP_MAXIMUM: case CX_OP_MINIMUM: case CX_OP_AND: case CX_OP_OR: return 1;
-  case CX_OP_ADD: return zero_constant(r->ops[1]);
-  default: return 0;
-  }
+  return cx_op_is_idempotent(x->op) || (x->op == CX_OP_ADD && zero_constant(r->ops[1]));
 }
 
 void cx_red_plan_split(cx_red_plan *p) {

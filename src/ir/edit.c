@@ -47,6 +47,13 @@ cxla_status cx_comp_resort(cx_comp *c, const char *who) {
   return cx_comp_sort(c) > 0 ? CXLA_OK : CXLA_ERR_OUT_OF_MEMORY;
 }
 
+cx_instr **cx_comp_snapshot(const cx_comp *c, int *n) {
+  *n = c->ninstrs;
+  cx_instr **snap = cx_malloc(sizeof *snap * (size_t)(*n ? *n : 1));
+  if (snap && *n) memcpy(snap, c->instrs, sizeof *snap * (size_t)*n);
+  return snap;
+}
+
 int cx_comp_remove_instrs(cx_comp *c, const uint8_t *drop) {
   int n = 0;
   for (int i = 0; i < c->ninstrs; i++)

@@ -31,6 +31,11 @@ cxla_status cx_comp_resort(cx_comp *c, const char *who);
 cxla_status cx_module_rewrite(cx_module *m, const char *who, int (*match)(const cx_instr *),
                               cxla_status (*rewrite)(cx_instr *), int *changed);
 
+/* A copy of c->instrs (its length in *n), for a pass whose edits change c->instrs while it
+ * walks them: the walk visits what was there when it began. Free it with cx_free. NULL on OOM
+ * (the caller reports it). */
+cx_instr **cx_comp_snapshot(const cx_comp *c, int *n);
+
 /* Removes from c->instrs every instruction for which drop[i] is set (i: position in
  * c->instrs), keeping the order of the rest. Returns how many were removed. The caller makes
  * sure no remaining instruction (or the root) still uses a removed one. */

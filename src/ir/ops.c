@@ -6,7 +6,7 @@
 enum { CHEAP, EXPENSIVE };
 enum { INFER, WRITTEN, UNINFERRED };
 enum { NA, ANY, REAL, FLOAT, SIGNED, NUMERIC, FLOAT_OR_COMPLEX, SIGNED_OR_COMPLEX, NUMERIC_OR_COMPLEX, INT, PRED_OR_INT };
-enum { SIDE_EFFECT = 1, COMMUTATIVE = 2, COLLECTIVE = 4 };
+enum { SIDE_EFFECT = 1, COMMUTATIVE = 2, COLLECTIVE = 4, IDEMPOTENT = 8 };
 enum { NOFUSE, REINDEX };
 typedef struct {
   const char *name;
@@ -61,6 +61,7 @@ const char *cx_op_gpu_why(cx_op op) {
   }
 }
 int cx_op_is_commutative(cx_op op) { return (table[op].flags & COMMUTATIVE) != 0; }
+int cx_op_is_idempotent(cx_op op) { return (table[op].flags & IDEMPOTENT) != 0; }
 int cx_op_is_collective(cx_op op) { return (table[op].flags & COLLECTIVE) != 0; }
 int cx_op_has_side_effect(cx_op op) { return (table[op].flags & (SIDE_EFFECT | COLLECTIVE)) != 0; }
 

@@ -28,6 +28,9 @@ cx_op_runs cx_op_runs_on(cx_op op);
 int cx_op_shape_inferable(cx_op op, const char **why);
 int cx_op_is_expensive(cx_op op);
 int cx_op_is_commutative(cx_op op);
+/* op(a, a) == a (maximum, minimum, and, or): a reduction by it may start any part from the
+ * same init value and combine the parts, whatever that value is. */
+int cx_op_is_idempotent(cx_op op);
 /* Whether an instruction of this op must stay even when its result is unused and must not be
  * merged with an identical one: unknown custom-calls, rng, infeed/outfeed, collectives. */
 int cx_op_has_side_effect(cx_op op);

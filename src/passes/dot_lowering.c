@@ -351,10 +351,9 @@ static cxla_status split_output_fusion(cx_comp *c, cx_instr *f) {
 }
 
 static cxla_status lower_comp(cx_comp *c, const cx_gemm_target *t, int *folded) {
-  int n = c->ninstrs;
-  cx_instr **snap = cx_malloc(sizeof *snap * (size_t)(n ? n : 1));
+  int n;
+  cx_instr **snap = cx_comp_snapshot(c, &n);
   if (!snap) return cx_oom(c->module->ctx);
-  if (n) memcpy(snap, c->instrs, sizeof *snap * (size_t)n);
   cxla_status s = CXLA_OK;
   for (int i = 0; i < n && s == CXLA_OK; i++) {
     cx_instr *x = snap[i];
@@ -362,11 +361,9 @@ static cxla_status lower_comp(cx_comp *c, const cx_gemm_target *t, int *folded) 
       s = split_output_fusion(c, x);
   }
   /* dots, including the ones split out above */
-  n = c->ninstrs;
   cx_free(snap);
-  snap = cx_malloc(sizeof *snap * (size_t)(n ? n : 1));
+  snap = cx_comp_snapshot(c, &n);
   if (!snap) return cx_oom(c->module->ctx);
-  if (n) memcpy(snap, c->instrs, sizeof *snap * (size_t)n);
   for (int i = 0; i < n && s == CXLA_OK; i++) {
     cx_instr *x = snap[i], *f;
     if (x->op == CX_OP_RAGGED_DOT) s = cx_lower_ragged_dot(c, x); /* a batch one becomes a dot */

@@ -73,10 +73,9 @@ static cxla_status fold(cx_comp *c, cx_instr *f, cx_instr *d, const cx_instr *t,
 cxla_status cx_fold_dot_out_transposes(cx_comp *c, const cx_gemm_target *tg, int *folded) {
   if (!tg->strided_c) return CXLA_OK;
   cx_pass_count_uses(c);
-  int n = c->ninstrs;
-  cx_instr **snap = cx_malloc(sizeof *snap * (size_t)(n ? n : 1));
+  int n;
+  cx_instr **snap = cx_comp_snapshot(c, &n);
   if (!snap) return cx_oom(c->module->ctx);
-  if (n) memcpy(snap, c->instrs, sizeof *snap * (size_t)n);
   cxla_status s = CXLA_OK;
   for (int i = 0; i < n && s == CXLA_OK; i++) {
     cx_instr *f = snap[i];

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "passes/pass.h"
+#include "ir/edit.h"
 #include "passes/fusion_util.h"
 
 typedef struct decision {
@@ -219,10 +220,9 @@ static cxla_status fuse_comp(cx_comp *c, int *changed) {
   /* Dot epilogues first (as XLA's CPU fusion chooses kOutput itself): otherwise the bias and
    * activation would be loop-fused away from the dot, whatever order the pipeline runs in. */
   CX_TRY(fu_dot_epilogues(c, changed));
-  int n = c->ninstrs;
-  cx_instr **snap = cx_malloc(sizeof *snap * ((size_t)n + 1));
+  int n;
+  cx_instr **snap = cx_comp_snapshot(c, &n);
   if (!snap) return cx_oom(c->module->ctx);
-  for (int i = 0; i < n; i++) snap[i] = c->instrs[i];
   cxla_status st = CXLA_OK;
   for (int i = n - 1; i >= 0 && st == CXLA_OK; i--)
     if (snap[i]->parent == c) st = grow(c, snap[i], changed);

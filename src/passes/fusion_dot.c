@@ -12,6 +12,7 @@
  * that is the dot's only user and reads it at the same index (when it runs after). */
 #include <string.h>
 #include "passes/pass.h"
+#include "ir/edit.h"
 #include "passes/fusion_util.h"
 
 typedef struct epi {
@@ -179,10 +180,9 @@ static cxla_status loop_epilogue(cx_comp *c, cx_instr *d, int *done) {
 }
 
 cxla_status fu_dot_epilogues(cx_comp *c, int *changed) {
-  int n = c->ninstrs;
-  cx_instr **snap = cx_malloc(sizeof *snap * ((size_t)n + 1));
+  int n;
+  cx_instr **snap = cx_comp_snapshot(c, &n);
   if (!snap) return cx_oom(c->module->ctx);
-  for (int i = 0; i < n; i++) snap[i] = c->instrs[i];
   cxla_status st = CXLA_OK;
   for (int i = 0; i < n && st == CXLA_OK; i++) {
     cx_instr *d = snap[i];

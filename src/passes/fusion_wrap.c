@@ -3,15 +3,13 @@
  * Scalar constants feeding those ops stay separate (no op is fused with another here). The
  * loop fusion pass uses the same wrapping for the ops nothing fused with. */
 #include "passes/pass.h"
+#include "ir/edit.h"
 #include "passes/fusion_util.h"
 
 cxla_status fu_wrap_all(cx_comp *c, int *changed) {
-  int n = c->ninstrs;
-  if (!n) return CXLA_OK;
-  /* Snapshot: wrapping edits c->instrs. */
-  cx_instr **snap = cx_malloc(sizeof *snap * (size_t)n);
+  int n;
+  cx_instr **snap = cx_comp_snapshot(c, &n); /* wrapping edits c->instrs */
   if (!snap) return cx_oom(c->module->ctx);
-  for (int i = 0; i < n; i++) snap[i] = c->instrs[i];
   cxla_status st = CXLA_OK;
   for (int i = 0; i < n && st == CXLA_OK; i++) {
     cx_instr *x = snap[i], *f;

@@ -133,6 +133,21 @@ TEST(interp_float_max_min) {
   }
 }
 
+TEST(interp_idempotent_ops_keep_their_operand) {
+  /* ops.def's IDEMPOTENT flag lets each row block of a split column reduction start from the
+   * init value (codegen/reduce_plan.c): op(a, a) must be a, whatever a is */
+  int n = 0;
+  for (int op = 0; op < CX_OP_COUNT; op++) {
+    if (!cx_op_is_idempotent((cx_op)op)) continue;
+    n++;
+    TI_CHECK_I(bin_((cx_op)op, CXLA_S32, TI_I(CXLA_S32, -5, 0, 7, INT32_MIN, INT32_MAX),
+                    TI_I(CXLA_S32, -5, 0, 7, INT32_MIN, INT32_MAX), __FILE__, __LINE__),
+               -5, 0, 7, INT32_MIN, INT32_MAX);
+  }
+  CHECK_EQ_INT(n, 4); /* maximum, minimum, and, or */
+  CHECK(!cx_op_is_idempotent(CX_OP_ADD) && !cx_op_is_idempotent(CX_OP_MULTIPLY));
+}
+
 TEST(interp_float_unary) {
   cxla_type t = CXLA_F32;
   TI_CHECK_F(UN(SIGN, t, TI_F(t, -2, -0.0, 0.0, 3, NAN, -INFINITY)), -1, -1, -0.0, 0.0, 1, NAN, -1);
