@@ -109,7 +109,11 @@ static void dense_one(cxla_context *ctx, const char *file, int m, int k, int n) 
   fmt_rate(a, sizeof a, &c[0], flops, "GFLOP/s");
   fmt_rate(bb, sizeof bb, &c[1], flops, "GFLOP/s BLAS+C");
   snprintf(row, sizeof row, "dense+bias+relu %dx%dx%d vs sgemm + C loop", m, k, n);
-  add_row(row, a, bb, ratio_best(&c[0], &c[1]), ratio_median(&c[0], &c[1]), "(none set)", NAN, chk);
+  /* issue 22's goal is for the small layer, where the library call's overhead and the second
+   * pass over C decide; at 1024³ both sides are the same GEMM */
+  int small = (int64_t)m * k * n < (1 << 24);
+  add_row(row, a, bb, ratio_best(&c[0], &c[1]), ratio_median(&c[0], &c[1]), small ? "≥ 1.1" : "(none set)",
+          small ? 1.1 : NAN, chk);
   bu_contenders_free(c, (int)(sizeof c / sizeof c[0]));
   bu_cxla_close(&d);
   free(b.l[0].c);

@@ -140,6 +140,7 @@ static float *fill(int64_t n, uint64_t seed) {
 }
 
 int main(int argc, char **argv) {
+  const char *spin = bu_bound_peer_spin(argv);
   int rounds = 15;
   double sample_ms = 5;
   const char *only = NULL;
@@ -163,8 +164,8 @@ int main(int argc, char **argv) {
   cx_rt rt = {.pool = pool};
   bu_use_thread_clock(g_work);
   int bad = 0;
-  printf("flax MLP step GEMMs, %s, GFLOP/s of the median call (best in brackets)\n%-12s %-14s",
-         g_work ? "one thread's CPU time (--work)" : "2 threads", "where", "m x n x k op");
+  printf("flax MLP step GEMMs, %s, GFLOP/s of the median call (best in brackets); peers' idle spin: %s\n%-12s %-14s",
+         g_work ? "one thread's CPU time (--work)" : "2 threads", spin, "where", "m x n x k op");
   for (int c = 0; c < NC; c++) printf(" %-15s", k_names[c]);
   printf("\n");
   double total_ms[NC] = {0};

@@ -507,6 +507,7 @@ static void group_steps(int T) {
 }
 
 int main(int argc, char **argv) {
+  const char *spin = bu_bound_peer_spin(argv);
   const char *threads = "1,2", *only = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strncmp(argv[i], "--threads=", 10)) threads = argv[i] + 10;
@@ -520,8 +521,9 @@ int main(int argc, char **argv) {
   }
   if (g_rounds < 1) g_rounds = 1;
   cx_rt_blas_tune(); /* the kernels cxla's thread pool would pick (SkylakeX where Debian's picks Prescott) */
-  printf("bench_libs: OpenBLAS %s (kernels %s), oneDNN %s, BLIS and libxsmm from Debian; %ld CPUs online, %d rounds\n",
-         openblas_get_config(), openblas_get_corename(), libs_dnnl_version(), sysconf(_SC_NPROCESSORS_ONLN), g_rounds);
+  printf("bench_libs: OpenBLAS %s (kernels %s), oneDNN %s, BLIS and libxsmm from Debian; %ld CPUs online, %d rounds; "
+         "peers' idle spin: %s\n",
+         openblas_get_config(), openblas_get_corename(), libs_dnnl_version(), sysconf(_SC_NPROCESSORS_ONLN), g_rounds, spin);
   for (const char *t = threads; *t;) {
     int T = atoi(t);
     if (T < 1) T = 1;

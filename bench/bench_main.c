@@ -47,6 +47,7 @@ void add_row(const char *bench, const char *cx, const char *base, double rb, dou
   else if (isnan(rb)) r->met = "no (did not run)";
   else if (rb >= goal_ratio && rm >= goal_ratio) r->met = "yes";
   else if (rb >= goal_ratio) r->met = "best only";
+  else if (rm >= goal_ratio) r->met = "median only";
   else r->met = "no";
 }
 
@@ -243,6 +244,7 @@ static int wanted(const char *group) {
 }
 
 int main(int argc, char **argv) {
+  const char *spin = bu_bound_peer_spin(argv);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strncmp(a, "--threads=", 10)) cfg.threads = atoi(a + 10);
@@ -277,7 +279,7 @@ int main(int argc, char **argv) {
   printf("cxla benchmarks, %s; %d thread%s for cxla, OpenMP and OpenBLAS (%ld CPUs online); %d rounds, %d us gap%s\n",
          date, cfg.threads, cfg.threads == 1 ? "" : "s", sysconf(_SC_NPROCESSORS_ONLN), cfg.rounds, cfg.gap_us,
          cfg.thread_clock ? "; calls timed by the thread's CPU time" : "");
-  printf("OpenBLAS: %s\nload average at start: %.2f\n", openblas_get_config(), loadavg());
+  printf("OpenBLAS: %s\npeers' idle spin: %s\nload average at start: %.2f\n", openblas_get_config(), spin, loadavg());
   fflush(stdout);
 
   struct { const char *name; void (*fn)(void); } groups[] = {

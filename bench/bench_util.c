@@ -4,7 +4,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "bench_util.h"
+
+const char *bu_bound_peer_spin(char **argv) {
+  static char line[160];
+  if (!getenv("CXLA_BENCH_SPIN_SET")) {
+    setenv("GOMP_SPINCOUNT", "1000", 0);
+    setenv("OPENBLAS_THREAD_TIMEOUT", "16", 0);
+    setenv("CXLA_BENCH_SPIN_SET", "1", 1);
+    execv("/proc/self/exe", argv);
+    perror("bench: execv /proc/self/exe (the peers keep their default spin)");
+  }
+  snprintf(line, sizeof line, "GOMP_SPINCOUNT=%s OPENBLAS_THREAD_TIMEOUT=%s",
+           getenv("GOMP_SPINCOUNT") ? getenv("GOMP_SPINCOUNT") : "(default)",
+           getenv("OPENBLAS_THREAD_TIMEOUT") ? getenv("OPENBLAS_THREAD_TIMEOUT") : "(default)");
+  return line;
+}
 
 double bu_now_ms(void) {
   struct timespec ts;
