@@ -23,6 +23,7 @@
 #include <string.h>
 #include "codegen/emit.h"
 #include "codegen/loops.h"
+#include "codegen/reduce_emit.h"
 
 #define COL_CHUNK 512
 #define NT_MIN_BYTES ((int64_t)8 << 20) /* outputs at least this large are stored non-temporally */
@@ -30,55 +31,18 @@
 #define NT_BLOCK_LINES 4 /* 64-byte lines computed, then stored non-temporally, at a time */
 #define WARP_COLUMNS_MAX 16384 /* column reductions with at most this many outputs take a warp each */
 
-typedef struct red_state {
-  cx_kfn *k;
-  const cx_red_plan *p;
-  const cx_instr *stash;                    /* p->stash, unless an output shares memory */
-  int nval[CX_EMIT_MAX_REDUCES];            /* values of each reduce */
-  LLVMValueRef slot[CX_EMIT_MAX_REDUCES][CX_GEN_MAX_VALS];
-  LLVMTypeRef ty[CX_EMIT_MAX_REDUCES][CX_GEN_MAX_VALS];
-  const cx_shape *leaves[CX_EMIT_MAX_ARGS];
-  int out_stage;                            /* the pass that stores the input-shaped outputs that
-                                               read reduce results: -1, a pass of its own after
-                                               the last stage, or the last stage's when none of
-                                               them reads that stage's reduces */
-  int nt_leaf;                              /* the input-shaped output stored with non-temporal
-                                               stores (large row fusions on the cpu), else -1 */
-  LLVMValueRef stash_buf;                   /* with nt_leaf: a row-sized scratch that holds the
-                                               stash, so the output is written once */
-  LLVMValueRef row_off;                     /* linear index of the current row's first element */
-  LLVMValueRef out_buf, nt_idx;             /* with nt_leaf: the block buffer of last_pass_nt, and
-                                               the index into it while a block is computed */
-  int nt_dim;                               /* with nt_leaf: the one reduced input dim */
-  const cx_instr *fusion;
-  int nin;                                  /* the fusion's operands (ptr[p->nleaves + i]) */
-  int64_t row_len, nt_esize;                /* its length; nt_leaf's element size in bytes */
-  int max_stage, max_r, max_arg;            /* plan_fast_max: the stage whose one reduce max_r
-                                               is a max over operand max_arg's rows, else -1 */
-  const cx_instr *div;                      /* plan_fast_div's divide, else NULL */
-  int div_r;                                /* with div: the reduce its divisor broadcasts */
-  LLVMValueRef emin;                        /* with div: i32, the smallest bits of its nonzero
-                                               dividends over the row, minus one (the stage of
-                                               div_r folds them in) */
-  LLVMValueRef has;                         /* warp rows: i1, the lane's accumulators hold a value
-                                               (only lane 0 starts from the init value, so a
-                                               reduction applies it once, as everywhere else) */
-  LLVMValueRef part[CX_EMIT_MAX_REDUCES];   /* split column reductions: each reduce's partial
-                                               results in the scratch, [block][output] */
-} red_state;
 
-/* Address of accumulator v of reduce r for chunk lane j (NULL j: the scalar slot). */
-static LLVMValueRef acc_ptr(red_state *s, int r, int v, LLVMValueRef j) {
+LLVMValueRef cx_red_acc_ptr(cx_red_state *s, int r, int v, LLVMValueRef j) {
   if (!j) return s->slot[r][v];
   return LLVMBuildInBoundsGEP2(s->k->cg->b, s->ty[r][v], s->slot[r][v], &j, 1, "");
 }
 
-static void store_inits(red_state *s, LLVMValueRef j, int stage) {
+void cx_red_store_inits(cx_red_state *s, LLVMValueRef j, int stage) {
   cx_gen *g = &s->k->g;
   cx_idx sc = cx_idx_scalar(g);
   for (int r = 0; r < s->p->nred; r++)
     for (int v = 0; v < s->nval[r] && s->p->stage[r] == stage; v++)
-      LLVMBuildStore(g->cg->b, cx_gen1(g, s->p->red[r]->ops[s->nval[r] + v], &sc), acc_ptr(s, r, v, j));
+      LLVMBuildStore(g->cg->b, cx_gen1(g, s->p->red[r]->ops[s->nval[r] + v], &sc), cx_red_acc_ptr(s, r, v, j));
 }
 
 static void set_nontemporal(cx_cg *cg, LLVMValueRef store) {
@@ -87,9 +51,7 @@ static void set_nontemporal(cx_cg *cg, LLVMValueRef store) {
                   LLVMMetadataAsValue(cg->llctx, LLVMMDNodeInContext2(cg->llctx, &one, 1)));
 }
 
-/* Folds the input element at idx into the accumulators of one stage's reduces and stores the
- * input-shaped outputs made in that pass (leaf_in == 1 in stage 0; 2 in out_stage's pass). */
-static void fold(red_state *s, const cx_idx *idx, LLVMValueRef j, int reassoc, int stage) {
+void cx_red_fold(cx_red_state *s, const cx_idx *idx, LLVMValueRef j, int reassoc, int stage) {
   cx_gen *g = &s->k->g;
   LLVMBuilderRef b = g->cg->b;
   for (int r = 0; r < s->p->nred; r++) {
@@ -98,7 +60,7 @@ static void fold(red_state *s, const cx_idx *idx, LLVMValueRef j, int reassoc, i
     int n = s->nval[r];
     LLVMValueRef args[2 * CX_GEN_MAX_VALS], res[CX_GEN_MAX_VALS];
     for (int v = 0; v < n; v++) {
-      args[v] = LLVMBuildLoad2(b, s->ty[r][v], acc_ptr(s, r, v, j), "");
+      args[v] = LLVMBuildLoad2(b, s->ty[r][v], cx_red_acc_ptr(s, r, v, j), "");
       args[n + v] = cx_gen1(g, red->ops[v], idx);
     }
     LLVMFastMathFlags saved = g->fmf;
@@ -110,7 +72,7 @@ static void fold(red_state *s, const cx_idx *idx, LLVMValueRef j, int reassoc, i
       return;
     }
     LLVMValueRef has = s->has ? LLVMBuildLoad2(b, g->cg->t_i1, s->has, "") : NULL;
-    for (int v = 0; v < n; v++) LLVMBuildStore(b, has ? LLVMBuildSelect(b, has, res[v], args[n + v], "") : res[v], acc_ptr(s, r, v, j));
+    for (int v = 0; v < n; v++) LLVMBuildStore(b, has ? LLVMBuildSelect(b, has, res[v], args[n + v], "") : res[v], cx_red_acc_ptr(s, r, v, j));
     if (s->div && r == s->div_r) {
       /* a non-negative float's bits order as the float does; minus one, unsigned, a zero (a
        * masked score's exp) ranks above every other value: it divides exactly either way */
@@ -138,9 +100,7 @@ static void fold(red_state *s, const cx_idx *idx, LLVMValueRef j, int reassoc, i
   }
 }
 
-/* Makes one stage's finished accumulators of lane j the values of their reduces for the
- * generators; returns how many overrides were pushed. */
-static int push_results(red_state *s, LLVMValueRef j, int stage) {
+int cx_red_push_results(cx_red_state *s, LLVMValueRef j, int stage) {
   cx_gen *g = &s->k->g;
   int pushed = 0;
   for (int r = 0; r < s->p->nred; r++) {
@@ -150,15 +110,13 @@ static int push_results(red_state *s, LLVMValueRef j, int stage) {
     ov.in = s->p->red[r];
     ov.nvals = s->nval[r];
     for (int v = 0; v < s->nval[r]; v++)
-      ov.vals[v] = LLVMBuildLoad2(g->cg->b, s->ty[r][v], acc_ptr(s, r, v, j), "");
+      ov.vals[v] = LLVMBuildLoad2(g->cg->b, s->ty[r][v], cx_red_acc_ptr(s, r, v, j), "");
     pushed += cx_gen_push_override(g, &ov);
   }
   return pushed;
 }
 
-/* Stores the outputs computed from the finished accumulators at output index o (every
- * reduce's result pushed as an override). */
-static void finish(red_state *s, LLVMValueRef o) {
+void cx_red_finish(cx_red_state *s, LLVMValueRef o) {
   cx_gen *g = &s->k->g;
   cx_gen_mark_t m = cx_gen_mark(g);
   /* every output element is computed before any is stored: an output may share memory with an
@@ -177,7 +135,7 @@ static void finish(red_state *s, LLVMValueRef o) {
 }
 
 /* Opens loops over the reduced dims (in input order), filling iv[] for them. */
-static int open_reduced(red_state *s, cx_loop *loops, LLVMValueRef *iv) {
+static int open_reduced(cx_red_state *s, cx_loop *loops, LLVMValueRef *iv) {
   int nl = 0;
   for (int d = 0; d < s->p->in.rank; d++) {
     if (!s->p->reduced[d]) continue;
@@ -187,12 +145,12 @@ static int open_reduced(red_state *s, cx_loop *loops, LLVMValueRef *iv) {
   return nl;
 }
 
-static void close_loops(red_state *s, cx_loop *loops, int nl) {
+static void close_loops(cx_red_state *s, cx_loop *loops, int nl) {
   while (nl--) cx_loop_end(s->k->cg, &loops[nl]);
 }
 
 /* One loop of the last pass over elements [lo, hi) of the row (the one reduced dim). */
-static void last_pass_loop(red_state *s, LLVMValueRef *iv, LLVMValueRef lo, LLVMValueRef hi, const char *name) {
+static void last_pass_loop(cx_red_state *s, LLVMValueRef *iv, LLVMValueRef lo, LLVMValueRef hi, const char *name) {
   int stage = s->out_stage;
   cx_gen *g = &s->k->g;
   cx_loop l;
@@ -200,7 +158,7 @@ static void last_pass_loop(red_state *s, LLVMValueRef *iv, LLVMValueRef lo, LLVM
   cx_loop_begin(s->k->cg, &l, lo, hi, name);
   iv[s->nt_dim] = l.iv;
   cx_idx ii = cx_idx_from_multi(g, &s->p->in, iv);
-  fold(s, &ii, NULL, 1, stage);
+  cx_red_fold(s, &ii, NULL, 1, stage);
   cx_loop_end(s->k->cg, &l);
   cx_gen_restore(g, m);
 }
@@ -213,7 +171,7 @@ static void last_pass_loop(red_state *s, LLVMValueRef *iv, LLVMValueRef lo, LLVM
  * into L1 holds one of its few fill buffers until the line arrives, which the last pass's own
  * loads and streaming stores then wait for (the cross-entropy 4096², one core, interleaved with
  * the triad: 11.2-11.9 -> 9.6-10.3 ms; prefetchnta 14.6 ms). */
-static void prefetch_next_row(red_state *s, LLVMValueRef first, int64_t count) {
+static void prefetch_next_row(cx_red_state *s, LLVMValueRef first, int64_t count) {
   cx_kfn *k = s->k;
   LLVMBuilderRef b = k->cg->b;
   for (int i = 0; i < s->nin && s->nt_leaf >= 0; i++) {
@@ -241,7 +199,7 @@ static void prefetch_next_row(red_state *s, LLVMValueRef first, int64_t count) {
  * aligned (and x86 splits an under-aligned one into scalar stores); blocks, because storing
  * while computing keeps the stores streaming out (a separate copy pass after the row was
  * computed measured 15% slower). */
-static void last_pass_nt(red_state *s, LLVMValueRef *iv) {
+static void last_pass_nt(cx_red_state *s, LLVMValueRef *iv) {
   cx_kfn *k = s->k;
   cx_gen *g = &k->g;
   LLVMBuilderRef b = k->cg->b;
@@ -270,7 +228,7 @@ static void last_pass_nt(red_state *s, LLVMValueRef *iv) {
   iv[s->nt_dim] = LLVMBuildAdd(b, first, l.iv, "");
   s->nt_idx = l.iv;
   cx_idx ii = cx_idx_from_multi(g, &s->p->in, iv);
-  fold(s, &ii, NULL, 1, s->out_stage);
+  cx_red_fold(s, &ii, NULL, 1, s->out_stage);
   cx_loop_end(k->cg, &l);
   s->nt_idx = NULL;
   LLVMValueRef out = LLVMBuildInBoundsGEP2(b, vt, dst, (LLVMValueRef[]){LLVMBuildMul(b, bl.iv, cx_ir_i64(g, NT_BLOCK_LINES), "")}, 1, "");
@@ -289,7 +247,7 @@ static void last_pass_nt(red_state *s, LLVMValueRef *iv) {
 }
 
 /* One pass over the row's reduced dims for stage st (-1: the last pass). */
-static void emit_pass(red_state *s, int st, LLVMValueRef *iv, cx_loop *loops) {
+static void emit_pass(cx_red_state *s, int st, LLVMValueRef *iv, cx_loop *loops) {
   cx_gen *g = &s->k->g;
   cx_gen_mark_t m = cx_gen_mark(g);
   if (st == s->out_stage && s->nt_leaf >= 0) {
@@ -297,7 +255,7 @@ static void emit_pass(red_state *s, int st, LLVMValueRef *iv, cx_loop *loops) {
   } else {
     int nl = open_reduced(s, loops, iv);
     cx_idx ii = cx_idx_from_multi(g, &s->p->in, iv);
-    fold(s, &ii, NULL, 1, st);
+    cx_red_fold(s, &ii, NULL, 1, st);
     close_loops(s, loops, nl);
   }
   cx_gen_restore(g, m);
@@ -312,7 +270,7 @@ static void emit_pass(red_state *s, int st, LLVMValueRef *iv, cx_loop *loops) {
  * NaN-propagating llvm.maximum takes six instructions per vector. When the flag is clear and
  * the maximum is not zero it is llvm.maximum's answer exactly (a nonzero value's bits are
  * unique); else the row runs the ordinary pass. The result joins the accumulator (the init). */
-static void fast_max_pass(red_state *s, LLVMValueRef row, LLVMValueRef *iv, cx_loop *loops, int st) {
+static void fast_max_pass(cx_red_state *s, LLVMValueRef row, LLVMValueRef *iv, cx_loop *loops, int st) {
   cx_kfn *k = s->k;
   cx_gen *g = &k->g;
   LLVMBuilderRef b = k->cg->b;
@@ -349,7 +307,7 @@ static void fast_max_pass(red_state *s, LLVMValueRef row, LLVMValueRef *iv, cx_l
                                  LLVMBuildFCmp(b, LLVMRealOEQ, mx, LLVMConstReal(f, 0), ""), "max_slow");
   cx_if fi;
   cx_if_begin(k->cg, &fi, LLVMBuildNot(b, bad, ""));
-  LLVMValueRef slot = acc_ptr(s, s->max_r, 0, NULL);
+  LLVMValueRef slot = cx_red_acc_ptr(s, s->max_r, 0, NULL);
   LLVMBuildStore(b, cx_ir_intr2(g, "llvm.maximum", LLVMBuildLoad2(b, f, slot, ""), mx), slot);
   cx_if_end(k->cg, &fi);
   cx_if_begin(k->cg, &fi, bad);
@@ -362,7 +320,7 @@ static void fast_max_pass(red_state *s, LLVMValueRef row, LLVMValueRef *iv, cx_l
  * and the divisor in [1, 2^24], so each nonzero quotient is at least 2^-84: a normal number,
  * whose remainder a - q0·b is exact (and 0 gives +0, as the divide). Otherwise (a NaN, a tiny
  * exp, a row of -inf) the divide. */
-static LLVMValueRef fast_div_ok(red_state *s) {
+static LLVMValueRef fast_div_ok(cx_red_state *s) {
   cx_gen *g = &s->k->g;
   LLVMBuilderRef b = g->cg->b;
   cx_idx sc = cx_idx_scalar(g);
@@ -377,7 +335,7 @@ static LLVMValueRef fast_div_ok(red_state *s) {
 
 /* Per output element (a row): one pass over its reduced dims per stage, each stage's results
  * then visible to the next; a last pass stores the input-shaped outputs that read them. */
-static void emit_row(red_state *s) {
+static void emit_row(cx_red_state *s) {
   cx_kfn *k = s->k;
   cx_gen *g = &k->g;
   const cx_red_plan *p = s->p;
@@ -393,7 +351,7 @@ static void emit_row(red_state *s) {
   for (int stage = 0; stage <= p->nstages; stage++) {
     if (stage == p->nstages && !last_pass) break;
     int st = stage == p->nstages ? -1 : stage;
-    if (st >= 0) store_inits(s, NULL, st);
+    if (st >= 0) cx_red_store_inits(s, NULL, st);
     cx_gen_override ov = {.in = s->stash, .ptr = st < 0 && s->stash ? (s->stash_buf ? s->stash_buf : k->ptr[p->stash_leaf]) : NULL,
                           .lin_off = s->stash_buf ? s->row_off : NULL};
     int stashed = ov.ptr && cx_gen_push_override(g, &ov);
@@ -419,9 +377,9 @@ static void emit_row(red_state *s) {
       emit_pass(s, st, iv, loops);
     }
     if (stashed) cx_gen_pop_override(g);
-    if (st >= 0) pushed += push_results(s, NULL, st);
+    if (st >= 0) pushed += cx_red_push_results(s, NULL, st);
   }
-  finish(s, ol.iv);
+  cx_red_finish(s, ol.iv);
   while (pushed--) cx_gen_pop_override(g);
   cx_loop_end(k->cg, &ol);
   /* non-temporal stores are weakly ordered: drain them before the chunk counts as done */
@@ -429,140 +387,11 @@ static void emit_row(red_state *s) {
   cx_gen_restore(g, m0);
 }
 
-/* ---- row reductions with a warp per row (targets with warp_size, the GPU) ---- */
-
-/* v exchanged with the lane at this lane's id xor mask: cut into i32 pieces for warp_xor */
-static LLVMValueRef warp_swap(cx_kfn *k, const cx_instr *red, LLVMValueRef v, int mask) {
-  cx_cg *cg = k->cg;
-  LLVMBuilderRef b = cg->b;
-  LLVMTypeRef t = LLVMTypeOf(v);
-  LLVMTypeKind kind = LLVMGetTypeKind(t);
-  if (kind == LLVMStructTypeKind) { /* a complex register {re, im}: each part exchanged on its own */
-    LLVMValueRef r = LLVMGetUndef(t);
-    for (unsigned i = 0; i < LLVMCountStructElementTypes(t); i++)
-      r = LLVMBuildInsertValue(b, r, warp_swap(k, red, LLVMBuildExtractValue(b, v, i, ""), mask), i, "");
-    return r;
-  }
-  unsigned bits = kind == LLVMFloatTypeKind ? 32 : kind == LLVMDoubleTypeKind ? 64
-                  : kind == LLVMHalfTypeKind || kind == LLVMBFloatTypeKind ? 16
-                  : kind == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(t) : 0;
-  if (!bits || bits > 64) {
-    cx_gen_fail(&k->g, red, "no warp exchange for this accumulator type");
-    return v;
-  }
-  LLVMTypeRef it = LLVMIntTypeInContext(cg->llctx, bits);
-  LLVMValueRef x = kind == LLVMIntegerTypeKind ? v : LLVMBuildBitCast(b, v, it, "");
-  LLVMValueRef r;
-  if (bits <= 32) {
-    r = cg->target->warp_xor(cg, bits < 32 ? LLVMBuildZExt(b, x, cg->t_i32, "") : x, mask);
-    if (bits < 32) r = LLVMBuildTrunc(b, r, it, "");
-  } else {
-    LLVMValueRef lo = cg->target->warp_xor(cg, LLVMBuildTrunc(b, x, cg->t_i32, ""), mask);
-    LLVMValueRef hi = cg->target->warp_xor(cg, LLVMBuildTrunc(b, LLVMBuildLShr(b, x, LLVMConstInt(it, 32, 0), ""), cg->t_i32, ""), mask);
-    r = LLVMBuildOr(b, LLVMBuildZExt(b, lo, it, ""), LLVMBuildShl(b, LLVMBuildZExt(b, hi, it, ""), LLVMConstInt(it, 32, 0), ""), "");
-  }
-  return kind == LLVMIntegerTypeKind ? r : LLVMBuildBitCast(b, r, t, "");
-}
-
-/* After the lanes folded their elements: a butterfly over the warp leaves every lane with the
- * stage's reduction of the whole row (lanes combine in a fixed tree, so the result does not
- * depend on timing). */
-static void warp_combine(red_state *s, int stage) {
-  cx_gen *g = &s->k->g;
-  LLVMBuilderRef b = g->cg->b;
-  for (int mask = s->k->cg->target->warp_size / 2; mask >= 1; mask /= 2) {
-    LLVMValueRef has = LLVMBuildLoad2(b, g->cg->t_i1, s->has, "");
-    LLVMValueRef other_has = warp_swap(s->k, s->p->red[0], has, mask);
-    LLVMValueRef both = LLVMBuildAnd(b, has, other_has, "");
-    for (int r = 0; r < s->p->nred; r++) {
-      if (s->p->stage[r] != stage) continue;
-      const cx_instr *red = s->p->red[r];
-      int n = s->nval[r];
-      LLVMValueRef args[2 * CX_GEN_MAX_VALS], res[CX_GEN_MAX_VALS];
-      for (int v = 0; v < n; v++) args[v] = LLVMBuildLoad2(b, s->ty[r][v], acc_ptr(s, r, v, NULL), "");
-      for (int v = 0; v < n; v++) args[n + v] = warp_swap(s->k, red, args[v], mask);
-      LLVMFastMathFlags saved = g->fmf;
-      g->fmf = LLVMFastMathAllowContract | LLVMFastMathAllowReassoc;
-      int got = cx_gen_scalar_comp(g, red->called[0], 2 * n, args, res);
-      g->fmf = saved;
-      if (got != n) {
-        cx_gen_fail(g, red, "reducer returns %d values, expected %d", got, n);
-        return;
-      }
-      for (int v = 0; v < n; v++) /* a lane without a value takes the other's as it is */
-        LLVMBuildStore(b, LLVMBuildSelect(b, both, res[v], LLVMBuildSelect(b, has, args[v], args[n + v], ""), ""),
-                       acc_ptr(s, r, v, NULL));
-    }
-    LLVMBuildStore(b, LLVMBuildOr(b, has, other_has, ""), s->has);
-  }
-}
-
-/* Thread t works on output t / W as lane t % W: per stage it folds that output's reduced
- * elements lane, lane + W, ... (for a row, coalesced loads across the warp; for a column, rows
- * apart, but its neighbours' warps read the rest of each line), then the warp combines; the
- * last pass stores input-shaped outputs the same way, and lane 0 stores the reduced outputs. */
-static void emit_row_warp(red_state *s) {
-  cx_kfn *k = s->k;
-  cx_gen *g = &k->g;
-  LLVMBuilderRef b = k->cg->b;
-  const cx_red_plan *p = s->p;
-  int64_t W = k->cg->target->warp_size, per = 1, rdims[CXLA_MAX_RANK];
-  int nr = 0;
-  for (int d = 0; d < p->in.rank; d++)
-    if (p->reduced[d]) per *= p->in.dims[d], rdims[nr++] = p->in.dims[d];
-  cx_shape rshape = cx_shape_array(CXLA_F32, nr, rdims);
-  cx_loop ol, jl;
-  cx_gen_mark_t m0 = cx_gen_mark(g);
-  cx_loop_begin(k->cg, &ol, k->begin, k->end, "thread");
-  LLVMValueRef row = LLVMBuildSDiv(b, ol.iv, cx_ir_i64(g, W), "row");
-  LLVMValueRef lane = LLVMBuildSRem(b, ol.iv, cx_ir_i64(g, W), "lane");
-  /* elements lane, lane + W, ... < per: ceil((per - lane) / W) of them, a constant when W
-   * divides the row (LLVM then unrolls, keeping several loads of each lane in flight) */
-  LLVMValueRef count = per % W == 0 ? cx_ir_i64(g, per / W)
-                       : LLVMBuildSDiv(b, LLVMBuildAdd(b, LLVMBuildSub(b, cx_ir_i64(g, per), lane, ""), cx_ir_i64(g, W - 1), ""),
-                                       cx_ir_i64(g, W), "");
-  cx_idx oi = cx_idx_from_linear(g, &p->out, row);
-  int last_pass = 0, pushed = 0;
-  for (int i = 0; i < p->nleaves; i++) last_pass |= p->leaf_in[i] == 2;
-  for (int stage = 0; stage <= p->nstages; stage++) {
-    if (stage == p->nstages && !last_pass) break;
-    int st = stage == p->nstages ? -1 : stage;
-    if (st >= 0) {
-      store_inits(s, NULL, st);
-      LLVMBuildStore(b, LLVMBuildICmp(b, LLVMIntEQ, lane, cx_ir_i64(g, 0), ""), s->has);
-    }
-    cx_gen_override ov = {.in = s->stash, .ptr = st < 0 && s->stash ? k->ptr[p->stash_leaf] : NULL};
-    int stashed = ov.ptr && cx_gen_push_override(g, &ov);
-    cx_gen_mark_t m = cx_gen_mark(g);
-    cx_loop_begin(k->cg, &jl, cx_ir_i64(g, 0), count, "elem");
-    LLVMValueRef j = LLVMBuildAdd(b, lane, LLVMBuildMul(b, jl.iv, cx_ir_i64(g, W), ""), "");
-    cx_idx ri = cx_idx_from_linear(g, &rshape, j);
-    LLVMValueRef iv[CXLA_MAX_RANK];
-    for (int d = 0, i = 0, r = 0; d < p->in.rank; d++) iv[d] = p->reduced[d] ? ri.v[r++] : oi.v[i++];
-    cx_idx ii = cx_idx_from_multi(g, &p->in, iv);
-    fold(s, &ii, NULL, 1, st);
-    cx_loop_end(k->cg, &jl);
-    cx_gen_restore(g, m);
-    if (stashed) cx_gen_pop_override(g);
-    if (st >= 0) {
-      warp_combine(s, st);
-      pushed += push_results(s, NULL, st);
-    }
-  }
-  cx_if first;
-  cx_if_begin(k->cg, &first, LLVMBuildICmp(b, LLVMIntEQ, lane, cx_ir_i64(g, 0), ""));
-  finish(s, row);
-  cx_if_end(k->cg, &first);
-  while (pushed--) cx_gen_pop_override(g);
-  cx_loop_end(k->cg, &ol);
-  cx_gen_restore(g, m0);
-}
-
 /* Column reduction of outputs [begin, end): a chunk of lanes along the innermost kept dim at a
  * time, every reduced position folded into them, then per lane the outputs (block NULL), or,
  * for block b of a split reduction, only the reduced positions of block b folded and the lanes
  * stored as its partial results. */
-static void emit_column(red_state *s, LLVMValueRef begin, LLVMValueRef end, LLVMValueRef block) {
+static void emit_column(cx_red_state *s, LLVMValueRef begin, LLVMValueRef end, LLVMValueRef block) {
   cx_kfn *k = s->k;
   cx_gen *g = &k->g;
   LLVMBuilderRef b = k->cg->b;
@@ -598,7 +427,7 @@ static void emit_column(red_state *s, LLVMValueRef begin, LLVMValueRef end, LLVM
   /* lanes start at the init values */
   cx_gen_mark_t m = cx_gen_mark(g);
   cx_loop_begin(k->cg, &jl, cx_ir_i64(g, 0), len, "init");
-  store_inits(s, jl.iv, 0);
+  cx_red_store_inits(s, jl.iv, 0);
   cx_loop_end(k->cg, &jl);
   cx_gen_restore(g, m);
   /* fold every reduced position (of the block) into the lanes */
@@ -619,7 +448,7 @@ static void emit_column(red_state *s, LLVMValueRef begin, LLVMValueRef end, LLVM
   for (int i = 0; i < ro; i++)
     iv[kept[i]] = i < oinner ? oo.v[i] : i == oinner ? LLVMBuildAdd(b, cc, jl.iv, "") : cx_ir_i64(g, 0);
   cx_idx ii = cx_idx_from_multi(g, &p->in, iv);
-  fold(s, &ii, jl.iv, 0, 0);
+  cx_red_fold(s, &ii, jl.iv, 0, 0);
   cx_loop_end(k->cg, &jl);
   close_loops(s, loops, nl);
   cx_gen_restore(g, m);
@@ -629,10 +458,10 @@ static void emit_column(red_state *s, LLVMValueRef begin, LLVMValueRef end, LLVM
   if (block) {
     LLVMValueRef at = LLVMBuildAdd(b, LLVMBuildMul(b, block, cx_ir_i64(g, outs), ""), o, "");
     for (int r = 0; r < p->nred; r++)
-      cx_cg_store(k->cg, p->red[r]->shape.type, s->part[r], at, LLVMBuildLoad2(b, s->ty[r][0], acc_ptr(s, r, 0, jl.iv), ""));
+      cx_cg_store(k->cg, p->red[r]->shape.type, s->part[r], at, LLVMBuildLoad2(b, s->ty[r][0], cx_red_acc_ptr(s, r, 0, jl.iv), ""));
   } else {
-    int pushed = push_results(s, jl.iv, 0);
-    finish(s, o);
+    int pushed = cx_red_push_results(s, jl.iv, 0);
+    cx_red_finish(s, o);
     while (pushed--) cx_gen_pop_override(g);
   }
   cx_loop_end(k->cg, &jl);
@@ -645,7 +474,7 @@ static void emit_column(red_state *s, LLVMValueRef begin, LLVMValueRef end, LLVM
 /* The combine of a split reduction, outputs [c0, c1), in chunks of lanes as emit_column: the
  * lanes start at the init values and fold the partial results in block order (the same for any
  * chunking, any thread count), one vectorised loop over the lanes per block; then the outputs. */
-static void combine_parts(red_state *s, LLVMValueRef c0, LLVMValueRef c1) {
+static void combine_parts(cx_red_state *s, LLVMValueRef c0, LLVMValueRef c1) {
   cx_kfn *k = s->k;
   cx_gen *g = &k->g;
   LLVMBuilderRef b = k->cg->b;
@@ -660,7 +489,7 @@ static void combine_parts(red_state *s, LLVMValueRef c0, LLVMValueRef c1) {
   LLVMValueRef len = cx_ir_smin(g, LLVMBuildSub(b, c1, cc, ""), T);
   cx_gen_mark_t m1 = cx_gen_mark(g); /* values made inside a loop stay there */
   cx_loop_begin(k->cg, &jl, cx_ir_i64(g, 0), len, "init");
-  store_inits(s, jl.iv, 0);
+  cx_red_store_inits(s, jl.iv, 0);
   cx_loop_end(k->cg, &jl);
   cx_gen_restore(g, m1);
   cx_loop_begin(k->cg, &bl, cx_ir_i64(g, 0), cx_ir_i64(g, p->blocks), "part");
@@ -668,7 +497,7 @@ static void combine_parts(red_state *s, LLVMValueRef c0, LLVMValueRef c1) {
   cx_loop_begin(k->cg, &jl, cx_ir_i64(g, 0), len, "lane");
   LLVMValueRef at = LLVMBuildAdd(b, row, jl.iv, "");
   for (int r = 0; r < p->nred && k->cg->status == CXLA_OK; r++) {
-    LLVMValueRef acc = acc_ptr(s, r, 0, jl.iv), res[CX_GEN_MAX_VALS];
+    LLVMValueRef acc = cx_red_acc_ptr(s, r, 0, jl.iv), res[CX_GEN_MAX_VALS];
     LLVMValueRef args[2] = {LLVMBuildLoad2(b, s->ty[r][0], acc, ""), cx_cg_load(k->cg, p->red[r]->shape.type, s->part[r], at)};
     if (cx_gen_scalar_comp(g, p->red[r]->called[0], 2, args, res) != 1) {
       cx_gen_fail(g, p->red[r], "reducer does not return one value");
@@ -680,8 +509,8 @@ static void combine_parts(red_state *s, LLVMValueRef c0, LLVMValueRef c1) {
   cx_loop_end(k->cg, &bl);
   cx_gen_restore(g, m1);
   cx_loop_begin(k->cg, &jl, cx_ir_i64(g, 0), len, "fin");
-  int pushed = push_results(s, jl.iv, 0);
-  finish(s, LLVMBuildAdd(b, cc, jl.iv, ""));
+  int pushed = cx_red_push_results(s, jl.iv, 0);
+  cx_red_finish(s, LLVMBuildAdd(b, cc, jl.iv, ""));
   while (pushed--) cx_gen_pop_override(g);
   cx_loop_end(k->cg, &jl);
   cx_gen_restore(g, m1);
@@ -692,7 +521,7 @@ static void combine_parts(red_state *s, LLVMValueRef c0, LLVMValueRef c1) {
 /* A split column reduction (cx_red_plan_split): iterations [0, blocks) fold block b's reduced
  * positions into partial results in the scratch (the last argument), [blocks, blocks + outputs)
  * combine them; the caller runs the second range only once the first has run. */
-static void emit_column_parts(red_state *s) {
+static void emit_column_parts(cx_red_state *s) {
   cx_kfn *k = s->k;
   cx_gen *g = &k->g;
   LLVMBuilderRef b = k->cg->b;
@@ -717,7 +546,7 @@ static void emit_column_parts(red_state *s) {
  * instead of a pass of their own when none of them reads that stage's reduces (log-softmax
  * cross-entropy: the output x - max - log(sum) needs the first two stages, the third sums the
  * label's log-probability): one pass over each row fewer. There is then nothing to stash. */
-static void plan_out_stage(red_state *s) {
+static void plan_out_stage(cx_red_state *s) {
   const cx_red_plan *p = s->p;
   int any = 0;
   if (p->nstages < 2) return;
@@ -738,7 +567,7 @@ static void plan_out_stage(red_state *s) {
  * being worked on buy nothing. A stash then lives in a row-sized scratch on the stack instead
  * of in the output (a non-temporal store over a line this kernel just wrote would write it
  * twice). Smaller outputs keep ordinary stores: their consumer likely finds them in cache. */
-static void plan_nt(red_state *s) {
+static void plan_nt(cx_red_state *s) {
   const cx_red_plan *p = s->p;
   int leaf = -1, nred = 0;
   for (int i = 0; i < p->nleaves; i++) {
@@ -769,7 +598,7 @@ static void plan_nt(red_state *s) {
 /* A stage with one reduce, an f32 max over the rows of a fused operand (softmax's first pass),
  * rows of whole multiples of MAX_ACCS vectors along the last dim, storing nothing else: its
  * pass becomes fast_max_pass. */
-static void plan_fast_max(red_state *s) {
+static void plan_fast_max(cx_red_state *s) {
   const cx_red_plan *p = s->p;
   int rank = p->in.rank, nred = 0;
   s->max_stage = -1;
@@ -796,7 +625,7 @@ static void plan_fast_max(red_state *s) {
  * the last pass of an f32 row fusion on the cpu: the divide is a quarter of the in-cache
  * kernel (a vdivps per 16 elements), and with the divisor fixed per row its fast form (f_div)
  * is three fused ops. emit_row checks the bounds per row at run time (fast_div_ok). */
-static void plan_fast_div(red_state *s, int64_t row_elems) {
+static void plan_fast_div(cx_red_state *s, int64_t row_elems) {
   const cx_red_plan *p = s->p;
   const cx_comp *c = s->fusion->ncalled == 1 ? s->fusion->called[0] : NULL;
   if (!c || s->out_stage >= 0 || row_elems > ((int64_t)1 << 24)) return;
@@ -822,7 +651,7 @@ static void plan_fast_div(red_state *s, int64_t row_elems) {
 
 cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_plan *p, uint64_t may_alias,
                                 int64_t *total, int64_t *grain) {
-  red_state s;
+  cx_red_state s;
   memset(&s, 0, sizeof s);
   s.k = k;
   s.p = p;
@@ -884,7 +713,7 @@ cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_
     if (*grain < 64) *grain = 64;
   }
   if (*total > 0) {
-    if (warp) emit_row_warp(&s);
+    if (warp) cx_red_emit_row_warp(&s);
     else if (p->row) emit_row(&s);
     else if (p->blocks) emit_column_parts(&s);
     else emit_column(&s, k->begin, k->end, NULL);
