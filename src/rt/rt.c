@@ -70,26 +70,17 @@ static void run_shifted(void **a, int64_t begin, int64_t end) {
   sh->fn(sh->args, sh->from + begin, sh->from + end);
 }
 
-void cx_rt_parallel_parts(cx_rt *rt, cx_kernel_fn fn, void **args, int32_t nargs, int64_t parts,
-                          int64_t parts_grain, int64_t total, int64_t grain, int64_t scratch, int32_t id) {
+void cx_rt_parallel_parts(cx_rt *rt, cx_kernel_fn fn, void **args, int64_t parts, int64_t parts_grain,
+                          int64_t total, int64_t grain, int32_t id) {
   if (rt->status != CXLA_OK) return;
   const char *name = cx_rt_name(rt, id, "kernel");
-  /* a few KiB to a few hundred: malloc's own free lists serve it again on the next call */
-  void *buf = cx_malloc((size_t)(scratch > 0 ? scratch : 1));
-  if (!buf) {
-    cx_rt_fail(rt, CXLA_ERR_OUT_OF_MEMORY, "%s: out of memory for %lld bytes of partial results", name,
-               (long long)scratch);
-    return;
-  }
   if (rt->ctx) cx_context_set_activity(rt->ctx, "running", name);
-  args[nargs] = buf;
   shifted sh = {fn, args, parts};
   void *sa[1] = {&sh};
   int64_t t0 = rt->trace ? cx_trace_now() : 0;
   cx_trace_args a = rt->trace ? cx_rt_origin_args(rt, id) : (cx_trace_args){0};
   int64_t chunks = cx_threadpool_parallel_for_traced(rt->pool, fn, args, parts, parts_grain, rt->trace, name, &a);
   chunks += cx_threadpool_parallel_for_traced(rt->pool, run_shifted, sa, total, grain, rt->trace, name, &a);
-  cx_free(buf);
   if (!rt->trace) return;
   a.n = 2, a.key[0] = "iterations", a.val[0] = parts + total, a.key[1] = "chunks", a.val[1] = chunks;
   cx_trace_add(rt->trace, name, "kernel", t0, cx_trace_now(), &a);

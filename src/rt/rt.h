@@ -38,11 +38,12 @@ typedef struct cx_rt {
 /* Runs fn over [0, total) in chunks of at least `grain` on the pool. */
 void cx_rt_parallel_for(cx_rt *rt, cx_kernel_fn fn, void **args, int64_t total, int64_t grain,
                         int32_t id);
-/* A split reduction's kernel (codegen/cg.h, cx_kernel.parts): sets args[nargs] to `scratch`
- * bytes of memory, runs fn over [0, parts) in chunks of at least parts_grain, then over
- * [parts, parts + total) in chunks of at least `grain`; traced as one kernel. */
-void cx_rt_parallel_parts(cx_rt *rt, cx_kernel_fn fn, void **args, int32_t nargs, int64_t parts,
-                          int64_t parts_grain, int64_t total, int64_t grain, int64_t scratch, int32_t id);
+/* A split reduction's kernel (codegen/cg.h, cx_kernel.parts), its scratch for the partial
+ * results already among args (the sequencer's, past the arena's slots): runs fn over
+ * [0, parts) in chunks of at least parts_grain, then over [parts, parts + total) in chunks of
+ * at least `grain`; traced as one kernel. */
+void cx_rt_parallel_parts(cx_rt *rt, cx_kernel_fn fn, void **args, int64_t parts, int64_t parts_grain,
+                          int64_t total, int64_t grain, int32_t id);
 /* Row-major GEMM on f32/f64/c64/c128 (type: CXLA_F32 ... CXLA_C128; cgemm and zgemm for the
  * complex types: trans means transposed, not conjugated), `batch` times with element strides
  * between batches: C[b] = A[b] (M×K, or K×M if trans_a) · B[b] (K×N, or N×K if trans_b). */

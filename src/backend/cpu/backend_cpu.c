@@ -58,7 +58,10 @@ typedef struct cpu_state {
 /* An arena's allocation: its slots are 64-byte aligned. Large ones are recycled blocks whose
  * first use faults their pages in as huge pages (util/blockcache.c): a new process's first
  * step would otherwise take a page fault for every 4 KiB of its temporaries. */
-static size_t arena_bytes(const cpu_state *st) { return (size_t)st->bufs.arena_size + 64; }
+/* the slots, the split reductions' scratch, and room to align the start to 64 bytes */
+static size_t arena_bytes(const cpu_state *st) {
+  return (size_t)(cx_seq_scratch_offset(&st->bufs) + st->seq.scratch_bytes) + 64;
+}
 
 static void cpu_destroy(void *p) {
   cpu_state *st = p;
@@ -397,7 +400,7 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
   cx_sb_printf(&stats->counts, "llvm_threads=%d llvm_modules=%d llvm_fast_modules=%d opt_cpu_ms=%.0f codegen_cpu_ms=%.0f ",
                tm.threads, tm.modules, tm.fast_modules, tm.opt, tm.codegen);
   /* the arena: the largest set of temporaries live at once, as the assignment packed them */
-  cx_sb_printf(&stats->counts, "temp_bytes=%lld ", (long long)st->bufs.arena_size);
+  cx_sb_printf(&stats->counts, "temp_bytes=%lld ", (long long)(cx_seq_scratch_offset(&st->bufs) + st->seq.scratch_bytes));
   cx_sb_printf(&stats->counts, "disk_cache=%s ", tm.disk_cache);
   return CXLA_OK;
 }

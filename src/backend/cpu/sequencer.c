@@ -283,11 +283,14 @@ static cxla_status call_kernel(cx_seq *s, const cx_instr *in) {
    * and a direct call could run index arithmetic over zero-sized dimensions. */
   if (k.total <= 0) return CXLA_OK;
   int64_t grain = k.grain > 0 ? k.grain : 1;
-  if (k.parts > 0) { /* a split reduction: the runtime gives it its scratch and runs both phases */
-    LLVMValueRef pp[10] = {s->rt, k.fn, args, LLVMConstInt(g->t_i32, (unsigned long long)n, 0), cx_cg_i64(g, k.parts),
-                           cx_cg_i64(g, k.parts_grain), cx_cg_i64(g, k.total), cx_cg_i64(g, grain),
-                           cx_cg_i64(g, k.scratch), LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
-    LLVMBuildCall2(s->b, s->t_parts, s->f_parts, pp, 10, "");
+  if (k.parts > 0) { /* a split reduction: its scratch past the arena's slots, both phases by the runtime */
+    LLVMValueRef idx[2] = {cx_cg_i64(g, 0), cx_cg_i64(g, n)}, off = cx_cg_i64(g, cx_seq_scratch_offset(s->bufs));
+    LLVMBuildStore(s->b, LLVMBuildGEP2(s->b, g->t_i8, s->arena, &off, 1, "scratch"),
+                   LLVMBuildGEP2(s->b, LLVMArrayType(g->t_ptr, (unsigned)n + 1), args, idx, 2, ""));
+    if (k.scratch > s->out->scratch_bytes) s->out->scratch_bytes = k.scratch;
+    LLVMValueRef pp[8] = {s->rt, k.fn, args, cx_cg_i64(g, k.parts), cx_cg_i64(g, k.parts_grain), cx_cg_i64(g, k.total),
+                          cx_cg_i64(g, grain), LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
+    LLVMBuildCall2(s->b, s->t_parts, s->f_parts, pp, 8, "");
     return CXLA_OK;
   }
   LLVMValueRef pf[6] = {s->rt, k.fn, args, cx_cg_i64(g, k.total), cx_cg_i64(g, grain),
@@ -409,8 +412,8 @@ static void declare_runtime(cx_seq *s) {
   s->t_kernel = LLVMFunctionType(V, kp, 3, 0);
   LLVMTypeRef pf[6] = {P, P, P, I64, I64, I32};
   s->f_pfor = declare(s, "cx_rt_parallel_for", &s->t_pfor, V, pf, 6);
-  LLVMTypeRef pp[10] = {P, P, P, I32, I64, I64, I64, I64, I64, I32};
-  s->f_parts = declare(s, "cx_rt_parallel_parts", &s->t_parts, V, pp, 10);
+  LLVMTypeRef pp[8] = {P, P, P, I64, I64, I64, I64, I32};
+  s->f_parts = declare(s, "cx_rt_parallel_parts", &s->t_parts, V, pp, 8);
   LLVMTypeRef gm[18] = {P, I32, I32, I32, I64, I64, I64, P, I64, I64, P, I64, I64, P, I64, I64, I64, I32};
   s->f_gemm = declare(s, "cx_rt_gemm", &s->t_gemm, V, gm, 18);
   s->f_gemm_dnnl = declare(s, "cx_rt_gemm_dnnl", &s->t_gemm, V, gm, 18);

@@ -37,7 +37,14 @@ typedef struct cx_seq_out {
   int64_t addrs_cap;
   int nkernels, ngemms, nconvs, ncopies;
   int nreused;   /* kernel calls that call an earlier fusion's kernel (kernel_reuse.h) */
+  /* The most partial results a split reduction takes (cx_kernel.scratch): memory past the
+   * arena's slots, at cx_seq_scratch_offset, which such kernels use one at a time (the
+   * sequencer runs one kernel at a time), so an execution's arena is its slots plus this. */
+  int64_t scratch_bytes;
 } cx_seq_out;
+
+/* Where the split reductions' scratch starts in the arena: past the slots, 64-byte aligned. */
+static inline int64_t cx_seq_scratch_offset(const cx_buffers *b) { return (b->arena_size + 63) & ~(int64_t)63; }
 
 void cx_seq_out_free(cx_seq_out *o);
 #define CX_SEQ_ADDR_FMT "cx_addr_%d"
