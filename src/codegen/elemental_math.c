@@ -59,6 +59,7 @@ LLVMValueRef cx_gen_math(cx_gen *g, cx_op op, cxla_type t, int nargs, LLVMValueR
   LLVMBuilderRef b = cg->b;
   cx_math_lowering l = cg->target->lower_math(op, t);
   LLVMTypeRef rt = LLVMTypeOf(args[0]);
+  if (l.via_f64 && cg->target->libmvec && rt != cg->t_f64) l = (cx_math_lowering){CX_MATH_CALL, l.via_f64, 1, 1, NULL};
   int widen = l.in_f64 && rt != cg->t_f64;
   LLVMValueRef x[2], r = NULL;
   if (nargs < 1 || nargs > 2) nargs = 0;

@@ -25,6 +25,9 @@ typedef struct cx_math_lowering {
   int in_f64;         /* computed on the operands widened to f64, the result narrowed back */
   int libmvec;        /* CALL on f64: glibc's libmvec has vector variants of `name`, used
                          where the target's libmvec level allows (libmvec.h) */
+  const char *via_f64; /* INLINE on f32: where the target has libmvec, the f64 libm function
+                          of that name with its vector variants is faster (and as accurate,
+                          once rounded) than the inline code: CALL, in_f64, libmvec instead */
 } cx_math_lowering;
 
 typedef struct cx_target {

@@ -45,9 +45,12 @@ static const cx_math_lowering k_math[CX_OP_COUNT][2] = { /* [op][0: f32, 1: f64]
   [CX_OP_RSQRT] = {{CX_MATH_INLINE, NULL, 1, 0}, POLY}, /* 1/sqrt(x) in double */
   [CX_OP_SQRT] = {{CX_MATH_INTRINSIC, "llvm.sqrt", 0, 0}, {CX_MATH_INTRINSIC, "llvm.sqrt", 0, 0}},
   [CX_OP_CBRT] = {POLY, LIBM("cbrt")},
-  [CX_OP_SIN] = {POLY, LIBM("sin")},
-  [CX_OP_COS] = {POLY, LIBM("cos")},
-  [CX_OP_TAN] = {POLY, LIBM("tan")},
+  /* f32 sin, cos, tan: in double through libmvec where the host has it (2.0-2.3x the inline
+   * code's speed on Zen 4, whose straight-line Payne-Hanek reduction every lane pays for;
+   * rounded to f32 both are within 0.5 ulp of the interpreter), else the inline code */
+  [CX_OP_SIN] = {{CX_MATH_INLINE, NULL, 0, 0, "sin"}, LIBM("sin")},
+  [CX_OP_COS] = {{CX_MATH_INLINE, NULL, 0, 0, "cos"}, LIBM("cos")},
+  [CX_OP_TAN] = {{CX_MATH_INLINE, NULL, 0, 0, "tan"}, LIBM("tan")},
   [CX_OP_POWER] = {POLY, LIBM("pow")},
   [CX_OP_ATAN2] = {POLY, LIBM("atan2")},
 };
