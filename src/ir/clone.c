@@ -96,6 +96,15 @@ static cx_comp *clone_comp(cx_module *m, cx_module *srcm, const cx_comp *src, cx
   return result;
 }
 
+cxla_status cx_module_compact(cx_module **m) {
+  cx_module *live = cx_module_clone(*m);
+  if (!live) return cx_oom((*m)->ctx);
+  live->parse_ms = (*m)->parse_ms;
+  cx_module_free(*m);
+  *m = live;
+  return CXLA_OK;
+}
+
 cx_module *cx_module_clone(cx_module *src) {
   cx_module *m = cx_module_new(src->ctx, src->name);
   if (!m) return NULL;

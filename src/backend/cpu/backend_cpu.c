@@ -357,20 +357,6 @@ static int dnnl_gemm_likely(const cx_module *m) {
   return 0;
 }
 
-/* The executable keeps its module (the fallback interpreter and the result shape read it),
- * and the module's arena every instruction the passes ever made: fusion builds each fused
- * body again as it grows, so dead clones were most of it (9.8 MB of the flax CNN step's 11
- * MB of heap after compile, the process's peak 1.63x its data). A copy of what is live
- * replaces it before anything outside the module points into it. */
-static cxla_status compact_module(cpu_state *st) {
-  cx_module *live = cx_module_clone(st->m);
-  if (!live) return cx_oom(st->m->ctx);
-  live->parse_ms = st->m->parse_ms;
-  cx_module_free(st->m);
-  st->m = live;
-  return CXLA_OK;
-}
-
 static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_state *st, cx_stats *stats) {
   cx_module *m = st->m;
   double t0 = cx_now_ms();
@@ -386,7 +372,7 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
   cx_pass_ctx pc = {.opts = &po, .verify = 0, .ndumps = 0, .stats = NULL, .span = tr ? trace_span : NULL, .span_arg = tr};
   CX_TRY(cx_interp_check_module(m)); /* what neither a kernel nor the fallback could run */
   CX_TRY(cx_pass_pipeline(&pc, m));
-  CX_TRY(compact_module(st));
+  CX_TRY(cx_module_compact(&st->m)); /* the executable keeps it: fusion's dead clones go */
   m = st->m;
   CX_TRY(cx_lower_library_ops(m, &cx_cpu_gemm));
   CX_TRY(cx_fusion_plan_module(m)); /* fusions are final: what buffers and codegen read about each */

@@ -8,6 +8,7 @@
 #include "backend/gpu/ptx.h"
 #include "codegen/cg.h"
 #include "interp/interp.h"
+#include "ir/clone.h"
 #include "ir/custom_call.h"
 #include "ir/while_trips.h"
 #include "passes/fusion_plan.h"
@@ -665,11 +666,13 @@ static cxla_status comp_steps(builder *b, cx_comp *c) {
   return CXLA_OK;
 }
 
-static cxla_status passes(cxla_context *ctx, cx_module *m, const cx_flags *flags) {
+static cxla_status passes(cxla_context *ctx, cx_module **mp, const cx_flags *flags) {
   cx_pass_opts po = cx_pass_opts_from_flags(flags);
   cx_pass_ctx pc = {.opts = &po};
-  CX_TRY(cx_interp_check_module(m));
-  CX_TRY(cx_pass_pipeline(&pc, m));
+  CX_TRY(cx_interp_check_module(*mp));
+  CX_TRY(cx_pass_pipeline(&pc, *mp));
+  CX_TRY(cx_module_compact(mp)); /* the executable keeps it: fusion's dead clones go */
+  cx_module *m = *mp;
   CX_TRY(cx_lower_library_ops(m, &cublaslt)); /* dots in GEMM form (f16/bf16 stay so), convolutions as kernels */
   CX_TRY(cx_fusion_plan_module(m));
   (void)ctx;
@@ -682,7 +685,8 @@ cxla_status cx_gpu_build(cxla_context *ctx, cx_module *m, const cx_flags *flags,
   out->m = m;
   out->arch = *arch;
   out->graph_kernel = -1;
-  CX_TRY(passes(ctx, m, flags));
+  CX_TRY(passes(ctx, &out->m, flags));
+  m = out->m;
   /* a donated parameter's memory may hold a result leaf (gpu_exec.c hands it to the result) */
   CX_TRY(cx_buffers_assign_donated(m, flags->donate, &out->bufs));
   builder b = {.ctx = ctx, .p = out, .lenient = (mode & CX_GPU_LENIENT) != 0, .tf32 = flags->gpu_tf32, .mode = mode};
