@@ -11,7 +11,7 @@
  *   DN/pool M, DN/pool N  oneDNN's dnnl_sgemm, likewise;
  *   OB/own     OpenBLAS on its own 2 threads (openblas_set_num_threads(2) for the call);
  *   DN/own     dnnl_sgemm on its own OpenMP team of 2;
- *   cxla, idle as cxla, each call after 0.3 ms idle (the pool's workers asleep, as at a step's start);
+ *   cxla, idle as cxla, each call after 0.5 ms idle (the pool's workers asleep, as at a step's start);
  * and OpenBLAS and oneDNN on one thread. Prints GFLOP/s of the median (best) call; results are
  * checked against single-threaded OpenBLAS's. --work runs each split's two shares one after the
  * other on the calling thread and times the thread's CPU time: the work a split adds over one
@@ -95,11 +95,11 @@ static void share(void **args, int64_t begin, int64_t end) {
 
 static int g_work; /* --work: each contender's CPU time on one thread */
 
-/* After each call of "cxla, idle": the pool's workers stop spinning (30 us) and sleep, as they
- * do between two training steps while the caller's framework dispatches the next. */
+/* After each call of "cxla, idle": the pool's workers stop spinning (200 us, --cpu-idle-spin-us)
+ * and sleep, as they do when the caller's framework takes longer than that between two steps. */
 static void idle(void *arg) {
   (void)arg;
-  usleep(300);
+  usleep(500); /* longer than the spin */
 }
 
 static void run(void *arg) {

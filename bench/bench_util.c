@@ -10,8 +10,8 @@
 const char *bu_bound_peer_spin(char **argv) {
   static char line[160];
   if (!getenv("CXLA_BENCH_SPIN_SET")) {
-    setenv("GOMP_SPINCOUNT", "1000", 0);
-    setenv("OPENBLAS_THREAD_TIMEOUT", "16", 0);
+    setenv("GOMP_SPINCOUNT", "8000", 0);
+    setenv("OPENBLAS_THREAD_TIMEOUT", "19", 0);
     setenv("CXLA_BENCH_SPIN_SET", "1", 1);
     execv("/proc/self/exe", argv);
     perror("bench: execv /proc/self/exe (the peers keep their default spin)");

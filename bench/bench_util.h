@@ -5,13 +5,14 @@
 #include <stdint.h>
 #include "cxla.h"
 
-/* The peers' idle threads spin about as long as cxla's pool (30 us) before they sleep:
+/* The peers' idle threads spin about as long as cxla's pool (200 us) before they sleep:
  * libgomp's default (GOMP_SPINCOUNT 300000 pauses, about 8 ms at 26 ns a pause on Zen 4) and
  * OpenBLAS's (2^28 TSC cycles of sched_yield) outlasted the gap between contenders, and the
  * spinning threads took the second core from the cxla call timed next (softmax 4096² median
- * 13.7 against 22.4 GB/s). Sets GOMP_SPINCOUNT=1000 and OPENBLAS_THREAD_TIMEOUT=16 where the
+ * 13.7 against 22.4 GB/s). Sets GOMP_SPINCOUNT=8000 (208 us) and OPENBLAS_THREAD_TIMEOUT=19
+ * (2^19 cycles, about 150 us) where the
  * environment does not already say, then executes the program again (both libraries read them
- * when they load). Returns a line for the report, e.g. "GOMP_SPINCOUNT=1000 ...". */
+ * when they load). Returns a line for the report, e.g. "GOMP_SPINCOUNT=8000 ...". */
 const char *bu_bound_peer_spin(char **argv);
 
 double bu_now_ms(void);

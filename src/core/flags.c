@@ -46,6 +46,9 @@ static const flag_def defs[] = {
     {"cpu-flush-denormals", F_BOOL, OFF(cpu_flush_denormals), 0, 1,
      "on|off: cpu executions flush denormal floats to zero, inputs and results (FTZ and DAZ), as XLA:CPU does "
      "(default off: IEEE, as the interpreter; the PJRT plugin and cxla.jit turn it on)", 1},
+    {"cpu-idle-spin-us", F_INT, OFF(cpu_idle_spin_us), 0, 1000000,
+     "N: how long the cpu backend's idle worker threads spin for the next kernel before they sleep, in "
+     "microseconds (default 200: back-to-back steps from Python find them awake; 0 gives the cores back at once)", 1},
     {"cpu-libmvec", F_BOOL, OFF(cpu_libmvec), 0, 1,
      "on|off: f64 sin, cos, tan, pow, atan2, cbrt, erf, tanh, expm1, log1p in vectorised loops through glibc's libmvec "
      "(default on: within 4 ulp, 2-8x faster; off: scalar libm, as the interpreter)"},
@@ -64,6 +67,7 @@ void cx_flags_init(cx_flags *f) {
   f->collective_timeout = 300;
   f->cpu_onednn = 1;
   f->cpu_libmvec = 1;
+  f->cpu_idle_spin_us = 200;
   f->gpu_graphs = 1;
 }
 

@@ -22,6 +22,7 @@ typedef struct cx_flags {
   int cpu_onednn;         /* --cpu-onednn=on|off: cpu convolutions through oneDNN where it applies */
   int cpu_libmvec;        /* --cpu-libmvec=on|off: vectorised f64 math through glibc's libmvec */
   int cpu_flush_denormals; /* --cpu-flush-denormals=on|off: cpu executions with FTZ and DAZ set, as XLA:CPU */
+  int cpu_idle_spin_us;   /* --cpu-idle-spin-us=N: the cpu pool's idle workers spin that long before sleeping */
   char *cache_dir;        /* --cache-dir=DIR|default|off: compiled code kept on disk (core/disk_cache.h) */
   char *pjrt_gpu;         /* --pjrt-gpu=auto|emu|off: the PJRT plugin's GPU device (docs/pjrt.md); NULL: auto */
   uint64_t donate;        /* not a flag: donated ENTRY parameters (compile options, module header) */

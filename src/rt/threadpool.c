@@ -9,9 +9,13 @@
  *  - Jobs from several threads are served concurrently (not serialised), and the poster always
  *    works on its own job, so progress never depends on a free worker: nested or concurrent
  *    parallel_for calls cannot deadlock.
- *  - Idle workers spin for a few microseconds (kernels of one execution come back to back),
- *    then sleep on a condition variable so that OpenBLAS's own threads get the cores during a
- *    GEMM. The poster wakes only as many sleepers as the job has chunks to share. */
+ *  - Idle workers spin for a while (cx_threadpool_set_idle_spin, 200 us unless set), then sleep
+ *    on a condition variable. Kernels of one execution come back to back, and so do the
+ *    executions of a training loop driven from Python, whose own 20-50 us between two steps
+ *    outlasted a 30 us spin: a woken worker then came tens of microseconds late to the step's
+ *    first GEMM, whose poster ran both shares itself (train_peers.py's MLP step: medians 0.63-0.70
+ *    ms at 30 us, 0.41-0.62 ms at 200 us).
+ *    The poster wakes only as many sleepers as the job has chunks to share. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -26,8 +30,10 @@
 /* Chunks per thread: more than one so that a thread slowed by the OS (or busy with another
  * job) does not hold everyone up; few enough that claiming costs nothing next to a chunk. */
 #define CHUNKS_PER_THREAD 4
-/* How long an idle worker (or a poster waiting for its helpers) spins before sleeping. */
-#define SPIN_NS 30000
+/* How long a poster spins for its helpers to leave before it sleeps (they are finishing a chunk). */
+#define HELPERS_SPIN_NS 30000
+/* An idle worker's spin before it sleeps, unless cx_threadpool_set_idle_spin says otherwise. */
+#define IDLE_SPIN_NS 200000
 
 typedef struct job {
   cx_kernel_fn fn;
@@ -49,6 +55,7 @@ struct cx_threadpool {
   pthread_cond_t done_cv; /* posters sleep here until their helpers have left */
   job *head, *tail;       /* listed jobs, oldest first */
   atomic_uint epoch;      /* bumped per posted job, so spinning workers notice without the lock */
+  atomic_llong idle_spin_ns; /* an idle worker's spin before it sleeps */
   int sleepers, stop;
   int nworkers;
   pthread_t *threads;
@@ -100,9 +107,9 @@ static void unlist(cx_threadpool *p, job *j) {
   j->link = NULL;
 }
 
-/* Spins until the epoch moves away from e (1) or SPIN_NS pass (0). */
+/* Spins until the epoch moves away from e (1) or the idle spin passes (0). */
 static int spin_for_work(cx_threadpool *p, unsigned e) {
-  int64_t until = now_ns() + SPIN_NS;
+  int64_t until = now_ns() + atomic_load_explicit(&p->idle_spin_ns, memory_order_relaxed);
   for (int i = 1;; i++) {
     if (atomic_load_explicit(&p->epoch, memory_order_relaxed) != e) return 1;
     cpu_relax();
@@ -162,6 +169,7 @@ cx_threadpool *cx_threadpool_create(int nthreads) {
   pthread_cond_init(&p->work_cv, NULL);
   pthread_cond_init(&p->done_cv, NULL);
   atomic_init(&p->epoch, 0);
+  atomic_init(&p->idle_spin_ns, IDLE_SPIN_NS);
   if (nthreads > 1 && !(p->threads = cx_calloc((size_t)(nthreads - 1), sizeof *p->threads))) {
     cx_threadpool_destroy(p);
     return NULL;
@@ -178,6 +186,7 @@ void cx_threadpool_destroy(cx_threadpool *p) {
   if (!p) return;
   pthread_mutex_lock(&p->mu);
   p->stop = 1;
+  atomic_fetch_add(&p->epoch, 1); /* spinning workers look up too */
   pthread_cond_broadcast(&p->work_cv);
   pthread_mutex_unlock(&p->mu);
   for (int i = 0; i < p->nworkers; i++) pthread_join(p->threads[i], NULL);
@@ -189,6 +198,18 @@ void cx_threadpool_destroy(cx_threadpool *p) {
 }
 
 int cx_threadpool_size(const cx_threadpool *p) { return p ? p->nworkers + 1 : 1; }
+
+void cx_threadpool_set_idle_spin(cx_threadpool *p, int64_t ns) {
+  if (p) atomic_store_explicit(&p->idle_spin_ns, ns < 0 ? 0 : ns, memory_order_relaxed);
+}
+
+int cx_threadpool_sleepers(cx_threadpool *p) {
+  if (!p) return 0;
+  pthread_mutex_lock(&p->mu);
+  int n = p->sleepers;
+  pthread_mutex_unlock(&p->mu);
+  return n;
+}
 
 int64_t cx_threadpool_parallel_for(cx_threadpool *p, cx_kernel_fn fn, void **args, int64_t total,
                                    int64_t grain) {
@@ -228,7 +249,7 @@ int64_t cx_threadpool_parallel_for_traced(cx_threadpool *p, cx_kernel_fn fn, voi
   run_chunks(&j);
 
   /* Helpers still running their last chunk usually finish within microseconds. */
-  int64_t until = now_ns() + SPIN_NS;
+  int64_t until = now_ns() + HELPERS_SPIN_NS;
   for (int i = 1; atomic_load(&j.helpers) > 0; i++) {
     cpu_relax();
     if ((i & 63) == 0 && now_ns() > until) break;

@@ -23,6 +23,12 @@ cx_threadpool *cx_threadpool_create(int nthreads);
 void cx_threadpool_destroy(cx_threadpool *p);
 /* Threads that run a job: workers + the caller (1 for NULL). */
 int cx_threadpool_size(const cx_threadpool *p);
+/* How long an idle worker spins for the next job before it sleeps (ns; 200 us at creation).
+ * Longer keeps back-to-back calls from waiting on a woken thread; shorter gives the cores back
+ * sooner. Takes effect at a worker's next idle spell. NULL is a no-op. */
+void cx_threadpool_set_idle_spin(cx_threadpool *p, int64_t ns);
+/* Workers asleep now, waiting for a job (0 for NULL). */
+int cx_threadpool_sleepers(cx_threadpool *p);
 
 /* Runs fn(args, begin, end) over disjoint chunks that cover [0, total) exactly once and
  * returns when all have run. Every chunk has at least `grain` iterations (grain <= 0 means 1);

@@ -248,3 +248,36 @@ TEST(runtime_pool_overhead_per_call) {
   CHECK(hot > 0);
   cx_threadpool_destroy(p);
 }
+
+/* Polls until the pool has `want` sleeping workers; 0 if that takes over 5 s. */
+static int wait_sleepers(cx_threadpool *p, int want) {
+  for (int i = 0; i < 5000; i++) {
+    if (cx_threadpool_sleepers(p) == want) return 1;
+    usleep(1000);
+  }
+  return 0;
+}
+
+/* The idle spin is the pool's setting: a long one keeps the workers awake after a job, 0 sends
+ * them to sleep at once; destroying a pool whose workers spin long does not wait for the spin. */
+TEST(runtime_pool_idle_spin_is_settable) {
+  cx_threadpool *p = cx_threadpool_create(3);
+  if (!p) { CHECK(p != NULL); return; }
+  int workers = cx_threadpool_size(p) - 1;
+  cx_threadpool_set_idle_spin(p, (int64_t)10 * 1000000000); /* 10 s */
+  cx_threadpool_parallel_for(p, busy, NULL, 64, 1); /* wakes every sleeper */
+  CHECK_MSG(wait_sleepers(p, 0), "workers woken by a job never left their sleep");
+  usleep(50000);
+  CHECK_MSG(cx_threadpool_sleepers(p) == 0, "%d worker(s) asleep 50 ms after a job, with a 10 s idle spin",
+            cx_threadpool_sleepers(p));
+  cx_threadpool_set_idle_spin(p, 0);
+  cx_threadpool_parallel_for(p, busy, NULL, 64, 1); /* ends their long spin */
+  CHECK_MSG(wait_sleepers(p, workers), "with no idle spin, %d of %d workers asleep after 5 s",
+            cx_threadpool_sleepers(p), workers);
+  cx_threadpool_set_idle_spin(p, (int64_t)10 * 1000000000);
+  cx_threadpool_parallel_for(p, busy, NULL, 64, 1);
+  double t0 = now_us();
+  cx_threadpool_destroy(p);
+  double took = now_us() - t0;
+  CHECK_MSG(took < 2e6, "destroy waited %.0f ms for spinning workers", took / 1e3);
+}

@@ -56,13 +56,15 @@ typedef struct cpu_state {
   int nkept;
 } cpu_state;
 
-/* An arena's allocation: its slots are 64-byte aligned. Large ones are recycled blocks whose
- * first use faults their pages in as huge pages (util/blockcache.c): a new process's first
- * step would otherwise take a page fault for every 4 KiB of its temporaries. */
-/* the slots, the split reductions' scratch, and room to align the start to 64 bytes */
-static size_t arena_bytes(const cpu_state *st) {
-  return (size_t)(cx_seq_scratch_offset(&st->bufs) + st->seq.scratch_bytes) + 64;
+/* An execution's temporaries: the buffer slots, then the split reductions' scratch. */
+static size_t temp_bytes(const cpu_state *st) {
+  return (size_t)(cx_seq_scratch_offset(&st->bufs) + st->seq.scratch_bytes);
 }
+
+/* An arena's allocation: the temporaries and room to align their start to 64 bytes. Large ones
+ * are recycled blocks whose first use faults their pages in as huge pages (util/blockcache.c):
+ * a new process's first step would otherwise take a page fault for every 4 KiB of them. */
+static size_t arena_bytes(const cpu_state *st) { return temp_bytes(st) + 64; }
 
 static void cpu_destroy(void *p) {
   cpu_state *st = p;
@@ -403,7 +405,7 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
   cx_sb_printf(&stats->counts, "llvm_threads=%d llvm_modules=%d llvm_fast_modules=%d opt_cpu_ms=%.0f codegen_cpu_ms=%.0f ",
                tm.threads, tm.modules, tm.fast_modules, tm.opt, tm.codegen);
   /* the arena: the largest set of temporaries live at once, as the assignment packed them */
-  cx_sb_printf(&stats->counts, "temp_bytes=%lld ", (long long)(cx_seq_scratch_offset(&st->bufs) + st->seq.scratch_bytes));
+  cx_sb_printf(&stats->counts, "temp_bytes=%zu ", temp_bytes(st));
   cx_sb_printf(&stats->counts, "disk_cache=%s ", tm.disk_cache);
   return CXLA_OK;
 }
@@ -523,6 +525,7 @@ static cxla_status cpu_execute_on(void *state, cxla_context *ctx, const cx_repli
     cx_rt rt;
     memset(&rt, 0, sizeof rt);
     rt.pool = st->threads == 1 ? NULL : cx_cpu_pool(ctx, st->threads);
+    cx_threadpool_set_idle_spin(rt.pool, (int64_t)ctx->flags.cpu_idle_spin_us * 1000);
     cx_rt_blas_tune(); /* OpenBLAS on one thread, pool or not, whoever set it since (rt/blas_core.c) */
     rt.trace = cx_context_trace(ctx);
     rt.names = (const char *const *)st->seq.names;
