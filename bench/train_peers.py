@@ -18,6 +18,9 @@ and optimizer state fed back into the next (donated wherever the contender suppo
   jax.jit         jax.jit(step, donate_argnums=...) on XLA:CPU, block_until_ready
   torch eager     the same model in PyTorch (NCHW), torch.optim, eager
   torch.compile   the same under torch.compile (default inductor backend)
+The floor under each step: its GEMM and convolution multiply-adds (cxla's library_macs of jax's
+step) at the machine's GEMM rate (the best f32 product cxla computes, measured at the start), and
+each contender's best time in floors: no step can run under 1.00 without fewer products.
 Every contender starts from the same weights and batch; after the warm-up steps their losses
 are checked against jax's (rtol 1e-3), so all compute the same step. Compile times: cxla's
 compile of each module against jax's lower + compile.
@@ -346,6 +349,42 @@ def run(model, rounds, steps, which):
     return {k: (min(v), statistics.median(v)) for k, v in times.items()}, compile_s, kernels
 
 
+GEMM_RATE_SHAPES = ((1024, 1024, 1024), (256, 512, 512))  # OpenBLAS's class and oneDNN's (rt/gemm_dnnl.c)
+
+
+def gemm_rate(calls=30):
+    """The machine's GEMM rate as cxla reaches it now: the best GFLOP/s of f32 products of the
+    two library classes, each compiled by cxla and called back to back."""
+    best = 0.0
+    rng = np.random.default_rng(1)
+    for m, n, k in GEMM_RATE_SHAPES:
+        hlo = ("HloModule g\nENTRY main {\n  a = f32[%d,%d] parameter(0)\n  b = f32[%d,%d] parameter(1)\n"
+               "  ROOT d = f32[%d,%d] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n"
+               % (m, k, k, n, m, n))
+        exe = cxla.compile(hlo)
+        a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+        for _ in range(3):
+            exe(a, b)
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            exe(a, b)
+            best = max(best, 2.0 * m * n * k / (time.perf_counter() - t0) / 1e9)
+    return best
+
+
+def floor_line(kernels, res, rate):
+    """The floor under a step: its GEMM and convolution multiply-adds (cxla's count of the jax
+    step) at the machine's GEMM rate, and each contender's best time against it."""
+    m = re.search(r"library_macs=(\d+)", kernels.get("cxla jax-HLO", ""))
+    if not m or not rate:
+        return None
+    floor = 2.0 * int(m.group(1)) / (rate * 1e9) * 1e3
+    ratios = ", ".join("%s %.2f" % (name, best / floor) for name, (best, _) in res.items() if "jit=off" not in name)
+    return ("floor: %.1f MFLOP of products per step at %.0f GFLOP/s = %.3f ms; best / floor: %s; "
+            "2x jax.jit's best is %.2fx the floor" % (2 * int(m.group(1)) / 1e6, rate, floor, ratios,
+                                                       res["jax.jit"][0] / 2 / floor))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=11)
@@ -357,6 +396,10 @@ def main():
     import jax
     print("cxla %s, jax %s, numpy %s, python %s, %d cpus" % (cxla.__version__, jax.__version__, np.__version__,
                                                           sys.version.split()[0], os.cpu_count()))
+    rate = gemm_rate() if "cxla" in args.which else 0.0
+    if rate:
+        print("GEMM rate: %.0f GFLOP/s (best f32 product of %s through cxla, now)"
+              % (rate, " and ".join("%dx%dx%d" % s for s in GEMM_RATE_SHAPES)))
     for model in args.models.split(","):
         res, compile_s, kernels = run(model, args.rounds, args.steps, args.which)
         base = res["jax.jit"]
@@ -365,6 +408,9 @@ def main():
         print("|---|---|---|---|")
         for name, (best, med) in res.items():
             print("| %s | %.3f | %.3f | %.2f, %.2f |" % (name, best, med, base[0] / best, base[1] / med))
+        line = floor_line(kernels, res, rate)
+        if line:
+            print(line)
         print("\ncompile, seconds: " + ", ".join("%s %.3f" % kv for kv in compile_s.items()))
         print("kernels per step:")
         for name, k in kernels.items():

@@ -536,9 +536,11 @@ cxla_status cxla_executable_execute(cxla_executable *e, int nargs, cxla_buffer *
 const char *cxla_executable_compile_stats(cxla_executable *e);
 /* What the compile produced, as "name=N" pairs: for cpu "kernels=12 gemms=3 convolutions=0
  * copies=1 fallbacks=0 llvm_threads=2 llvm_modules=5 opt_cpu_ms=31 codegen_cpu_ms=40
- * temp_bytes=98304" (opt and codegen: LLVM's time summed over its threads; temp_bytes: the
- * memory an execution takes for temporaries, the largest set live at once as buffer assignment
- * packs them), then "cache=hit|miss|off". Valid while e lives. */
+ * temp_bytes=98304 library_macs=1048576" (opt and codegen: LLVM's time summed over its threads;
+ * temp_bytes: the memory an execution takes for temporaries, the largest set live at once as
+ * buffer assignment packs them; library_macs: the multiply-adds of the GEMM and convolution
+ * calls, each call counted once, a loop body's once), then "cache=hit|miss|off". Valid while e
+ * lives. */
 const char *cxla_executable_compile_counts(cxla_executable *e);
 
 /* The machine code of an executable compiled with keep_code, as bytes in the format of a

@@ -237,6 +237,7 @@ TEST(cpu_dot_onednn_warm_then_products) {
     int ok = cpu_check(text, 2, in, t ? "--threads=1" : "--threads=2", 1e-6, 1e-6, &stats, NULL);
     CHECK_MSG(ok, "threads %d", t ? 1 : 2);
     if (ok) CHECK_MSG(stats && strstr(stats, "gemms=1"), "not one GEMM: %s", stats);
+    if (ok) CHECK_MSG(stats && strstr(stats, " library_macs=491520 "), "96x64x80 multiply-adds: %s", stats);
     free(stats);
   }
   free(a);
@@ -272,6 +273,11 @@ TEST(cpu_dot_onednn_matches_interp) {
     int ok = cpu_check(text, 2, in, modes[i % 2], 1e-6, 1e-6, &stats, NULL);
     CHECK_MSG(ok, "case %d (%s): %s", i / 2, modes[i % 2], text);
     if (ok) CHECK_MSG(stats && strstr(stats, "gemms=1"), "case %d: not one GEMM: %s", i / 2, stats);
+    int64_t out[2], k = strstr(cases[i / 2].dims, "lhs_contracting_dims={1}") ? da[1] : da[0];
+    sscanf(cases[i / 2].out, "f32[%" SCNd64 ",%" SCNd64 "]", &out[0], &out[1]);
+    char want[64];
+    snprintf(want, sizeof want, " library_macs=%lld ", (long long)(out[0] * out[1] * k));
+    if (ok) CHECK_MSG(stats && strstr(stats, want), "case %d: want%s: %s", i / 2, want, stats);
     free(stats);
     free(a);
     free(b);

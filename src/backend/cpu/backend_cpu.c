@@ -406,6 +406,7 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
                tm.threads, tm.modules, tm.fast_modules, tm.opt, tm.codegen);
   /* the arena: the largest set of temporaries live at once, as the assignment packed them */
   cx_sb_printf(&stats->counts, "temp_bytes=%zu ", temp_bytes(st));
+  cx_sb_printf(&stats->counts, "library_macs=%lld ", (long long)q->library_macs);
   cx_sb_printf(&stats->counts, "disk_cache=%s ", tm.disk_cache);
   return CXLA_OK;
 }

@@ -36,6 +36,9 @@ typedef struct cx_seq_out {
   int naddrs;
   int64_t addrs_cap;
   int nkernels, ngemms, nconvs, ncopies;
+  /* Multiply-adds of the GEMM and convolution calls, each call once (a loop body's once): with
+   * the machine's GEMM rate, the floor under the time of what the libraries compute. */
+  int64_t library_macs;
   int nreused;   /* kernel calls that call an earlier fusion's kernel (kernel_reuse.h) */
   /* The most partial results a split reduction takes (cx_kernel.scratch): memory past the
    * arena's slots, at cx_seq_scratch_offset, which such kernels use one at a time (the

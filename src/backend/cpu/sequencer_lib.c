@@ -50,6 +50,7 @@ static int seq_gemm(cx_seq *s, const cx_instr *in, const cx_instr *d, const int6
     LLVMBuildCall2(s->b, s->t_gemm, dnnl ? s->f_gemm_dnnl : s->f_gemm, args, 18, "");
   }
   s->out->ngemms++;
+  s->out->library_macs += p.m * p.n * p.k * p.batch;
   return 1;
 }
 
@@ -157,5 +158,6 @@ int cx_seq_conv(cx_seq *s, const cx_instr *fusion, const cx_instr *conv, int dir
                           cx_seq_slot(s, out), LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
   LLVMBuildCall2(s->b, s->t_conv, dnnl ? s->f_conv_dnnl : s->f_conv, args, 7, "");
   s->out->nconvs++;
+  s->out->library_macs += macs;
   return 1;
 }
