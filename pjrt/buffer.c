@@ -2,7 +2,8 @@
  * device, the GPU's for the GPU device): from host memory (copied, or on the cpu read in place
  * under the zero-copy semantics when the memory is dense and aligned), back to host memory in
  * any dense layout, copies between devices (cxla_buffer_copy_to), and the queries XLA's client
- * treats as infallible (type, dims, device, memory, ready event). */
+ * treats as infallible (type, dims, device, memory, ready event). An output of a queued
+ * execution is pending (stream.c): its shape is known, and what reads its value waits for it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,6 +67,49 @@ PJRT_Error *cx_pjrt_buffer_wrap(PJRT_Device *d, cxla_buffer *cb, PJRT_Buffer **o
   b->nbytes = cxla_buffer_size_bytes(cb);
   *out = b;
   return NULL;
+}
+
+PJRT_Error *cx_pjrt_buffer_pending(PJRT_Device *d, PJRT_Buffer_Type t, size_t rank, const int64_t *dims,
+                                   PJRT_Buffer **out) {
+  *out = NULL;
+  cxla_type ct = t == PJRT_Buffer_Type_TOKEN ? CXLA_TOKEN : cx_pjrt_to_cxla_type(t);
+  if (ct == CXLA_INVALID || rank > CXLA_MAX_RANK)
+    return cx_pjrt_error(PJRT_Error_Code_INTERNAL, "cxla pjrt: an output of type %d and rank %zu", (int)t, rank);
+  PJRT_Buffer *b = calloc(1, sizeof *b);
+  if (!b || !(b->ready = cx_pjrt_event_new(0, NULL))) {
+    free(b);
+    return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "cxla pjrt: out of memory for a buffer");
+  }
+  b->client = d->client;
+  b->device = d;
+  b->type = ct;
+  b->rank = (int)rank;
+  size_t n = ct == CXLA_TOKEN ? 0 : cxla_type_size(ct);
+  for (int i = 0; i < (int)rank; i++) {
+    b->dims[i] = dims[i];
+    b->minor_to_major[i] = (int64_t)rank - 1 - i;
+    n *= (size_t)dims[i];
+  }
+  b->nbytes = n;
+  b->uses = 1; /* the execution that defines it */
+  *out = b;
+  return NULL;
+}
+
+void cx_pjrt_buffer_free(PJRT_Buffer *b) {
+  if (!b) return;
+  cx_pjrt_event_release(b->ready);
+  cx_pjrt_error_free(b->error);
+  free(b);
+}
+
+PJRT_Error *cx_pjrt_buffer_await(PJRT_Buffer *b, const char *fn) {
+  if (!b->ready) return NULL;
+  PJRT_Error *e = cx_pjrt_event_wait(b->ready);
+  if (!e) return NULL;
+  PJRT_Error *out = cx_pjrt_error(e->code, "%s: the execution that makes this buffer failed: %.*s", fn, (int)e->len, e->msg);
+  cx_pjrt_error_free(e);
+  return out;
 }
 
 void cx_pjrt_buffer_drop(PJRT_Buffer *b) {
@@ -230,7 +274,7 @@ PJRT_Error *cx_PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer
     args->done_with_host_buffer = host_done;
   } else if (!(args->done_with_host_buffer = cx_pjrt_event_new(1, NULL))) {
     cx_pjrt_buffer_drop(b);
-    free(b);
+    cx_pjrt_buffer_free(b);
     return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
   }
   args->buffer = b;
@@ -240,11 +284,23 @@ PJRT_Error *cx_PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer
 #define NEED_BUFFER(b, name)                                                                  \
   if (!(b)) return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: NULL buffer", name)
 
+/* Marks b deleted (and destroyed); 1 if a queued execution still uses it, which then lets go
+ * of it (stream.c), else 0: the caller does. */
+static int mark(PJRT_Buffer *b, int destroy) {
+  cx_pjrt_stream *s = &b->client->stream;
+  pthread_mutex_lock(&s->m);
+  b->deleted = 1;
+  int busy = b->uses > 0;
+  if (busy && destroy) b->destroyed = 1;
+  pthread_mutex_unlock(&s->m);
+  return busy;
+}
+
 PJRT_Error *cx_PJRT_Buffer_Destroy(PJRT_Buffer_Destroy_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Buffer_Destroy_Args, buffer);
-  if (!args->buffer) return NULL;
+  if (!args->buffer || mark(args->buffer, 1)) return NULL;
   cx_pjrt_buffer_drop(args->buffer);
-  free(args->buffer);
+  cx_pjrt_buffer_free(args->buffer);
   return NULL;
 }
 
@@ -314,14 +370,14 @@ PJRT_Error *cx_PJRT_Buffer_Memory(PJRT_Buffer_Memory_Args *args) {
 PJRT_Error *cx_PJRT_Buffer_Delete(PJRT_Buffer_Delete_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Buffer_Delete_Args, buffer);
   NEED_BUFFER(args->buffer, "PJRT_Buffer_Delete");
-  cx_pjrt_buffer_drop(args->buffer);
+  if (!mark(args->buffer, 0)) cx_pjrt_buffer_drop(args->buffer);
   return NULL;
 }
 
 PJRT_Error *cx_PJRT_Buffer_IsDeleted(PJRT_Buffer_IsDeleted_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Buffer_IsDeleted_Args, is_deleted);
   NEED_BUFFER(args->buffer, "PJRT_Buffer_IsDeleted");
-  args->is_deleted = args->buffer->buf == NULL;
+  args->is_deleted = args->buffer->deleted != 0;
   return NULL;
 }
 
@@ -359,7 +415,13 @@ PJRT_Error *cx_PJRT_Buffer_ReadyEvent(PJRT_Buffer_ReadyEvent_Args *args) {
   NEED_BUFFER(args->buffer, "PJRT_Buffer_ReadyEvent");
   /* A deleted buffer's event carries the error rather than failing the call, which XLA's
    * client does not expect to fail. */
-  PJRT_Error *e = args->buffer->buf ? NULL : deleted_error("PJRT_Buffer_ReadyEvent");
+  PJRT_Buffer *b = args->buffer;
+  if (b->ready && !b->deleted) { /* a queued execution's output: its own event */
+    cx_pjrt_event_retain(b->ready);
+    args->event = b->ready;
+    return NULL;
+  }
+  PJRT_Error *e = b->deleted ? deleted_error("PJRT_Buffer_ReadyEvent") : NULL;
   args->event = cx_pjrt_event_new(1, e);
   if (!args->event) return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "PJRT_Buffer_ReadyEvent: out of memory");
   return NULL;
@@ -368,7 +430,9 @@ PJRT_Error *cx_PJRT_Buffer_ReadyEvent(PJRT_Buffer_ReadyEvent_Args *args) {
 PJRT_Error *cx_PJRT_Buffer_UnsafePointer(PJRT_Buffer_UnsafePointer_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Buffer_UnsafePointer_Args, buffer_pointer);
   NEED_BUFFER(args->buffer, "PJRT_Buffer_UnsafePointer");
-  if (!args->buffer->buf) return deleted_error("PJRT_Buffer_UnsafePointer");
+  if (args->buffer->deleted) return deleted_error("PJRT_Buffer_UnsafePointer");
+  PJRT_Error *e = cx_pjrt_buffer_await(args->buffer, "PJRT_Buffer_UnsafePointer");
+  if (e) return e;
   if (!args->buffer->device->host) return device_pointer_error(args->buffer, "PJRT_Buffer_UnsafePointer");
   args->buffer_pointer = (uintptr_t)buffer_data(args->buffer);
   return NULL;
@@ -377,7 +441,9 @@ PJRT_Error *cx_PJRT_Buffer_UnsafePointer(PJRT_Buffer_UnsafePointer_Args *args) {
 PJRT_Error *cx_PJRT_Buffer_OpaqueDeviceMemoryDataPointer(PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args, device_memory_ptr);
   NEED_BUFFER(args->buffer, "PJRT_Buffer_OpaqueDeviceMemoryDataPointer");
-  if (!args->buffer->buf) return deleted_error("PJRT_Buffer_OpaqueDeviceMemoryDataPointer");
+  if (args->buffer->deleted) return deleted_error("PJRT_Buffer_OpaqueDeviceMemoryDataPointer");
+  PJRT_Error *e = cx_pjrt_buffer_await(args->buffer, "PJRT_Buffer_OpaqueDeviceMemoryDataPointer");
+  if (e) return e;
   if (!args->buffer->device->host) return device_pointer_error(args->buffer, "PJRT_Buffer_OpaqueDeviceMemoryDataPointer");
   args->device_memory_ptr = buffer_data(args->buffer);
   return NULL;
@@ -386,7 +452,7 @@ PJRT_Error *cx_PJRT_Buffer_OpaqueDeviceMemoryDataPointer(PJRT_Buffer_OpaqueDevic
 PJRT_Error *cx_PJRT_Buffer_IncreaseExternalReferenceCount(PJRT_Buffer_IncreaseExternalReferenceCount_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Buffer_IncreaseExternalReferenceCount_Args, buffer);
   NEED_BUFFER(args->buffer, "PJRT_Buffer_IncreaseExternalReferenceCount");
-  if (!args->buffer->buf) return deleted_error("PJRT_Buffer_IncreaseExternalReferenceCount");
+  if (args->buffer->deleted) return deleted_error("PJRT_Buffer_IncreaseExternalReferenceCount");
   cx_pjrt_lock(args->buffer->client);
   args->buffer->external_refs++;
   cx_pjrt_unlock(args->buffer->client);
@@ -411,7 +477,9 @@ PJRT_Error *cx_PJRT_Buffer_DecreaseExternalReferenceCount(PJRT_Buffer_DecreaseEx
  * within the GPU by cxla_buffer_copy_to. */
 static PJRT_Error *copy_buffer(PJRT_Buffer *b, PJRT_Device *d, PJRT_Buffer **out, const char *fn) {
   *out = NULL;
-  if (!b->buf) return deleted_error(fn);
+  if (b->deleted) return deleted_error(fn);
+  PJRT_Error *e = cx_pjrt_buffer_await(b, fn);
+  if (e) return e;
   PJRT_Client *c = b->client;
   cxla_buffer *cb = NULL;
   cx_pjrt_lock(c);
@@ -419,7 +487,7 @@ static PJRT_Error *copy_buffer(PJRT_Buffer *b, PJRT_Device *d, PJRT_Buffer **out
                       ? cxla_buffer_from_data(c->ctx, d->backend, b->type, b->rank, b->dims, cxla_buffer_data(b->buf),
                                               b->nbytes, &cb)
                       : cxla_buffer_copy_to(b->buf, d->backend, &cb);
-  PJRT_Error *e = s == CXLA_OK ? NULL : cx_pjrt_error_cxla(c->ctx, s, fn);
+  e = s == CXLA_OK ? NULL : cx_pjrt_error_cxla(c->ctx, s, fn);
   cx_pjrt_unlock(c);
   return e ? e : cx_pjrt_buffer_wrap(d, cb, out);
 }
@@ -464,7 +532,8 @@ PJRT_Error *cx_PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args *args) {
     args->dst_size = need;
     return NULL;
   }
-  if (!b->buf) return deleted_error(fn);
+  if (b->deleted) return deleted_error(fn);
+  if ((e = cx_pjrt_buffer_await(b, fn))) return e;
   if (args->dst_size < need)
     return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: dst_size %zu is smaller than the %zu bytes of the array", fn,
                          args->dst_size, need);

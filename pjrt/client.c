@@ -128,6 +128,9 @@ PJRT_Error *cx_PJRT_Client_Create(PJRT_Client_Create_Args *args) {
     return e;
   }
   pthread_mutex_init(&c->lock, NULL);
+  cx_pjrt_stream_init(&c->stream);
+  char async[8] = "on";
+  c->async = cxla_context_get_flag(c->ctx, "pjrt-async", async, sizeof async) != CXLA_OK || strcmp(async, "off") != 0;
   add_device(c, CX_PJRT_BACKEND); /* first: JAX's default device is the first listed */
   if (gpu) add_device(c, gpu);
   snprintf(c->version, sizeof c->version, "cxla %s", cxla_version());
@@ -139,6 +142,7 @@ PJRT_Error *cx_PJRT_Client_Destroy(PJRT_Client_Destroy_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Client_Destroy_Args, client);
   PJRT_Client *c = args->client;
   if (!c) return NULL;
+  cx_pjrt_stream_destroy(c); /* after what is queued has run */
   for (int k = 0; k < c->ndevices; k++)
     for (int i = 0; i < c->memories[k].nuser; i++)
       if (c->memories[k].user[i].dtor) c->memories[k].user[i].dtor(c->memories[k].user[i].data);

@@ -1,7 +1,8 @@
-/* event.c — PJRT_Event. cxla runs everything synchronously, so nearly every event is born
- * complete; the exception is a zero-copy buffer's done-with-host-buffer event, completed when
- * the buffer lets go of the caller's memory, which may be long after the call. Callbacks
- * registered before then run at completion, on the completing thread. */
+/* event.c — PJRT_Event. Most events are born complete; the exceptions are an output's ready
+ * event and an execution's device-complete event, completed by the client's stream when the
+ * execution has run (stream.c), and a zero-copy buffer's done-with-host-buffer event,
+ * completed when the buffer lets go of the caller's memory, which may be long after the call.
+ * Callbacks registered before then run at completion, on the completing thread. */
 #include <stdlib.h>
 
 #include "pjrt_internal.h"
@@ -93,8 +94,7 @@ PJRT_Error *cx_PJRT_Event_IsReady(PJRT_Event_IsReady_Args *args) {
   return NULL;
 }
 
-/* The event's outcome once complete: NULL or a copy of its error. */
-static PJRT_Error *await(PJRT_Event *ev) {
+PJRT_Error *cx_pjrt_event_wait(PJRT_Event *ev) {
   pthread_mutex_lock(&ev->m);
   while (!ev->ready) pthread_cond_wait(&ev->cv, &ev->m);
   PJRT_Error *e = cx_pjrt_error_copy(ev->error);
@@ -105,13 +105,13 @@ static PJRT_Error *await(PJRT_Event *ev) {
 PJRT_Error *cx_PJRT_Event_Error(PJRT_Event_Error_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Event_Error_Args, event);
   NEED_EVENT(args, "PJRT_Event_Error");
-  return await(args->event);
+  return cx_pjrt_event_wait(args->event);
 }
 
 PJRT_Error *cx_PJRT_Event_Await(PJRT_Event_Await_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Event_Await_Args, event);
   NEED_EVENT(args, "PJRT_Event_Await");
-  return await(args->event);
+  return cx_pjrt_event_wait(args->event);
 }
 
 PJRT_Error *cx_PJRT_Event_OnReady(PJRT_Event_OnReady_Args *args) {

@@ -24,6 +24,7 @@ void cx_pjrt_executable_release(PJRT_Executable *e) {
   free(e->hlo);
   free(e->program);
   free(e->token_params);
+  free(e->param_shapes);
   free(e->options);
   free(e->out_types);
   free(e->out_ranks);
@@ -34,6 +35,19 @@ void cx_pjrt_executable_release(PJRT_Executable *e) {
   free(e->layout_ptrs);
   pthread_mutex_destroy(&e->ref_lock);
   free(e);
+}
+
+/* Whether the module text calls a host callback: a custom-call whose target ends in
+ * "callback" (cxla_host_callback, JAX's xla_ffi_python_cpu_callback and the others of
+ * ir/custom_calls.def's HOST_CALLBACK kind). */
+static int calls_host_callbacks(const char *hlo) {
+  static const char key[] = "custom_call_target=\"";
+  for (const char *p = strstr(hlo, key); p; p = strstr(p, key)) {
+    p += sizeof key - 1;
+    const char *q = strchr(p, '"');
+    if (q && q - p >= 8 && !memcmp(q - 8, "callback", 8)) return 1;
+  }
+  return 0;
 }
 
 static PJRT_Error *oom(const char *fn) {
@@ -149,10 +163,16 @@ PJRT_Error *cx_pjrt_executable_build_with(PJRT_Client *c, const char *format, si
   const char assignment[8] = {0x08, 0x01, 0x10, 0x01, 0x1a, 0x02, 0x08, (char)dev->desc.id};
   memcpy(e->assignment, assignment, sizeof assignment);
   e->nparams = cxla_module_num_parameters(m);
-  if (!(e->token_params = calloc((size_t)e->nparams + 1, 1))) err = oom("PJRT_Client_Compile");
+  if (!(e->token_params = calloc((size_t)e->nparams + 1, 1)) ||
+      !(e->param_shapes = calloc((size_t)e->nparams + 1, sizeof *e->param_shapes)))
+    err = oom("PJRT_Client_Compile");
   for (int i = 0; !err && i < e->nparams; i++) {
     cxla_shape ps;
-    e->token_params[i] = cxla_module_parameter_shape(m, i, &ps) == CXLA_OK && ps.type == CXLA_TOKEN;
+    struct cx_pjrt_param *p = &e->param_shapes[i];
+    p->type = cxla_module_parameter_shape(m, i, &ps) == CXLA_OK && ps.rank <= CXLA_MAX_RANK ? ps.type : CXLA_INVALID;
+    p->rank = p->type == CXLA_INVALID ? 0 : ps.rank;
+    for (int d = 0; d < p->rank; d++) p->dims[d] = ps.dims[d];
+    e->token_params[i] = p->type == CXLA_TOKEN;
   }
   if (olen && (e->options = malloc(olen))) memcpy(e->options, options, olen);
   if (flen == 4 && !memcmp(format, "mlir", 4) && clen && (e->program = malloc(clen))) {
@@ -171,6 +191,7 @@ PJRT_Error *cx_pjrt_executable_build_with(PJRT_Client *c, const char *format, si
   if (!err && !(e->hlo = cxla_module_to_string(m)))
     err = cx_pjrt_error_cxla(c->ctx, CXLA_ERR_OUT_OF_MEMORY, "PJRT_Client_Compile: printing the module");
   if (!err && !(e->name = module_name(e->hlo))) err = oom("PJRT_Client_Compile");
+  if (!err) e->host_callbacks = calls_host_callbacks(e->hlo);
   if (!err) err = describe_outputs(e, m);
   if (!err) err = cx_pjrt_executable_layouts(e, m);
   cxla_module_destroy(m);

@@ -1,11 +1,20 @@
 /* execute.c — PJRT_LoadedExecutable_Execute: one device (the executable's: the cpu, or the
- * GPU, whose arguments and results stay in its memory), one argument list, run by
- * cxla_executable_execute on the calling thread; the outputs are the elements of a tuple
- * result (moved out without copies) or the one array result. An argument on another device
- * than the executable's is refused, as XLA's clients refuse it (JAX copies it first).
+ * GPU, whose arguments and results stay in its memory), one argument list; the outputs are the
+ * elements of a tuple result (moved out without copies) or the one array result. An argument
+ * on another device than the executable's is refused, as XLA's clients refuse it (JAX copies
+ * it first).
+ *
+ * The call checks the arguments and returns the outputs at once, their values still to come:
+ * the execution runs on the client's stream (stream.c), after every execution queued before
+ * it, and each output's ready event completes when it has run, with its error if it failed.
+ * So the framework's dispatch of the next step (a flax step's pytree work: 120-250 µs per
+ * step of the flax MLP) overlaps this one, as on XLA's own CPU client. A program that calls
+ * host callbacks runs on the calling thread instead, once the stream has drained (a callback
+ * may need the caller's interpreter lock while the caller waits on the stream), and so does
+ * every program with --pjrt-async=off.
  *
  * Donation: a parameter the executable consumes (input_output_alias, which JAX writes for
- * donate_argnums) takes the PJRT buffer's memory, and the buffer is deleted afterwards, as
+ * donate_argnums) takes the PJRT buffer's memory, and the buffer is deleted at the call, as
  * PJRT's donation semantics have it. Where the memory may not be given away (the buffer reads
  * the caller's memory in place) a private copy is donated instead, and the buffer is deleted
  * all the same; an argument the caller lists as non-donatable is copied and kept. A donated
@@ -13,6 +22,7 @@
  * read memory it also overwrites), and nothing runs. A buffer with external references (a view of its memory is out) cannot be donated.
  * Arguments that are not donated are never written. Token outputs are PJRT buffers of type
  * TOKEN; a token parameter takes whatever buffer comes (JAX's runtime tokens are bool[0]). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,12 +38,74 @@ static int non_donatable(const PJRT_ExecuteOptions *o, size_t i) {
   return 0;
 }
 
-/* Runs e; on success out[0..noutputs) hold the outputs' cxla buffers. consumed[i] is set for
- * each argument the call consumed (a donated one), which the caller deletes once it has let go
- * of the client's lock: deleting a zero-copy buffer runs the framework's callbacks. Call under
- * the lock. */
-static PJRT_Error *run(PJRT_Client *c, PJRT_Executable *e, PJRT_Buffer *const *in, size_t n,
-                       const PJRT_ExecuteOptions *opts, cxla_buffer **out, char *consumed) {
+/* "f32[2,3]" */
+static void shape_text(cxla_type t, int rank, const int64_t *dims, char *out, size_t n) {
+  int k = snprintf(out, n, "%s[", cxla_type_name(t));
+  for (int d = 0; d < rank && k > 0 && (size_t)k < n; d++)
+    k += snprintf(out + k, n - (size_t)k, "%s%lld", d ? "," : "", (long long)dims[d]);
+  if (k > 0 && (size_t)k < n) snprintf(out + k, n - (size_t)k, "]");
+}
+
+/* Checks j's arguments and marks the donated ones: consumed (their memory is taken) or keep
+ * (listed as non-donatable: a copy is donated). Nothing is marked when it refuses them. */
+static PJRT_Error *check_args(cx_pjrt_job *j, const PJRT_ExecuteOptions *opts) {
+  PJRT_Executable *e = j->e;
+  PJRT_Device *dev = e->device;
+  PJRT_Error *err = NULL;
+  for (size_t i = 0; i < j->n && !err; i++) {
+    PJRT_Buffer *b = j->in[i];
+    if (!b) {
+      err = cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: argument %zu is NULL", fn, i);
+      break;
+    }
+    if (b->deleted) {
+      err = cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: argument %zu has been deleted or donated", fn, i);
+      break;
+    }
+    if (e->token_params[i]) continue; /* any buffer passes a token */
+    const struct cx_pjrt_param *ps = &e->param_shapes[i];
+    int same = ps->type == b->type && ps->rank == b->rank;
+    for (int d = 0; same && d < b->rank; d++) same = ps->dims[d] == b->dims[d];
+    if (!same && ps->type != CXLA_TUPLE && ps->type != CXLA_INVALID) {
+      char have[160], want[160];
+      shape_text(b->type, b->rank, b->dims, have, sizeof have);
+      shape_text(ps->type, ps->rank, ps->dims, want, sizeof want);
+      err = cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: argument %zu is %s but parameter %zu of '%s' is %s", fn,
+                          i, have, i, e->name, want);
+      break;
+    }
+    if (b->device != dev) {
+      err = cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
+                          "%s: argument %zu is on device %d (%s) but '%s' runs on device %d (%s)", fn, i,
+                          b->device->desc.id, b->device->desc.kind, e->name, dev->desc.id, dev->desc.kind);
+      break;
+    }
+    if (i >= 64 || !(e->donated >> i & 1)) continue;
+    int keep = non_donatable(opts, i);
+    if (!keep && b->external_refs > 0) {
+      err = cx_pjrt_error(PJRT_Error_Code_FAILED_PRECONDITION,
+                          "%s: argument %zu is donated but has external references to its memory", fn, i);
+      break;
+    }
+    for (size_t k = 0; k < j->n && !keep && !err; k++)
+      if (k != i && j->in[k] == b)
+        err = cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
+                            "%s: attempt to donate a buffer which is also used by the same call to Execute() "
+                            "(argument %zu is argument %zu too)", fn, i, k);
+    j->consumed[i] = !keep;
+    j->keep[i] = (char)keep;
+  }
+  if (err) {
+    memset(j->consumed, 0, j->n);
+    memset(j->keep, 0, j->n);
+  }
+  return err;
+}
+
+PJRT_Error *cx_pjrt_run(PJRT_Client *c, const cx_pjrt_job *j, cxla_buffer **out) {
+  PJRT_Executable *e = j->e;
+  PJRT_Device *dev = e->device;
+  size_t n = j->n;
   cxla_buffer **args = calloc(n + 1, sizeof *args);
   cxla_buffer **copies = calloc(n + 1, sizeof *copies);
   PJRT_Error *err = NULL;
@@ -42,23 +114,7 @@ static PJRT_Error *run(PJRT_Client *c, PJRT_Executable *e, PJRT_Buffer *const *i
     goto done;
   }
   for (size_t i = 0; i < n && !err; i++) {
-    PJRT_Buffer *b = in[i];
-    if (!b) {
-      err = cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: argument %zu is NULL", fn, i);
-      break;
-    }
-    if (!b->buf) {
-      err = cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: argument %zu has been deleted or donated", fn, i);
-      break;
-    }
-    args[i] = b->buf;
-    PJRT_Device *dev = e->device;
-    if (!e->token_params[i] && b->device != dev) {
-      err = cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
-                          "%s: argument %zu is on device %d (%s) but '%s' runs on device %d (%s)", fn, i,
-                          b->device->desc.id, b->device->desc.kind, e->name, dev->desc.id, dev->desc.kind);
-      break;
-    }
+    PJRT_Buffer *b = j->in[i];
     if (e->token_params[i] && (b->type != CXLA_TOKEN || b->device != dev)) {
       /* JAX passes an ordered effect's runtime token as a bool[0] array, and a token made
        * outside jit the same way: a token parameter takes any argument as a token. */
@@ -69,33 +125,22 @@ static PJRT_Error *run(PJRT_Client *c, PJRT_Executable *e, PJRT_Buffer *const *i
       args[i] = copies[i];
       continue;
     }
-    if (i >= 64 || !(e->donated >> i & 1)) continue;
-    int keep = non_donatable(opts, i);
-    if (!keep && b->external_refs > 0) {
-      err = cx_pjrt_error(PJRT_Error_Code_FAILED_PRECONDITION,
-                          "%s: argument %zu is donated but has external references to its memory", fn, i);
+    if (!b->buf) { /* the execution that was to make it failed */
+      err = cx_pjrt_error(PJRT_Error_Code_FAILED_PRECONDITION, "%s: argument %zu has no value: %.*s", fn, i,
+                          b->error ? (int)b->error->len : 13, b->error ? b->error->msg : "it was lost");
       break;
     }
-    for (size_t j = 0; j < n && !keep && !err; j++)
-      if (j != i && in[j] == b)
-        err = cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
-                            "%s: attempt to donate a buffer which is also used by the same call to Execute() "
-                            "(argument %zu is argument %zu too)", fn, i, j);
-    if (err) break;
-    int shared = b->wrapped || keep;
-    if (!keep) consumed[i] = 1;
-    if (!shared) continue;
-    /* On the GPU a device-to-device copy (a GPU buffer is never wrapped: only kept ones). */
+    args[i] = b->buf;
+    if (!(j->consumed[i] && b->wrapped) && !j->keep[i]) continue;
+    /* A private copy is donated. On the GPU a device-to-device copy (a GPU buffer is never
+     * wrapped: only kept ones). */
     cxla_status s = dev->host ? cxla_buffer_from_data(c->ctx, dev->backend, b->type, b->rank, b->dims,
                                                       cxla_buffer_data(b->buf), b->nbytes, &copies[i])
                               : cxla_buffer_copy_to(b->buf, dev->backend, &copies[i]);
     if (s != CXLA_OK) err = cx_pjrt_error_cxla(c->ctx, s, fn);
     args[i] = copies[i];
   }
-  if (err) {
-    memset(consumed, 0, n); /* nothing ran: nothing is consumed */
-    goto done;
-  }
+  if (err) goto done;
   cxla_buffer *result = NULL;
   cxla_status s = cxla_executable_execute(e->exe, (int)n, args, &result);
   if (s != CXLA_OK) {
@@ -114,6 +159,61 @@ done:
     for (size_t i = 0; i < n; i++) cxla_buffer_destroy(copies[i]);
   free(args);
   free(copies);
+  return err;
+}
+
+/* The call on this thread: after the stream (its arguments may be queued executions'
+ * outputs), then the outputs made from the results. */
+static PJRT_Error *execute_here(PJRT_Client *c, cx_pjrt_job *j) {
+  PJRT_Executable *e = j->e;
+  cxla_buffer **outs = calloc((size_t)e->noutputs + 1, sizeof *outs);
+  if (!outs) return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
+  cx_pjrt_stream_drain(c);
+  cx_pjrt_lock(c);
+  PJRT_Error *err = cx_pjrt_run(c, j, outs);
+  cx_pjrt_unlock(c);
+  /* A donated buffer is consumed even by a failed run (nothing is when the arguments are
+   * refused); dropped outside the lock: a zero-copy one runs the framework's callbacks. */
+  for (size_t i = 0; i < j->n; i++)
+    if (j->consumed[i] && !j->in[i]->deleted) {
+      j->in[i]->deleted = 1;
+      cx_pjrt_buffer_drop(j->in[i]);
+    }
+  for (int k = 0; k < e->noutputs; k++) {
+    if (err) cxla_buffer_destroy(outs[k]);
+    else err = cx_pjrt_buffer_wrap(e->device, outs[k], &j->out[k]); /* takes outs[k] */
+  }
+  free(outs);
+  return err;
+}
+
+/* The outputs as pending buffers (into outputs[], before the job is the stream's), the
+ * arguments counted as in use and the donated ones deleted, and the job queued. */
+static PJRT_Error *execute_queued(PJRT_Client *c, cx_pjrt_job *j, PJRT_Buffer **outputs) {
+  PJRT_Executable *e = j->e;
+  PJRT_Error *err = NULL;
+  const int64_t *dims = e->out_dims;
+  for (int k = 0; k < e->noutputs && !err; k++) {
+    err = cx_pjrt_buffer_pending(e->device, e->out_types[k], e->out_ranks[k], dims, &j->out[k]);
+    dims += e->out_ranks[k];
+  }
+  if (err) return err;
+  for (int k = 0; k < e->noutputs; k++) outputs[k] = j->out[k];
+  pthread_mutex_lock(&c->stream.m);
+  for (size_t i = 0; i < j->n; i++) {
+    j->in[i]->uses++;
+    if (j->consumed[i]) j->in[i]->deleted = 1;
+  }
+  pthread_mutex_unlock(&c->stream.m);
+  err = cx_pjrt_stream_push(c, j);
+  if (!err) return NULL;
+  /* The stream could not start: nothing ran, nothing is consumed. */
+  pthread_mutex_lock(&c->stream.m);
+  for (size_t i = 0; i < j->n; i++) {
+    j->in[i]->uses--;
+    if (j->consumed[i]) j->in[i]->deleted = 0;
+  }
+  pthread_mutex_unlock(&c->stream.m);
   return err;
 }
 
@@ -138,43 +238,32 @@ PJRT_Error *cx_PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args 
   if ((e->noutputs && (!args->output_lists || !args->output_lists[0])) ||
       (args->num_args && (!args->argument_lists || !args->argument_lists[0])))
     return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: NULL argument or output lists", fn);
-  cxla_buffer **outs = calloc((size_t)e->noutputs + 1, sizeof *outs);
-  PJRT_Buffer **pouts = calloc((size_t)e->noutputs + 1, sizeof *pouts);
-  char *consumed = calloc(args->num_args + 1, 1);
-  PJRT_Error *err = NULL;
-  if (!outs || !pouts || !consumed) err = cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
-  if (!err) {
-    PJRT_Buffer *const *in = args->num_args ? args->argument_lists[0] : NULL;
-    cx_pjrt_lock(c);
-    err = run(c, e, in, args->num_args, args->options, outs, consumed);
-    cx_pjrt_unlock(c);
-    /* A donated buffer is consumed even by a failed run (nothing is when run() refuses the
-     * arguments). */
-    for (size_t i = 0; i < args->num_args; i++)
-      if (consumed[i] && in[i]->buf) cx_pjrt_buffer_drop(in[i]);
-  }
-  free(consumed);
-  for (int k = 0; k < (outs ? e->noutputs : 0); k++) {
-    if (err) {
-      cxla_buffer_destroy(outs[k]);
-    } else {
-      err = cx_pjrt_buffer_wrap(e->device, outs[k], &pouts[k]); /* takes outs[k] */
-    }
-  }
+  cx_pjrt_job *j = cx_pjrt_job_new(e, args->num_args ? args->argument_lists[0] : NULL, args->num_args);
+  if (!j) return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
+  PJRT_Error *err = check_args(j, args->options);
+  int queued = !err && c->async && !e->host_callbacks;
   PJRT_Event *done = NULL;
-  if (!err && args->device_complete_events && !(done = cx_pjrt_event_new(1, NULL)))
+  if (!err && args->device_complete_events && !(done = cx_pjrt_event_new(!queued, NULL)))
     err = cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
-  if (err) {
-    for (int k = 0; k < (pouts ? e->noutputs : 0); k++)
-      if (pouts[k]) {
-        cx_pjrt_buffer_drop(pouts[k]);
-        free(pouts[k]);
-      }
-  } else {
-    for (int k = 0; k < e->noutputs; k++) args->output_lists[0][k] = pouts[k];
-    if (args->device_complete_events) args->device_complete_events[0] = done;
+  if (!err && queued && done) {
+    cx_pjrt_event_retain(done); /* the stream's reference, released when it completes it */
+    j->done = done;
   }
-  free(outs);
-  free(pouts);
-  return err;
+  if (!err) err = queued ? execute_queued(c, j, args->output_lists[0]) : execute_here(c, j);
+  if (err) {
+    if (j->done) cx_pjrt_event_release(j->done);
+    cx_pjrt_event_release(done);
+    for (int k = 0; k < e->noutputs; k++)
+      if (j->out[k]) {
+        cx_pjrt_buffer_drop(j->out[k]);
+        cx_pjrt_buffer_free(j->out[k]);
+      }
+    cx_pjrt_job_free(j);
+    return err;
+  }
+  if (args->device_complete_events) args->device_complete_events[0] = done;
+  if (queued) return NULL; /* the job is the stream's now, and may be gone already */
+  for (int k = 0; k < e->noutputs; k++) args->output_lists[0][k] = j->out[k];
+  cx_pjrt_job_free(j);
+  return NULL;
 }

@@ -4,8 +4,12 @@
  * Model: one client owns one cxla context and shows one device per cxla device: the host CPU
  * (id 0, kind "cpu", the cpu backend) and, where the gpu backend runs (or the emulated GPU,
  * --pjrt-gpu=emu), the GPU (id 1, kind "gpu" or "gpu-emu"), each with one memory space of kind
- * "device" (docs/pjrt.md). Everything runs synchronously on the calling thread, under the
- * client's lock (a cxla context is used by one thread at a time), so every event a call
+ * "device" (docs/pjrt.md). cxla calls run under the client's lock (a cxla context is used by
+ * one thread at a time). Executions run in order on the client's stream thread (stream.c):
+ * PJRT_LoadedExecutable_Execute checks its arguments, makes the outputs and returns, and the
+ * outputs' ready events complete when the execution has run, as on XLA's own clients, so the
+ * framework's dispatch of the next step overlaps this one. Programs with host callbacks run on
+ * the calling thread, as does everything with --pjrt-async=off. Every other event a call
  * returns is already complete, except the done-with-host-buffer event of a zero-copy buffer,
  * which completes when the buffer lets go of the caller's memory. */
 #ifndef CX_PJRT_INTERNAL_H
@@ -54,6 +58,8 @@ void cx_pjrt_error_free(PJRT_Error *e);
 /* Reference counted: the caller's handle is one reference; an owner (a zero-copy buffer)
  * may hold another until it completes the event. */
 PJRT_Event *cx_pjrt_event_new(int ready, PJRT_Error *error); /* takes error; NULL on OOM */
+/* Waits for ev: NULL, or a copy of its error. */
+PJRT_Error *cx_pjrt_event_wait(PJRT_Event *ev);
 void cx_pjrt_event_complete(PJRT_Event *ev, PJRT_Error *error);
 void cx_pjrt_event_release(PJRT_Event *ev);
 void cx_pjrt_event_retain(PJRT_Event *ev);
@@ -83,9 +89,22 @@ struct PJRT_Device {
   PJRT_Memory *memory_list[1];   /* its one memory space */
   PJRT_Device *self_list[1];     /* itself, as an executable's addressable devices */
 };
+/* The client's executions, run in order by one thread (stream.c). */
+typedef struct cx_pjrt_job cx_pjrt_job;
+typedef struct cx_pjrt_stream {
+  pthread_mutex_t m;       /* the queue, and every buffer's uses, deleted, destroyed and buf */
+  pthread_cond_t cv;       /* a job queued or finished, or the thread asked to stop */
+  cx_pjrt_job *head, *tail;
+  int busy;                /* the thread is running a job it took off the queue */
+  int started, stop;
+  pthread_t thread;
+} cx_pjrt_stream;
+
 struct PJRT_Client {
   cxla_context *ctx;
   pthread_mutex_t lock;
+  int async;                     /* --pjrt-async: executions on the stream */
+  cx_pjrt_stream stream;
   int ndevices;                  /* 1 (cpu) or 2 (cpu, gpu) */
   PJRT_Device devices[CX_PJRT_MAX_DEVICES];
   PJRT_Memory memories[CX_PJRT_MAX_DEVICES];
@@ -112,7 +131,14 @@ struct PJRT_Layouts_MemoryLayout {
 struct PJRT_Buffer {
   PJRT_Client *client;
   PJRT_Device *device;       /* where it lives (its memory is the device's one) */
-  cxla_buffer *buf;          /* NULL once deleted or donated */
+  cxla_buffer *buf;          /* NULL while the execution that defines it is queued, after it
+                              * failed, and once deleted or donated */
+  int deleted;               /* deleted or donated: it has no value any more */
+  PJRT_Event *ready;         /* NULL when defined at birth; else completes when the execution
+                              * defining it has run (with its error if it failed) */
+  PJRT_Error *error;         /* that execution's failure */
+  int uses;                  /* queued executions that read or consume it */
+  int destroyed;             /* PJRT_Buffer_Destroy came while in use: the stream frees it */
   cxla_type type;
   int rank;
   int64_t dims[CXLA_MAX_RANK];
@@ -125,8 +151,16 @@ struct PJRT_Buffer {
 /* A PJRT buffer on device d over a cxla array buffer in d's memory (taken over; freed on
  * failure). */
 PJRT_Error *cx_pjrt_buffer_wrap(PJRT_Device *d, cxla_buffer *b, PJRT_Buffer **out);
+/* An output of a queued execution: its shape, no value yet, and a pending ready event. */
+PJRT_Error *cx_pjrt_buffer_pending(PJRT_Device *d, PJRT_Buffer_Type t, size_t rank, const int64_t *dims,
+                                   PJRT_Buffer **out);
 /* Lets go of the cxla buffer (delete or donation); completes host_done. */
 void cx_pjrt_buffer_drop(PJRT_Buffer *b);
+/* Frees the struct (after cx_pjrt_buffer_drop) and what it holds besides the buffer. */
+void cx_pjrt_buffer_free(PJRT_Buffer *b);
+/* Waits until b's value is defined: NULL, or the error of the execution that was to define it
+ * (a copy, for the caller to return). Never waits for a buffer defined at birth. */
+PJRT_Error *cx_pjrt_buffer_await(PJRT_Buffer *b, const char *fn);
 
 /* ---- compile options (compile_options.c) ---- */
 typedef struct cx_pjrt_options {
@@ -157,6 +191,11 @@ struct PJRT_Executable {
   char assignment[8];            /* its DeviceAssignmentProto, serialized */
   int nparams;
   char *token_params;            /* [nparams]: 1 for a token parameter (any argument passes one) */
+  struct cx_pjrt_param {         /* [nparams]: what an argument must be (checked at the call) */
+    cxla_type type;              /* CXLA_TUPLE or CXLA_INVALID: not checked */
+    int rank;
+    int64_t dims[CXLA_MAX_RANK];
+  } *param_shapes;
   int noutputs;
   int tuple_result;              /* the ENTRY returns a tuple: its elements are the outputs */
   PJRT_Buffer_Type *out_types;
@@ -165,6 +204,8 @@ struct PJRT_Executable {
   const char **kinds;            /* CX_PJRT_MEMORY_KIND, max(nparams, noutputs) times */
   size_t *kind_sizes;
   uint64_t donated;              /* cxla_executable_donated_parameters */
+  int host_callbacks;            /* calls the framework's host callbacks: runs on the caller's
+                                  * thread (a callback may need what that thread holds) */
   char fingerprint[17];
   /* Parameters' then outputs' layouts (layouts.c), and pointers to each: what the Layouts
    * extension hands the client. */
@@ -192,6 +233,36 @@ PJRT_Error *cx_pjrt_executable_build_with(PJRT_Client *c, const char *format, si
                                           PJRT_Executable **out);
 void cx_pjrt_executable_release(PJRT_Executable *e);
 PJRT_Error *cx_pjrt_loaded_new(PJRT_Client *c, PJRT_Executable *e, PJRT_LoadedExecutable **out);
+
+/* ---- the execution stream (stream.c) ---- */
+/* One execution to run: e (a reference held), its n arguments (each counted in its uses, the
+ * consumed ones already marked deleted), and its pending outputs. */
+struct cx_pjrt_job {
+  cx_pjrt_job *next;
+  PJRT_Executable *e;
+  size_t n;
+  PJRT_Buffer **in;
+  char *consumed;        /* [n]: donated, its memory taken */
+  char *keep;            /* [n]: donated but listed as non-donatable: a copy is donated */
+  PJRT_Buffer **out;     /* [e->noutputs] */
+  PJRT_Event *done;      /* the device-complete event, or NULL */
+  void **scratch;        /* what the stream needs once it has run (stream.c) */
+};
+/* A job for e over the n arguments in (copied); NULL when memory runs out. */
+cx_pjrt_job *cx_pjrt_job_new(PJRT_Executable *e, PJRT_Buffer *const *in, size_t n);
+void cx_pjrt_job_free(cx_pjrt_job *j);
+void cx_pjrt_stream_init(cx_pjrt_stream *s);
+/* Queues j (taken over). The thread starts at the first job; NULL, or an error if it cannot. */
+PJRT_Error *cx_pjrt_stream_push(PJRT_Client *c, cx_pjrt_job *j);
+/* Waits until every queued execution has run. */
+void cx_pjrt_stream_drain(PJRT_Client *c);
+/* Drains, stops the thread and frees what the stream holds. */
+void cx_pjrt_stream_destroy(PJRT_Client *c);
+/* Runs job j's execution on the calling thread (execute.c); call under the client's lock. On
+ * success out[] holds the outputs' cxla buffers; the consumed arguments are for the caller to
+ * drop once it has let go of the lock (dropping a zero-copy buffer runs the framework's
+ * callbacks). */
+PJRT_Error *cx_pjrt_run(PJRT_Client *c, const cx_pjrt_job *j, cxla_buffer **out);
 
 /* FNV-1a, 64 bits: fingerprints and the serialized format's checksum. */
 uint64_t cx_pjrt_hash(uint64_t h, const void *data, size_t n);

@@ -3,7 +3,8 @@
 #   1. BUILD/libcxla_pjrt.so exports GetPjrtApi and nothing else (nm), so cxla and LLVM inside
 #      it cannot clash with the process that loads it;
 #   2. BUILD/pjrt_test drives the plugin through the PJRT C API as JAX's client does, against
-#      the artifacts and JAX-computed values in tests/pjrt/artifacts.
+#      the artifacts and JAX-computed values in tests/pjrt/artifacts: with executions on the
+#      client's stream, then again with --pjrt-async=off.
 # Ends with "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -21,16 +22,21 @@ fi
 
 LOG=$(mktemp "${TMPDIR:-/tmp}/cxla-pjrt.XXXXXX")
 trap 'rm -f "$LOG"' EXIT
-"$BUILD/pjrt_test" "$LIB" tests/pjrt/artifacts > "$LOG" 2>&1
-rc=$?
-cat "$LOG"
-line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$LOG" | tail -n 1)
-if [ -n "$line" ]; then
-  PASSED=$((PASSED + $(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')))
-  FAILED=$((FAILED + $(echo "$line" | sed -E 's/.* ([0-9]+) failed$/\1/')))
-  [ $rc -ne 0 ] && [ "$(echo "$line" | sed -E 's/.* ([0-9]+) failed$/\1/')" -eq 0 ] && { FAILED=$((FAILED + 1)); echo "FAIL pjrt_test exited with status $rc"; }
-else
-  FAILED=$((FAILED + 1)); echo "FAIL pjrt_test stopped without a summary (exit status $rc)"
-fi
+# twice: executions queued on the client's stream (the default), then run on the calling
+# thread (--pjrt-async=off, as programs with host callbacks always are)
+for flags in "" "--pjrt-async=off"; do
+  [ -n "$flags" ] && echo "--- again with CXLA_FLAGS=$flags"
+  CXLA_FLAGS="${CXLA_FLAGS:-} $flags" "$BUILD/pjrt_test" "$LIB" tests/pjrt/artifacts > "$LOG" 2>&1
+  rc=$?
+  cat "$LOG"
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$LOG" | tail -n 1)
+  if [ -n "$line" ]; then
+    PASSED=$((PASSED + $(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')))
+    FAILED=$((FAILED + $(echo "$line" | sed -E 's/.* ([0-9]+) failed$/\1/')))
+    [ $rc -ne 0 ] && [ "$(echo "$line" | sed -E 's/.* ([0-9]+) failed$/\1/')" -eq 0 ] && { FAILED=$((FAILED + 1)); echo "FAIL pjrt_test exited with status $rc"; }
+  else
+    FAILED=$((FAILED + 1)); echo "FAIL pjrt_test stopped without a summary (exit status $rc)"
+  fi
+done
 echo "$PASSED passed, $FAILED failed"
 [ $FAILED -eq 0 ]
