@@ -207,7 +207,8 @@ static PJRT_Error *execute_queued(PJRT_Client *c, cx_pjrt_job *j, PJRT_Buffer **
   pthread_mutex_unlock(&c->stream.m);
   err = cx_pjrt_stream_push(c, j);
   if (!err) return NULL;
-  /* The stream could not start: nothing ran, nothing is consumed. */
+  /* The stream could not start: nothing ran, nothing is consumed, there are no outputs. */
+  for (int k = 0; k < e->noutputs; k++) outputs[k] = NULL;
   pthread_mutex_lock(&c->stream.m);
   for (size_t i = 0; i < j->n; i++) {
     j->in[i]->uses--;

@@ -116,6 +116,8 @@ static void settle(PJRT_Client *c, cx_pjrt_job *j, PJRT_Error *err, cxla_buffer 
     }
   }
   for (int k = 0; k < t.nfree; k++) cx_pjrt_buffer_free(t.free[k]);
+  if (err) /* what a failed run made before it failed */
+    for (int k = 0; k < e->noutputs; k++) cxla_buffer_destroy(outs[k]);
 }
 
 static void *stream_main(void *arg) {
@@ -136,7 +138,9 @@ static void *stream_main(void *arg) {
     cx_pjrt_unlock(c);
     settle(c, j, err, outs);
     cx_pjrt_error_free(err);
+    cx_pjrt_lock(c); /* its executable's last reference may go: that uses the context */
     cx_pjrt_job_free(j);
+    cx_pjrt_unlock(c);
     pthread_mutex_lock(&s->m);
     s->busy = 0;
     pthread_cond_broadcast(&s->cv); /* drain waits for this */
