@@ -99,6 +99,9 @@ static void settle(PJRT_Client *c, cx_pjrt_job *j, PJRT_Error *err, cxla_buffer 
   }
   for (size_t i = 0; i < j->n; i++) release_use(j->in[i], &t);
   for (int k = 0; k < e->noutputs; k++) release_use(j->out[k], &t);
+  /* Drained now, before the events' callbacks run: one of them may itself wait for a drain. */
+  c->stream.busy = 0;
+  pthread_cond_broadcast(&c->stream.cv);
   pthread_mutex_unlock(&c->stream.m);
   for (int k = 0; k < t.nevents; k++) {
     cx_pjrt_event_complete(t.events[k], err ? cx_pjrt_error_copy(err) : NULL);
@@ -142,8 +145,6 @@ static void *stream_main(void *arg) {
     cx_pjrt_job_free(j);
     cx_pjrt_unlock(c);
     pthread_mutex_lock(&s->m);
-    s->busy = 0;
-    pthread_cond_broadcast(&s->cv); /* drain waits for this */
   }
   pthread_mutex_unlock(&s->m);
   return NULL;
