@@ -129,8 +129,9 @@ PJRT_Error *cx_PJRT_Client_Create(PJRT_Client_Create_Args *args) {
   }
   pthread_mutex_init(&c->lock, NULL);
   cx_pjrt_stream_init(&c->stream);
-  char async[8] = "on";
-  c->async = cxla_context_get_flag(c->ctx, "pjrt-async", async, sizeof async) != CXLA_OK || strcmp(async, "off") != 0;
+  char async[8] = "";
+  if (cxla_context_get_flag(c->ctx, "pjrt-async", async, sizeof async) != CXLA_OK) async[0] = 0;
+  c->async = !strcmp(async, "on") ? CX_PJRT_ASYNC_ALL : !strcmp(async, "off") ? CX_PJRT_ASYNC_NONE : CX_PJRT_ASYNC_GPU;
   add_device(c, CX_PJRT_BACKEND); /* first: JAX's default device is the first listed */
   if (gpu) add_device(c, gpu);
   snprintf(c->version, sizeof c->version, "cxla %s", cxla_version());

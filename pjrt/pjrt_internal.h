@@ -5,13 +5,13 @@
  * (id 0, kind "cpu", the cpu backend) and, where the gpu backend runs (or the emulated GPU,
  * --pjrt-gpu=emu), the GPU (id 1, kind "gpu" or "gpu-emu"), each with one memory space of kind
  * "device" (docs/pjrt.md). cxla calls run under the client's lock (a cxla context is used by
- * one thread at a time). Executions run in order on the client's stream thread (stream.c):
- * PJRT_LoadedExecutable_Execute checks its arguments, makes the outputs and returns, and the
- * outputs' ready events complete when the execution has run, as on XLA's own clients, so the
- * framework's dispatch of the next step overlaps this one. Programs with host callbacks run on
- * the calling thread, as does everything with --pjrt-async=off. Every other event a call
- * returns is already complete, except the done-with-host-buffer event of a zero-copy buffer,
- * which completes when the buffer lets go of the caller's memory. */
+ * one thread at a time). The GPU device's executions (every device's with --pjrt-async=on) run
+ * in order on the client's stream thread (stream.c): PJRT_LoadedExecutable_Execute checks its
+ * arguments, makes the outputs and returns, and the outputs' ready events complete when the
+ * execution has run, as on XLA's own clients. The cpu device's, and programs with host
+ * callbacks, run on the calling thread (execute.c says why). Every other event a call returns
+ * is already complete, except the done-with-host-buffer event of a zero-copy buffer, which
+ * completes when the buffer lets go of the caller's memory. */
 #ifndef CX_PJRT_INTERNAL_H
 #define CX_PJRT_INTERNAL_H
 
@@ -103,7 +103,7 @@ typedef struct cx_pjrt_stream {
 struct PJRT_Client {
   cxla_context *ctx;
   pthread_mutex_t lock;
-  int async;                     /* --pjrt-async: executions on the stream */
+  enum { CX_PJRT_ASYNC_NONE, CX_PJRT_ASYNC_GPU, CX_PJRT_ASYNC_ALL } async; /* --pjrt-async: off, auto, on */
   cx_pjrt_stream stream;
   int ndevices;                  /* 1 (cpu) or 2 (cpu, gpu) */
   PJRT_Device devices[CX_PJRT_MAX_DEVICES];

@@ -55,9 +55,10 @@ static const flag_def defs[] = {
     {"cache-dir", F_STR, OFF(cache_dir), 0, 0,
      "DIR|default|off: keep compiled cpu code in DIR, load it instead of compiling again (default: "
      "$XDG_CACHE_HOME/cxla or ~/.cache/cxla; unset or off: no disk cache)", 1},
-    {"pjrt-async", F_BOOL, OFF(pjrt_async), 0, 1,
-     "on|off: the PJRT plugin runs each execution on its client's stream thread, in order, and returns at once "
-     "(default on; off: on the calling thread, as programs with host callbacks always run)", 1},
+    {"pjrt-async", F_STR, OFF(pjrt_async), 0, 0,
+     "auto|on|off: the PJRT plugin runs executions on its client's stream thread, in order, returning at once: "
+     "on, every one; auto (the default), the GPU device's; off, none (each on the calling thread, as programs with "
+     "host callbacks always run)", 1, "auto|on|off"},
     {"pjrt-gpu", F_STR, OFF(pjrt_gpu), 0, 0,
      "auto|emu|off: the PJRT plugin's GPU device: the gpu backend when a GPU and its driver are found "
      "(auto, the default), the emulated GPU (gpu-emu), or none", 1, "auto|emu|off"},
@@ -71,7 +72,6 @@ void cx_flags_init(cx_flags *f) {
   f->cpu_onednn = 1;
   f->cpu_libmvec = 1;
   f->cpu_idle_spin_us = 200;
-  f->pjrt_async = 1;
   f->gpu_graphs = 1;
 }
 

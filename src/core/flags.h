@@ -25,7 +25,7 @@ typedef struct cx_flags {
   int cpu_idle_spin_us;   /* --cpu-idle-spin-us=N: the cpu pool's idle workers spin that long before sleeping */
   char *cache_dir;        /* --cache-dir=DIR|default|off: compiled code kept on disk (core/disk_cache.h) */
   char *pjrt_gpu;         /* --pjrt-gpu=auto|emu|off: the PJRT plugin's GPU device (docs/pjrt.md); NULL: auto */
-  int pjrt_async;         /* --pjrt-async=on|off: the PJRT plugin's executions on its stream thread */
+  char *pjrt_async;       /* --pjrt-async=auto|on|off: which PJRT executions run on the stream thread; NULL: auto */
   uint64_t donate;        /* not a flag: donated ENTRY parameters (compile options, module header) */
   /* Not a flag: the executable cache's key of this compile (runtime/executable.c; borrowed,
    * NULL when there is none), which the disk cache extends with the target's. */

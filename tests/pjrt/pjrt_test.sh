@@ -3,8 +3,8 @@
 #   1. BUILD/libcxla_pjrt.so exports GetPjrtApi and nothing else (nm), so cxla and LLVM inside
 #      it cannot clash with the process that loads it;
 #   2. BUILD/pjrt_test drives the plugin through the PJRT C API as JAX's client does, against
-#      the artifacts and JAX-computed values in tests/pjrt/artifacts: with executions on the
-#      client's stream, then again with --pjrt-async=off.
+#      the artifacts and JAX-computed values in tests/pjrt/artifacts: with every execution on
+#      the client's stream (--pjrt-async=on), then again as by default.
 # Ends with "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -22,10 +22,10 @@ fi
 
 LOG=$(mktemp "${TMPDIR:-/tmp}/cxla-pjrt.XXXXXX")
 trap 'rm -f "$LOG"' EXIT
-# twice: executions queued on the client's stream (the default), then run on the calling
-# thread (--pjrt-async=off, as programs with host callbacks always are)
-for flags in "" "--pjrt-async=off"; do
-  [ -n "$flags" ] && echo "--- again with CXLA_FLAGS=$flags"
+# twice: every execution queued on the client's stream (--pjrt-async=on; by default only the
+# GPU device's are), then the default (the cpu device's on the calling thread)
+for flags in "--pjrt-async=on" ""; do
+  echo "--- CXLA_FLAGS=${CXLA_FLAGS:-} $flags"
   CXLA_FLAGS="${CXLA_FLAGS:-} $flags" "$BUILD/pjrt_test" "$LIB" tests/pjrt/artifacts > "$LOG" 2>&1
   rc=$?
   cat "$LOG"
