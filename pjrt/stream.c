@@ -10,8 +10,8 @@
  *    to delete;
  *  - a pending output counts its own job as a use, so it is kept the same way until defined;
  *  - a call that reads a value (to host, a pointer, a copy) first waits for the buffer's ready
- *    event (cx_pjrt_buffer_await); a synchronous execution (host callbacks, --pjrt-async=off)
- *    first drains the queue. */
+ *    event (cx_pjrt_buffer_await); an execution on the calling thread (the cpu device's by
+ *    default, any with host callbacks or --pjrt-async=off) first drains the queue. */
 #include <stdlib.h>
 #include <string.h>
 
