@@ -15,7 +15,20 @@ CPPFLAGS    += -Iinclude -Isrc -D_GNU_SOURCE $(if $(LLVM_INC),-isystem $(LLVM_IN
 # element type makes the build list each place that has to decide what it means.
 CFLAGS_ALL  := -std=c11 -Wall -Wextra -Werror=switch -Wno-missing-field-initializers -fPIC -fvisibility=hidden -pthread $(OPT) $(SAN) $(CFLAGS)
 comma       := ,
-LIBS        := $(if $(LLVM_LIBDIR),-L$(LLVM_LIBDIR) -Wl$(comma)-rpath$(comma)$(LLVM_LIBDIR)) -lLLVM-19 -lopenblas -ldnnl -lgomp -lfftw3f_threads -lfftw3_threads -lfftw3f -lfftw3 -lz -lm -ldl -lpthread
+# LLVM from Debian's static archives (llvm-19-dev ships them beside libLLVM.so), only the
+# components cxla calls: a new process then loads a few MB of LLVM's code with no symbol
+# lookups, instead of relocating all of libLLVM.so (381k relocations, 14.6 ms before main on
+# its own, 20+ ms beside cxla's other libraries: half a warm-cache first step, bench/README.md).
+# Without the archives, the shared library.
+LLVM_COMPONENTS := orcjit passes x86 nvptx
+LLVM_STATIC := $(if $(wildcard $(LLVM_LIBDIR)/libLLVMCore.a),$(shell $(LLVM_CONFIG) --link-static --libs $(LLVM_COMPONENTS) 2>/dev/null))
+LLVM_LIBS   := $(if $(LLVM_STATIC),-L$(LLVM_LIBDIR) $(LLVM_STATIC) -lzstd -lstdc++,$(if $(LLVM_LIBDIR),-L$(LLVM_LIBDIR) -Wl$(comma)-rpath$(comma)$(LLVM_LIBDIR)) -lLLVM-19)
+LIBS        := $(LLVM_LIBS) -lopenblas -ldnnl -lgomp -lfftw3f_threads -lfftw3_threads -lfftw3f -lfftw3 -lz -lm -ldl -lpthread
+# Links drop the archives' unused sections. A shared library keeps their symbols to itself,
+# and stays loaded once loaded, as libLLVM.so does (NODELETE): LLVM's static state is never
+# torn down, so unloading it would leave what its globals hold behind.
+LDFLAGS_ALL := -Wl,--gc-sections $(LDFLAGS)
+SHARED_LD   := -Wl,--exclude-libs,ALL -Wl,-z,nodelete
 # Open MPI (docs/collectives.md), through its pkg-config file; a build without it runs every
 # process as a run of one device.
 MPI_LIBS    := $(shell pkg-config --libs ompi-c 2>/dev/null)
@@ -67,7 +80,7 @@ $(BUILD)/libcxla.a: $(LIB_OBJS)
 
 $(BUILD)/$(SHLIB): $(LIB_OBJS)
 	@$(if $(V),,echo "  LD  $@")
-	$(Q)$(CC) -shared $(SAN) -Wl,-soname,$(SONAME) -o $@ $^ $(LIBS)
+	$(Q)$(CC) -shared $(SAN) $(LDFLAGS_ALL) $(SHARED_LD) -Wl,-soname,$(SONAME) -o $@ $^ $(LIBS)
 
 # The usual links: libcxla.so (for -lcxla) -> libcxla.so.MAJOR (the soname) -> the file.
 $(BUILD)/libcxla.so: $(BUILD)/$(SHLIB)
@@ -125,11 +138,11 @@ uninstall:
 
 $(BUILD)/cxla: $(CLI_OBJS) $(BUILD)/libcxla.a
 	@$(if $(V),,echo "  LD  $@")
-	$(Q)$(CC) $(SAN) -o $@ $(CLI_OBJS) $(BUILD)/libcxla.a $(LIBS)
+	$(Q)$(CC) $(SAN) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILD)/libcxla.a $(LIBS)
 
 $(BUILD)/cxla_tests: $(TEST_OBJS) $(BUILD)/libcxla.a
 	@$(if $(V),,echo "  LD  $@")
-	$(Q)$(CC) $(SAN) -o $@ $(TEST_OBJS) $(BUILD)/libcxla.a $(LIBS)
+	$(Q)$(CC) $(SAN) $(LDFLAGS_ALL) -o $@ $(TEST_OBJS) $(BUILD)/libcxla.a $(LIBS)
 
 # The PJRT C API plugin (docs/pjrt.md): cxla linked in statically, and a version script so
 # that GetPjrtApi is its only exported symbol (-z defs: no undefined symbol left, except in a
@@ -137,7 +150,7 @@ $(BUILD)/cxla_tests: $(TEST_OBJS) $(BUILD)/libcxla.a
 # with dlopen, so it links nothing of cxla itself.
 $(BUILD)/libcxla_pjrt.so: $(PJRT_OBJS) $(BUILD)/libcxla.a pjrt/exports.lds
 	@$(if $(V),,echo "  LD  $@")
-	$(Q)$(CC) -shared $(SAN) -Wl,--version-script=pjrt/exports.lds $(if $(SAN),,-Wl,-z,defs) -o $@ $(PJRT_OBJS) $(BUILD)/libcxla.a $(LIBS)
+	$(Q)$(CC) -shared $(SAN) $(LDFLAGS_ALL) $(SHARED_LD) -Wl,--version-script=pjrt/exports.lds $(if $(SAN),,-Wl,-z,defs) -o $@ $(PJRT_OBJS) $(BUILD)/libcxla.a $(LIBS)
 
 $(BUILD)/pjrt_test: tests/pjrt/pjrt_test.c $(wildcard tests/pjrt/*.inc) $(wildcard pjrt/pjrt_abi*.h) $(FLAGS_STAMP)
 	@$(if $(V),,echo "  LD  $@")

@@ -190,9 +190,10 @@ def load() -> Tuple[ctypes.CDLL, str]:
             tried.append("%s (not there)" % path)
             continue
         try:
-            # RTLD_DEEPBIND: libcxla and the libLLVM it loads bind to their own symbols first.
-            # TensorFlow puts its own copy of LLVM in the global scope (RTLD_GLOBAL); without
-            # this, libLLVM's calls into itself would land in TensorFlow's LLVM and crash.
+            # RTLD_DEEPBIND: libcxla binds to its own symbols first. Its LLVM is linked in and
+            # hidden, but a build against Debian's libLLVM.so (no static archives) loads it:
+            # TensorFlow puts its own copy of LLVM in the global scope (RTLD_GLOBAL), and
+            # libLLVM's calls into itself would land in TensorFlow's LLVM and crash.
             lib = ctypes.CDLL(path, mode=os.RTLD_LOCAL | getattr(os, "RTLD_DEEPBIND", 0))
         except OSError as e:
             tried.append("%s (%s)" % (path, e))
