@@ -1,24 +1,50 @@
 /* arena.c — bump allocator; a module's IR lives in one arena so that freeing it (including
- * after a parse error half way through) is a single call. */
+ * after a parse error half way through) is a single call.
+ * Chunks grow with the arena (each twice the last, 64 KiB to 2 MiB): the passes of
+ * a mid-sized training step write 10 MB of instructions (fusion clones each growing fused
+ * computation), and in a new process nearly all of that time went to page faults, one per
+ * 4 KiB (the LeNet step's fusion pass took 5.7-8.3 ms on pre-faulted memory, 12-18 ms
+ * without). 2 MiB chunks are aligned and asked for as huge pages: one fault each. */
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "util.h"
+
+#define CHUNK_MIN ((size_t)64 << 10)
+#define CHUNK_HUGE ((size_t)2 << 20)
 
 struct cx_arena_chunk {
   cx_arena_chunk *next;
-  size_t cap;
-  _Alignas(16) unsigned char data[];
+  unsigned char *data; /* 16-byte aligned; 2 MiB aligned in a huge chunk */
 };
 
 void cx_arena_init(cx_arena *a) { memset(a, 0, sizeof *a); }
 
+static cx_arena_chunk *chunk_new(size_t cap) {
+  int huge = cap >= CHUNK_HUGE;
+  size_t head = (sizeof(cx_arena_chunk) + 15) & ~(size_t)15;
+  unsigned char *raw = cx_malloc(head + cap + (huge ? CHUNK_HUGE : 0));
+  if (!raw) return NULL;
+  cx_arena_chunk *c = (cx_arena_chunk *)raw;
+  c->data = raw + head;
+  if (huge) {
+    c->data = (unsigned char *)(((uintptr_t)c->data + CHUNK_HUGE - 1) & ~(uintptr_t)(CHUNK_HUGE - 1));
+#ifdef MADV_HUGEPAGE
+    madvise(c->data, cap & ~(CHUNK_HUGE - 1), MADV_HUGEPAGE); /* advice: no huge pages is no error */
+#endif
+  }
+  return c;
+}
+
 void *cx_arena_alloc(cx_arena *a, size_t n) {
+  if (n > SIZE_MAX / 4) return NULL; /* no size that wraps around below */
   n = (n + 15) & ~(size_t)15;
   if (!a->head || a->used + n > a->cap) {
-    size_t cap = n > 64 * 1024 ? n : 64 * 1024;
-    cx_arena_chunk *c = cx_malloc(sizeof *c + cap);
+    size_t cap = !a->head ? CHUNK_MIN : a->cap < CHUNK_HUGE / 2 ? 2 * a->cap : CHUNK_HUGE;
+    if (cap < n) cap = n;
+    cx_arena_chunk *c = chunk_new(cap);
     if (!c) return NULL;
     c->next = a->head;
-    c->cap = cap;
     a->head = c;
     a->used = 0;
     a->cap = cap;
