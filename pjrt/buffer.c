@@ -43,6 +43,22 @@ PJRT_Buffer_Type cx_pjrt_from_cxla_type(cxla_type t) {
   return PJRT_Buffer_Type_INVALID;
 }
 
+/* A new array buffer of d: type, dims in row-major order, and nbytes; NULL when out of memory. */
+static PJRT_Buffer *array_new(PJRT_Device *d, cxla_type t, int rank, const int64_t *dims, size_t nbytes) {
+  PJRT_Buffer *b = calloc(1, sizeof *b);
+  if (!b) return NULL;
+  b->client = d->client;
+  b->device = d;
+  b->type = t;
+  b->rank = rank;
+  for (int i = 0; i < rank; i++) {
+    b->dims[i] = dims[i];
+    b->minor_to_major[i] = rank - 1 - i;
+  }
+  b->nbytes = nbytes;
+  return b;
+}
+
 PJRT_Error *cx_pjrt_buffer_wrap(PJRT_Device *d, cxla_buffer *cb, PJRT_Buffer **out) {
   *out = NULL;
   cxla_shape s;
@@ -50,21 +66,12 @@ PJRT_Error *cx_pjrt_buffer_wrap(PJRT_Device *d, cxla_buffer *cb, PJRT_Buffer **o
     cxla_buffer_destroy(cb);
     return cx_pjrt_error(PJRT_Error_Code_INTERNAL, "cxla pjrt: a result that is not an array");
   }
-  PJRT_Buffer *b = calloc(1, sizeof *b);
+  PJRT_Buffer *b = array_new(d, s.type, s.rank, s.dims, cxla_buffer_size_bytes(cb));
   if (!b) {
     cxla_buffer_destroy(cb);
     return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "cxla pjrt: out of memory for a buffer");
   }
-  b->client = d->client;
-  b->device = d;
   b->buf = cb;
-  b->type = s.type;
-  b->rank = s.rank;
-  for (int i = 0; i < s.rank; i++) {
-    b->dims[i] = s.dims[i];
-    b->minor_to_major[i] = s.rank - 1 - i;
-  }
-  b->nbytes = cxla_buffer_size_bytes(cb);
   *out = b;
   return NULL;
 }
@@ -75,22 +82,13 @@ PJRT_Error *cx_pjrt_buffer_pending(PJRT_Device *d, PJRT_Buffer_Type t, size_t ra
   cxla_type ct = t == PJRT_Buffer_Type_TOKEN ? CXLA_TOKEN : cx_pjrt_to_cxla_type(t);
   if (ct == CXLA_INVALID || rank > CXLA_MAX_RANK)
     return cx_pjrt_error(PJRT_Error_Code_INTERNAL, "cxla pjrt: an output of type %d and rank %zu", (int)t, rank);
-  PJRT_Buffer *b = calloc(1, sizeof *b);
+  size_t n = ct == CXLA_TOKEN ? 0 : cxla_type_size(ct);
+  for (size_t i = 0; i < rank; i++) n *= (size_t)dims[i];
+  PJRT_Buffer *b = array_new(d, ct, (int)rank, dims, n);
   if (!b || !(b->ready = cx_pjrt_event_new(0, NULL))) {
     free(b);
     return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "cxla pjrt: out of memory for a buffer");
   }
-  b->client = d->client;
-  b->device = d;
-  b->type = ct;
-  b->rank = (int)rank;
-  size_t n = ct == CXLA_TOKEN ? 0 : cxla_type_size(ct);
-  for (int i = 0; i < (int)rank; i++) {
-    b->dims[i] = dims[i];
-    b->minor_to_major[i] = (int64_t)rank - 1 - i;
-    n *= (size_t)dims[i];
-  }
-  b->nbytes = n;
   b->uses = 1; /* the execution that defines it */
   *out = b;
   return NULL;

@@ -13,6 +13,12 @@ uint64_t cx_pjrt_hash(uint64_t h, const void *data, size_t n) {
   return h;
 }
 
+void cx_pjrt_executable_retain(PJRT_Executable *e) {
+  pthread_mutex_lock(&e->ref_lock);
+  e->refs++;
+  pthread_mutex_unlock(&e->ref_lock);
+}
+
 void cx_pjrt_executable_release(PJRT_Executable *e) {
   if (!e) return;
   pthread_mutex_lock(&e->ref_lock);
@@ -278,9 +284,7 @@ PJRT_Error *cx_PJRT_LoadedExecutable_GetExecutable(PJRT_LoadedExecutable_GetExec
   CX_PJRT_ARGS(args, PJRT_LoadedExecutable_GetExecutable_Args, executable);
   NEED_EXEC(args->loaded_executable, "PJRT_LoadedExecutable_GetExecutable");
   PJRT_Executable *e = args->loaded_executable->exec;
-  pthread_mutex_lock(&e->ref_lock);
-  e->refs++;
-  pthread_mutex_unlock(&e->ref_lock);
+  cx_pjrt_executable_retain(e);
   args->executable = e;
   return NULL;
 }

@@ -231,6 +231,8 @@ PJRT_Error *cx_pjrt_executable_build_with(PJRT_Client *c, const char *format, si
                                           const char *code, size_t code_len, const char *options,
                                           size_t options_len, const void *machine_code, size_t mlen,
                                           PJRT_Executable **out);
+/* A reference more (a job, GetExecutable), given back by cx_pjrt_executable_release. */
+void cx_pjrt_executable_retain(PJRT_Executable *e);
 void cx_pjrt_executable_release(PJRT_Executable *e);
 PJRT_Error *cx_pjrt_loaded_new(PJRT_Client *c, PJRT_Executable *e, PJRT_LoadedExecutable **out);
 

@@ -36,9 +36,7 @@ void cx_pjrt_job_free(cx_pjrt_job *j) {
 cx_pjrt_job *cx_pjrt_job_new(PJRT_Executable *e, PJRT_Buffer *const *in, size_t n) {
   cx_pjrt_job *j = calloc(1, sizeof *j);
   if (!j) return NULL;
-  pthread_mutex_lock(&e->ref_lock);
-  e->refs++;
-  pthread_mutex_unlock(&e->ref_lock);
+  cx_pjrt_executable_retain(e);
   j->e = e;
   j->n = n;
   size_t nout = (size_t)e->noutputs, cap = n + nout + 1;
