@@ -12,6 +12,12 @@
  *   OB/own     OpenBLAS on its own 2 threads (openblas_set_num_threads(2) for the call);
  *   DN/own     dnnl_sgemm on its own OpenMP team of 2;
  *   cxla, idle as cxla, each call after 0.5 ms idle (the pool's workers asleep, as at a step's start);
+ *   MM/pool M  oneDNN's matmul primitive (made once per share shape, as a cache would keep it),
+ *              C's rows split in two over the pool, each share's operands dense: A's rows as
+ *              stored, or (A transposed) its block of columns copied dense first; B whole. A
+ *              primitive makes only its own shape's kernels, where dnnl_sgemm makes all of its
+ *              on a process's first call (30-45 ms of one core), but oneDNN 2.6's brgemm matmul
+ *              takes dense operands only (others go to its gemm:jit, which is dnnl_sgemm);
  * and OpenBLAS and oneDNN on one thread. Prints GFLOP/s of the median (best) call; results are
  * checked against single-threaded OpenBLAS's. --work runs each split's two shares one after the
  * other on the calling thread and times the thread's CPU time: the work a split adds over one
@@ -57,9 +63,22 @@ static const shape k_shapes[] = {
     {"TT tfm proj", 1024, 128, 128, 1, 1},   {"TT tfm dW up", 128, 512, 1024, 1, 1},
 };
 
-enum { C_CXLA, C_OB1, C_DN1, C_OBM, C_OBN, C_DNM, C_DNN, C_OBOWN, C_DNOWN, C_COLD, NC };
+enum { C_CXLA, C_OB1, C_DN1, C_OBM, C_OBN, C_DNM, C_DNN, C_OBOWN, C_DNOWN, C_COLD, C_MMM, NC };
 static const char *const k_names[NC] = {"cxla", "OB 1thr", "DN 1thr", "OB/pool M", "OB/pool N",
-                                        "DN/pool M", "DN/pool N", "OB/own", "DN/own", "cxla, idle"};
+                                        "DN/pool M", "DN/pool N", "OB/own", "DN/own", "cxla, idle",
+                                        "MM/pool M"};
+
+/* A matmul primitive for one share of rows (its scratchpad and, with A transposed, the dense
+ * copy of A's block beside it). */
+typedef struct mm_share {
+  int rows;
+  dnnl_primitive_t prim;
+  dnnl_memory_desc_t a, b, c;
+  const dnnl_memory_desc_t *scr_md;
+  dnnl_primitive_desc_t pd;
+  void *scr;
+  float *adense;
+} mm_share;
 
 typedef struct gcall {
   int kind, dnnl; /* dnnl: oneDNN (else OpenBLAS); kind: contender */
@@ -68,7 +87,62 @@ typedef struct gcall {
   float *c;
   cx_threadpool *pool;
   cx_rt *rt;
+  mm_share mm[2]; /* MM/pool M */
 } gcall;
+
+static dnnl_engine_t g_eng;
+
+static int mm_setup(mm_share *q, const gcall *g, int rows) {
+  dnnl_dims_t da = {rows, g->k}, db = {g->k, g->n}, dc = {rows, g->n};
+  dnnl_dims_t sa = {g->ta ? 1 : g->k, g->ta ? rows : 1}, sb = {g->tb ? 1 : g->ldb, g->tb ? g->ldb : 1}, sc = {g->n, 1};
+  dnnl_primitive_attr_t at = NULL;
+  dnnl_matmul_desc_t md;
+  q->rows = rows;
+  if ((!g_eng && dnnl_engine_create(&g_eng, dnnl_cpu, 0) != dnnl_success) ||
+      dnnl_memory_desc_init_by_strides(&q->a, 2, da, dnnl_f32, sa) != dnnl_success ||
+      dnnl_memory_desc_init_by_strides(&q->b, 2, db, dnnl_f32, sb) != dnnl_success ||
+      dnnl_memory_desc_init_by_strides(&q->c, 2, dc, dnnl_f32, sc) != dnnl_success ||
+      dnnl_matmul_desc_init(&md, &q->a, &q->b, NULL, &q->c) != dnnl_success || dnnl_primitive_attr_create(&at) != dnnl_success ||
+      dnnl_primitive_attr_set_scratchpad_mode(at, dnnl_scratchpad_mode_user) != dnnl_success ||
+      dnnl_primitive_desc_create(&q->pd, &md, at, g_eng, NULL) != dnnl_success ||
+      dnnl_primitive_create(&q->prim, q->pd) != dnnl_success)
+    return 0;
+  dnnl_primitive_attr_destroy(at);
+  q->scr_md = dnnl_primitive_desc_query_md(q->pd, dnnl_query_scratchpad_md, 0);
+  size_t ss = q->scr_md ? dnnl_memory_desc_get_size(q->scr_md) : 0;
+  q->scr = malloc(ss ? ss : 1);
+  q->adense = g->ta ? malloc(sizeof(float) * (size_t)rows * g->k) : NULL;
+  return q->scr && (!g->ta || q->adense);
+}
+
+static void mm_free(mm_share *q) {
+  if (q->prim) dnnl_primitive_destroy(q->prim);
+  if (q->pd) dnnl_primitive_desc_destroy(q->pd);
+  free(q->scr);
+  free(q->adense);
+}
+
+/* Rows [r0, r1) of C by q's primitive on this thread. */
+static void mm_part(const gcall *g, mm_share *q, int r0, int r1) {
+  const float *a = g->a + (int64_t)r0 * g->lda;
+  if (g->ta) { /* A's columns r0..r1, stored [k, m]: copied to a dense [k, rows] block */
+    for (int kk = 0; kk < g->k; kk++) memcpy(q->adense + (int64_t)kk * (r1 - r0), g->a + (int64_t)kk * g->lda + r0, sizeof(float) * (size_t)(r1 - r0));
+    a = q->adense;
+  }
+  dnnl_stream_t st;
+  dnnl_memory_t ma, mb, mc, ms = NULL;
+  if (dnnl_stream_create(&st, g_eng, dnnl_stream_default_flags) != dnnl_success) return;
+  dnnl_memory_create(&ma, &q->a, g_eng, (void *)a);
+  dnnl_memory_create(&mb, &q->b, g_eng, (void *)g->b);
+  dnnl_memory_create(&mc, &q->c, g_eng, g->c + (int64_t)r0 * g->ldc);
+  if (q->scr_md) dnnl_memory_create(&ms, q->scr_md, g_eng, q->scr);
+  dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}, {DNNL_ARG_SCRATCHPAD, ms}};
+  dnnl_primitive_execute(q->prim, st, ms ? 4 : 3, args);
+  dnnl_stream_wait(st);
+  dnnl_memory_destroy(ma), dnnl_memory_destroy(mb), dnnl_memory_destroy(mc);
+  if (ms) dnnl_memory_destroy(ms);
+  dnnl_stream_destroy(st);
+}
 
 /* One call on this thread: rows [r0, r1) and columns [c0, c1) of C. */
 static void part(const gcall *g, int r0, int r1, int c0, int c1) {
@@ -88,7 +162,8 @@ static void share(void **args, int64_t begin, int64_t end) {
   const gcall *g = args[0];
   omp_set_num_threads(1);
   for (int64_t s = begin; s < end; s++) {
-    if (!args[1]) part(g, (int)(g->m * s / 2), (int)(g->m * (s + 1) / 2), 0, g->n);
+    if (g->kind == C_MMM) mm_part(g, (mm_share *)&g->mm[s], (int)(g->m * s / 2), (int)(g->m * (s + 1) / 2));
+    else if (!args[1]) part(g, (int)(g->m * s / 2), (int)(g->m * (s + 1) / 2), 0, g->n);
     else part(g, 0, g->m, (int)(g->n * s / 2), (int)(g->n * (s + 1) / 2));
   }
 }
@@ -116,7 +191,7 @@ static void run(void *arg) {
     break;
   case C_OB1: case C_DN1: omp_set_num_threads(1), part(g, 0, g->m, 0, g->n); break;
   case C_OBN: case C_DNN: args[1] = g; /* fall through */
-  case C_OBM: case C_DNM:
+  case C_OBM: case C_DNM: case C_MMM:
     if (g_work) share(args, 0, 2); /* both shares on this thread: their CPU time */
     else cx_threadpool_parallel_for(g->pool, share, args, 2, 1);
     break;
@@ -184,8 +259,13 @@ int main(int argc, char **argv) {
       g[c] = (gcall){c, c == C_DN1 || c == C_DNM || c == C_DNN || c == C_DNOWN, sh->m, sh->n, sh->k, sh->ta, sh->tb,
                      ac, bc, sh->n, a, b, cs[c], pool, &rt};
       ct[c] = (bu_contender){.name = k_names[c], .fn = run, .after = c == C_COLD ? idle : NULL, .arg = &g[c]};
+      if (c == C_MMM && !(mm_setup(&g[c].mm[0], &g[c], sh->m / 2) && mm_setup(&g[c].mm[1], &g[c], sh->m - sh->m / 2))) {
+        fprintf(stderr, "bench_gemm_pool: no oneDNN matmul for %s\n", sh->where);
+        bad = 1;
+        ct[c].failed = 1;
+      }
       /* --work: the splits' shares one after the other, against one call, in thread CPU time */
-      ct[c].failed = g_work && (c == C_CXLA || c == C_OBOWN || c == C_DNOWN || c == C_COLD);
+      ct[c].failed = ct[c].failed || (g_work && (c == C_CXLA || c == C_OBOWN || c == C_DNOWN || c == C_COLD));
     }
     bu_opts o = {rounds, warmup_ms, sample_ms, warmup_ms > 0 ? 1000 : 0};
     bu_interleave(ct, NC, &o);
@@ -201,6 +281,7 @@ int main(int argc, char **argv) {
     }
     printf("\n");
     bu_contenders_free(ct, NC);
+    for (int q = 0; q < 2; q++) mm_free(&g[C_MMM].mm[q]);
     for (int c = 0; c < NC; c++) free(cs[c]);
     free(a), free(b);
   }
