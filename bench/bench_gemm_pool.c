@@ -71,7 +71,6 @@ static const char *const k_names[NC] = {"cxla", "OB 1thr", "DN 1thr", "OB/pool M
 /* A matmul primitive for one share of rows (its scratchpad and, with A transposed, the dense
  * copy of A's block beside it). */
 typedef struct mm_share {
-  int rows;
   dnnl_primitive_t prim;
   dnnl_memory_desc_t a, b, c;
   const dnnl_memory_desc_t *scr_md;
@@ -97,17 +96,17 @@ static int mm_setup(mm_share *q, const gcall *g, int rows) {
   dnnl_dims_t sa = {g->ta ? 1 : g->k, g->ta ? rows : 1}, sb = {g->tb ? 1 : g->ldb, g->tb ? g->ldb : 1}, sc = {g->n, 1};
   dnnl_primitive_attr_t at = NULL;
   dnnl_matmul_desc_t md;
-  q->rows = rows;
-  if ((!g_eng && dnnl_engine_create(&g_eng, dnnl_cpu, 0) != dnnl_success) ||
-      dnnl_memory_desc_init_by_strides(&q->a, 2, da, dnnl_f32, sa) != dnnl_success ||
-      dnnl_memory_desc_init_by_strides(&q->b, 2, db, dnnl_f32, sb) != dnnl_success ||
-      dnnl_memory_desc_init_by_strides(&q->c, 2, dc, dnnl_f32, sc) != dnnl_success ||
-      dnnl_matmul_desc_init(&md, &q->a, &q->b, NULL, &q->c) != dnnl_success || dnnl_primitive_attr_create(&at) != dnnl_success ||
-      dnnl_primitive_attr_set_scratchpad_mode(at, dnnl_scratchpad_mode_user) != dnnl_success ||
-      dnnl_primitive_desc_create(&q->pd, &md, at, g_eng, NULL) != dnnl_success ||
-      dnnl_primitive_create(&q->prim, q->pd) != dnnl_success)
-    return 0;
-  dnnl_primitive_attr_destroy(at);
+  int ok = (g_eng || dnnl_engine_create(&g_eng, dnnl_cpu, 0) == dnnl_success) &&
+           dnnl_memory_desc_init_by_strides(&q->a, 2, da, dnnl_f32, sa) == dnnl_success &&
+           dnnl_memory_desc_init_by_strides(&q->b, 2, db, dnnl_f32, sb) == dnnl_success &&
+           dnnl_memory_desc_init_by_strides(&q->c, 2, dc, dnnl_f32, sc) == dnnl_success &&
+           dnnl_matmul_desc_init(&md, &q->a, &q->b, NULL, &q->c) == dnnl_success &&
+           dnnl_primitive_attr_create(&at) == dnnl_success &&
+           dnnl_primitive_attr_set_scratchpad_mode(at, dnnl_scratchpad_mode_user) == dnnl_success &&
+           dnnl_primitive_desc_create(&q->pd, &md, at, g_eng, NULL) == dnnl_success &&
+           dnnl_primitive_create(&q->prim, q->pd) == dnnl_success;
+  if (at) dnnl_primitive_attr_destroy(at);
+  if (!ok) return 0;
   q->scr_md = dnnl_primitive_desc_query_md(q->pd, dnnl_query_scratchpad_md, 0);
   size_t ss = q->scr_md ? dnnl_memory_desc_get_size(q->scr_md) : 0;
   q->scr = malloc(ss ? ss : 1);
@@ -126,7 +125,8 @@ static void mm_free(mm_share *q) {
 static void mm_part(const gcall *g, mm_share *q, int r0, int r1) {
   const float *a = g->a + (int64_t)r0 * g->lda;
   if (g->ta) { /* A's columns r0..r1, stored [k, m]: copied to a dense [k, rows] block */
-    for (int kk = 0; kk < g->k; kk++) memcpy(q->adense + (int64_t)kk * (r1 - r0), g->a + (int64_t)kk * g->lda + r0, sizeof(float) * (size_t)(r1 - r0));
+    for (int kk = 0; kk < g->k; kk++)
+      memcpy(q->adense + (int64_t)kk * (r1 - r0), g->a + (int64_t)kk * g->lda + r0, sizeof(float) * (size_t)(r1 - r0));
     a = q->adense;
   }
   dnnl_stream_t st;
