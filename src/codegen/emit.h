@@ -99,6 +99,8 @@ cxla_status cx_emit_scatter_kernel(cx_cg *g, cx_instr *scatter, cx_kernel *out);
 int cx_emit_scatter_ok(const cx_instr *scatter, const char **why);
 cxla_status cx_emit_select_scatter_kernel(cx_cg *g, cx_instr *sas, cx_kernel *out);
 int cx_emit_select_scatter_ok(const cx_instr *sas, const char **why);
+/* ... and inside a fusion: its windows disjoint and small (cx_gen_select_and_scatter). */
+int cx_emit_select_scatter_fused_ok(const cx_instr *sas, const char **why);
 cxla_status cx_emit_rng_bits_kernel(cx_cg *g, cx_instr *rng, cx_kernel *out);
 int cx_emit_rng_bits_ok(const cx_instr *rng, const char **why);
 /* Philox4x32-10 of the 128-bit counter (lo, hi) (i64 values) with key words k0, k1 (i32): the

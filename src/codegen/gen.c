@@ -246,6 +246,7 @@ static const struct { cx_gen1_fn one; cx_gen_fn many; int same_index; } k_gen[CX
   [CX_OP_BITCAST_CONVERT] = {cx_gen_bitcast_convert},
   [CX_OP_REDUCE_WINDOW] = {.many = cx_gen_reduce_window},
   [CX_OP_MAP] = {cx_gen_map},
+  [CX_OP_SELECT_AND_SCATTER] = {cx_gen_select_and_scatter}, /* fused only where its windows are disjoint */
   [CX_OP_CONVOLUTION] = {cx_gen_convolution},
   [CX_OP_REDUCE] = {gen_reduce},
   [CX_OP_DOT] = {gen_dot, .same_index = 1}, /* the epilogue's override reads the GEMM result */

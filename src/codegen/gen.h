@@ -200,6 +200,8 @@ LLVMValueRef cx_gen_bitcast_convert(cx_gen *g, const cx_instr *in, const cx_idx 
 int cx_gen_reduce_window(cx_gen *g, const cx_instr *in, const cx_idx *idx, LLVMValueRef *out);
 LLVMValueRef cx_gen_convolution(cx_gen *g, const cx_instr *in, const cx_idx *idx);
 LLVMValueRef cx_gen_map(cx_gen *g, const cx_instr *in, const cx_idx *idx);
+/* A select-and-scatter fused into its consumer, its windows disjoint (select_scatter_emit.c). */
+LLVMValueRef cx_gen_select_and_scatter(cx_gen *g, const cx_instr *in, const cx_idx *idx);
 /* Operand coordinate of window tap j (i64) for output coordinate o along one dimension of
  * in_size > 0 elements, clamped into range; *valid: not padding or a base-dilation hole. w must
  * have stride and dilations >= 1. */

@@ -129,3 +129,108 @@ cxla_status cx_emit_select_scatter_kernel(cx_cg *cg, cx_instr *in, cx_kernel *ou
   cx_loop_end(cg, &e);
   return cx_kfn_end(&k, out, cx_shape_elems(x), 1, 1, 3);
 }
+
+/* ---- inside a fusion: one element from its one window ----
+ * Where the windows are disjoint (cx_window_disjoint: a max-pool's gradient with stride =
+ * size), the fusion pass fuses the op into its consumer, and element o is computed where the
+ * consumer reads it: the one window holding o is found by division and walked tap by tap,
+ * unrolled, in the interpreter's order (taps in padding skipped); o's value is
+ * scatter(init, source[window]) when the walk selects o, else init. An unwindowed dimension
+ * (size 1, stride 1: a pooling's batch and channels) is the element's own coordinate, so the
+ * consumer's loop over it reads consecutive elements and vectorises. */
+int cx_emit_select_scatter_fused_ok(const cx_instr *in, const char **why) {
+  if (!cx_emit_select_scatter_ok(in, why)) return 0;
+  if (!cx_window_disjoint(&in->a.window, in->ops[0]->shape.rank))
+    return *why = "a fused select-and-scatter whose windows overlap", 0;
+  if (cx_window_elems(&in->a.window) > CX_FUSED_WINDOW_TAPS)
+    return *why = cx_emit_why("a fused select-and-scatter with windows of more than %d elements", CX_FUSED_WINDOW_TAPS), 0;
+  return 1;
+}
+
+static LLVMValueRef as_i1(cx_gen *g, LLVMValueRef v) {
+  return LLVMTypeOf(v) == g->cg->t_i1 ? v : LLVMBuildICmp(g->cg->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+}
+
+LLVMValueRef cx_gen_select_and_scatter(cx_gen *g, const cx_instr *in, const cx_idx *idx) {
+  const char *why = NULL;
+  if (!cx_emit_select_scatter_fused_ok(in, &why)) return cx_gen_fail(g, in, "%s", why);
+  LLVMBuilderRef b = g->cg->b;
+  const cx_shape *x = &in->ops[0]->shape, *src = &in->ops[1]->shape;
+  int rank = x->rank;
+  cx_idx none = cx_idx_scalar(g);
+  LLVMValueRef init = cx_gen1(g, in->ops[2], &none);
+  if (cx_shape_elems(src) == 0 || cx_shape_elems(x) == 0) return init; /* no window: nothing scatters */
+  LLVMValueRef yes = LLVMConstInt(g->cg->t_i1, 1, 0);
+  LLVMValueRef s[CXLA_MAX_RANK], j[CXLA_MAX_RANK], inwin = yes;
+  int plain[CXLA_MAX_RANK], exact[CXLA_MAX_RANK];
+  for (int d = 0; d < rank; d++) {
+    const cx_window_dim *w = &in->a.window.d[d];
+    LLVMValueRef o = idx->v[d];
+    plain[d] = w->size == 1 && w->stride == 1 && w->pad_lo == 0;
+    if (plain[d]) {
+      s[d] = o, j[d] = cx_ir_i64(g, 0), exact[d] = 1;
+      if (src->dims[d] < x->dims[d]) /* a negative high padding leaves the last elements out */
+        inwin = LLVMBuildAnd(b, inwin, LLVMBuildICmp(b, LLVMIntSLT, o, cx_ir_i64(g, src->dims[d]), ""), "");
+      continue;
+    }
+    LLVMValueRef p = LLVMBuildAdd(b, o, cx_ir_i64(g, w->pad_lo), ""); /* >= 0: pad_lo >= 0 */
+    LLVMValueRef q = LLVMBuildUDiv(b, p, cx_ir_i64(g, w->stride), "");
+    j[d] = LLVMBuildSub(b, p, LLVMBuildMul(b, q, cx_ir_i64(g, w->stride), ""), "");
+    /* the checks and clamps that can fail for some element of this shape (a pooling that
+     * tiles the operand exactly needs none: the loop body is index arithmetic on the
+     * consumer's vectors, and there is little else in it) */
+    if (w->stride > w->size)
+      inwin = LLVMBuildAnd(b, inwin, LLVMBuildICmp(b, LLVMIntULT, j[d], cx_ir_i64(g, w->size), ""), "");
+    int64_t q_max = (x->dims[d] - 1 + w->pad_lo) / w->stride;
+    s[d] = q;
+    if (q_max >= src->dims[d]) {
+      inwin = LLVMBuildAnd(b, inwin, LLVMBuildICmp(b, LLVMIntULT, q, cx_ir_i64(g, src->dims[d]), ""), "");
+      s[d] = cx_ir_clamp(g, q, 0, src->dims[d] - 1); /* read in bounds; discarded when !inwin */
+    }
+    /* every tap of every window on an element: no padding, no window past the end */
+    exact[d] = w->pad_lo == 0 && (src->dims[d] - 1) * w->stride + w->size <= x->dims[d];
+  }
+  int64_t taps = cx_window_elems(&in->a.window);
+  LLVMValueRef have = NULL, best = NULL, mine = NULL;
+  for (int64_t t = 0; t < taps && g->cg->status == CXLA_OK; t++) {
+    int64_t jt[CXLA_MAX_RANK], rest = t;
+    for (int d = rank - 1; d >= 0; d--) {
+      jt[d] = rest % in->a.window.d[d].size;
+      rest /= in->a.window.d[d].size;
+    }
+    LLVMValueRef valid = yes, is_o = yes, q[CXLA_MAX_RANK];
+    for (int d = 0; d < rank; d++) {
+      const cx_window_dim *w = &in->a.window.d[d];
+      if (plain[d]) {
+        q[d] = s[d];
+        continue;
+      }
+      LLVMValueRef at = LLVMBuildAdd(b, LLVMBuildMul(b, s[d], cx_ir_i64(g, w->stride), ""), cx_ir_i64(g, jt[d] - w->pad_lo), "");
+      q[d] = at;
+      if (!exact[d]) {
+        valid = LLVMBuildAnd(b, valid, LLVMBuildICmp(b, LLVMIntSGE, at, cx_ir_i64(g, 0), ""), "");
+        valid = LLVMBuildAnd(b, valid, LLVMBuildICmp(b, LLVMIntSLT, at, cx_ir_i64(g, x->dims[d]), ""), "");
+        q[d] = cx_ir_clamp(g, at, 0, x->dims[d] - 1);
+      }
+      is_o = LLVMBuildAnd(b, is_o, LLVMBuildICmp(b, LLVMIntEQ, j[d], cx_ir_i64(g, jt[d]), ""), "");
+    }
+    cx_idx qi = cx_idx_from_multi(g, x, q);
+    LLVMValueRef cur = cx_gen1(g, in->ops[0], &qi);
+    if (!have) { /* the first tap: the selection if it is on an element */
+      have = valid, best = cur, mine = LLVMBuildAnd(b, valid, is_o, "");
+      continue;
+    }
+    LLVMValueRef keep;
+    if (cx_gen_scalar_comp(g, in->called[0], 2, (LLVMValueRef[]){best, cur}, &keep) != 1)
+      return cx_gen_fail(g, in, "select gives not one value");
+    /* a later tap on an element replaces the selection when there is none yet or select says so */
+    LLVMValueRef take = LLVMBuildAnd(b, valid, LLVMBuildSelect(b, have, LLVMBuildNot(b, as_i1(g, keep), ""), yes, ""), "");
+    best = LLVMBuildSelect(b, take, cur, best, "");
+    mine = LLVMBuildSelect(b, take, is_o, mine, "");
+    have = LLVMBuildOr(b, have, valid, "");
+  }
+  cx_idx si = cx_idx_from_multi(g, src, s);
+  LLVMValueRef folded, args[2] = {init, cx_gen1(g, in->ops[1], &si)};
+  if (cx_gen_scalar_comp(g, in->called[1], 2, args, &folded) != 1) return cx_gen_fail(g, in, "scatter gives not one value");
+  return LLVMBuildSelect(b, LLVMBuildAnd(b, inwin, mine, ""), folded, init, "");
+}

@@ -127,10 +127,15 @@ static const check_fn k_check[CX_OP_COUNT] = {
   [CX_OP_REDUCE_WINDOW] = reduce_window_ok,
   [CX_OP_MAP] = map_ok,
   [CX_OP_CONVOLUTION] = convolution_ok,
+  [CX_OP_SELECT_AND_SCATTER] = cx_emit_select_scatter_fused_ok,
   /* dot: only as the GEMM result of a kOutput fusion (epilogue_ok) */
 };
 
-int cx_emit_handles_op(cx_op op) { return cx_op_runs_on(op) == CX_RUNS_EMIT && cx_emit_has_generator(op); }
+/* A DISJOINT window op (the op table's fuse column) runs as a routine of its own where it is
+ * alone, and as its generator where a fusion holds it. */
+int cx_emit_handles_op(cx_op op) {
+  return (cx_op_runs_on(op) == CX_RUNS_EMIT || cx_op_fuses_when_disjoint(op)) && cx_emit_has_generator(op);
+}
 
 int cx_emit_instr_ok(const cx_instr *in, int scalar, const char **why) {
   int tuple_ok = in->op == CX_OP_TUPLE || in->op == CX_OP_REDUCE || in->op == CX_OP_REDUCE_WINDOW;

@@ -184,7 +184,8 @@ static const char *refusal(const cx_instr *in) {
   cx_op_gpu g = cx_op_gpu_of(in->op);
   const char *name = in->name ? in->name : "?";
   cxla_type t = in->nops ? in->ops[0]->shape.type : in->shape.type;
-  if (g != CX_GPU_EMIT && g != CX_GPU_EMIT_F32)
+  /* a DISJOINT window op inside a fusion is its generator's, whatever it is on its own */
+  if (g != CX_GPU_EMIT && g != CX_GPU_EMIT_F32 && !cx_op_fuses_when_disjoint(in->op))
     return cx_emit_why("%s (%s): %s", cx_op_name(in->op), name, cx_op_gpu_why(in->op));
   if (g == CX_GPU_EMIT_F32 && cx_elem_math[in->op].f && (in->shape.type == CXLA_F64 || cx_type_is_complex(t)))
     return cx_emit_why("%s on %s (%s): %s", cx_op_name(in->op), cxla_type_name(cx_type_is_complex(t) ? t : in->shape.type),

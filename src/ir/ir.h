@@ -34,6 +34,16 @@ typedef struct cx_window {
   cx_window_dim *d;
 } cx_window;
 
+/* Whether no two windows of w (over an operand of this rank) share an element: every dimension
+ * has a stride at least its size, no dilation, no reversal and no negative low padding, so an
+ * element lies in at most one window, found by division (a 2x2 max-pool with stride 2). */
+int cx_window_disjoint(const cx_window *w, int rank);
+/* Elements of a window (the product of its sizes), or -1 past INT32_MAX. */
+int64_t cx_window_elems(const cx_window *w);
+/* The most window elements a window op fused into its consumer walks per element, unrolled
+ * (passes/fusion.c fuses no bigger one; codegen refuses it): pooling windows are small. */
+#define CX_FUSED_WINDOW_TAPS 64
+
 /* dim_labels, e.g. b01f_01io->b01f: which operand dimension is batch/feature/spatial. */
 typedef struct cx_conv_dims {
   int nspatial;

@@ -45,6 +45,9 @@ typedef enum { CX_INDEX_MULTI, CX_INDEX_LINEAR, CX_INDEX_SAME_RANK } cx_op_index
 cx_op_index cx_op_index_of(cx_op op);
 /* A re-indexing op that loop fusions compute in place (the `fuse` column). */
 int cx_op_fuses_as_reindex(cx_op op);
+/* A window op that fuses into its consumer where its windows are disjoint (the `fuse` column;
+ * cx_window_disjoint says when). */
+int cx_op_fuses_when_disjoint(cx_op op);
 /* Whether the result may share its operand's bytes (the `alias` column). */
 typedef enum { CX_ALIAS_NEVER, CX_ALIAS_ALWAYS, CX_ALIAS_SAME_BYTES } cx_op_alias;
 cx_op_alias cx_op_alias_of(cx_op op);

@@ -13,6 +13,10 @@
  *    reads its result only through elementwise ops at the same index (log(sum(x)), sum(x)/N),
  *    so the epilogue runs when each output element's reduction ends. A reduce never fuses
  *    where its result would be re-read through re-indexing (it would be recomputed).
+ *  - window producer: a select-and-scatter whose windows are disjoint (a max-pool's gradient)
+ *    fuses into a consumer that reads each of its elements once: the element's one window is
+ *    walked where the consumer needs it, so its result is never written (the op table's
+ *    DISJOINT). It is EXPENSIVE: never duplicated, never re-read.
  *  - never: dot, convolution, sort, scatter, control flow, custom-call, OTHER ops,
  *    parameters, non-scalar constants (they stay buffers); an EXPENSIVE producer (ops.def) that
  *    has other users; an EXPENSIVE producer read many times per element (broadcast, window:
@@ -155,7 +159,7 @@ static int should_fuse(cx_comp *c, cx_instr *cons, int i, int allow_dup, decisio
     if (pk != CX_FUSION_LOOP && pk != CX_FUSION_INPUT)
       return no(d, "producer is a %s fusion", pk == CX_FUSION_NONE ? "foreign" : cx_fusion_kind_names[pk]);
     if (fu_is_multi_output(p)) return no(d, "producer is a multi-output fusion");
-  } else if (!scalar_const && !fu_is_loop_op(p) && !fu_is_simple_reduce(p)) {
+  } else if (!scalar_const && !fu_is_loop_op(p) && !fu_is_simple_reduce(p) && !fu_is_window_producer(p)) {
     return no(d, "producer %s is not fusible", cx_op_name(p->op));
   }
   int reduce_like = fu_is_simple_reduce(p) || pk == CX_FUSION_INPUT;

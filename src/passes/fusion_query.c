@@ -28,6 +28,12 @@ int fu_is_loop_op(const cx_instr *in) {
   return cx_op_is_elementwise(in->op) || fu_is_fusible_shape_op(in->op);
 }
 
+int fu_is_window_producer(const cx_instr *in) {
+  return cx_op_fuses_when_disjoint(in->op) && in->nops > 0 && is_array(&in->shape) &&
+         !cx_type_is_complex(in->shape.type) && cx_window_disjoint(&in->a.window, in->ops[0]->shape.rank) &&
+         cx_window_elems(&in->a.window) >= 1 && cx_window_elems(&in->a.window) <= CX_FUSED_WINDOW_TAPS;
+}
+
 int fu_is_simple_reduce(const cx_instr *in) {
   return in->op == CX_OP_REDUCE && in->nops == 2 && is_array(&in->shape);
 }

@@ -21,6 +21,9 @@ int fu_is_fusible_shape_op(cx_op op);
 int fu_is_loop_op(const cx_instr *in);
 /* A single-output reduce (variadic reduces stay unfused). */
 int fu_is_simple_reduce(const cx_instr *in);
+/* A window op that fuses into a consumer as a producer (never as a consumer): the op table says
+ * DISJOINT and its windows are (a max-pool's gradient with stride = size). */
+int fu_is_window_producer(const cx_instr *in);
 /* An array constant with one element (fused and duplicated freely). */
 int fu_is_scalar_constant(const cx_instr *in);
 /* ops.def cost column; for a fusion: any fused instruction is expensive. */

@@ -220,6 +220,63 @@ TEST(cpu_select_and_scatter_native) {
   }
 }
 
+/* max-pool gradients fused into their consumer (passes/fusion.c: a select-and-scatter whose
+ * windows are disjoint, codegen's cx_gen_select_and_scatter): an elementwise consumer that
+ * also reads the pooled operand, and a column sum of it (a kInput fusion, as a conv bias's
+ * gradient reads it) as the result, on windows that tile the operand, leave a last row and column out, have
+ * gaps (stride > size), padding on both sides, a negative high padding and no window dims at
+ * all; GE, GT and LE selects, f32 and f64, an init other than 0, many ties (a ReLU's zeros),
+ * and NaNs in the operand. Exact against the interpreter but for the sum's order. */
+TEST(cpu_select_and_scatter_fused) {
+  static const struct {
+    const char *x, *src, *sum, *window, *dir, *type; /* sum: x without dims 1 and 2 */
+    int nx, nsrc;
+    const char *init; /* NULL: 0 */
+    int nans;
+  } cases[] = {
+      {"4,8,8,3", "4,4,4,3", "4,3", "size=1x2x2x1 stride=1x2x2x1", "GE", "f32", 768, 192},
+      {"2,7,7,3", "2,3,3,3", "2,3", "size=1x2x2x1 stride=1x2x2x1", "GT", "f32", 294, 54, "1"},
+      {"2,9,9,2", "2,3,3,2", "2,2", "size=1x2x2x1 stride=1x3x3x1", "GE", "f32", 324, 36},
+      {"2,7,7,3", "2,4,4,3", "2,3", "size=1x2x2x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0", "GE", "f64", 294, 96},
+      {"2,8,6,3", "2,3,3,3", "2,3", "size=1x2x2x1 stride=1x2x2x1 pad=0_0x0_-2x0_0x0_0", "LE", "f32", 288, 54, "-0.5"},
+      {"2,6,6,20", "2,2,2,20", "2,20", "size=1x3x3x1 stride=1x3x3x1", "GT", "f32", 1440, 160, NULL, 1},
+      {"2,3,8,8", "2,3,4,4", "2,8", "size=1x1x2x2 stride=1x1x2x2", "GE", "f32", 384, 96, NULL, 1},
+      {"3,4,5,2", "3,4,5,2", "3,2", "size=1x1x1x1 stride=1x1x1x1", "GE", "f32", 120, 120},
+  };
+  for (size_t k = 0; k < 2 * sizeof cases / sizeof *cases; k++) {
+    size_t c = k / 2;
+    int root = (int)(k % 2); /* the sum the result (kInput) or e (kLoop) */
+    char text[3072];
+    const char *t = cases[c].type;
+    /* the ReLU gives ties of zeros; log of a negative gives NaNs */
+    const char *act = cases[c].nans ? "log(x0)" : "maximum(x0, zb)";
+    snprintf(text, sizeof text,
+             "HloModule sas_fused\nsel {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n"
+             "  ROOT r = pred[] compare(a, b), direction=%s\n}\n"
+             "sct {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n  ROOT r = %s[] add(a, b)\n}\n"
+             "ENTRY main {\n  p = %s[%d] parameter(0)\n  x0 = %s[%s] reshape(p)\n  zero = %s[] constant(0)\n"
+             "  zb = %s[%s] broadcast(zero), dimensions={}\n  x = %s[%s] %s\n  q = %s[%d] parameter(1)\n"
+             "  s = %s[%s] reshape(q)\n  z = %s[] constant(%s)\n"
+             "  g = %s[%s] select-and-scatter(x, s, z), window={%s}, select=sel, scatter=sct\n"
+             "  e = %s[%s] multiply(g, x0)\n  %s = %s[%s] reduce(e, zero), dimensions={1,2}, to_apply=sct\n}\n",
+             t, t, cases[c].dir, t, t, t, t, cases[c].nx, t, cases[c].x, t, t, cases[c].x, t, cases[c].x, act, t,
+             cases[c].nsrc, t, cases[c].src, t, cases[c].init ? cases[c].init : "0", t, cases[c].x, cases[c].window, t,
+             cases[c].x, root ? "ROOT sum" : "sum", t, cases[c].sum);
+    if (!root) { /* e the result instead of the sum: a kLoop fusion */
+      char *at = strstr(text, "  e = ");
+      memmove(at + 7, at + 2, strlen(at + 2) + 1);
+      memcpy(at + 2, "ROOT ", 5);
+    }
+    char *in[2] = {rand_lit(t, cases[c].nx, 7, -3, 0.5, 29u + (unsigned)c), rand_lit(t, cases[c].nsrc, 9, -4, 0.25, 11u)};
+    char *stats = NULL;
+    int ok = cpu_check(text, 2, (const char *const *)in, NULL, 1e-6, 1e-6, &stats, NULL);
+    if (ok) CHECK_MSG(cpu_fallbacks(stats) == 0, "ran on the interpreter: %s\n%s", stats, text);
+    free(stats);
+    free(in[0]);
+    free(in[1]);
+  }
+}
+
 /* One LeNet-style training step's max-pool layer: conv + ReLU, 2x2 max-pool forward, and the
  * gradient of a sum of squares through the pool (select-and-scatter) and the ReLU. */
 TEST(cpu_lenet_step_has_no_fallback) {

@@ -316,6 +316,55 @@ TEST(fusion_expensive_not_reread) {
   cx_module_free(m);
 }
 
+/* A max-pool's gradient (select-and-scatter) fuses into its one consumer where its windows
+ * are disjoint (stride = size), so its result is never written; with overlapping windows
+ * (3 wide, stride 2), or a second user, it stays a routine of its own. */
+static const char *POOL_GRAD =
+    "HloModule pool_grad\n\n" ADD_F32("add")
+    "ge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = pred[] compare(a, b), direction=GE\n}\n\n"
+    "ENTRY main {\n"
+    "  x = f32[2,8,8,3] parameter(0)\n"
+    "  s = f32[2,4,4,3] parameter(1)\n"
+    "  zero = f32[] constant(0)\n"
+    "  g = f32[2,8,8,3] select-and-scatter(x, s, zero), window={size=1xWxWx1 stride=1x2x2x1 PAD}, select=ge, scatter=add\n"
+    "  zb = f32[2,8,8,3] broadcast(zero), dimensions={}\n"
+    "  pos = pred[2,8,8,3] compare(x, zb), direction=GT\n"
+    "  ROOT r = f32[2,8,8,3] select(pos, g, zb)\n"
+    "}\n";
+
+static cx_module *pool_grad(int w, int second_user) {
+  char *b = fh_subst(POOL_GRAD, "xWxWx", w == 2 ? "x2x2x" : "x3x3x");
+  char *c = fh_subst(b, " PAD", w == 2 ? "" : " pad=0_0x1_0x1_0x0_0");
+  char *d = second_user ? fh_subst(c, "  ROOT r = f32[2,8,8,3] select(pos, g, zb)",
+                                   "  r = f32[2,8,8,3] select(pos, g, zb)\n  ROOT t = (f32[2,8,8,3], f32[2,8,8,3]) tuple(r, g)")
+                        : NULL;
+  cx_module *m = FUSE(d ? d : c);
+  free(b), free(c), free(d);
+  return m;
+}
+
+TEST(fusion_select_and_scatter_into_consumer) {
+  cx_module *m = pool_grad(2, 0);
+  if (m) {
+    CHECK_EQ_INT(cx_count_kernels(m), 1);
+    CHECK_EQ_INT(fh_count_fused(m, CX_OP_SELECT_AND_SCATTER), 1);
+    CHECK_EQ_INT(tp_count(m, CX_OP_SELECT_AND_SCATTER), 0);
+    cx_module_free(m);
+  }
+  m = pool_grad(3, 0); /* overlapping */
+  if (m) {
+    CHECK_EQ_INT(fh_count_fused(m, CX_OP_SELECT_AND_SCATTER), 0);
+    CHECK_EQ_INT(tp_count(m, CX_OP_SELECT_AND_SCATTER), 1);
+    cx_module_free(m);
+  }
+  m = pool_grad(2, 1); /* a second user: not computed twice */
+  if (m) {
+    CHECK_EQ_INT(fh_count_fused(m, CX_OP_SELECT_AND_SCATTER), 0);
+    CHECK_EQ_INT(tp_count(m, CX_OP_SELECT_AND_SCATTER), 1);
+    cx_module_free(m);
+  }
+}
+
 /* Fusions written by hand or by XLA reuse short names across fused computations ("r",
  * "p0"); merging their bodies must keep names unique. */
 static const char *HAND_FUSIONS =

@@ -414,6 +414,15 @@ TEST(gpu_emu_select_and_scatter) {
   emu_text("HloModule p4\nmul {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = f32[] multiply(a, b)\n}\n"
            GE_F32 "ENTRY e {\n x = f32[10] parameter(0)\n s = f32[8] parameter(1)\n z = f32[] constant(1)\n"
            " ROOT r = f32[10] select-and-scatter(x, s, z), window={size=3 stride=1}, select=ge, scatter=mul\n}\n", 34);
+  /* fused into its consumer (disjoint windows): a ReLU's gradient, and its column sum (kInput) */
+  emu_text("HloModule p5\n" SUM GE_F32 "ENTRY e {\n x = f32[2,8,8,3] parameter(0)\n s = f32[2,4,4,3] parameter(1)\n"
+           " z = f32[] constant(0)\n g = f32[2,8,8,3] select-and-scatter(x, s, z), window={size=1x2x2x1 stride=1x2x2x1},"
+           " select=ge, scatter=add\n zb = f32[2,8,8,3] broadcast(z), dimensions={}\n"
+           " p = pred[2,8,8,3] compare(x, zb), direction=GT\n ROOT r = f32[2,8,8,3] select(p, g, zb)\n}\n", 35);
+  emu_text("HloModule p6\n" SUM GE_F32 "ENTRY e {\n x = f32[2,7,7,3] parameter(0)\n s = f32[2,4,4,3] parameter(1)\n"
+           " z = f32[] constant(0)\n g = f32[2,7,7,3] select-and-scatter(x, s, z), window={size=1x2x2x1 stride=1x2x2x1"
+           " pad=0_0x1_0x1_0x0_0}, select=ge, scatter=add\n m = f32[2,7,7,3] multiply(g, x)\n"
+           " ROOT r = f32[2,3] reduce(m, z), dimensions={1,2}, to_apply=add\n}\n", 36);
 }
 
 TEST(gpu_emu_dots) {

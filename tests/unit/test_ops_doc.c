@@ -25,6 +25,9 @@ static const char *class_name(cx_op_class c) {
   }
 }
 
+/* The op table's DISJOINT fuse column, as both backends act on it. */
+#define DISJOINT_FUSED "compiled into its consumer's kernel where its windows are disjoint (a max-pool's gradient)"
+
 /* What --backend=cpu does with an instruction of this op, in the usual case. */
 static const char *cpu_column(cx_op op) {
   switch (op) {
@@ -60,6 +63,8 @@ static const char *cpu_column(cx_op op) {
   probe.op = op;
   if (cx_op_is_collective(op) && cx_op_runs_on(op) == CX_RUNS_LIBRARY)
     return "library: a runtime routine over the run's transport (docs/collectives.md)";
+  if (cx_op_runs_on(op) == CX_RUNS_LIBRARY && cx_op_fuses_when_disjoint(op))
+    return "library: a runtime routine of the cpu backend; " DISJOINT_FUSED;
   if (cx_op_runs_on(op) == CX_RUNS_LIBRARY) return "library: a runtime routine of the cpu backend";
   if (cx_emit_handles_op(op) && fu_needs_kernel_wrap(&probe)) return "compiled";
   return cx_interp_runs_op(op) ? "interpreter" : "not supported";
@@ -79,6 +84,7 @@ static void gpu_column(cx_sb *sb, cx_op op) {
                    : op == CX_OP_ADD_DEPENDENCY                   ? "its data, copied on the device where buffers differ"
                    : op == CX_OP_INFEED || op == CX_OP_OUTFEED    ? "a host step on the context's queues (backend/gpu/gpu_host.c)"
                                                                   : "a kernel of its own (backend/gpu)");
+    if (cx_op_fuses_when_disjoint(op)) cx_sb_puts(sb, "; " DISJOINT_FUSED);
     return;
   case CX_GPU_REWRITTEN: cx_sb_puts(sb, "rewritten into other ops by the pass pipeline"); return;
   case CX_GPU_NONE: cx_sb_puts(sb, "not supported"); return;
