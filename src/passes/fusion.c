@@ -17,6 +17,9 @@
  *    fuses into a consumer that reads each of its elements once: the element's one window is
  *    walked where the consumer needs it, so its result is never written (the op table's
  *    DISJOINT). It is EXPENSIVE: never duplicated, never re-read.
+ *  - pooling consumer: a reduce-window whose windows are disjoint (a 2x2/2 max-pool) reads
+ *    each operand element once, so it absorbs producers as an elementwise op does (a conv's
+ *    bias and ReLU), and a kLoop fusion computes it.
  *  - never: dot, convolution, sort, scatter, control flow, custom-call, OTHER ops,
  *    parameters, non-scalar constants (they stay buffers); an EXPENSIVE producer (ops.def) that
  *    has other users; an EXPENSIVE producer read many times per element (broadcast, window:
@@ -52,10 +55,14 @@ static int no(decision *d, const char *fmt, ...) {
 
 /* A variadic reduce (argmax) stays a kernel of its own, wrapped or not: its tuple result does
  * not fit the one-array-per-output shape of fusions. */
+static int overlapping_window(const cx_instr *x) { return x->op == CX_OP_REDUCE_WINDOW && !fu_is_pooling(x); }
+
 static int consumer_fusible(const cx_instr *x) {
   cx_fusion_kind k = fu_kind_of(x);
-  if (x->op == CX_OP_FUSION) return k != CX_FUSION_NONE && (cx_type_is_array(x->shape.type) || fu_is_multi_output(x));
-  return fu_is_loop_op(x) || fu_is_simple_reduce(x);
+  if (x->op == CX_OP_FUSION) /* a wrapped reduce-window whose windows overlap stays as wrapped */
+    return k != CX_FUSION_NONE && (cx_type_is_array(x->shape.type) || fu_is_multi_output(x)) &&
+           !fu_body_any(x, overlapping_window);
+  return fu_is_loop_op(x) || fu_is_simple_reduce(x) || fu_is_pooling(x);
 }
 
 /* A raw producer feeding a max-reduce: XLA keeps it unduplicated so the max is taken over

@@ -34,6 +34,11 @@ int fu_is_window_producer(const cx_instr *in) {
          cx_window_elems(&in->a.window) >= 1 && cx_window_elems(&in->a.window) <= CX_FUSED_WINDOW_TAPS;
 }
 
+int fu_is_pooling(const cx_instr *in) {
+  return in->op == CX_OP_REDUCE_WINDOW && in->nops == 2 && is_array(&in->shape) &&
+         cx_window_disjoint(&in->a.window, in->ops[0]->shape.rank);
+}
+
 int fu_is_simple_reduce(const cx_instr *in) {
   return in->op == CX_OP_REDUCE && in->nops == 2 && is_array(&in->shape);
 }
@@ -42,7 +47,7 @@ int fu_is_scalar_constant(const cx_instr *in) {
   return in->op == CX_OP_CONSTANT && is_array(&in->shape) && cx_shape_elems(&in->shape) == 1;
 }
 
-static int body_any(const cx_instr *in, int (*pred)(const cx_instr *)) {
+int fu_body_any(const cx_instr *in, int (*pred)(const cx_instr *)) {
   if (in->op != CX_OP_FUSION || in->ncalled != 1) return pred(in);
   const cx_comp *b = in->called[0];
   for (int i = 0; i < b->ninstrs; i++)
@@ -55,7 +60,7 @@ static int raw_expensive(const cx_instr *in) {
          cx_op_is_expensive(in->op);
 }
 
-int fu_is_expensive(const cx_instr *in) { return body_any(in, raw_expensive); }
+int fu_is_expensive(const cx_instr *in) { return fu_body_any(in, raw_expensive); }
 
 int fu_size(const cx_instr *in) {
   if (in->op != CX_OP_FUSION || in->ncalled != 1) return 1;

@@ -24,6 +24,11 @@ int fu_is_simple_reduce(const cx_instr *in);
 /* A window op that fuses into a consumer as a producer (never as a consumer): the op table says
  * DISJOINT and its windows are (a max-pool's gradient with stride = size). */
 int fu_is_window_producer(const cx_instr *in);
+/* A single-output reduce-window whose windows are disjoint: it reads each operand element
+ * once, so it fuses producers as a consumer (never as a producer). */
+int fu_is_pooling(const cx_instr *in);
+/* pred(in), or for a fusion whether pred holds for an instruction of its body. */
+int fu_body_any(const cx_instr *in, int (*pred)(const cx_instr *));
 /* An array constant with one element (fused and duplicated freely). */
 int fu_is_scalar_constant(const cx_instr *in);
 /* ops.def cost column; for a fusion: any fused instruction is expensive. */

@@ -365,6 +365,37 @@ TEST(fusion_select_and_scatter_into_consumer) {
   }
 }
 
+/* A max-pool whose windows are disjoint reads each element once, so it absorbs the bias and
+ * ReLU before it (one kernel); an overlapping one (3 wide, stride 2) would compute them again
+ * for every window, and stays a kernel apart from them. */
+static const char *POOL_FWD =
+    "HloModule pool_fwd\n\n" MAX_F32("max")
+    "ENTRY main {\n"
+    "  x = f32[2,8,8,3] parameter(0)\n"
+    "  b = f32[3] parameter(1)\n"
+    "  bb = f32[2,8,8,3] broadcast(b), dimensions={3}\n"
+    "  y = f32[2,8,8,3] add(x, bb)\n"
+    "  zero = f32[] constant(0)\n"
+    "  zb = f32[2,8,8,3] broadcast(zero), dimensions={}\n"
+    "  r = f32[2,8,8,3] maximum(y, zb)\n"
+    "  ninf = f32[] constant(-inf)\n"
+    "  ROOT p = f32[2,4,4,3] reduce-window(r, ninf), window={size=1xWxWx1 stride=1x2x2x1 PAD}, to_apply=max\n"
+    "}\n";
+
+TEST(fusion_pooling_absorbs_producers) {
+  for (int w = 2; w <= 3; w++) {
+    char *a = fh_subst(POOL_FWD, "xWxWx", w == 2 ? "x2x2x" : "x3x3x");
+    char *b = fh_subst(a, " PAD", w == 2 ? "" : " pad=0_0x1_0x1_0x0_0");
+    cx_module *m = FUSE(b);
+    free(a), free(b);
+    if (!m) continue;
+    CHECK_EQ_INT(cx_count_kernels(m), w == 2 ? 1 : 2);
+    CHECK_EQ_INT(fh_count_fused(m, CX_OP_REDUCE_WINDOW), 1);
+    CHECK_EQ_INT(fh_count_fused(m, CX_OP_MAXIMUM), 1);
+    cx_module_free(m);
+  }
+}
+
 /* Fusions written by hand or by XLA reuse short names across fused computations ("r",
  * "p0"); merging their bodies must keep names unique. */
 static const char *HAND_FUSIONS =

@@ -423,6 +423,11 @@ TEST(gpu_emu_select_and_scatter) {
            " z = f32[] constant(0)\n g = f32[2,7,7,3] select-and-scatter(x, s, z), window={size=1x2x2x1 stride=1x2x2x1"
            " pad=0_0x1_0x1_0x0_0}, select=ge, scatter=add\n m = f32[2,7,7,3] multiply(g, x)\n"
            " ROOT r = f32[2,3] reduce(m, z), dimensions={1,2}, to_apply=add\n}\n", 36);
+  /* the forward pooling it is the gradient of, with the bias and ReLU fused into it */
+  emu_text("HloModule p7\n" MAX "ENTRY e {\n x = f32[2,8,8,3] parameter(0)\n b = f32[3] parameter(1)\n"
+           " bb = f32[2,8,8,3] broadcast(b), dimensions={3}\n y = f32[2,8,8,3] add(x, bb)\n z = f32[] constant(0)\n"
+           " zb = f32[2,8,8,3] broadcast(z), dimensions={}\n r = f32[2,8,8,3] maximum(y, zb)\n n = f32[] constant(-inf)\n"
+           " ROOT p = f32[2,4,4,3] reduce-window(r, n), window={size=1x2x2x1 stride=1x2x2x1}, to_apply=mx\n}\n", 37);
 }
 
 TEST(gpu_emu_dots) {
