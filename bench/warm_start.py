@@ -15,8 +15,8 @@ first-step time to the last one's (above 1: the last is faster).
 
 With --spans it also sums, per process, the trace's spans inside the first execution that
 LeNet's first step spent most on before this round (its oneDNN GEMM, which paid oneDNN's
-once-per-process set-up; the max-pool gradients; the max-pools) and the compile's passes, and
-prints the least and median of each.
+once-per-process set-up; the max-pool gradients; the max-pools, or the kernels they are fused
+into) and the compile's passes, and prints the least and median of each.
 
   python3 bench/warm_start.py OLD_CXLA build/cxla [--rounds 15] [--spans]
 """
@@ -58,8 +58,11 @@ def phases(trace, t0, t9):
 SPANS = {
     "first execution": (lambda e: e.get("cat") == "execute", False),
     "oneDNN gemm 64x128x1568": (lambda e: "gemm 64x128x1568" in e["name"], True),
-    "select-and-scatter": (lambda e: e["name"].startswith("select-and-scatter"), True),
-    "reduce-window kernels": (lambda e: e.get("cat") == "kernel" and "[reduce-window]" in e["name"], True),
+    # the routines, or (since the pooling and its gradient fuse into their neighbours) the
+    # kernels that hold them
+    "select-and-scatter": (lambda e: e["name"].startswith("select-and-scatter") or
+                           (e.get("cat") == "kernel" and "select-and-scatter" in e["name"]), True),
+    "reduce-window kernels": (lambda e: e.get("cat") == "kernel" and "reduce-window" in e["name"], True),
     "passes (compile)": (lambda e: e.get("cat") == "compile" and e["name"] == "passes", False),
 }
 
