@@ -436,13 +436,21 @@ static void emit_column(cx_red_state *s, LLVMValueRef begin, LLVMValueRef end, L
   if (!block) {
     nl = open_reduced(s, loops, iv);
   } else {
-    cx_shape rshape = cx_shape_array(CXLA_F32, nr, rdims);
-    LLVMValueRef lo = LLVMBuildMul(b, block, cx_ir_i64(g, p->block_rows), "");
-    LLVMValueRef hi = cx_ir_smin(g, LLVMBuildAdd(b, lo, cx_ir_i64(g, p->block_rows), ""), cx_ir_i64(g, rows));
+    /* blocks of whole runs of the innermost reduced dim (cx_red_plan_split) loop over the runs,
+     * then along the run: positions come without a division each */
+    int64_t run = rdims[nr - 1], per = p->block_rows % run == 0 ? run : 1;
+    cx_shape rshape = cx_shape_array(CXLA_F32, per > 1 ? nr - 1 : nr, rdims);
+    LLVMValueRef lo = LLVMBuildMul(b, block, cx_ir_i64(g, p->block_rows / per), "");
+    LLVMValueRef hi = cx_ir_smin(g, LLVMBuildAdd(b, lo, cx_ir_i64(g, p->block_rows / per), ""), cx_ir_i64(g, rows / per));
     cx_loop_begin(k->cg, &loops[nl++], lo, hi, "red");
     cx_idx ri = cx_idx_from_linear(g, &rshape, loops[0].iv);
+    int last = -1;
     for (int d = 0, r = 0; d < p->in.rank; d++)
-      if (p->reduced[d]) iv[d] = ri.v[r++];
+      if (p->reduced[d]) last = d, iv[d] = r < rshape.rank ? ri.v[r++] : NULL;
+    if (per > 1) {
+      cx_loop_begin(k->cg, &loops[nl++], cx_ir_i64(g, 0), cx_ir_i64(g, run), "run");
+      iv[last] = loops[1].iv;
+    }
   }
   cx_loop_begin(k->cg, &jl, cx_ir_i64(g, 0), len, "lane");
   for (int i = 0; i < ro; i++)

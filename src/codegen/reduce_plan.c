@@ -313,6 +313,12 @@ void cx_red_plan_split(cx_red_plan *p) {
   if (nb > SPLIT_BLOCKS_MAX) nb = SPLIT_BLOCKS_MAX;
   if (nb < 2) return;
   int64_t br = (rows + nb - 1) / nb;
+  /* whole runs of the innermost reduced dim, so a block's loop over them needs no division
+   * per position (emit_column); the same for any pool still */
+  int64_t run = 1;
+  for (int d = p->in.rank - 1; d >= 0 && run == 1; d--)
+    if (p->reduced[d]) run = p->in.dims[d];
+  if (run > 1 && run <= br) br = (br + run - 1) / run * run;
   p->blocks = (rows + br - 1) / br;
   p->block_rows = br;
   for (int r = 0; r < p->nred; r++)

@@ -45,6 +45,12 @@ TEST(codegen_column_split_shapes) {
       " ROOT r = f32[512] reduce(x, z), dimensions={0,1}, to_apply=add\n}\n", SUM, 1);
   RUN("ENTRY e {\n x = f32[4,3001,40] parameter(0)\n z = f32[] constant(-0)\n"
       " ROOT r = f32[4,40] reduce(x, z), dimensions={1}, to_apply=add\n}\n", SUM, 1);
+  /* blocks of whole runs of the innermost reduced dim (a conv bias's gradient, NHWC: 10 blocks
+   * of 3 rows of 28, the last of one; three reduced dims, 16 blocks of 38 runs of 12) */
+  RUN("ENTRY e {\n x = f32[16,28,28,16] parameter(0)\n z = f32[] constant(0)\n"
+      " ROOT r = f32[16,16] reduce(x, z), dimensions={1,2}, to_apply=add\n}\n", SUM, 1);
+  RUN("ENTRY e {\n x = f32[20,30,12,64] parameter(0)\n z = f32[] constant(0)\n"
+      " ROOT r = f32[64] reduce(x, z), dimensions={0,1,2}, to_apply=add\n}\n", SUM, 1);
   /* huge rows: 16 blocks of 6250 */
   cgt_opts big = SUM;
   big.atol = 2e-2;
