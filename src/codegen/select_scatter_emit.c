@@ -140,10 +140,9 @@ cxla_status cx_emit_select_scatter_kernel(cx_cg *cg, cx_instr *in, cx_kernel *ou
  * consumer's loop over it reads consecutive elements and vectorises. */
 int cx_emit_select_scatter_fused_ok(const cx_instr *in, const char **why) {
   if (!cx_emit_select_scatter_ok(in, why)) return 0;
-  if (!cx_window_disjoint(&in->a.window, in->ops[0]->shape.rank))
-    return *why = "a fused select-and-scatter whose windows overlap", 0;
-  if (cx_window_elems(&in->a.window) > CX_FUSED_WINDOW_TAPS)
-    return *why = cx_emit_why("a fused select-and-scatter with windows of more than %d elements", CX_FUSED_WINDOW_TAPS), 0;
+  if (!cx_window_fusible(&in->a.window, in->ops[0]->shape.rank))
+    return *why = cx_emit_why("a fused select-and-scatter whose windows overlap or have more than %d elements",
+                              CX_FUSED_WINDOW_TAPS), 0;
   return 1;
 }
 

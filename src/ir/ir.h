@@ -40,9 +40,12 @@ typedef struct cx_window {
 int cx_window_disjoint(const cx_window *w, int rank);
 /* Elements of a window (the product of its sizes), or -1 past INT32_MAX. */
 int64_t cx_window_elems(const cx_window *w);
-/* The most window elements a window op fused into its consumer walks per element, unrolled
- * (passes/fusion.c fuses no bigger one; codegen refuses it): pooling windows are small. */
+/* The most window elements a window op fused into its consumer walks per element, unrolled:
+ * pooling windows are small. */
 #define CX_FUSED_WINDOW_TAPS 64
+/* Whether a window op may be fused into its consumer and walked per element: disjoint windows
+ * of 1 to CX_FUSED_WINDOW_TAPS elements (passes/fusion.c fuses no other; codegen refuses it). */
+int cx_window_fusible(const cx_window *w, int rank);
 
 /* dim_labels, e.g. b01f_01io->b01f: which operand dimension is batch/feature/spatial. */
 typedef struct cx_conv_dims {

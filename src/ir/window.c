@@ -12,6 +12,11 @@ int cx_window_disjoint(const cx_window *w, int rank) {
   return 1;
 }
 
+int cx_window_fusible(const cx_window *w, int rank) {
+  int64_t n = cx_window_elems(w);
+  return cx_window_disjoint(w, rank) && n >= 1 && n <= CX_FUSED_WINDOW_TAPS;
+}
+
 int64_t cx_window_elems(const cx_window *w) {
   int64_t n = 1;
   for (int d = 0; d < w->rank; d++) {

@@ -53,10 +53,10 @@ static int no(decision *d, const char *fmt, ...) {
   return 0;
 }
 
-/* A variadic reduce (argmax) stays a kernel of its own, wrapped or not: its tuple result does
- * not fit the one-array-per-output shape of fusions. */
 static int overlapping_window(const cx_instr *x) { return x->op == CX_OP_REDUCE_WINDOW && !fu_is_pooling(x); }
 
+/* A variadic reduce (argmax) stays a kernel of its own, wrapped or not: its tuple result does
+ * not fit the one-array-per-output shape of fusions. */
 static int consumer_fusible(const cx_instr *x) {
   cx_fusion_kind k = fu_kind_of(x);
   if (x->op == CX_OP_FUSION) /* a wrapped reduce-window whose windows overlap stays as wrapped */

@@ -30,8 +30,7 @@ int fu_is_loop_op(const cx_instr *in) {
 
 int fu_is_window_producer(const cx_instr *in) {
   return cx_op_fuses_when_disjoint(in->op) && in->nops > 0 && is_array(&in->shape) &&
-         !cx_type_is_complex(in->shape.type) && cx_window_disjoint(&in->a.window, in->ops[0]->shape.rank) &&
-         cx_window_elems(&in->a.window) >= 1 && cx_window_elems(&in->a.window) <= CX_FUSED_WINDOW_TAPS;
+         !cx_type_is_complex(in->shape.type) && cx_window_fusible(&in->a.window, in->ops[0]->shape.rank);
 }
 
 int fu_is_pooling(const cx_instr *in) {
