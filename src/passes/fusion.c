@@ -39,17 +39,19 @@
 
 typedef struct decision {
   int ok, dup;
+  int explain; /* the reasons are written only for the report: formatting them was a fifth of a compile's fusion time */
   cx_fusion_kind kind;
   char why[200];
 } decision;
 
 static int no(decision *d, const char *fmt, ...) CX_PRINTF(2, 3);
 static int no(decision *d, const char *fmt, ...) {
+  d->ok = 0;
+  if (!d->explain) return 0;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(d->why, sizeof d->why, fmt, ap);
   va_end(ap);
-  d->ok = 0;
   return 0;
 }
 
@@ -155,7 +157,9 @@ static int materialized_anyway(cx_comp *c, const cx_instr *p, const cx_instr *co
 /* Whether operand i of cons should fuse into it, and why not. */
 static int should_fuse(cx_comp *c, cx_instr *cons, int i, int allow_dup, decision *d) {
   cx_instr *p = cons->ops[i];
+  int explain = d->explain;
   memset(d, 0, sizeof *d);
+  d->explain = explain;
   if (!consumer_fusible(cons)) return no(d, "consumer %s is not fusible", cx_op_name(cons->op));
   if (p->op == CX_OP_PARAMETER) return no(d, "parameter");
   cx_fusion_kind pk = fu_kind_of(p), ck = fu_kind_of(cons);
@@ -216,7 +220,7 @@ static cxla_status fuse_into(cx_comp *c, cx_instr *cons, int i, const decision *
 /* Lets consumer x absorb producers until none fits; non-duplicating fusions go first. */
 static cxla_status grow(cx_comp *c, cx_instr *x, int *changed) {
   for (;;) {
-    decision d;
+    decision d = {.explain = 0};
     int found = -1;
     for (int pass = 0; pass < 2 && found < 0; pass++)
       for (int i = 0; i < x->nops && found < 0; i++)
@@ -275,7 +279,7 @@ cxla_status cx_fusion_explain(cx_module *m, cx_sb *sb) {
                        (long long)p->a.index, p->ops[0]->name);
           continue;
         }
-        decision d;
+        decision d = {.explain = 1};
         if (should_fuse(c, x, j, 1, &d)) snprintf(d.why, sizeof d.why, "fusible, but not fused");
         cx_sb_printf(sb, "%s <- %s: %s\n", x->name, p->name, d.why);
       }

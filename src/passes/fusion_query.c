@@ -191,8 +191,13 @@ static int body_analyze(const cx_comp *b, body_info *bi) {
   bi->reused = cx_calloc((size_t)(n + 1) * 5, 1);
   int *src = cx_malloc(sizeof(int) * (size_t)(n + 1) * SRC_CAP);
   int *nsrc = cx_calloc((size_t)n + 1, sizeof(int));
-  if (!bi->emit || !bi->reused || !src || !nsrc) {
-    cx_free(src); cx_free(nsrc); body_free(bi);
+  /* users of each instruction, ascending, each once (CSR): scanning every later instruction
+   * for each one made this quadratic, and the fusion pass asks it after every step */
+  int nedges = 0;
+  for (int k = 0; k < n; k++) nedges += b->instrs[k]->nops;
+  int *ufirst = cx_calloc((size_t)n + 2, sizeof(int)), *ulist = cx_malloc(sizeof(int) * (size_t)(nedges + 1));
+  if (!bi->emit || !bi->reused || !src || !nsrc || !ufirst || !ulist) {
+    cx_free(src); cx_free(nsrc); cx_free(ufirst); cx_free(ulist); body_free(bi);
     return 0;
   }
   bi->ew = bi->reused + (n + 1);
@@ -200,6 +205,28 @@ static int body_analyze(const cx_comp *b, body_info *bi) {
   bi->to_root = bi->to_reduce + (n + 1);
   bi->dot = bi->to_root + (n + 1);
   for (int i = 0; i < n; i++) b->instrs[i]->aux = (void *)(intptr_t)(i + 1);
+  /* ufirst[i + 1] counts i's users first, then becomes where its list ends */
+  int *last = nsrc; /* the last user added to each list, +1 (nsrc is zero until the walk below) */
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass) {
+      for (int i = 0; i < n; i++) ufirst[i + 1] += ufirst[i], last[i] = 0;
+    }
+    for (int k = 0; k < n; k++) {
+      const cx_instr *u = b->instrs[k];
+      for (int j = 0; j < u->nops; j++) {
+        intptr_t t = (intptr_t)u->ops[j]->aux;
+        if (t < 1 || t > n || b->instrs[t - 1] != u->ops[j] || last[t - 1] == k + 1) continue;
+        last[t - 1] = k + 1;
+        if (pass) ulist[ufirst[t - 1]++] = k;
+        else ufirst[t]++;
+      }
+    }
+    if (pass) { /* the fills moved each start to its list's end: shift back */
+      for (int i = n; i > 0; i--) ufirst[i] = ufirst[i - 1];
+      ufirst[0] = 0;
+    }
+  }
+  for (int i = 0; i < n; i++) last[i] = 0;
   const cx_instr *root = b->root;
   const int ROOT_SRC = n; /* index source of the outputs */
   for (int i = n - 1; i >= 0; i--) {
@@ -209,11 +236,10 @@ static int body_analyze(const cx_comp *b, body_info *bi) {
 #define ADD_SRC(v) do { int v_ = (v), dup_ = 0; for (int q_ = 0; q_ < ns; q_++) dup_ |= s[q_] == v_; \
     if (!dup_) { if (ns < SRC_CAP) s[ns++] = v_; else overflow = 1; } } while (0)
     if (x == root) { ADD_SRC(ROOT_SRC); toroot = 1; }
-    for (int k = i + 1; k < n; k++) {
+    for (int e = ufirst[i]; e < ufirst[i + 1]; e++) {
+      int k = ulist[e];
+      if (k <= i) continue; /* bodies are in order: a user comes after its operand */
       const cx_instr *u = b->instrs[k];
-      int uses = 0;
-      for (int j = 0; j < u->nops; j++) uses |= u->ops[j] == x;
-      if (!uses) continue;
       if (u == root && u->op == CX_OP_TUPLE) { ADD_SRC(ROOT_SRC); toroot = 1; continue; }
       if (same_index_user(u, x)) {
         for (int q = 0; q < nsrc[k]; q++) ADD_SRC(src[(size_t)k * SRC_CAP + q]);
@@ -243,6 +269,8 @@ static int body_analyze(const cx_comp *b, body_info *bi) {
   for (int i = 0; i < n; i++) b->instrs[i]->aux = NULL;
   cx_free(src);
   cx_free(nsrc);
+  cx_free(ufirst);
+  cx_free(ulist);
   return 1;
 }
 

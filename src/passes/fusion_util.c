@@ -45,9 +45,7 @@ static cxla_status value_of(builder *b, cx_instr *o, cx_instr **out) {
   }
   if (b->next >= b->cap) return cx_error(b->m->ctx, CXLA_ERR_INTERNAL, "fusion: too many operands");
   int k = b->next;
-  char pname[32];
-  snprintf(pname, sizeof pname, "param_%d", k);
-  const char *nm = cx_module_unique_name(b->m, pname);
+  const char *nm = cx_module_unique_name(b->m, "param"); /* unique already: no index needed */
   cx_instr *p = nm ? cx_instr_new(b->fc, CX_OP_PARAMETER, &o->shape, 0, NULL) : NULL;
   if (!p) return cx_oom(b->m->ctx);
   b->next++;
@@ -73,17 +71,41 @@ static cx_instr *same_constant(const cx_comp *fc, const cx_instr *x) {
   return NULL;
 }
 
+static uint64_t name_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
 /* Names must be unique in a computation, and bodies inlined from fusions written by hand (or
- * by another tool) may reuse names ("r", "p0") across computations. */
-static cxla_status unique_in_fc(builder *b, cx_instr *cl) {
-  for (int i = 0; i < b->fc->ninstrs; i++) {
-    cx_instr *y = b->fc->instrs[i];
-    if (y != cl && y->name && cl->name && !strcmp(y->name, cl->name)) {
-      if (!(cl->name = fu_fresh_name(b->m, cl->name))) return cx_oom(b->m->ctx);
-      return CXLA_OK;
+ * by another tool) may reuse names ("r", "p0") across computations: a later instruction whose
+ * name an earlier one has gets a fresh one. Once per fusion, hashed: comparing each clone with
+ * every instruction before it was an eighth of the fusion pass. */
+static cxla_status unique_names(builder *b) {
+  cx_comp *fc = b->fc;
+  size_t cap = 16;
+  while (cap < 2 * (size_t)fc->ninstrs) cap *= 2;
+  const char **set = cx_calloc(cap, sizeof *set);
+  if (!set) return cx_oom(b->m->ctx);
+  cxla_status st = CXLA_OK;
+  for (int i = 0; i < fc->ninstrs && st == CXLA_OK; i++) {
+    cx_instr *x = fc->instrs[i];
+    if (!x->name) continue;
+    for (;;) { /* each fresh name takes a new number, so this ends */
+      size_t h = (size_t)name_hash(x->name) & (cap - 1);
+      while (set[h] && strcmp(set[h], x->name)) h = (h + 1) & (cap - 1);
+      if (!set[h]) {
+        set[h] = x->name;
+        break;
+      }
+      if (!(x->name = fu_fresh_name(b->m, x->name))) {
+        st = cx_oom(b->m->ctx);
+        break;
+      }
     }
   }
-  return CXLA_OK;
+  cx_free(set);
+  return st;
 }
 
 static cxla_status clone_raw(builder *b, int i) {
@@ -107,7 +129,7 @@ static cxla_status clone_raw(builder *b, int i) {
     cl->name = nm;
   }
   b->val[i] = cl;
-  return unique_in_fc(b, cl);
+  return CXLA_OK;
 }
 
 /* Inlines a fusion part's body; its parameters bind to the part's operands. */
@@ -132,7 +154,6 @@ static cxla_status clone_body(builder *b, int i) {
     cx_instr *ops[x->nops ? x->nops : 1];
     for (int j = 0; j < x->nops; j++) ops[j] = map[(intptr_t)x->ops[j]->aux - 1];
     if (!(map[k] = cx_instr_clone(b->fc, x, ops))) st = cx_oom(b->m->ctx);
-    else st = unique_in_fc(b, map[k]);
   }
   if (st == CXLA_OK) {
     if (multi) {
@@ -473,6 +494,7 @@ static cxla_status fuse_tagged(builder *b, int topo_ok, cx_instr **out) {
     }
     CX_TRY(p->op == CX_OP_FUSION && p->ncalled == 1 ? clone_body(b, i) : clone_raw(b, i));
   }
+  CX_TRY(unique_names(b));
   outs o;
   cx_shape shape;
   CX_TRY(collect_outs(b, &o));
