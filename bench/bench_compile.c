@@ -260,6 +260,58 @@ void group_disk_cache(void) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+/* A chain of n elementwise ops over f32[64,256], every fourth a row reduction subtracted back,
+ * every multiply reading the one parameter: n/4 fusions that all read it (as every layer of a
+ * deep model reads a shared input). Written to a temporary file; 0 when it cannot be. */
+static int write_chain(char *path, int n) {
+  int fd = mkstemps(path, 4);
+  FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+  if (!f) return 0;
+  fprintf(f, "HloModule chain_%d\n\nadd_f32 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+             "  ROOT s = f32[] add(a, b)\n}\n\nENTRY main {\n  p0 = f32[64,256] parameter(0)\n  z = f32[] constant(0)\n", n);
+  for (int i = 0; i < n; i++) {
+    char prev[16];
+    snprintf(prev, sizeof prev, i ? "e%d" : "p0", i - 1);
+    switch (i % 4) {
+    case 0: fprintf(f, "  e%d = f32[64,256] exponential(%s)\n", i, prev); break;
+    case 1: fprintf(f, "  e%d = f32[64,256] multiply(%s, p0)\n", i, prev); break;
+    case 2:
+      fprintf(f, "  r%d = f32[64] reduce(%s, z), dimensions={1}, to_apply=add_f32\n", i, prev);
+      fprintf(f, "  b%d = f32[64,256] broadcast(r%d), dimensions={0}\n", i, i);
+      fprintf(f, "  e%d = f32[64,256] subtract(%s, b%d)\n", i, prev, i);
+      break;
+    default: fprintf(f, "  e%d = f32[64,256] tanh(%s)\n", i, prev);
+    }
+  }
+  fprintf(f, "  ROOT out = f32[64,256] add(e%d, p0)\n}\n", n - 1);
+  return fclose(f) == 0;
+}
+
+/* Compile time against module size: doubling the chain should about double it. */
+static void compile_growth(void) {
+  printf("\n[compile] growth with module size: a chain of N elementwise ops and N/4 row reductions, one\n"
+         "  parameter read by every fourth op (min of %d compiles; ratio: to the chain half as long)\n", cfg.smoke ? 1 : 2);
+  double last = NAN;
+  for (int n = cfg.smoke ? 250 : 1000; n <= (cfg.smoke ? 500 : 4000); n *= 2) {
+    char path[] = "/tmp/cxla_chain_XXXXXX.hlo", stats[1024];
+    double mn, md;
+    int bad = !write_chain(path, n) || time_compile(path, -1, cfg.smoke ? 1 : 2, &mn, &md, NULL, stats, sizeof stats);
+    unlink(path);
+    if (bad) {
+      printf("  chain of %-5d does not compile\n", n);
+      bench_fail("compile growth chain");
+      return;
+    }
+    const char *passes = strstr(stats, "passes=");
+    char ratio[16] = "    -";
+    if (isfinite(last)) snprintf(ratio, sizeof ratio, "%5.2f", mn / last);
+    printf("  chain of %-5d min %8.1f ms  ratio %s  [%.*s]\n", n, mn, ratio, passes ? (int)strcspn(passes, " ") : 0,
+           passes ? passes : "");
+    last = mn;
+  }
+  fflush(stdout);
+}
+
 void group_compile(void) {
   /* The first compile in the process also initialises LLVM's targets: time it on its own. */
   double cold, dummy;
@@ -310,4 +362,5 @@ void group_compile(void) {
   }
   for (int i = 0; i < nf; i++) free(files[i]);
   fflush(stdout);
+  compile_growth();
 }

@@ -67,6 +67,69 @@ TEST(fusion_siblings_loops) {
   cx_module_free(m);
 }
 
+/* x read by a chain of `links` row-reduction fusions (each depends on the one before), and by
+ * two column sums, the only pair that can merge: placed `gap` chain links apart. */
+static char *chain_with_column_sums(int links, int gap) {
+  cx_sb sb;
+  cx_sb_init(&sb);
+  cx_sb_puts(&sb, "HloModule wide\n\n" ADD_F32("add") "ENTRY main {\n  x = f32[4,8] parameter(0)\n"
+                  "  zero = f32[] constant(0)\n");
+  const char *prev = "x";
+  char name[32];
+  for (int i = 0; i < links; i++) {
+    if (i == links - gap) cx_sb_puts(&sb, "  ea = f32[4,8] exponential(x)\n  ca = f32[8] reduce(ea, zero), dimensions={0}, to_apply=add\n");
+    cx_sb_printf(&sb, "  m%d = f32[4,8] multiply(%s, x)\n", i, prev);
+    cx_sb_printf(&sb, "  r%d = f32[4] reduce(m%d, zero), dimensions={1}, to_apply=add\n", i, i);
+    cx_sb_printf(&sb, "  b%d = f32[4,8] broadcast(r%d), dimensions={0}\n", i, i);
+    cx_sb_printf(&sb, "  c%d = f32[4,8] subtract(m%d, b%d)\n", i, i, i);
+    snprintf(name, sizeof name, "c%d", i);
+    prev = name;
+  }
+  if (gap == 0) cx_sb_puts(&sb, "  ea = f32[4,8] exponential(x)\n  ca = f32[8] reduce(ea, zero), dimensions={0}, to_apply=add\n");
+  cx_sb_printf(&sb, "  lb = f32[4,8] log(x)\n  cb = f32[8] reduce(lb, zero), dimensions={0}, to_apply=add\n"
+                    "  ROOT out = (f32[4,8], f32[8], f32[8]) tuple(%s, ca, cb)\n}\n", prev);
+  return cx_sb_take(&sb);
+}
+
+/* ENTRY fusions that compute a column sum (a reduce over dimension 0). */
+static int column_sum_kernels(const cx_module *m) {
+  int n = 0;
+  for (int i = 0; i < m->entry->ninstrs; i++) {
+    const cx_instr *f = m->entry->instrs[i];
+    if (f->op != CX_OP_FUSION || f->ncalled != 1) continue;
+    int has = 0;
+    for (int k = 0; k < f->called[0]->ninstrs; k++) {
+      const cx_instr *r = f->called[0]->instrs[k];
+      has |= r->op == CX_OP_REDUCE && r->a.dims.n == 1 && r->a.dims.v[0] == 0;
+    }
+    n += has;
+  }
+  return n;
+}
+
+/* An operand with many readers: siblings next to each other in program order still merge. */
+TEST(fusion_siblings_among_many_readers) {
+  char *text = chain_with_column_sums(24, 0);
+  CHECK(text != NULL);
+  cx_module *m = text ? FUSE(text) : NULL;
+  free(text);
+  if (!m) return;
+  CHECK_EQ_INT(column_sum_kernels(m), 1);
+  cx_module_free(m);
+}
+
+/* Siblings further apart than the window among x's readers are not paired (the price of
+ * not searching every pair of a widely read operand's readers; fusion_multi.c). */
+TEST(fusion_siblings_window) {
+  char *text = chain_with_column_sums(24, 20);
+  CHECK(text != NULL);
+  cx_module *m = text ? FUSE(text) : NULL;
+  free(text);
+  if (!m) return;
+  CHECK_EQ_INT(column_sum_kernels(m), 2);
+  cx_module_free(m);
+}
+
 /* ---- XLA's softmax numerics guard ---- */
 
 /* z = 2x feeds the max-reduce and the shift: it is not duplicated into the shift's kernel, so
