@@ -260,19 +260,23 @@ void group_disk_cache(void) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* A chain of n elementwise ops over f32[64,256], every fourth a row reduction subtracted back,
- * every multiply reading the one parameter: n/4 fusions that all read it (as every layer of a
- * deep model reads a shared input). Written to a temporary file; 0 when it cannot be. */
+/* A chain of n ops over f32[64,256]: elementwise ones, every fourth a row reduction subtracted
+ * back (a row fusion each), every eighth a dot with a bias added through one broadcast at the
+ * top (a dot epilogue each, whose duplicated broadcast lies far back), every multiply reading
+ * the one parameter: n/4 fusions that all read it (as every layer of a deep model reads a
+ * shared input). Written to a temporary file; 0 when it cannot be. */
 static int write_chain(char *path, int n) {
   int fd = mkstemps(path, 4);
   FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
   if (!f) return 0;
   fprintf(f, "HloModule chain_%d\n\nadd_f32 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
-             "  ROOT s = f32[] add(a, b)\n}\n\nENTRY main {\n  p0 = f32[64,256] parameter(0)\n  z = f32[] constant(0)\n", n);
+             "  ROOT s = f32[] add(a, b)\n}\n\nENTRY main {\n  p0 = f32[64,256] parameter(0)\n  w = f32[256,256] parameter(1)\n"
+             "  bias = f32[256] parameter(2)\n  bb = f32[64,256] broadcast(bias), dimensions={1}\n"
+             "  z = f32[] constant(0)\n", n);
   for (int i = 0; i < n; i++) {
     char prev[16];
     snprintf(prev, sizeof prev, i ? "e%d" : "p0", i - 1);
-    switch (i % 4) {
+    switch (i % 8 == 7 ? 4 : i % 4) {
     case 0: fprintf(f, "  e%d = f32[64,256] exponential(%s)\n", i, prev); break;
     case 1: fprintf(f, "  e%d = f32[64,256] multiply(%s, p0)\n", i, prev); break;
     case 2:
@@ -280,7 +284,10 @@ static int write_chain(char *path, int n) {
       fprintf(f, "  b%d = f32[64,256] broadcast(r%d), dimensions={0}\n", i, i);
       fprintf(f, "  e%d = f32[64,256] subtract(%s, b%d)\n", i, prev, i);
       break;
-    default: fprintf(f, "  e%d = f32[64,256] tanh(%s)\n", i, prev);
+    case 3: fprintf(f, "  e%d = f32[64,256] tanh(%s)\n", i, prev); break;
+    default:
+      fprintf(f, "  d%d = f32[64,256] dot(%s, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n", i, prev);
+      fprintf(f, "  e%d = f32[64,256] add(d%d, bb)\n", i, i);
     }
   }
   fprintf(f, "  ROOT out = f32[64,256] add(e%d, p0)\n}\n", n - 1);
@@ -289,8 +296,8 @@ static int write_chain(char *path, int n) {
 
 /* Compile time against module size: doubling the chain should about double it. */
 static void compile_growth(void) {
-  printf("\n[compile] growth with module size: a chain of N elementwise ops and N/4 row reductions, one\n"
-         "  parameter read by every fourth op (min of %d compiles; ratio: to the chain half as long)\n", cfg.smoke ? 1 : 2);
+  printf("\n[compile] growth with module size: a chain of N ops, N/4 of them row reductions and N/8 dots,\n"
+         "  one parameter read by every fourth op (min of %d compiles; ratio: to the chain half as long)\n", cfg.smoke ? 1 : 2);
   double last = NAN;
   for (int n = cfg.smoke ? 250 : 1000; n <= (cfg.smoke ? 500 : 4000); n *= 2) {
     char path[] = "/tmp/cxla_chain_XXXXXX.hlo", stats[1024];

@@ -97,6 +97,19 @@ static int push(epi *e, cx_instr *x) {
   return 1;
 }
 
+/* Whether every part comes before `exit` in c: then the fusion can take the exit's place
+ * (its operands are operands of the parts, its users the exit's), and c needs no re-sort.
+ * A bias broadcast computed early made the re-sorted stretch reach back to it: a dot
+ * epilogue's fusion cost time in proportion to the whole program. */
+static int exit_is_last(const cx_comp *c, cx_instr *const *parts, int n, const cx_instr *exit) {
+  int last = fu_index_pos(c, exit);
+  for (int i = 0; i < n && last >= 0; i++) {
+    int p = fu_index_pos(c, parts[i]);
+    if (p < 0 || p > last) return 0;
+  }
+  return last >= 0;
+}
+
 /* Builds the kOutput fusion of the first n members with `exit` as root. */
 static cxla_status build(cx_comp *c, epi *e, int n, cx_instr *exit) {
   cx_module *m = c->module;
@@ -121,7 +134,7 @@ static cxla_status build(cx_comp *c, epi *e, int n, cx_instr *exit) {
     }
   cx_instr *f;
   fu_spec s = {.parts = parts, .nparts = np, .keep = keep, .outs = &exit, .nouts = 1, .kind = CX_FUSION_OUTPUT};
-  cxla_status st = fu_fuse(c, &s, 0, &f);
+  cxla_status st = fu_fuse(c, &s, exit_is_last(c, parts, np, exit), &f);
   int ch = 0;
   if (st == CXLA_OK) st = fu_absorb_constants(c, &f, &ch); /* e.g. the 0 of relu's broadcast */
   cx_free(parts);

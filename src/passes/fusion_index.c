@@ -26,6 +26,7 @@ typedef struct fu_index {
   cx_instr *hole;       /* the filler of the gaps in c->instrs */
   cx_comp **dropped;    /* fused computations replaced by new ones: removed at the end */
   int ndropped, capdropped;
+  int layouts;          /* times c was laid out afresh (every position renumbered) */
 } fu_index;
 
 static _Thread_local fu_index *cur;
@@ -275,6 +276,7 @@ int fu_index_place(const cx_comp *c, cx_instr *x, int pos) {
 static int relayout(fu_index *ix) {
   cx_comp *c = ix->c;
   cx_module *m = c->module;
+  ix->layouts++;
   if (!ix->hole && !(ix->hole = cx_arena_alloc(&m->arena, sizeof *ix->hole))) return 0;
   int live = 0;
   for (int i = 0; i < c->ninstrs; i++) live += c->instrs[i]->parent == c;
@@ -296,6 +298,11 @@ static int relayout(fu_index *ix) {
   c->ninstrs = k;
   c->cap = cap;
   return 1;
+}
+
+int fu_index_layouts(const cx_comp *c) {
+  fu_index *ix = index_of(c);
+  return ix ? ix->layouts : -1;
 }
 
 int fu_index_relayout(const cx_comp *c) {

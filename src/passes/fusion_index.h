@@ -25,6 +25,10 @@ int fu_index_place(const cx_comp *c, cx_instr *x, int pos);
 int fu_index_drop_comp(const cx_comp *c, cx_comp *fc);
 /* After c->instrs was re-sorted: lays it out again with spare slots; 0 on OOM. */
 int fu_index_relayout(const cx_comp *c);
+/* How many times c was laid out afresh since fu_index_begin (-1 without an index). While it
+ * stays the same, an edit moved nothing before the position of its first part: a pass can
+ * go on from there instead of from the start. */
+int fu_index_layouts(const cx_comp *c);
 /* Distinct users of x in c; the computation root counts as one extra user. */
 int fu_nusers(const cx_comp *c, const cx_instr *x);
 /* 1 if x is not the root and every user of x is u. */

@@ -103,3 +103,34 @@ TEST(cpu_kernel_reuse_key_has_in_place_pairs) {
   cx_free(k2);
   cx_module_free(m);
 }
+
+/* jax writes one reducer per reduce (region_0, region_1, ... all the same add): reduces alike
+ * but for their reducer's name share a kernel, one whose reducer computes something else
+ * (max) does not, and each result is its own. */
+TEST(cpu_kernel_reuse_reducers_by_content) {
+  static const char regions[] =
+      "HloModule regions\n"
+      "region_0 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+      "region_1 {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT t = f32[] add(x, y)\n}\n"
+      "region_2 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32[] maximum(a, b)\n}\n"
+      "ENTRY e {\n  p = f32[2,3] parameter(0)\n  q = f32[2,3] parameter(1)\n  r = f32[2,3] parameter(2)\n"
+      "  z = f32[] constant(0)\n"
+      "  s0 = f32[2] reduce(p, z), dimensions={1}, to_apply=region_0\n"
+      "  s1 = f32[2] reduce(q, z), dimensions={1}, to_apply=region_1\n"
+      "  s2 = f32[2] reduce(r, z), dimensions={1}, to_apply=region_2\n"
+      "  ROOT t = (f32[2], f32[2], f32[2]) tuple(s0, s1, s2)\n}\n";
+  const char *in[3] = {"f32[2,3] {{1, 2, 3}, {4, 5, 6}}", "f32[2,3] {{-1, 0.5, 2}, {3, 3, 3}}",
+                       "f32[2,3] {{-1, -2, -3}, {7, 1, 2}}"};
+  char *stats = NULL;
+  cxla_literal *got = NULL;
+  CHECK(cpu_check(regions, 3, in, NULL, 0, 0, &stats, &got));
+  CHECK_MSG(count(stats, "kernels=") == 3, "%s", stats ? stats : "no stats");
+  CHECK_MSG(count(stats, "kernels_reused=") == 1, "%s", stats ? stats : "no stats");
+  if (got) {
+    CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(got, 1), 0), 1.5, 0);
+    CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(got, 2), 0), 0, 0); /* max(-1,-2,-3, init 0) */
+    CHECK_NEAR(cxla_literal_get_f64(cxla_literal_tuple_get(got, 2), 1), 7, 0);
+  }
+  cxla_literal_destroy(got);
+  free(stats);
+}

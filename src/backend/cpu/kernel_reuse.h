@@ -5,8 +5,9 @@
  * computation per weight: the transformer block of bench/ has five f32[128,128] Adam updates
  * and six f32[128] ones, and the same transposes of q, k and v. Each became its own LLVM
  * function, optimised and compiled again; LLVM is nearly all of the compile time. The key is
- * the fused computation's text with each instruction's name replaced by its position, the
- * fusion kind, and which arguments share memory with which. Nothing else goes into the kernel: the fusion
+ * the fused computation's text with each instruction's name replaced by its position (and each
+ * called computation, a reducer, written out the same way in place of its name), the fusion
+ * kind, and which arguments share memory with which. Nothing else goes into the kernel: the fusion
  * plan is made from the body, and the operands' shapes and layouts are its parameters'. */
 #ifndef CX_CPU_KERNEL_REUSE_H
 #define CX_CPU_KERNEL_REUSE_H
