@@ -183,6 +183,43 @@ static void body_free(body_info *bi) {
   cx_free(bi->reused);
 }
 
+/* The users of each instruction of b, ascending and each once, as a CSR list: i's are
+ * list[first[i] .. first[i + 1]). Scanning every later instruction for each one made the body
+ * analysis quadratic, and the fusion pass asks for it after every step. Expects each
+ * instruction's aux to be its position + 1. 0 on OOM (nothing to free). */
+static int users_csr(const cx_comp *b, int **first_out, int **list_out) {
+  int n = b->ninstrs, nedges = 0;
+  for (int k = 0; k < n; k++) nedges += b->instrs[k]->nops;
+  int *first = cx_calloc((size_t)n + 2, sizeof(int)), *list = cx_malloc(sizeof(int) * (size_t)(nedges + 1));
+  int *last = cx_calloc((size_t)n + 1, sizeof(int)); /* the last user added to each list, + 1 */
+  if (!first || !list || !last) {
+    cx_free(first); cx_free(list); cx_free(last);
+    return 0;
+  }
+  /* first[i + 1] counts i's users, then becomes where its list ends */
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass)
+      for (int i = 0; i < n; i++) first[i + 1] += first[i], last[i] = 0;
+    for (int k = 0; k < n; k++) {
+      const cx_instr *u = b->instrs[k];
+      for (int j = 0; j < u->nops; j++) {
+        intptr_t t = (intptr_t)u->ops[j]->aux;
+        if (t < 1 || t > n || b->instrs[t - 1] != u->ops[j] || last[t - 1] == k + 1) continue;
+        last[t - 1] = k + 1;
+        if (pass) list[first[t - 1]++] = k;
+        else first[t]++;
+      }
+    }
+  }
+  /* the fills moved each start to its list's end: shift back */
+  for (int i = n; i > 0; i--) first[i] = first[i - 1];
+  first[0] = 0;
+  cx_free(last);
+  *first_out = first;
+  *list_out = list;
+  return 1;
+}
+
 static int body_analyze(const cx_comp *b, body_info *bi) {
   int n = b->ninstrs;
   memset(bi, 0, sizeof *bi);
@@ -191,42 +228,17 @@ static int body_analyze(const cx_comp *b, body_info *bi) {
   bi->reused = cx_calloc((size_t)(n + 1) * 5, 1);
   int *src = cx_malloc(sizeof(int) * (size_t)(n + 1) * SRC_CAP);
   int *nsrc = cx_calloc((size_t)n + 1, sizeof(int));
-  /* users of each instruction, ascending, each once (CSR): scanning every later instruction
-   * for each one made this quadratic, and the fusion pass asks it after every step */
-  int nedges = 0;
-  for (int k = 0; k < n; k++) nedges += b->instrs[k]->nops;
-  int *ufirst = cx_calloc((size_t)n + 2, sizeof(int)), *ulist = cx_malloc(sizeof(int) * (size_t)(nedges + 1));
-  if (!bi->emit || !bi->reused || !src || !nsrc || !ufirst || !ulist) {
-    cx_free(src); cx_free(nsrc); cx_free(ufirst); cx_free(ulist); body_free(bi);
+  int *ufirst = NULL, *ulist = NULL;
+  for (int i = 0; i < n; i++) b->instrs[i]->aux = (void *)(intptr_t)(i + 1);
+  if (!bi->emit || !bi->reused || !src || !nsrc || !users_csr(b, &ufirst, &ulist)) {
+    for (int i = 0; i < n; i++) b->instrs[i]->aux = NULL;
+    cx_free(src); cx_free(nsrc); body_free(bi);
     return 0;
   }
   bi->ew = bi->reused + (n + 1);
   bi->to_reduce = bi->ew + (n + 1);
   bi->to_root = bi->to_reduce + (n + 1);
   bi->dot = bi->to_root + (n + 1);
-  for (int i = 0; i < n; i++) b->instrs[i]->aux = (void *)(intptr_t)(i + 1);
-  /* ufirst[i + 1] counts i's users first, then becomes where its list ends */
-  int *last = nsrc; /* the last user added to each list, +1 (nsrc is zero until the walk below) */
-  for (int pass = 0; pass < 2; pass++) {
-    if (pass) {
-      for (int i = 0; i < n; i++) ufirst[i + 1] += ufirst[i], last[i] = 0;
-    }
-    for (int k = 0; k < n; k++) {
-      const cx_instr *u = b->instrs[k];
-      for (int j = 0; j < u->nops; j++) {
-        intptr_t t = (intptr_t)u->ops[j]->aux;
-        if (t < 1 || t > n || b->instrs[t - 1] != u->ops[j] || last[t - 1] == k + 1) continue;
-        last[t - 1] = k + 1;
-        if (pass) ulist[ufirst[t - 1]++] = k;
-        else ufirst[t]++;
-      }
-    }
-    if (pass) { /* the fills moved each start to its list's end: shift back */
-      for (int i = n; i > 0; i--) ufirst[i] = ufirst[i - 1];
-      ufirst[0] = 0;
-    }
-  }
-  for (int i = 0; i < n; i++) last[i] = 0;
   const cx_instr *root = b->root;
   const int ROOT_SRC = n; /* index source of the outputs */
   for (int i = n - 1; i >= 0; i--) {

@@ -1,10 +1,11 @@
 /* test_cpu_kernel_reuse.c — fusions that are the same but for names share one kernel
- * (backend/cpu/kernel_reuse.h), and ones that differ in anything else do not: the same
+ * (codegen/kernel_reuse.h, passes/fusion_key.h), and ones that differ in anything else do not: the same
  * update written for three weights, the third with another learning rate, a fourth with
  * another shape. Each result must still be its own (checked against the interpreter). */
 #include <stdlib.h>
 #include <string.h>
-#include "backend/cpu/kernel_reuse.h"
+#include "codegen/kernel_reuse.h"
+#include "passes/fusion_key.h"
 #include "codegen_harness.h"
 #include "test.h"
 #include "test_cpu_helpers.h"
@@ -97,7 +98,10 @@ TEST(cpu_kernel_reuse_key_has_in_place_pairs) {
   cx_kalias_of_slots(&s1, straight, 2, 4);
   cx_kalias_of_slots(&s2, crossed, 2, 4);
   CHECK(s1.mask == s2.mask && s1.mask == 0xf);
-  char *k1 = cx_kreuse_key(m->entry->root, &s1), *k2 = cx_kreuse_key(m->entry->root, &s2);
+  char e1[CX_KALIAS_TEXT], e2[CX_KALIAS_TEXT];
+  cx_kalias_describe(&s1, e1);
+  cx_kalias_describe(&s2, e2);
+  char *k1 = cx_fusion_key(m->entry->root, e1), *k2 = cx_fusion_key(m->entry->root, e2);
   CHECK(k1 && k2 && strcmp(k1, k2) != 0);
   cx_free(k1);
   cx_free(k2);

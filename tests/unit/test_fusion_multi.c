@@ -107,27 +107,21 @@ static int column_sum_kernels(const cx_module *m) {
   return n;
 }
 
-/* An operand with many readers: siblings next to each other in program order still merge. */
+/* An operand with many readers: siblings next to each other in program order still merge, and
+ * siblings further apart than the window among x's readers are not paired (the price of not
+ * searching every pair of a widely read operand's readers; fusion_multi.c). */
 TEST(fusion_siblings_among_many_readers) {
-  char *text = chain_with_column_sums(24, 0);
-  CHECK(text != NULL);
-  cx_module *m = text ? FUSE(text) : NULL;
-  free(text);
-  if (!m) return;
-  CHECK_EQ_INT(column_sum_kernels(m), 1);
-  cx_module_free(m);
-}
-
-/* Siblings further apart than the window among x's readers are not paired (the price of
- * not searching every pair of a widely read operand's readers; fusion_multi.c). */
-TEST(fusion_siblings_window) {
-  char *text = chain_with_column_sums(24, 20);
-  CHECK(text != NULL);
-  cx_module *m = text ? FUSE(text) : NULL;
-  free(text);
-  if (!m) return;
-  CHECK_EQ_INT(column_sum_kernels(m), 2);
-  cx_module_free(m);
+  static const struct { int gap, kernels; } cases[] = {{0, 1}, {20, 2}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    char *text = chain_with_column_sums(24, cases[c].gap);
+    CHECK(text != NULL);
+    cx_module *m = text ? FUSE(text) : NULL;
+    free(text);
+    if (!m) continue;
+    CHECK_MSG(column_sum_kernels(m) == cases[c].kernels, "gap %d: %d column-sum kernels, want %d", cases[c].gap,
+              column_sum_kernels(m), cases[c].kernels);
+    cx_module_free(m);
+  }
 }
 
 /* ---- XLA's softmax numerics guard ---- */

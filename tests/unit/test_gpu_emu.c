@@ -538,9 +538,9 @@ TEST(gpu_emu_control_flow) {
   "ENTRY e {\n x = f32[64] parameter(0)\n z = f32[] constant(0)\n t = (f32[], f32[64]) tuple(z, x)\n" \
   " w = (f32[], f32[64]) while(t), condition=cond, body=body\n ROOT r = f32[64] get-tuple-element(w), index=1\n}\n"
 
-/* loops_counted in the compile counts: how many loops run without a read-back per trip */
-static int loops_counted(const char *text) {
-  cx_module *m = parse(text, "loop.hlo");
+/* One of the compile counts (key: "loops_counted=", ...), -1 when the module does not compile. */
+static int compile_count(const char *text, const char *key) {
+  cx_module *m = parse(text, "t.hlo");
   const cx_backend *b = cx_backend_find(gpu_backend_name());
   if (!m || !b) return cx_module_free(m), -1;
   void *state = NULL;
@@ -549,8 +549,8 @@ static int loops_counted(const char *text) {
   cx_sb_init(&stats.counts);
   int n = -1;
   if (b->compile(test_ctx(), m, &test_ctx()->flags, &state, &stats) == CXLA_OK) {
-    const char *c = stats.counts.buf ? strstr(stats.counts.buf, "loops_counted=") : NULL;
-    if (c) n = atoi(c + strlen("loops_counted="));
+    const char *c = stats.counts.buf ? strstr(stats.counts.buf, key) : NULL;
+    if (c) n = atoi(c + strlen(key));
     b->destroy(state);
   }
   cx_sb_free(&stats.times);
@@ -558,9 +558,10 @@ static int loops_counted(const char *text) {
   return n;
 }
 
+/* loops_counted: how many loops run without a read-back per trip */
 TEST(gpu_emu_loops_known_and_unknown) {
-  CHECK_EQ_INT(loops_counted(LOOP), 1);
-  CHECK_EQ_INT(loops_counted(FLOAT_LOOP), 0);
+  CHECK_EQ_INT(compile_count(LOOP, "loops_counted="), 1);
+  CHECK_EQ_INT(compile_count(FLOAT_LOOP, "loops_counted="), 0);
   emu_text(FLOAT_LOOP, 12); /* 7 trips through the read-back path */
 }
 
@@ -993,4 +994,23 @@ TEST(gpu_emu_batched_factorizations) {
     CHECK_MSG(count_of(counts, "solver_batched=") == k[i].batched, "module %zu: %s", i, counts ? counts : "no counts");
     cx_free(counts);
   }
+}
+
+/* Fusions that compute the same thing launch one kernel, whatever their reducers are named (jax
+ * writes one per reduce); one whose reducer differs gets its own. Each result is still its own. */
+TEST(gpu_emu_kernel_reuse) {
+  static const char three[] =
+      "HloModule k\n" SUM MAX "add2 {\n p = f32[] parameter(0)\n q = f32[] parameter(1)\n ROOT r = f32[] add(p, q)\n}\n"
+      "ENTRY e {\n x = f32[6,512] parameter(0)\n y = f32[6,512] parameter(1)\n w = f32[6,512] parameter(2)\n"
+      " z = f32[] constant(0)\n"
+      " a = f32[6] reduce(x, z), dimensions={1}, to_apply=add\n ba = f32[6,512] broadcast(a), dimensions={0}\n"
+      " da = f32[6,512] subtract(x, ba)\n"
+      " b = f32[6] reduce(y, z), dimensions={1}, to_apply=add2\n bb = f32[6,512] broadcast(b), dimensions={0}\n"
+      " db = f32[6,512] subtract(y, bb)\n"
+      " c = f32[6] reduce(w, z), dimensions={1}, to_apply=mx\n bc = f32[6,512] broadcast(c), dimensions={0}\n"
+      " dc = f32[6,512] subtract(w, bc)\n"
+      " ROOT t = (f32[6,512], f32[6,512], f32[6,512]) tuple(da, db, dc)\n}\n";
+  CHECK_EQ_INT(compile_count(three, "kernels="), 2);
+  CHECK_EQ_INT(compile_count(three, "kernels_reused="), 1);
+  emu_text(three, 13);
 }

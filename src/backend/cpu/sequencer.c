@@ -13,6 +13,7 @@
 #include "backend/cpu/sort_scatter.h"
 #include "ir/clone.h"
 #include "ir/fusion_plan.h"
+#include "passes/fusion_key.h"
 
 void cx_seq_out_free(cx_seq_out *o) {
   for (int i = 0; i < o->nnames; i++) cx_free(o->names[i]);
@@ -233,16 +234,18 @@ static cxla_status call_kernel(cx_seq *s, const cx_instr *in) {
   cx_kalias alias;
   cx_kalias_of_slots(&alias, slots, nout, n);
   /* Outside loops, a fusion the same as an earlier one but for names calls that one's kernel
-   * (kernel_reuse.h); inside loops each kernel stays where LLVM may inline it. */
-  char *key = s->loop_depth ? NULL : cx_kreuse_key(in, &alias);
+   * (codegen/kernel_reuse.h); inside loops each kernel stays where LLVM may inline it. */
+  char extra[CX_KALIAS_TEXT];
+  cx_kalias_describe(&alias, extra);
+  char *key = s->loop_depth ? NULL : cx_fusion_key(in, extra);
   if (!s->loop_depth && !key) {
     cx_free(slots);
     return cx_cg_fail(s->g, CXLA_ERR_OUT_OF_MEMORY, "out of memory");
   }
-  const cx_kernel *same = key ? cx_kreuse_find(&s->reuse, key) : NULL;
+  const cx_kreuse_entry *same = key ? cx_kreuse_find(&s->reuse, key) : NULL;
   cxla_status st = CXLA_OK;
   if (same) {
-    k = *same; /* declared in this module when it was emitted (here or in a shard) */
+    k = same->k; /* declared in this module when it was emitted (here or in a shard) */
     k.fn = LLVMGetNamedFunction(s->g->mod, k.name);
     cx_free(key);
     key = NULL;
@@ -259,7 +262,7 @@ static cxla_status call_kernel(cx_seq *s, const cx_instr *in) {
       cx_shards_done(s->shards, kg, s->g, st == CXLA_OK ? k.name : NULL);
       if (st == CXLA_OK) k.fn = LLVMAddFunction(s->g->mod, k.name, s->t_kernel); /* defined in the shard */
     }
-    if (st == CXLA_OK && key && !cx_kreuse_add(&s->reuse, key, &k))
+    if (st == CXLA_OK && key && !cx_kreuse_add(&s->reuse, key, &k, s->reuse.n))
       st = cx_cg_fail(s->g, CXLA_ERR_OUT_OF_MEMORY, "out of memory");
     else if (st != CXLA_OK)
       cx_free(key);

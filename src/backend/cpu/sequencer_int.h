@@ -4,7 +4,7 @@
 #ifndef CX_CPU_SEQUENCER_INT_H
 #define CX_CPU_SEQUENCER_INT_H
 #include "backend/cpu/sequencer.h"
-#include "backend/cpu/kernel_reuse.h"
+#include "codegen/kernel_reuse.h"
 
 typedef struct cx_seq {
   cx_cg *g;

@@ -118,9 +118,9 @@ static cxla_status compile_state(cxla_context *ctx, cx_module *m, const cx_flags
   st->cu->CtxPopCurrent(&c);
   /* which target ran where: a GPU newer than cxla runs the newest PTX cxla knows */
   cx_sb_printf(&stats->counts,
-               "gpu=\"%s\" ptx_target=%s ptx_isa=%d.%d kernels=%d gemms=%d solver_calls=%d solver_batched=%d host_linalg=%d ffts=%d cudnn_convs=%d "
+               "gpu=\"%s\" ptx_target=%s ptx_isa=%d.%d kernels=%d kernels_reused=%d gemms=%d solver_calls=%d solver_batched=%d host_linalg=%d ffts=%d cudnn_convs=%d "
                "conv_fallbacks=%d loops_counted=%d loops_graph=%d conds_graph=%d ",
-               name, arch.sm, arch.ptx / 10, arch.ptx % 10, st->prog.nkernels, st->prog.ngemms, st->prog.nlinalg,
+               name, arch.sm, arch.ptx / 10, arch.ptx % 10, st->prog.nkernels, st->prog.nreused, st->prog.ngemms, st->prog.nlinalg,
                st->prog.nlinalg_batched, st->prog.nhost_linalg,
                st->prog.nffts, st->prog.nconvs_dnn, st->prog.nconv_fallbacks, st->prog.nloops_known, st->prog.nloops_graph,
                st->prog.nconds_graph);

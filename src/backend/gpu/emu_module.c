@@ -31,7 +31,7 @@ typedef struct rewriter {
   LLVMTargetDataRef td;
   LLVMTypeRef t_i32, t_i64, t_sreg, t_access;
   LLVMValueRef f_sreg, f_access, f_shfl;
-  unsigned char warp[1024];  /* per kernel (in order): it exchanges registers across its warp */
+  unsigned char *warp;       /* per kernel (in order): it exchanges registers across its warp */
   char *log;
   size_t loglen;
 } rewriter;
@@ -205,18 +205,28 @@ static int rewrite(rewriter *w, int *nkernels) {
   if (rewrite_intrinsics(w)) return -1;
   for (LLVMValueRef f = LLVMGetFirstFunction(w->mod); f; f = LLVMGetNextFunction(f))
     if (!LLVMIsDeclaration(f) && rewrite_asm(w, f)) return -1;
-  LLVMValueRef kernels[1024];
+  /* as many kernels as the module has (a fixed table of 1024 refused a 32-layer model's) */
   int nk = 0;
   for (LLVMValueRef f = LLVMGetFirstFunction(w->mod); f; f = LLVMGetNextFunction(f)) {
     if (LLVMIsDeclaration(f)) continue;
     if (check_accesses(w, f)) return -1;
-    if (LLVMGetLinkage(f) == LLVMExternalLinkage && nk < 1024) kernels[nk++] = f;
+    nk += LLVMGetLinkage(f) == LLVMExternalLinkage;
   }
+  LLVMValueRef *kernels = cx_calloc((size_t)nk + 1, sizeof *kernels);
+  w->warp = cx_calloc((size_t)nk + 1, 1);
+  if (!kernels || !w->warp) {
+    cx_free(kernels);
+    return fail(w, "grid emulation: %s", "out of memory");
+  }
+  int k = 0;
+  for (LLVMValueRef f = LLVMGetFirstFunction(w->mod); f && k < nk; f = LLVMGetNextFunction(f))
+    if (!LLVMIsDeclaration(f) && LLVMGetLinkage(f) == LLVMExternalLinkage) kernels[k++] = f;
   for (int i = 0; i < nk; i++) add_entry(w, kernels[i]);
   for (LLVMUseRef u = w->f_shfl ? LLVMGetFirstUse(w->f_shfl) : NULL; u; u = LLVMGetNextUse(u)) {
     LLVMValueRef in = LLVMGetUser(u), fn = LLVMIsAInstruction(in) ? LLVMGetBasicBlockParent(LLVMGetInstructionParent(in)) : NULL;
     for (int i = 0; i < nk; i++) w->warp[i] |= kernels[i] == fn;
   }
+  cx_free(kernels);
   *nkernels = nk;
   return 0;
 }
@@ -344,6 +354,7 @@ int cx_emu_module_load(const char *ir, cx_emu_module **out, char *log, size_t lo
   int ng = rc ? 0 : export_globals(&w);
   if (rc) LLVMDisposeModule(mod);
   else rc = link(m, mod, nk, ng, w.warp, log, loglen);
+  cx_free(w.warp);
   if (rc) {
     cx_emu_module_free(m);
     return -1;

@@ -1,4 +1,5 @@
 /* gpu_build.c — a module compiled for an NVIDIA GPU without one (see gpu_build.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend/gpu/cudnn_lib.h"
@@ -7,10 +8,12 @@
 #include "backend/gpu/libdevice.h"
 #include "backend/gpu/ptx.h"
 #include "codegen/cg.h"
+#include "codegen/kernel_reuse.h"
 #include "interp/interp.h"
 #include "ir/clone.h"
 #include "ir/custom_call.h"
 #include "ir/while_trips.h"
+#include "passes/fusion_key.h"
 #include "passes/fusion_plan.h"
 #include "passes/library_lowering.h"
 #include "passes/pass.h"
@@ -25,6 +28,7 @@ typedef struct builder {
   const char *dnn_why;
   int64_t steps_cap, kernels_cap, scratch_cap;
   int loops;              /* while loops around the computation being sequenced */
+  cx_kreuse reuse;        /* fusion kernels by what they compute (codegen/kernel_reuse.h) */
   int *rng_words, nrng;   /* the scratch entries of rng run counters (placed after the build) */
   int64_t rng_cap;
 } builder;
@@ -96,6 +100,25 @@ static cxla_status add_launch(builder *b, cx_instr *in, cxla_status st, const cx
   return CXLA_OK;
 }
 
+/* A launch of the kernel an earlier fusion that computes the same thing emitted. */
+static cxla_status reuse_launch(builder *b, cx_instr *in, const cx_kreuse_entry *same, int *slots, int n, int nout,
+                                int vec) {
+  cx_gpu_step *s = NULL;
+  if (same->k.nout != nout || same->k.nout + same->k.nin != n) {
+    cx_free(slots);
+    return cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: kernel %s takes %d+%d pointers, %s has %d+%d", same->k.name,
+                    same->k.nout, same->k.nin, in->name, nout, n - nout);
+  }
+  if (!(s = new_step(b))) {
+    cx_free(slots);
+    return cx_oom(b->ctx);
+  }
+  *s = (cx_gpu_step){.kind = CX_GPU_LAUNCH, .in = in, .kernel = (int)same->index, .total = same->k.total, .vec = vec,
+                     .nargs = n, .slots = slots};
+  b->p->nreused++;
+  return CXLA_OK;
+}
+
 static cxla_status launch(builder *b, cx_instr *in, emit_fn emit) {
   const cx_buffers *bufs = &b->p->bufs;
   int n = bufs->nleaves[in->id], nout = n;
@@ -117,13 +140,33 @@ static cxla_status launch(builder *b, cx_instr *in, emit_fn emit) {
    * loads and stores for 4-byte types (reductions keep their own threads) */
   int64_t elems = cx_shape_elems(in->shape.type == CXLA_TUPLE ? cx_shape_leaf(&in->shape, 0) : &in->shape);
   int vec = in->a.fusion_kind == CX_FUSION_LOOP && elems % VEC == 0 && elems >= VEC * 256 ? VEC : 1;
+  /* a fusion that computes what an earlier one did launches that one's kernel */
+  char *key = NULL;
+  if (!emit) {
+    char extra[CX_KALIAS_TEXT + 16];
+    cx_kalias_describe(&alias, extra);
+    snprintf(extra + strlen(extra), 16, " vec %d", vec);
+    if (!(key = cx_fusion_key(in, extra))) {
+      cx_free(slots);
+      return cx_oom(b->ctx);
+    }
+    const cx_kreuse_entry *same = cx_kreuse_find(&b->reuse, key);
+    if (same) {
+      cx_free(key);
+      return reuse_launch(b, in, same, slots, n, nout, vec);
+    }
+  }
   b->cg.elems_per_thread = vec;
   cx_kernel kn;
   cxla_status st = emit && alias.mask ? cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s shares memory with its operand", in->name)
                    : emit ? emit(&b->cg, in, &kn)
                    : alias.mask ? cx_emit_kernel_ex(&b->cg, in, &alias, &kn) : cx_emit_kernel(&b->cg, in, &kn);
   b->cg.elems_per_thread = 1;
-  return add_launch(b, in, st, &kn, slots, n, nout, vec);
+  int index = b->p->nkernels;
+  st = add_launch(b, in, st, &kn, slots, n, nout, vec);
+  if (key && st == CXLA_OK && !cx_kreuse_add(&b->reuse, key, &kn, index)) return cx_oom(b->ctx);
+  if (key && st != CXLA_OK) cx_free(key);
+  return st;
 }
 
 /* Whether convolutions can go to cuDNN, asked once per build: CXLA_CUDNN=off says no; the
@@ -696,6 +739,7 @@ cxla_status cx_gpu_build(cxla_context *ctx, cx_module *m, const cx_flags *flags,
   cxla_status s = comp_steps(&b, m->entry);
   rng_place(&b);
   cx_free(b.rng_words);
+  cx_kreuse_free(&b.reuse);
   cx_cg_dispose(&b.cg);
   if (s == CXLA_OK && (mode & CX_GPU_GRAPHS)) s = cx_gpu_graph_plan(ctx, out, mod);
   if (s == CXLA_OK) s = cx_libdevice_link(ctx, mod, flags->gpu_libdevice);

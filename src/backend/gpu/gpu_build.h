@@ -87,6 +87,7 @@ typedef struct cx_gpu_prog {
   int nsteps;
   cx_gpu_step *steps;
   int nkernels, ngemms, nlinalg, nffts, nragged;
+  int nreused;            /* LAUNCH steps of a kernel an earlier fusion's step launches too */
   int nlinalg_batched;    /* LINALG steps making one batched call (cx_gpu_linalg_batched) */
   int nhost_linalg;       /* HOST_LA steps: LAPACK custom-calls run by the cpu's routine */
   int nconvs_dnn;         /* convolutions on cuDNN */

@@ -1,8 +1,8 @@
-/* kernel_reuse.c — fusions that differ only in instruction names share a kernel (see the
- * header for why). */
+/* fusion_key.c — the text that is equal for two fusions exactly when they compute the same
+ * thing (fusion_key.h). */
 #include <stdio.h>
 #include <string.h>
-#include "backend/cpu/kernel_reuse.h"
+#include "passes/fusion_key.h"
 #include "text/hlo.h"
 
 /* Prints c's instructions under the names "r<position>" (put back afterwards): names then
@@ -69,7 +69,7 @@ static void free_callees(callees *cs) {
   cx_free(cs->text);
 }
 
-char *cx_kreuse_key(const cx_instr *fusion, const cx_kalias *alias) {
+char *cx_fusion_key(const cx_instr *fusion, const char *extra) {
   /* Raw attributes (metadata, sharding, backend_config: cx_attrs.raw) stay out: they differ
    * between copies of one update, and code generation reads none of them. */
   cx_print_opts o = cx_print_opts_canonical();
@@ -96,11 +96,7 @@ char *cx_kreuse_key(const cx_instr *fusion, const cx_kalias *alias) {
     cs.name[i] = cs.c[i]->name;
     cs.c[i]->name = cs.text[i];
   }
-  /* the pairs too: the same mask with other pairs reads other pointers in place */
-  cx_sb_printf(&key, "kind %d alias %llx", (int)fusion->a.fusion_kind, (unsigned long long)alias->mask);
-  for (int i = 0; i < 64; i++)
-    if (alias->mask >> i & 1) cx_sb_printf(&key, " %d>%d", i, alias->to[i]);
-  cx_sb_puts(&key, "\n");
+  cx_sb_printf(&key, "kind %d %s\n", (int)fusion->a.fusion_kind, extra ? extra : "");
   ok = ok && print_renamed(&key, fusion->called[0], &o);
   free_callees(&cs);
   if (!ok || key.oom) {
@@ -108,27 +104,4 @@ char *cx_kreuse_key(const cx_instr *fusion, const cx_kalias *alias) {
     return NULL;
   }
   return cx_sb_take(&key);
-}
-
-const cx_kernel *cx_kreuse_find(const cx_kreuse *r, const char *key) {
-  for (int64_t i = 0; i < r->n; i++)
-    if (!strcmp(r->e[i].key, key)) return &r->e[i].k;
-  return NULL;
-}
-
-int cx_kreuse_add(cx_kreuse *r, char *key, const cx_kernel *k) {
-  if (!cx_vec_reserve((void **)&r->e, &r->cap, r->n + 1, sizeof *r->e)) {
-    cx_free(key);
-    return 0;
-  }
-  r->e[r->n].key = key;
-  r->e[r->n].k = *k;
-  r->n++;
-  return 1;
-}
-
-void cx_kreuse_free(cx_kreuse *r) {
-  for (int64_t i = 0; i < r->n; i++) cx_free(r->e[i].key);
-  cx_free(r->e);
-  memset(r, 0, sizeof *r);
 }
