@@ -24,7 +24,8 @@
  *    parameters, non-scalar constants (they stay buffers); an EXPENSIVE producer (ops.def) that
  *    has other users; an EXPENSIVE producer read many times per element (broadcast, window:
  *    XLA's ReusesOperandElements); a producer feeding a max-reduce, duplicated (XLA's softmax
- *    numerics guard); concatenates of more than 8 operands; fusions beyond the size limits.
+ *    numerics guard); concatenates of more than 8 operands; fusions beyond the size limits
+ *    (but a full fusion still takes a scalar constant, an iota or a broadcast of a scalar).
  * Dot epilogues (kOutput, fusion_dot.c) are formed first, as XLA's CPU fusion picks kOutput
  * itself, so that a bias or activation is not loop-fused away from its dot. Afterwards every
  * op that still needs a kernel of its own is wrapped in a single-op fusion and scalar
@@ -105,6 +106,15 @@ static int big_concat(const cx_instr *x) {
   for (int i = 0; i < b->ninstrs; i++)
     if (is_big_concat(b->instrs[i])) return 1;
   return 0;
+}
+
+/* A value a kernel has for nothing: a scalar constant, an iota (an index), a broadcast of a
+ * scalar (one register for the whole loop). A consumer that reached the size limit still takes
+ * it (up to twice the limit): left outside, it was a kernel of its own writing an array the
+ * consumer read back (a chain of 1100 scaled sines ran 1122 kernels, 35 with them taken in). */
+static int costs_nothing(const cx_instr *p) {
+  return p->op == CX_OP_IOTA || (p->op == CX_OP_CONSTANT && p->shape.rank == 0) ||
+         (p->op == CX_OP_BROADCAST && p->nops == 1 && p->ops[0]->shape.rank == 0);
 }
 
 /* Distinct operands of the fusion of p into cons, plus its outputs. */
@@ -201,7 +211,9 @@ static int should_fuse(cx_comp *c, cx_instr *cons, int i, int allow_dup, decisio
     if (!fu_reduces_compatible(p, cons)) return no(d, "reduces over different shapes or dimensions");
   }
   if ((long)u.emissions * fu_max_emissions(p) > FU_MAX_EMISSIONS) return no(d, "code duplication too high");
-  if (fu_size(cons) + fu_size(p) > FU_MAX_INSTRS) return no(d, "fusion would exceed %d instructions", FU_MAX_INSTRS);
+  int size = fu_size(cons) + fu_size(p);
+  if (size > FU_MAX_INSTRS && !(costs_nothing(p) && size <= 2 * FU_MAX_INSTRS))
+    return no(d, "fusion would exceed %d instructions", FU_MAX_INSTRS);
   if (fu_count_reduces(cons) + fu_count_reduces(p) > FU_MAX_REDUCES) return no(d, "more than %d reduces", FU_MAX_REDUCES);
   if (args_after(cons, p) > FU_MAX_ARGS) return no(d, "more than %d operands and outputs", FU_MAX_ARGS);
   d->kind = ck == CX_FUSION_OUTPUT ? CX_FUSION_OUTPUT

@@ -296,6 +296,26 @@ TEST(fusion_size_limit) {
   cx_module_free(m);
 }
 
+/* A chain of 40 scaled sines (x * broadcast(constant), then sine): a fusion that reached the size
+ * limit still takes the broadcasts of its scalars (they cost it nothing), up to twice the
+ * limit; left outside, each was a kernel of its own (32 kernels, now 2). */
+TEST(fusion_size_limit_takes_free_operands) {
+  cx_sb sb;
+  cx_sb_init(&sb);
+  cx_sb_puts(&sb, "HloModule scaled\n\nENTRY main {\n  s0 = f32[8] parameter(0)\n");
+  for (int i = 1; i <= 40; i++)
+    cx_sb_printf(&sb, "  c%d = f32[] constant(%d.5)\n  b%d = f32[8] broadcast(c%d), dimensions={}\n"
+                      "  m%d = f32[8] multiply(s%d, b%d)\n  s%d = f32[8] sine(m%d)\n", i, i, i, i, i, i - 1, i, i, i);
+  cx_sb_puts(&sb, "  ROOT r = f32[8] negate(s40)\n}\n");
+  char *text = cx_sb_take(&sb);
+  cx_module *m = text ? FUSE(text) : NULL;
+  free(text);
+  if (!m) return;
+  CHECK_EQ_INT(cx_count_kernels(m), 2);
+  CHECK(fh_max_fused_size(m) <= 2 * FU_MAX_INSTRS);
+  cx_module_free(m);
+}
+
 /* An expensive producer is not fused where its elements would be re-read (a broadcast
  * expands exp(x[4]) over 8 columns: fusing would compute each exp 8 times). */
 static const char *EXP_BROADCAST =
