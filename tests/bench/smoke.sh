@@ -48,6 +48,10 @@ check "diag_llvm on a --dump-to IR file" sh -c "'$BUILD/cxla' compile bench/hlo/
 JAX_PY=$BUILD/venv/bin/python
 check "time_to_accuracy.py: the CNN to test accuracy 0.5 in cxla (and jax, torch where installed)" \
   python3 bench/time_to_accuracy.py --cxla "$BUILD/examples/train" --jax-python "$JAX_PY" --target 0.5
+if [ -x "$JAX_PY" ]; then
+  check "compile_depth.py: 1 and 2 stacked transformer blocks, cxla's CLI and jax" \
+    env CXLA_BUILD="$BUILD" "$JAX_PY" bench/compile_depth.py --depths 1,2 --rounds 1
+fi
 if [ -x "$BIN/bench_allreduce" ] && command -v mpirun > /dev/null 2>&1; then
   ROOT_FLAG=""
   [ "$(id -u)" = 0 ] && ROOT_FLAG="--allow-run-as-root"
