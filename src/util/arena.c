@@ -4,7 +4,8 @@
  * a mid-sized training step write 10 MB of instructions (fusion clones each growing fused
  * computation), and in a new process nearly all of that time went to page faults, one per
  * 4 KiB (the LeNet step's fusion pass took 5.7-8.3 ms on pre-faulted memory, 12-18 ms
- * without). 2 MiB chunks are aligned and asked for as huge pages: one fault each. */
+ * without). 2 MiB chunks are aligned and asked for as huge pages: one fault each (the first
+ * HUGE_CHUNKS of them). */
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -12,6 +13,12 @@
 
 #define CHUNK_MIN ((size_t)64 << 10)
 #define CHUNK_HUGE ((size_t)2 << 20)
+/* Only an arena's first 64 MiB: where the kernel compacts memory for advised regions
+ * (transparent_hugepage/defrag = madvise, Debian's default), a fault on a busy machine can wait
+ * for it, and a deep model's compile writes hundreds of MB (16 stacked transformer blocks: the
+ * passes took 443 ms median and up to 575 with every chunk advised, 209 ms with this cap,
+ * under load). A training step of the usual size stays within it. */
+#define HUGE_CHUNKS 32
 
 struct cx_arena_chunk {
   cx_arena_chunk *next;
@@ -20,7 +27,7 @@ struct cx_arena_chunk {
 
 void cx_arena_init(cx_arena *a) { memset(a, 0, sizeof *a); }
 
-static cx_arena_chunk *chunk_new(size_t cap) {
+static cx_arena_chunk *chunk_new(size_t cap, int advise) {
   int huge = cap >= CHUNK_HUGE;
   size_t head = (sizeof(cx_arena_chunk) + 15) & ~(size_t)15;
   unsigned char *raw = cx_malloc(head + cap + (huge ? CHUNK_HUGE : 0));
@@ -30,7 +37,7 @@ static cx_arena_chunk *chunk_new(size_t cap) {
   if (huge) {
     c->data = (unsigned char *)(((uintptr_t)c->data + CHUNK_HUGE - 1) & ~(uintptr_t)(CHUNK_HUGE - 1));
 #ifdef MADV_HUGEPAGE
-    madvise(c->data, cap & ~(CHUNK_HUGE - 1), MADV_HUGEPAGE); /* advice: no huge pages is no error */
+    if (advise) madvise(c->data, cap & ~(CHUNK_HUGE - 1), MADV_HUGEPAGE); /* advice: no huge pages is no error */
 #endif
   }
   return c;
@@ -42,8 +49,10 @@ void *cx_arena_alloc(cx_arena *a, size_t n) {
   if (!a->head || a->used + n > a->cap) {
     size_t cap = !a->head ? CHUNK_MIN : a->cap < CHUNK_HUGE / 2 ? 2 * a->cap : CHUNK_HUGE;
     if (cap < n) cap = n;
-    cx_arena_chunk *c = chunk_new(cap);
+    int advise = cap >= CHUNK_HUGE && a->nhuge < HUGE_CHUNKS;
+    cx_arena_chunk *c = chunk_new(cap, advise);
     if (!c) return NULL;
+    a->nhuge += advise;
     c->next = a->head;
     a->head = c;
     a->used = 0;

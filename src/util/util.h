@@ -43,6 +43,7 @@ typedef struct cx_arena_chunk cx_arena_chunk;
 typedef struct cx_arena {
   cx_arena_chunk *head;
   size_t used, cap;
+  int nhuge;      /* chunks asked for as huge pages (arena.c: only the first few are) */
 } cx_arena;
 void cx_arena_init(cx_arena *a);
 void *cx_arena_alloc(cx_arena *a, size_t n);      /* zeroed, 16-byte aligned */
