@@ -30,25 +30,12 @@ def step_fn(depth):
     import jax
     import jax.numpy as jnp
 
-    def layer_norm(h, g, b):
-        mu = jnp.mean(h, axis=-1, keepdims=True)
-        var = jnp.mean(jnp.square(h - mu), axis=-1, keepdims=True)
-        return (h - mu) * jax.lax.rsqrt(var + 1e-5) * g + b
-
-    def attention(h, wq, wk, wv, wo):
-        b, t, d = h.shape
-        split = lambda a: a.reshape(b, t, ts.HEADS, d // ts.HEADS)
-        q, k, v = split(h @ wq), split(h @ wk), split(h @ wv)
-        s = jnp.einsum("bthd,bshd->bhts", q, k) / jnp.float32((d // ts.HEADS) ** 0.5)
-        s = jnp.where(jnp.tril(jnp.ones((t, t), bool)), s, -1e9)
-        return jnp.einsum("bhts,bshd->bthd", jax.nn.softmax(s, axis=-1), v).reshape(b, t, d) @ wo
-
     def loss(p, x, y):
         h = p["emb"][x] + p["pos"]
         for l in p["blocks"]:
-            h = h + attention(layer_norm(h, l["g1"], l["b1"]), l["wq"], l["wk"], l["wv"], l["wo"])
-            h = h + jax.nn.gelu(layer_norm(h, l["g2"], l["b2"]) @ l["w1"] + l["c1"]) @ l["w2"] + l["c2"]
-        logp = jax.nn.log_softmax(layer_norm(h, p["gf"], p["bf"]) @ p["wout"])
+            h = ts.block(h, l["g1"], l["b1"], l["wq"], l["wk"], l["wv"], l["wo"], l["g2"], l["b2"], l["w1"], l["c1"],
+                         l["w2"], l["c2"])
+        logp = jax.nn.log_softmax(ts.layer_norm(h, p["gf"], p["bf"]) @ p["wout"])
         return -jnp.mean(jnp.take_along_axis(logp, y[..., None], axis=-1))
 
     def step(p, x, y):

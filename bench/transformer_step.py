@@ -36,32 +36,46 @@ def batch(rng):
     return seq[:, :-1].copy(), seq[:, 1:].copy()
 
 
+def layer_norm(h, g, b):
+    """Layer norm over the last axis (eps 1e-5), in jax.numpy."""
+    import jax
+    import jax.numpy as jnp
+    mu = jnp.mean(h, axis=-1, keepdims=True)
+    var = jnp.mean(jnp.square(h - mu), axis=-1, keepdims=True)
+    return (h - mu) * jax.lax.rsqrt(var + 1e-5) * g + b
+
+
+def attention(h, wq, wk, wv, wo, heads=HEADS):
+    """Causal multi-head self-attention of h [batch, seq, d], in jax.numpy."""
+    import jax
+    import jax.numpy as jnp
+    b, t, d = h.shape
+    split = lambda a: a.reshape(b, t, heads, d // heads)
+    q, k, v = split(h @ wq), split(h @ wk), split(h @ wv)
+    s = jnp.einsum("bthd,bshd->bhts", q, k) / np.float32(np.sqrt(d // heads))
+    causal = jnp.tril(jnp.ones((t, t), bool))
+    s = jnp.where(causal, s, -1e9)
+    p = jax.nn.softmax(s, axis=-1)
+    return jnp.einsum("bhts,bshd->bthd", p, v).reshape(b, t, d) @ wo
+
+
+def block(h, ln1_g, ln1_b, wq, wk, wv, wo, ln2_g, ln2_b, w1, b1, w2, b2, heads=HEADS):
+    """One pre-LN block: attention and the gelu MLP, each added back to h."""
+    import jax
+    h = h + attention(layer_norm(h, ln1_g, ln1_b), wq, wk, wv, wo, heads)
+    return h + jax.nn.gelu(layer_norm(h, ln2_g, ln2_b) @ w1 + b1) @ w2 + b2
+
+
 def loss(heads=HEADS):
     """loss(params, x, y) -> mean cross-entropy, in jax.numpy (sizes from the params' shapes)."""
     import jax
     import jax.numpy as jnp
 
-    def layer_norm(h, g, b):
-        mu = jnp.mean(h, axis=-1, keepdims=True)
-        var = jnp.mean(jnp.square(h - mu), axis=-1, keepdims=True)
-        return (h - mu) * jax.lax.rsqrt(var + 1e-5) * g + b
-
-    def attention(h, wq, wk, wv, wo):
-        b, t, d = h.shape
-        split = lambda a: a.reshape(b, t, heads, d // heads)
-        q, k, v = split(h @ wq), split(h @ wk), split(h @ wv)
-        s = jnp.einsum("bthd,bshd->bhts", q, k) / np.float32(np.sqrt(d // heads))
-        causal = jnp.tril(jnp.ones((t, t), bool))
-        s = jnp.where(causal, s, -1e9)
-        p = jax.nn.softmax(s, axis=-1)
-        return jnp.einsum("bhts,bshd->bthd", p, v).reshape(b, t, d) @ wo
-
     def f(params, x, y):
         (emb, pos, ln1_g, ln1_b, wq, wk, wv, wo, ln2_g, ln2_b,
          w1, b1, w2, b2, lnf_g, lnf_b, wout) = params
         h = emb[x] + pos
-        h = h + attention(layer_norm(h, ln1_g, ln1_b), wq, wk, wv, wo)
-        h = h + jax.nn.gelu(layer_norm(h, ln2_g, ln2_b) @ w1 + b1) @ w2 + b2
+        h = block(h, ln1_g, ln1_b, wq, wk, wv, wo, ln2_g, ln2_b, w1, b1, w2, b2, heads)
         logits = layer_norm(h, lnf_g, lnf_b) @ wout
         logp = jax.nn.log_softmax(logits)
         return -jnp.mean(jnp.take_along_axis(logp, y[..., None], axis=-1))
