@@ -38,9 +38,20 @@
 #include "ir/edit.h"
 #include "passes/fusion_util.h"
 
+/* What should_fuse asks about a consumer for each of its operands, kept by grow until the next
+ * edit: each answer walks the consumer's whole body (one body analysis tells how every operand
+ * is read). */
+typedef struct uses_cache {
+  fu_param_use *u;
+  int cap, valid;     /* u is for the consumer as it is */
+  int facts;          /* fusible and big are */
+  int fusible, big;   /* consumer_fusible, big_concat */
+} uses_cache;
+
 typedef struct decision {
   int ok, dup;
   int explain; /* the reasons are written only for the report: formatting them was a fifth of a compile's fusion time */
+  uses_cache *uses; /* NULL: analyse for this question alone */
   cx_fusion_kind kind;
   char why[200];
 } decision;
@@ -164,13 +175,36 @@ static int materialized_anyway(cx_comp *c, const cx_instr *p, const cx_instr *co
   return any;
 }
 
+static int operand_use(const cx_instr *cons, int i, uses_cache *uc, fu_param_use *u) {
+  if (!uc || cons->op != CX_OP_FUSION || cons->ncalled != 1) return fu_analyze_operand(cons, i, u);
+  if (!uc->valid) {
+    if (uc->cap < cons->nops) {
+      fu_param_use *v = cx_realloc(uc->u, sizeof *v * (size_t)cons->nops);
+      if (!v) return 0;
+      uc->u = v;
+      uc->cap = cons->nops;
+    }
+    if (!fu_analyze_operands(cons, uc->u)) return 0;
+    uc->valid = 1;
+  }
+  *u = uc->u[i];
+  return 1;
+}
+
 /* Whether operand i of cons should fuse into it, and why not. */
 static int should_fuse(cx_comp *c, cx_instr *cons, int i, int allow_dup, decision *d) {
   cx_instr *p = cons->ops[i];
   int explain = d->explain;
+  uses_cache *uses = d->uses;
+  if (uses && !uses->facts) {
+    uses->fusible = consumer_fusible(cons);
+    uses->big = big_concat(cons);
+    uses->facts = 1;
+  }
   memset(d, 0, sizeof *d);
   d->explain = explain;
-  if (!consumer_fusible(cons)) return no(d, "consumer %s is not fusible", cx_op_name(cons->op));
+  d->uses = uses;
+  if (!(uses ? uses->fusible : consumer_fusible(cons))) return no(d, "consumer %s is not fusible", cx_op_name(cons->op));
   if (p->op == CX_OP_PARAMETER) return no(d, "parameter");
   cx_fusion_kind pk = fu_kind_of(p), ck = fu_kind_of(cons);
   int scalar_const = fu_is_scalar_constant(p);
@@ -185,7 +219,7 @@ static int should_fuse(cx_comp *c, cx_instr *cons, int i, int allow_dup, decisio
   }
   int reduce_like = fu_is_simple_reduce(p) || pk == CX_FUSION_INPUT;
   if (ck == CX_FUSION_OUTPUT && reduce_like) return no(d, "a reduce does not fuse into a dot epilogue");
-  if (big_concat(p) || big_concat(cons))
+  if (big_concat(p) || (uses ? uses->big : big_concat(cons)))
     return no(d, "concatenate with more than %d operands stays a copy", FU_MAX_CONCAT_OPERANDS);
   const char *expensive = expensive_op(p);
   if (!fu_only_user_is(c, p, cons)) {
@@ -202,7 +236,7 @@ static int should_fuse(cx_comp *c, cx_instr *cons, int i, int allow_dup, decisio
     d->dup = 1;
   }
   fu_param_use u;
-  if (!fu_analyze_operand(cons, i, &u)) return no(d, "out of memory");
+  if (!operand_use(cons, i, uses, &u)) return no(d, "out of memory");
   if (expensive && !reduce_like && u.reused) return no(d, "expensive producer (%s) would be re-read by the consumer", expensive);
   if (u.dot_operand) return no(d, "dot operands are not fused");
   if (reduce_like) {
@@ -229,18 +263,27 @@ static cxla_status fuse_into(cx_comp *c, cx_instr *cons, int i, const decision *
   return fu_fuse(c, &s, 1, out);
 }
 
-/* Lets consumer x absorb producers until none fits; non-duplicating fusions go first. */
+/* Lets consumer x absorb producers until none fits; non-duplicating fusions go first. The
+ * first absorption builds a new fusion; its fused computation is x's alone, so the rest edit it
+ * in place. */
 static cxla_status grow(cx_comp *c, cx_instr *x, int *changed) {
-  for (;;) {
-    decision d = {.explain = 0};
+  uses_cache uses = {0};
+  cxla_status st = CXLA_OK;
+  for (int own = 0; st == CXLA_OK; own = 1) {
+    decision d = {.explain = 0, .uses = &uses};
+    uses.valid = uses.facts = 0;
     int found = -1;
     for (int pass = 0; pass < 2 && found < 0; pass++)
       for (int i = 0; i < x->nops && found < 0; i++)
         if (should_fuse(c, x, i, pass, &d)) found = i;
-    if (found < 0) return CXLA_OK;
-    CX_TRY(fuse_into(c, x, found, &d, &x));
+    if (found < 0) break;
+    int done = 0;
+    if (own) st = fu_absorb(c, x, found, d.dup, d.kind, &done);
+    if (st == CXLA_OK && !done) st = fuse_into(c, x, found, &d, &x);
     *changed = 1;
   }
+  cx_free(uses.u);
+  return st;
 }
 
 static cxla_status fuse_comp(cx_comp *c, int *changed) {

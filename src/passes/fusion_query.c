@@ -3,6 +3,7 @@
  * re-read, emitted several times), and which computations are control-flow ones. */
 #include <string.h>
 #include "passes/fusion_query.h"
+#include "ir/literal.h"
 
 cx_fusion_kind fu_kind_of(const cx_instr *in) {
   if (!in || in->op != CX_OP_FUSION || in->ncalled != 1 || in->a.fusion_kind == CX_FUSION_CUSTOM)
@@ -44,6 +45,17 @@ int fu_is_simple_reduce(const cx_instr *in) {
 
 int fu_is_scalar_constant(const cx_instr *in) {
   return in->op == CX_OP_CONSTANT && is_array(&in->shape) && cx_shape_elems(&in->shape) == 1;
+}
+
+cx_instr *fu_same_constant(const cx_comp *fc, const cx_instr *x) {
+  if (!fu_is_scalar_constant(x) || !x->a.literal) return NULL;
+  for (int i = 0; i < fc->ninstrs; i++) {
+    cx_instr *y = fc->instrs[i];
+    if (fu_is_scalar_constant(y) && y->a.literal && cx_shape_equal(&y->shape, &x->shape) &&
+        cx_literal_equal(y->a.literal, x->a.literal))
+      return y;
+  }
+  return NULL;
 }
 
 int fu_body_any(const cx_instr *in, int (*pred)(const cx_instr *)) {
@@ -168,14 +180,14 @@ static const uint8_t k_rereads[CX_OP_COUNT] = {
 
 /* u reads some element of its operand x more than once by itself. */
 static int op_reuses(const cx_instr *u, const cx_instr *x) {
-  int64_t eu = cx_shape_elems(&u->shape), ex = cx_shape_elems(&x->shape);
   switch ((reread)k_rereads[u->op]) {
-  case REREAD_GROWS: return eu > ex;
+  case REREAD_GROWS: return cx_shape_elems(&u->shape) > cx_shape_elems(&x->shape);
   case REREAD_ALL: return 1;
   case REREAD_NOT_FIRST: return u->ops[0] != x;
   case REREAD_IMPLICIT: break;
   }
-  return cx_op_is_elementwise(u->op) && !cx_shape_same_dims(&u->shape, &x->shape) && eu > ex;
+  return cx_op_is_elementwise(u->op) && !cx_shape_same_dims(&u->shape, &x->shape) &&
+         cx_shape_elems(&u->shape) > cx_shape_elems(&x->shape);
 }
 
 static void body_free(body_info *bi) {

@@ -31,6 +31,9 @@ int fu_is_pooling(const cx_instr *in);
 int fu_body_any(const cx_instr *in, int (*pred)(const cx_instr *));
 /* An array constant with one element (fused and duplicated freely). */
 int fu_is_scalar_constant(const cx_instr *in);
+/* A scalar constant equal to x already in fused computation fc, or NULL (duplicated producers
+ * bring the same constant many times; one immediate is enough). */
+cx_instr *fu_same_constant(const cx_comp *fc, const cx_instr *x);
 /* ops.def cost column; for a fusion: any fused instruction is expensive. */
 int fu_is_expensive(const cx_instr *in);
 /* Non-parameter instructions a fusion or raw instruction brings into a fusion. */

@@ -3,12 +3,12 @@
  * epilogues) is the same operation: take a set of instructions of a computation (raw ops and
  * existing fusions, whose bodies are inlined), clone them into a fresh fused computation, and
  * put one fusion instruction in their place. Rebuilding the body each time keeps the code
- * simple; bodies are small (FU_MAX_INSTRS). */
+ * simple; bodies are small (FU_MAX_INSTRS). The one edit repeated many times per kernel, a
+ * consumer growing by one producer, edits its own body in place instead (fusion_absorb.c). */
 #include <stdio.h>
 #include <string.h>
 #include "passes/fusion_util.h"
 #include "ir/clone.h"
-#include "ir/literal.h"
 
 /* aux tags while fu_fuse runs: parts are 1..nparts, external operands nparts+1.. */
 #define TAG(x) ((intptr_t)(x)->aux)
@@ -58,19 +58,6 @@ static cxla_status value_of(builder *b, cx_instr *o, cx_instr **out) {
   return CXLA_OK;
 }
 
-/* A scalar constant equal to x already in fc (duplicated producers bring the same constant
- * many times; one immediate is enough). */
-static cx_instr *same_constant(const cx_comp *fc, const cx_instr *x) {
-  if (!fu_is_scalar_constant(x) || !x->a.literal) return NULL;
-  for (int i = 0; i < fc->ninstrs; i++) {
-    cx_instr *y = fc->instrs[i];
-    if (fu_is_scalar_constant(y) && y->a.literal && cx_shape_equal(&y->shape, &x->shape) &&
-        cx_literal_equal(y->a.literal, x->a.literal))
-      return y;
-  }
-  return NULL;
-}
-
 static uint64_t name_hash(const char *s) {
   uint64_t h = 1469598103934665603ull; /* FNV-1a */
   for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
@@ -110,7 +97,7 @@ static cxla_status unique_names(builder *b) {
 
 static cxla_status clone_raw(builder *b, int i) {
   cx_instr *p = b->s->parts[i];
-  if ((b->val[i] = same_constant(b->fc, p))) return CXLA_OK;
+  if ((b->val[i] = fu_same_constant(b->fc, p))) return CXLA_OK;
   /* a get-tuple-element of a multi-output part is that part's output (built before it) */
   intptr_t t = p->op == CX_OP_GET_TUPLE_ELEMENT ? TAG(p->ops[0]) : 0;
   if (t >= 1 && t <= b->s->nparts && part_multi(b->s->parts[t - 1])) {
@@ -150,7 +137,7 @@ static cxla_status clone_body(builder *b, int i) {
       continue;
     }
     if (multi && x == body->root) continue; /* outputs are taken element by element */
-    if ((map[k] = same_constant(b->fc, x))) continue;
+    if ((map[k] = fu_same_constant(b->fc, x))) continue;
     cx_instr *ops[x->nops ? x->nops : 1];
     for (int j = 0; j < x->nops; j++) ops[j] = map[(intptr_t)x->ops[j]->aux - 1];
     if (!(map[k] = cx_instr_clone(b->fc, x, ops))) st = cx_oom(b->m->ctx);

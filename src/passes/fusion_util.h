@@ -61,6 +61,14 @@ typedef struct fu_spec {
  * of c) is re-sorted. */
 cxla_status fu_fuse(cx_comp *c, const fu_spec *s, int topo_ok, cx_instr **out);
 
+/* Fuses operand i of fusion cons (producer p = cons->ops[i]) into the fused computation cons
+ * already calls, in place (fusion_absorb.c): p's clone replaces the parameters bound to it,
+ * p's operands become cons's operands where cons does not read them yet (after its own, which
+ * keep their order), p leaves c unless keep_p, and cons keeps its name and position and gets
+ * `kind`. Only for a fused computation no other instruction calls, with an index active; *done
+ * is 0 (nothing changed) where it does not apply (a multi-output consumer or producer, a
+ * get-tuple-element producer, ...): the caller builds a new fusion with fu_fuse instead. */
+cxla_status fu_absorb(cx_comp *c, cx_instr *cons, int i, int keep_p, cx_fusion_kind kind, int *done);
 /* Single-op fusion of `in` (kInput for a reduce, else kLoop). */
 cxla_status fu_wrap(cx_comp *c, cx_instr *in, cx_instr **out);
 /* Wraps every instruction of c that needs a kernel (fu_needs_kernel_wrap) and is not in a
