@@ -124,7 +124,7 @@ static int big_concat(const cx_instr *x) {
  * it (up to twice the limit): left outside, it was a kernel of its own writing an array the
  * consumer read back (a chain of 1100 scaled sines ran 1122 kernels, 35 with them taken in). */
 static int costs_nothing(const cx_instr *p) {
-  return p->op == CX_OP_IOTA || (p->op == CX_OP_CONSTANT && p->shape.rank == 0) ||
+  return p->op == CX_OP_IOTA || fu_is_scalar_constant(p) ||
          (p->op == CX_OP_BROADCAST && p->nops == 1 && p->ops[0]->shape.rank == 0);
 }
 

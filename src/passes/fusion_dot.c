@@ -102,12 +102,8 @@ static int push(epi *e, cx_instr *x) {
  * A bias broadcast computed early made the re-sorted stretch reach back to it: a dot
  * epilogue's fusion cost time in proportion to the whole program. */
 static int exit_is_last(const cx_comp *c, cx_instr *const *parts, int n, const cx_instr *exit) {
-  int last = fu_index_pos(c, exit);
-  for (int i = 0; i < n && last >= 0; i++) {
-    int p = fu_index_pos(c, parts[i]);
-    if (p < 0 || p > last) return 0;
-  }
-  return last >= 0;
+  int last = fu_index_pos(c, exit), lo, hi;
+  return last >= 0 && fu_index_span(c, parts, n, &lo, &hi) && hi <= last;
 }
 
 /* Builds the kOutput fusion of the first n members with `exit` as root. */

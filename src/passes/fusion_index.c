@@ -266,6 +266,19 @@ int fu_index_pos(const cx_comp *c, const cx_instr *x) {
   return e->key ? e->pos : -1;
 }
 
+int fu_index_span(const cx_comp *c, cx_instr *const *xs, int n, int *lo, int *hi) {
+  int a = INT32_MAX, b = -1;
+  for (int i = 0; i < n; i++) {
+    int p = fu_index_pos(c, xs[i]);
+    if (p < 0) return 0;
+    if (p < a) a = p;
+    if (p > b) b = p;
+  }
+  *lo = a;
+  *hi = b;
+  return n > 0;
+}
+
 int fu_index_place(const cx_comp *c, cx_instr *x, int pos) {
   fu_index *ix = index_of(c);
   if (!ix) return 1;

@@ -18,6 +18,8 @@ int fu_index_active(const cx_comp *c);
 int fu_index_add_user(const cx_comp *c, cx_instr *x, cx_instr *u);
 void fu_index_remove_user(const cx_comp *c, cx_instr *x, const cx_instr *u);
 int fu_index_pos(const cx_comp *c, const cx_instr *x);
+/* The least and greatest position of xs[0..n); 0 (lo, hi unset) when one is unknown. */
+int fu_index_span(const cx_comp *c, cx_instr *const *xs, int n, int *lo, int *hi);
 int fu_index_place(const cx_comp *c, cx_instr *x, int pos);
 /* A fused computation no fusion calls any more: while an index is active it stays in m->comps
  * until fu_index_end (new ones are appended; fu_index_end restores callee-before-caller

@@ -157,17 +157,6 @@ static int row_edge(cx_comp *c, cx_instr *p, cx_instr *cons, cx_instr **gtes, in
              : -1;
 }
 
-/* The position of the first of the parts, or -1 when not known. */
-static int first_pos(const cx_comp *c, cx_instr *const *parts, int n) {
-  int lo = -1;
-  for (int i = 0; i < n; i++) {
-    int p = fu_index_pos(c, parts[i]);
-    if (p < 0) return -1;
-    if (lo < 0 || p < lo) lo = p;
-  }
-  return lo;
-}
-
 /* Merges the first row edge whose consumer is at position *from or later; *from becomes
  * where the next sweep starts, -1 when nothing merged. A merge of P and C only changes what
  * is decided for edges into or out of the new fusion (every other reader sees the same users
@@ -196,7 +185,8 @@ static cxla_status sweep(cx_comp *c, int *changed, int *from) {
       for (int g = 0; g < ng; g++)
         if (keep_out[g]) outs[nouts++] = parts[g + 1];
       outs[nouts++] = cons;
-      int lo = first_pos(c, parts, ng + 2), layouts = fu_index_layouts(c);
+      int lo = -1, hi, layouts = fu_index_layouts(c);
+      if (!fu_index_span(c, parts, ng + 2, &lo, &hi)) lo = -1;
       cx_instr *f;
       fu_spec s = {.parts = parts, .nparts = ng + 2, .outs = outs, .nouts = nouts, .kind = CX_FUSION_INPUT};
       CX_TRY(fu_fuse(c, &s, 0, &f));

@@ -350,15 +350,11 @@ static cxla_status place(builder *b, cx_instr *f, int topo_ok, int *sort) {
 static int sort_segment(builder *b, cx_instr *f, cx_instr **gtes, int ngtes) {
   cx_comp *c = b->c;
   const fu_spec *s = b->s;
-  int lo = INT32_MAX, hi = -1, extra = 1 + ngtes, n = c->ninstrs;
+  int lo, hi, extra = 1 + ngtes, n = c->ninstrs;
+  if (!fu_index_span(c, s->parts, s->nparts, &lo, &hi)) return 0;
   cx_instr *hole = NULL;
-  for (int i = 0; i < s->nparts; i++) {
-    int p = fu_index_pos(c, s->parts[i]);
-    if (p < 0) return 0;
-    if (p < lo) lo = p;
-    if (p > hi) hi = p;
+  for (int i = 0; i < s->nparts; i++)
     if (s->parts[i]->parent != c) hole = s->parts[i];
-  }
   if (!hole || n - extra <= hi || c->instrs[n - extra] != f) return 0;
   int live = 0;
   for (int i = lo; i <= hi; i++) live += c->instrs[i]->parent == c;

@@ -235,12 +235,13 @@ static cxla_status call_kernel(cx_seq *s, const cx_instr *in) {
   cx_kalias_of_slots(&alias, slots, nout, n);
   /* Outside loops, a fusion the same as an earlier one but for names calls that one's kernel
    * (codegen/kernel_reuse.h); inside loops each kernel stays where LLVM may inline it. */
-  char extra[CX_KALIAS_TEXT];
-  cx_kalias_describe(&alias, extra);
-  char *key = s->loop_depth ? NULL : cx_fusion_key(in, extra);
-  if (!s->loop_depth && !key) {
-    cx_free(slots);
-    return cx_cg_fail(s->g, CXLA_ERR_OUT_OF_MEMORY, "out of memory");
+  char extra[CX_KALIAS_TEXT], *key = NULL;
+  if (!s->loop_depth) {
+    cx_kalias_describe(&alias, extra);
+    if (!(key = cx_fusion_key(in, extra))) {
+      cx_free(slots);
+      return cx_cg_fail(s->g, CXLA_ERR_OUT_OF_MEMORY, "out of memory");
+    }
   }
   const cx_kreuse_entry *same = key ? cx_kreuse_find(&s->reuse, key) : NULL;
   cxla_status st = CXLA_OK;

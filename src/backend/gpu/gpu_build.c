@@ -76,9 +76,11 @@ enum { VEC = 4 };
  * for a fusion's */
 typedef cxla_status (*emit_fn)(cx_cg *cg, cx_instr *in, cx_kernel *out);
 
-/* The launch step of kernel kn (emitted with status st) over slots (taken: freed on failure). */
-static cxla_status add_launch(builder *b, cx_instr *in, cxla_status st, const cx_kernel *kn, int *slots, int n, int nout,
-                              int vec) {
+/* A launch step of kernel kn (emitted with status st): new (index < 0: its name joins the
+ * program's kernels) or the earlier kernel `index`, which computes the same thing. Takes
+ * slots (freed on failure). */
+static cxla_status add_launch(builder *b, cx_instr *in, cxla_status st, const cx_kernel *kn, int index, int *slots, int n,
+                              int nout, int vec) {
   if (st == CXLA_OK && kn->total % vec)
     st = cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: kernel %s: %d elements a thread do not divide %lld", kn->name,
                   vec, (long long)kn->total);
@@ -87,35 +89,22 @@ static cxla_status add_launch(builder *b, cx_instr *in, cxla_status st, const cx
                   kn->nout, kn->nin, in->name, nout, n - nout);
   cx_gpu_prog *p = b->p;
   cx_gpu_step *s = NULL;
-  if (st == CXLA_OK && !cx_vec_reserve((void **)&p->kernels, &b->kernels_cap, p->nkernels + 1, sizeof *p->kernels))
+  if (st == CXLA_OK && index < 0 &&
+      !cx_vec_reserve((void **)&p->kernels, &b->kernels_cap, p->nkernels + 1, sizeof *p->kernels))
     st = cx_oom(b->ctx);
   if (st == CXLA_OK && !(s = new_step(b))) st = cx_oom(b->ctx);
   if (st != CXLA_OK) {
     cx_free(slots);
     return st;
   }
-  memcpy(p->kernels[p->nkernels], kn->name, sizeof kn->name);
-  *s = (cx_gpu_step){.kind = CX_GPU_LAUNCH, .in = in, .kernel = p->nkernels++, .total = kn->total, .vec = vec, .nargs = n,
+  if (index < 0) {
+    memcpy(p->kernels[p->nkernels], kn->name, sizeof kn->name);
+    index = p->nkernels++;
+  } else {
+    p->nreused++;
+  }
+  *s = (cx_gpu_step){.kind = CX_GPU_LAUNCH, .in = in, .kernel = index, .total = kn->total, .vec = vec, .nargs = n,
                      .slots = slots};
-  return CXLA_OK;
-}
-
-/* A launch of the kernel an earlier fusion that computes the same thing emitted. */
-static cxla_status reuse_launch(builder *b, cx_instr *in, const cx_kreuse_entry *same, int *slots, int n, int nout,
-                                int vec) {
-  cx_gpu_step *s = NULL;
-  if (same->k.nout != nout || same->k.nout + same->k.nin != n) {
-    cx_free(slots);
-    return cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: kernel %s takes %d+%d pointers, %s has %d+%d", same->k.name,
-                    same->k.nout, same->k.nin, in->name, nout, n - nout);
-  }
-  if (!(s = new_step(b))) {
-    cx_free(slots);
-    return cx_oom(b->ctx);
-  }
-  *s = (cx_gpu_step){.kind = CX_GPU_LAUNCH, .in = in, .kernel = (int)same->index, .total = same->k.total, .vec = vec,
-                     .nargs = n, .slots = slots};
-  b->p->nreused++;
   return CXLA_OK;
 }
 
@@ -153,7 +142,7 @@ static cxla_status launch(builder *b, cx_instr *in, emit_fn emit) {
     const cx_kreuse_entry *same = cx_kreuse_find(&b->reuse, key);
     if (same) {
       cx_free(key);
-      return reuse_launch(b, in, same, slots, n, nout, vec);
+      return add_launch(b, in, CXLA_OK, &same->k, (int)same->index, slots, n, nout, vec);
     }
   }
   b->cg.elems_per_thread = vec;
@@ -163,7 +152,7 @@ static cxla_status launch(builder *b, cx_instr *in, emit_fn emit) {
                    : alias.mask ? cx_emit_kernel_ex(&b->cg, in, &alias, &kn) : cx_emit_kernel(&b->cg, in, &kn);
   b->cg.elems_per_thread = 1;
   int index = b->p->nkernels;
-  st = add_launch(b, in, st, &kn, slots, n, nout, vec);
+  st = add_launch(b, in, st, &kn, -1, slots, n, nout, vec);
   if (key && st == CXLA_OK && !cx_kreuse_add(&b->reuse, key, &kn, index)) return cx_oom(b->ctx);
   if (key && st != CXLA_OK) cx_free(key);
   return st;
@@ -327,7 +316,7 @@ static cxla_status topk_passes(builder *b, cx_instr *in) {
   slots[0] = runs[0], slots[1] = x;
   cx_kernel kn;
   cxla_status st = cx_emit_topk_tiles(&b->cg, in, &p, &kn);
-  CX_TRY(add_launch(b, in, st, &kn, slots, 2, 1, 1));
+  CX_TRY(add_launch(b, in, st, &kn, -1, slots, 2, 1, 1));
   int cur = 0;
   for (int64_t m = p.ntiles, cap = p.cap0; m > 1; cur = !cur) {
     int64_t m_out = (m + 1) / 2, cap_out = m_out == 1 ? p.k : 2 * cap < p.k ? 2 * cap : p.k;
@@ -336,7 +325,7 @@ static cxla_status topk_passes(builder *b, cx_instr *in) {
     if (final) slots[0] = vals, slots[1] = idx, slots[2] = x, slots[3] = runs[cur];
     else slots[0] = runs[!cur], slots[1] = x, slots[2] = runs[cur];
     st = cx_emit_topk_merge(&b->cg, in, &p, m, cap, cap_out, &kn);
-    CX_TRY(add_launch(b, in, st, &kn, slots, n, final ? 2 : 1, 1));
+    CX_TRY(add_launch(b, in, st, &kn, -1, slots, n, final ? 2 : 1, 1));
     m = m_out, cap = cap_out;
   }
   return CXLA_OK;
@@ -369,13 +358,13 @@ static cxla_status rng(builder *b, cx_instr *in) {
   }
   cx_kernel kn;
   cxla_status st = cx_emit_rng_kernel(&b->cg, in, counted, &kn);
-  CX_TRY(add_launch(b, in, st, &kn, slots, n, 1, 1));
+  CX_TRY(add_launch(b, in, st, &kn, -1, slots, n, 1, 1));
   if (!counted) return CXLA_OK;
   int *one = cx_malloc(sizeof *one);
   if (!one) return cx_oom(b->ctx);
   *one = word;
   st = cx_emit_rng_count_kernel(&b->cg, in, &kn);
-  return add_launch(b, in, st, &kn, one, 1, 1, 1);
+  return add_launch(b, in, st, &kn, -1, one, 1, 1, 1);
 }
 
 /* the run counters after everything else in the scratch memory (a sort's passes use it from
@@ -418,7 +407,7 @@ static cxla_status sort(builder *b, cx_instr *in) {
     for (int q = 0; q < n; q++) slots[q] = into_out ? out[q] : scratch + q, slots[n + q] = from[q];
     cx_kernel kn;
     cxla_status st = pass == 0 ? cx_emit_sort_tiles(&b->cg, in, SORT_TILE, &kn) : cx_emit_sort_merge(&b->cg, in, width, &kn);
-    CX_TRY(add_launch(b, in, st, &kn, slots, 2 * n, n, 1));
+    CX_TRY(add_launch(b, in, st, &kn, -1, slots, 2 * n, n, 1));
     from = b->p->steps[b->p->nsteps - 1].slots;
     width = width ? 2 * width : SORT_TILE;
   }
