@@ -132,12 +132,13 @@ static cxla_status check_donations(cx_module *m, cx_flags *f) {
   return CXLA_OK;
 }
 
-/* The cache key: canonical text of the (verified) module, the backend, and every flag that
- * can change what compiles. Returns NULL with an OOM error set. */
+/* The cache key: canonical text of the (verified) module (constants as their bytes), the
+ * backend, and every flag that can change what compiles. Returns NULL with an OOM error set. */
 static char *cache_key(cx_module *m, const cx_backend *be, const cx_flags *f, size_t *len) {
   cx_sb sb;
   cx_sb_init(&sb);
   cx_print_opts po = cx_print_opts_canonical();
+  po.literal_bytes = 1;
   cx_print_module(&sb, m, &po);
   cx_sb_printf(&sb, "\n--backend=%s\n", be->name);
   cx_flags_key(&sb, f);

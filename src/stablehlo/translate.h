@@ -97,9 +97,11 @@ cxla_status cx_sx_bool(cx_sx *sx, const cx_mlir_op *op, const char *name, int re
 cxla_status cx_sx_enum(cx_sx *sx, const cx_mlir_op *op, const char *name, cx_mlir_enum_kind which, int required,
                        uint32_t dflt, uint32_t *out);
 cxla_status cx_sx_f32(cx_sx *sx, const cx_mlir_op *op, const char *name, float *out);
-/* A constant's literal from a dense attribute of the given result shape (exact bytes). */
+/* A constant's literal from a dense attribute of the given result shape (exact bytes). A splat
+ * of more than one element comes back as its one element (rank 0) with *one set: the caller
+ * broadcasts it rather than keep an array of copies. */
 cxla_status cx_sx_literal(cx_sx *sx, const cx_mlir_op *op, const cx_mlir_attr *a, const cx_shape *s,
-                          cxla_literal **out);
+                          cxla_literal **out, int *one);
 /* MLIR's attribute syntax of a, as XLA writes a typed-FFI backend_config ("{uplo = 76 : ui8}"). */
 void cx_sx_print_attr(cx_sb *sb, const cx_mlir_attr *a);
 

@@ -242,11 +242,18 @@ static cxla_status h_constant(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int a
   const cx_mlir_attr *v = cx_sx_attr(sx, op, "value", 1, &st);
   if (!v) return st;
   cxla_literal *lit;
-  CX_TRY(cx_sx_literal(sx, op, v, &s, &lit));
+  int one;
+  CX_TRY(cx_sx_literal(sx, op, v, &s, &lit, &one));
   if (!cx_module_own_literal(sx->m, lit)) return CXLA_ERR_OUT_OF_MEMORY;
-  cx_instr *in = cx_sx_add(sx, c, CX_OP_CONSTANT, &s, 0, NULL, op);
+  cx_shape ls = one ? cx_shape_array(s.type, 0, NULL) : s;
+  cx_instr *in = cx_sx_add(sx, c, CX_OP_CONSTANT, &ls, 0, NULL, op);
   if (!in) return CXLA_ERR_OUT_OF_MEMORY;
   in->a.literal = lit;
+  /* A splat is a broadcast of its element, as the HLO jax writes has it: jax expands CHLO
+   * before it hands a plugin the module, and erf_inv's (random.normal's) polynomial then holds
+   * a splat constant per coefficient at the full shape. Expanded, a bf16 normal of 1M elements
+   * carried 30 arrays of 4 MB and took a minute to compile and run. */
+  if (one) CX_TRY(cx_sx_broadcast_scalar(sx, c, op, in, &s, &in));
   return cx_sx_bind(sx, c, op, in);
 }
 

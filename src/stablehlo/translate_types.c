@@ -281,8 +281,9 @@ cxla_status cx_sx_f32(cx_sx *sx, const cx_mlir_op *op, const char *name, float *
 /* ---- dense constants ---- */
 
 cxla_status cx_sx_literal(cx_sx *sx, const cx_mlir_op *op, const cx_mlir_attr *a, const cx_shape *s,
-                          cxla_literal **out) {
+                          cxla_literal **out, int *one) {
   *out = NULL;
+  *one = 0;
   const uint8_t *data;
   size_t size;
   int64_t count;
@@ -320,8 +321,10 @@ cxla_status cx_sx_literal(cx_sx *sx, const cx_mlir_op *op, const cx_mlir_attr *a
   if (size != want)
     return cx_sx_err(sx, op, CXLA_ERR_PARSE, "the value holds %zu bytes, %s needs %zu", size,
                      splat ? "one element" : "the type", want);
-  cx_shape ls = *s;
+  *one = splat && n > 1;
+  cx_shape ls = *one ? cx_shape_array(s->type, 0, NULL) : *s;
   ls.has_layout = 0;
+  if (*one) n = 1;
   cxla_literal *lit = cx_literal_new_uninit(&ls);
   if (!lit) return cx_oom(sx->ctx);
   uint8_t *dst = lit->data;

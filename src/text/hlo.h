@@ -26,6 +26,8 @@ typedef struct cx_print_opts {
   int operand_shapes;   /* "add(f32[2]{0} %a, ...)" */
   int layouts;          /* "{1,0}" after array shapes */
   int metadata;         /* metadata= and other kept attributes */
+  int literal_bytes;    /* constants as their bytes in hex, "0x0000803f": not HLO, but exact and
+                           fast for compile-cache keys (decimal text took 1 us an element) */
 } cx_print_opts;
 /* Canonical text: bare names, layouts, no operand shapes, kept attributes. For any module
  * the parser accepts, printing, re-parsing and printing again gives the same text (in every

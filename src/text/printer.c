@@ -11,6 +11,7 @@ cx_print_opts cx_print_opts_canonical(void) {
   o.operand_shapes = 0;
   o.layouts = 1;
   o.metadata = 1;
+  o.literal_bytes = 0;
   return o;
 }
 
@@ -68,7 +69,8 @@ void cx_print_instr(cx_sb *sb, const cx_instr *in, const cx_print_opts *o) {
   if (in->op == CX_OP_PARAMETER) {
     cx_print_int(sb, in->a.index);
   } else if (in->op == CX_OP_CONSTANT && in->a.literal) {
-    cx_print_literal_value(sb, in->a.literal);
+    if (o->literal_bytes) cx_print_literal_bytes(sb, in->a.literal);
+    else cx_print_literal_value(sb, in->a.literal);
   } else {
     for (int i = 0; i < in->nops; i++) {
       if (i) cx_sb_puts(sb, ", ");

@@ -293,3 +293,30 @@ void cx_print_literal_value(cx_sb *sb, const cxla_literal *lit) {
   int64_t pos = 0;
   put_dims(sb, lit, 0, &pos);
 }
+
+void cx_print_literal_bytes(cx_sb *sb, const cxla_literal *lit) {
+  if (lit->shape.type == CXLA_TUPLE) {
+    cx_sb_putc(sb, '(');
+    for (int i = 0; i < lit->nelems; i++) {
+      if (i) cx_sb_puts(sb, ", ");
+      cx_print_literal_bytes(sb, lit->elems[i]);
+    }
+    cx_sb_putc(sb, ')');
+    return;
+  }
+  static const char hex[] = "0123456789abcdef";
+  const uint8_t *b = lit->data;
+  int64_t n = cx_shape_bytes(&lit->shape);
+  char buf[1024];
+  size_t k = 0;
+  cx_sb_puts(sb, "0x");
+  for (int64_t i = 0; i < n; i++) {
+    buf[k++] = hex[b[i] >> 4];
+    buf[k++] = hex[b[i] & 15];
+    if (k == sizeof buf) {
+      cx_sb_putn(sb, buf, k);
+      k = 0;
+    }
+  }
+  cx_sb_putn(sb, buf, k);
+}

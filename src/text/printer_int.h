@@ -16,5 +16,7 @@ void cx_print_comp_ref(cx_sb *sb, const cx_comp *c, const cx_print_opts *o);
 void cx_print_attrs(cx_sb *sb, const cx_instr *in, const cx_print_opts *o);
 /* A constant's value: "42", "{1, 2}", "{ { 1, 2 }, { 3, 4 } }", "(1, {2, 3})". */
 void cx_print_literal_value(cx_sb *sb, const cxla_literal *lit);
+/* A constant's bytes in hex ("0x0000803f"; tuples "(0x.., 0x..)"): cx_print_opts.literal_bytes. */
+void cx_print_literal_bytes(cx_sb *sb, const cxla_literal *lit);
 
 #endif

@@ -183,6 +183,32 @@ TEST(stablehlo_programs_agree_with_jax) {
   CHECK_MSG(agree == total, "%d of %d programs agree with JAX; differing:%s", agree, total, failed);
 }
 
+/* A splat constant (one element standing for all; jax's expanded CHLO writes one per
+ * coefficient of erf_inv's polynomials at the full shape) becomes a broadcast of its element,
+ * not an array of copies; a constant of distinct values stays one. */
+TEST(stablehlo_splat_constants_are_broadcasts) {
+  char path[512];
+  size_t len;
+  snprintf(path, sizeof path, "%s/tests/stablehlo/artifacts/large_constant.mlirbc", test_srcdir());
+  unsigned char *b = slurp(path, &len);
+  CHECK_MSG(b, "cannot read %s", path);
+  if (!b) return;
+  cxla_module *m = NULL;
+  CHECK_OK(cxla_module_parse_stablehlo(test_ctx(), b, len, path, &m));
+  free(b);
+  char *t = m ? cxla_module_to_string(m) : NULL;
+  CHECK(t != NULL);
+  if (t) {
+    CHECK_STR_CONTAINS(t, "f32[3,4] broadcast(");
+    CHECK_STR_CONTAINS(t, "pred[9] broadcast(");
+    CHECK_STR_CONTAINS(t, "= f32[] constant(2.5)");
+    CHECK_MSG(!strstr(t, "f32[3,4] constant("), "a splat kept as an array: %.400s", t);
+    CHECK_STR_CONTAINS(t, "f32[20,30] constant({");
+  }
+  free(t);
+  cxla_module_destroy(m);
+}
+
 /* The artifact's text: the ENTRY returns a tuple of all of main's results, and the donated
  * argument (donate_argnums=0) is in the header. */
 TEST(stablehlo_entry_and_donation) {
