@@ -30,6 +30,30 @@ static cxla_status check_calls(cxla_context *ctx, LLVMModuleRef mod) {
   return CXLA_OK;
 }
 
+/* LLVM 19's NVPTX backend keeps each module's nvvm.annotations (is this function a kernel?) in
+ * a process-wide map keyed by the addresses of the Module and of each Function; its IR passes
+ * fill it (NVVMIntrRange asks every function: 12 entries for one sine kernel) and only its
+ * AsmPrinter's finalisation drops a module's. A module optimised here but never printed as PTX
+ * (the emulation's LLVM image, a build that failed) left its entries behind, and a later module
+ * at the same addresses could read them: a kernel taken for a device function, its .entry
+ * missing from the PTX (the likely cause of gpu_ptx_graph_control_kernel failing now and then).
+ * Printing the emptied module runs that finalisation. */
+static void forget_annotations(LLVMTargetMachineRef tm, LLVMModuleRef mod) {
+  LLVMValueRef v;
+  while ((v = LLVMGetFirstFunction(mod))) {
+    LLVMReplaceAllUsesWith(v, LLVMGetPoison(LLVMTypeOf(v)));
+    LLVMDeleteFunction(v);
+  }
+  while ((v = LLVMGetFirstGlobal(mod))) {
+    LLVMReplaceAllUsesWith(v, LLVMGetPoison(LLVMTypeOf(v)));
+    LLVMDeleteGlobal(v);
+  }
+  char *err = NULL;
+  LLVMMemoryBufferRef buf = NULL;
+  if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf)) LLVMDisposeMessage(err);
+  else LLVMDisposeMemoryBuffer(buf);
+}
+
 /* The NVPTX target machine for arch and LLVM's default<O> pipeline run on mod with it; every
  * call left must be to an intrinsic. *tm is the caller's on success. */
 static cxla_status optimise(cxla_context *ctx, LLVMModuleRef mod, const cx_nvptx_arch *arch, int opt_level,
@@ -64,6 +88,7 @@ static cxla_status optimise(cxla_context *ctx, LLVMModuleRef mod, const cx_nvptx
   }
   if (s == CXLA_OK) s = check_calls(ctx, mod);
   if (s != CXLA_OK) {
+    forget_annotations(tm, mod);
     LLVMDisposeTargetMachine(tm);
     return s;
   }
@@ -90,6 +115,7 @@ cxla_status cx_ptx_emit(cxla_context *ctx, LLVMModuleRef mod, const cx_nvptx_arc
   if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf)) {
     s = cx_error(ctx, CXLA_ERR_INTERNAL, "gpu backend: PTX generation for %s failed: %s", arch->sm, err ? err : "");
     LLVMDisposeMessage(err);
+    forget_annotations(tm, mod);
   }
   LLVMDisposeTargetMachine(tm);
   if (s != CXLA_OK) return s;
@@ -103,9 +129,10 @@ cxla_status cx_ptx_emit_llvm(cxla_context *ctx, LLVMModuleRef mod, const cx_nvpt
   *ir = NULL;
   LLVMTargetMachineRef tm;
   CX_TRY(optimise(ctx, mod, arch, opt_level, &tm));
-  LLVMDisposeTargetMachine(tm);
   char *text = LLVMPrintModuleToString(mod);
   *ir = dup_text(text, strlen(text));
   LLVMDisposeMessage(text);
+  forget_annotations(tm, mod);
+  LLVMDisposeTargetMachine(tm);
   return *ir ? CXLA_OK : cx_oom(ctx);
 }
