@@ -350,7 +350,11 @@ static int shared_buffer(an *a, int v) {
     }
     return -1;
   }
-  if (in->op != CX_OP_FUSION || !in->plan) return -1;
+  /* A scatter's result i starts as a copy of its operand i, which its runtime skips when the
+   * two share a buffer: it may take over that operand only, one that no other operand position
+   * (indices, updates) holds. A fusion may take over any operand its plan writes in place. */
+  int scatter = in->op == CX_OP_SCATTER;
+  if (!scatter && (in->op != CX_OP_FUSION || !in->plan)) return -1;
   /* In place over an operand that dies here, or over a loop state element that the body reads
    * for the last time here and that this result replaces (body result leaf i is state leaf i:
    * the trip then ends with nothing to copy for it). Best first: the state element this result
@@ -358,7 +362,7 @@ static int shared_buffer(an *a, int v) {
    * temporary that dies (an output of a multi-output fusion takes one operand; the others go
    * to its other outputs or stay). */
   int best = -1, best_rank = 0;
-  for (int k = 0; k < in->nops; k++) {
+  for (int k = scatter ? x->leaf : 0; k < (scatter ? x->leaf + 1 : in->nops); k++) {
     const cx_instr *o = in->ops[k];
     if (a->nleaves[o->id] != 1) continue;
     int ov = a->vals[o->id][0];
@@ -371,7 +375,7 @@ static int shared_buffer(an *a, int v) {
       continue;
     int ok = 1; /* every operand position holding the same value must be safe */
     for (int j = 0; j < in->nops && ok; j++)
-      if (a->nleaves[in->ops[j]->id] == 1 && a->vals[in->ops[j]->id][0] == ov) ok = in->plan->use[j].in_place;
+      if (a->nleaves[in->ops[j]->id] == 1 && a->vals[in->ops[j]->id][0] == ov) ok = scatter ? j == k : in->plan->use[j].in_place;
     int paired = y->kind == V_PARAM && in->parent == a->m->entry && y->param >= 0 && y->param < 64 &&
                  a->alias_leaf[y->param] >= 0 && sole_root_leaf(a, in->parent, v, a->alias_leaf[y->param]);
     int rank = updates || paired ? 3 : y->kind == V_PARAM ? 2 : 1;

@@ -51,6 +51,23 @@ static inline float min_f32(float a, float b) {
   return signbit(a) ? a : b;
 }
 
+/* r[w] += u[w] for a contiguous window row, four lanes at a time (each lane one f32 add, as
+ * the scalar loop: the same bits). r and u never overlap (a result and an update operand are
+ * distinct buffers), which the compiler cannot know, so it would not vectorise the plain loop.
+ * The vector type may sit at any float's address and alias floats. */
+typedef float v4f_u __attribute__((vector_size(16), aligned(4), may_alias));
+
+static void add_row_f32(float *r, const float *u, int64_t n) {
+  int64_t w = 0;
+  for (; w + 8 <= n; w += 8) {
+    v4f_u x0 = *(v4f_u *)(r + w) + *(const v4f_u *)(u + w);
+    v4f_u x1 = *(v4f_u *)(r + w + 4) + *(const v4f_u *)(u + w + 4);
+    *(v4f_u *)(r + w) = x0;
+    *(v4f_u *)(r + w + 4) = x1;
+  }
+  for (; w < n; w++) r[w] += u[w];
+}
+
 static void combine(const scatter_desc *d, cx_scalar_fn comb, void **p, char **res, const char **upd, int64_t oo,
                     int64_t uo) {
   float *r = (float *)res[0], u;
@@ -83,13 +100,17 @@ void cx_rt_scatter(cx_rt *rt, const void *desc, cx_scalar_fn comb, void **bufs, 
   int64_t nscatter = 1, nwin = 1, applied = 0;
   for (int j = 0; j < d->nsd; j++) nscatter *= d->sdims[j];
   for (int j = 0; j < d->nwd; j++) nwin *= d->wdims[j];
-  int64_t sidx[CXLA_MAX_RANK] = {0};
+  int64_t sidx[CXLA_MAX_RANK] = {0}, start[CXLA_MAX_RANK], widx[CXLA_MAX_RANK];
+  int row_add = d->nwd == 1 && d->upd_wstride[0] == 1 && d->op_wstride[0] == 1 && d->fast == SC_ADD_F32;
   for (int64_t sc = 0; sc < nscatter && nwin > 0; sc++, next_index(d->nsd, d->sdims, sidx)) {
-    int64_t start[CXLA_MAX_RANK] = {0}, ibase = 0, ubase = 0, obase = 0;
+    /* per index, only what it reads is set: zeroing whole CXLA_MAX_RANK arrays cost more than
+     * the update itself on a one-element window */
+    int64_t ibase = 0, ubase = 0, obase = 0;
     for (int j = 0; j < d->nsd; j++) {
       ibase += sidx[j] * d->idx_stride[j];
       ubase += sidx[j] * d->upd_sstride[j];
     }
+    for (int a = 0; a < d->orank; a++) start[a] = 0;
     for (int64_t k = 0; k < d->nidx; k++) start[d->start_map[k]] = load_index(d->itype, ix, ibase + k * d->ivec_stride);
     int skip = 0;
     for (int a = 0; a < d->orank; a++) {
@@ -99,13 +120,11 @@ void cx_rt_scatter(cx_rt *rt, const void *desc, cx_scalar_fn comb, void **bufs, 
     }
     if (skip) continue;
     applied++;
-    if (d->nwd == 1 && d->upd_wstride[0] == 1 && d->op_wstride[0] == 1 && d->fast == SC_ADD_F32) {
-      float *r = (float *)res[0] + obase;
-      const float *u = (const float *)upd[0] + ubase; /* a contiguous row: vectorises */
-      for (int64_t w = 0; w < d->wdims[0]; w++) r[w] += u[w];
+    if (row_add) {
+      add_row_f32((float *)res[0] + obase, (const float *)upd[0] + ubase, d->wdims[0]);
       continue;
     }
-    int64_t widx[CXLA_MAX_RANK] = {0};
+    for (int j = 0; j < d->nwd; j++) widx[j] = 0;
     do {
       int64_t oo = obase, uo = ubase;
       for (int j = 0; j < d->nwd; j++) {

@@ -600,3 +600,93 @@ TEST(cpu_buffers_reduction_epilogue_in_place) {
   free(g);
   free(bb);
 }
+
+/* A scatter's result starts as its operand: over an operand that dies there (or a loop state
+ * element the body reads for the last time), the result takes its buffer and the runtime copies
+ * nothing. Not over an operand read later, not over one that is also the updates, and result i
+ * only over operand i. Rows of 13 (the vector row add and its tail) with a repeated index. */
+static const char scatter_text[] =
+    "HloModule sc\n"
+    "add {\n"
+    "  a = f32[] parameter(0)\n"
+    "  b = f32[] parameter(1)\n"
+    "  ROOT s = f32[] add(a, b)\n"
+    "}\n"
+    "add2 {\n"
+    "  a = f32[] parameter(0)\n"
+    "  b = f32[] parameter(1)\n"
+    "  c = f32[] parameter(2)\n"
+    "  d = f32[] parameter(3)\n"
+    "  s = f32[] add(a, c)\n"
+    "  t = f32[] add(b, d)\n"
+    "  ROOT r = (f32[], f32[]) tuple(s, t)\n"
+    "}\n"
+    "cond {\n"
+    "  s = (s32[], f32[6,13]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(s), index=0\n"
+    "  n = s32[] constant(5)\n"
+    "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+    "}\n"
+    "body {\n"
+    "  s = (s32[], f32[6,13]) parameter(0)\n"
+    "  i = s32[] get-tuple-element(s), index=0\n"
+    "  accb = f32[6,13] get-tuple-element(s), index=1\n"
+    "  ix = s32[1] reshape(i)\n"
+    "  c = f32[] convert(i)\n"
+    "  row = f32[1,13] broadcast(c), dimensions={}\n"
+    "  acc2 = f32[6,13] scatter(accb, ix, row), update_window_dims={0,1}, inserted_window_dims={},\n"
+    "      scatter_dims_to_operand_dims={0}, index_vector_dim=0, to_apply=add\n" /* last read of acc */
+    "  one = s32[] constant(1)\n"
+    "  i2 = s32[] add(i, one)\n"
+    "  ROOT r = (s32[], f32[6,13]) tuple(i2, acc2)\n"
+    "}\n"
+    "ENTRY main {\n"
+    "  x = f32[6,13] parameter(0)\n"
+    "  ix = s32[4] parameter(1)\n"
+    "  u = f32[4,13] parameter(2)\n"
+    "  e = f32[6,13] exponential(x)\n"
+    "  s1 = f32[6,13] scatter(e, ix, u), update_window_dims={1}, inserted_window_dims={0},\n"
+    "      scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n" /* e dies: in place */
+    "  n = f32[6,13] negate(x)\n"
+    "  s2 = f32[6,13] scatter(n, ix, u), update_window_dims={1}, inserted_window_dims={0},\n"
+    "      scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n" /* n read below: not */
+    "  a = f32[6,13] add(s2, n)\n"
+    "  w = f32[6,13] sine(x)\n"
+    "  z = s32[1] constant({0})\n"
+    "  s3 = f32[6,13] scatter(w, z, w), update_window_dims={0,1}, inserted_window_dims={},\n"
+    "      scatter_dims_to_operand_dims={0}, index_vector_dim=0, to_apply=add\n" /* w is the updates too: not */
+    "  p = f32[6,13] cosine(x)\n"
+    "  q = f32[6,13] tanh(x)\n"
+    "  s4 = (f32[6,13], f32[6,13]) scatter(p, q, ix, u, u), update_window_dims={1}, inserted_window_dims={0},\n"
+    "      scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add2\n" /* each result over its own operand */
+    "  s40 = f32[6,13] get-tuple-element(s4), index=0\n"
+    "  s41 = f32[6,13] get-tuple-element(s4), index=1\n"
+    "  z0 = s32[] constant(0)\n"
+    "  init = (s32[], f32[6,13]) tuple(z0, s1)\n"
+    "  l = (s32[], f32[6,13]) while(init), condition=cond, body=body\n"
+    "  res = f32[6,13] get-tuple-element(l), index=1\n"
+    "  ROOT t = (f32[6,13], f32[6,13], f32[6,13], f32[6,13], f32[6,13], f32[6,13]) tuple(s1, a, s3, s40, s41, res)\n"
+    "}\n";
+
+TEST(cpu_buffers_scatter_in_place) {
+  cx_module *m = cpu_parse(scatter_text);
+  if (!m) return;
+  cx_buffers b;
+  CHECK_OK(cx_buffers_assign(m, &b));
+  CHECK_EQ_INT(slot_of(&b, m, "s1", 0), slot_of(&b, m, "e", 0));
+  CHECK(slot_of(&b, m, "s2", 0) != slot_of(&b, m, "n", 0));
+  CHECK(slot_of(&b, m, "s3", 0) != slot_of(&b, m, "w", 0));
+  CHECK_EQ_INT(slot_of(&b, m, "s4", 0), slot_of(&b, m, "p", 0));
+  CHECK_EQ_INT(slot_of(&b, m, "s4", 1), slot_of(&b, m, "q", 0));
+  CHECK_EQ_INT(slot_of(&b, m, "acc2", 0), slot_of(&b, m, "accb", 0));
+  cx_buffers_free(&b);
+  cx_module_free(m);
+  int64_t xd[2] = {6, 13}, ud[2] = {4, 13};
+  char *x = cpu_ramp_nd("f32", xd, 2, 11, 0.125, -0.5);
+  char *u = cpu_ramp_nd("f32", ud, 2, 7, 0.25, -1);
+  const char *in[3] = {x, "s32[4] {2, 5, 2, 0}", u};
+  CHECK(cpu_check(scatter_text, 3, in, NULL, 1e-6, 1e-6, NULL, NULL));
+  CHECK(cpu_check(scatter_text, 3, in, "--fusion=off", 1e-6, 1e-6, NULL, NULL));
+  free(x);
+  free(u);
+}

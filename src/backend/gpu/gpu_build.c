@@ -108,6 +108,18 @@ static cxla_status add_launch(builder *b, cx_instr *in, cxla_status st, const cx
   return CXLA_OK;
 }
 
+/* Whether the only memory shared among a kernel's arguments is a scatter's result q with its
+ * operand q (buffer assignment lets a scatter take over an operand that dies there): its kernel
+ * reads the results, which start as the operands (copied only when they differ), the indices
+ * and the updates, never the operand arguments, so those may alias. */
+static int scatter_pairs_only(const cx_instr *in, const int *slots, int nout, int n) {
+  if (in->op != CX_OP_SCATTER) return 0;
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n; j++)
+      if (slots[i] == slots[j] && !(i < nout && j == nout + i)) return 0;
+  return 1;
+}
+
 static cxla_status launch(builder *b, cx_instr *in, emit_fn emit) {
   const cx_buffers *bufs = &b->p->bufs;
   int n = bufs->nleaves[in->id], nout = n;
@@ -147,7 +159,8 @@ static cxla_status launch(builder *b, cx_instr *in, emit_fn emit) {
   }
   b->cg.elems_per_thread = vec;
   cx_kernel kn;
-  cxla_status st = emit && alias.mask ? cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s shares memory with its operand", in->name)
+  int own_alias = emit && alias.mask && !scatter_pairs_only(in, slots, nout, n);
+  cxla_status st = own_alias ? cx_error(b->ctx, CXLA_ERR_INTERNAL, "gpu backend: %s shares memory with its operand", in->name)
                    : emit ? emit(&b->cg, in, &kn)
                    : alias.mask ? cx_emit_kernel_ex(&b->cg, in, &alias, &kn) : cx_emit_kernel(&b->cg, in, &kn);
   b->cg.elems_per_thread = 1;
