@@ -1,6 +1,10 @@
 /* math_cbrt.c — f32 cube root as inline IR that vectorises (see math.h for the measured
- * accuracy): a first guess from the f32 exponent bits divided by 3, then two Halley steps in
- * double (each cubes the relative error: 4% -> 1e-4 -> 1e-12), rounded once to f32. */
+ * accuracy): a first guess of the reciprocal cube root from the f32 exponent bits divided by 3,
+ * four Newton steps r += r (1 - a r^3) / 3 in double (the relative error goes 3.4% -> 2e-3 ->
+ * 1e-5 -> 2e-10 -> 1e-16), then a r^2, rounded once to f32. Without a division: the former two
+ * Halley steps each divided in double, and the divider bounded the loop (4M f32 on 2 cores:
+ * 5.0 ms, against 2.3 ms for libmvec's f64 cbrt on the widened argument). Over 20M random f32
+ * and every 7th denormal, the results equal the f64 cbrt rounded to f32. */
 #include "codegen/math_ir.h"
 
 LLVMValueRef cx_math_cbrt_f32(cx_gen *g, LLVMValueRef x) {
@@ -11,20 +15,21 @@ LLVMValueRef cx_math_cbrt_f32(cx_gen *g, LLVMValueRef x) {
   LLVMValueRef a = cx_ir_intr1(g, "llvm.fabs", x);
   LLVMValueRef den = LLVMBuildFCmp(b, LLVMRealOLT, a, LLVMConstReal(f, 0x1p-126), "");
   LLVMValueRef as = LLVMBuildSelect(b, den, LLVMBuildFMul(b, a, LLVMConstReal(f, 0x1p24), ""), a, "");
-  /* bits/3 + (127 - 127/3) << 23 is 2^(e/3) with the mantissa interpolated, within 4% */
-  LLVMValueRef gb = LLVMBuildUDiv(b, LLVMBuildBitCast(b, as, i, ""), LLVMConstInt(i, 3, 0), "");
-  gb = LLVMBuildAdd(b, gb, LLVMConstInt(i, 0x2a5137a5, 0), "");
+  /* 0x54a232a0 - bits/3 is 2^(-e/3) with the mantissa interpolated: within 3.4% of a^(-1/3)
+   * (the constant minimises that bound over the three exponent residues) */
+  LLVMValueRef gb = LLVMBuildSub(b, LLVMConstInt(i, 0x54a232a0, 0),
+                                 LLVMBuildUDiv(b, LLVMBuildBitCast(b, as, i, ""), LLVMConstInt(i, 3, 0), ""), "");
   LLVMValueRef ad = LLVMBuildFPExt(b, as, m->d, "");
-  LLVMValueRef y = LLVMBuildFPExt(b, LLVMBuildBitCast(b, gb, f, ""), m->d, "");
-  for (int k = 0; k < 2; k++) { /* y (y^3 + 2a) / (2 y^3 + a) */
-    LLVMValueRef y3 = mul(m, mul(m, y, y), y);
-    LLVMValueRef num = fma3(m, D(m, 2), ad, y3), den3 = fma3(m, D(m, 2), y3, ad);
-    y = mul(m, y, LLVMBuildFDiv(b, num, den3, ""));
+  LLVMValueRef r = LLVMBuildFPExt(b, LLVMBuildBitCast(b, gb, f, ""), m->d, "");
+  for (int k = 0; k < 4; k++) {
+    LLVMValueRef t = mul(m, mul(m, ad, r), mul(m, r, r));
+    r = fma3(m, r, mul(m, LLVMBuildFSub(b, D(m, 1), t, ""), D(m, 1.0 / 3.0)), r);
   }
+  LLVMValueRef y = mul(m, ad, mul(m, r, r));
   y = sel(m, den, mul(m, y, D(m, 0x1p-8)), y);
-  LLVMValueRef r = cx_ir_intr2(g, "llvm.copysign", LLVMBuildFPTrunc(b, y, f, ""), x);
+  LLVMValueRef res = cx_ir_intr2(g, "llvm.copysign", LLVMBuildFPTrunc(b, y, f, ""), x);
   /* 0, inf and NaN are their own cube roots */
   LLVMValueRef self = LLVMBuildFCmp(b, LLVMRealUEQ, a, LLVMConstReal(f, 0), "");
   self = LLVMBuildOr(b, self, LLVMBuildFCmp(b, LLVMRealOEQ, a, LLVMConstReal(f, __builtin_inff()), ""), "");
-  return LLVMBuildSelect(b, self, x, r, "");
+  return LLVMBuildSelect(b, self, x, res, "");
 }
