@@ -2,8 +2,12 @@
 """JAX on cxla through the PJRT plugin against JAX's own CPU backend, in one process (issue 20).
 
 Both backends are loaded (JAX_PLATFORMS=cpu,cxla); each contender is the same jax.jit function
-called on arrays already on its device, timed in turns (the order rotated every round), one
-call per sample with block_until_ready. Rows:
+called on arrays already on its device, timed in turns (the order rotated every round), with
+block_until_ready after the last call of a turn. A turn of a training step is --steps steps in a
+row (10), each fed the state the last one returned, as a training loop runs them (train_peers.py
+does the same); with one step a turn, every step started right after the other backend's, with
+that backend's idle threads still spinning on both cores and its data in the caches: the flax MLP
+measured 1.17-1.38x that way where each backend alone, step after step, gave 1.41-1.46x. Rows:
   dispatch     a tiny jitted function (x * 2 + 1 on f32[8]): the per-call cost of each path
   callback     the same with a jax.pure_callback (the identity, in numpy) in the middle: the
                per-call cost of a host callback on each path
@@ -22,7 +26,7 @@ finds it done; timed in turn here, the plugin (first) looked 60-80 ms slower tha
 that reason alone (issue 20, bench/README.md). Ratios are cxla's speed over JAX CPU's (higher:
 cxla faster).
 
-  CXLA_BUILD=build PYTHONPATH=python build/venv/bin/python bench/jax_plugin.py [--rounds N]
+  CXLA_BUILD=build PYTHONPATH=python build/venv/bin/python bench/jax_plugin.py [--rounds N] [--steps N]
 """
 import argparse
 import os
@@ -157,6 +161,7 @@ def fresh_first_call_s(kind, path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--steps", type=int, default=10, help="training steps per turn (timed together)")
     ap.add_argument("--only", default="dispatch,callback,mlp,cnn,transformer")
     ap.add_argument("--first-call", nargs=2, metavar=("KIND", "PATH"),
                     help="print the seconds of KIND's first call through PATH (plugin or cxla.jit) and exit")
@@ -179,7 +184,7 @@ def main():
             cases[name] = (fn, fargs)
         samples = {k: [] for k in cases}
         order = list(cases)
-        reps = 200 if kind in ("dispatch", "callback") else 1
+        reps = 200 if kind in ("dispatch", "callback") else args.steps
         for r in range(args.rounds):
             for name in order[r % 2:] + order[:r % 2]:
                 fn, fargs = cases[name]
