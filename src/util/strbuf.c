@@ -56,6 +56,12 @@ char *cx_sb_take(cx_sb *sb) {
   return r;
 }
 
+/* Whether v printed with p significant digits parses back to v (as a float when is_f32). */
+static int reads_back(char *buf, size_t n, int p, double v, int is_f32) {
+  snprintf(buf, n, "%.*g", p, v);
+  return is_f32 ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v;
+}
+
 void cx_sb_put_double(cx_sb *sb, double v, int is_f32) {
   if (isnan(v)) { cx_sb_puts(sb, "nan"); return; }
   if (isinf(v)) { cx_sb_puts(sb, v < 0 ? "-inf" : "inf"); return; }
@@ -63,10 +69,25 @@ void cx_sb_put_double(cx_sb *sb, double v, int is_f32) {
     cx_sb_printf(sb, "%.0f", v);
     return;
   }
+  /* The shortest %.*g form that parses back to the same value. Whether p significant digits
+   * read back is monotone in p where the values that round to v lie symmetrically around it: the
+   * (p+1)-digit decimal nearest v is at least as near as the p-digit one. So a binary search finds
+   * the least p, in 4-5 conversions instead of up to 9 (17 for f64), a dump's large constants'
+   * main cost. At a power of two the gap to the next value below is half the gap above, so a
+   * nearer decimal below could miss where a farther one above hit: the argument does not hold
+   * there (no case is known: tests/unit/test_printer.c tries every f32 power of two), and the
+   * search is p = 1, 2, ... */
   char buf[64];
-  for (int p = 1; p <= 17; p++) { /* shortest form that parses back to the same value */
-    snprintf(buf, sizeof buf, "%.*g", p, v);
-    if (is_f32 ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v) break;
+  int lo = 1, hi = is_f32 ? 9 : 17, e;
+  if (fabs(frexp(v, &e)) == 0.5) {
+    while (lo < hi && !reads_back(buf, sizeof buf, lo, v, is_f32)) lo++;
+  } else {
+    while (lo < hi) {
+      int mid = (lo + hi) / 2;
+      if (reads_back(buf, sizeof buf, mid, v, is_f32)) hi = mid;
+      else lo = mid + 1;
+    }
   }
+  snprintf(buf, sizeof buf, "%.*g", lo, v);
   cx_sb_puts(sb, buf);
 }

@@ -1,6 +1,11 @@
 /* test_printer.c — HLO text printing: the exact canonical and %name styles, constant values,
  * options, unnamed instructions, and the parse/print fixed point over a corpus of modules
  * that uses every attribute kind. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "ir/ir.h"
 #include "text/hlo.h"
 #include "test.h"
@@ -270,4 +275,54 @@ TEST(printer_attribute_text) {
   CHECK_STR_CONTAINS(s, "custom_call_target=\"my\\\"target\\ttab\", api_version=API_VERSION_TYPED_FFI, literal=s32[2]{0} {1, 2}\n");
   CHECK_STR_CONTAINS(s, "}\n\nENTRY main {\n");
   free(s);
+}
+
+/* The shortest text of a float (cx_sb_put_double's binary search over the digit count) against
+ * the plain search p = 1, 2, ...: random f32 and f64 bit patterns, powers of two and their
+ * neighbours (where the search switches to the plain one), subnormals, and the decimals a
+ * program writes (0.1, 1e-3 ...). */
+static void shortest_by_steps(char *buf, size_t n, double v, int is_f32) {
+  for (int p = 1; p <= 17; p++) {
+    snprintf(buf, n, "%.*g", p, v);
+    if (is_f32 ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v) return;
+  }
+}
+
+static int shortest_agrees(double v, int is_f32) {
+  if (!isfinite(v) || (v == floor(v) && fabs(v) < 1e15)) return 1; /* not the searched forms */
+  cx_sb sb;
+  cx_sb_init(&sb);
+  cx_sb_put_double(&sb, v, is_f32);
+  char *got = cx_sb_take(&sb), want[64];
+  shortest_by_steps(want, sizeof want, v, is_f32);
+  int ok = got && !strcmp(got, want);
+  CHECK_MSG(ok, "%.17g (%s): printed %s, the shortest is %s", v, is_f32 ? "f32" : "f64", got ? got : "(null)", want);
+  free(got);
+  return ok;
+}
+
+TEST(printer_shortest_float_text) {
+  uint64_t s = 0x9e3779b97f4a7c15ull;
+  int bad = 0;
+  for (int i = 0; i < 200000 && bad < 5; i++) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    uint32_t b32 = (uint32_t)(s >> 32);
+    float f;
+    double d;
+    memcpy(&f, &b32, 4);
+    memcpy(&d, &s, 8);
+    bad += !shortest_agrees(f, 1) + !shortest_agrees(d, 0);
+  }
+  for (int e = -149; e <= 127 && bad < 5; e++) {
+    float p2 = ldexpf(1.0f, e);
+    bad += !shortest_agrees(p2, 1) + !shortest_agrees(nextafterf(p2, 0), 1) + !shortest_agrees(nextafterf(p2, INFINITY), 1);
+  }
+  for (int e = -1074; e <= 1023 && bad < 5; e += 7) {
+    double p2 = ldexp(1.0, e);
+    bad += !shortest_agrees(p2, 0) + !shortest_agrees(nextafter(p2, 0), 0) + !shortest_agrees(nextafter(p2, INFINITY), 0);
+  }
+  static const double decimals[] = {0.1, 0.2, 0.3, 1e-3, 3.14159, 2.5e-8, 1e-45, 6.02e23, 0.044715, 0.7978846};
+  for (size_t i = 0; i < sizeof decimals / sizeof *decimals; i++)
+    bad += !shortest_agrees(decimals[i], 0) + !shortest_agrees((float)decimals[i], 1);
+  CHECK_EQ_INT(bad, 0);
 }
