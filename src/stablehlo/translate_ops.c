@@ -245,7 +245,7 @@ static cxla_status h_constant(cx_sx *sx, cx_comp *c, const cx_mlir_op *op, int a
   int one;
   CX_TRY(cx_sx_literal(sx, op, v, &s, &lit, &one));
   if (!cx_module_own_literal(sx->m, lit)) return CXLA_ERR_OUT_OF_MEMORY;
-  cx_shape ls = one ? cx_shape_array(s.type, 0, NULL) : s;
+  cx_shape ls = one ? lit->shape : s; /* a splat's literal is its one element */
   cx_instr *in = cx_sx_add(sx, c, CX_OP_CONSTANT, &ls, 0, NULL, op);
   if (!in) return CXLA_ERR_OUT_OF_MEMORY;
   in->a.literal = lit;

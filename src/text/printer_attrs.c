@@ -276,16 +276,8 @@ static void put_dims(cx_sb *sb, const cxla_literal *lit, int d, int64_t *pos) {
   cx_sb_puts(sb, spaced ? " }" : "}");
 }
 
-void cx_print_literal_value(cx_sb *sb, const cxla_literal *lit) {
-  if (lit->shape.type == CXLA_TUPLE) {
-    cx_sb_putc(sb, '(');
-    for (int i = 0; i < lit->nelems; i++) {
-      if (i) cx_sb_puts(sb, ", ");
-      cx_print_literal_value(sb, lit->elems[i]);
-    }
-    cx_sb_putc(sb, ')');
-    return;
-  }
+/* An array literal's value: "42", "{1, 2}", "{ { 1, 2 }, { 3, 4 } }". */
+static void put_array_value(cx_sb *sb, const cxla_literal *lit) {
   if (lit->shape.rank == 0) {
     put_elem(sb, lit, 0);
     return;
@@ -294,16 +286,8 @@ void cx_print_literal_value(cx_sb *sb, const cxla_literal *lit) {
   put_dims(sb, lit, 0, &pos);
 }
 
-void cx_print_literal_bytes(cx_sb *sb, const cxla_literal *lit) {
-  if (lit->shape.type == CXLA_TUPLE) {
-    cx_sb_putc(sb, '(');
-    for (int i = 0; i < lit->nelems; i++) {
-      if (i) cx_sb_puts(sb, ", ");
-      cx_print_literal_bytes(sb, lit->elems[i]);
-    }
-    cx_sb_putc(sb, ')');
-    return;
-  }
+/* An array literal's bytes in hex: "0x0000803f". */
+static void put_array_bytes(cx_sb *sb, const cxla_literal *lit) {
   static const char hex[] = "0123456789abcdef";
   const uint8_t *b = lit->data;
   int64_t n = cx_shape_bytes(&lit->shape);
@@ -320,3 +304,21 @@ void cx_print_literal_bytes(cx_sb *sb, const cxla_literal *lit) {
   }
   cx_sb_putn(sb, buf, k);
 }
+
+/* A literal with put_array for each array leaf, tuples as "(a, b)". */
+static void put_literal(cx_sb *sb, const cxla_literal *lit, void (*put_array)(cx_sb *, const cxla_literal *)) {
+  if (lit->shape.type != CXLA_TUPLE) {
+    put_array(sb, lit);
+    return;
+  }
+  cx_sb_putc(sb, '(');
+  for (int i = 0; i < lit->nelems; i++) {
+    if (i) cx_sb_puts(sb, ", ");
+    put_literal(sb, lit->elems[i], put_array);
+  }
+  cx_sb_putc(sb, ')');
+}
+
+void cx_print_literal_value(cx_sb *sb, const cxla_literal *lit) { put_literal(sb, lit, put_array_value); }
+
+void cx_print_literal_bytes(cx_sb *sb, const cxla_literal *lit) { put_literal(sb, lit, put_array_bytes); }
