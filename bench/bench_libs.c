@@ -87,6 +87,9 @@ static const gshape k_gemms[] = {
     {"transformer dW ff up", 256, 1024, 1024, 1, 0, 1},
     {"transformer scores, 32 heads*batch", 128, 128, 64, 0, 1, 32},
     {"transformer attn x V", 128, 64, 128, 0, 0, 32},
+    {"train_peers transformer (4 heads of 32, batch 8): scores", 128, 128, 32, 0, 1, 32},
+    {"train_peers transformer: P x V, dQ", 128, 32, 128, 0, 0, 32},
+    {"train_peers transformer: dV, dK", 128, 32, 128, 1, 0, 32},
     {"square 1024 (gemm bench)", 1024, 1024, 1024, 0, 0, 1},
     {"square 4096", 4096, 4096, 4096, 0, 0, 1},
 };

@@ -2,8 +2,10 @@
  *
  * A pool runs "jobs": fn over [0, total) split into chunks. Several jobs may be in flight at
  * once (several user threads executing on one context, or a kernel that itself calls
- * parallel_for): each job keeps its own chunk counter, idle workers help whichever job is
- * oldest, and the thread that posted a job always works on it too, so a job finishes even if
+ * parallel_for): each job deals its chunks out in a contiguous range per thread (the same
+ * thread gets the same part of the same iteration space every time, and of the next kernel's
+ * when it has the same size, so its data stay in that core's cache), idle workers help
+ * whichever job is oldest, and the thread that posted a job always works on it too, so a job finishes even if
  * every worker is busy elsewhere — no job ever waits for pool capacity, hence no deadlock. */
 #ifndef CX_THREADPOOL_H
 #define CX_THREADPOOL_H

@@ -113,6 +113,49 @@ TEST(runtime_pool_uses_several_threads) {
   cx_threadpool_destroy(p);
 }
 
+/* Which thread ran each of a job's chunks (one chunk = one iteration here). */
+static _Atomic(pthread_t) chunk_owner[8];
+static void note_chunk(void **args, int64_t begin, int64_t end) {
+  (void)args;
+  for (int64_t i = begin; i < end; i++) atomic_store(&chunk_owner[i], pthread_self());
+  struct timespec ts = {0, 100000 * (end - begin)};
+  nanosleep(&ts, NULL);
+}
+
+/* Each thread runs a contiguous range of the chunks, the poster the first: on two threads, the
+ * worker's chunks are one run that starts at the middle (its own range, front first), extended
+ * downwards only by what it took from the end of the poster's; and the poster has chunk 0 (a
+ * thief could take it only while the poster is descheduled between posting and running). */
+TEST(runtime_pool_threads_keep_their_own_range) {
+  cx_threadpool *p = cx_threadpool_create(2);
+  if (!p || cx_threadpool_size(p) != 2) {
+    CHECK_MSG(p && cx_threadpool_size(p) == 2, "no 2-thread pool");
+    cx_threadpool_destroy(p);
+    return;
+  }
+  pthread_t me = pthread_self();
+  int poster_first = 0, worker_rounds = 0, rounds = 20;
+  for (int round = 0; round < rounds; round++) {
+    CHECK_EQ_INT((int)cx_threadpool_parallel_for(p, note_chunk, NULL, 8, 1), 8);
+    int lo = 8, hi = -1, nworker = 0;
+    for (int c = 0; c < 8; c++)
+      if (!pthread_equal(atomic_load(&chunk_owner[c]), me)) {
+        nworker++;
+        if (c < lo) lo = c;
+        if (c > hi) hi = c;
+      }
+    poster_first += pthread_equal(atomic_load(&chunk_owner[0]), me) != 0;
+    if (!nworker) continue;
+    worker_rounds++;
+    CHECK_MSG(hi - lo + 1 == nworker && lo <= 4 && hi >= 4,
+              "round %d: the worker ran %d chunks between %d and %d, not one run through chunk 4", round, nworker,
+              lo, hi);
+  }
+  CHECK_MSG(worker_rounds > 0, "the worker ran no chunk of 8 x 0.1 ms in %d rounds", rounds);
+  CHECK_MSG(poster_first * 2 >= rounds, "the poster ran chunk 0 in only %d of %d rounds", poster_first, rounds);
+  cx_threadpool_destroy(p);
+}
+
 /* Several user threads post jobs on one pool at once. */
 typedef struct {
   cx_threadpool *p;
