@@ -46,6 +46,13 @@ cxla_status cx_cg_fail(cx_cg *g, cxla_status code, const char *fmt, ...) {
 
 LLVMValueRef cx_cg_i64(cx_cg *g, int64_t v) { return LLVMConstInt(g->t_i64, (unsigned long long)v, 1); }
 
+void cx_cg_prefer_wide_vectors(cx_cg *g, LLVMValueRef fn) {
+  if (g->target->warp_size || g->target->vector_bits < 512) return;
+  static const char pk[] = "prefer-vector-width", pv[] = "512";
+  if (!fn) fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(g->b));
+  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateStringAttribute(g->llctx, pk, sizeof pk - 1, pv, sizeof pv - 1));
+}
+
 LLVMTypeRef cx_cg_reg_type(cx_cg *g, cxla_type t) {
   if (cx_mf_format_of(t)) return g->t_f32; /* the 8- and 4-bit floats compute in f32, as f16 does */
   switch (t) {

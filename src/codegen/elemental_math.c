@@ -44,15 +44,6 @@ static const struct { inline_fn2 f32, f64; } k_inline2[CX_OP_COUNT] = {
   [CX_OP_ATAN2] = {cx_math_atan2_f32, NULL},
 };
 
-/* An f32 function of codegen's own is a long chain of arithmetic per element (tanh: an exp, a
- * polynomial, a divide), which bounds the loop around it: on AVX-512 hosts the kernel asks LLVM
- * for 512-bit vectors (it prefers 256 there), as row reductions and libmvec calls do. */
-static void prefer_wide(cx_cg *cg) {
-  if (cg->target->warp_size || cg->target->vector_bits < 512) return;
-  static const char pk[] = "prefer-vector-width", pv[] = "512";
-  LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(cg->b));
-  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateStringAttribute(cg->llctx, pk, sizeof pk - 1, pv, sizeof pv - 1));
-}
 
 LLVMValueRef cx_gen_math(cx_gen *g, cx_op op, cxla_type t, int nargs, LLVMValueRef *args) {
   cx_cg *cg = g->cg;
@@ -71,7 +62,9 @@ LLVMValueRef cx_gen_math(cx_gen *g, cx_op op, cxla_type t, int nargs, LLVMValueR
   if (nargs == 1 && l.how == CX_MATH_INLINE) {
     inline_fn f = xt == cg->t_f64 ? k_inline[op].f64 : xt == cg->t_f32 ? k_inline[op].f32 : NULL;
     if (f) r = f(g, x[0]);
-    if (f && xt == cg->t_f32) prefer_wide(cg);
+    /* an f32 function of codegen's own is a long chain of arithmetic per element (tanh: an
+     * exp, a polynomial, a divide), which bounds the loop around it */
+    if (f && xt == cg->t_f32) cx_cg_prefer_wide_vectors(cg, NULL);
   }
   if (nargs == 2 && l.how == CX_MATH_INLINE) {
     inline_fn2 f = xt == cg->t_f64 ? k_inline2[op].f64 : xt == cg->t_f32 ? k_inline2[op].f32 : NULL;

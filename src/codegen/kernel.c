@@ -97,6 +97,11 @@ static void loop_nest(cx_kfn *k, const cx_comp *c, int nout, const cx_shape **le
    * 32 elements, so every 16-wide row ran in the scalar remainder (its bias + ReLU 5x slower
    * than with one vector body per 8 elements). */
   if (W < SHORT_ROW) cx_loop_interleave(cg, &jl, 1);
+  /* Rows of 16 to 112 f32 (a multiple of 16) in 512-bit vectors: one or a few trips instead of
+   * twice as many, each behind the row's set-up. The LeNet step's bias + ReLU + max-pool over
+   * 16 and 32 channels: 114 -> 95 and 48 -> 33 us (the step 2.43 -> 2.39 ms, cxla run,
+   * interleaved); wider rows keep LLVM's 256-bit vectors, interleaved (no change measured). */
+  if (W % 16 == 0 && W < 128) cx_cg_prefer_wide_vectors(cg, NULL);
   cx_gen_restore(g, m1);
   cx_loop_end(cg, &rl);
   cx_gen_restore(g, m0);

@@ -68,9 +68,5 @@ void cx_libmvec_attach(cx_cg *cg, LLVMValueRef call, const char *name, int nargs
    * only its loads and stores */
   unsigned mem = LLVMGetEnumAttributeKindForName("memory", 6);
   LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cg->llctx, mem, 0));
-  if (level >= 2) {
-    static const char pk[] = "prefer-vector-width", pv[] = "512";
-    LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(cg->b));
-    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateStringAttribute(cg->llctx, pk, sizeof pk - 1, pv, sizeof pv - 1));
-  }
+  if (level >= 2) cx_cg_prefer_wide_vectors(cg, NULL);
 }

@@ -32,6 +32,15 @@
 #define WARP_COLUMNS_MAX 16384 /* column reductions with at most this many outputs take a warp each */
 
 
+/* A column reduction's lanes (W of them: the innermost kept dim) in 512-bit vectors: a multiple
+ * of 16 f32 (8 f64), or enough that the remainder is small. Such kernels loop over the reduced
+ * positions with W lanes each: with 16 channels, 256-bit vectors made two trips of an inner loop
+ * whose set-up (masks of each position's window) cost as much as they did. The max-pool
+ * gradients of the LeNet step (a bias-gradient sum over f32[64,28,28,16] and [64,14,14,32],
+ * fused with the pooling's select-and-scatter): 347 -> 318 and 128 -> 104 us; the step 2.54 ->
+ * 2.44 ms, the flax CNN step 4.75 -> 4.58 ms (cxla run, interleaved); others unchanged. */
+static int wide_columns(int64_t W) { return W % 16 == 0 || W >= 128; }
+
 LLVMValueRef cx_red_acc_ptr(cx_red_state *s, int r, int v, LLVMValueRef j) {
   if (!j) return s->slot[r][v];
   return LLVMBuildInBoundsGEP2(s->k->cg->b, s->ty[r][v], s->slot[r][v], &j, 1, "");
@@ -685,16 +694,15 @@ cxla_status cx_emit_reduce_body(cx_kfn *k, const cx_instr *fusion, const cx_red_
    * the minimum, and LLVM prefers 256-bit vectors on AVX-512 CPUs: 512-bit ones took the
    * in-cache softmax from 180 to 138 us (f32[64,4096], bench/README.md), and the attention's
    * rows of 128 (f32[8,4,128,128] max/exp/sum, one core) from 285 to 266 us. Shorter rows keep
-   * 256: a 16-lane loop leaves more of them to the scalar remainder. */
+   * 256: a 16-lane loop leaves more of them to the scalar remainder. Column reductions too,
+   * where their lanes (the innermost kept dim) fill 512-bit vectors (wide_columns). */
   int64_t row_elems = cx_shape_elems(&p->in) / (cx_shape_elems(&p->out) > 0 ? cx_shape_elems(&p->out) : 1);
   if (!k->cg->target->warp_size && p->row) plan_fast_div(&s, row_elems);
   s.max_stage = -1;
   if (!k->cg->target->warp_size && p->row) plan_fast_max(&s);
-  if (!k->cg->target->warp_size && p->row && k->cg->target->vector_bits >= 512 && row_elems >= 128) {
-    static const char key[] = "prefer-vector-width", val[] = "512";
-    LLVMAttributeRef a = LLVMCreateStringAttribute(k->cg->llctx, key, sizeof key - 1, val, sizeof val - 1);
-    LLVMAddAttributeAtIndex(k->outer, LLVMAttributeFunctionIndex, a);
-  }
+  if (!k->cg->target->warp_size && k->cg->target->vector_bits >= 512 &&
+      (p->row ? row_elems >= 128 : wide_columns(p->in.dims[p->inner])))
+    cx_cg_prefer_wide_vectors(k->cg, k->outer);
   *total = cx_shape_elems(&p->out);
   int64_t per_out = cx_shape_elems(&p->in) / (*total > 0 ? *total : 1);
   /* a warp per output: every row reduction, and column reductions too few to fill the GPU with

@@ -177,6 +177,42 @@ TEST(codegen_kernel_wide_vectors_for_math) {
   CHECK(preferred_width(mul_text, 512) == NULL);
 }
 
+/* A loop kernel over rows of 16 to 112 f32 (a multiple of 16) asks for 512-bit vectors: a
+ * pooling's 16 channels in one trip; 10-wide rows would go all to the remainder, and 256-wide
+ * ones keep LLVM's choice. */
+TEST(codegen_kernel_wide_vectors_for_short_rows) {
+  static const char fmt[] = "HloModule t\nf {\n x = f32[64,%d] parameter(0)\n b = f32[%d] parameter(1)\n"
+                            " bb = f32[64,%d] broadcast(b), dimensions={1}\n ROOT y = f32[64,%d] add(x, bb)\n}\n"
+                            "ENTRY e {\n x = f32[64,%d] parameter(0)\n b = f32[%d] parameter(1)\n"
+                            " ROOT r = f32[64,%d] fusion(x, b), kind=kLoop, calls=f\n}\n";
+  char text[1024];
+  int widths[3] = {16, 10, 256};
+  for (int i = 0; i < 3; i++) {
+    int w = widths[i];
+    snprintf(text, sizeof text, fmt, w, w, w, w, w, w, w);
+    const char *got = preferred_width(text, 512);
+    if (w == 16) CHECK_MSG(got && strcmp(got, "512") == 0, "rows of 16: %s", got ? got : "no preference");
+    else CHECK_MSG(got == NULL, "rows of %d: %s", w, got ? got : "no preference");
+    if (w == 16) CHECK(preferred_width(text, 256) == NULL);
+  }
+}
+
+/* A column reduction asks for 512-bit vectors when its lanes (the innermost kept dim) fill them:
+ * 16 channels of a pooling gradient's bias sum, not 10 (the lanes would all go to the remainder). */
+TEST(codegen_kernel_wide_vectors_for_columns) {
+  static const char fmt[] = "HloModule t\nadd {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+                            " ROOT s = f32[] add(a, b)\n}\nf {\n x = f32[8,6,6,%d] parameter(0)\n z = f32[] constant(0)\n"
+                            " ROOT r = f32[8,%d] reduce(x, z), dimensions={1,2}, to_apply=add\n}\nENTRY e {\n"
+                            " x = f32[8,6,6,%d] parameter(0)\n ROOT r = f32[8,%d] fusion(x), kind=kInput, calls=f\n}\n";
+  char text[1024];
+  snprintf(text, sizeof text, fmt, 16, 16, 16, 16);
+  const char *w = preferred_width(text, 512);
+  CHECK(w != NULL && strcmp(w, "512") == 0);
+  CHECK(preferred_width(text, 256) == NULL);
+  snprintf(text, sizeof text, fmt, 10, 10, 10, 10);
+  CHECK(preferred_width(text, 512) == NULL);
+}
+
 /* The flags the design relies on reach the IR. */
 TEST(codegen_kernel_ir_flags) {
   char *ir = NULL;
