@@ -128,6 +128,80 @@ TEST(cpu_exec_fallback_errors_surface) {
   cxla_module_destroy(m);
 }
 
+/* Reads a dump file whole (NULL if missing); the caller frees. */
+static char *read_dump(const char *dir, const char *name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  if (b) b[fread(b, 1, (size_t)n, f)] = 0;
+  fclose(f);
+  return b;
+}
+
+static void remove_dumps(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  char path[512];
+  while (d && (e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    unlink(path);
+  }
+  if (d) closedir(d);
+  rmdir(dir);
+}
+
+/* A kernel inside a while loop may be inlined into cx_entry, whose vector width then decides
+ * its code: a loop body's tanh (which asks for 512-bit vectors on an AVX-512 host) makes
+ * cx_entry ask for them too, and only there. */
+TEST(cpu_exec_loop_kernels_keep_their_vector_width) {
+  static const char text[] =
+      "HloModule scan\n"
+      "body {\n p = (s32[], f32[64]) parameter(0)\n i = s32[] get-tuple-element(p), index=0\n"
+      " x = f32[64] get-tuple-element(p), index=1\n one = s32[] constant(1)\n n = s32[] add(i, one)\n"
+      " t = f32[64] tanh(x)\n ROOT r = (s32[], f32[64]) tuple(n, t)\n}\n"
+      "cond {\n p = (s32[], f32[64]) parameter(0)\n i = s32[] get-tuple-element(p), index=0\n"
+      " k = s32[] constant(5)\n ROOT c = pred[] compare(i, k), direction=LT\n}\n"
+      "ENTRY e {\n x = f32[64] parameter(0)\n z = s32[] constant(0)\n"
+      " s = (s32[], f32[64]) tuple(z, x)\n w = (s32[], f32[64]) while(s), condition=cond, body=body\n"
+      " ROOT y = f32[64] get-tuple-element(w), index=1\n}\n";
+  char dir[] = "/tmp/cxla_cpu_widthXXXXXX";
+  if (!mkdtemp(dir)) { CHECK_MSG(0, "mkdtemp failed"); return; }
+  char flags[256];
+  snprintf(flags, sizeof flags, "--dump-to=%s", dir);
+  char *in = cpu_ramp("f32", 64, 64, 0.05, -1.5);
+  const char *inputs[1] = {in};
+  CHECK(cpu_check(text, 1, inputs, flags, 1e-6, 1e-6, NULL, NULL));
+  free(in);
+  char *ir = read_dump(dir, "module_0000.scan.ir-after-opt.ll");
+  CHECK_MSG(ir != NULL, "no IR dump in %s", dir);
+  /* cx_entry's attribute group, and whether it asks for 512-bit vectors */
+  const char *def = ir ? strstr(ir, "define void @cx_entry(") : NULL;
+  const char *eol = def ? strchr(def, '\n') : NULL, *hash = def ? strchr(def, '#') : NULL;
+  int group = hash && eol && hash < eol ? atoi(hash + 1) : -1, wide = 0;
+  if (group >= 0) {
+    char key[64];
+    snprintf(key, sizeof key, "attributes #%d = {", group);
+    const char *a = strstr(ir, key), *end = a ? strchr(a, '\n') : NULL;
+    const char *pw = a ? strstr(a, "\"prefer-vector-width\"=\"512\"") : NULL;
+    wide = pw && end && pw < end;
+  }
+#if defined(__x86_64__)
+  int avx512 = __builtin_cpu_supports("avx512f") != 0;
+#else
+  int avx512 = 0;
+#endif
+  CHECK_MSG(wide == avx512, "cx_entry %s 512-bit vectors on a host %s AVX-512", wide ? "asks for" : "does not ask for",
+            avx512 ? "with" : "without");
+  free(ir);
+  remove_dumps(dir);
+}
+
 TEST(cpu_exec_stats_and_dumps) {
   char dir[] = "/tmp/cxla_cpu_dumpXXXXXX";
   if (!mkdtemp(dir)) { CHECK_MSG(0, "mkdtemp failed"); return; }
@@ -163,15 +237,7 @@ TEST(cpu_exec_stats_and_dumps) {
   CHECK_STR_CONTAINS(buf, "fallbacks=1");
   CHECK_STR_CONTAINS(buf, "(scatter) runs on the interpreter");
   CHECK_STR_CONTAINS(buf, "output");
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  while (d && (e = readdir(d))) {
-    if (e->d_name[0] == '.') continue;
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  if (d) closedir(d);
-  rmdir(dir);
+  remove_dumps(dir);
 }
 
 /* Four kernels (two reductions over different axes, their broadcast uses, a sum) that no
