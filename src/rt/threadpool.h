@@ -29,6 +29,12 @@ int cx_threadpool_size(const cx_threadpool *p);
  * Longer keeps back-to-back calls from waiting on a woken thread; shorter gives the cores back
  * sooner. Takes effect at a worker's next idle spell. NULL is a no-op. */
 void cx_threadpool_set_idle_spin(cx_threadpool *p, int64_t ns);
+/* on = 1: an execution has begun on the pool, 0: one has ended (calls pair up). While any is in
+ * progress, an idle worker spins up to 5 ms (or the idle spin, if longer) before it sleeps, so
+ * that one waits for no wake-up at the next kernel after a stretch the executing thread runs
+ * alone (a while loop of small kernels, a library call); an idle spin of 0 still sleeps at
+ * once. NULL is a no-op. */
+void cx_threadpool_hold(cx_threadpool *p, int on);
 /* Workers asleep now, waiting for a job (0 for NULL). */
 int cx_threadpool_sleepers(cx_threadpool *p);
 

@@ -324,3 +324,30 @@ TEST(runtime_pool_idle_spin_is_settable) {
   double took = now_us() - t0;
   CHECK_MSG(took < 2e6, "destroy waited %.0f ms for spinning workers", took / 1e3);
 }
+
+/* While an execution holds the pool, idle workers spin past the idle spin (up to 5 ms), so the
+ * next kernel after a stretch the executing thread ran alone finds them awake; without a hold
+ * they sleep after the idle spin, and an idle spin of 0 sends them to sleep even under a hold. */
+TEST(runtime_pool_hold_keeps_workers_awake) {
+  cx_threadpool *p = cx_threadpool_create(2);
+  if (!p) { CHECK(p != NULL); return; }
+  cx_threadpool_set_idle_spin(p, 200000); /* 200 us */
+  cx_threadpool_hold(p, 1);
+  double t0 = now_us();
+  cx_threadpool_parallel_for(p, busy, NULL, 64, 1);
+  usleep(2000);
+  int asleep = cx_threadpool_sleepers(p);
+  double took = now_us() - t0;
+  if (took < 4000) /* a loaded machine may oversleep past the 5 ms: then nothing to say */
+    CHECK_MSG(asleep == 0, "%d worker(s) asleep %.1f ms after a job, under a hold, with a 200 us idle spin", asleep,
+              took / 1e3);
+  cx_threadpool_hold(p, 0);
+  cx_threadpool_parallel_for(p, busy, NULL, 64, 1);
+  CHECK_MSG(wait_sleepers(p, 1), "without a hold, the worker never slept after its 200 us idle spin");
+  cx_threadpool_set_idle_spin(p, 0);
+  cx_threadpool_hold(p, 1);
+  cx_threadpool_parallel_for(p, busy, NULL, 64, 1);
+  CHECK_MSG(wait_sleepers(p, 1), "with no idle spin, a hold kept the worker awake");
+  cx_threadpool_hold(p, 0);
+  cx_threadpool_destroy(p);
+}

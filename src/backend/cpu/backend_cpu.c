@@ -540,7 +540,9 @@ static cxla_status cpu_execute_on(void *state, cxla_context *ctx, const cx_repli
      * XLA:CPU's; the caller's two bits back afterwards (the exception flags raised stay raised) */
     unsigned env = cx_fpenv_get(), bits = CX_FPENV_FTZ | CX_FPENV_DAZ;
     if (ctx->flags.cpu_flush_denormals) cx_fpenv_set(env | bits);
+    cx_threadpool_hold(rt.pool, 1);
     st->entry(params, outs, arena, &rt);
+    cx_threadpool_hold(rt.pool, 0);
     if (ctx->flags.cpu_flush_denormals) cx_fpenv_set((cx_fpenv_get() & ~bits) | (env & bits));
     if (rt.status != CXLA_OK) s = cx_error(ctx, rt.status, "%s", rt.errmsg[0] ? rt.errmsg : "execution failed");
     else take_donated(st, args, res);
