@@ -7,7 +7,7 @@ enum { CHEAP, EXPENSIVE };
 enum { INFER, WRITTEN, UNINFERRED };
 enum { NA, ANY, REAL, FLOAT, SIGNED, NUMERIC, FLOAT_OR_COMPLEX, SIGNED_OR_COMPLEX, NUMERIC_OR_COMPLEX, INT, PRED_OR_INT };
 enum { SIDE_EFFECT = 1, COMMUTATIVE = 2, COLLECTIVE = 4, IDEMPOTENT = 8 };
-enum { NOFUSE, REINDEX, DISJOINT };
+enum { NOFUSE, REINDEX, DISJOINT, UPDATE };
 typedef struct {
   const char *name;
   int arity;
@@ -47,6 +47,7 @@ cx_op_runs cx_op_runs_on(cx_op op) { return table[op].runs; }
 cx_op_index cx_op_index_of(cx_op op) { return (unsigned)op < CX_OP_COUNT ? table[op].index : CX_INDEX_MULTI; }
 int cx_op_fuses_as_reindex(cx_op op) { return (unsigned)op < CX_OP_COUNT && table[op].fuse == REINDEX; }
 int cx_op_fuses_when_disjoint(cx_op op) { return (unsigned)op < CX_OP_COUNT && table[op].fuse == DISJOINT; }
+int cx_op_fuses_as_update(cx_op op) { return (unsigned)op < CX_OP_COUNT && table[op].fuse == UPDATE; }
 cx_op_alias cx_op_alias_of(cx_op op) { return (unsigned)op < CX_OP_COUNT ? table[op].alias : CX_ALIAS_NEVER; }
 cx_op_calls cx_op_calls_of(cx_op op) { return table[op].called; }
 cx_op_gpu cx_op_gpu_of(cx_op op) { return (unsigned)op < CX_OP_COUNT ? table[op].gpu : CX_GPU_NONE; }

@@ -48,6 +48,9 @@ int cx_op_fuses_as_reindex(cx_op op);
 /* A window op that fuses into its consumer where its windows are disjoint (the `fuse` column;
  * cx_window_disjoint says when). */
 int cx_op_fuses_when_disjoint(cx_op op);
+/* An in-place update of its operand 0 that fuses the producers of its other operands (the
+ * `fuse` column). */
+int cx_op_fuses_as_update(cx_op op);
 /* Whether the result may share its operand's bytes (the `alias` column). */
 typedef enum { CX_ALIAS_NEVER, CX_ALIAS_ALWAYS, CX_ALIAS_SAME_BYTES } cx_op_alias;
 cx_op_alias cx_op_alias_of(cx_op op);

@@ -455,6 +455,46 @@ TEST(fusion_pooling_absorbs_producers) {
   }
 }
 
+/* A dynamic-update-slice takes its update's producers (a scan step's tanh of the new carry,
+ * whose carry also leaves the body), so the update is computed straight into the stacked
+ * output; the operand it writes (a broadcast of zeros here) is never fused into it. */
+TEST(fusion_dynamic_update_slice_absorbs_its_update) {
+  static const char text[] =
+      "HloModule dus\n\n"
+      "ENTRY main {\n"
+      "  stack = f32[8,16] parameter(0)\n"
+      "  carry = f32[16] parameter(1)\n"
+      "  x = f32[16] parameter(2)\n"
+      "  i = s32[] parameter(3)\n"
+      "  half = f32[] constant(0.5)\n"
+      "  hb = f32[16] broadcast(half), dimensions={}\n"
+      "  m = f32[16] multiply(carry, hb)\n"
+      "  next = f32[16] add(m, x)\n"
+      "  t = f32[16] tanh(next)\n"
+      "  u = f32[1,16] reshape(t)\n"
+      "  zero = s32[] constant(0)\n"
+      "  zf = f32[] constant(0)\n"
+      "  zs = f32[8,16] broadcast(zf), dimensions={}\n"
+      "  base = f32[8,16] add(stack, zs)\n"
+      "  d = f32[8,16] dynamic-update-slice(base, u, i, zero)\n"
+      "  ROOT r = (f32[16], f32[8,16]) tuple(next, d)\n"
+      "}\n";
+  cx_module *m = FUSE(text);
+  if (!m) return;
+  const cx_instr *root = m->entry->root, *d = root->ops[1];
+  CHECK(d->op == CX_OP_FUSION && d->ncalled == 1 && d->called[0]->root->op == CX_OP_DYNAMIC_UPDATE_SLICE);
+  if (d->op == CX_OP_FUSION && d->ncalled == 1) {
+    const cx_comp *fc = d->called[0];
+    int tanh = 0, add = 0;
+    for (int k = 0; k < fc->ninstrs; k++) tanh += fc->instrs[k]->op == CX_OP_TANH, add += fc->instrs[k]->op == CX_OP_ADD;
+    CHECK_MSG(tanh == 1, "the update's tanh is not in the dynamic-update-slice fusion");
+    /* next's add is duplicated into it (next also leaves); base's add is not */
+    CHECK_MSG(add == 1, "%d adds in the dynamic-update-slice fusion (the carry's only)", add);
+    CHECK_MSG(fc->root->ops[0]->op == CX_OP_PARAMETER, "the operand written in place was fused");
+  }
+  cx_module_free(m);
+}
+
 /* Fusions written by hand or by XLA reuse short names across fused computations ("r",
  * "p0"); merging their bodies must keep names unique. */
 static const char *HAND_FUSIONS =

@@ -27,6 +27,8 @@ static const char *class_name(cx_op_class c) {
 
 /* The op table's DISJOINT fuse column, as both backends act on it. */
 #define DISJOINT_FUSED "compiled into its consumer's kernel where its windows are disjoint (a max-pool's gradient)"
+/* ... and its UPDATE value. */
+#define UPDATE_FUSED "one kernel with its update's producers (writing only the update window where the operand's buffer can be reused)"
 
 /* What --backend=cpu does with an instruction of this op, in the usual case. */
 static const char *cpu_column(cx_op op) {
@@ -66,14 +68,15 @@ static const char *cpu_column(cx_op op) {
   if (cx_op_runs_on(op) == CX_RUNS_LIBRARY && cx_op_fuses_when_disjoint(op))
     return "library: a runtime routine of the cpu backend; " DISJOINT_FUSED;
   if (cx_op_runs_on(op) == CX_RUNS_LIBRARY) return "library: a runtime routine of the cpu backend";
-  if (cx_emit_handles_op(op) && fu_needs_kernel_wrap(&probe)) return "compiled";
+  if (cx_emit_handles_op(op) && fu_needs_kernel_wrap(&probe))
+    return cx_op_fuses_as_update(op) ? "compiled: " UPDATE_FUSED : "compiled";
   return cx_interp_runs_op(op) ? "interpreter" : "not supported";
 }
 
 /* What --backend=gpu (and gpu-emu) does with it: ops.def's gpu column. */
 static void gpu_column(cx_sb *sb, cx_op op) {
   switch (cx_op_gpu_of(op)) {
-  case CX_GPU_EMIT: cx_sb_puts(sb, "compiled"); return;
+  case CX_GPU_EMIT: cx_sb_puts(sb, cx_op_fuses_as_update(op) ? "compiled: " UPDATE_FUSED : "compiled"); return;
   case CX_GPU_EMIT_F32: cx_sb_puts(sb, "compiled on f16, bf16, f32; refused on f64 and complex"); return;
   case CX_GPU_LIBRARY: cx_sb_puts(sb, "library: cuBLASLt (integer dots compiled)"); return;
   case CX_GPU_HOST:
