@@ -12,10 +12,16 @@
  *
  * As for convolutions (conv_dnnl.c), oneDNN runs on cxla's pool, not on its OpenMP team: C is
  * split into one share per thread, each computed by a single-threaded dnnl_sgemm. The shares are
- * rows of C, except with B transposed (NT: the input gradients), where they are columns: there a
- * row share made dnnl_sgemm transpose all of B for each share, and two row shares of the MLP's
- * 128x512x512 NT product cost 12% more CPU time than one call where two column shares (each
- * transposing its half of B) cost 1-3% (bench/bench_gemm_pool.c --work). */
+ * rows of C, except with B transposed (NT: the input gradients) and C wider than tall, where they
+ * are columns: there a row share made dnnl_sgemm transpose all of B for each share, and two row
+ * shares of the MLP's 128x512x512 NT product cost 12% more CPU time than one call where two
+ * column shares (each transposing its half of B) cost 1-3% (bench/bench_gemm_pool.c --work).
+ * With C taller than wide, B is the smaller operand, and a column share read all of A, half of
+ * it from the other core's cache, where the kernel before had written it (the pool gives each
+ * thread the same rows every time): the transformer's 1024x128x512 NT input gradient took 547
+ * us in the step against 422 alone; with row shares the step went 7.87 -> 7.54 ms (cxla run,
+ * interleaved), and the MLP, LeNet and flax CNN steps, whose NT products are wider, are as
+ * they were. */
 #include <oneapi/dnnl/dnnl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -129,7 +135,7 @@ void cx_rt_gemm_dnnl(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, 
     return;
   }
   int64_t t0 = rt->trace ? cx_trace_now() : 0;
-  int by_cols = trans_b != 0;
+  int by_cols = trans_b && n > m;
   int64_t threads = cx_threadpool_size(rt->pool), by_size = (by_cols ? n : m) / DNNL_MIN_SHARE;
   int64_t by_work = (int64_t)((double)m * (double)n * (double)k / DNNL_SHARE_MNK);
   dn_gemm g = {trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, lda, ldb, ldc, threads < by_size ? threads : by_size,

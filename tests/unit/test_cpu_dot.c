@@ -255,8 +255,10 @@ TEST(cpu_dot_onednn_matches_interp) {
       /* A transposed (a weight gradient, TN), odd rows; and both transposed (TT) */
       {"f32[70,131]", "f32[70,72]", "f32[131,72]", "lhs_contracting_dims={0}, rhs_contracting_dims={0}"},
       {"f32[40,97]", "f32[80,40]", "f32[97,80]", "lhs_contracting_dims={0}, rhs_contracting_dims={1}"},
-      /* B transposed (NT, TT) is split by columns of C: odd column counts split unevenly */
+      /* B transposed (NT, TT) is split by columns of C when C is wider than tall (odd column
+       * counts split unevenly), by rows when it is taller */
       {"f32[64,96]", "f32[97,96]", "f32[64,97]", "lhs_contracting_dims={1}, rhs_contracting_dims={1}"},
+      {"f32[131,64]", "f32[72,64]", "f32[131,72]", "lhs_contracting_dims={1}, rhs_contracting_dims={1}"},
       {"f32[96,97]", "f32[81,96]", "f32[97,81]", "lhs_contracting_dims={0}, rhs_contracting_dims={1}"},
   };
   static const char *const modes[2] = {"--cpu-onednn=on --threads=2", "--cpu-onednn=off --threads=2"};
