@@ -28,6 +28,7 @@
 #include "core/trace.h"
 #include "rt/rt.h"
 #include "rt/threadpool.h"
+#include "util/util.h"
 
 /* OpenMP's runtime (libgomp, which Debian's oneDNN runs on), declared here: omp.h belongs to
  * the compiler, and clang has none without libomp-dev. */
@@ -98,8 +99,9 @@ typedef struct dn_gemm {
   char ta, tb;
   int64_t m, n, k, lda, ldb, ldc, shares;
   int by_cols; /* shares are columns of C (else rows) */
+  int by_k;    /* shares are slices of the contraction, share s > 0 into part (contraction_shares) */
   const float *a, *b;
-  float *c;
+  float *c, *part;
   _Atomic int failed;
 } dn_gemm;
 
@@ -109,7 +111,14 @@ static void dn_gemm_shares(void **args, int64_t begin, int64_t end) {
   /* dnnl_sgemm on this thread alone; the thread may be the user's: its OpenMP setting is put back */
   int omp_was = omp_get_max_threads();
   omp_set_num_threads(1);
-  for (int64_t s = begin; s < end; s++) {
+  for (int64_t s = begin; s < end && g->by_k; s++) {
+    int64_t k0 = g->k * s / g->shares, k1 = g->k * (s + 1) / g->shares;
+    const float *a = g->a + (g->ta == 'T' ? k0 * g->lda : k0), *b = g->b + (g->tb == 'T' ? k0 : k0 * g->ldb);
+    float *c = s ? g->part + (s - 1) * g->m * g->n : g->c;
+    if (dnnl_sgemm(g->ta, g->tb, g->m, g->n, k1 - k0, 1.0f, a, g->lda, b, g->ldb, 0.0f, c, s ? g->n : g->ldc) != dnnl_success)
+      atomic_store(&g->failed, 1);
+  }
+  for (int64_t s = begin; s < end && !g->by_k; s++) {
     int64_t len = g->by_cols ? g->n : g->m, i0 = len * s / g->shares, i1 = len * (s + 1) / g->shares;
     int64_t r0 = g->by_cols ? 0 : i0, r1 = g->by_cols ? g->m : i1, c0 = g->by_cols ? i0 : 0, c1 = g->by_cols ? i1 : g->n;
     /* op(A)'s rows r0..r1: A's columns when it is transposed (stored [k, m]); op(B)'s columns
@@ -121,6 +130,30 @@ static void dn_gemm_shares(void **args, int64_t begin, int64_t end) {
       atomic_store(&g->failed, 1);
   }
   omp_set_num_threads(omp_was);
+}
+
+/* A weight gradient (TN: A and B stored [k, m] and [k, n], k the batch or the tokens) whose
+ * partial products are no bigger than its operands is split over the contraction: share s
+ * multiplies rows [k*s/S, k*(s+1)/S) of both into a partial C, and the partials are added. Each
+ * thread then reads only the rows the kernels before it wrote on that thread (the pool gives a
+ * thread the same rows every time), where a row share of C read every row of both, half from the
+ * other core's cache. The transformer step's seven TN products (k = 1024 tokens): 1748 -> 1590 us
+ * (cxla run --trace); the MLP's and CNNs' (C as big as the operands, k = the batch) keep row
+ * shares. */
+static int contraction_shares(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k, int64_t threads) {
+  return trans_a && !trans_b && threads > 1 && k >= 64 * threads &&
+         (double)threads * (double)m * (double)n <= (double)(m + n) * (double)k;
+}
+
+/* Rows [begin, end) of C += the other shares' partial products, in share order. */
+static void dn_sum_parts(void **args, int64_t begin, int64_t end) {
+  dn_gemm *g = args[0];
+  for (int64_t i = begin; i < end; i++)
+    for (int64_t s = 1; s < g->shares; s++) {
+      float *c = g->c + i * g->ldc;
+      const float *p = g->part + (s - 1) * g->m * g->n + i * g->n;
+      for (int64_t j = 0; j < g->n; j++) c[j] += p[j];
+    }
 }
 
 void cx_rt_gemm_dnnl(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
@@ -139,11 +172,17 @@ void cx_rt_gemm_dnnl(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, 
   int64_t threads = cx_threadpool_size(rt->pool), by_size = (by_cols ? n : m) / DNNL_MIN_SHARE;
   int64_t by_work = (int64_t)((double)m * (double)n * (double)k / DNNL_SHARE_MNK);
   dn_gemm g = {trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, lda, ldb, ldc, threads < by_size ? threads : by_size,
-               by_cols, a, b, c};
+               by_cols, 0, a, b, c};
   if (g.shares > by_work) g.shares = by_work;
   if (g.shares < 1) g.shares = 1;
   void *args[1] = {&g};
-  if (g.shares > 1) cx_threadpool_parallel_for(rt->pool, dn_gemm_shares, args, g.shares, 1);
+  if (by_work >= threads && contraction_shares(trans_a, trans_b, m, n, k, threads) &&
+      (g.part = cx_malloc(sizeof(float) * (size_t)((threads - 1) * m * n)))) { /* else row shares */
+    g.by_k = 1, g.shares = threads;
+    cx_threadpool_parallel_for(rt->pool, dn_gemm_shares, args, g.shares, 1);
+    cx_threadpool_parallel_for(rt->pool, dn_sum_parts, args, m, 16);
+    cx_free(g.part);
+  } else if (g.shares > 1) cx_threadpool_parallel_for(rt->pool, dn_gemm_shares, args, g.shares, 1);
   else dn_gemm_shares(args, 0, 1);
   const char *name = cx_rt_name(rt, id, "gemm");
   if (atomic_load(&g.failed)) cx_rt_fail(rt, CXLA_ERR_INTERNAL, "%s: oneDNN's sgemm failed", name);
