@@ -259,6 +259,8 @@ TEST(cpu_dot_onednn_matches_interp) {
        * contraction, an odd length unevenly, and the partial products added */
       {"f32[300,40]", "f32[300,72]", "f32[40,72]", "lhs_contracting_dims={0}, rhs_contracting_dims={0}"},
       {"f32[301,40]", "f32[301,72]", "f32[40,72]", "lhs_contracting_dims={0}, rhs_contracting_dims={0}"},
+      /* ... and a forward product (NN) whose C is wider than tall */
+      {"f32[40,301]", "f32[301,72]", "f32[40,72]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"},
       /* B transposed (NT, TT) is split by columns of C when C is wider than tall (odd column
        * counts split unevenly), by rows when it is taller */
       {"f32[64,96]", "f32[97,96]", "f32[64,97]", "lhs_contracting_dims={1}, rhs_contracting_dims={1}"},
