@@ -13,6 +13,7 @@
 #include "interp/interp.h"
 #include "ir/clone.h"
 #include "runtime/executable.h"
+#include "util/file.h"
 #include "test_cpu_helpers.h"
 
 static const char sort_text[] =
@@ -128,19 +129,13 @@ TEST(cpu_exec_fallback_errors_surface) {
   cxla_module_destroy(m);
 }
 
-/* Reads a dump file whole (NULL if missing); the caller frees. */
+/* A dump file whole, NUL-terminated (NULL if missing); the caller frees with cx_free. */
 static char *read_dump(const char *dir, const char *name) {
   char path[512];
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (b) b[fread(b, 1, (size_t)n, f)] = 0;
-  fclose(f);
-  return b;
+  unsigned char *b = NULL;
+  size_t n = 0;
+  return cx_read_file(test_ctx(), path, &b, &n) == CXLA_OK ? (char *)b : NULL;
 }
 
 static void remove_dumps(const char *dir) {
@@ -198,7 +193,7 @@ TEST(cpu_exec_loop_kernels_keep_their_vector_width) {
 #endif
   CHECK_MSG(wide == avx512, "cx_entry %s 512-bit vectors on a host %s AVX-512", wide ? "asks for" : "does not ask for",
             avx512 ? "with" : "without");
-  free(ir);
+  cx_free(ir);
   remove_dumps(dir);
 }
 
