@@ -27,6 +27,7 @@ that reason alone (issue 20, bench/README.md). Ratios are cxla's speed over JAX 
 cxla faster).
 
   CXLA_BUILD=build PYTHONPATH=python build/venv/bin/python bench/jax_plugin.py [--rounds N] [--steps N]
+      [--settle-ms MS]   (an untimed pause before each turn: the other backend's threads stop spinning)
 """
 import argparse
 import os
@@ -162,6 +163,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--steps", type=int, default=10, help="training steps per turn (timed together)")
+    ap.add_argument("--settle-ms", type=float, default=0,
+                    help="an untimed pause before each turn, for the other backend's idle threads to stop spinning")
     ap.add_argument("--only", default="dispatch,callback,mlp,cnn,transformer")
     ap.add_argument("--first-call", nargs=2, metavar=("KIND", "PATH"),
                     help="print the seconds of KIND's first call through PATH (plugin or cxla.jit) and exit")
@@ -188,6 +191,8 @@ def main():
         for r in range(args.rounds):
             for name in order[r % 2:] + order[:r % 2]:
                 fn, fargs = cases[name]
+                if args.settle_ms:
+                    time.sleep(args.settle_ms / 1e3)
                 t0 = time.perf_counter()
                 for _ in range(reps):
                     out = fn(*fargs)
