@@ -1,7 +1,7 @@
 /* simplify.c — algebraic simplification: the driver, which finds each instruction's rule
  * through a table indexed by op (an op without a rule is left alone), and the rules for
  * tuples. Elementwise rules live in simplify_elementwise.c, shape ops in simplify_shape.c,
- * reduce and map in simplify_reduce.c. No rule exists for ops with side effects. */
+ * reduce and map in simplify_reduce.c, scatter in simplify_scatter.c. No rule exists for ops with side effects. */
 #include "passes/pass.h"
 #include "passes/simplify.h"
 
@@ -44,6 +44,8 @@ static const simp_rule k_rules[CX_OP_COUNT] = {
   [CX_OP_PAD] = cx_simp_pad, [CX_OP_CONCATENATE] = cx_simp_concatenate, [CX_OP_REVERSE] = cx_simp_reverse,
   /* reductions */
   [CX_OP_REDUCE] = cx_simp_reduce, [CX_OP_MAP] = cx_simp_map,
+  /* a one-hot scatter-add (simplify_scatter.c) */
+  [CX_OP_SCATTER] = cx_simp_scatter,
 };
 
 static cxla_status simplify_instr(cx_instr *in, cx_instr **out) {

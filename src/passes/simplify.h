@@ -61,5 +61,6 @@ cxla_status cx_simp_concatenate(cx_instr *in, cx_instr **out);
 cxla_status cx_simp_reverse(cx_instr *in, cx_instr **out);
 cxla_status cx_simp_reduce(cx_instr *in, cx_instr **out);
 cxla_status cx_simp_map(cx_instr *in, cx_instr **out);
+cxla_status cx_simp_scatter(cx_instr *in, cx_instr **out);
 
 #endif

@@ -398,3 +398,66 @@ TEST(passes_simplify_slice_of_concatenate) {
   }
   cx_module_free(m);
 }
+
+/* A scatter-add of one value a row into a uniform array (the gradient of JAX's take_along_axis,
+ * so of every integer-label cross-entropy) becomes select(iota == index, c + update, c); the
+ * interpreter's runs agree on every index, out of range ones included (skipped by scatter,
+ * matched by no coordinate). A scatter with several updates a position, another combiner or a
+ * non-uniform operand stays. */
+TEST(passes_simplify_one_hot_scatter) {
+  static const char *const fmt =
+      "HloModule m\n%s"
+      "ENTRY e {\n  c = f32[] constant(%s)\n  z = f32[%s] broadcast(c), dimensions={}\n"
+      "  i = %s parameter(0)\n  u = %s parameter(1)\n"
+      "  ROOT s = f32[%s] scatter(z, i, u), %s, to_apply=%s\n}\n";
+  static const char *const mul_f32 = "mul {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] multiply(x, y)\n}\n";
+  static const char *const add_rev = "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(y, x)\n}\n";
+  static const struct {
+    const char *comb, *c, *shape, *idx, *upd, *dims;
+    int rewritten;
+  } cases[] = {
+      /* jax's take_along_axis gradient: batch dims 0, 1, the index vector last */
+      {"add", "0", "2,3,5", "s32[2,3,1,1]", "f32[2,3,1]",
+       "update_window_dims={}, inserted_window_dims={2}, scatter_dims_to_operand_dims={2}, input_batching_dims={0,1}, "
+       "scatter_indices_batching_dims={0,1}, index_vector_dim=3", 1},
+      /* any uniform value (c + update there, c elsewhere), the combiner's arguments either way */
+      {"add_rev", "1.5", "2,3,5", "s32[2,3,1,1]", "f32[2,3,1]",
+       "update_window_dims={}, inserted_window_dims={2}, scatter_dims_to_operand_dims={2}, input_batching_dims={0,1}, "
+       "scatter_indices_batching_dims={0,1}, index_vector_dim=3", 1},
+      /* an implicit index vector, the scattered dim first, u32 and s64 indices */
+      {"add", "-0", "5,4", "u32[4]", "f32[4]",
+       "update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, input_batching_dims={1}, "
+       "scatter_indices_batching_dims={0}, index_vector_dim=1", 1},
+      {"add", "0", "5,4", "s64[4,1]", "f32[4]",
+       "update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, input_batching_dims={1}, "
+       "scatter_indices_batching_dims={0}, index_vector_dim=1", 1},
+      /* no batching: one update in all */
+      {"add", "0", "7", "s32[1,1]", "f32[1]",
+       "update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1", 1},
+      /* several updates may meet at one position: a real scatter */
+      {"add", "0", "7", "s32[4,1]", "f32[4]",
+       "update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1", 0},
+      /* another combiner */
+      {"mul", "1", "2,3,5", "s32[2,3,1,1]", "f32[2,3,1]",
+       "update_window_dims={}, inserted_window_dims={2}, scatter_dims_to_operand_dims={2}, input_batching_dims={0,1}, "
+       "scatter_indices_batching_dims={0,1}, index_vector_dim=3", 0},
+  };
+  for (int k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++) {
+    char text[2048];
+    const char *comp = !strcmp(cases[k].comb, "mul") ? mul_f32 : !strcmp(cases[k].comb, "add_rev") ? add_rev : add_f32;
+    const char *name = !strcmp(cases[k].comb, "mul") ? "mul" : "add";
+    snprintf(text, sizeof text, fmt, comp, cases[k].c, cases[k].shape, cases[k].idx, cases[k].upd, cases[k].shape,
+             cases[k].dims, name);
+    cx_module *m = SIMPLIFY(text, cases[k].rewritten);
+    if (m) CHECK_MSG((m->entry->root->op == CX_OP_SELECT) == cases[k].rewritten, "case %d: root %s", k,
+                     cx_op_name(m->entry->root->op));
+    cx_module_free(m);
+  }
+  /* an operand that is not uniform stays a scatter */
+  cx_module *m = SIMPLIFY("HloModule m\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n"
+                          "ENTRY e {\n  z = f32[2,5] parameter(2)\n  i = s32[2,1] parameter(0)\n  u = f32[2] parameter(1)\n"
+                          "  ROOT s = f32[2,5] scatter(z, i, u), update_window_dims={}, inserted_window_dims={1}, "
+                          "scatter_dims_to_operand_dims={1}, input_batching_dims={0}, scatter_indices_batching_dims={0}, "
+                          "index_vector_dim=1, to_apply=add\n}\n", 0);
+  cx_module_free(m);
+}
