@@ -404,6 +404,16 @@ TEST(passes_simplify_slice_of_concatenate) {
  * interpreter's runs agree on every index, out of range ones included (skipped by scatter,
  * matched by no coordinate). A scatter with several updates a position, another combiner or a
  * non-uniform operand stays. */
+/* take_along_axis's gradient (batch dims 0, 1; the index vector last), a column form (the
+ * scattered dim first, an implicit index vector) and a plain one (no batching) */
+#define TAKE_DIMS                                                                                              \
+  "update_window_dims={}, inserted_window_dims={2}, scatter_dims_to_operand_dims={2}, input_batching_dims={0,1}, " \
+  "scatter_indices_batching_dims={0,1}, index_vector_dim=3"
+#define COL_DIMS                                                                                               \
+  "update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, input_batching_dims={1}, " \
+  "scatter_indices_batching_dims={0}, index_vector_dim=1"
+#define ONE_DIMS "update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1"
+
 TEST(passes_simplify_one_hot_scatter) {
   static const char *const fmt =
       "HloModule m\n%s"
@@ -417,30 +427,18 @@ TEST(passes_simplify_one_hot_scatter) {
     int rewritten;
   } cases[] = {
       /* jax's take_along_axis gradient: batch dims 0, 1, the index vector last */
-      {"add", "0", "2,3,5", "s32[2,3,1,1]", "f32[2,3,1]",
-       "update_window_dims={}, inserted_window_dims={2}, scatter_dims_to_operand_dims={2}, input_batching_dims={0,1}, "
-       "scatter_indices_batching_dims={0,1}, index_vector_dim=3", 1},
+      {"add", "0", "2,3,5", "s32[2,3,1,1]", "f32[2,3,1]", TAKE_DIMS, 1},
       /* any uniform value (c + update there, c elsewhere), the combiner's arguments either way */
-      {"add_rev", "1.5", "2,3,5", "s32[2,3,1,1]", "f32[2,3,1]",
-       "update_window_dims={}, inserted_window_dims={2}, scatter_dims_to_operand_dims={2}, input_batching_dims={0,1}, "
-       "scatter_indices_batching_dims={0,1}, index_vector_dim=3", 1},
+      {"add_rev", "1.5", "2,3,5", "s32[2,3,1,1]", "f32[2,3,1]", TAKE_DIMS, 1},
       /* an implicit index vector, the scattered dim first, u32 and s64 indices */
-      {"add", "-0", "5,4", "u32[4]", "f32[4]",
-       "update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, input_batching_dims={1}, "
-       "scatter_indices_batching_dims={0}, index_vector_dim=1", 1},
-      {"add", "0", "5,4", "s64[4,1]", "f32[4]",
-       "update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, input_batching_dims={1}, "
-       "scatter_indices_batching_dims={0}, index_vector_dim=1", 1},
+      {"add", "-0", "5,4", "u32[4]", "f32[4]", COL_DIMS, 1},
+      {"add", "0", "5,4", "s64[4,1]", "f32[4]", COL_DIMS, 1},
       /* no batching: one update in all */
-      {"add", "0", "7", "s32[1,1]", "f32[1]",
-       "update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1", 1},
+      {"add", "0", "7", "s32[1,1]", "f32[1]", ONE_DIMS, 1},
       /* several updates may meet at one position: a real scatter */
-      {"add", "0", "7", "s32[4,1]", "f32[4]",
-       "update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1", 0},
+      {"add", "0", "7", "s32[4,1]", "f32[4]", ONE_DIMS, 0},
       /* another combiner */
-      {"mul", "1", "2,3,5", "s32[2,3,1,1]", "f32[2,3,1]",
-       "update_window_dims={}, inserted_window_dims={2}, scatter_dims_to_operand_dims={2}, input_batching_dims={0,1}, "
-       "scatter_indices_batching_dims={0,1}, index_vector_dim=3", 0},
+      {"mul", "1", "2,3,5", "s32[2,3,1,1]", "f32[2,3,1]", TAKE_DIMS, 0},
   };
   for (int k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++) {
     char text[2048];
