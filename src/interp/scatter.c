@@ -124,9 +124,9 @@ static cxla_status run(cx_interp *st, const scatter_plan *p, const cx_apply *f,
     for (int d = 0; d < p->orank; d++) {
       if (p->batching_from[d] >= 0) start[d] = sidx[p->batching_from[d]];
       skip |= start[d] < 0 || start[d] > p->odims[d] - p->wsize[d];
-      obase += start[d] * p->ostride[d];
     }
-    if (skip) continue;
+    if (skip) continue; /* before the offset: an index near +-2^63 would overflow it */
+    for (int d = 0; d < p->orank; d++) obase += start[d] * p->ostride[d];
     int64_t widx[CXLA_MAX_RANK] = {0};
     do {
       int64_t oo = obase, uo = ubase;

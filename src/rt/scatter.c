@@ -116,9 +116,9 @@ void cx_rt_scatter(cx_rt *rt, const void *desc, cx_scalar_fn comb, void **bufs, 
     for (int a = 0; a < d->orank; a++) {
       if (d->batching_from[a] >= 0) start[a] = sidx[d->batching_from[a]];
       skip |= start[a] < 0 || start[a] > d->odims[a] - d->wsize[a];
-      obase += start[a] * d->ostride[a];
     }
-    if (skip) continue;
+    if (skip) continue; /* before the offset: an index near +-2^63 would overflow it */
+    for (int a = 0; a < d->orank; a++) obase += start[a] * d->ostride[a];
     applied++;
     if (row_add) {
       add_row_f32((float *)res[0] + obase, (const float *)upd[0] + ubase, d->wdims[0]);
