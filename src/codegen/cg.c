@@ -46,11 +46,18 @@ cxla_status cx_cg_fail(cx_cg *g, cxla_status code, const char *fmt, ...) {
 
 LLVMValueRef cx_cg_i64(cx_cg *g, int64_t v) { return LLVMConstInt(g->t_i64, (unsigned long long)v, 1); }
 
+static const char k_width_key[] = "prefer-vector-width";
+
 void cx_cg_prefer_wide_vectors(cx_cg *g, LLVMValueRef fn) {
   if (g->target->warp_size || g->target->vector_bits < 512) return;
-  static const char pk[] = "prefer-vector-width", pv[] = "512";
+  static const char pv[] = "512";
   if (!fn) fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(g->b));
-  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateStringAttribute(g->llctx, pk, sizeof pk - 1, pv, sizeof pv - 1));
+  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                          LLVMCreateStringAttribute(g->llctx, k_width_key, sizeof k_width_key - 1, pv, sizeof pv - 1));
+}
+
+int cx_cg_prefers_wide_vectors(LLVMValueRef fn) {
+  return LLVMGetStringAttributeAtIndex(fn, LLVMAttributeFunctionIndex, k_width_key, sizeof k_width_key - 1) != NULL;
 }
 
 LLVMTypeRef cx_cg_reg_type(cx_cg *g, cxla_type t) {

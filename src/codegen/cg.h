@@ -43,6 +43,8 @@ LLVMValueRef cx_cg_i64(cx_cg *g, int64_t v);
  * them: LLVM prefers 256 on AVX-512 CPUs, which loops bound by their arithmetic, or too short
  * for 256-bit vectors interleaved, pay for. No-op on GPUs and narrower targets. */
 void cx_cg_prefer_wide_vectors(cx_cg *g, LLVMValueRef fn);
+/* Whether fn asked for them. */
+int cx_cg_prefers_wide_vectors(LLVMValueRef fn);
 /* Register value <-> memory representation (pred i8 0/1, f16/bf16 16-bit patterns rounded to
  * nearest even); other types are unchanged. */
 LLVMValueRef cx_cg_to_mem(cx_cg *g, cxla_type t, LLVMValueRef v);

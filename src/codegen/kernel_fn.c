@@ -127,9 +127,7 @@ cxla_status cx_kfn_end(cx_kfn *k, cx_kernel *out, int64_t total, int64_t grain, 
   }
   /* a vector width the body asked for (libmvec.c) applies where the body is inlined and
    * vectorised: in the entry function */
-  static const char pk[] = "prefer-vector-width";
-  LLVMAttributeRef pw = LLVMGetStringAttributeAtIndex(k->inner, LLVMAttributeFunctionIndex, pk, sizeof pk - 1);
-  if (pw && k->outer != k->inner) LLVMAddAttributeAtIndex(k->outer, LLVMAttributeFunctionIndex, pw);
+  if (k->outer != k->inner && cx_cg_prefers_wide_vectors(k->inner)) cx_cg_prefer_wide_vectors(cg, k->outer);
   memset(out, 0, sizeof *out);
   out->fn = k->outer;
   snprintf(out->name, sizeof out->name, "%s", k->name);

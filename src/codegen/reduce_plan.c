@@ -292,12 +292,8 @@ static int combinable(const cx_instr *r) {
   cxla_type t = r->shape.type;
   int real = t == CXLA_F16 || t == CXLA_BF16 || t == CXLA_F32 || t == CXLA_F64;
   if (!real && t != CXLA_PRED && !(cx_type_is_int(t) && cx_type_bits(t) >= 8)) return 0;
-  const cx_comp *c = r->called[0];
-  if (!c || c->nparams != 2 || !c->root || c->root->nops != 2) return 0;
-  const cx_instr *x = c->root;
-  if (!((x->ops[0] == c->params[0] && x->ops[1] == c->params[1]) ||
-        (x->ops[0] == c->params[1] && x->ops[1] == c->params[0])))
-    return 0;
+  const cx_instr *x = cx_comp_binary_of_params(r->called[0]);
+  if (!x) return 0;
   return cx_op_is_idempotent(x->op) || (x->op == CX_OP_ADD && zero_constant(r->ops[1]));
 }
 

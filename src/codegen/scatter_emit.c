@@ -28,12 +28,6 @@ typedef struct plan {
   enum { ATOMIC, PARALLEL, SERIAL } mode;
 } plan;
 
-static int contains(const cx_ints *v, int64_t x) {
-  for (int i = 0; i < v->n; i++)
-    if (v->v[i] == x) return 1;
-  return 0;
-}
-
 /* the atomic read-modify-write the combiner is, or 0 */
 static int atomic_of(const cx_instr *in, LLVMAtomicRMWBinOp *op) {
   const cx_comp *c = in->ncalled == 1 ? in->called[0] : NULL;
@@ -72,8 +66,8 @@ static int make_plan(const cx_instr *in, plan *p, const char **why) {
   int j = 0, w = 0, od = 0;
   for (int d = 0; d < os->rank; d++) p->wsize[d] = 1, p->batching_from[d] = -1;
   for (int u = 0; u < us->rank; u++) {
-    if (contains(&sd->update_window_dims, u)) {
-      while (od < os->rank && (contains(&sd->inserted_window_dims, od) || contains(&sd->input_batching_dims, od))) od++;
+    if (cx_ints_has(&sd->update_window_dims, u)) {
+      while (od < os->rank && (cx_ints_has(&sd->inserted_window_dims, od) || cx_ints_has(&sd->input_batching_dims, od))) od++;
       if (od >= os->rank) return *why = "update window dims that do not fit the operand", 0;
       p->wdims[w] = us->dims[u], p->upd_wstride[w] = ust[u], p->op_wstride[w] = p->ostride[od];
       p->wsize[od] = us->dims[u];

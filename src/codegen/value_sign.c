@@ -10,11 +10,8 @@
 /* The reduce's computation is maximum(p0, p1) (either order) on one array operand. */
 int cx_emit_is_max_reduce(const cx_instr *r) {
   if (r->op != CX_OP_REDUCE || r->nops != 2 || r->ncalled != 1) return 0;
-  const cx_comp *c = r->called[0];
-  if (!c || c->nparams != 2 || !c->root || c->root->op != CX_OP_MAXIMUM || c->root->nops != 2) return 0;
-  const cx_instr *x = c->root;
-  return (x->ops[0] == c->params[0] && x->ops[1] == c->params[1]) ||
-         (x->ops[0] == c->params[1] && x->ops[1] == c->params[0]);
+  const cx_instr *x = cx_comp_binary_of_params(r->called[0]);
+  return x && x->op == CX_OP_MAXIMUM;
 }
 
 /* b is broadcast(r) (r a reduce) with r's kept dims mapped back to where they came from in r's operand, so

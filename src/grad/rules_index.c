@@ -93,12 +93,6 @@ cxla_status gr_rule_gather(gr_state *s, cx_instr *in, const gr_ct *ct) {
   return s->e.st;
 }
 
-static int in_list(const cx_ints *l, int64_t v) {
-  for (int i = 0; i < l->n; i++)
-    if (l->v[i] == v) return 1;
-  return 0;
-}
-
 /* scatter with add: the operand passes the cotangent through; each update window reads it
  * back where it was added (gather), or zero where scatter skipped the window. */
 cxla_status gr_rule_scatter(gr_state *s, cx_instr *in, const gr_ct *ct) {
@@ -113,7 +107,7 @@ cxla_status gr_rule_scatter(gr_state *s, cx_instr *in, const gr_ct *ct) {
   const cx_shape *xs = &x->shape, *us = &u->shape;
   int64_t sizes[CXLA_MAX_RANK];
   for (int d = 0, w = 0; d < xs->rank; d++)
-    sizes[d] = in_list(&sd->inserted_window_dims, d) || in_list(&sd->input_batching_dims, d)
+    sizes[d] = cx_ints_has(&sd->inserted_window_dims, d) || cx_ints_has(&sd->input_batching_dims, d)
                    ? 1 : us->dims[sd->update_window_dims.v[w++]];
   cx_instr *ga = gr_new(E, CX_OP_GATHER, NULL, 2, (cx_instr *[]){ct->v, idx});
   if (ga) {
@@ -142,7 +136,7 @@ cxla_status gr_rule_scatter(gr_state *s, cx_instr *in, const gr_ct *ct) {
   int64_t map[CXLA_MAX_RANK];
   int nm = 0;
   for (int d = 0; d < us->rank; d++)
-    if (!in_list(&sd->update_window_dims, d)) map[nm++] = d;
+    if (!cx_ints_has(&sd->update_window_dims, d)) map[nm++] = d;
   cx_instr *mask = gr_bcast(E, ok, us->rank, us->dims, map);
   gr_acc(s, in->ops[2], gr_select(E, mask, ga, gr_zeros(E, us)));
   return s->e.st;

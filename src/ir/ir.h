@@ -241,12 +241,17 @@ int cx_instr_set_name(cx_instr *in, const char *name);
 /* A fresh unique name from a prefix ("add.12"). */
 const char *cx_module_unique_name(cx_module *m, const char *prefix);
 int cx_ints_set(cx_module *m, cx_ints *dst, int n, const int64_t *v);
+/* Whether v is one of s's values. */
+int cx_ints_has(const cx_ints *s, int64_t v);
 int cx_attr_add_raw(cx_module *m, int *n, cx_raw_attr **raw, const char *key, const char *value);
 /* Takes ownership of lit (freed with the module, also when this fails). */
 int cx_module_own_literal(cx_module *m, cxla_literal *lit);
 /* Fills c->params/nparams from the parameter instructions (number = a.index). Returns 0 if
  * numbers are not 0..n-1 exactly once (the verifier reports that case). */
 int cx_comp_index_params(cx_comp *c);
+/* A combiner's root when it is one binary op of its two parameters, in either order (add(p0, p1)
+ * or add(p1, p0)); NULL for anything else (c NULL included). */
+const cx_instr *cx_comp_binary_of_params(const cx_comp *c);
 
 /* ---- queries and edits used by passes ---- */
 /* Replaces every use of old_ by new_ (operands and root). */

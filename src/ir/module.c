@@ -137,6 +137,12 @@ int cx_ints_set(cx_module *m, cx_ints *dst, int n, const int64_t *v) {
   return 1;
 }
 
+int cx_ints_has(const cx_ints *s, int64_t v) {
+  for (int i = 0; i < s->n; i++)
+    if (s->v[i] == v) return 1;
+  return 0;
+}
+
 int cx_attr_add_raw(cx_module *m, int *n, cx_raw_attr **raw, const char *key, const char *value) {
   cx_raw_attr *v = cx_arena_alloc(&m->arena, sizeof *v * (size_t)(*n + 1));
   if (!v) { cx_oom(m->ctx); return 0; }
@@ -174,6 +180,13 @@ int cx_comp_index_params(cx_comp *c) {
     c->params[p->a.index] = p;
   }
   return 1;
+}
+
+const cx_instr *cx_comp_binary_of_params(const cx_comp *c) {
+  if (!c || c->nparams != 2 || !c->root || c->root->nops != 2) return NULL;
+  const cx_instr *x = c->root;
+  int direct = x->ops[0] == c->params[0] && x->ops[1] == c->params[1];
+  return direct || (x->ops[0] == c->params[1] && x->ops[1] == c->params[0]) ? x : NULL;
 }
 
 void cx_comp_replace_uses(cx_comp *c, cx_instr *old_, cx_instr *new_) {

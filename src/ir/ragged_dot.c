@@ -1,20 +1,14 @@
 /* ragged_dot.c — the mode and group_sizes prefix of a ragged-dot (ir/ragged_dot.h). */
 #include "ir/ragged_dot.h"
 
-static int listed(const cx_ints *v, int64_t d) {
-  for (int i = 0; i < v->n; i++)
-    if (v->v[i] == d) return 1;
-  return 0;
-}
-
 int cx_ragged_dims_of(const cx_instr *in, int lhs_rank, cx_ragged_dims *r) {
   const cx_dot_dims *d = &in->a.dot;
   if (d->lhs_ragged.n != 1 || d->lhs_ragged.v[0] < 0 || d->lhs_ragged.v[0] >= lhs_rank) return 0;
   int64_t g = d->lhs_ragged.v[0];
   r->lhs_ragged = g;
   r->rhs_group = d->rhs_group.n == 1 ? d->rhs_group.v[0] : -1;
-  r->mode = listed(&d->lhs_batch, g) ? CX_RAGGED_BATCH
-            : listed(&d->lhs_contract, g) ? CX_RAGGED_CONTRACTING
+  r->mode = cx_ints_has(&d->lhs_batch, g) ? CX_RAGGED_BATCH
+            : cx_ints_has(&d->lhs_contract, g) ? CX_RAGGED_CONTRACTING
                                           : CX_RAGGED_NONCONTRACTING;
   r->nprefix = 0;
   if (r->mode == CX_RAGGED_BATCH) {
@@ -28,6 +22,6 @@ int cx_ragged_dims_of(const cx_instr *in, int lhs_rank, cx_ragged_dims *r) {
     return 1;
   }
   for (int64_t i = 0; i < g; i++)
-    if (!listed(&d->lhs_batch, i) && !listed(&d->lhs_contract, i)) r->prefix[r->nprefix++] = i;
+    if (!cx_ints_has(&d->lhs_batch, i) && !cx_ints_has(&d->lhs_contract, i)) r->prefix[r->nprefix++] = i;
   return 1;
 }

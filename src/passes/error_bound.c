@@ -202,12 +202,8 @@ static cx_comp *reducer(eb *b, int k) {
 
 /* Which of add/max/min a reduce's computation is, or -1. */
 static int reducer_kind(const cx_instr *r) {
-  const cx_comp *c = r->ncalled == 1 ? r->called[0] : NULL;
-  if (!c || c->nparams != 2 || !c->root || c->root->nops != 2) return -1;
-  const cx_instr *x = c->root;
-  if (!((x->ops[0] == c->params[0] && x->ops[1] == c->params[1]) ||
-        (x->ops[0] == c->params[1] && x->ops[1] == c->params[0])))
-    return -1;
+  const cx_instr *x = cx_comp_binary_of_params(r->ncalled == 1 ? r->called[0] : NULL);
+  if (!x) return -1;
   return x->op == CX_OP_ADD ? RED_ADD : x->op == CX_OP_MAXIMUM ? RED_MAX : x->op == CX_OP_MINIMUM ? RED_MIN : -1;
 }
 

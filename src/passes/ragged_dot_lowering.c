@@ -51,12 +51,6 @@ static cxla_status operand(cx_comp *c, cx_instr *x, cxla_type t, const int64_t *
   return cx_fusion_make(c, p.parts, p.n, p.top, CX_FUSION_LOOP, out);
 }
 
-static int listed(const cx_ints *v, int64_t d) {
-  for (int i = 0; i < v->n; i++)
-    if (v->v[i] == d) return 1;
-  return 0;
-}
-
 /* The type the runtime routine computes in: f64 or f32, c128 or c64, else s64 (integers and
  * pred wrap as the interpreter's 64-bit sums do, then convert). */
 static cxla_type compute_type(const cx_instr *x) {
@@ -101,11 +95,11 @@ cxla_status cx_lower_ragged_dot(cx_comp *c, cx_instr *x) {
     }
   } else
     for (int64_t i = rd.lhs_ragged + 1; i < ls->rank; i++)
-      if (!listed(&d->lhs_batch, i) && !listed(&d->lhs_contract, i)) lp[n++] = i;
+      if (!cx_ints_has(&d->lhs_batch, i) && !cx_ints_has(&d->lhs_contract, i)) lp[n++] = i;
   yend = n;
   if (nc) {
     for (int64_t i = 0; i < ls->rank; i++)
-      if (!listed(&d->lhs_batch, i) && !listed(&d->lhs_contract, i)) lp[n++] = i;
+      if (!cx_ints_has(&d->lhs_batch, i) && !cx_ints_has(&d->lhs_contract, i)) lp[n++] = i;
   } else
     for (int i = 0; i < d->lhs_contract.n; i++) lp[n++] = d->lhs_contract.v[i];
   int64_t B = prod(ls, lp, 0, nb), X = prod(ls, lp, nb, xend), R = ls->dims[rd.lhs_ragged];
@@ -122,7 +116,7 @@ cxla_status cx_lower_ragged_dot(cx_comp *c, cx_instr *x) {
     for (int i = 0; i < d->rhs_contract.n; i++) rp[k++] = d->rhs_contract.v[i];
   int kfree = k;
   for (int64_t i = 0; i < rs->rank; i++)
-    if (i != rd.rhs_group && !listed(&d->rhs_batch, i) && !listed(&d->rhs_contract, i)) rp[k++] = i;
+    if (i != rd.rhs_group && !cx_ints_has(&d->rhs_batch, i) && !cx_ints_has(&d->rhs_contract, i)) rp[k++] = i;
   int64_t N = prod(rs, rp, kfree, rs->rank), G = gs->dims[gs->rank - 1];
   cxla_type t = compute_type(x);
   int64_t l5[5] = {B, X, R, Y, K}, r4[4] = {G, B, K, N}, r5[5] = {B, X, R, Y, N}, g3[3] = {B, X, G};

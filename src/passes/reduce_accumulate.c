@@ -27,11 +27,9 @@
 #define CX_SUM_CHAIN 32768
 
 static int is_sum_reducer(const cx_comp *c) {
-  if (!c || c->nparams != 2 || !c->root || c->root->op != CX_OP_ADD) return 0;
-  const cx_instr *r = c->root;
-  if (r->shape.rank != 0 || !(cx_type_is_float(r->shape.type) || cx_type_is_complex(r->shape.type))) return 0;
-  return (r->ops[0] == c->params[0] && r->ops[1] == c->params[1]) ||
-         (r->ops[0] == c->params[1] && r->ops[1] == c->params[0]);
+  const cx_instr *r = cx_comp_binary_of_params(c);
+  return r && r->op == CX_OP_ADD && r->shape.rank == 0 &&
+         (cx_type_is_float(r->shape.type) || cx_type_is_complex(r->shape.type));
 }
 
 /* The wide sums: f32 for f16/bf16 data, c128 (double parts) for c64. */

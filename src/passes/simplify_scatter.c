@@ -17,20 +17,11 @@
 
 /* The combiner adds its two parameters (in either order: IEEE addition commutes). */
 static int adds_params(const cx_comp *c) {
-  if (!c || c->nparams != 2 || !c->root || c->root->op != CX_OP_ADD || c->root->shape.rank != 0) return 0;
-  const cx_instr *r = c->root;
-  return (r->ops[0] == c->params[0] && r->ops[1] == c->params[1]) ||
-         (r->ops[0] == c->params[1] && r->ops[1] == c->params[0]);
+  const cx_instr *r = cx_comp_binary_of_params(c);
+  return r && r->op == CX_OP_ADD && r->shape.rank == 0;
 }
 
-static int contains(const cx_ints *s, int64_t v) {
-  for (int i = 0; i < s->n; i++)
-    if (s->v[i] == v) return 1;
-  return 0;
-}
-
-/* x (indices or updates, whose scatter dims are `sdims` in order, skipping `skip` when >= 0)
- * reshaped to its batching dims alone and broadcast to the operand's shape `os`: scatter dim j
+/* x (indices or updates: its dims are the scatter dims in order, and `skip` when >= 0) reshaped to its batching dims alone and broadcast to the operand's shape `os`: scatter dim j
  * of a batching pair lands on operand dim pair_op[j]. NULL on OOM. */
 static cx_instr *to_operand_shape(cx_instr *at, cx_instr *x, int64_t skip, const int *pair_op, const cx_shape *os) {
   int64_t rdims[CXLA_MAX_RANK], bdims[CXLA_MAX_RANK];
@@ -65,7 +56,7 @@ cxla_status cx_simp_scatter(cx_instr *in, cx_instr **out) {
     return CXLA_OK;
   int64_t v = sd->scatter_dims_to_operand_dims.v[0];
   int nsd = is->rank - (ivd < is->rank);
-  if (v < 0 || v >= os->rank || !contains(&sd->inserted_window_dims, v) || contains(&sd->input_batching_dims, v) ||
+  if (v < 0 || v >= os->rank || !cx_ints_has(&sd->inserted_window_dims, v) || cx_ints_has(&sd->input_batching_dims, v) ||
       us->rank != nsd)
     return CXLA_OK;
   /* each scatter dim: the operand dim of its batching pair, or -1 (then it must have size 1) */

@@ -105,30 +105,35 @@ typedef struct dn_gemm {
   _Atomic int failed;
 } dn_gemm;
 
-/* Kernel-ABI adapter: args[0] is the dn_gemm, the range is shares of C (rows or columns). */
+/* Share s of the contraction: rows [k*s/S, k*(s+1)/S) of op(A)'s columns and op(B)'s rows,
+ * into C (s = 0) or its partial product (contraction_shares). */
+static dnnl_status_t k_share(const dn_gemm *g, int64_t s) {
+  int64_t k0 = g->k * s / g->shares, k1 = g->k * (s + 1) / g->shares;
+  const float *a = g->a + (g->ta == 'T' ? k0 * g->lda : k0), *b = g->b + (g->tb == 'T' ? k0 : k0 * g->ldb);
+  float *c = s ? g->part + (s - 1) * g->m * g->n : g->c;
+  return dnnl_sgemm(g->ta, g->tb, g->m, g->n, k1 - k0, 1.0f, a, g->lda, b, g->ldb, 0.0f, c, s ? g->n : g->ldc);
+}
+
+/* Share s of C: its rows, or its columns (by_cols). */
+static dnnl_status_t c_share(const dn_gemm *g, int64_t s) {
+  int64_t len = g->by_cols ? g->n : g->m, i0 = len * s / g->shares, i1 = len * (s + 1) / g->shares;
+  int64_t r0 = g->by_cols ? 0 : i0, r1 = g->by_cols ? g->m : i1, c0 = g->by_cols ? i0 : 0, c1 = g->by_cols ? i1 : g->n;
+  /* op(A)'s rows r0..r1: A's columns when it is transposed (stored [k, m]); op(B)'s columns
+   * c0..c1: B's rows when it is transposed (stored [n, k]) */
+  const float *a = g->a + (g->ta == 'T' ? r0 : r0 * g->lda);
+  const float *b = g->b + (g->tb == 'T' ? c0 * g->ldb : c0);
+  return dnnl_sgemm(g->ta, g->tb, r1 - r0, c1 - c0, g->k, 1.0f, a, g->lda, b, g->ldb, 0.0f, g->c + r0 * g->ldc + c0,
+                    g->ldc);
+}
+
+/* Kernel-ABI adapter: args[0] is the dn_gemm, the range is its shares. */
 static void dn_gemm_shares(void **args, int64_t begin, int64_t end) {
   dn_gemm *g = args[0];
   /* dnnl_sgemm on this thread alone; the thread may be the user's: its OpenMP setting is put back */
   int omp_was = omp_get_max_threads();
   omp_set_num_threads(1);
-  for (int64_t s = begin; s < end && g->by_k; s++) {
-    int64_t k0 = g->k * s / g->shares, k1 = g->k * (s + 1) / g->shares;
-    const float *a = g->a + (g->ta == 'T' ? k0 * g->lda : k0), *b = g->b + (g->tb == 'T' ? k0 : k0 * g->ldb);
-    float *c = s ? g->part + (s - 1) * g->m * g->n : g->c;
-    if (dnnl_sgemm(g->ta, g->tb, g->m, g->n, k1 - k0, 1.0f, a, g->lda, b, g->ldb, 0.0f, c, s ? g->n : g->ldc) != dnnl_success)
-      atomic_store(&g->failed, 1);
-  }
-  for (int64_t s = begin; s < end && !g->by_k; s++) {
-    int64_t len = g->by_cols ? g->n : g->m, i0 = len * s / g->shares, i1 = len * (s + 1) / g->shares;
-    int64_t r0 = g->by_cols ? 0 : i0, r1 = g->by_cols ? g->m : i1, c0 = g->by_cols ? i0 : 0, c1 = g->by_cols ? i1 : g->n;
-    /* op(A)'s rows r0..r1: A's columns when it is transposed (stored [k, m]); op(B)'s columns
-     * c0..c1: B's rows when it is transposed (stored [n, k]) */
-    const float *a = g->a + (g->ta == 'T' ? r0 : r0 * g->lda);
-    const float *b = g->b + (g->tb == 'T' ? c0 * g->ldb : c0);
-    if (dnnl_sgemm(g->ta, g->tb, r1 - r0, c1 - c0, g->k, 1.0f, a, g->lda, b, g->ldb, 0.0f, g->c + r0 * g->ldc + c0,
-                   g->ldc) != dnnl_success)
-      atomic_store(&g->failed, 1);
-  }
+  for (int64_t s = begin; s < end; s++)
+    if ((g->by_k ? k_share(g, s) : c_share(g, s)) != dnnl_success) atomic_store(&g->failed, 1);
   omp_set_num_threads(omp_was);
 }
 
@@ -152,12 +157,13 @@ static int contraction_shares(int32_t trans_a, int32_t trans_b, int64_t m, int64
 /* Rows [begin, end) of C += the other shares' partial products, in share order. */
 static void dn_sum_parts(void **args, int64_t begin, int64_t end) {
   dn_gemm *g = args[0];
-  for (int64_t i = begin; i < end; i++)
+  for (int64_t i = begin; i < end; i++) {
+    float *c = g->c + i * g->ldc;
     for (int64_t s = 1; s < g->shares; s++) {
-      float *c = g->c + i * g->ldc;
       const float *p = g->part + (s - 1) * g->m * g->n + i * g->n;
       for (int64_t j = 0; j < g->n; j++) c[j] += p[j];
     }
+  }
 }
 
 void cx_rt_gemm_dnnl(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,

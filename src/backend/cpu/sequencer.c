@@ -281,9 +281,7 @@ static cxla_status call_kernel(cx_seq *s, const cx_instr *in) {
    * applies: cx_entry asks for the same. compare_jax.py's scan (4096 trips of a tanh over 256
    * elements, bench/hlo/jax_scan_4096x256.hlo): 0.975 -> 0.84 ms on one thread, 1.15 -> 1.04
    * on two. */
-  static const char pw[] = "prefer-vector-width";
-  if (s->loop_depth && k.fn && LLVMGetStringAttributeAtIndex(k.fn, LLVMAttributeFunctionIndex, pw, sizeof pw - 1))
-    cx_cg_prefer_wide_vectors(s->g, s->fn);
+  if (s->loop_depth && k.fn && cx_cg_prefers_wide_vectors(k.fn)) cx_cg_prefer_wide_vectors(s->g, s->fn);
   int32_t id = name_fusion(s, in, "");
   LLVMValueRef args = cx_seq_args_room(s, slots, n, k.parts > 0);
   cx_free(slots);
