@@ -111,6 +111,8 @@ static const cx_pipeline_step steps[] = {
     {{"dot-transpose", cx_pass_dot_transpose}, CX_STEP_FIXPOINT, 0,
      "a transpose that swaps its dot's free dimensions becomes the dot of the swapped operands; a dot reads a transposed operand's source in place where its free dims keep their order"},
     {{"dce", cx_pass_dce}, CX_STEP_FIXPOINT, 0, "removes instructions nothing uses"},
+    {{"relu-mask", cx_pass_relu_mask}, CX_STEP_ONCE, 0,
+     "x > k reads max(x, c) where that maximum is computed too (c <= k): a relu's gradient mask reads the relu, so x can end in the dot's epilogue"},
     {{"dot-orient", cx_pass_dot_orient}, CX_STEP_ONCE, 0,
      "a transposed dot whose GEMM reads both operands transposed becomes the dot of the swapped operands"},
     {{"scaled-dot-expand", cx_pass_scaled_dot_expand}, CX_STEP_ONCE, 0,

@@ -74,6 +74,8 @@ cxla_status cx_pass_dce(cx_module *m, int *changed);            /* dce.c */
 cxla_status cx_pass_dot_transpose(cx_module *m, int *changed);
 /* dot_orient.c: transpose(dot(a, b)) whose GEMM reads both sides transposed is transpose'(dot(b, a)) */
 cxla_status cx_pass_dot_orient(cx_module *m, int *changed);
+/* relu_mask.c: x > k reads max(x, c) (c <= k) where that maximum exists: a relu's mask reads the relu */
+cxla_status cx_pass_relu_mask(cx_module *m, int *changed);
 cxla_status cx_pass_fusion(cx_module *m, int *changed);         /* fusion.c */
 cxla_status cx_pass_multi_output_fusion(cx_module *m, int *changed); /* fusion_multi.c */
 cxla_status cx_pass_row_fusion(cx_module *m, int *changed);          /* fusion_row.c */
