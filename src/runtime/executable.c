@@ -297,18 +297,83 @@ cxla_status cxla_executable_code(cxla_executable *e, const void **bytes, size_t 
   return CXLA_OK;
 }
 
-/* 1 if an array leaf of a shares a byte with an array leaf of b. */
-static int leaves_overlap(const cxla_literal *a, const cxla_literal *b) {
-  if (a->shape.type == CXLA_TUPLE) {
-    for (int i = 0; i < a->nelems; i++)
-      if (leaves_overlap(a->elems[i], b)) return 1;
-    return 0;
+/* The bytes of an argument's array leaf, for the donation check (donation_overlap). */
+typedef struct arg_span {
+  uintptr_t lo, hi;
+  int arg;
+} arg_span;
+
+static int count_spans(const cxla_literal *l) {
+  int n = 0;
+  if (l->shape.type == CXLA_TUPLE)
+    for (int i = 0; i < l->nelems; i++) n += count_spans(l->elems[i]);
+  else n = l->data && cx_shape_bytes(&l->shape) > 0;
+  return n;
+}
+
+static void fill_spans(const cxla_literal *l, int arg, arg_span *s, int *n) {
+  if (l->shape.type == CXLA_TUPLE) {
+    for (int i = 0; i < l->nelems; i++) fill_spans(l->elems[i], arg, s, n);
+    return;
   }
-  if (b->shape.type == CXLA_TUPLE) return leaves_overlap(b, a);
-  int64_t na = cx_shape_bytes(&a->shape), nb = cx_shape_bytes(&b->shape);
-  if (na <= 0 || nb <= 0 || !a->data || !b->data) return 0;
-  uintptr_t pa = (uintptr_t)a->data, pb = (uintptr_t)b->data;
-  return pa < pb + (uintptr_t)nb && pb < pa + (uintptr_t)na;
+  int64_t bytes = cx_shape_bytes(&l->shape);
+  if (l->data && bytes > 0) s[(*n)++] = (arg_span){(uintptr_t)l->data, (uintptr_t)l->data + (uintptr_t)bytes, arg};
+}
+
+static int span_order(const void *a, const void *b) {
+  uintptr_t x = ((const arg_span *)a)->lo, y = ((const arg_span *)b)->lo;
+  return x < y ? -1 : x > y;
+}
+
+/* The two furthest ends among the spans swept so far, of two different arguments (arg -1:
+ * none), so that a span can ask how far those of the other arguments reach. */
+typedef struct reach {
+  uintptr_t hi[2];
+  int arg[2];
+} reach;
+
+static void reach_add(reach *r, const arg_span *s) {
+  if (s->arg == r->arg[0]) {
+    if (s->hi > r->hi[0]) r->hi[0] = s->hi;
+  } else if (s->hi > r->hi[0]) {
+    r->hi[1] = r->hi[0], r->arg[1] = r->arg[0];
+    r->hi[0] = s->hi, r->arg[0] = s->arg;
+  } else if (s->hi > r->hi[1]) r->hi[1] = s->hi, r->arg[1] = s->arg;
+}
+
+/* The argument of the furthest-reaching span before s that is not s's argument and overlaps
+ * it, or -1. */
+static int reach_overlap(const reach *r, const arg_span *s) {
+  int k = r->arg[0] == s->arg;
+  return r->arg[k] >= 0 && r->hi[k] > s->lo ? r->arg[k] : -1;
+}
+
+/* Whether a donated argument shares a byte with another argument: *donated and *other name
+ * such a pair. The array leaves' spans are sorted by start and swept once (O(n log n): a
+ * step of a big model passes thousands of arrays), each span checked against the furthest
+ * reach of the earlier spans of other arguments: of all of them when it is donated, else of
+ * the donated ones. -1 on OOM. */
+static int donation_overlap(const cx_exe_core *c, int nargs, cxla_buffer *const *args, int *donated, int *other) {
+  int n = 0;
+  for (int i = 0; i < nargs; i++)
+    if (args[i]->host) n += count_spans(args[i]->host);
+  arg_span stack[64], *s = n <= 64 ? stack : cx_malloc(sizeof *s * (size_t)n);
+  if (!s) return -1;
+  n = 0;
+  for (int i = 0; i < nargs; i++)
+    if (args[i]->host) fill_spans(args[i]->host, i, s, &n);
+  qsort(s, (size_t)n, sizeof *s, span_order);
+  reach all = {{0, 0}, {-1, -1}}, don = all;
+  int found = 0;
+  for (int k = 0; k < n && !found; k++) {
+    int is_donated = s[k].arg < 64 && (c->donate >> s[k].arg & 1), j;
+    if (is_donated && (j = reach_overlap(&all, &s[k])) >= 0) *donated = s[k].arg, *other = j, found = 1;
+    else if ((j = reach_overlap(&don, &s[k])) >= 0) *donated = j, *other = s[k].arg, found = 1;
+    reach_add(&all, &s[k]);
+    if (is_donated) reach_add(&don, &s[k]);
+  }
+  if (s != stack) cx_free(s);
+  return found;
 }
 
 /* The backend's run of e, as one device of the run rep says or of the context's (one device,
@@ -372,18 +437,19 @@ static cxla_status check_args(cxla_executable *e, int nargs, cxla_buffer *const 
   }
   /* A donated buffer is overwritten: passing it again in another position, or another buffer
    * over its memory (a wrapped view of it), would be read after that. */
+  if (!c->donate) return CXLA_OK;
   for (int i = 0; i < nargs && i < 64; i++)
-    for (int j = 0; j < nargs; j++) {
-      if (i == j || !(c->donate >> i & 1)) continue;
-      if (args[i] == args[j])
+    for (int j = 0; j < nargs && (c->donate >> i & 1); j++)
+      if (i != j && args[i] == args[j])
         return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
                         "argument %d (parameter '%s') is donated, and the same buffer is also argument %d", i,
                         c->param_names[i], j);
-      if (args[i]->host && args[j]->host && leaves_overlap(args[i]->host, args[j]->host))
-        return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
-                        "argument %d (parameter '%s') is donated, and argument %d reads the same memory", i,
-                        c->param_names[i], j);
-    }
+  int d = -1, o = -1, overlap = donation_overlap(c, nargs, args, &d, &o);
+  if (overlap < 0) return cx_oom(e->ctx);
+  if (overlap)
+    return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
+                    "argument %d (parameter '%s') is donated, and argument %d reads the same memory", d,
+                    c->param_names[d], o);
   return CXLA_OK;
 }
 

@@ -483,3 +483,64 @@ TEST(api_buffers_execute_args_many) {
   CHECK(done && failed >= 3);
   cxla_executable_destroy(e);
 }
+
+/* The donation check among many arguments (its spans sorted, on the heap past 64): a donated
+ * buffer read through any other argument is refused, whichever comes first; two arguments that
+ * are not donated may share memory. Params 0 (f32[16]) and 40 are donated, the rest f32[4]. */
+TEST(api_buffers_donated_memory_among_many) {
+  enum { NP = 70 };
+  char text[4096];
+  int len = snprintf(text, sizeof text, "HloModule many_donated\nENTRY main {\n  p0 = f32[16] parameter(0)\n");
+  for (int i = 1; i < NP; i++) len += snprintf(text + len, sizeof text - (size_t)len, "  p%d = f32[4] parameter(%d)\n", i, i);
+  len += snprintf(text + len, sizeof text - (size_t)len, "  s1 = f32[4] negate(p1)\n");
+  for (int i = 2; i < NP; i++) len += snprintf(text + len, sizeof text - (size_t)len, "  s%d = f32[4] add(s%d, p%d)\n", i, i - 1, i);
+  snprintf(text + len, sizeof text - (size_t)len, "  n = f32[16] negate(p0)\n  ROOT r = (f32[16], f32[4]) tuple(n, s%d)\n}\n",
+           NP - 1);
+  cxla_executable *e = compile_text(text, "cpu", 1ull | 1ull << 40);
+  if (!e) return;
+  static float v[NP][4], big[16];
+  int64_t d4[1] = {4}, d16[1] = {16};
+  cxla_arg args[NP];
+  for (int i = 1; i < NP; i++) {
+    for (int j = 0; j < 4; j++) v[i][j] = (float)i;
+    args[i] = array_arg(v[i], sizeof v[i], CXLA_F32, 1, d4);
+  }
+  /* case: 0 all apart; 1 arg 69 reads donated 40; 2 arg 1 reads donated 0 (at its end); 3 args
+   * 2 and 3 share memory, neither donated; 4 donated 40 passed again as 41 */
+  for (int c = 0; c < 5; c++) {
+    cxla_buffer *b0 = NULL, *b40 = NULL, *r = NULL;
+    CHECK_OK(cxla_buffer_from_data(test_ctx(), "cpu", CXLA_F32, 1, d16, big, sizeof big, &b0));
+    CHECK_OK(cxla_buffer_from_data(test_ctx(), "cpu", CXLA_F32, 1, d4, v[40], sizeof v[40], &b40));
+    if (!b0 || !b40) goto next;
+    cxla_arg a[NP];
+    memcpy(a, args, sizeof a);
+    a[0] = (cxla_arg){b0, NULL, 0, CXLA_INVALID, 0, NULL};
+    a[40] = (cxla_arg){b40, NULL, 0, CXLA_INVALID, 0, NULL};
+    if (c == 1) a[69] = array_arg(cxla_buffer_data(b40), sizeof v[0], CXLA_F32, 1, d4);
+    if (c == 2) a[1] = array_arg((const char *)cxla_buffer_data(b0) + 48, sizeof v[0], CXLA_F32, 1, d4);
+    if (c == 3) a[3] = a[2];
+    if (c == 4) a[41] = a[40];
+    cxla_status st = cxla_executable_execute_args(e, NP, a, &r);
+    if (c == 0 || c == 3) {
+      CHECK_MSG(st == CXLA_OK, "case %d: %s", c, errmsg());
+      cxla_buffer *el[2] = {NULL, NULL};
+      if (r) CHECK_OK(cxla_buffer_untuple(r, 2, el));
+      /* -1 + 2 + ... + 69, with 3's value read as 2's in case 3 */
+      const float *s = el[1] ? cxla_buffer_data(el[1]) : NULL;
+      if (s) CHECK_NEAR(s[0], NP * (NP - 1) / 2 - 2 - (c == 3), 0);
+      cxla_buffer_destroy(el[0]);
+      cxla_buffer_destroy(el[1]);
+    } else {
+      CHECK_MSG(st == CXLA_ERR_INVALID_ARGUMENT && !r, "case %d: status %d", c, (int)st);
+      const char *want[5] = {"", "argument 40 (parameter 'p40') is donated, and argument 69 reads the same memory",
+                             "argument 0 (parameter 'p0') is donated, and argument 1 reads the same memory",
+                             "", "argument 40 (parameter 'p40') is donated, and the same buffer is also argument 41"};
+      CHECK_STR_CONTAINS(errmsg(), want[c]);
+    }
+  next:
+    cxla_buffer_destroy(r);
+    cxla_buffer_destroy(b0);
+    cxla_buffer_destroy(b40);
+  }
+  cxla_executable_destroy(e);
+}
