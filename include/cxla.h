@@ -489,7 +489,7 @@ typedef struct cxla_compile_options {
   int opt_level;       /* -1: from flags (default 2) */
   int threads;         /* 0: from flags / all cores */
   /* Parameter donation, like jax's donate_argnums: bit p set donates ENTRY parameter p (p <
-   * 64). Every execute then consumes that argument buffer: afterwards it holds no value (using
+   * 64; donate_params below names any). Every execute then consumes that argument buffer: afterwards it holds no value (using
    * it again is CXLA_ERR_INVALID_ARGUMENT), and a result may be computed in its memory instead
    * of new memory. Memory read from it in place (cxla_buffer_data) then holds that result or
    * nothing meaningful, and stays allocated until the donated buffer and the call's result
@@ -509,8 +509,13 @@ typedef struct cxla_compile_options {
   int keep_code;
   const void *code;
   size_t code_size;
+  /* More donated parameters, by index (any ENTRY parameter; together with donate's bits):
+   * donate_params[0 .. num_donate_params-1]. Read only during cxla_compile. */
+  const int *donate_params;
+  int num_donate_params;
 } cxla_compile_options;
-/* backend "interp", opt_level -1, threads 0, donate 0, keep_code 0, code NULL. */
+/* backend "interp", opt_level -1, threads 0, donate 0, keep_code 0, code NULL, no
+ * donate_params. */
 void cxla_compile_options_init(cxla_compile_options *o);
 
 /* Verifies the module and compiles its ENTRY computation (opts NULL: defaults). The
@@ -636,9 +641,12 @@ size_t cxla_buffer_size_bytes(cxla_buffer *buf);
  * destroy it (pointers read from it before stay valid through the elements). On failure
  * nothing moves and elems are NULL. */
 cxla_status cxla_buffer_untuple(cxla_buffer *buf, int n, cxla_buffer **elems);
-/* The parameters every execute of e consumes, bit p for parameter p: the compile options'
- * donate mask and what the module's input_output_alias names. */
+/* The parameters every execute of e consumes, bit p for parameter p < 64: the compile options'
+ * donations and what the module's input_output_alias (or buffer_donor) names. */
 uint64_t cxla_executable_donated_parameters(const cxla_executable *e);
+/* Whether every execute of e consumes parameter p (any p; 0 for a parameter it does not
+ * have, or a NULL e). */
+int cxla_executable_parameter_donated(const cxla_executable *e, int p);
 
 /* One argument of cxla_executable_execute_args: a buffer, or else the caller's array. */
 typedef struct cxla_arg {

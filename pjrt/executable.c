@@ -205,7 +205,6 @@ PJRT_Error *cx_pjrt_executable_build_with(PJRT_Client *c, const char *format, si
     cx_pjrt_executable_release(e);
     return err;
   }
-  e->donated = cxla_executable_donated_parameters(e->exe);
   uint64_t h = cx_pjrt_hash(CX_PJRT_HASH_SEED, e->hlo, strlen(e->hlo));
   h = cx_pjrt_hash(h, cxla_version(), strlen(cxla_version()));
   h = cx_pjrt_hash(h, dev->backend, strlen(dev->backend)); /* one program, two devices: two codes */

@@ -83,7 +83,7 @@ static PJRT_Error *check_args(cx_pjrt_job *j, const PJRT_ExecuteOptions *opts) {
                           b->device->desc.id, b->device->desc.kind, e->name, dev->desc.id, dev->desc.kind);
       break;
     }
-    if (i >= 64 || !(e->donated >> i & 1)) continue;
+    if (!cxla_executable_parameter_donated(e->exe, (int)i)) continue;
     int keep = non_donatable(opts, i);
     if (!keep && b->external_refs > 0) {
       err = cx_pjrt_error(PJRT_Error_Code_FAILED_PRECONDITION,

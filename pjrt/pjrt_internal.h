@@ -203,7 +203,6 @@ struct PJRT_Executable {
   int64_t *out_dims;             /* all outputs' dims, one after the other */
   const char **kinds;            /* CX_PJRT_MEMORY_KIND, max(nparams, noutputs) times */
   size_t *kind_sizes;
-  uint64_t donated;              /* cxla_executable_donated_parameters */
   int host_callbacks;            /* calls the framework's host callbacks: runs on the caller's
                                   * thread (a callback may need what that thread holds) */
   char fingerprint[17];

@@ -310,10 +310,9 @@ static int cmp_double(const void *a, const void *b) {
  * same thing from the same values. */
 static cxla_status refill_donated(cxla_context *ctx, const char *backend, cxla_executable *e, int nparams,
                                   cxla_literal **args, cxla_buffer **bufs) {
-  uint64_t donated = cxla_executable_donated_parameters(e);
   cxla_status s = CXLA_OK;
-  for (int p = 0; p < nparams && p < 64 && s == CXLA_OK; p++) {
-    if (!(donated >> p & 1)) continue;
+  for (int p = 0; p < nparams && s == CXLA_OK; p++) {
+    if (!cxla_executable_parameter_donated(e, p)) continue;
     cxla_buffer_destroy(bufs[p]);
     bufs[p] = NULL;
     s = cxla_buffer_from_literal(ctx, backend, args[p], &bufs[p]);
@@ -335,11 +334,10 @@ static int64_t literal_bytes(cxla_literal *lit) {
  * (args[i] is then NULL). What neither fits (tuples, tokens, donated and kept) is copied. */
 static cxla_status make_buffers(cxla_context *ctx, const char *backend, cxla_executable *e, int nparams,
                                 cxla_literal **args, cxla_buffer **bufs, int keep) {
-  uint64_t donated = cxla_executable_donated_parameters(e);
   cxla_status s = CXLA_OK;
   for (int i = 0; i < nparams && s == CXLA_OK; i++) {
     cxla_literal *a = args[i];
-    int give = i < 64 && (donated >> i & 1);
+    int give = cxla_executable_parameter_donated(e, i);
     if (give && !keep) {
       if ((s = cx_buffer_adopt_literal(ctx, backend, a, &bufs[i])) == CXLA_OK) args[i] = NULL;
     } else if (!give && cxla_literal_tuple_size(a) < 0 && cxla_literal_type(a) != CXLA_TOKEN) {

@@ -186,23 +186,22 @@ class Executable:
             m = g
         try:
             self._signature(m.value)
-            donate = 0
-            for i in donate_argnums:
-                if not 0 <= i < min(len(self.parameters), 64):
+            donate = sorted(set(donate_argnums))
+            for i in donate:
+                if not 0 <= i < len(self.parameters):
                     raise InvalidArgumentError("donate_argnums: %d names no parameter (the module has %d)"
                                                % (i, len(self.parameters)))
-                donate |= 1 << i
             opts = _lib.CompileOptions()
             lib.cxla_compile_options_init(ctypes.byref(opts))
             opts.backend = self._backend_c
-            opts.donate = donate
+            donate_c = (ctypes.c_int * max(len(donate), 1))(*donate)
+            opts.donate_params, opts.num_donate_params = donate_c, len(donate)
             e = _vp()
             ctx.check(lib.cxla_compile(m.value, ctypes.byref(opts), ctypes.byref(e)))
             self._h = e.value
         finally:
             lib.cxla_module_destroy(m.value)
-        mask = lib.cxla_executable_donated_parameters(self._h)
-        self.donated = tuple(i for i in range(len(self.parameters)) if mask >> i & 1)
+        self.donated = tuple(i for i in range(len(self.parameters)) if lib.cxla_executable_parameter_donated(self._h, i))
         self._donated = frozenset(self.donated)
         self._n = len(self.parameters)
         self._args_type = _lib.Arg * max(self._n, 1)

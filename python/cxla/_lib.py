@@ -58,6 +58,8 @@ class CompileOptions(ctypes.Structure):
         ("keep_code", c_int),
         ("code", ctypes.c_void_p),
         ("code_size", ctypes.c_size_t),
+        ("donate_params", ctypes.POINTER(c_int)),
+        ("num_donate_params", c_int),
     ]
 
 
@@ -98,6 +100,7 @@ _PROTOTYPES: Dict[str, Tuple[List[Any], Any]] = {
     "cxla_executable_compile_stats": ([vp], c_str),
     "cxla_executable_compile_counts": ([vp], c_str),
     "cxla_executable_donated_parameters": ([vp], ctypes.c_uint64),
+    "cxla_executable_parameter_donated": ([vp, c_int], c_int),
     "cxla_buffer_wrap": ([vp, c_str, c_int, c_int, vp, vp, c_size, P(vp)], c_int),
     "cxla_buffer_from_data": ([vp, c_str, c_int, c_int, vp, vp, c_size, P(vp)], c_int),
     "cxla_buffer_data": ([vp], vp),

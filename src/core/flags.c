@@ -76,6 +76,7 @@ void cx_flags_init(cx_flags *f) {
 }
 
 void cx_flags_free(cx_flags *f) {
+  cx_free(f->donated);
   for (int i = 0; i < CX_ARRAY_LEN(defs); i++)
     if (defs[i].kind == F_STR) cx_free(*(char **)((char *)f + defs[i].offset));
   cx_flags_init(f);
@@ -83,6 +84,7 @@ void cx_flags_free(cx_flags *f) {
 
 cxla_status cx_flags_copy(cxla_context *ctx, cx_flags *dst, const cx_flags *src) {
   cx_flags tmp = *src;
+  tmp.donated = NULL, tmp.ndonated = 0; /* one owner */
   for (int i = 0; i < CX_ARRAY_LEN(defs); i++) {
     if (defs[i].kind != F_STR) continue;
     char **slot = (char **)((char *)&tmp + defs[i].offset);

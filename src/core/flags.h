@@ -26,7 +26,14 @@ typedef struct cx_flags {
   char *cache_dir;        /* --cache-dir=DIR|default|off: compiled code kept on disk (core/disk_cache.h) */
   char *pjrt_gpu;         /* --pjrt-gpu=auto|emu|off: the PJRT plugin's GPU device (docs/pjrt.md); NULL: auto */
   char *pjrt_async;       /* --pjrt-async=auto|on|off: which PJRT executions run on the stream thread; NULL: auto */
-  uint64_t donate;        /* not a flag: donated ENTRY parameters (compile options, module header) */
+  /* Not flags: the compile options' donations (donate: bits of parameters 0-63; donate_params:
+   * any), and the set they resolve to with the module header's (runtime/executable.c:
+   * donated[p] for parameter p < ndonated; owned, freed by cx_flags_free, never copied). */
+  uint64_t donate;
+  const int *donate_params;
+  int ndonate_params;
+  uint8_t *donated;
+  int ndonated;
   /* Not a flag: the executable cache's key of this compile (runtime/executable.c; borrowed,
    * NULL when there is none), which the disk cache extends with the target's. */
   const char *compile_key;

@@ -62,8 +62,9 @@ typedef struct an {
   int *nleaves;
   int64_t loop_s[256], loop_e[256];
   int nloops;
-  uint64_t donate;           /* ENTRY parameters whose memory the program may write */
-  int alias_leaf[64];        /* the ENTRY result leaf input_output_alias pairs parameter p
+  const uint8_t *donated;    /* ENTRY parameters whose memory the program may write */
+  int ndonated;
+  int *alias_leaf;           /* [ENTRY parameter p] the result leaf input_output_alias pairs p
                                 with, or -1: where that result leaf goes first */
 } an;
 
@@ -326,7 +327,7 @@ static int sole_root_leaf(an *a, const cx_comp *c, int v, int i) {
  * donated ENTRY parameter. */
 static int reusable(const an *a, const value *y) {
   if (y->borrowed) return 0;
-  return y->kind == V_TEMP || (y->kind == V_PARAM && y->param >= 0 && y->param < 64 && (a->donate >> y->param & 1));
+  return y->kind == V_TEMP || (y->kind == V_PARAM && y->param >= 0 && y->param < a->ndonated && a->donated[y->param]);
 }
 
 /* The buffer value v may share with an operand, or -1. */
@@ -376,7 +377,7 @@ static int shared_buffer(an *a, int v) {
     int ok = 1; /* every operand position holding the same value must be safe */
     for (int j = 0; j < in->nops && ok; j++)
       if (a->nleaves[in->ops[j]->id] == 1 && a->vals[in->ops[j]->id][0] == ov) ok = scatter ? j == k : in->plan->use[j].in_place;
-    int paired = y->kind == V_PARAM && in->parent == a->m->entry && y->param >= 0 && y->param < 64 &&
+    int paired = y->kind == V_PARAM && in->parent == a->m->entry && y->param >= 0 && y->param < a->m->entry->nparams &&
                  a->alias_leaf[y->param] >= 0 && sole_root_leaf(a, in->parent, v, a->alias_leaf[y->param]);
     int rank = updates || paired ? 3 : y->kind == V_PARAM ? 2 : 1;
     if (ok && rank > best_rank) best = y->buf, best_rank = rank;
@@ -460,6 +461,7 @@ static void an_free(an *a) {
   cx_free(a->nleaves);
   cx_free(a->v);
   cx_free(a->b);
+  cx_free(a->alias_leaf);
   cx_sched_free(&a->s);
   memset(a, 0, sizeof *a);
 }
@@ -467,7 +469,8 @@ static void an_free(an *a) {
 /* " {N}: (P, {}, may-alias)" entries of the header's input_output_alias: output N (a tuple
  * element, or {} for the whole result) belongs in parameter P's memory. */
 static void header_alias_leaves(const cx_module *m, int *leaf) {
-  for (int i = 0; i < 64; i++) leaf[i] = -1;
+  int np = m->entry->nparams;
+  for (int i = 0; i < np; i++) leaf[i] = -1;
   const cx_shape *rs = &m->entry->root->shape;
   for (int r = 0; r < m->nraw; r++) {
     if (strcmp(m->raw[r].key, "input_output_alias") || !m->raw[r].value) continue;
@@ -487,7 +490,7 @@ static void header_alias_leaves(const cx_module *m, int *leaf) {
       while (*q == ' ') q++;
       if (*q != '(') continue;
       long par = strtol(q + 1, &end, 10);
-      if (end == q + 1 || par < 0 || par >= 64) continue;
+      if (end == q + 1 || par < 0 || par >= np) continue;
       if (out < 0) leaf[par] = rs->type == CXLA_TUPLE ? -1 : 0;
       else if (rs->type == CXLA_TUPLE && out < rs->ntuple && cx_type_is_array(rs->tuple[out].type))
         leaf[par] = cx_shape_leaf_offset(rs, (int)out);
@@ -495,10 +498,12 @@ static void header_alias_leaves(const cx_module *m, int *leaf) {
   }
 }
 
-static cxla_status analyze(cx_module *m, uint64_t donate, an *a) {
+static cxla_status analyze(cx_module *m, const uint8_t *donated, int ndonated, an *a) {
   memset(a, 0, sizeof *a);
   a->m = m;
-  a->donate = donate;
+  a->donated = donated;
+  a->ndonated = donated ? ndonated : 0;
+  if (!(a->alias_leaf = cx_calloc((size_t)m->entry->nparams + 1, sizeof *a->alias_leaf))) return cx_oom(m->ctx);
   header_alias_leaves(m, a->alias_leaf);
   CX_TRY(cx_sched_build(m, &a->s));
   a->vals = cx_calloc((size_t)a->s.max_id, sizeof *a->vals);
@@ -579,9 +584,9 @@ done:
   return st;
 }
 
-cxla_status cx_buffers_assign(cx_module *m, cx_buffers *out) { return cx_buffers_assign_donated(m, 0, out); }
+cxla_status cx_buffers_assign(cx_module *m, cx_buffers *out) { return cx_buffers_assign_donated(m, NULL, 0, out); }
 
-cxla_status cx_buffers_assign_donated(cx_module *m, uint64_t donate, cx_buffers *out) {
+cxla_status cx_buffers_assign_donated(cx_module *m, const uint8_t *donated, int ndonated, cx_buffers *out) {
   memset(out, 0, sizeof *out);
   if (!m || !m->entry || !m->entry->root)
     return cx_error(m ? m->ctx : NULL, CXLA_ERR_INVALID_ARGUMENT, "buffer assignment needs an ENTRY computation with a ROOT");
@@ -591,7 +596,7 @@ cxla_status cx_buffers_assign_donated(cx_module *m, uint64_t donate, cx_buffers 
   /* Inserting copies changes the program, so the analysis runs again; one round fixes every
    * case (the copies define fresh values), the second only confirms it. */
   for (int round = 0; round < 4; round++) {
-    cxla_status s = analyze(m, donate, &a);
+    cxla_status s = analyze(m, donated, ndonated, &a);
     int ninserted = 0;
     if (s == CXLA_OK) s = fix_copies(&a, &ninserted);
     if (s == CXLA_OK && !ninserted) {

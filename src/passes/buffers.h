@@ -36,9 +36,9 @@ typedef struct cx_buffers {
 /* Assigns slots for every computation reachable from ENTRY through control flow (embedded
  * computations such as fused computations and reducers get no slots). */
 cxla_status cx_buffers_assign(cx_module *m, cx_buffers *out);
-/* The same where ENTRY parameter p (bit p of donate) is donated: its leaves' memory may be
- * written once they are dead, like a temporary's, and may hold a result leaf. */
-cxla_status cx_buffers_assign_donated(cx_module *m, uint64_t donate, cx_buffers *out);
+/* The same where ENTRY parameter p is donated (p < ndonated and donated[p]): its leaves'
+ * memory may be written once they are dead, like a temporary's, and may hold a result leaf. */
+cxla_status cx_buffers_assign_donated(cx_module *m, const uint8_t *donated, int ndonated, cx_buffers *out);
 void cx_buffers_free(cx_buffers *b);
 /* Slot of leaf `leaf` of instruction `in` (-1 if none). */
 int cx_buffers_slot(const cx_buffers *b, const cx_instr *in, int leaf);

@@ -52,6 +52,7 @@ void cx_exe_core_unref(void *p) {
   }
   cx_free(c->param_shapes);
   cx_free(c->param_names);
+  cx_free(c->donated);
   cx_shape_free_heap(&c->result_shape);
   cx_free(c->name);
   cx_free(c->counts);
@@ -98,38 +99,63 @@ static cxla_status compile_flags(cxla_context *ctx, const cxla_compile_options *
   }
   if (o->threads > 0) f->threads = o->threads;
   f->donate = o->donate;
+  f->donate_params = o->donate_params;
+  f->ndonate_params = o->num_donate_params;
   f->keep_code = o->keep_code != 0;
   f->code = o->code;
   f->code_len = o->code ? o->code_size : 0;
   return CXLA_OK;
 }
 
+/* Marks parameter p donated (named by `what`); a p the ENTRY does not have is an error. */
+static cxla_status mark_donated(cx_module *m, cx_flags *f, long long p, const char *what) {
+  if (p < 0 || p >= f->ndonated)
+    return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT, "%s names parameter %lld: ENTRY %s has %d", what, p,
+                    m->entry ? m->entry->name : "?", f->ndonated);
+  f->donated[p] = 1;
+  return CXLA_OK;
+}
+
 /* Parameters named by the module header's input_output_alias={ {0}: (1, {}, may-alias), ... }
- * (output index: (parameter, its index, kind)). */
-static uint64_t header_donations(const cx_module *m) {
-  uint64_t mask = 0;
+ * (output index: (parameter, its index, kind)) and buffer_donor={ (1, {}), ... } (parameters
+ * that may be reused for any result), as XLA prints them. */
+static cxla_status header_donations(cx_module *m, cx_flags *f) {
   for (int i = 0; i < m->nraw; i++) {
-    if (strcmp(m->raw[i].key, "input_output_alias") || !m->raw[i].value) continue;
-    for (const char *p = strchr(m->raw[i].value, ':'); p; p = strchr(p + 1, ':')) {
-      const char *q = p + 1;
+    int alias = !strcmp(m->raw[i].key, "input_output_alias"), donor = !strcmp(m->raw[i].key, "buffer_donor");
+    if ((!alias && !donor) || !m->raw[i].value) continue;
+    for (const char *p = strchr(m->raw[i].value, alias ? ':' : '('); p; p = strchr(p + 1, alias ? ':' : '(')) {
+      const char *q = alias ? p + 1 : p;
       while (*q == ' ') q++;
       if (*q != '(') continue;
       char *end;
-      long v = strtol(q + 1, &end, 10);
-      if (end != q + 1 && v >= 0 && v < 64) mask |= 1ull << v;
+      long long v = strtoll(q + 1, &end, 10);
+      if (end != q + 1) CX_TRY(mark_donated(m, f, v, m->raw[i].key));
     }
   }
-  return mask;
+  return CXLA_OK;
 }
 
+/* The donated parameters: the options' mask and list, and the module header's. */
 static cxla_status check_donations(cx_module *m, cx_flags *f) {
-  f->donate |= header_donations(m);
   int n = m->entry ? m->entry->nparams : 0;
+  if (!(f->donated = cx_calloc((size_t)n + 1, 1))) return cx_oom(m->ctx);
+  f->ndonated = n;
   for (int p = 0; p < 64; p++)
-    if ((f->donate >> p & 1) && p >= n)
-      return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT, "donate: bit %d names no parameter (ENTRY %s has %d)", p,
-                      m->entry ? m->entry->name : "?", n);
-  return CXLA_OK;
+    if (f->donate >> p & 1) {
+      if (p >= n)
+        return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT, "donate: bit %d names no parameter (ENTRY %s has %d)", p,
+                        m->entry ? m->entry->name : "?", n);
+      f->donated[p] = 1;
+    }
+  if (f->ndonate_params && !f->donate_params)
+    return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT, "num_donate_params is %d but donate_params is NULL",
+                    f->ndonate_params);
+  for (int k = 0; k < f->ndonate_params; k++) {
+    char what[48];
+    snprintf(what, sizeof what, "donate_params[%d]", k);
+    CX_TRY(mark_donated(m, f, f->donate_params[k], what));
+  }
+  return header_donations(m, f);
 }
 
 /* The cache key: canonical text of the (verified) module (constants as their bytes), the
@@ -142,7 +168,10 @@ static char *cache_key(cx_module *m, const cx_backend *be, const cx_flags *f, si
   cx_print_module(&sb, m, &po);
   cx_sb_printf(&sb, "\n--backend=%s\n", be->name);
   cx_flags_key(&sb, f);
-  cx_sb_printf(&sb, "donate=%llx\n", (unsigned long long)f->donate);
+  cx_sb_puts(&sb, "donate=");
+  for (int p = 0; p < f->ndonated; p++)
+    if (f->donated[p]) cx_sb_printf(&sb, "%d,", p);
+  cx_sb_putc(&sb, '\n');
   *len = sb.len;
   char *k = cx_sb_take(&sb);
   if (!k) cx_oom(m->ctx);
@@ -163,7 +192,8 @@ static cxla_status compile_core(cx_module *m, const cx_backend *be, const cx_fla
   cx_sb_printf(&stats->times, "clone=%.3f ", t2 - t1);
   cx_trace_add_ms(tr, "clone", "compile", t1, t2);
   if (s == CXLA_OK) s = copy_signature(c, clone);
-  c->donate = flags->donate;
+  if (s == CXLA_OK && !(c->donated = cx_calloc((size_t)c->nparams + 1, 1))) s = cx_oom(ctx);
+  for (int p = 0; s == CXLA_OK && p < c->nparams && p < flags->ndonated; p++) c->donated[p] = flags->donated[p];
   if (s == CXLA_OK) {
     c->devices = cx_module_uses_devices(clone);
     cx_module_device_counts(clone, &c->replica_count, &c->num_partitions);
@@ -348,6 +378,37 @@ static int reach_overlap(const reach *r, const arg_span *s) {
   return r->arg[k] >= 0 && r->hi[k] > s->lo ? r->arg[k] : -1;
 }
 
+/* An argument by its buffer, for donated_twice. */
+typedef struct arg_ref {
+  const cxla_buffer *buf;
+  int arg;
+} arg_ref;
+
+static int ref_order(const void *a, const void *b) {
+  const arg_ref *x = a, *y = b;
+  uintptr_t p = (uintptr_t)x->buf, q = (uintptr_t)y->buf;
+  return p != q ? (p < q ? -1 : 1) : (x->arg > y->arg) - (x->arg < y->arg);
+}
+
+/* Whether a donated buffer is also passed in another position (sorted by buffer: O(n log n)):
+ * *donated is the first donated position of such a buffer, *other its first other one. -1 on
+ * OOM. */
+static int donated_twice(const cx_exe_core *c, int nargs, cxla_buffer *const *args, int *donated, int *other) {
+  arg_ref stack[64], *r = nargs <= 64 ? stack : cx_malloc(sizeof *r * (size_t)nargs);
+  if (!r) return -1;
+  for (int i = 0; i < nargs; i++) r[i] = (arg_ref){args[i], i};
+  qsort(r, (size_t)nargs, sizeof *r, ref_order);
+  int found = 0;
+  for (int a = 0, b; a < nargs && !found; a = b) {
+    int d = -1;
+    for (b = a; b < nargs && r[b].buf == r[a].buf; b++)
+      if (d < 0 && cx_exe_donates(c, r[b].arg)) d = r[b].arg;
+    if (d >= 0 && b - a > 1) *donated = d, *other = r[a].arg == d ? r[a + 1].arg : r[a].arg, found = 1;
+  }
+  if (r != stack) cx_free(r);
+  return found;
+}
+
 /* Whether a donated argument shares a byte with another argument: *donated and *other name
  * such a pair. The array leaves' spans are sorted by start and swept once (O(n log n): a
  * step of a big model passes thousands of arrays), each span checked against the furthest
@@ -366,7 +427,7 @@ static int donation_overlap(const cx_exe_core *c, int nargs, cxla_buffer *const 
   reach all = {{0, 0}, {-1, -1}}, don = all;
   int found = 0;
   for (int k = 0; k < n && !found; k++) {
-    int is_donated = s[k].arg < 64 && (c->donate >> s[k].arg & 1), j;
+    int is_donated = cx_exe_donates(c, s[k].arg), j;
     if (is_donated && (j = reach_overlap(&all, &s[k])) >= 0) *donated = s[k].arg, *other = j, found = 1;
     else if ((j = reach_overlap(&don, &s[k])) >= 0) *donated = j, *other = s[k].arg, found = 1;
     reach_add(&all, &s[k]);
@@ -423,7 +484,7 @@ static cxla_status check_args(cxla_executable *e, int nargs, cxla_buffer *const 
       return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
                       "argument %d (parameter '%s') holds no value (cxla_buffer_untuple moved its elements out)", i,
                       c->param_names[i]);
-    if (i < 64 && (c->donate >> i & 1) && args[i]->wrapped)
+    if (cx_exe_donates(c, i) && args[i]->wrapped)
       return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
                       "argument %d (parameter '%s') is donated, but wraps the caller's memory (cxla_buffer_wrap), "
                       "which cxla cannot give to a result; pass a buffer cxla owns (cxla_buffer_from_data, an "
@@ -437,14 +498,16 @@ static cxla_status check_args(cxla_executable *e, int nargs, cxla_buffer *const 
   }
   /* A donated buffer is overwritten: passing it again in another position, or another buffer
    * over its memory (a wrapped view of it), would be read after that. */
-  if (!c->donate) return CXLA_OK;
-  for (int i = 0; i < nargs && i < 64; i++)
-    for (int j = 0; j < nargs && (c->donate >> i & 1); j++)
-      if (i != j && args[i] == args[j])
-        return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
-                        "argument %d (parameter '%s') is donated, and the same buffer is also argument %d", i,
-                        c->param_names[i], j);
-  int d = -1, o = -1, overlap = donation_overlap(c, nargs, args, &d, &o);
+  int any = 0;
+  for (int i = 0; i < nargs && !any; i++) any = cx_exe_donates(c, i);
+  if (!any) return CXLA_OK;
+  int d = -1, o = -1, twice = donated_twice(c, nargs, args, &d, &o);
+  if (twice < 0) return cx_oom(e->ctx);
+  if (twice)
+    return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
+                    "argument %d (parameter '%s') is donated, and the same buffer is also argument %d", d,
+                    c->param_names[d], o);
+  int overlap = donation_overlap(c, nargs, args, &d, &o);
   if (overlap < 0) return cx_oom(e->ctx);
   if (overlap)
     return cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT,
@@ -508,8 +571,8 @@ cxla_status cx_execute(cxla_executable *e, const cx_replica *rep, int nargs, cxl
      * literal (now perhaps holding a result's spare block) lives on until the buffer is
      * destroyed, so memory a caller reads in place is never freed under it; its device
      * memory (what the result did not take over) goes back to the device's cache. */
-    for (int i = 0; i < nargs && i < 64; i++)
-      if (c->donate >> i & 1) {
+    for (int i = 0; i < nargs; i++)
+      if (cx_exe_donates(c, i)) {
         args[i]->donated = 1;
         if (args[i]->dev) args[i]->dev->mem->release(args[i]->dev), args[i]->dev = NULL;
       }
@@ -534,7 +597,13 @@ cxla_status cx_execute(cxla_executable *e, const cx_replica *rep, int nargs, cxl
   return CXLA_OK;
 }
 
-uint64_t cxla_executable_donated_parameters(const cxla_executable *e) { return e ? e->core->donate : 0; }
+uint64_t cxla_executable_donated_parameters(const cxla_executable *e) {
+  uint64_t mask = 0;
+  for (int p = 0; e && p < 64; p++) mask |= (uint64_t)cx_exe_donates(e->core, p) << p;
+  return mask;
+}
+
+int cxla_executable_parameter_donated(const cxla_executable *e, int p) { return e ? cx_exe_donates(e->core, p) : 0; }
 
 cxla_status cxla_module_run(cxla_module *m, const cxla_compile_options *opts, int nargs, cxla_literal *const *args,
                             cxla_literal **result) {
@@ -554,7 +623,7 @@ cxla_status cxla_module_run(cxla_module *m, const cxla_compile_options *opts, in
     bufs[i].ctx = m->ctx;
     bufs[i].backend = e->core->backend;
     /* a donated parameter consumes its buffer: it gets a copy of the caller's literal */
-    bufs[i].host = i < 64 && (e->core->donate >> i & 1) && args[i] ? cxla_literal_clone(m->ctx, args[i]) : args[i];
+    bufs[i].host = cx_exe_donates(e->core, i) && args[i] ? cxla_literal_clone(m->ctx, args[i]) : args[i];
     if (!bufs[i].host && args[i]) s = cx_oom(m->ctx);
     ptrs[i] = args[i] ? &bufs[i] : NULL;
   }
@@ -564,8 +633,8 @@ cxla_status cxla_module_run(cxla_module *m, const cxla_compile_options *opts, in
   if (s == CXLA_OK) s = cx_buffer_take_literal(res, result);
   cxla_buffer_destroy(res);
   /* The copies made for donated parameters: consumed (kept by the buffer until now) or not. */
-  for (int i = 0; bufs && i < nargs && i < 64; i++)
-    if (e->core->donate >> i & 1) cxla_literal_destroy(bufs[i].host);
+  for (int i = 0; bufs && i < nargs; i++)
+    if (cx_exe_donates(e->core, i)) cxla_literal_destroy(bufs[i].host);
   cx_free(bufs);
   cx_free(ptrs);
   cxla_executable_destroy(e);

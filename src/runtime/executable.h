@@ -21,11 +21,16 @@ typedef struct cx_exe_core {
   cx_shape *param_shapes;   /* heap copies, to check arguments */
   char **param_names;       /* heap copies, for argument error messages */
   cx_shape result_shape;
-  uint64_t donate;          /* parameters each execute consumes */
+  uint8_t *donated;         /* donated[p]: each execute consumes parameter p (nparams entries) */
   char *counts;             /* the backend's counts from the compile (kernels, fallbacks, ...) */
   int devices;              /* the module has collectives, replica-id or partition-id */
   int64_t replica_count, num_partitions; /* its header's (0: not given) */
 } cx_exe_core;
+
+/* Whether each execute of c consumes parameter p. */
+static inline int cx_exe_donates(const cx_exe_core *c, int p) {
+  return p >= 0 && p < c->nparams && c->donated && c->donated[p];
+}
 
 void cx_exe_core_ref(void *core);
 void cx_exe_core_unref(void *core); /* frees it (and the backend state) at zero */

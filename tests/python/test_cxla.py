@@ -377,6 +377,14 @@ class Donation(unittest.TestCase):
         with self.assertRaisesRegex(cxla.Error, "donate_argnums: 3 names no parameter"):
             cxla.compile(SCALE, donate_argnums=(3,))
 
+    def test_donation_past_64_parameters(self):
+        text = "HloModule wide\nENTRY main {\n%s  ROOT r = f32[4] add(p1, p66)\n}\n" % "".join(
+            "  p%d = f32[4] parameter(%d)\n" % (i, i) for i in range(70))
+        f = cxla.compile(text, donate_argnums=(66, 1))
+        self.assertEqual(f.donated, (1, 66))
+        args = [np.full(4, i, np.float32) for i in range(70)]
+        np.testing.assert_array_equal(f(*args), 67)
+
 
 class Errors(unittest.TestCase):
     def test_parse_error_has_the_location(self):

@@ -145,6 +145,15 @@ class Jit(Base):
         self.assertTrue(x.is_deleted())
         self.assertFalse(y.is_deleted())
 
+    def test_donation_of_many_arrays(self):
+        """A step over 70 donated arrays (a model's parameters and optimizer state): every one is
+        consumed, as on JAX's CPU, not only the first 64."""
+        f = jax.jit(lambda t: [a + 1 for a in t], donate_argnums=0)
+        xs = [jax.device_put(np.full(4, i, np.float32), CX) for i in range(70)]
+        ys = f(xs)
+        self.assertEqual([i for i, x in enumerate(xs) if not x.is_deleted()], [])
+        self.assertEqual([float(y[0]) for y in ys], [i + 1.0 for i in range(70)])
+
     def test_mlp_training_step(self):
         try:
             import optax

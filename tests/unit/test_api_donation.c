@@ -184,3 +184,68 @@ TEST(api_donation_module_run_keeps_caller_literals) {
   cxla_literal_destroy(y);
   cxla_module_destroy(m);
 }
+
+/* A step with more arguments than a 64-bit mask: 70 parameters, r = -(exp(p66) + p65 + p68 +
+ * p0), one loop kernel. The header donates p66 (input_output_alias pairs it with the result) and
+ * p68 (buffer_donor), donate_params p65; on the cpu the result lands in p66's memory, and each
+ * donated buffer is consumed. */
+static char *wide_text(const char *header) {
+  cx_sb sb;
+  cx_sb_init(&sb);
+  cx_sb_printf(&sb, "HloModule wide%s\nENTRY main {\n", header);
+  for (int i = 0; i < 70; i++) cx_sb_printf(&sb, "  p%d = f32[4096] parameter(%d)\n", i, i);
+  cx_sb_puts(&sb, "  e = f32[4096] exponential(p66)\n  a = f32[4096] add(e, p65)\n  b = f32[4096] add(a, p68)\n"
+                  "  c = f32[4096] add(b, p0)\n  ROOT r = f32[4096] negate(c)\n}\n");
+  return cx_sb_take(&sb);
+}
+
+TEST(api_donation_beyond_sixty_four_parameters) {
+  enum { NP = 70 };
+  char *text = wide_text(", input_output_alias={ {}: (66, {}, may-alias) }, buffer_donor={ (68, {}) }");
+  cxla_module *m = text ? parse(text) : NULL;
+  cx_free(text);
+  if (!m) return;
+  cxla_compile_options o;
+  cxla_compile_options_init(&o);
+  o.backend = "cpu";
+  int more[1] = {65};
+  o.donate_params = more, o.num_donate_params = 1;
+  cxla_executable *e = NULL;
+  CHECK_OK(cxla_compile(m, &o, &e));
+  cxla_buffer *args[NP] = {0}, *r = NULL;
+  int ok = e != NULL;
+  for (int i = 0; i < NP && ok; i++) ok = (args[i] = ramp_buffer("cpu", i == 66 ? 1 : 0)) != NULL;
+  if (ok) {
+    for (int p = 0; p < NP + 2; p++)
+      CHECK_MSG(cxla_executable_parameter_donated(e, p) == (p == 65 || p == 66 || p == 68), "parameter %d", p);
+    CHECK(cxla_executable_parameter_donated(e, -1) == 0 && cxla_executable_parameter_donated(NULL, 66) == 0);
+    CHECK(cxla_executable_donated_parameters(e) == 0); /* the mask covers parameters 0-63 */
+    void *mem66 = args[66]->host->data, *mem65 = args[65]->host->data, *mem68 = args[68]->host->data;
+    CHECK_OK(cxla_executable_execute(e, NP, args, &r));
+    for (int64_t i = 0; r && i < N; i += 13) {
+      double x = (float)((double)(i % 97) / 97.0);
+      CHECK_NEAR(cxla_literal_get_f64(r->host, i), -exp(x), 1e-5 * (1 + exp(x)));
+    }
+    if (r) CHECK_MSG(r->host->data == mem66, "the result is not in parameter 66's memory (65's: %d, 68's: %d)",
+                     r->host->data == mem65, r->host->data == mem68);
+    for (int p = 0; p < NP; p++) CHECK_MSG(args[p]->donated == (p == 65 || p == 66 || p == 68), "argument %d", p);
+  }
+  cxla_buffer_destroy(r);
+  for (int i = 0; i < NP; i++) cxla_buffer_destroy(args[i]);
+  cxla_executable_destroy(e);
+  /* indices the ENTRY does not have */
+  more[0] = 70;
+  CHECK(cxla_compile(m, &o, &e) == CXLA_ERR_INVALID_ARGUMENT && !e);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "donate_params[0] names parameter 70: ENTRY main has 70");
+  o.donate_params = NULL;
+  CHECK(cxla_compile(m, &o, &e) == CXLA_ERR_INVALID_ARGUMENT && !e);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "num_donate_params is 1 but donate_params is NULL");
+  cxla_module_destroy(m);
+  text = wide_text(", buffer_donor={ (99, {}) }");
+  m = text ? parse(text) : NULL;
+  cx_free(text);
+  o.num_donate_params = 0;
+  if (m) CHECK(cxla_compile(m, &o, &e) == CXLA_ERR_INVALID_ARGUMENT && !e);
+  CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "buffer_donor names parameter 99: ENTRY main has 70");
+  cxla_module_destroy(m);
+}

@@ -419,7 +419,8 @@ TEST(cpu_buffers_donated_parameters) {
   cx_module *m = cpu_parse(donate_text);
   if (!m) return;
   cx_buffers b;
-  CHECK_OK(cx_buffers_assign_donated(m, 3, &b));
+  const uint8_t both[2] = {1, 1};
+  CHECK_OK(cx_buffers_assign_donated(m, both, 2, &b));
   const cx_slot *f = slot_ptr(&b, slot_of(&b, m, "f", 0)), *g = slot_ptr(&b, slot_of(&b, m, "g", 0));
   const cx_slot *rev = slot_ptr(&b, slot_of(&b, m, "rv", 0));
   CHECK(f->kind == CX_SLOT_OUTPUT && f->leaf == 2);
@@ -464,7 +465,8 @@ TEST(cpu_buffers_multi_output_in_place) {
   cx_module *m = cpu_parse(multi_text);
   if (!m) return;
   cx_buffers b;
-  CHECK_OK(cx_buffers_assign_donated(m, 7, &b));
+  const uint8_t all3[3] = {1, 1, 1};
+  CHECK_OK(cx_buffers_assign_donated(m, all3, 3, &b));
   cx_instr *f = cpu_find(m, "f");
   static const char *const pair[3] = {"z", "x", "y"};
   for (int l = 0; f && l < 3; l++) {
@@ -587,7 +589,8 @@ TEST(cpu_buffers_reduction_epilogue_in_place) {
   cx_module *m = cpu_parse(bias_text);
   if (!m) return;
   cx_buffers b;
-  CHECK_OK(cx_buffers_assign_donated(m, 2, &b));
+  const uint8_t second[2] = {0, 1};
+  CHECK_OK(cx_buffers_assign_donated(m, second, 2, &b));
   cx_instr *f = m->entry->root->ops[0]->ops[0];
   CHECK_EQ_INT(cx_buffers_slot(&b, f, 0), cx_buffers_slot(&b, m->entry->params[1], 0));
   CHECK(slot_ptr(&b, cx_buffers_slot(&b, f, 1))->kind == CX_SLOT_OUTPUT);

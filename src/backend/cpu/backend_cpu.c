@@ -380,7 +380,7 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
   CX_TRY(cx_fusion_plan_module(m)); /* fusions are final: what buffers and codegen read about each */
   double t1 = cx_now_ms(), pass_dumps = pc.dump_ms;
   cx_trace_add_ms(tr, "passes", "compile", t0, t1);
-  CX_TRY(cx_buffers_assign_donated(m, flags->donate, &st->bufs));
+  CX_TRY(cx_buffers_assign_donated(m, flags->donated, flags->ndonated, &st->bufs));
   double t2 = cx_now_ms();
   cx_trace_add_ms(tr, "buffers", "compile", t1, t2);
   if (dumping(flags)) CX_TRY(cx_pass_dump_always(&pc, m, "cpu-final"));

@@ -733,7 +733,7 @@ cxla_status cx_gpu_build(cxla_context *ctx, cx_module *m, const cx_flags *flags,
   CX_TRY(passes(ctx, &out->m, flags));
   m = out->m;
   /* a donated parameter's memory may hold a result leaf (gpu_exec.c hands it to the result) */
-  CX_TRY(cx_buffers_assign_donated(m, flags->donate, &out->bufs));
+  CX_TRY(cx_buffers_assign_donated(m, flags->donated, flags->ndonated, &out->bufs));
   builder b = {.ctx = ctx, .p = out, .lenient = (mode & CX_GPU_LENIENT) != 0, .tf32 = flags->gpu_tf32, .mode = mode};
   LLVMContextRef llctx = LLVMContextCreate();
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(m->name ? m->name : "cxla", llctx);
