@@ -458,6 +458,18 @@ class Training(unittest.TestCase):
         # The first step copies the 4 donated leaves (they were not cxla's); later steps none.
         self.assertEqual(exe.copies, {"in": 4, "out": 0})
 
+    def test_many_donated_leaves(self):
+        """A state of 70 arrays (a model's parameters and optimizer state), donated: every leaf
+        goes back in as the result of the step before, without a copy after the first call."""
+        step = cxla.jit(lambda t: [a + 1 for a in t], donate_argnums=0)
+        state = [np.full(4, i, np.float32) for i in range(70)]
+        for _ in range(3):
+            state = step(state)
+        self.assertEqual([float(a[0]) for a in state], [i + 3.0 for i in range(70)])
+        (exe, *_), = step._cache.values()
+        self.assertEqual(len(exe.donated), 70)
+        self.assertEqual(exe.copies, {"in": 70, "out": 0})
+
     def test_cxla_s_own_gradients_match_jax_s(self):
         sizes = [(12, 16), (16, 4)]
         params = [{"w": randn(a, b) * 0.3, "b": randn(b) * 0.1} for a, b in sizes]
