@@ -49,6 +49,43 @@ static void shape_text(cxla_type t, int rank, const int64_t *dims, char *out, si
   if (k > 0 && (size_t)k < n) snprintf(out + k, n - (size_t)k, "]");
 }
 
+/* An argument by its buffer, for consumed_twice. */
+typedef struct arg_ref {
+  const PJRT_Buffer *b;
+  size_t i;
+} arg_ref;
+
+static int ref_order(const void *x, const void *y) {
+  const arg_ref *a = x, *b = y;
+  uintptr_t p = (uintptr_t)a->b, q = (uintptr_t)b->b;
+  return p != q ? (p < q ? -1 : 1) : (a->i > b->i) - (a->i < b->i);
+}
+
+/* A buffer whose memory the call takes (consumed) that is also another of its arguments, as
+ * XLA refuses it. The arguments sorted by buffer (O(n log n): a step of a big model passes
+ * thousands, nearly all donated). */
+static PJRT_Error *consumed_twice(const cx_pjrt_job *j) {
+  size_t n = j->n, any = 0;
+  for (size_t i = 0; i < n && !any; i++) any = j->consumed[i];
+  if (!any) return NULL;
+  arg_ref *r = malloc(sizeof *r * n);
+  if (!r) return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
+  for (size_t i = 0; i < n; i++) r[i] = (arg_ref){j->in[i], i};
+  qsort(r, n, sizeof *r, ref_order);
+  PJRT_Error *err = NULL;
+  for (size_t a = 0, b; a < n && !err; a = b) {
+    size_t c = n; /* the first consumed position of this buffer */
+    for (b = a; b < n && r[b].b == r[a].b; b++)
+      if (c == n && j->consumed[r[b].i]) c = r[b].i;
+    if (c < n && b - a > 1)
+      err = cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
+                          "%s: attempt to donate a buffer which is also used by the same call to Execute() "
+                          "(argument %zu is argument %zu too)", fn, c, r[a].i == c ? r[a + 1].i : r[a].i);
+  }
+  free(r);
+  return err;
+}
+
 /* Checks j's arguments and marks the donated ones: consumed (their memory is taken) or keep
  * (listed as non-donatable: a copy is donated). Nothing is marked when it refuses them. */
 static PJRT_Error *check_args(cx_pjrt_job *j, const PJRT_ExecuteOptions *opts) {
@@ -90,14 +127,10 @@ static PJRT_Error *check_args(cx_pjrt_job *j, const PJRT_ExecuteOptions *opts) {
                           "%s: argument %zu is donated but has external references to its memory", fn, i);
       break;
     }
-    for (size_t k = 0; k < j->n && !keep && !err; k++)
-      if (k != i && j->in[k] == b)
-        err = cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
-                            "%s: attempt to donate a buffer which is also used by the same call to Execute() "
-                            "(argument %zu is argument %zu too)", fn, i, k);
     j->consumed[i] = !keep;
     j->keep[i] = (char)keep;
   }
+  if (!err) err = consumed_twice(j);
   if (err) {
     memset(j->consumed, 0, j->n);
     memset(j->keep, 0, j->n);

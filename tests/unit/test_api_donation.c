@@ -249,3 +249,40 @@ TEST(api_donation_beyond_sixty_four_parameters) {
   CHECK_STR_CONTAINS(cxla_context_errmsg(test_ctx()), "buffer_donor names parameter 99: ENTRY main has 70");
   cxla_module_destroy(m);
 }
+
+/* A step whose 40 results each update a donated parameter in place (a model's state): every
+ * result leaf is in its own parameter's memory, found without walking the result tuple per
+ * leaf (more leaves than the stack list: the heap one). */
+TEST(api_donation_many_results_in_place) {
+  enum { NP = 40 };
+  cx_sb sb;
+  cx_sb_init(&sb);
+  cx_sb_puts(&sb, "HloModule state, input_output_alias={");
+  for (int i = 0; i < NP; i++) cx_sb_printf(&sb, "%s {%d}: (%d, {}, may-alias)", i ? "," : "", i, i);
+  cx_sb_puts(&sb, " }\nENTRY main {\n  one = f32[] constant(1)\n  ob = f32[4096] broadcast(one), dimensions={}\n");
+  for (int i = 0; i < NP; i++) cx_sb_printf(&sb, "  p%d = f32[4096] parameter(%d)\n  r%d = f32[4096] add(p%d, ob)\n", i, i, i, i);
+  cx_sb_puts(&sb, "  ROOT t = (");
+  for (int i = 0; i < NP; i++) cx_sb_printf(&sb, "%sf32[4096]", i ? ", " : "");
+  cx_sb_puts(&sb, ") tuple(");
+  for (int i = 0; i < NP; i++) cx_sb_printf(&sb, "%sr%d", i ? ", " : "", i);
+  cx_sb_puts(&sb, ")\n}\n");
+  char *text = cx_sb_take(&sb);
+  cxla_module *m = text ? parse(text) : NULL;
+  cx_free(text);
+  cxla_executable *e = m ? compile(m, "cpu", 0) : NULL;
+  cxla_buffer *args[NP] = {0}, *r = NULL, *el[NP] = {0};
+  void *mem[NP];
+  int ok = e != NULL;
+  for (int i = 0; i < NP && ok; i++) ok = (args[i] = ramp_buffer("cpu", i)) != NULL;
+  for (int i = 0; i < NP && ok; i++) mem[i] = args[i]->host->data;
+  if (ok) CHECK_OK(cxla_executable_execute(e, NP, args, &r));
+  if (r) CHECK_OK(cxla_buffer_untuple(r, NP, el));
+  for (int i = 0; i < NP && el[i]; i++) {
+    CHECK_MSG(cxla_buffer_data(el[i]) == mem[i], "result %d is not in parameter %d's memory", i, i);
+    CHECK_NEAR(((const float *)cxla_buffer_data(el[i]))[96], (float)i * 96.0f / 97.0f + 1.0f, 1e-5 * (1 + i));
+  }
+  for (int i = 0; i < NP; i++) cxla_buffer_destroy(el[i]), cxla_buffer_destroy(args[i]);
+  cxla_buffer_destroy(r);
+  cxla_executable_destroy(e);
+  cxla_module_destroy(m);
+}

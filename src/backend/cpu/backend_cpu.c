@@ -467,19 +467,42 @@ static cxla_literal *leaf_literal(cxla_literal *l, int *k) {
   return NULL;
 }
 
+/* The array leaves of l in DFS order into out[*k ...]; 0 past cap. */
+static int leaf_lits(cxla_literal *l, cxla_literal **out, int *k, int cap) {
+  if (l->shape.type == CXLA_TUPLE) {
+    for (int i = 0; i < l->nelems; i++)
+      if (!leaf_lits(l->elems[i], out, k, cap)) return 0;
+    return 1;
+  }
+  if (!cx_type_is_array(l->shape.type)) return 1;
+  if (*k >= cap) return 0;
+  out[(*k)++] = l;
+  return 1;
+}
+
 /* Result leaves computed in a donated parameter's memory take that memory over; the argument
- * gets the result's unused block in exchange (the caller destroys it: it was donated). */
+ * gets the result's unused block in exchange (the caller destroys it: it was donated). The
+ * result's leaves are listed once: a step of a model with hundreds of arrays donates most of
+ * them, and finding each by walking the tuple was quadratic. */
 static void take_donated(cpu_state *st, cxla_literal *const *args, cxla_literal *res) {
+  int n = st->bufs.noutputs, k = 0;
+  cxla_literal *stack[32], **leaves = n <= 32 ? stack : cx_malloc(sizeof *leaves * (size_t)n);
+  if (leaves && (!leaf_lits(res, leaves, &k, n) || k != n)) { /* never: the signature was checked */
+    if (leaves != stack) cx_free(leaves);
+    leaves = NULL;
+  }
   for (int i = 0; i < st->bufs.nslots; i++) {
     const cx_slot *sl = &st->bufs.slots[i];
     if (sl->kind != CX_SLOT_PARAM || sl->out_leaf < 0) continue;
     int pk = sl->leaf, rk = sl->out_leaf;
-    cxla_literal *from = leaf_literal(args[sl->param], &pk), *to = leaf_literal(res, &rk);
+    cxla_literal *from = leaf_literal(args[sl->param], &pk);
+    cxla_literal *to = !leaves ? leaf_literal(res, &rk) /* out of memory: the walk */ : rk < n ? leaves[rk] : NULL;
     if (!from || !to || cx_shape_bytes(&from->shape) != cx_shape_bytes(&to->shape)) continue; /* assignment made sure */
     void *d = to->data;
     to->data = from->data;
     from->data = d;
   }
+  if (leaves != stack) cx_free(leaves);
 }
 
 static void *arena_get(cpu_state *st, void **base) {
