@@ -442,15 +442,17 @@ static cxla_status cpu_compile(cxla_context *ctx, cx_module *m, const cx_flags *
 
 /* ---- execute ---- */
 
-static int leaf_ptrs(cxla_literal *l, void **out, int *k, int cap) {
+/* The array leaves of l in DFS order into out[*k ...], each its data (data) or the leaf
+ * literal itself; 0 past cap. */
+static int leaf_ptrs(cxla_literal *l, void **out, int *k, int cap, int data) {
   if (l->shape.type == CXLA_TUPLE) {
     for (int i = 0; i < l->nelems; i++)
-      if (!leaf_ptrs(l->elems[i], out, k, cap)) return 0;
+      if (!leaf_ptrs(l->elems[i], out, k, cap, data)) return 0;
     return 1;
   }
   if (!cx_type_is_array(l->shape.type)) return 1;
   if (*k >= cap) return 0;
-  out[(*k)++] = l->data;
+  out[(*k)++] = data ? l->data : (void *)l;
   return 1;
 }
 
@@ -467,27 +469,14 @@ static cxla_literal *leaf_literal(cxla_literal *l, int *k) {
   return NULL;
 }
 
-/* The array leaves of l in DFS order into out[*k ...]; 0 past cap. */
-static int leaf_lits(cxla_literal *l, cxla_literal **out, int *k, int cap) {
-  if (l->shape.type == CXLA_TUPLE) {
-    for (int i = 0; i < l->nelems; i++)
-      if (!leaf_lits(l->elems[i], out, k, cap)) return 0;
-    return 1;
-  }
-  if (!cx_type_is_array(l->shape.type)) return 1;
-  if (*k >= cap) return 0;
-  out[(*k)++] = l;
-  return 1;
-}
-
 /* Result leaves computed in a donated parameter's memory take that memory over; the argument
  * gets the result's unused block in exchange (the caller destroys it: it was donated). The
  * result's leaves are listed once: a step of a model with hundreds of arrays donates most of
  * them, and finding each by walking the tuple was quadratic. */
 static void take_donated(cpu_state *st, cxla_literal *const *args, cxla_literal *res) {
   int n = st->bufs.noutputs, k = 0;
-  cxla_literal *stack[32], **leaves = n <= 32 ? stack : cx_malloc(sizeof *leaves * (size_t)n);
-  if (leaves && (!leaf_lits(res, leaves, &k, n) || k != n)) { /* never: the signature was checked */
+  void *stack[32], **leaves = n <= 32 ? stack : cx_malloc(sizeof *leaves * (size_t)n);
+  if (leaves && (!leaf_ptrs(res, leaves, &k, n, 0) || k != n)) { /* never: the signature was checked */
     if (leaves != stack) cx_free(leaves);
     leaves = NULL;
   }
@@ -496,7 +485,8 @@ static void take_donated(cpu_state *st, cxla_literal *const *args, cxla_literal 
     if (sl->kind != CX_SLOT_PARAM || sl->out_leaf < 0) continue;
     int pk = sl->leaf, rk = sl->out_leaf;
     cxla_literal *from = leaf_literal(args[sl->param], &pk);
-    cxla_literal *to = !leaves ? leaf_literal(res, &rk) /* out of memory: the walk */ : rk < n ? leaves[rk] : NULL;
+    cxla_literal *to = !leaves ? leaf_literal(res, &rk) /* out of memory: the walk */
+                               : rk < n ? (cxla_literal *)leaves[rk] : NULL;
     if (!from || !to || cx_shape_bytes(&from->shape) != cx_shape_bytes(&to->shape)) continue; /* assignment made sure */
     void *d = to->data;
     to->data = from->data;
@@ -542,8 +532,8 @@ static cxla_status cpu_execute_on(void *state, cxla_context *ctx, const cx_repli
   if (!res || !params || !outs || !(arena = arena_get(st, &base))) s = cx_oom(ctx);
   int np = 0, no = 0;
   for (int i = 0; i < nargs && s == CXLA_OK; i++)
-    if (!leaf_ptrs(args[i], params, &np, st->nparam_leaves)) s = cx_error(ctx, CXLA_ERR_INTERNAL, "argument %d: leaf count", i);
-  if (s == CXLA_OK && (np != st->nparam_leaves || !leaf_ptrs(res, outs, &no, b->noutputs) || no != b->noutputs))
+    if (!leaf_ptrs(args[i], params, &np, st->nparam_leaves, 1)) s = cx_error(ctx, CXLA_ERR_INTERNAL, "argument %d: leaf count", i);
+  if (s == CXLA_OK && (np != st->nparam_leaves || !leaf_ptrs(res, outs, &no, b->noutputs, 1) || no != b->noutputs))
     s = cx_error(ctx, CXLA_ERR_INTERNAL, "cpu backend: arguments or result do not match the compiled signature");
   if (s == CXLA_OK) {
     cx_rt rt;
