@@ -23,15 +23,11 @@ static int uniform_float(const cx_instr *x, double *v) {
   return 1;
 }
 
-/* The maximum m = max(x, c) (either order) that stands for x in `x > k` / `x >= k`; NULL if m is
- * no such maximum. */
-static const cx_instr *clamped(const cx_instr *m, const cx_instr **x, double *c) {
+/* The x of m = max(x, c) (either order, c a constant, *c set), or NULL if m is no such maximum. */
+static cx_instr *clamped(const cx_instr *m, double *c) {
   if (m->op != CX_OP_MAXIMUM || m->nops != 2 || !cx_type_is_float(m->shape.type)) return NULL;
   for (int i = 0; i < 2; i++)
-    if (uniform_float(m->ops[1 - i], c) && cx_shape_same_dims(&m->ops[i]->shape, &m->shape)) {
-      *x = m->ops[i];
-      return m;
-    }
+    if (uniform_float(m->ops[1 - i], c) && cx_shape_same_dims(&m->ops[i]->shape, &m->shape)) return m->ops[i];
   return NULL;
 }
 
@@ -49,24 +45,19 @@ static int lower_bound_test(const cx_instr *q, double *k, int *strict) {
 
 static cxla_status mask_comp(cx_comp *c, int *changed) {
   for (int i = 0; i < c->ninstrs; i++) c->instrs[i]->aux = NULL;
-  /* x's aux: one maximum of x with a constant (the first; c for each is re-read below) */
+  /* x's aux: one maximum of x with a constant (the first; its c is read again below) */
   for (int i = 0; i < c->ninstrs; i++) {
-    const cx_instr *x;
     double cv;
-    cx_instr *m = c->instrs[i];
-    if (clamped(m, &x, &cv) && !x->aux) ((cx_instr *)x)->aux = m;
+    cx_instr *m = c->instrs[i], *x = clamped(m, &cv);
+    if (x && !x->aux) x->aux = m;
   }
   int any = 0;
   for (int i = 0; i < c->ninstrs; i++) {
     cx_instr *q = c->instrs[i];
     double k, cv;
     int strict, at = lower_bound_test(q, &k, &strict);
-    if (at < 0 || !q->ops[at]->aux) continue;
-    cx_instr *m = q->ops[at]->aux;
-    const cx_instr *x;
-    if (!clamped(m, &x, &cv) || x != q->ops[at] || !cx_shape_same_dims(&m->shape, &q->ops[at]->shape) ||
-        !(strict ? cv <= k : cv < k))
-      continue;
+    cx_instr *m = at < 0 ? NULL : q->ops[at]->aux;
+    if (!m || !clamped(m, &cv) || !(strict ? cv <= k : cv < k)) continue;
     q->ops[at] = m;
     any = 1, (*changed)++;
   }

@@ -471,28 +471,20 @@ static cxla_literal *leaf_literal(cxla_literal *l, int *k) {
 
 /* Result leaves computed in a donated parameter's memory take that memory over; the argument
  * gets the result's unused block in exchange (the caller destroys it: it was donated). The
- * result's leaves are listed once: a step of a model with hundreds of arrays donates most of
- * them, and finding each by walking the tuple was quadratic. */
-static void take_donated(cpu_state *st, cxla_literal *const *args, cxla_literal *res) {
-  int n = st->bufs.noutputs, k = 0;
-  void *stack[32], **leaves = n <= 32 ? stack : cx_malloc(sizeof *leaves * (size_t)n);
-  if (leaves && (!leaf_ptrs(res, leaves, &k, n, 0) || k != n)) { /* never: the signature was checked */
-    if (leaves != stack) cx_free(leaves);
-    leaves = NULL;
-  }
+ * result's leaf literals come as a list (res_leaves, in leaf order): a step of a model with
+ * hundreds of arrays donates most of them, and finding each by walking the tuple was
+ * quadratic. */
+static void take_donated(cpu_state *st, cxla_literal *const *args, void *const *res_leaves) {
   for (int i = 0; i < st->bufs.nslots; i++) {
     const cx_slot *sl = &st->bufs.slots[i];
-    if (sl->kind != CX_SLOT_PARAM || sl->out_leaf < 0) continue;
-    int pk = sl->leaf, rk = sl->out_leaf;
-    cxla_literal *from = leaf_literal(args[sl->param], &pk);
-    cxla_literal *to = !leaves ? leaf_literal(res, &rk) /* out of memory: the walk */
-                               : rk < n ? (cxla_literal *)leaves[rk] : NULL;
-    if (!from || !to || cx_shape_bytes(&from->shape) != cx_shape_bytes(&to->shape)) continue; /* assignment made sure */
+    if (sl->kind != CX_SLOT_PARAM || sl->out_leaf < 0 || sl->out_leaf >= st->bufs.noutputs) continue;
+    int pk = sl->leaf;
+    cxla_literal *from = leaf_literal(args[sl->param], &pk), *to = res_leaves[sl->out_leaf];
+    if (!from || cx_shape_bytes(&from->shape) != cx_shape_bytes(&to->shape)) continue; /* assignment made sure */
     void *d = to->data;
     to->data = from->data;
     from->data = d;
   }
-  if (leaves != stack) cx_free(leaves);
 }
 
 static void *arena_get(cpu_state *st, void **base) {
@@ -558,7 +550,10 @@ static cxla_status cpu_execute_on(void *state, cxla_context *ctx, const cx_repli
     cx_threadpool_hold(rt.pool, 0);
     if (ctx->flags.cpu_flush_denormals) cx_fpenv_set((cx_fpenv_get() & ~bits) | (env & bits));
     if (rt.status != CXLA_OK) s = cx_error(ctx, rt.status, "%s", rt.errmsg[0] ? rt.errmsg : "execution failed");
-    else take_donated(st, args, res);
+    else { /* outs, read by the run, now lists the result's leaf literals for the hand-over */
+      no = 0;
+      if (leaf_ptrs(res, outs, &no, b->noutputs, 0)) take_donated(st, args, outs);
+    }
   }
   arena_put(st, base);
   if (params != pstack) cx_free(params);
