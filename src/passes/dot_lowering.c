@@ -182,8 +182,9 @@ static int plan_out(const cx_instr *in, const int64_t *cst, const cx_gemm_target
       }
       /* B read transposed in place is OpenBLAS's slow form on attention's small products
        * (q·kᵀ per head, f32[8,4,128,128] from dh 32, one core: 181 us as NN from a copy of
-       * k, 307 us as NT in place, the copy 60-100 us): then B is copied into order. */
-      if (inner > 1 && p->trans_b) {
+       * k, 307 us as NT in place, the copy 60-100 us): then B is copied into order, unless
+       * the target's library for this product reads it well (t->batch2_bt). */
+      if (inner > 1 && p->trans_b && !(t->batch2_bt && t->batch2_bt(p))) {
         p->swap_ab = 0, p->stride_a2 = p->stride_b2 = p->stride_c2 = 0;
         p->m = M, p->n = N;
         continue;

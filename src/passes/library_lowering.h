@@ -6,6 +6,8 @@
 #define CX_LIBRARY_LOWERING_H
 #include "ir/ir.h"
 
+struct cx_gemm_plan;
+
 /* What a target's GEMM library computes natively. */
 typedef struct cx_gemm_target {
   /* f16/bf16 operands and result with f32 accumulation (cuBLASLt). Without it (OpenBLAS)
@@ -17,6 +19,10 @@ typedef struct cx_gemm_target {
   /* C written at any strides the plan takes (ldc, two batch levels, C transposed by computing
    * Cᵀ = Bᵀ·Aᵀ): a transpose of a dot's result folds into the dot (cx_fold_dot_out_transposes). */
   int strided_c;
+  /* Whether a two-level batch's product (plan p, batch_inner not yet set) may read B
+   * transposed in place; NULL: never, B is copied into order first (OpenBLAS's NT form is slow
+   * on attention's small products, oneDNN's is not). */
+  int (*batch2_bt)(const struct cx_gemm_plan *p);
 } cx_gemm_target;
 
 /* A GEMM call that computes a dot in place (operand and result memory as it is). */

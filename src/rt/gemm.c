@@ -7,8 +7,11 @@
  * process's CPU time in sched_yield, while the pool's kernels waited for a core). So cxla splits
  * a product itself: batch elements across the pool, or, with fewer elements than threads, C's
  * rows (or columns, when C is wider than tall) into shares, each one single-threaded call. A
- * product too small for a hand-off to pay runs on the calling thread (cx_rt_gemm_shares). */
+ * product too small for a hand-off to pay runs on the calling thread (cx_rt_gemm_shares).
+ * Batched f32 products of oneDNN's class (gemm_dnnl.c) take the same split, each share a
+ * single-threaded dnnl_sgemm (cx_rt_dnnl_sgemm_one) instead. */
 #include <limits.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <cblas.h>
 #include "core/trace.h"
@@ -41,11 +44,13 @@ typedef struct gemm_call {
   int64_t inner, sa2, sb2, sc2; /* batch elements per outer step and A's, B's and C's strides
                                    between them (bytes): product i reads A at
                                    (i / inner) * sa + (i % inner) * sa2 */
+  int dnnl;                     /* f32 shares through oneDNN's sgemm */
+  _Atomic int failed;           /* a oneDNN share failed */
 } gemm_call;
 
 /* Share `share` of product i: rows of C [m*share/shares, ...) when C is at least as tall as it
  * is wide, else columns. */
-static void gemm_one(const gemm_call *g, int64_t i, int64_t share) {
+static void gemm_one(gemm_call *g, int64_t i, int64_t share) {
   enum CBLAS_TRANSPOSE ta = g->ta ? CblasTrans : CblasNoTrans, tb = g->tb ? CblasTrans : CblasNoTrans;
   int64_t io = i / g->inner, ii = i % g->inner;
   const char *a = g->a + io * g->sa + ii * g->sa2, *b = g->b + io * g->sb + ii * g->sb2;
@@ -64,6 +69,12 @@ static void gemm_one(const gemm_call *g, int64_t i, int64_t share) {
   }
   static const float one_c[2] = {1, 0}, zero_c[2] = {0, 0};
   static const double one_z[2] = {1, 0}, zero_z[2] = {0, 0};
+  if (g->dnnl) {
+    if (!cx_rt_dnnl_sgemm_one(g->ta, g->tb, m, n, g->k, (const float *)a, g->lda, (const float *)b, g->ldb,
+                              (float *)c, g->ldc))
+      atomic_store(&g->failed, 1);
+    return;
+  }
   switch (g->type) {
   case CXLA_F32: cblas_sgemm(CblasRowMajor, ta, tb, m, n, g->k, 1.0f, (const float *)a, g->lda, (const float *)b, g->ldb, 0.0f, (float *)c, g->ldc); break;
   case CXLA_C64: cblas_cgemm(CblasRowMajor, ta, tb, m, n, g->k, one_c, a, g->lda, b, g->ldb, zero_c, c, g->ldc); break;
@@ -74,8 +85,10 @@ static void gemm_one(const gemm_call *g, int64_t i, int64_t share) {
 
 /* Kernel-ABI adapter: args[0] is the gemm_call, the range is (batch element, share) pairs. */
 static void gemm_range(void **args, int64_t begin, int64_t end) {
-  const gemm_call *g = args[0];
+  gemm_call *g = args[0];
+  int omp_was = g->dnnl ? cx_rt_dnnl_one_thread() : 0;
   for (int64_t i = begin; i < end; i++) gemm_one(g, i / g->shares, i % g->shares);
+  if (g->dnnl) cx_rt_dnnl_threads_restore(omp_was);
 }
 
 /* Zeroes C when k == 0 (an empty sum); BLAS implementations differ on this corner. */
@@ -91,7 +104,7 @@ static void gemm_zero(const gemm_call *g, int64_t batch) {
 static void gemm_run(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
                      const void *a, int64_t lda, int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b,
                      void *c, int64_t ldc, int64_t stride_c, int64_t batch, int64_t inner, int64_t stride_a2,
-                     int64_t stride_b2, int64_t stride_c2, int32_t id) {
+                     int64_t stride_b2, int64_t stride_c2, int dnnl, int32_t id) {
   if (rt->status != CXLA_OK) return;
   const char *name = cx_rt_name(rt, id, "gemm");
   if (type != CXLA_F32 && type != CXLA_F64 && type != CXLA_C64 && type != CXLA_C128) {
@@ -117,7 +130,7 @@ static void gemm_run(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, 
   int threads = cx_threadpool_size(rt->pool);
   gemm_call g = {type, trans_a != 0, trans_b != 0, (int)m, (int)n, (int)k, (int)lda, (int)ldb, (int)ldc,
                  a, b, c, stride_a * es, stride_b * es, stride_c * es, es, cx_rt_gemm_shares(m, n, k, batch, threads),
-                 inner, stride_a2 * es, stride_b2 * es, stride_c2 * es};
+                 inner, stride_a2 * es, stride_b2 * es, stride_c2 * es, dnnl && type == CXLA_F32, 0};
   int64_t t0 = rt->trace ? cx_trace_now() : 0;
   if (k == 0) {
     gemm_zero(&g, batch);
@@ -127,6 +140,7 @@ static void gemm_run(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, 
     int64_t grain = item >= GEMM_CHUNK_MNK ? 1 : (int64_t)(GEMM_CHUNK_MNK / item);
     void *args[1] = {&g};
     cx_threadpool_parallel_for(rt->pool, gemm_range, args, batch * g.shares, grain);
+    if (atomic_load(&g.failed)) cx_rt_fail(rt, CXLA_ERR_INTERNAL, "%s: oneDNN's sgemm failed", name);
   }
   if (rt->trace) {
     cx_trace_args ta = cx_rt_origin_args(rt, id);
@@ -141,7 +155,7 @@ void cx_rt_gemm(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64
                 const void *a, int64_t lda, int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b, void *c,
                 int64_t ldc, int64_t stride_c, int64_t batch, int32_t id) {
   gemm_run(rt, type, trans_a, trans_b, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c, batch, 1, 0, 0,
-           0, id);
+           0, 0, id);
 }
 
 void cx_rt_gemm_batch2(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
@@ -149,5 +163,13 @@ void cx_rt_gemm_batch2(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b
                        int64_t stride_b, int64_t stride_b2, void *c, int64_t ldc, int64_t stride_c,
                        int64_t stride_c2, int64_t batch, int64_t inner, int32_t id) {
   gemm_run(rt, type, trans_a, trans_b, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c, batch, inner,
-           stride_a2, stride_b2, stride_c2, id);
+           stride_a2, stride_b2, stride_c2, 0, id);
+}
+
+void cx_rt_gemm_batch2_dnnl(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n,
+                            int64_t k, const void *a, int64_t lda, int64_t stride_a, int64_t stride_a2, const void *b,
+                            int64_t ldb, int64_t stride_b, int64_t stride_b2, void *c, int64_t ldc, int64_t stride_c,
+                            int64_t stride_c2, int64_t batch, int64_t inner, int32_t id) {
+  gemm_run(rt, type, trans_a, trans_b, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c, batch, inner,
+           stride_a2, stride_b2, stride_c2, cx_rt_gemm_dnnl_suits(type, trans_a, trans_b, m, n, k, batch), id);
 }

@@ -21,7 +21,10 @@
  * thread the same rows every time): the transformer's 1024x128x512 NT input gradient took 547
  * us in the step against 422 alone; with row shares the step went 7.87 -> 7.54 ms (cxla run,
  * interleaved), and the MLP, LeNet and flax CNN steps, whose NT products are wider, are as
- * they were. */
+ * they were. Batched products (attention's heads, at least 32 columns) are oneDNN's too: gemm.c
+ * splits the batch over the pool as for OpenBLAS, each product one dnnl_sgemm
+ * (cx_rt_dnnl_sgemm_one); there oneDNN reads B transposed in place as fast as OpenBLAS reads a
+ * copy of it straight (docs/design/cpu-backend.md). */
 #include <oneapi/dnnl/dnnl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -41,6 +44,9 @@ void omp_set_num_threads(int n);
  * oneDNN's TT products with 128 or 256 rows ran at 0.45-0.8x OpenBLAS's, those with 512 to
  * 1568 at 1.0-1.15x (bench/bench_gemm_pool.c --work --only=TT, docs/design/cpu-backend.md). */
 #define DNNL_MIN_N 64
+/* Batched products (attention's heads) with C at least this wide: there each batch element is
+ * one single-threaded call on the pool (gemm.c), with the batch's operands read in place. */
+#define DNNL_BATCHED_MIN_N 32
 #define DNNL_MAX_MNK (1 << 26)
 #define DNNL_TT_MIN_M 512
 /* Rows (or columns) of C a pool share should have at least. */
@@ -51,8 +57,22 @@ void omp_set_num_threads(int n);
 
 int cx_rt_gemm_dnnl_suits(int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
                           int64_t batch) {
-  return type == CXLA_F32 && batch == 1 && n >= DNNL_MIN_N && m > 0 && k > 0 &&
+  return type == CXLA_F32 && batch >= 1 && n >= (batch > 1 ? DNNL_BATCHED_MIN_N : DNNL_MIN_N) && m > 0 && k > 0 &&
          (double)m * (double)n * (double)k <= DNNL_MAX_MNK && !(trans_a && trans_b && m < DNNL_TT_MIN_M);
+}
+
+int cx_rt_dnnl_one_thread(void) {
+  int was = omp_get_max_threads();
+  omp_set_num_threads(1);
+  return was;
+}
+
+void cx_rt_dnnl_threads_restore(int was) { omp_set_num_threads(was); }
+
+int cx_rt_dnnl_sgemm_one(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                         const float *b, int64_t ldb, float *c, int64_t ldc) {
+  return dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc) ==
+         dnnl_success;
 }
 
 /* ---- the set-up in the background ----
@@ -130,11 +150,10 @@ static dnnl_status_t c_share(const dn_gemm *g, int64_t s) {
 static void dn_gemm_shares(void **args, int64_t begin, int64_t end) {
   dn_gemm *g = args[0];
   /* dnnl_sgemm on this thread alone; the thread may be the user's: its OpenMP setting is put back */
-  int omp_was = omp_get_max_threads();
-  omp_set_num_threads(1);
+  int omp_was = cx_rt_dnnl_one_thread();
   for (int64_t s = begin; s < end; s++)
     if ((g->by_k ? k_share(g, s) : c_share(g, s)) != dnnl_success) atomic_store(&g->failed, 1);
-  omp_set_num_threads(omp_was);
+  cx_rt_dnnl_threads_restore(omp_was);
 }
 
 /* A product whose partial products are no bigger than its operands is split over the
@@ -170,6 +189,11 @@ void cx_rt_gemm_dnnl(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, 
                      const void *a, int64_t lda, int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b, void *c,
                      int64_t ldc, int64_t stride_c, int64_t batch, int32_t id) {
   if (rt->status != CXLA_OK) return;
+  if (batch > 1) { /* one single-threaded call per product, on the pool (gemm.c) */
+    cx_rt_gemm_batch2_dnnl(rt, type, trans_a, trans_b, m, n, k, a, lda, stride_a, 0, b, ldb, stride_b, 0, c, ldc,
+                           stride_c, 0, batch, 1, id);
+    return;
+  }
   /* The arguments are checked as cx_rt_gemm checks them (leading dimensions, sizes). */
   int64_t a_cols = trans_a ? m : k, b_cols = trans_b ? k : n;
   if (!cx_rt_gemm_dnnl_suits(type, trans_a, trans_b, m, n, k, batch) || lda < (a_cols > 1 ? a_cols : 1) ||

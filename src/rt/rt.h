@@ -60,15 +60,21 @@ void cx_rt_gemm_batch2(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b
                        const void *a, int64_t lda, int64_t stride_a, int64_t stride_a2, const void *b, int64_t ldb,
                        int64_t stride_b, int64_t stride_b2, void *c, int64_t ldc, int64_t stride_c,
                        int64_t stride_c2, int64_t batch, int64_t inner, int32_t id);
+/* The same through oneDNN's sgemm where cx_rt_gemm_dnnl_suits takes the product (else as
+ * cx_rt_gemm_batch2): each product (or its share of C) one single-threaded call on the pool. */
+void cx_rt_gemm_batch2_dnnl(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n,
+                            int64_t k, const void *a, int64_t lda, int64_t stride_a, int64_t stride_a2, const void *b,
+                            int64_t ldb, int64_t stride_b, int64_t stride_b2, void *c, int64_t ldc, int64_t stride_c,
+                            int64_t stride_c2, int64_t batch, int64_t inner, int32_t id);
 /* Shares one product of a batch of `batch` is split into on a pool of `threads` (gemm.c): 1 (the
  * whole product on one thread) with one thread, at least as many batch elements as threads, or
  * too little work for a hand-off to pay (about 2^18 multiply-adds a share); else up to
  * threads / batch, each at least 16 rows (or columns) of C. */
 int64_t cx_rt_gemm_shares(int64_t m, int64_t n, int64_t k, int64_t batch, int threads);
 /* The same through oneDNN's sgemm on the pool (gemm_dnnl.c), for the class of products where it
- * measured faster than OpenBLAS: cx_rt_gemm_dnnl_suits (f32, one product, C at least 64 wide, at
- * most 2^26 multiply-adds, and when both A and B are transposed, at least 512 rows of C).
- * Anything else is handed to cx_rt_gemm. */
+ * measured faster than OpenBLAS: cx_rt_gemm_dnnl_suits (f32; C at least 64 wide, or 32 in a
+ * batch; at most 2^26 multiply-adds a product; when both A and B are transposed, at least 512
+ * rows of C). Anything else is handed to cx_rt_gemm. */
 int cx_rt_gemm_dnnl_suits(int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
                           int64_t batch);
 void cx_rt_gemm_dnnl(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
@@ -81,6 +87,13 @@ void cx_rt_gemm_dnnl(cx_rt *rt, int32_t type, int32_t trans_a, int32_t trans_b, 
  * executable is freed, and before a fork: the thread must not outlive the program's use of the
  * library, nor be missing in a child halfway through the set-up). */
 void cx_rt_gemm_dnnl_warm(void);
+/* One row-major dnnl_sgemm (C = op(A)·op(B)) on the calling thread: 1 on success. Between
+ * cx_rt_dnnl_one_thread (which returns the thread's OpenMP setting) and
+ * cx_rt_dnnl_threads_restore, oneDNN runs on this thread alone. */
+int cx_rt_dnnl_sgemm_one(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                         const float *b, int64_t ldb, float *c, int64_t ldc);
+int cx_rt_dnnl_one_thread(void);
+void cx_rt_dnnl_threads_restore(int was);
 void cx_rt_gemm_dnnl_settle(void);
 /* fft through FFTW (rt/fft.c): `plan` (made when compiling) applied to each of `batch`
  * transforms, the i-th reading in + i * (its input size) and writing out + i * (its output

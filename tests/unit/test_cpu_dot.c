@@ -200,8 +200,8 @@ TEST(cpu_dot_random_arrangements_match_interp) {
 
 /* The class of GEMMs oneDNN's sgemm takes (rt/gemm_dnnl.c): the MLP and CNN steps' products with
  * C at least 64 wide, A as stored or transposed (the weight gradients); both transposed only
- * with at least 512 rows of C; not the logits (10 wide), batched products, other types or the
- * big squares. */
+ * with at least 512 rows of C; not the logits (10 wide), other types or the big squares (batched
+ * products: test_cpu_dot_batched_onednn.c). */
 TEST(cpu_dot_onednn_class) {
   CHECK(cx_rt_gemm_dnnl_suits(CXLA_F32, 0, 0, 128, 128, 784, 1));  /* MLP layer 1 */
   CHECK(cx_rt_gemm_dnnl_suits(CXLA_F32, 0, 0, 128, 512, 512, 1));  /* flax MLP, NN or NT */
@@ -213,7 +213,6 @@ TEST(cpu_dot_onednn_class) {
   CHECK(!cx_rt_gemm_dnnl_suits(CXLA_F32, 1, 1, 256, 512, 512, 1));
   CHECK(cx_rt_gemm_dnnl_suits(CXLA_F32, 1, 1, 784, 512, 128, 1));  /* TT, 784 rows: oneDNN */
   CHECK(cx_rt_gemm_dnnl_suits(CXLA_F32, 0, 1, 128, 512, 512, 1));  /* NT whatever the rows */
-  CHECK(!cx_rt_gemm_dnnl_suits(CXLA_F32, 0, 0, 128, 128, 64, 32)); /* batched */
   CHECK(!cx_rt_gemm_dnnl_suits(CXLA_F64, 0, 0, 128, 128, 784, 1));
   CHECK(!cx_rt_gemm_dnnl_suits(CXLA_F32, 0, 0, 1024, 1024, 1024, 1));
 }

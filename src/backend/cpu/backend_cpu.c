@@ -106,6 +106,7 @@ static const cx_jit_symbol runtime_symbols[] = {
     {"cx_rt_gemm", (void *)cx_rt_gemm},
     {"cx_rt_gemm_batch2", (void *)cx_rt_gemm_batch2},
     {"cx_rt_gemm_dnnl", (void *)cx_rt_gemm_dnnl},
+    {"cx_rt_gemm_batch2_dnnl", (void *)cx_rt_gemm_batch2_dnnl},
     {"cx_rt_interp_op", (void *)cx_rt_interp_op},
     {"cx_rt_trace_begin", (void *)cx_rt_trace_begin},
     {"cx_rt_trace_end", (void *)cx_rt_trace_end},
@@ -376,7 +377,7 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
   CX_TRY(cx_pass_pipeline(&pc, m));
   CX_TRY(cx_module_compact(&st->m)); /* the executable keeps it: fusion's dead clones go */
   m = st->m;
-  CX_TRY(cx_lower_library_ops(m, &cx_cpu_gemm));
+  CX_TRY(cx_lower_library_ops(m, cx_cpu_gemm_target(flags->cpu_onednn)));
   CX_TRY(cx_fusion_plan_module(m)); /* fusions are final: what buffers and codegen read about each */
   double t1 = cx_now_ms(), pass_dumps = pc.dump_ms;
   cx_trace_add_ms(tr, "passes", "compile", t0, t1);
@@ -400,8 +401,8 @@ static cxla_status compile_state(cxla_context *ctx, const cx_flags *flags, cpu_s
   if (strcmp(tm.disk_cache, "off")) cx_sb_printf(&stats->times, "disk=%.3f ", tm.disk);
   if (dumping(flags)) cx_sb_printf(&stats->times, "dump=%.3f ", pc.dump_ms);
   const cx_seq_out *q = &st->seq;
-  cx_sb_printf(&stats->counts, "kernels=%d gemms=%d convolutions=%d copies=%d fallbacks=%d kernels_reused=%d ",
-               q->nkernels, q->ngemms, q->nconvs, q->ncopies, q->nfallbacks, q->nreused);
+  cx_sb_printf(&stats->counts, "kernels=%d gemms=%d gemms_onednn=%d convolutions=%d copies=%d fallbacks=%d kernels_reused=%d ",
+               q->nkernels, q->ngemms, q->ngemms_onednn, q->nconvs, q->ncopies, q->nfallbacks, q->nreused);
   cx_sb_printf(&stats->counts, "llvm_threads=%d llvm_modules=%d llvm_fast_modules=%d opt_cpu_ms=%.0f codegen_cpu_ms=%.0f ",
                tm.threads, tm.modules, tm.fast_modules, tm.opt, tm.codegen);
   /* the arena: the largest set of temporaries live at once, as the assignment packed them */

@@ -428,6 +428,7 @@ static void declare_runtime(cx_seq *s) {
   s->f_gemm_dnnl = declare(s, "cx_rt_gemm_dnnl", &s->t_gemm, V, gm, 18);
   LLVMTypeRef gm2[22] = {P, I32, I32, I32, I64, I64, I64, P, I64, I64, I64, P, I64, I64, I64, P, I64, I64, I64, I64, I64, I32};
   s->f_gemm2 = declare(s, "cx_rt_gemm_batch2", &s->t_gemm2, V, gm2, 22);
+  s->f_gemm2_dnnl = declare(s, "cx_rt_gemm_batch2_dnnl", &s->t_gemm2, V, gm2, 22);
   LLVMTypeRef ip[4] = {P, I32, P, I32};
   s->f_interp = declare(s, "cx_rt_interp_op", &s->t_interp, V, ip, 4);
   LLVMTypeRef tp[2] = {P, I32};

@@ -36,6 +36,7 @@ typedef struct cx_seq_out {
   int naddrs;
   int64_t addrs_cap;
   int nkernels, ngemms, nconvs, ncopies;
+  int ngemms_onednn; /* of ngemms, those through oneDNN's sgemm */
   /* Multiply-adds of the GEMM and convolution calls, each call once (a loop body's once): with
    * the machine's GEMM rate, the floor under the time of what the libraries compute. */
   int64_t library_macs;
@@ -64,6 +65,9 @@ cxla_status cx_seq_emit(cx_cg *g, cx_shards *shards, const cx_buffers *b, int64_
 /* What OpenBLAS computes natively (sequencer_lib.c): f32, f64, c64, c128; f16/bf16 dots are
  * lowered to f32 ones (passes/library_lowering.h). */
 extern const cx_gemm_target cx_cpu_gemm;
+/* The target the lowering and the sequencer share for a compile: cx_cpu_gemm, or with oneDNN
+ * (--cpu-onednn) the same plus what oneDNN's products read in place. */
+const cx_gemm_target *cx_cpu_gemm_target(int onednn);
 
 /* ---- fallback.c ---- */
 

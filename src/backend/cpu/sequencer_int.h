@@ -26,7 +26,7 @@ typedef struct cx_seq {
   int *param_base;              /* flat leaf index of each ENTRY parameter's first leaf */
   /* runtime entry points */
   LLVMTypeRef t_kernel, t_pfor, t_parts, t_gemm, t_gemm2, t_interp, t_trace, t_conv;
-  LLVMValueRef f_pfor, f_parts, f_gemm, f_gemm2, f_gemm_dnnl, f_interp, f_tbegin, f_tend, f_conv, f_conv_dnnl;
+  LLVMValueRef f_pfor, f_parts, f_gemm, f_gemm2, f_gemm_dnnl, f_gemm2_dnnl, f_interp, f_tbegin, f_tend, f_conv, f_conv_dnnl;
 } cx_seq;
 
 /* Address of a slot (i8*) at the current insertion point. */

@@ -1,6 +1,6 @@
 /* sequencer_lib.c — library calls in the schedule: dot as batched GEMM (cx_rt_gemm with the
- * plan from passes/dot_lowering.c; cx_rt_gemm_dnnl for the class where oneDNN's sgemm is the
- * faster, unless --cpu-onednn=off), and convolutions of up to two spatial dimensions as library
+ * plan from passes/dot_lowering.c; cx_rt_gemm_dnnl, or cx_rt_gemm_batch2_dnnl, for the class
+ * where oneDNN's sgemm is the faster, unless --cpu-onednn=off), and convolutions of up to two spatial dimensions as library
  * calls when they are big enough for that to beat a direct loop nest: through oneDNN
  * (cx_rt_conv_dnnl: f32 and bf16, unless --cpu-onednn=off) where it applies, else f32/f64 as
  * im2col + GEMM (cx_rt_conv_im2col). The choice is made here, at compile time. */
@@ -10,11 +10,23 @@
 
 const cx_gemm_target cx_cpu_gemm = {.half = 0, .batch2 = 1, .strided_c = 1};
 
+static int dnnl_takes(const cx_gemm_plan *p) {
+  return cx_rt_gemm_dnnl_suits(p->type, p->trans_a, p->trans_b, p->m, p->n, p->k, p->batch);
+}
+
+/* With oneDNN, the heads of attention's q·kᵀ are read in place: its NT products were as fast as
+ * OpenBLAS's NN ones without the copy of k (the transformer step on one thread: 330 + 74 us for
+ * the copy and OpenBLAS's product, 382 us for oneDNN's in place; docs/design/cpu-backend.md). */
+static const cx_gemm_target cpu_gemm_onednn = {.half = 0, .batch2 = 1, .strided_c = 1, .batch2_bt = dnnl_takes};
+
+const cx_gemm_target *cx_cpu_gemm_target(int onednn) { return onednn ? &cpu_gemm_onednn : &cx_cpu_gemm; }
+
 /* The GEMM of dot d whose operands and result are those of instruction `in` (d itself, or a
  * kOutput fusion whose parameters d reads); cst: the result's strides, NULL for row-major. */
 static int seq_gemm(cx_seq *s, const cx_instr *in, const cx_instr *d, const int64_t *cst, const char **why) {
   cx_gemm_plan p;
-  if (!(cst ? cx_dot_plan_out(d, cst, &cx_cpu_gemm, &p, why) : cx_dot_plan(d, &cx_cpu_gemm, &p, why))) return 0;
+  const cx_gemm_target *t = cx_cpu_gemm_target(s->onednn);
+  if (!(cst ? cx_dot_plan_out(d, cst, t, &p, why) : cx_dot_plan(d, t, &p, why))) return 0;
   const cx_instr *lhs = d->ops[0], *rhs = d->ops[1];
   if (in != d) lhs = in->ops[lhs->a.index], rhs = in->ops[rhs->a.index];
   if (p.swap_ab) { const cx_instr *x = lhs; lhs = rhs, rhs = x; }
@@ -38,18 +50,19 @@ static int seq_gemm(cx_seq *s, const cx_instr *in, const cx_instr *d, const int6
                            cx_seq_slot(s, b), cx_cg_i64(g, p.ldb), cx_cg_i64(g, p.stride_b),
                            cx_seq_slot(s, c), cx_cg_i64(g, p.ldc), cx_cg_i64(g, p.stride_c),
                            cx_cg_i64(g, p.batch), LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
-  if (p.batch_inner > 1) { /* two batch levels: cx_rt_gemm_batch2 (never oneDNN's class: batch > 1) */
+  if (p.batch_inner > 1) { /* two batch levels */
     LLVMValueRef args2[22] = {s->rt, I32[0], I32[1], I32[2], cx_cg_i64(g, p.m), cx_cg_i64(g, p.n), cx_cg_i64(g, p.k),
                               cx_seq_slot(s, a), cx_cg_i64(g, p.lda), cx_cg_i64(g, p.stride_a), cx_cg_i64(g, p.stride_a2),
                               cx_seq_slot(s, b), cx_cg_i64(g, p.ldb), cx_cg_i64(g, p.stride_b), cx_cg_i64(g, p.stride_b2),
                               cx_seq_slot(s, c), cx_cg_i64(g, p.ldc), cx_cg_i64(g, p.stride_c), cx_cg_i64(g, p.stride_c2),
                               cx_cg_i64(g, p.batch), cx_cg_i64(g, p.batch_inner),
                               LLVMConstInt(g->t_i32, (unsigned long long)id, 1)};
-    LLVMBuildCall2(s->b, s->t_gemm2, s->f_gemm2, args2, 22, "");
+    LLVMBuildCall2(s->b, s->t_gemm2, dnnl ? s->f_gemm2_dnnl : s->f_gemm2, args2, 22, "");
   } else {
     LLVMBuildCall2(s->b, s->t_gemm, dnnl ? s->f_gemm_dnnl : s->f_gemm, args, 18, "");
   }
   s->out->ngemms++;
+  s->out->ngemms_onednn += dnnl;
   s->out->library_macs += p.m * p.n * p.k * p.batch;
   return 1;
 }
