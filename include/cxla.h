@@ -207,6 +207,19 @@ cxla_status cxla_module_result_shape(cxla_module *m, cxla_shape *out);
  * Valid while m lives. */
 const char *cxla_module_parameter_name(cxla_module *m, int i);
 
+/* What a module computes, counted as XLA's cost analysis (HloCostAnalysis) counts it, which is
+ * what JAX's compiled.cost_analysis() reports through the PJRT plugin: the module as written
+ * (before cxla's passes), each instruction once, except a while loop's body and condition once
+ * per trip where the trip count is known before it runs (XLA counts one trip) and a
+ * conditional's costliest branch. docs/pjrt.md says what each op counts. */
+typedef struct cxla_cost {
+  double flops;           /* 2 per multiply-add of dot and convolution, 1 per element of other arithmetic */
+  double transcendentals; /* elements of exp, log, tanh, sin, power, ... */
+  double bytes_accessed;  /* each instruction's operand and result bytes */
+} cxla_cost;
+/* Verifies m, then fills *out. */
+cxla_status cxla_module_cost(cxla_module *m, cxla_cost *out);
+
 /* Reverse-mode gradient (docs/grad.md). m's ENTRY must return a scalar float (f16, bf16, f32,
  * f64); wrt lists nwrt ENTRY parameter numbers, each a float array (a number may repeat). *out
  * receives a new module (m is unchanged) whose ENTRY takes m's parameters and returns the tuple

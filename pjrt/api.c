@@ -27,6 +27,7 @@
   X(PJRT_Executable_NumOutputs) X(PJRT_Executable_SizeOfGeneratedCodeInBytes)                \
   X(PJRT_Executable_OutputMemoryKinds) X(PJRT_Executable_ParameterMemoryKinds)               \
   X(PJRT_Executable_Serialize) X(PJRT_Executable_OutputElementTypes)                         \
+  X(PJRT_Executable_GetCostAnalysis)                                                          \
   X(PJRT_Executable_OutputDimensions) X(PJRT_Executable_Fingerprint)                         \
   X(PJRT_Executable_GetCompileOptions) X(PJRT_Executable_DeserializeAndLoad)                 \
   X(PJRT_Executable_OptimizedProgram)                                                        \
@@ -45,9 +46,9 @@
 
 /* Slots answered UNIMPLEMENTED: transfers cxla has no use for (streams, async host-to-device
  * managers, DMA mapping, alias and error buffers), ahead-of-time compilation against a
- * topology, and reports it does not produce (cost analysis, memory stats). */
+ * topology, and reports it does not produce (memory stats). */
 #define CX_PJRT_UNIMPLEMENTED(X)                                                              \
-  X(PJRT_Device_MemoryStats) X(PJRT_Executable_GetCostAnalysis)                                 \
+  X(PJRT_Device_MemoryStats)                                                                \
   X(PJRT_CopyToDeviceStream_Destroy) X(PJRT_CopyToDeviceStream_AddChunk)                     \
   X(PJRT_CopyToDeviceStream_TotalBytes) X(PJRT_CopyToDeviceStream_GranuleSize)               \
   X(PJRT_CopyToDeviceStream_CurrentBytes) X(PJRT_TopologyDescription_Create)                 \

@@ -60,6 +60,21 @@ static PJRT_Error *oom(const char *fn) {
   return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
 }
 
+/* The cost properties JAX's compiled.cost_analysis() reads, under XLA's names. */
+static PJRT_Error *cost_properties(PJRT_Client *c, PJRT_Executable *e, cxla_module *m) {
+  cxla_cost k;
+  cxla_status s = cxla_module_cost(m, &k);
+  if (s != CXLA_OK) return cx_pjrt_error_cxla(c->ctx, s, "PJRT_Client_Compile: cost analysis");
+  static const struct { const char *name; size_t len; } names[3] = {
+      {"flops", 5}, {"transcendentals", 15}, {"bytes accessed", 14}};
+  const double v[3] = {k.flops, k.transcendentals, k.bytes_accessed};
+  for (int i = 0; i < 3; i++)
+    e->cost[i] = (PJRT_NamedValue){.struct_size = sizeof(PJRT_NamedValue), .name = names[i].name,
+                                   .name_size = names[i].len, .type = PJRT_NamedValue_kFloat,
+                                   .float_value = (float)v[i], .value_size = 1};
+  return NULL;
+}
+
 /* Fills the output description from the ENTRY result: a tuple's elements are the outputs. */
 static PJRT_Error *describe_outputs(PJRT_Executable *e, cxla_module *m) {
   cxla_shape r;
@@ -200,6 +215,7 @@ PJRT_Error *cx_pjrt_executable_build_with(PJRT_Client *c, const char *format, si
   if (!err) e->host_callbacks = calls_host_callbacks(e->hlo);
   if (!err) err = describe_outputs(e, m);
   if (!err) err = cx_pjrt_executable_layouts(e, m);
+  if (!err) err = cost_properties(c, e, m);
   cxla_module_destroy(m);
   if (err) {
     cx_pjrt_executable_release(e);
@@ -390,6 +406,14 @@ PJRT_Error *cx_PJRT_Executable_ParameterMemoryKinds(PJRT_Executable_ParameterMem
   args->num_parameters = (size_t)args->executable->nparams;
   args->memory_kinds = args->executable->kinds;
   args->memory_kind_sizes = args->executable->kind_sizes;
+  return NULL;
+}
+
+PJRT_Error *cx_PJRT_Executable_GetCostAnalysis(PJRT_Executable_GetCostAnalysis_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Executable_GetCostAnalysis_Args, properties);
+  NEED_EXEC(args->executable, "PJRT_Executable_GetCostAnalysis");
+  args->num_properties = sizeof args->executable->cost / sizeof args->executable->cost[0];
+  args->properties = args->executable->cost;
   return NULL;
 }
 

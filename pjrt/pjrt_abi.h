@@ -82,7 +82,7 @@ struct PJRT_Api {
   CX_PJRT_FN(PJRT_Executable_NumPartitions);
   CX_PJRT_FN(PJRT_Executable_NumOutputs);
   CX_PJRT_FN(PJRT_Executable_SizeOfGeneratedCodeInBytes);
-  CX_PJRT_SLOT(PJRT_Executable_GetCostAnalysis);
+  CX_PJRT_FN(PJRT_Executable_GetCostAnalysis);
   CX_PJRT_FN(PJRT_Executable_OutputMemoryKinds);
   CX_PJRT_FN(PJRT_Executable_OptimizedProgram);
   CX_PJRT_FN(PJRT_Executable_Serialize);

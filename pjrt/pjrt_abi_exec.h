@@ -149,6 +149,16 @@ struct PJRT_Executable_Fingerprint_Args {
   size_t executable_fingerprint_size;
 };
 
+/* properties: owned by the executable, valid while it lives. */
+typedef struct PJRT_Executable_GetCostAnalysis_Args PJRT_Executable_GetCostAnalysis_Args;
+struct PJRT_Executable_GetCostAnalysis_Args {
+  size_t struct_size;
+  PJRT_Extension_Base *extension_start;
+  PJRT_Executable *executable;
+  size_t num_properties;
+  const PJRT_NamedValue *properties;
+};
+
 /* The program, in two calls: with program->code NULL the plugin sets code_size and format;
  * then the caller passes code_size bytes at code for the plugin to fill. */
 typedef struct PJRT_Executable_OptimizedProgram_Args PJRT_Executable_OptimizedProgram_Args;

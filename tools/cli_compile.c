@@ -1,5 +1,6 @@
 /* cli_compile.c — `cxla compile MODULE.hlo`: parse and compile without running, then print
- * how long each compile phase took (from cxla_executable_compile_stats). With --dump-to=DIR
+ * how long each compile phase took (from cxla_executable_compile_stats), the compile's counts
+ * and the module's cost (cxla_module_cost). With --dump-to=DIR
  * the passes' dumps land in DIR; with --trace=FILE the phases are also in a Chrome trace.
  * `cxla compile --list-passes` prints the pipeline's passes (the names --disable-pass takes).
  * With --emit-ptx=FILE (gpu backend) it writes the PTX instead, without a GPU (cli_ptx.c). */
@@ -123,6 +124,14 @@ int cli_compile(cxla_context *ctx, int argc, char **argv) {
     printf("compiled %s for %s in %s (parse not included)\n", path, opts.backend, cli_format_ms(t1 - t0, buf, sizeof buf));
     print_phases(stdout, cxla_executable_compile_stats(e));
     print_phases(stdout, cxla_executable_compile_counts(e));
+    cxla_cost c;
+    if (cxla_module_cost(m, &c) != CXLA_OK) {
+      rc = cli_lib_error(ctx);
+    } else {
+      printf("cost (XLA's HloCostAnalysis rules, before cxla's passes):\n");
+      printf("  %-24s %12.0f\n  %-24s %12.0f\n  %-24s %12.0f\n", "flops", c.flops, "transcendentals",
+             c.transcendentals, "bytes_accessed", c.bytes_accessed);
+    }
     if (fflush(stdout) != 0) rc = cli_error("cannot write to stdout");
   }
   cxla_executable_destroy(e);

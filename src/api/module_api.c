@@ -2,6 +2,7 @@
  * the ENTRY signature queries. A public cxla_module is the internal cx_module. */
 #include <string.h>
 #include "api/api.h"
+#include "ir/cost.h"
 #include "ir/verify.h"
 #include "stablehlo/translate.h"
 #include "text/hlo.h"
@@ -132,6 +133,17 @@ cxla_status cxla_module_result_shape(cxla_module *m, cxla_shape *out) {
   cx_comp *c;
   CX_TRY(cx_api_entry(m, &c));
   cx_shape_to_public(&c->root->shape, out, &m->arena);
+  return CXLA_OK;
+}
+
+cxla_status cxla_module_cost(cxla_module *m, cxla_cost *out) {
+  if (!m || !out) return CXLA_ERR_INVALID_ARGUMENT;
+  cx_comp *c;
+  CX_TRY(cx_api_entry(m, &c));
+  CX_TRY(cxla_module_verify(m));
+  cx_cost k;
+  cx_module_cost(m, &k);
+  out->flops = k.flops, out->transcendentals = k.transcendentals, out->bytes_accessed = k.bytes;
   return CXLA_OK;
 }
 

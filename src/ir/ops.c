@@ -3,7 +3,7 @@
 #include "ir/ops.h"
 #include "ir/types.h"
 
-enum { CHEAP, EXPENSIVE };
+enum { CHEAP, EXPENSIVE, TRANSCENDENTAL, MOVES };
 enum { INFER, WRITTEN, UNINFERRED };
 enum { NA, ANY, REAL, FLOAT, SIGNED, NUMERIC, FLOAT_OR_COMPLEX, SIGNED_OR_COMPLEX, NUMERIC_OR_COMPLEX, INT, PRED_OR_INT };
 enum { SIDE_EFFECT = 1, COMMUTATIVE = 2, COLLECTIVE = 4, IDEMPOTENT = 8 };
@@ -42,7 +42,9 @@ static const op_info table[CX_OP_COUNT] = {
 const char *cx_op_name(cx_op op) { return (unsigned)op < CX_OP_COUNT ? table[op].name : "?"; }
 int cx_op_arity(cx_op op) { return table[op].arity; }
 cx_op_class cx_op_class_of(cx_op op) { return table[op].cls; }
-int cx_op_is_expensive(cx_op op) { return table[op].expensive; }
+int cx_op_is_expensive(cx_op op) { return table[op].expensive == EXPENSIVE || table[op].expensive == TRANSCENDENTAL; }
+int cx_op_moves_only(cx_op op) { return (unsigned)op < CX_OP_COUNT && table[op].expensive == MOVES; }
+int cx_op_is_transcendental(cx_op op) { return (unsigned)op < CX_OP_COUNT && table[op].expensive == TRANSCENDENTAL; }
 cx_op_runs cx_op_runs_on(cx_op op) { return table[op].runs; }
 cx_op_index cx_op_index_of(cx_op op) { return (unsigned)op < CX_OP_COUNT ? table[op].index : CX_INDEX_MULTI; }
 int cx_op_fuses_as_reindex(cx_op op) { return (unsigned)op < CX_OP_COUNT && table[op].fuse == REINDEX; }

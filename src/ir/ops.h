@@ -27,6 +27,10 @@ cx_op_runs cx_op_runs_on(cx_op op);
  * 1, or 0 with *why saying why not. */
 int cx_op_shape_inferable(cx_op op, const char **why);
 int cx_op_is_expensive(cx_op op);
+/* An elementwise op cost analysis counts as a transcendental (exp, log, tanh, sin, power, ...). */
+int cx_op_is_transcendental(cx_op op);
+/* An elementwise op that moves data and computes nothing (copy, bitcast-convert). */
+int cx_op_moves_only(cx_op op);
 int cx_op_is_commutative(cx_op op);
 /* op(a, a) == a (maximum, minimum, and, or): a reduction by it may start any part from the
  * same init value and combine the parts, whatever that value is. */

@@ -38,15 +38,18 @@ static int carry_index(const cx_comp *c, const cx_instr *x) {
   return x->ops[0]->parent == c ? (int)x->a.index : -1;
 }
 
-/* A bound: a constant in the condition, or a carry element the body passes on unchanged and
- * the loop starts with a constant. */
-static int bound_of(const cx_instr *w, const cx_instr *x, int64_t *v) {
+/* A loop constant read in computation c (the condition or the body): a constant, or a carry
+ * element the body passes on unchanged and the loop starts with a constant (JAX's StableHLO
+ * carries a fori_loop's bound and step so). */
+static int invariant_in(const cx_instr *w, const cx_comp *c, const cx_instr *x, int64_t *v) {
   if (const_int(x, v)) return 1;
-  int j = carry_index(w->called[0], x);
+  int j = carry_index(c, x);
   const cx_instr *root = w->called[1]->root;
   if (j < 0 || root->op != CX_OP_TUPLE || j >= root->nops || carry_index(w->called[1], root->ops[j]) != j) return 0;
   return const_int(w->ops[0]->ops[j], v);
 }
+
+static int bound_of(const cx_instr *w, const cx_instr *x, int64_t *v) { return invariant_in(w, w->called[0], x, v); }
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -55,11 +58,11 @@ static int step_of(const cx_instr *w, int k, int64_t *step) {
   seen n = look(w->called[1]->root->ops[k]);
   if (n.in->nops != 2 || (n.in->op != CX_OP_ADD && n.in->op != CX_OP_SUBTRACT)) return 0;
   const cx_instr *a = arg(n, 0), *b = arg(n, 1);
-  if (carry_index(w->called[1], a) == k && const_int(b, step)) {
+  if (carry_index(w->called[1], a) == k && invariant_in(w, w->called[1], b, step)) {
     if (n.in->op == CX_OP_SUBTRACT) *step = -*step;
     return 1;
   }
-  return n.in->op == CX_OP_ADD && carry_index(w->called[1], b) == k && const_int(a, step);
+  return n.in->op == CX_OP_ADD && carry_index(w->called[1], b) == k && invariant_in(w, w->called[1], a, step);
 }
 
 int cx_while_trip_count(const cx_instr *w, int64_t *trips) {

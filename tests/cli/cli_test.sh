@@ -179,6 +179,9 @@ run_cxla compile --help;             expect help_compile 0 out "usage: cxla comp
 run_cxla compile addmul.hlo;         expect compile_reports 0 out "compiled addmul.hlo for interp in "
 grep -q '^  verify  *[0-9.]* \(us\|ms\)$' out.txt && grep -q '^  cache  *miss$' out.txt \
   && ok compile_phase_lines || bad compile_phase_lines "$(cat out.txt)"
+# the cost: an add and a multiply of 6 elements; 3 x 24 bytes each, and the tuple's 2 pointers
+grep -q '^  flops  *12$' out.txt && grep -q '^  transcendentals  *0$' out.txt && grep -q '^  bytes_accessed  *160$' out.txt \
+  && ok compile_cost_lines || bad compile_cost_lines "$(cat out.txt)"
 run_cxla compile addmul.hlo --backend interp --fusion=off; expect compile_with_flags 0 out "compiled addmul.hlo"
 run_cxla compile;                    expect usage_compile_missing 2 err "missing MODULE.hlo"
 run_cxla compile addmul.hlo one.hlo; expect usage_compile_two 2 err "expected one MODULE.hlo, got 'one.hlo' as well"

@@ -322,6 +322,54 @@ class DotAlgorithms(Base):
                 np.testing.assert_allclose(got, exact, rtol=tol, atol=tol)
 
 
+class CostAnalysis(Base):
+    def cost(self, fn, dev, *args):
+        c = jax.jit(fn).lower(*on(dev, args)).compile().cost_analysis()
+        c = c[0] if isinstance(c, (list, tuple)) else c
+        self.assertIsInstance(c, dict)
+        return c
+
+    def test_flops_and_transcendentals_as_on_jax_cpu(self):
+        """compiled.cost_analysis() counts what XLA's HloCostAnalysis counts: a product's, a
+        padded, strided and dilated convolution's (only positions that land on the input), an
+        elementwise chain's and a reduction's flops and transcendentals are JAX CPU's own numbers.
+        Bytes accessed are of the module before fusion (XLA counts after its own), so at least
+        the arguments and results."""
+        from jax import lax
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal((64, 128), np.float32)
+        w = rng.standard_normal((128, 32), np.float32)
+        img = rng.standard_normal((2, 9, 9, 3), np.float32)
+        k = rng.standard_normal((3, 3, 3, 4), np.float32)
+        cases = {
+            "matmul": (lambda a, b: a @ b, (x, w)),
+            "exp_sum": (lambda a: jnp.sum(jnp.exp(a) * 2.0), (x,)),
+            "tanh": (jnp.tanh, (x,)),
+            "conv": (lambda a, b: lax.conv_general_dilated(
+                a, b, (2, 2), [(1, 2), (0, 1)], rhs_dilation=(1, 2),
+                dimension_numbers=("NHWC", "HWIO", "NHWC")), (img, k)),
+        }
+        for name, (fn, args) in cases.items():
+            with self.subTest(name):
+                got, want = self.cost(fn, CX, *args), self.cost(fn, CPU, *args)
+                self.assertEqual(got["flops"], want.get("flops", 0.0))
+                self.assertEqual(got["transcendentals"], want.get("transcendentals", 0.0))
+                io = sum(a.nbytes for a in args)
+                self.assertGreaterEqual(got["bytes accessed"], io)
+        self.assertEqual(self.cost(cases["matmul"][0], CX, x, w)["flops"], 2 * 64 * 32 * 128)
+
+    def test_loop_counts_every_trip(self):
+        """A fori_loop of 10 trips counts its body 10 times (JAX's StableHLO carries the bound
+        and the step; cxla knows the trip count), where XLA counts one trip."""
+        from jax import lax
+        x = np.ones((64, 128), np.float32)
+        body = lambda i, c: c * 1.5 + 1.0  # noqa: E731
+        one = self.cost(lambda a: lax.fori_loop(0, 1, body, a), CX, x)["flops"]
+        ten = self.cost(lambda a: lax.fori_loop(0, 10, body, a), CX, x)["flops"]
+        self.assertEqual(ten, 10 * one)
+        self.assertEqual(self.cost(lambda a: lax.fori_loop(0, 10, body, a), CPU, x)["flops"], one)
+
+
 class Sinks(Base):
     def test_dce_sink(self):
         """lax.dce_sink keeps a value's computation through dead-code elimination and computes

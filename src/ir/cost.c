@@ -1,0 +1,220 @@
+/* cost.c — flops, transcendentals and bytes accessed of a module, by XLA's HloCostAnalysis
+ * rules, so that JAX's compiled.cost_analysis() means on cxla what it means on XLA:
+ *  - elementwise ops (compare, select, clamp and convert too): one flop per result element,
+ *    or one transcendental for the op table's TRANSCENDENTAL ops, none for its MOVES ops;
+ *  - dot: 2 × result elements × contraction size; ragged-dot likewise (each row meets one
+ *    group's matrix); convolution: 2 × (input features / feature groups) × output features ×
+ *    (batch / batch groups) × the (output, kernel) position pairs of each spatial dimension
+ *    whose input element exists (padding and dilation holes do not count);
+ *  - reduce: (operand elements − result elements) applications of its computation; reduce-window:
+ *    (window elements − 1) per result element; select-and-scatter: (window − 1) selects and one
+ *    scatter per source element; map: one per element; scatter: one per update element;
+ *    all-reduce and reduce-scatter: one per result element; sort: n·⌈log2 n⌉ flops; fft:
+ *    8 × elements × Π log2(length);
+ *  - bytes: every instruction's operand and result bytes, except what moves no data
+ *    (parameters, constants, get-tuple-element, bitcasts, tokens' after-all and
+ *    add-dependency); a tuple counts its pointer table; slices count twice their result,
+ *    dynamic-update-slice twice its update (the rest of its operand stays in place). A fusion
+ *    counts its own operands and results and its body's arithmetic; computations applied per
+ *    element (reduce, map, sort's comparator) count their arithmetic only;
+ *  - control flow: a call once, a while loop's condition and body per trip where the trip
+ *    count is known (XLA counts one trip), a conditional its costliest branch. */
+#include <math.h>
+#include "ir/cost.h"
+#include "ir/ops.h"
+#include "ir/while_trips.h"
+
+static void comp_cost(const cx_comp *c, int with_bytes, cx_cost *out);
+
+static double elems(const cx_shape *s) {
+  if (cx_shape_is_tuple(s)) return 0;
+  int64_t n = cx_shape_elems(s);
+  return n > 0 ? (double)n : 0;
+}
+
+static double bytes_of(const cx_shape *s) {
+  if (!cx_shape_is_tuple(s)) {
+    int64_t b = cx_shape_bytes(s);
+    return b > 0 ? (double)b : 0;
+  }
+  double t = 0;
+  for (int i = 0; i < cx_shape_leaf_count(s); i++) t += bytes_of(cx_shape_leaf(s, i));
+  return t;
+}
+
+/* The arithmetic of one application of x's i-th called computation. */
+static cx_cost applied(const cx_instr *x, int i) {
+  cx_cost c = {0, 0, 0};
+  if (i < x->ncalled && x->called[i]) comp_cost(x->called[i], 0, &c);
+  return c;
+}
+
+static void add_scaled(cx_cost *out, const cx_cost *c, double times) {
+  out->flops += c->flops * times;
+  out->transcendentals += c->transcendentals * times;
+  out->bytes += c->bytes * times;
+}
+
+/* (output, kernel) position pairs of window dim w whose input element exists: the input index
+ * o·stride + k·rhs_dilate − pad_lo must land on an element of the lhs-dilated input. */
+static double valid_pairs(const cx_window_dim *w, int64_t in, int64_t out, int64_t k) {
+  int64_t ld = w->lhs_dilate > 0 ? w->lhs_dilate : 1, rd = w->rhs_dilate > 0 ? w->rhs_dilate : 1;
+  int64_t st = w->stride > 0 ? w->stride : 1, span = (in - 1) * ld;
+  double n = 0;
+  for (int64_t o = 0; o < out; o++)
+    for (int64_t j = 0; j < k; j++) {
+      int64_t p = o * st + j * rd - w->pad_lo;
+      n += p >= 0 && p <= span && p % ld == 0;
+    }
+  return n;
+}
+
+static double conv_flops(const cx_instr *x) {
+  const cx_conv_dims *cd = x->a.conv;
+  if (!cd || x->nops < 2) return 0;
+  const cx_shape *is = &x->ops[0]->shape, *ks = &x->ops[1]->shape, *os = &x->shape;
+  int64_t fg = x->a.feature_group_count > 0 ? x->a.feature_group_count : 1;
+  int64_t bg = x->a.batch_group_count > 0 ? x->a.batch_group_count : 1;
+  double fma = (double)(is->dims[cd->in_feature] / fg) * (double)os->dims[cd->out_feature] *
+               (double)(is->dims[cd->in_batch] / bg);
+  for (int d = 0; d < cd->nspatial && d < x->a.window.rank; d++)
+    fma *= valid_pairs(&x->a.window.d[d], is->dims[cd->in_spatial[d]], os->dims[cd->out_spatial[d]],
+                       ks->dims[cd->k_spatial[d]]);
+  return 2 * fma;
+}
+
+static double contraction(const cx_instr *x) {
+  double k = 1;
+  const cx_ints *lc = &x->a.dot.lhs_contract;
+  for (int i = 0; i < lc->n; i++) k *= (double)x->ops[0]->shape.dims[lc->v[i]];
+  return k;
+}
+
+/* Bytes x moves (operands and result, with XLA's exceptions). */
+static double instr_bytes(const cx_instr *x) {
+  switch (x->op) {
+  case CX_OP_PARAMETER: case CX_OP_CONSTANT: case CX_OP_GET_TUPLE_ELEMENT: case CX_OP_BITCAST:
+  case CX_OP_AFTER_ALL: case CX_OP_ADD_DEPENDENCY: case CX_OP_DOMAIN:
+    return 0;
+  case CX_OP_TUPLE: return 8.0 * x->nops; /* its pointer table */
+  case CX_OP_SLICE: return 2 * bytes_of(&x->shape);
+  case CX_OP_DYNAMIC_SLICE: {
+    double t = 2 * bytes_of(&x->shape);
+    for (int i = 1; i < x->nops; i++) t += bytes_of(&x->ops[i]->shape);
+    return t;
+  }
+  case CX_OP_DYNAMIC_UPDATE_SLICE: {
+    double t = x->nops > 1 ? 2 * bytes_of(&x->ops[1]->shape) : 0;
+    for (int i = 2; i < x->nops; i++) t += bytes_of(&x->ops[i]->shape);
+    return t;
+  }
+  default: {
+    double t = bytes_of(&x->shape);
+    for (int i = 0; i < x->nops; i++) t += bytes_of(&x->ops[i]->shape);
+    return t;
+  }
+  }
+}
+
+/* x's arithmetic (flops and transcendentals) into out; control flow with bytes too. */
+static void instr_cost(const cx_instr *x, int with_bytes, cx_cost *out) {
+  const cx_shape *s0 = x->nops ? &x->ops[0]->shape : &x->shape;
+  cx_cost sub;
+  switch (x->op) {
+  case CX_OP_DOT:
+  case CX_OP_RAGGED_DOT:
+  case CX_OP_SCALED_DOT: out->flops += 2 * elems(&x->shape) * contraction(x); return;
+  case CX_OP_CONVOLUTION: out->flops += conv_flops(x); return;
+  case CX_OP_REDUCE: {
+    const cx_shape *r = cx_shape_is_tuple(&x->shape) ? cx_shape_leaf(&x->shape, 0) : &x->shape;
+    sub = applied(x, 0);
+    add_scaled(out, &sub, elems(s0) - elems(r));
+    return;
+  }
+  case CX_OP_REDUCE_WINDOW: {
+    const cx_shape *r = cx_shape_is_tuple(&x->shape) ? cx_shape_leaf(&x->shape, 0) : &x->shape;
+    int64_t w = cx_window_elems(&x->a.window);
+    sub = applied(x, 0);
+    add_scaled(out, &sub, (double)(w > 0 ? w - 1 : 0) * elems(r));
+    return;
+  }
+  case CX_OP_SELECT_AND_SCATTER: {
+    int64_t w = cx_window_elems(&x->a.window);
+    double src = x->nops > 1 ? elems(&x->ops[1]->shape) : 0;
+    sub = applied(x, 0);
+    add_scaled(out, &sub, src * (double)(w > 0 ? w - 1 : 0));
+    sub = applied(x, 1);
+    add_scaled(out, &sub, src);
+    return;
+  }
+  case CX_OP_MAP: case CX_OP_ALL_REDUCE: case CX_OP_REDUCE_SCATTER:
+    sub = applied(x, 0);
+    add_scaled(out, &sub, elems(cx_shape_is_tuple(&x->shape) ? cx_shape_leaf(&x->shape, 0) : &x->shape));
+    return;
+  case CX_OP_SCATTER: { /* operands: inputs..., indices, updates... (as many as inputs) */
+    int n = (x->nops - 1) / 2;
+    sub = applied(x, 0);
+    add_scaled(out, &sub, n >= 1 ? elems(&x->ops[n + 1]->shape) : 0);
+    return;
+  }
+  case CX_OP_SORT: {
+    double n = elems(s0);
+    out->flops += n > 1 ? n * ceil(log2(n)) : 0;
+    return;
+  }
+  case CX_OP_FFT: {
+    double f = 1;
+    for (int i = 0; i < x->a.fft_length.n; i++) f *= x->a.fft_length.v[i] > 1 ? floor(log2((double)x->a.fft_length.v[i])) : 0;
+    out->flops += 8 * f * elems(&x->shape);
+    return;
+  }
+  case CX_OP_WHILE: { /* called: condition, body */
+    int64_t trips = 1;
+    if (!cx_while_trip_count(x, &trips) || trips < 0) trips = 1;
+    for (int i = 0; i < x->ncalled; i++) {
+      cx_cost c = {0, 0, 0};
+      comp_cost(x->called[i], with_bytes, &c);
+      add_scaled(out, &c, (double)trips);
+    }
+    return;
+  }
+  case CX_OP_CONDITIONAL: {
+    cx_cost most = {0, 0, 0};
+    for (int i = 0; i < x->ncalled; i++) {
+      cx_cost c = {0, 0, 0};
+      comp_cost(x->called[i], with_bytes, &c);
+      most.flops = fmax(most.flops, c.flops);
+      most.transcendentals = fmax(most.transcendentals, c.transcendentals);
+      most.bytes = fmax(most.bytes, c.bytes);
+    }
+    add_scaled(out, &most, 1);
+    return;
+  }
+  case CX_OP_CALL: case CX_OP_ASYNC_START:
+    for (int i = 0; i < x->ncalled; i++) comp_cost(x->called[i], with_bytes, out);
+    return;
+  case CX_OP_FUSION: /* its arithmetic; its bytes are its own operands and results */
+    for (int i = 0; i < x->ncalled; i++) comp_cost(x->called[i], 0, out);
+    return;
+  default:
+    if (cx_op_class_of(x->op) != CX_CLASS_ELEMENTWISE || cx_op_moves_only(x->op)) return;
+    if (cx_op_is_transcendental(x->op)) out->transcendentals += elems(&x->shape);
+    else out->flops += elems(&x->shape);
+    return;
+  }
+}
+
+static void comp_cost(const cx_comp *c, int with_bytes, cx_cost *out) {
+  for (int i = 0; i < c->ninstrs; i++) {
+    const cx_instr *x = c->instrs[i];
+    instr_cost(x, with_bytes, out);
+    /* a call's, loop's or conditional's bytes are its callees' */
+    int control = x->op == CX_OP_CALL || x->op == CX_OP_WHILE || x->op == CX_OP_CONDITIONAL || x->op == CX_OP_ASYNC_START;
+    if (with_bytes && !control) out->bytes += instr_bytes(x);
+  }
+}
+
+void cx_module_cost(const cx_module *m, cx_cost *out) {
+  out->flops = out->transcendentals = out->bytes = 0;
+  if (m && m->entry) comp_cost(m->entry, 1, out);
+}
