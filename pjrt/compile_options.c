@@ -8,8 +8,9 @@
  *   first id of the first computation (JAX assigns the device of the jit's arguments there);
  *   7 env_option_overrides (map<string, OptionOverrideProto>: entries of 1 key, 2 value), the
  *   compiler_options JAX does not place itself: XLA takes each key as a field of its
- *   DebugOptions, all named xla_*, and refuses any other ("No such compile option"), which cxla
- *   does too; the xla_* options tune XLA's own compiler, so cxla reads no further.
+ *   DebugOptions and refuses any other ("No such compile option") or a value of the wrong type,
+ *   which cxla checks too (debug_option.c); the options tune XLA's own compiler, so cxla uses
+ *   none of them.
  * Every other field is skipped by its wire type. Bounded: each read checks the bytes left, a
  * nested message is read within its length, and the depth is at most three levels. */
 #include <string.h>
@@ -123,9 +124,42 @@ static PJRT_Error *build_options(cx_pb *outer, const uint8_t *p, uint64_t n, cx_
   return NULL;
 }
 
-/* One env_option_overrides entry: its key must name one of XLA's DebugOptions (xla_*). */
+/* An OptionOverrideProto: oneof 1 string_field, 2 bool_field, 3 int_field (int64), 4
+ * double_field. */
+static PJRT_Error *override_value(cx_pb *outer, const uint8_t *p, uint64_t n, cx_pjrt_option_value *v) {
+  cx_pb r = {p, p + n, outer->start};
+  while (r.p < r.end) {
+    uint64_t key, x;
+    PJRT_Error *e;
+    if ((e = varint(&r, &key))) return e;
+    unsigned field = (unsigned)(key >> 3), wt = (unsigned)(key & 7);
+    if ((field == 2 || field == 3) && wt == 0) {
+      if ((e = varint(&r, &x))) return e;
+      if (field == 2) v->kind = CX_PJRT_OPTION_BOOL, v->b = x != 0;
+      else v->kind = CX_PJRT_OPTION_INT, v->i = (int64_t)x;
+      continue;
+    }
+    const uint8_t *at = r.p, *body;
+    uint64_t len;
+    if ((e = skip(&r, wt, &body, &len))) return e;
+    if (field == 1 && wt == 2) v->kind = CX_PJRT_OPTION_STRING, v->str = (const char *)body, v->len = len;
+    if (field == 4 && wt == 1) {
+      uint64_t bits = 0;
+      for (int i = 7; i >= 0; i--) bits = bits << 8 | at[i];
+      v->kind = CX_PJRT_OPTION_DOUBLE;
+      memcpy(&v->d, &bits, sizeof v->d);
+    }
+  }
+  return NULL;
+}
+
+/* One env_option_overrides entry (1 key, 2 value): the key must name a field of XLA's
+ * DebugOptions and the value be one its type takes (debug_option.c). */
 static PJRT_Error *option_override(cx_pb *outer, const uint8_t *p, uint64_t n) {
   cx_pb r = {p, p + n, outer->start};
+  const char *name = "";
+  uint64_t name_len = 0;
+  cx_pjrt_option_value v = {.kind = CX_PJRT_OPTION_NONE};
   while (r.p < r.end) {
     uint64_t key;
     PJRT_Error *e;
@@ -133,12 +167,11 @@ static PJRT_Error *option_override(cx_pb *outer, const uint8_t *p, uint64_t n) {
     const uint8_t *body;
     uint64_t len;
     if ((e = skip(&r, (unsigned)(key & 7), &body, &len))) return e;
-    if (key >> 3 != 1 || (key & 7) != 2) continue;
-    if (len < 4 || memcmp(body, "xla_", 4))
-      return cx_pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "No such compile option: '%.*s' (XLA's options are the "
-                           "fields of its DebugOptions, xla_*)", (int)(len > 200 ? 200 : len), (const char *)body);
+    if ((key & 7) != 2) continue;
+    if (key >> 3 == 1) name = (const char *)body, name_len = len;
+    if (key >> 3 == 2 && (e = override_value(&r, body, len, &v))) return e;
   }
-  return NULL;
+  return cx_pjrt_debug_option_check(name, name_len, &v);
 }
 
 PJRT_Error *cx_pjrt_options_decode(const void *bytes, size_t len, cx_pjrt_options *o) {

@@ -174,6 +174,20 @@ typedef struct cx_pjrt_options {
  * truncated or malformed bytes are an error naming the byte offset. */
 PJRT_Error *cx_pjrt_options_decode(const void *bytes, size_t len, cx_pjrt_options *out);
 
+/* A compile option's value as JAX passed it (an OptionOverrideProto). */
+typedef struct cx_pjrt_option_value {
+  enum { CX_PJRT_OPTION_NONE, CX_PJRT_OPTION_STRING, CX_PJRT_OPTION_BOOL, CX_PJRT_OPTION_INT,
+         CX_PJRT_OPTION_DOUBLE } kind;
+  const char *str; /* not NUL-terminated: len bytes */
+  size_t len;
+  int b;
+  int64_t i;
+  double d;
+} cx_pjrt_option_value;
+/* NULL if `name` (len bytes) is a field of XLA's DebugOptions and v a value its type takes, as
+ * XLA's CompileOptions::ApplyOption decides (debug_option.c); else XLA's error. */
+PJRT_Error *cx_pjrt_debug_option_check(const char *name, size_t len, const cx_pjrt_option_value *v);
+
 /* ---- executables (executable.c, execute.c) ---- */
 struct PJRT_Executable {
   int refs;                      /* the loaded executable's and each GetExecutable handle's */
