@@ -157,6 +157,7 @@ class Executable:
     result: Spec
     donated: Tuple[int, ...]
     copies: Dict[str, int]
+    cost: Dict[str, float]
 
     def __init__(self, hlo: HloSource, backend: str = "cpu", donate_argnums: Iterable[int] = (),
                  filename: Optional[str] = None, grad_wrt: Optional[Sequence[int]] = None,
@@ -186,6 +187,11 @@ class Executable:
             m = g
         try:
             self._signature(m.value)
+            c = _lib.Cost()
+            ctx.check(lib.cxla_module_cost(m.value, ctypes.byref(c)))
+            # what the module computes, by XLA's HloCostAnalysis rules (cxla_module_cost), under
+            # the names JAX's compiled.cost_analysis() uses
+            self.cost = {"flops": c.flops, "transcendentals": c.transcendentals, "bytes accessed": c.bytes_accessed}
             donate = sorted(set(donate_argnums))
             for i in donate:
                 if not 0 <= i < len(self.parameters):

@@ -63,6 +63,16 @@ class CompileOptions(ctypes.Structure):
     ]
 
 
+class Cost(ctypes.Structure):
+    """cxla_cost."""
+
+    _fields_ = [
+        ("flops", ctypes.c_double),
+        ("transcendentals", ctypes.c_double),
+        ("bytes_accessed", ctypes.c_double),
+    ]
+
+
 class Arg(ctypes.Structure):
     """cxla_arg."""
 
@@ -92,6 +102,7 @@ _PROTOTYPES: Dict[str, Tuple[List[Any], Any]] = {
     "cxla_module_parameter_shape": ([vp, c_int, P(Shape)], c_int),
     "cxla_module_parameter_name": ([vp, c_int], c_str),
     "cxla_module_result_shape": ([vp, P(Shape)], c_int),
+    "cxla_module_cost": ([vp, P(Cost)], c_int),
     "cxla_compile_options_init": ([P(CompileOptions)], None),
     "cxla_compile": ([vp, P(CompileOptions), P(vp)], c_int),
     "cxla_executable_destroy": ([vp], None),

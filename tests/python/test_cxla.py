@@ -426,6 +426,8 @@ class Errors(unittest.TestCase):
         f = cxla.compile(ADD, fusion=False, threads=1, opt_level=1)
         self.assertIn("kernels=", f.compile_counts)
         self.assertIn("verify=", f.compile_stats)
+        # an add of two f32[8]: 8 flops; its operands and result, 96 bytes
+        self.assertEqual(f.cost, {"flops": 8.0, "transcendentals": 0.0, "bytes accessed": 96.0})
         x = np.ones(8, np.float32)
         np.testing.assert_array_equal(f(x, x), 2)
         self.assertIn("f32[8]", repr(f))
