@@ -56,16 +56,31 @@ static void add_scaled(cx_cost *out, const cx_cost *c, double times) {
 }
 
 /* (output, kernel) position pairs of window dim w whose input element exists: the input index
- * o·stride + k·rhs_dilate − pad_lo must land on an element of the lhs-dilated input. */
+ * o·stride + k·rhs_dilate − pad_lo must land on an element of the lhs-dilated input. Per output
+ * position, the kernel positions in range are an interval, counted in one step without lhs
+ * dilation; with it, only every (ld / gcd(rd, ld))-th lands on an element, found within ld
+ * steps: O(outputs × ld), whatever the kernel's size. */
+static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
+
 static double valid_pairs(const cx_window_dim *w, int64_t in, int64_t out, int64_t k) {
   int64_t ld = w->lhs_dilate > 0 ? w->lhs_dilate : 1, rd = w->rhs_dilate > 0 ? w->rhs_dilate : 1;
   int64_t st = w->stride > 0 ? w->stride : 1, span = (in - 1) * ld;
+  int64_t g = ld, r = rd;
+  while (r) { int64_t t = g % r; g = r; r = t; } /* gcd(ld, rd) */
+  int64_t period = ld / g;
   double n = 0;
-  for (int64_t o = 0; o < out; o++)
-    for (int64_t j = 0; j < k; j++) {
-      int64_t p = o * st + j * rd - w->pad_lo;
-      n += p >= 0 && p <= span && p % ld == 0;
-    }
+  for (int64_t o = 0; o < out; o++) {
+    int64_t base = o * st - w->pad_lo;
+    int64_t lo = base < 0 ? floor_div(-base + rd - 1, rd) : 0; /* first k with base + k·rd >= 0 */
+    int64_t hi = floor_div(span - base, rd);                     /* last k with base + k·rd <= span */
+    if (hi > k - 1) hi = k - 1;
+    if (hi < lo) continue;
+    if (ld == 1) { n += (double)(hi - lo + 1); continue; }
+    int64_t first = -1;
+    for (int64_t j = lo; j <= hi && j < lo + period; j++)
+      if ((base + j * rd) % ld == 0) { first = j; break; }
+    if (first >= 0) n += (double)((hi - first) / period + 1);
+  }
   return n;
 }
 

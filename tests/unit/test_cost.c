@@ -126,3 +126,17 @@ TEST(cost_bad_arguments) {
   CHECK(m && cxla_module_cost(m, NULL) == CXLA_ERR_INVALID_ARGUMENT);
   cxla_module_destroy(m);
 }
+
+/* A long 1-d convolution (2^20 outputs, a 2^20-tap kernel, padded): counted per output position
+ * in one step, not per (output, kernel) pair (10^12 of them) */
+TEST(cost_convolution_long_window_is_fast) {
+  cxla_cost c;
+  if (!cost_of("HloModule m\nENTRY e {\n  a = f32[1,1048576,1] parameter(0)\n  k = f32[1048576,1,1] parameter(1)\n"
+               "  ROOT c = f32[1,1048576,1] convolution(a, k), window={size=1048576 pad=524288_524287}, dim_labels=b0f_0io->b0f\n}\n",
+               &c))
+    return;
+  double n = 1048576.0, want = 0;
+  /* output o meets the input where o - 524288 + j in [0, n): n - |o - 524288| pairs, summed */
+  for (double o = 0; o < n; o++) want += n - (o > 524288 ? o - 524288 : 524288 - o);
+  CHECK_MSG(c.flops == 2 * want, "flops %.0f, want %.0f", c.flops, 2 * want);
+}
