@@ -143,7 +143,7 @@ static void instr_cost(const cx_instr *x, int with_bytes, cx_cost *out) {
   case CX_OP_REDUCE: {
     const cx_shape *r = cx_shape_is_tuple(&x->shape) ? cx_shape_leaf(&x->shape, 0) : &x->shape;
     sub = applied(x, 0);
-    add_scaled(out, &sub, elems(s0) - elems(r));
+    add_scaled(out, &sub, fmax(elems(s0) - elems(r), 0)); /* an empty operand: none */
     return;
   }
   case CX_OP_REDUCE_WINDOW: {

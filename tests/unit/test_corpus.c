@@ -7,6 +7,7 @@
  * only the files whose relative path contains it. */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -270,6 +271,16 @@ static void run_file(const char *path, const char *rel, file_result *r) {
                text2 ? text2 : "(print failed)");
       goto done;
     }
+  }
+
+  /* Cost analysis reads every op's attributes and called computations: each module's counts
+   * are finite and not negative. */
+  cxla_cost cost = {0, 0, 0};
+  if (cxla_module_cost(m, &cost) != CXLA_OK || !isfinite(cost.flops + cost.transcendentals + cost.bytes_accessed) ||
+      cost.flops < 0 || cost.transcendentals < 0 || cost.bytes_accessed < 0) {
+    fail_why(r, "cost analysis: %s (flops %g, transcendentals %g, bytes %g)", cxla_context_errmsg(ctx), cost.flops,
+             cost.transcendentals, cost.bytes_accessed);
+    goto done;
   }
 
   /* Inputs and expected output. */
