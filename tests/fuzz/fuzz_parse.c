@@ -49,6 +49,9 @@ static void check_module(const uint8_t *data, size_t size) {
   t2 = print_module(m2);
   if (!t2) die("printing the re-parsed module failed", cxla_context_errmsg(ctx), t1);
   if (strcmp(t1, t2) != 0) die("print -> parse -> print is not a fixed point", t2, t1);
+  cxla_cost c;
+  if (cxla_module_cost(m, &c) != CXLA_OK || !(c.flops >= 0 && c.transcendentals >= 0 && c.bytes_accessed >= 0))
+    die("the cost analysis of a verified module failed or went negative", cxla_context_errmsg(ctx), t1);
 done:
   cx_module_free(m);
   cx_module_free(m2);

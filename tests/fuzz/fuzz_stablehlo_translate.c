@@ -44,6 +44,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fprintf(stderr, "fuzz_stablehlo_translate: a translated module does not print: %s\n", cxla_context_errmsg(ctx));
     __builtin_trap();
   }
+  cxla_cost c;
+  if (cxla_module_cost(m, &c) != CXLA_OK || !(c.flops >= 0 && c.transcendentals >= 0 && c.bytes_accessed >= 0)) {
+    fprintf(stderr, "fuzz_stablehlo_translate: cost analysis failed or went negative: %s\n%s", cxla_context_errmsg(ctx), text);
+    __builtin_trap();
+  }
   free(text);
   cxla_module_destroy(m);
   return 0;
