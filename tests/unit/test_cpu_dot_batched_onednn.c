@@ -82,14 +82,20 @@ TEST(cpu_dot_batched_onednn_matches_interp) {
       /* two levels, p·v (NN, v's heads in place) written back as [b, t, h, d] */
       {"f32[2,3,40,40]", "f32[2,40,3,32]", "f32[2,3,40,32]", "lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={1}",
        "f32[2,40,3,32] transpose(d), dimensions={0,2,1,3}"},
+      /* two products of 130 rows on 8 threads: each split into shares of C (columns: C is wider
+       * than tall), NN, NT and TN */
+      {"f32[2,130,96]", "f32[2,96,140]", "f32[2,130,140]", "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}", NULL},
+      {"f32[2,130,96]", "f32[2,140,96]", "f32[2,130,140]", "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={2}", NULL},
+      {"f32[2,96,140]", "f32[2,96,130]", "f32[2,140,130]", "lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={1}", NULL},
       /* two levels, dv = pᵀ·do (TN) */
       {"f32[2,3,40,40]", "f32[2,40,3,32]", "f32[2,3,40,32]", "lhs_batch_dims={0,1}, lhs_contracting_dims={2}, rhs_batch_dims={0,2}, rhs_contracting_dims={1}", NULL},
   };
   static const char *const modes[] = {"--cpu-onednn=on --threads=2", "--cpu-onednn=on --threads=1",
-                                      "--cpu-onednn=off --threads=2"};
+                                      "--cpu-onednn=on --threads=8", "--cpu-onednn=off --threads=2"};
   int ncases = (int)(sizeof cases / sizeof cases[0]);
-  for (int i = 0; i < 3 * ncases; i++) {
-    int c = i / 3;
+  int nmodes = (int)(sizeof modes / sizeof modes[0]);
+  for (int i = 0; i < nmodes * ncases; i++) {
+    int c = i / nmodes;
     char text[1024];
     if (cases[c].root)
       snprintf(text, sizeof text, "HloModule d\nENTRY main {\n  a = %s parameter(0)\n  b = %s parameter(1)\n"
@@ -102,12 +108,13 @@ TEST(cpu_dot_batched_onednn_matches_interp) {
     char *a = cpu_ramp_nd("f32", da, ra, 7, 1, -3), *b = cpu_ramp_nd("f32", db, rb, 5, 1, -2);
     const char *in[2] = {a, b};
     char *stats = NULL;
-    int ok = cpu_check(text, 2, in, modes[i % 3], 1e-6, 1e-6, &stats, NULL);
-    CHECK_MSG(ok, "case %d (%s): %s", c, modes[i % 3], text);
+    const char *mode = modes[i % nmodes];
+    int ok = cpu_check(text, 2, in, mode, 1e-6, 1e-6, &stats, NULL);
+    CHECK_MSG(ok, "case %d (%s): %s", c, mode, text);
     if (ok) CHECK_MSG(stats && strstr(stats, "gemms=1") && cpu_fallbacks(stats) == 0, "case %d: %s", c, stats);
     /* oneDNN ran it where it was on */
-    const char *want = i % 3 < 2 ? "gemms_onednn=1 " : "gemms_onednn=0 ";
-    if (ok) CHECK_MSG(stats && strstr(stats, want), "case %d (%s): want %s: %s", c, modes[i % 3], want, stats);
+    const char *want = strstr(mode, "onednn=on") ? "gemms_onednn=1 " : "gemms_onednn=0 ";
+    if (ok) CHECK_MSG(stats && strstr(stats, want), "case %d (%s): want %s: %s", c, mode, want, stats);
     free(stats);
     free(a);
     free(b);
