@@ -369,7 +369,7 @@ static void print_memory(cxla_executable *e, int64_t in_bytes, int64_t out_bytes
 /* Runs e once, or `repeat` times printing the timings on stderr; *res is the last result. */
 static cxla_status execute_timed(cxla_context *ctx, const char *backend, cxla_executable *e, int nparams,
                                  cxla_literal **args, cxla_buffer **bufs, cxla_buffer **res, int64_t repeat,
-                                 double compile_ms, cli_feed *feed) {
+                                 double compile_ms, cli_feed *feed, const cxla_cost *cost) {
   if (repeat <= 0) return cxla_executable_execute(e, nparams, bufs, res);
   double *ms = malloc((size_t)repeat * sizeof *ms);
   if (!ms) return cxla_executable_execute(e, nparams, bufs, res); /* untimed, rather than fail */
@@ -391,6 +391,10 @@ static cxla_status execute_timed(cxla_context *ctx, const char *backend, cxla_ex
     fprintf(stderr, "execute: min %s, median %s, max %s (%lld run%s)\n", cli_format_ms(ms[0], a, sizeof a),
             cli_format_ms(med, b, sizeof b), cli_format_ms(ms[repeat - 1], c, sizeof c), (long long)repeat,
             repeat == 1 ? "" : "s");
+    /* what the module computes (XLA's cost rules) per second of the median run */
+    if (cost && med > 0 && (cost->flops > 0 || cost->bytes_accessed > 0))
+      fprintf(stderr, "rate: %.2f GFLOP/s, %.2f GB/s accessed at the median (%.0f flops, %.0f bytes a run)\n",
+              cost->flops / med / 1e6, cost->bytes_accessed / med / 1e6, cost->flops, cost->bytes_accessed);
   }
   free(ms);
   return s;
@@ -463,7 +467,11 @@ int cli_run(cxla_context *ctx, int argc, char **argv) {
   /* --repeat refills donated arguments and --check reruns on them: only then are they kept */
   cxla_status s = make_buffers(ctx, opts.backend, e, nparams, args, bufs, r.repeat || r.check);
   cxla_buffer *res = NULL;
-  if (s == CXLA_OK) s = execute_timed(ctx, opts.backend, e, nparams, args, bufs, &res, r.repeat, compile_ms, &r.feed);
+  cxla_cost cost;
+  int have_cost = r.repeat > 0 && cxla_module_cost(m, &cost) == CXLA_OK;
+  if (s == CXLA_OK)
+    s = execute_timed(ctx, opts.backend, e, nparams, args, bufs, &res, r.repeat, compile_ms, &r.feed,
+                      have_cost ? &cost : NULL);
   if (s == CXLA_OK) s = cx_buffer_take_literal(res, &result); /* the result's memory, not a copy */
   if (s != CXLA_OK) rc = cli_lib_error(ctx);
   cxla_buffer_destroy(res);

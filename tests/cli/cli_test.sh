@@ -193,6 +193,9 @@ expect run_repeat_result 0 out "[0] f32[2,3] {{1.5, 2.5, 3.5}, {3, 4, 5}}"
 grep -q '^execute: min [0-9.]* \(us\|ms\|s\), median [0-9.]* \(us\|ms\|s\), max [0-9.]* \(us\|ms\|s\) (5 runs)$' err.txt \
   && grep -q '^compile: [0-9.]* \(us\|ms\|s\)$' err.txt && ok run_repeat_timings || bad run_repeat_timings "$(cat err.txt)"
 run_cxla run addmul.hlo x.npy y.npy --repeat=1; grep -qF "(1 run)" err.txt && ok run_repeat_one || bad run_repeat_one "$(cat err.txt)"
+# the rate: addmul's 12 flops and 160 bytes a run
+grep -q '^rate: [0-9.]* GFLOP/s, [0-9.]* GB/s accessed at the median (12 flops, 160 bytes a run)$' err.txt \
+  && ok run_repeat_rate || bad run_repeat_rate "$(cat err.txt)"
 run_cxla run addmul.hlo x.npy y.npy; [ ! -s err.txt ] && ok run_no_repeat_no_timings || bad run_no_repeat_no_timings "$(cat err.txt)"
 run_cxla run addmul.hlo x.npy y.npy --repeat=0;   expect usage_repeat_zero 2 err "--repeat=N wants a count from 1"
 run_cxla run addmul.hlo x.npy y.npy --repeat=abc; expect usage_repeat_text 2 err "--repeat=N wants a count from 1"
