@@ -131,27 +131,28 @@ static double instr_bytes(const cx_instr *x) {
   }
 }
 
-/* x's arithmetic (flops and transcendentals) into out; control flow with bytes too. */
-static void instr_cost(const cx_instr *x, int with_bytes, cx_cost *out) {
+/* x's arithmetic (flops and transcendentals) into out; 1 for control flow, whose bytes are its
+ * callees' (counted here, with_bytes), 0 for an op whose own bytes the caller counts. */
+static int instr_cost(const cx_instr *x, int with_bytes, cx_cost *out) {
   const cx_shape *s0 = x->nops ? &x->ops[0]->shape : &x->shape;
   cx_cost sub;
   switch (x->op) {
   case CX_OP_DOT:
   case CX_OP_RAGGED_DOT:
-  case CX_OP_SCALED_DOT: out->flops += 2 * elems(&x->shape) * contraction(x); return;
-  case CX_OP_CONVOLUTION: out->flops += conv_flops(x); return;
+  case CX_OP_SCALED_DOT: out->flops += 2 * elems(&x->shape) * contraction(x); return 0;
+  case CX_OP_CONVOLUTION: out->flops += conv_flops(x); return 0;
   case CX_OP_REDUCE: {
     const cx_shape *r = cx_shape_is_tuple(&x->shape) ? cx_shape_leaf(&x->shape, 0) : &x->shape;
     sub = applied(x, 0);
     add_scaled(out, &sub, fmax(elems(s0) - elems(r), 0)); /* an empty operand: none */
-    return;
+    return 0;
   }
   case CX_OP_REDUCE_WINDOW: {
     const cx_shape *r = cx_shape_is_tuple(&x->shape) ? cx_shape_leaf(&x->shape, 0) : &x->shape;
     int64_t w = cx_window_elems(&x->a.window);
     sub = applied(x, 0);
     add_scaled(out, &sub, (double)(w > 0 ? w - 1 : 0) * elems(r));
-    return;
+    return 0;
   }
   case CX_OP_SELECT_AND_SCATTER: {
     int64_t w = cx_window_elems(&x->a.window);
@@ -160,28 +161,28 @@ static void instr_cost(const cx_instr *x, int with_bytes, cx_cost *out) {
     add_scaled(out, &sub, src * (double)(w > 0 ? w - 1 : 0));
     sub = applied(x, 1);
     add_scaled(out, &sub, src);
-    return;
+    return 0;
   }
   case CX_OP_MAP: case CX_OP_ALL_REDUCE: case CX_OP_REDUCE_SCATTER:
     sub = applied(x, 0);
     add_scaled(out, &sub, elems(cx_shape_is_tuple(&x->shape) ? cx_shape_leaf(&x->shape, 0) : &x->shape));
-    return;
+    return 0;
   case CX_OP_SCATTER: { /* operands: inputs..., indices, updates... (as many as inputs) */
     int n = (x->nops - 1) / 2;
     sub = applied(x, 0);
     add_scaled(out, &sub, n >= 1 ? elems(&x->ops[n + 1]->shape) : 0);
-    return;
+    return 0;
   }
   case CX_OP_SORT: {
     double n = elems(s0);
     out->flops += n > 1 ? n * ceil(log2(n)) : 0;
-    return;
+    return 0;
   }
   case CX_OP_FFT: {
     double f = 1;
     for (int i = 0; i < x->a.fft_length.n; i++) f *= x->a.fft_length.v[i] > 1 ? floor(log2((double)x->a.fft_length.v[i])) : 0;
     out->flops += 8 * f * elems(&x->shape);
-    return;
+    return 0;
   }
   case CX_OP_WHILE: { /* called: condition, body */
     int64_t trips = 1;
@@ -191,7 +192,7 @@ static void instr_cost(const cx_instr *x, int with_bytes, cx_cost *out) {
       comp_cost(x->called[i], with_bytes, &c);
       add_scaled(out, &c, (double)trips);
     }
-    return;
+    return 1;
   }
   case CX_OP_CONDITIONAL: {
     cx_cost most = {0, 0, 0};
@@ -203,29 +204,26 @@ static void instr_cost(const cx_instr *x, int with_bytes, cx_cost *out) {
       most.bytes = fmax(most.bytes, c.bytes);
     }
     add_scaled(out, &most, 1);
-    return;
+    return 1;
   }
   case CX_OP_CALL: case CX_OP_ASYNC_START:
     for (int i = 0; i < x->ncalled; i++) comp_cost(x->called[i], with_bytes, out);
-    return;
+    return 1;
   case CX_OP_FUSION: /* its arithmetic; its bytes are its own operands and results */
     for (int i = 0; i < x->ncalled; i++) comp_cost(x->called[i], 0, out);
-    return;
+    return 0;
   default:
-    if (cx_op_class_of(x->op) != CX_CLASS_ELEMENTWISE || cx_op_moves_only(x->op)) return;
+    if (cx_op_class_of(x->op) != CX_CLASS_ELEMENTWISE || cx_op_moves_only(x->op)) return 0;
     if (cx_op_is_transcendental(x->op)) out->transcendentals += elems(&x->shape);
     else out->flops += elems(&x->shape);
-    return;
+    return 0;
   }
 }
 
 static void comp_cost(const cx_comp *c, int with_bytes, cx_cost *out) {
   for (int i = 0; i < c->ninstrs; i++) {
     const cx_instr *x = c->instrs[i];
-    instr_cost(x, with_bytes, out);
-    /* a call's, loop's or conditional's bytes are its callees' */
-    int control = x->op == CX_OP_CALL || x->op == CX_OP_WHILE || x->op == CX_OP_CONDITIONAL || x->op == CX_OP_ASYNC_START;
-    if (with_bytes && !control) out->bytes += instr_bytes(x);
+    if (!instr_cost(x, with_bytes, out) && with_bytes) out->bytes += instr_bytes(x);
   }
 }
 
