@@ -567,6 +567,22 @@ const char *cxla_executable_compile_counts(cxla_executable *e);
  * (another backend, compiled without keep_code or with --dump-to). */
 cxla_status cxla_executable_code(cxla_executable *e, const void **bytes, size_t *n);
 
+/* The memory an execution of an executable holds, in bytes, as XLA's CompiledMemoryStats
+ * counts it (what JAX's compiled.memory_analysis() reports through the PJRT plugin): at least
+ * code_bytes + argument_bytes + output_bytes - alias_bytes + temp_bytes while it runs. Bytes
+ * of the backend's memory: host memory for interp and cpu, the GPU's for gpu. */
+typedef struct cxla_footprint {
+  int64_t argument_bytes; /* the ENTRY parameters' arrays (a tuple's leaves) */
+  int64_t output_bytes;   /* the result's arrays */
+  int64_t alias_bytes;    /* of the parameters, those whose memory a result is computed in
+                           * (donated ones, where the buffer assignment placed a result) */
+  int64_t temp_bytes;     /* temporaries: the most live at once, as the buffer assignment packs
+                           * them, with the libraries' workspaces (interp: 0, it allocates each
+                           * value as it computes it) */
+  int64_t code_bytes;     /* the generated code: cpu's object code, gpu's PTX (interp: 0) */
+} cxla_footprint;
+cxla_status cxla_executable_footprint(cxla_executable *e, cxla_footprint *out);
+
 /* Buffers live in their backend's memory: host memory for interp and cpu, the GPU's for gpu
  * and gpu-emu. backend NULL means "interp". from_literal and to_literal copy (to and from the
  * device for a GPU backend). Destroying a buffer frees what cxla owns of it (a donated

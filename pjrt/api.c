@@ -27,7 +27,7 @@
   X(PJRT_Executable_NumOutputs) X(PJRT_Executable_SizeOfGeneratedCodeInBytes)                \
   X(PJRT_Executable_OutputMemoryKinds) X(PJRT_Executable_ParameterMemoryKinds)               \
   X(PJRT_Executable_Serialize) X(PJRT_Executable_OutputElementTypes)                         \
-  X(PJRT_Executable_GetCostAnalysis)                                                          \
+  X(PJRT_Executable_GetCostAnalysis) X(PJRT_Executable_GetCompiledMemoryStats)               \
   X(PJRT_Executable_OutputDimensions) X(PJRT_Executable_Fingerprint)                         \
   X(PJRT_Executable_GetCompileOptions) X(PJRT_Executable_DeserializeAndLoad)                 \
   X(PJRT_Executable_OptimizedProgram)                                                        \
@@ -46,7 +46,7 @@
 
 /* Slots answered UNIMPLEMENTED: transfers cxla has no use for (streams, async host-to-device
  * managers, DMA mapping, alias and error buffers), ahead-of-time compilation against a
- * topology, and reports it does not produce (memory stats). */
+ * topology, and the device's memory counters (the cpu's memory is the process's). */
 #define CX_PJRT_UNIMPLEMENTED(X)                                                              \
   X(PJRT_Device_MemoryStats)                                                                \
   X(PJRT_CopyToDeviceStream_Destroy) X(PJRT_CopyToDeviceStream_AddChunk)                     \
@@ -56,7 +56,7 @@
   X(PJRT_TopologyDescription_PlatformVersion) X(PJRT_TopologyDescription_GetDeviceDescriptions) \
   X(PJRT_TopologyDescription_Serialize) X(PJRT_TopologyDescription_Attributes) X(PJRT_Compile) \
   X(PJRT_Client_CreateViewOfDeviceBuffer) X(PJRT_Client_TopologyDescription)                 \
-  X(PJRT_Executable_GetCompiledMemoryStats) X(PJRT_ExecuteContext_Create)                    \
+  X(PJRT_ExecuteContext_Create)                                                             \
   X(PJRT_ExecuteContext_Destroy) X(PJRT_Buffer_CopyRawToHost)                                \
   X(PJRT_AsyncHostToDeviceTransferManager_Destroy) X(PJRT_AsyncHostToDeviceTransferManager_TransferData) \
   X(PJRT_Client_CreateBuffersForAsyncHostToDevice)                                           \

@@ -370,7 +370,42 @@ PJRT_Error *cx_PJRT_Executable_NumOutputs(PJRT_Executable_NumOutputs_Args *args)
 /* cxla does not report its code size; 0 stands for unknown, as the client only shows it. */
 PJRT_Error *cx_PJRT_Executable_SizeOfGeneratedCodeInBytes(PJRT_Executable_SizeOfGeneratedCodeInBytes_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Executable_SizeOfGeneratedCodeInBytes_Args, size_in_bytes);
-  args->size_in_bytes = 0;
+  NEED_EXEC(args->executable, "PJRT_Executable_SizeOfGeneratedCodeInBytes");
+  cxla_footprint f;
+  args->size_in_bytes = cxla_executable_footprint(args->executable->exe, &f) == CXLA_OK ? f.code_bytes : 0;
+  return NULL;
+}
+
+/* cxla_executable_footprint in XLA's terms. Everything is the device's default memory (the
+ * host's for the cpu device, as XLA's CPU client reports it), so the host_* fields stay 0.
+ * An execution holds its arguments, results (less those computed in donated arguments) and
+ * its whole arena of temporaries at once: that is the peak, every allocation, and with the
+ * code XLA's lower bound (total_size); the arguments and results are the allocations that
+ * outlive the execution (indefinite), and the arena has no padding to remove beyond each
+ * temporary's 64-byte alignment, which it counts. */
+PJRT_Error *cx_PJRT_Executable_GetCompiledMemoryStats(PJRT_Executable_GetCompiledMemoryStats_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Executable_GetCompiledMemoryStats_Args, peak_memory_in_bytes);
+  NEED_EXEC(args->executable, "PJRT_Executable_GetCompiledMemoryStats");
+  cxla_footprint f;
+  if (cxla_executable_footprint(args->executable->exe, &f) != CXLA_OK)
+    return cx_pjrt_error(PJRT_Error_Code_INTERNAL, "PJRT_Executable_GetCompiledMemoryStats: no executable");
+  size_t n = args->struct_size;
+  memset((char *)args + offsetof(PJRT_Executable_GetCompiledMemoryStats_Args, generated_code_size_in_bytes), 0,
+         (n < sizeof *args ? n : sizeof *args) - offsetof(PJRT_Executable_GetCompiledMemoryStats_Args, generated_code_size_in_bytes));
+  int64_t data = f.argument_bytes + f.output_bytes - f.alias_bytes + f.temp_bytes;
+  args->generated_code_size_in_bytes = f.code_bytes;
+  args->argument_size_in_bytes = f.argument_bytes;
+  args->output_size_in_bytes = f.output_bytes;
+  args->alias_size_in_bytes = f.alias_bytes;
+  args->temp_size_in_bytes = f.temp_bytes;
+  args->peak_memory_in_bytes = data;
+  if (n >= offsetof(PJRT_Executable_GetCompiledMemoryStats_Args, total_size_in_bytes) + sizeof(int64_t))
+    args->total_size_in_bytes = f.code_bytes + data;
+  if (n >= offsetof(PJRT_Executable_GetCompiledMemoryStats_Args, peak_unpadded_heap_bytes) + sizeof(int64_t)) {
+    args->total_allocation_bytes = data;
+    args->indefinite_allocations = f.argument_bytes + f.output_bytes - f.alias_bytes;
+    args->peak_unpadded_heap_bytes = f.temp_bytes;
+  }
   return NULL;
 }
 

@@ -132,7 +132,7 @@ struct PJRT_Api {
   CX_PJRT_SLOT(PJRT_Client_CreateViewOfDeviceBuffer);
   CX_PJRT_FN(PJRT_Executable_Fingerprint);
   CX_PJRT_SLOT(PJRT_Client_TopologyDescription);
-  CX_PJRT_SLOT(PJRT_Executable_GetCompiledMemoryStats);
+  CX_PJRT_FN(PJRT_Executable_GetCompiledMemoryStats);
   CX_PJRT_FN(PJRT_Memory_Kind_Id);
   CX_PJRT_SLOT(PJRT_ExecuteContext_Create);
   CX_PJRT_SLOT(PJRT_ExecuteContext_Destroy);

@@ -140,6 +140,31 @@ struct PJRT_Executable_SizeOfGeneratedCodeInBytes_Args {
   int64_t size_in_bytes;
 };
 
+/* XLA's CompiledMemoryStats: the device's memory (argument ... temp), then the host's, then
+ * the peak; the last four fields came in later minor versions (struct_size says which the
+ * caller has). */
+typedef struct PJRT_Executable_GetCompiledMemoryStats_Args PJRT_Executable_GetCompiledMemoryStats_Args;
+struct PJRT_Executable_GetCompiledMemoryStats_Args {
+  size_t struct_size;
+  PJRT_Extension_Base *extension_start;
+  PJRT_Executable *executable;
+  int64_t generated_code_size_in_bytes;
+  int64_t argument_size_in_bytes;
+  int64_t output_size_in_bytes;
+  int64_t alias_size_in_bytes;
+  int64_t temp_size_in_bytes;
+  int64_t host_generated_code_size_in_bytes;
+  int64_t host_argument_size_in_bytes;
+  int64_t host_output_size_in_bytes;
+  int64_t host_alias_size_in_bytes;
+  int64_t host_temp_size_in_bytes;
+  int64_t peak_memory_in_bytes;
+  int64_t total_size_in_bytes;
+  int64_t total_allocation_bytes;
+  int64_t indefinite_allocations;
+  int64_t peak_unpadded_heap_bytes;
+};
+
 typedef struct PJRT_Executable_Fingerprint_Args PJRT_Executable_Fingerprint_Args;
 struct PJRT_Executable_Fingerprint_Args {
   size_t struct_size;

@@ -1,6 +1,7 @@
 /* cli_compile.c — `cxla compile MODULE.hlo`: parse and compile without running, then print
- * how long each compile phase took (from cxla_executable_compile_stats), the compile's counts
- * and the module's cost (cxla_module_cost). With --dump-to=DIR
+ * how long each compile phase took (from cxla_executable_compile_stats), the compile's counts,
+ * the module's cost (cxla_module_cost) and an execution's memory (cxla_executable_footprint).
+ * With --dump-to=DIR
  * the passes' dumps land in DIR; with --trace=FILE the phases are also in a Chrome trace.
  * `cxla compile --list-passes` prints the pipeline's passes (the names --disable-pass takes).
  * With --emit-ptx=FILE (gpu backend) it writes the PTX instead, without a GPU (cli_ptx.c). */
@@ -131,6 +132,13 @@ int cli_compile(cxla_context *ctx, int argc, char **argv) {
       printf("cost (XLA's HloCostAnalysis rules, before cxla's passes):\n");
       printf("  %-24s %12.0f\n  %-24s %12.0f\n  %-24s %12.0f\n", "flops", c.flops, "transcendentals",
              c.transcendentals, "bytes_accessed", c.bytes_accessed);
+    }
+    cxla_footprint f;
+    if (rc == CLI_OK && cxla_executable_footprint(e, &f) == CXLA_OK) {
+      printf("memory (bytes, XLA's CompiledMemoryStats; an execution holds at least their sum, less the aliased):\n");
+      printf("  %-24s %12lld\n  %-24s %12lld\n  %-24s %12lld\n  %-24s %12lld\n  %-24s %12lld\n", "arguments",
+             (long long)f.argument_bytes, "outputs", (long long)f.output_bytes, "aliased", (long long)f.alias_bytes,
+             "temporaries", (long long)f.temp_bytes, "code", (long long)f.code_bytes);
     }
     if (fflush(stdout) != 0) rc = cli_error("cannot write to stdout");
   }

@@ -91,6 +91,9 @@ typedef struct cx_backend {
   /* The compiled code as an entry of the disk cache's format (core/disk_cache.h), when the
    * compile kept it (cx_flags.keep_code); 0 when it did not. NULL: the backend keeps none. */
   int (*code)(void *state, const unsigned char **bytes, size_t *n);
+  /* Fills out's temp_bytes, alias_bytes and code_bytes (cxla_executable_footprint). NULL: the
+   * backend plans none of them (0). */
+  void (*footprint)(void *state, cxla_footprint *out);
   /* Buffers live in the device's memory (NULL: host memory, as interp and cpu). */
   const cx_device_mem *mem;
 } cx_backend;

@@ -17,6 +17,7 @@ struct cx_jit {
   LLVMOrcLLJITRef lljit;
   char *triple, *cpu, *features;
   int opt_level, vector_bits;
+  size_t code_bytes; /* the object files added: what cxla_executable_footprint reports */
 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -151,7 +152,10 @@ int cx_jit_vector_bits(cx_jit *j) { return j->vector_bits; }
 
 cx_llvm_target cx_jit_target(cx_jit *j) { return (cx_llvm_target){j->triple, j->cpu, j->features, j->opt_level}; }
 
+size_t cx_jit_code_bytes(cx_jit *j) { return j->code_bytes; }
+
 cxla_status cx_jit_add_object(cx_jit *j, LLVMMemoryBufferRef obj) {
+  j->code_bytes += LLVMGetBufferSize(obj); /* the JIT takes obj over, failing or not */
   LLVMErrorRef e = LLVMOrcLLJITAddObjectFile(j->lljit, LLVMOrcLLJITGetMainJITDylib(j->lljit), obj);
   return e ? llvm_error(j->ctx, e, "adding code to the JIT") : CXLA_OK;
 }

@@ -30,6 +30,8 @@ LLVMContextRef cx_jit_context(cx_jit *j);
 int cx_jit_vector_bits(cx_jit *j);
 /* The target and opt level for cx_llvm_compile (strings owned by the JIT). */
 cx_llvm_target cx_jit_target(cx_jit *j);
+/* Bytes of the object files added so far (relocations and symbol tables included). */
+size_t cx_jit_code_bytes(cx_jit *j);
 /* Compiles one module (setting its triple and data layout; the pipeline for the opt level)
  * and adds the object; takes ownership of mod, and of its context unless it is the JIT's. */
 cxla_status cx_jit_add_module(cx_jit *j, LLVMModuleRef mod, double *opt_ms, double *codegen_ms);

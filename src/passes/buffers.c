@@ -610,6 +610,13 @@ cxla_status cx_buffers_assign_donated(cx_module *m, const uint8_t *donated, int 
   return cx_error(m->ctx, CXLA_ERR_INTERNAL, "buffer assignment: copies for outputs and loop state did not converge");
 }
 
+int64_t cx_buffers_alias_bytes(const cx_buffers *b) {
+  int64_t n = 0;
+  for (int i = 0; i < b->nslots; i++)
+    if (b->slots[i].kind == CX_SLOT_PARAM && b->slots[i].out_leaf >= 0) n += b->slots[i].size;
+  return n;
+}
+
 void cx_buffers_free(cx_buffers *b) {
   if (!b) return;
   cx_free(b->slots);

@@ -40,6 +40,8 @@ cxla_status cx_buffers_assign(cx_module *m, cx_buffers *out);
  * memory may be written once they are dead, like a temporary's, and may hold a result leaf. */
 cxla_status cx_buffers_assign_donated(cx_module *m, const uint8_t *donated, int ndonated, cx_buffers *out);
 void cx_buffers_free(cx_buffers *b);
+/* Bytes of the donated parameters' leaves that hold a result leaf (XLA's alias size). */
+int64_t cx_buffers_alias_bytes(const cx_buffers *b);
 /* Slot of leaf `leaf` of instruction `in` (-1 if none). */
 int cx_buffers_slot(const cx_buffers *b, const cx_instr *in, int leaf);
 /* Writes a human-readable assignment (for --dump-to). */

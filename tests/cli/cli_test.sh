@@ -182,6 +182,10 @@ grep -q '^  verify  *[0-9.]* \(us\|ms\)$' out.txt && grep -q '^  cache  *miss$' 
 # the cost: an add and a multiply of 6 elements; 3 x 24 bytes each, and the tuple's 2 pointers
 grep -q '^  flops  *12$' out.txt && grep -q '^  transcendentals  *0$' out.txt && grep -q '^  bytes_accessed  *160$' out.txt \
   && ok compile_cost_lines || bad compile_cost_lines "$(cat out.txt)"
+# the memory: two f32[2,3] in and out; the interpreter plans no temporaries and makes no code
+grep -q '^  arguments  *48$' out.txt && grep -q '^  outputs  *48$' out.txt && grep -q '^  aliased  *0$' out.txt \
+  && grep -q '^  temporaries  *0$' out.txt && grep -q '^  code  *0$' out.txt \
+  && ok compile_memory_lines || bad compile_memory_lines "$(cat out.txt)"
 run_cxla compile addmul.hlo --backend interp --fusion=off; expect compile_with_flags 0 out "compiled addmul.hlo"
 run_cxla compile;                    expect usage_compile_missing 2 err "missing MODULE.hlo"
 run_cxla compile addmul.hlo one.hlo; expect usage_compile_two 2 err "expected one MODULE.hlo, got 'one.hlo' as well"
@@ -205,6 +209,9 @@ run_cxla run addmul.hlo x.npy y.npy --repeat;     expect usage_repeat_empty 2 er
 run_cxla run addmul.hlo x.npy y.npy --backend=cpu
 expect cpu_run_leaf0 0 out "[0] f32[2,3] {{1.5, 2.5, 3.5}, {3, 4, 5}}"
 expect cpu_run_leaf1 0 out "[1] f32[2,3] {{0.5, 1, 1.5}, {-4, -5, -6}}"
+run_cxla compile addmul.hlo --backend=cpu
+grep -q '^  arguments  *48$' out.txt && grep -q '^  temporaries  *0$' out.txt && grep -q '^  code  *[1-9][0-9]*$' out.txt \
+  && ok cpu_compile_memory_lines || bad cpu_compile_memory_lines "$(cat out.txt)"
 cat >dot.hlo <<'EOF2'
 HloModule dot
 

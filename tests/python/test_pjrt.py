@@ -370,6 +370,35 @@ class CostAnalysis(Base):
         self.assertEqual(self.cost(lambda a: lax.fori_loop(0, 10, body, a), CPU, x)["flops"], one)
 
 
+class MemoryAnalysis(Base):
+    def stats(self, fn, dev, *args, donate=()):
+        m = jax.jit(fn, donate_argnums=donate).lower(*on(dev, args)).compile().memory_analysis()
+        self.assertIsNotNone(m)
+        return m
+
+    def test_arguments_outputs_and_aliases_as_on_jax_cpu(self):
+        """compiled.memory_analysis() reports the arguments' and results' bytes as JAX's CPU does,
+        and the bytes of donated arguments a result is computed in (an optimizer's update in
+        place); temporaries are cxla's own plan: none for one fused elementwise kernel, the first
+        product's result in a chain of two."""
+        rng = np.random.default_rng(0)
+        p = rng.standard_normal((256, 256), np.float32)
+        g = rng.standard_normal((256, 256), np.float32)
+        sgd = lambda a, b: a - 0.1 * b  # noqa: E731
+        for donate in ((), (0,)):
+            with self.subTest(donate=donate):
+                got, want = self.stats(sgd, CX, p, g, donate=donate), self.stats(sgd, CPU, p, g, donate=donate)
+                self.assertEqual(got.argument_size_in_bytes, want.argument_size_in_bytes)
+                self.assertEqual(got.output_size_in_bytes, want.output_size_in_bytes)
+                self.assertEqual(got.alias_size_in_bytes, want.alias_size_in_bytes)
+                self.assertEqual(got.alias_size_in_bytes, p.nbytes if donate else 0)
+                self.assertEqual(got.temp_size_in_bytes, 0)
+                self.assertGreater(got.generated_code_size_in_bytes, 0)
+        two = self.stats(lambda a, b: (a @ b) @ b, CX, p, g)
+        self.assertEqual(two.argument_size_in_bytes, 2 * p.nbytes)
+        self.assertGreaterEqual(two.temp_size_in_bytes, p.nbytes)
+
+
 class Sinks(Base):
     def test_dce_sink(self):
         """lax.dce_sink keeps a value's computation through dead-code elimination and computes

@@ -579,5 +579,13 @@ static int cpu_code(void *state, const unsigned char **bytes, size_t *n) {
   return st->code != NULL;
 }
 
+static void cpu_footprint(void *state, cxla_footprint *out) {
+  cpu_state *st = state;
+  out->temp_bytes = (int64_t)temp_bytes(st);
+  out->alias_bytes = cx_buffers_alias_bytes(&st->bufs);
+  out->code_bytes = (int64_t)cx_jit_code_bytes(st->jit);
+}
+
 const cx_backend cx_backend_cpu = {.name = "cpu", .compile = cpu_compile, .execute = cpu_execute,
-                                   .destroy = cpu_destroy, .execute_on = cpu_execute_on, .code = cpu_code};
+                                   .destroy = cpu_destroy, .execute_on = cpu_execute_on, .code = cpu_code,
+                                   .footprint = cpu_footprint};

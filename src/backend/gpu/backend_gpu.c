@@ -196,11 +196,23 @@ static cxla_status emu_compile(cxla_context *ctx, cx_module *m, const cx_flags *
   return compile_on(ctx, m, flags, state, stats, cx_cuda_emu(), CXLA_OK, CX_GPU_LLVM_IMAGE, &emu_mem);
 }
 
+/* Temporaries: the arena, the scratch of long sorts and the libraries' workspaces, each made
+ * once when the executable is loaded; code: what the driver was given. */
+static void gpu_footprint(void *state, cxla_footprint *out) {
+  gpu_state *st = state;
+  out->temp_bytes = st->prog.bufs.arena_size + st->prog.scratch_size + (int64_t)st->lt_workspace_size +
+                    (int64_t)st->la_ws_size + (int64_t)st->fft_ws_size;
+  out->alias_bytes = cx_buffers_alias_bytes(&st->prog.bufs);
+  out->code_bytes = st->prog.ptx ? (int64_t)strlen(st->prog.ptx) : 0;
+}
+
 const cx_backend cx_backend_gpu = {.name = "gpu", .compile = gpu_compile, .execute = cx_gpu_execute,
-                                   .destroy = gpu_destroy, .needs_device = 1, .mem = &gpu_mem};
+                                   .destroy = gpu_destroy, .needs_device = 1, .mem = &gpu_mem,
+                                   .footprint = gpu_footprint};
 
 /* needs_device although it needs none: it refuses what the gpu backend refuses (dots,
  * control flow, ...), so the suites that run every backend on everything leave it to its own
  * (test_gpu_emu.c) */
 const cx_backend cx_backend_gpu_emu = {.name = "gpu-emu", .compile = emu_compile, .execute = cx_gpu_execute,
-                                       .destroy = gpu_destroy, .needs_device = 1, .mem = &emu_mem};
+                                       .destroy = gpu_destroy, .needs_device = 1, .mem = &emu_mem,
+                                       .footprint = gpu_footprint};
