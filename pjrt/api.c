@@ -21,6 +21,7 @@
   X(PJRT_DeviceDescription_Kind) X(PJRT_DeviceDescription_DebugString)                       \
   X(PJRT_DeviceDescription_ToString) X(PJRT_Device_GetDescription) X(PJRT_Device_IsAddressable) \
   X(PJRT_Device_LocalHardwareId) X(PJRT_Device_AddressableMemories) X(PJRT_Device_DefaultMemory) \
+  X(PJRT_Device_MemoryStats)                                                                \
   X(PJRT_Memory_Id) X(PJRT_Memory_Kind) X(PJRT_Memory_Kind_Id) X(PJRT_Memory_DebugString)    \
   X(PJRT_Memory_ToString) X(PJRT_Memory_AddressableByDevices) X(PJRT_Executable_Destroy)     \
   X(PJRT_Executable_Name) X(PJRT_Executable_NumReplicas) X(PJRT_Executable_NumPartitions)    \
@@ -46,9 +47,8 @@
 
 /* Slots answered UNIMPLEMENTED: transfers cxla has no use for (streams, async host-to-device
  * managers, DMA mapping, alias and error buffers), ahead-of-time compilation against a
- * topology, and the device's memory counters (the cpu's memory is the process's). */
+ * topology. */
 #define CX_PJRT_UNIMPLEMENTED(X)                                                              \
-  X(PJRT_Device_MemoryStats)                                                                \
   X(PJRT_CopyToDeviceStream_Destroy) X(PJRT_CopyToDeviceStream_AddChunk)                     \
   X(PJRT_CopyToDeviceStream_TotalBytes) X(PJRT_CopyToDeviceStream_GranuleSize)               \
   X(PJRT_CopyToDeviceStream_CurrentBytes) X(PJRT_TopologyDescription_Create)                 \

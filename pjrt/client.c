@@ -315,6 +315,30 @@ PJRT_Error *cx_PJRT_Device_DefaultMemory(PJRT_Device_DefaultMemory_Args *args) {
   return NULL;
 }
 
+/* JAX's device.memory_stats(): a GPU device's allocator (cxla_context_memory_stats): in use,
+ * its peak, and the pool (in use plus what freed buffers gave back and the cache keeps). Its
+ * counts of driver calls are not XLA's num_allocs (the allocator's allocations), so that stays
+ * unset, as the limits do (cxla does not cap device memory). The cpu device's memory is the
+ * process's: UNIMPLEMENTED, as XLA's CPU client answers (JAX then returns None). */
+PJRT_Error *cx_PJRT_Device_MemoryStats(PJRT_Device_MemoryStats_Args *args) {
+  CX_PJRT_ARGS(args, PJRT_Device_MemoryStats_Args, peak_pool_bytes_is_set);
+  NEED(args->device, "PJRT_Device_MemoryStats");
+  PJRT_Device *d = args->device;
+  if (d->host)
+    return cx_pjrt_error(PJRT_Error_Code_UNIMPLEMENTED, "PJRT_Device_MemoryStats: the %s device's memory is the "
+                         "process's, which cxla does not count per device", d->backend);
+  cxla_memory_stats ms;
+  cxla_status s = cxla_context_memory_stats(d->client->ctx, d->backend, &ms);
+  if (s != CXLA_OK) return cx_pjrt_error_cxla(d->client->ctx, s, "PJRT_Device_MemoryStats");
+  size_t end = offsetof(PJRT_Device_MemoryStats_Args, peak_pool_bytes_is_set) + 1; /* the caller's struct_size */
+  memset((char *)args + offsetof(PJRT_Device_MemoryStats_Args, bytes_in_use), 0,
+         end - offsetof(PJRT_Device_MemoryStats_Args, bytes_in_use));
+  args->bytes_in_use = ms.in_use;
+  args->peak_bytes_in_use = ms.peak_in_use, args->peak_bytes_in_use_is_set = true;
+  args->pool_bytes = ms.in_use + ms.cached, args->pool_bytes_is_set = true;
+  return NULL;
+}
+
 /* ---- memories: one per device, all of kind "device" (kind id 0) ---- */
 PJRT_Error *cx_PJRT_Memory_Id(PJRT_Memory_Id_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Memory_Id_Args, id);

@@ -70,7 +70,7 @@ struct PJRT_Api {
   CX_PJRT_FN(PJRT_Device_LocalHardwareId);
   CX_PJRT_FN(PJRT_Device_AddressableMemories);
   CX_PJRT_FN(PJRT_Device_DefaultMemory);
-  CX_PJRT_SLOT(PJRT_Device_MemoryStats);
+  CX_PJRT_FN(PJRT_Device_MemoryStats);
   CX_PJRT_FN(PJRT_Memory_Id);
   CX_PJRT_FN(PJRT_Memory_Kind);
   CX_PJRT_FN(PJRT_Memory_DebugString);

@@ -623,6 +623,15 @@ g = jax.jit(lambda a: a * 3 + 1, donate_argnums=0)
 d = jax.device_put(x, gpu)
 r = g(d)
 out["donated"] = [d.is_deleted(), [e.id for e in r.devices()], bool(np.allclose(np.asarray(r), x * 3 + 1))]
+ms0 = gpu.memory_stats()
+big = jax.device_put(np.ones((256, 1024), np.float32), gpu)
+ms1 = gpu.memory_stats()
+del big
+ms2 = gpu.memory_stats()
+out["memory_stats"] = [cx[0].memory_stats(), sorted(k for k, v in ms1.items() if v >= 0),
+                       ms1["bytes_in_use"] - ms0["bytes_in_use"],
+                       ms2["bytes_in_use"] == ms0["bytes_in_use"], ms2["peak_bytes_in_use"] >= ms1["bytes_in_use"],
+                       ms2["pool_bytes"] >= ms1["bytes_in_use"]]
 to_cx_cpu = jax.device_put(y, cx[0])
 to_jax_cpu = jax.device_put(y, cpu)
 back = jax.device_put(to_cx_cpu, gpu)
@@ -725,6 +734,16 @@ class GpuDevice(Base):
 
     def test_donation(self):
         self.assertEqual(self.out["donated"], [True, [1], True])
+
+    def test_device_memory_stats(self):
+        """device.memory_stats() on the GPU: bytes in use (up by a 1 MiB array's bytes while it
+        lives, back when it is deleted), their peak and the pool the cache keeps (JAX gives -1 for
+        the figures a plugin leaves unset); None on the cpu device, as on JAX's own CPU backend."""
+        cpu_stats, keys, grew, back, peak, pool = self.out["memory_stats"]
+        self.assertIsNone(cpu_stats)
+        self.assertEqual(keys, ["bytes_in_use", "peak_bytes_in_use", "pool_bytes"])
+        self.assertEqual(grew, 256 * 1024 * 4)
+        self.assertTrue(back and peak and pool)
 
     def test_copies_between_devices(self):
         """GPU -> cxla's cpu, GPU -> JAX's CPU backend, cxla's cpu -> GPU, values unchanged."""
