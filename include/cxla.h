@@ -207,9 +207,9 @@ cxla_status cxla_module_result_shape(cxla_module *m, cxla_shape *out);
  * Valid while m lives. */
 const char *cxla_module_parameter_name(cxla_module *m, int i);
 
-/* What a module computes, counted as XLA's cost analysis (HloCostAnalysis) counts it, which is
- * what JAX's compiled.cost_analysis() reports through the PJRT plugin: the module as written
- * (before cxla's passes), each instruction once, except a while loop's body and condition once
+/* What a module computes, counted as XLA's cost analysis (HloCostAnalysis) counts it (JAX's
+ * compiled.cost_analysis() reports cxla_executable_cost, whose bytes are of the compiled
+ * module): the module as written (before cxla's passes), each instruction once, except a while loop's body and condition once
  * per trip where the trip count is known before it runs (XLA counts one trip) and a
  * conditional's costliest branch. docs/pjrt.md says what each op counts. */
 typedef struct cxla_cost {
@@ -582,6 +582,13 @@ typedef struct cxla_footprint {
   int64_t code_bytes;     /* the generated code: cpu's object code, gpu's PTX (interp: 0) */
 } cxla_footprint;
 cxla_status cxla_executable_footprint(cxla_executable *e, cxla_footprint *out);
+
+/* The cost of what an executable runs (what the PJRT plugin reports): flops and
+ * transcendentals as cxla_module_cost counts the module compiled, bytes accessed as the
+ * backend's kernels move them: each instruction of the module after the backend's passes, a
+ * fusion its operands and results only (XLA counts its compiled module so too). interp runs
+ * the module as written: the same bytes as cxla_module_cost. */
+cxla_status cxla_executable_cost(cxla_executable *e, cxla_cost *out);
 
 /* Buffers live in their backend's memory: host memory for interp and cpu, the GPU's for gpu
  * and gpu-emu. backend NULL means "interp". from_literal and to_literal copy (to and from the

@@ -60,10 +60,11 @@ static PJRT_Error *oom(const char *fn) {
   return cx_pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
 }
 
-/* The cost properties JAX's compiled.cost_analysis() reads, under XLA's names. */
-static PJRT_Error *cost_properties(PJRT_Client *c, PJRT_Executable *e, cxla_module *m) {
+/* The cost properties JAX's compiled.cost_analysis() reads, under XLA's names: the compiled
+ * executable's, whose bytes are what its kernels move (XLA counts its optimized module too). */
+static PJRT_Error *cost_properties(PJRT_Client *c, PJRT_Executable *e) {
   cxla_cost k;
-  cxla_status s = cxla_module_cost(m, &k);
+  cxla_status s = cxla_executable_cost(e->exe, &k);
   if (s != CXLA_OK) return cx_pjrt_error_cxla(c->ctx, s, "PJRT_Client_Compile: cost analysis");
   static const struct { const char *name; size_t len; } names[3] = {
       {"flops", 5}, {"transcendentals", 15}, {"bytes accessed", 14}};
@@ -215,7 +216,7 @@ PJRT_Error *cx_pjrt_executable_build_with(PJRT_Client *c, const char *format, si
   if (!err) e->host_callbacks = calls_host_callbacks(e->hlo);
   if (!err) err = describe_outputs(e, m);
   if (!err) err = cx_pjrt_executable_layouts(e, m);
-  if (!err) err = cost_properties(c, e, m);
+  if (!err) err = cost_properties(c, e);
   cxla_module_destroy(m);
   if (err) {
     cx_pjrt_executable_release(e);

@@ -1,6 +1,6 @@
 /* cli_compile.c — `cxla compile MODULE.hlo`: parse and compile without running, then print
  * how long each compile phase took (from cxla_executable_compile_stats), the compile's counts,
- * the module's cost (cxla_module_cost) and an execution's memory (cxla_executable_footprint).
+ * the executable's cost (cxla_executable_cost) and an execution's memory (cxla_executable_footprint).
  * With --dump-to=DIR
  * the passes' dumps land in DIR; with --trace=FILE the phases are also in a Chrome trace.
  * `cxla compile --list-passes` prints the pipeline's passes (the names --disable-pass takes).
@@ -126,10 +126,10 @@ int cli_compile(cxla_context *ctx, int argc, char **argv) {
     print_phases(stdout, cxla_executable_compile_stats(e));
     print_phases(stdout, cxla_executable_compile_counts(e));
     cxla_cost c;
-    if (cxla_module_cost(m, &c) != CXLA_OK) {
+    if (cxla_executable_cost(e, &c) != CXLA_OK) {
       rc = cli_lib_error(ctx);
     } else {
-      printf("cost (XLA's HloCostAnalysis rules, before cxla's passes):\n");
+      printf("cost (XLA's HloCostAnalysis rules; bytes as the backend's kernels move them):\n");
       printf("  %-24s %12.0f\n  %-24s %12.0f\n  %-24s %12.0f\n", "flops", c.flops, "transcendentals",
              c.transcendentals, "bytes_accessed", c.bytes_accessed);
     }

@@ -468,7 +468,7 @@ int cli_run(cxla_context *ctx, int argc, char **argv) {
   cxla_status s = make_buffers(ctx, opts.backend, e, nparams, args, bufs, r.repeat || r.check);
   cxla_buffer *res = NULL;
   cxla_cost cost;
-  int have_cost = r.repeat > 0 && cxla_module_cost(m, &cost) == CXLA_OK;
+  int have_cost = r.repeat > 0 && cxla_executable_cost(e, &cost) == CXLA_OK;
   if (s == CXLA_OK)
     s = execute_timed(ctx, opts.backend, e, nparams, args, bufs, &res, r.repeat, compile_ms, &r.feed,
                       have_cost ? &cost : NULL);

@@ -94,6 +94,9 @@ typedef struct cx_backend {
   /* Fills out's temp_bytes, alias_bytes and code_bytes (cxla_executable_footprint). NULL: the
    * backend plans none of them (0). */
   void (*footprint)(void *state, cxla_footprint *out);
+  /* The module as the backend runs it, after its passes (cxla_executable_cost's bytes). NULL:
+   * the module as compiled (interp runs it unchanged). */
+  const cx_module *(*compiled)(void *state);
   /* Buffers live in the device's memory (NULL: host memory, as interp and cpu). */
   const cx_device_mem *mem;
 } cx_backend;

@@ -20,6 +20,7 @@
  *  - control flow: a call once, a while loop's condition and body per trip where the trip
  *    count is known (XLA counts one trip), a conditional its costliest branch. */
 #include <math.h>
+#include <string.h>
 #include "ir/cost.h"
 #include "ir/ops.h"
 #include "ir/while_trips.h"
@@ -105,6 +106,32 @@ static double contraction(const cx_instr *x) {
   return k;
 }
 
+/* A fusion reads the operands whose parameters something in its body reads (XLA weighs each
+ * operand by its parameter's use; a compiled module's fusions may carry operands their body
+ * no longer reads, as an epilogue split from its product keeps the product's). */
+static double fusion_bytes(const cx_instr *x) {
+  double t = bytes_of(&x->shape);
+  const cx_comp *fc = x->ncalled == 1 ? x->called[0] : NULL;
+  unsigned char small[256], *read = x->nops <= 256 ? small : cx_calloc((size_t)x->nops, 1);
+  if (!fc || !read) { /* every operand (no body to ask, or no memory to ask it with) */
+    for (int i = 0; i < x->nops; i++) t += bytes_of(&x->ops[i]->shape);
+    return t;
+  }
+  memset(read, 0, (size_t)x->nops);
+  for (int j = 0; j < fc->ninstrs; j++) {
+    const cx_instr *y = fc->instrs[j];
+    for (int k = 0; k < y->nops; k++)
+      if (y->ops[k]->op == CX_OP_PARAMETER && y->ops[k]->a.index >= 0 && y->ops[k]->a.index < x->nops)
+        read[y->ops[k]->a.index] = 1;
+  }
+  if (fc->root && fc->root->op == CX_OP_PARAMETER && fc->root->a.index >= 0 && fc->root->a.index < x->nops)
+    read[fc->root->a.index] = 1;
+  for (int i = 0; i < x->nops; i++)
+    if (read[i]) t += bytes_of(&x->ops[i]->shape);
+  if (read != small) cx_free(read);
+  return t;
+}
+
 /* Bytes x moves (operands and result, with XLA's exceptions). */
 static double instr_bytes(const cx_instr *x) {
   switch (x->op) {
@@ -123,6 +150,7 @@ static double instr_bytes(const cx_instr *x) {
     for (int i = 2; i < x->nops; i++) t += bytes_of(&x->ops[i]->shape);
     return t;
   }
+  case CX_OP_FUSION: return fusion_bytes(x);
   default: {
     double t = bytes_of(&x->shape);
     for (int i = 0; i < x->nops; i++) t += bytes_of(&x->ops[i]->shape);

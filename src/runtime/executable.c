@@ -200,6 +200,7 @@ static cxla_status compile_core(cx_module *m, const cx_backend *be, const cx_fla
   }
   if (s == CXLA_OK) {
     c->backend = be;
+    cx_module_cost(clone, &c->cost); /* before the backend's passes change it */
     size_t before = stats->counts.len;
     s = be->compile(ctx, clone, flags, &c->state, stats); /* takes clone, also on failure */
     clone = NULL;
@@ -336,6 +337,20 @@ static int64_t leaf_bytes(const cx_shape *sh) {
   }
   int64_t b = cx_type_is_array(sh->type) ? cx_shape_bytes(sh) : 0;
   return b > 0 ? b : 0;
+}
+
+cxla_status cxla_executable_cost(cxla_executable *e, cxla_cost *out) {
+  if (!e || !out) return e ? cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_executable_cost: NULL argument")
+                           : CXLA_ERR_INVALID_ARGUMENT;
+  const cx_exe_core *c = e->core;
+  out->flops = c->cost.flops, out->transcendentals = c->cost.transcendentals, out->bytes_accessed = c->cost.bytes;
+  const cx_module *run = c->backend->compiled ? c->backend->compiled(c->state) : NULL;
+  if (run) {
+    cx_cost k;
+    cx_module_cost(run, &k);
+    out->bytes_accessed = k.bytes;
+  }
+  return CXLA_OK;
 }
 
 cxla_status cxla_executable_footprint(cxla_executable *e, cxla_footprint *out) {

@@ -7,6 +7,7 @@
 #include "backend/backend.h"
 #include "runtime/backends.h"
 #include "runtime/buffer.h"
+#include "ir/cost.h"
 
 /* What a compile produces, shared by every executable handle compiled from the same
  * module + backend + flags in one context (the executable cache hands out new handles to it).
@@ -23,6 +24,7 @@ typedef struct cx_exe_core {
   cx_shape result_shape;
   uint8_t *donated;         /* donated[p]: each execute consumes parameter p (nparams entries) */
   char *counts;             /* the backend's counts from the compile (kernels, fallbacks, ...) */
+  cx_cost cost;             /* cx_module_cost of the module before the backend's passes */
   int devices;              /* the module has collectives, replica-id or partition-id */
   int64_t replica_count, num_partitions; /* its header's (0: not given) */
 } cx_exe_core;

@@ -223,7 +223,18 @@ static cxla_status run_backend(const cx_backend *b, cx_module *m, int nargs,
   cx_sb_free(&stats.times);
   cx_sb_free(&stats.counts);
   if (s != CXLA_OK) return s;
-  s = b->execute(state, ctx, nargs, args, out);
+  /* what cxla_executable_cost and _footprint read of the compiled module: counts that are
+   * finite and not negative, on every module the backend compiles */
+  cx_cost k = {0, 0, 0};
+  cxla_footprint f = {0, 0, 0, 0, 0};
+  if (b->compiled) cx_module_cost(b->compiled(state), &k);
+  if (b->footprint) b->footprint(state, &f);
+  if (!isfinite(k.flops + k.transcendentals + k.bytes) || k.flops < 0 || k.transcendentals < 0 || k.bytes < 0 ||
+      f.temp_bytes < 0 || f.alias_bytes < 0 || f.code_bytes < 0)
+    s = cx_error(ctx, CXLA_ERR_INTERNAL, "compiled module's cost (flops %g, transcendentals %g, bytes %g) or footprint "
+                 "(temp %lld, alias %lld, code %lld)", k.flops, k.transcendentals, k.bytes, (long long)f.temp_bytes,
+                 (long long)f.alias_bytes, (long long)f.code_bytes);
+  if (s == CXLA_OK) s = b->execute(state, ctx, nargs, args, out);
   b->destroy(state);
   return s;
 }

@@ -116,6 +116,50 @@ TEST(cost_fusion_counts_its_own_bytes) {
   CHECK_COST("HloModule m\nf {\n  x = f32[8] parameter(0)\n  y = f32[8] multiply(x, x)\n  ROOT z = f32[8] exponential(y)\n}\n"
              "ENTRY e {\n  a = f32[8] parameter(0)\n  ROOT r = f32[8] fusion(a), kind=kLoop, calls=f\n}\n",
              8, 8, 64);
+  /* an operand the body does not read (an epilogue split from its product keeps the product's
+   * operands) moves no bytes: 32 in, 32 out */
+  CHECK_COST("HloModule m\nf {\n  x = f32[8] parameter(0)\n  w = f32[1024] parameter(1)\n  ROOT z = f32[8] exponential(x)\n}\n"
+             "ENTRY e {\n  a = f32[8] parameter(0)\n  b = f32[1024] parameter(1)\n"
+             "  ROOT r = f32[8] fusion(a, b), kind=kLoop, calls=f\n}\n",
+             0, 8, 64);
+  /* a body that returns its parameter reads it */
+  CHECK_COST("HloModule m\nf {\n  x = f32[8] parameter(0)\n  ROOT w = f32[8] parameter(1)\n}\n"
+             "ENTRY e {\n  a = f32[8] parameter(0)\n  b = f32[8] parameter(1)\n  ROOT r = f32[8] fusion(a, b), kind=kLoop, calls=f\n}\n",
+             0, 0, 64);
+}
+
+/* cxla_executable_cost: the module's flops and transcendentals, the bytes of what the backend
+ * runs. exp(x) * 2 summed over f32[64,128]: before fusion each op moves its operands and result
+ * (229,388 bytes, interp's count too); the cpu runs one kernel reading x and writing the scalar
+ * (32,772 bytes, JAX CPU's count). */
+TEST(cost_of_an_executable_is_its_kernels_bytes) {
+  static const char text[] =
+      "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+      "ENTRY e {\n  x = f32[64,128] parameter(0)\n  e = f32[64,128] exponential(x)\n  c = f32[] constant(2)\n"
+      "  cb = f32[64,128] broadcast(c), dimensions={}\n  m = f32[64,128] multiply(e, cb)\n  z = f32[] constant(0)\n"
+      "  ROOT s = f32[] reduce(m, z), dimensions={0,1}, to_apply=add\n}\n";
+  const char *backends[2] = {"interp", "cpu"};
+  const double bytes[2] = {229388, 32772};
+  for (int b = 0; b < 2; b++) {
+    cxla_module *m = NULL;
+    CHECK_OK(cxla_module_parse(test_ctx(), text, strlen(text), "cost.hlo", &m));
+    if (!m) return;
+    cxla_compile_options o;
+    cxla_compile_options_init(&o);
+    o.backend = backends[b];
+    cxla_executable *e = NULL;
+    CHECK_OK(cxla_compile(m, &o, &e));
+    cxla_cost mc, ec;
+    CHECK_OK(cxla_module_cost(m, &mc));
+    if (e && cxla_executable_cost(e, &ec) == CXLA_OK)
+      CHECK_MSG(ec.flops == mc.flops && ec.transcendentals == mc.transcendentals && ec.bytes_accessed == bytes[b],
+                "%s: flops %.0f (module %.0f), transcendentals %.0f, bytes %.0f (want %.0f)", backends[b], ec.flops,
+                mc.flops, ec.transcendentals, ec.bytes_accessed, bytes[b]);
+    CHECK(cxla_executable_cost(e, NULL) == CXLA_ERR_INVALID_ARGUMENT);
+    CHECK(cxla_executable_cost(NULL, &ec) == CXLA_ERR_INVALID_ARGUMENT);
+    cxla_executable_destroy(e);
+    cxla_module_destroy(m);
+  }
 }
 
 TEST(cost_bad_arguments) {

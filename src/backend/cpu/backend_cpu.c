@@ -579,6 +579,8 @@ static int cpu_code(void *state, const unsigned char **bytes, size_t *n) {
   return st->code != NULL;
 }
 
+static const cx_module *cpu_compiled(void *state) { return ((cpu_state *)state)->m; }
+
 static void cpu_footprint(void *state, cxla_footprint *out) {
   cpu_state *st = state;
   out->temp_bytes = (int64_t)temp_bytes(st);
@@ -588,4 +590,4 @@ static void cpu_footprint(void *state, cxla_footprint *out) {
 
 const cx_backend cx_backend_cpu = {.name = "cpu", .compile = cpu_compile, .execute = cpu_execute,
                                    .destroy = cpu_destroy, .execute_on = cpu_execute_on, .code = cpu_code,
-                                   .footprint = cpu_footprint};
+                                   .footprint = cpu_footprint, .compiled = cpu_compiled};

@@ -196,6 +196,8 @@ static cxla_status emu_compile(cxla_context *ctx, cx_module *m, const cx_flags *
   return compile_on(ctx, m, flags, state, stats, cx_cuda_emu(), CXLA_OK, CX_GPU_LLVM_IMAGE, &emu_mem);
 }
 
+static const cx_module *gpu_compiled(void *state) { return ((gpu_state *)state)->prog.m; }
+
 /* Temporaries: the arena, the scratch of long sorts and the libraries' workspaces, each made
  * once when the executable is loaded; code: what the driver was given. */
 static void gpu_footprint(void *state, cxla_footprint *out) {
@@ -208,11 +210,11 @@ static void gpu_footprint(void *state, cxla_footprint *out) {
 
 const cx_backend cx_backend_gpu = {.name = "gpu", .compile = gpu_compile, .execute = cx_gpu_execute,
                                    .destroy = gpu_destroy, .needs_device = 1, .mem = &gpu_mem,
-                                   .footprint = gpu_footprint};
+                                   .footprint = gpu_footprint, .compiled = gpu_compiled};
 
 /* needs_device although it needs none: it refuses what the gpu backend refuses (dots,
  * control flow, ...), so the suites that run every backend on everything leave it to its own
  * (test_gpu_emu.c) */
 const cx_backend cx_backend_gpu_emu = {.name = "gpu-emu", .compile = emu_compile, .execute = cx_gpu_execute,
                                        .destroy = gpu_destroy, .needs_device = 1, .mem = &emu_mem,
-                                       .footprint = gpu_footprint};
+                                       .footprint = gpu_footprint, .compiled = gpu_compiled};
