@@ -187,11 +187,6 @@ class Executable:
             m = g
         try:
             self._signature(m.value)
-            c = _lib.Cost()
-            ctx.check(lib.cxla_module_cost(m.value, ctypes.byref(c)))
-            # what the module computes, by XLA's HloCostAnalysis rules (cxla_module_cost), under
-            # the names JAX's compiled.cost_analysis() uses
-            self.cost = {"flops": c.flops, "transcendentals": c.transcendentals, "bytes accessed": c.bytes_accessed}
             donate = sorted(set(donate_argnums))
             for i in donate:
                 if not 0 <= i < len(self.parameters):
@@ -207,6 +202,14 @@ class Executable:
             self._h = e.value
         finally:
             lib.cxla_module_destroy(m.value)
+        c, fp = _lib.Cost(), _lib.Footprint()
+        ctx.check(lib.cxla_executable_cost(self._h, ctypes.byref(c)))
+        ctx.check(lib.cxla_executable_footprint(self._h, ctypes.byref(fp)))
+        # by XLA's HloCostAnalysis rules (cxla_executable_cost: the bytes the compiled kernels
+        # move), under the names JAX's compiled.cost_analysis() uses
+        self.cost = {"flops": c.flops, "transcendentals": c.transcendentals, "bytes accessed": c.bytes_accessed}
+        # the memory an execution holds (cxla_executable_footprint), in bytes
+        self.footprint = {name: getattr(fp, name) for name, _ in fp._fields_}
         self.donated = tuple(i for i in range(len(self.parameters)) if lib.cxla_executable_parameter_donated(self._h, i))
         self._donated = frozenset(self.donated)
         self._n = len(self.parameters)

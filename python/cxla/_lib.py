@@ -73,6 +73,13 @@ class Cost(ctypes.Structure):
     ]
 
 
+class Footprint(ctypes.Structure):
+    """cxla_footprint."""
+
+    _fields_ = [(name, ctypes.c_int64) for name in ("argument_bytes", "output_bytes", "alias_bytes", "temp_bytes",
+                                                    "code_bytes")]
+
+
 class Arg(ctypes.Structure):
     """cxla_arg."""
 
@@ -103,6 +110,8 @@ _PROTOTYPES: Dict[str, Tuple[List[Any], Any]] = {
     "cxla_module_parameter_name": ([vp, c_int], c_str),
     "cxla_module_result_shape": ([vp, P(Shape)], c_int),
     "cxla_module_cost": ([vp, P(Cost)], c_int),
+    "cxla_executable_cost": ([vp, P(Cost)], c_int),
+    "cxla_executable_footprint": ([vp, P(Footprint)], c_int),
     "cxla_compile_options_init": ([P(CompileOptions)], None),
     "cxla_compile": ([vp, P(CompileOptions), P(vp)], c_int),
     "cxla_executable_destroy": ([vp], None),

@@ -428,6 +428,22 @@ class Errors(unittest.TestCase):
         self.assertIn("verify=", f.compile_stats)
         # an add of two f32[8]: 8 flops; its operands and result, 96 bytes
         self.assertEqual(f.cost, {"flops": 8.0, "transcendentals": 0.0, "bytes accessed": 96.0})
+        fp = dict(f.footprint)
+        self.assertGreater(fp.pop("code_bytes"), 0)
+        self.assertEqual(fp, {"argument_bytes": 64, "output_bytes": 32, "alias_bytes": 0, "temp_bytes": 0})
+        # exp, multiply and sum: one kernel reads x and writes the scalar (the module before
+        # fusion moves 229,388 bytes); the product's result in a chain of two is a temporary
+        g = cxla.compile("HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                         "  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[64,128] parameter(0)\n"
+                         "  e = f32[64,128] exponential(x)\n  c = f32[] constant(2)\n"
+                         "  cb = f32[64,128] broadcast(c), dimensions={}\n  m = f32[64,128] multiply(e, cb)\n"
+                         "  z = f32[] constant(0)\n  ROOT s = f32[] reduce(m, z), dimensions={0,1}, to_apply=add\n}\n")
+        self.assertEqual(g.cost["bytes accessed"], 64 * 128 * 4 + 4)
+        self.assertEqual(g.cost["flops"], 16383.0)
+        chain = cxla.compile("HloModule c\nENTRY e {\n  a = f32[64,64] parameter(0)\n"
+                             "  d = f32[64,64] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                             "  ROOT d2 = f32[64,64] dot(d, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n")
+        self.assertGreaterEqual(chain.footprint["temp_bytes"], 64 * 64 * 4)
         x = np.ones(8, np.float32)
         np.testing.assert_array_equal(f(x, x), 2)
         self.assertIn("f32[8]", repr(f))
