@@ -570,16 +570,20 @@ cxla_status cxla_executable_code(cxla_executable *e, const void **bytes, size_t 
 /* The memory an execution of an executable holds, in bytes, as XLA's CompiledMemoryStats
  * counts it (what JAX's compiled.memory_analysis() reports through the PJRT plugin): at least
  * code_bytes + argument_bytes + output_bytes - alias_bytes + temp_bytes while it runs. Bytes
- * of the backend's memory: host memory for interp and cpu, the GPU's for gpu. */
+ * of the backend's memory: host memory for interp and cpu, the GPU's for gpu (gpu-emu's
+ * emulated device memory). */
 typedef struct cxla_footprint {
   int64_t argument_bytes; /* the ENTRY parameters' arrays (a tuple's leaves) */
   int64_t output_bytes;   /* the result's arrays */
   int64_t alias_bytes;    /* of the parameters, those whose memory a result is computed in
                            * (donated ones, where the buffer assignment placed a result) */
   int64_t temp_bytes;     /* temporaries: the most live at once, as the buffer assignment packs
-                           * them, with the libraries' workspaces (interp: 0, it allocates each
-                           * value as it computes it) */
-  int64_t code_bytes;     /* the generated code: cpu's object code, gpu's PTX (interp: 0) */
+                           * them, and the split reductions' scratch; on a GPU also the
+                           * libraries' workspaces. Not the host libraries' own scratch (oneDNN,
+                           * OpenBLAS) nor a fallback's (interp: 0, it allocates each value as
+                           * it computes it) */
+  int64_t code_bytes;     /* the generated code: cpu's object code, gpu's PTX (gpu-emu: its
+                           * kernels' LLVM IR text; interp: 0) */
 } cxla_footprint;
 cxla_status cxla_executable_footprint(cxla_executable *e, cxla_footprint *out);
 

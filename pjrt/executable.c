@@ -368,7 +368,7 @@ PJRT_Error *cx_PJRT_Executable_NumOutputs(PJRT_Executable_NumOutputs_Args *args)
   return NULL;
 }
 
-/* cxla does not report its code size; 0 stands for unknown, as the client only shows it. */
+/* The generated code's bytes (cxla_executable_footprint). */
 PJRT_Error *cx_PJRT_Executable_SizeOfGeneratedCodeInBytes(PJRT_Executable_SizeOfGeneratedCodeInBytes_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Executable_SizeOfGeneratedCodeInBytes_Args, size_in_bytes);
   NEED_EXEC(args->executable, "PJRT_Executable_SizeOfGeneratedCodeInBytes");
@@ -382,8 +382,8 @@ PJRT_Error *cx_PJRT_Executable_SizeOfGeneratedCodeInBytes(PJRT_Executable_SizeOf
  * An execution holds its arguments, results (less those computed in donated arguments) and
  * its whole arena of temporaries at once: that is the peak, every allocation, and with the
  * code XLA's lower bound (total_size); the arguments and results are the allocations that
- * outlive the execution (indefinite), and the arena has no padding to remove beyond each
- * temporary's 64-byte alignment, which it counts. */
+ * outlive the execution (indefinite). The unpadded peak is the same peak: the arena's only
+ * padding is each temporary's 64-byte alignment, which it counts. */
 PJRT_Error *cx_PJRT_Executable_GetCompiledMemoryStats(PJRT_Executable_GetCompiledMemoryStats_Args *args) {
   CX_PJRT_ARGS(args, PJRT_Executable_GetCompiledMemoryStats_Args, peak_memory_in_bytes);
   NEED_EXEC(args->executable, "PJRT_Executable_GetCompiledMemoryStats");
@@ -405,7 +405,7 @@ PJRT_Error *cx_PJRT_Executable_GetCompiledMemoryStats(PJRT_Executable_GetCompile
   if (n >= offsetof(PJRT_Executable_GetCompiledMemoryStats_Args, peak_unpadded_heap_bytes) + sizeof(int64_t)) {
     args->total_allocation_bytes = data;
     args->indefinite_allocations = f.argument_bytes + f.output_bytes - f.alias_bytes;
-    args->peak_unpadded_heap_bytes = f.temp_bytes;
+    args->peak_unpadded_heap_bytes = data;
   }
   return NULL;
 }

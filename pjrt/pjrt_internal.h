@@ -220,7 +220,7 @@ struct PJRT_Executable {
   int host_callbacks;            /* calls the framework's host callbacks: runs on the caller's
                                   * thread (a callback may need what that thread holds) */
   char fingerprint[17];
-  PJRT_NamedValue cost[3];       /* cxla_module_cost of the module: flops, transcendentals, bytes accessed */
+  PJRT_NamedValue cost[3];       /* cxla_executable_cost: flops, transcendentals, bytes accessed */
   /* Parameters' then outputs' layouts (layouts.c), and pointers to each: what the Layouts
    * extension hands the client. */
   PJRT_Layouts_MemoryLayout *layouts;

@@ -158,6 +158,7 @@ class Executable:
     donated: Tuple[int, ...]
     copies: Dict[str, int]
     cost: Dict[str, float]
+    footprint: Dict[str, int]
 
     def __init__(self, hlo: HloSource, backend: str = "cpu", donate_argnums: Iterable[int] = (),
                  filename: Optional[str] = None, grad_wrt: Optional[Sequence[int]] = None,

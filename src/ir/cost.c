@@ -15,7 +15,7 @@
  *    (parameters, constants, get-tuple-element, bitcasts, tokens' after-all and
  *    add-dependency); a tuple counts its pointer table; slices count twice their result,
  *    dynamic-update-slice twice its update (the rest of its operand stays in place). A fusion
- *    counts its own operands and results and its body's arithmetic; computations applied per
+ *    counts its results, the operands its body reads, and its body's arithmetic; computations applied per
  *    element (reduce, map, sort's comparator) count their arithmetic only;
  *  - control flow: a call once, a while loop's condition and body per trip where the trip
  *    count is known (XLA counts one trip), a conditional its costliest branch. */
@@ -112,12 +112,12 @@ static double contraction(const cx_instr *x) {
 static double fusion_bytes(const cx_instr *x) {
   double t = bytes_of(&x->shape);
   const cx_comp *fc = x->ncalled == 1 ? x->called[0] : NULL;
-  unsigned char small[256], *read = x->nops <= 256 ? small : cx_calloc((size_t)x->nops, 1);
-  if (!fc || !read) { /* every operand (no body to ask, or no memory to ask it with) */
+  unsigned char small[256], *read = !fc ? NULL : x->nops <= 256 ? small : cx_calloc((size_t)x->nops, 1);
+  if (!read) { /* every operand (no body to ask, or no memory to ask it with) */
     for (int i = 0; i < x->nops; i++) t += bytes_of(&x->ops[i]->shape);
     return t;
   }
-  memset(read, 0, (size_t)x->nops);
+  if (read == small) memset(small, 0, (size_t)x->nops);
   for (int j = 0; j < fc->ninstrs; j++) {
     const cx_instr *y = fc->instrs[j];
     for (int k = 0; k < y->nops; k++)

@@ -198,12 +198,13 @@ static cxla_status emu_compile(cxla_context *ctx, cx_module *m, const cx_flags *
 
 static const cx_module *gpu_compiled(void *state) { return ((gpu_state *)state)->prog.m; }
 
-/* Temporaries: the arena, the scratch of long sorts and the libraries' workspaces, each made
- * once when the executable is loaded; code: what the driver was given. */
+/* Temporaries: the arena, the scratch of long sorts and the libraries' workspaces (cuBLASLt,
+ * cuSOLVER, cuFFT, cuDNN's with the repacked filters), each made once when the executable is
+ * loaded; code: what the driver was given (gpu-emu: the kernels' LLVM IR text). */
 static void gpu_footprint(void *state, cxla_footprint *out) {
   gpu_state *st = state;
   out->temp_bytes = st->prog.bufs.arena_size + st->prog.scratch_size + (int64_t)st->lt_workspace_size +
-                    (int64_t)st->la_ws_size + (int64_t)st->fft_ws_size;
+                    (int64_t)st->la_ws_size + (int64_t)st->fft_ws_size + (int64_t)st->dnn_ws_size;
   out->alias_bytes = cx_buffers_alias_bytes(&st->prog.bufs);
   out->code_bytes = st->prog.ptx ? (int64_t)strlen(st->prog.ptx) : 0;
 }
