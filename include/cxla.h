@@ -622,10 +622,11 @@ const char *cxla_buffer_memory(cxla_buffer *buf);
 
 /* A context's device memory for a GPU backend, in bytes (counts for the driver calls). */
 typedef struct cxla_memory_stats {
-  int64_t in_use;         /* held by buffers, arguments and results being made */
+  int64_t in_use;         /* held by buffers, arguments and results being made, and by the
+                           * loaded executables (temporaries, constants, workspaces) */
   int64_t peak_in_use;
   int64_t cached;         /* given back and kept for reuse */
-  int64_t driver_allocs;  /* cuMemAlloc calls for buffers so far */
+  int64_t driver_allocs;  /* cuMemAlloc calls for that memory so far */
   int64_t driver_frees;
   /* Transfers: host memory is staged through pinned host blocks kept for reuse, uploads run
    * on a stream of their own that the kernels wait for (docs/design/gpu-backend.md). */

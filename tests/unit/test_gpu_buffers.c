@@ -206,3 +206,43 @@ TEST(gpu_buffers_out_of_device_memory) {
   cxla_buffer_destroy(c);
   cxla_context_destroy(ctx);
 }
+
+/* An executable's own device memory (its temporaries' arena, constants, workspaces) comes
+ * from the device's caching allocator too, so the device's counters (JAX's
+ * device.memory_stats()) show it; all of it goes back to the driver with the context. */
+TEST(gpu_buffers_executables_memory_is_counted) {
+  static const char text[] =
+      "HloModule chain\n"
+      "ENTRY main {\n"
+      "  a = f32[64,64] parameter(0)\n"
+      "  d = f32[64,64] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+      "  e = f32[64,64] dot(d, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+      "  c = f32[] constant(3)\n"
+      "  cb = f32[64,64] broadcast(c), dimensions={}\n"
+      "  ROOT r = f32[64,64] add(e, cb)\n"
+      "}\n";
+  size_t driver_before = cx_emu_memory_allocated();
+  cxla_context *ctx = NULL;
+  CHECK_OK(cxla_context_create(&ctx));
+  if (!ctx) return;
+  cxla_module *m = NULL;
+  CHECK_OK(cxla_module_parse(ctx, text, strlen(text), "chain.hlo", &m));
+  cxla_compile_options o;
+  cxla_compile_options_init(&o);
+  o.backend = EMU;
+  cxla_memory_stats live;
+  cxla_executable *e = NULL;
+  cxla_footprint f;
+  if (m && cxla_compile(m, &o, &e) == CXLA_OK && cxla_executable_footprint(e, &f) == CXLA_OK) {
+    CHECK(f.temp_bytes >= 64 * 64 * 4); /* d */
+    CHECK_OK(cxla_context_memory_stats(ctx, EMU, &live));
+    CHECK_MSG(live.in_use >= f.temp_bytes, "in use %lld, the executable's temporaries %lld", (long long)live.in_use,
+              (long long)f.temp_bytes);
+  } else {
+    CHECK_MSG(0, "compile: %s", cxla_context_errmsg(ctx));
+  }
+  cxla_executable_destroy(e);
+  cxla_module_destroy(m);
+  cxla_context_destroy(ctx);
+  CHECK(cx_emu_memory_allocated() == driver_before);
+}

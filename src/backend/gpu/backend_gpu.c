@@ -17,10 +17,10 @@ static void gpu_destroy(void *state) {
   if (d && st->cu->CtxPushCurrent(d->cuctx) == 0) {
     /* the device's stream may still run this executable's kernels */
     st->cu->StreamSynchronize(d->stream);
-    for (int i = 0; st->consts && i < st->prog.bufs.nslots; i++)
-      if (st->consts[i]) st->cu->MemFree(st->consts[i]);
-    if (st->arena) st->cu->MemFree(st->arena);
-    if (st->scratch) st->cu->MemFree(st->scratch);
+    for (int i = 0; st->consts && st->consts_got && i < st->prog.bufs.nslots; i++)
+      cx_gpu_free(d, st->consts[i], st->consts_got[i]);
+    cx_gpu_free(d, st->arena, st->arena_got);
+    cx_gpu_free(d, st->scratch, st->scratch_got);
     cx_gpu_gemm_unload(st);
     cx_gpu_fft_unload(st);
     cx_gpu_conv_unload(st);
@@ -35,6 +35,7 @@ static void gpu_destroy(void *state) {
   cx_free(st->fns);
   cx_free(st->param_base);
   cx_free(st->consts);
+  cx_free(st->consts_got);
   cx_gpu_prog_free(&st->prog);
   pthread_mutex_destroy(&st->mu);
   cx_free(st);
@@ -74,20 +75,23 @@ static cxla_status load(cxla_context *ctx, gpu_state *st) {
   const cx_gpu_prog *p = &st->prog;
   st->fns = cx_calloc((size_t)p->nkernels + 1, sizeof *st->fns);
   st->consts = cx_calloc((size_t)p->bufs.nslots + 1, sizeof *st->consts);
-  if (!st->fns || !st->consts) return cx_oom(ctx);
+  st->consts_got = cx_calloc((size_t)p->bufs.nslots + 1, sizeof *st->consts_got);
+  if (!st->fns || !st->consts || !st->consts_got) return cx_oom(ctx);
   for (int i = 0; i < p->nkernels; i++)
     if ((r = cu->ModuleGetFunction(&st->fns[i], st->mod, p->kernels[i]))) return cx_cuda_error(ctx, cu, r, p->kernels[i]);
+  int synced = 0;
   for (int i = 0; i < p->bufs.nslots; i++) { /* constants live on the device for the executable's life */
     const cx_slot *sl = &p->bufs.slots[i];
     if (sl->kind != CX_SLOT_CONST || sl->size <= 0) continue;
-    if ((r = cu->MemAlloc(&st->consts[i], (size_t)sl->size))) return cx_cuda_error(ctx, cu, r, "cuMemAlloc (constants)");
+    CX_TRY(cx_gpu_alloc(ctx, st->device, (size_t)sl->size, &st->consts[i], &st->consts_got[i]));
+    /* a cached block may still be read by kernels queued before it was freed: the copy below
+     * is not ordered with the device's stream */
+    if (!synced++ && (r = cu->StreamSynchronize(st->device->stream))) return cx_cuda_error(ctx, cu, r, "cuStreamSynchronize");
     if ((r = cu->MemcpyHtoD(st->consts[i], sl->constant->data, (size_t)sl->size)))
       return cx_cuda_error(ctx, cu, r, "cuMemcpyHtoD (constants)");
   }
-  if (p->scratch_size > 0 && (r = cu->MemAlloc(&st->scratch, (size_t)p->scratch_size)))
-    return cx_cuda_error(ctx, cu, r, "cuMemAlloc (scratch)");
-  if (p->bufs.arena_size > 0 && (r = cu->MemAlloc(&st->arena, (size_t)p->bufs.arena_size)))
-    return cx_cuda_error(ctx, cu, r, "cuMemAlloc (temporaries)");
+  if (p->scratch_size > 0) CX_TRY(cx_gpu_alloc(ctx, st->device, (size_t)p->scratch_size, &st->scratch, &st->scratch_got));
+  if (p->bufs.arena_size > 0) CX_TRY(cx_gpu_alloc(ctx, st->device, (size_t)p->bufs.arena_size, &st->arena, &st->arena_got));
   CX_TRY(cx_gpu_gemm_load(ctx, st));
   CX_TRY(cx_gpu_linalg_load(ctx, st)); /* a missing library is refused here, naming it, not mid-run */
   CX_TRY(cx_gpu_host_linalg_load(ctx, st));

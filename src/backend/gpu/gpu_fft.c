@@ -47,8 +47,7 @@ cxla_status cx_gpu_fft_load(cxla_context *ctx, gpu_state *st) {
   }
   st->fft_work_size = (st->fft_work_size + 255) / 256 * 256;
   st->fft_ws_size = st->fft_work_size + copy;
-  CUresult e = st->fft_ws_size ? st->cu->MemAlloc(&st->fft_ws, st->fft_ws_size) : 0;
-  if (e) return cx_cuda_error(ctx, st->cu, e, "cuMemAlloc (cuFFT work area)");
+  if (st->fft_ws_size) CX_TRY(cx_gpu_alloc(ctx, st->device, st->fft_ws_size, &st->fft_ws, &st->fft_ws_got));
   for (int i = 0; i < p->nsteps; i++) {
     int r = st->fft_plans[i] >= 0 && st->fft_work_size ? cf->SetWorkArea(st->fft_plans[i], (void *)(uintptr_t)st->fft_ws) : 0;
     if (r) return cx_cufft_error(ctx, r, "cufftSetWorkArea");
@@ -60,7 +59,7 @@ void cx_gpu_fft_unload(gpu_state *st) {
   for (int i = 0; st->fft_plans && i < st->prog.nsteps; i++)
     if (st->fft_plans[i] >= 0) st->fft->Destroy(st->fft_plans[i]);
   cx_free(st->fft_plans);
-  if (st->fft_ws) st->cu->MemFree(st->fft_ws);
+  cx_gpu_free(st->device, st->fft_ws, st->fft_ws_got);
   st->fft_plans = NULL, st->fft_ws = 0, st->fft_ws_size = st->fft_work_size = 0;
 }
 

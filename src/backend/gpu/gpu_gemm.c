@@ -68,8 +68,8 @@ cxla_status cx_gpu_gemm_load(cxla_context *ctx, gpu_state *st) {
   }
   if (!(st->gemms = cx_calloc((size_t)p->nsteps, sizeof *st->gemms))) return cx_oom(ctx);
   st->lt_workspace_size = st->build_mode & CX_GPU_LLVM_IMAGE ? 0 : WORKSPACE_BYTES;
-  CUresult e = st->lt_workspace_size ? st->cu->MemAlloc(&st->lt_workspace, st->lt_workspace_size) : 0;
-  if (e) return cx_cuda_error(ctx, st->cu, e, "cuMemAlloc (cuBLASLt workspace)");
+  if (st->lt_workspace_size)
+    CX_TRY(cx_gpu_alloc(ctx, st->device, st->lt_workspace_size, &st->lt_workspace, &st->lt_workspace_got));
   void *pref = NULL;
   uint64_t ws = st->lt_workspace_size;
   if ((r = lt->MatmulPreferenceCreate(&pref)) || (r = lt->MatmulPreferenceSetAttribute(pref, CX_LT_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws))) {
@@ -115,7 +115,7 @@ void cx_gpu_gemm_unload(gpu_state *st) {
   }
   cx_free(st->gemms);
   st->gemms = NULL;
-  if (st->lt_workspace) st->cu->MemFree(st->lt_workspace);
+  cx_gpu_free(st->device, st->lt_workspace, st->lt_workspace_got);
   if (st->lt_handle) lt->Destroy(st->lt_handle);
   st->lt_workspace = 0, st->lt_handle = NULL;
 }

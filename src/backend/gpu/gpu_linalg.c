@@ -135,12 +135,11 @@ cxla_status cx_gpu_linalg_load(cxla_context *ctx, gpu_state *st) {
   }
   if (!(st->la_info = cx_calloc((size_t)max_batch, sizeof *st->la_info))) return cx_oom(ctx);
   if (!(st->la_ptrs = cx_calloc((size_t)max_ptrs, sizeof *st->la_ptrs))) return cx_oom(ctx);
-  CUresult e = st->la_ws_size ? st->cu->MemAlloc(&st->la_ws, st->la_ws_size) : 0;
-  return e ? cx_cuda_error(ctx, st->cu, e, "cuMemAlloc (cuSOLVER workspace)") : CXLA_OK;
+  return st->la_ws_size ? cx_gpu_alloc(ctx, st->device, st->la_ws_size, &st->la_ws, &st->la_ws_got) : CXLA_OK;
 }
 
 void cx_gpu_linalg_unload(gpu_state *st) {
-  if (st->la_ws) st->cu->MemFree(st->la_ws);
+  cx_gpu_free(st->device, st->la_ws, st->la_ws_got);
   if (st->syevj_params) st->sv->DestroySyevjInfo(st->syevj_params);
   st->syevj_params = NULL;
   if (st->sv_handle) st->sv->Destroy(st->sv_handle);

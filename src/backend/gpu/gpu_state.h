@@ -34,21 +34,26 @@ typedef struct gpu_state {
   cx_gpu_device *device;  /* the context's GPU: its context, stream and memory (referenced) */
   CUmodule mod;           /* the PTX, JIT-compiled by the driver */
   CUfunction *fns;        /* per prog.kernels */
+  /* An executable's own device memory comes from the device's caching allocator (cx_gpu_alloc)
+   * as its buffers' does, so the device's counters (cxla_context_memory_stats, JAX's
+   * device.memory_stats()) hold all of it: each *_got is the block's size, for cx_gpu_free. */
   CUdeviceptr *consts;    /* per slot: CONST slots' device copies (0 elsewhere) */
+  size_t *consts_got;
   CUdeviceptr arena;      /* temporaries; reused by every execution (under mu) */
   CUdeviceptr scratch;    /* prog.scratch_size bytes (long sorts' merge passes), likewise */
+  size_t arena_got, scratch_got;
   pthread_mutex_t mu;     /* one execution at a time */
   const cx_blaslt *lt;    /* cuBLASLt or its emulation; NULL when the module has no dot */
   void *lt_handle;
   cx_gpu_gemm_rt *gemms;  /* per step (used by GEMM steps) */
   CUdeviceptr lt_workspace;
-  size_t lt_workspace_size;
+  size_t lt_workspace_size, lt_workspace_got;
   const cx_solver *sv;    /* cuSOLVER and cuBLAS or their emulation; NULL when nothing needs them */
   void *sv_handle, *blas_handle;
   void *syevj_params;     /* syevjBatched's syevjInfo_t (defaults), made when a step needs it */
   CUdeviceptr la_ws;      /* the linear-algebra steps' scratch: column-major copies, cuSOLVER's
                              workspace, info words (the largest step's; steps run one at a time) */
-  size_t la_ws_size;
+  size_t la_ws_size, la_ws_got;
   int *la_lwork;          /* per step: cuSOLVER's workspace in elements (LINALG steps) */
   int32_t *la_info;       /* host copy of a cholesky's info words (the largest batch) */
   CUdeviceptr *la_ptrs;   /* a batched call's matrix addresses, copied to the device (the largest batch) */
@@ -57,7 +62,7 @@ typedef struct gpu_state {
   const cx_cufft *fft;    /* cuFFT or its emulation; NULL when the module has no fft */
   int *fft_plans;         /* per step: the FFT steps' plans (-1 elsewhere) */
   CUdeviceptr fft_ws;     /* cuFFT's work area, then the c2r input's copy */
-  size_t fft_ws_size, fft_work_size;
+  size_t fft_ws_size, fft_work_size, fft_ws_got;
   const cx_cudnn *dnn;    /* cuDNN or its emulation (the build's choice); NULL without CONV steps */
   void *dnn_handle;
   cx_gpu_conv_rt *convs;  /* per step (used by CONV steps) */
