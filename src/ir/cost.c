@@ -33,15 +33,7 @@ static double elems(const cx_shape *s) {
   return n > 0 ? (double)n : 0;
 }
 
-static double bytes_of(const cx_shape *s) {
-  if (!cx_shape_is_tuple(s)) {
-    int64_t b = cx_shape_bytes(s);
-    return b > 0 ? (double)b : 0;
-  }
-  double t = 0;
-  for (int i = 0; i < cx_shape_leaf_count(s); i++) t += bytes_of(cx_shape_leaf(s, i));
-  return t;
-}
+static double bytes_of(const cx_shape *s) { return (double)cx_shape_leaves_bytes(s); }
 
 /* The arithmetic of one application of x's i-th called computation. */
 static cx_cost applied(const cx_instr *x, int i) {
@@ -237,7 +229,7 @@ static int instr_cost(const cx_instr *x, int with_bytes, cx_cost *out) {
   case CX_OP_CALL: case CX_OP_ASYNC_START:
     for (int i = 0; i < x->ncalled; i++) comp_cost(x->called[i], with_bytes, out);
     return 1;
-  case CX_OP_FUSION: /* its arithmetic; its bytes are its own operands and results */
+  case CX_OP_FUSION: /* its arithmetic; its bytes are fusion_bytes' */
     for (int i = 0; i < x->ncalled; i++) comp_cost(x->called[i], 0, out);
     return 0;
   default:

@@ -34,6 +34,19 @@ int64_t cx_shape_bytes(const cx_shape *s) {
   return n * (int64_t)sz;
 }
 
+int64_t cx_shape_leaves_bytes(const cx_shape *s) {
+  if (s->type != CXLA_TUPLE) {
+    int64_t b = cx_type_is_array(s->type) ? cx_shape_bytes(s) : 0;
+    return b > 0 ? b : 0;
+  }
+  int64_t n = 0;
+  for (int i = 0; i < s->ntuple; i++) {
+    int64_t b = cx_shape_leaves_bytes(&s->tuple[i]);
+    n = b > INT64_MAX - n ? INT64_MAX : n + b;
+  }
+  return n;
+}
+
 int cx_shape_same_dims(const cx_shape *a, const cx_shape *b) {
   if (a->rank != b->rank) return 0;
   for (int i = 0; i < a->rank; i++)

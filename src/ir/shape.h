@@ -25,6 +25,9 @@ cx_shape cx_shape_scalar(cxla_type type);
 int64_t cx_shape_elems(const cx_shape *s);
 /* Bytes of a dense array (elems * type size); -1 on overflow or for tuples. */
 int64_t cx_shape_bytes(const cx_shape *s);
+/* Bytes of all of a shape's array leaves (a tuple's summed; tokens and overflowing leaves count
+ * none; the sum saturates at INT64_MAX). */
+int64_t cx_shape_leaves_bytes(const cx_shape *s);
 int cx_shape_is_tuple(const cx_shape *s);
 /* Same type and dims (recursively for tuples), ignoring layouts and dynamic markers. */
 int cx_shape_equal(const cx_shape *a, const cx_shape *b);

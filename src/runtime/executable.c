@@ -328,17 +328,6 @@ cxla_status cxla_executable_code(cxla_executable *e, const void **bytes, size_t 
   return CXLA_OK;
 }
 
-/* Bytes of a shape's array leaves (a token's: none). */
-static int64_t leaf_bytes(const cx_shape *sh) {
-  if (sh->type == CXLA_TUPLE) {
-    int64_t n = 0;
-    for (int i = 0; i < sh->ntuple; i++) n += leaf_bytes(&sh->tuple[i]);
-    return n;
-  }
-  int64_t b = cx_type_is_array(sh->type) ? cx_shape_bytes(sh) : 0;
-  return b > 0 ? b : 0;
-}
-
 cxla_status cxla_executable_cost(cxla_executable *e, cxla_cost *out) {
   if (!e || !out) return e ? cx_error(e->ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_executable_cost: NULL argument")
                            : CXLA_ERR_INVALID_ARGUMENT;
@@ -358,8 +347,8 @@ cxla_status cxla_executable_footprint(cxla_executable *e, cxla_footprint *out) {
                            : CXLA_ERR_INVALID_ARGUMENT;
   const cx_exe_core *c = e->core;
   memset(out, 0, sizeof *out);
-  for (int p = 0; p < c->nparams; p++) out->argument_bytes += leaf_bytes(&c->param_shapes[p]);
-  out->output_bytes = leaf_bytes(&c->result_shape);
+  for (int p = 0; p < c->nparams; p++) out->argument_bytes += cx_shape_leaves_bytes(&c->param_shapes[p]);
+  out->output_bytes = cx_shape_leaves_bytes(&c->result_shape);
   if (c->backend->footprint) c->backend->footprint(c->state, out);
   return CXLA_OK;
 }
