@@ -434,6 +434,19 @@ def _():
     return f, (f32(3, 4), f32(4, 2))
 
 
+@program("denormal_constants", rtol=0, atol=0)
+def _():
+    # constants below the normal range (f32's 1e-40, bf16's smallest) through selects only, which
+    # keep them even where executions flush denormals (XLA:CPU's FTZ and DAZ): cxla must read and
+    # fold them as IEEE whatever the calling thread's environment (tests/unit/test_fpenv_ieee.c)
+    def f(x):
+        tiny = jnp.where(x == 0, jnp.float32(1e-40), x)
+        xb = x.astype(jnp.bfloat16)
+        sub = jnp.where(xb == 0, jnp.copysign(jnp.bfloat16(9.184e-41), xb), xb)
+        return tiny, sub.astype(jnp.float32)
+    return f, (np.array([0.0, 1.5, -0.0, -2.0], np.float32),)
+
+
 # ---- writing ----------------------------------------------------------------------------------
 
 def artifact(name, jitted, args):

@@ -4,6 +4,7 @@
 #include "api/api.h"
 #include "ir/cost.h"
 #include "ir/verify.h"
+#include "util/fpenv.h"
 #include "stablehlo/translate.h"
 #include "text/hlo.h"
 #include "util/file.h"
@@ -13,8 +14,8 @@ static int is_mlir_bytecode(const char *bytes, size_t len) {
   return bytes && len >= 4 && !memcmp(bytes, "ML\xefR", 4);
 }
 
-cxla_status cxla_module_parse_stablehlo(cxla_context *ctx, const void *bytes, size_t len, const char *filename,
-                                        cxla_module **out) {
+static cxla_status parse_stablehlo(cxla_context *ctx, const void *bytes, size_t len, const char *filename,
+                                   cxla_module **out) {
   if (!out) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_module_parse_stablehlo: out is NULL");
   *out = NULL;
   if (!bytes && len) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_module_parse_stablehlo: bytes is NULL");
@@ -35,12 +36,12 @@ cxla_status cxla_module_parse_stablehlo(cxla_context *ctx, const void *bytes, si
   return CXLA_OK;
 }
 
-cxla_status cxla_module_parse(cxla_context *ctx, const char *text, size_t len, const char *filename,
+static cxla_status parse_text(cxla_context *ctx, const char *text, size_t len, const char *filename,
                               cxla_module **out) {
   if (!out) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_module_parse: out is NULL");
   *out = NULL;
   if (!text && len) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_module_parse: text is NULL");
-  if (is_mlir_bytecode(text, len)) return cxla_module_parse_stablehlo(ctx, text, len, filename, out);
+  if (is_mlir_bytecode(text, len)) return parse_stablehlo(ctx, text, len, filename, out);
   double t0 = cx_now_ms();
   cx_module *m = NULL;
   cxla_status s = cx_parse_module(ctx, text ? text : "", len, filename ? filename : "<text>", &m);
@@ -56,6 +57,23 @@ cxla_status cxla_module_parse(cxla_context *ctx, const char *text, size_t len, c
   }
   *out = m;
   return CXLA_OK;
+}
+
+/* The parsers read constants through float conversions: IEEE ones (util/fpenv.h). */
+cxla_status cxla_module_parse_stablehlo(cxla_context *ctx, const void *bytes, size_t len, const char *filename,
+                                        cxla_module **out) {
+  unsigned env = cx_fpenv_enter(0);
+  cxla_status s = parse_stablehlo(ctx, bytes, len, filename, out);
+  cx_fpenv_leave(env);
+  return s;
+}
+
+cxla_status cxla_module_parse(cxla_context *ctx, const char *text, size_t len, const char *filename,
+                              cxla_module **out) {
+  unsigned env = cx_fpenv_enter(0);
+  cxla_status s = parse_text(ctx, text, len, filename, out);
+  cx_fpenv_leave(env);
+  return s;
 }
 
 cxla_status cxla_module_parse_file(cxla_context *ctx, const char *path, cxla_module **out) {
@@ -91,7 +109,9 @@ char *cxla_module_to_string(cxla_module *m) {
   cx_print_opts o = cx_print_opts_canonical();
   cx_sb sb;
   cx_sb_init(&sb);
+  unsigned env = cx_fpenv_enter(0); /* a denormal constant prints as itself (util/fpenv.h) */
   cx_print_module(&sb, m, &o);
+  cx_fpenv_leave(env);
   char *s = cx_sb_take(&sb);
   if (!s) cx_oom(m->ctx);
   return s;

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "api/api.h"
 #include "grad/grad.h"
+#include "util/fpenv.h"
 
 void cxla_optimizer_init(cxla_optimizer *opt, cxla_optimizer_kind kind) {
   if (!opt) return;
@@ -20,5 +21,8 @@ cxla_status cxla_module_train_step(cxla_module *m, const int *wrt, int nwrt, con
   if (out) *out = NULL;
   if (!m) return CXLA_ERR_INVALID_ARGUMENT;
   if (!out) return cx_error(m->ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_module_train_step: out is NULL");
-  return cx_train_step_module(m, wrt, nwrt, opt, out);
+  unsigned env = cx_fpenv_enter(0); /* folding is IEEE (util/fpenv.h) */
+  cxla_status s = cx_train_step_module(m, wrt, nwrt, opt, out);
+  cx_fpenv_leave(env);
+  return s;
 }

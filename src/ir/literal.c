@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include "ir/literal.h"
+#include "util/fpenv.h"
 
 static cxla_literal *literal_new(const cx_shape *shape, int zero) {
   cxla_literal *l = cx_calloc(1, sizeof *l);
@@ -195,7 +196,9 @@ char *cxla_literal_to_string(const cxla_literal *l) {
   if (!l) return NULL;
   cx_sb sb;
   cx_sb_init(&sb);
+  unsigned env = cx_fpenv_enter(0); /* a denormal prints as itself (util/fpenv.h) */
   cx_literal_print(&sb, l, 1);
+  cx_fpenv_leave(env);
   return cx_sb_take(&sb);
 }
 

@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "rt/threadpool.h"
-#include "rt/fpenv.h"
+#include "util/fpenv.h"
 #include "core/trace.h"
 #include "util/util.h"
 
@@ -74,7 +74,7 @@ typedef struct job {
   cx_trace *trace;              /* when tracing: each thread's share is one event */
   const char *name;
   const cx_trace_args *targs;
-  unsigned fpenv;               /* the poster's floating-point control word (rt/fpenv.h) */
+  unsigned fpenv;               /* the poster's floating-point control word (util/fpenv.h) */
 } job;
 
 struct cx_threadpool {

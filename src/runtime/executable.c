@@ -22,6 +22,7 @@
 #include "runtime/executable.h"
 #include "text/hlo.h"
 #include "util/file.h"
+#include "util/fpenv.h"
 
 static void *make_cache(void *arg) {
   (void)arg;
@@ -300,7 +301,9 @@ cxla_status cxla_compile(cxla_module *m, const cxla_compile_options *opts, cxla_
   cxla_executable *e = cx_calloc(1, sizeof *e);
   if (!e) return cx_oom(m->ctx);
   e->ctx = m->ctx;
+  unsigned env = cx_fpenv_enter(0); /* folding and code generation are IEEE (util/fpenv.h) */
   cxla_status s = compile(m, &o, e);
+  cx_fpenv_leave(env);
   if (s != CXLA_OK) {
     cxla_executable_destroy(e);
     return s;
@@ -589,7 +592,11 @@ cxla_status cx_execute(cxla_executable *e, const cx_replica *rep, int nargs, cxl
     int64_t t0 = tr ? cx_trace_now() : 0;
     cx_context_set_backend(e->ctx, c->backend->name);
     cx_context_set_activity(e->ctx, "running", c->name);
+    /* IEEE unless the backend flushes (the cpu's --cpu-flush-denormals), whatever the caller's
+     * thread set (util/fpenv.h) */
+    unsigned env = cx_fpenv_enter(0);
     s = on_device ? run_on_device(e, nargs, args, &dev_out) : run_backend(e, rep, nargs, lits, &out);
+    cx_fpenv_leave(env);
     cx_context_set_activity(e->ctx, NULL, NULL);
     cx_context_set_backend(e->ctx, NULL);
     if (tr) cx_trace_add(tr, c->name, "execute", t0, cx_trace_now(), NULL);

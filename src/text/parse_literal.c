@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "text/parse_int.h"
+#include "util/fpenv.h"
 
 /* Whether s is a decimal float ("-1.5e-3", "7", ".5") or a hex float ("0x1.8p3"). strtod
  * alone accepts more ("infinity", "0x1"), and its result must mean the same in every libc. */
@@ -356,5 +357,8 @@ cxla_status cxla_literal_parse(cxla_context *ctx, const char *text, cxla_literal
     if (out) *out = NULL;
     return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_literal_parse: text is NULL");
   }
-  return cx_parse_literal(ctx, text, strlen(text), out);
+  unsigned env = cx_fpenv_enter(0); /* a denormal value is read as itself (util/fpenv.h) */
+  cxla_status s = cx_parse_literal(ctx, text, strlen(text), out);
+  cx_fpenv_leave(env);
+  return s;
 }

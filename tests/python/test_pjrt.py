@@ -199,6 +199,18 @@ class Programs(Base):
         self.assertIsNone(jax.jit(lambda a: None)(x))
         self.assertEqual(float(jax.jit(lambda: jnp.float32(2) * 3, device=CX)()), 6.0)
 
+    def test_denormal_constants_as_jax_cpu(self):
+        """jnp.spacing of bf16 subnormals (JAX's testSpacingSubnormals) and denormal constants
+        through selects: bit for bit JAX CPU's. JAX compiles from a thread that flushes
+        denormals, where cxla read bf16's smallest subnormal constant as 0."""
+        x = np.array([0.0, 9.184e-41, -9.184e-41, 1e-40, 1.0], dtype=jnp.bfloat16)
+        got, want = both(jnp.spacing, x)
+        np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+        self.assertEqual(int(got.view(np.uint16)[0]), 1)  # the smallest subnormal, not 0
+        f = np.array([0.0, 1.5, -0.0], dtype=np.float32)
+        got, want = both(lambda a: jnp.where(a == 0, jnp.float32(1e-40), a), f)
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
     def test_linear_algebra_through_lapack(self):
         """JAX's CPU-only lowering rules serve the cxla platform: qr, eigh, svd, lu, solve and
         cholesky become LAPACK FFI custom-calls that cxla runs (not TPU-only 'Qr' targets)."""

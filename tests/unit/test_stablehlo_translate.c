@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ir/literal.h"
+#include "util/fpenv.h"
 #include "test.h"
 
 static unsigned char *slurp(const char *path, size_t *len) {
@@ -33,6 +34,22 @@ static const char *prog_path(char *buf, size_t n, const char *name, const char *
   return buf;
 }
 
+/* FTZ and DAZ for the cxla calls of check_program, as a framework's worker thread has them
+ * (stablehlo_programs_from_a_thread_that_flushes); the test's own comparisons stay IEEE. */
+static unsigned caller_bits;
+
+static unsigned as_caller(void) {
+  unsigned own = cx_fpenv_get();
+  if (caller_bits) cx_fpenv_set(own | caller_bits);
+  return own;
+}
+
+static void as_test(unsigned own) {
+  unsigned mask = CX_FPENV_FTZ | CX_FPENV_DAZ, now = cx_fpenv_get();
+  CHECK_MSG((now & mask) == ((own | caller_bits) & mask), "cxla changed its caller's FTZ/DAZ bits: %#x", now);
+  cx_fpenv_set(own);
+}
+
 static cxla_module *parse_artifact(const char *name) {
   char path[512];
   size_t len;
@@ -40,7 +57,9 @@ static cxla_module *parse_artifact(const char *name) {
   CHECK_MSG(b, "cannot read %s", path);
   if (!b) return NULL;
   cxla_module *m = NULL;
+  unsigned own = as_caller();
   cxla_status s = cxla_module_parse_stablehlo(test_ctx(), b, len, path, &m);
+  as_test(own);
   CHECK_MSG(s == CXLA_OK, "%s: %s", name, cxla_context_errmsg(test_ctx()));
   free(b);
   return m;
@@ -65,7 +84,9 @@ static int agrees(const char *name, const char *what, cxla_module *m, const char
   cxla_compile_options_init(&o);
   o.backend = backend;
   cxla_literal *r = NULL;
+  unsigned own = as_caller();
   cxla_status s = cxla_module_run(m, &o, nin, in, &r);
+  as_test(own);
   CHECK_MSG(s == CXLA_OK, "%s (%s, %s): %s", name, what, backend, cxla_context_errmsg(test_ctx()));
   if (s != CXLA_OK) return 0;
   if (keep) *keep = NULL;
@@ -111,10 +132,13 @@ static int check_program(const char *name) {
   free(tol);
   cxla_module *a = parse_artifact(name);
   /* the translation prints as HLO text that parses back to the same text */
+  unsigned own = as_caller();
   char *t1 = a ? cxla_module_to_string(a) : NULL, *t2 = NULL;
   cxla_module *back = NULL;
-  CHECK_MSG(t1 && cxla_module_parse(test_ctx(), t1, strlen(t1), name, &back) == CXLA_OK && (t2 = cxla_module_to_string(back)) &&
-                !strcmp(t1, t2),
+  int reread = t1 && cxla_module_parse(test_ctx(), t1, strlen(t1), name, &back) == CXLA_OK &&
+               (t2 = cxla_module_to_string(back));
+  as_test(own);
+  CHECK_MSG(reread && !strcmp(t1, t2),
             "%s: the translation's HLO text does not parse back to itself: %s", name, cxla_context_errmsg(test_ctx()));
   free(t1);
   free(t2);
@@ -123,8 +147,10 @@ static int check_program(const char *name) {
   unsigned char *text = slurp(prog_path(path, sizeof path, name, ".hlo"), &len);
   int has_hlo = text != NULL || strncmp(name, "handwritten", 11);
   cxla_module *h = NULL;
-  CHECK_MSG(!has_hlo || (text && cxla_module_parse(test_ctx(), (char *)text, len, path, &h) == CXLA_OK), "%s.hlo: %s",
-            name, cxla_context_errmsg(test_ctx()));
+  own = as_caller();
+  int parsed = text && cxla_module_parse(test_ctx(), (char *)text, len, path, &h) == CXLA_OK;
+  as_test(own);
+  CHECK_MSG(!has_hlo || parsed, "%s.hlo: %s", name, cxla_context_errmsg(test_ctx()));
   free(text);
   int ok = 0;
   cxla_literal *in[64];
@@ -181,6 +207,19 @@ TEST(stablehlo_programs_agree_with_jax) {
   free(index);
   CHECK_MSG(total >= 20, "only %d programs in the index", total);
   CHECK_MSG(agree == total, "%d of %d programs agree with JAX; differing:%s", agree, total, failed);
+}
+
+/* Frameworks call in from worker threads that flush denormals (XLA's and TensorFlow's pools set
+ * FTZ and DAZ): reading, printing, folding and running (the interpreter, the cpu backend without
+ * --cpu-flush-denormals) stay IEEE there, so a denormal constant is not read or printed as 0
+ * (JAX's jnp.spacing of bf16 was 0 through the plugin), and the caller's word comes back. */
+TEST(stablehlo_programs_from_a_thread_that_flushes) {
+#if defined(__x86_64__)
+  caller_bits = CX_FPENV_FTZ | CX_FPENV_DAZ;
+  int ok = check_program("denormal_constants") && check_program("bf16") && check_program("elementwise");
+  caller_bits = 0;
+  CHECK_MSG(ok, "a program read and run from a thread with FTZ and DAZ differs from JAX's results");
+#endif
 }
 
 /* A splat constant (one element standing for all; jax's expanded CHLO writes one per

@@ -20,7 +20,7 @@
 #include "backend/cpu/pools.h"
 #include "backend/cpu/sequencer.h"
 #include "backend/cpu/sort_scatter.h"
-#include "rt/fpenv.h"
+#include "util/fpenv.h"
 #include "rt/threadpool.h"
 #include "codegen/jit.h"
 #include "codegen/llvm_compile.h"
@@ -543,13 +543,13 @@ static cxla_status cpu_execute_on(void *state, cxla_context *ctx, const cx_repli
     rt.rep = rep;
     rt.fallback = cx_cpu_fallback;
     /* --cpu-flush-denormals: the execution (and the pool's share of it) with FTZ and DAZ, as
-     * XLA:CPU's; the caller's two bits back afterwards (the exception flags raised stay raised) */
-    unsigned env = cx_fpenv_get(), bits = CX_FPENV_FTZ | CX_FPENV_DAZ;
-    if (ctx->flags.cpu_flush_denormals) cx_fpenv_set(env | bits);
+     * XLA:CPU's; without it IEEE, whatever the calling thread set; the caller's two bits back
+     * afterwards (the exception flags raised stay raised) */
+    unsigned env = cx_fpenv_enter(ctx->flags.cpu_flush_denormals ? CX_FPENV_FTZ | CX_FPENV_DAZ : 0);
     cx_threadpool_hold(rt.pool, 1);
     st->entry(params, outs, arena, &rt);
     cx_threadpool_hold(rt.pool, 0);
-    if (ctx->flags.cpu_flush_denormals) cx_fpenv_set((cx_fpenv_get() & ~bits) | (env & bits));
+    cx_fpenv_leave(env);
     if (rt.status != CXLA_OK) s = cx_error(ctx, rt.status, "%s", rt.errmsg[0] ? rt.errmsg : "execution failed");
     else { /* outs, read by the run, now lists the result's leaf literals for the hand-over */
       no = 0;
