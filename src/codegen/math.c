@@ -163,7 +163,9 @@ LLVMValueRef cx_math_log1p_f32(cx_gen *g, LLVMValueRef x) {
   c = sel(m, small, C(m, 0), c);
   LLVMValueRef r = log_tail(m, kf, f, c);
   r = log_specials(m, x, r, C(m, -1));
-  return sel(m, isnan_(m, x), x, r);
+  /* NaN, and +-0 as itself: log_tail's 0*ln2 term would turn -0 into +0 (log1p is odd there,
+   * and JAX's binomial sampler loops until log(u)/log1p(-p) is +inf for p = 0) */
+  return sel(m, LLVMBuildFCmp(b, LLVMRealUEQ, x, C(m, 0), ""), x, r);
 }
 
 /* (tanh(x) - x) / x^3 as a polynomial in x^2 on |x| < 0.625 */
