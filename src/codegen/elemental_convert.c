@@ -172,30 +172,44 @@ const cx_elem_hooks cx_elem_convert[CX_OP_COUNT] = {
   [CX_OP_STOCHASTIC_CONVERT] = {stochastic_convert, NULL, NULL},
 };
 
+/* An element's bits at its width as bitcast-convert counts it: a sub-byte type (s4, u4, s2,
+ * u2, f4e2m1fn) has its logical bits, the low ones of the byte it is stored in. */
+static LLVMValueRef width_bits(cx_gen *g, cxla_type t, LLVMValueRef v) {
+  LLVMValueRef m = cx_gen_to_bits(g, t, v);
+  int w = cx_type_bits(t);
+  return w < mem_bits(t) ? LLVMBuildTrunc(g->cg->b, m, LLVMIntTypeInContext(g->cg->llctx, (unsigned)w), "") : m;
+}
+
+static LLVMValueRef from_width_bits(cx_gen *g, cxla_type t, LLVMValueRef bits) {
+  int w = cx_type_bits(t), mw = mem_bits(t);
+  if (w < mw) bits = LLVMBuildZExt(g->cg->b, bits, LLVMIntTypeInContext(g->cg->llctx, (unsigned)mw), "");
+  return cx_gen_from_bits(g, t, bits);
+}
+
 /* bitcast-convert (its own generator, not an elementwise builder: a width-changing one
  * re-indexes): same width is elementwise; a narrower result has an extra trailing
  * dimension holding the operand's little-endian pieces; a wider one consumes the operand's
- * trailing dimension. */
+ * trailing dimension. Widths are XLA's bit widths: s4 to s8 packs two elements in one. */
 LLVMValueRef cx_gen_bitcast_convert(cx_gen *g, const cx_instr *in, const cx_idx *idx) {
   LLVMBuilderRef b = g->cg->b;
   const cx_instr *x = in->ops[0];
   cxla_type ft = x->shape.type, tt = in->shape.type;
-  int wf = mem_bits(ft), wt = mem_bits(tt);
+  int wf = cx_type_bits(ft), wt = cx_type_bits(tt);
   if (wf == wt) {
     LLVMValueRef v = cx_gen_operand(g, in, 0, idx);
-    return cx_gen_from_bits(g, tt, cx_gen_to_bits(g, ft, v));
+    return from_width_bits(g, tt, width_bits(g, ft, v));
   }
   if (wf > wt) {
     if (in->shape.rank != x->shape.rank + 1 || in->shape.dims[in->shape.rank - 1] != wf / wt)
       return cx_gen_fail(g, in, "result must add a trailing dimension of %d", wf / wt);
     cx_idx oi = cx_idx_from_multi(g, &x->shape, idx->v);
-    LLVMValueRef bits = cx_gen_to_bits(g, ft, cx_gen1(g, x, &oi));
+    LLVMValueRef bits = width_bits(g, ft, cx_gen1(g, x, &oi));
     LLVMTypeRef it = LLVMTypeOf(bits);
     LLVMValueRef j = idx->v[in->shape.rank - 1];
     LLVMValueRef sh = LLVMBuildMul(b, j, cx_ir_i64(g, wt), "");
     sh = wf == 64 ? sh : LLVMBuildTrunc(b, sh, it, "");
     LLVMValueRef part = LLVMBuildTrunc(b, LLVMBuildLShr(b, bits, sh, ""), LLVMIntTypeInContext(g->cg->llctx, (unsigned)wt), "");
-    return cx_gen_from_bits(g, tt, part);
+    return from_width_bits(g, tt, part);
   }
   int k = wt / wf;
   if (x->shape.rank != in->shape.rank + 1 || x->shape.dims[x->shape.rank - 1] != k)
@@ -206,8 +220,8 @@ LLVMValueRef cx_gen_bitcast_convert(cx_gen *g, const cx_instr *in, const cx_idx 
   for (int j = 0; j < k; j++) {
     v[in->shape.rank] = cx_ir_i64(g, j);
     cx_idx oi = cx_idx_from_multi(g, &x->shape, v);
-    LLVMValueRef bits = LLVMBuildZExt(b, cx_gen_to_bits(g, ft, cx_gen1(g, x, &oi)), it, "");
+    LLVMValueRef bits = LLVMBuildZExt(b, width_bits(g, ft, cx_gen1(g, x, &oi)), it, "");
     acc = LLVMBuildOr(b, acc, LLVMBuildShl(b, bits, LLVMConstInt(it, (unsigned long long)(j * wf), 0), ""), "");
   }
-  return cx_gen_from_bits(g, tt, acc);
+  return from_width_bits(g, tt, acc);
 }

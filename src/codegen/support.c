@@ -62,7 +62,7 @@ static int bitcast_convert_ok(const cx_instr *in, const char **why) {
   if ((cx_type_is_complex(in->shape.type) || cx_type_is_complex(in->ops[0]->shape.type)) &&
       in->shape.type != in->ops[0]->shape.type)
     return *why = "bitcast-convert between complex types of different widths", 0;
-  size_t a = cxla_type_size(in->ops[0]->shape.type), b = cxla_type_size(in->shape.type);
+  int a = cx_type_bits(in->ops[0]->shape.type), b = cx_type_bits(in->shape.type); /* XLA's widths: s4 is 4 */
   int ra = in->ops[0]->shape.rank, rb = in->shape.rank;
   if (!(a == b || (a > b && a % b == 0 && rb == ra + 1) || (a < b && b % a == 0 && ra == rb + 1)))
     return *why = "bitcast-convert with inconsistent widths", 0;

@@ -303,15 +303,47 @@ cxla_status cx_interp_elementwise(cx_interp *st, cx_instr *in, cxla_literal *con
   return CXLA_OK;
 }
 
+/* One element's bits at its bit width (a sub-byte type's are the low bits of its byte). */
+static uint64_t width_bits(const cxla_literal *l, int64_t i, int w) {
+  size_t sz = cxla_type_size(l->shape.type);
+  uint64_t v = 0;
+  memcpy(&v, (const uint8_t *)l->data + (size_t)i * sz, sz); /* little-endian */
+  return w < 64 ? v & ((UINT64_C(1) << w) - 1) : v;
+}
+
+static void put_width_bits(cxla_literal *l, int64_t i, uint64_t v) {
+  size_t sz = cxla_type_size(l->shape.type);
+  memcpy((uint8_t *)l->data + (size_t)i * sz, &v, sz); /* a sub-byte type's high bits are 0 */
+}
+
 /* bitcast-convert: row-major and little-endian, so the bytes are the answer; a change of
- * element size adds or drops a trailing dimension, so the element counts differ. */
+ * element size adds or drops a trailing dimension, so the element counts differ. Widths are
+ * bit widths: a sub-byte type (stored one to a byte) packs k elements into one, low first. */
 cxla_status cx_interp_bitcast_convert(cx_interp *st, cx_instr *in, cxla_literal *const *ops, cxla_literal **out) {
   ew_args g;
   const cx_ew_rule *rule;
   CX_TRY(prepare(st, in, ops, 0, &g, &rule, out));
-  int64_t ib = cx_shape_bytes(&ops[0]->shape), ob = cx_shape_bytes(&in->shape);
-  if (ib != ob) return cx_interp_bad(st, in, "operand has %lld bytes, the result %lld", (long long)ib, (long long)ob);
+  cxla_type ft = ops[0]->shape.type, tt = in->shape.type;
+  int fb = cx_type_bits(ft), tb = cx_type_bits(tt);
+  int64_t ni = cx_shape_elems(&ops[0]->shape), no = cx_shape_elems(&in->shape);
+  if (ni * fb != no * tb)
+    return cx_interp_bad(st, in, "operand has %lld bits, the result %lld", (long long)(ni * fb), (long long)(no * tb));
   CX_TRY(cx_interp_new_array(st, in, &in->shape, out));
-  memcpy((*out)->data, ops[0]->data, (size_t)ob);
+  if (fb == 8 * (int)cxla_type_size(ft) && tb == 8 * (int)cxla_type_size(tt)) {
+    memcpy((*out)->data, ops[0]->data, (size_t)cx_shape_bytes(&in->shape));
+  } else if (fb <= tb) { /* k = tb / fb operand elements (1 for equal widths) make one result */
+    int k = tb / fb;
+    for (int64_t o = 0; o < no; o++) {
+      uint64_t v = 0;
+      for (int j = 0; j < k; j++) v |= width_bits(ops[0], o * k + j, fb) << (j * fb);
+      put_width_bits(*out, o, v);
+    }
+  } else { /* one operand element makes k = fb / tb results */
+    int k = fb / tb;
+    for (int64_t i = 0; i < ni; i++) {
+      uint64_t v = width_bits(ops[0], i, fb);
+      for (int j = 0; j < k; j++) put_width_bits(*out, i * k + j, (v >> (j * tb)) & ((UINT64_C(1) << tb) - 1));
+    }
+  }
   return CXLA_OK;
 }

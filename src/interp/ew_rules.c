@@ -260,8 +260,8 @@ static int same_types_ok(const cx_instr *in) {
   return cx_op_valid_for_type(in->op, in->shape.type);
 }
 static int convert_ok(const cx_instr *in) { return cx_op_valid_for_type(in->op, op_type(in, 0)); }
-static int bitcast_convert_ok(const cx_instr *in) {
-  return cxla_type_size(op_type(in, 0)) == cxla_type_size(in->shape.type);
+static int bitcast_convert_ok(const cx_instr *in) { /* same bit width (s4 and s8 share a byte, not a width) */
+  return cx_type_bits(op_type(in, 0)) == cx_type_bits(in->shape.type);
 }
 static int compare_ok(const cx_instr *in) {
   return in->shape.type == CXLA_PRED && op_type(in, 1) == op_type(in, 0) &&

@@ -211,6 +211,20 @@ class Programs(Base):
         got, want = both(lambda a: jnp.where(a == 0, jnp.float32(1e-40), a), f)
         np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
 
+    def test_bitcast_convert_of_4_bit_types(self):
+        """lax.bitcast_convert_type counts bit widths: int4[..., 2] <-> int8 packs two nibbles
+        in a byte (JAX's testBitcastConvertTypeAgainstNumpy); cxla read the byte each int4 is
+        stored in, and refused int4 <-> int32."""
+        x = np.array([[1, 2], [3, -1], [-8, 7], [0, 5]], dtype=jnp.int4)
+        for to in (jnp.int8, jnp.uint8):
+            got, want = both(lambda a: jax.lax.bitcast_convert_type(a, to), x)
+            np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got, np.array([0x21, 0xF3, 0x78, 0x50], np.uint8))
+        f = np.array([1.0, -2.5], dtype=np.float32)
+        got, want = both(lambda a: jax.lax.bitcast_convert_type(a, jnp.uint4), f)
+        np.testing.assert_array_equal(got.astype(np.int32), want.astype(np.int32))
+        self.assertEqual(got.shape, (2, 8))
+
     def test_linear_algebra_through_lapack(self):
         """JAX's CPU-only lowering rules serve the cxla platform: qr, eigh, svd, lu, solve and
         cholesky become LAPACK FFI custom-calls that cxla runs (not TPU-only 'Qr' targets)."""
