@@ -183,6 +183,9 @@ CASES = {
         dl, d, du, b, perturb_singular=True), [(f32(4) + 1j * f32(4)).astype(np.complex128),
         (f32(4) + 1j * f32(4)).astype(np.complex128), (f32(4) + 1j * f32(4)).astype(np.complex128),
         (f32(4, 2) + 1j * f32(4, 2)).astype(np.complex128)]),
+    # a wide matrix without u and v: jax declares the reduced pair (u 2x2, vt 2x4), which u's
+    # shape alone cannot tell from the full one (linalg_test testMatrixRank)
+    "linalg_svd_wide": (lambda a: (jnp.linalg.svd(a, compute_uv=False), jnp.linalg.matrix_rank(a)), [f32(2, 4)]),
 }
 
 

@@ -160,7 +160,8 @@ static cxla_status cx_cc_check_syevd(cx_infer *ic, const cx_cc_info *t, cx_shape
 }
 
 /* u and vt are m x m and n x n ('A'), m x min and min x n ('S'); with 'N' LAPACK writes
- * neither, and jax passes either pair (its full_matrices): the text's own. */
+ * neither, and jax passes either pair (its full_matrices): the text's own, told by both
+ * (for m < n, u is m x m in either pair, so u alone cannot tell). */
 static cxla_status cx_cc_check_gesvd(cx_infer *ic, const cx_cc_info *t, cx_shape *out) {
   char mode;
   CX_TRY(nops(ic, t, 1));
@@ -170,7 +171,8 @@ static cxla_status cx_cc_check_gesvd(cx_infer *ic, const cx_cc_info *t, cx_shape
   int64_t m = a->dims[a->rank - 2], n = a->dims[a->rank - 1], k = min64(m, n);
   int full = mode == 'A';
   if (mode == 'N' && decl->type == CXLA_TUPLE && decl->ntuple == 5 && decl->tuple[2].rank == a->rank)
-    full = decl->tuple[2].dims[a->rank - 1] == m;
+    full = decl->tuple[2].dims[a->rank - 1] == m && decl->tuple[3].rank == a->rank &&
+           decl->tuple[3].dims[a->rank - 2] == n;
   int64_t u[2] = {m, full ? m : k}, vt[2] = {full ? n : k, n};
   cx_shape *el = tuple_with_a(ic, out, 5);
   if (!el) return CXLA_ERR_OUT_OF_MEMORY;
