@@ -60,20 +60,22 @@ static cxla_status parse_text(cxla_context *ctx, const char *text, size_t len, c
 }
 
 /* The parsers read constants through float conversions: IEEE ones (util/fpenv.h). */
-cxla_status cxla_module_parse_stablehlo(cxla_context *ctx, const void *bytes, size_t len, const char *filename,
-                                        cxla_module **out) {
+static cxla_status parse_ieee(cxla_context *ctx, const void *bytes, size_t len, const char *filename, int bytecode,
+                              cxla_module **out) {
   unsigned env = cx_fpenv_enter(0);
-  cxla_status s = parse_stablehlo(ctx, bytes, len, filename, out);
+  cxla_status s = bytecode ? parse_stablehlo(ctx, bytes, len, filename, out) : parse_text(ctx, bytes, len, filename, out);
   cx_fpenv_leave(env);
   return s;
 }
 
+cxla_status cxla_module_parse_stablehlo(cxla_context *ctx, const void *bytes, size_t len, const char *filename,
+                                        cxla_module **out) {
+  return parse_ieee(ctx, bytes, len, filename, 1, out);
+}
+
 cxla_status cxla_module_parse(cxla_context *ctx, const char *text, size_t len, const char *filename,
                               cxla_module **out) {
-  unsigned env = cx_fpenv_enter(0);
-  cxla_status s = parse_text(ctx, text, len, filename, out);
-  cx_fpenv_leave(env);
-  return s;
+  return parse_ieee(ctx, text, len, filename, 0, out);
 }
 
 cxla_status cxla_module_parse_file(cxla_context *ctx, const char *path, cxla_module **out) {

@@ -68,31 +68,28 @@ static const float k_tanh_specials[] = {0.0f, -0.0f, __builtin_inff(), -__builti
                                         -__builtin_nanf(""), 0x1p-149f, -0x1p-149f, 0x1p-126f, -0x1p-30f, 9.5f,
                                         -9.75f, 100.0f};
 
-static void fill_tanh_specials(cxla_literal *lit, int k, void *user) {
+typedef struct spec32 { const float *v; int n; } spec32;
+
+/* the values of a spec32 (user), repeated over the input */
+static void fill_spec32(cxla_literal *lit, int k, void *user) {
+  const spec32 *s = user;
   float *x = lit->data;
-  int n = (int)(sizeof k_tanh_specials / sizeof *k_tanh_specials);
-  (void)k, (void)user;
-  for (int64_t i = 0; i < N; i++) x[i] = k_tanh_specials[i % n];
+  (void)k;
+  for (int64_t i = 0; i < N; i++) x[i] = s->v[i % s->n];
 }
 
 TEST(codegen_math_tanh) {
   CHECK_FN("tanh", 1, -10, 10);
   char text[160];
   snprintf(text, sizeof text, "HloModule m\nENTRY e {\n a = f32[%d] parameter(0)\n ROOT r = f32[%d] tanh(a)\n}\n", N, N);
-  cgt_opts o = {.fusion_pass = 1, .ulps = 0, .fill = fill_tanh_specials, .chunks = 3};
+  spec32 sp = {k_tanh_specials, (int)(sizeof k_tanh_specials / sizeof *k_tanh_specials)};
+  cgt_opts o = {.fusion_pass = 1, .ulps = 0, .fill = fill_spec32, .user = &sp, .chunks = 3};
   if (cgt_check(text, &o, __FILE__, __LINE__)) test_fail(__FILE__, __LINE__, "tanh: special values differ from libm");
 }
 /* Every f32 function of math.c at +-0, +-inf and NaN: libm's results bit for bit, the sign of
  * zero too (log1p(-0) was +0, and JAX's binomial sampler with p = 0 then looped for ever) */
 static const float k_f32_specials[] = {0.0f, -0.0f, __builtin_inff(), -__builtin_inff(), __builtin_nanf(""),
                                        -__builtin_nanf("")};
-
-static void fill_f32_specials(cxla_literal *lit, int k, void *user) {
-  float *x = lit->data;
-  int n = (int)(sizeof k_f32_specials / sizeof *k_f32_specials);
-  (void)k, (void)user;
-  for (int64_t i = 0; i < N; i++) x[i] = k_f32_specials[i % n];
-}
 
 TEST(codegen_math_f32_specials) {
   static const char *const ops[] = {"exponential", "exponential-minus-one", "log", "log-plus-one", "tanh",
@@ -102,7 +99,8 @@ TEST(codegen_math_f32_specials) {
     int binary = !strcmp(ops[i], "power"); /* x^x: 0^0, inf^inf, NaN^NaN, (-0)^(-0), ... */
     snprintf(text, sizeof text, "HloModule m\nENTRY e {\n a = f32[%d] parameter(0)\n ROOT r = f32[%d] %s(a%s)\n}\n",
              N, N, ops[i], binary ? ", a" : "");
-    cgt_opts o = {.fusion_pass = 1, .ulps = 0, .fill = fill_f32_specials, .chunks = 3};
+    spec32 sp = {k_f32_specials, (int)(sizeof k_f32_specials / sizeof *k_f32_specials)};
+    cgt_opts o = {.fusion_pass = 1, .ulps = 0, .fill = fill_spec32, .user = &sp, .chunks = 3};
     if (cgt_check(text, &o, __FILE__, __LINE__)) test_fail(__FILE__, __LINE__, "%s: special values differ from libm", ops[i]);
   }
 }
