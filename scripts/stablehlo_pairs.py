@@ -438,7 +438,7 @@ def _():
 def _():
     # constants below the normal range (f32's 1e-40, bf16's smallest) through selects only, which
     # keep them even where executions flush denormals (XLA:CPU's FTZ and DAZ): cxla must read and
-    # fold them as IEEE whatever the calling thread's environment (tests/unit/test_fpenv_ieee.c)
+    # fold them as IEEE whatever the calling thread's environment (tests/unit/test_stablehlo_translate.c, stablehlo_programs_from_a_thread_that_flushes)
     def f(x):
         tiny = jnp.where(x == 0, jnp.float32(1e-40), x)
         xb = x.astype(jnp.bfloat16)

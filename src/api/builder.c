@@ -7,6 +7,7 @@
 #include <string.h>
 #include "api/api.h"
 #include "ir/verify.h"
+#include "util/fpenv.h"
 
 static _Atomic int32_t next_tag;
 
@@ -334,7 +335,9 @@ cxla_op cxla_builder_constant_scalar(cxla_builder *b, cxla_type type, double val
     return cx_b_fail(b, "constant", CXLA_ERR_INVALID_ARGUMENT, "type %d is not an array element type", (int)type);
   cxla_literal *lit = cxla_literal_create(b->m->ctx, type, 0, NULL);
   if (!lit) return cx_b_fail(b, "constant", CXLA_ERR_OUT_OF_MEMORY, "out of memory");
+  unsigned env = cx_fpenv_enter(0); /* a denormal value stays one (util/fpenv.h) */
   cxla_literal_set_f64(lit, 0, value);
+  cx_fpenv_leave(env);
   cxla_op r = cxla_builder_constant(b, lit);
   cxla_literal_destroy(lit);
   return r;

@@ -219,7 +219,7 @@ static cxla_status iota(sop *o, cxla_literal *const *ops) {
  * layout (element sizes may differ: the physical bytes are all the two share). Tiled layouts
  * are refused unless every element stays in its tile (then they read as if untiled); a
  * suffix that only names a memory space (":S(1)") changes nothing. */
-static cxla_status bitcast(sop *o, cxla_literal *const *ops) {
+static cxla_status bitcast_bytes(sop *o, cxla_literal *const *ops) {
   (void)ops;
   const cx_shape *xl = &o->in->ops[0]->shape, *rl = &o->in->shape, *rs = &o->r->shape;
   int64_t bytes = cx_shape_bytes(rs);
@@ -252,6 +252,18 @@ static cxla_status bitcast(sop *o, cxla_literal *const *ops) {
   for (int j = 0; j < rs->rank; j++) ss[rp[j]] = ps[j];
   cx_box_copy(o->r->data, phys, o->es, rs->rank, rs->dims, 0, o->rs, 0, ss);
   cx_free(phys);
+  return CXLA_OK;
+}
+
+/* A sub-byte result (s4, u4, s2, u2, f4e2m1fn) keeps only the low bits of each byte it reads:
+ * cxla stores those types with the high bits zero (ir/types.c), as ml_dtypes does. */
+static cxla_status bitcast(sop *o, cxla_literal *const *ops) {
+  CX_TRY(bitcast_bytes(o, ops));
+  int bits = cx_type_bits(o->r->shape.type);
+  if (bits < 8 * (int)cxla_type_size(o->r->shape.type)) {
+    uint8_t *r = o->r->data;
+    for (int64_t i = 0, n = cx_shape_elems(&o->r->shape); i < n; i++) r[i] &= (uint8_t)((1u << bits) - 1);
+  }
   return CXLA_OK;
 }
 

@@ -43,6 +43,12 @@ static cx_instr *step(cx_instr *at, cx_op op, cx_instr *x, cxla_type t, int rank
   return y;
 }
 
+/* The unsigned type of a sub-byte type's width (u4 for s4, u4 and f4e2m1fn), else 0. */
+static cxla_type byte_route(cxla_type t) {
+  int bits = cx_type_bits(t);
+  return bits >= 8 * (int)cxla_type_size(t) ? CXLA_INVALID : bits == 4 ? CXLA_U4 : CXLA_U2;
+}
+
 static cxla_status lower_bitcast(cx_instr *b) {
   cx_module *m = b->parent->module;
   cx_instr *x = b->ops[0];
@@ -60,15 +66,30 @@ static cxla_status lower_bitcast(cx_instr *b) {
     if (!(y = step(b, CX_OP_TRANSPOSE, y, xs->type, xs->rank, d, p1))) return cx_oom(m->ctx);
   }
   if (xs->type != bs->type) {
-    int64_t n = cx_shape_elems(xs), s1 = (int64_t)cxla_type_size(xs->type), s2 = (int64_t)cxla_type_size(bs->type);
+    /* bitcast moves bytes, bitcast-convert counts bit widths: a sub-byte element, stored one to
+     * a byte, goes through that byte (u8) on either side */
+    cxla_type from = xs->type, to = byte_route(bs->type) ? CXLA_U8 : bs->type;
+    if (byte_route(from)) {
+      if (!(y = step(b, CX_OP_BITCAST_CONVERT, y, byte_route(from), y->shape.rank, y->shape.dims, NULL)) ||
+          !(y = step(b, CX_OP_CONVERT, y, CXLA_U8, y->shape.rank, y->shape.dims, NULL)))
+        return cx_oom(m->ctx);
+      from = CXLA_U8;
+    }
+    int64_t n = cx_shape_elems(xs), s1 = (int64_t)cxla_type_size(from), s2 = (int64_t)cxla_type_size(to);
     if (s1 <= 0 || s2 <= 0 || (s1 > s2 ? s1 % s2 : s2 % s1))
       return cx_error_at(m, b->loc, CXLA_ERR_UNSUPPORTED, "not supported: bitcast '%s' from %s to %s", b->name,
                          cxla_type_name(xs->type), cxla_type_name(bs->type));
-    /* bitcast-convert to a narrower type adds a minor dimension, to a wider one removes it */
-    int64_t flat[2] = {s1 >= s2 ? n : n * s1 / s2, s1 >= s2 ? 1 : s2 / s1};
-    if (!(y = step(b, CX_OP_RESHAPE, y, xs->type, s1 < s2 ? 2 : 1, flat, NULL))) return cx_oom(m->ctx);
-    int64_t conv[2] = {flat[0], s1 / s2};
-    if (!(y = step(b, CX_OP_BITCAST_CONVERT, y, bs->type, s1 > s2 ? 2 : 1, conv, NULL))) return cx_oom(m->ctx);
+    if (from != to) {
+      /* bitcast-convert to a narrower type adds a minor dimension, to a wider one removes it */
+      int64_t flat[2] = {s1 >= s2 ? n : n * s1 / s2, s1 >= s2 ? 1 : s2 / s1};
+      if (!(y = step(b, CX_OP_RESHAPE, y, from, s1 < s2 ? 2 : 1, flat, NULL))) return cx_oom(m->ctx);
+      int64_t conv[2] = {flat[0], s1 / s2};
+      if (!(y = step(b, CX_OP_BITCAST_CONVERT, y, to, s1 > s2 ? 2 : 1, conv, NULL))) return cx_oom(m->ctx);
+    }
+    if (to != bs->type) /* the byte's low bits (convert wraps), read as the sub-byte type */
+      if (!(y = step(b, CX_OP_CONVERT, y, byte_route(bs->type), y->shape.rank, y->shape.dims, NULL)) ||
+          !(y = step(b, CX_OP_BITCAST_CONVERT, y, bs->type, y->shape.rank, y->shape.dims, NULL)))
+        return cx_oom(m->ctx);
   }
   for (int j = 0; j < bs->rank; j++) d[j] = bs->dims[p2[j]];
   if (is_identity(p2, bs->rank)) { /* the bitcast itself becomes the reshape */

@@ -18,6 +18,7 @@
 #include <string.h>
 #include "text/npy.h"
 #include "util/file.h"
+#include "util/fpenv.h"
 
 static const unsigned char magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
@@ -321,7 +322,10 @@ cxla_status cxla_literal_write_npy(cxla_context *ctx, const cxla_literal *lit, c
   if (!path) return cx_error(ctx, CXLA_ERR_INVALID_ARGUMENT, "cxla_literal_write_npy: path is NULL");
   unsigned char *buf;
   size_t len;
-  CX_TRY(cx_npy_encode(ctx, lit, &buf, &len));
+  unsigned env = cx_fpenv_enter(0); /* bf16 and 8-bit floats widen through f32: IEEE (util/fpenv.h) */
+  cxla_status s = cx_npy_encode(ctx, lit, &buf, &len);
+  cx_fpenv_leave(env);
+  CX_TRY(s);
   FILE *f = fopen(path, "wb");
   if (!f) {
     cx_free(buf);

@@ -86,8 +86,9 @@ TEST(codegen_math_tanh) {
   cgt_opts o = {.fusion_pass = 1, .ulps = 0, .fill = fill_spec32, .user = &sp, .chunks = 3};
   if (cgt_check(text, &o, __FILE__, __LINE__)) test_fail(__FILE__, __LINE__, "tanh: special values differ from libm");
 }
-/* Every f32 function of math.c at +-0, +-inf and NaN: libm's results bit for bit, the sign of
- * zero too (log1p(-0) was +0, and JAX's binomial sampler with p = 0 then looped for ever) */
+/* Every f32 function of math.c at +-0, +-inf and NaN: libm's zeros and infinities bit for bit,
+ * the sign of zero too (log1p(-0) was +0, and JAX's binomial sampler with p = 0 then looped for
+ * ever), and NaN for NaN (the harness does not compare NaN payloads or signs) */
 static const float k_f32_specials[] = {0.0f, -0.0f, __builtin_inff(), -__builtin_inff(), __builtin_nanf(""),
                                        -__builtin_nanf("")};
 
